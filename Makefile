@@ -1,0 +1,145 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# rmsg top-level build.
+#
+#   make            module, library, tools, selftests and host unit tests
+#   make run        install what is missing, build, boot the guest, demo
+#   make check      install what is missing, build, run every test
+#   make install    module (depmod), library, headers, pkg-config, tools
+#
+# KDIR selects the kernel headers (default: the installed Debian headers of
+# the running kernel, else the newest installed). PREFIX, DESTDIR as usual.
+
+VERSION		:= 0.1.0
+PREFIX		?= /usr/local
+LIBDIR		?= $(PREFIX)/lib
+INCLUDEDIR	?= $(PREFIX)/include
+BINDIR		?= $(PREFIX)/bin
+PKGCONFIGDIR	?= $(LIBDIR)/pkgconfig
+
+KDIR		?= $(shell bash -c '. tools/lib.sh; rmsg_kdir' 2>/dev/null)
+RMSG_CACHE	?= /var/cache/rmsg
+KSELFTEST_DIR	:= $(RMSG_CACHE)/linux-source/tools/testing/selftests
+CHECKPATCH	:= $(RMSG_CACHE)/linux-source/scripts/checkpatch.pl
+
+CC		?= cc
+CFLAGS		?= -O2 -g
+WARN_CFLAGS	:= -Wall -Wextra -Wshadow -Wstrict-prototypes \
+		   -Wmissing-prototypes -Wno-unused-parameter
+ifeq ($(WERROR),1)
+WARN_CFLAGS	+= -Werror
+KBUILD_WERROR	:= KCFLAGS=-Werror
+endif
+USER_CFLAGS	:= $(CFLAGS) $(WARN_CFLAGS) -D_GNU_SOURCE -Iinclude/uapi -Ilib
+TEST_CFLAGS	:= $(USER_CFLAGS) -I$(KSELFTEST_DIR) -Wno-missing-prototypes \
+		   -Wno-shadow
+SAN_CFLAGS	:= -fsanitize=address,undefined -fno-omit-frame-pointer
+
+UAPI		:= include/uapi/rdma/rmsg.h
+LIB_SRCS	:= $(wildcard lib/*.c)
+LIB_OBJS	:= $(patsubst lib/%.c,build/lib/%.o,$(LIB_SRCS))
+CORE_SRCS	:= $(wildcard kernel/core/*.c)
+CORE_HDRS	:= $(wildcard kernel/core/*.h)
+UNIT_SRCS	:= $(wildcard tools/testing/unit/test_*.c)
+UNIT_BINS	:= $(patsubst tools/testing/unit/%.c,build/unit/%,$(UNIT_SRCS))
+SELFTEST_SRCS	:= $(wildcard selftests/*_test.c)
+SELFTEST_BINS	:= $(SELFTEST_SRCS:.c=)
+
+.PHONY: all module lib tools selftests unit deps check run install \
+	install-module install-lib clean checkpatch
+
+all: module lib tools selftests unit
+
+deps:
+	@tools/deps.sh
+
+module:
+	@test -n "$(KDIR)" || { echo "no kernel headers: set KDIR"; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 $(KBUILD_WERROR) modules
+
+# --- library ---------------------------------------------------------------
+
+lib: lib/librmsg.so lib/librmsg.a lib/rmsg.pc
+
+build/lib/%.o: lib/%.c lib/rmsg.h $(UAPI)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+lib/librmsg.so.0: $(LIB_OBJS) lib/librmsg.map
+	$(CC) $(CFLAGS) -shared -Wl,-soname,librmsg.so.0 \
+		-Wl,--version-script,lib/librmsg.map $(LIB_OBJS) -o $@
+
+lib/librmsg.so: lib/librmsg.so.0
+	ln -sf librmsg.so.0 $@
+
+lib/librmsg.a: $(LIB_OBJS)
+	$(AR) rcs $@ $^
+
+lib/rmsg.pc: lib/rmsg.pc.in Makefile
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    $< >$@
+
+# --- tools and tests -------------------------------------------------------
+
+tools: tools/rmsgctl/rmsgctl
+
+# Tools and selftests link the static library: they run from the source
+# tree, inside the guest too, with no install step.
+tools/rmsgctl/rmsgctl: tools/rmsgctl/rmsgctl.c lib/librmsg.a lib/rmsg.h $(UAPI)
+	$(CC) $(USER_CFLAGS) $< lib/librmsg.a -o $@
+
+selftests: $(SELFTEST_BINS)
+
+selftests/%_test: selftests/%_test.c selftests/rmsg_test.h lib/librmsg.a \
+		  $(UAPI) | $(KSELFTEST_DIR)/kselftest_harness.h
+	$(CC) $(TEST_CFLAGS) $< lib/librmsg.a -lpthread -o $@
+
+unit: $(UNIT_BINS)
+
+build/unit/%: tools/testing/unit/%.c $(CORE_SRCS) $(CORE_HDRS) $(UAPI) \
+	      | $(KSELFTEST_DIR)/kselftest_harness.h
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) $(SAN_CFLAGS) -Ikernel/core $< $(CORE_SRCS) -o $@
+
+$(KSELFTEST_DIR)/kselftest_harness.h:
+	@echo "kselftest harness missing: run 'make deps' (tools/deps.sh)"
+	@exit 1
+
+# --- the two commands of the README ---------------------------------------
+
+check: deps
+	$(MAKE) WERROR=1 all
+	tools/testing/run-checks
+
+run: deps
+	$(MAKE) all
+	tools/testing/rmsg-vm -T 300 tools/testing/demo.sh
+
+checkpatch:
+	$(CHECKPATCH) --no-tree --quiet --show-types \
+		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG,NEW_TYPEDEFS \
+		-f $(wildcard kernel/*.c kernel/*.h kernel/core/*.[ch] \
+			lib/*.[ch] tools/rmsgctl/*.c) $(UAPI)
+
+# --- install ---------------------------------------------------------------
+
+install: install-module install-lib
+	install -D -m 755 tools/rmsgctl/rmsgctl $(DESTDIR)$(BINDIR)/rmsgctl
+
+install-module: module
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=extra modules_install
+
+install-lib: lib
+	install -D -m 644 $(UAPI) $(DESTDIR)$(INCLUDEDIR)/rdma/rmsg.h
+	install -D -m 644 lib/rmsg.h $(DESTDIR)$(INCLUDEDIR)/rmsg.h
+	install -D -m 755 lib/librmsg.so.0 $(DESTDIR)$(LIBDIR)/librmsg.so.0
+	ln -sf librmsg.so.0 $(DESTDIR)$(LIBDIR)/librmsg.so
+	install -D -m 644 lib/librmsg.a $(DESTDIR)$(LIBDIR)/librmsg.a
+	install -D -m 644 lib/rmsg.pc $(DESTDIR)$(PKGCONFIGDIR)/rmsg.pc
+	-[ -n "$(DESTDIR)" ] || ldconfig
+
+clean:
+	-[ -z "$(KDIR)" ] || $(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	rm -rf build lib/librmsg.so* lib/librmsg.a lib/rmsg.pc \
+		tools/rmsgctl/rmsgctl $(SELFTEST_BINS)

@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause) */
+/*
+ * rmsg: reliable, self-repairing message channels over RDMA.
+ *
+ * This header is the single definition of the ABI between rmsg.ko and the
+ * programs (and librmsg) that use /dev/rmsg. Rules that keep it growable:
+ *
+ *  - Every struct has an explicit size, explicit padding and 64-bit aligned
+ *    pointer fields (__u64), so 32- and 64-bit programs share one layout.
+ *  - Fields named flags or resv* are input that must be zero today; the
+ *    kernel rejects anything else with EINVAL, so a later ABI can give them a
+ *    meaning without old kernels silently ignoring it.
+ *  - RMSG_ABI_VERSION changes only on an incompatible change; additions are
+ *    announced in rmsg_version.features.
+ *
+ * Until release 1.0 the ABI may still change between versions; programs must
+ * check abi_version.
+ */
+#ifndef _UAPI_RDMA_RMSG_H
+#define _UAPI_RDMA_RMSG_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define RMSG_ABI_VERSION	1
+
+#define RMSG_DEVICE_PATH	"/dev/rmsg"
+
+/* ioctl magic, registered as free in ioctl-number.rst. */
+#define RMSG_IOC_MAGIC		0xB9
+
+/* Features announced in rmsg_version.features. */
+#define RMSG_FEAT_DEV_LIST	(1ULL << 0)
+
+/**
+ * struct rmsg_version - RMSG_IOC_VERSION argument
+ * @abi_version: out: RMSG_ABI_VERSION of the running module
+ * @flags: in: must be zero
+ * @features: out: RMSG_FEAT_* bits the module supports
+ * @resv: in: must be zero
+ */
+struct rmsg_version {
+	__u32 abi_version;
+	__u32 flags;
+	__u64 features;
+	__u64 resv[2];
+};
+
+#define RMSG_DEV_NAME_MAX	64
+#define RMSG_NETDEV_NAME_MAX	16
+/* Ports reported per device; rmsg_dev_info.num_ports may be larger. */
+#define RMSG_MAX_PORTS		8
+
+/* rmsg_port_info.state: the IBTA port states, as the verbs report them. */
+enum rmsg_port_state {
+	RMSG_PORT_NOP		= 0,
+	RMSG_PORT_DOWN		= 1,
+	RMSG_PORT_INIT		= 2,
+	RMSG_PORT_ARMED		= 3,
+	RMSG_PORT_ACTIVE	= 4,
+	RMSG_PORT_ACTIVE_DEFER	= 5,
+};
+
+/* rmsg_port_info.protocol */
+enum rmsg_port_protocol {
+	RMSG_PROTO_UNKNOWN	= 0,
+	RMSG_PROTO_IB		= 1,
+	RMSG_PROTO_ROCE		= 2,
+	RMSG_PROTO_IWARP	= 3,
+};
+
+/**
+ * struct rmsg_port_info - one port of an RDMA device
+ * @port_num: port number, from 1
+ * @state: enum rmsg_port_state
+ * @phys_state: IBTA physical port state (5 = LinkUp, 3 = Disabled, ...)
+ * @protocol: enum rmsg_port_protocol
+ * @active_mtu: active path MTU in bytes, 0 when the port has none
+ * @gid_tbl_len: entries in the port's GID table
+ * @lid: the port's LID (InfiniBand only, else 0)
+ * @events: port events (active, error, GID change, ...) rmsg has seen
+ *	on this port since it found the device
+ * @netdev: the network device under a RoCE or iWARP port, "" otherwise
+ * @resv: zero
+ */
+struct rmsg_port_info {
+	__u8  port_num;
+	__u8  state;
+	__u8  phys_state;
+	__u8  protocol;
+	__u32 active_mtu;
+	__u32 gid_tbl_len;
+	__u32 lid;
+	__u32 events;
+	__u32 resv0;
+	char  netdev[RMSG_NETDEV_NAME_MAX];
+	__u64 resv[3];
+};
+
+/* rmsg_dev_info.flags */
+#define RMSG_DEV_F_FATAL	(1U << 0)	/* saw IB_EVENT_DEVICE_FATAL */
+
+/**
+ * struct rmsg_dev_info - one RDMA device as rmsg sees it
+ * @name: device name, e.g. "rxe0" or "mlx5_0", NUL-terminated
+ * @index: the RDMA core's device index
+ * @num_ports: ports on the device; only the first RMSG_MAX_PORTS are in
+ *	@port
+ * @node_guid: node GUID in host byte order
+ * @flags: RMSG_DEV_F_* bits
+ * @fatal_events: IB_EVENT_DEVICE_FATAL events seen
+ * @resv: zero
+ * @port: per-port state, read when the list was taken
+ */
+struct rmsg_dev_info {
+	char  name[RMSG_DEV_NAME_MAX];
+	__u32 index;
+	__u32 num_ports;
+	__u64 node_guid;
+	__u32 flags;
+	__u32 fatal_events;
+	__u64 resv[4];
+	struct rmsg_port_info port[RMSG_MAX_PORTS];
+};
+
+/**
+ * struct rmsg_dev_list - RMSG_IOC_DEV_LIST argument
+ * @count: in: entries @devs has room for; out: devices rmsg sees. When the
+ *	out value is larger, only the first "in" entries were written: call
+ *	again with a larger array.
+ * @flags: in: must be zero
+ * @devs: in: user pointer to an array of struct rmsg_dev_info, or 0 when
+ *	@count is 0
+ * @generation: out: bumped on every device added or removed, so that a
+ *	caller can tell whether two lists were taken in the same state
+ * @resv0: in: must be zero
+ * @resv: in: must be zero
+ */
+struct rmsg_dev_list {
+	__u32 count;
+	__u32 flags;
+	__u64 devs;
+	__u32 generation;
+	__u32 resv0;
+	__u64 resv[2];
+};
+
+#define RMSG_IOC_VERSION	_IOWR(RMSG_IOC_MAGIC, 0x00, struct rmsg_version)
+#define RMSG_IOC_DEV_LIST	_IOWR(RMSG_IOC_MAGIC, 0x01, struct rmsg_dev_list)
+
+/*
+ * Receive block layout (Veloblock "variable bottom-fill").
+ *
+ * Each channel has, on the receiving node, one block of block_size bytes
+ * (a multiple of RMSG_VB_ALIGN) that the peer fills by RDMA WRITE and the
+ * receiving program polls in its own memory. Records are placed from the end
+ * of the block towards its start; within one pass ("lap") over the block:
+ *
+ *   lower addresses                                          higher addresses
+ *   | ... free ... | clear | payload, padded | trailer | older records ... |
+ *                  ^start-RMSG_VB_CLEAR      ^end-RMSG_VB_TRAILER_SIZE    ^end
+ *
+ * One RDMA WRITE carries clear + payload + trailer. Its first bytes ("clear")
+ * are zeros over the place where the *next* record's trailer ends, so the
+ * flag the receiver polls next is zero until that record lands; the trailer's
+ * last byte (flag) is written last, and, on devices that place data in order,
+ * a non-zero flag at the expected place means the whole record is there. No
+ * memset of the block and no sender-side copy of it are needed.
+ *
+ * The first record of every lap ends at the end of the block, where the
+ * previous lap's first record left its flag; flags therefore carry the lap's
+ * parity (RMSG_VB_FLAG_EVEN / RMSG_VB_FLAG_ODD) and a stale flag never looks
+ * like an arrival. When a record does not fit in what is left of the lap, the
+ * sender writes a WRAP trailer there and continues at the end of the block.
+ *
+ * Flow control is in bytes: the sender may only write over bytes that the
+ * receiver has released; released bytes travel back in the trailers of the
+ * reverse direction (freed) or in an explicit update.
+ */
+#define RMSG_VB_ALIGN		16
+#define RMSG_VB_TRAILER_SIZE	16
+#define RMSG_VB_CLEAR		16
+#define RMSG_VB_MIN_BLOCK	4096
+#define RMSG_VB_MAX_BLOCK	(64U << 20)
+#define RMSG_VB_MAX_PAYLOAD	65535
+
+/* rmsg_vb_trailer.type */
+enum rmsg_vb_type {
+	RMSG_VB_DATA	= 1,	/* an eager message of len bytes */
+	RMSG_VB_WRAP	= 2,	/* nothing more this lap; continue at the end */
+};
+
+#define RMSG_VB_FLAG_EVEN	0x5a
+#define RMSG_VB_FLAG_ODD	0xa5
+
+/**
+ * struct rmsg_vb_trailer - the last bytes of every record in a receive block
+ * @ack: the sequence number up to which the sender of this record has
+ *	received the reverse stream (piggybacked acknowledgement)
+ * @freed: bytes of its own receive block the sender of this record has
+ *	released, free-running modulo 2^32 (piggybacked credit)
+ * @seq: this record's sequence number, free-running modulo 2^32
+ * @len: payload bytes (DATA), 0 (WRAP)
+ * @type: enum rmsg_vb_type
+ * @flag: RMSG_VB_FLAG_EVEN or _ODD by lap parity; written last
+ *
+ * All multi-byte fields are little-endian on the wire.
+ */
+struct rmsg_vb_trailer {
+	__le32 ack;
+	__le32 freed;
+	__le32 seq;
+	__le16 len;
+	__u8   type;
+	__u8   flag;
+};
+
+#endif /* _UAPI_RDMA_RMSG_H */

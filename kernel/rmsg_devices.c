@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rmsg: the RDMA devices rmsg can use, as they come and go.
+ *
+ * rmsg registers an ib_client, so the RDMA core calls rmsg_ib_add() for every
+ * device present at load time and added later, and rmsg_ib_remove() before a
+ * device goes away (unregistered, hot-removed, or its driver reset).
+ *
+ * Lifetime: a struct rmsg_device lives from rmsg_ib_add() to the end of
+ * rmsg_ib_remove(). rmsg_ib_remove() unlinks it under rmsg_devices_lock, so
+ * anyone who finds a device on the list while holding the lock may call into
+ * its ib_device: the RDMA core does not finish unregistering it until the
+ * remove callback has returned.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <rdma/ib_cache.h>
+
+#include "rmsg.h"
+
+static LIST_HEAD(rmsg_devices);
+static DEFINE_MUTEX(rmsg_devices_lock);
+/* Bumped under rmsg_devices_lock on every add and remove. */
+static u32 rmsg_devices_generation;
+
+static struct ib_client rmsg_ib_client;
+
+static void rmsg_ib_event(struct ib_event_handler *handler,
+			  struct ib_event *event)
+{
+	struct rmsg_device *rdev =
+		container_of(handler, struct rmsg_device, event_handler);
+	u32 port;
+
+	/* May run in interrupt context: count, and leave the rest to others. */
+	switch (event->event) {
+	case IB_EVENT_DEVICE_FATAL:
+		atomic_inc(&rdev->fatal_events);
+		break;
+	case IB_EVENT_PORT_ACTIVE:
+	case IB_EVENT_PORT_ERR:
+	case IB_EVENT_LID_CHANGE:
+	case IB_EVENT_PKEY_CHANGE:
+	case IB_EVENT_GID_CHANGE:
+	case IB_EVENT_SM_CHANGE:
+	case IB_EVENT_CLIENT_REREGISTER:
+		port = event->element.port_num;
+		if (port >= 1 && port <= rdev->nports)
+			atomic_inc(&rdev->port_events[port - 1]);
+		break;
+	default:
+		break;
+	}
+	pr_debug("%s: event %s\n", dev_name(&rdev->ibdev->dev),
+		 ib_event_msg(event->event));
+}
+
+static int rmsg_ib_add(struct ib_device *ibdev)
+{
+	u32 nports = rdma_end_port(ibdev);
+	struct rmsg_device *rdev;
+
+	rdev = kzalloc(struct_size(rdev, port_events, nports), GFP_KERNEL);
+	if (!rdev)
+		return -ENOMEM;
+	rdev->ibdev = ibdev;
+	rdev->nports = nports;
+	INIT_IB_EVENT_HANDLER(&rdev->event_handler, ibdev, rmsg_ib_event);
+	ib_register_event_handler(&rdev->event_handler);
+	ib_set_client_data(ibdev, &rmsg_ib_client, rdev);
+
+	mutex_lock(&rmsg_devices_lock);
+	list_add_tail(&rdev->node, &rmsg_devices);
+	rmsg_devices_generation++;
+	mutex_unlock(&rmsg_devices_lock);
+
+	dev_info(&ibdev->dev, "rmsg: device added (%u ports)\n", nports);
+	return 0;
+}
+
+static void rmsg_ib_remove(struct ib_device *ibdev, void *client_data)
+{
+	struct rmsg_device *rdev = client_data;
+
+	mutex_lock(&rmsg_devices_lock);
+	list_del(&rdev->node);
+	rmsg_devices_generation++;
+	mutex_unlock(&rmsg_devices_lock);
+
+	ib_unregister_event_handler(&rdev->event_handler);
+	dev_info(&ibdev->dev, "rmsg: device removed\n");
+	kfree(rdev);
+}
+
+static struct ib_client rmsg_ib_client = {
+	.name	= "rmsg",
+	.add	= rmsg_ib_add,
+	.remove	= rmsg_ib_remove,
+};
+
+static u8 rmsg_port_protocol(struct ib_device *ibdev, u32 port)
+{
+	if (rdma_protocol_roce(ibdev, port))
+		return RMSG_PROTO_ROCE;
+	if (rdma_protocol_iwarp(ibdev, port))
+		return RMSG_PROTO_IWARP;
+	if (rdma_protocol_ib(ibdev, port))
+		return RMSG_PROTO_IB;
+	return RMSG_PROTO_UNKNOWN;
+}
+
+/* The netdev under an Ethernet port, from the first populated GID entry. */
+static void rmsg_port_netdev(struct ib_device *ibdev, u32 port, u32 gids,
+			     char *name, size_t size)
+{
+	const struct ib_gid_attr *attr;
+	struct net_device *ndev;
+	u32 i;
+
+	for (i = 0; i < gids; i++) {
+		attr = rdma_get_gid_attr(ibdev, port, i);
+		if (IS_ERR(attr))
+			continue;
+		rcu_read_lock();
+		ndev = rdma_read_gid_attr_ndev_rcu(attr);
+		if (!IS_ERR(ndev))
+			strscpy(name, ndev->name, size);
+		rcu_read_unlock();
+		rdma_put_gid_attr(attr);
+		return;
+	}
+}
+
+static void rmsg_fill_port(struct rmsg_device *rdev, u32 port,
+			   struct rmsg_port_info *info)
+{
+	struct ib_device *ibdev = rdev->ibdev;
+	struct ib_port_attr attr;
+
+	info->port_num = port;
+	info->protocol = rmsg_port_protocol(ibdev, port);
+	info->events = atomic_read(&rdev->port_events[port - 1]);
+	if (ib_query_port(ibdev, port, &attr))
+		return;
+	info->state = attr.state;
+	info->phys_state = attr.phys_state;
+	info->active_mtu = ib_mtu_enum_to_int(attr.active_mtu);
+	if (info->active_mtu > (u32)INT_MAX)	/* -1: not a valid MTU */
+		info->active_mtu = 0;
+	info->gid_tbl_len = attr.gid_tbl_len;
+	if (info->protocol == RMSG_PROTO_IB)
+		info->lid = attr.lid;
+	if (info->protocol == RMSG_PROTO_ROCE ||
+	    info->protocol == RMSG_PROTO_IWARP)
+		rmsg_port_netdev(ibdev, port, attr.gid_tbl_len, info->netdev,
+				 sizeof(info->netdev));
+}
+
+static void rmsg_fill_device(struct rmsg_device *rdev,
+			     struct rmsg_dev_info *info)
+{
+	struct ib_device *ibdev = rdev->ibdev;
+	u32 port;
+
+	memset(info, 0, sizeof(*info));
+	strscpy(info->name, dev_name(&ibdev->dev), sizeof(info->name));
+	info->index = ibdev->index;
+	info->num_ports = rdev->nports;
+	info->node_guid = be64_to_cpu(ibdev->node_guid);
+	info->fatal_events = atomic_read(&rdev->fatal_events);
+	if (info->fatal_events)
+		info->flags |= RMSG_DEV_F_FATAL;
+	for (port = 1; port <= rdev->nports && port <= RMSG_MAX_PORTS; port++)
+		rmsg_fill_port(rdev, port, &info->port[port - 1]);
+}
+
+/**
+ * rmsg_devices_list() - describe the devices rmsg sees
+ * @out: room for @capacity entries (may be NULL when @capacity is 0)
+ * @capacity: entries @out can take
+ * @total: set to the number of devices, which may exceed @capacity
+ * @generation: set to the device list's generation
+ *
+ * Return: the number of entries written, min(@capacity, *@total).
+ */
+int rmsg_devices_list(struct rmsg_dev_info *out, u32 capacity, u32 *total,
+		      u32 *generation)
+{
+	struct rmsg_device *rdev;
+	u32 n = 0;
+
+	mutex_lock(&rmsg_devices_lock);
+	list_for_each_entry(rdev, &rmsg_devices, node) {
+		if (n < capacity)
+			rmsg_fill_device(rdev, &out[n]);
+		n++;
+	}
+	*total = n;
+	*generation = rmsg_devices_generation;
+	mutex_unlock(&rmsg_devices_lock);
+	return min(n, capacity);
+}
+
+int rmsg_devices_init(void)
+{
+	return ib_register_client(&rmsg_ib_client);
+}
+
+void rmsg_devices_exit(void)
+{
+	/* Calls rmsg_ib_remove() for every device still present. */
+	ib_unregister_client(&rmsg_ib_client);
+}

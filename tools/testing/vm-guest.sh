@@ -1,0 +1,70 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs inside the test guest, chrooted into the host's file system: loads
+# Soft-RoCE, builds the topology's network and rxe device, loads rmsg.ko,
+# runs the command and leaves its status and the kernel log in the run folder
+# for rmsg-vm on the host. Arguments: RUN_DIR NODE.
+
+run=$1
+node=$2
+# shellcheck source=/dev/null
+. "$run/env"
+cd "$RMSG_REPO" || exit 1
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/tmp RMSG_NODE=$node
+
+finish() {
+	dmesg >"$run/dmesg.$node" 2>&1
+	echo "$1" >"$run/status.$node"
+	sync
+	exit 0
+}
+
+kmod() { modprobe -d "$RMSG_KROOT" -S "$RMSG_ABI" "$@"; }
+
+setup() {
+	mount -t debugfs debugfs /sys/kernel/debug
+	mkdir -p /dev/pts && mount -t devpts devpts /dev/pts
+	# rdma_rxe needs crc32_generic but does not declare it.
+	for m in crc32_generic rdma_rxe rdma_ucm veth virtio_net sch_netem; do
+		kmod "$m" || return 1
+	done
+	ip link set lo up
+	case "$RMSG_TOPOLOGY" in
+	loopback)
+		ip link add va type veth peer name vb &&
+		ip addr add "$RMSG_NET.1/24" dev va &&
+		ip link set va up && ip link set vb up &&
+		rdma link add rxe0 type rxe netdev va || return 1
+		export RMSG_NETDEV=va RMSG_LOCAL_ADDR=$RMSG_NET.1 \
+		       RMSG_PEER_ADDR=$RMSG_NET.1
+		;;
+	pair)
+		local me=$((node + 1)) peer=$((2 - node))
+		ip addr add "$RMSG_NET.$me/24" dev eth0 &&
+		ip link set eth0 up &&
+		rdma link add rxe0 type rxe netdev eth0 || return 1
+		export RMSG_NETDEV=eth0 RMSG_LOCAL_ADDR=$RMSG_NET.$me \
+		       RMSG_PEER_ADDR=$RMSG_NET.$peer
+		;;
+	esac
+	if [ "$RMSG_LOAD" = 1 ]; then
+		insmod "$RMSG_KO" || return 1
+	fi
+}
+
+if ! setup >"$run/setup.$node" 2>&1; then
+	cat "$run/setup.$node"
+	finish "setup-failed"
+fi
+
+bash -c "$RMSG_CMD" </dev/null
+status=$?
+
+# A module that cannot be unloaded after its tests is a failure of its own.
+if [ -d /sys/module/rmsg ] && ! rmmod rmsg; then
+	echo "rmsg-vm: rmmod rmsg failed after the command"
+	[ "$status" = 0 ] && status=unload-failed
+fi
+finish "$status"
