@@ -32,6 +32,7 @@ KBUILD_WERROR	:= KCFLAGS=-Werror
 endif
 USER_CFLAGS	:= $(CFLAGS) $(WARN_CFLAGS) -D_GNU_SOURCE -Iinclude/uapi -Ilib
 TEST_CFLAGS	:= $(USER_CFLAGS) -I$(KSELFTEST_DIR) -Wno-missing-prototypes \
+		   -Wno-sign-compare \
 		   -Wno-shadow
 SAN_CFLAGS	:= -fsanitize=address,undefined -fno-omit-frame-pointer
 

@@ -16,7 +16,7 @@ packages=(
 	build-essential linux-headers-amd64 kmod pkg-config
 	qemu-system-x86 busybox-static cpio xz-utils
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
-	rdmacm-utils perftest iproute2 linux-source-6.1
+	rdmacm-utils perftest iproute2 iputils-ping linux-source-6.1
 	python3 perl
 )
 

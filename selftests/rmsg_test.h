@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by rmsg's selftests. They run as root inside the test guest
+ * (tools/testing/rmsg-vm), which exports RMSG_NETDEV (the netdev under rxe0)
+ * and RMSG_KO (the module's path).
+ */
+#ifndef _RMSG_TEST_H
+#define _RMSG_TEST_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rmsg.h>
+
+/* Run a shell command; its output goes to stderr so KTAP stays clean. */
+static inline int rmsg_sh(const char *fmt, ...)
+{
+	char cmd[512];
+	va_list ap;
+	int status;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+	status = system(cmd);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static inline long rmsg_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/*
+ * Look up a device by name through librmsg. Returns 1 and fills *info when
+ * found, 0 when not, a negative errno on failure.
+ */
+static inline int rmsg_find_dev(int fd, const char *name,
+				struct rmsg_dev_info *info,
+				unsigned int *generation)
+{
+	struct rmsg_dev_info *devs;
+	int i, n, found = 0;
+
+	n = rmsg_query_devices(fd, &devs, generation);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++) {
+		if (!strcmp(devs[i].name, name)) {
+			if (info)
+				*info = devs[i];
+			found = 1;
+		}
+	}
+	free(devs);
+	return found;
+}
+
+/* Wait until the device is present (or absent) with port 1 in @state. */
+static inline bool rmsg_wait_dev(int fd, const char *name, bool present,
+				 int state, int timeout_ms)
+{
+	long deadline = rmsg_now_ms() + timeout_ms;
+	struct rmsg_dev_info info = { 0 };
+	int found;
+
+	do {
+		found = rmsg_find_dev(fd, name, &info, NULL);
+		if (found == (present ? 1 : 0) &&
+		    (!present || state < 0 || info.port[0].state == state))
+			return true;
+		usleep(20000);
+	} while (rmsg_now_ms() < deadline);
+	return false;
+}
+
+/* Does `rmsgctl dev` print a line for this device? */
+static inline bool rmsgctl_shows(const char *name)
+{
+	return rmsg_sh("tools/rmsgctl/rmsgctl dev | grep -q '^%s '", name) == 0;
+}
+
+#endif /* _RMSG_TEST_H */
