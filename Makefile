@@ -64,7 +64,7 @@ lib: lib/librmsg.so lib/librmsg.a lib/rmsg.pc
 
 build/lib/%.o: lib/%.c lib/rmsg.h $(UAPI)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+	$(CC) $(USER_CFLAGS) -fPIC -c $< -o $@
 
 lib/librmsg.so.0: $(LIB_OBJS) lib/librmsg.map
 	$(CC) $(CFLAGS) -shared -Wl,-soname,librmsg.so.0 \
@@ -77,9 +77,10 @@ lib/librmsg.a: $(LIB_OBJS)
 	$(AR) rcs $@ $^
 
 lib/rmsg.pc: lib/rmsg.pc.in Makefile
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
-	    $< >$@
+	sed -e 's|@PREFIX@|$(PREFIX)|' \
+	    -e 's|@LIBDIR@|$(patsubst $(PREFIX)%,$${prefix}%,$(LIBDIR))|' \
+	    -e 's|@INCLUDEDIR@|$(patsubst $(PREFIX)%,$${prefix}%,$(INCLUDEDIR))|' \
+	    -e 's|@VERSION@|$(VERSION)|' $< >$@
 
 # --- tools and tests -------------------------------------------------------
 
@@ -120,8 +121,10 @@ run: deps
 checkpatch:
 	$(CHECKPATCH) --no-tree --quiet --show-types \
 		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG,NEW_TYPEDEFS \
-		-f $(wildcard kernel/*.c kernel/*.h kernel/core/*.[ch] \
-			lib/*.[ch] tools/rmsgctl/*.c) $(UAPI)
+		-f $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/core/*.[ch] \
+			lib/*.[ch] tools/rmsgctl/*.c selftests/*.[ch] \
+			tools/testing/unit/*.c tools/testing/warn-module/*.c)) \
+		$(UAPI)
 
 # --- install ---------------------------------------------------------------
 
@@ -129,7 +132,10 @@ install: install-module install-lib
 	install -D -m 755 tools/rmsgctl/rmsgctl $(DESTDIR)$(BINDIR)/rmsgctl
 
 install-module: module
-	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=extra modules_install
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=extra \
+		$(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
+	depmod $(if $(DESTDIR),-b $(DESTDIR)) \
+		$$(bash -c '. tools/lib.sh; rmsg_abi $(KDIR)')
 
 install-lib: lib
 	install -D -m 644 $(UAPI) $(DESTDIR)$(INCLUDEDIR)/rdma/rmsg.h

@@ -12,6 +12,8 @@
 
 #include "rmsg.h"
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 int rmsg_open_device(void)
 {
 	int fd = open(RMSG_DEVICE_PATH, O_RDWR | O_CLOEXEC);
@@ -79,7 +81,7 @@ const char *rmsg_port_state_name(unsigned int state)
 		[RMSG_PORT_ACTIVE_DEFER] = "ACTIVE_DEFER",
 	};
 
-	return state < sizeof(names) / sizeof(names[0]) ? names[state] : "?";
+	return state < ARRAY_SIZE(names) ? names[state] : "?";
 }
 
 const char *rmsg_port_phys_state_name(unsigned int phys_state)
@@ -90,8 +92,7 @@ const char *rmsg_port_phys_state_name(unsigned int phys_state)
 		[7] = "PhyTest",
 	};
 
-	if (phys_state >= sizeof(names) / sizeof(names[0]) ||
-	    !names[phys_state])
+	if (phys_state >= ARRAY_SIZE(names) || !names[phys_state])
 		return "?";
 	return names[phys_state];
 }

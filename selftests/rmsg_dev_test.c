@@ -121,7 +121,7 @@ TEST_F(dev, unknown_ioctls)
 	};
 	unsigned int i;
 
-	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
 		errno = 0;
 		EXPECT_EQ(-1, ioctl(self->fd, cmds[i], buf))
 			TH_LOG("cmd 0x%lx", cmds[i]);
@@ -193,6 +193,7 @@ TEST_F(dev, list_rejects_bad_arguments)
 	struct rmsg_dev_info devs[1];
 	struct rmsg_dev_list req;
 	unsigned int i;
+	int ret;
 
 	memset(&req, 0, sizeof(req));
 	req.flags = 1;
@@ -231,11 +232,8 @@ TEST_F(dev, list_rejects_bad_arguments)
 	memset(&req, 0, sizeof(req));
 	req.count = UINT32_MAX;
 	req.devs = (uintptr_t)devs;
-	if (ioctl(self->fd, RMSG_IOC_DEV_LIST, &req)) {
-		EXPECT_EQ(EFAULT, errno);
-	} else {
-		EXPECT_EQ(1, req.count);
-	}
+	ret = ioctl(self->fd, RMSG_IOC_DEV_LIST, &req);
+	EXPECT_TRUE(ret ? errno == EFAULT : req.count == 1);
 }
 
 TEST_F_TIMEOUT(dev, port_state_follows_link, 60)
@@ -308,7 +306,7 @@ TEST_F_TIMEOUT(dev, second_device, 60)
 
 struct churn {
 	int fd;
-	volatile int stop;
+	int stop;	/* set once by the test, read by the listers */
 	int lists;
 	int errors;
 };
@@ -319,7 +317,7 @@ static void *churn_lister(void *arg)
 	struct rmsg_dev_info *devs;
 	int i, n;
 
-	while (!c->stop) {
+	while (!__atomic_load_n(&c->stop, __ATOMIC_RELAXED)) {
 		n = rmsg_query_devices(c->fd, &devs, NULL);
 		if (n < 0) {
 			c->errors++;
@@ -352,7 +350,7 @@ TEST_F_TIMEOUT(dev, list_during_device_churn, 120)
 		EXPECT_EQ(0, rmsg_sh("rdma link add rxe0 type rxe netdev %s",
 				     self->netdev));
 	}
-	c.stop = 1;
+	__atomic_store_n(&c.stop, 1, __ATOMIC_RELAXED);
 	for (i = 0; i < 4; i++)
 		pthread_join(threads[i], NULL);
 	EXPECT_EQ(0, c.errors);

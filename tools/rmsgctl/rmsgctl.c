@@ -18,14 +18,13 @@
 
 static bool json;
 
-static void usage(FILE *out)
+static void print_usage(FILE *out)
 {
-	fprintf(out,
-		"usage: rmsgctl [--json] COMMAND\n"
-		"\n"
-		"commands:\n"
-		"  dev       RDMA devices rmsg sees, with their ports\n"
-		"  version   ABI version and features of the loaded module\n");
+	fputs("usage: rmsgctl [--json] COMMAND\n\n", out);
+	fputs("commands:\n", out);
+	fputs("  dev       RDMA devices rmsg sees, with their ports\n", out);
+	fputs("  version   ABI version and features of the loaded module\n",
+	      out);
 }
 
 static int open_device(void)
@@ -53,40 +52,70 @@ static void json_string(const char *s)
 	putchar('"');
 }
 
+/* One "key": value member; every member but an object's first has a comma. */
+static void json_key(const char *key, bool first)
+{
+	printf("%s\"%s\": ", first ? "" : ", ", key);
+}
+
+static void json_uint(const char *key, unsigned long long value, bool first)
+{
+	json_key(key, first);
+	printf("%llu", value);
+}
+
+static void json_str(const char *key, const char *value, bool first)
+{
+	json_key(key, first);
+	json_string(value);
+}
+
+static void print_port_json(const struct rmsg_port_info *pi)
+{
+	putchar('{');
+	json_uint("port", pi->port_num, true);
+	json_str("state", rmsg_port_state_name(pi->state), false);
+	json_str("phys_state", rmsg_port_phys_state_name(pi->phys_state),
+		 false);
+	json_str("protocol", rmsg_port_protocol_name(pi->protocol), false);
+	json_uint("active_mtu", pi->active_mtu, false);
+	json_uint("gid_tbl_len", pi->gid_tbl_len, false);
+	json_uint("lid", pi->lid, false);
+	json_uint("events", pi->events, false);
+	json_str("netdev", pi->netdev, false);
+	putchar('}');
+}
+
 static void print_dev_json(const struct rmsg_dev_info *devs, int n,
 			   unsigned int generation)
 {
-	int i;
+	char guid[17];
 	unsigned int p, nports;
+	int i;
 
-	printf("{\"generation\": %u, \"devices\": [", generation);
+	putchar('{');
+	json_uint("generation", generation, true);
+	json_key("devices", false);
+	putchar('[');
 	for (i = 0; i < n; i++) {
 		const struct rmsg_dev_info *d = &devs[i];
 
-		printf("%s{\"name\": ", i ? ", " : "");
-		json_string(d->name);
-		printf(", \"index\": %u, \"num_ports\": %u, "
-		       "\"node_guid\": \"%016" PRIx64 "\", "
-		       "\"fatal_events\": %u, \"ports\": [",
-		       d->index, d->num_ports, (uint64_t)d->node_guid,
-		       d->fatal_events);
+		printf("%s{", i ? ", " : "");
+		json_str("name", d->name, true);
+		json_uint("index", d->index, false);
+		json_uint("num_ports", d->num_ports, false);
+		snprintf(guid, sizeof(guid), "%016" PRIx64,
+			 (uint64_t)d->node_guid);
+		json_str("node_guid", guid, false);
+		json_uint("fatal_events", d->fatal_events, false);
+		json_key("ports", false);
+		putchar('[');
 		nports = d->num_ports < RMSG_MAX_PORTS ?
 			 d->num_ports : RMSG_MAX_PORTS;
 		for (p = 0; p < nports; p++) {
-			const struct rmsg_port_info *pi = &d->port[p];
-
-			printf("%s{\"port\": %u, \"state\": \"%s\", "
-			       "\"phys_state\": \"%s\", \"protocol\": \"%s\", "
-			       "\"active_mtu\": %u, \"gid_tbl_len\": %u, "
-			       "\"lid\": %u, \"events\": %u, \"netdev\": ",
-			       p ? ", " : "", pi->port_num,
-			       rmsg_port_state_name(pi->state),
-			       rmsg_port_phys_state_name(pi->phys_state),
-			       rmsg_port_protocol_name(pi->protocol),
-			       pi->active_mtu, pi->gid_tbl_len, pi->lid,
-			       pi->events);
-			json_string(pi->netdev);
-			putchar('}');
+			if (p)
+				printf(", ");
+			print_port_json(&d->port[p]);
 		}
 		printf("]}");
 	}
@@ -159,14 +188,17 @@ static int cmd_version(void)
 		fprintf(stderr, "rmsgctl: version: %s\n", strerror(-ret));
 		return 1;
 	}
-	if (json)
-		printf("{\"abi_version\": %u, \"library_abi_version\": %u, "
-		       "\"features\": %llu}\n", ver.abi_version,
-		       RMSG_ABI_VERSION, (unsigned long long)ver.features);
-	else
+	if (json) {
+		putchar('{');
+		json_uint("abi_version", ver.abi_version, true);
+		json_uint("library_abi_version", RMSG_ABI_VERSION, false);
+		json_uint("features", ver.features, false);
+		printf("}\n");
+	} else {
 		printf("module ABI %u, library ABI %u, features 0x%llx\n",
 		       ver.abi_version, RMSG_ABI_VERSION,
 		       (unsigned long long)ver.features);
+	}
 	if (ret == -EPROTO)
 		fprintf(stderr, "rmsgctl: module and library ABI differ\n");
 	return ret ? 1 : 0;
@@ -187,15 +219,15 @@ int main(int argc, char **argv)
 			json = true;
 			break;
 		case 'h':
-			usage(stdout);
+			print_usage(stdout);
 			return 0;
 		default:
-			usage(stderr);
+			print_usage(stderr);
 			return 2;
 		}
 	}
 	if (optind >= argc) {
-		usage(stderr);
+		print_usage(stderr);
 		return 2;
 	}
 	if (!strcmp(argv[optind], "dev"))
@@ -203,6 +235,6 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[optind], "version"))
 		return cmd_version();
 	fprintf(stderr, "rmsgctl: unknown command '%s'\n", argv[optind]);
-	usage(stderr);
+	print_usage(stderr);
 	return 2;
 }

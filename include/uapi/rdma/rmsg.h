@@ -176,6 +176,19 @@ struct rmsg_dev_list {
  * Flow control is in bytes: the sender may only write over bytes that the
  * receiver has released; released bytes travel back in the trailers of the
  * reverse direction (freed) or in an explicit update.
+ *
+ * Further rules (Documentation/veloblock.rst has the reasoning):
+ *  - The payload starts at the record's first byte (16-byte aligned); the
+ *    padding between payload and trailer is undefined.
+ *  - A record plus its clear zone takes at most half the block, so the
+ *    largest payload depends on the block size (4 KiB block: 2016 bytes;
+ *    RMSG_VB_MAX_PAYLOAD from 128 KiB up).
+ *  - A WRAP trailer carries the seq of the DATA record that follows it and
+ *    consumes none; its ack and freed are ignored.
+ *  - The block's last trailer must be zero when the channel starts (a
+ *    zeroed allocation); no other byte needs initialising.
+ *  - "Places data in order" also requires that the block is registered
+ *    without relaxed ordering, or the flag may be seen before the payload.
  */
 #define RMSG_VB_ALIGN		16
 #define RMSG_VB_TRAILER_SIZE	16
