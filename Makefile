@@ -2,7 +2,8 @@
 #
 # rmsg top-level build.
 #
-#   make            module, library, tools, selftests and host unit tests
+#   make            module, library and tools
+#   make tests      selftests and host unit tests (needs `make deps` first)
 #   make run        install what is missing, build, boot the guest, demo
 #   make check      install what is missing, build, run every test
 #   make install    module (depmod), library, headers, pkg-config, tools
@@ -46,10 +47,14 @@ UNIT_BINS	:= $(patsubst tools/testing/unit/%.c,build/unit/%,$(UNIT_SRCS))
 SELFTEST_SRCS	:= $(wildcard selftests/*_test.c)
 SELFTEST_BINS	:= $(SELFTEST_SRCS:.c=)
 
-.PHONY: all module lib tools selftests unit deps check run install \
+.PHONY: all tests module lib tools selftests unit deps check run install \
 	install-module install-lib clean checkpatch
 
-all: module lib tools selftests unit
+all: module lib tools
+
+# The tests need the kselftest harness from the cache `make deps` fills; a
+# node that only builds and installs rmsg does not.
+tests: selftests unit
 
 deps:
 	@tools/deps.sh
@@ -111,7 +116,7 @@ $(KSELFTEST_DIR)/kselftest_harness.h:
 # --- the two commands of the README ---------------------------------------
 
 check: deps
-	$(MAKE) WERROR=1 all
+	$(MAKE) WERROR=1 all tests
 	tools/testing/run-checks
 
 run: deps

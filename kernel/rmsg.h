@@ -8,6 +8,10 @@
 #include <linux/types.h>
 #include <linux/list.h>
 #include <linux/atomic.h>
+#include <linux/mutex.h>
+#include <linux/poll.h>
+#include <linux/string.h>
+#include <linux/wait.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rmsg.h>
 
@@ -31,8 +35,77 @@ struct rmsg_device {
 
 int rmsg_devices_init(void);
 void rmsg_devices_exit(void);
+u32 rmsg_devices_count(void);
 int rmsg_devices_list(struct rmsg_dev_info *out, u32 capacity, u32 *total,
 		      u32 *generation);
+
+/* What RMSG_IOC_VERSION and RMSG_IOC_EP_SETUP announce. */
+#define RMSG_FEATURES		(RMSG_FEAT_DEV_LIST | RMSG_FEAT_RINGS)
+
+/* Flags and reserved fields of the ABI must be zero. */
+static inline bool rmsg_all_zero(const void *p, size_t len)
+{
+	return !memchr_inv(p, 0, len);
+}
+
+/**
+ * struct rmsg_ep_ring - one ring of an endpoint, as the kernel sees it
+ * @mem: the vmalloc_user() region the program maps
+ * @mmap_size: bytes of @mem, a multiple of PAGE_SIZE
+ * @producer: producer index in @mem
+ * @consumer: consumer index in @mem
+ * @flags: flags word in @mem
+ * @descs: descriptor array in @mem
+ * @entries: ring size, a power of two
+ *
+ * Everything @mem holds may be rewritten by the program at any time.
+ */
+struct rmsg_ep_ring {
+	void *mem;
+	size_t mmap_size;
+	u32 *producer;
+	u32 *consumer;
+	u32 *flags;
+	void *descs;
+	u32 entries;
+};
+
+/**
+ * struct rmsg_endpoint - one open /dev/rmsg: its submission and completion
+ *	rings
+ * @lock: serialises setup and submission
+ * @wq: woken when CQEs are posted (poll and RMSG_ENTER_GETEVENTS)
+ * @ready: the rings exist; set once, with release, under @lock
+ * @sq: submission ring
+ * @cq: completion ring
+ * @sq_cons: the kernel's SQ consumer index, under @lock
+ * @sq_prod: the last SQ producer index accepted, under @lock
+ * @cq_prod: the kernel's CQ producer index, written under @lock
+ * @cq_cons: the last CQ consumer index accepted, under @lock
+ * @bad_index: impossible indices the program wrote
+ * @bad_desc: SQEs rejected with -EINVAL
+ */
+struct rmsg_endpoint {
+	struct mutex lock;
+	wait_queue_head_t wq;
+	bool ready;
+	struct rmsg_ep_ring sq;
+	struct rmsg_ep_ring cq;
+	u32 sq_cons;
+	u32 sq_prod;
+	u32 cq_prod;
+	u32 cq_cons;
+	atomic_long_t bad_index;
+	atomic_long_t bad_desc;
+};
+
+struct rmsg_endpoint *rmsg_ep_create(void);
+void rmsg_ep_destroy(struct rmsg_endpoint *ep);
+long rmsg_ep_setup(struct rmsg_endpoint *ep, void __user *uarg);
+long rmsg_ep_enter(struct rmsg_endpoint *ep, void __user *uarg);
+int rmsg_ep_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma);
+__poll_t rmsg_ep_poll(struct rmsg_endpoint *ep, struct file *file,
+		      poll_table *wait);
 
 int rmsg_cdev_init(void);
 void rmsg_cdev_exit(void);

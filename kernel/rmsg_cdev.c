@@ -16,14 +16,6 @@
 
 #include "rmsg.h"
 
-/* At most this many devices are described per RMSG_IOC_DEV_LIST call. */
-#define RMSG_DEV_LIST_MAX	256
-
-static bool rmsg_all_zero(const void *p, size_t len)
-{
-	return !memchr_inv(p, 0, len);
-}
-
 static long rmsg_ioctl_version(void __user *uarg)
 {
 	struct rmsg_version ver;
@@ -33,7 +25,7 @@ static long rmsg_ioctl_version(void __user *uarg)
 	if (ver.flags || !rmsg_all_zero(ver.resv, sizeof(ver.resv)))
 		return -EINVAL;
 	ver.abi_version = RMSG_ABI_VERSION;
-	ver.features = RMSG_FEAT_DEV_LIST;
+	ver.features = RMSG_FEATURES;
 	if (copy_to_user(uarg, &ver, sizeof(ver)))
 		return -EFAULT;
 	return 0;
@@ -49,12 +41,17 @@ static long rmsg_ioctl_dev_list(void __user *uarg)
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
-	if (req.flags || req.resv0 || !rmsg_all_zero(req.resv, sizeof(req.resv)))
+	if (req.flags || !rmsg_all_zero(req.resv, sizeof(req.resv)))
 		return -EINVAL;
 	if (req.count && !req.devs)
 		return -EFAULT;
 
-	capacity = min_t(u32, req.count, RMSG_DEV_LIST_MAX);
+	/*
+	 * The kernel buffer is bounded by the devices that exist, not by what
+	 * the caller claims to have room for; devices added meanwhile are
+	 * reported in count, and filled tells the caller to ask again.
+	 */
+	capacity = min(req.count, rmsg_devices_count());
 	if (capacity) {
 		devs = kvcalloc(capacity, sizeof(*devs), GFP_KERNEL);
 		if (!devs)
@@ -69,6 +66,7 @@ static long rmsg_ioctl_dev_list(void __user *uarg)
 	}
 	req.count = total;
 	req.generation = generation;
+	req.filled = n;
 	if (copy_to_user(uarg, &req, sizeof(req)))
 		ret = -EFAULT;
 out:
@@ -79,25 +77,53 @@ out:
 static long rmsg_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	void __user *uarg = (void __user *)arg;
+	struct rmsg_endpoint *ep = file->private_data;
 
 	switch (cmd) {
 	case RMSG_IOC_VERSION:
 		return rmsg_ioctl_version(uarg);
 	case RMSG_IOC_DEV_LIST:
 		return rmsg_ioctl_dev_list(uarg);
+	case RMSG_IOC_EP_SETUP:
+		return rmsg_ep_setup(ep, uarg);
+	case RMSG_IOC_ENTER:
+		return rmsg_ep_enter(ep, uarg);
 	default:
 		return -ENOTTY;
 	}
 }
 
+/* Every open file is an endpoint (rmsg_endpoint.c). */
 static int rmsg_open(struct inode *inode, struct file *file)
 {
-	return nonseekable_open(inode, file);
+	struct rmsg_endpoint *ep;
+	int ret;
+
+	ret = nonseekable_open(inode, file);
+	if (ret)
+		return ret;
+	ep = rmsg_ep_create();
+	if (!ep)
+		return -ENOMEM;
+	file->private_data = ep;
+	return 0;
 }
 
+/* Runs after the last mapping of the rings is gone: each holds the file. */
 static int rmsg_release(struct inode *inode, struct file *file)
 {
+	rmsg_ep_destroy(file->private_data);
 	return 0;
+}
+
+static int rmsg_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	return rmsg_ep_mmap(file->private_data, vma);
+}
+
+static __poll_t rmsg_poll(struct file *file, poll_table *wait)
+{
+	return rmsg_ep_poll(file->private_data, file, wait);
 }
 
 static const struct file_operations rmsg_fops = {
@@ -105,6 +131,8 @@ static const struct file_operations rmsg_fops = {
 	.open		= rmsg_open,
 	.release	= rmsg_release,
 	.unlocked_ioctl	= rmsg_ioctl,
+	.mmap		= rmsg_mmap,
+	.poll		= rmsg_poll,
 	.compat_ioctl	= compat_ptr_ioctl,
 	.llseek		= no_llseek,
 };

@@ -26,6 +26,8 @@ static LIST_HEAD(rmsg_devices);
 static DEFINE_MUTEX(rmsg_devices_lock);
 /* Bumped under rmsg_devices_lock on every add and remove. */
 static u32 rmsg_devices_generation;
+/* Entries on rmsg_devices; written under the lock, read without it. */
+static u32 rmsg_devices_nr;
 
 static struct ib_client rmsg_ib_client;
 
@@ -75,6 +77,7 @@ static int rmsg_ib_add(struct ib_device *ibdev)
 
 	mutex_lock(&rmsg_devices_lock);
 	list_add_tail(&rdev->node, &rmsg_devices);
+	WRITE_ONCE(rmsg_devices_nr, rmsg_devices_nr + 1);
 	rmsg_devices_generation++;
 	mutex_unlock(&rmsg_devices_lock);
 
@@ -88,6 +91,7 @@ static void rmsg_ib_remove(struct ib_device *ibdev, void *client_data)
 
 	mutex_lock(&rmsg_devices_lock);
 	list_del(&rdev->node);
+	WRITE_ONCE(rmsg_devices_nr, rmsg_devices_nr - 1);
 	rmsg_devices_generation++;
 	mutex_unlock(&rmsg_devices_lock);
 
@@ -176,6 +180,17 @@ static void rmsg_fill_device(struct rmsg_device *rdev,
 		info->flags |= RMSG_DEV_F_FATAL;
 	for (port = 1; port <= rdev->nports && port <= RMSG_MAX_PORTS; port++)
 		rmsg_fill_port(rdev, port, &info->port[port - 1]);
+}
+
+/**
+ * rmsg_devices_count() - how many devices rmsg sees, at this instant
+ *
+ * Return: a count that may be stale by the time the caller uses it; it only
+ * sizes buffers for rmsg_devices_list(), which takes the real snapshot.
+ */
+u32 rmsg_devices_count(void)
+{
+	return READ_ONCE(rmsg_devices_nr);
 }
 
 /**

@@ -46,12 +46,15 @@ int rmsg_query_devices(int fd, struct rmsg_dev_info **devs,
 	unsigned int cap = 0;
 	int ret;
 
-	/* Grow until the whole list fits in one consistent snapshot. */
+	/*
+	 * Each call returns one consistent snapshot; grow until a snapshot
+	 * fits whole (devices may come between calls).
+	 */
 	for (;;) {
 		ret = rmsg_dev_list(fd, buf, cap, &req);
 		if (ret)
 			goto fail;
-		if (req.count <= cap)
+		if (req.filled == req.count)
 			break;
 		cap = req.count + 4;
 		bigger = realloc(buf, (size_t)cap * sizeof(*buf));

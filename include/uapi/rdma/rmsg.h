@@ -26,11 +26,12 @@
 
 #define RMSG_DEVICE_PATH	"/dev/rmsg"
 
-/* ioctl magic, registered as free in ioctl-number.rst. */
+/* ioctl magic: not used by any subsystem in ioctl-number.rst (6.1). */
 #define RMSG_IOC_MAGIC		0xB9
 
 /* Features announced in rmsg_version.features. */
 #define RMSG_FEAT_DEV_LIST	(1ULL << 0)
+#define RMSG_FEAT_RINGS		(1ULL << 1)	/* RMSG_IOC_EP_SETUP, _ENTER, mmap */
 
 /**
  * struct rmsg_version - RMSG_IOC_VERSION argument
@@ -125,23 +126,25 @@ struct rmsg_dev_info {
 
 /**
  * struct rmsg_dev_list - RMSG_IOC_DEV_LIST argument
- * @count: in: entries @devs has room for; out: devices rmsg sees. When the
- *	out value is larger, only the first "in" entries were written: call
- *	again with a larger array.
+ * @count: in: entries @devs has room for; out: devices rmsg sees
  * @flags: in: must be zero
  * @devs: in: user pointer to an array of struct rmsg_dev_info, or 0 when
  *	@count is 0
  * @generation: out: bumped on every device added or removed, so that a
  *	caller can tell whether two lists were taken in the same state
- * @resv0: in: must be zero
+ * @filled: out: entries written to @devs, at most the "in" @count. When it
+ *	is less than the "out" @count, call again with a larger array. Ignored
+ *	on input.
  * @resv: in: must be zero
+ *
+ * The entries written are one consistent snapshot of the device list.
  */
 struct rmsg_dev_list {
 	__u32 count;
 	__u32 flags;
 	__u64 devs;
 	__u32 generation;
-	__u32 resv0;
+	__u32 filled;
 	__u64 resv[2];
 };
 
@@ -227,5 +230,198 @@ struct rmsg_vb_trailer {
 	__u8   type;
 	__u8   flag;
 };
+
+/*
+ * Endpoints: submission and completion rings shared with the kernel.
+ *
+ * An endpoint is one open file of /dev/rmsg. RMSG_IOC_EP_SETUP (once per
+ * file) creates its two rings; the program maps each with mmap(), at the
+ * byte offsets RMSG_OFF_SQ_RING and RMSG_OFF_CQ_RING, MAP_SHARED, with the
+ * length returned in sq_mmap_size / cq_mmap_size (or less). A read-only
+ * mapping is allowed (to watch a ring); MAP_PRIVATE is not.
+ *
+ * Each region holds a producer word, a consumer word and a flags word (all
+ * __u32), each on its own 64-byte cache line, and the descriptor array, at
+ * the byte offsets reported in struct rmsg_ring_offsets. Indices are
+ * free-running 32-bit counters; entry i lives in descs[i & (entries - 1)].
+ * The program produces SQEs and consumes CQEs; the kernel consumes SQEs and
+ * produces CQEs. The kernel checks every index and descriptor the program
+ * wrote (it never trusts the shared memory) and never overwrites a CQE the
+ * program has not consumed: when the CQ is full it stops taking SQEs.
+ *
+ * Memory ordering (the pairs below must match; "release"/"acquire" are
+ * __atomic_store_n(..., __ATOMIC_RELEASE)/__atomic_load_n(...,
+ * __ATOMIC_ACQUIRE) in the program and smp_store_release()/
+ * smp_load_acquire() in the kernel):
+ *
+ *   A: program writes SQEs, then release SQ producer;
+ *      kernel acquire SQ producer, then reads SQEs.
+ *   B: program release SQ producer, FULL barrier
+ *      (__atomic_thread_fence(__ATOMIC_SEQ_CST)), then reads SQ flags for
+ *      RMSG_SQ_NEED_WAKEUP. A store followed by a load needs the full
+ *      barrier: acquire/release alone lets the load pass the store, and a
+ *      kernel poller going to sleep would miss the new SQEs (liburing #541).
+ *      The kernel poller, when there is one, pairs with smp_mb() between
+ *      setting NEED_WAKEUP and re-reading the SQ producer.
+ *   C: kernel writes CQEs, then release CQ producer;
+ *      program acquire CQ producer, then reads CQEs.
+ *   D: program reads CQEs, then release CQ consumer;
+ *      kernel acquire CQ consumer, then reuses those slots. Likewise the
+ *      kernel reads SQEs, then release SQ consumer; the program acquire SQ
+ *      consumer before writing those SQE slots again.
+ */
+#define RMSG_MAX_RING_ENTRIES	32768
+#define RMSG_MAX_CQ_ENTRIES	(2 * RMSG_MAX_RING_ENTRIES)
+
+/* mmap() offsets (bytes, as for io_uring) of the two ring regions. */
+#define RMSG_OFF_SQ_RING	0ULL
+#define RMSG_OFF_CQ_RING	0x8000000ULL
+
+/*
+ * SQ ring flags word. RMSG_SQ_NEED_WAKEUP: the kernel only takes SQEs in
+ * RMSG_IOC_ENTER. There is no kernel poller yet, so the kernel keeps this set
+ * all the time; a later kernel poller will clear it while it is awake and
+ * polling the SQ, and set it (then re-check the producer) before it sleeps.
+ */
+#define RMSG_SQ_NEED_WAKEUP	(1U << 0)
+
+/**
+ * struct rmsg_ring_offsets - where a ring's parts are in its mmap region
+ * @producer: byte offset of the __u32 producer index
+ * @consumer: byte offset of the __u32 consumer index (another cache line)
+ * @flags: byte offset of the __u32 flags word (RMSG_SQ_* for the SQ; none
+ *	defined for the CQ yet, reads zero)
+ * @descs: byte offset of the descriptor array (64-byte aligned)
+ * @resv: zero
+ */
+struct rmsg_ring_offsets {
+	__u64 producer;
+	__u64 consumer;
+	__u64 flags;
+	__u64 descs;
+	__u64 resv[4];
+};
+
+/**
+ * struct rmsg_ep_setup - RMSG_IOC_EP_SETUP argument
+ * @sq_entries: in: SQ size, 1 to RMSG_MAX_RING_ENTRIES, rounded up to a
+ *	power of two; out: the size used
+ * @cq_entries: in: CQ size, 0 for twice the SQ size, else at least the SQ
+ *	size and at most RMSG_MAX_CQ_ENTRIES, rounded up to a power of two;
+ *	out: the size used
+ * @flags: in: must be zero
+ * @resv0: in: must be zero
+ * @features: out: RMSG_FEAT_* bits of the module
+ * @sq_off: out: layout of the SQ region
+ * @cq_off: out: layout of the CQ region
+ * @sq_mmap_size: out: bytes to map at RMSG_OFF_SQ_RING
+ * @cq_mmap_size: out: bytes to map at RMSG_OFF_CQ_RING
+ * @resv: in: must be zero
+ *
+ * Once per file: a second call fails with EBUSY.
+ */
+struct rmsg_ep_setup {
+	__u32 sq_entries;
+	__u32 cq_entries;
+	__u32 flags;
+	__u32 resv0;
+	__u64 features;
+	struct rmsg_ring_offsets sq_off;
+	struct rmsg_ring_offsets cq_off;
+	__u64 sq_mmap_size;
+	__u64 cq_mmap_size;
+	__u64 resv[4];
+};
+
+/* rmsg_sqe.opcode. Channel operations (SEND, ...) come later. */
+enum rmsg_op {
+	RMSG_OP_NOP	= 0,	/* completes with res 0 */
+	RMSG_OP_LAST,		/* first unused value; not an operation */
+};
+
+/**
+ * struct rmsg_sqe - submission queue entry (64 bytes)
+ * @opcode: enum rmsg_op
+ * @flags: must be zero
+ * @resv0: must be zero
+ * @channel: channel the operation is for (unused by NOP, must be zero)
+ * @user_data: copied into the operation's CQE
+ * @addr: user pointer to the operation's buffer (unused by NOP, zero)
+ * @len: bytes at @addr (unused by NOP, zero)
+ * @resv1: must be zero
+ * @resv: must be zero
+ *
+ * An SQE the kernel rejects completes with res -EINVAL.
+ */
+struct rmsg_sqe {
+	__u8  opcode;
+	__u8  flags;
+	__u16 resv0;
+	__u32 channel;
+	__u64 user_data;
+	__u64 addr;
+	__u32 len;
+	__u32 resv1;
+	__u64 resv[4];
+};
+
+/**
+ * struct rmsg_cqe - completion queue entry (32 bytes)
+ * @user_data: the SQE's user_data
+ * @res: 0 or a positive result on success, a negative errno on failure
+ * @flags: none defined yet, zero
+ * @channel: the SQE's channel
+ * @resv0: zero
+ * @resv1: zero
+ */
+struct rmsg_cqe {
+	__u64 user_data;
+	__s32 res;
+	__u32 flags;
+	__u32 channel;
+	__u32 resv0;
+	__u64 resv1;
+};
+
+/* rmsg_enter.flags */
+#define RMSG_ENTER_GETEVENTS	(1U << 0)
+
+/**
+ * struct rmsg_enter - RMSG_IOC_ENTER argument
+ * @to_submit: in: take at most this many SQEs (fewer when the SQ holds fewer
+ *	or the CQ fills up)
+ * @min_complete: in: with RMSG_ENTER_GETEVENTS, wait until at least this many
+ *	CQEs are ready to be consumed (at most the CQ size); the wait is
+ *	interruptible and fails with EINTR on a signal
+ * @flags: in: RMSG_ENTER_* bits; others must be zero
+ * @resv0: in: must be zero
+ * @submitted: out: SQEs taken
+ * @resv1: in: must be zero
+ * @resv: in: must be zero
+ *
+ * Fails with EINVAL, taking nothing, when the SQ producer or the CQ consumer
+ * the program wrote is impossible (moved backwards or past the other index);
+ * with EBUSY when SQEs were waiting but none could be taken because the CQ
+ * is full. When some SQEs were taken, the call succeeds even if the wait is
+ * then interrupted (as io_uring_enter() does).
+ */
+struct rmsg_enter {
+	__u32 to_submit;
+	__u32 min_complete;
+	__u32 flags;
+	__u32 resv0;
+	__u32 submitted;
+	__u32 resv1;
+	__u64 resv[2];
+};
+
+/*
+ * Sizes, for reviewers and for the static assertions in the kernel:
+ * rmsg_ring_offsets 64, rmsg_ep_setup 200, rmsg_sqe 64, rmsg_cqe 32,
+ * rmsg_enter 40 bytes.
+ */
+
+#define RMSG_IOC_EP_SETUP	_IOWR(RMSG_IOC_MAGIC, 0x02, struct rmsg_ep_setup)
+#define RMSG_IOC_ENTER		_IOWR(RMSG_IOC_MAGIC, 0x03, struct rmsg_enter)
 
 #endif /* _UAPI_RDMA_RMSG_H */

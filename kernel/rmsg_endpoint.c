@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rmsg: endpoints. An endpoint is one open file of /dev/rmsg; it owns a
+ * submission ring (SQ) and a completion ring (CQ) that the program maps
+ * with mmap(). <rdma/rmsg.h> and Documentation/rings.rst describe the ABI
+ * and the barrier pairing (A to D) the comments below refer to.
+ *
+ * Everything in the shared regions is written by the program and therefore
+ * untrusted: the kernel keeps its own copy of each index it owns (SQ
+ * consumer, CQ producer) and of the last index of the program's it accepted
+ * (SQ producer, CQ consumer), checks every index the program wrote against
+ * them with the rmsg_ring_*_ok() helpers, and copies each SQE once into a
+ * local struct before looking at it.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/fs.h>
+#include <linux/log2.h>
+#include <linux/minmax.h>
+#include <linux/mm.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+
+#include "rmsg.h"
+#include "rmsg_ring.h"
+
+/* Start of each ring region: producer, consumer, flags on their own lines. */
+#define RMSG_RING_LINE		64
+#define RMSG_RING_OFF_PROD	(0 * RMSG_RING_LINE)
+#define RMSG_RING_OFF_CONS	(1 * RMSG_RING_LINE)
+#define RMSG_RING_OFF_FLAGS	(2 * RMSG_RING_LINE)
+#define RMSG_RING_OFF_DESCS	(3 * RMSG_RING_LINE)
+
+/* The sizes the UAPI header promises. */
+static_assert(sizeof(struct rmsg_ring_offsets) == 64);
+static_assert(sizeof(struct rmsg_ep_setup) == 200);
+static_assert(sizeof(struct rmsg_sqe) == 64);
+static_assert(sizeof(struct rmsg_cqe) == 32);
+static_assert(sizeof(struct rmsg_enter) == 40);
+static_assert(RMSG_MAX_CQ_ENTRIES <= RMSG_RING_MAX_SIZE);
+static_assert(RMSG_OFF_CQ_RING % PAGE_SIZE == 0);
+
+struct rmsg_endpoint *rmsg_ep_create(void)
+{
+	struct rmsg_endpoint *ep = kzalloc(sizeof(*ep), GFP_KERNEL_ACCOUNT);
+
+	if (!ep)
+		return NULL;
+	mutex_init(&ep->lock);
+	init_waitqueue_head(&ep->wq);
+	return ep;
+}
+
+/*
+ * Called from the file's release. Every VMA mapping a ring holds a
+ * reference to the file (vma->vm_file), so release, and with it this
+ * function, only runs once the last mapping is gone: closing the fd while
+ * the rings are mapped leaves the memory in place until munmap() or exit.
+ */
+void rmsg_ep_destroy(struct rmsg_endpoint *ep)
+{
+	vfree(ep->sq.mem);
+	vfree(ep->cq.mem);
+	mutex_destroy(&ep->lock);
+	kfree(ep);
+}
+
+static int rmsg_ep_ring_alloc(struct rmsg_ep_ring *ring, u32 entries,
+			      size_t desc_size, struct rmsg_ring_offsets *off)
+{
+	size_t size = PAGE_ALIGN(RMSG_RING_OFF_DESCS + entries * desc_size);
+
+	ring->mem = vmalloc_user(size);
+	if (!ring->mem)
+		return -ENOMEM;
+	ring->mmap_size = size;
+	ring->entries = entries;
+	ring->producer = ring->mem + RMSG_RING_OFF_PROD;
+	ring->consumer = ring->mem + RMSG_RING_OFF_CONS;
+	ring->flags = ring->mem + RMSG_RING_OFF_FLAGS;
+	ring->descs = ring->mem + RMSG_RING_OFF_DESCS;
+
+	memset(off, 0, sizeof(*off));
+	off->producer = RMSG_RING_OFF_PROD;
+	off->consumer = RMSG_RING_OFF_CONS;
+	off->flags = RMSG_RING_OFF_FLAGS;
+	off->descs = RMSG_RING_OFF_DESCS;
+	return 0;
+}
+
+static bool rmsg_ep_ready(struct rmsg_endpoint *ep)
+{
+	/* Pairs with the store-release in setup: the rings exist after it. */
+	return smp_load_acquire(&ep->ready);
+}
+
+long rmsg_ep_setup(struct rmsg_endpoint *ep, void __user *uarg)
+{
+	struct rmsg_ep_setup p;
+	u32 sq_n, cq_n;
+	int ret;
+
+	if (copy_from_user(&p, uarg, sizeof(p)))
+		return -EFAULT;
+	if (p.flags || p.resv0 || !rmsg_all_zero(p.resv, sizeof(p.resv)))
+		return -EINVAL;
+	if (!p.sq_entries || p.sq_entries > RMSG_MAX_RING_ENTRIES)
+		return -EINVAL;
+	if (p.cq_entries > RMSG_MAX_CQ_ENTRIES)
+		return -EINVAL;
+	sq_n = roundup_pow_of_two(p.sq_entries);
+	cq_n = p.cq_entries ? roundup_pow_of_two(p.cq_entries) : 2 * sq_n;
+	if (cq_n < sq_n)
+		return -EINVAL;
+
+	mutex_lock(&ep->lock);
+	if (ep->ready) {
+		ret = -EBUSY;
+		goto out;
+	}
+	ret = rmsg_ep_ring_alloc(&ep->sq, sq_n, sizeof(struct rmsg_sqe),
+				 &p.sq_off);
+	if (ret)
+		goto out;
+	ret = rmsg_ep_ring_alloc(&ep->cq, cq_n, sizeof(struct rmsg_cqe),
+				 &p.cq_off);
+	if (ret) {
+		vfree(ep->sq.mem);
+		memset(&ep->sq, 0, sizeof(ep->sq));
+		goto out;
+	}
+	/* No kernel poller yet: the program must always call ENTER. */
+	WRITE_ONCE(*ep->sq.flags, RMSG_SQ_NEED_WAKEUP);
+	/* mmap, poll and ENTER look at the rings only after this. */
+	smp_store_release(&ep->ready, true);
+out:
+	mutex_unlock(&ep->lock);
+	if (ret)
+		return ret;
+
+	p.sq_entries = sq_n;
+	p.cq_entries = cq_n;
+	p.features = RMSG_FEATURES;
+	p.sq_mmap_size = ep->sq.mmap_size;
+	p.cq_mmap_size = ep->cq.mmap_size;
+	if (copy_to_user(uarg, &p, sizeof(p)))
+		return -EFAULT;
+	return 0;
+}
+
+/*
+ * Only the exact start of a region may be mapped, MAP_SHARED (read-only
+ * too), for at most the region's size: anything else is EINVAL, as is
+ * mapping before the rings exist.
+ */
+int rmsg_ep_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma)
+{
+	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	unsigned long len = vma->vm_end - vma->vm_start;
+	struct rmsg_ep_ring *ring;
+
+	if (!rmsg_ep_ready(ep))
+		return -EINVAL;
+	if (off == RMSG_OFF_SQ_RING)
+		ring = &ep->sq;
+	else if (off == RMSG_OFF_CQ_RING)
+		ring = &ep->cq;
+	else
+		return -EINVAL;
+	if (len > ring->mmap_size || !(vma->vm_flags & VM_MAYSHARE))
+		return -EINVAL;
+	/* Sets VM_DONTEXPAND: mremap() cannot grow the mapping past it. */
+	return remap_vmalloc_range(vma, ring->mem, 0);
+}
+
+/* Run one SQE (the kernel's own copy) and fill in its CQE. */
+static void rmsg_ep_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
+			 struct rmsg_cqe *cqe)
+{
+	int res = -EINVAL;
+
+	if (sqe->flags || sqe->resv0 || sqe->resv1 ||
+	    !rmsg_all_zero(sqe->resv, sizeof(sqe->resv)))
+		goto done;
+	switch (sqe->opcode) {
+	case RMSG_OP_NOP:
+		if (!sqe->channel && !sqe->addr && !sqe->len)
+			res = 0;
+		break;
+	default:
+		break;
+	}
+done:
+	if (res == -EINVAL)
+		atomic_long_inc(&ep->bad_desc);
+	cqe->user_data = sqe->user_data;
+	cqe->res = res;
+	cqe->flags = 0;
+	cqe->channel = sqe->channel;
+	cqe->resv0 = 0;
+	cqe->resv1 = 0;
+}
+
+/*
+ * Take up to @to_submit SQEs, stopping early when the CQ is full: a CQE the
+ * program has not consumed is never overwritten. Returns the number taken,
+ * -EBUSY when SQEs were waiting but the CQ had no room for any, -EINVAL
+ * (taking nothing) when the program wrote an impossible index.
+ */
+static int rmsg_ep_submit(struct rmsg_endpoint *ep, u32 to_submit)
+{
+	struct rmsg_ep_ring *sq = &ep->sq, *cq = &ep->cq;
+	const struct rmsg_sqe *sqes = sq->descs;
+	struct rmsg_cqe *cqes = cq->descs;
+	u32 prod, cons, sq_cons, cq_prod, n, done;
+	struct rmsg_sqe sqe;
+	int ret;
+
+	mutex_lock(&ep->lock);
+	/* A: the SQEs before prod were written before prod. */
+	prod = smp_load_acquire(sq->producer);
+	/* D: the program finished reading the CQEs before cons. */
+	cons = smp_load_acquire(cq->consumer);
+	if (!rmsg_ring_prod_ok(sq->entries, ep->sq_cons, ep->sq_prod, prod) ||
+	    !rmsg_ring_cons_ok(ep->cq_prod, ep->cq_cons, cons)) {
+		atomic_long_inc(&ep->bad_index);
+		ret = -EINVAL;
+		goto out;
+	}
+	ep->sq_prod = prod;
+	ep->cq_cons = cons;
+	/* The program may have overwritten it; it stays set until a poller. */
+	WRITE_ONCE(*sq->flags, RMSG_SQ_NEED_WAKEUP);
+
+	sq_cons = ep->sq_cons;
+	cq_prod = ep->cq_prod;
+	n = min(to_submit, rmsg_ring_used(prod, sq_cons));
+	for (done = 0; done < n; done++) {
+		if (!rmsg_ring_free(cq->entries, cq_prod, cons))
+			break;
+		/*
+		 * One copy, then only the copy is looked at: the program may
+		 * rewrite the slot at any time (no double fetch).
+		 */
+		memcpy(&sqe, &sqes[rmsg_ring_slot(sq->entries, sq_cons)],
+		       sizeof(sqe));
+		barrier();
+		rmsg_ep_exec(ep, &sqe,
+			     &cqes[rmsg_ring_slot(cq->entries, cq_prod)]);
+		sq_cons++;
+		cq_prod++;
+	}
+	if (done) {
+		ep->sq_cons = sq_cons;
+		WRITE_ONCE(ep->cq_prod, cq_prod);
+		/* D: the SQEs are read before their slots are handed back. */
+		smp_store_release(sq->consumer, sq_cons);
+		/* C: the CQEs are written before the producer publishes them. */
+		smp_store_release(cq->producer, cq_prod);
+		wake_up_interruptible_poll(&ep->wq, EPOLLIN | EPOLLRDNORM);
+	}
+	ret = done ? done : n ? -EBUSY : 0;
+out:
+	mutex_unlock(&ep->lock);
+	return ret;
+}
+
+/* CQEs ready for the program: kernel producer minus program's consumer. */
+static u32 rmsg_ep_cq_ready(struct rmsg_endpoint *ep)
+{
+	return rmsg_ring_used(READ_ONCE(ep->cq_prod),
+			      READ_ONCE(*ep->cq.consumer));
+}
+
+/*
+ * Wait until @min CQEs are ready. A consumer index that leaves more than
+ * the CQ's size ready is impossible: the wait ends with -EINVAL. (One that
+ * went backwards within range is caught by the next submission.)
+ */
+static bool rmsg_ep_wait_done(struct rmsg_endpoint *ep, u32 min, u32 *ready)
+{
+	*ready = rmsg_ep_cq_ready(ep);
+	return *ready >= min;
+}
+
+static int rmsg_ep_wait(struct rmsg_endpoint *ep, u32 min)
+{
+	u32 ready;
+
+	if (wait_event_interruptible(ep->wq, rmsg_ep_wait_done(ep, min, &ready)))
+		return -EINTR;
+	if (ready > ep->cq.entries) {
+		atomic_long_inc(&ep->bad_index);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+long rmsg_ep_enter(struct rmsg_endpoint *ep, void __user *uarg)
+{
+	struct rmsg_enter e;
+	long ret = 0;
+
+	if (copy_from_user(&e, uarg, sizeof(e)))
+		return -EFAULT;
+	if ((e.flags & ~RMSG_ENTER_GETEVENTS) || e.resv0 || e.resv1 ||
+	    !rmsg_all_zero(e.resv, sizeof(e.resv)))
+		return -EINVAL;
+	if (!rmsg_ep_ready(ep))
+		return -EINVAL;
+	if ((e.flags & RMSG_ENTER_GETEVENTS) && e.min_complete > ep->cq.entries)
+		return -EINVAL;
+
+	e.submitted = 0;
+	if (e.to_submit) {
+		ret = rmsg_ep_submit(ep, e.to_submit);
+		if (ret > 0) {
+			e.submitted = ret;
+			ret = 0;
+		}
+	}
+	if (!ret && (e.flags & RMSG_ENTER_GETEVENTS) && e.min_complete)
+		ret = rmsg_ep_wait(ep, e.min_complete);
+	/* As io_uring_enter(): what was taken counts more than the wait. */
+	if (e.submitted)
+		ret = 0;
+	if (copy_to_user(uarg, &e, sizeof(e)))
+		return -EFAULT;
+	return ret;
+}
+
+__poll_t rmsg_ep_poll(struct rmsg_endpoint *ep, struct file *file,
+		      poll_table *wait)
+{
+	poll_wait(file, &ep->wq, wait);
+	if (!rmsg_ep_ready(ep))
+		return 0;
+	return rmsg_ep_cq_ready(ep) ? EPOLLIN | EPOLLRDNORM : 0;
+}

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR BSD-2-Clause
+/*
+ * librmsg: endpoints, their setup and the mapping of their rings. The hot
+ * path (rmsg_sq_get_sqe() and friends) is inline in rmsg.h.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "rmsg.h"
+
+static int rmsg_ring_map(int fd, struct rmsg_ring_view *r, __u64 offset,
+			 __u64 size, const struct rmsg_ring_offsets *off,
+			 __u32 entries)
+{
+	void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			 (off_t)offset);
+
+	if (map == MAP_FAILED)
+		return -errno;
+	r->map = map;
+	r->map_size = size;
+	r->producer = (__u32 *)((char *)map + off->producer);
+	r->consumer = (__u32 *)((char *)map + off->consumer);
+	r->flags = (__u32 *)((char *)map + off->flags);
+	r->descs = (char *)map + off->descs;
+	r->entries = entries;
+	r->mask = entries - 1;
+	r->cached_prod = __atomic_load_n(r->producer, __ATOMIC_ACQUIRE);
+	r->cached_cons = __atomic_load_n(r->consumer, __ATOMIC_ACQUIRE);
+	return 0;
+}
+
+int rmsg_ep_open(struct rmsg_ep *ep, unsigned int sq_entries,
+		 unsigned int cq_entries)
+{
+	struct rmsg_ep_setup p;
+	int ret;
+
+	memset(ep, 0, sizeof(*ep));
+	ep->fd = rmsg_open_device();
+	if (ep->fd < 0)
+		return ep->fd;
+	memset(&p, 0, sizeof(p));
+	p.sq_entries = sq_entries;
+	p.cq_entries = cq_entries;
+	if (ioctl(ep->fd, RMSG_IOC_EP_SETUP, &p)) {
+		ret = -errno;
+		goto fail;
+	}
+	ret = rmsg_ring_map(ep->fd, &ep->sq, RMSG_OFF_SQ_RING, p.sq_mmap_size,
+			    &p.sq_off, p.sq_entries);
+	if (ret)
+		goto fail;
+	ret = rmsg_ring_map(ep->fd, &ep->cq, RMSG_OFF_CQ_RING, p.cq_mmap_size,
+			    &p.cq_off, p.cq_entries);
+	if (ret)
+		goto fail;
+	return 0;
+fail:
+	rmsg_ep_close(ep);
+	return ret;
+}
+
+void rmsg_ep_close(struct rmsg_ep *ep)
+{
+	if (ep->sq.map)
+		munmap(ep->sq.map, ep->sq.map_size);
+	if (ep->cq.map)
+		munmap(ep->cq.map, ep->cq.map_size);
+	if (ep->fd >= 0)
+		close(ep->fd);
+	memset(ep, 0, sizeof(*ep));
+	ep->fd = -1;
+}
+
+int rmsg_ep_enter(struct rmsg_ep *ep, unsigned int to_submit,
+		  unsigned int min_complete, unsigned int flags)
+{
+	struct rmsg_enter e;
+
+	memset(&e, 0, sizeof(e));
+	e.to_submit = to_submit;
+	e.min_complete = min_complete;
+	e.flags = flags;
+	if (ioctl(ep->fd, RMSG_IOC_ENTER, &e))
+		return -errno;
+	return (int)e.submitted;
+}
