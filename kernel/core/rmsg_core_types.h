@@ -54,6 +54,8 @@ typedef int32_t s32;
 #define le32_to_cpu(x)	((u32)le32toh((u32)(x)))
 #define cpu_to_le16(x)	((__le16)htole16((u16)(x)))
 #define cpu_to_le32(x)	((__le32)htole32((u32)(x)))
+#define le64_to_cpu(x)	((u64)le64toh((u64)(x)))
+#define cpu_to_le64(x)	((__le64)htole64((u64)(x)))
 
 static inline u8 rmsg_load_acquire_u8(const u8 *p)
 {

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * rmsg protocol core: encoding and validation of the connection handshake.
+ *
+ * Everything decoded here comes from the network: a peer running another
+ * version, a buggy peer or a hostile one. Decoding checks every field that
+ * can be checked without knowing the channel; what depends on the channel
+ * (does the incarnation match, is the epoch newer) is the caller's.
+ */
+#include "rmsg_wire.h"
+#include "rmsg_vb.h"
+
+/* The wire struct must fill the REQ private data exactly, with no holes. */
+static_assert(sizeof(struct rmsg_wire_hello) == RMSG_WIRE_HELLO_SIZE);
+
+/**
+ * rmsg_hello_encode() - a hello in wire format
+ * @wire: written whole
+ * @hello: what to send
+ */
+void rmsg_hello_encode(struct rmsg_wire_hello *wire,
+		       const struct rmsg_hello *hello)
+{
+	memset(wire, 0, sizeof(*wire));
+	wire->magic = cpu_to_le32(RMSG_WIRE_MAGIC);
+	wire->version = RMSG_WIRE_VERSION;
+	wire->kind = hello->kind;
+	wire->incarnation = cpu_to_le64(hello->incarnation);
+	wire->block_addr = cpu_to_le64(hello->block_addr);
+	wire->channel = cpu_to_le32(hello->channel);
+	wire->peer_channel = cpu_to_le32(hello->peer_channel);
+	wire->epoch = cpu_to_le32(hello->epoch);
+	wire->block_rkey = cpu_to_le32(hello->block_rkey);
+	wire->block_size = cpu_to_le32(hello->block_size);
+	wire->rx_seq = cpu_to_le32(hello->rx_seq);
+	wire->rx_freed = cpu_to_le32(hello->rx_freed);
+}
+
+/**
+ * rmsg_hello_decode() - validate and decode a hello from the network
+ * @hello: filled in on success
+ * @data: the private data as received (untrusted)
+ * @len: its length; transports may pad it, so more than the hello is fine
+ *
+ * Return: 0; -EPROTONOSUPPORT for an rmsg peer of another protocol version;
+ * -EPROTO for anything else that is not a valid hello.
+ */
+int rmsg_hello_decode(struct rmsg_hello *hello, const void *data, u32 len)
+{
+	struct rmsg_wire_hello wire;
+	u32 size;
+
+	if (!data || len < sizeof(wire))
+		return -EPROTO;
+	/* One copy: the checks and the result see the same bytes. */
+	memcpy(&wire, data, sizeof(wire));
+	if (le32_to_cpu(wire.magic) != RMSG_WIRE_MAGIC)
+		return -EPROTO;
+	if (wire.version != RMSG_WIRE_VERSION)
+		return -EPROTONOSUPPORT;
+	if (wire.flags || wire.resv || !wire.incarnation)
+		return -EPROTO;
+
+	size = le32_to_cpu(wire.block_size);
+	if (rmsg_vb_check_block(size))
+		return -EPROTO;
+
+	switch (wire.kind) {
+	case RMSG_HELLO_CONNECT:
+		/* A first attempt names no channel of ours and has epoch 0. */
+		if (wire.epoch ||
+		    le32_to_cpu(wire.peer_channel) != RMSG_WIRE_NO_CHANNEL)
+			return -EPROTO;
+		break;
+	case RMSG_HELLO_RECONNECT:
+		/* A repair names the channel it repairs, after attempt 0. */
+		if (!wire.epoch ||
+		    le32_to_cpu(wire.peer_channel) == RMSG_WIRE_NO_CHANNEL)
+			return -EPROTO;
+		break;
+	case RMSG_HELLO_ACCEPT:
+		if (le32_to_cpu(wire.peer_channel) == RMSG_WIRE_NO_CHANNEL)
+			return -EPROTO;
+		break;
+	default:
+		return -EPROTO;
+	}
+	if (le32_to_cpu(wire.channel) == RMSG_WIRE_NO_CHANNEL)
+		return -EPROTO;
+
+	hello->kind = wire.kind;
+	hello->incarnation = le64_to_cpu(wire.incarnation);
+	hello->block_addr = le64_to_cpu(wire.block_addr);
+	hello->channel = le32_to_cpu(wire.channel);
+	hello->peer_channel = le32_to_cpu(wire.peer_channel);
+	hello->epoch = le32_to_cpu(wire.epoch);
+	hello->block_rkey = le32_to_cpu(wire.block_rkey);
+	hello->block_size = size;
+	hello->rx_seq = le32_to_cpu(wire.rx_seq);
+	hello->rx_freed = le32_to_cpu(wire.rx_freed);
+	return 0;
+}

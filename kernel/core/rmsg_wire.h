@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * rmsg protocol core: messages between two rmsg modules that programs never
+ * see. (What programs do see on the wire, the receive-block trailer, is in
+ * the UAPI header.)
+ *
+ * The connection handshake rides in the rdma_cm private data: the connecting
+ * side's REQ carries a hello, and so does the accepting side's REP. IB and
+ * RoCE leave 56 bytes of REQ private data to the user of RDMA_PS_TCP, so the
+ * hello is exactly 56 bytes. All fields are little-endian.
+ */
+#ifndef _RMSG_WIRE_H
+#define _RMSG_WIRE_H
+
+#include "rmsg_core_types.h"
+
+#define RMSG_WIRE_MAGIC		0x47534d52	/* "RMSG" read as LE */
+#define RMSG_WIRE_VERSION	1
+#define RMSG_WIRE_HELLO_SIZE	56
+/* No channel yet: the peer_channel of a first connection attempt. */
+#define RMSG_WIRE_NO_CHANNEL	0xffffffffU
+
+/* rmsg_wire_hello.kind */
+enum rmsg_hello_kind {
+	RMSG_HELLO_CONNECT	= 1,	/* REQ: a new channel */
+	RMSG_HELLO_RECONNECT	= 2,	/* REQ: repair an existing channel */
+	RMSG_HELLO_ACCEPT	= 3,	/* REP: the answer to either */
+};
+
+/**
+ * struct rmsg_wire_hello - handshake in the rdma_cm private data
+ * @magic: RMSG_WIRE_MAGIC
+ * @version: RMSG_WIRE_VERSION
+ * @kind: enum rmsg_hello_kind
+ * @flags: zero in version 1
+ * @incarnation: the sender's endpoint, random and never 0; a peer that
+ *	comes back with another one restarted and is not the same peer
+ * @block_addr: address of the sender's receive block for RDMA WRITE
+ * @channel: the sender's id of the channel
+ * @peer_channel: the receiver's id of the channel, or RMSG_WIRE_NO_CHANNEL
+ *	on a first connection attempt
+ * @epoch: connection attempt of the channel: 0 first, then one more per
+ *	repair, so that a stale attempt is told from the current one
+ * @block_rkey: rkey of the sender's receive block
+ * @block_size: bytes of the sender's receive block
+ * @rx_seq: the next sequence number the sender expects to receive
+ * @rx_freed: bytes of its receive block the sender has released
+ *	(free-running), where the peer's credit resumes after a repair
+ * @resv: zero
+ */
+struct rmsg_wire_hello {
+	__le32 magic;
+	__u8   version;
+	__u8   kind;
+	__le16 flags;
+	__le64 incarnation;
+	__le64 block_addr;
+	__le32 channel;
+	__le32 peer_channel;
+	__le32 epoch;
+	__le32 block_rkey;
+	__le32 block_size;
+	__le32 rx_seq;
+	__le32 rx_freed;
+	__le32 resv;
+};
+
+/**
+ * struct rmsg_hello - a hello in host byte order
+ *
+ * The fields are those of struct rmsg_wire_hello.
+ */
+struct rmsg_hello {
+	u8  kind;
+	u64 incarnation;
+	u64 block_addr;
+	u32 channel;
+	u32 peer_channel;
+	u32 epoch;
+	u32 block_rkey;
+	u32 block_size;
+	u32 rx_seq;
+	u32 rx_freed;
+};
+
+void rmsg_hello_encode(struct rmsg_wire_hello *wire,
+		       const struct rmsg_hello *hello);
+int rmsg_hello_decode(struct rmsg_hello *hello, const void *data, u32 len);
+
+#endif /* _RMSG_WIRE_H */
