@@ -21,6 +21,11 @@
  * @ibdev: the RDMA core's device; valid until rmsg_ib_remove() returns
  * @event_handler: receives port and device events (any context)
  * @fatal_events: IB_EVENT_DEVICE_FATAL events seen
+ * @pd: the protection domain every channel on the device shares
+ * @lock: guards @channels and @dying
+ * @channels: channels whose connection runs on the device
+ * @dying: the device is being removed; no channel may attach
+ * @wq: woken when a channel detaches
  * @nports: ports on the device
  * @port_events: per-port event counts, index port number - 1
  */
@@ -29,6 +34,11 @@ struct rmsg_device {
 	struct ib_device *ibdev;
 	struct ib_event_handler event_handler;
 	atomic_t fatal_events;
+	struct ib_pd *pd;
+	struct mutex lock;
+	struct list_head channels;
+	bool dying;
+	wait_queue_head_t wq;
 	u32 nports;
 	atomic_t port_events[];
 };
@@ -36,11 +46,15 @@ struct rmsg_device {
 int rmsg_devices_init(void);
 void rmsg_devices_exit(void);
 u32 rmsg_devices_count(void);
+struct rmsg_device *rmsg_device_attach(struct ib_device *ibdev,
+				       struct list_head *node);
+bool rmsg_device_detach(struct rmsg_device *rdev, struct list_head *node);
 int rmsg_devices_list(struct rmsg_dev_info *out, u32 capacity, u32 *total,
 		      u32 *generation);
 
 /* What RMSG_IOC_VERSION and RMSG_IOC_EP_SETUP announce. */
-#define RMSG_FEATURES		(RMSG_FEAT_DEV_LIST | RMSG_FEAT_RINGS)
+#define RMSG_FEATURES		(RMSG_FEAT_DEV_LIST | RMSG_FEAT_RINGS | \
+				 RMSG_FEAT_SQPOLL)
 
 /* Flags and reserved fields of the ABI must be zero. */
 static inline bool rmsg_all_zero(const void *p, size_t len)
@@ -84,6 +98,18 @@ struct rmsg_ep_ring {
  * @cq_cons: the last CQ consumer index accepted, under @lock
  * @bad_index: impossible indices the program wrote
  * @bad_desc: SQEs rejected with -EINVAL
+ * @sqpoll: the kernel submission poller (RMSG_EP_F_SQPOLL) or NULL; set
+ *	under @lock before @ready, cleared by release (rmsg_sqpoll.c)
+ * @chan_lock: guards @channels, @listener, @dying and every channel's
+ *	state (rmsg_channel.c)
+ * @channels: the endpoint's channels by id
+ * @listener: the listening rdma_cm id, or NULL
+ * @dying: release has begun; no new channel
+ * @nr_channels: channels not yet freed
+ * @chan_wq: woken when @nr_channels drops to zero
+ * @incarnation: random, never 0: tells this endpoint from a later one
+ * @overflow: events that found the completion ring full, under @lock
+ * @overflow_len: entries on @overflow
  */
 struct rmsg_endpoint {
 	struct mutex lock;
@@ -97,6 +123,16 @@ struct rmsg_endpoint {
 	u32 cq_cons;
 	atomic_long_t bad_index;
 	atomic_long_t bad_desc;
+	struct rmsg_sqpoll *sqpoll;
+	struct mutex chan_lock;
+	struct xarray channels;
+	struct rmsg_listener *listener;
+	bool dying;
+	atomic_t nr_channels;
+	wait_queue_head_t chan_wq;
+	u64 incarnation;
+	struct list_head overflow;
+	u32 overflow_len;
 };
 
 struct rmsg_endpoint *rmsg_ep_create(void);
@@ -106,8 +142,33 @@ long rmsg_ep_enter(struct rmsg_endpoint *ep, void __user *uarg);
 int rmsg_ep_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma);
 __poll_t rmsg_ep_poll(struct rmsg_endpoint *ep, struct file *file,
 		      poll_table *wait);
+int rmsg_ep_submit(struct rmsg_endpoint *ep, u32 to_submit);
+
+int rmsg_sqpoll_start(struct rmsg_endpoint *ep, u32 idle_ms);
+void rmsg_sqpoll_stop(struct rmsg_endpoint *ep);
+void rmsg_sqpoll_wake(struct rmsg_endpoint *ep);
 
 int rmsg_cdev_init(void);
 void rmsg_cdev_exit(void);
+
+struct rmsg_listener;
+
+void rmsg_ep_post_event(struct rmsg_endpoint *ep, const struct rmsg_cqe *cqe);
+void rmsg_ep_flush_events(struct rmsg_endpoint *ep);
+
+static inline bool rmsg_ep_ready(struct rmsg_endpoint *ep)
+{
+	/* The rings exist; pairs with the store-release at the end of setup. */
+	return smp_load_acquire(&ep->ready);
+}
+
+int rmsg_chan_init_module(void);
+void rmsg_chan_exit_module(void);
+long rmsg_chan_listen(struct rmsg_endpoint *ep, void __user *uarg);
+void rmsg_chan_unlisten(struct rmsg_endpoint *ep);
+long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg);
+long rmsg_chan_close(struct rmsg_endpoint *ep, void __user *uarg);
+void rmsg_chan_release_all(struct rmsg_endpoint *ep);
+void rmsg_chan_device_removed(struct rmsg_device *rdev);
 
 #endif /* _RMSG_H */

@@ -88,6 +88,12 @@ static long rmsg_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return rmsg_ep_setup(ep, uarg);
 	case RMSG_IOC_ENTER:
 		return rmsg_ep_enter(ep, uarg);
+	case RMSG_IOC_LISTEN:
+		return rmsg_chan_listen(ep, uarg);
+	case RMSG_IOC_CONNECT:
+		return rmsg_chan_connect(ep, uarg);
+	case RMSG_IOC_CLOSE:
+		return rmsg_chan_close(ep, uarg);
 	default:
 		return -ENOTTY;
 	}

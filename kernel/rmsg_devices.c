@@ -71,6 +71,16 @@ static int rmsg_ib_add(struct ib_device *ibdev)
 		return -ENOMEM;
 	rdev->ibdev = ibdev;
 	rdev->nports = nports;
+	mutex_init(&rdev->lock);
+	INIT_LIST_HEAD(&rdev->channels);
+	init_waitqueue_head(&rdev->wq);
+	rdev->pd = ib_alloc_pd(ibdev, 0);
+	if (IS_ERR(rdev->pd)) {
+		int ret = PTR_ERR(rdev->pd);
+
+		kfree(rdev);
+		return ret;
+	}
 	INIT_IB_EVENT_HANDLER(&rdev->event_handler, ibdev, rmsg_ib_event);
 	ib_register_event_handler(&rdev->event_handler);
 	ib_set_client_data(ibdev, &rmsg_ib_client, rdev);
@@ -95,8 +105,12 @@ static void rmsg_ib_remove(struct ib_device *ibdev, void *client_data)
 	rmsg_devices_generation++;
 	mutex_unlock(&rmsg_devices_lock);
 
+	/* Before the callback returns, nothing of rmsg may be left on it. */
+	rmsg_chan_device_removed(rdev);
+	ib_dealloc_pd(rdev->pd);
 	ib_unregister_event_handler(&rdev->event_handler);
 	dev_info(&ibdev->dev, "rmsg: device removed\n");
+	mutex_destroy(&rdev->lock);
 	kfree(rdev);
 }
 
@@ -218,6 +232,57 @@ int rmsg_devices_list(struct rmsg_dev_info *out, u32 capacity, u32 *total,
 	*generation = rmsg_devices_generation;
 	mutex_unlock(&rmsg_devices_lock);
 	return min(n, capacity);
+}
+
+/**
+ * rmsg_device_attach() - put a channel on the device its connection uses
+ * @ibdev: the RDMA core's device
+ * @node: the channel's entry for the device's channel list
+ *
+ * Looks the device up in rmsg's own list rather than by client data: a
+ * device being removed is off the list before its resources go.
+ *
+ * Return: the device, or NULL when rmsg does not (or no longer) use it.
+ */
+struct rmsg_device *rmsg_device_attach(struct ib_device *ibdev,
+				       struct list_head *node)
+{
+	struct rmsg_device *rdev, *found = NULL;
+
+	mutex_lock(&rmsg_devices_lock);
+	list_for_each_entry(rdev, &rmsg_devices, node) {
+		if (rdev->ibdev != ibdev)
+			continue;
+		mutex_lock(&rdev->lock);
+		if (!rdev->dying) {
+			list_add_tail(node, &rdev->channels);
+			found = rdev;
+		}
+		mutex_unlock(&rdev->lock);
+		break;
+	}
+	mutex_unlock(&rmsg_devices_lock);
+	return found;
+}
+
+/**
+ * rmsg_device_detach() - take a channel off its device
+ * @rdev: the device rmsg_device_attach() returned
+ * @node: the channel's entry
+ *
+ * Return: whether the device is being removed, which is then the reason
+ * the channel ended, whatever its peer saw first.
+ */
+bool rmsg_device_detach(struct rmsg_device *rdev, struct list_head *node)
+{
+	bool dying;
+
+	mutex_lock(&rdev->lock);
+	list_del_init(node);
+	dying = rdev->dying;
+	mutex_unlock(&rdev->lock);
+	wake_up_all(&rdev->wq);
+	return dying;
 }
 
 int rmsg_devices_init(void)

@@ -19,6 +19,7 @@
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/poll.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
@@ -42,6 +43,14 @@ static_assert(sizeof(struct rmsg_enter) == 40);
 static_assert(RMSG_MAX_CQ_ENTRIES <= RMSG_RING_MAX_SIZE);
 static_assert(RMSG_OFF_CQ_RING % PAGE_SIZE == 0);
 
+/* An event that found the completion ring full. */
+struct rmsg_event {
+	struct list_head node;
+	struct rmsg_cqe cqe;
+};
+
+static bool rmsg_ep_flush_locked(struct rmsg_endpoint *ep);
+
 struct rmsg_endpoint *rmsg_ep_create(void)
 {
 	struct rmsg_endpoint *ep = kzalloc(sizeof(*ep), GFP_KERNEL_ACCOUNT);
@@ -50,6 +59,13 @@ struct rmsg_endpoint *rmsg_ep_create(void)
 		return NULL;
 	mutex_init(&ep->lock);
 	init_waitqueue_head(&ep->wq);
+	mutex_init(&ep->chan_lock);
+	xa_init_flags(&ep->channels, XA_FLAGS_ALLOC);
+	init_waitqueue_head(&ep->chan_wq);
+	INIT_LIST_HEAD(&ep->overflow);
+	do {
+		ep->incarnation = get_random_u64();
+	} while (!ep->incarnation);
 	return ep;
 }
 
@@ -61,6 +77,16 @@ struct rmsg_endpoint *rmsg_ep_create(void)
  */
 void rmsg_ep_destroy(struct rmsg_endpoint *ep)
 {
+	struct rmsg_event *ev, *next;
+
+	/* The poller runs SQEs, which will act on channels: it goes first. */
+	rmsg_sqpoll_stop(ep);
+	/* Channels post events into the rings: they go before the rings. */
+	rmsg_chan_release_all(ep);
+	list_for_each_entry_safe(ev, next, &ep->overflow, node)
+		kfree(ev);
+	xa_destroy(&ep->channels);
+	mutex_destroy(&ep->chan_lock);
 	vfree(ep->sq.mem);
 	vfree(ep->cq.mem);
 	mutex_destroy(&ep->lock);
@@ -90,11 +116,6 @@ static int rmsg_ep_ring_alloc(struct rmsg_ep_ring *ring, u32 entries,
 	return 0;
 }
 
-static bool rmsg_ep_ready(struct rmsg_endpoint *ep)
-{
-	/* Pairs with the store-release in setup: the rings exist after it. */
-	return smp_load_acquire(&ep->ready);
-}
 
 long rmsg_ep_setup(struct rmsg_endpoint *ep, void __user *uarg)
 {
@@ -104,7 +125,11 @@ long rmsg_ep_setup(struct rmsg_endpoint *ep, void __user *uarg)
 
 	if (copy_from_user(&p, uarg, sizeof(p)))
 		return -EFAULT;
-	if (p.flags || p.resv0 || !rmsg_all_zero(p.resv, sizeof(p.resv)))
+	if ((p.flags & ~RMSG_EP_F_SQPOLL) ||
+	    !rmsg_all_zero(p.resv, sizeof(p.resv)))
+		return -EINVAL;
+	if (p.flags & RMSG_EP_F_SQPOLL ?
+	    p.sqpoll_idle_ms > RMSG_SQPOLL_IDLE_MAX_MS : p.sqpoll_idle_ms)
 		return -EINVAL;
 	if (!p.sq_entries || p.sq_entries > RMSG_MAX_RING_ENTRIES)
 		return -EINVAL;
@@ -131,8 +156,18 @@ long rmsg_ep_setup(struct rmsg_endpoint *ep, void __user *uarg)
 		memset(&ep->sq, 0, sizeof(ep->sq));
 		goto out;
 	}
-	/* No kernel poller yet: the program must always call ENTER. */
+	/* Without a kernel poller the program must always call ENTER. */
 	WRITE_ONCE(*ep->sq.flags, RMSG_SQ_NEED_WAKEUP);
+	if (p.flags & RMSG_EP_F_SQPOLL) {
+		ret = rmsg_sqpoll_start(ep, p.sqpoll_idle_ms);
+		if (ret) {
+			vfree(ep->sq.mem);
+			vfree(ep->cq.mem);
+			memset(&ep->sq, 0, sizeof(ep->sq));
+			memset(&ep->cq, 0, sizeof(ep->cq));
+			goto out;
+		}
+	}
 	/* mmap, poll and ENTER look at the rings only after this. */
 	smp_store_release(&ep->ready, true);
 out:
@@ -207,9 +242,10 @@ done:
  * Take up to @to_submit SQEs, stopping early when the CQ is full: a CQE the
  * program has not consumed is never overwritten. Returns the number taken,
  * -EBUSY when SQEs were waiting but the CQ had no room for any, -EINVAL
- * (taking nothing) when the program wrote an impossible index.
+ * (taking nothing) when the program wrote an impossible index. Called by
+ * ENTER, or by the endpoint's kernel poller (rmsg_sqpoll.c) instead.
  */
-static int rmsg_ep_submit(struct rmsg_endpoint *ep, u32 to_submit)
+int rmsg_ep_submit(struct rmsg_endpoint *ep, u32 to_submit)
 {
 	struct rmsg_ep_ring *sq = &ep->sq, *cq = &ep->cq;
 	const struct rmsg_sqe *sqes = sq->descs;
@@ -231,8 +267,11 @@ static int rmsg_ep_submit(struct rmsg_endpoint *ep, u32 to_submit)
 	}
 	ep->sq_prod = prod;
 	ep->cq_cons = cons;
-	/* The program may have overwritten it; it stays set until a poller. */
-	WRITE_ONCE(*sq->flags, RMSG_SQ_NEED_WAKEUP);
+	/* Kept events are older than what this call completes. */
+	rmsg_ep_flush_locked(ep);
+	/* The program may have overwritten it; the poller owns it, if any. */
+	if (!ep->sqpoll)
+		WRITE_ONCE(*sq->flags, RMSG_SQ_NEED_WAKEUP);
 
 	sq_cons = ep->sq_cons;
 	cq_prod = ep->cq_prod;
@@ -279,23 +318,30 @@ static u32 rmsg_ep_cq_ready(struct rmsg_endpoint *ep)
  * the CQ's size ready is impossible: the wait ends with -EINVAL. (One that
  * went backwards within range is caught by the next submission.)
  */
+/* Enough entries, or kept events that now have room to be posted. */
 static bool rmsg_ep_wait_done(struct rmsg_endpoint *ep, u32 min, u32 *ready)
 {
 	*ready = rmsg_ep_cq_ready(ep);
-	return *ready >= min;
+	return *ready >= min ||
+	       (*ready < ep->cq.entries && !list_empty_careful(&ep->overflow));
 }
 
 static int rmsg_ep_wait(struct rmsg_endpoint *ep, u32 min)
 {
 	u32 ready;
 
-	if (wait_event_interruptible(ep->wq, rmsg_ep_wait_done(ep, min, &ready)))
-		return -EINTR;
-	if (ready > ep->cq.entries) {
-		atomic_long_inc(&ep->bad_index);
-		return -EINVAL;
+	for (;;) {
+		rmsg_ep_flush_events(ep);
+		if (wait_event_interruptible(ep->wq,
+					     rmsg_ep_wait_done(ep, min, &ready)))
+			return -EINTR;
+		if (ready > ep->cq.entries) {
+			atomic_long_inc(&ep->bad_index);
+			return -EINVAL;
+		}
+		if (ready >= min)
+			return 0;
 	}
-	return 0;
 }
 
 long rmsg_ep_enter(struct rmsg_endpoint *ep, void __user *uarg)
@@ -314,7 +360,11 @@ long rmsg_ep_enter(struct rmsg_endpoint *ep, void __user *uarg)
 		return -EINVAL;
 
 	e.submitted = 0;
-	if (e.to_submit) {
+	if (ep->sqpoll) {
+		/* The poller takes the SQEs; ENTER only wakes it. */
+		rmsg_sqpoll_wake(ep);
+		e.submitted = e.to_submit;
+	} else if (e.to_submit) {
 		ret = rmsg_ep_submit(ep, e.to_submit);
 		if (ret > 0) {
 			e.submitted = ret;
@@ -337,5 +387,80 @@ __poll_t rmsg_ep_poll(struct rmsg_endpoint *ep, struct file *file,
 	poll_wait(file, &ep->wq, wait);
 	if (!rmsg_ep_ready(ep))
 		return 0;
+	rmsg_ep_flush_events(ep);
 	return rmsg_ep_cq_ready(ep) ? EPOLLIN | EPOLLRDNORM : 0;
+}
+
+/*
+ * Move kept events into the completion ring while it has room. The
+ * consumer index is the program's: an impossible one leaves the events
+ * kept. Caller holds ep->lock.
+ */
+static bool rmsg_ep_flush_locked(struct rmsg_endpoint *ep)
+{
+	struct rmsg_cqe *cqes = ep->cq.descs;
+	struct rmsg_event *ev;
+	u32 cons, prod = ep->cq_prod;
+	bool posted = false;
+
+	/* D: the program finished reading the CQEs before cons. */
+	cons = smp_load_acquire(ep->cq.consumer);
+	if (!rmsg_ring_cons_ok(prod, ep->cq_cons, cons))
+		return false;
+	ep->cq_cons = cons;
+	while (!list_empty(&ep->overflow) &&
+	       rmsg_ring_free(ep->cq.entries, prod, cons)) {
+		ev = list_first_entry(&ep->overflow, struct rmsg_event, node);
+		list_del(&ev->node);
+		ep->overflow_len--;
+		cqes[rmsg_ring_slot(ep->cq.entries, prod)] = ev->cqe;
+		kfree(ev);
+		prod++;
+		posted = true;
+	}
+	if (posted) {
+		WRITE_ONCE(ep->cq_prod, prod);
+		/* C: the CQEs are written before the producer publishes them. */
+		smp_store_release(ep->cq.producer, prod);
+	}
+	return posted;
+}
+
+/**
+ * rmsg_ep_flush_events() - post kept events the completion ring has room for
+ * @ep: the endpoint
+ */
+void rmsg_ep_flush_events(struct rmsg_endpoint *ep)
+{
+	bool posted;
+
+	if (!rmsg_ep_ready(ep) || list_empty_careful(&ep->overflow))
+		return;
+	mutex_lock(&ep->lock);
+	posted = rmsg_ep_flush_locked(ep);
+	mutex_unlock(&ep->lock);
+	if (posted)
+		wake_up_interruptible_poll(&ep->wq, EPOLLIN | EPOLLRDNORM);
+}
+
+/**
+ * rmsg_ep_post_event() - report an event of a channel on the completion ring
+ * @ep: the endpoint, with rings
+ * @cqe: the entry
+ *
+ * Never drops an event: when the ring is full it is kept, in order, until
+ * the program makes room. Process context.
+ */
+void rmsg_ep_post_event(struct rmsg_endpoint *ep, const struct rmsg_cqe *cqe)
+{
+	struct rmsg_event *ev = kmalloc(sizeof(*ev), GFP_KERNEL | __GFP_NOFAIL);
+
+	ev->cqe = *cqe;
+	mutex_lock(&ep->lock);
+	list_add_tail(&ev->node, &ep->overflow);
+	ep->overflow_len++;
+	rmsg_ep_flush_locked(ep);
+	mutex_unlock(&ep->lock);
+	/* Also wakes a waiter whose ring was full: it may flush later. */
+	wake_up_interruptible_poll(&ep->wq, EPOLLIN | EPOLLRDNORM);
 }

@@ -14,16 +14,23 @@ static int __init rmsg_init(void)
 {
 	int ret;
 
-	ret = rmsg_devices_init();
+	ret = rmsg_chan_init_module();
 	if (ret)
 		return ret;
+	ret = rmsg_devices_init();
+	if (ret)
+		goto out_chan;
 	ret = rmsg_cdev_init();
-	if (ret) {
-		rmsg_devices_exit();
-		return ret;
-	}
+	if (ret)
+		goto out_devices;
 	pr_info("loaded, ABI version %u\n", RMSG_ABI_VERSION);
 	return 0;
+
+out_devices:
+	rmsg_devices_exit();
+out_chan:
+	rmsg_chan_exit_module();
+	return ret;
 }
 
 /*
@@ -34,6 +41,7 @@ static void __exit rmsg_exit(void)
 {
 	rmsg_cdev_exit();
 	rmsg_devices_exit();
+	rmsg_chan_exit_module();
 	pr_info("unloaded\n");
 }
 

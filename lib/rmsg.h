@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/socket.h>
 #include <rdma/rmsg.h>
 
 #ifdef __cplusplus
@@ -110,6 +112,22 @@ struct rmsg_ep {
 int rmsg_ep_open(struct rmsg_ep *ep, unsigned int sq_entries,
 		 unsigned int cq_entries);
 
+/**
+ * rmsg_ep_open_setup() - rmsg_ep_open() with every setup parameter
+ * @ep: filled in
+ * @p: in: sq_entries, cq_entries, flags (RMSG_EP_F_*) and sqpoll_idle_ms,
+ *	the rest zero; out: what RMSG_IOC_EP_SETUP reports (sizes, features)
+ *
+ * With RMSG_EP_F_SQPOLL a kernel thread takes the SQEs: rmsg_sq_submit()
+ * returns 0 while it polls and the program need not call rmsg_ep_enter().
+ * A program waiting for CQEs should still call rmsg_sq_submit() now and
+ * then (cheap), and enter when it returns non-zero: the poller may have
+ * gone to sleep, e.g. with SQEs left behind a full CQ.
+ *
+ * Return: 0 or a negative errno (@ep is then unusable).
+ */
+int rmsg_ep_open_setup(struct rmsg_ep *ep, struct rmsg_ep_setup *p);
+
 /* Unmap the rings and close the endpoint. */
 void rmsg_ep_close(struct rmsg_ep *ep);
 
@@ -125,6 +143,52 @@ void rmsg_ep_close(struct rmsg_ep *ep);
  */
 int rmsg_ep_enter(struct rmsg_ep *ep, unsigned int to_submit,
 		  unsigned int min_complete, unsigned int flags);
+
+/**
+ * rmsg_ep_listen() - accept channels on an address
+ * @ep: an open endpoint
+ * @addr: a struct sockaddr_in or sockaddr_in6; port 0 picks a free port,
+ *	which is written back into @addr
+ * @addrlen: its length
+ * @user_data: carried by the events of accepted channels
+ * @block_size: receive block of accepted channels; 0 for the default
+ *
+ * Each accepted channel is reported by an RMSG_CQE_ACCEPTED event.
+ *
+ * Return: 0 or a negative errno.
+ */
+int rmsg_ep_listen(struct rmsg_ep *ep, struct sockaddr *addr,
+		   socklen_t addrlen, uint64_t user_data, uint32_t block_size);
+
+/**
+ * rmsg_ep_connect() - start connecting a channel
+ * @ep: an open endpoint
+ * @addr: the peer's address
+ * @addrlen: its length
+ * @user_data: carried by the channel's events
+ * @block_size: this side's receive block; 0 for the default
+ *
+ * The outcome is an RMSG_CQE_CONNECTED event for the returned channel.
+ *
+ * Return: the channel's id (0 or more) or a negative errno.
+ */
+int rmsg_ep_connect(struct rmsg_ep *ep, const struct sockaddr *addr,
+		    socklen_t addrlen, uint64_t user_data,
+		    uint32_t block_size);
+
+/**
+ * rmsg_ep_close_channel() - end a channel
+ * @ep: the endpoint
+ * @channel: the channel's id
+ * @flags: RMSG_CLOSE_ABORT to skip telling the peer
+ *
+ * The end is reported by the channel's RMSG_CQE_CLOSED event (or its
+ * RMSG_CQE_CONNECTED, with an error, if it was not open yet).
+ *
+ * Return: 0 or a negative errno.
+ */
+int rmsg_ep_close_channel(struct rmsg_ep *ep, uint32_t channel,
+			  unsigned int flags);
 
 /**
  * rmsg_sq_get_sqe() - the next free SQE, zeroed

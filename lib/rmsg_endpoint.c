@@ -34,35 +34,41 @@ static int rmsg_ring_map(int fd, struct rmsg_ring_view *r, __u64 offset,
 	return 0;
 }
 
-int rmsg_ep_open(struct rmsg_ep *ep, unsigned int sq_entries,
-		 unsigned int cq_entries)
+int rmsg_ep_open_setup(struct rmsg_ep *ep, struct rmsg_ep_setup *p)
 {
-	struct rmsg_ep_setup p;
 	int ret;
 
 	memset(ep, 0, sizeof(*ep));
 	ep->fd = rmsg_open_device();
 	if (ep->fd < 0)
 		return ep->fd;
-	memset(&p, 0, sizeof(p));
-	p.sq_entries = sq_entries;
-	p.cq_entries = cq_entries;
-	if (ioctl(ep->fd, RMSG_IOC_EP_SETUP, &p)) {
+	if (ioctl(ep->fd, RMSG_IOC_EP_SETUP, p)) {
 		ret = -errno;
 		goto fail;
 	}
-	ret = rmsg_ring_map(ep->fd, &ep->sq, RMSG_OFF_SQ_RING, p.sq_mmap_size,
-			    &p.sq_off, p.sq_entries);
+	ret = rmsg_ring_map(ep->fd, &ep->sq, RMSG_OFF_SQ_RING, p->sq_mmap_size,
+			    &p->sq_off, p->sq_entries);
 	if (ret)
 		goto fail;
-	ret = rmsg_ring_map(ep->fd, &ep->cq, RMSG_OFF_CQ_RING, p.cq_mmap_size,
-			    &p.cq_off, p.cq_entries);
+	ret = rmsg_ring_map(ep->fd, &ep->cq, RMSG_OFF_CQ_RING, p->cq_mmap_size,
+			    &p->cq_off, p->cq_entries);
 	if (ret)
 		goto fail;
 	return 0;
 fail:
 	rmsg_ep_close(ep);
 	return ret;
+}
+
+int rmsg_ep_open(struct rmsg_ep *ep, unsigned int sq_entries,
+		 unsigned int cq_entries)
+{
+	struct rmsg_ep_setup p;
+
+	memset(&p, 0, sizeof(p));
+	p.sq_entries = sq_entries;
+	p.cq_entries = cq_entries;
+	return rmsg_ep_open_setup(ep, &p);
 }
 
 void rmsg_ep_close(struct rmsg_ep *ep)

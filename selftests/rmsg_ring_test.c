@@ -114,12 +114,12 @@ TEST(setup_rejects_bad_arguments)
 
 	memset(&p, 0, sizeof(p));
 	p.sq_entries = 8;
-	p.flags = 1;
+	p.flags = 1U << 31;
 	EXPECT_EQ(-1, ioctl(fd, RMSG_IOC_EP_SETUP, &p));
 	EXPECT_EQ(EINVAL, errno);
 	memset(&p, 0, sizeof(p));
 	p.sq_entries = 8;
-	p.resv0 = 1U << 31;
+	p.sqpoll_idle_ms = 1U << 31;	/* without RMSG_EP_F_SQPOLL */
 	EXPECT_EQ(-1, ioctl(fd, RMSG_IOC_EP_SETUP, &p));
 	EXPECT_EQ(EINVAL, errno);
 	for (i = 0; i < ARRAY_SIZE(p.resv); i++) {

@@ -12,6 +12,7 @@
 
 /* The wire struct must fill the REQ private data exactly, with no holes. */
 static_assert(sizeof(struct rmsg_wire_hello) == RMSG_WIRE_HELLO_SIZE);
+static_assert(sizeof(struct rmsg_wire_ctrl) == RMSG_WIRE_CTRL_SIZE);
 
 /**
  * rmsg_hello_encode() - a hello in wire format
@@ -98,5 +99,52 @@ int rmsg_hello_decode(struct rmsg_hello *hello, const void *data, u32 len)
 	hello->block_size = size;
 	hello->rx_seq = le32_to_cpu(wire.rx_seq);
 	hello->rx_freed = le32_to_cpu(wire.rx_freed);
+	return 0;
+}
+
+/**
+ * rmsg_ctrl_encode() - a control message in wire format
+ * @wire: written whole
+ * @type: enum rmsg_ctrl_type
+ * @arg: its argument
+ */
+void rmsg_ctrl_encode(struct rmsg_wire_ctrl *wire, u8 type, u64 arg)
+{
+	memset(wire, 0, sizeof(*wire));
+	wire->magic = cpu_to_le32(RMSG_WIRE_MAGIC);
+	wire->type = type;
+	wire->arg = cpu_to_le64(arg);
+}
+
+/**
+ * rmsg_ctrl_decode() - validate and decode a control message from the peer
+ * @data: the received bytes (untrusted)
+ * @len: how many were received
+ * @type: set to the message's enum rmsg_ctrl_type
+ * @arg: set to its argument
+ *
+ * Return: 0, or -EPROTO for anything that is not a valid control message.
+ */
+int rmsg_ctrl_decode(const void *data, u32 len, u8 *type, u64 *arg)
+{
+	struct rmsg_wire_ctrl wire;
+
+	if (!data || len != sizeof(wire))
+		return -EPROTO;
+	memcpy(&wire, data, sizeof(wire));
+	if (le32_to_cpu(wire.magic) != RMSG_WIRE_MAGIC ||
+	    wire.resv0[0] || wire.resv0[1] || wire.resv0[2])
+		return -EPROTO;
+	switch (wire.type) {
+	case RMSG_CTRL_READY:
+	case RMSG_CTRL_CLOSE:
+		if (wire.arg)
+			return -EPROTO;
+		break;
+	default:
+		return -EPROTO;
+	}
+	*type = wire.type;
+	*arg = le64_to_cpu(wire.arg);
 	return 0;
 }

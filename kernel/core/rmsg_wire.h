@@ -83,6 +83,35 @@ struct rmsg_hello {
 	u32 rx_freed;
 };
 
+/*
+ * Control messages travel by SEND into a few receive buffers per channel,
+ * beside the eager data that goes by RDMA WRITE into the receive block.
+ */
+#define RMSG_WIRE_CTRL_SIZE	16
+
+/* rmsg_wire_ctrl.type */
+enum rmsg_ctrl_type {
+	RMSG_CTRL_READY	= 1,	/* my receive block is registered: write */
+	RMSG_CTRL_CLOSE	= 2,	/* I close the channel; nothing follows */
+};
+
+/**
+ * struct rmsg_wire_ctrl - a control message
+ * @magic: RMSG_WIRE_MAGIC
+ * @type: enum rmsg_ctrl_type
+ * @resv0: zero
+ * @arg: meaning depends on @type; zero for READY and CLOSE
+ */
+struct rmsg_wire_ctrl {
+	__le32 magic;
+	__u8   type;
+	__u8   resv0[3];
+	__le64 arg;
+};
+
+void rmsg_ctrl_encode(struct rmsg_wire_ctrl *wire, u8 type, u64 arg);
+int rmsg_ctrl_decode(const void *data, u32 len, u8 *type, u64 *arg);
+
 void rmsg_hello_encode(struct rmsg_wire_hello *wire,
 		       const struct rmsg_hello *hello);
 int rmsg_hello_decode(struct rmsg_hello *hello, const void *data, u32 len);

@@ -32,6 +32,7 @@
 /* Features announced in rmsg_version.features. */
 #define RMSG_FEAT_DEV_LIST	(1ULL << 0)
 #define RMSG_FEAT_RINGS		(1ULL << 1)	/* RMSG_IOC_EP_SETUP, _ENTER, mmap */
+#define RMSG_FEAT_SQPOLL	(1ULL << 2)	/* RMSG_EP_F_SQPOLL */
 
 /**
  * struct rmsg_version - RMSG_IOC_VERSION argument
@@ -261,8 +262,13 @@ struct rmsg_vb_trailer {
  *      RMSG_SQ_NEED_WAKEUP. A store followed by a load needs the full
  *      barrier: acquire/release alone lets the load pass the store, and a
  *      kernel poller going to sleep would miss the new SQEs (liburing #541).
- *      The kernel poller, when there is one, pairs with smp_mb() between
- *      setting NEED_WAKEUP and re-reading the SQ producer.
+ *      The kernel poller (RMSG_EP_F_SQPOLL) pairs with it: it sets
+ *      NEED_WAKEUP, smp_mb(), then re-reads the SQ producer, and sleeps only
+ *      when that did not move. Program: store producer, fence, load flags;
+ *      kernel: store flags, smp_mb(), load producer. With a full barrier in
+ *      both, at least one of the two loads sees the other side's store: the
+ *      poller sees the new SQEs and stays awake, or the program sees
+ *      NEED_WAKEUP and calls RMSG_IOC_ENTER, which wakes the poller.
  *   C: kernel writes CQEs, then release CQ producer;
  *      program acquire CQ producer, then reads CQEs.
  *   D: program reads CQEs, then release CQ consumer;
@@ -278,10 +284,11 @@ struct rmsg_vb_trailer {
 #define RMSG_OFF_CQ_RING	0x8000000ULL
 
 /*
- * SQ ring flags word. RMSG_SQ_NEED_WAKEUP: the kernel only takes SQEs in
- * RMSG_IOC_ENTER. There is no kernel poller yet, so the kernel keeps this set
- * all the time; a later kernel poller will clear it while it is awake and
- * polling the SQ, and set it (then re-check the producer) before it sleeps.
+ * SQ ring flags word. RMSG_SQ_NEED_WAKEUP: the kernel will only take new SQEs
+ * in RMSG_IOC_ENTER. Without a kernel poller the kernel keeps it set all the
+ * time. With one (RMSG_EP_F_SQPOLL), the poller clears it while it is awake
+ * and polling the SQ, and sets it (then re-checks the producer, see B above)
+ * before it sleeps; ENTER wakes it.
  */
 #define RMSG_SQ_NEED_WAKEUP	(1U << 0)
 
@@ -302,6 +309,15 @@ struct rmsg_ring_offsets {
 	__u64 resv[4];
 };
 
+/*
+ * rmsg_ep_setup.flags. RMSG_EP_F_SQPOLL: a kernel thread of the endpoint
+ * takes SQEs as the program publishes them, without RMSG_IOC_ENTER, while
+ * RMSG_SQ_NEED_WAKEUP is clear (RMSG_FEAT_SQPOLL announces it).
+ */
+#define RMSG_EP_F_SQPOLL		(1U << 0)
+#define RMSG_SQPOLL_IDLE_DEFAULT_MS	10
+#define RMSG_SQPOLL_IDLE_MAX_MS		10000
+
 /**
  * struct rmsg_ep_setup - RMSG_IOC_EP_SETUP argument
  * @sq_entries: in: SQ size, 1 to RMSG_MAX_RING_ENTRIES, rounded up to a
@@ -309,8 +325,11 @@ struct rmsg_ring_offsets {
  * @cq_entries: in: CQ size, 0 for twice the SQ size, else at least the SQ
  *	size and at most RMSG_MAX_CQ_ENTRIES, rounded up to a power of two;
  *	out: the size used
- * @flags: in: must be zero
- * @resv0: in: must be zero
+ * @flags: in: RMSG_EP_F_* bits; others must be zero
+ * @sqpoll_idle_ms: in: with RMSG_EP_F_SQPOLL, milliseconds without new SQEs
+ *	after which the poller sleeps (and sets RMSG_SQ_NEED_WAKEUP); 0 for
+ *	RMSG_SQPOLL_IDLE_DEFAULT_MS, at most RMSG_SQPOLL_IDLE_MAX_MS. Must be
+ *	zero without RMSG_EP_F_SQPOLL.
  * @features: out: RMSG_FEAT_* bits of the module
  * @sq_off: out: layout of the SQ region
  * @cq_off: out: layout of the CQ region
@@ -324,7 +343,7 @@ struct rmsg_ep_setup {
 	__u32 sq_entries;
 	__u32 cq_entries;
 	__u32 flags;
-	__u32 resv0;
+	__u32 sqpoll_idle_ms;
 	__u64 features;
 	struct rmsg_ring_offsets sq_off;
 	struct rmsg_ring_offsets cq_off;
@@ -369,8 +388,9 @@ struct rmsg_sqe {
  * struct rmsg_cqe - completion queue entry (32 bytes)
  * @user_data: the SQE's user_data
  * @res: 0 or a positive result on success, a negative errno on failure
- * @flags: none defined yet, zero
- * @channel: the SQE's channel
+ * @flags: the kind of entry in the low 8 bits (RMSG_CQE_KIND()): the
+ *	completion of an SQE, or an event of a channel (enum rmsg_cqe_kind)
+ * @channel: the SQE's channel, or the channel the event is about
  * @resv0: zero
  * @resv1: zero
  */
@@ -404,6 +424,12 @@ struct rmsg_cqe {
  * with EBUSY when SQEs were waiting but none could be taken because the CQ
  * is full. When some SQEs were taken, the call succeeds even if the wait is
  * then interrupted (as io_uring_enter() does).
+ *
+ * On an RMSG_EP_F_SQPOLL endpoint ENTER takes no SQE itself: it wakes the
+ * poller, which takes them, and reports @to_submit in @submitted (as
+ * io_uring_enter() does with SQPOLL); the CQEs tell what ran. Index errors
+ * and a full CQ are then not reported by ENTER (the poller retries once the
+ * program consumes CQEs, or at the next ENTER).
  */
 struct rmsg_enter {
 	__u32 to_submit;
@@ -423,5 +449,108 @@ struct rmsg_enter {
 
 #define RMSG_IOC_EP_SETUP	_IOWR(RMSG_IOC_MAGIC, 0x02, struct rmsg_ep_setup)
 #define RMSG_IOC_ENTER		_IOWR(RMSG_IOC_MAGIC, 0x03, struct rmsg_enter)
+
+/*
+ * Channels.
+ *
+ * A channel is a reliable, ordered, bidirectional message stream between two
+ * endpoints, over one RDMA connection that rmsg makes with the kernel's
+ * rdma_cm. An endpoint with rings (RMSG_IOC_EP_SETUP) may listen on one
+ * address and connect any number of channels. What happens to a channel is
+ * reported on the completion ring as events:
+ *
+ *  - RMSG_IOC_CONNECT gives the channel's id at once; exactly one
+ *    RMSG_CQE_CONNECTED follows, res 0 when the channel is open, or a
+ *    negative errno (ECONNREFUSED, EHOSTUNREACH, ETIMEDOUT, ECONNABORTED,
+ *    ENODEV, ...) after which the id is free again.
+ *  - A connection accepted by the endpoint's listener is reported once, by
+ *    RMSG_CQE_ACCEPTED with the new channel's id, when it is open.
+ *  - Every channel that was reported open ends with exactly one
+ *    RMSG_CQE_CLOSED: res 0 when either side closed it (RMSG_IOC_CLOSE),
+ *    a negative errno when it failed (ECONNRESET, ENODEV, ...). Its id may
+ *    be reused after that event.
+ *
+ * Event entries carry the user_data given to RMSG_IOC_CONNECT or
+ * RMSG_IOC_LISTEN. The kernel never drops an event: when the completion
+ * ring is full it keeps them and posts them as the program frees entries.
+ */
+#define RMSG_FEAT_CHANNELS	(1ULL << 3)	/* LISTEN, CONNECT, CLOSE */
+
+enum rmsg_cqe_kind {
+	RMSG_CQE_OP		= 0,	/* completion of an SQE */
+	RMSG_CQE_CONNECTED	= 1,	/* outcome of RMSG_IOC_CONNECT */
+	RMSG_CQE_ACCEPTED	= 2,	/* a new channel on the listener */
+	RMSG_CQE_CLOSED		= 3,	/* an open channel ended */
+};
+#define RMSG_CQE_KIND(flags)	((flags) & 0xff)
+
+/* Channels per endpoint at most; a module parameter may lower it. */
+#define RMSG_MAX_CHANNELS	65536
+
+/**
+ * struct rmsg_listen - RMSG_IOC_LISTEN argument
+ * @addr: user pointer to a struct sockaddr_in or sockaddr_in6 to listen on
+ *	(port 0: any free port, written back into *@addr)
+ * @addr_len: bytes at @addr
+ * @backlog: connection requests that may wait; 0 for the default
+ * @block_size: receive block of accepted channels in bytes; 0 for the
+ *	module's default (32 KiB); a multiple of 16 from 4 KiB to 64 MiB
+ * @flags: zero
+ * @user_data: carried by the RMSG_CQE_ACCEPTED and RMSG_CQE_CLOSED events
+ *	of accepted channels
+ * @resv: zero
+ */
+struct rmsg_listen {
+	__u64 addr;
+	__u32 addr_len;
+	__u32 backlog;
+	__u32 block_size;
+	__u32 flags;
+	__u64 user_data;
+	__u64 resv[2];
+};
+
+/**
+ * struct rmsg_connect - RMSG_IOC_CONNECT argument
+ * @addr: user pointer to the peer's struct sockaddr_in or sockaddr_in6
+ * @addr_len: bytes at @addr
+ * @flags: zero
+ * @user_data: carried by this channel's events
+ * @block_size: this side's receive block in bytes, as for rmsg_listen
+ * @channel: out: the new channel's id
+ * @timeout_ms: for address and route resolution each; 0 for the default
+ * @resv0: zero
+ * @resv: zero
+ */
+struct rmsg_connect {
+	__u64 addr;
+	__u32 addr_len;
+	__u32 flags;
+	__u64 user_data;
+	__u32 block_size;
+	__u32 channel;
+	__u32 timeout_ms;
+	__u32 resv0;
+	__u64 resv[2];
+};
+
+/* rmsg_close.flags */
+#define RMSG_CLOSE_ABORT	(1U << 0)	/* do not wait for the peer */
+
+/**
+ * struct rmsg_close - RMSG_IOC_CLOSE argument
+ * @channel: the channel
+ * @flags: RMSG_CLOSE_* bits
+ * @resv: zero
+ */
+struct rmsg_close {
+	__u32 channel;
+	__u32 flags;
+	__u64 resv[2];
+};
+
+#define RMSG_IOC_LISTEN		_IOWR(RMSG_IOC_MAGIC, 0x04, struct rmsg_listen)
+#define RMSG_IOC_CONNECT	_IOWR(RMSG_IOC_MAGIC, 0x05, struct rmsg_connect)
+#define RMSG_IOC_CLOSE		_IOW(RMSG_IOC_MAGIC, 0x06, struct rmsg_close)
 
 #endif /* _UAPI_RDMA_RMSG_H */

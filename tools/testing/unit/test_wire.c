@@ -220,4 +220,42 @@ TEST(random_input)
 	TH_LOG("%u accepted, %u rejected", accepted, rejected);
 }
 
+/* Control messages: exactly 16 bytes, known type, zero where reserved. */
+TEST(ctrl_messages)
+{
+	struct rmsg_wire_ctrl w;
+	unsigned char buf[32];
+	u8 type;
+	u64 arg;
+
+	EXPECT_EQ(16, sizeof(w));
+	rmsg_ctrl_encode(&w, RMSG_CTRL_READY, 0);
+	ASSERT_EQ(0, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
+	EXPECT_EQ(RMSG_CTRL_READY, type);
+	EXPECT_EQ(0, arg);
+	rmsg_ctrl_encode(&w, RMSG_CTRL_CLOSE, 0);
+	ASSERT_EQ(0, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
+	EXPECT_EQ(RMSG_CTRL_CLOSE, type);
+
+	/* A SEND of another length is not a control message. */
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf, &w, sizeof(w));
+	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(buf, 15, &type, &arg));
+	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(buf, 17, &type, &arg));
+	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(NULL, 16, &type, &arg));
+
+	rmsg_ctrl_encode(&w, 0, 0);
+	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
+	rmsg_ctrl_encode(&w, RMSG_CTRL_CLOSE + 1, 0);
+	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
+	rmsg_ctrl_encode(&w, RMSG_CTRL_READY, 1);
+	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
+	rmsg_ctrl_encode(&w, RMSG_CTRL_READY, 0);
+	w.resv0[2] = 1;
+	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
+	rmsg_ctrl_encode(&w, RMSG_CTRL_READY, 0);
+	w.magic ^= cpu_to_le32(1U << 31);
+	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
+}
+
 TEST_HARNESS_MAIN

@@ -1,0 +1,1085 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rmsg: channels, their RDMA connections and their life cycle.
+ *
+ * A channel is one RC connection made with the kernel rdma_cm, plus the
+ * channel's receive block (registered for remote write with a fast
+ * registration) and a few receive buffers for control messages.
+ *
+ * Life cycle (the only place it is written down; the code follows it):
+ *
+ *   connect:  CONNECTING --rdma_cm ESTABLISHED, own REG_MR done and the
+ *             peer's READY received--> OPEN  [event CONNECTED, res 0]
+ *   accept:   ACCEPTING  --the same--> OPEN  [event ACCEPTED]
+ *   OPEN      --RMSG_IOC_CLOSE, the peer's CLOSE, an error,
+ *               device removal, endpoint release--> DYING
+ *   CONNECTING/ACCEPTING --an error or a close--> DYING
+ *   DYING     --teardown work: disconnect, drain, free--> gone
+ *             [event CLOSED if it had been OPEN, CONNECTED with an error if
+ *              it was CONNECTING, nothing if it was ACCEPTING]
+ *
+ * Why the READY message: REG_MR can only be posted once the QP is ready to
+ * send, so the peer, who may write as soon as it is connected, must wait
+ * until it hears that the registration went through; the send queue runs
+ * REG_MR before the READY that follows it.
+ *
+ * Locking and lifetime:
+ *  - ep->chan_lock guards the endpoint's channel table, its listener and
+ *    every channel's state. It is never held across a call that waits for
+ *    an rdma_cm handler (rdma_destroy_id, rdma_disconnect), since handlers
+ *    take it.
+ *  - rdma_cm handlers run in process context, one at a time per cm_id;
+ *    completions run in softirq and only set bits and queue work.
+ *  - A channel is freed by its teardown work only, after rdma_destroy_id()
+ *    has waited out any handler still running for it.
+ *  - Device removal (rmsg_ib_remove) and endpoint release kill their
+ *    channels and wait until the teardown of each is done.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/random.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include <rdma/rdma_cm.h>
+
+#include "rmsg.h"
+#include "rmsg_vb.h"
+#include "rmsg_wire.h"
+
+static unsigned int block_size = 32768;
+module_param(block_size, uint, 0644);
+MODULE_PARM_DESC(block_size,
+		 "Default receive block per channel in bytes (default 32768)");
+
+static unsigned int max_channels = RMSG_MAX_CHANNELS;
+module_param(max_channels, uint, 0644);
+MODULE_PARM_DESC(max_channels, "Channels per endpoint at most");
+
+static unsigned int resolve_timeout_ms = 2000;
+module_param(resolve_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(resolve_timeout_ms,
+		 "Default address and route resolution timeout");
+
+#define RMSG_CTRL_RECVS		4
+#define RMSG_CTRL_READY_BUF	RMSG_CTRL_RECVS
+#define RMSG_CTRL_CLOSE_BUF	(RMSG_CTRL_RECVS + 1)
+#define RMSG_CTRL_BUFS		(RMSG_CTRL_RECVS + 2)
+#define RMSG_SEND_WRS		64
+
+enum rmsg_chan_state {
+	RMSG_CHAN_CONNECTING,
+	RMSG_CHAN_ACCEPTING,
+	RMSG_CHAN_OPEN,
+	RMSG_CHAN_DYING,
+};
+
+/* Bits of rmsg_channel.flags, set from any context. */
+enum {
+	RMSG_CHAN_REGISTERED,	/* our REG_MR completed */
+	RMSG_CHAN_PEER_READY,	/* the peer's READY arrived */
+	RMSG_CHAN_PEER_CLOSED,	/* the peer's CLOSE arrived */
+	RMSG_CHAN_CONNECTED,	/* rdma_cm ESTABLISHED was seen */
+};
+
+/* What an rdma_cm handler finds in cm_id->context. */
+enum rmsg_cm_kind {
+	RMSG_CM_LISTENER,
+	RMSG_CM_CHANNEL,
+};
+
+struct rmsg_cm_ctx {
+	enum rmsg_cm_kind kind;
+};
+
+/**
+ * struct rmsg_listener - an endpoint's listening rdma_cm id
+ * @cm: kind RMSG_CM_LISTENER
+ * @ep: the endpoint
+ * @cm_id: the listening id
+ * @user_data: for the events of accepted channels
+ * @block_size: receive block of accepted channels
+ */
+struct rmsg_listener {
+	struct rmsg_cm_ctx cm;
+	struct rmsg_endpoint *ep;
+	struct rdma_cm_id *cm_id;
+	u64 user_data;
+	u32 block_size;
+};
+
+struct rmsg_ctrl_buf {
+	struct ib_cqe cqe;
+	struct rmsg_channel *ch;
+	struct rmsg_wire_ctrl msg;
+	u64 dma;
+};
+
+/**
+ * struct rmsg_channel - one channel of an endpoint
+ * @cm: what the rdma_cm handler sees first (kind RMSG_CM_CHANNEL)
+ * @ep: the endpoint; outlives the channel
+ * @id: the channel's id in @ep->channels
+ * @user_data: carried by the channel's events
+ * @state: enum rmsg_chan_state, under @ep->chan_lock
+ * @error: why the channel dies, under @ep->chan_lock
+ * @flags: RMSG_CHAN_* bits
+ * @cm_id: its rdma_cm id
+ * @rdev: the device the connection runs on, once known
+ * @dev_node: entry in @rdev->channels
+ * @qp: the RC queue pair (owned by @cm_id)
+ * @cq: completion queue from the device's pool
+ * @cq_size: entries taken from the pool
+ * @block: the receive block (vmalloc_user, so that it can be mapped)
+ * @block_size: its size in bytes
+ * @block_sgt: its pages
+ * @block_mapped: @block_sgt is DMA-mapped
+ * @mr: fast registration of @block for remote write
+ * @reg_cqe: completion of the REG_MR
+ * @ctrl: control message buffers: RMSG_CTRL_RECVS receives, then the
+ *	READY and the CLOSE send
+ * @active: this side connected (else it accepted)
+ * @abort: closed without telling the peer
+ * @dev_gone: its device was being removed when the channel left it
+ * @reported: the program was told the channel is open, under
+ *	@ep->chan_lock
+ * @close_sent: the CLOSE message left (or failed to)
+ * @work: progress towards OPEN, in process context
+ * @teardown: the end of the channel, in process context
+ * @peer: the peer's hello
+ */
+struct rmsg_channel {
+	struct rmsg_cm_ctx cm;
+	struct rmsg_endpoint *ep;
+	u32 id;
+	u64 user_data;
+	enum rmsg_chan_state state;
+	int error;
+	unsigned long flags;
+	struct rdma_cm_id *cm_id;
+	struct rmsg_device *rdev;
+	struct list_head dev_node;
+	struct ib_qp *qp;
+	struct ib_cq *cq;
+	u32 cq_size;
+	void *block;
+	u32 block_size;
+	struct sg_table block_sgt;
+	bool block_mapped;
+	struct ib_mr *mr;
+	struct ib_cqe reg_cqe;
+	struct rmsg_ctrl_buf ctrl[RMSG_CTRL_BUFS];
+	bool active;
+	bool abort;
+	bool dev_gone;
+	bool reported;
+	struct completion close_sent;
+	struct work_struct work;
+	struct work_struct teardown;
+	struct rmsg_hello peer;
+};
+
+static struct workqueue_struct *rmsg_wq;
+
+static int rmsg_cm_handler(struct rdma_cm_id *cm_id,
+			   struct rdma_cm_event *event);
+
+static void rmsg_chan_progress(struct work_struct *work);
+static void rmsg_chan_teardown(struct work_struct *work);
+
+static void rmsg_chan_init(struct rmsg_channel *ch, struct rmsg_endpoint *ep,
+			   enum rmsg_chan_state state, u64 user_data,
+			   u32 size)
+{
+	ch->cm.kind = RMSG_CM_CHANNEL;
+	ch->ep = ep;
+	ch->state = state;
+	ch->active = state == RMSG_CHAN_CONNECTING;
+	ch->user_data = user_data;
+	ch->block_size = size;
+	INIT_LIST_HEAD(&ch->dev_node);
+	init_completion(&ch->close_sent);
+	INIT_WORK(&ch->work, rmsg_chan_progress);
+	INIT_WORK(&ch->teardown, rmsg_chan_teardown);
+}
+
+/* Give the channel its id; refused once the endpoint is being released. */
+static int rmsg_chan_publish(struct rmsg_channel *ch)
+{
+	struct rmsg_endpoint *ep = ch->ep;
+	int ret;
+
+	mutex_lock(&ep->chan_lock);
+	if (ep->dying) {
+		ret = -ESHUTDOWN;
+	} else {
+		ret = xa_alloc(&ep->channels, &ch->id, ch,
+			       XA_LIMIT(0, max_channels - 1), GFP_KERNEL);
+		if (ret == -EBUSY)
+			ret = -ENOSPC;
+	}
+	if (!ret)
+		atomic_inc(&ep->nr_channels);
+	mutex_unlock(&ep->chan_lock);
+	return ret;
+}
+
+/* --- events and state changes ---------------------------------------- */
+
+static void rmsg_chan_event(struct rmsg_channel *ch, u32 kind, int res)
+{
+	struct rmsg_cqe cqe = {
+		.user_data	= ch->user_data,
+		.res		= res,
+		.flags		= kind,
+		.channel	= ch->id,
+	};
+
+	rmsg_ep_post_event(ch->ep, &cqe);
+}
+
+/*
+ * Ask for the channel to end with @error (0: orderly). Only the first
+ * reason counts. Caller holds ep->chan_lock.
+ */
+static void rmsg_chan_kill_locked(struct rmsg_channel *ch, int error)
+{
+	if (ch->state == RMSG_CHAN_DYING)
+		return;
+	ch->error = error;
+	ch->state = RMSG_CHAN_DYING;
+	queue_work(rmsg_wq, &ch->teardown);
+}
+
+static void rmsg_chan_kill(struct rmsg_channel *ch, int error)
+{
+	mutex_lock(&ch->ep->chan_lock);
+	rmsg_chan_kill_locked(ch, error);
+	mutex_unlock(&ch->ep->chan_lock);
+}
+
+/* Open once connected, registered, and told by the peer that it is too. */
+static void rmsg_chan_progress(struct work_struct *work)
+{
+	struct rmsg_channel *ch = container_of(work, struct rmsg_channel, work);
+	struct rmsg_endpoint *ep = ch->ep;
+	enum rmsg_chan_state was;
+
+	if (!test_bit(RMSG_CHAN_CONNECTED, &ch->flags) ||
+	    !test_bit(RMSG_CHAN_REGISTERED, &ch->flags) ||
+	    !test_bit(RMSG_CHAN_PEER_READY, &ch->flags))
+		return;
+	mutex_lock(&ep->chan_lock);
+	was = ch->state;
+	if (was == RMSG_CHAN_CONNECTING || was == RMSG_CHAN_ACCEPTING) {
+		ch->state = RMSG_CHAN_OPEN;
+		ch->reported = true;
+	}
+	mutex_unlock(&ep->chan_lock);
+
+	/* Teardown waits for this work before it posts the last event. */
+	if (was == RMSG_CHAN_CONNECTING)
+		rmsg_chan_event(ch, RMSG_CQE_CONNECTED, 0);
+	else if (was == RMSG_CHAN_ACCEPTING)
+		rmsg_chan_event(ch, RMSG_CQE_ACCEPTED, 0);
+}
+
+/* --- control messages and registration ------------------------------- */
+
+static u32 rmsg_ctrl_lkey(struct rmsg_channel *ch)
+{
+	return ch->rdev->pd->local_dma_lkey;
+}
+
+static int rmsg_ctrl_post_recv(struct rmsg_ctrl_buf *buf)
+{
+	struct ib_sge sge = {
+		.addr	= buf->dma,
+		.length	= sizeof(buf->msg),
+		.lkey	= rmsg_ctrl_lkey(buf->ch),
+	};
+	struct ib_recv_wr wr = {
+		.wr_cqe		= &buf->cqe,
+		.sg_list	= &sge,
+		.num_sge	= 1,
+	};
+
+	return ib_post_recv(buf->ch->qp, &wr, NULL);
+}
+
+static int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type)
+{
+	struct rmsg_ctrl_buf *buf = &ch->ctrl[idx];
+	struct ib_device *ibdev = ch->rdev->ibdev;
+	struct ib_sge sge = {
+		.addr	= buf->dma,
+		.length	= sizeof(buf->msg),
+		.lkey	= rmsg_ctrl_lkey(ch),
+	};
+	struct ib_send_wr wr = {
+		.wr_cqe		= &buf->cqe,
+		.sg_list	= &sge,
+		.num_sge	= 1,
+		.opcode		= IB_WR_SEND,
+		.send_flags	= IB_SEND_SIGNALED,
+	};
+
+	/* Each send buffer carries one message in the channel's life. */
+	rmsg_ctrl_encode(&buf->msg, type, 0);
+	ib_dma_sync_single_for_device(ibdev, buf->dma, sizeof(buf->msg),
+				      DMA_TO_DEVICE);
+	return ib_post_send(ch->qp, &wr, NULL);
+}
+
+static void rmsg_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rmsg_channel *ch =
+		container_of(wc->wr_cqe, struct rmsg_channel, reg_cqe);
+
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			rmsg_chan_kill(ch, -EIO);
+		return;
+	}
+	set_bit(RMSG_CHAN_REGISTERED, &ch->flags);
+	queue_work(rmsg_wq, &ch->work);
+}
+
+static void rmsg_ctrl_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rmsg_ctrl_buf *buf =
+		container_of(wc->wr_cqe, struct rmsg_ctrl_buf, cqe);
+	struct rmsg_channel *ch = buf->ch;
+
+	if (buf == &ch->ctrl[RMSG_CTRL_CLOSE_BUF])
+		complete(&ch->close_sent);
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		rmsg_chan_kill(ch, -ECONNRESET);
+}
+
+static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rmsg_ctrl_buf *buf =
+		container_of(wc->wr_cqe, struct rmsg_ctrl_buf, cqe);
+	struct rmsg_channel *ch = buf->ch;
+	struct ib_device *ibdev = ch->rdev->ibdev;
+	u8 type;
+	u64 arg;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			rmsg_chan_kill(ch, -ECONNRESET);
+		return;
+	}
+	ib_dma_sync_single_for_cpu(ibdev, buf->dma, sizeof(buf->msg),
+				   DMA_FROM_DEVICE);
+	if (rmsg_ctrl_decode(&buf->msg, wc->byte_len, &type, &arg)) {
+		/* A peer that sends garbage is not one to keep talking to. */
+		rmsg_chan_kill(ch, -EPROTO);
+		return;
+	}
+	if (type == RMSG_CTRL_CLOSE) {
+		set_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags);
+		rmsg_chan_kill(ch, 0);
+		return;
+	}
+	set_bit(RMSG_CHAN_PEER_READY, &ch->flags);
+	queue_work(rmsg_wq, &ch->work);
+	if (rmsg_ctrl_post_recv(buf))
+		rmsg_chan_kill(ch, -ECONNRESET);
+}
+
+/* --- verbs resources -------------------------------------------------- */
+
+static int rmsg_block_alloc(struct rmsg_channel *ch)
+{
+	struct ib_device *ibdev = ch->rdev->ibdev;
+	u32 npages = PAGE_ALIGN(ch->block_size) >> PAGE_SHIFT;
+	struct scatterlist *sg;
+	int i, nents, ret;
+
+	/* Zeroed, so the first lap's flag is clear (veloblock.rst). */
+	ch->block = vmalloc_user(PAGE_ALIGN(ch->block_size));
+	if (!ch->block)
+		return -ENOMEM;
+	ret = sg_alloc_table(&ch->block_sgt, npages, GFP_KERNEL);
+	if (ret)
+		return ret;
+	for_each_sgtable_sg(&ch->block_sgt, sg, i)
+		sg_set_page(sg, vmalloc_to_page(ch->block + i * PAGE_SIZE),
+			    PAGE_SIZE, 0);
+	ret = ib_dma_map_sgtable_attrs(ibdev, &ch->block_sgt,
+				       DMA_BIDIRECTIONAL, 0);
+	if (ret) {
+		sg_free_table(&ch->block_sgt);
+		return ret;
+	}
+	ch->block_mapped = true;
+
+	ch->mr = ib_alloc_mr(ch->rdev->pd, IB_MR_TYPE_MEM_REG, npages);
+	if (IS_ERR(ch->mr)) {
+		ret = PTR_ERR(ch->mr);
+		ch->mr = NULL;
+		return ret;
+	}
+	nents = ib_map_mr_sg(ch->mr, ch->block_sgt.sgl, ch->block_sgt.nents,
+			     NULL, PAGE_SIZE);
+	if (nents != ch->block_sgt.nents)
+		return nents < 0 ? nents : -EINVAL;
+	ib_update_fast_reg_key(ch->mr, ib_inc_rkey(ch->mr->rkey));
+	return 0;
+}
+
+static int rmsg_block_register(struct rmsg_channel *ch)
+{
+	struct ib_reg_wr wr = {
+		.wr = {
+			.opcode		= IB_WR_REG_MR,
+			.wr_cqe		= &ch->reg_cqe,
+			.send_flags	= IB_SEND_SIGNALED,
+		},
+		.mr	= ch->mr,
+		.key	= ch->mr->rkey,
+		/* Not relaxed ordering: arrival is seen by the last byte. */
+		.access	= IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
+	};
+
+	ch->reg_cqe.done = rmsg_reg_done;
+	return ib_post_send(ch->qp, &wr.wr, NULL);
+}
+
+/* Everything the connection needs on @cm_id's device; the QP is in INIT. */
+static int rmsg_chan_create_qp(struct rmsg_channel *ch)
+{
+	struct ib_device *ibdev = ch->cm_id->device;
+	struct ib_qp_init_attr attr = {};
+	struct rmsg_ctrl_buf *buf;
+	int i, ret;
+
+	ch->rdev = rmsg_device_attach(ibdev, &ch->dev_node);
+	if (!ch->rdev)
+		return -ENODEV;
+
+	ret = rmsg_block_alloc(ch);
+	if (ret)
+		return ret;
+
+	ch->cq_size = RMSG_SEND_WRS + RMSG_CTRL_RECVS;
+	ch->cq = ib_cq_pool_get(ibdev, ch->cq_size, -1, IB_POLL_SOFTIRQ);
+	if (IS_ERR(ch->cq)) {
+		ret = PTR_ERR(ch->cq);
+		ch->cq = NULL;
+		return ret;
+	}
+
+	attr.qp_context = ch;
+	attr.send_cq = ch->cq;
+	attr.recv_cq = ch->cq;
+	attr.cap.max_send_wr = RMSG_SEND_WRS;
+	attr.cap.max_recv_wr = RMSG_CTRL_RECVS;
+	attr.cap.max_send_sge = 3;
+	attr.cap.max_recv_sge = 1;
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	attr.qp_type = IB_QPT_RC;
+	ret = rdma_create_qp(ch->cm_id, ch->rdev->pd, &attr);
+	if (ret)
+		return ret;
+	ch->qp = ch->cm_id->qp;
+
+	for (i = 0; i < ARRAY_SIZE(ch->ctrl); i++) {
+		enum dma_data_direction dir = i < RMSG_CTRL_RECVS ?
+					      DMA_FROM_DEVICE : DMA_TO_DEVICE;
+
+		buf = &ch->ctrl[i];
+		buf->ch = ch;
+		buf->cqe.done = i < RMSG_CTRL_RECVS ? rmsg_ctrl_recv_done :
+						      rmsg_ctrl_send_done;
+		buf->dma = ib_dma_map_single(ibdev, &buf->msg, sizeof(buf->msg),
+					     dir);
+		if (ib_dma_mapping_error(ibdev, buf->dma)) {
+			buf->dma = 0;
+			return -ENOMEM;
+		}
+	}
+	/* Receives may be posted in INIT: the peer's READY can come early. */
+	for (i = 0; i < RMSG_CTRL_RECVS; i++) {
+		ret = rmsg_ctrl_post_recv(&ch->ctrl[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static void rmsg_chan_release_verbs(struct rmsg_channel *ch)
+{
+	struct ib_device *ibdev = ch->rdev ? ch->rdev->ibdev : NULL;
+	int i;
+
+	if (ch->qp) {
+		/* Afterwards no completion can touch the channel. */
+		ib_drain_qp(ch->qp);
+		rdma_destroy_qp(ch->cm_id);
+		ch->qp = NULL;
+	}
+	if (ch->cq)
+		ib_cq_pool_put(ch->cq, ch->cq_size);
+	ch->cq = NULL;
+	for (i = 0; ibdev && i < ARRAY_SIZE(ch->ctrl); i++)
+		if (ch->ctrl[i].dma)
+			ib_dma_unmap_single(ibdev, ch->ctrl[i].dma,
+					    sizeof(ch->ctrl[i].msg),
+					    i < RMSG_CTRL_RECVS ?
+					    DMA_FROM_DEVICE : DMA_TO_DEVICE);
+	if (ch->mr)
+		ib_dereg_mr(ch->mr);
+	ch->mr = NULL;
+	if (ch->block_mapped)
+		ib_dma_unmap_sgtable_attrs(ibdev, &ch->block_sgt,
+					   DMA_BIDIRECTIONAL, 0);
+	ch->block_mapped = false;
+	sg_free_table(&ch->block_sgt);
+	vfree(ch->block);
+	ch->block = NULL;
+	if (ch->rdev)
+		ch->dev_gone = rmsg_device_detach(ch->rdev, &ch->dev_node);
+	ch->rdev = NULL;
+}
+
+static void rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
+			    struct rmsg_wire_hello *wire)
+{
+	struct rmsg_hello hello = {
+		.kind		= kind,
+		.incarnation	= ch->ep->incarnation,
+		.block_addr	= ch->mr->iova,
+		.channel	= ch->id,
+		.peer_channel	= kind == RMSG_HELLO_CONNECT ?
+				  RMSG_WIRE_NO_CHANNEL : ch->peer.channel,
+		.block_rkey	= ch->mr->rkey,
+		.block_size	= ch->block_size,
+	};
+
+	rmsg_hello_encode(wire, &hello);
+}
+
+static void rmsg_conn_param(struct rmsg_channel *ch,
+			    struct rdma_conn_param *param,
+			    struct rmsg_wire_hello *hello)
+{
+	const struct ib_device_attr *attrs = &ch->rdev->ibdev->attrs;
+
+	memset(param, 0, sizeof(*param));
+	param->private_data = hello;
+	param->private_data_len = sizeof(*hello);
+	/* Room for rendezvous reads from the start. */
+	param->responder_resources = min(attrs->max_qp_rd_atom, 4);
+	param->initiator_depth = min(attrs->max_qp_init_rd_atom, 4);
+	param->retry_count = 7;
+	param->rnr_retry_count = 7;
+}
+
+/* --- the end of a channel --------------------------------------------- */
+
+static void rmsg_chan_free(struct rmsg_channel *ch)
+{
+	struct rmsg_endpoint *ep = ch->ep;
+
+	kfree(ch);
+	if (atomic_dec_and_test(&ep->nr_channels))
+		wake_up_all(&ep->chan_wq);
+}
+
+static void rmsg_chan_teardown(struct work_struct *work)
+{
+	struct rmsg_channel *ch =
+		container_of(work, struct rmsg_channel, teardown);
+	struct rmsg_endpoint *ep = ch->ep;
+	bool connected = test_bit(RMSG_CHAN_CONNECTED, &ch->flags);
+	u32 kind = 0;
+	int res;
+
+	/*
+	 * An orderly close tells the peer first, and waits until the CLOSE
+	 * has left: the DREQ that follows travels another way and could
+	 * overtake it.
+	 */
+	if (connected && ch->qp && !ch->error && !ch->abort &&
+	    !test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags) &&
+	    !rmsg_ctrl_send(ch, RMSG_CTRL_CLOSE_BUF, RMSG_CTRL_CLOSE))
+		wait_for_completion_timeout(&ch->close_sent, HZ);
+	if (connected)
+		rdma_disconnect(ch->cm_id);
+	rmsg_chan_release_verbs(ch);
+	/* Waits out a handler still running on this id; none can follow. */
+	rdma_destroy_id(ch->cm_id);
+	cancel_work_sync(&ch->work);
+
+	mutex_lock(&ep->chan_lock);
+	xa_erase(&ep->channels, ch->id);
+	mutex_unlock(&ep->chan_lock);
+
+	/* The peer's CLOSE may have been drained after its DREQ arrived. */
+	res = ch->error;
+	if (res == -ECONNRESET && test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags))
+		res = 0;
+	/* Its peer on the same device may have hung up on it first. */
+	if (res && ch->dev_gone)
+		res = -ENODEV;
+	if (ch->reported) {
+		kind = RMSG_CQE_CLOSED;
+	} else if (ch->active) {
+		kind = RMSG_CQE_CONNECTED;
+		if (!res)
+			res = -ECONNABORTED;
+	}
+	if (kind)
+		rmsg_chan_event(ch, kind, res);
+	rmsg_chan_free(ch);
+}
+
+/* --- rdma_cm events ---------------------------------------------------- */
+
+static int rmsg_cm_error(const struct rdma_cm_event *event, int fallback)
+{
+	return event->status < 0 ? event->status : fallback;
+}
+
+/* A connection request on the listener; @cm_id is the new connection's. */
+static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
+			   const struct rdma_cm_event *event)
+{
+	struct rmsg_endpoint *ep = l->ep;
+	struct rdma_conn_param param;
+	struct rmsg_wire_hello hello;
+	struct rmsg_channel *ch;
+	int ret;
+
+	ch = kzalloc(sizeof(*ch), GFP_KERNEL);
+	if (!ch)
+		return -ENOMEM;
+	ret = rmsg_hello_decode(&ch->peer, event->param.conn.private_data,
+				event->param.conn.private_data_len);
+	if (!ret && ch->peer.kind != RMSG_HELLO_CONNECT)
+		ret = -EPROTO;		/* repairs are not accepted yet */
+	if (ret) {
+		kfree(ch);
+		return ret;
+	}
+	rmsg_chan_init(ch, ep, RMSG_CHAN_ACCEPTING, l->user_data,
+		       l->block_size);
+	ch->cm_id = cm_id;
+
+	ret = rmsg_chan_publish(ch);
+	if (ret) {
+		kfree(ch);
+		return ret;
+	}
+	cm_id->context = &ch->cm;
+
+	ret = rmsg_chan_create_qp(ch);
+	if (!ret) {
+		rmsg_chan_hello(ch, RMSG_HELLO_ACCEPT, &hello);
+		rmsg_conn_param(ch, &param, &hello);
+		ret = rdma_accept(cm_id, &param);
+	}
+	if (ret) {
+		/* Returning an error makes the rdma_cm destroy cm_id. */
+		rmsg_chan_release_verbs(ch);
+		mutex_lock(&ep->chan_lock);
+		xa_erase(&ep->channels, ch->id);
+		mutex_unlock(&ep->chan_lock);
+		rmsg_chan_free(ch);
+	}
+	return ret;
+}
+
+static int rmsg_cm_channel_event(struct rmsg_channel *ch,
+				 const struct rdma_cm_event *event)
+{
+	struct rdma_conn_param param;
+	struct rmsg_wire_hello hello;
+	int ret;
+
+	switch (event->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		ret = rdma_resolve_route(ch->cm_id, resolve_timeout_ms);
+		if (ret)
+			rmsg_chan_kill(ch, ret);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		ret = rmsg_chan_create_qp(ch);
+		if (!ret) {
+			rmsg_chan_hello(ch, RMSG_HELLO_CONNECT, &hello);
+			rmsg_conn_param(ch, &param, &hello);
+			ret = rdma_connect_locked(ch->cm_id, &param);
+		}
+		if (ret)
+			rmsg_chan_kill(ch, ret);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		if (ch->active) {
+			ret = rmsg_hello_decode(&ch->peer,
+						event->param.conn.private_data,
+						event->param.conn.private_data_len);
+			if (!ret && ch->peer.kind != RMSG_HELLO_ACCEPT)
+				ret = -EPROTO;
+			if (ret) {
+				rmsg_chan_kill(ch, ret);
+				break;
+			}
+		}
+		set_bit(RMSG_CHAN_CONNECTED, &ch->flags);
+		/* The send queue runs REG_MR before the READY that follows. */
+		ret = rmsg_block_register(ch);
+		if (!ret)
+			ret = rmsg_ctrl_send(ch, RMSG_CTRL_READY_BUF,
+					     RMSG_CTRL_READY);
+		if (ret)
+			rmsg_chan_kill(ch, -ECONNRESET);
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		rmsg_chan_kill(ch, -ECONNREFUSED);
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+		rmsg_chan_kill(ch, rmsg_cm_error(event, -EHOSTUNREACH));
+		break;
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		rmsg_chan_kill(ch, rmsg_cm_error(event, -ECONNABORTED));
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		rmsg_chan_kill(ch, test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags) ?
+				   0 : -ECONNRESET);
+		break;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		rmsg_chan_kill(ch, -ENODEV);
+		break;
+	default:
+		break;
+	}
+	/* Channels destroy their cm_id themselves, in teardown. */
+	return 0;
+}
+
+/*
+ * The device under a listener goes away. The rdma_cm does not finish
+ * removing it while the id lives, so the id is handed to the rdma_cm to
+ * destroy (a non-zero return) unless rmsg_chan_unlisten() already took it
+ * and is destroying it itself (it waits for this handler). The listener
+ * stays, deaf, until the endpoint stops listening or is released.
+ */
+static int rmsg_cm_listener_removed(struct rmsg_listener *l)
+{
+	struct rmsg_endpoint *ep = l->ep;
+	int ret = 0;
+
+	mutex_lock(&ep->chan_lock);
+	if (ep->listener == l && l->cm_id) {
+		l->cm_id = NULL;
+		ret = 1;
+	}
+	mutex_unlock(&ep->chan_lock);
+	return ret;
+}
+
+static int rmsg_cm_handler(struct rdma_cm_id *cm_id,
+			   struct rdma_cm_event *event)
+{
+	struct rmsg_cm_ctx *ctx = cm_id->context;
+
+	if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+		return rmsg_cm_request(container_of(ctx, struct rmsg_listener,
+						    cm), cm_id, event);
+	if (ctx->kind == RMSG_CM_CHANNEL)
+		return rmsg_cm_channel_event(container_of(ctx,
+							  struct rmsg_channel,
+							  cm), event);
+	if (event->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
+		return rmsg_cm_listener_removed(container_of(ctx,
+							     struct rmsg_listener,
+							     cm));
+	return 0;
+}
+
+/* --- the program's requests ------------------------------------------- */
+
+static int rmsg_copy_addr(struct sockaddr_storage *ss, u64 uaddr, u32 len)
+{
+	if (len < sizeof(sa_family_t) || len > sizeof(*ss))
+		return -EINVAL;
+	memset(ss, 0, sizeof(*ss));
+	if (copy_from_user(ss, u64_to_user_ptr(uaddr), len))
+		return -EFAULT;
+	switch (ss->ss_family) {
+	case AF_INET:
+		return len >= sizeof(struct sockaddr_in) ? 0 : -EINVAL;
+	case AF_INET6:
+		return len >= sizeof(struct sockaddr_in6) ? 0 : -EINVAL;
+	default:
+		return -EAFNOSUPPORT;
+	}
+}
+
+static int rmsg_block_size_arg(u32 *size)
+{
+	if (!*size)
+		*size = block_size;
+	return rmsg_vb_check_block(*size) ? -EINVAL : 0;
+}
+
+/**
+ * rmsg_chan_listen() - RMSG_IOC_LISTEN: accept channels on an address
+ * @ep: the endpoint, with rings
+ * @uarg: struct rmsg_listen
+ *
+ * Return: 0, or -EINVAL, -EFAULT, -EAFNOSUPPORT, -EBUSY (already
+ * listening), -EADDRINUSE, -EADDRNOTAVAIL, -ENOMEM.
+ */
+long rmsg_chan_listen(struct rmsg_endpoint *ep, void __user *uarg)
+{
+	struct sockaddr_storage ss;
+	struct rmsg_listen req;
+	struct rmsg_listener *l;
+	struct rdma_cm_id *cm_id;
+	u32 len;
+	int ret;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.flags || !rmsg_all_zero(req.resv, sizeof(req.resv)))
+		return -EINVAL;
+	if (!rmsg_ep_ready(ep))
+		return -EINVAL;
+	ret = rmsg_block_size_arg(&req.block_size);
+	if (ret)
+		return ret;
+	ret = rmsg_copy_addr(&ss, req.addr, req.addr_len);
+	if (ret)
+		return ret;
+
+	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	if (!l)
+		return -ENOMEM;
+	l->cm.kind = RMSG_CM_LISTENER;
+	l->ep = ep;
+	l->user_data = req.user_data;
+	l->block_size = req.block_size;
+
+	mutex_lock(&ep->chan_lock);
+	if (ep->listener || ep->dying) {
+		mutex_unlock(&ep->chan_lock);
+		kfree(l);
+		return -EBUSY;
+	}
+	ep->listener = l;
+	mutex_unlock(&ep->chan_lock);
+
+	cm_id = rdma_create_id(current->nsproxy->net_ns, rmsg_cm_handler,
+			       &l->cm, RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(cm_id)) {
+		ret = PTR_ERR(cm_id);
+		goto fail;
+	}
+	ret = rdma_bind_addr(cm_id, (struct sockaddr *)&ss);
+	if (!ret)
+		ret = rdma_listen(cm_id, req.backlog ?: 128);
+	if (ret) {
+		rdma_destroy_id(cm_id);
+		goto fail;
+	}
+	mutex_lock(&ep->chan_lock);
+	l->cm_id = cm_id;
+	mutex_unlock(&ep->chan_lock);
+
+	/* Tell the program which port it got when it asked for any. */
+	len = min_t(u32, req.addr_len, sizeof(ss));
+	if (copy_to_user(u64_to_user_ptr(req.addr),
+			 &cm_id->route.addr.src_addr, len)) {
+		rmsg_chan_unlisten(ep);
+		return -EFAULT;
+	}
+	return 0;
+fail:
+	mutex_lock(&ep->chan_lock);
+	ep->listener = NULL;
+	mutex_unlock(&ep->chan_lock);
+	kfree(l);
+	return ret;
+}
+
+/* Stop listening; waits for a connection request being handled. */
+void rmsg_chan_unlisten(struct rmsg_endpoint *ep)
+{
+	struct rmsg_listener *l;
+	struct rdma_cm_id *cm_id;
+
+	mutex_lock(&ep->chan_lock);
+	l = ep->listener;
+	ep->listener = NULL;
+	/* NULL when the rdma_cm destroyed it on device removal. */
+	cm_id = l ? l->cm_id : NULL;
+	mutex_unlock(&ep->chan_lock);
+	if (!l)
+		return;
+	if (cm_id)
+		rdma_destroy_id(cm_id);
+	kfree(l);
+}
+
+/**
+ * rmsg_chan_connect() - RMSG_IOC_CONNECT: start connecting a channel
+ * @ep: the endpoint, with rings
+ * @uarg: struct rmsg_connect; its channel is filled in
+ *
+ * The outcome arrives as an RMSG_CQE_CONNECTED event.
+ *
+ * Return: 0, or -EINVAL, -EFAULT, -EAFNOSUPPORT, -ENOSPC (too many
+ * channels), -ENOMEM, or what rdma_resolve_addr() refuses at once.
+ */
+long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
+{
+	struct sockaddr_storage ss;
+	struct rmsg_connect req;
+	struct rmsg_channel *ch;
+	struct rdma_cm_id *cm_id;
+	int ret;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.flags || req.channel || req.resv0 ||
+	    !rmsg_all_zero(req.resv, sizeof(req.resv)))
+		return -EINVAL;
+	if (!rmsg_ep_ready(ep))
+		return -EINVAL;
+	ret = rmsg_block_size_arg(&req.block_size);
+	if (ret)
+		return ret;
+	ret = rmsg_copy_addr(&ss, req.addr, req.addr_len);
+	if (ret)
+		return ret;
+
+	ch = kzalloc(sizeof(*ch), GFP_KERNEL);
+	if (!ch)
+		return -ENOMEM;
+	rmsg_chan_init(ch, ep, RMSG_CHAN_CONNECTING, req.user_data,
+		       req.block_size);
+	cm_id = rdma_create_id(current->nsproxy->net_ns, rmsg_cm_handler,
+			       &ch->cm, RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(cm_id)) {
+		kfree(ch);
+		return PTR_ERR(cm_id);
+	}
+	ch->cm_id = cm_id;
+	ret = rmsg_chan_publish(ch);
+	if (ret) {
+		rdma_destroy_id(cm_id);
+		kfree(ch);
+		return ret;
+	}
+
+	req.channel = ch->id;
+	if (copy_to_user(uarg, &req, sizeof(req))) {
+		ret = -EFAULT;
+		goto fail;
+	}
+	/* From here on the handler may run; the channel is complete. */
+	ret = rdma_resolve_addr(cm_id, NULL, (struct sockaddr *)&ss,
+				req.timeout_ms ?: resolve_timeout_ms);
+	if (ret)
+		goto fail;
+	return 0;
+fail:
+	rdma_destroy_id(cm_id);
+	mutex_lock(&ep->chan_lock);
+	xa_erase(&ep->channels, ch->id);
+	mutex_unlock(&ep->chan_lock);
+	rmsg_chan_free(ch);
+	return ret;
+}
+
+/**
+ * rmsg_chan_close() - RMSG_IOC_CLOSE: end a channel
+ * @ep: the endpoint
+ * @uarg: struct rmsg_close
+ *
+ * Return: 0 (the end is reported by an event), -ENOENT for no such
+ * channel, -EALREADY when it is already ending, -EINVAL, -EFAULT.
+ */
+long rmsg_chan_close(struct rmsg_endpoint *ep, void __user *uarg)
+{
+	struct rmsg_channel *ch;
+	struct rmsg_close req;
+	int ret = 0;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if ((req.flags & ~RMSG_CLOSE_ABORT) ||
+	    !rmsg_all_zero(req.resv, sizeof(req.resv)))
+		return -EINVAL;
+
+	mutex_lock(&ep->chan_lock);
+	ch = xa_load(&ep->channels, req.channel);
+	if (!ch) {
+		ret = -ENOENT;
+	} else if (ch->state == RMSG_CHAN_DYING) {
+		ret = -EALREADY;
+	} else {
+		ch->abort = req.flags & RMSG_CLOSE_ABORT;
+		rmsg_chan_kill_locked(ch, 0);
+	}
+	mutex_unlock(&ep->chan_lock);
+	return ret;
+}
+
+/**
+ * rmsg_chan_release_all() - end every channel of an endpoint being released
+ * @ep: the endpoint; nothing else refers to it any more
+ *
+ * Returns once all of them are gone.
+ */
+void rmsg_chan_release_all(struct rmsg_endpoint *ep)
+{
+	struct rmsg_channel *ch;
+	unsigned long id;
+
+	rmsg_chan_unlisten(ep);
+	mutex_lock(&ep->chan_lock);
+	ep->dying = true;
+	xa_for_each(&ep->channels, id, ch)
+		rmsg_chan_kill_locked(ch, -ESHUTDOWN);
+	mutex_unlock(&ep->chan_lock);
+	wait_event(ep->chan_wq, !atomic_read(&ep->nr_channels));
+}
+
+/**
+ * rmsg_chan_device_removed() - end every channel on a device going away
+ * @rdev: the device; its channel list is under rdev->lock
+ *
+ * Called from the ib_client's remove; returns once none is left, so that
+ * the device's resources can go.
+ */
+void rmsg_chan_device_removed(struct rmsg_device *rdev)
+{
+	struct rmsg_channel *ch;
+
+	mutex_lock(&rdev->lock);
+	rdev->dying = true;
+	list_for_each_entry(ch, &rdev->channels, dev_node)
+		rmsg_chan_kill(ch, -ENODEV);
+	mutex_unlock(&rdev->lock);
+	wait_event(rdev->wq, list_empty_careful(&rdev->channels));
+}
+
+int rmsg_chan_init_module(void)
+{
+	rmsg_wq = alloc_workqueue("rmsg", WQ_MEM_RECLAIM, 0);
+	return rmsg_wq ? 0 : -ENOMEM;
+}
+
+void rmsg_chan_exit_module(void)
+{
+	destroy_workqueue(rmsg_wq);
+}

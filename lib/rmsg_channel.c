@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR BSD-2-Clause
+/*
+ * librmsg: listening for, connecting and closing channels.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "rmsg.h"
+
+int rmsg_ep_listen(struct rmsg_ep *ep, struct sockaddr *addr,
+		   socklen_t addrlen, uint64_t user_data, uint32_t block_size)
+{
+	struct rmsg_listen req;
+
+	memset(&req, 0, sizeof(req));
+	req.addr = (uintptr_t)addr;
+	req.addr_len = addrlen;
+	req.user_data = user_data;
+	req.block_size = block_size;
+	return ioctl(ep->fd, RMSG_IOC_LISTEN, &req) ? -errno : 0;
+}
+
+int rmsg_ep_connect(struct rmsg_ep *ep, const struct sockaddr *addr,
+		    socklen_t addrlen, uint64_t user_data,
+		    uint32_t block_size)
+{
+	struct rmsg_connect req;
+
+	memset(&req, 0, sizeof(req));
+	req.addr = (uintptr_t)addr;
+	req.addr_len = addrlen;
+	req.user_data = user_data;
+	req.block_size = block_size;
+	if (ioctl(ep->fd, RMSG_IOC_CONNECT, &req))
+		return -errno;
+	return (int)req.channel;
+}
+
+int rmsg_ep_close_channel(struct rmsg_ep *ep, uint32_t channel,
+			  unsigned int flags)
+{
+	struct rmsg_close req;
+
+	memset(&req, 0, sizeof(req));
+	req.channel = channel;
+	req.flags = flags;
+	return ioctl(ep->fd, RMSG_IOC_CLOSE, &req) ? -errno : 0;
+}

@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Channels: listening, connecting, accepting and closing over the kernel
+ * rdma_cm on Soft-RoCE, and what the program hears of it on its completion
+ * ring. Both endpoints live in this process and talk over the guest's rxe
+ * device (loopback topology).
+ */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+
+#include "kselftest_harness.h"
+#include "rmsg_test.h"
+
+#define EVENT_TIMEOUT_MS	20000
+
+/* The next CQE of @ep, waiting up to @timeout_ms; 0 or -ETIMEDOUT. */
+static int next_cqe(struct rmsg_ep *ep, struct rmsg_cqe *out, int timeout_ms)
+{
+	long deadline = rmsg_now_ms() + timeout_ms;
+	struct pollfd pfd = { .fd = ep->fd, .events = POLLIN };
+	struct rmsg_cqe *cqe;
+
+	for (;;) {
+		cqe = rmsg_cq_peek(ep);
+		if (cqe) {
+			*out = *cqe;
+			rmsg_cq_advance(ep, 1);
+			return 0;
+		}
+		if (rmsg_now_ms() >= deadline)
+			return -ETIMEDOUT;
+		poll(&pfd, 1, 100);
+	}
+}
+
+/* The next event must be of @kind; returns its CQE through @out. */
+#define EXPECT_EVENT(ep, kind, out) do { \
+	ASSERT_EQ(0, next_cqe(ep, out, EVENT_TIMEOUT_MS)) \
+		TH_LOG("no event %d", kind); \
+	ASSERT_EQ(kind, RMSG_CQE_KIND((out)->flags)) \
+		TH_LOG("res %d channel %u", (out)->res, (out)->channel); \
+} while (0)
+
+static bool local_addr(struct sockaddr_in *sin, unsigned short port)
+{
+	const char *ip = getenv("RMSG_LOCAL_ADDR");
+
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(port);
+	return ip && inet_pton(AF_INET, ip, &sin->sin_addr) == 1;
+}
+
+FIXTURE(chan) {
+	struct rmsg_ep a;	/* listens */
+	struct rmsg_ep b;	/* connects */
+	struct sockaddr_in addr;
+	bool opened;
+};
+
+FIXTURE_SETUP(chan)
+{
+	if (!local_addr(&self->addr, 0))
+		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
+	ASSERT_EQ(0, rmsg_ep_open(&self->a, 64, 1024));
+	ASSERT_EQ(0, rmsg_ep_open(&self->b, 64, 1024));
+	self->opened = true;
+	ASSERT_EQ(0, rmsg_ep_listen(&self->a, (struct sockaddr *)&self->addr,
+				    sizeof(self->addr), 0xa0, 0));
+	ASSERT_NE(0, self->addr.sin_port);
+}
+
+FIXTURE_TEARDOWN(chan)
+{
+	const char *netdev = getenv("RMSG_NETDEV");
+
+	if (self->opened) {
+		rmsg_ep_close(&self->a);
+		rmsg_ep_close(&self->b);
+	}
+	if (netdev && rmsg_sh("rdma link show rxe0/1 >/dev/null 2>&1"))
+		rmsg_sh("rdma link add rxe0 type rxe netdev %s", netdev);
+}
+
+struct pair {
+	struct rmsg_ep *a, *b;
+	struct sockaddr_in *addr;
+};
+
+#define PAIR(f) (&(struct pair){ &(f)->a, &(f)->b, &(f)->addr })
+
+/* Connect one channel from b to a; returns b's id, a's id in *peer. */
+static int open_channel(struct __test_metadata *_metadata,
+			const struct pair *self, u_int64_t user_data,
+			unsigned int *peer)
+{
+	struct rmsg_cqe cqe;
+	int id;
+
+	id = rmsg_ep_connect(self->b, (struct sockaddr *)self->addr,
+			     sizeof(*self->addr), user_data, 0);
+	EXPECT_LE(0, id);
+	if (id < 0)
+		return id;
+	EXPECT_EQ(0, next_cqe(self->b, &cqe, EVENT_TIMEOUT_MS));
+	EXPECT_EQ(RMSG_CQE_CONNECTED, RMSG_CQE_KIND(cqe.flags));
+	EXPECT_EQ(0, cqe.res);
+	EXPECT_EQ(id, cqe.channel);
+	EXPECT_EQ(user_data, cqe.user_data);
+	EXPECT_EQ(0, next_cqe(self->a, &cqe, EVENT_TIMEOUT_MS));
+	EXPECT_EQ(RMSG_CQE_ACCEPTED, RMSG_CQE_KIND(cqe.flags));
+	EXPECT_EQ(0, cqe.res);
+	EXPECT_EQ(0xa0, cqe.user_data);
+	*peer = cqe.channel;
+	return id;
+}
+
+TEST_F_TIMEOUT(chan, connect_accept_close, 120)
+{
+	struct rmsg_cqe cqe;
+	unsigned int peer;
+	int id;
+
+	id = open_channel(_metadata, PAIR(self), 0xb1, &peer);
+	ASSERT_LE(0, id);
+	ASSERT_EQ(0, rmsg_ep_close_channel(&self->b, id, 0));
+	EXPECT_EVENT(&self->b, RMSG_CQE_CLOSED, &cqe);
+	EXPECT_EQ(0, cqe.res);
+	EXPECT_EQ(id, cqe.channel);
+	EXPECT_EQ(0xb1, cqe.user_data);
+	EXPECT_EVENT(&self->a, RMSG_CQE_CLOSED, &cqe);
+	EXPECT_EQ(0, cqe.res) TH_LOG("the peer's orderly close is not an error");
+	EXPECT_EQ(peer, cqe.channel);
+	EXPECT_EQ(0xa0, cqe.user_data);
+	/* Each side heard exactly what it should, nothing more. */
+	EXPECT_EQ(-ETIMEDOUT, next_cqe(&self->a, &cqe, 300));
+	EXPECT_EQ(-ETIMEDOUT, next_cqe(&self->b, &cqe, 300));
+}
+
+TEST_F_TIMEOUT(chan, close_by_acceptor, 120)
+{
+	struct rmsg_cqe cqe;
+	unsigned int peer;
+	int id;
+
+	id = open_channel(_metadata, PAIR(self), 0xb2, &peer);
+	ASSERT_LE(0, id);
+	ASSERT_EQ(0, rmsg_ep_close_channel(&self->a, peer, 0));
+	EXPECT_EVENT(&self->a, RMSG_CQE_CLOSED, &cqe);
+	EXPECT_EQ(0, cqe.res);
+	EXPECT_EVENT(&self->b, RMSG_CQE_CLOSED, &cqe);
+	EXPECT_EQ(0, cqe.res);
+	EXPECT_EQ(id, cqe.channel);
+	/* Closing again: the channel is gone, or going. */
+	EXPECT_GT(0, rmsg_ep_close_channel(&self->a, peer, 0));
+}
+
+/* An abort does not tell the peer: it sees a reset, not a close. */
+TEST_F_TIMEOUT(chan, abort_is_a_reset_for_the_peer, 120)
+{
+	struct rmsg_cqe cqe;
+	unsigned int peer;
+	int id;
+
+	id = open_channel(_metadata, PAIR(self), 0xb3, &peer);
+	ASSERT_LE(0, id);
+	ASSERT_EQ(0, rmsg_ep_close_channel(&self->b, id, RMSG_CLOSE_ABORT));
+	EXPECT_EVENT(&self->b, RMSG_CQE_CLOSED, &cqe);
+	EXPECT_EQ(0, cqe.res);
+	EXPECT_EVENT(&self->a, RMSG_CQE_CLOSED, &cqe);
+	EXPECT_GT(0, cqe.res);
+	TH_LOG("peer saw %d (%s)", cqe.res, strerror(-cqe.res));
+}
+
+/* No listener on the port: the connect fails, reported once. */
+TEST_F_TIMEOUT(chan, connect_refused, 120)
+{
+	struct sockaddr_in none = self->addr;
+	struct rmsg_cqe cqe;
+	int id;
+
+	none.sin_port = htons(ntohs(self->addr.sin_port) + 1);
+	id = rmsg_ep_connect(&self->b, (struct sockaddr *)&none, sizeof(none),
+			     0xb4, 0);
+	ASSERT_LE(0, id);
+	EXPECT_EVENT(&self->b, RMSG_CQE_CONNECTED, &cqe);
+	EXPECT_EQ(-ECONNREFUSED, cqe.res) TH_LOG("res %d", cqe.res);
+	EXPECT_EQ(id, cqe.channel);
+	EXPECT_EQ(-ETIMEDOUT, next_cqe(&self->a, &cqe, 300));
+	/* The id is free again. */
+	EXPECT_EQ(-ENOENT, rmsg_ep_close_channel(&self->b, id, 0));
+}
+
+/* An address nobody answers for: the connect fails, it does not hang. */
+TEST_F_TIMEOUT(chan, connect_unreachable, 120)
+{
+	struct sockaddr_in nobody;
+	struct rmsg_cqe cqe;
+	int id;
+
+	ASSERT_TRUE(local_addr(&nobody, 4791));
+	nobody.sin_addr.s_addr = htonl(ntohl(nobody.sin_addr.s_addr) + 98);
+	id = rmsg_ep_connect(&self->b, (struct sockaddr *)&nobody,
+			     sizeof(nobody), 0xb5, 0);
+	if (id < 0) {
+		/* Refused at once is as good as refused later. */
+		EXPECT_TRUE(id == -EHOSTUNREACH || id == -ENETUNREACH ||
+			    id == -EADDRNOTAVAIL) TH_LOG("%d", id);
+		return;
+	}
+	EXPECT_EVENT(&self->b, RMSG_CQE_CONNECTED, &cqe);
+	EXPECT_GT(0, cqe.res);
+	TH_LOG("unreachable: %d (%s)", cqe.res, strerror(-cqe.res));
+}
+
+TEST_F(chan, bad_arguments)
+{
+	struct sockaddr_in sin = self->addr;
+	struct rmsg_connect conn;
+	struct rmsg_listen lis;
+	struct rmsg_close cl;
+	int fd;
+
+	/* One listener per endpoint. */
+	EXPECT_EQ(-EBUSY, rmsg_ep_listen(&self->a, (struct sockaddr *)&sin,
+					 sizeof(sin), 0, 0));
+	EXPECT_EQ(-EFAULT, rmsg_ep_connect(&self->b, NULL, sizeof(sin), 0, 0));
+	EXPECT_EQ(-EINVAL, rmsg_ep_connect(&self->b, (struct sockaddr *)&sin,
+					   1, 0, 0));
+	EXPECT_EQ(-EINVAL, rmsg_ep_connect(&self->b, (struct sockaddr *)&sin,
+					   4096, 0, 0));
+	sin.sin_family = AF_UNIX;
+	EXPECT_EQ(-EAFNOSUPPORT, rmsg_ep_connect(&self->b,
+						 (struct sockaddr *)&sin,
+						 sizeof(sin), 0, 0));
+	sin = self->addr;
+	/* Receive blocks the Veloblock core would refuse. */
+	EXPECT_EQ(-EINVAL, rmsg_ep_connect(&self->b, (struct sockaddr *)&sin,
+					   sizeof(sin), 0, 100));
+	EXPECT_EQ(-EINVAL, rmsg_ep_connect(&self->b, (struct sockaddr *)&sin,
+					   sizeof(sin), 0, 4096 + 8));
+	EXPECT_EQ(-EINVAL, rmsg_ep_connect(&self->b, (struct sockaddr *)&sin,
+					   sizeof(sin), 0, 1U << 30));
+
+	memset(&conn, 0, sizeof(conn));
+	conn.addr = (uintptr_t)&sin;
+	conn.addr_len = sizeof(sin);
+	conn.flags = 1;
+	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
+	EXPECT_EQ(EINVAL, errno);
+	conn.flags = 0;
+	conn.resv[1] = 1;
+	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
+	EXPECT_EQ(EINVAL, errno);
+
+	memset(&cl, 0, sizeof(cl));
+	cl.channel = 12345;
+	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CLOSE, &cl));
+	EXPECT_EQ(ENOENT, errno);
+	cl.flags = 2;
+	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CLOSE, &cl));
+	EXPECT_EQ(EINVAL, errno);
+
+	/* Without rings there is nowhere to report events. */
+	fd = open(RMSG_DEVICE_PATH, O_RDWR);
+	ASSERT_LE(0, fd);
+	memset(&lis, 0, sizeof(lis));
+	lis.addr = (uintptr_t)&sin;
+	lis.addr_len = sizeof(sin);
+	EXPECT_EQ(-1, ioctl(fd, RMSG_IOC_LISTEN, &lis));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(fd, RMSG_IOC_CONNECT, &conn));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+}
+
+#define MANY 100
+
+TEST_F_TIMEOUT(chan, many_channels, 300)
+{
+	static unsigned char seen_a[RMSG_MAX_CHANNELS], seen_b[MANY];
+	struct rmsg_cqe cqe;
+	int i, ids[MANY];
+
+	memset(seen_a, 0, sizeof(seen_a));
+	memset(seen_b, 0, sizeof(seen_b));
+	for (i = 0; i < MANY; i++) {
+		ids[i] = rmsg_ep_connect(&self->b,
+					 (struct sockaddr *)&self->addr,
+					 sizeof(self->addr), 1000 + i, 0);
+		ASSERT_LE(0, ids[i]);
+	}
+	for (i = 0; i < MANY; i++) {
+		EXPECT_EVENT(&self->b, RMSG_CQE_CONNECTED, &cqe);
+		ASSERT_EQ(0, cqe.res) TH_LOG("channel %u", cqe.channel);
+		ASSERT_LE(1000, cqe.user_data);
+		ASSERT_GT(1000 + MANY, cqe.user_data);
+		/* The event names the channel the user_data belongs to. */
+		ASSERT_EQ(ids[cqe.user_data - 1000], cqe.channel);
+		ASSERT_EQ(0, seen_b[cqe.user_data - 1000]++);
+		EXPECT_EVENT(&self->a, RMSG_CQE_ACCEPTED, &cqe);
+		ASSERT_EQ(0, seen_a[cqe.channel]++);
+	}
+	for (i = 0; i < MANY; i++)
+		ASSERT_EQ(0, rmsg_ep_close_channel(&self->b, ids[i], 0));
+	for (i = 0; i < MANY; i++) {
+		EXPECT_EVENT(&self->b, RMSG_CQE_CLOSED, &cqe);
+		EXPECT_EQ(0, cqe.res);
+		EXPECT_EVENT(&self->a, RMSG_CQE_CLOSED, &cqe);
+		EXPECT_EQ(0, cqe.res);
+		ASSERT_EQ(1, seen_a[cqe.channel]++);
+	}
+}
+
+/* Events that find the completion ring full wait; none is lost. */
+TEST_F_TIMEOUT(chan, events_wait_for_room, 300)
+{
+	struct rmsg_ep small;
+	struct sockaddr_in sin;
+	struct rmsg_cqe cqe;
+	unsigned char seen[64] = { 0 };
+	int i, n = 40;
+
+	ASSERT_EQ(0, rmsg_ep_open(&small, 8, 16));
+	ASSERT_TRUE(local_addr(&sin, 0));
+	ASSERT_EQ(0, rmsg_ep_listen(&small, (struct sockaddr *)&sin,
+				    sizeof(sin), 0x5a, 0));
+	for (i = 0; i < n; i++)
+		ASSERT_LE(0, rmsg_ep_connect(&self->b, (struct sockaddr *)&sin,
+					     sizeof(sin), i, 0));
+	/* All are open before the small endpoint reaps anything. */
+	for (i = 0; i < n; i++) {
+		EXPECT_EVENT(&self->b, RMSG_CQE_CONNECTED, &cqe);
+		ASSERT_EQ(0, cqe.res);
+	}
+	for (i = 0; i < n; i++) {
+		EXPECT_EVENT(&small, RMSG_CQE_ACCEPTED, &cqe);
+		ASSERT_GT(64, cqe.channel);
+		ASSERT_EQ(0, seen[cqe.channel]++);
+	}
+	EXPECT_EQ(-ETIMEDOUT, next_cqe(&small, &cqe, 300));
+	rmsg_ep_close(&small);
+	/* Releasing the endpoint ends its channels: the peers hear it. */
+	for (i = 0; i < n; i++) {
+		EXPECT_EVENT(&self->b, RMSG_CQE_CLOSED, &cqe);
+		EXPECT_GT(0, cqe.res);
+	}
+}
+
+/* A device removed under open channels ends them; nothing is left over. */
+TEST_F_TIMEOUT(chan, device_removed_under_channels, 120)
+{
+	unsigned int peer[3];
+	struct rmsg_cqe cqe;
+	int i;
+
+	if (!getenv("RMSG_NETDEV"))
+		SKIP(return, "RMSG_NETDEV not set: not run by rmsg-vm");
+	for (i = 0; i < 3; i++)
+		ASSERT_LE(0, open_channel(_metadata, PAIR(self), 0xc0 + i, &peer[i]));
+	ASSERT_EQ(0, rmsg_sh("rdma link delete rxe0"));
+	for (i = 0; i < 3; i++) {
+		EXPECT_EVENT(&self->a, RMSG_CQE_CLOSED, &cqe);
+		EXPECT_EQ(-ENODEV, cqe.res);
+		EXPECT_EVENT(&self->b, RMSG_CQE_CLOSED, &cqe);
+		EXPECT_EQ(-ENODEV, cqe.res);
+	}
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,600 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The kernel submission poller (RMSG_EP_F_SQPOLL): setup, zero system calls
+ * per message while it polls, NEED_WAKEUP and the wakeup after idle, bad
+ * indices and descriptors while it runs, and its end (close, kill, fork).
+ */
+#include <dirent.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "rmsg_test.h"
+
+/* A user_data no two operations of a test share; not a plain counter. */
+static __u64 ud(unsigned int stream, unsigned int i)
+{
+	return ((__u64)stream << 40) ^ ((__u64)i * 0x9e3779b97f4a7c15ULL >> 24)
+		^ i;
+}
+
+static int sqp_open(struct rmsg_ep *ep, __u32 sq, __u32 cq, __u32 idle_ms)
+{
+	struct rmsg_ep_setup p;
+
+	memset(&p, 0, sizeof(p));
+	p.sq_entries = sq;
+	p.cq_entries = cq;
+	p.flags = RMSG_EP_F_SQPOLL;
+	p.sqpoll_idle_ms = idle_ms;
+	return rmsg_ep_open_setup(ep, &p);
+}
+
+static int raw_setup(int fd, __u32 sq, __u32 flags, __u32 idle_ms,
+		     struct rmsg_ep_setup *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->sq_entries = sq;
+	p->flags = flags;
+	p->sqpoll_idle_ms = idle_ms;
+	return ioctl(fd, RMSG_IOC_EP_SETUP, p) ? -errno : 0;
+}
+
+static bool queue_nop(struct rmsg_ep *ep, __u64 user_data)
+{
+	struct rmsg_sqe *sqe = rmsg_sq_get_sqe(ep);
+
+	if (!sqe)
+		return false;
+	sqe->opcode = RMSG_OP_NOP;
+	sqe->user_data = user_data;
+	return true;
+}
+
+/*
+ * Publish what is queued; enter only when the library says the kernel
+ * needs it (NEED_WAKEUP), and count those system calls in *enters.
+ */
+static int kick(struct rmsg_ep *ep, unsigned long *enters)
+{
+	unsigned int n = rmsg_sq_submit(ep);
+
+	if (!n)
+		return 0;
+	(*enters)++;
+	return rmsg_ep_enter(ep, n, 0, 0);
+}
+
+/* Busy-poll the CQ (no GETEVENTS) until @want CQEs are ready. */
+static bool wait_cqes(struct rmsg_ep *ep, unsigned int want,
+		      unsigned long *enters, long timeout_ms)
+{
+	long deadline = rmsg_now_ms() + timeout_ms;
+	unsigned long spins = 0;
+
+	while (rmsg_cq_ready(ep) < want) {
+		if (rmsg_now_ms() > deadline)
+			return false;
+		if (enters && !(++spins & 63))
+			kick(ep, enters);
+	}
+	return true;
+}
+
+static bool sqp_flag(struct rmsg_ep *ep)
+{
+	return __atomic_load_n(ep->sq.flags, __ATOMIC_ACQUIRE) &
+		RMSG_SQ_NEED_WAKEUP;
+}
+
+/*
+ * The poller threads named after process @pid ("rmsg-sqp/<pid>"): how many,
+ * and the id of the last one found in *tid.
+ */
+static int pollers(pid_t pid, pid_t *tid)
+{
+	char want[32], path[300], comm[64];
+	struct dirent *d;
+	int n = 0;
+	DIR *dir;
+	FILE *f;
+
+	snprintf(want, sizeof(want), "rmsg-sqp/%d\n", (int)pid);
+	dir = opendir("/proc");
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strcmp(comm, want)) {
+			n++;
+			if (tid)
+				*tid = atoi(d->d_name);
+		}
+		fclose(f);
+	}
+	closedir(dir);
+	return n;
+}
+
+/* Wait until process @pid has @n poller threads. */
+static int wait_pollers(pid_t pid, int n, long timeout_ms)
+{
+	long deadline = rmsg_now_ms() + timeout_ms;
+	int got;
+
+	while ((got = pollers(pid, NULL)) != n && rmsg_now_ms() < deadline)
+		usleep(10000);
+	return got;
+}
+
+/* utime + stime of a thread, in clock ticks; -1 when it is gone. */
+static long thread_ticks(pid_t tid, char *state)
+{
+	char path[64], buf[1024], *p;
+	unsigned long utime, stime;
+	FILE *f;
+	size_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[len] = 0;
+	p = strrchr(buf, ')');
+	/* After the comm: state, 10 fields, then utime and stime. */
+	if (!p || sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+			 state, &utime, &stime) != 3)
+		return -1;
+	return (long)(utime + stime);
+}
+
+/* The tests need no state; the fixture is for TEST_F_TIMEOUT. */
+FIXTURE(sqp) {
+	int unused;
+};
+
+FIXTURE_SETUP(sqp)
+{
+}
+
+FIXTURE_TEARDOWN(sqp)
+{
+}
+
+TEST(setup_announces_sqpoll)
+{
+	struct rmsg_ep_setup p;
+	struct rmsg_version ver;
+	struct rmsg_ep ep;
+	unsigned long enters = 0;
+	pid_t tid = 0;
+	int ret;
+
+	ret = rmsg_open_device();
+	ASSERT_LE(0, ret);
+	ASSERT_EQ(0, rmsg_query_version(ret, &ver));
+	EXPECT_TRUE(ver.features & RMSG_FEAT_SQPOLL);
+	close(ret);
+
+	EXPECT_EQ(0, pollers(getpid(), NULL));
+	memset(&p, 0, sizeof(p));
+	p.sq_entries = 8;
+	p.flags = RMSG_EP_F_SQPOLL;
+	p.sqpoll_idle_ms = 5000;
+	ret = rmsg_ep_open_setup(&ep, &p);
+	ASSERT_EQ(0, ret) TH_LOG("rmsg_ep_open_setup: %s", strerror(-ret));
+	EXPECT_TRUE(p.features & RMSG_FEAT_SQPOLL);
+	EXPECT_EQ(8, p.sq_entries);
+	EXPECT_EQ(16, p.cq_entries);
+	EXPECT_NE(NULL, ep.sq.map);
+	EXPECT_NE(NULL, ep.cq.map);
+	/* Awake from the start: no wakeup needed. */
+	EXPECT_FALSE(sqp_flag(&ep));
+	EXPECT_EQ(1, pollers(getpid(), &tid));
+
+	/* A NOP goes through without a system call. */
+	ASSERT_TRUE(queue_nop(&ep, ud(1, 0)));
+	EXPECT_EQ(0, rmsg_sq_submit(&ep));
+	ASSERT_TRUE(wait_cqes(&ep, 1, NULL, 5000));
+	EXPECT_EQ(ud(1, 0), rmsg_cq_peek(&ep)->user_data);
+	EXPECT_EQ(0, rmsg_cq_peek(&ep)->res);
+	rmsg_cq_advance(&ep, 1);
+	EXPECT_EQ(0, enters);
+
+	rmsg_ep_close(&ep);
+	EXPECT_EQ(0, wait_pollers(getpid(), 0, 2000));
+}
+
+TEST(setup_rejects_bad_flags_and_idle)
+{
+	static const struct { __u32 flags, idle; } bad[] = {
+		{ 1U << 1, 0 },
+		{ 1U << 31, 0 },
+		{ ~0U, 0 },
+		{ RMSG_EP_F_SQPOLL | 1U << 1, 0 },
+		{ RMSG_EP_F_SQPOLL, RMSG_SQPOLL_IDLE_MAX_MS + 1 },
+		{ RMSG_EP_F_SQPOLL, ~0U },
+		{ 0, 1 },			/* idle without SQPOLL */
+		{ 0, RMSG_SQPOLL_IDLE_MAX_MS },
+	};
+	struct rmsg_ep_setup p;
+	unsigned int i;
+	int fd = rmsg_open_device();
+
+	ASSERT_LE(0, fd);
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		EXPECT_EQ(-EINVAL, raw_setup(fd, 8, bad[i].flags, bad[i].idle,
+					     &p)) TH_LOG("case %u", i);
+	/* A bad ring size with SQPOLL: no thread left behind. */
+	EXPECT_EQ(-EINVAL, raw_setup(fd, 0, RMSG_EP_F_SQPOLL, 0, &p));
+	EXPECT_EQ(0, pollers(getpid(), NULL));
+	/* None of that set anything up; the largest idle time is fine. */
+	EXPECT_EQ(0, raw_setup(fd, 8, RMSG_EP_F_SQPOLL,
+			       RMSG_SQPOLL_IDLE_MAX_MS, &p));
+	EXPECT_EQ(1, pollers(getpid(), NULL));
+	EXPECT_EQ(-EBUSY, raw_setup(fd, 8, RMSG_EP_F_SQPOLL, 0, &p));
+	EXPECT_EQ(1, pollers(getpid(), NULL));
+	close(fd);
+	EXPECT_EQ(0, wait_pollers(getpid(), 0, 2000));
+}
+
+/*
+ * 100000 NOPs, one rmsg_sq_submit() per message, the CQ busy-polled: with
+ * the poller awake almost none needs a system call.
+ */
+TEST_F_TIMEOUT(sqp, nops_without_syscalls, 300)
+{
+	enum { N = 100000, WINDOW = 128 };
+	unsigned int sent = 0, got = 0, bad = 0;
+	unsigned long enters = 0, idle_spins = 0;
+	struct rmsg_cqe *cqe;
+	struct rmsg_ep ep;
+	long t0, deadline;
+	int ret;
+
+	ret = sqp_open(&ep, 256, 512, 0);
+	ASSERT_EQ(0, ret) TH_LOG("sqp_open: %s", strerror(-ret));
+	t0 = rmsg_now_ms();
+	deadline = t0 + 240000;
+	while (got < N && rmsg_now_ms() < deadline) {
+		bool progress = false;
+
+		while (sent < N && sent - got < WINDOW) {
+			ASSERT_TRUE(queue_nop(&ep, ud(2, sent)));
+			sent++;
+			ASSERT_LE(0, kick(&ep, &enters));
+			progress = true;
+		}
+		while ((cqe = rmsg_cq_peek(&ep))) {
+			if (cqe->user_data != ud(2, got) || cqe->res)
+				bad++;
+			rmsg_cq_advance(&ep, 1);
+			got++;
+			progress = true;
+		}
+		/* Nothing moved: the poller may be asleep. */
+		if (!progress && !(++idle_spins & 1023))
+			ASSERT_LE(0, kick(&ep, &enters));
+	}
+	TH_LOG("%u NOPs in %ld ms with %lu enter calls", got,
+	       rmsg_now_ms() - t0, enters);
+	EXPECT_EQ(N, got);
+	EXPECT_EQ(0, bad);
+	EXPECT_GE(N / 100, enters);
+	rmsg_ep_close(&ep);
+}
+
+/*
+ * After the idle time the poller sets NEED_WAKEUP and sleeps (no CPU);
+ * rmsg_sq_submit() then asks for ENTER, which wakes it.
+ */
+TEST_F_TIMEOUT(sqp, idle_sets_need_wakeup_and_enter_wakes, 60)
+{
+	struct rmsg_ep ep;
+	long t1, t2;
+	pid_t tid = 0;
+	char state = '?';
+	int ret;
+
+	ret = sqp_open(&ep, 8, 0, 200);
+	ASSERT_EQ(0, ret) TH_LOG("sqp_open: %s", strerror(-ret));
+	ASSERT_EQ(1, pollers(getpid(), &tid));
+
+	ASSERT_TRUE(queue_nop(&ep, ud(3, 0)));
+	rmsg_sq_submit(&ep);
+	ASSERT_TRUE(wait_cqes(&ep, 1, NULL, 5000));
+	rmsg_cq_advance(&ep, 1);
+
+	/* Idle: the flag is set and the thread sleeps, using no CPU. */
+	usleep(700000);
+	EXPECT_TRUE(sqp_flag(&ep));
+	t1 = thread_ticks(tid, &state);
+	ASSERT_LE(0, t1);
+	usleep(1000000);
+	t2 = thread_ticks(tid, &state);
+	EXPECT_EQ('S', state);
+	EXPECT_GE(5, t2 - t1) TH_LOG("poller used %ld ticks while idle",
+				     t2 - t1);
+
+	/* A submit now asks for ENTER, and nothing happens without it. */
+	ASSERT_TRUE(queue_nop(&ep, ud(3, 1)));
+	EXPECT_EQ(1, rmsg_sq_submit(&ep));
+	usleep(300000);
+	EXPECT_EQ(0, rmsg_cq_ready(&ep));
+	/* ENTER wakes the poller and reports to_submit. */
+	EXPECT_EQ(1, rmsg_ep_enter(&ep, 1, 0, 0));
+	ASSERT_TRUE(wait_cqes(&ep, 1, NULL, 5000));
+	EXPECT_EQ(ud(3, 1), rmsg_cq_peek(&ep)->user_data);
+	EXPECT_EQ(0, rmsg_cq_peek(&ep)->res);
+	rmsg_cq_advance(&ep, 1);
+	/* Awake again: the flag is clear and submits need no system call. */
+	EXPECT_FALSE(sqp_flag(&ep));
+	ASSERT_TRUE(queue_nop(&ep, ud(3, 2)));
+	EXPECT_EQ(0, rmsg_sq_submit(&ep));
+	ASSERT_TRUE(wait_cqes(&ep, 1, NULL, 5000));
+	rmsg_cq_advance(&ep, 1);
+
+	/* Asleep again; ENTER with GETEVENTS wakes it and waits. */
+	usleep(700000);
+	EXPECT_TRUE(sqp_flag(&ep));
+	ASSERT_TRUE(queue_nop(&ep, ud(3, 3)));
+	ASSERT_TRUE(queue_nop(&ep, ud(3, 4)));
+	EXPECT_EQ(2, rmsg_sq_submit(&ep));
+	EXPECT_EQ(2, rmsg_ep_enter(&ep, 2, 2, RMSG_ENTER_GETEVENTS));
+	ASSERT_EQ(2, rmsg_cq_ready(&ep));
+	EXPECT_EQ(ud(3, 3), rmsg_cq_peek(&ep)->user_data);
+	rmsg_cq_advance(&ep, 1);
+	EXPECT_EQ(ud(3, 4), rmsg_cq_peek(&ep)->user_data);
+	rmsg_cq_advance(&ep, 1);
+	rmsg_ep_close(&ep);
+}
+
+/* A full CQ stops the poller; consuming CQEs lets it go on. */
+TEST_F_TIMEOUT(sqp, cq_full_back_pressure, 60)
+{
+	unsigned long enters = 0;
+	struct rmsg_ep ep;
+	unsigned int i;
+	int ret;
+
+	ret = sqp_open(&ep, 4, 4, 5000);
+	ASSERT_EQ(0, ret) TH_LOG("sqp_open: %s", strerror(-ret));
+	for (i = 0; i < 4; i++)
+		ASSERT_TRUE(queue_nop(&ep, ud(4, i)));
+	kick(&ep, &enters);
+	ASSERT_TRUE(wait_cqes(&ep, 4, &enters, 5000));
+	for (i = 4; i < 8; i++)
+		ASSERT_TRUE(queue_nop(&ep, ud(4, i)));
+	kick(&ep, &enters);
+	usleep(200000);
+	/* The CQ is full: nothing more was taken. */
+	EXPECT_EQ(4, rmsg_cq_ready(&ep));
+	EXPECT_EQ(4, __atomic_load_n(ep.sq.consumer, __ATOMIC_ACQUIRE));
+	for (i = 0; i < 4; i++) {
+		EXPECT_EQ(ud(4, i), rmsg_cq_peek(&ep)->user_data);
+		rmsg_cq_advance(&ep, 1);
+	}
+	ASSERT_TRUE(wait_cqes(&ep, 4, &enters, 5000));
+	for (i = 4; i < 8; i++) {
+		EXPECT_EQ(ud(4, i), rmsg_cq_peek(&ep)->user_data);
+		rmsg_cq_advance(&ep, 1);
+	}
+	EXPECT_EQ(0, enters);
+	rmsg_ep_close(&ep);
+}
+
+/* Bad descriptors and indices while the poller runs: as with ENTER. */
+TEST_F_TIMEOUT(sqp, bad_sqes_and_indices, 60)
+{
+	unsigned long enters = 0;
+	struct rmsg_sqe *sqe;
+	struct rmsg_ep ep;
+	__u32 good;
+	int ret;
+
+	ret = sqp_open(&ep, 8, 0, 5000);
+	ASSERT_EQ(0, ret) TH_LOG("sqp_open: %s", strerror(-ret));
+
+	/* A bad SQE completes with -EINVAL; the ones around it run. */
+	ASSERT_TRUE(queue_nop(&ep, ud(5, 0)));
+	sqe = rmsg_sq_get_sqe(&ep);
+	ASSERT_NE(NULL, sqe);
+	sqe->opcode = 200;
+	sqe->user_data = ud(5, 1);
+	sqe = rmsg_sq_get_sqe(&ep);
+	ASSERT_NE(NULL, sqe);
+	sqe->opcode = RMSG_OP_NOP;
+	sqe->len = 1;
+	sqe->user_data = ud(5, 2);
+	ASSERT_TRUE(queue_nop(&ep, ud(5, 3)));
+	kick(&ep, &enters);
+	ASSERT_TRUE(wait_cqes(&ep, 4, &enters, 5000));
+	EXPECT_EQ(0, rmsg_cq_peek(&ep)->res);
+	rmsg_cq_advance(&ep, 1);
+	EXPECT_EQ(ud(5, 1), rmsg_cq_peek(&ep)->user_data);
+	EXPECT_EQ(-EINVAL, rmsg_cq_peek(&ep)->res);
+	rmsg_cq_advance(&ep, 1);
+	EXPECT_EQ(ud(5, 2), rmsg_cq_peek(&ep)->user_data);
+	EXPECT_EQ(-EINVAL, rmsg_cq_peek(&ep)->res);
+	rmsg_cq_advance(&ep, 1);
+	EXPECT_EQ(ud(5, 3), rmsg_cq_peek(&ep)->user_data);
+	EXPECT_EQ(0, rmsg_cq_peek(&ep)->res);
+	rmsg_cq_advance(&ep, 1);
+
+	/* A producer too far ahead, then one behind: nothing is taken. */
+	good = ep.sq.cached_prod;
+	__atomic_store_n(ep.sq.producer, good + ep.sq.entries + 3,
+			 __ATOMIC_RELEASE);
+	usleep(200000);
+	__atomic_store_n(ep.sq.producer, good - 1, __ATOMIC_RELEASE);
+	usleep(200000);
+	EXPECT_EQ(0, rmsg_cq_ready(&ep));
+	EXPECT_EQ(good, __atomic_load_n(ep.sq.consumer, __ATOMIC_ACQUIRE));
+
+	/* Put right, the endpoint works again. */
+	ASSERT_TRUE(queue_nop(&ep, ud(5, 4)));
+	kick(&ep, &enters);
+	ASSERT_TRUE(wait_cqes(&ep, 1, &enters, 5000));
+	EXPECT_EQ(ud(5, 4), rmsg_cq_peek(&ep)->user_data);
+	EXPECT_EQ(0, rmsg_cq_peek(&ep)->res);
+	rmsg_cq_advance(&ep, 1);
+	rmsg_ep_close(&ep);
+}
+
+/* Closing, or being killed, while the poller is busy: no hang, no leak. */
+TEST_F_TIMEOUT(sqp, close_while_busy, 120)
+{
+	struct rmsg_ep ep;
+	unsigned int i, k, round;
+	int ret, status;
+	pid_t pid;
+
+	for (round = 0; round < 30; round++) {
+		ret = sqp_open(&ep, 256, 256, 0);
+		ASSERT_EQ(0, ret) TH_LOG("sqp_open: %s", strerror(-ret));
+		for (i = 0; i < 256; i++)
+			ASSERT_TRUE(queue_nop(&ep, ud(6, i)));
+		rmsg_sq_submit(&ep);
+		/* Close with the poller still taking them. */
+		for (k = 0; k < round * 100; k++)
+			__atomic_load_n(ep.cq.producer, __ATOMIC_ACQUIRE);
+		rmsg_ep_close(&ep);
+	}
+	EXPECT_EQ(0, wait_pollers(getpid(), 0, 2000));
+
+	for (round = 0; round < 5; round++) {
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0) {
+			unsigned long enters = 0;
+			unsigned int n = 0;
+
+			if (sqp_open(&ep, 64, 0, 0))
+				_exit(1);
+			for (;;) {
+				while (queue_nop(&ep, n))
+					n++;
+				kick(&ep, &enters);
+				rmsg_cq_advance(&ep, rmsg_cq_ready(&ep));
+			}
+		}
+		ASSERT_EQ(1, wait_pollers(pid, 1, 5000));
+		usleep(100000 + round * 50000);
+		ASSERT_EQ(0, kill(pid, SIGKILL));
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		EXPECT_TRUE(WIFSIGNALED(status));
+		EXPECT_EQ(0, wait_pollers(pid, 0, 2000));
+	}
+}
+
+/* 16 endpoints with a poller each, one stream per endpoint. */
+TEST_F_TIMEOUT(sqp, sixteen_endpoints, 300)
+{
+	enum { NEP = 16, OPS = 2000, WINDOW = 16 };
+	static struct rmsg_ep eps[NEP];
+	unsigned int sent[NEP] = { 0 }, got[NEP] = { 0 }, bad = 0;
+	unsigned long enters = 0;
+	unsigned int i, done = 0;
+	struct rmsg_cqe *cqe;
+	long deadline;
+	int ret;
+
+	for (i = 0; i < NEP; i++) {
+		ret = sqp_open(&eps[i], 32, 0, 0);
+		ASSERT_EQ(0, ret) TH_LOG("endpoint %u: %s", i, strerror(-ret));
+	}
+	EXPECT_EQ(NEP, pollers(getpid(), NULL));
+	deadline = rmsg_now_ms() + 240000;
+	while (done < NEP && rmsg_now_ms() < deadline) {
+		done = 0;
+		for (i = 0; i < NEP; i++) {
+			while (sent[i] < OPS && sent[i] - got[i] < WINDOW &&
+			       queue_nop(&eps[i], ud(100 + i, sent[i]))) {
+				sent[i]++;
+				ASSERT_LE(0, kick(&eps[i], &enters));
+			}
+			while ((cqe = rmsg_cq_peek(&eps[i]))) {
+				if (cqe->user_data != ud(100 + i, got[i]) ||
+				    cqe->res)
+					bad++;
+				rmsg_cq_advance(&eps[i], 1);
+				got[i]++;
+			}
+			if (sent[i] != got[i])
+				ASSERT_LE(0, kick(&eps[i], &enters));
+			done += got[i] == OPS;
+		}
+	}
+	TH_LOG("%u x %u NOPs with %lu enter calls", NEP, OPS, enters);
+	EXPECT_EQ(NEP, done);
+	EXPECT_EQ(0, bad);
+	for (i = 0; i < NEP; i++)
+		rmsg_ep_close(&eps[i]);
+	EXPECT_EQ(0, wait_pollers(getpid(), 0, 2000));
+}
+
+/*
+ * fork: the child shares the endpoint; its exit stops nothing. Then the
+ * parent lets go first, and the child's exit releases the endpoint.
+ */
+TEST_F_TIMEOUT(sqp, fork_and_exit, 60)
+{
+	unsigned long enters = 0;
+	struct rmsg_ep ep;
+	int ret, status;
+	pid_t pid;
+
+	ret = sqp_open(&ep, 8, 0, 0);
+	ASSERT_EQ(0, ret) TH_LOG("sqp_open: %s", strerror(-ret));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		queue_nop(&ep, 77);
+		kick(&ep, &enters);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	/* The child's SQE went through the shared ring. */
+	ep.sq.cached_prod = __atomic_load_n(ep.sq.producer, __ATOMIC_ACQUIRE);
+	ASSERT_TRUE(wait_cqes(&ep, 1, &enters, 5000));
+	EXPECT_EQ(77, rmsg_cq_peek(&ep)->user_data);
+	rmsg_cq_advance(&ep, 1);
+	EXPECT_EQ(1, pollers(getpid(), NULL));
+	ASSERT_TRUE(queue_nop(&ep, 78));
+	kick(&ep, &enters);
+	ASSERT_TRUE(wait_cqes(&ep, 1, &enters, 5000));
+	EXPECT_EQ(78, rmsg_cq_peek(&ep)->user_data);
+	rmsg_cq_advance(&ep, 1);
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		usleep(300000);
+		queue_nop(&ep, 79);
+		kick(&ep, &enters);
+		if (!wait_cqes(&ep, 1, &enters, 5000) ||
+		    rmsg_cq_peek(&ep)->user_data != 79)
+			_exit(1);
+		_exit(0);
+	}
+	rmsg_ep_close(&ep);
+	/* The child still holds the endpoint: the poller lives on. */
+	EXPECT_EQ(1, pollers(getpid(), NULL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, wait_pollers(getpid(), 0, 2000));
+}
+
+TEST_HARNESS_MAIN
