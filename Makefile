@@ -35,7 +35,8 @@ USER_CFLAGS	:= $(CFLAGS) $(WARN_CFLAGS) -D_GNU_SOURCE -Iinclude/uapi -Ilib
 TEST_CFLAGS	:= $(USER_CFLAGS) -I$(KSELFTEST_DIR) -Wno-missing-prototypes \
 		   -Wno-sign-compare \
 		   -Wno-shadow
-SAN_CFLAGS	:= -fsanitize=address,undefined -fno-omit-frame-pointer
+SAN_CFLAGS	:= -fsanitize=address,undefined -fno-sanitize-recover=all \
+		   -fno-omit-frame-pointer
 
 UAPI		:= include/uapi/rdma/rmsg.h
 LIB_SRCS	:= $(wildcard lib/*.c)

@@ -103,7 +103,7 @@ TEST(rejects_bad_fields)
 	EXPECT_EQ(-EPROTO, decode(&w, &h));
 
 	rmsg_hello_encode(&w, &good_connect);
-	w.resv = cpu_to_le32(1 << 31);
+	w.resv = cpu_to_le32(1U << 31);
 	EXPECT_EQ(-EPROTO, decode(&w, &h));
 
 	in = good_connect;
