@@ -37,6 +37,8 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/kref.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/random.h>
 #include <linux/scatterlist.h>
@@ -110,6 +112,54 @@ struct rmsg_listener {
 	u32 block_size;
 };
 
+/**
+ * struct rmsg_block - the pages of a receive block
+ * @ref: the channel's reference and one per mmap() in progress
+ * @npages: pages in @pages
+ * @pages: zeroed order-0 pages
+ *
+ * The pages are put when the last reference goes; a program's mapping
+ * holds page references of its own (vm_insert_pages()), so it stays valid
+ * after the channel and this object are gone.
+ */
+struct rmsg_block {
+	struct kref ref;
+	u32 npages;
+	struct page *pages[];
+};
+
+static void rmsg_block_release(struct kref *ref)
+{
+	struct rmsg_block *b = container_of(ref, struct rmsg_block, ref);
+	u32 i;
+
+	for (i = 0; i < b->npages; i++)
+		if (b->pages[i])
+			put_page(b->pages[i]);
+	kvfree(b);
+}
+
+static struct rmsg_block *rmsg_block_new(u32 size)
+{
+	u32 i, npages = PAGE_ALIGN(size) >> PAGE_SHIFT;
+	struct rmsg_block *b;
+
+	b = kvzalloc(struct_size(b, pages, npages), GFP_KERNEL_ACCOUNT);
+	if (!b)
+		return NULL;
+	kref_init(&b->ref);
+	b->npages = npages;
+	for (i = 0; i < npages; i++) {
+		/* Zeroed, so the first lap's flag is clear (veloblock.rst). */
+		b->pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!b->pages[i]) {
+			kref_put(&b->ref, rmsg_block_release);
+			return NULL;
+		}
+	}
+	return b;
+}
+
 struct rmsg_ctrl_buf {
 	struct ib_cqe cqe;
 	struct rmsg_channel *ch;
@@ -132,9 +182,9 @@ struct rmsg_ctrl_buf {
  * @qp: the RC queue pair (owned by @cm_id)
  * @cq: completion queue from the device's pool
  * @cq_size: entries taken from the pool
- * @block: the receive block (vmalloc_user, so that it can be mapped)
+ * @block: the receive block's pages, shared with the program's mappings
  * @block_size: its size in bytes
- * @block_sgt: its pages
+ * @block_sgt: its pages, for DMA
  * @block_mapped: @block_sgt is DMA-mapped
  * @mr: fast registration of @block for remote write
  * @reg_cqe: completion of the REG_MR
@@ -164,7 +214,7 @@ struct rmsg_channel {
 	struct ib_qp *qp;
 	struct ib_cq *cq;
 	u32 cq_size;
-	void *block;
+	struct rmsg_block *block;
 	u32 block_size;
 	struct sg_table block_sgt;
 	bool block_mapped;
@@ -396,20 +446,21 @@ static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 static int rmsg_block_alloc(struct rmsg_channel *ch)
 {
 	struct ib_device *ibdev = ch->rdev->ibdev;
-	u32 npages = PAGE_ALIGN(ch->block_size) >> PAGE_SHIFT;
+	struct rmsg_block *block;
 	struct scatterlist *sg;
 	int i, nents, ret;
 
-	/* Zeroed, so the first lap's flag is clear (veloblock.rst). */
-	ch->block = vmalloc_user(PAGE_ALIGN(ch->block_size));
-	if (!ch->block)
+	block = rmsg_block_new(ch->block_size);
+	if (!block)
 		return -ENOMEM;
-	ret = sg_alloc_table(&ch->block_sgt, npages, GFP_KERNEL);
+	mutex_lock(&ch->ep->chan_lock);
+	ch->block = block;	/* rmsg_chan_mmap() looks at it */
+	mutex_unlock(&ch->ep->chan_lock);
+	ret = sg_alloc_table(&ch->block_sgt, block->npages, GFP_KERNEL);
 	if (ret)
 		return ret;
 	for_each_sgtable_sg(&ch->block_sgt, sg, i)
-		sg_set_page(sg, vmalloc_to_page(ch->block + i * PAGE_SIZE),
-			    PAGE_SIZE, 0);
+		sg_set_page(sg, block->pages[i], PAGE_SIZE, 0);
 	ret = ib_dma_map_sgtable_attrs(ibdev, &ch->block_sgt,
 				       DMA_BIDIRECTIONAL, 0);
 	if (ret) {
@@ -418,7 +469,7 @@ static int rmsg_block_alloc(struct rmsg_channel *ch)
 	}
 	ch->block_mapped = true;
 
-	ch->mr = ib_alloc_mr(ch->rdev->pd, IB_MR_TYPE_MEM_REG, npages);
+	ch->mr = ib_alloc_mr(ch->rdev->pd, IB_MR_TYPE_MEM_REG, block->npages);
 	if (IS_ERR(ch->mr)) {
 		ret = PTR_ERR(ch->mr);
 		ch->mr = NULL;
@@ -515,6 +566,7 @@ static int rmsg_chan_create_qp(struct rmsg_channel *ch)
 static void rmsg_chan_release_verbs(struct rmsg_channel *ch)
 {
 	struct ib_device *ibdev = ch->rdev ? ch->rdev->ibdev : NULL;
+	struct rmsg_block *block;
 	int i;
 
 	if (ch->qp) {
@@ -540,8 +592,12 @@ static void rmsg_chan_release_verbs(struct rmsg_channel *ch)
 					   DMA_BIDIRECTIONAL, 0);
 	ch->block_mapped = false;
 	sg_free_table(&ch->block_sgt);
-	vfree(ch->block);
+	mutex_lock(&ch->ep->chan_lock);
+	block = ch->block;
 	ch->block = NULL;
+	mutex_unlock(&ch->ep->chan_lock);
+	if (block)
+		kref_put(&block->ref, rmsg_block_release);
 	if (ch->rdev)
 		ch->dev_gone = rmsg_device_detach(ch->rdev, &ch->dev_node);
 	ch->rdev = NULL;
@@ -1082,4 +1138,53 @@ int rmsg_chan_init_module(void)
 void rmsg_chan_exit_module(void)
 {
 	destroy_workqueue(rmsg_wq);
+}
+
+/**
+ * rmsg_chan_mmap() - map a channel's receive block into the program
+ * @ep: the endpoint
+ * @vma: at RMSG_OFF_BLOCK(channel), read-only and shared
+ *
+ * Return: 0, -EINVAL for a bad offset, size or sharing, -EPERM for a
+ * writable mapping, -ENOENT when the channel is not open.
+ */
+int rmsg_chan_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma)
+{
+	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	unsigned long len = vma->vm_end - vma->vm_start;
+	unsigned long npages = len >> PAGE_SHIFT;
+	struct rmsg_block *block = NULL;
+	struct rmsg_channel *ch;
+	u64 rel = off - RMSG_OFF_BLOCK_BASE;
+	int ret;
+
+	if (off < RMSG_OFF_BLOCK_BASE ||
+	    rel & ((1ULL << RMSG_OFF_BLOCK_SHIFT) - 1) ||
+	    (rel >> RMSG_OFF_BLOCK_SHIFT) >= RMSG_MAX_CHANNELS ||
+	    !(vma->vm_flags & VM_MAYSHARE))
+		return -EINVAL;
+	/* The peer writes the block; the program only ever reads it. */
+	if (vma->vm_flags & VM_WRITE)
+		return -EPERM;
+
+	mutex_lock(&ep->chan_lock);
+	ch = xa_load(&ep->channels, rel >> RMSG_OFF_BLOCK_SHIFT);
+	if (ch && ch->state == RMSG_CHAN_OPEN && ch->block) {
+		block = ch->block;
+		kref_get(&block->ref);
+	}
+	mutex_unlock(&ep->chan_lock);
+	if (!block)
+		return -ENOENT;
+
+	ret = -EINVAL;
+	if (npages && npages <= block->npages) {
+		/* No mprotect() to writable later, no growing by mremap(). */
+		vma->vm_flags &= ~VM_MAYWRITE;
+		vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+		ret = vm_insert_pages(vma, vma->vm_start, block->pages,
+				      &npages);
+	}
+	kref_put(&block->ref, rmsg_block_release);
+	return ret;
 }

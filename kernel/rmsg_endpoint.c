@@ -198,6 +198,8 @@ int rmsg_ep_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma)
 
 	if (!rmsg_ep_ready(ep))
 		return -EINVAL;
+	if (off >= RMSG_OFF_BLOCK_BASE)
+		return rmsg_chan_mmap(ep, vma);
 	if (off == RMSG_OFF_SQ_RING)
 		ring = &ep->sq;
 	else if (off == RMSG_OFF_CQ_RING)

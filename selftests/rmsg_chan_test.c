@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 
 #include "kselftest_harness.h"
 #include "rmsg_test.h"
@@ -348,6 +349,81 @@ TEST_F_TIMEOUT(chan, events_wait_for_room, 300)
 		EXPECT_EVENT(&self->b, RMSG_CQE_CLOSED, &cqe);
 		EXPECT_GT(0, cqe.res);
 	}
+}
+
+static bool all_zero(const unsigned char *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/*
+ * The receive block is the program's to read, never to write, and a mapping
+ * stays readable after the channel is gone.
+ */
+TEST_F_TIMEOUT(chan, receive_block_mapping, 120)
+{
+	const size_t size = 32768;
+	unsigned char *blk, *peer_blk;
+	struct rmsg_cqe cqe;
+	unsigned int peer;
+	void *p;
+	int id;
+
+	id = open_channel(_metadata, PAIR(self), 0xd0, &peer);
+	ASSERT_LE(0, id);
+
+	blk = mmap(NULL, size, PROT_READ, MAP_SHARED, self->b.fd,
+		   RMSG_OFF_BLOCK(id));
+	ASSERT_NE(MAP_FAILED, blk) TH_LOG("%s", strerror(errno));
+	peer_blk = mmap(NULL, size, PROT_READ, MAP_SHARED, self->a.fd,
+			RMSG_OFF_BLOCK(peer));
+	ASSERT_NE(MAP_FAILED, peer_blk);
+	/* Nothing was sent yet: both blocks are as allocated, zero. */
+	EXPECT_TRUE(all_zero(blk, size));
+	EXPECT_TRUE(all_zero(peer_blk, size));
+
+	/* Read-only, and it stays so. */
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, size, PROT_READ | PROT_WRITE,
+				   MAP_SHARED, self->b.fd, RMSG_OFF_BLOCK(id)));
+	EXPECT_EQ(EPERM, errno);
+	EXPECT_EQ(-1, mprotect(blk, size, PROT_READ | PROT_WRITE));
+	EXPECT_EQ(EACCES, errno);
+	/* Shared only; no larger than the block; whole channel slots. */
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, size, PROT_READ, MAP_PRIVATE,
+				   self->b.fd, RMSG_OFF_BLOCK(id)));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, size + 4096, PROT_READ, MAP_SHARED,
+				   self->b.fd, RMSG_OFF_BLOCK(id)));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, 4096, PROT_READ, MAP_SHARED,
+				   self->b.fd, RMSG_OFF_BLOCK(id) + 4096));
+	EXPECT_EQ(EINVAL, errno);
+	/* Another endpoint's channel ids are not this endpoint's. */
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, 4096, PROT_READ, MAP_SHARED,
+				   self->b.fd, RMSG_OFF_BLOCK(id + 1000)));
+	EXPECT_EQ(ENOENT, errno);
+	/* A smaller mapping of the start is fine. */
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, self->b.fd,
+		 RMSG_OFF_BLOCK(id));
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(0, munmap(p, 4096));
+
+	ASSERT_EQ(0, rmsg_ep_close_channel(&self->b, id, 0));
+	EXPECT_EVENT(&self->b, RMSG_CQE_CLOSED, &cqe);
+	EXPECT_EVENT(&self->a, RMSG_CQE_CLOSED, &cqe);
+	/* The channel is gone; its pages are not, while mapped. */
+	EXPECT_TRUE(all_zero(blk, size));
+	EXPECT_TRUE(all_zero(peer_blk, size));
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, size, PROT_READ, MAP_SHARED,
+				   self->b.fd, RMSG_OFF_BLOCK(id)));
+	EXPECT_EQ(ENOENT, errno);
+	EXPECT_EQ(0, munmap(blk, size));
+	EXPECT_EQ(0, munmap(peer_blk, size));
 }
 
 /* A device removed under open channels ends them; nothing is left over. */

@@ -549,6 +549,17 @@ struct rmsg_close {
 	__u64 resv[2];
 };
 
+/*
+ * A channel's receive block is mapped read-only (PROT_READ, MAP_SHARED) at
+ * RMSG_OFF_BLOCK(channel), at most its block size rounded up to pages. The
+ * mapping stays valid after the channel ends (the pages live until munmap),
+ * but a new mapping needs an open channel.
+ */
+#define RMSG_OFF_BLOCK_BASE	(1ULL << 40)
+#define RMSG_OFF_BLOCK_SHIFT	26	/* room for RMSG_VB_MAX_BLOCK */
+#define RMSG_OFF_BLOCK(channel)	\
+	(RMSG_OFF_BLOCK_BASE + ((__u64)(channel) << RMSG_OFF_BLOCK_SHIFT))
+
 #define RMSG_IOC_LISTEN		_IOWR(RMSG_IOC_MAGIC, 0x04, struct rmsg_listen)
 #define RMSG_IOC_CONNECT	_IOWR(RMSG_IOC_MAGIC, 0x05, struct rmsg_connect)
 #define RMSG_IOC_CLOSE		_IOW(RMSG_IOC_MAGIC, 0x06, struct rmsg_close)
