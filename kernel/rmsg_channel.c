@@ -29,7 +29,8 @@
  *    an rdma_cm handler (rdma_destroy_id, rdma_disconnect), since handlers
  *    take it.
  *  - rdma_cm handlers run in process context, one at a time per cm_id;
- *    completions run in softirq and only set bits and queue work.
+ *    completions run in softirq and only set bits and queue work (never
+ *    rmsg_chan_kill(), which takes chan_lock: rmsg_chan_kill_soft()).
  *  - A channel is freed by its teardown work only, after rdma_destroy_id()
  *    has waited out any handler still running for it.
  *  - Device removal (rmsg_ib_remove) and endpoint release kill their
@@ -190,6 +191,8 @@ struct rmsg_ctrl_buf {
  * @reg_cqe: completion of the REG_MR
  * @ctrl: control message buffers: RMSG_CTRL_RECVS receives, then the
  *	READY and the CLOSE send
+ * @soft_error: why a completion (softirq) wants the channel to end, 0 for
+ *	orderly; 1 while none does. Acted on by @work.
  * @active: this side connected (else it accepted)
  * @abort: closed without telling the peer
  * @dev_gone: its device was being removed when the channel left it
@@ -221,6 +224,7 @@ struct rmsg_channel {
 	struct ib_mr *mr;
 	struct ib_cqe reg_cqe;
 	struct rmsg_ctrl_buf ctrl[RMSG_CTRL_BUFS];
+	int soft_error;
 	bool active;
 	bool abort;
 	bool dev_gone;
@@ -247,6 +251,7 @@ static void rmsg_chan_init(struct rmsg_channel *ch, struct rmsg_endpoint *ep,
 	ch->ep = ep;
 	ch->state = state;
 	ch->active = state == RMSG_CHAN_CONNECTING;
+	ch->soft_error = 1;
 	ch->user_data = user_data;
 	ch->block_size = size;
 	INIT_LIST_HEAD(&ch->dev_node);
@@ -310,12 +315,32 @@ static void rmsg_chan_kill(struct rmsg_channel *ch, int error)
 	mutex_unlock(&ch->ep->chan_lock);
 }
 
-/* Open once connected, registered, and told by the peer that it is too. */
+/*
+ * rmsg_chan_kill() for completion handlers: they run in softirq and may not
+ * take chan_lock (a mutex), so they record the first reason and leave the
+ * rest to the channel's work.
+ */
+static void rmsg_chan_kill_soft(struct rmsg_channel *ch, int error)
+{
+	cmpxchg(&ch->soft_error, 1, error);
+	queue_work(rmsg_wq, &ch->work);
+}
+
+/*
+ * Act on a completion's rmsg_chan_kill_soft(); else open once connected,
+ * registered, and told by the peer that it is too.
+ */
 static void rmsg_chan_progress(struct work_struct *work)
 {
 	struct rmsg_channel *ch = container_of(work, struct rmsg_channel, work);
 	struct rmsg_endpoint *ep = ch->ep;
+	int soft_error = READ_ONCE(ch->soft_error);
 	enum rmsg_chan_state was;
+
+	if (soft_error <= 0) {
+		rmsg_chan_kill(ch, soft_error);
+		return;
+	}
 
 	if (!test_bit(RMSG_CHAN_CONNECTED, &ch->flags) ||
 	    !test_bit(RMSG_CHAN_REGISTERED, &ch->flags) ||
@@ -390,7 +415,7 @@ static void rmsg_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
-			rmsg_chan_kill(ch, -EIO);
+			rmsg_chan_kill_soft(ch, -EIO);
 		return;
 	}
 	set_bit(RMSG_CHAN_REGISTERED, &ch->flags);
@@ -406,7 +431,7 @@ static void rmsg_ctrl_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (buf == &ch->ctrl[RMSG_CTRL_CLOSE_BUF])
 		complete(&ch->close_sent);
 	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
-		rmsg_chan_kill(ch, -ECONNRESET);
+		rmsg_chan_kill_soft(ch, -ECONNRESET);
 }
 
 static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -420,25 +445,25 @@ static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
-			rmsg_chan_kill(ch, -ECONNRESET);
+			rmsg_chan_kill_soft(ch, -ECONNRESET);
 		return;
 	}
 	ib_dma_sync_single_for_cpu(ibdev, buf->dma, sizeof(buf->msg),
 				   DMA_FROM_DEVICE);
 	if (rmsg_ctrl_decode(&buf->msg, wc->byte_len, &type, &arg)) {
 		/* A peer that sends garbage is not one to keep talking to. */
-		rmsg_chan_kill(ch, -EPROTO);
+		rmsg_chan_kill_soft(ch, -EPROTO);
 		return;
 	}
 	if (type == RMSG_CTRL_CLOSE) {
 		set_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags);
-		rmsg_chan_kill(ch, 0);
+		rmsg_chan_kill_soft(ch, 0);
 		return;
 	}
 	set_bit(RMSG_CHAN_PEER_READY, &ch->flags);
 	queue_work(rmsg_wq, &ch->work);
 	if (rmsg_ctrl_post_recv(buf))
-		rmsg_chan_kill(ch, -ECONNRESET);
+		rmsg_chan_kill_soft(ch, -ECONNRESET);
 }
 
 /* --- verbs resources -------------------------------------------------- */

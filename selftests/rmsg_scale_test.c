@@ -1,0 +1,644 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Channels at scale (issue 3): a thousand channels on one endpoint, 64
+ * listening endpoints with a channel each, and what an idle channel costs
+ * in kernel memory. Every endpoint lives in this process and talks over the
+ * guest's rxe device (loopback topology), so each channel has both of its
+ * ends in this kernel.
+ */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+
+#include "kselftest_harness.h"
+#include "rmsg_test.h"
+
+/* The guest is emulated and shares its CPUs: progress may be slow. */
+#define STALL_MS	60000
+
+#define THOUSAND	1000
+#define THOUSAND_CQ	4096
+#define LISTENER_DATA	0xa0
+
+#define PAIRS		64
+#define PAIR_B_DATA	0x1000
+#define PAIR_A_DATA	0x2000
+
+#define MEM_CHANNELS	200
+#define MEM_ROUNDS	4	/* the first is a warm-up */
+#define MEM_BLOCK	32768	/* the module's default block_size */
+#define TRACE		false	/* true: log every memory sample */
+
+static bool local_addr(struct sockaddr_in *sin, unsigned short port)
+{
+	const char *ip = getenv("RMSG_LOCAL_ADDR");
+
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(port);
+	return ip && inet_pton(AF_INET, ip, &sin->sin_addr) == 1;
+}
+
+/*
+ * Take the next CQE of @ep if there is one. Returns true and fills *@out,
+ * or false when the ring is empty.
+ */
+static bool take_cqe(struct rmsg_ep *ep, struct rmsg_cqe *out)
+{
+	struct rmsg_cqe *cqe = rmsg_cq_peek(ep);
+
+	if (!cqe)
+		return false;
+	*out = *cqe;
+	rmsg_cq_advance(ep, 1);
+	return true;
+}
+
+/*
+ * Wait until one of @n endpoints may have a CQE, at most @timeout_ms. The
+ * poll also lets the kernel post events that waited for room.
+ */
+static void wait_eps(struct rmsg_ep *eps, int n, int timeout_ms)
+{
+	struct pollfd pfd[2 * PAIRS];
+	int i;
+
+	for (i = 0; i < n && i < 2 * PAIRS; i++) {
+		pfd[i].fd = eps[i].fd;
+		pfd[i].events = POLLIN;
+		pfd[i].revents = 0;
+	}
+	poll(pfd, i, timeout_ms);
+}
+
+/* After a short quiet time, no endpoint of @eps has anything left. */
+static int count_stray(struct rmsg_ep *eps, int n, int quiet_ms)
+{
+	struct rmsg_cqe cqe;
+	int i, stray = 0;
+
+	usleep(quiet_ms * 1000);
+	wait_eps(eps, n, 0);
+	for (i = 0; i < n; i++)
+		while (take_cqe(&eps[i], &cqe))
+			stray++;
+	return stray;
+}
+
+FIXTURE(scale) {
+	struct rmsg_ep *eps;	/* all endpoints of the test */
+	int neps;		/* how many of them are open */
+	struct sockaddr_in addr;
+};
+
+FIXTURE_SETUP(scale)
+{
+	if (!local_addr(&self->addr, 0))
+		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
+	self->eps = calloc(2 * PAIRS, sizeof(*self->eps));
+	ASSERT_NE(NULL, self->eps);
+}
+
+FIXTURE_TEARDOWN(scale)
+{
+	int i;
+
+	for (i = 0; i < self->neps; i++)
+		rmsg_ep_close(&self->eps[i]);
+	free(self->eps);
+}
+
+/* Open endpoint number self->neps with the given rings. */
+#define OPEN_EP(sq, cq) do { \
+	ASSERT_EQ(0, rmsg_ep_open(&self->eps[self->neps], sq, cq)); \
+	self->neps++; \
+} while (0)
+
+/*
+ * One listening endpoint (eps[0]) and one connecting endpoint (eps[1])
+ * with @n channels between them, and the bookkeeping to check their
+ * events: b_ids[i] is the connecting side's id of channel i (user_data i),
+ * a_seen[] counts the events of each of the listening side's ids.
+ */
+struct many {
+	struct rmsg_ep *a, *b;
+	struct sockaddr_in *addr;
+	int n;
+	u_int32_t block_size;
+	int *b_ids;
+	unsigned char *b_seen;	/* by user_data */
+	unsigned char *a_seen;	/* by channel id */
+	unsigned char *b_id_used;	/* by channel id */
+};
+
+static void many_reset(struct many *m)
+{
+	memset(m->b_seen, 0, m->n);
+	memset(m->a_seen, 0, RMSG_MAX_CHANNELS);
+	memset(m->b_id_used, 0, RMSG_MAX_CHANNELS);
+}
+
+static void many_free(struct many *m)
+{
+	free(m->b_ids);
+	free(m->b_seen);
+	free(m->a_seen);
+	free(m->b_id_used);
+}
+
+static bool many_alloc(struct many *m, struct rmsg_ep *eps,
+		       struct sockaddr_in *addr, int n, u_int32_t block_size)
+{
+	m->a = &eps[0];
+	m->b = &eps[1];
+	m->addr = addr;
+	m->n = n;
+	m->block_size = block_size;
+	m->b_ids = calloc(n, sizeof(*m->b_ids));
+	m->b_seen = calloc(n, 1);
+	m->a_seen = calloc(RMSG_MAX_CHANNELS, 1);
+	m->b_id_used = calloc(RMSG_MAX_CHANNELS, 1);
+	if (m->b_ids && m->b_seen && m->a_seen && m->b_id_used)
+		return true;
+	many_free(m);
+	return false;
+}
+
+/*
+ * Connect m->n channels from b to a, at most @window not yet reported at
+ * a time, and collect one CONNECTED (res 0) per channel on b and one
+ * ACCEPTED per channel on a. Returns the number of failures (logged).
+ */
+static int many_open(struct __test_metadata *_metadata, struct many *m,
+		     int window)
+{
+	int issued = 0, connected = 0, accepted = 0, failed = 0;
+	long stall = rmsg_now_ms() + STALL_MS;
+	struct rmsg_cqe cqe;
+	bool progress;
+	int id;
+
+	while (connected < m->n || accepted < m->n) {
+		progress = false;
+		while (issued < m->n && issued - connected < window) {
+			id = rmsg_ep_connect(m->b, (struct sockaddr *)m->addr,
+					     sizeof(*m->addr), issued,
+					     m->block_size);
+			if (id < 0) {
+				TH_LOG("connect %d: %d (%s)", issued, id,
+				       strerror(-id));
+				return failed + m->n - issued;
+			}
+			if (m->b_id_used[id]++) {
+				TH_LOG("connect %d: id %d in use", issued, id);
+				failed++;
+			}
+			m->b_ids[issued++] = id;
+		}
+		while (take_cqe(m->b, &cqe)) {
+			progress = true;
+			connected++;
+			if (RMSG_CQE_KIND(cqe.flags) != RMSG_CQE_CONNECTED ||
+			    cqe.res || cqe.user_data >= (u_int64_t)issued ||
+			    m->b_ids[cqe.user_data] != (int)cqe.channel ||
+			    m->b_seen[cqe.user_data]++) {
+				if (failed++ < 10)
+					TH_LOG("b: kind %u res %d (%s) user_data %llu channel %u",
+					       RMSG_CQE_KIND(cqe.flags), cqe.res,
+					       strerror(-cqe.res),
+					       (unsigned long long)cqe.user_data,
+					       cqe.channel);
+			}
+		}
+		while (take_cqe(m->a, &cqe)) {
+			progress = true;
+			accepted++;
+			if (RMSG_CQE_KIND(cqe.flags) != RMSG_CQE_ACCEPTED ||
+			    cqe.res || cqe.user_data != LISTENER_DATA ||
+			    cqe.channel >= RMSG_MAX_CHANNELS ||
+			    m->a_seen[cqe.channel]++) {
+				if (failed++ < 10)
+					TH_LOG("a: kind %u res %d user_data %llu channel %u",
+					       RMSG_CQE_KIND(cqe.flags), cqe.res,
+					       (unsigned long long)cqe.user_data,
+					       cqe.channel);
+			}
+		}
+		if (progress) {
+			stall = rmsg_now_ms() + STALL_MS;
+			continue;
+		}
+		if (rmsg_now_ms() > stall) {
+			TH_LOG("stalled: %d issued, %d connected, %d accepted",
+			       issued, connected, accepted);
+			return failed + 1;
+		}
+		wait_eps(m->a, 2, 100);
+	}
+	return failed;
+}
+
+/*
+ * Close every channel from b and collect one CLOSED (res 0) per channel on
+ * each side. Returns the number of failures (logged).
+ */
+static int many_close(struct __test_metadata *_metadata, struct many *m)
+{
+	int i, ret, a_closed = 0, b_closed = 0, failed = 0;
+	long stall = rmsg_now_ms() + STALL_MS;
+	struct rmsg_cqe cqe;
+	bool progress;
+
+	for (i = 0; i < m->n; i++) {
+		ret = rmsg_ep_close_channel(m->b, m->b_ids[i], 0);
+		if (ret) {
+			TH_LOG("close %d (id %d): %d", i, m->b_ids[i], ret);
+			return failed + m->n - i;
+		}
+	}
+	while (a_closed < m->n || b_closed < m->n) {
+		progress = false;
+		while (take_cqe(m->b, &cqe)) {
+			progress = true;
+			b_closed++;
+			if (RMSG_CQE_KIND(cqe.flags) != RMSG_CQE_CLOSED ||
+			    cqe.res || cqe.user_data >= (u_int64_t)m->n ||
+			    m->b_ids[cqe.user_data] != (int)cqe.channel ||
+			    m->b_seen[cqe.user_data]++ != 1) {
+				if (failed++ < 10)
+					TH_LOG("b: kind %u res %d (%s) user_data %llu channel %u",
+					       RMSG_CQE_KIND(cqe.flags), cqe.res,
+					       strerror(-cqe.res),
+					       (unsigned long long)cqe.user_data,
+					       cqe.channel);
+			}
+		}
+		while (take_cqe(m->a, &cqe)) {
+			progress = true;
+			a_closed++;
+			if (RMSG_CQE_KIND(cqe.flags) != RMSG_CQE_CLOSED ||
+			    cqe.res || cqe.user_data != LISTENER_DATA ||
+			    cqe.channel >= RMSG_MAX_CHANNELS ||
+			    m->a_seen[cqe.channel]++ != 1) {
+				if (failed++ < 10)
+					TH_LOG("a: kind %u res %d (%s) user_data %llu channel %u",
+					       RMSG_CQE_KIND(cqe.flags), cqe.res,
+					       strerror(-cqe.res),
+					       (unsigned long long)cqe.user_data,
+					       cqe.channel);
+			}
+		}
+		if (progress) {
+			stall = rmsg_now_ms() + STALL_MS;
+			continue;
+		}
+		if (rmsg_now_ms() > stall) {
+			TH_LOG("stalled: %d closed on b, %d on a", b_closed,
+			       a_closed);
+			return failed + 1;
+		}
+		wait_eps(m->a, 2, 100);
+	}
+	return failed;
+}
+
+/* eps[0] listens, eps[1] connects. */
+#define OPEN_TWO(cq_entries, block_size) do { \
+	OPEN_EP(64, cq_entries); \
+	OPEN_EP(64, cq_entries); \
+	ASSERT_EQ(0, rmsg_ep_listen(&self->eps[0], \
+				    (struct sockaddr *)&self->addr, \
+				    sizeof(self->addr), LISTENER_DATA, \
+				    block_size)); \
+	ASSERT_NE(0, self->addr.sin_port); \
+} while (0)
+
+/*
+ * A thousand channels between two endpoints, connected all at once (no
+ * window), then closed all at once. The module's default block (32 KiB):
+ * 2000 ends are about 64 MiB of blocks, which the guest's 2 GiB hold.
+ */
+TEST_F_TIMEOUT(scale, thousand_channels, 900)
+{
+	struct many m;
+	long t0, t_open, t_close;
+
+	OPEN_TWO(THOUSAND_CQ, 0);
+	ASSERT_TRUE(many_alloc(&m, self->eps, &self->addr, THOUSAND, 0));
+	many_reset(&m);
+
+	t0 = rmsg_now_ms();
+	EXPECT_EQ(0, many_open(_metadata, &m, THOUSAND));
+	t_open = rmsg_now_ms() - t0;
+	TH_LOG("%d channels open in %ld ms", THOUSAND, t_open);
+	if (!_metadata->passed)
+		goto out;
+	EXPECT_EQ(0, count_stray(self->eps, 2, 300));
+
+	t0 = rmsg_now_ms();
+	EXPECT_EQ(0, many_close(_metadata, &m));
+	t_close = rmsg_now_ms() - t0;
+	TH_LOG("%d channels closed in %ld ms", THOUSAND, t_close);
+	EXPECT_EQ(0, count_stray(self->eps, 2, 300));
+	printf("# thousand_channels_open_ms: %ld\n", t_open);
+	printf("# thousand_channels_close_ms: %ld\n", t_close);
+	fflush(stdout);
+out:
+	many_free(&m);
+}
+
+/*
+ * 64 listening endpoints, each on its own port, and 64 connecting ones with
+ * one channel each, all open at once; then half are closed by the
+ * connecting side and half by the accepting side. Every event is checked.
+ */
+TEST_F_TIMEOUT(scale, sixty_four_endpoints, 600)
+{
+	struct sockaddr_in addr[PAIRS];
+	int b_id[PAIRS], a_id[PAIRS];
+	unsigned char a_ev[PAIRS] = { 0 }, b_ev[PAIRS] = { 0 };
+	struct rmsg_ep *a = self->eps, *b = self->eps + PAIRS;
+	long stall, t0;
+	struct rmsg_cqe cqe;
+	int i, done, phase;
+	bool progress;
+
+	for (i = 0; i < 2 * PAIRS; i++)
+		OPEN_EP(8, 16);
+	for (i = 0; i < PAIRS; i++) {
+		ASSERT_TRUE(local_addr(&addr[i], 0));
+		ASSERT_EQ(0, rmsg_ep_listen(&a[i], (struct sockaddr *)&addr[i],
+					    sizeof(addr[i]), PAIR_A_DATA + i,
+					    0));
+	}
+	/* Port 0 picked a free port for each: all differ. */
+	for (i = 0; i < PAIRS; i++) {
+		int j;
+
+		ASSERT_NE(0, addr[i].sin_port);
+		for (j = 0; j < i; j++)
+			ASSERT_NE(addr[j].sin_port, addr[i].sin_port);
+	}
+
+	t0 = rmsg_now_ms();
+	for (i = 0; i < PAIRS; i++) {
+		b_id[i] = rmsg_ep_connect(&b[i], (struct sockaddr *)&addr[i],
+					  sizeof(addr[i]), PAIR_B_DATA + i, 0);
+		ASSERT_LE(0, b_id[i]) TH_LOG("pair %d", i);
+	}
+
+	/* Phase 0: one CONNECTED and one ACCEPTED per pair; 1: two CLOSED. */
+	for (phase = 0; phase < 2; phase++) {
+		u_int32_t b_kind = phase ? RMSG_CQE_CLOSED : RMSG_CQE_CONNECTED;
+		u_int32_t a_kind = phase ? RMSG_CQE_CLOSED : RMSG_CQE_ACCEPTED;
+
+		done = 0;
+		stall = rmsg_now_ms() + STALL_MS;
+		while (done < 2 * PAIRS) {
+			progress = false;
+			for (i = 0; i < PAIRS; i++) {
+				while (take_cqe(&b[i], &cqe)) {
+					progress = true;
+					done++;
+					ASSERT_EQ(b_kind, RMSG_CQE_KIND(cqe.flags))
+						TH_LOG("pair %d", i);
+					ASSERT_EQ(0, cqe.res)
+						TH_LOG("pair %d: %s", i,
+						       strerror(-cqe.res));
+					ASSERT_EQ(PAIR_B_DATA + i, cqe.user_data);
+					ASSERT_EQ(b_id[i], cqe.channel);
+					ASSERT_EQ(phase, b_ev[i]++);
+				}
+				while (take_cqe(&a[i], &cqe)) {
+					progress = true;
+					done++;
+					ASSERT_EQ(a_kind, RMSG_CQE_KIND(cqe.flags))
+						TH_LOG("pair %d", i);
+					ASSERT_EQ(0, cqe.res)
+						TH_LOG("pair %d: %s", i,
+						       strerror(-cqe.res));
+					ASSERT_EQ(PAIR_A_DATA + i, cqe.user_data);
+					/* Closed: the id it was accepted with. */
+					ASSERT_EQ(phase ? a_id[i] : cqe.channel,
+						  cqe.channel);
+					a_id[i] = cqe.channel;
+					ASSERT_EQ(phase, a_ev[i]++);
+				}
+			}
+			if (progress) {
+				stall = rmsg_now_ms() + STALL_MS;
+				continue;
+			}
+			ASSERT_GT(stall, rmsg_now_ms())
+				TH_LOG("stalled in phase %d: %d of %d events",
+				       phase, done, 2 * PAIRS);
+			wait_eps(self->eps, 2 * PAIRS, 100);
+		}
+		TH_LOG("%d pairs %s in %ld ms", PAIRS,
+		       phase ? "closed" : "open", rmsg_now_ms() - t0);
+		ASSERT_EQ(0, count_stray(self->eps, 2 * PAIRS, 300));
+		if (phase)
+			break;
+		t0 = rmsg_now_ms();
+		for (i = 0; i < PAIRS; i++) {
+			if (i & 1) {
+				ASSERT_EQ(0, rmsg_ep_close_channel(&a[i],
+								   a_id[i], 0));
+			} else {
+				ASSERT_EQ(0, rmsg_ep_close_channel(&b[i],
+								   b_id[i], 0));
+			}
+		}
+	}
+	for (i = 0; i < PAIRS; i++) {
+		EXPECT_EQ(2, a_ev[i]);
+		EXPECT_EQ(2, b_ev[i]);
+	}
+}
+
+/* --- memory per channel ---------------------------------------------- */
+
+struct meminfo {
+	long free;		/* MemFree */
+	long pcp;		/* free pages on the per-CPU lists */
+	long sunreclaim;	/* SUnreclaim */
+	long vmalloc;		/* VmallocUsed */
+};
+
+/* Sum the per-CPU free page counts of every zone ("count:" lines). */
+static long pcp_pages(void)
+{
+	char line[256];
+	long n, sum = 0;
+	FILE *f;
+
+	f = fopen("/proc/zoneinfo", "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, " count: %ld", &n) == 1)
+			sum += n;
+	fclose(f);
+	return sum;
+}
+
+static bool read_meminfo(int fd, struct meminfo *mi)
+{
+	char buf[8192], *line;
+	ssize_t len;
+	int sfd, found = 0;
+
+	/* Reading stat_refresh folds the per-CPU counter deltas first. */
+	sfd = open("/proc/sys/vm/stat_refresh", O_RDONLY | O_CLOEXEC);
+	if (sfd >= 0) {
+		if (read(sfd, buf, sizeof(buf)) < 0)
+			buf[0] = '\0';
+		close(sfd);
+	}
+	mi->pcp = pcp_pages() * sysconf(_SC_PAGESIZE);
+	len = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (len <= 0)
+		return false;
+	buf[len] = '\0';
+	for (line = buf; line; line = strchr(line, '\n')) {
+		long kb;
+
+		if (*line == '\n')
+			line++;
+		if (sscanf(line, "MemFree: %ld kB", &kb) == 1) {
+			mi->free = kb * 1024;
+			found++;
+		} else if (sscanf(line, "SUnreclaim: %ld kB", &kb) == 1) {
+			mi->sunreclaim = kb * 1024;
+			found++;
+		} else if (sscanf(line, "VmallocUsed: %ld kB", &kb) == 1) {
+			mi->vmalloc = kb * 1024;
+			found++;
+		}
+	}
+	return found == 3;
+}
+
+/* The free pages, wherever the page allocator keeps them. */
+static long free_bytes(const struct meminfo *mi)
+{
+	return mi->free + mi->pcp;
+}
+
+/*
+ * Let deferred frees finish, then sample: once a second, until two samples
+ * in a row agree within 256 KiB (at most 15 s). The test does no file I/O
+ * in between, so the page cache stays put.
+ */
+static bool settle_and_read(int fd, struct meminfo *mi, bool trace)
+{
+	struct meminfo prev;
+	long t0 = rmsg_now_ms();
+	int i;
+
+	if (!read_meminfo(fd, &prev))
+		return false;
+	for (i = 0; i < 15; i++) {
+		sleep(1);
+		if (!read_meminfo(fd, mi))
+			return false;
+		if (trace)
+			fprintf(stderr, "#   %5ld ms: MemFree %ld pcp %ld SUnreclaim %ld VmallocUsed %ld\n",
+				rmsg_now_ms() - t0, mi->free, mi->pcp,
+				mi->sunreclaim, mi->vmalloc);
+		if (labs(free_bytes(mi) - free_bytes(&prev)) < 256 * 1024)
+			return true;
+		prev = *mi;
+	}
+	return true;
+}
+
+static int cmp_long(const void *x, const void *y)
+{
+	long a = *(const long *)x, b = *(const long *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * What one idle channel end costs in kernel memory, with the default 32 KiB
+ * block. The measure is how many free pages are gone while MEM_CHANNELS
+ * channels are open: MemFree plus the pages on the per-CPU free lists
+ * (/proc/zoneinfo "count:"), after folding the per-CPU counters
+ * (/proc/sys/vm/stat_refresh). That counts every page the kernel takes,
+ * whatever allocator takes it: slab, vmalloc (rxe's queues), and the
+ * block's pages, which come straight from the page allocator and show in
+ * neither Slab nor VmallocUsed. MemFree alone is not enough: freed pages
+ * sit on the per-CPU lists, tens of MiB of them here, and MemFree does not
+ * count them. MemAvailable would add estimates of reclaimable caches that
+ * have nothing to do with channels. SUnreclaim and VmallocUsed give a
+ * breakdown. Both ends of each channel are in this kernel, so the figure is
+ * divided by 2N.
+ *
+ * Round 0 is a warm-up: it grows what is kept afterwards (the device's CQ
+ * pool, work queue threads, slab caches), so the figure is the median of
+ * the later rounds, the steady cost of one more channel. The round-0 figure
+ * is logged too.
+ *
+ * Checks that can fail: the figure is at least the block and below 1 MiB;
+ * after each round's close, the free pages are back within a tenth of what
+ * the round took (a leak of a tenth of a channel per channel would show);
+ * and over the measured rounds the baseline does not creep by as much.
+ */
+TEST_F_TIMEOUT(scale, memory_per_channel, 900)
+{
+	long per_end[MEM_ROUNDS], delta, left, creep, slab, vmal;
+	struct meminfo base, opened, closed, first = { 0 };
+	const long ends = 2 * MEM_CHANNELS;
+	struct many m;
+	int fd, round;
+
+	fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	OPEN_TWO(1024, 0);
+	ASSERT_TRUE(many_alloc(&m, self->eps, &self->addr, MEM_CHANNELS, 0));
+
+	for (round = 0; round < MEM_ROUNDS; round++) {
+		many_reset(&m);
+		ASSERT_TRUE(settle_and_read(fd, &base, TRACE));
+		if (round == 1)
+			first = base;
+		ASSERT_EQ(0, many_open(_metadata, &m, 64));
+		ASSERT_TRUE(settle_and_read(fd, &opened, TRACE));
+		ASSERT_EQ(0, many_close(_metadata, &m));
+		ASSERT_TRUE(settle_and_read(fd, &closed, TRACE));
+
+		delta = free_bytes(&base) - free_bytes(&opened);
+		left = free_bytes(&base) - free_bytes(&closed);
+		slab = opened.sunreclaim - base.sunreclaim;
+		vmal = opened.vmalloc - base.vmalloc;
+		per_end[round] = delta / ends;
+		TH_LOG("round %d: %ld B per end (slab %ld, vmalloc %ld, other pages %ld); after close %ld B not back",
+		       round, per_end[round], slab / ends, vmal / ends,
+		       (delta - slab - vmal) / ends, left);
+		ASSERT_LT(0, delta);
+		if (round == 0)
+			continue;
+		EXPECT_GT(delta / 10, left)
+			TH_LOG("round %d: %ld B not returned after close",
+			       round, left);
+	}
+	creep = free_bytes(&first) - free_bytes(&closed);
+	EXPECT_GT(per_end[1] * ends / 10, creep)
+		TH_LOG("free memory crept down by %ld B over %d rounds", creep,
+		       MEM_ROUNDS - 1);
+
+	qsort(per_end + 1, MEM_ROUNDS - 1, sizeof(per_end[0]), cmp_long);
+	delta = per_end[1 + (MEM_ROUNDS - 1) / 2];
+	TH_LOG("idle channel end: %ld B (median of %d rounds of %d channels, 32 KiB block; warm-up round %ld B)",
+	       delta, MEM_ROUNDS - 1, MEM_CHANNELS, per_end[0]);
+	printf("# mem_per_channel_bytes: %ld\n", delta);
+	fflush(stdout);
+	EXPECT_LE(MEM_BLOCK, delta);
+	EXPECT_GT(1L << 20, delta);
+	many_free(&m);
+	close(fd);
+}
+
+TEST_HARNESS_MAIN
