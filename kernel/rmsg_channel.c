@@ -904,11 +904,20 @@ static int rmsg_copy_addr(struct sockaddr_storage *ss, u64 uaddr, u32 len)
 	}
 }
 
-static int rmsg_block_size_arg(u32 *size)
+/*
+ * What LISTEN and CONNECT both take: an endpoint with rings, a receive
+ * block size (0: the default, set in *@size) and an address.
+ */
+static int rmsg_chan_args(struct rmsg_endpoint *ep, u32 *size,
+			  struct sockaddr_storage *ss, u64 uaddr, u32 len)
 {
+	if (!rmsg_ep_ready(ep))
+		return -EINVAL;
 	if (!*size)
 		*size = block_size;
-	return rmsg_vb_check_block(*size) ? -EINVAL : 0;
+	if (rmsg_vb_check_block(*size))
+		return -EINVAL;
+	return rmsg_copy_addr(ss, uaddr, len);
 }
 
 /**
@@ -932,12 +941,7 @@ long rmsg_chan_listen(struct rmsg_endpoint *ep, void __user *uarg)
 		return -EFAULT;
 	if (req.flags || !rmsg_all_zero(req.resv, sizeof(req.resv)))
 		return -EINVAL;
-	if (!rmsg_ep_ready(ep))
-		return -EINVAL;
-	ret = rmsg_block_size_arg(&req.block_size);
-	if (ret)
-		return ret;
-	ret = rmsg_copy_addr(&ss, req.addr, req.addr_len);
+	ret = rmsg_chan_args(ep, &req.block_size, &ss, req.addr, req.addr_len);
 	if (ret)
 		return ret;
 
@@ -1033,12 +1037,7 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 	if (req.flags || req.channel || req.resv0 ||
 	    !rmsg_all_zero(req.resv, sizeof(req.resv)))
 		return -EINVAL;
-	if (!rmsg_ep_ready(ep))
-		return -EINVAL;
-	ret = rmsg_block_size_arg(&req.block_size);
-	if (ret)
-		return ret;
-	ret = rmsg_copy_addr(&ss, req.addr, req.addr_len);
+	ret = rmsg_chan_args(ep, &req.block_size, &ss, req.addr, req.addr_len);
 	if (ret)
 		return ret;
 

@@ -22,15 +22,10 @@ static int next_cqe(struct rmsg_ep *ep, struct rmsg_cqe *out, int timeout_ms)
 {
 	long deadline = rmsg_now_ms() + timeout_ms;
 	struct pollfd pfd = { .fd = ep->fd, .events = POLLIN };
-	struct rmsg_cqe *cqe;
 
 	for (;;) {
-		cqe = rmsg_cq_peek(ep);
-		if (cqe) {
-			*out = *cqe;
-			rmsg_cq_advance(ep, 1);
+		if (rmsg_take_cqe(ep, out))
 			return 0;
-		}
 		if (rmsg_now_ms() >= deadline)
 			return -ETIMEDOUT;
 		poll(&pfd, 1, 100);
@@ -45,16 +40,6 @@ static int next_cqe(struct rmsg_ep *ep, struct rmsg_cqe *out, int timeout_ms)
 		TH_LOG("res %d channel %u", (out)->res, (out)->channel); \
 } while (0)
 
-static bool local_addr(struct sockaddr_in *sin, unsigned short port)
-{
-	const char *ip = getenv("RMSG_LOCAL_ADDR");
-
-	memset(sin, 0, sizeof(*sin));
-	sin->sin_family = AF_INET;
-	sin->sin_port = htons(port);
-	return ip && inet_pton(AF_INET, ip, &sin->sin_addr) == 1;
-}
-
 FIXTURE(chan) {
 	struct rmsg_ep a;	/* listens */
 	struct rmsg_ep b;	/* connects */
@@ -64,7 +49,7 @@ FIXTURE(chan) {
 
 FIXTURE_SETUP(chan)
 {
-	if (!local_addr(&self->addr, 0))
+	if (!rmsg_local_addr(&self->addr, 0))
 		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
 	ASSERT_EQ(0, rmsg_ep_open(&self->a, 64, 1024));
 	ASSERT_EQ(0, rmsg_ep_open(&self->b, 64, 1024));
@@ -202,7 +187,7 @@ TEST_F_TIMEOUT(chan, connect_unreachable, 120)
 	struct rmsg_cqe cqe;
 	int id;
 
-	ASSERT_TRUE(local_addr(&nobody, 4791));
+	ASSERT_TRUE(rmsg_local_addr(&nobody, 4791));
 	nobody.sin_addr.s_addr = htonl(ntohl(nobody.sin_addr.s_addr) + 98);
 	id = rmsg_ep_connect(&self->b, (struct sockaddr *)&nobody,
 			     sizeof(nobody), 0xb5, 0);
@@ -326,7 +311,7 @@ TEST_F_TIMEOUT(chan, events_wait_for_room, 300)
 	int i, n = 40;
 
 	ASSERT_EQ(0, rmsg_ep_open(&small, 8, 16));
-	ASSERT_TRUE(local_addr(&sin, 0));
+	ASSERT_TRUE(rmsg_local_addr(&sin, 0));
 	ASSERT_EQ(0, rmsg_ep_listen(&small, (struct sockaddr *)&sin,
 				    sizeof(sin), 0x5a, 0));
 	for (i = 0; i < n; i++)

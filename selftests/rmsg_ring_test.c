@@ -48,18 +48,6 @@ static int raw_enter(int fd, __u32 to_submit, __u32 min_complete,
 	return 0;
 }
 
-/* Queue one NOP; false when the SQ is full. */
-static bool queue_nop(struct rmsg_ep *ep, __u64 user_data)
-{
-	struct rmsg_sqe *sqe = rmsg_sq_get_sqe(ep);
-
-	if (!sqe)
-		return false;
-	sqe->opcode = RMSG_OP_NOP;
-	sqe->user_data = user_data;
-	return true;
-}
-
 /* Publish what is queued and have the kernel take it. */
 static int submit_all(struct rmsg_ep *ep)
 {
@@ -343,7 +331,7 @@ TEST_F_TIMEOUT(ring, nop_round_trips, 120)
 	EXPECT_EQ(16, ep->cq.entries);
 	while (got < total) {
 		for (i = 0; i < batch && sent < total; i++) {
-			if (!queue_nop(ep, ud(1, sent)))
+			if (!rmsg_queue_nop(ep, ud(1, sent)))
 				break;
 			sent++;
 		}
@@ -388,20 +376,20 @@ TEST_F(ring, cq_full_back_pressure)
 	int ret;
 
 	/* Fill both rings without reaping. */
-	while (queued < total && queue_nop(ep, ud(2, queued)))
+	while (queued < total && rmsg_queue_nop(ep, ud(2, queued)))
 		queued++;
 	for (;;) {
 		ret = submit_all(ep);
 		if (ret == -EBUSY)
 			break;
 		ASSERT_LT(0, ret) TH_LOG("enter: %s", strerror(-ret));
-		while (queued < total && queue_nop(ep, ud(2, queued)))
+		while (queued < total && rmsg_queue_nop(ep, ud(2, queued)))
 			queued++;
 	}
 	/* CQ full (16), SQ full (8) and nothing more fits. */
 	EXPECT_EQ(16 + 8, queued);
 	EXPECT_EQ(16, rmsg_cq_ready(ep));
-	EXPECT_FALSE(queue_nop(ep, 0));
+	EXPECT_FALSE(rmsg_queue_nop(ep, 0));
 	EXPECT_EQ(-EBUSY, rmsg_ep_enter(ep, 8, 0, 0));
 	/* The full CQ holds the first 16, in order, untouched. */
 	for (i = 0; i < 16; i++)
@@ -419,7 +407,7 @@ TEST_F(ring, cq_full_back_pressure)
 			got++;
 			rmsg_cq_advance(ep, 1);
 		}
-		while (queued < total && queue_nop(ep, ud(2, queued)))
+		while (queued < total && rmsg_queue_nop(ep, ud(2, queued)))
 			queued++;
 		ret = submit_all(ep);
 		ASSERT_LE(0, ret) TH_LOG("enter: %s", strerror(-ret));
@@ -437,7 +425,7 @@ static int ring_works(struct rmsg_ep *ep, unsigned int stream, unsigned int n)
 	int ret;
 
 	for (i = 0; i < n; i++)
-		if (!queue_nop(ep, ud(stream, i)))
+		if (!rmsg_queue_nop(ep, ud(stream, i)))
 			return -ENOSPC;
 	ret = submit_all(ep);
 	if (ret != (int)n)
@@ -495,7 +483,7 @@ TEST_F(ring, bad_cq_consumer)
 	ASSERT_EQ(0, ring_works(ep, 6, 1));
 	good = *ep->cq.consumer;
 	ASSERT_EQ(4, good);
-	ASSERT_TRUE(queue_nop(ep, 7));
+	ASSERT_TRUE(rmsg_queue_nop(ep, 7));
 	ASSERT_EQ(1, rmsg_sq_submit(ep));
 	sq_cons = *ep->sq.consumer;
 
@@ -591,7 +579,7 @@ TEST_F(ring, poll_and_epoll)
 	t0 = rmsg_now_ms();
 	EXPECT_EQ(0, poll(&pfd, 1, 100));
 	EXPECT_LE(90, rmsg_now_ms() - t0);
-	ASSERT_TRUE(queue_nop(ep, 11));
+	ASSERT_TRUE(rmsg_queue_nop(ep, 11));
 	ASSERT_EQ(1, submit_all(ep));
 	EXPECT_EQ(1, poll(&pfd, 1, 1000));
 	EXPECT_EQ(POLLIN, pfd.revents & (POLLIN | POLLERR | POLLHUP));
@@ -602,7 +590,7 @@ TEST_F(ring, poll_and_epoll)
 	ASSERT_LE(0, efd);
 	ASSERT_EQ(0, epoll_ctl(efd, EPOLL_CTL_ADD, ep->fd, &ev));
 	EXPECT_EQ(0, epoll_wait(efd, &out, 1, 50));
-	ASSERT_TRUE(queue_nop(ep, 12));
+	ASSERT_TRUE(rmsg_queue_nop(ep, 12));
 	ASSERT_EQ(1, submit_all(ep));
 	EXPECT_EQ(1, epoll_wait(efd, &out, 1, 1000));
 	EXPECT_TRUE(out.events & EPOLLIN);
@@ -645,8 +633,8 @@ TEST_F(ring, getevents_waits_for_completions)
 	long t0;
 
 	/* Enough already there: no wait. */
-	ASSERT_TRUE(queue_nop(ep, 1));
-	ASSERT_TRUE(queue_nop(ep, 2));
+	ASSERT_TRUE(rmsg_queue_nop(ep, 1));
+	ASSERT_TRUE(rmsg_queue_nop(ep, 2));
 	t0 = rmsg_now_ms();
 	EXPECT_EQ(2, rmsg_ep_enter(ep, rmsg_sq_submit(ep), 2,
 				   RMSG_ENTER_GETEVENTS));
@@ -658,11 +646,11 @@ TEST_F(ring, getevents_waits_for_completions)
 	ASSERT_EQ(0, pthread_create(&t, NULL, wait_events, &w));
 	usleep(200000);
 	EXPECT_EQ(0, __atomic_load_n(&w.done, __ATOMIC_ACQUIRE));
-	ASSERT_TRUE(queue_nop(ep, 3));
+	ASSERT_TRUE(rmsg_queue_nop(ep, 3));
 	ASSERT_EQ(1, submit_all(ep));
 	usleep(200000);
 	EXPECT_EQ(0, __atomic_load_n(&w.done, __ATOMIC_ACQUIRE));
-	ASSERT_TRUE(queue_nop(ep, 4));
+	ASSERT_TRUE(rmsg_queue_nop(ep, 4));
 	ASSERT_EQ(1, submit_all(ep));
 	t0 = rmsg_now_ms();
 	while (!__atomic_load_n(&w.done, __ATOMIC_ACQUIRE) &&
@@ -716,7 +704,7 @@ TEST(many_endpoints)
 		for (i = 0; i < NEP; i++) {
 			for (k = 0; k < 1 + (i + sent[i]) % 5 &&
 				    sent[i] < OPS; k++) {
-				if (!queue_nop(&eps[i], ud(100 + i, sent[i])))
+				if (!rmsg_queue_nop(&eps[i], ud(100 + i, sent[i])))
 					break;
 				sent[i]++;
 			}
@@ -750,7 +738,7 @@ TEST(close_while_mapped)
 
 	for (i = 0; i < 20; i++) {
 		ASSERT_EQ(0, rmsg_ep_open(&ep, 4, 0));
-		ASSERT_TRUE(queue_nop(&ep, ud(20, i)));
+		ASSERT_TRUE(rmsg_queue_nop(&ep, ud(20, i)));
 		ASSERT_EQ(1, submit_all(&ep));
 		ASSERT_EQ(0, close(ep.fd));
 		ep.fd = -1;
@@ -760,7 +748,7 @@ TEST(close_while_mapped)
 		ASSERT_NE(NULL, cqe);
 		EXPECT_EQ(ud(20, i), cqe->user_data);
 		rmsg_cq_advance(&ep, 1);
-		EXPECT_TRUE(queue_nop(&ep, 1));
+		EXPECT_TRUE(rmsg_queue_nop(&ep, 1));
 		rmsg_sq_submit(&ep);
 		memset(ep.sq.descs, 0x5a, 4 * sizeof(struct rmsg_sqe));
 		EXPECT_EQ(0x5a, ((unsigned char *)ep.sq.descs)[255]);
@@ -794,7 +782,7 @@ TEST(mapping_survives_fork_and_exit)
 		close(ep.fd);
 		/* The child writes into the shared SQ; the parent sees it. */
 		ep.fd = -1;
-		queue_nop(&ep, 77);
+		rmsg_queue_nop(&ep, 77);
 		rmsg_sq_submit(&ep);
 		_exit(0);
 	}

@@ -30,31 +30,6 @@
 #define MEM_BLOCK	32768	/* the module's default block_size */
 #define TRACE		false	/* true: log every memory sample */
 
-static bool local_addr(struct sockaddr_in *sin, unsigned short port)
-{
-	const char *ip = getenv("RMSG_LOCAL_ADDR");
-
-	memset(sin, 0, sizeof(*sin));
-	sin->sin_family = AF_INET;
-	sin->sin_port = htons(port);
-	return ip && inet_pton(AF_INET, ip, &sin->sin_addr) == 1;
-}
-
-/*
- * Take the next CQE of @ep if there is one. Returns true and fills *@out,
- * or false when the ring is empty.
- */
-static bool take_cqe(struct rmsg_ep *ep, struct rmsg_cqe *out)
-{
-	struct rmsg_cqe *cqe = rmsg_cq_peek(ep);
-
-	if (!cqe)
-		return false;
-	*out = *cqe;
-	rmsg_cq_advance(ep, 1);
-	return true;
-}
-
 /*
  * Wait until one of @n endpoints may have a CQE, at most @timeout_ms. The
  * poll also lets the kernel post events that waited for room.
@@ -81,7 +56,7 @@ static int count_stray(struct rmsg_ep *eps, int n, int quiet_ms)
 	usleep(quiet_ms * 1000);
 	wait_eps(eps, n, 0);
 	for (i = 0; i < n; i++)
-		while (take_cqe(&eps[i], &cqe))
+		while (rmsg_take_cqe(&eps[i], &cqe))
 			stray++;
 	return stray;
 }
@@ -94,7 +69,7 @@ FIXTURE(scale) {
 
 FIXTURE_SETUP(scale)
 {
-	if (!local_addr(&self->addr, 0))
+	if (!rmsg_local_addr(&self->addr, 0))
 		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
 	self->eps = calloc(2 * PAIRS, sizeof(*self->eps));
 	ASSERT_NE(NULL, self->eps);
@@ -196,7 +171,7 @@ static int many_open(struct __test_metadata *_metadata, struct many *m,
 			}
 			m->b_ids[issued++] = id;
 		}
-		while (take_cqe(m->b, &cqe)) {
+		while (rmsg_take_cqe(m->b, &cqe)) {
 			progress = true;
 			connected++;
 			if (RMSG_CQE_KIND(cqe.flags) != RMSG_CQE_CONNECTED ||
@@ -211,7 +186,7 @@ static int many_open(struct __test_metadata *_metadata, struct many *m,
 					       cqe.channel);
 			}
 		}
-		while (take_cqe(m->a, &cqe)) {
+		while (rmsg_take_cqe(m->a, &cqe)) {
 			progress = true;
 			accepted++;
 			if (RMSG_CQE_KIND(cqe.flags) != RMSG_CQE_ACCEPTED ||
@@ -259,7 +234,7 @@ static int many_close(struct __test_metadata *_metadata, struct many *m)
 	}
 	while (a_closed < m->n || b_closed < m->n) {
 		progress = false;
-		while (take_cqe(m->b, &cqe)) {
+		while (rmsg_take_cqe(m->b, &cqe)) {
 			progress = true;
 			b_closed++;
 			if (RMSG_CQE_KIND(cqe.flags) != RMSG_CQE_CLOSED ||
@@ -274,7 +249,7 @@ static int many_close(struct __test_metadata *_metadata, struct many *m)
 					       cqe.channel);
 			}
 		}
-		while (take_cqe(m->a, &cqe)) {
+		while (rmsg_take_cqe(m->a, &cqe)) {
 			progress = true;
 			a_closed++;
 			if (RMSG_CQE_KIND(cqe.flags) != RMSG_CQE_CLOSED ||
@@ -367,7 +342,7 @@ TEST_F_TIMEOUT(scale, sixty_four_endpoints, 600)
 	for (i = 0; i < 2 * PAIRS; i++)
 		OPEN_EP(8, 16);
 	for (i = 0; i < PAIRS; i++) {
-		ASSERT_TRUE(local_addr(&addr[i], 0));
+		ASSERT_TRUE(rmsg_local_addr(&addr[i], 0));
 		ASSERT_EQ(0, rmsg_ep_listen(&a[i], (struct sockaddr *)&addr[i],
 					    sizeof(addr[i]), PAIR_A_DATA + i,
 					    0));
@@ -398,7 +373,7 @@ TEST_F_TIMEOUT(scale, sixty_four_endpoints, 600)
 		while (done < 2 * PAIRS) {
 			progress = false;
 			for (i = 0; i < PAIRS; i++) {
-				while (take_cqe(&b[i], &cqe)) {
+				while (rmsg_take_cqe(&b[i], &cqe)) {
 					progress = true;
 					done++;
 					ASSERT_EQ(b_kind, RMSG_CQE_KIND(cqe.flags))
@@ -410,7 +385,7 @@ TEST_F_TIMEOUT(scale, sixty_four_endpoints, 600)
 					ASSERT_EQ(b_id[i], cqe.channel);
 					ASSERT_EQ(phase, b_ev[i]++);
 				}
-				while (take_cqe(&a[i], &cqe)) {
+				while (rmsg_take_cqe(&a[i], &cqe)) {
 					progress = true;
 					done++;
 					ASSERT_EQ(a_kind, RMSG_CQE_KIND(cqe.flags))

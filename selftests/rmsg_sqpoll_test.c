@@ -43,17 +43,6 @@ static int raw_setup(int fd, __u32 sq, __u32 flags, __u32 idle_ms,
 	return ioctl(fd, RMSG_IOC_EP_SETUP, p) ? -errno : 0;
 }
 
-static bool queue_nop(struct rmsg_ep *ep, __u64 user_data)
-{
-	struct rmsg_sqe *sqe = rmsg_sq_get_sqe(ep);
-
-	if (!sqe)
-		return false;
-	sqe->opcode = RMSG_OP_NOP;
-	sqe->user_data = user_data;
-	return true;
-}
-
 /*
  * Publish what is queued; enter only when the library says the kernel
  * needs it (NEED_WAKEUP), and count those system calls in *enters.
@@ -203,7 +192,7 @@ TEST(setup_announces_sqpoll)
 	EXPECT_EQ(1, pollers(getpid(), &tid));
 
 	/* A NOP goes through without a system call. */
-	ASSERT_TRUE(queue_nop(&ep, ud(1, 0)));
+	ASSERT_TRUE(rmsg_queue_nop(&ep, ud(1, 0)));
 	EXPECT_EQ(0, rmsg_sq_submit(&ep));
 	ASSERT_TRUE(wait_cqes(&ep, 1, NULL, 5000));
 	EXPECT_EQ(ud(1, 0), rmsg_cq_peek(&ep)->user_data);
@@ -270,7 +259,7 @@ TEST_F_TIMEOUT(sqp, nops_without_syscalls, 300)
 		bool progress = false;
 
 		while (sent < N && sent - got < WINDOW) {
-			ASSERT_TRUE(queue_nop(&ep, ud(2, sent)));
+			ASSERT_TRUE(rmsg_queue_nop(&ep, ud(2, sent)));
 			sent++;
 			ASSERT_LE(0, kick(&ep, &enters));
 			progress = true;
@@ -310,7 +299,7 @@ TEST_F_TIMEOUT(sqp, idle_sets_need_wakeup_and_enter_wakes, 60)
 	ASSERT_EQ(0, ret) TH_LOG("sqp_open: %s", strerror(-ret));
 	ASSERT_EQ(1, pollers(getpid(), &tid));
 
-	ASSERT_TRUE(queue_nop(&ep, ud(3, 0)));
+	ASSERT_TRUE(rmsg_queue_nop(&ep, ud(3, 0)));
 	rmsg_sq_submit(&ep);
 	ASSERT_TRUE(wait_cqes(&ep, 1, NULL, 5000));
 	rmsg_cq_advance(&ep, 1);
@@ -327,7 +316,7 @@ TEST_F_TIMEOUT(sqp, idle_sets_need_wakeup_and_enter_wakes, 60)
 				     t2 - t1);
 
 	/* A submit now asks for ENTER, and nothing happens without it. */
-	ASSERT_TRUE(queue_nop(&ep, ud(3, 1)));
+	ASSERT_TRUE(rmsg_queue_nop(&ep, ud(3, 1)));
 	EXPECT_EQ(1, rmsg_sq_submit(&ep));
 	usleep(300000);
 	EXPECT_EQ(0, rmsg_cq_ready(&ep));
@@ -339,7 +328,7 @@ TEST_F_TIMEOUT(sqp, idle_sets_need_wakeup_and_enter_wakes, 60)
 	rmsg_cq_advance(&ep, 1);
 	/* Awake again: the flag is clear and submits need no system call. */
 	EXPECT_FALSE(sqp_flag(&ep));
-	ASSERT_TRUE(queue_nop(&ep, ud(3, 2)));
+	ASSERT_TRUE(rmsg_queue_nop(&ep, ud(3, 2)));
 	EXPECT_EQ(0, rmsg_sq_submit(&ep));
 	ASSERT_TRUE(wait_cqes(&ep, 1, NULL, 5000));
 	rmsg_cq_advance(&ep, 1);
@@ -347,8 +336,8 @@ TEST_F_TIMEOUT(sqp, idle_sets_need_wakeup_and_enter_wakes, 60)
 	/* Asleep again; ENTER with GETEVENTS wakes it and waits. */
 	usleep(700000);
 	EXPECT_TRUE(sqp_flag(&ep));
-	ASSERT_TRUE(queue_nop(&ep, ud(3, 3)));
-	ASSERT_TRUE(queue_nop(&ep, ud(3, 4)));
+	ASSERT_TRUE(rmsg_queue_nop(&ep, ud(3, 3)));
+	ASSERT_TRUE(rmsg_queue_nop(&ep, ud(3, 4)));
 	EXPECT_EQ(2, rmsg_sq_submit(&ep));
 	EXPECT_EQ(2, rmsg_ep_enter(&ep, 2, 2, RMSG_ENTER_GETEVENTS));
 	ASSERT_EQ(2, rmsg_cq_ready(&ep));
@@ -370,11 +359,11 @@ TEST_F_TIMEOUT(sqp, cq_full_back_pressure, 60)
 	ret = sqp_open(&ep, 4, 4, 5000);
 	ASSERT_EQ(0, ret) TH_LOG("sqp_open: %s", strerror(-ret));
 	for (i = 0; i < 4; i++)
-		ASSERT_TRUE(queue_nop(&ep, ud(4, i)));
+		ASSERT_TRUE(rmsg_queue_nop(&ep, ud(4, i)));
 	kick(&ep, &enters);
 	ASSERT_TRUE(wait_cqes(&ep, 4, &enters, 5000));
 	for (i = 4; i < 8; i++)
-		ASSERT_TRUE(queue_nop(&ep, ud(4, i)));
+		ASSERT_TRUE(rmsg_queue_nop(&ep, ud(4, i)));
 	kick(&ep, &enters);
 	usleep(200000);
 	/* The CQ is full: nothing more was taken. */
@@ -406,7 +395,7 @@ TEST_F_TIMEOUT(sqp, bad_sqes_and_indices, 60)
 	ASSERT_EQ(0, ret) TH_LOG("sqp_open: %s", strerror(-ret));
 
 	/* A bad SQE completes with -EINVAL; the ones around it run. */
-	ASSERT_TRUE(queue_nop(&ep, ud(5, 0)));
+	ASSERT_TRUE(rmsg_queue_nop(&ep, ud(5, 0)));
 	sqe = rmsg_sq_get_sqe(&ep);
 	ASSERT_NE(NULL, sqe);
 	sqe->opcode = 200;
@@ -416,7 +405,7 @@ TEST_F_TIMEOUT(sqp, bad_sqes_and_indices, 60)
 	sqe->opcode = RMSG_OP_NOP;
 	sqe->len = 1;
 	sqe->user_data = ud(5, 2);
-	ASSERT_TRUE(queue_nop(&ep, ud(5, 3)));
+	ASSERT_TRUE(rmsg_queue_nop(&ep, ud(5, 3)));
 	kick(&ep, &enters);
 	ASSERT_TRUE(wait_cqes(&ep, 4, &enters, 5000));
 	EXPECT_EQ(0, rmsg_cq_peek(&ep)->res);
@@ -442,7 +431,7 @@ TEST_F_TIMEOUT(sqp, bad_sqes_and_indices, 60)
 	EXPECT_EQ(good, __atomic_load_n(ep.sq.consumer, __ATOMIC_ACQUIRE));
 
 	/* Put right, the endpoint works again. */
-	ASSERT_TRUE(queue_nop(&ep, ud(5, 4)));
+	ASSERT_TRUE(rmsg_queue_nop(&ep, ud(5, 4)));
 	kick(&ep, &enters);
 	ASSERT_TRUE(wait_cqes(&ep, 1, &enters, 5000));
 	EXPECT_EQ(ud(5, 4), rmsg_cq_peek(&ep)->user_data);
@@ -463,7 +452,7 @@ TEST_F_TIMEOUT(sqp, close_while_busy, 120)
 		ret = sqp_open(&ep, 256, 256, 0);
 		ASSERT_EQ(0, ret) TH_LOG("sqp_open: %s", strerror(-ret));
 		for (i = 0; i < 256; i++)
-			ASSERT_TRUE(queue_nop(&ep, ud(6, i)));
+			ASSERT_TRUE(rmsg_queue_nop(&ep, ud(6, i)));
 		rmsg_sq_submit(&ep);
 		/* Close with the poller still taking them. */
 		for (k = 0; k < round * 100; k++)
@@ -482,7 +471,7 @@ TEST_F_TIMEOUT(sqp, close_while_busy, 120)
 			if (sqp_open(&ep, 64, 0, 0))
 				_exit(1);
 			for (;;) {
-				while (queue_nop(&ep, n))
+				while (rmsg_queue_nop(&ep, n))
 					n++;
 				kick(&ep, &enters);
 				rmsg_cq_advance(&ep, rmsg_cq_ready(&ep));
@@ -519,7 +508,7 @@ TEST_F_TIMEOUT(sqp, sixteen_endpoints, 300)
 		done = 0;
 		for (i = 0; i < NEP; i++) {
 			while (sent[i] < OPS && sent[i] - got[i] < WINDOW &&
-			       queue_nop(&eps[i], ud(100 + i, sent[i]))) {
+			       rmsg_queue_nop(&eps[i], ud(100 + i, sent[i]))) {
 				sent[i]++;
 				ASSERT_LE(0, kick(&eps[i], &enters));
 			}
@@ -559,7 +548,7 @@ TEST_F_TIMEOUT(sqp, fork_and_exit, 60)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		queue_nop(&ep, 77);
+		rmsg_queue_nop(&ep, 77);
 		kick(&ep, &enters);
 		_exit(0);
 	}
@@ -571,7 +560,7 @@ TEST_F_TIMEOUT(sqp, fork_and_exit, 60)
 	EXPECT_EQ(77, rmsg_cq_peek(&ep)->user_data);
 	rmsg_cq_advance(&ep, 1);
 	EXPECT_EQ(1, pollers(getpid(), NULL));
-	ASSERT_TRUE(queue_nop(&ep, 78));
+	ASSERT_TRUE(rmsg_queue_nop(&ep, 78));
 	kick(&ep, &enters);
 	ASSERT_TRUE(wait_cqes(&ep, 1, &enters, 5000));
 	EXPECT_EQ(78, rmsg_cq_peek(&ep)->user_data);
@@ -581,7 +570,7 @@ TEST_F_TIMEOUT(sqp, fork_and_exit, 60)
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		usleep(300000);
-		queue_nop(&ep, 79);
+		rmsg_queue_nop(&ep, 79);
 		kick(&ep, &enters);
 		if (!wait_cqes(&ep, 1, &enters, 5000) ||
 		    rmsg_cq_peek(&ep)->user_data != 79)

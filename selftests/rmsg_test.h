@@ -7,7 +7,9 @@
 #ifndef _RMSG_TEST_H
 #define _RMSG_TEST_H
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -88,6 +90,42 @@ static inline bool rmsg_wait_dev(int fd, const char *name, bool present,
 static inline bool rmsgctl_shows(const char *name)
 {
 	return rmsg_sh("tools/rmsgctl/rmsgctl dev | grep -q '^%s '", name) == 0;
+}
+
+/* The guest's own address (RMSG_LOCAL_ADDR) with @port; false outside it. */
+static inline bool rmsg_local_addr(struct sockaddr_in *sin,
+				   unsigned short port)
+{
+	const char *ip = getenv("RMSG_LOCAL_ADDR");
+
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(port);
+	return ip && inet_pton(AF_INET, ip, &sin->sin_addr) == 1;
+}
+
+/* Queue one NOP; false when the SQ is full. */
+static inline bool rmsg_queue_nop(struct rmsg_ep *ep, __u64 user_data)
+{
+	struct rmsg_sqe *sqe = rmsg_sq_get_sqe(ep);
+
+	if (!sqe)
+		return false;
+	sqe->opcode = RMSG_OP_NOP;
+	sqe->user_data = user_data;
+	return true;
+}
+
+/* Take the next CQE if there is one: true and *@out filled, else false. */
+static inline bool rmsg_take_cqe(struct rmsg_ep *ep, struct rmsg_cqe *out)
+{
+	struct rmsg_cqe *cqe = rmsg_cq_peek(ep);
+
+	if (!cqe)
+		return false;
+	*out = *cqe;
+	rmsg_cq_advance(ep, 1);
+	return true;
 }
 
 #endif /* _RMSG_TEST_H */
