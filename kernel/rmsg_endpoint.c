@@ -236,8 +236,8 @@ done:
 	cqe->res = res;
 	cqe->flags = 0;
 	cqe->channel = sqe->channel;
-	cqe->resv0 = 0;
-	cqe->resv1 = 0;
+	cqe->len = 0;
+	cqe->aux = 0;
 }
 
 /*

@@ -61,6 +61,8 @@ const char *rmsg_port_protocol_name(unsigned int protocol);
  * caller locks.
  */
 
+struct rmsg_ep_data;
+
 /**
  * struct rmsg_ring_view - the program's view of one mapped ring
  * @producer: producer index in the mapping
@@ -94,11 +96,13 @@ struct rmsg_ring_view {
  * @fd: its /dev/rmsg file descriptor
  * @sq: submission ring
  * @cq: completion ring
+ * @data: the library's channel table and send area (eager messaging)
  */
 struct rmsg_ep {
 	int fd;
 	struct rmsg_ring_view sq;
 	struct rmsg_ring_view cq;
+	struct rmsg_ep_data *data;
 };
 
 /**
@@ -189,6 +193,207 @@ int rmsg_ep_connect(struct rmsg_ep *ep, const struct sockaddr *addr,
  */
 int rmsg_ep_close_channel(struct rmsg_ep *ep, uint32_t channel,
 			  unsigned int flags);
+
+/*
+ * Messages (Documentation/messages.rst). On top of the rings, the library
+ * keeps a table of the endpoint's channels and a send area: rmsg_ep_open()
+ * maps one of RMSG_LIB_SEND_AREA bytes; rmsg_ep_open_setup() maps the one
+ * p->send_area_size asks for (none if 0).
+ *
+ * Thread model: an endpoint belongs to one thread at a time and nothing on
+ * the data path takes a lock. A program that shares an endpoint between
+ * threads calls rmsg_ep_set_locking() first; every function below then
+ * takes the endpoint's mutex.
+ *
+ * Messages of a channel arrive in order, each exactly once, and are read
+ * from the receive block in place. The CQEs the program would see on the
+ * rings go through rmsg_ep_progress() instead, which does the library's
+ * bookkeeping and hands on events.
+ */
+#define RMSG_LIB_SEND_AREA	(1U << 20)
+
+/**
+ * struct rmsg_event - what rmsg_ep_progress() reports
+ * @kind: enum rmsg_cqe_kind: RMSG_CQE_OP for the completion of a send
+ *	(@user_data as given to rmsg_send() or rmsg_commit()),
+ *	RMSG_CQE_CONNECTED, _ACCEPTED or _CLOSED for a channel
+ * @res: 0 or a negative errno
+ * @channel: the channel
+ * @len: OP: bytes sent
+ * @user_data: OP: the send's; channel events: the connect's or listen's
+ */
+struct rmsg_event {
+	uint32_t kind;
+	int32_t res;
+	uint32_t channel;
+	uint32_t len;
+	uint64_t user_data;
+};
+
+/**
+ * struct rmsg_msg - a received message, in place in the receive block
+ * @data: its first byte; valid until rmsg_release() of it or of a later
+ *	message of the channel, even after the channel closed
+ * @len: its bytes
+ * @channel: the channel it came on
+ * @end: the library's position after it (for rmsg_release())
+ */
+struct rmsg_msg {
+	const void *data;
+	uint32_t len;
+	uint32_t channel;
+	uint32_t end;
+};
+
+/**
+ * rmsg_ep_set_locking() - make the message functions of @ep thread-safe
+ * @ep: the endpoint
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int rmsg_ep_set_locking(struct rmsg_ep *ep);
+
+/**
+ * rmsg_ep_progress() - take completions and events
+ * @ep: the endpoint
+ * @ev: room for @max events
+ * @max: events to report at most; 0 to only do the bookkeeping
+ *
+ * Consumes CQEs: a channel that opens gets its receive block mapped, a
+ * completed send frees its part of the send area, a closed channel stays
+ * readable until its last message is released. Events beyond @max stay on
+ * the completion ring for the next call.
+ *
+ * Return: the number of events stored in @ev, or a negative errno.
+ */
+int rmsg_ep_progress(struct rmsg_ep *ep, struct rmsg_event *ev,
+		     unsigned int max);
+
+/**
+ * rmsg_ep_wait() - sleep until a message or an event may be there
+ * @ep: the endpoint
+ * @timeout_ms: -1 for no limit
+ *
+ * Returns at once if a message or a completion is waiting. Otherwise asks
+ * each open channel's kernel for a wake-up (RMSG_OP_ARM) and sleeps in
+ * poll(); busy-polling programs never arm and take no interrupt.
+ *
+ * Return: 1 when something may be ready, 0 on timeout, or a negative errno.
+ */
+int rmsg_ep_wait(struct rmsg_ep *ep, int timeout_ms);
+
+/**
+ * rmsg_ep_arm() - ask for POLLIN on ep->fd when a message arrives
+ * @ep: the endpoint
+ *
+ * For programs that wait in their own poll() or epoll loop: arm, check
+ * for messages once more, then wait.
+ *
+ * Return: 0 or a negative errno.
+ */
+int rmsg_ep_arm(struct rmsg_ep *ep);
+
+/**
+ * rmsg_channel_max_msg() - the largest message a channel can send
+ * @ep: the endpoint
+ * @channel: an open channel
+ *
+ * Return: bytes, or a negative errno (-ENOTCONN).
+ */
+int rmsg_channel_max_msg(struct rmsg_ep *ep, uint32_t channel);
+
+/**
+ * rmsg_send() - send a copy of a message
+ * @ep: the endpoint
+ * @channel: an open channel
+ * @buf: the message
+ * @len: its bytes, at most rmsg_channel_max_msg()
+ * @user_data: for the send's completion event
+ *
+ * @buf may be reused at once. The completion comes through
+ * rmsg_ep_progress().
+ *
+ * Return: 0; -EAGAIN when the send area is full (call rmsg_ep_progress());
+ * -EMSGSIZE, -ENOTCONN, or another negative errno.
+ */
+int rmsg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
+	      size_t len, uint64_t user_data);
+
+/**
+ * rmsg_reserve() - room in the send area to build a message in place
+ * @ep: the endpoint
+ * @channel: an open channel
+ * @len: bytes at most, at most rmsg_channel_max_msg()
+ * @buf: set to the room
+ *
+ * The room is given to rmsg_commit() before any other send on @ep.
+ *
+ * Return: 0; -EAGAIN when the send area is full; -EMSGSIZE, -ENOTCONN.
+ */
+int rmsg_reserve(struct rmsg_ep *ep, uint32_t channel, size_t len,
+		 void **buf);
+
+/**
+ * rmsg_commit() - send what was built in rmsg_reserve()'s room
+ * @ep: the endpoint
+ * @channel: the channel given to rmsg_reserve()
+ * @len: bytes to send, at most what was reserved
+ * @user_data: for the send's completion event
+ *
+ * Return: 0 or a negative errno (-EINVAL without a reservation).
+ */
+int rmsg_commit(struct rmsg_ep *ep, uint32_t channel, size_t len,
+		uint64_t user_data);
+
+/**
+ * rmsg_peek() - the next message of a channel, in place (zero copy)
+ * @ep: the endpoint
+ * @channel: the channel
+ * @msg: filled in
+ *
+ * Peeking again returns the next message, so several may be held at once;
+ * they are given back in order with rmsg_release().
+ *
+ * Return: 0; -EAGAIN when none has arrived; -ENOTCONN when the channel is
+ * closed and every message has been read (or there is no such channel);
+ * -EPROTO when the block holds something the protocol forbids (the
+ * channel is then closed).
+ */
+int rmsg_peek(struct rmsg_ep *ep, uint32_t channel, struct rmsg_msg *msg);
+
+/**
+ * rmsg_peek_any() - rmsg_peek() on whichever channel has a message
+ * @ep: the endpoint
+ * @msg: filled in; msg->channel says which
+ *
+ * Channels take turns, so a busy one cannot starve the others.
+ *
+ * Return: 0, -EAGAIN when no channel has a message, or a negative errno.
+ */
+int rmsg_peek_any(struct rmsg_ep *ep, struct rmsg_msg *msg);
+
+/**
+ * rmsg_release() - give back a peeked message and every earlier one
+ * @ep: the endpoint
+ * @msg: from rmsg_peek() of the same channel
+ *
+ * The bytes go back to the sender as credit when enough have gathered.
+ *
+ * Return: 0 or a negative errno.
+ */
+int rmsg_release(struct rmsg_ep *ep, const struct rmsg_msg *msg);
+
+/**
+ * rmsg_recv() - copy the next message of a channel out and release it
+ * @ep: the endpoint
+ * @channel: the channel
+ * @buf: where to copy it
+ * @len: room at @buf
+ *
+ * Return: the message's bytes; -EMSGSIZE when it is longer than @len (it
+ * stays, unread); or what rmsg_peek() returns.
+ */
+int rmsg_recv(struct rmsg_ep *ep, uint32_t channel, void *buf, size_t len);
 
 /**
  * rmsg_sq_get_sqe() - the next free SQE, zeroed

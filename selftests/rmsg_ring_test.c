@@ -347,7 +347,7 @@ TEST_F_TIMEOUT(ring, nop_round_trips, 120)
 			ASSERT_EQ(0, cqe->res);
 			ASSERT_EQ(0, cqe->flags);
 			ASSERT_EQ(0, cqe->channel);
-			ASSERT_EQ(0, cqe->resv0 | cqe->resv1);
+			ASSERT_EQ(0, cqe->len | cqe->aux);
 			rmsg_cq_advance(ep, 1);
 			got++;
 		}

@@ -101,6 +101,13 @@ struct rmsg_port_info {
 
 /* rmsg_dev_info.flags */
 #define RMSG_DEV_F_FATAL	(1U << 0)	/* saw IB_EVENT_DEVICE_FATAL */
+/*
+ * The device places the data of an RDMA WRITE in ascending address order,
+ * so a receiver may take the last byte's arrival for the whole message's.
+ * Receive blocks on devices without it get their arrival flags from the
+ * kernel (write-with-immediate fallback, Documentation/channels.rst).
+ */
+#define RMSG_DEV_F_ORDERED	(1U << 1)
 
 /**
  * struct rmsg_dev_info - one RDMA device as rmsg sees it
@@ -178,8 +185,11 @@ struct rmsg_dev_list {
  * sender writes a WRAP trailer there and continues at the end of the block.
  *
  * Flow control is in bytes: the sender may only write over bytes that the
- * receiver has released; released bytes travel back in the trailers of the
- * reverse direction (freed) or in an explicit update.
+ * receiver has released. The receiving program reports released bytes to
+ * its kernel (RMSG_OP_CREDIT), which passes them to the sender's kernel in
+ * a control message; trailers repeat the latest value (freed) for the
+ * receiving program's information, but the sending kernel never takes
+ * credit from bytes a program could have written.
  *
  * Further rules (Documentation/veloblock.rst has the reasoning):
  *  - The payload starts at the record's first byte (16-byte aligned); the
@@ -282,6 +292,9 @@ struct rmsg_vb_trailer {
 /* mmap() offsets (bytes, as for io_uring) of the two ring regions. */
 #define RMSG_OFF_SQ_RING	0ULL
 #define RMSG_OFF_CQ_RING	0x8000000ULL
+/* The send area (rmsg_ep_setup.send_area_size), mapped read-write. */
+#define RMSG_OFF_SEND_AREA	0x10000000ULL
+#define RMSG_SEND_AREA_MAX	(64U << 20)
 
 /*
  * SQ ring flags word. RMSG_SQ_NEED_WAKEUP: the kernel will only take new SQEs
@@ -335,6 +348,10 @@ struct rmsg_ring_offsets {
  * @cq_off: out: layout of the CQ region
  * @sq_mmap_size: out: bytes to map at RMSG_OFF_SQ_RING
  * @cq_mmap_size: out: bytes to map at RMSG_OFF_CQ_RING
+ * @send_area_size: in: bytes of send area (RMSG_OFF_SEND_AREA), 0 for
+ *	none, at most RMSG_SEND_AREA_MAX, rounded up to whole pages; out: the
+ *	size used. RMSG_OP_SEND takes its payload from it.
+ * @resv0: in: must be zero
  * @resv: in: must be zero
  *
  * Once per file: a second call fails with EBUSY.
@@ -349,14 +366,46 @@ struct rmsg_ep_setup {
 	struct rmsg_ring_offsets cq_off;
 	__u64 sq_mmap_size;
 	__u64 cq_mmap_size;
-	__u64 resv[4];
+	__u32 send_area_size;
+	__u32 resv0;
+	__u64 resv[3];
 };
 
-/* rmsg_sqe.opcode. Channel operations (SEND, ...) come later. */
+/*
+ * rmsg_sqe.opcode.
+ *
+ * RMSG_OP_SEND sends one eager message on @channel: @len bytes at offset
+ * @addr of the endpoint's send area (RMSG_OFF_SEND_AREA). The kernel reads
+ * the payload until the SEND's CQE is posted, so the program must leave
+ * those bytes alone until then. Its CQE carries @len in cqe.len and @addr
+ * in cqe.aux. res: 0; -EMSGSIZE above the channel's largest message (the
+ * aux of its CONNECTED or ACCEPTED event); -EFAULT for bytes outside the
+ * send area; -ENOTCONN when the channel is not open; -ENOBUFS when
+ * RMSG_CHAN_MAX_PENDING sends of the channel are waiting already;
+ * -ECONNRESET (or the channel's error) when it ended before the message
+ * was written. SENDs of one channel complete in order, and a message is
+ * delivered before any later one of the same channel.
+ *
+ * RMSG_OP_CREDIT returns receive-block bytes to the peer: @addr is the
+ * channel's released-byte counter (free-running, the low 32 bits count).
+ * It posts no CQE unless it fails.
+ *
+ * RMSG_OP_ARM asks for an RMSG_CQE_READABLE event when a message lies in
+ * the channel's receive block beyond @addr, the bytes consumed so far
+ * (free-running, as rmsg_vb_rx counts them). If one already does, the
+ * event comes at once; otherwise with the next message. One event per ARM.
+ * It posts no CQE unless it fails.
+ */
 enum rmsg_op {
 	RMSG_OP_NOP	= 0,	/* completes with res 0 */
+	RMSG_OP_SEND	= 1,	/* channel, addr = send-area offset, len */
+	RMSG_OP_CREDIT	= 2,	/* channel, addr = bytes released */
+	RMSG_OP_ARM	= 3,	/* channel, addr = bytes consumed */
 	RMSG_OP_LAST,		/* first unused value; not an operation */
 };
+
+/* Sends of one channel waiting for credit or for their write, at most. */
+#define RMSG_CHAN_MAX_PENDING	256
 
 /**
  * struct rmsg_sqe - submission queue entry (64 bytes)
@@ -391,16 +440,18 @@ struct rmsg_sqe {
  * @flags: the kind of entry in the low 8 bits (RMSG_CQE_KIND()): the
  *	completion of an SQE, or an event of a channel (enum rmsg_cqe_kind)
  * @channel: the SQE's channel, or the channel the event is about
- * @resv0: zero
- * @resv1: zero
+ * @len: SEND: its len. CONNECTED, ACCEPTED: bytes of this side's receive
+ *	block. Otherwise zero.
+ * @aux: SEND: its addr (the send-area offset). CONNECTED, ACCEPTED: the
+ *	largest message the channel can send. Otherwise zero.
  */
 struct rmsg_cqe {
 	__u64 user_data;
 	__s32 res;
 	__u32 flags;
 	__u32 channel;
-	__u32 resv0;
-	__u64 resv1;
+	__u32 len;
+	__u64 aux;
 };
 
 /* rmsg_enter.flags */
@@ -475,12 +526,14 @@ struct rmsg_enter {
  * ring is full it keeps them and posts them as the program frees entries.
  */
 #define RMSG_FEAT_CHANNELS	(1ULL << 3)	/* LISTEN, CONNECT, CLOSE */
+#define RMSG_FEAT_EAGER		(1ULL << 4)	/* send area, SEND, CREDIT, ARM */
 
 enum rmsg_cqe_kind {
 	RMSG_CQE_OP		= 0,	/* completion of an SQE */
 	RMSG_CQE_CONNECTED	= 1,	/* outcome of RMSG_IOC_CONNECT */
 	RMSG_CQE_ACCEPTED	= 2,	/* a new channel on the listener */
 	RMSG_CQE_CLOSED		= 3,	/* an open channel ended */
+	RMSG_CQE_READABLE	= 4,	/* what RMSG_OP_ARM asked for */
 };
 #define RMSG_CQE_KIND(flags)	((flags) & 0xff)
 
