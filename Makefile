@@ -103,6 +103,13 @@ selftests/%_test: selftests/%_test.c selftests/rmsg_test.h lib/librmsg.a \
 		  $(UAPI) | $(KSELFTEST_DIR)/kselftest_harness.h
 	$(CC) $(TEST_CFLAGS) $< lib/librmsg.a -lpthread -o $@
 
+# Reads receive blocks with the protocol core's own receiver.
+selftests/rmsg_eager_test: selftests/rmsg_eager_test.c selftests/rmsg_test.h \
+			   lib/librmsg.a $(CORE_SRCS) $(CORE_HDRS) $(UAPI) \
+			   | $(KSELFTEST_DIR)/kselftest_harness.h
+	$(CC) $(TEST_CFLAGS) -Ikernel/core $< kernel/core/rmsg_vb.c \
+		lib/librmsg.a -lpthread -o $@
+
 unit: $(UNIT_BINS)
 
 build/unit/%: tools/testing/unit/%.c $(CORE_SRCS) $(CORE_HDRS) $(UAPI) \

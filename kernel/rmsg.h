@@ -8,6 +8,7 @@
 #include <linux/types.h>
 #include <linux/list.h>
 #include <linux/atomic.h>
+#include <linux/kref.h>
 #include <linux/mutex.h>
 #include <linux/poll.h>
 #include <linux/string.h>
@@ -54,7 +55,8 @@ int rmsg_devices_list(struct rmsg_dev_info *out, u32 capacity, u32 *total,
 
 /* What RMSG_IOC_VERSION and RMSG_IOC_EP_SETUP announce. */
 #define RMSG_FEATURES		(RMSG_FEAT_DEV_LIST | RMSG_FEAT_RINGS | \
-				 RMSG_FEAT_SQPOLL)
+				 RMSG_FEAT_SQPOLL | RMSG_FEAT_CHANNELS | \
+				 RMSG_FEAT_EAGER)
 
 /* Flags and reserved fields of the ABI must be zero. */
 static inline bool rmsg_all_zero(const void *p, size_t len)
@@ -110,6 +112,14 @@ struct rmsg_ep_ring {
  * @incarnation: random, never 0: tells this endpoint from a later one
  * @overflow: events that found the completion ring full, under @lock
  * @overflow_len: entries on @overflow
+ * @cq_reserved: completion ring entries owed to SENDs in flight, under
+ *	@lock; submission leaves them free
+ * @area: the send area, or NULL; set once under @lock before @ready
+ * @area_size: its bytes
+ * @area_maps: the send area as each device of a channel sees it, under
+ *	@chan_lock (rmsg_data.c)
+ * @sig_owed: channels whose last write of this batch needs signalling,
+ *	under @lock (rmsg_data.c)
  */
 struct rmsg_endpoint {
 	struct mutex lock;
@@ -133,6 +143,11 @@ struct rmsg_endpoint {
 	u64 incarnation;
 	struct list_head overflow;
 	u32 overflow_len;
+	u32 cq_reserved;
+	struct rmsg_pages *area;
+	u32 area_size;
+	struct list_head area_maps;
+	struct list_head sig_owed;
 };
 
 struct rmsg_endpoint *rmsg_ep_create(void);
@@ -148,12 +163,38 @@ int rmsg_sqpoll_start(struct rmsg_endpoint *ep, u32 idle_ms);
 void rmsg_sqpoll_stop(struct rmsg_endpoint *ep);
 void rmsg_sqpoll_wake(struct rmsg_endpoint *ep);
 
+/**
+ * struct rmsg_pages - pages a program maps and a device may use
+ * @ref: the owner's reference and one per mmap() in progress
+ * @npages: pages in @pages
+ * @pages: zeroed order-0 pages
+ *
+ * The pages are put when the last reference goes; a program's mapping
+ * holds page references of its own, so it outlives this object.
+ */
+struct rmsg_pages {
+	struct kref ref;
+	u32 npages;
+	struct page *pages[];
+};
+
+struct rmsg_pages *rmsg_pages_new(u32 size);
+void rmsg_pages_put(struct rmsg_pages *p);
+int rmsg_pages_mmap(struct rmsg_pages *p, struct vm_area_struct *vma,
+		    bool writable);
+
 int rmsg_cdev_init(void);
 void rmsg_cdev_exit(void);
 
 struct rmsg_listener;
 
 void rmsg_ep_post_event(struct rmsg_endpoint *ep, const struct rmsg_cqe *cqe);
+void rmsg_ep_post_cqe_locked(struct rmsg_endpoint *ep,
+			     const struct rmsg_cqe *cqe, bool reserved);
+bool rmsg_data_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
+		    const struct rmsg_sqe *next, struct rmsg_cqe *cqe);
+void rmsg_data_batch_end(struct rmsg_endpoint *ep);
+bool rmsg_device_ordered(struct ib_device *ibdev);
 void rmsg_ep_flush_events(struct rmsg_endpoint *ep);
 
 static inline bool rmsg_ep_ready(struct rmsg_endpoint *ep)

@@ -49,8 +49,7 @@
 #include <rdma/rdma_cm.h>
 
 #include "rmsg.h"
-#include "rmsg_vb.h"
-#include "rmsg_wire.h"
+#include "rmsg_channel.h"
 
 static unsigned int block_size = 32768;
 module_param(block_size, uint, 0644);
@@ -66,176 +65,7 @@ module_param(resolve_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(resolve_timeout_ms,
 		 "Default address and route resolution timeout");
 
-#define RMSG_CTRL_RECVS		4
-#define RMSG_CTRL_READY_BUF	RMSG_CTRL_RECVS
-#define RMSG_CTRL_CLOSE_BUF	(RMSG_CTRL_RECVS + 1)
-#define RMSG_CTRL_BUFS		(RMSG_CTRL_RECVS + 2)
-#define RMSG_SEND_WRS		64
-
-enum rmsg_chan_state {
-	RMSG_CHAN_CONNECTING,
-	RMSG_CHAN_ACCEPTING,
-	RMSG_CHAN_OPEN,
-	RMSG_CHAN_DYING,
-};
-
-/* Bits of rmsg_channel.flags, set from any context. */
-enum {
-	RMSG_CHAN_REGISTERED,	/* our REG_MR completed */
-	RMSG_CHAN_PEER_READY,	/* the peer's READY arrived */
-	RMSG_CHAN_PEER_CLOSED,	/* the peer's CLOSE arrived */
-	RMSG_CHAN_CONNECTED,	/* rdma_cm ESTABLISHED was seen */
-};
-
-/* What an rdma_cm handler finds in cm_id->context. */
-enum rmsg_cm_kind {
-	RMSG_CM_LISTENER,
-	RMSG_CM_CHANNEL,
-};
-
-struct rmsg_cm_ctx {
-	enum rmsg_cm_kind kind;
-};
-
-/**
- * struct rmsg_listener - an endpoint's listening rdma_cm id
- * @cm: kind RMSG_CM_LISTENER
- * @ep: the endpoint
- * @cm_id: the listening id
- * @user_data: for the events of accepted channels
- * @block_size: receive block of accepted channels
- */
-struct rmsg_listener {
-	struct rmsg_cm_ctx cm;
-	struct rmsg_endpoint *ep;
-	struct rdma_cm_id *cm_id;
-	u64 user_data;
-	u32 block_size;
-};
-
-/**
- * struct rmsg_block - the pages of a receive block
- * @ref: the channel's reference and one per mmap() in progress
- * @npages: pages in @pages
- * @pages: zeroed order-0 pages
- *
- * The pages are put when the last reference goes; a program's mapping
- * holds page references of its own (vm_insert_pages()), so it stays valid
- * after the channel and this object are gone.
- */
-struct rmsg_block {
-	struct kref ref;
-	u32 npages;
-	struct page *pages[];
-};
-
-static void rmsg_block_release(struct kref *ref)
-{
-	struct rmsg_block *b = container_of(ref, struct rmsg_block, ref);
-	u32 i;
-
-	for (i = 0; i < b->npages; i++)
-		if (b->pages[i])
-			put_page(b->pages[i]);
-	kvfree(b);
-}
-
-static struct rmsg_block *rmsg_block_new(u32 size)
-{
-	u32 i, npages = PAGE_ALIGN(size) >> PAGE_SHIFT;
-	struct rmsg_block *b;
-
-	b = kvzalloc(struct_size(b, pages, npages), GFP_KERNEL_ACCOUNT);
-	if (!b)
-		return NULL;
-	kref_init(&b->ref);
-	b->npages = npages;
-	for (i = 0; i < npages; i++) {
-		/* Zeroed, so the first lap's flag is clear (veloblock.rst). */
-		b->pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
-		if (!b->pages[i]) {
-			kref_put(&b->ref, rmsg_block_release);
-			return NULL;
-		}
-	}
-	return b;
-}
-
-struct rmsg_ctrl_buf {
-	struct ib_cqe cqe;
-	struct rmsg_channel *ch;
-	struct rmsg_wire_ctrl msg;
-	u64 dma;
-};
-
-/**
- * struct rmsg_channel - one channel of an endpoint
- * @cm: what the rdma_cm handler sees first (kind RMSG_CM_CHANNEL)
- * @ep: the endpoint; outlives the channel
- * @id: the channel's id in @ep->channels
- * @user_data: carried by the channel's events
- * @state: enum rmsg_chan_state, under @ep->chan_lock
- * @error: why the channel dies, under @ep->chan_lock
- * @flags: RMSG_CHAN_* bits
- * @cm_id: its rdma_cm id
- * @rdev: the device the connection runs on, once known
- * @dev_node: entry in @rdev->channels
- * @qp: the RC queue pair (owned by @cm_id)
- * @cq: completion queue from the device's pool
- * @cq_size: entries taken from the pool
- * @block: the receive block's pages, shared with the program's mappings
- * @block_size: its size in bytes
- * @block_sgt: its pages, for DMA
- * @block_mapped: @block_sgt is DMA-mapped
- * @mr: fast registration of @block for remote write
- * @reg_cqe: completion of the REG_MR
- * @ctrl: control message buffers: RMSG_CTRL_RECVS receives, then the
- *	READY and the CLOSE send
- * @soft_error: why a completion (softirq) wants the channel to end, 0 for
- *	orderly; 1 while none does. Acted on by @work.
- * @active: this side connected (else it accepted)
- * @abort: closed without telling the peer
- * @dev_gone: its device was being removed when the channel left it
- * @reported: the program was told the channel is open, under
- *	@ep->chan_lock
- * @close_sent: the CLOSE message left (or failed to)
- * @work: progress towards OPEN, in process context
- * @teardown: the end of the channel, in process context
- * @peer: the peer's hello
- */
-struct rmsg_channel {
-	struct rmsg_cm_ctx cm;
-	struct rmsg_endpoint *ep;
-	u32 id;
-	u64 user_data;
-	enum rmsg_chan_state state;
-	int error;
-	unsigned long flags;
-	struct rdma_cm_id *cm_id;
-	struct rmsg_device *rdev;
-	struct list_head dev_node;
-	struct ib_qp *qp;
-	struct ib_cq *cq;
-	u32 cq_size;
-	struct rmsg_block *block;
-	u32 block_size;
-	struct sg_table block_sgt;
-	bool block_mapped;
-	struct ib_mr *mr;
-	struct ib_cqe reg_cqe;
-	struct rmsg_ctrl_buf ctrl[RMSG_CTRL_BUFS];
-	int soft_error;
-	bool active;
-	bool abort;
-	bool dev_gone;
-	bool reported;
-	struct completion close_sent;
-	struct work_struct work;
-	struct work_struct teardown;
-	struct rmsg_hello peer;
-};
-
-static struct workqueue_struct *rmsg_wq;
+struct workqueue_struct *rmsg_wq;
 
 static int rmsg_cm_handler(struct rdma_cm_id *cm_id,
 			   struct rdma_cm_event *event);
@@ -258,6 +88,9 @@ static void rmsg_chan_init(struct rmsg_channel *ch, struct rmsg_endpoint *ep,
 	init_completion(&ch->close_sent);
 	INIT_WORK(&ch->work, rmsg_chan_progress);
 	INIT_WORK(&ch->teardown, rmsg_chan_teardown);
+	INIT_WORK(&ch->data_work, rmsg_data_work);
+	init_waitqueue_head(&ch->tx_wq);
+	INIT_LIST_HEAD(&ch->sig_node);
 }
 
 /* Give the channel its id; refused once the endpoint is being released. */
@@ -283,7 +116,7 @@ static int rmsg_chan_publish(struct rmsg_channel *ch)
 
 /* --- events and state changes ---------------------------------------- */
 
-static void rmsg_chan_event(struct rmsg_channel *ch, u32 kind, int res)
+void rmsg_chan_event(struct rmsg_channel *ch, u32 kind, int res)
 {
 	struct rmsg_cqe cqe = {
 		.user_data	= ch->user_data,
@@ -291,6 +124,11 @@ static void rmsg_chan_event(struct rmsg_channel *ch, u32 kind, int res)
 		.flags		= kind,
 		.channel	= ch->id,
 	};
+
+	if ((kind == RMSG_CQE_CONNECTED || kind == RMSG_CQE_ACCEPTED) && !res) {
+		cqe.len = ch->block_size;
+		cqe.aux = ch->max_msg;
+	}
 
 	rmsg_ep_post_event(ch->ep, &cqe);
 }
@@ -320,7 +158,7 @@ static void rmsg_chan_kill(struct rmsg_channel *ch, int error)
  * take chan_lock (a mutex), so they record the first reason and leave the
  * rest to the channel's work.
  */
-static void rmsg_chan_kill_soft(struct rmsg_channel *ch, int error)
+void rmsg_chan_kill_soft(struct rmsg_channel *ch, int error)
 {
 	cmpxchg(&ch->soft_error, 1, error);
 	queue_work(rmsg_wq, &ch->work);
@@ -351,6 +189,8 @@ static void rmsg_chan_progress(struct work_struct *work)
 	if (was == RMSG_CHAN_CONNECTING || was == RMSG_CHAN_ACCEPTING) {
 		ch->state = RMSG_CHAN_OPEN;
 		ch->reported = true;
+		/* Under chan_lock: teardown cannot have stopped it yet. */
+		rmsg_data_open(ch);
 	}
 	mutex_unlock(&ep->chan_lock);
 
@@ -368,7 +208,7 @@ static u32 rmsg_ctrl_lkey(struct rmsg_channel *ch)
 	return ch->rdev->pd->local_dma_lkey;
 }
 
-static int rmsg_ctrl_post_recv(struct rmsg_ctrl_buf *buf)
+int rmsg_ctrl_post_recv(struct rmsg_ctrl_buf *buf)
 {
 	struct ib_sge sge = {
 		.addr	= buf->dma,
@@ -384,7 +224,7 @@ static int rmsg_ctrl_post_recv(struct rmsg_ctrl_buf *buf)
 	return ib_post_recv(buf->ch->qp, &wr, NULL);
 }
 
-static int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type)
+int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type, u64 arg)
 {
 	struct rmsg_ctrl_buf *buf = &ch->ctrl[idx];
 	struct ib_device *ibdev = ch->rdev->ibdev;
@@ -401,8 +241,8 @@ static int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type)
 		.send_flags	= IB_SEND_SIGNALED,
 	};
 
-	/* Each send buffer carries one message in the channel's life. */
-	rmsg_ctrl_encode(&buf->msg, type, 0);
+	/* The buffer is free: its last message completed (or none left). */
+	rmsg_ctrl_encode(&buf->msg, type, arg);
 	ib_dma_sync_single_for_device(ibdev, buf->dma, sizeof(buf->msg),
 				      DMA_TO_DEVICE);
 	return ib_post_send(ch->qp, &wr, NULL);
@@ -428,9 +268,15 @@ static void rmsg_ctrl_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		container_of(wc->wr_cqe, struct rmsg_ctrl_buf, cqe);
 	struct rmsg_channel *ch = buf->ch;
 
-	if (buf == &ch->ctrl[RMSG_CTRL_CLOSE_BUF])
+	if (buf == &ch->ctrl[RMSG_CTRL_CLOSE_BUF]) {
+		/* In order: every write before the CLOSE went through too. */
+		if (wc->status == IB_WC_SUCCESS)
+			set_bit(RMSG_CHAN_CLOSE_OK, &ch->flags);
 		complete(&ch->close_sent);
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+	}
+	if (wc->status == IB_WC_SUCCESS)
+		rmsg_data_ctrl_sent(ch, buf - ch->ctrl);
+	else if (wc->status != IB_WC_WR_FLUSH_ERR)
 		rmsg_chan_kill_soft(ch, -ECONNRESET);
 }
 
@@ -455,13 +301,19 @@ static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		rmsg_chan_kill_soft(ch, -EPROTO);
 		return;
 	}
-	if (type == RMSG_CTRL_CLOSE) {
+	switch (type) {
+	case RMSG_CTRL_CLOSE:
 		set_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags);
 		rmsg_chan_kill_soft(ch, 0);
 		return;
+	case RMSG_CTRL_READY:
+		set_bit(RMSG_CHAN_PEER_READY, &ch->flags);
+		queue_work(rmsg_wq, &ch->work);
+		break;
+	default:
+		rmsg_data_ctrl_in(ch, type, arg);
+		break;
 	}
-	set_bit(RMSG_CHAN_PEER_READY, &ch->flags);
-	queue_work(rmsg_wq, &ch->work);
 	if (rmsg_ctrl_post_recv(buf))
 		rmsg_chan_kill_soft(ch, -ECONNRESET);
 }
@@ -471,11 +323,11 @@ static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 static int rmsg_block_alloc(struct rmsg_channel *ch)
 {
 	struct ib_device *ibdev = ch->rdev->ibdev;
-	struct rmsg_block *block;
+	struct rmsg_pages *block;
 	struct scatterlist *sg;
 	int i, nents, ret;
 
-	block = rmsg_block_new(ch->block_size);
+	block = rmsg_pages_new(ch->block_size);
 	if (!block)
 		return -ENOMEM;
 	mutex_lock(&ch->ep->chan_lock);
@@ -539,10 +391,14 @@ static int rmsg_chan_create_qp(struct rmsg_channel *ch)
 		return -ENODEV;
 
 	ret = rmsg_block_alloc(ch);
+	if (!ret)
+		ret = rmsg_data_create(ch);
 	if (ret)
 		return ret;
 
-	ch->cq_size = RMSG_SEND_WRS + RMSG_CTRL_RECVS;
+	/* Data writes, control sends and the REG_MR; the receives. */
+	ch->cq_size = RMSG_SEND_WRS + RMSG_CTRL_SENDS + 1 + RMSG_CTRL_RECVS +
+		      (ch->rx_imm ? RMSG_IMM_RECVS : 0);
 	ch->cq = ib_cq_pool_get(ibdev, ch->cq_size, -1, IB_POLL_SOFTIRQ);
 	if (IS_ERR(ch->cq)) {
 		ret = PTR_ERR(ch->cq);
@@ -553,16 +409,28 @@ static int rmsg_chan_create_qp(struct rmsg_channel *ch)
 	attr.qp_context = ch;
 	attr.send_cq = ch->cq;
 	attr.recv_cq = ch->cq;
-	attr.cap.max_send_wr = RMSG_SEND_WRS;
-	attr.cap.max_recv_wr = RMSG_CTRL_RECVS;
-	attr.cap.max_send_sge = 3;
+	attr.cap.max_send_wr = RMSG_SEND_WRS + RMSG_CTRL_SENDS + 1;
+	attr.cap.max_recv_wr = RMSG_CTRL_RECVS +
+			       (ch->rx_imm ? RMSG_IMM_RECVS : 0);
+	attr.cap.max_send_sge = min_t(int, ibdev->attrs.max_send_sge,
+				      RMSG_DATA_SGE_MAX);
 	attr.cap.max_recv_sge = 1;
+	attr.cap.max_inline_data = RMSG_MAX_INLINE;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
+	if (attr.cap.max_send_sge < RMSG_DATA_SGE_EXTRA + 1)
+		return -EOPNOTSUPP;
 	ret = rdma_create_qp(ch->cm_id, ch->rdev->pd, &attr);
+	if (ret) {
+		/* A device without inline data still does the job. */
+		attr.cap.max_inline_data = 0;
+		ret = rdma_create_qp(ch->cm_id, ch->rdev->pd, &attr);
+	}
 	if (ret)
 		return ret;
 	ch->qp = ch->cm_id->qp;
+	ch->max_inline = attr.cap.max_inline_data;
+	ch->max_sge = attr.cap.max_send_sge;
 
 	for (i = 0; i < ARRAY_SIZE(ch->ctrl); i++) {
 		enum dma_data_direction dir = i < RMSG_CTRL_RECVS ?
@@ -585,13 +453,13 @@ static int rmsg_chan_create_qp(struct rmsg_channel *ch)
 		if (ret)
 			return ret;
 	}
-	return 0;
+	return rmsg_data_post_recvs(ch);
 }
 
 static void rmsg_chan_release_verbs(struct rmsg_channel *ch)
 {
 	struct ib_device *ibdev = ch->rdev ? ch->rdev->ibdev : NULL;
-	struct rmsg_block *block;
+	struct rmsg_pages *block;
 	int i;
 
 	if (ch->qp) {
@@ -600,6 +468,7 @@ static void rmsg_chan_release_verbs(struct rmsg_channel *ch)
 		rdma_destroy_qp(ch->cm_id);
 		ch->qp = NULL;
 	}
+	rmsg_data_release(ch);
 	if (ch->cq)
 		ib_cq_pool_put(ch->cq, ch->cq_size);
 	ch->cq = NULL;
@@ -622,7 +491,7 @@ static void rmsg_chan_release_verbs(struct rmsg_channel *ch)
 	ch->block = NULL;
 	mutex_unlock(&ch->ep->chan_lock);
 	if (block)
-		kref_put(&block->ref, rmsg_block_release);
+		rmsg_pages_put(block);
 	if (ch->rdev)
 		ch->dev_gone = rmsg_device_detach(ch->rdev, &ch->dev_node);
 	ch->rdev = NULL;
@@ -640,6 +509,7 @@ static void rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
 				  RMSG_WIRE_NO_CHANNEL : ch->peer.channel,
 		.block_rkey	= ch->mr->rkey,
 		.block_size	= ch->block_size,
+		.flags		= ch->rx_imm ? RMSG_HELLO_F_IMM_ARRIVAL : 0,
 	};
 
 	rmsg_hello_encode(wire, &hello);
@@ -663,10 +533,19 @@ static void rmsg_conn_param(struct rmsg_channel *ch,
 
 /* --- the end of a channel --------------------------------------------- */
 
+/* The channel is out of the endpoint's table already. */
 static void rmsg_chan_free(struct rmsg_channel *ch)
 {
 	struct rmsg_endpoint *ep = ch->ep;
 
+	/*
+	 * The data path finds channels with xa_load() under ep->lock and
+	 * uses them until it drops the lock: wait for any such user.
+	 */
+	mutex_lock(&ep->lock);
+	mutex_unlock(&ep->lock);
+	cancel_work_sync(&ch->data_work);
+	rmsg_data_free(ch);
 	kfree(ch);
 	if (atomic_dec_and_test(&ep->nr_channels))
 		wake_up_all(&ep->chan_wq);
@@ -678,21 +557,27 @@ static void rmsg_chan_teardown(struct work_struct *work)
 		container_of(work, struct rmsg_channel, teardown);
 	struct rmsg_endpoint *ep = ch->ep;
 	bool connected = test_bit(RMSG_CHAN_CONNECTED, &ch->flags);
+	bool orderly = connected && ch->qp && !ch->error && !ch->abort &&
+		       !test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags);
 	u32 kind = 0;
 	int res;
 
+	/* Sends taken before the close are written first, if it is orderly. */
+	rmsg_data_close(ch, orderly);
 	/*
-	 * An orderly close tells the peer first, and waits until the CLOSE
-	 * has left: the DREQ that follows travels another way and could
+	 * An orderly close tells the peer, and waits until the CLOSE has
+	 * left: the DREQ that follows travels another way and could
 	 * overtake it.
 	 */
-	if (connected && ch->qp && !ch->error && !ch->abort &&
-	    !test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags) &&
-	    !rmsg_ctrl_send(ch, RMSG_CTRL_CLOSE_BUF, RMSG_CTRL_CLOSE))
+	if (orderly &&
+	    !rmsg_ctrl_send(ch, RMSG_CTRL_CLOSE_BUF, RMSG_CTRL_CLOSE, 0))
 		wait_for_completion_timeout(&ch->close_sent, HZ);
 	if (connected)
 		rdma_disconnect(ch->cm_id);
 	rmsg_chan_release_verbs(ch);
+	cancel_work_sync(&ch->data_work);
+	rmsg_data_finish(ch, ch->error ?: -ECONNRESET,
+			 test_bit(RMSG_CHAN_CLOSE_OK, &ch->flags));
 	/* Waits out a handler still running on this id; none can follow. */
 	rdma_destroy_id(ch->cm_id);
 	cancel_work_sync(&ch->work);
@@ -816,7 +701,7 @@ static int rmsg_cm_channel_event(struct rmsg_channel *ch,
 		ret = rmsg_block_register(ch);
 		if (!ret)
 			ret = rmsg_ctrl_send(ch, RMSG_CTRL_READY_BUF,
-					     RMSG_CTRL_READY);
+					     RMSG_CTRL_READY, 0);
 		if (ret)
 			rmsg_chan_kill(ch, -ECONNRESET);
 		break;
@@ -1175,9 +1060,7 @@ void rmsg_chan_exit_module(void)
 int rmsg_chan_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma)
 {
 	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
-	unsigned long len = vma->vm_end - vma->vm_start;
-	unsigned long npages = len >> PAGE_SHIFT;
-	struct rmsg_block *block = NULL;
+	struct rmsg_pages *block = NULL;
 	struct rmsg_channel *ch;
 	u64 rel = off - RMSG_OFF_BLOCK_BASE;
 	int ret;
@@ -1200,15 +1083,7 @@ int rmsg_chan_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma)
 	mutex_unlock(&ep->chan_lock);
 	if (!block)
 		return -ENOENT;
-
-	ret = -EINVAL;
-	if (npages && npages <= block->npages) {
-		/* No mprotect() to writable later, no growing by mremap(). */
-		vma->vm_flags &= ~VM_MAYWRITE;
-		vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
-		ret = vm_insert_pages(vma, vma->vm_start, block->pages,
-				      &npages);
-	}
-	kref_put(&block->ref, rmsg_block_release);
+	ret = rmsg_pages_mmap(block, vma, false);
+	rmsg_pages_put(block);
 	return ret;
 }

@@ -178,6 +178,31 @@ static void rmsg_fill_port(struct rmsg_device *rdev, u32 port,
 				 sizeof(info->netdev));
 }
 
+/**
+ * rmsg_device_ordered() - does the device place RDMA WRITE data in order
+ * @ibdev: the device
+ *
+ * Those listed are known to write a message's bytes to host memory in
+ * ascending address order (the software devices copy them so; the mlx4
+ * and mlx5 HCAs are documented and relied upon to). Others get the
+ * write-with-immediate fallback, which costs a completion per message but
+ * is correct on any device.
+ *
+ * Return: true if a receive block on it may be polled for its last byte.
+ */
+bool rmsg_device_ordered(struct ib_device *ibdev)
+{
+	switch (ibdev->ops.driver_id) {
+	case RDMA_DRIVER_RXE:
+	case RDMA_DRIVER_SIW:
+	case RDMA_DRIVER_MLX4:
+	case RDMA_DRIVER_MLX5:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static void rmsg_fill_device(struct rmsg_device *rdev,
 			     struct rmsg_dev_info *info)
 {
@@ -192,6 +217,8 @@ static void rmsg_fill_device(struct rmsg_device *rdev,
 	info->fatal_events = atomic_read(&rdev->fatal_events);
 	if (info->fatal_events)
 		info->flags |= RMSG_DEV_F_FATAL;
+	if (rmsg_device_ordered(ibdev))
+		info->flags |= RMSG_DEV_F_ORDERED;
 	for (port = 1; port <= rdev->nports && port <= RMSG_MAX_PORTS; port++)
 		rmsg_fill_port(rdev, port, &info->port[port - 1]);
 }

@@ -63,6 +63,8 @@ struct rmsg_endpoint *rmsg_ep_create(void)
 	xa_init_flags(&ep->channels, XA_FLAGS_ALLOC);
 	init_waitqueue_head(&ep->chan_wq);
 	INIT_LIST_HEAD(&ep->overflow);
+	INIT_LIST_HEAD(&ep->area_maps);
+	INIT_LIST_HEAD(&ep->sig_owed);
 	do {
 		ep->incarnation = get_random_u64();
 	} while (!ep->incarnation);
@@ -89,6 +91,9 @@ void rmsg_ep_destroy(struct rmsg_endpoint *ep)
 	mutex_destroy(&ep->chan_lock);
 	vfree(ep->sq.mem);
 	vfree(ep->cq.mem);
+	/* The program's mappings keep their own references to the pages. */
+	if (ep->area)
+		rmsg_pages_put(ep->area);
 	mutex_destroy(&ep->lock);
 	kfree(ep);
 }
@@ -125,8 +130,10 @@ long rmsg_ep_setup(struct rmsg_endpoint *ep, void __user *uarg)
 
 	if (copy_from_user(&p, uarg, sizeof(p)))
 		return -EFAULT;
-	if ((p.flags & ~RMSG_EP_F_SQPOLL) ||
+	if ((p.flags & ~RMSG_EP_F_SQPOLL) || p.resv0 ||
 	    !rmsg_all_zero(p.resv, sizeof(p.resv)))
+		return -EINVAL;
+	if (p.send_area_size > RMSG_SEND_AREA_MAX)
 		return -EINVAL;
 	if (p.flags & RMSG_EP_F_SQPOLL ?
 	    p.sqpoll_idle_ms > RMSG_SQPOLL_IDLE_MAX_MS : p.sqpoll_idle_ms)
@@ -144,6 +151,14 @@ long rmsg_ep_setup(struct rmsg_endpoint *ep, void __user *uarg)
 	if (ep->ready) {
 		ret = -EBUSY;
 		goto out;
+	}
+	if (p.send_area_size) {
+		ep->area = rmsg_pages_new(p.send_area_size);
+		if (!ep->area) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		ep->area_size = ep->area->npages << PAGE_SHIFT;
 	}
 	ret = rmsg_ep_ring_alloc(&ep->sq, sq_n, sizeof(struct rmsg_sqe),
 				 &p.sq_off);
@@ -171,11 +186,17 @@ long rmsg_ep_setup(struct rmsg_endpoint *ep, void __user *uarg)
 	/* mmap, poll and ENTER look at the rings only after this. */
 	smp_store_release(&ep->ready, true);
 out:
+	if (ret && ep->area) {
+		rmsg_pages_put(ep->area);
+		ep->area = NULL;
+		ep->area_size = 0;
+	}
 	mutex_unlock(&ep->lock);
 	if (ret)
 		return ret;
 
 	p.sq_entries = sq_n;
+	p.send_area_size = ep->area_size;
 	p.cq_entries = cq_n;
 	p.features = RMSG_FEATURES;
 	p.sq_mmap_size = ep->sq.mmap_size;
@@ -200,6 +221,9 @@ int rmsg_ep_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma)
 		return -EINVAL;
 	if (off >= RMSG_OFF_BLOCK_BASE)
 		return rmsg_chan_mmap(ep, vma);
+	if (off == RMSG_OFF_SEND_AREA)
+		return ep->area ? rmsg_pages_mmap(ep->area, vma, true) :
+				  -EINVAL;
 	if (off == RMSG_OFF_SQ_RING)
 		ring = &ep->sq;
 	else if (off == RMSG_OFF_CQ_RING)
@@ -212,12 +236,19 @@ int rmsg_ep_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma)
 	return remap_vmalloc_range(vma, ring->mem, 0);
 }
 
-/* Run one SQE (the kernel's own copy) and fill in its CQE. */
-static void rmsg_ep_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
-			 struct rmsg_cqe *cqe)
+/*
+ * Run one SQE (the kernel's own copy; @next is a copy of the SQE after it,
+ * or NULL). Returns whether *@cqe was filled in: a SEND may owe its CQE
+ * until its write completes, and CREDIT and ARM post none unless they fail.
+ */
+static bool rmsg_ep_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
+			 const struct rmsg_sqe *next, struct rmsg_cqe *cqe)
 {
 	int res = -EINVAL;
 
+	memset(cqe, 0, sizeof(*cqe));
+	cqe->user_data = sqe->user_data;
+	cqe->channel = sqe->channel;
 	if (sqe->flags || sqe->resv0 || sqe->resv1 ||
 	    !rmsg_all_zero(sqe->resv, sizeof(sqe->resv)))
 		goto done;
@@ -226,18 +257,18 @@ static void rmsg_ep_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 		if (!sqe->channel && !sqe->addr && !sqe->len)
 			res = 0;
 		break;
+	case RMSG_OP_SEND:
+	case RMSG_OP_CREDIT:
+	case RMSG_OP_ARM:
+		return rmsg_data_exec(ep, sqe, next, cqe);
 	default:
 		break;
 	}
 done:
 	if (res == -EINVAL)
 		atomic_long_inc(&ep->bad_desc);
-	cqe->user_data = sqe->user_data;
 	cqe->res = res;
-	cqe->flags = 0;
-	cqe->channel = sqe->channel;
-	cqe->len = 0;
-	cqe->aux = 0;
+	return true;
 }
 
 /*
@@ -253,7 +284,8 @@ int rmsg_ep_submit(struct rmsg_endpoint *ep, u32 to_submit)
 	const struct rmsg_sqe *sqes = sq->descs;
 	struct rmsg_cqe *cqes = cq->descs;
 	u32 prod, cons, sq_cons, cq_prod, n, done;
-	struct rmsg_sqe sqe;
+	struct rmsg_sqe sqe, next;
+	struct rmsg_cqe cqe;
 	int ret;
 
 	mutex_lock(&ep->lock);
@@ -278,21 +310,30 @@ int rmsg_ep_submit(struct rmsg_endpoint *ep, u32 to_submit)
 	sq_cons = ep->sq_cons;
 	cq_prod = ep->cq_prod;
 	n = min(to_submit, rmsg_ring_used(prod, sq_cons));
-	for (done = 0; done < n; done++) {
-		if (!rmsg_ring_free(cq->entries, cq_prod, cons))
-			break;
-		/*
-		 * One copy, then only the copy is looked at: the program may
-		 * rewrite the slot at any time (no double fetch).
-		 */
+	/*
+	 * One copy of each SQE, then only the copy is looked at: the program
+	 * may rewrite a slot at any time (no double fetch). The next one is
+	 * copied ahead, for a SEND to see whether more follow on its channel.
+	 */
+	if (n)
 		memcpy(&sqe, &sqes[rmsg_ring_slot(sq->entries, sq_cons)],
 		       sizeof(sqe));
+	for (done = 0; done < n; done++) {
+		/* Room for this SQE's CQE beside those owed to SENDs. */
+		if (rmsg_ring_free(cq->entries, cq_prod, cons) <=
+		    ep->cq_reserved)
+			break;
+		if (done + 1 < n)
+			memcpy(&next, &sqes[rmsg_ring_slot(sq->entries,
+							   sq_cons + 1)],
+			       sizeof(next));
 		barrier();
-		rmsg_ep_exec(ep, &sqe,
-			     &cqes[rmsg_ring_slot(cq->entries, cq_prod)]);
+		if (rmsg_ep_exec(ep, &sqe, done + 1 < n ? &next : NULL, &cqe))
+			cqes[rmsg_ring_slot(cq->entries, cq_prod++)] = cqe;
 		sq_cons++;
-		cq_prod++;
+		sqe = next;
 	}
+	rmsg_data_batch_end(ep);
 	if (done) {
 		ep->sq_cons = sq_cons;
 		WRITE_ONCE(ep->cq_prod, cq_prod);
@@ -464,5 +505,44 @@ void rmsg_ep_post_event(struct rmsg_endpoint *ep, const struct rmsg_cqe *cqe)
 	rmsg_ep_flush_locked(ep);
 	mutex_unlock(&ep->lock);
 	/* Also wakes a waiter whose ring was full: it may flush later. */
+	wake_up_interruptible_poll(&ep->wq, EPOLLIN | EPOLLRDNORM);
+}
+
+/**
+ * rmsg_ep_post_cqe_locked() - post a CQE from the data path
+ * @ep: the endpoint; the caller holds ep->lock
+ * @cqe: the entry
+ * @reserved: it is owed to an earlier SQE, for which submission kept a
+ *	completion ring entry free (ep->cq_reserved)
+ *
+ * A reserved CQE goes straight in unless the program wrote an impossible
+ * consumer index. Any CQE that does not fit waits, as an event would, on
+ * the overflow list.
+ */
+void rmsg_ep_post_cqe_locked(struct rmsg_endpoint *ep,
+			     const struct rmsg_cqe *cqe, bool reserved)
+{
+	struct rmsg_event *ev;
+	u32 prod = ep->cq_prod;
+
+	lockdep_assert_held(&ep->lock);
+	if (reserved && !WARN_ON_ONCE(!ep->cq_reserved))
+		ep->cq_reserved--;
+	/* Older kept events go first; this one may then fit behind them. */
+	rmsg_ep_flush_locked(ep);
+	prod = ep->cq_prod;
+	if (list_empty(&ep->overflow) &&
+	    rmsg_ring_free(ep->cq.entries, prod, ep->cq_cons)) {
+		((struct rmsg_cqe *)ep->cq.descs)[rmsg_ring_slot(ep->cq.entries,
+								 prod)] = *cqe;
+		WRITE_ONCE(ep->cq_prod, prod + 1);
+		/* C: the CQE is written before the producer publishes it. */
+		smp_store_release(ep->cq.producer, prod + 1);
+	} else {
+		ev = kmalloc(sizeof(*ev), GFP_KERNEL | __GFP_NOFAIL);
+		ev->cqe = *cqe;
+		list_add_tail(&ev->node, &ep->overflow);
+		ep->overflow_len++;
+	}
 	wake_up_interruptible_poll(&ep->wq, EPOLLIN | EPOLLRDNORM);
 }

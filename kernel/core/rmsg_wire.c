@@ -26,6 +26,7 @@ void rmsg_hello_encode(struct rmsg_wire_hello *wire,
 	wire->magic = cpu_to_le32(RMSG_WIRE_MAGIC);
 	wire->version = RMSG_WIRE_VERSION;
 	wire->kind = hello->kind;
+	wire->flags = cpu_to_le16(hello->flags);
 	wire->incarnation = cpu_to_le64(hello->incarnation);
 	wire->block_addr = cpu_to_le64(hello->block_addr);
 	wire->channel = cpu_to_le32(hello->channel);
@@ -59,7 +60,8 @@ int rmsg_hello_decode(struct rmsg_hello *hello, const void *data, u32 len)
 		return -EPROTO;
 	if (wire.version != RMSG_WIRE_VERSION)
 		return -EPROTONOSUPPORT;
-	if (wire.flags || wire.resv || !wire.incarnation)
+	if ((le16_to_cpu(wire.flags) & ~RMSG_HELLO_F_ALL) || wire.resv ||
+	    !wire.incarnation)
 		return -EPROTO;
 
 	size = le32_to_cpu(wire.block_size);
@@ -90,6 +92,7 @@ int rmsg_hello_decode(struct rmsg_hello *hello, const void *data, u32 len)
 		return -EPROTO;
 
 	hello->kind = wire.kind;
+	hello->flags = le16_to_cpu(wire.flags);
 	hello->incarnation = le64_to_cpu(wire.incarnation);
 	hello->block_addr = le64_to_cpu(wire.block_addr);
 	hello->channel = le32_to_cpu(wire.channel);
@@ -138,7 +141,13 @@ int rmsg_ctrl_decode(const void *data, u32 len, u8 *type, u64 *arg)
 	switch (wire.type) {
 	case RMSG_CTRL_READY:
 	case RMSG_CTRL_CLOSE:
+	case RMSG_CTRL_WAKE:
 		if (wire.arg)
+			return -EPROTO;
+		break;
+	case RMSG_CTRL_CREDIT:
+	case RMSG_CTRL_NOTIFY:
+		if (le64_to_cpu(wire.arg) >> 32)
 			return -EPROTO;
 		break;
 	default:

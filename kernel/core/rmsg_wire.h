@@ -27,12 +27,25 @@ enum rmsg_hello_kind {
 	RMSG_HELLO_ACCEPT	= 3,	/* REP: the answer to either */
 };
 
+/*
+ * rmsg_wire_hello.flags: the sender's receive block needs each record's
+ * arrival flag set by the sender's own kernel, because its device may place
+ * an RDMA WRITE out of order: write every record but its last byte with
+ * RDMA WRITE WITH IMMEDIATE, the immediate naming the flag (RMSG_IMM_*).
+ */
+#define RMSG_HELLO_F_IMM_ARRIVAL	(1U << 0)
+#define RMSG_HELLO_F_ALL		RMSG_HELLO_F_IMM_ARRIVAL
+
+/* The immediate of a record written with RMSG_HELLO_F_IMM_ARRIVAL. */
+#define RMSG_IMM_ODD			1U	/* flag RMSG_VB_FLAG_ODD */
+#define RMSG_IMM_OFF_SHIFT		1	/* block offset of the flag */
+
 /**
  * struct rmsg_wire_hello - handshake in the rdma_cm private data
  * @magic: RMSG_WIRE_MAGIC
  * @version: RMSG_WIRE_VERSION
  * @kind: enum rmsg_hello_kind
- * @flags: zero in version 1
+ * @flags: RMSG_HELLO_F_* bits; others must be zero
  * @incarnation: the sender's endpoint, random and never 0; a peer that
  *	comes back with another one restarted and is not the same peer
  * @block_addr: address of the sender's receive block for RDMA WRITE
@@ -72,6 +85,7 @@ struct rmsg_wire_hello {
  */
 struct rmsg_hello {
 	u8  kind;
+	u16 flags;
 	u64 incarnation;
 	u64 block_addr;
 	u32 channel;
@@ -91,8 +105,11 @@ struct rmsg_hello {
 
 /* rmsg_wire_ctrl.type */
 enum rmsg_ctrl_type {
-	RMSG_CTRL_READY	= 1,	/* my receive block is registered: write */
-	RMSG_CTRL_CLOSE	= 2,	/* I close the channel; nothing follows */
+	RMSG_CTRL_READY		= 1,	/* my receive block is registered */
+	RMSG_CTRL_CLOSE		= 2,	/* I close the channel; nothing follows */
+	RMSG_CTRL_CREDIT	= 3,	/* arg: bytes of my block released */
+	RMSG_CTRL_NOTIFY	= 4,	/* arg: bytes consumed; WAKE me after */
+	RMSG_CTRL_WAKE		= 5,	/* you asked: there is a message */
 };
 
 /**
@@ -100,7 +117,8 @@ enum rmsg_ctrl_type {
  * @magic: RMSG_WIRE_MAGIC
  * @type: enum rmsg_ctrl_type
  * @resv0: zero
- * @arg: meaning depends on @type; zero for READY and CLOSE
+ * @arg: meaning depends on @type: a free-running 32-bit byte counter for
+ *	CREDIT and NOTIFY, zero for the others
  */
 struct rmsg_wire_ctrl {
 	__le32 magic;

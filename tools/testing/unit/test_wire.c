@@ -99,12 +99,19 @@ TEST(rejects_bad_fields)
 	EXPECT_EQ(-EPROTONOSUPPORT, decode(&w, &h));
 
 	rmsg_hello_encode(&w, &good_connect);
-	w.flags = cpu_to_le16(1);
+	w.flags = cpu_to_le16(RMSG_HELLO_F_ALL + 1);
 	EXPECT_EQ(-EPROTO, decode(&w, &h));
 
 	rmsg_hello_encode(&w, &good_connect);
 	w.resv = cpu_to_le32(1U << 31);
 	EXPECT_EQ(-EPROTO, decode(&w, &h));
+
+	/* A known flag survives the round trip. */
+	in = good_connect;
+	in.flags = RMSG_HELLO_F_IMM_ARRIVAL;
+	rmsg_hello_encode(&w, &in);
+	ASSERT_EQ(0, decode(&w, &h));
+	EXPECT_EQ(RMSG_HELLO_F_IMM_ARRIVAL, h.flags);
 
 	in = good_connect;
 	in.incarnation = 0;
@@ -246,7 +253,18 @@ TEST(ctrl_messages)
 
 	rmsg_ctrl_encode(&w, 0, 0);
 	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
-	rmsg_ctrl_encode(&w, RMSG_CTRL_CLOSE + 1, 0);
+	rmsg_ctrl_encode(&w, RMSG_CTRL_WAKE + 1, 0);
+	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
+	rmsg_ctrl_encode(&w, RMSG_CTRL_WAKE, 1);
+	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
+	/* Counters are 32-bit; a wider one is not from a sane peer. */
+	rmsg_ctrl_encode(&w, RMSG_CTRL_CREDIT, 0xffffffffULL);
+	ASSERT_EQ(0, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
+	EXPECT_EQ(RMSG_CTRL_CREDIT, type);
+	EXPECT_EQ(0xffffffffULL, arg);
+	rmsg_ctrl_encode(&w, RMSG_CTRL_NOTIFY, 1ULL << 32);
+	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
+	rmsg_ctrl_encode(&w, RMSG_CTRL_CREDIT, 1ULL << 40);
 	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
 	rmsg_ctrl_encode(&w, RMSG_CTRL_READY, 1);
 	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));

@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rmsg: what the channel's life cycle (rmsg_channel.c) and its data path
+ * (rmsg_data.c) share.
+ */
+#ifndef _RMSG_CHANNEL_H
+#define _RMSG_CHANNEL_H
+
+#include <linux/kref.h>
+#include <linux/workqueue.h>
+#include <linux/scatterlist.h>
+#include <rdma/rdma_cm.h>
+
+#include "rmsg.h"
+#include "rmsg_vb.h"
+#include "rmsg_wire.h"
+
+/*
+ * Control messages. Receives: enough for every send buffer the peer has
+ * (at most one message of each kind is in flight), so the peer never
+ * meets receiver-not-ready. Sends: one buffer per kind; a kind whose
+ * buffer is busy is sent again, with the newest value, when it is free.
+ */
+#define RMSG_CTRL_RECVS		8
+enum rmsg_ctrl_send_buf {
+	RMSG_CTRL_READY_BUF	= RMSG_CTRL_RECVS,
+	RMSG_CTRL_CLOSE_BUF,
+	RMSG_CTRL_CREDIT_BUF,
+	RMSG_CTRL_NOTIFY_BUF,
+	RMSG_CTRL_WAKE_BUF,
+	RMSG_CTRL_BUFS,
+};
+#define RMSG_CTRL_SENDS		(RMSG_CTRL_BUFS - RMSG_CTRL_RECVS)
+
+/* Data WRs in flight per channel; REG_MR and control sends come on top. */
+#define RMSG_SEND_WRS		64
+/* At least one data WR in this many is signalled, to reclaim the SQ. */
+#define RMSG_SIGNAL_EVERY	(RMSG_SEND_WRS / 2)
+/* Receives kept posted for the write-with-immediate fallback. */
+#define RMSG_IMM_RECVS		32
+/* SGEs of one record: clear zone, padding and trailer besides the pages. */
+#define RMSG_DATA_SGE_EXTRA	3
+#define RMSG_DATA_SGE_MAX	(RMSG_DATA_SGE_EXTRA + \
+				 DIV_ROUND_UP(RMSG_VB_MAX_PAYLOAD, PAGE_SIZE) + 1)
+/* Payload bytes of an RDMA WRITE that go inline at most. */
+#define RMSG_MAX_INLINE		256
+
+enum rmsg_chan_state {
+	RMSG_CHAN_CONNECTING,
+	RMSG_CHAN_ACCEPTING,
+	RMSG_CHAN_OPEN,
+	RMSG_CHAN_DYING,
+};
+
+/* Bits of rmsg_channel.flags, set from any context. */
+enum {
+	RMSG_CHAN_REGISTERED,	/* our REG_MR completed */
+	RMSG_CHAN_PEER_READY,	/* the peer's READY arrived */
+	RMSG_CHAN_PEER_CLOSED,	/* the peer's CLOSE arrived */
+	RMSG_CHAN_CONNECTED,	/* rdma_cm ESTABLISHED was seen */
+	RMSG_CHAN_CREDIT_IN,	/* a CREDIT arrived: apply peer_freed */
+	RMSG_CHAN_NOTIFY_IN,	/* a NOTIFY arrived: look at peer_consumed */
+	RMSG_CHAN_WAKE_IN,	/* a WAKE arrived: post READABLE */
+	RMSG_CHAN_CLOSE_OK,	/* our CLOSE, and so every write, went through */
+	/* First bit of a send buffer in use: + (index - RMSG_CTRL_RECVS) */
+	RMSG_CHAN_CTRL_BUSY,
+};
+
+/* What an rdma_cm handler finds in cm_id->context. */
+enum rmsg_cm_kind {
+	RMSG_CM_LISTENER,
+	RMSG_CM_CHANNEL,
+};
+
+struct rmsg_cm_ctx {
+	enum rmsg_cm_kind kind;
+};
+
+/**
+ * struct rmsg_listener - an endpoint's listening rdma_cm id
+ * @cm: kind RMSG_CM_LISTENER
+ * @ep: the endpoint
+ * @cm_id: the listening id
+ * @user_data: for the events of accepted channels
+ * @block_size: receive block of accepted channels
+ */
+struct rmsg_listener {
+	struct rmsg_cm_ctx cm;
+	struct rmsg_endpoint *ep;
+	struct rdma_cm_id *cm_id;
+	u64 user_data;
+	u32 block_size;
+};
+
+struct rmsg_ctrl_buf {
+	struct ib_cqe cqe;
+	struct rmsg_channel *ch;
+	struct rmsg_wire_ctrl msg;
+	u64 dma;
+};
+
+/**
+ * struct rmsg_tx_slot - bookkeeping of one data WR, by WR index
+ * @cqe: its completion handler
+ * @ch: the channel
+ * @wr_end: data WRs posted up to and including this one
+ * @pend_end: pending sends whose WRs were all posted by then
+ */
+struct rmsg_tx_slot {
+	struct ib_cqe cqe;
+	struct rmsg_channel *ch;
+	u32 wr_end;
+	u32 pend_end;
+};
+
+/**
+ * struct rmsg_pending - a SEND whose CQE is not posted yet
+ * @user_data: the SQE's
+ * @off: its send-area offset
+ * @len: its bytes
+ */
+struct rmsg_pending {
+	u64 user_data;
+	u32 off;
+	u32 len;
+};
+
+/**
+ * struct rmsg_channel - one channel of an endpoint
+ * @cm: what the rdma_cm handler sees first (kind RMSG_CM_CHANNEL)
+ * @ep: the endpoint; outlives the channel
+ * @id: the channel's id in @ep->channels
+ * @user_data: carried by the channel's events
+ * @state: enum rmsg_chan_state, under @ep->chan_lock
+ * @error: why the channel dies, under @ep->chan_lock
+ * @flags: RMSG_CHAN_* bits
+ * @cm_id: its rdma_cm id
+ * @rdev: the device the connection runs on, once known
+ * @dev_node: entry in @rdev->channels
+ * @qp: the RC queue pair (owned by @cm_id)
+ * @cq: completion queue from the device's pool
+ * @cq_size: entries taken from the pool
+ * @block: the receive block's pages, shared with the program's mappings
+ * @block_size: its size in bytes
+ * @block_sgt: its pages, for DMA
+ * @block_mapped: @block_sgt is DMA-mapped
+ * @mr: fast registration of @block for remote write
+ * @reg_cqe: completion of the REG_MR
+ * @ctrl: control message buffers: RMSG_CTRL_RECVS receives, then one send
+ *	buffer per kind (enum rmsg_ctrl_send_buf)
+ * @soft_error: why a completion (softirq) wants the channel to end, 0 for
+ *	orderly; 1 while none does. Acted on by @work.
+ * @active: this side connected (else it accepted)
+ * @abort: closed without telling the peer
+ * @dev_gone: its device was being removed when the channel left it
+ * @reported: the program was told the channel is open, under
+ *	@ep->chan_lock
+ * @close_sent: the CLOSE message left (or failed to)
+ * @work: progress towards OPEN, in process context
+ * @teardown: the end of the channel, in process context
+ * @peer: the peer's hello
+ * @rx_imm: the peer writes our block with immediates (our device may place
+ *	out of order); fixed before the hello goes out
+ * @imm_cqe: completion handler of the immediates' receives
+ *
+ * The data path (rmsg_data.c); everything below is under @ep->lock unless
+ * said otherwise:
+ * @tx_open: SEND, CREDIT and ARM are taken
+ * @tx_live: the QP may be posted to
+ * @tx_imm: the peer asked for immediates (@peer.flags)
+ * @tx: the sender's view of the peer's block
+ * @max_msg: the largest payload a SEND may carry
+ * @max_inline: bytes the QP takes inline
+ * @max_sge: SGEs per send WR
+ * @area_map: the endpoint's send area as this channel's device sees it
+ * @slots: RMSG_SEND_WRS of them, by data WR index
+ * @trailers: one per slot, DMA-mapped at @trailers_dma
+ * @trailers_dma: bus address of @trailers
+ * @wr_posted: data WRs posted
+ * @wr_done: data WRs completed (written by completions, in softirq)
+ * @wr_signalled: @wr_posted at the last signalled data WR
+ * @pend: ring of RMSG_CHAN_MAX_PENDING sends whose CQE is owed
+ * @pend_head: the oldest of them
+ * @pend_posted: the first not yet written
+ * @pend_tail: one past the newest
+ * @pend_done: the first whose write has not completed (written by
+ *	completions, in softirq)
+ * @peer_freed: the newest CREDIT value (written in softirq)
+ * @peer_consumed: the newest NOTIFY value (written in softirq)
+ * @peer_armed: the peer wants a WAKE with the next record
+ * @credit: the newest release counter the program gave
+ * @notify: the consumed counter of the newest ARM
+ * @credit_due: @credit has not been sent yet
+ * @notify_due: @notify has not been sent yet
+ * @wake_due: a WAKE is owed to the peer
+ * @arm_user_data: for the READABLE event of the newest ARM
+ * @sig_owed: a write a CQE waits for went unsignalled, since another
+ *	was to follow
+ * @sig_node: entry in ep->sig_owed
+ * @tx_wq: woken when the backlog of pending sends drains
+ * @data_work: completions, credits and wake-ups, in process context
+ */
+struct rmsg_channel {
+	struct rmsg_cm_ctx cm;
+	struct rmsg_endpoint *ep;
+	u32 id;
+	u64 user_data;
+	enum rmsg_chan_state state;
+	int error;
+	unsigned long flags;
+	struct rdma_cm_id *cm_id;
+	struct rmsg_device *rdev;
+	struct list_head dev_node;
+	struct ib_qp *qp;
+	struct ib_cq *cq;
+	u32 cq_size;
+	struct rmsg_pages *block;
+	u32 block_size;
+	struct sg_table block_sgt;
+	bool block_mapped;
+	struct ib_mr *mr;
+	struct ib_cqe reg_cqe;
+	struct rmsg_ctrl_buf ctrl[RMSG_CTRL_BUFS];
+	int soft_error;
+	bool active;
+	bool abort;
+	bool dev_gone;
+	bool reported;
+	struct completion close_sent;
+	struct work_struct work;
+	struct work_struct teardown;
+	struct rmsg_hello peer;
+	bool rx_imm;
+	struct ib_cqe imm_cqe;
+
+	bool tx_open;
+	bool tx_live;
+	bool tx_imm;
+	struct rmsg_vb_tx tx;
+	u32 max_msg;
+	u32 max_inline;
+	u32 max_sge;
+	struct rmsg_area_map *area_map;
+	struct rmsg_tx_slot *slots;
+	struct rmsg_vb_trailer *trailers;
+	u64 trailers_dma;
+	u32 wr_posted;
+	u32 wr_done;
+	u32 wr_signalled;
+	struct rmsg_pending *pend;
+	u32 pend_head;
+	u32 pend_posted;
+	u32 pend_tail;
+	u32 pend_done;
+	u32 peer_freed;
+	u32 peer_consumed;
+	bool peer_armed;
+	u32 credit;
+	u32 notify;
+	bool credit_due;
+	bool notify_due;
+	bool wake_due;
+	u64 arm_user_data;
+	bool sig_owed;
+	struct list_head sig_node;
+	wait_queue_head_t tx_wq;
+	struct work_struct data_work;
+};
+
+extern struct workqueue_struct *rmsg_wq;
+
+/* rmsg_channel.c */
+void rmsg_chan_kill_soft(struct rmsg_channel *ch, int error);
+void rmsg_chan_event(struct rmsg_channel *ch, u32 kind, int res);
+int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type,
+		   u64 arg);
+int rmsg_ctrl_post_recv(struct rmsg_ctrl_buf *buf);
+
+/* rmsg_data.c */
+int rmsg_data_create(struct rmsg_channel *ch);
+int rmsg_data_post_recvs(struct rmsg_channel *ch);
+void rmsg_data_open(struct rmsg_channel *ch);
+void rmsg_data_close(struct rmsg_channel *ch, bool drain);
+void rmsg_data_release(struct rmsg_channel *ch);
+void rmsg_data_finish(struct rmsg_channel *ch, int error, bool all_written);
+void rmsg_data_free(struct rmsg_channel *ch);
+void rmsg_data_ctrl_in(struct rmsg_channel *ch, u8 type, u32 arg);
+void rmsg_data_ctrl_sent(struct rmsg_channel *ch, unsigned int idx);
+void rmsg_data_work(struct work_struct *work);
+
+#endif /* _RMSG_CHANNEL_H */

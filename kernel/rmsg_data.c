@@ -1,0 +1,827 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rmsg: the eager data path of a channel (Documentation/channels.rst,
+ * "The eager data path"; the receive block is Documentation/veloblock.rst).
+ *
+ * Sending. RMSG_OP_SEND names bytes of the endpoint's send area. The kernel
+ * places the record with rmsg_vb_tx_place() and writes it into the peer's
+ * receive block with one RDMA WRITE whose parts are the clear zone and the
+ * padding (zeros kept with the trailers), the payload (the area's pages)
+ * and the trailer (built here, in kernel memory, so the program cannot
+ * change what the kernel vouches for). A WRAP goes as its own small write
+ * just before. Writes go inline when small, and are signalled only when a
+ * CQE waits for them or the send queue needs reclaiming.
+ *
+ * A SEND's CQE means the device no longer reads its bytes: at once for an
+ * inline write with nothing older owed, else when a signalled completion
+ * covers the write. Sends without credit (or without send-queue room) wait
+ * in the channel's pending ring, in order, and are written as credit comes.
+ *
+ * State of a pending send, by its index in the ring:
+ *
+ *   [pend_head, pend_done)    written; CQE owed (posted by the work item)
+ *   [pend_done, pend_posted)  posted, write not yet known complete
+ *   [pend_posted, pend_tail)  waiting for credit or send-queue room
+ *
+ * Credit and wake-ups travel as control messages the kernels exchange:
+ *  - CREDIT (arg: the receiver's release counter) when the program asks
+ *    (RMSG_OP_CREDIT). The sending kernel never takes credit from the
+ *    trailers it finds in a block, since a program could have written
+ *    something that looks like one.
+ *  - NOTIFY (arg: the receiver's consumed counter) for RMSG_OP_ARM. The
+ *    sender answers with WAKE at once if it has written more than that,
+ *    else with the next record. Either way the WAKE follows the data on the
+ *    same connection, so the READABLE event cannot overtake the message,
+ *    and no write can slip between the program's last look and the arming.
+ *
+ * Locking: everything here that is not a completion handler runs under
+ * ep->lock (submission, the poller, the work item), which orders the
+ * data path of all the endpoint's channels. Completion handlers (softirq)
+ * only store counters, set bits and queue the work item. A channel found
+ * with xa_load() under ep->lock stays valid until ep->lock is dropped:
+ * teardown takes ep->lock after removing it from the table and before
+ * freeing it.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+
+#include "rmsg.h"
+#include "rmsg_channel.h"
+
+static bool force_imm_arrival;
+module_param(force_imm_arrival, bool, 0644);
+MODULE_PARM_DESC(force_imm_arrival,
+		 "Receive blocks of new channels get arrival flags from the kernel (write with immediate), whatever the device");
+
+static unsigned int close_drain_ms = 5000;
+module_param(close_drain_ms, uint, 0644);
+MODULE_PARM_DESC(close_drain_ms,
+		 "How long an orderly close waits for pending sends to be written");
+
+#define RMSG_PEND_MASK		(RMSG_CHAN_MAX_PENDING - 1)
+static_assert(!(RMSG_CHAN_MAX_PENDING & RMSG_PEND_MASK));
+static_assert(RMSG_MAX_INLINE >= RMSG_VB_TRAILER_SIZE);
+/* The zeros for clear zones and padding sit after the trailers. */
+#define RMSG_ZEROS		RMSG_SEND_WRS
+static_assert(RMSG_VB_CLEAR <= RMSG_VB_TRAILER_SIZE);
+
+/**
+ * struct rmsg_area_map - the send area as one device sees it
+ * @node: entry in ep->area_maps
+ * @ibdev: the device
+ * @users: channels on @ibdev using it
+ * @dma: bus address of each page of the area
+ */
+struct rmsg_area_map {
+	struct list_head node;
+	struct ib_device *ibdev;
+	u32 users;
+	u64 dma[];
+};
+
+static void rmsg_area_unmap(struct rmsg_endpoint *ep,
+			    struct rmsg_area_map *map, u32 npages)
+{
+	u32 i;
+
+	for (i = 0; i < npages; i++)
+		ib_dma_unmap_page(map->ibdev, map->dma[i], PAGE_SIZE,
+				  DMA_TO_DEVICE);
+	kvfree(map);
+}
+
+static struct rmsg_area_map *rmsg_area_map_get(struct rmsg_endpoint *ep,
+					       struct ib_device *ibdev)
+{
+	struct rmsg_pages *area = ep->area;
+	struct rmsg_area_map *map;
+	u32 i;
+
+	mutex_lock(&ep->chan_lock);
+	list_for_each_entry(map, &ep->area_maps, node) {
+		if (map->ibdev == ibdev) {
+			map->users++;
+			goto out;
+		}
+	}
+	map = kvzalloc(struct_size(map, dma, area->npages), GFP_KERNEL_ACCOUNT);
+	if (!map)
+		goto out;
+	map->ibdev = ibdev;
+	map->users = 1;
+	for (i = 0; i < area->npages; i++) {
+		map->dma[i] = ib_dma_map_page(ibdev, area->pages[i], 0,
+					      PAGE_SIZE, DMA_TO_DEVICE);
+		if (ib_dma_mapping_error(ibdev, map->dma[i])) {
+			rmsg_area_unmap(ep, map, i);
+			map = NULL;
+			goto out;
+		}
+	}
+	list_add(&map->node, &ep->area_maps);
+out:
+	mutex_unlock(&ep->chan_lock);
+	return map;
+}
+
+static void rmsg_area_map_put(struct rmsg_endpoint *ep,
+			      struct rmsg_area_map *map)
+{
+	bool last;
+
+	mutex_lock(&ep->chan_lock);
+	last = !--map->users;
+	if (last)
+		list_del(&map->node);
+	mutex_unlock(&ep->chan_lock);
+	if (last)
+		rmsg_area_unmap(ep, map, ep->area->npages);
+}
+
+/* --- receiving with immediates (devices that may place out of order) --- */
+
+static int rmsg_imm_post_recv(struct rmsg_channel *ch)
+{
+	struct ib_recv_wr wr = {
+		.wr_cqe	= &ch->imm_cqe,
+	};
+
+	return ib_post_recv(ch->qp, &wr, NULL);
+}
+
+/*
+ * The completion of a write with immediate means all its bytes are in the
+ * block; only now does the flag, which the write left out, go in.
+ */
+static void rmsg_imm_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rmsg_channel *ch =
+		container_of(wc->wr_cqe, struct rmsg_channel, imm_cqe);
+	u32 imm, off;
+	u8 *flag;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			rmsg_chan_kill_soft(ch, -ECONNRESET);
+		return;
+	}
+	imm = be32_to_cpu(wc->ex.imm_data);
+	off = imm >> RMSG_IMM_OFF_SHIFT;
+	if (wc->opcode != IB_WC_RECV_RDMA_WITH_IMM ||
+	    !(wc->wc_flags & IB_WC_WITH_IMM) || off >= ch->block_size) {
+		rmsg_chan_kill_soft(ch, -EPROTO);
+		return;
+	}
+	flag = page_address(ch->block->pages[off >> PAGE_SHIFT]) +
+	       offset_in_page(off);
+	/* The record's bytes before its flag, as for a device in order. */
+	smp_wmb();
+	WRITE_ONCE(*flag, imm & RMSG_IMM_ODD ? RMSG_VB_FLAG_ODD :
+					       RMSG_VB_FLAG_EVEN);
+	if (rmsg_imm_post_recv(ch))
+		rmsg_chan_kill_soft(ch, -ECONNRESET);
+}
+
+/* --- set-up and the end ------------------------------------------------ */
+
+static void rmsg_data_write_done(struct ib_cq *cq, struct ib_wc *wc);
+
+/**
+ * rmsg_data_create() - data path resources of a channel, before its QP
+ * @ch: the channel, attached to its device
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int rmsg_data_create(struct rmsg_channel *ch)
+{
+	struct ib_device *ibdev = ch->rdev->ibdev;
+	struct rmsg_endpoint *ep = ch->ep;
+	size_t tsize = (RMSG_SEND_WRS + 1) * sizeof(*ch->trailers);
+	u32 i;
+
+	ch->rx_imm = READ_ONCE(force_imm_arrival) ||
+		     !rmsg_device_ordered(ibdev);
+	ch->imm_cqe.done = rmsg_imm_recv_done;
+
+	ch->pend = kcalloc(RMSG_CHAN_MAX_PENDING, sizeof(*ch->pend),
+			   GFP_KERNEL_ACCOUNT);
+	ch->slots = kcalloc(RMSG_SEND_WRS, sizeof(*ch->slots),
+			    GFP_KERNEL_ACCOUNT);
+	/* The trailers, then RMSG_VB_TRAILER_SIZE zeros. */
+	ch->trailers = kzalloc(tsize, GFP_KERNEL_ACCOUNT);
+	if (!ch->pend || !ch->slots || !ch->trailers)
+		return -ENOMEM;
+	ch->trailers_dma = ib_dma_map_single(ibdev, ch->trailers, tsize,
+					     DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(ibdev, ch->trailers_dma)) {
+		ch->trailers_dma = 0;
+		return -ENOMEM;
+	}
+	if (ep->area) {
+		ch->area_map = rmsg_area_map_get(ep, ibdev);
+		if (!ch->area_map)
+			return -ENOMEM;
+	}
+	for (i = 0; i < RMSG_SEND_WRS; i++) {
+		ch->slots[i].ch = ch;
+		ch->slots[i].cqe.done = rmsg_data_write_done;
+	}
+	return 0;
+}
+
+/* Receives for the peer's immediates, once the QP exists. */
+int rmsg_data_post_recvs(struct rmsg_channel *ch)
+{
+	int i, ret;
+
+	for (i = 0; ch->rx_imm && i < RMSG_IMM_RECVS; i++) {
+		ret = rmsg_imm_post_recv(ch);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/**
+ * rmsg_data_open() - start the data path of a channel that just opened
+ * @ch: the channel; the caller holds ep->chan_lock and saw it become OPEN
+ */
+void rmsg_data_open(struct rmsg_channel *ch)
+{
+	u32 pages, max = rmsg_vb_max_payload(ch->peer.block_size);
+
+	/* A payload at any offset spans at most this many area pages. */
+	pages = ch->max_sge - RMSG_DATA_SGE_EXTRA;
+	max = min_t(u32, max, (pages - 1) * PAGE_SIZE + 1);
+
+	mutex_lock(&ch->ep->lock);
+	/* The hello was validated: the block size is good. */
+	rmsg_vb_tx_init(&ch->tx, ch->peer.block_size, 0, 0);
+	ch->max_msg = max;
+	ch->tx_imm = ch->peer.flags & RMSG_HELLO_F_IMM_ARRIVAL;
+	ch->tx_open = true;
+	ch->tx_live = true;
+	mutex_unlock(&ch->ep->lock);
+}
+
+/**
+ * rmsg_data_close() - stop taking sends, then stop writing
+ * @ch: the channel, being torn down
+ * @drain: orderly close: first write what is pending, for at most
+ *	close_drain_ms
+ */
+void rmsg_data_close(struct rmsg_channel *ch, bool drain)
+{
+	struct rmsg_endpoint *ep = ch->ep;
+
+	mutex_lock(&ep->lock);
+	ch->tx_open = false;
+	mutex_unlock(&ep->lock);
+	if (drain)
+		wait_event_timeout(ch->tx_wq,
+				   READ_ONCE(ch->pend_posted) ==
+				   READ_ONCE(ch->pend_tail) ||
+				   !READ_ONCE(ch->tx_live) ||
+				   READ_ONCE(ch->soft_error) <= 0,
+				   msecs_to_jiffies(close_drain_ms));
+	mutex_lock(&ep->lock);
+	ch->tx_live = false;
+	list_del_init(&ch->sig_node);
+	mutex_unlock(&ep->lock);
+}
+
+/* After the QP is drained: no device touches the memory any more. */
+void rmsg_data_release(struct rmsg_channel *ch)
+{
+	struct ib_device *ibdev = ch->rdev ? ch->rdev->ibdev : NULL;
+
+	if (ch->trailers_dma)
+		ib_dma_unmap_single(ibdev, ch->trailers_dma,
+				    (RMSG_SEND_WRS + 1) *
+				    sizeof(*ch->trailers), DMA_TO_DEVICE);
+	ch->trailers_dma = 0;
+	if (ch->area_map)
+		rmsg_area_map_put(ch->ep, ch->area_map);
+	ch->area_map = NULL;
+}
+
+/**
+ * rmsg_data_finish() - post the CQE of every send still owed one
+ * @ch: the channel; drained, and its work item cancelled
+ * @error: for sends that were not written
+ * @all_written: every posted write is known to have completed (the CLOSE
+ *	after them did), signalled or not
+ */
+void rmsg_data_finish(struct rmsg_channel *ch, int error, bool all_written)
+{
+	struct rmsg_endpoint *ep = ch->ep;
+	struct rmsg_pending *e;
+	struct rmsg_cqe cqe = {
+		.channel	= ch->id,
+	};
+	u32 done;
+
+	mutex_lock(&ep->lock);
+	done = all_written ? ch->pend_posted : READ_ONCE(ch->pend_done);
+	for (; ch->pend_head != ch->pend_tail; ch->pend_head++) {
+		e = &ch->pend[ch->pend_head & RMSG_PEND_MASK];
+		cqe.user_data = e->user_data;
+		cqe.res = (s32)(done - ch->pend_head) > 0 ? 0 : error;
+		cqe.len = e->len;
+		cqe.aux = e->off;
+		rmsg_ep_post_cqe_locked(ep, &cqe, true);
+	}
+	mutex_unlock(&ep->lock);
+}
+
+void rmsg_data_free(struct rmsg_channel *ch)
+{
+	kfree(ch->pend);
+	kfree(ch->slots);
+	kfree(ch->trailers);
+}
+
+/* --- control messages --------------------------------------------------- */
+
+/* Send what is due and whose buffer is free. Under ep->lock. */
+static void rmsg_data_send_ctrls(struct rmsg_channel *ch)
+{
+	static const struct {
+		unsigned int buf;
+		u8 type;
+	} kinds[] = {
+		{ RMSG_CTRL_CREDIT_BUF, RMSG_CTRL_CREDIT },
+		{ RMSG_CTRL_NOTIFY_BUF, RMSG_CTRL_NOTIFY },
+		{ RMSG_CTRL_WAKE_BUF, RMSG_CTRL_WAKE },
+	};
+	bool *due[] = { &ch->credit_due, &ch->notify_due, &ch->wake_due };
+	u32 args[] = { ch->credit, ch->notify, 0 };
+	unsigned int i, bit;
+
+	if (!ch->tx_live)
+		return;
+	for (i = 0; i < ARRAY_SIZE(kinds); i++) {
+		bit = RMSG_CHAN_CTRL_BUSY + kinds[i].buf - RMSG_CTRL_RECVS;
+		if (!*due[i] || test_and_set_bit(bit, &ch->flags))
+			continue;
+		*due[i] = false;
+		if (rmsg_ctrl_send(ch, kinds[i].buf, kinds[i].type, args[i])) {
+			clear_bit(bit, &ch->flags);
+			rmsg_chan_kill_soft(ch, -ECONNRESET);
+			return;
+		}
+	}
+}
+
+/**
+ * rmsg_data_ctrl_sent() - a control send completed (softirq)
+ * @ch: the channel
+ * @idx: its buffer
+ */
+void rmsg_data_ctrl_sent(struct rmsg_channel *ch, unsigned int idx)
+{
+	if (idx < RMSG_CTRL_CREDIT_BUF)
+		return;
+	clear_bit(RMSG_CHAN_CTRL_BUSY + idx - RMSG_CTRL_RECVS, &ch->flags);
+	/* A newer value of the kind may be waiting for the buffer. */
+	queue_work(rmsg_wq, &ch->data_work);
+}
+
+/**
+ * rmsg_data_ctrl_in() - a control message of the data path arrived (softirq)
+ * @ch: the channel
+ * @type: RMSG_CTRL_CREDIT, _NOTIFY or _WAKE
+ * @arg: its validated argument
+ */
+void rmsg_data_ctrl_in(struct rmsg_channel *ch, u8 type, u32 arg)
+{
+	switch (type) {
+	case RMSG_CTRL_CREDIT:
+		WRITE_ONCE(ch->peer_freed, arg);
+		/* The value before the bit: the work reads them the other way. */
+		smp_mb__before_atomic();
+		set_bit(RMSG_CHAN_CREDIT_IN, &ch->flags);
+		break;
+	case RMSG_CTRL_NOTIFY:
+		WRITE_ONCE(ch->peer_consumed, arg);
+		smp_mb__before_atomic();
+		set_bit(RMSG_CHAN_NOTIFY_IN, &ch->flags);
+		break;
+	case RMSG_CTRL_WAKE:
+		set_bit(RMSG_CHAN_WAKE_IN, &ch->flags);
+		break;
+	}
+	queue_work(rmsg_wq, &ch->data_work);
+}
+
+/* --- writing records ---------------------------------------------------- */
+
+static void rmsg_data_write_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rmsg_tx_slot *slot =
+		container_of(wc->wr_cqe, struct rmsg_tx_slot, cqe);
+	struct rmsg_channel *ch = slot->ch;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			rmsg_chan_kill_soft(ch, -ECONNRESET);
+		return;
+	}
+	/* Completions come in order: everything up to this WR is done. */
+	WRITE_ONCE(ch->wr_done, slot->wr_end);
+	smp_store_release(&ch->pend_done, slot->pend_end);
+	queue_work(rmsg_wq, &ch->data_work);
+}
+
+/* The trailer of data WR @wr, and where the device reads it. */
+static struct rmsg_vb_trailer *rmsg_trailer(struct rmsg_channel *ch, u32 wr,
+					    bool inl, struct ib_sge *sge)
+{
+	u32 i = wr % RMSG_SEND_WRS;
+
+	sge->addr = inl ? (u64)(uintptr_t)&ch->trailers[i] :
+			  ch->trailers_dma + i * sizeof(*ch->trailers);
+	sge->length = RMSG_VB_TRAILER_SIZE;
+	sge->lkey = ch->rdev->pd->local_dma_lkey;
+	return &ch->trailers[i];
+}
+
+static void rmsg_zeros(struct rmsg_channel *ch, bool inl, u32 len,
+		       struct ib_sge *sge)
+{
+	sge->addr = inl ? (u64)(uintptr_t)&ch->trailers[RMSG_ZEROS] :
+			  ch->trailers_dma + RMSG_ZEROS * sizeof(*ch->trailers);
+	sge->length = len;
+	sge->lkey = ch->rdev->pd->local_dma_lkey;
+}
+
+/* The first WR of a chain for the slot of data WR @wr. */
+static void rmsg_data_wr(struct rmsg_channel *ch, struct ib_rdma_wr *wr,
+			 u32 idx, u32 block_off, u32 flag_off, u8 flag)
+{
+	memset(wr, 0, sizeof(*wr));
+	wr->wr.wr_cqe = &ch->slots[idx % RMSG_SEND_WRS].cqe;
+	wr->remote_addr = ch->peer.block_addr + block_off;
+	wr->rkey = ch->peer.block_rkey;
+	if (ch->tx_imm) {
+		wr->wr.opcode = IB_WR_RDMA_WRITE_WITH_IMM;
+		wr->wr.ex.imm_data = cpu_to_be32(flag_off << RMSG_IMM_OFF_SHIFT |
+						 (flag == RMSG_VB_FLAG_ODD ?
+						  RMSG_IMM_ODD : 0));
+	} else {
+		wr->wr.opcode = IB_WR_RDMA_WRITE;
+	}
+}
+
+/*
+ * Write pending send @idx. Returns 1 when it went inline, 0 when the
+ * device reads it later, -EAGAIN without credit or send-queue room (it
+ * stays pending), another negative errno when the QP refused it.
+ * @cqe_now: the caller posts the CQE itself if the write goes inline, so
+ * no completion need be signalled for it.
+ */
+static int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
+			   bool cqe_now)
+{
+	const struct rmsg_pending *e = &ch->pend[idx & RMSG_PEND_MASK];
+	struct rmsg_pages *area = ch->ep->area;
+	struct ib_device *ibdev = ch->rdev->ibdev;
+	struct ib_sge wrap_sge, sge[RMSG_DATA_SGE_MAX];
+	struct ib_rdma_wr wrap_wr, data_wr;
+	struct rmsg_tx_slot *slot;
+	struct rmsg_vb_trailer *t;
+	struct rmsg_vb_place pl;
+	u32 need, bytes, off, rem, pg, in, n, cut, nsge = 0;
+	bool winl = ch->max_inline >= RMSG_VB_TRAILER_SIZE;
+	bool inl, signal;
+	int ret;
+
+	ret = rmsg_vb_tx_place(&ch->tx, e->len, &pl);
+	if (ret)
+		return ret == -ENOSPC ? -EAGAIN : ret;
+	need = pl.wrap_skip ? 2 : 1;
+	if (ch->wr_posted - READ_ONCE(ch->wr_done) + need > RMSG_SEND_WRS)
+		return -EAGAIN;
+	/* With immediates the flag stays out: the receiving kernel sets it. */
+	cut = ch->tx_imm ? 1 : 0;
+
+	if (pl.wrap_skip) {
+		rmsg_data_wr(ch, &wrap_wr, ch->wr_posted, pl.wrap_off,
+			     pl.wrap_off + RMSG_VB_TRAILER_SIZE - 1,
+			     pl.wrap_flag);
+		t = rmsg_trailer(ch, ch->wr_posted, winl, &wrap_sge);
+		rmsg_vb_trailer_fill(t, &pl, RMSG_VB_WRAP, 0, ch->credit);
+		wrap_sge.length -= cut;
+		wrap_wr.wr.sg_list = &wrap_sge;
+		wrap_wr.wr.num_sge = 1;
+		wrap_wr.wr.send_flags = winl ? IB_SEND_INLINE : 0;
+		wrap_wr.wr.next = &data_wr.wr;
+		slot = &ch->slots[ch->wr_posted % RMSG_SEND_WRS];
+		slot->wr_end = ch->wr_posted + 1;
+		slot->pend_end = idx;
+	}
+
+	bytes = pl.len - cut;
+	inl = bytes <= ch->max_inline;
+	rmsg_data_wr(ch, &data_wr, ch->wr_posted + need - 1, pl.off,
+		     pl.off + pl.len - 1, pl.flag);
+	if (pl.payload)
+		rmsg_zeros(ch, inl, pl.payload, &sge[nsge++]);
+	for (off = e->off, rem = e->len; rem; off += n, rem -= n) {
+		pg = off >> PAGE_SHIFT;
+		in = offset_in_page(off);
+		n = min_t(u32, rem, PAGE_SIZE - in);
+		if (inl) {
+			sge[nsge].addr = (u64)(uintptr_t)
+					 page_address(area->pages[pg]) + in;
+		} else {
+			sge[nsge].addr = ch->area_map->dma[pg] + in;
+			ib_dma_sync_single_for_device(ibdev, sge[nsge].addr, n,
+						      DMA_TO_DEVICE);
+		}
+		sge[nsge].length = n;
+		sge[nsge].lkey = ch->rdev->pd->local_dma_lkey;
+		nsge++;
+	}
+	if (pl.trailer > pl.payload + pl.plen)
+		rmsg_zeros(ch, inl, pl.trailer - pl.payload - pl.plen,
+			   &sge[nsge++]);
+	t = rmsg_trailer(ch, ch->wr_posted + need - 1, inl, &sge[nsge]);
+	rmsg_vb_trailer_fill(t, &pl, RMSG_VB_DATA, 0, ch->credit);
+	sge[nsge++].length -= cut;
+	data_wr.wr.sg_list = sge;
+	data_wr.wr.num_sge = nsge;
+	data_wr.wr.send_flags = inl ? IB_SEND_INLINE : 0;
+
+	/*
+	 * Signal when a CQE waits for this write and no later write of this
+	 * burst will cover it, and often enough to reclaim the send queue.
+	 */
+	signal = ch->wr_posted + need - ch->wr_signalled >= RMSG_SIGNAL_EVERY;
+	if (!(inl && cqe_now)) {
+		if (more)
+			ch->sig_owed = true;
+		else
+			signal = true;
+	}
+	if (signal) {
+		data_wr.wr.send_flags |= IB_SEND_SIGNALED;
+		ch->sig_owed = false;
+	}
+	slot = &ch->slots[(ch->wr_posted + need - 1) % RMSG_SEND_WRS];
+	slot->wr_end = ch->wr_posted + need;
+	slot->pend_end = idx + 1;
+
+	if (!inl || !winl)
+		ib_dma_sync_single_for_device(ibdev, ch->trailers_dma,
+					      RMSG_ZEROS *
+					      sizeof(*ch->trailers),
+					      DMA_TO_DEVICE);
+	ret = ib_post_send(ch->qp, pl.wrap_skip ? &wrap_wr.wr : &data_wr.wr,
+			   NULL);
+	if (ret)
+		return ret;
+	rmsg_vb_tx_commit(&ch->tx, &pl);
+	ch->wr_posted += need;
+	if (signal)
+		ch->wr_signalled = ch->wr_posted;
+	return inl;
+}
+
+/*
+ * A zero-length signalled write, for when the write a CQE waits for was
+ * left unsignalled because more were to follow, and none did.
+ */
+static void rmsg_data_flush_signal(struct rmsg_channel *ch)
+{
+	struct ib_rdma_wr wr;
+	struct rmsg_tx_slot *slot;
+
+	if (!ch->sig_owed || !ch->tx_live ||
+	    ch->wr_posted - READ_ONCE(ch->wr_done) >= RMSG_SEND_WRS)
+		return;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr.wr_cqe = &ch->slots[ch->wr_posted % RMSG_SEND_WRS].cqe;
+	wr.wr.opcode = IB_WR_RDMA_WRITE;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.remote_addr = ch->peer.block_addr;
+	wr.rkey = ch->peer.block_rkey;
+	slot = &ch->slots[ch->wr_posted % RMSG_SEND_WRS];
+	slot->wr_end = ch->wr_posted + 1;
+	slot->pend_end = ch->pend_posted;
+	if (ib_post_send(ch->qp, &wr.wr, NULL)) {
+		rmsg_chan_kill_soft(ch, -ECONNRESET);
+		return;
+	}
+	ch->wr_posted++;
+	ch->wr_signalled = ch->wr_posted;
+	ch->sig_owed = false;
+}
+
+/*
+ * Write pending sends in order while credit and the send queue allow.
+ * @more: the caller knows another send of the channel follows at once.
+ * Returns what rmsg_data_write() returned for the last one tried.
+ */
+static int rmsg_data_push(struct rmsg_channel *ch, bool more, bool cqe_now)
+{
+	int ret = -EAGAIN;
+
+	while (ch->tx_live && ch->pend_posted != ch->pend_tail) {
+		ret = rmsg_data_write(ch, ch->pend_posted,
+				      more ||
+				      ch->pend_posted + 1 != ch->pend_tail,
+				      cqe_now &&
+				      ch->pend_posted == ch->pend_head);
+		if (ret == -EAGAIN)
+			break;
+		if (ret < 0) {
+			ch->tx_live = false;
+			rmsg_chan_kill_soft(ch, ret);
+			break;
+		}
+		ch->pend_posted++;
+		/* The write just made goes to a peer that asked to be woken. */
+		if (ch->peer_armed) {
+			ch->peer_armed = false;
+			ch->wake_due = true;
+		}
+	}
+	if (ch->pend_posted == ch->pend_tail)
+		wake_up(&ch->tx_wq);
+	if (ch->wake_due)
+		rmsg_data_send_ctrls(ch);
+	return ret;
+}
+
+static void rmsg_data_take_credit(struct rmsg_channel *ch)
+{
+	if (!test_and_clear_bit(RMSG_CHAN_CREDIT_IN, &ch->flags))
+		return;
+	if (rmsg_vb_tx_credit(&ch->tx, READ_ONCE(ch->peer_freed)))
+		rmsg_chan_kill_soft(ch, -EPROTO);
+}
+
+/* Everything the completion handlers left for process context. */
+static void rmsg_data_progress(struct rmsg_channel *ch)
+{
+	struct rmsg_endpoint *ep = ch->ep;
+	struct rmsg_pending *e;
+	struct rmsg_cqe cqe = {
+		.channel	= ch->id,
+	};
+	u32 done;
+
+	rmsg_data_take_credit(ch);
+	done = smp_load_acquire(&ch->pend_done);
+	for (; (s32)(done - ch->pend_head) > 0; ch->pend_head++) {
+		e = &ch->pend[ch->pend_head & RMSG_PEND_MASK];
+		cqe.user_data = e->user_data;
+		cqe.len = e->len;
+		cqe.aux = e->off;
+		rmsg_ep_post_cqe_locked(ep, &cqe, true);
+	}
+	if (test_and_clear_bit(RMSG_CHAN_NOTIFY_IN, &ch->flags)) {
+		/* Written beyond what the peer had read: wake it now. */
+		if (ch->tx.written != READ_ONCE(ch->peer_consumed))
+			ch->wake_due = true;
+		else
+			ch->peer_armed = true;
+	}
+	if (test_and_clear_bit(RMSG_CHAN_WAKE_IN, &ch->flags)) {
+		memset(&cqe, 0, sizeof(cqe));
+		cqe.user_data = ch->arm_user_data;
+		cqe.flags = RMSG_CQE_READABLE;
+		cqe.channel = ch->id;
+		rmsg_ep_post_cqe_locked(ep, &cqe, false);
+	}
+	rmsg_data_push(ch, false, false);
+	rmsg_data_send_ctrls(ch);
+	rmsg_data_flush_signal(ch);
+}
+
+/**
+ * rmsg_data_batch_end() - signal what a batch of SQEs left unsignalled
+ * @ep: the endpoint; the caller holds ep->lock
+ */
+void rmsg_data_batch_end(struct rmsg_endpoint *ep)
+{
+	struct rmsg_channel *ch, *tmp;
+
+	list_for_each_entry_safe(ch, tmp, &ep->sig_owed, sig_node) {
+		list_del_init(&ch->sig_node);
+		rmsg_data_flush_signal(ch);
+	}
+}
+
+void rmsg_data_work(struct work_struct *work)
+{
+	struct rmsg_channel *ch =
+		container_of(work, struct rmsg_channel, data_work);
+
+	mutex_lock(&ch->ep->lock);
+	rmsg_data_progress(ch);
+	mutex_unlock(&ch->ep->lock);
+}
+
+/* --- the program's operations -------------------------------------------- */
+
+static int rmsg_data_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
+			  const struct rmsg_sqe *sqe,
+			  const struct rmsg_sqe *next, struct rmsg_cqe *cqe)
+{
+	bool more = next && next->opcode == RMSG_OP_SEND &&
+		    next->channel == sqe->channel;
+	struct rmsg_pending *e;
+	u32 idx;
+	int ret;
+
+	if (!ch->area_map || sqe->addr > ep->area_size ||
+	    sqe->len > ep->area_size - sqe->addr)
+		return -EFAULT;
+	if (sqe->len > ch->max_msg)
+		return -EMSGSIZE;
+	if (ch->pend_tail - ch->pend_head >= RMSG_CHAN_MAX_PENDING)
+		return -ENOBUFS;
+	rmsg_data_take_credit(ch);
+
+	idx = ch->pend_tail++;
+	e = &ch->pend[idx & RMSG_PEND_MASK];
+	e->user_data = sqe->user_data;
+	e->off = sqe->addr;
+	e->len = sqe->len;
+	ret = rmsg_data_push(ch, more, true);
+	/* If the next SQE does not write after all, the batch end signals. */
+	if (ch->sig_owed && list_empty(&ch->sig_node))
+		list_add_tail(&ch->sig_node, &ep->sig_owed);
+	/* Inline, and nothing older owed: the device has the bytes already. */
+	if (ret == 1 && ch->pend_head == idx && ch->pend_posted == idx + 1) {
+		ch->pend_head++;
+		cqe->len = sqe->len;
+		cqe->aux = sqe->addr;
+		return 1;
+	}
+	ep->cq_reserved++;
+	return 0;
+}
+
+/**
+ * rmsg_data_exec() - run a SEND, CREDIT or ARM
+ * @ep: the endpoint; the caller holds ep->lock and has room in the
+ *	completion ring for one more CQE than ep->cq_reserved
+ * @sqe: the kernel's copy of the SQE; flags and reserved fields checked
+ * @next: a copy of the SQE after it, or NULL
+ * @cqe: filled in when the return value says so; user_data and channel
+ *	are set already
+ *
+ * Return: whether *@cqe is to be posted now.
+ */
+bool rmsg_data_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
+		    const struct rmsg_sqe *next, struct rmsg_cqe *cqe)
+{
+	struct rmsg_channel *ch = xa_load(&ep->channels, sqe->channel);
+	int ret = 0;
+
+	lockdep_assert_held(&ep->lock);
+	if (!ch || !ch->tx_open) {
+		ret = -ENOTCONN;
+		goto out;
+	}
+	switch (sqe->opcode) {
+	case RMSG_OP_SEND:
+		ret = rmsg_data_send(ep, ch, sqe, next, cqe);
+		if (ret >= 0)
+			return ret;
+		break;
+	case RMSG_OP_CREDIT:
+		if (sqe->len || sqe->addr >> 32) {
+			ret = -EINVAL;
+			break;
+		}
+		/* Only a newer count means anything to the peer. */
+		if ((s32)((u32)sqe->addr - ch->credit) > 0) {
+			ch->credit = sqe->addr;
+			ch->credit_due = true;
+			rmsg_data_send_ctrls(ch);
+		}
+		return false;
+	case RMSG_OP_ARM:
+		if (sqe->len || sqe->addr >> 32) {
+			ret = -EINVAL;
+			break;
+		}
+		ch->notify = sqe->addr;
+		ch->notify_due = true;
+		ch->arm_user_data = sqe->user_data;
+		rmsg_data_send_ctrls(ch);
+		return false;
+	}
+out:
+	if (ret == -EINVAL)
+		atomic_long_inc(&ep->bad_desc);
+	cqe->res = ret;
+	return true;
+}
