@@ -294,6 +294,11 @@ static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 			rmsg_chan_kill_soft(ch, -ECONNRESET);
 		return;
 	}
+	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM) {
+		if (rmsg_data_imm_in(ch, wc))
+			return;
+		goto repost;
+	}
 	ib_dma_sync_single_for_cpu(ibdev, buf->dma, sizeof(buf->msg),
 				   DMA_FROM_DEVICE);
 	if (rmsg_ctrl_decode(&buf->msg, wc->byte_len, &type, &arg)) {
@@ -314,11 +319,39 @@ static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		rmsg_data_ctrl_in(ch, type, arg);
 		break;
 	}
+repost:
 	if (rmsg_ctrl_post_recv(buf))
 		rmsg_chan_kill_soft(ch, -ECONNRESET);
 }
 
 /* --- verbs resources -------------------------------------------------- */
+
+/* A control buffer, mapped for the channel's device. */
+int rmsg_ctrl_buf_init(struct rmsg_channel *ch, struct rmsg_ctrl_buf *buf,
+		       bool recv)
+{
+	struct ib_device *ibdev = ch->rdev->ibdev;
+
+	buf->ch = ch;
+	buf->cqe.done = recv ? rmsg_ctrl_recv_done : rmsg_ctrl_send_done;
+	buf->dma = ib_dma_map_single(ibdev, &buf->msg, sizeof(buf->msg),
+				     recv ? DMA_FROM_DEVICE : DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(ibdev, buf->dma)) {
+		buf->dma = 0;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void rmsg_ctrl_buf_exit(struct rmsg_channel *ch, struct rmsg_ctrl_buf *buf,
+			bool recv)
+{
+	if (buf->dma)
+		ib_dma_unmap_single(ch->rdev->ibdev, buf->dma,
+				    sizeof(buf->msg),
+				    recv ? DMA_FROM_DEVICE : DMA_TO_DEVICE);
+	buf->dma = 0;
+}
 
 static int rmsg_block_alloc(struct rmsg_channel *ch)
 {
@@ -383,7 +416,6 @@ static int rmsg_chan_create_qp(struct rmsg_channel *ch)
 {
 	struct ib_device *ibdev = ch->cm_id->device;
 	struct ib_qp_init_attr attr = {};
-	struct rmsg_ctrl_buf *buf;
 	int i, ret;
 
 	ch->rdev = rmsg_device_attach(ibdev, &ch->dev_node);
@@ -433,19 +465,10 @@ static int rmsg_chan_create_qp(struct rmsg_channel *ch)
 	ch->max_sge = attr.cap.max_send_sge;
 
 	for (i = 0; i < ARRAY_SIZE(ch->ctrl); i++) {
-		enum dma_data_direction dir = i < RMSG_CTRL_RECVS ?
-					      DMA_FROM_DEVICE : DMA_TO_DEVICE;
-
-		buf = &ch->ctrl[i];
-		buf->ch = ch;
-		buf->cqe.done = i < RMSG_CTRL_RECVS ? rmsg_ctrl_recv_done :
-						      rmsg_ctrl_send_done;
-		buf->dma = ib_dma_map_single(ibdev, &buf->msg, sizeof(buf->msg),
-					     dir);
-		if (ib_dma_mapping_error(ibdev, buf->dma)) {
-			buf->dma = 0;
-			return -ENOMEM;
-		}
+		ret = rmsg_ctrl_buf_init(ch, &ch->ctrl[i],
+					 i < RMSG_CTRL_RECVS);
+		if (ret)
+			return ret;
 	}
 	/* Receives may be posted in INIT: the peer's READY can come early. */
 	for (i = 0; i < RMSG_CTRL_RECVS; i++) {
@@ -473,11 +496,7 @@ static void rmsg_chan_release_verbs(struct rmsg_channel *ch)
 		ib_cq_pool_put(ch->cq, ch->cq_size);
 	ch->cq = NULL;
 	for (i = 0; ibdev && i < ARRAY_SIZE(ch->ctrl); i++)
-		if (ch->ctrl[i].dma)
-			ib_dma_unmap_single(ibdev, ch->ctrl[i].dma,
-					    sizeof(ch->ctrl[i].msg),
-					    i < RMSG_CTRL_RECVS ?
-					    DMA_FROM_DEVICE : DMA_TO_DEVICE);
+		rmsg_ctrl_buf_exit(ch, &ch->ctrl[i], i < RMSG_CTRL_RECVS);
 	if (ch->mr)
 		ib_dereg_mr(ch->mr);
 	ch->mr = NULL;

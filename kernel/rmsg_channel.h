@@ -36,8 +36,8 @@ enum rmsg_ctrl_send_buf {
 #define RMSG_SEND_WRS		64
 /* At least one data WR in this many is signalled, to reclaim the SQ. */
 #define RMSG_SIGNAL_EVERY	(RMSG_SEND_WRS / 2)
-/* Receives kept posted for the write-with-immediate fallback. */
-#define RMSG_IMM_RECVS		32
+/* More receives for the write-with-immediate fallback: a write's worth. */
+#define RMSG_IMM_RECVS		64
 /* SGEs of one record: clear zone, padding and trailer besides the pages. */
 #define RMSG_DATA_SGE_EXTRA	3
 #define RMSG_DATA_SGE_MAX	(RMSG_DATA_SGE_EXTRA + \
@@ -161,7 +161,7 @@ struct rmsg_pending {
  * @peer: the peer's hello
  * @rx_imm: the peer writes our block with immediates (our device may place
  *	out of order); fixed before the hello goes out
- * @imm_cqe: completion handler of the immediates' receives
+ * @imm_bufs: RMSG_IMM_RECVS more receive buffers when @rx_imm
  *
  * The data path (rmsg_data.c); everything below is under @ep->lock unless
  * said otherwise:
@@ -231,7 +231,7 @@ struct rmsg_channel {
 	struct work_struct teardown;
 	struct rmsg_hello peer;
 	bool rx_imm;
-	struct ib_cqe imm_cqe;
+	struct rmsg_ctrl_buf *imm_bufs;
 
 	bool tx_open;
 	bool tx_live;
@@ -275,6 +275,10 @@ void rmsg_chan_event(struct rmsg_channel *ch, u32 kind, int res);
 int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type,
 		   u64 arg);
 int rmsg_ctrl_post_recv(struct rmsg_ctrl_buf *buf);
+int rmsg_ctrl_buf_init(struct rmsg_channel *ch, struct rmsg_ctrl_buf *buf,
+		       bool recv);
+void rmsg_ctrl_buf_exit(struct rmsg_channel *ch, struct rmsg_ctrl_buf *buf,
+			bool recv);
 
 /* rmsg_data.c */
 int rmsg_data_create(struct rmsg_channel *ch);
@@ -287,5 +291,6 @@ void rmsg_data_free(struct rmsg_channel *ch);
 void rmsg_data_ctrl_in(struct rmsg_channel *ch, u8 type, u32 arg);
 void rmsg_data_ctrl_sent(struct rmsg_channel *ch, unsigned int idx);
 void rmsg_data_work(struct work_struct *work);
+int rmsg_data_imm_in(struct rmsg_channel *ch, const struct ib_wc *wc);
 
 #endif /* _RMSG_CHANNEL_H */

@@ -143,46 +143,35 @@ static void rmsg_area_map_put(struct rmsg_endpoint *ep,
 
 /* --- receiving with immediates (devices that may place out of order) --- */
 
-static int rmsg_imm_post_recv(struct rmsg_channel *ch)
-{
-	struct ib_recv_wr wr = {
-		.wr_cqe	= &ch->imm_cqe,
-	};
-
-	return ib_post_recv(ch->qp, &wr, NULL);
-}
-
-/*
- * The completion of a write with immediate means all its bytes are in the
- * block; only now does the flag, which the write left out, go in.
+/**
+ * rmsg_data_imm_in() - a write with immediate completed (softirq)
+ * @ch: the channel
+ * @wc: its receive completion
+ *
+ * The completion means all the record's bytes are in the block; only now
+ * does its flag, which the write left out, go in.
+ *
+ * Return: 0, or -EPROTO for an immediate the peer had no business sending
+ * (the channel is then being killed).
  */
-static void rmsg_imm_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+int rmsg_data_imm_in(struct rmsg_channel *ch, const struct ib_wc *wc)
 {
-	struct rmsg_channel *ch =
-		container_of(wc->wr_cqe, struct rmsg_channel, imm_cqe);
-	u32 imm, off;
+	u32 imm = be32_to_cpu(wc->ex.imm_data);
+	u32 off = imm >> RMSG_IMM_OFF_SHIFT;
 	u8 *flag;
 
-	if (wc->status != IB_WC_SUCCESS) {
-		if (wc->status != IB_WC_WR_FLUSH_ERR)
-			rmsg_chan_kill_soft(ch, -ECONNRESET);
-		return;
-	}
-	imm = be32_to_cpu(wc->ex.imm_data);
-	off = imm >> RMSG_IMM_OFF_SHIFT;
-	if (wc->opcode != IB_WC_RECV_RDMA_WITH_IMM ||
-	    !(wc->wc_flags & IB_WC_WITH_IMM) || off >= ch->block_size) {
+	if (!ch->rx_imm || !(wc->wc_flags & IB_WC_WITH_IMM) ||
+	    off >= ch->block_size) {
 		rmsg_chan_kill_soft(ch, -EPROTO);
-		return;
+		return -EPROTO;
 	}
 	flag = page_address(ch->block->pages[off >> PAGE_SHIFT]) +
 	       offset_in_page(off);
-	/* The record's bytes before its flag, as for a device in order. */
+	/* The record's bytes before its flag, as on a device in order. */
 	smp_wmb();
 	WRITE_ONCE(*flag, imm & RMSG_IMM_ODD ? RMSG_VB_FLAG_ODD :
 					       RMSG_VB_FLAG_EVEN);
-	if (rmsg_imm_post_recv(ch))
-		rmsg_chan_kill_soft(ch, -ECONNRESET);
+	return 0;
 }
 
 /* --- set-up and the end ------------------------------------------------ */
@@ -204,7 +193,16 @@ int rmsg_data_create(struct rmsg_channel *ch)
 
 	ch->rx_imm = READ_ONCE(force_imm_arrival) ||
 		     !rmsg_device_ordered(ibdev);
-	ch->imm_cqe.done = rmsg_imm_recv_done;
+	/*
+	 * Writes with immediate and control messages take receives from the
+	 * same queue, in any mix: every receive needs a buffer.
+	 */
+	if (ch->rx_imm) {
+		ch->imm_bufs = kcalloc(RMSG_IMM_RECVS, sizeof(*ch->imm_bufs),
+				       GFP_KERNEL_ACCOUNT);
+		if (!ch->imm_bufs)
+			return -ENOMEM;
+	}
 
 	ch->pend = kcalloc(RMSG_CHAN_MAX_PENDING, sizeof(*ch->pend),
 			   GFP_KERNEL_ACCOUNT);
@@ -232,13 +230,15 @@ int rmsg_data_create(struct rmsg_channel *ch)
 	return 0;
 }
 
-/* Receives for the peer's immediates, once the QP exists. */
+/* More receives, for the peer's immediates, once the QP exists. */
 int rmsg_data_post_recvs(struct rmsg_channel *ch)
 {
 	int i, ret;
 
-	for (i = 0; ch->rx_imm && i < RMSG_IMM_RECVS; i++) {
-		ret = rmsg_imm_post_recv(ch);
+	for (i = 0; ch->imm_bufs && i < RMSG_IMM_RECVS; i++) {
+		ret = rmsg_ctrl_buf_init(ch, &ch->imm_bufs[i], true);
+		if (!ret)
+			ret = rmsg_ctrl_post_recv(&ch->imm_bufs[i]);
 		if (ret)
 			return ret;
 	}
@@ -297,6 +297,7 @@ void rmsg_data_close(struct rmsg_channel *ch, bool drain)
 void rmsg_data_release(struct rmsg_channel *ch)
 {
 	struct ib_device *ibdev = ch->rdev ? ch->rdev->ibdev : NULL;
+	int i;
 
 	if (ch->trailers_dma)
 		ib_dma_unmap_single(ibdev, ch->trailers_dma,
@@ -306,6 +307,8 @@ void rmsg_data_release(struct rmsg_channel *ch)
 	if (ch->area_map)
 		rmsg_area_map_put(ch->ep, ch->area_map);
 	ch->area_map = NULL;
+	for (i = 0; ch->imm_bufs && i < RMSG_IMM_RECVS; i++)
+		rmsg_ctrl_buf_exit(ch, &ch->imm_bufs[i], true);
 }
 
 /**
@@ -339,6 +342,7 @@ void rmsg_data_finish(struct rmsg_channel *ch, int error, bool all_written)
 
 void rmsg_data_free(struct rmsg_channel *ch)
 {
+	kfree(ch->imm_bufs);
 	kfree(ch->pend);
 	kfree(ch->slots);
 	kfree(ch->trailers);
