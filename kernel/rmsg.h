@@ -86,6 +86,21 @@ struct rmsg_ep_ring {
 	u32 entries;
 };
 
+/* Counters of struct rmsg_ep_stats after bad_index and bad_desc. */
+enum rmsg_ep_stat {
+	RMSG_STAT_SENDS,
+	RMSG_STAT_SEND_WAITS,
+	RMSG_STAT_WRITES_INLINE,
+	RMSG_STAT_WRITES_SIGNALLED,
+	RMSG_STAT_WRAPS,
+	RMSG_STAT_CREDITS_OUT,
+	RMSG_STAT_CREDITS_IN,
+	RMSG_STAT_WAKES_OUT,
+	RMSG_STAT_WAKES_IN,
+	RMSG_STAT_IMM_ARRIVALS,
+	RMSG_STAT_NR,
+};
+
 /**
  * struct rmsg_endpoint - one open /dev/rmsg: its submission and completion
  *	rings
@@ -120,6 +135,7 @@ struct rmsg_ep_ring {
  *	@chan_lock (rmsg_data.c)
  * @sig_owed: channels whose last write of this batch needs signalling,
  *	under @lock (rmsg_data.c)
+ * @stats: enum rmsg_ep_stat counters, bumped from any context
  */
 struct rmsg_endpoint {
 	struct mutex lock;
@@ -148,7 +164,14 @@ struct rmsg_endpoint {
 	u32 area_size;
 	struct list_head area_maps;
 	struct list_head sig_owed;
+	atomic64_t stats[RMSG_STAT_NR];
 };
+
+static inline void rmsg_ep_count(struct rmsg_endpoint *ep,
+				 enum rmsg_ep_stat stat)
+{
+	atomic64_inc(&ep->stats[stat]);
+}
 
 struct rmsg_endpoint *rmsg_ep_create(void);
 void rmsg_ep_destroy(struct rmsg_endpoint *ep);
@@ -158,6 +181,7 @@ int rmsg_ep_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma);
 __poll_t rmsg_ep_poll(struct rmsg_endpoint *ep, struct file *file,
 		      poll_table *wait);
 int rmsg_ep_submit(struct rmsg_endpoint *ep, u32 to_submit);
+long rmsg_ep_get_stats(struct rmsg_endpoint *ep, void __user *uarg);
 
 int rmsg_sqpoll_start(struct rmsg_endpoint *ep, u32 idle_ms);
 void rmsg_sqpoll_stop(struct rmsg_endpoint *ep);

@@ -171,6 +171,7 @@ int rmsg_data_imm_in(struct rmsg_channel *ch, const struct ib_wc *wc)
 	smp_wmb();
 	WRITE_ONCE(*flag, imm & RMSG_IMM_ODD ? RMSG_VB_FLAG_ODD :
 					       RMSG_VB_FLAG_EVEN);
+	rmsg_ep_count(ch->ep, RMSG_STAT_IMM_ARRIVALS);
 	return 0;
 }
 
@@ -377,6 +378,10 @@ static void rmsg_data_send_ctrls(struct rmsg_channel *ch)
 			rmsg_chan_kill_soft(ch, -ECONNRESET);
 			return;
 		}
+		if (kinds[i].type == RMSG_CTRL_CREDIT)
+			rmsg_ep_count(ch->ep, RMSG_STAT_CREDITS_OUT);
+		else if (kinds[i].type == RMSG_CTRL_WAKE)
+			rmsg_ep_count(ch->ep, RMSG_STAT_WAKES_OUT);
 	}
 }
 
@@ -404,6 +409,7 @@ void rmsg_data_ctrl_in(struct rmsg_channel *ch, u8 type, u32 arg)
 {
 	switch (type) {
 	case RMSG_CTRL_CREDIT:
+		rmsg_ep_count(ch->ep, RMSG_STAT_CREDITS_IN);
 		WRITE_ONCE(ch->peer_freed, arg);
 		/* The value before the bit: the work reads them the other way. */
 		smp_mb__before_atomic();
@@ -415,6 +421,7 @@ void rmsg_data_ctrl_in(struct rmsg_channel *ch, u8 type, u32 arg)
 		set_bit(RMSG_CHAN_NOTIFY_IN, &ch->flags);
 		break;
 	case RMSG_CTRL_WAKE:
+		rmsg_ep_count(ch->ep, RMSG_STAT_WAKES_IN);
 		set_bit(RMSG_CHAN_WAKE_IN, &ch->flags);
 		break;
 	}
@@ -590,8 +597,14 @@ static int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 		return ret;
 	rmsg_vb_tx_commit(&ch->tx, &pl);
 	ch->wr_posted += need;
-	if (signal)
+	if (signal) {
 		ch->wr_signalled = ch->wr_posted;
+		rmsg_ep_count(ch->ep, RMSG_STAT_WRITES_SIGNALLED);
+	}
+	if (inl)
+		rmsg_ep_count(ch->ep, RMSG_STAT_WRITES_INLINE);
+	if (pl.wrap_skip)
+		rmsg_ep_count(ch->ep, RMSG_STAT_WRAPS);
 	return inl;
 }
 
@@ -752,12 +765,15 @@ static int rmsg_data_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 		return -ENOBUFS;
 	rmsg_data_take_credit(ch);
 
+	rmsg_ep_count(ep, RMSG_STAT_SENDS);
 	idx = ch->pend_tail++;
 	e = &ch->pend[idx & RMSG_PEND_MASK];
 	e->user_data = sqe->user_data;
 	e->off = sqe->addr;
 	e->len = sqe->len;
 	ret = rmsg_data_push(ch, more, true);
+	if (ch->pend_posted != ch->pend_tail)
+		rmsg_ep_count(ep, RMSG_STAT_SEND_WAITS);
 	/* If the next SQE does not write after all, the batch end signals. */
 	if (ch->sig_owed && list_empty(&ch->sig_node))
 		list_add_tail(&ch->sig_node, &ep->sig_owed);

@@ -546,3 +546,26 @@ void rmsg_ep_post_cqe_locked(struct rmsg_endpoint *ep,
 	}
 	wake_up_interruptible_poll(&ep->wq, EPOLLIN | EPOLLRDNORM);
 }
+
+/**
+ * rmsg_ep_get_stats() - RMSG_IOC_EP_STATS
+ * @ep: the endpoint
+ * @uarg: struct rmsg_ep_stats to fill in
+ *
+ * Return: 0 or -EFAULT.
+ */
+long rmsg_ep_get_stats(struct rmsg_endpoint *ep, void __user *uarg)
+{
+	struct rmsg_ep_stats st = {};
+	u64 *c = &st.sends;
+	int i;
+
+	static_assert(offsetof(struct rmsg_ep_stats, imm_arrivals) ==
+		      offsetof(struct rmsg_ep_stats, sends) +
+		      (RMSG_STAT_IMM_ARRIVALS - RMSG_STAT_SENDS) * sizeof(u64));
+	st.bad_index = atomic_long_read(&ep->bad_index);
+	st.bad_desc = atomic_long_read(&ep->bad_desc);
+	for (i = 0; i < RMSG_STAT_NR; i++)
+		c[i] = atomic64_read(&ep->stats[i]);
+	return copy_to_user(uarg, &st, sizeof(st)) ? -EFAULT : 0;
+}

@@ -266,12 +266,46 @@ static void stream(struct __test_metadata *_metadata, struct side *tx,
 	EXPECT_EQ(0, rmsg_vb_rx_poll(&rx->rx, rx->block, &msg));
 }
 
+static void get_stats(struct __test_metadata *_metadata, struct side *s,
+		      struct rmsg_ep_stats *st)
+{
+	memset(st, 0xff, sizeof(*st));
+	ASSERT_EQ(0, ioctl(s->ep.fd, RMSG_IOC_EP_STATS, st));
+}
+
 /* Enough traffic to go round the 32 KiB block hundreds of times. */
 TEST_F_TIMEOUT(eager, stream_checked, 300)
 {
+	struct rmsg_ep_stats sa, sb;
+
 	stream(_metadata, &self->b, &self->a, 6000);
 	/* And back, on the same channel. */
 	stream(_metadata, &self->a, &self->b, 2000);
+
+	get_stats(_metadata, &self->a, &sa);
+	get_stats(_metadata, &self->b, &sb);
+	EXPECT_EQ(6000, sb.sends);
+	EXPECT_EQ(2000, sa.sends);
+	EXPECT_LT(0, sb.wraps);
+	EXPECT_LT(0, sb.writes_inline);
+	/* Far fewer completions than messages: unsignalled writes. */
+	EXPECT_GT(sb.sends / 4, sb.writes_signalled);
+	/* Credit went back by message, and arrived. */
+	EXPECT_LT(0, sa.credits_out);
+	EXPECT_EQ(sa.credits_out, sb.credits_in);
+	EXPECT_EQ(0, sa.bad_desc + sb.bad_desc + sa.bad_index + sb.bad_index);
+	EXPECT_EQ(0, sa.resv[0] | sa.resv[3]);
+	/* Who set the arrival flags: the device's write, or the kernel. */
+	if (variant->imm) {
+		/* One per record and per WRAP the peer wrote. */
+		EXPECT_EQ(6000 + sb.wraps, sa.imm_arrivals);
+		EXPECT_EQ(2000 + sa.wraps, sb.imm_arrivals);
+	} else {
+		EXPECT_EQ(0, sa.imm_arrivals + sb.imm_arrivals);
+	}
+	TH_LOG("b: %llu sends, %llu inline, %llu signalled, %llu wraps, %llu waits; a: %llu credits",
+	       sb.sends, sb.writes_inline, sb.writes_signalled, sb.wraps,
+	       sb.send_waits, sa.credits_out);
 }
 
 TEST_F(eager, send_errors)

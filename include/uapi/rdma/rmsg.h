@@ -617,4 +617,41 @@ struct rmsg_close {
 #define RMSG_IOC_CONNECT	_IOWR(RMSG_IOC_MAGIC, 0x05, struct rmsg_connect)
 #define RMSG_IOC_CLOSE		_IOW(RMSG_IOC_MAGIC, 0x06, struct rmsg_close)
 
+/**
+ * struct rmsg_ep_stats - RMSG_IOC_EP_STATS: what one endpoint has done
+ * @bad_index: impossible ring indices the program wrote
+ * @bad_desc: SQEs rejected with -EINVAL
+ * @sends: SENDs taken
+ * @send_waits: SENDs that waited for credit or send-queue room
+ * @writes_inline: records written inline
+ * @writes_signalled: record writes that asked for a completion
+ * @wraps: WRAP trailers written
+ * @credits_out: CREDIT messages sent to peers
+ * @credits_in: CREDIT messages received
+ * @wakes_out: WAKE messages sent to peers
+ * @wakes_in: WAKE messages received (each a READABLE event)
+ * @imm_arrivals: arrival flags this kernel set in receive blocks (the
+ *	write-with-immediate fallback); 0 when devices place in order
+ * @resv: zero
+ *
+ * Counters since the endpoint was opened, of all its channels.
+ */
+struct rmsg_ep_stats {
+	__u64 bad_index;
+	__u64 bad_desc;
+	__u64 sends;
+	__u64 send_waits;
+	__u64 writes_inline;
+	__u64 writes_signalled;
+	__u64 wraps;
+	__u64 credits_out;
+	__u64 credits_in;
+	__u64 wakes_out;
+	__u64 wakes_in;
+	__u64 imm_arrivals;
+	__u64 resv[4];
+};
+
+#define RMSG_IOC_EP_STATS	_IOR(RMSG_IOC_MAGIC, 0x07, struct rmsg_ep_stats)
+
 #endif /* _UAPI_RDMA_RMSG_H */
