@@ -9,6 +9,7 @@
 #include <linux/list.h>
 #include <linux/atomic.h>
 #include <linux/kref.h>
+#include <linux/log2.h>
 #include <linux/mutex.h>
 #include <linux/poll.h>
 #include <linux/string.h>
@@ -191,7 +192,7 @@ void rmsg_sqpoll_wake(struct rmsg_endpoint *ep);
  * struct rmsg_pages - pages a program maps and a device may use
  * @ref: the owner's reference and one per mmap() in progress
  * @npages: pages in @pages
- * @pages: zeroed order-0 pages
+ * @pages: zeroed order-0 pages, physically contiguous by chunk
  *
  * The pages are put when the last reference goes; a program's mapping
  * holds page references of its own, so it outlives this object.
@@ -202,7 +203,15 @@ struct rmsg_pages {
 	struct page *pages[];
 };
 
-struct rmsg_pages *rmsg_pages_new(u32 size);
+/*
+ * The send area comes in physically contiguous 64 KiB chunks: a message,
+ * at most RMSG_VB_MAX_PAYLOAD bytes, then spans at most two, and the
+ * device reads it with at most two scatter-gather entries.
+ */
+#define RMSG_AREA_CHUNK		RMSG_SEND_AREA_ALIGN
+#define RMSG_AREA_CHUNK_ORDER	(ilog2(RMSG_AREA_CHUNK) - PAGE_SHIFT)
+
+struct rmsg_pages *rmsg_pages_new(u32 size, unsigned int order);
 void rmsg_pages_put(struct rmsg_pages *p);
 int rmsg_pages_mmap(struct rmsg_pages *p, struct vm_area_struct *vma,
 		    bool writable);

@@ -360,7 +360,7 @@ static int rmsg_block_alloc(struct rmsg_channel *ch)
 	struct scatterlist *sg;
 	int i, nents, ret;
 
-	block = rmsg_pages_new(ch->block_size);
+	block = rmsg_pages_new(ch->block_size, 0);
 	if (!block)
 		return -ENOMEM;
 	mutex_lock(&ch->ep->chan_lock);
@@ -450,7 +450,7 @@ static int rmsg_chan_create_qp(struct rmsg_channel *ch)
 	attr.cap.max_inline_data = RMSG_MAX_INLINE;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
-	if (attr.cap.max_send_sge < RMSG_DATA_SGE_EXTRA + 1)
+	if (attr.cap.max_send_sge < RMSG_DATA_SGE_MAX)
 		return -EOPNOTSUPP;
 	ret = rdma_create_qp(ch->cm_id, ch->rdev->pd, &attr);
 	if (ret) {

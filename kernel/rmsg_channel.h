@@ -32,18 +32,30 @@ enum rmsg_ctrl_send_buf {
 };
 #define RMSG_CTRL_SENDS		(RMSG_CTRL_BUFS - RMSG_CTRL_RECVS)
 
-/* Data WRs in flight per channel; REG_MR and control sends come on top. */
-#define RMSG_SEND_WRS		64
+/*
+ * Data WRs in flight per channel; REG_MR and control sends come on top, for
+ * 63 in all: rxe, like most devices, rounds a send queue up to a power of
+ * two, and 64 entries is half the memory of 128.
+ */
+#define RMSG_SEND_WRS		56
+/* Bookkeeping slots of data WRs, by WR index: a power of two above that. */
+#define RMSG_TX_SLOTS		64
+static_assert(RMSG_TX_SLOTS >= RMSG_SEND_WRS);
 /* At least one data WR in this many is signalled, to reclaim the SQ. */
 #define RMSG_SIGNAL_EVERY	(RMSG_SEND_WRS / 2)
 /* More receives for the write-with-immediate fallback: a write's worth. */
 #define RMSG_IMM_RECVS		64
-/* SGEs of one record: clear zone, padding and trailer besides the pages. */
-#define RMSG_DATA_SGE_EXTRA	3
-#define RMSG_DATA_SGE_MAX	(RMSG_DATA_SGE_EXTRA + \
-				 DIV_ROUND_UP(RMSG_VB_MAX_PAYLOAD, PAGE_SIZE) + 1)
-/* Payload bytes of an RDMA WRITE that go inline at most. */
-#define RMSG_MAX_INLINE		256
+/*
+ * SGEs of one record: clear zone, payload (at most two send-area chunks),
+ * padding and trailer.
+ */
+#define RMSG_DATA_SGE_MAX	5
+static_assert(RMSG_VB_MAX_PAYLOAD <= RMSG_SEND_AREA_ALIGN + 1);
+/*
+ * Bytes of an RDMA WRITE that go inline at most: a record of 96 payload
+ * bytes. More would double a send queue entry's size on rxe.
+ */
+#define RMSG_MAX_INLINE		128
 
 enum rmsg_chan_state {
 	RMSG_CHAN_CONNECTING,
@@ -173,7 +185,7 @@ struct rmsg_pending {
  * @max_inline: bytes the QP takes inline
  * @max_sge: SGEs per send WR
  * @area_map: the endpoint's send area as this channel's device sees it
- * @slots: RMSG_SEND_WRS of them, by data WR index
+ * @slots: RMSG_TX_SLOTS of them, by data WR index
  * @trailers: one per slot, DMA-mapped at @trailers_dma
  * @trailers_dma: bus address of @trailers
  * @wr_posted: data WRs posted

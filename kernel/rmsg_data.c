@@ -65,7 +65,7 @@ MODULE_PARM_DESC(close_drain_ms,
 static_assert(!(RMSG_CHAN_MAX_PENDING & RMSG_PEND_MASK));
 static_assert(RMSG_MAX_INLINE >= RMSG_VB_TRAILER_SIZE);
 /* The zeros for clear zones and padding sit after the trailers. */
-#define RMSG_ZEROS		RMSG_SEND_WRS
+#define RMSG_ZEROS		RMSG_TX_SLOTS
 static_assert(RMSG_VB_CLEAR <= RMSG_VB_TRAILER_SIZE);
 
 /**
@@ -73,7 +73,7 @@ static_assert(RMSG_VB_CLEAR <= RMSG_VB_TRAILER_SIZE);
  * @node: entry in ep->area_maps
  * @ibdev: the device
  * @users: channels on @ibdev using it
- * @dma: bus address of each page of the area
+ * @dma: bus address of each RMSG_AREA_CHUNK of the area
  */
 struct rmsg_area_map {
 	struct list_head node;
@@ -82,13 +82,18 @@ struct rmsg_area_map {
 	u64 dma[];
 };
 
+static u32 rmsg_area_chunks(struct rmsg_endpoint *ep)
+{
+	return ep->area_size / RMSG_AREA_CHUNK;
+}
+
 static void rmsg_area_unmap(struct rmsg_endpoint *ep,
-			    struct rmsg_area_map *map, u32 npages)
+			    struct rmsg_area_map *map, u32 chunks)
 {
 	u32 i;
 
-	for (i = 0; i < npages; i++)
-		ib_dma_unmap_page(map->ibdev, map->dma[i], PAGE_SIZE,
+	for (i = 0; i < chunks; i++)
+		ib_dma_unmap_page(map->ibdev, map->dma[i], RMSG_AREA_CHUNK,
 				  DMA_TO_DEVICE);
 	kvfree(map);
 }
@@ -107,14 +112,18 @@ static struct rmsg_area_map *rmsg_area_map_get(struct rmsg_endpoint *ep,
 			goto out;
 		}
 	}
-	map = kvzalloc(struct_size(map, dma, area->npages), GFP_KERNEL_ACCOUNT);
+	map = kvzalloc(struct_size(map, dma, rmsg_area_chunks(ep)),
+		       GFP_KERNEL_ACCOUNT);
 	if (!map)
 		goto out;
 	map->ibdev = ibdev;
 	map->users = 1;
-	for (i = 0; i < area->npages; i++) {
-		map->dma[i] = ib_dma_map_page(ibdev, area->pages[i], 0,
-					      PAGE_SIZE, DMA_TO_DEVICE);
+	for (i = 0; i < rmsg_area_chunks(ep); i++) {
+		/* A chunk's pages are contiguous: one mapping for all. */
+		map->dma[i] = ib_dma_map_page(ibdev,
+					      area->pages[i * RMSG_AREA_CHUNK /
+							  PAGE_SIZE], 0,
+					      RMSG_AREA_CHUNK, DMA_TO_DEVICE);
 		if (ib_dma_mapping_error(ibdev, map->dma[i])) {
 			rmsg_area_unmap(ep, map, i);
 			map = NULL;
@@ -138,7 +147,7 @@ static void rmsg_area_map_put(struct rmsg_endpoint *ep,
 		list_del(&map->node);
 	mutex_unlock(&ep->chan_lock);
 	if (last)
-		rmsg_area_unmap(ep, map, ep->area->npages);
+		rmsg_area_unmap(ep, map, rmsg_area_chunks(ep));
 }
 
 /* --- receiving with immediates (devices that may place out of order) --- */
@@ -189,7 +198,7 @@ int rmsg_data_create(struct rmsg_channel *ch)
 {
 	struct ib_device *ibdev = ch->rdev->ibdev;
 	struct rmsg_endpoint *ep = ch->ep;
-	size_t tsize = (RMSG_SEND_WRS + 1) * sizeof(*ch->trailers);
+	size_t tsize = (RMSG_TX_SLOTS + 1) * sizeof(*ch->trailers);
 	u32 i;
 
 	ch->rx_imm = READ_ONCE(force_imm_arrival) ||
@@ -207,7 +216,7 @@ int rmsg_data_create(struct rmsg_channel *ch)
 
 	ch->pend = kcalloc(RMSG_CHAN_MAX_PENDING, sizeof(*ch->pend),
 			   GFP_KERNEL_ACCOUNT);
-	ch->slots = kcalloc(RMSG_SEND_WRS, sizeof(*ch->slots),
+	ch->slots = kcalloc(RMSG_TX_SLOTS, sizeof(*ch->slots),
 			    GFP_KERNEL_ACCOUNT);
 	/* The trailers, then RMSG_VB_TRAILER_SIZE zeros. */
 	ch->trailers = kzalloc(tsize, GFP_KERNEL_ACCOUNT);
@@ -224,7 +233,7 @@ int rmsg_data_create(struct rmsg_channel *ch)
 		if (!ch->area_map)
 			return -ENOMEM;
 	}
-	for (i = 0; i < RMSG_SEND_WRS; i++) {
+	for (i = 0; i < RMSG_TX_SLOTS; i++) {
 		ch->slots[i].ch = ch;
 		ch->slots[i].cqe.done = rmsg_data_write_done;
 	}
@@ -252,11 +261,7 @@ int rmsg_data_post_recvs(struct rmsg_channel *ch)
  */
 void rmsg_data_open(struct rmsg_channel *ch)
 {
-	u32 pages, max = rmsg_vb_max_payload(ch->peer.block_size);
-
-	/* A payload at any offset spans at most this many area pages. */
-	pages = ch->max_sge - RMSG_DATA_SGE_EXTRA;
-	max = min_t(u32, max, (pages - 1) * PAGE_SIZE + 1);
+	u32 max = rmsg_vb_max_payload(ch->peer.block_size);
 
 	mutex_lock(&ch->ep->lock);
 	/* The hello was validated: the block size is good. */
@@ -302,7 +307,7 @@ void rmsg_data_release(struct rmsg_channel *ch)
 
 	if (ch->trailers_dma)
 		ib_dma_unmap_single(ibdev, ch->trailers_dma,
-				    (RMSG_SEND_WRS + 1) *
+				    (RMSG_TX_SLOTS + 1) *
 				    sizeof(*ch->trailers), DMA_TO_DEVICE);
 	ch->trailers_dma = 0;
 	if (ch->area_map)
@@ -451,7 +456,7 @@ static void rmsg_data_write_done(struct ib_cq *cq, struct ib_wc *wc)
 static struct rmsg_vb_trailer *rmsg_trailer(struct rmsg_channel *ch, u32 wr,
 					    bool inl, struct ib_sge *sge)
 {
-	u32 i = wr % RMSG_SEND_WRS;
+	u32 i = wr % RMSG_TX_SLOTS;
 
 	sge->addr = inl ? (u64)(uintptr_t)&ch->trailers[i] :
 			  ch->trailers_dma + i * sizeof(*ch->trailers);
@@ -474,7 +479,7 @@ static void rmsg_data_wr(struct rmsg_channel *ch, struct ib_rdma_wr *wr,
 			 u32 idx, u32 block_off, u32 flag_off, u8 flag)
 {
 	memset(wr, 0, sizeof(*wr));
-	wr->wr.wr_cqe = &ch->slots[idx % RMSG_SEND_WRS].cqe;
+	wr->wr.wr_cqe = &ch->slots[idx % RMSG_TX_SLOTS].cqe;
 	wr->remote_addr = ch->peer.block_addr + block_off;
 	wr->rkey = ch->peer.block_rkey;
 	if (ch->tx_imm) {
@@ -505,7 +510,7 @@ static int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 	struct rmsg_tx_slot *slot;
 	struct rmsg_vb_trailer *t;
 	struct rmsg_vb_place pl;
-	u32 need, bytes, off, rem, pg, in, n, cut, nsge = 0;
+	u32 need, bytes, off, rem, chunk, in, n, cut, nsge = 0;
 	bool winl = ch->max_inline >= RMSG_VB_TRAILER_SIZE;
 	bool inl, signal;
 	int ret;
@@ -530,7 +535,7 @@ static int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 		wrap_wr.wr.num_sge = 1;
 		wrap_wr.wr.send_flags = winl ? IB_SEND_INLINE : 0;
 		wrap_wr.wr.next = &data_wr.wr;
-		slot = &ch->slots[ch->wr_posted % RMSG_SEND_WRS];
+		slot = &ch->slots[ch->wr_posted % RMSG_TX_SLOTS];
 		slot->wr_end = ch->wr_posted + 1;
 		slot->pend_end = idx;
 	}
@@ -542,14 +547,16 @@ static int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 	if (pl.payload)
 		rmsg_zeros(ch, inl, pl.payload, &sge[nsge++]);
 	for (off = e->off, rem = e->len; rem; off += n, rem -= n) {
-		pg = off >> PAGE_SHIFT;
-		in = offset_in_page(off);
-		n = min_t(u32, rem, PAGE_SIZE - in);
+		chunk = off / RMSG_AREA_CHUNK;
+		in = off % RMSG_AREA_CHUNK;
+		n = min_t(u32, rem, RMSG_AREA_CHUNK - in);
 		if (inl) {
+			/* The chunk is contiguous in the direct map too. */
 			sge[nsge].addr = (u64)(uintptr_t)
-					 page_address(area->pages[pg]) + in;
+				page_address(area->pages[off >> PAGE_SHIFT]) +
+				offset_in_page(off);
 		} else {
-			sge[nsge].addr = ch->area_map->dma[pg] + in;
+			sge[nsge].addr = ch->area_map->dma[chunk] + in;
 			ib_dma_sync_single_for_device(ibdev, sge[nsge].addr, n,
 						      DMA_TO_DEVICE);
 		}
@@ -582,7 +589,7 @@ static int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 		data_wr.wr.send_flags |= IB_SEND_SIGNALED;
 		ch->sig_owed = false;
 	}
-	slot = &ch->slots[(ch->wr_posted + need - 1) % RMSG_SEND_WRS];
+	slot = &ch->slots[(ch->wr_posted + need - 1) % RMSG_TX_SLOTS];
 	slot->wr_end = ch->wr_posted + need;
 	slot->pend_end = idx + 1;
 
@@ -621,12 +628,12 @@ static void rmsg_data_flush_signal(struct rmsg_channel *ch)
 	    ch->wr_posted - READ_ONCE(ch->wr_done) >= RMSG_SEND_WRS)
 		return;
 	memset(&wr, 0, sizeof(wr));
-	wr.wr.wr_cqe = &ch->slots[ch->wr_posted % RMSG_SEND_WRS].cqe;
+	wr.wr.wr_cqe = &ch->slots[ch->wr_posted % RMSG_TX_SLOTS].cqe;
 	wr.wr.opcode = IB_WR_RDMA_WRITE;
 	wr.wr.send_flags = IB_SEND_SIGNALED;
 	wr.remote_addr = ch->peer.block_addr;
 	wr.rkey = ch->peer.block_rkey;
-	slot = &ch->slots[ch->wr_posted % RMSG_SEND_WRS];
+	slot = &ch->slots[ch->wr_posted % RMSG_TX_SLOTS];
 	slot->wr_end = ch->wr_posted + 1;
 	slot->pend_end = ch->pend_posted;
 	if (ib_post_send(ch->qp, &wr.wr, NULL)) {

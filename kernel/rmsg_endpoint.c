@@ -153,7 +153,8 @@ long rmsg_ep_setup(struct rmsg_endpoint *ep, void __user *uarg)
 		goto out;
 	}
 	if (p.send_area_size) {
-		ep->area = rmsg_pages_new(p.send_area_size);
+		ep->area = rmsg_pages_new(p.send_area_size,
+					  RMSG_AREA_CHUNK_ORDER);
 		if (!ep->area) {
 			ret = -ENOMEM;
 			goto out;

@@ -20,31 +20,40 @@ static void rmsg_pages_release(struct kref *ref)
 }
 
 /**
- * rmsg_pages_new() - zeroed order-0 pages, charged to the caller's memcg
- * @size: bytes, rounded up to whole pages
+ * rmsg_pages_new() - zeroed pages, charged to the caller's memcg
+ * @size: bytes, rounded up to whole chunks
+ * @order: the pages come in physically contiguous chunks of 2^@order
+ *	pages, each split into order-0 pages for mapping
  *
  * Zeroed because a receive block's first lap needs a clear last flag
  * (Documentation/veloblock.rst), and a send area must not show a program
- * what the pages held before.
+ * what the pages held before. Contiguous chunks let the device read a
+ * message that crosses pages with one scatter-gather entry.
  *
  * Return: the set with one reference, or NULL.
  */
-struct rmsg_pages *rmsg_pages_new(u32 size)
+struct rmsg_pages *rmsg_pages_new(u32 size, unsigned int order)
 {
-	u32 i, npages = PAGE_ALIGN(size) >> PAGE_SHIFT;
+	u32 i, j, chunk = PAGE_SIZE << order;
+	u32 npages = (ALIGN(size, chunk) >> PAGE_SHIFT);
 	struct rmsg_pages *p;
+	struct page *page;
 
 	p = kvzalloc(struct_size(p, pages, npages), GFP_KERNEL_ACCOUNT);
 	if (!p)
 		return NULL;
 	kref_init(&p->ref);
 	p->npages = npages;
-	for (i = 0; i < npages; i++) {
-		p->pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
-		if (!p->pages[i]) {
+	for (i = 0; i < npages; i += 1U << order) {
+		page = alloc_pages(GFP_KERNEL_ACCOUNT | __GFP_ZERO, order);
+		if (!page) {
 			rmsg_pages_put(p);
 			return NULL;
 		}
+		if (order)
+			split_page(page, order);
+		for (j = 0; j < 1U << order; j++)
+			p->pages[i + j] = page + j;
 	}
 	return p;
 }

@@ -498,7 +498,7 @@ TEST(send_area_setup)
 	EXPECT_EQ(EINVAL, errno);
 	p.resv0 = 0;
 	ASSERT_EQ(0, ioctl(fd, RMSG_IOC_EP_SETUP, &p));
-	EXPECT_EQ(getpagesize(), p.send_area_size);
+	EXPECT_EQ(RMSG_SEND_AREA_ALIGN, p.send_area_size);
 	EXPECT_TRUE(p.features & RMSG_FEAT_EAGER);
 	/* Shared only, at most its size; writable. */
 	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd,

@@ -295,6 +295,7 @@ struct rmsg_vb_trailer {
 /* The send area (rmsg_ep_setup.send_area_size), mapped read-write. */
 #define RMSG_OFF_SEND_AREA	0x10000000ULL
 #define RMSG_SEND_AREA_MAX	(64U << 20)
+#define RMSG_SEND_AREA_ALIGN	(64U << 10)	/* sizes are multiples */
 
 /*
  * SQ ring flags word. RMSG_SQ_NEED_WAKEUP: the kernel will only take new SQEs
@@ -349,8 +350,8 @@ struct rmsg_ring_offsets {
  * @sq_mmap_size: out: bytes to map at RMSG_OFF_SQ_RING
  * @cq_mmap_size: out: bytes to map at RMSG_OFF_CQ_RING
  * @send_area_size: in: bytes of send area (RMSG_OFF_SEND_AREA), 0 for
- *	none, at most RMSG_SEND_AREA_MAX, rounded up to whole pages; out: the
- *	size used. RMSG_OP_SEND takes its payload from it.
+ *	none, at most RMSG_SEND_AREA_MAX, rounded up to a multiple of
+ *	RMSG_SEND_AREA_ALIGN; out: the size used. RMSG_OP_SEND takes its payload from it.
  * @resv0: in: must be zero
  * @resv: in: must be zero
  *
