@@ -504,19 +504,20 @@ TEST(send_area_setup)
 	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd,
 		 RMSG_OFF_SEND_AREA);
 	EXPECT_EQ(MAP_FAILED, m);
-	m = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		 RMSG_OFF_SEND_AREA);
+	m = mmap(NULL, RMSG_SEND_AREA_ALIGN + 4096, PROT_READ | PROT_WRITE,
+		 MAP_SHARED, fd, RMSG_OFF_SEND_AREA);
 	EXPECT_EQ(MAP_FAILED, m);
-	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		 RMSG_OFF_SEND_AREA);
+	m = mmap(NULL, RMSG_SEND_AREA_ALIGN, PROT_READ | PROT_WRITE,
+		 MAP_SHARED, fd, RMSG_OFF_SEND_AREA);
 	ASSERT_NE(MAP_FAILED, m);
 	/* Zeroed: no stale kernel data. */
 	EXPECT_EQ(0, ((unsigned char *)m)[100]);
-	memset(m, 0x5a, 4096);
+	EXPECT_EQ(0, ((unsigned char *)m)[RMSG_SEND_AREA_ALIGN - 1]);
+	memset(m, 0x5a, RMSG_SEND_AREA_ALIGN);
 	close(fd);
 	/* The mapping outlives the file. */
-	EXPECT_EQ(0x5a, ((unsigned char *)m)[4095]);
-	munmap(m, 4096);
+	EXPECT_EQ(0x5a, ((unsigned char *)m)[RMSG_SEND_AREA_ALIGN - 1]);
+	munmap(m, RMSG_SEND_AREA_ALIGN);
 
 	/* No area: no mapping of one, and SEND cannot name one. */
 	ASSERT_EQ(0, rmsg_ep_open(&ep, 8, 0) < 0 ? -1 : 0);
