@@ -50,7 +50,7 @@ static_assert(RMSG_TX_SLOTS >= RMSG_SEND_WRS);
  * padding and trailer.
  */
 #define RMSG_DATA_SGE_MAX	5
-static_assert(RMSG_VB_MAX_PAYLOAD <= RMSG_SEND_AREA_ALIGN + 1);
+static_assert(RMSG_SEND_AREA_ALIGN + 1 >= RMSG_VB_MAX_PAYLOAD);
 /*
  * Bytes of an RDMA WRITE that go inline at most: a record of 96 payload
  * bytes. More would double a send queue entry's size on rxe.

@@ -416,12 +416,13 @@ void rmsg_data_ctrl_in(struct rmsg_channel *ch, u8 type, u32 arg)
 	case RMSG_CTRL_CREDIT:
 		rmsg_ep_count(ch->ep, RMSG_STAT_CREDITS_IN);
 		WRITE_ONCE(ch->peer_freed, arg);
-		/* The value before the bit: the work reads them the other way. */
+		/* Value, then bit; the work's test_and_clear_bit() pairs. */
 		smp_mb__before_atomic();
 		set_bit(RMSG_CHAN_CREDIT_IN, &ch->flags);
 		break;
 	case RMSG_CTRL_NOTIFY:
 		WRITE_ONCE(ch->peer_consumed, arg);
+		/* Value, then bit, as for CREDIT. */
 		smp_mb__before_atomic();
 		set_bit(RMSG_CHAN_NOTIFY_IN, &ch->flags);
 		break;
@@ -448,6 +449,7 @@ static void rmsg_data_write_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	/* Completions come in order: everything up to this WR is done. */
 	WRITE_ONCE(ch->wr_done, slot->wr_end);
+	/* Pairs with the work's acquire: the send's bytes are done with. */
 	smp_store_release(&ch->pend_done, slot->pend_end);
 	queue_work(rmsg_wq, &ch->data_work);
 }
@@ -700,6 +702,7 @@ static void rmsg_data_progress(struct rmsg_channel *ch)
 	u32 done;
 
 	rmsg_data_take_credit(ch);
+	/* Pairs with the completion's release of pend_done. */
 	done = smp_load_acquire(&ch->pend_done);
 	for (; (s32)(done - ch->pend_head) > 0; ch->pend_head++) {
 		e = &ch->pend[ch->pend_head & RMSG_PEND_MASK];

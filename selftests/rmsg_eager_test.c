@@ -117,7 +117,7 @@ static unsigned int size_of(unsigned int seq, unsigned int max)
 		return max;
 	if (seq % 2)
 		return (seq * 2654435761U >> 7) % (max + 1);
-	return sizes[seq / 2 % (sizeof(sizes) / sizeof(sizes[0]))] % (max + 1);
+	return sizes[seq / 2 % ARRAY_SIZE(sizes)] % (max + 1);
 }
 
 FIXTURE(eager) {
