@@ -94,6 +94,8 @@ static long rmsg_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return rmsg_chan_connect(ep, uarg);
 	case RMSG_IOC_CLOSE:
 		return rmsg_chan_close(ep, uarg);
+	case RMSG_IOC_ACCEPT:
+		return rmsg_chan_accept(ep, uarg);
 	case RMSG_IOC_EP_STATS:
 		return rmsg_ep_get_stats(ep, uarg);
 	default:

@@ -11,12 +11,15 @@
  *   connect:  CONNECTING --rdma_cm ESTABLISHED, own REG_MR done and the
  *             peer's READY received--> OPEN  [event CONNECTED, res 0]
  *   accept:   ACCEPTING  --the same--> OPEN  [event ACCEPTED]
+ *   a listener with RMSG_LISTEN_F_ACCEPT: REQUESTED [event REQUEST]
+ *             --RMSG_IOC_ACCEPT--> ACCEPTING; --a reject, RMSG_IOC_CLOSE,
+ *             an error--> DYING (the request is rejected)
  *   OPEN      --RMSG_IOC_CLOSE, the peer's CLOSE, an error,
  *               device removal, endpoint release--> DYING
- *   CONNECTING/ACCEPTING --an error or a close--> DYING
+ *   CONNECTING/ACCEPTING/REQUESTED --an error or a close--> DYING
  *   DYING     --teardown work: disconnect, drain, free--> gone
  *             [event CLOSED if it had been OPEN, CONNECTED with an error if
- *              it was CONNECTING, nothing if it was ACCEPTING]
+ *              it was CONNECTING, nothing if it was ACCEPTING or REQUESTED]
  *
  * Why the READY message: REG_MR can only be posted once the QP is ready to
  * send, so the peer, who may write as soon as it is connected, must wait
@@ -46,6 +49,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#include <rdma/ib_cm.h>
 #include <rdma/rdma_cm.h>
 
 #include "rmsg.h"
@@ -128,6 +132,8 @@ void rmsg_chan_event(struct rmsg_channel *ch, u32 kind, int res)
 	if ((kind == RMSG_CQE_CONNECTED || kind == RMSG_CQE_ACCEPTED) && !res) {
 		cqe.len = ch->block_size;
 		cqe.aux = ch->max_msg;
+	} else if (kind == RMSG_CQE_REQUEST) {
+		cqe.len = ch->peer.block_size;
 	}
 
 	rmsg_ep_post_event(ch->ep, &cqe);
@@ -141,6 +147,8 @@ static void rmsg_chan_kill_locked(struct rmsg_channel *ch, int error)
 {
 	if (ch->state == RMSG_CHAN_DYING)
 		return;
+	/* Nobody accepted it: the peer hears a reject. */
+	ch->reject = ch->state == RMSG_CHAN_REQUESTED;
 	ch->error = error;
 	ch->state = RMSG_CHAN_DYING;
 	queue_work(rmsg_wq, &ch->teardown);
@@ -164,6 +172,40 @@ void rmsg_chan_kill_soft(struct rmsg_channel *ch, int error)
 	queue_work(rmsg_wq, &ch->work);
 }
 
+static void rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
+			    struct rmsg_wire_hello *wire);
+static void rmsg_conn_param(struct rmsg_channel *ch,
+			    struct rdma_conn_param *param,
+			    struct rmsg_wire_hello *hello);
+
+/*
+ * The program accepted a request (RMSG_IOC_ACCEPT). rdma_accept() needs
+ * the id's handler lock when called outside a handler; teardown waits for
+ * this work before it destroys the id, and the state, checked under the
+ * handler lock, says whether a teardown has begun.
+ */
+static void rmsg_chan_do_accept(struct rmsg_channel *ch)
+{
+	struct rdma_conn_param param;
+	struct rmsg_wire_hello hello;
+	bool go;
+	int ret;
+
+	rdma_lock_handler(ch->cm_id);
+	mutex_lock(&ch->ep->chan_lock);
+	go = ch->state == RMSG_CHAN_ACCEPTING;
+	mutex_unlock(&ch->ep->chan_lock);
+	ret = 0;
+	if (go) {
+		rmsg_chan_hello(ch, RMSG_HELLO_ACCEPT, &hello);
+		rmsg_conn_param(ch, &param, &hello);
+		ret = rdma_accept(ch->cm_id, &param);
+	}
+	rdma_unlock_handler(ch->cm_id);
+	if (ret)
+		rmsg_chan_kill(ch, ret);
+}
+
 /*
  * Act on a completion's rmsg_chan_kill_soft(); else open once connected,
  * registered, and told by the peer that it is too.
@@ -179,6 +221,8 @@ static void rmsg_chan_progress(struct work_struct *work)
 		rmsg_chan_kill(ch, soft_error);
 		return;
 	}
+	if (test_and_clear_bit(RMSG_CHAN_ACCEPT_DUE, &ch->flags))
+		rmsg_chan_do_accept(ch);
 
 	if (!test_bit(RMSG_CHAN_CONNECTED, &ch->flags) ||
 	    !test_bit(RMSG_CHAN_REGISTERED, &ch->flags) ||
@@ -593,8 +637,15 @@ static void rmsg_chan_teardown(struct work_struct *work)
 		wait_for_completion_timeout(&ch->close_sent, HZ);
 	if (connected)
 		rdma_disconnect(ch->cm_id);
+	if (ch->reject) {
+		rdma_lock_handler(ch->cm_id);
+		rdma_reject(ch->cm_id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+		rdma_unlock_handler(ch->cm_id);
+	}
 	rmsg_chan_release_verbs(ch);
 	cancel_work_sync(&ch->data_work);
+	/* An accept in progress uses the id: it finishes first. */
+	cancel_work_sync(&ch->work);
 	rmsg_data_finish(ch, ch->error ?: -ECONNRESET,
 			 test_bit(RMSG_CHAN_CLOSE_OK, &ch->flags));
 	/* Waits out a handler still running on this id; none can follow. */
@@ -652,8 +703,9 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 		kfree(ch);
 		return ret;
 	}
-	rmsg_chan_init(ch, ep, RMSG_CHAN_ACCEPTING, l->user_data,
-		       l->block_size);
+	rmsg_chan_init(ch, ep, l->manual ? RMSG_CHAN_REQUESTED :
+					   RMSG_CHAN_ACCEPTING,
+		       l->user_data, l->block_size);
 	ch->cm_id = cm_id;
 
 	ret = rmsg_chan_publish(ch);
@@ -664,6 +716,11 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 	cm_id->context = &ch->cm;
 
 	ret = rmsg_chan_create_qp(ch);
+	if (!ret && l->manual) {
+		/* Its teardown rejects it if nobody accepts it first. */
+		rmsg_chan_event(ch, RMSG_CQE_REQUEST, 0);
+		return 0;
+	}
 	if (!ret) {
 		rmsg_chan_hello(ch, RMSG_HELLO_ACCEPT, &hello);
 		rmsg_conn_param(ch, &param, &hello);
@@ -843,7 +900,8 @@ long rmsg_chan_listen(struct rmsg_endpoint *ep, void __user *uarg)
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
-	if (req.flags || !rmsg_all_zero(req.resv, sizeof(req.resv)))
+	if ((req.flags & ~RMSG_LISTEN_F_ACCEPT) ||
+	    !rmsg_all_zero(req.resv, sizeof(req.resv)))
 		return -EINVAL;
 	ret = rmsg_chan_args(ep, &req.block_size, &ss, req.addr, req.addr_len);
 	if (ret)
@@ -854,6 +912,7 @@ long rmsg_chan_listen(struct rmsg_endpoint *ep, void __user *uarg)
 		return -ENOMEM;
 	l->cm.kind = RMSG_CM_LISTENER;
 	l->ep = ep;
+	l->manual = req.flags & RMSG_LISTEN_F_ACCEPT;
 	l->user_data = req.user_data;
 	l->block_size = req.block_size;
 
@@ -1104,5 +1163,43 @@ int rmsg_chan_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma)
 		return -ENOENT;
 	ret = rmsg_pages_mmap(block, vma, false);
 	rmsg_pages_put(block);
+	return ret;
+}
+
+/**
+ * rmsg_chan_accept() - RMSG_IOC_ACCEPT: answer a connection request
+ * @ep: the endpoint
+ * @uarg: struct rmsg_accept
+ *
+ * Return: 0, -ENOENT for no such channel, -EINVAL for one not awaiting an
+ * answer or bad flags, -EFAULT.
+ */
+long rmsg_chan_accept(struct rmsg_endpoint *ep, void __user *uarg)
+{
+	struct rmsg_channel *ch;
+	struct rmsg_accept req;
+	int ret = 0;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if ((req.flags & ~RMSG_ACCEPT_REJECT) ||
+	    !rmsg_all_zero(req.resv, sizeof(req.resv)))
+		return -EINVAL;
+
+	mutex_lock(&ep->chan_lock);
+	ch = xa_load(&ep->channels, req.channel);
+	if (!ch) {
+		ret = -ENOENT;
+	} else if (ch->state != RMSG_CHAN_REQUESTED) {
+		ret = -EINVAL;
+	} else if (req.flags & RMSG_ACCEPT_REJECT) {
+		rmsg_chan_kill_locked(ch, -ECONNREFUSED);
+	} else {
+		ch->state = RMSG_CHAN_ACCEPTING;
+		ch->user_data = req.user_data;
+		set_bit(RMSG_CHAN_ACCEPT_DUE, &ch->flags);
+		queue_work(rmsg_wq, &ch->work);
+	}
+	mutex_unlock(&ep->chan_lock);
 	return ret;
 }

@@ -59,6 +59,7 @@ static_assert(RMSG_SEND_AREA_ALIGN + 1 >= RMSG_VB_MAX_PAYLOAD);
 
 enum rmsg_chan_state {
 	RMSG_CHAN_CONNECTING,
+	RMSG_CHAN_REQUESTED,
 	RMSG_CHAN_ACCEPTING,
 	RMSG_CHAN_OPEN,
 	RMSG_CHAN_DYING,
@@ -74,6 +75,7 @@ enum {
 	RMSG_CHAN_NOTIFY_IN,	/* a NOTIFY arrived: look at peer_consumed */
 	RMSG_CHAN_WAKE_IN,	/* a WAKE arrived: post READABLE */
 	RMSG_CHAN_CLOSE_OK,	/* our CLOSE, and so every write, went through */
+	RMSG_CHAN_ACCEPT_DUE,	/* the program accepted: rdma_accept() it */
 	/* First bit of a send buffer in use: + (index - RMSG_CTRL_RECVS) */
 	RMSG_CHAN_CTRL_BUSY,
 };
@@ -95,6 +97,7 @@ struct rmsg_cm_ctx {
  * @cm_id: the listening id
  * @user_data: for the events of accepted channels
  * @block_size: receive block of accepted channels
+ * @manual: RMSG_LISTEN_F_ACCEPT: the program answers each request
  */
 struct rmsg_listener {
 	struct rmsg_cm_ctx cm;
@@ -102,6 +105,7 @@ struct rmsg_listener {
 	struct rdma_cm_id *cm_id;
 	u64 user_data;
 	u32 block_size;
+	bool manual;
 };
 
 struct rmsg_ctrl_buf {
@@ -164,6 +168,7 @@ struct rmsg_pending {
  *	orderly; 1 while none does. Acted on by @work.
  * @active: this side connected (else it accepted)
  * @abort: closed without telling the peer
+ * @reject: it died awaiting the program's answer: reject the request
  * @dev_gone: its device was being removed when the channel left it
  * @reported: the program was told the channel is open, under
  *	@ep->chan_lock
@@ -236,6 +241,7 @@ struct rmsg_channel {
 	int soft_error;
 	bool active;
 	bool abort;
+	bool reject;
 	bool dev_gone;
 	bool reported;
 	struct completion close_sent;

@@ -165,6 +165,37 @@ int rmsg_ep_listen(struct rmsg_ep *ep, struct sockaddr *addr,
 		   socklen_t addrlen, uint64_t user_data, uint32_t block_size);
 
 /**
+ * rmsg_ep_listen_flags() - rmsg_ep_listen() with RMSG_LISTEN_F_* flags
+ * @ep: an open endpoint
+ * @addr: as for rmsg_ep_listen()
+ * @addrlen: its length
+ * @user_data: carried by the events of accepted channels
+ * @block_size: receive block of accepted channels; 0 for the default
+ * @flags: RMSG_LISTEN_F_ACCEPT to answer each request with
+ *	rmsg_ep_accept() after its RMSG_CQE_REQUEST event
+ *
+ * Return: 0 or a negative errno.
+ */
+int rmsg_ep_listen_flags(struct rmsg_ep *ep, struct sockaddr *addr,
+			 socklen_t addrlen, uint64_t user_data,
+			 uint32_t block_size, unsigned int flags);
+
+/**
+ * rmsg_ep_accept() - accept or reject a connection request
+ * @ep: the endpoint that listens with RMSG_LISTEN_F_ACCEPT
+ * @channel: from the RMSG_CQE_REQUEST event
+ * @user_data: for the channel's later events
+ * @flags: RMSG_ACCEPT_REJECT to refuse it
+ *
+ * An accepted channel is reported by RMSG_CQE_ACCEPTED once open.
+ *
+ * Return: 0, -ENOENT, -EINVAL (not awaiting an answer), or another
+ * negative errno.
+ */
+int rmsg_ep_accept(struct rmsg_ep *ep, uint32_t channel, uint64_t user_data,
+		   unsigned int flags);
+
+/**
  * rmsg_ep_connect() - start connecting a channel
  * @ep: an open endpoint
  * @addr: the peer's address

@@ -9,8 +9,9 @@
 
 #include "rmsg.h"
 
-int rmsg_ep_listen(struct rmsg_ep *ep, struct sockaddr *addr,
-		   socklen_t addrlen, uint64_t user_data, uint32_t block_size)
+int rmsg_ep_listen_flags(struct rmsg_ep *ep, struct sockaddr *addr,
+			 socklen_t addrlen, uint64_t user_data,
+			 uint32_t block_size, unsigned int flags)
 {
 	struct rmsg_listen req;
 
@@ -19,7 +20,27 @@ int rmsg_ep_listen(struct rmsg_ep *ep, struct sockaddr *addr,
 	req.addr_len = addrlen;
 	req.user_data = user_data;
 	req.block_size = block_size;
+	req.flags = flags;
 	return ioctl(ep->fd, RMSG_IOC_LISTEN, &req) ? -errno : 0;
+}
+
+int rmsg_ep_listen(struct rmsg_ep *ep, struct sockaddr *addr,
+		   socklen_t addrlen, uint64_t user_data, uint32_t block_size)
+{
+	return rmsg_ep_listen_flags(ep, addr, addrlen, user_data, block_size,
+				    0);
+}
+
+int rmsg_ep_accept(struct rmsg_ep *ep, uint32_t channel, uint64_t user_data,
+		   unsigned int flags)
+{
+	struct rmsg_accept req;
+
+	memset(&req, 0, sizeof(req));
+	req.channel = channel;
+	req.flags = flags;
+	req.user_data = user_data;
+	return ioctl(ep->fd, RMSG_IOC_ACCEPT, &req) ? -errno : 0;
 }
 
 int rmsg_ep_connect(struct rmsg_ep *ep, const struct sockaddr *addr,

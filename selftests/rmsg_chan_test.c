@@ -202,6 +202,91 @@ TEST_F_TIMEOUT(chan, connect_unreachable, 120)
 	TH_LOG("unreachable: %d (%s)", cqe.res, strerror(-cqe.res));
 }
 
+/* A listener that asks: each request waits for the program's answer. */
+static int asking_listener(struct __test_metadata *_metadata,
+			   struct rmsg_ep *c, struct sockaddr_in *addr)
+{
+	if (!rmsg_local_addr(addr, 0))
+		return -EINVAL;
+	EXPECT_EQ(0, rmsg_ep_open(c, 64, 1024));
+	return rmsg_ep_listen_flags(c, (struct sockaddr *)addr, sizeof(*addr),
+				    0xc0, 0, RMSG_LISTEN_F_ACCEPT);
+}
+
+TEST_F_TIMEOUT(chan, explicit_accept, 120)
+{
+	struct sockaddr_in addr;
+	struct rmsg_cqe cqe;
+	struct rmsg_ep c;
+	unsigned int req;
+	int id;
+
+	ASSERT_EQ(0, asking_listener(_metadata, &c, &addr));
+	id = rmsg_ep_connect(&self->b, (struct sockaddr *)&addr, sizeof(addr),
+			     0xb6, 16384);
+	ASSERT_LE(0, id);
+	EXPECT_EVENT(&c, RMSG_CQE_REQUEST, &cqe);
+	EXPECT_EQ(0, cqe.res);
+	EXPECT_EQ(0xc0, cqe.user_data);
+	EXPECT_EQ(16384, cqe.len) TH_LOG("the peer's block size");
+	req = cqe.channel;
+	/* Nothing opens until the program says so. */
+	EXPECT_EQ(-ETIMEDOUT, next_cqe(&self->b, &cqe, 1000));
+	EXPECT_EQ(-EINVAL, rmsg_ep_accept(&c, req, 0, 2));
+	EXPECT_EQ(-ENOENT, rmsg_ep_accept(&c, req + 1000, 0, 0));
+	ASSERT_EQ(0, rmsg_ep_accept(&c, req, 0xacc, 0));
+	EXPECT_EQ(-EINVAL, rmsg_ep_accept(&c, req, 0xacc, 0))
+		TH_LOG("answered already");
+	EXPECT_EVENT(&self->b, RMSG_CQE_CONNECTED, &cqe);
+	EXPECT_EQ(0, cqe.res);
+	EXPECT_EQ(id, cqe.channel);
+	EXPECT_EVENT(&c, RMSG_CQE_ACCEPTED, &cqe);
+	EXPECT_EQ(0, cqe.res);
+	EXPECT_EQ(req, cqe.channel);
+	EXPECT_EQ(0xacc, cqe.user_data) TH_LOG("the accept's user_data");
+	ASSERT_EQ(0, rmsg_ep_close_channel(&self->b, id, 0));
+	EXPECT_EVENT(&c, RMSG_CQE_CLOSED, &cqe);
+	EXPECT_EQ(0xacc, cqe.user_data);
+	EXPECT_EVENT(&self->b, RMSG_CQE_CLOSED, &cqe);
+	rmsg_ep_close(&c);
+}
+
+TEST_F_TIMEOUT(chan, explicit_reject, 120)
+{
+	struct sockaddr_in addr;
+	struct rmsg_cqe cqe;
+	struct rmsg_ep c;
+	int id, i;
+
+	ASSERT_EQ(0, asking_listener(_metadata, &c, &addr));
+	/* Refused by the answer, then by a close before any answer. */
+	for (i = 0; i < 2; i++) {
+		id = rmsg_ep_connect(&self->b, (struct sockaddr *)&addr,
+				     sizeof(addr), 0xb7, 0);
+		ASSERT_LE(0, id);
+		EXPECT_EVENT(&c, RMSG_CQE_REQUEST, &cqe);
+		if (i == 0) {
+			ASSERT_EQ(0, rmsg_ep_accept(&c, cqe.channel, 0,
+						    RMSG_ACCEPT_REJECT));
+		} else {
+			ASSERT_EQ(0, rmsg_ep_close_channel(&c, cqe.channel, 0));
+		}
+		EXPECT_EVENT(&self->b, RMSG_CQE_CONNECTED, &cqe);
+		EXPECT_EQ(-ECONNREFUSED, cqe.res) TH_LOG("res %d", cqe.res);
+		EXPECT_EQ(id, cqe.channel);
+		/* The refused channel leaves no event behind. */
+		EXPECT_EQ(-ETIMEDOUT, next_cqe(&c, &cqe, 300));
+	}
+	/* A request nobody answers goes when the endpoint does. */
+	id = rmsg_ep_connect(&self->b, (struct sockaddr *)&addr, sizeof(addr),
+			     0xb8, 0);
+	ASSERT_LE(0, id);
+	EXPECT_EVENT(&c, RMSG_CQE_REQUEST, &cqe);
+	rmsg_ep_close(&c);
+	EXPECT_EVENT(&self->b, RMSG_CQE_CONNECTED, &cqe);
+	EXPECT_GT(0, cqe.res);
+}
+
 TEST_F(chan, bad_arguments)
 {
 	struct sockaddr_in sin = self->addr;

@@ -535,6 +535,7 @@ enum rmsg_cqe_kind {
 	RMSG_CQE_ACCEPTED	= 2,	/* a new channel on the listener */
 	RMSG_CQE_CLOSED		= 3,	/* an open channel ended */
 	RMSG_CQE_READABLE	= 4,	/* what RMSG_OP_ARM asked for */
+	RMSG_CQE_REQUEST	= 5,	/* a connection awaits RMSG_IOC_ACCEPT */
 };
 #define RMSG_CQE_KIND(flags)	((flags) & 0xff)
 
@@ -549,9 +550,10 @@ enum rmsg_cqe_kind {
  * @backlog: connection requests that may wait; 0 for the default
  * @block_size: receive block of accepted channels in bytes; 0 for the
  *	module's default (32 KiB); a multiple of 16 from 4 KiB to 64 MiB
- * @flags: zero
- * @user_data: carried by the RMSG_CQE_ACCEPTED and RMSG_CQE_CLOSED events
- *	of accepted channels
+ * @flags: RMSG_LISTEN_F_* bits; others must be zero
+ * @user_data: carried by the RMSG_CQE_REQUEST, RMSG_CQE_ACCEPTED and
+ *	RMSG_CQE_CLOSED events of accepted channels (unless RMSG_IOC_ACCEPT
+ *	gives a channel its own)
  * @resv: zero
  */
 struct rmsg_listen {
@@ -654,5 +656,38 @@ struct rmsg_ep_stats {
 };
 
 #define RMSG_IOC_EP_STATS	_IOR(RMSG_IOC_MAGIC, 0x07, struct rmsg_ep_stats)
+
+/*
+ * rmsg_listen.flags: the program decides on each connection. It hears of
+ * it in an RMSG_CQE_REQUEST event (channel: the id the channel will keep;
+ * len: the peer's receive block size) and answers with RMSG_IOC_ACCEPT.
+ * Without this flag every valid request is accepted.
+ */
+#define RMSG_LISTEN_F_ACCEPT	(1U << 0)
+
+/* rmsg_accept.flags */
+#define RMSG_ACCEPT_REJECT	(1U << 0)	/* refuse: ECONNREFUSED there */
+
+/**
+ * struct rmsg_accept - RMSG_IOC_ACCEPT argument
+ * @channel: from an RMSG_CQE_REQUEST event
+ * @flags: RMSG_ACCEPT_* bits; others must be zero
+ * @user_data: for the channel's later events (RMSG_CQE_ACCEPTED when it
+ *	is open, RMSG_CQE_CLOSED); unused by a reject
+ * @resv: zero
+ *
+ * An accepted channel is reported open by RMSG_CQE_ACCEPTED, or not at
+ * all if it fails first. A rejected one is gone at once. RMSG_IOC_CLOSE of
+ * a channel still awaiting the answer rejects it too. Errors: ENOENT for
+ * no such channel, EINVAL for one that was not awaiting an answer.
+ */
+struct rmsg_accept {
+	__u32 channel;
+	__u32 flags;
+	__u64 user_data;
+	__u64 resv[2];
+};
+
+#define RMSG_IOC_ACCEPT		_IOW(RMSG_IOC_MAGIC, 0x08, struct rmsg_accept)
 
 #endif /* _UAPI_RDMA_RMSG_H */
