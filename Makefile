@@ -40,9 +40,15 @@ SAN_CFLAGS	:= -fsanitize=address,undefined -fno-sanitize-recover=all \
 
 UAPI		:= include/uapi/rdma/rmsg.h
 LIB_SRCS	:= $(wildcard lib/*.c)
-LIB_OBJS	:= $(patsubst lib/%.c,build/lib/%.o,$(LIB_SRCS))
+LIB_HDRS	:= $(wildcard lib/*.h)
 CORE_SRCS	:= $(wildcard kernel/core/*.c)
 CORE_HDRS	:= $(wildcard kernel/core/*.h)
+# The library polls receive blocks with the protocol core itself.
+LIB_CORE_SRCS	:= kernel/core/rmsg_vb.c
+LIB_OBJS	:= $(patsubst lib/%.c,build/lib/%.o,$(LIB_SRCS)) \
+		   $(patsubst kernel/core/%.c,build/lib/core/%.o,$(LIB_CORE_SRCS))
+# Library code that is plain C and unit-tested on the host.
+UNIT_LIB_SRCS	:= lib/rmsg_area.c
 UNIT_SRCS	:= $(wildcard tools/testing/unit/test_*.c)
 UNIT_BINS	:= $(patsubst tools/testing/unit/%.c,build/unit/%,$(UNIT_SRCS))
 SELFTEST_SRCS	:= $(wildcard selftests/*_test.c)
@@ -68,9 +74,15 @@ module:
 
 lib: lib/librmsg.so lib/librmsg.a lib/rmsg.pc
 
-build/lib/%.o: lib/%.c lib/rmsg.h $(UAPI)
+build/lib/%.o: lib/%.c $(LIB_HDRS) $(CORE_HDRS) $(UAPI)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -fPIC -c $< -o $@
+	$(CC) $(USER_CFLAGS) -Ikernel/core -fPIC -c $< -o $@
+
+# The core's symbols are the library's own business: hidden, and local to
+# the shared object by lib/librmsg.map as well.
+build/lib/core/%.o: kernel/core/%.c $(CORE_HDRS) $(UAPI)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -Ikernel/core -fvisibility=hidden -fPIC -c $< -o $@
 
 lib/librmsg.so.0: $(LIB_OBJS) lib/librmsg.map
 	$(CC) $(CFLAGS) -shared -Wl,-soname,librmsg.so.0 \
@@ -113,9 +125,10 @@ selftests/rmsg_eager_test: selftests/rmsg_eager_test.c selftests/rmsg_test.h \
 unit: $(UNIT_BINS)
 
 build/unit/%: tools/testing/unit/%.c $(CORE_SRCS) $(CORE_HDRS) $(UAPI) \
-	      | $(KSELFTEST_DIR)/kselftest_harness.h
+	      $(UNIT_LIB_SRCS) $(LIB_HDRS) | $(KSELFTEST_DIR)/kselftest_harness.h
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) $(SAN_CFLAGS) -Ikernel/core $< $(CORE_SRCS) -o $@
+	$(CC) $(TEST_CFLAGS) $(SAN_CFLAGS) -Ikernel/core $< $(CORE_SRCS) \
+		$(UNIT_LIB_SRCS) -o $@
 
 $(KSELFTEST_DIR)/kselftest_harness.h:
 	@echo "kselftest harness missing: run 'make deps' (tools/deps.sh)"
