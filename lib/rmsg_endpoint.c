@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "rmsg.h"
+#include "rmsg_priv.h"
 
 static int rmsg_ring_map(int fd, struct rmsg_ring_view *r, __u64 offset,
 			 __u64 size, const struct rmsg_ring_offsets *off,
@@ -34,14 +34,24 @@ static int rmsg_ring_map(int fd, struct rmsg_ring_view *r, __u64 offset,
 	return 0;
 }
 
-int rmsg_ep_open_setup(struct rmsg_ep *ep, struct rmsg_ep_setup *p)
+/*
+ * Open and set up an endpoint. With @want_area, ask for the library's
+ * default send area if the module has a data path (an older module would
+ * refuse the field).
+ */
+static int rmsg_ep_do_open(struct rmsg_ep *ep, struct rmsg_ep_setup *p,
+			   bool want_area)
 {
+	struct rmsg_version ver;
 	int ret;
 
 	memset(ep, 0, sizeof(*ep));
 	ep->fd = rmsg_open_device();
 	if (ep->fd < 0)
 		return ep->fd;
+	if (want_area && !rmsg_query_version(ep->fd, &ver) &&
+	    (ver.features & RMSG_FEAT_EAGER))
+		p->send_area_size = RMSG_LIB_SEND_AREA;
 	if (ioctl(ep->fd, RMSG_IOC_EP_SETUP, p)) {
 		ret = -errno;
 		goto fail;
@@ -54,10 +64,18 @@ int rmsg_ep_open_setup(struct rmsg_ep *ep, struct rmsg_ep_setup *p)
 			    &p->cq_off, p->cq_entries);
 	if (ret)
 		goto fail;
+	ret = rmsg_ep_data_init(ep, p);
+	if (ret)
+		goto fail;
 	return 0;
 fail:
 	rmsg_ep_close(ep);
 	return ret;
+}
+
+int rmsg_ep_open_setup(struct rmsg_ep *ep, struct rmsg_ep_setup *p)
+{
+	return rmsg_ep_do_open(ep, p, false);
 }
 
 int rmsg_ep_open(struct rmsg_ep *ep, unsigned int sq_entries,
@@ -68,11 +86,12 @@ int rmsg_ep_open(struct rmsg_ep *ep, unsigned int sq_entries,
 	memset(&p, 0, sizeof(p));
 	p.sq_entries = sq_entries;
 	p.cq_entries = cq_entries;
-	return rmsg_ep_open_setup(ep, &p);
+	return rmsg_ep_do_open(ep, &p, true);
 }
 
 void rmsg_ep_close(struct rmsg_ep *ep)
 {
+	rmsg_ep_data_free(ep);
 	if (ep->sq.map)
 		munmap(ep->sq.map, ep->sq.map_size);
 	if (ep->cq.map)

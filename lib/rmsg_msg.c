@@ -1,0 +1,895 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR BSD-2-Clause
+/*
+ * librmsg: eager messages (Documentation/messages.rst).
+ *
+ * Sending copies the message into the endpoint's send area (rmsg_area.c)
+ * and submits RMSG_OP_SEND; the record stays allocated until the SEND's
+ * completion comes back through rmsg_ep_progress(). Receiving polls the
+ * channel's receive block, mapped read-only, with the protocol core
+ * (rmsg_vb_rx_poll()) and hands out messages in place; releasing them
+ * returns their bytes to the sender with RMSG_OP_CREDIT once enough have
+ * gathered. Nothing here allocates memory, takes a lock (unless the program
+ * asked for one) or makes a system call per message, except the doorbell
+ * rmsg_sq_submit() asks for when no kernel poller runs.
+ *
+ * Every SQE the library submits carries a tagged user_data (rmsg_priv.h),
+ * so completions are matched without searching. The CQEs of the library's
+ * own CREDIT and ARM operations, and the READABLE events ARM asks for, are
+ * consumed here and never reach the program.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "rmsg_priv.h"
+
+/* -------------------------------------------------------------------- */
+/* Endpoint data, locking, the channel table                             */
+
+static void rmsg_lock(struct rmsg_ep_data *d)
+{
+	if (d->lock)
+		pthread_mutex_lock(d->lock);
+}
+
+static void rmsg_unlock(struct rmsg_ep_data *d)
+{
+	if (d->lock)
+		pthread_mutex_unlock(d->lock);
+}
+
+int rmsg_ep_data_init(struct rmsg_ep *ep, const struct rmsg_ep_setup *p)
+{
+	struct rmsg_ep_data *d = calloc(1, sizeof(*d));
+	void *map;
+
+	if (!d)
+		return -ENOMEM;
+	ep->data = d;
+	d->features = p->features;
+	d->page_size = (size_t)sysconf(_SC_PAGESIZE);
+	if (!p->send_area_size)
+		return 0;
+	map = mmap(NULL, p->send_area_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   ep->fd, (off_t)RMSG_OFF_SEND_AREA);
+	if (map == MAP_FAILED)
+		return -errno;
+	d->area_map = map;
+	d->area_len = p->send_area_size;
+	return rmsg_area_init(&d->area, map, p->send_area_size);
+}
+
+void rmsg_ep_data_free(struct rmsg_ep *ep)
+{
+	struct rmsg_ep_data *d = ep->data;
+	__u32 i;
+
+	if (!d)
+		return;
+	for (i = 0; i < d->nchans; i++)
+		if (d->chans[i].block)
+			munmap((void *)d->chans[i].block, d->chans[i].map_len);
+	if (d->area_map)
+		munmap(d->area_map, d->area_len);
+	if (d->lock) {
+		pthread_mutex_destroy(d->lock);
+		free(d->lock);
+	}
+	free(d->chans);
+	free(d->active);
+	free(d);
+	ep->data = NULL;
+}
+
+int rmsg_ep_set_locking(struct rmsg_ep *ep)
+{
+	struct rmsg_ep_data *d = ep->data;
+	pthread_mutex_t *m;
+
+	if (!d)
+		return -EINVAL;
+	if (d->lock)
+		return 0;
+	m = malloc(sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	pthread_mutex_init(m, NULL);
+	d->lock = m;
+	return 0;
+}
+
+static struct rmsg_chan *rmsg_chan_get(struct rmsg_ep_data *d, __u32 id)
+{
+	return id < d->nchans ? &d->chans[id] : NULL;
+}
+
+/* Make room for channel @id; ids are small (the kernel allocates from 0). */
+static int rmsg_chan_grow(struct rmsg_ep_data *d, __u32 id)
+{
+	struct rmsg_chan *p;
+	__u32 n;
+
+	if (id < d->nchans)
+		return 0;
+	if (id >= RMSG_MAX_CHANNELS)
+		return -EINVAL;
+	n = d->nchans ? d->nchans : 16;
+	while (n <= id)
+		n *= 2;
+	p = realloc(d->chans, n * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	memset(p + d->nchans, 0, (n - d->nchans) * sizeof(*p));
+	d->chans = p;
+	d->nchans = n;
+	return 0;
+}
+
+static int rmsg_active_add(struct rmsg_ep_data *d, __u32 id)
+{
+	__u32 *p, n;
+
+	if (d->nactive == d->active_cap) {
+		n = d->active_cap ? 2 * d->active_cap : 16;
+		p = realloc(d->active, n * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		d->active = p;
+		d->active_cap = n;
+	}
+	d->chans[id].slot = d->nactive;
+	d->active[d->nactive++] = id;
+	return 0;
+}
+
+static void rmsg_active_del(struct rmsg_ep_data *d, __u32 id)
+{
+	__u32 slot = d->chans[id].slot, last = d->active[--d->nactive];
+
+	d->active[slot] = last;
+	d->chans[last].slot = slot;
+	if (d->next >= d->nactive)
+		d->next = 0;
+}
+
+/* Drop the reservation of rmsg_reserve(), if any: nothing came after it. */
+static void rmsg_resv_drop(struct rmsg_ep_data *d)
+{
+	if (d->resv)
+		rmsg_area_cancel(&d->area, d->resv_off);
+	d->resv = false;
+}
+
+/* Forget channel @id: unmap its block, free its slot in the table. */
+static void rmsg_chan_drop(struct rmsg_ep_data *d, __u32 id)
+{
+	struct rmsg_chan *ch = &d->chans[id];
+
+	if (ch->block) {
+		munmap((void *)ch->block, ch->map_len);
+		rmsg_active_del(d, id);
+	}
+	if (ch->credit_owed)
+		d->owed--;
+	if (d->resv && d->resv_chan == id)
+		rmsg_resv_drop(d);
+	memset(ch, 0, sizeof(*ch));
+}
+
+/* Whether a record (or something the peer may not write) waits unpeeked. */
+static bool rmsg_chan_pending(const struct rmsg_chan *ch)
+{
+	struct rmsg_vb_rx rx = ch->rx;
+	struct rmsg_vb_msg m;
+
+	if (!ch->block || ch->err)
+		return false;
+	/* A copy of the state: looking must not consume. */
+	return rmsg_vb_rx_poll(&rx, ch->block, &m) != 0;
+}
+
+/*
+ * A closed channel goes once the program has read and released all it
+ * had: every peeked message released, nothing more in the block.
+ */
+static void rmsg_chan_settle(struct rmsg_ep_data *d, __u32 id)
+{
+	struct rmsg_chan *ch = &d->chans[id];
+
+	if (ch->state == RMSG_CH_CLOSED && ch->rx.freed == ch->rx.consumed &&
+	    (ch->err || !rmsg_chan_pending(ch)))
+		rmsg_chan_drop(d, id);
+}
+
+/* -------------------------------------------------------------------- */
+/* Submitting                                                            */
+
+/* Let the kernel take what was published, if it will not by itself. */
+static void rmsg_kick(struct rmsg_ep *ep)
+{
+	unsigned int n = rmsg_sq_submit(ep);
+
+	/*
+	 * -EBUSY (CQ full) leaves the SQEs in the SQ; rmsg_ep_progress()
+	 * kicks again once it has consumed CQEs. Nothing is lost.
+	 */
+	if (n)
+		rmsg_ep_enter(ep, n, 0, 0);
+}
+
+/* A free SQE; when the SQ is full, let the kernel drain it once first. */
+static struct rmsg_sqe *rmsg_sqe(struct rmsg_ep *ep)
+{
+	struct rmsg_sqe *sqe = rmsg_sq_get_sqe(ep);
+
+	if (sqe)
+		return sqe;
+	rmsg_kick(ep);
+	return rmsg_sq_get_sqe(ep);
+}
+
+/*
+ * Queue a credit update for channel @id when one is due (R8 of rmsg_vb.c).
+ * The released counter is only taken (advertised) once an SQE carries it;
+ * without an SQE the channel owes the update and rmsg_ep_progress() tries
+ * again. Returns true when an SQE was queued (the caller kicks).
+ */
+static bool rmsg_chan_credit(struct rmsg_ep *ep, __u32 id)
+{
+	struct rmsg_ep_data *d = ep->data;
+	struct rmsg_chan *ch = &d->chans[id];
+	struct rmsg_sqe *sqe = NULL;
+	bool due;
+
+	due = ch->state == RMSG_CH_OPEN && !ch->err &&
+	      rmsg_vb_rx_credit_due(&ch->rx);
+	if (due) {
+		sqe = rmsg_sqe(ep);
+		if (sqe) {
+			sqe->opcode = RMSG_OP_CREDIT;
+			sqe->channel = id;
+			sqe->addr = rmsg_vb_rx_advertise(&ch->rx);
+			sqe->user_data = RMSG_TAG(RMSG_OP_CREDIT, id);
+			due = false;
+		}
+	}
+	if (due != ch->credit_owed) {
+		ch->credit_owed = due;
+		if (due)
+			d->owed++;
+		else
+			d->owed--;
+	}
+	return sqe;
+}
+
+/* Retry the credit updates that found the SQ full, then kick. */
+static void rmsg_flush(struct rmsg_ep *ep)
+{
+	struct rmsg_ep_data *d = ep->data;
+	__u32 i;
+
+	for (i = 0; d->owed && i < d->nactive; i++)
+		if (d->chans[d->active[i]].credit_owed)
+			rmsg_chan_credit(ep, d->active[i]);
+	rmsg_kick(ep);
+}
+
+/*
+ * The peer wrote something into channel @id's block that the protocol
+ * forbids: reading stops there, and the channel is torn down. Its CLOSED
+ * event still comes (and is reported), and messages peeked before stay
+ * readable until released.
+ */
+static void rmsg_chan_broken(struct rmsg_ep *ep, __u32 id, int err)
+{
+	struct rmsg_chan *ch = &ep->data->chans[id];
+
+	ch->err = err;
+	if (ch->state == RMSG_CH_OPEN)
+		rmsg_ep_close_channel(ep, id, RMSG_CLOSE_ABORT);
+}
+
+/* -------------------------------------------------------------------- */
+/* Completions and events                                                */
+
+/*
+ * A channel opened (CONNECTED or ACCEPTED with res 0): map its receive
+ * block and start reading it at the beginning of the stream.
+ */
+static int rmsg_chan_open(struct rmsg_ep *ep, const struct rmsg_cqe *cqe)
+{
+	struct rmsg_ep_data *d = ep->data;
+	__u32 id = cqe->channel;
+	struct rmsg_chan *ch;
+	size_t len;
+	void *map;
+	int ret;
+
+	if (!(d->features & RMSG_FEAT_EAGER))
+		return 0;	/* a module without a data path: events only */
+	ret = rmsg_chan_grow(d, id);
+	if (ret)
+		return ret;
+	ch = &d->chans[id];
+	/*
+	 * The id's previous channel closed (its CLOSED came first) but the
+	 * program left messages in it; the id now names the new channel.
+	 */
+	if (ch->state != RMSG_CH_FREE)
+		rmsg_chan_drop(d, id);
+	ret = rmsg_vb_rx_init(&ch->rx, cqe->len, 0, 0);
+	if (ret)
+		return ret;
+	len = (cqe->len + d->page_size - 1) & ~(d->page_size - 1);
+	map = mmap(NULL, len, PROT_READ, MAP_SHARED, ep->fd,
+		   (off_t)RMSG_OFF_BLOCK(id));
+	if (map == MAP_FAILED)
+		return -errno;
+	ret = rmsg_active_add(d, id);
+	if (ret) {
+		munmap(map, len);
+		return ret;
+	}
+	ch->block = map;
+	ch->map_len = len;
+	ch->max_msg = cqe->aux < RMSG_VB_MAX_PAYLOAD ? (__u32)cqe->aux :
+						      RMSG_VB_MAX_PAYLOAD;
+	ch->state = RMSG_CH_OPEN;
+	return 0;
+}
+
+/*
+ * The library could not take an open channel on: end it, and swallow its
+ * CLOSED, since the program was told that it failed.
+ */
+static void rmsg_chan_abort(struct rmsg_ep *ep, __u32 id)
+{
+	struct rmsg_ep_data *d = ep->data;
+
+	if (!rmsg_chan_grow(d, id)) {
+		memset(&d->chans[id].rx, 0, sizeof(d->chans[id].rx));
+		d->chans[id].state = RMSG_CH_DEAD;
+	}
+	rmsg_ep_close_channel(ep, id, RMSG_CLOSE_ABORT);
+}
+
+static void rmsg_chan_closed(struct rmsg_ep_data *d, __u32 id)
+{
+	struct rmsg_chan *ch = rmsg_chan_get(d, id);
+
+	if (!ch || ch->state != RMSG_CH_OPEN)
+		return;
+	ch->state = RMSG_CH_CLOSED;
+	ch->armed = 0;
+	if (ch->credit_owed) {
+		ch->credit_owed = 0;
+		d->owed--;
+	}
+	rmsg_chan_settle(d, id);
+}
+
+/* A SEND completed: free its record, count it, report it. */
+static int rmsg_send_done(struct rmsg_ep_data *d, const struct rmsg_cqe *cqe,
+			  struct rmsg_event *ev)
+{
+	struct rmsg_chan *ch = rmsg_chan_get(d, cqe->channel);
+	uint64_t cookie = 0;
+
+	/* -EIO: a scribbled header further on; this record is freed. */
+	if (rmsg_area_free(&d->area, RMSG_TAG_VAL(cqe->user_data),
+			   &cookie) == -EINVAL) {
+		d->bad_cqes++;
+		return 0;
+	}
+	if (ch && ch->state != RMSG_CH_FREE && ch->inflight)
+		ch->inflight--;
+	ev->kind = RMSG_CQE_OP;
+	ev->res = cqe->res;
+	ev->channel = cqe->channel;
+	ev->len = cqe->len;
+	ev->user_data = cookie;
+	return 1;
+}
+
+/*
+ * Take one CQE. Returns 1 when it became an event in *@ev, 0 when the
+ * library consumed it, and -1 when it must be reported but @ev is NULL (no
+ * room): it is then left alone, with nothing done.
+ */
+static int rmsg_cqe_take(struct rmsg_ep *ep, const struct rmsg_cqe *cqe,
+			 struct rmsg_event *ev)
+{
+	struct rmsg_ep_data *d = ep->data;
+	unsigned int kind = RMSG_CQE_KIND(cqe->flags);
+	struct rmsg_chan *ch;
+	int res = cqe->res;
+
+	switch (kind) {
+	case RMSG_CQE_OP:
+		if (!RMSG_TAG_IS_LIB(cqe->user_data))
+			break;	/* the program's own SQE */
+		if (RMSG_TAG_OP(cqe->user_data) == RMSG_OP_SEND)
+			return ev ? rmsg_send_done(d, cqe, ev) : -1;
+		/* CREDIT and ARM complete only when they fail. */
+		d->lib_errors++;
+		ch = rmsg_chan_get(d, RMSG_TAG_VAL(cqe->user_data));
+		if (ch && RMSG_TAG_OP(cqe->user_data) == RMSG_OP_ARM)
+			ch->armed = 0;
+		return 0;
+	case RMSG_CQE_READABLE:
+		ch = rmsg_chan_get(d, cqe->channel);
+		if (ch)
+			ch->armed = 0;
+		return 0;
+	case RMSG_CQE_CONNECTED:
+	case RMSG_CQE_ACCEPTED:
+		if (!ev)
+			return -1;
+		if (!res) {
+			res = rmsg_chan_open(ep, cqe);
+			if (res)
+				rmsg_chan_abort(ep, cqe->channel);
+		}
+		break;
+	case RMSG_CQE_CLOSED:
+		ch = rmsg_chan_get(d, cqe->channel);
+		if (ch && ch->state == RMSG_CH_DEAD) {
+			rmsg_chan_drop(d, cqe->channel);
+			return 0;
+		}
+		if (!ev)
+			return -1;
+		rmsg_chan_closed(d, cqe->channel);
+		break;
+	}
+	if (!ev)
+		return -1;
+	ev->kind = kind;
+	ev->res = res;
+	ev->channel = cqe->channel;
+	ev->len = 0;
+	ev->user_data = cqe->user_data;
+	return 1;
+}
+
+static int rmsg_progress_locked(struct rmsg_ep *ep, struct rmsg_event *ev,
+				unsigned int max)
+{
+	struct rmsg_ring_view *cq = &ep->cq;
+	unsigned int n = 0, done, ready = rmsg_cq_ready(ep);
+	const struct rmsg_cqe *cqe;
+	int r;
+
+	for (done = 0; done < ready; done++) {
+		cqe = (const struct rmsg_cqe *)cq->descs +
+		      ((cq->cached_cons + done) & cq->mask);
+		r = rmsg_cqe_take(ep, cqe, n < max ? &ev[n] : NULL);
+		if (r < 0)
+			break;
+		n += r;
+	}
+	if (done)
+		rmsg_cq_advance(ep, done);
+	rmsg_flush(ep);
+	return (int)n;
+}
+
+int rmsg_ep_progress(struct rmsg_ep *ep, struct rmsg_event *ev,
+		     unsigned int max)
+{
+	struct rmsg_ep_data *d = ep->data;
+	int n;
+
+	if (!d || (max && !ev))
+		return -EINVAL;
+	rmsg_lock(d);
+	n = rmsg_progress_locked(ep, ev, max);
+	rmsg_unlock(d);
+	return n;
+}
+
+/* -------------------------------------------------------------------- */
+/* Waiting                                                               */
+
+/* Whether a message or a CQE for the program is there. */
+static bool rmsg_ready_locked(struct rmsg_ep *ep)
+{
+	struct rmsg_ep_data *d = ep->data;
+	__u32 i;
+
+	/* Swallow READABLE and the like first, or they would look ready. */
+	rmsg_progress_locked(ep, NULL, 0);
+	if (rmsg_cq_ready(ep))
+		return true;
+	for (i = 0; i < d->nactive; i++)
+		if (rmsg_chan_pending(&d->chans[d->active[i]]))
+			return true;
+	return false;
+}
+
+/* ARM every open channel that has no ARM outstanding. */
+static int rmsg_arm_locked(struct rmsg_ep *ep)
+{
+	struct rmsg_ep_data *d = ep->data;
+	struct rmsg_sqe *sqe;
+	struct rmsg_chan *ch;
+	unsigned int n = 0;
+	int ret = 0;
+	__u32 i;
+
+	for (i = 0; i < d->nactive; i++) {
+		ch = &d->chans[d->active[i]];
+		if (ch->state != RMSG_CH_OPEN || ch->armed || ch->err)
+			continue;
+		sqe = rmsg_sqe(ep);
+		if (!sqe) {
+			ret = -EAGAIN;
+			break;
+		}
+		sqe->opcode = RMSG_OP_ARM;
+		sqe->channel = d->active[i];
+		/* Wake for anything beyond what was peeked so far. */
+		sqe->addr = ch->rx.consumed;
+		sqe->user_data = RMSG_TAG(RMSG_OP_ARM, d->active[i]);
+		ch->armed = 1;
+		n++;
+	}
+	if (n)
+		rmsg_kick(ep);
+	return ret;
+}
+
+int rmsg_ep_arm(struct rmsg_ep *ep)
+{
+	struct rmsg_ep_data *d = ep->data;
+	int ret;
+
+	if (!d)
+		return -EINVAL;
+	rmsg_lock(d);
+	ret = rmsg_arm_locked(ep);
+	rmsg_unlock(d);
+	return ret;
+}
+
+int rmsg_ep_wait(struct rmsg_ep *ep, int timeout_ms)
+{
+	struct rmsg_ep_data *d = ep->data;
+	struct pollfd pfd = { .fd = ep->fd, .events = POLLIN };
+	bool ready;
+	int ret;
+
+	if (!d)
+		return -EINVAL;
+	rmsg_lock(d);
+	ready = rmsg_ready_locked(ep);
+	if (!ready) {
+		/*
+		 * Arm, then look again: a message that landed before the ARM
+		 * reached the kernel is seen here, one that lands after it
+		 * makes the kernel post READABLE, which ends the poll().
+		 * When the SQ has no room to arm, do not sleep: the caller
+		 * makes progress and comes back.
+		 */
+		ready = rmsg_arm_locked(ep) || rmsg_ready_locked(ep);
+	}
+	rmsg_unlock(d);
+	if (ready)
+		return 1;
+	ret = poll(&pfd, 1, timeout_ms);
+	if (ret < 0)
+		return -errno;
+	return ret > 0;
+}
+
+/* -------------------------------------------------------------------- */
+/* Sending                                                               */
+
+int rmsg_channel_max_msg(struct rmsg_ep *ep, uint32_t channel)
+{
+	struct rmsg_ep_data *d = ep->data;
+	struct rmsg_chan *ch;
+	int ret = -ENOTCONN;
+
+	if (!d)
+		return -EINVAL;
+	rmsg_lock(d);
+	ch = rmsg_chan_get(d, channel);
+	if (ch && ch->state == RMSG_CH_OPEN) {
+		ret = (int)ch->max_msg;
+		if (d->area_map && rmsg_area_max(&d->area) < ch->max_msg)
+			ret = (int)rmsg_area_max(&d->area);
+	}
+	rmsg_unlock(d);
+	return ret;
+}
+
+/* Whether a message of @len bytes may go on channel @id now. */
+static int rmsg_send_check(struct rmsg_ep_data *d, __u32 id, size_t len)
+{
+	struct rmsg_chan *ch = rmsg_chan_get(d, id);
+
+	if (!(d->features & RMSG_FEAT_EAGER))
+		return -EOPNOTSUPP;
+	if (!ch || ch->state != RMSG_CH_OPEN || ch->err)
+		return -ENOTCONN;
+	if (!d->area_map)
+		return -ENOBUFS;
+	if (len > ch->max_msg || len > rmsg_area_max(&d->area))
+		return -EMSGSIZE;
+	/* The kernel refuses more (-ENOBUFS); wait for completions. */
+	if (ch->inflight >= RMSG_CHAN_MAX_PENDING)
+		return -EAGAIN;
+	return 0;
+}
+
+/* Submit the SEND of the record at @off; the record's cookie is @ud. */
+static int rmsg_send_submit(struct rmsg_ep *ep, __u32 id, __u32 off,
+			    __u32 len, __u64 ud)
+{
+	struct rmsg_ep_data *d = ep->data;
+	struct rmsg_sqe *sqe = rmsg_sqe(ep);
+
+	if (!sqe)
+		return -EAGAIN;
+	rmsg_area_hdr(&d->area, off)->cookie = ud;
+	sqe->opcode = RMSG_OP_SEND;
+	sqe->channel = id;
+	sqe->addr = off;
+	sqe->len = len;
+	sqe->user_data = RMSG_TAG(RMSG_OP_SEND, off);
+	d->chans[id].inflight++;
+	/* A: the payload is written before the producer store publishes it. */
+	rmsg_kick(ep);
+	return 0;
+}
+
+int rmsg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
+	      size_t len, uint64_t user_data)
+{
+	struct rmsg_ep_data *d = ep->data;
+	__u32 off;
+	int ret;
+
+	if (!d)
+		return -EINVAL;
+	rmsg_lock(d);
+	ret = rmsg_send_check(d, channel, len);
+	if (ret)
+		goto out;
+	rmsg_resv_drop(d);
+	ret = rmsg_area_alloc(&d->area, (__u32)len, &off);
+	if (ret)
+		goto out;
+	memcpy(d->area.base + off, buf, len);
+	ret = rmsg_send_submit(ep, channel, off, (__u32)len, user_data);
+	if (ret)
+		rmsg_area_cancel(&d->area, off);
+out:
+	rmsg_unlock(d);
+	return ret;
+}
+
+int rmsg_reserve(struct rmsg_ep *ep, uint32_t channel, size_t len,
+		 void **buf)
+{
+	struct rmsg_ep_data *d = ep->data;
+	__u32 off;
+	int ret;
+
+	if (!d)
+		return -EINVAL;
+	rmsg_lock(d);
+	ret = rmsg_send_check(d, channel, len);
+	if (ret)
+		goto out;
+	rmsg_resv_drop(d);
+	ret = rmsg_area_alloc(&d->area, (__u32)len, &off);
+	if (ret)
+		goto out;
+	d->resv = true;
+	d->resv_chan = channel;
+	d->resv_off = off;
+	d->resv_len = (__u32)len;
+	*buf = d->area.base + off;
+out:
+	rmsg_unlock(d);
+	return ret;
+}
+
+int rmsg_commit(struct rmsg_ep *ep, uint32_t channel, size_t len,
+		uint64_t user_data)
+{
+	struct rmsg_ep_data *d = ep->data;
+	int ret;
+
+	if (!d)
+		return -EINVAL;
+	rmsg_lock(d);
+	if (!d->resv || d->resv_chan != channel || len > d->resv_len) {
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = rmsg_send_check(d, channel, len);
+	if (ret && ret != -EAGAIN) {
+		rmsg_resv_drop(d);	/* the channel is gone */
+		goto out;
+	}
+	if (ret)
+		goto out;	/* keep the reservation for a retry */
+	rmsg_area_shrink(&d->area, d->resv_off, (__u32)len);
+	d->resv_len = (__u32)len;
+	ret = rmsg_send_submit(ep, channel, d->resv_off, (__u32)len,
+			       user_data);
+	if (!ret)
+		d->resv = false;
+out:
+	rmsg_unlock(d);
+	return ret;
+}
+
+/* -------------------------------------------------------------------- */
+/* Receiving                                                             */
+
+/*
+ * The next message of channel @id, without forgetting a drained closed
+ * channel (rmsg_peek_any() walks the active list). -EAGAIN: nothing yet;
+ * -ENOTCONN: nothing and the channel is closed (or unknown).
+ */
+static int rmsg_chan_next(struct rmsg_ep *ep, __u32 id, struct rmsg_msg *msg)
+{
+	struct rmsg_chan *ch = rmsg_chan_get(ep->data, id);
+	struct rmsg_vb_rx save;
+	struct rmsg_vb_msg m;
+	int ret;
+
+	if (!ch || !ch->block)
+		return -ENOTCONN;
+	if (ch->err)
+		return ch->err;
+	save = ch->rx;
+	ret = rmsg_vb_rx_poll(&ch->rx, ch->block, &m);
+	if (ret > 0) {
+		msg->data = ch->block + m.off;
+		msg->len = m.len;
+		msg->channel = id;
+		msg->end = m.end;
+		return 0;
+	}
+	if (ret < 0) {
+		/* Keep consumed at the last good message for the releases. */
+		ch->rx = save;
+		rmsg_chan_broken(ep, id, ret);
+		return ret;
+	}
+	return ch->state == RMSG_CH_OPEN ? -EAGAIN : -ENOTCONN;
+}
+
+static int rmsg_peek_locked(struct rmsg_ep *ep, __u32 id, struct rmsg_msg *msg)
+{
+	int ret = rmsg_chan_next(ep, id, msg);
+
+	if (ret == -ENOTCONN && id < ep->data->nchans)
+		rmsg_chan_settle(ep->data, id);
+	return ret;
+}
+
+static int rmsg_release_locked(struct rmsg_ep *ep, const struct rmsg_msg *msg)
+{
+	struct rmsg_ep_data *d = ep->data;
+	struct rmsg_chan *ch = rmsg_chan_get(d, msg->channel);
+	int ret;
+
+	if (!ch || !ch->block)
+		return -ENOTCONN;
+	ret = rmsg_vb_rx_release(&ch->rx, msg->end);
+	if (ret)
+		return ret;
+	if (ch->state == RMSG_CH_OPEN) {
+		if (rmsg_chan_credit(ep, msg->channel))
+			rmsg_kick(ep);
+	} else {
+		rmsg_chan_settle(d, msg->channel);
+	}
+	return 0;
+}
+
+int rmsg_peek(struct rmsg_ep *ep, uint32_t channel, struct rmsg_msg *msg)
+{
+	struct rmsg_ep_data *d = ep->data;
+	int ret;
+
+	if (!d)
+		return -EINVAL;
+	if (!(d->features & RMSG_FEAT_EAGER))
+		return -EOPNOTSUPP;
+	rmsg_lock(d);
+	ret = rmsg_peek_locked(ep, channel, msg);
+	rmsg_unlock(d);
+	return ret;
+}
+
+int rmsg_peek_any(struct rmsg_ep *ep, struct rmsg_msg *msg)
+{
+	struct rmsg_ep_data *d = ep->data;
+	int ret = -EAGAIN;
+	__u32 i, slot;
+
+	if (!d)
+		return -EINVAL;
+	if (!(d->features & RMSG_FEAT_EAGER))
+		return -EOPNOTSUPP;
+	rmsg_lock(d);
+	for (i = 0; i < d->nactive; i++) {
+		slot = d->next + i;
+		if (slot >= d->nactive)
+			slot -= d->nactive;
+		if (d->chans[d->active[slot]].err)
+			continue;	/* reported once already */
+		ret = rmsg_chan_next(ep, d->active[slot], msg);
+		if (ret == -EAGAIN || ret == -ENOTCONN) {
+			ret = -EAGAIN;
+			continue;
+		}
+		/* Take turns: the next call starts after this channel. */
+		d->next = slot + 1 < d->nactive ? slot + 1 : 0;
+		if (ret)
+			msg->channel = d->active[slot];
+		break;
+	}
+	rmsg_unlock(d);
+	return ret;
+}
+
+int rmsg_release(struct rmsg_ep *ep, const struct rmsg_msg *msg)
+{
+	struct rmsg_ep_data *d = ep->data;
+	int ret;
+
+	if (!d)
+		return -EINVAL;
+	rmsg_lock(d);
+	ret = rmsg_release_locked(ep, msg);
+	rmsg_unlock(d);
+	return ret;
+}
+
+int rmsg_recv(struct rmsg_ep *ep, uint32_t channel, void *buf, size_t len)
+{
+	struct rmsg_ep_data *d = ep->data;
+	struct rmsg_vb_rx save;
+	struct rmsg_chan *ch;
+	struct rmsg_msg msg;
+	int ret;
+
+	if (!d)
+		return -EINVAL;
+	if (!(d->features & RMSG_FEAT_EAGER))
+		return -EOPNOTSUPP;
+	rmsg_lock(d);
+	ch = rmsg_chan_get(d, channel);
+	if (ch)
+		save = ch->rx;
+	else
+		memset(&save, 0, sizeof(save));
+	ret = rmsg_peek_locked(ep, channel, &msg);
+	if (ret)
+		goto out;
+	if (msg.len > len) {
+		/* Unread: the next peek or recv finds it again. */
+		ch->rx = save;
+		ret = -EMSGSIZE;
+		goto out;
+	}
+	memcpy(buf, msg.data, msg.len);
+	ret = rmsg_release_locked(ep, &msg);
+	if (!ret)
+		ret = (int)msg.len;
+out:
+	rmsg_unlock(d);
+	return ret;
+}
