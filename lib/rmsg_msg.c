@@ -786,6 +786,13 @@ static int rmsg_release_locked(struct rmsg_ep *ep, const struct rmsg_msg *msg)
 
 	if (!ch || !ch->block)
 		return -ENOTCONN;
+	/*
+	 * Released already (again, or an earlier one than the last
+	 * release): nothing to do. Less than a block behind is all a
+	 * message the program still has can be.
+	 */
+	if (ch->rx.freed - msg->end <= ch->rx.size)
+		return 0;
 	ret = rmsg_vb_rx_release(&ch->rx, msg->end);
 	if (ret)
 		return ret;

@@ -1,0 +1,1299 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Eager messages through librmsg's message API (lib/rmsg_msg.c,
+ * Documentation/messages.rst): byte-checked streams of every size class
+ * that wrap the receive block many times, both directions at once, many
+ * channels interleaved, zero-copy peek with held messages, copy-out,
+ * reserve/commit, blocking waits woken by another thread, an orderly close
+ * with messages in flight, a kernel submission poller that needs no
+ * system call, and the API's error cases. Both endpoints live in this
+ * process and talk over the guest's rxe device (loopback topology). Each
+ * test runs twice: arrival flags written by the device, and the
+ * write-with-immediate fallback forced (force_imm_arrival).
+ */
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+
+#include "kselftest_harness.h"
+#include "rmsg_test.h"
+
+#define EVENT_TIMEOUT_MS	20000
+#define STREAM_MSGS		20000
+#define IMM_PARAM		"/sys/module/rmsg/parameters/force_imm_arrival"
+#define BLOCK			32768	/* the module's default block size */
+#define MAX_STREAMS		64
+
+/*
+ * Every ioctl the library makes goes through here: the executable's own
+ * definition comes before libc's, so the test counts RMSG_IOC_ENTER calls
+ * without a hook in the library.
+ */
+static unsigned long enter_calls;
+
+int ioctl(int fd, unsigned long request, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, request);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (request == RMSG_IOC_ENTER)
+		__atomic_add_fetch(&enter_calls, 1, __ATOMIC_RELAXED);
+	return (int)syscall(SYS_ioctl, fd, request, arg);
+}
+
+/* Why a helper failed, for the assertion that reports it. */
+static __thread char why[512];
+
+static bool fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+/* Byte @i of message @seq of stream @st: any loss, repeat or mix-up shows. */
+static unsigned char pattern(unsigned int st, unsigned int seq, unsigned int i)
+{
+	return (unsigned char)(seq * 131 + st * 29 + i * 7 + (i >> 8));
+}
+
+/*
+ * The size of message @seq: the edges (0, 1, 15, 16, 17 around the
+ * 16-byte record granule, and the largest), then random sizes, mostly
+ * small, as real traffic is.
+ */
+static unsigned int size_of(unsigned int seq, unsigned int max)
+{
+	static const unsigned int edge[] = { 0, 1, 15, 16, 17 };
+	unsigned int h = seq * 2654435761U;
+
+	if (seq % 16 < 5)
+		return edge[seq % 16] % (max + 1);
+	if (seq % 16 == 5)
+		return max;
+	if (h >> 29 == 0)
+		return (h >> 7) % (max + 1);
+	return (h >> 9) % (max < 600 ? max + 1 : 600);
+}
+
+static void fill(unsigned char *p, unsigned int st, unsigned int seq,
+		 unsigned int len)
+{
+	unsigned int i;
+
+	for (i = 0; i < len; i++)
+		p[i] = pattern(st, seq, i);
+}
+
+/* Message @seq of stream @st must be @want bytes of its pattern. */
+static bool check(const unsigned char *p, unsigned int len, unsigned int st,
+		  unsigned int seq, unsigned int want)
+{
+	unsigned int i;
+
+	if (len != want)
+		return fail("stream %u message %u: %u bytes, expected %u",
+			    st, seq, len, want);
+	for (i = 0; i < len; i++)
+		if (p[i] != pattern(st, seq, i))
+			return fail("stream %u message %u (%u bytes): byte %u is 0x%02x, expected 0x%02x",
+				    st, seq, len, i, p[i], pattern(st, seq, i));
+	return true;
+}
+
+/* The same, with the size size_of() gives it. */
+static bool check_seq(const unsigned char *p, unsigned int len,
+		      unsigned int st, unsigned int seq, unsigned int max)
+{
+	return check(p, len, st, seq, size_of(seq, max));
+}
+
+static int set_imm(bool on)
+{
+	return rmsg_sh("echo %d > " IMM_PARAM, on ? 1 : 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Events                                                               */
+
+#define LOG_MAX	1024
+
+/* Events of one endpoint that a test has not looked at yet. */
+struct evlog {
+	struct rmsg_event ev[LOG_MAX];
+	unsigned int n;
+};
+
+/* Move what rmsg_ep_progress() reports into @log; false on an error. */
+static bool pump_log(struct rmsg_ep *ep, struct evlog *log)
+{
+	int n;
+
+	if (log->n == LOG_MAX)
+		return fail("event log full");
+	n = rmsg_ep_progress(ep, log->ev + log->n, LOG_MAX - log->n);
+	if (n < 0)
+		return fail("rmsg_ep_progress: %d", n);
+	log->n += n;
+	return true;
+}
+
+/* Take the first logged event of @kind (on @channel, unless -1). */
+static bool log_take(struct evlog *log, unsigned int kind, long channel,
+		     struct rmsg_event *out)
+{
+	unsigned int i;
+
+	for (i = 0; i < log->n; i++) {
+		if (log->ev[i].kind != kind ||
+		    (channel >= 0 && log->ev[i].channel != channel))
+			continue;
+		*out = log->ev[i];
+		memmove(&log->ev[i], &log->ev[i + 1],
+			(log->n - i - 1) * sizeof(*out));
+		log->n--;
+		return true;
+	}
+	return false;
+}
+
+/* Wait for an event of @kind; other events stay in @log. */
+static bool wait_event(struct rmsg_ep *ep, struct evlog *log,
+		       unsigned int kind, long channel, struct rmsg_event *out,
+		       int timeout_ms)
+{
+	long deadline = rmsg_now_ms() + timeout_ms;
+	struct pollfd pfd = { .fd = ep->fd, .events = POLLIN };
+
+	for (;;) {
+		if (!pump_log(ep, log))
+			return false;
+		if (log_take(log, kind, channel, out))
+			return true;
+		if (rmsg_now_ms() > deadline)
+			return fail("no event of kind %u on channel %ld in %d ms",
+				    kind, channel, timeout_ms);
+		poll(&pfd, 1, 20);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Channels                                                             */
+
+/* A rmsg_recv() that waits up to @timeout_ms; returns what it returned. */
+static int recv_wait(struct rmsg_ep *ep, unsigned int ch, void *buf,
+		     size_t len, int timeout_ms)
+{
+	long deadline = rmsg_now_ms() + timeout_ms;
+	int ret;
+
+	for (;;) {
+		ret = rmsg_recv(ep, ch, buf, len);
+		if (ret != -EAGAIN || rmsg_now_ms() > deadline)
+			return ret;
+		rmsg_ep_progress(ep, NULL, 0);
+		usleep(1000);
+	}
+}
+
+/*
+ * Connect @n channels from @b to @a's listener. b_ids[i] is b's id of
+ * channel i, a_ids[i] a's id of the same channel: each b channel sends its
+ * index first, so the two ends can be paired.
+ */
+static bool connect_n(struct rmsg_ep *a, struct evlog *alog, struct rmsg_ep *b,
+		      struct evlog *blog, struct sockaddr_in *addr, int n,
+		      unsigned int *a_ids, unsigned int *b_ids)
+{
+	unsigned int acc[MAX_STREAMS];
+	struct rmsg_event ev;
+	uint32_t idx;
+	int i, id, ret;
+
+	for (i = 0; i < n; i++) {
+		id = rmsg_ep_connect(b, (struct sockaddr *)addr, sizeof(*addr),
+				     0xb000 + i, 0);
+		if (id < 0)
+			return fail("connect %d: %d", i, id);
+		b_ids[i] = id;
+	}
+	for (i = 0; i < n; i++) {
+		if (!wait_event(b, blog, RMSG_CQE_CONNECTED, b_ids[i], &ev,
+				EVENT_TIMEOUT_MS))
+			return false;
+		if (ev.res || ev.user_data != 0xb000U + i)
+			return fail("CONNECTED %d: res %d user_data %#llx", i,
+				    ev.res, (unsigned long long)ev.user_data);
+		if (!wait_event(a, alog, RMSG_CQE_ACCEPTED, -1, &ev,
+				EVENT_TIMEOUT_MS))
+			return false;
+		if (ev.res || ev.user_data != 0xa0)
+			return fail("ACCEPTED: res %d", ev.res);
+		acc[i] = ev.channel;
+	}
+	for (i = 0; i < n; i++) {
+		idx = i;
+		ret = rmsg_send(b, b_ids[i], &idx, sizeof(idx), 0xc000 + i);
+		if (ret)
+			return fail("hello %d: %d", i, ret);
+	}
+	for (i = 0; i < n; i++) {
+		ret = recv_wait(a, acc[i], &idx, sizeof(idx), EVENT_TIMEOUT_MS);
+		if (ret != sizeof(idx) || idx >= (uint32_t)n)
+			return fail("hello on %u: %d (%u)", acc[i], ret, idx);
+		a_ids[idx] = acc[i];
+	}
+	for (i = 0; i < n; i++) {
+		if (!wait_event(b, blog, RMSG_CQE_OP, b_ids[i], &ev,
+				EVENT_TIMEOUT_MS))
+			return false;
+		if (ev.res || ev.len != sizeof(idx))
+			return fail("hello %d completed with %d, %u bytes", i,
+				    ev.res, ev.len);
+	}
+	return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Checked streams                                                      */
+
+enum { SEND_COPY, SEND_RESERVE, SEND_MIXED };
+enum { RECV_COPY, RECV_PEEK, RECV_ANY };
+
+/**
+ * struct stream - one direction of one channel, checked end to end
+ * @tx: sending endpoint
+ * @rx: receiving endpoint
+ * @tx_ch: the channel's id at @tx
+ * @rx_ch: its id at @rx
+ * @total: messages to send
+ * @max: the largest message (rmsg_channel_max_msg())
+ * @sent: messages accepted by rmsg_send() or rmsg_commit()
+ * @completed: their completions seen, in order
+ * @received: messages received and checked, in order
+ * @held: messages peeked and not released yet
+ * @hold: peek up to this many before releasing
+ * @send_mode: SEND_*
+ * @recv_mode: RECV_*
+ * @last: the last peeked message, to release
+ */
+struct stream {
+	struct rmsg_ep *tx, *rx;
+	unsigned int tx_ch, rx_ch;
+	unsigned int total, max;
+	unsigned int sent, completed, received;
+	unsigned int held, hold;
+	int send_mode, recv_mode;
+	struct rmsg_msg last;
+};
+
+struct streams {
+	struct stream s[MAX_STREAMS];
+	unsigned int n;
+	unsigned char buf[RMSG_VB_MAX_PAYLOAD + 1];
+	unsigned long eagain;
+};
+
+/* Send the next message of stream @i: 1 sent, 0 no room now, -1 failed. */
+static int stream_send(struct streams *ss, unsigned int i)
+{
+	struct stream *s = &ss->s[i];
+	unsigned int len = size_of(s->sent, s->max);
+	__u64 ud = (__u64)i << 32 | s->sent;
+	bool reserve = s->send_mode == SEND_RESERVE ||
+		       (s->send_mode == SEND_MIXED && s->sent % 3 == 1);
+	void *room;
+	int ret;
+
+	if (s->sent == s->total)
+		return 0;
+	if (reserve) {
+		/* Reserve the most, build in place, send what was built. */
+		ret = rmsg_reserve(s->tx, s->tx_ch, s->max, &room);
+		if (!ret) {
+			fill(room, i, s->sent, len);
+			ret = rmsg_commit(s->tx, s->tx_ch, len, ud);
+		}
+	} else {
+		fill(ss->buf, i, s->sent, len);
+		ret = rmsg_send(s->tx, s->tx_ch, ss->buf, len, ud);
+	}
+	if (ret == -EAGAIN) {
+		ss->eagain++;
+		return 0;
+	}
+	if (ret) {
+		fail("stream %u: send of message %u (%u bytes): %d", i,
+		     s->sent, len, ret);
+		return -1;
+	}
+	s->sent++;
+	return 1;
+}
+
+/* Receive one message of stream @i (or, RECV_ANY, of any of its peers). */
+static int stream_recv(struct streams *ss, unsigned int i)
+{
+	struct stream *s = &ss->s[i];
+	struct rmsg_msg msg;
+	unsigned int j;
+	int ret;
+
+	switch (s->recv_mode) {
+	case RECV_COPY:
+		ret = rmsg_recv(s->rx, s->rx_ch, ss->buf, sizeof(ss->buf));
+		if (ret == -EAGAIN)
+			return 0;
+		if (ret < 0)
+			return fail("stream %u: recv: %d", i, ret), -1;
+		if (s->received == s->total)
+			return fail("stream %u: message beyond the last", i), -1;
+		if (!check_seq(ss->buf, ret, i, s->received, s->max))
+			return -1;
+		s->received++;
+		return 1;
+	case RECV_ANY:
+		ret = rmsg_peek_any(s->rx, &msg);
+		if (ret == -EAGAIN)
+			return 0;
+		if (ret < 0)
+			return fail("peek_any: %d", ret), -1;
+		for (j = 0; j < ss->n; j++)
+			if (ss->s[j].rx == s->rx && ss->s[j].rx_ch == msg.channel)
+				break;
+		if (j == ss->n)
+			return fail("peek_any: channel %u is no stream's",
+				    msg.channel), -1;
+		s = &ss->s[j];
+		i = j;
+		break;
+	default:
+		ret = rmsg_peek(s->rx, s->rx_ch, &msg);
+		if (ret == -EAGAIN) {
+			/* Nothing more for now: give back what is held. */
+			if (s->held) {
+				ret = rmsg_release(s->rx, &s->last);
+				if (ret)
+					return fail("release: %d", ret), -1;
+				s->held = 0;
+			}
+			return 0;
+		}
+		if (ret < 0)
+			return fail("stream %u: peek: %d", i, ret), -1;
+		if (msg.channel != s->rx_ch)
+			return fail("peek gave channel %u for %u", msg.channel,
+				    s->rx_ch), -1;
+		break;
+	}
+	if (s->received == s->total)
+		return fail("stream %u: message beyond the last", i), -1;
+	if (!check_seq(msg.data, msg.len, i, s->received, s->max))
+		return -1;
+	s->received++;
+	s->last = msg;
+	if (++s->held >= s->hold || s->recv_mode == RECV_ANY) {
+		ret = rmsg_release(s->rx, &msg);
+		if (ret)
+			return fail("stream %u: release: %d", i, ret), -1;
+		s->held = 0;
+	}
+	return 1;
+}
+
+/* Take the completions of @ep's sends and check them against the streams. */
+static int stream_pump(struct streams *ss, struct rmsg_ep *ep)
+{
+	struct rmsg_event ev[32];
+	struct stream *s;
+	unsigned int st, seq;
+	int i, n;
+
+	n = rmsg_ep_progress(ep, ev, 32);
+	if (n < 0)
+		return fail("progress: %d", n), -1;
+	for (i = 0; i < n; i++) {
+		if (ev[i].kind != RMSG_CQE_OP)
+			return fail("unexpected event %u (res %d) on channel %u",
+				    ev[i].kind, ev[i].res, ev[i].channel), -1;
+		st = ev[i].user_data >> 32;
+		seq = (unsigned int)ev[i].user_data;
+		if (st >= ss->n)
+			return fail("completion with user_data %#llx",
+				    (unsigned long long)ev[i].user_data), -1;
+		s = &ss->s[st];
+		if (ev[i].channel != s->tx_ch || seq != s->completed ||
+		    ev[i].res || ev[i].len != size_of(seq, s->max))
+			return fail("stream %u: completion of %u (expected %u): res %d, %u bytes, channel %u",
+				    st, seq, s->completed, ev[i].res, ev[i].len,
+				    ev[i].channel), -1;
+		s->completed++;
+	}
+	return n;
+}
+
+static bool stream_done(const struct stream *s)
+{
+	return s->sent == s->total && s->completed == s->total &&
+	       s->received == s->total;
+}
+
+/*
+ * Drive every stream from this thread until each message is sent,
+ * completed, received and checked.
+ */
+static bool run_streams(struct streams *ss, long timeout_ms)
+{
+	long deadline = rmsg_now_ms() + timeout_ms;
+	struct rmsg_ep *eps[2 * MAX_STREAMS];
+	unsigned int i, j, k, neps = 0;
+	bool all;
+	int r, moved;
+
+	for (i = 0; i < ss->n; i++) {
+		for (j = 0; j < neps && eps[j] != ss->s[i].tx; j++)
+			;
+		if (j == neps)
+			eps[neps++] = ss->s[i].tx;
+	}
+	do {
+		moved = 0;
+		all = true;
+		for (i = 0; i < ss->n; i++) {
+			/* Bursts of a few, so the streams interleave. */
+			for (k = 0; k < 1 + (i + ss->s[i].sent) % 5; k++) {
+				r = stream_send(ss, i);
+				if (r < 0)
+					return false;
+				if (!r)
+					break;
+				moved++;
+			}
+			for (k = 0; k < 8; k++) {
+				r = stream_recv(ss, i);
+				if (r < 0)
+					return false;
+				if (!r)
+					break;
+				moved++;
+			}
+		}
+		for (j = 0; j < neps; j++) {
+			r = stream_pump(ss, eps[j]);
+			if (r < 0)
+				return false;
+			moved += r;
+		}
+		for (i = 0; i < ss->n; i++)
+			all &= stream_done(&ss->s[i]);
+		if (!moved)
+			sched_yield();
+		if (rmsg_now_ms() > deadline) {
+			for (i = 0; i < ss->n; i++)
+				if (!stream_done(&ss->s[i]))
+					break;
+			return fail("timeout: stream %u sent %u completed %u received %u of %u",
+				    i, ss->s[i].sent, ss->s[i].completed,
+				    ss->s[i].received, ss->s[i].total);
+		}
+	} while (!all);
+	return true;
+}
+
+static void stream_init(struct stream *s, struct rmsg_ep *tx,
+			unsigned int tx_ch, struct rmsg_ep *rx,
+			unsigned int rx_ch, unsigned int total, int send_mode,
+			int recv_mode, unsigned int hold)
+{
+	memset(s, 0, sizeof(*s));
+	s->tx = tx;
+	s->rx = rx;
+	s->tx_ch = tx_ch;
+	s->rx_ch = rx_ch;
+	s->total = total;
+	s->max = rmsg_channel_max_msg(tx, tx_ch);
+	s->send_mode = send_mode;
+	s->recv_mode = recv_mode;
+	s->hold = hold ? hold : 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* The fixture: a listening endpoint a, a connecting endpoint b         */
+
+FIXTURE(msg) {
+	struct rmsg_ep a;	/* listens */
+	struct rmsg_ep b;	/* connects */
+	struct evlog alog, blog;
+	struct sockaddr_in addr;
+	unsigned int a_id[MAX_STREAMS], b_id[MAX_STREAMS];
+	struct streams *ss;
+	bool opened;
+	bool imm_set;
+};
+
+FIXTURE_VARIANT(msg) {
+	bool imm;
+};
+
+FIXTURE_VARIANT_ADD(msg, flag) {
+	.imm = false,
+};
+
+FIXTURE_VARIANT_ADD(msg, imm) {
+	.imm = true,
+};
+
+static bool eager_supported(void)
+{
+	struct rmsg_version ver;
+	int fd = rmsg_open_device();
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = !rmsg_query_version(fd, &ver) && (ver.features & RMSG_FEAT_EAGER);
+	close(fd);
+	return ok;
+}
+
+FIXTURE_SETUP(msg)
+{
+	if (!rmsg_local_addr(&self->addr, 0))
+		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
+	if (!eager_supported())
+		SKIP(return, "the module does not announce RMSG_FEAT_EAGER");
+	if (access(IMM_PARAM, W_OK)) {
+		if (variant->imm)
+			SKIP(return, "no writable %s: module without the fallback switch",
+			     IMM_PARAM);
+	} else {
+		ASSERT_EQ(0, set_imm(variant->imm));
+		self->imm_set = true;
+	}
+	self->ss = calloc(1, sizeof(*self->ss));
+	ASSERT_NE(NULL, self->ss);
+	ASSERT_EQ(0, rmsg_ep_open(&self->a, 256, 2048));
+	ASSERT_EQ(0, rmsg_ep_open(&self->b, 256, 2048));
+	self->opened = true;
+	ASSERT_EQ(0, rmsg_ep_listen(&self->a, (struct sockaddr *)&self->addr,
+				    sizeof(self->addr), 0xa0, 0));
+}
+
+FIXTURE_TEARDOWN(msg)
+{
+	if (self->opened) {
+		rmsg_ep_close(&self->a);
+		rmsg_ep_close(&self->b);
+	}
+	if (self->imm_set)
+		set_imm(false);
+	free(self->ss);
+}
+
+typedef FIXTURE_DATA(msg) msg_fixture;
+
+/* Open @n channels between the fixture's endpoints. */
+static bool connect_fx(msg_fixture *self, int n)
+{
+	return connect_n(&self->a, &self->alog, &self->b, &self->blog,
+			 &self->addr, n, self->a_id, self->b_id);
+}
+
+/* What a channel offers once open. */
+TEST_F(msg, channel_limits)
+{
+	int max;
+
+	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
+	max = rmsg_channel_max_msg(&self->b, self->b_id[0]);
+	/* A 32 KiB block takes records of up to half of it. */
+	EXPECT_EQ(BLOCK / 2 - 32, max);
+	EXPECT_EQ(max, rmsg_channel_max_msg(&self->a, self->a_id[0]));
+	EXPECT_EQ(-ENOTCONN, rmsg_channel_max_msg(&self->b, 999));
+	EXPECT_EQ(-EMSGSIZE, rmsg_send(&self->b, self->b_id[0], self->ss->buf,
+				       max + 1, 1));
+	EXPECT_EQ(0, rmsg_send(&self->b, self->b_id[0], self->ss->buf, max, 1));
+	EXPECT_EQ(max, recv_wait(&self->a, self->a_id[0], self->ss->buf,
+				 sizeof(self->ss->buf), EVENT_TIMEOUT_MS));
+}
+
+/* One direction, copy in and copy out, 20000 messages of every size. */
+TEST_F_TIMEOUT(msg, stream_copy, 600)
+{
+	struct streams *ss = self->ss;
+
+	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
+	ss->n = 1;
+	stream_init(&ss->s[0], &self->b, self->b_id[0], &self->a,
+		    self->a_id[0], STREAM_MSGS, SEND_COPY, RECV_COPY, 0);
+	ASSERT_TRUE(run_streams(ss, 500000)) TH_LOG("%s", why);
+	TH_LOG("max %u, %lu times no room", ss->s[0].max, ss->eagain);
+}
+
+/*
+ * Both directions at once, sent by copy and by reserve/commit, read in
+ * place with several messages held before each release.
+ */
+TEST_F_TIMEOUT(msg, stream_both_ways_zero_copy, 600)
+{
+	struct streams *ss = self->ss;
+
+	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
+	ss->n = 2;
+	stream_init(&ss->s[0], &self->b, self->b_id[0], &self->a,
+		    self->a_id[0], STREAM_MSGS, SEND_MIXED, RECV_PEEK, 5);
+	stream_init(&ss->s[1], &self->a, self->a_id[0], &self->b,
+		    self->b_id[0], STREAM_MSGS, SEND_RESERVE, RECV_PEEK, 3);
+	ASSERT_TRUE(run_streams(ss, 500000)) TH_LOG("%s", why);
+}
+
+/* 32 channels, both ways, interleaved; read with rmsg_peek_any(). */
+TEST_F_TIMEOUT(msg, many_channels_interleaved, 600)
+{
+	struct streams *ss = self->ss;
+	int i, n = 32;
+
+	ASSERT_TRUE(connect_fx(self, n)) TH_LOG("%s", why);
+	ss->n = 2 * n;
+	for (i = 0; i < n; i++) {
+		stream_init(&ss->s[i], &self->b, self->b_id[i], &self->a,
+			    self->a_id[i], 300 + 7 * i, SEND_MIXED, RECV_ANY, 0);
+		stream_init(&ss->s[n + i], &self->a, self->a_id[i], &self->b,
+			    self->b_id[i], 200 + 5 * i, SEND_COPY,
+			    i % 2 ? RECV_PEEK : RECV_COPY, i % 4);
+	}
+	ASSERT_TRUE(run_streams(ss, 500000)) TH_LOG("%s", why);
+}
+
+/* rmsg_peek_any() takes turns: a busy channel cannot starve another. */
+TEST_F_TIMEOUT(msg, peek_any_takes_turns, 120)
+{
+	struct rmsg_event ev;
+	struct rmsg_msg msg;
+	unsigned int i, last = ~0U, got[2] = { 0, 0 };
+	unsigned char c = 0;
+
+	ASSERT_TRUE(connect_fx(self, 2)) TH_LOG("%s", why);
+	for (i = 0; i < 20; i++)
+		ASSERT_EQ(0, rmsg_send(&self->b, self->b_id[i % 2], &c, 1, i));
+	/*
+	 * A completed send has landed in the peer's block. With the
+	 * fallback its flag follows a moment later, when the receiving
+	 * kernel handles the write's completion.
+	 */
+	for (i = 0; i < 20; i++)
+		ASSERT_TRUE(wait_event(&self->b, &self->blog, RMSG_CQE_OP, -1,
+				       &ev, EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
+	usleep(300000);
+	for (i = 0; i < 20; i++) {
+		ASSERT_EQ(0, rmsg_peek_any(&self->a, &msg));
+		ASSERT_NE(last, msg.channel) TH_LOG("message %u", i);
+		last = msg.channel;
+		got[msg.channel == self->a_id[1]]++;
+		ASSERT_EQ(0, rmsg_release(&self->a, &msg));
+	}
+	EXPECT_EQ(10, got[0]);
+	EXPECT_EQ(10, got[1]);
+	EXPECT_EQ(-EAGAIN, rmsg_peek_any(&self->a, &msg));
+}
+
+/*
+ * Held messages stay valid and in place, and hold their bytes: the sender
+ * stalls once the block is full, and goes on when they are released.
+ */
+TEST_F_TIMEOUT(msg, zero_copy_hold_and_release, 120)
+{
+	struct rmsg_msg held[64], msg;
+	struct rmsg_event ev;
+	unsigned int i, n = 60, len = 1000, got = 0, done = 0;
+
+	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
+	for (i = 0; i < n; i++) {
+		fill(self->ss->buf, 7, i, len);
+		ASSERT_EQ(0, rmsg_send(&self->b, self->b_id[0], self->ss->buf,
+				       len, i));
+	}
+	/* Peek without releasing until nothing more comes. */
+	for (;;) {
+		int ret = rmsg_peek(&self->a, self->a_id[0], &msg);
+
+		if (ret == -EAGAIN) {
+			usleep(300000);
+			ret = rmsg_peek(&self->a, self->a_id[0], &msg);
+			if (ret == -EAGAIN)
+				break;
+		}
+		ASSERT_EQ(0, ret);
+		ASSERT_GT(64, got);
+		held[got++] = msg;
+	}
+	/* 60 records of 1024 bytes do not fit a 32 KiB block. */
+	TH_LOG("%u of %u messages arrived while all were held", got, n);
+	ASSERT_LT(20, got);
+	ASSERT_GE(BLOCK / (len + 24), got);
+	while (pump_log(&self->b, &self->blog) && self->blog.n)
+		done += log_take(&self->blog, RMSG_CQE_OP, -1, &ev);
+	EXPECT_GE(got, done) TH_LOG("a send completed before its bytes landed");
+	/* Every held message is still intact and where it was. */
+	for (i = 0; i < got; i++)
+		ASSERT_TRUE(check(held[i].data, held[i].len, 7, i, len))
+			TH_LOG("%s", why);
+	for (i = 1; i < got; i++)
+		ASSERT_NE(held[i - 1].data, held[i].data);
+	/* Release the first few, then the rest at once (the last covers all). */
+	ASSERT_EQ(0, rmsg_release(&self->a, &held[2]));
+	ASSERT_EQ(0, rmsg_release(&self->a, &held[got - 1]));
+	/* Releasing again, or an earlier message, changes nothing. */
+	ASSERT_EQ(0, rmsg_release(&self->a, &held[got - 1]));
+	ASSERT_EQ(0, rmsg_release(&self->a, &held[0]));
+	for (i = got; i < n; i++) {
+		ASSERT_EQ(len, recv_wait(&self->a, self->a_id[0],
+					 self->ss->buf, sizeof(self->ss->buf),
+					 EVENT_TIMEOUT_MS));
+		ASSERT_TRUE(check(self->ss->buf, len, 7, i, len))
+			TH_LOG("%s", why);
+	}
+	for (; done < n; done++) {
+		ASSERT_TRUE(wait_event(&self->b, &self->blog, RMSG_CQE_OP, -1,
+				       &ev, EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
+		ASSERT_EQ(0, ev.res);
+	}
+	EXPECT_EQ(-EAGAIN, rmsg_peek(&self->a, self->a_id[0], &msg));
+}
+
+/* rmsg_recv() into a buffer too small leaves the message where it was. */
+TEST_F_TIMEOUT(msg, recv_too_small, 120)
+{
+	unsigned char buf[200];
+	struct rmsg_msg msg;
+
+	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
+	fill(self->ss->buf, 3, 0, 100);
+	ASSERT_EQ(0, rmsg_send(&self->b, self->b_id[0], self->ss->buf, 100, 1));
+	fill(self->ss->buf, 3, 1, 17);
+	ASSERT_EQ(0, rmsg_send(&self->b, self->b_id[0], self->ss->buf, 17, 2));
+	/* Wait until it is there; the first too-small try must not eat it. */
+	ASSERT_EQ(-EMSGSIZE, recv_wait(&self->a, self->a_id[0], buf, 99,
+				       EVENT_TIMEOUT_MS));
+	ASSERT_EQ(-EMSGSIZE, rmsg_recv(&self->a, self->a_id[0], buf, 0));
+	ASSERT_EQ(0, rmsg_peek(&self->a, self->a_id[0], &msg));
+	EXPECT_EQ(100, msg.len);
+	/* recv after a peek returns the next message: the peek took this one. */
+	ASSERT_EQ(17, recv_wait(&self->a, self->a_id[0], buf, sizeof(buf),
+				EVENT_TIMEOUT_MS));
+	EXPECT_TRUE(check(buf, 17, 3, 1, 17)) TH_LOG("%s", why);
+	EXPECT_TRUE(check(msg.data, msg.len, 3, 0, 100)) TH_LOG("%s", why);
+	EXPECT_EQ(0, rmsg_release(&self->a, &msg));
+	EXPECT_EQ(-EAGAIN, rmsg_recv(&self->a, self->a_id[0], buf,
+				     sizeof(buf)));
+}
+
+/* Building a message in the send area, and what rmsg_commit() refuses. */
+TEST_F_TIMEOUT(msg, reserve_and_commit, 120)
+{
+	unsigned int ch, max;
+	struct rmsg_event ev;
+	unsigned char buf[64];
+	void *room, *room2;
+
+	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
+	ch = self->b_id[0];
+	max = rmsg_channel_max_msg(&self->b, ch);
+	EXPECT_EQ(-EINVAL, rmsg_commit(&self->b, ch, 1, 1))
+		TH_LOG("nothing reserved");
+	EXPECT_EQ(-EMSGSIZE, rmsg_reserve(&self->b, ch, max + 1, &room));
+	EXPECT_EQ(-ENOTCONN, rmsg_reserve(&self->b, 999, 1, &room));
+	ASSERT_EQ(0, rmsg_reserve(&self->b, ch, 40, &room));
+	EXPECT_EQ(-EINVAL, rmsg_commit(&self->b, ch, 41, 1));
+	EXPECT_EQ(-EINVAL, rmsg_commit(&self->b, 999, 10, 1));
+	fill(room, 5, 0, 33);
+	ASSERT_EQ(0, rmsg_commit(&self->b, ch, 33, 0x33));
+	EXPECT_EQ(-EINVAL, rmsg_commit(&self->b, ch, 33, 0x33))
+		TH_LOG("a reservation is committed once");
+	/* A send drops an uncommitted reservation. */
+	ASSERT_EQ(0, rmsg_reserve(&self->b, ch, max, &room));
+	fill(self->ss->buf, 5, 1, 20);
+	ASSERT_EQ(0, rmsg_send(&self->b, ch, self->ss->buf, 20, 0x20));
+	EXPECT_EQ(-EINVAL, rmsg_commit(&self->b, ch, 1, 1));
+	/* A second reservation replaces the first. */
+	ASSERT_EQ(0, rmsg_reserve(&self->b, ch, 100, &room));
+	ASSERT_EQ(0, rmsg_reserve(&self->b, ch, 100, &room2));
+	fill(room2, 5, 2, 0);
+	ASSERT_EQ(0, rmsg_commit(&self->b, ch, 0, 0x0));
+
+	ASSERT_EQ(33, recv_wait(&self->a, self->a_id[0], buf, sizeof(buf),
+				EVENT_TIMEOUT_MS));
+	EXPECT_TRUE(check(buf, 33, 5, 0, 33)) TH_LOG("%s", why);
+	ASSERT_EQ(20, recv_wait(&self->a, self->a_id[0], buf, sizeof(buf),
+				EVENT_TIMEOUT_MS));
+	EXPECT_TRUE(check(buf, 20, 5, 1, 20)) TH_LOG("%s", why);
+	ASSERT_EQ(0, recv_wait(&self->a, self->a_id[0], buf, sizeof(buf),
+			       EVENT_TIMEOUT_MS));
+	/* Three completions, in order, with the lengths committed. */
+	ASSERT_TRUE(wait_event(&self->b, &self->blog, RMSG_CQE_OP, ch, &ev,
+			       EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
+	EXPECT_EQ(0x33, ev.user_data);
+	EXPECT_EQ(33, ev.len);
+	ASSERT_TRUE(wait_event(&self->b, &self->blog, RMSG_CQE_OP, ch, &ev,
+			       EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
+	EXPECT_EQ(0x20, ev.user_data);
+	ASSERT_TRUE(wait_event(&self->b, &self->blog, RMSG_CQE_OP, ch, &ev,
+			       EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
+	EXPECT_EQ(0, ev.user_data);
+	EXPECT_EQ(0, ev.len);
+	EXPECT_EQ(0, self->blog.n) TH_LOG("no completion for what was dropped");
+}
+
+/* ------------------------------------------------------------------ */
+/* Blocking                                                             */
+
+struct waiter {
+	struct rmsg_ep *ep;
+	unsigned int ch;
+	unsigned int want;	/* messages to receive */
+	unsigned int got;
+	unsigned int waits;	/* rmsg_ep_wait() calls that slept or not */
+	unsigned int timeouts;
+	unsigned int max;
+	int err;
+	char why[600];
+	unsigned char buf[RMSG_VB_MAX_PAYLOAD + 1];
+};
+
+/* Receive @want checked messages, sleeping in rmsg_ep_wait() when idle. */
+static void *waiter_main(void *arg)
+{
+	struct waiter *w = arg;
+	int ret;
+
+	while (w->got < w->want) {
+		ret = rmsg_recv(w->ep, w->ch, w->buf, sizeof(w->buf));
+		if (ret == -EAGAIN) {
+			rmsg_ep_progress(w->ep, NULL, 0);
+			w->waits++;
+			ret = rmsg_ep_wait(w->ep, 5000);
+			if (ret < 0) {
+				w->err = ret;
+				snprintf(w->why, sizeof(w->why), "wait: %d", ret);
+				break;
+			}
+			if (!ret && ++w->timeouts > 2) {
+				w->err = -ETIMEDOUT;
+				snprintf(w->why, sizeof(w->why),
+					 "not woken in 3 x 5 s after %u messages",
+					 w->got);
+				break;
+			}
+			continue;
+		}
+		if (ret < 0) {
+			w->err = ret;
+			snprintf(w->why, sizeof(w->why), "recv: %d", ret);
+			break;
+		}
+		if (!check_seq(w->buf, ret, 11, w->got, w->max)) {
+			w->err = -EBADMSG;
+			snprintf(w->why, sizeof(w->why), "%s", why);
+			break;
+		}
+		w->got++;
+	}
+	return NULL;
+}
+
+/* Nothing to wait for: rmsg_ep_wait() sleeps its time and says so. */
+TEST_F_TIMEOUT(msg, wait_times_out, 120)
+{
+	long t0;
+
+	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
+	t0 = rmsg_now_ms();
+	EXPECT_EQ(0, rmsg_ep_wait(&self->a, 300));
+	EXPECT_LE(250, rmsg_now_ms() - t0);
+	/* Armed already: the second wait arms nothing and still sleeps. */
+	t0 = rmsg_now_ms();
+	EXPECT_EQ(0, rmsg_ep_wait(&self->a, 200));
+	EXPECT_LE(150, rmsg_now_ms() - t0);
+	/* A message waiting: at once. */
+	ASSERT_EQ(0, rmsg_send(&self->b, self->b_id[0], "x", 1, 1));
+	t0 = rmsg_now_ms();
+	EXPECT_EQ(1, rmsg_ep_wait(&self->a, 10000));
+	EXPECT_GT(5000, rmsg_now_ms() - t0);
+	EXPECT_EQ(1, rmsg_recv(&self->a, self->a_id[0], self->ss->buf, 10));
+}
+
+/* A receiver asleep in rmsg_ep_wait() is woken by each new message. */
+TEST_F_TIMEOUT(msg, wait_woken_by_sender, 300)
+{
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct rmsg_event ev;
+	pthread_t thr;
+	unsigned int i, len, done = 0;
+	long t0;
+
+	ASSERT_NE(NULL, w);
+	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
+	w->ep = &self->a;
+	w->ch = self->a_id[0];
+	w->max = rmsg_channel_max_msg(&self->b, self->b_id[0]);
+	w->want = 40;
+	ASSERT_EQ(0, pthread_create(&thr, NULL, waiter_main, w));
+	/* One at a time, with pauses in which the receiver falls asleep. */
+	for (i = 0; i < w->want; i++) {
+		usleep(i % 4 ? 2000 : 150000);
+		len = size_of(i, w->max);
+		fill(self->ss->buf, 11, i, len);
+		ASSERT_EQ(0, rmsg_send(&self->b, self->b_id[0], self->ss->buf,
+				       len, i));
+	}
+	t0 = rmsg_now_ms();
+	while (done < w->want && rmsg_now_ms() - t0 < 60000) {
+		if (wait_event(&self->b, &self->blog, RMSG_CQE_OP, -1, &ev,
+			       1000))
+			done++;
+	}
+	pthread_join(thr, NULL);
+	ASSERT_EQ(0, w->err) TH_LOG("%s", w->why);
+	EXPECT_EQ(w->want, w->got);
+	EXPECT_EQ(w->want, done);
+	TH_LOG("%u waits for %u messages", w->waits, w->got);
+	/* It slept at least once per long pause. */
+	EXPECT_LE(w->want / 4, w->waits);
+	free(w);
+}
+
+/* A whole stream with a receiver thread that only ever blocks. */
+TEST_F_TIMEOUT(msg, stream_blocking_receiver, 600)
+{
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct rmsg_event ev[32];
+	unsigned int len, sent = 0, done = 0;
+	pthread_t thr;
+	long deadline;
+	int ret = 0, n, i;
+
+	ASSERT_NE(NULL, w);
+	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
+	w->ep = &self->a;
+	w->ch = self->a_id[0];
+	w->max = rmsg_channel_max_msg(&self->b, self->b_id[0]);
+	w->want = 5000;
+	ASSERT_EQ(0, pthread_create(&thr, NULL, waiter_main, w));
+	deadline = rmsg_now_ms() + 500000;
+	while (done < w->want && rmsg_now_ms() < deadline) {
+		if (sent < w->want) {
+			len = size_of(sent, w->max);
+			fill(self->ss->buf, 11, sent, len);
+			ret = rmsg_send(&self->b, self->b_id[0], self->ss->buf,
+					len, sent);
+			if (!ret)
+				sent++;
+			else if (ret != -EAGAIN)
+				break;
+		}
+		n = rmsg_ep_progress(&self->b, ev, 32);
+		for (i = 0; i < n; i++)
+			if (ev[i].kind == RMSG_CQE_OP && !ev[i].res &&
+			    ev[i].user_data == done)
+				done++;
+		/* The sender blocks too, when it has nothing to do. */
+		if (sent == w->want || ret == -EAGAIN)
+			rmsg_ep_wait(&self->b, 1000);
+	}
+	pthread_join(thr, NULL);
+	ASSERT_EQ(0, w->err) TH_LOG("%s", w->why);
+	EXPECT_EQ(w->want, sent);
+	EXPECT_EQ(w->want, done);
+	EXPECT_EQ(w->want, w->got);
+	TH_LOG("%u waits for %u messages", w->waits, w->got);
+	free(w);
+}
+
+/* ------------------------------------------------------------------ */
+/* The end of a channel                                                 */
+
+/*
+ * An orderly close right after a burst of sends: every message still
+ * arrives, in order, and can be read after CLOSED; then -ENOTCONN.
+ */
+TEST_F_TIMEOUT(msg, close_with_messages_in_flight, 120)
+{
+	unsigned int i, n = 100, max = 200, ok = 0;
+	struct rmsg_event ev;
+	struct rmsg_msg msg;
+	unsigned char c = 0;
+	void *room;
+
+	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
+	for (i = 0; i < n; i++) {
+		fill(self->ss->buf, 9, i, size_of(i, max));
+		ASSERT_EQ(0, rmsg_send(&self->b, self->b_id[0], self->ss->buf,
+				       size_of(i, max), i));
+	}
+	ASSERT_EQ(0, rmsg_ep_close_channel(&self->b, self->b_id[0], 0));
+	/* The sender hears of each send, then of the close. */
+	for (i = 0; i < n; i++) {
+		ASSERT_TRUE(wait_event(&self->b, &self->blog, RMSG_CQE_OP,
+				       self->b_id[0], &ev, EVENT_TIMEOUT_MS))
+			TH_LOG("%s", why);
+		EXPECT_EQ(i, ev.user_data);
+		ok += !ev.res;
+	}
+	EXPECT_EQ(n, ok) TH_LOG("an orderly close writes what was sent first");
+	ASSERT_TRUE(wait_event(&self->b, &self->blog, RMSG_CQE_CLOSED,
+			       self->b_id[0], &ev, EVENT_TIMEOUT_MS))
+		TH_LOG("%s", why);
+	EXPECT_EQ(0, ev.res);
+	EXPECT_EQ(-ENOTCONN, rmsg_send(&self->b, self->b_id[0], &c, 1, 1));
+	EXPECT_EQ(-ENOTCONN, rmsg_reserve(&self->b, self->b_id[0], 1, &room));
+	EXPECT_EQ(-ENOTCONN, rmsg_channel_max_msg(&self->b, self->b_id[0]));
+
+	/* The receiver reads nothing until it has seen the close. */
+	ASSERT_TRUE(wait_event(&self->a, &self->alog, RMSG_CQE_CLOSED,
+			       self->a_id[0], &ev, EVENT_TIMEOUT_MS))
+		TH_LOG("%s", why);
+	EXPECT_EQ(0, ev.res);
+	EXPECT_EQ(-ENOTCONN, rmsg_send(&self->a, self->a_id[0], &c, 1, 1));
+	/* Held across the close, and released after the last one. */
+	ASSERT_EQ(0, rmsg_peek(&self->a, self->a_id[0], &msg));
+	ASSERT_TRUE(check_seq(msg.data, msg.len, 9, 0, max)) TH_LOG("%s", why);
+	for (i = 1; i < n; i++) {
+		ASSERT_EQ(size_of(i, max),
+			  rmsg_recv(&self->a, self->a_id[0], self->ss->buf,
+				    sizeof(self->ss->buf))) TH_LOG("message %u", i);
+		ASSERT_TRUE(check_seq(self->ss->buf, size_of(i, max), 9, i, max))
+			TH_LOG("%s", why);
+	}
+	EXPECT_EQ(-ENOTCONN, rmsg_peek(&self->a, self->a_id[0], &msg));
+	EXPECT_EQ(-ENOTCONN, rmsg_recv(&self->a, self->a_id[0], self->ss->buf,
+				       10));
+	EXPECT_EQ(-ENOTCONN, rmsg_peek(&self->a, self->a_id[0], &msg));
+	/* Nothing of the channel is left in the library. */
+	EXPECT_EQ(-EAGAIN, rmsg_peek_any(&self->a, &msg));
+	EXPECT_EQ(0, rmsg_ep_wait(&self->a, 100));
+}
+
+/* A message held across the end of its channel stays readable. */
+TEST_F_TIMEOUT(msg, held_message_outlives_the_channel, 120)
+{
+	struct rmsg_msg msg, other;
+	struct rmsg_event ev;
+
+	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
+	fill(self->ss->buf, 4, 0, 500);
+	ASSERT_EQ(0, rmsg_send(&self->b, self->b_id[0], self->ss->buf, 500, 1));
+	while (rmsg_peek(&self->a, self->a_id[0], &msg) == -EAGAIN)
+		usleep(1000);
+	ASSERT_EQ(0, rmsg_ep_close_channel(&self->a, self->a_id[0],
+					   RMSG_CLOSE_ABORT));
+	ASSERT_TRUE(wait_event(&self->a, &self->alog, RMSG_CQE_CLOSED,
+			       self->a_id[0], &ev, EVENT_TIMEOUT_MS))
+		TH_LOG("%s", why);
+	EXPECT_TRUE(check(msg.data, msg.len, 4, 0, 500)) TH_LOG("%s", why);
+	EXPECT_EQ(-ENOTCONN, rmsg_peek(&self->a, self->a_id[0], &other));
+	EXPECT_TRUE(check(msg.data, msg.len, 4, 0, 500)) TH_LOG("%s", why);
+	EXPECT_EQ(0, rmsg_release(&self->a, &msg));
+	EXPECT_EQ(-ENOTCONN, rmsg_release(&self->a, &msg))
+		TH_LOG("the channel is gone once all is released");
+}
+
+/* ------------------------------------------------------------------ */
+/* Setups other than the fixture's                                      */
+
+/* Arguments the library refuses, without a kernel round trip. */
+TEST_F_TIMEOUT(msg, api_errors, 120)
+{
+	struct rmsg_ep_setup p = { .sq_entries = 64 };
+	struct rmsg_msg msg = { 0 };
+	struct rmsg_event ev[4];
+	struct rmsg_ep none;
+
+	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
+	EXPECT_EQ(-ENOTCONN, rmsg_send(&self->b, 12345, "x", 1, 1));
+	EXPECT_EQ(-ENOTCONN, rmsg_peek(&self->b, 12345, &msg));
+	EXPECT_EQ(-ENOTCONN, rmsg_recv(&self->b, 12345, ev, sizeof(ev)));
+	EXPECT_EQ(-EAGAIN, rmsg_peek(&self->a, self->a_id[0], &msg));
+	EXPECT_EQ(-EINVAL, rmsg_ep_progress(&self->a, NULL, 4));
+	/* Releasing what was never peeked. */
+	msg.channel = self->a_id[0];
+	msg.end = 4096;
+	EXPECT_EQ(-EINVAL, rmsg_release(&self->a, &msg));
+	msg.channel = 12345;
+	EXPECT_EQ(-ENOTCONN, rmsg_release(&self->a, &msg));
+
+	/* An endpoint without a send area can receive, not send. */
+	ASSERT_EQ(0, rmsg_ep_open_setup(&none, &p));
+	EXPECT_EQ(0U, p.send_area_size);
+	ASSERT_LE(0, rmsg_ep_connect(&none, (struct sockaddr *)&self->addr,
+				     sizeof(self->addr), 7, 0));
+	ASSERT_TRUE(wait_event(&none, &self->blog, RMSG_CQE_CONNECTED, -1,
+			       &ev[0], EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
+	ASSERT_EQ(0, ev[0].res);
+	EXPECT_EQ(-ENOBUFS, rmsg_send(&none, ev[0].channel, "x", 1, 1));
+	ASSERT_TRUE(wait_event(&self->a, &self->alog, RMSG_CQE_ACCEPTED, -1,
+			       &ev[1], EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
+	ASSERT_EQ(0, rmsg_send(&self->a, ev[1].channel, "hi", 2, 1));
+	EXPECT_EQ(2, recv_wait(&none, ev[0].channel, self->ss->buf, 10,
+			       EVENT_TIMEOUT_MS));
+	rmsg_ep_close(&none);
+}
+
+/* With a kernel submission poller, a stream makes no system call. */
+TEST_F_TIMEOUT(msg, sqpoll_stream_without_enter, 600)
+{
+	struct rmsg_ep_setup p = {
+		.sq_entries = 256,
+		.cq_entries = 2048,
+		.flags = RMSG_EP_F_SQPOLL,
+		.sqpoll_idle_ms = RMSG_SQPOLL_IDLE_MAX_MS,
+		.send_area_size = RMSG_LIB_SEND_AREA,
+	};
+	struct streams *ss = self->ss;
+	struct rmsg_ep sa, sb;
+	struct evlog *la = calloc(1, sizeof(*la)), *lb = calloc(1, sizeof(*lb));
+	unsigned int a_id, b_id;
+	struct sockaddr_in sin;
+	unsigned long before, plain;
+
+	ASSERT_TRUE(la && lb);
+	/* The counter sees ENTER at all: a plain endpoint's stream enters. */
+	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
+	ss->n = 1;
+	stream_init(&ss->s[0], &self->b, self->b_id[0], &self->a,
+		    self->a_id[0], 200, SEND_COPY, RECV_COPY, 0);
+	before = enter_calls;
+	ASSERT_TRUE(run_streams(ss, 100000)) TH_LOG("%s", why);
+	plain = enter_calls - before;
+	ASSERT_LT(100, plain);
+
+	ASSERT_EQ(0, rmsg_ep_open_setup(&sa, &p));
+	p.sq_entries = 256;
+	p.cq_entries = 2048;
+	p.send_area_size = RMSG_LIB_SEND_AREA;
+	ASSERT_EQ(0, rmsg_ep_open_setup(&sb, &p));
+	ASSERT_TRUE(rmsg_local_addr(&sin, 0));
+	ASSERT_EQ(0, rmsg_ep_listen(&sa, (struct sockaddr *)&sin, sizeof(sin),
+				    0xa0, 0));
+	ASSERT_TRUE(connect_n(&sa, la, &sb, lb, &sin, 1, &a_id, &b_id))
+		TH_LOG("%s", why);
+	/* The pollers are awake now (the hello went through them). */
+	stream_init(&ss->s[0], &sb, b_id, &sa, a_id, STREAM_MSGS / 4,
+		    SEND_MIXED, RECV_PEEK, 4);
+	before = enter_calls;
+	ASSERT_TRUE(run_streams(ss, 500000)) TH_LOG("%s", why);
+	EXPECT_EQ(0, enter_calls - before)
+		TH_LOG("%lu ENTER calls for %u messages (plain: %lu for 200)",
+		       enter_calls - before, ss->s[0].total, plain);
+	rmsg_ep_close(&sa);
+	rmsg_ep_close(&sb);
+	free(la);
+	free(lb);
+}
+
+/* ------------------------------------------------------------------ */
+/* Threads sharing an endpoint with rmsg_ep_set_locking()               */
+
+struct sharer {
+	struct rmsg_ep *ep;
+	unsigned int ch, st, total, max;
+	unsigned int *completed;	/* per stream, shared */
+	int err;
+	unsigned char buf[RMSG_VB_MAX_PAYLOAD + 1];
+};
+
+static void *sharer_main(void *arg)
+{
+	struct sharer *s = arg;
+	unsigned int sent = 0, len, st;
+	struct rmsg_event ev[8];
+	long deadline = rmsg_now_ms() + 300000;
+	int ret, n, i;
+
+	while ((sent < s->total ||
+		__atomic_load_n(&s->completed[s->st], __ATOMIC_ACQUIRE) <
+		s->total) && rmsg_now_ms() < deadline) {
+		if (sent < s->total) {
+			len = size_of(sent, s->max);
+			fill(s->buf, s->st, sent, len);
+			ret = rmsg_send(s->ep, s->ch, s->buf, len,
+					(__u64)s->st << 32 | sent);
+			if (!ret) {
+				sent++;
+			} else if (ret != -EAGAIN) {
+				s->err = ret;
+				return NULL;
+			}
+		}
+		/* Either thread may take the other's completions. */
+		n = rmsg_ep_progress(s->ep, ev, 8);
+		for (i = 0; i < n; i++) {
+			st = ev[i].user_data >> 32;
+			if (ev[i].kind != RMSG_CQE_OP || ev[i].res || st > 1) {
+				s->err = -EPROTO;
+				return NULL;
+			}
+			__atomic_add_fetch(&s->completed[st], 1,
+					   __ATOMIC_RELEASE);
+		}
+	}
+	if (sent < s->total)
+		s->err = -ETIMEDOUT;
+	return NULL;
+}
+
+TEST_F_TIMEOUT(msg, two_threads_share_a_locked_endpoint, 600)
+{
+	unsigned int completed[2] = { 0, 0 }, got[2] = { 0, 0 }, i, st;
+	struct sharer *sh = calloc(2, sizeof(*sh));
+	long deadline;
+	pthread_t thr[2];
+	struct rmsg_msg msg;
+	int ret;
+
+	ASSERT_NE(NULL, sh);
+	ASSERT_TRUE(connect_fx(self, 2)) TH_LOG("%s", why);
+	ASSERT_EQ(0, rmsg_ep_set_locking(&self->b));
+	ASSERT_EQ(0, rmsg_ep_set_locking(&self->b)) TH_LOG("twice is fine");
+	for (i = 0; i < 2; i++) {
+		sh[i].ep = &self->b;
+		sh[i].ch = self->b_id[i];
+		sh[i].st = i;
+		sh[i].total = 3000;
+		sh[i].max = rmsg_channel_max_msg(&self->b, self->b_id[i]);
+		sh[i].completed = completed;
+		ASSERT_EQ(0, pthread_create(&thr[i], NULL, sharer_main,
+					    &sh[i]));
+	}
+	deadline = rmsg_now_ms() + 300000;
+	while ((got[0] < 3000 || got[1] < 3000) && rmsg_now_ms() < deadline) {
+		ret = rmsg_peek_any(&self->a, &msg);
+		if (ret == -EAGAIN)
+			continue;
+		ASSERT_EQ(0, ret);
+		st = msg.channel == self->a_id[1];
+		ASSERT_TRUE(check_seq(msg.data, msg.len, st, got[st], sh[st].max))
+			TH_LOG("%s", why);
+		got[st]++;
+		ASSERT_EQ(0, rmsg_release(&self->a, &msg));
+	}
+	for (i = 0; i < 2; i++)
+		pthread_join(thr[i], NULL);
+	EXPECT_EQ(0, sh[0].err);
+	EXPECT_EQ(0, sh[1].err);
+	EXPECT_EQ(3000, got[0]);
+	EXPECT_EQ(3000, got[1]);
+	EXPECT_EQ(3000, completed[0]);
+	EXPECT_EQ(3000, completed[1]);
+	free(sh);
+}
+
+TEST_HARNESS_MAIN
