@@ -228,18 +228,27 @@ int rmsg_ep_close_channel(struct rmsg_ep *ep, uint32_t channel,
 /*
  * Messages (Documentation/messages.rst). On top of the rings, the library
  * keeps a table of the endpoint's channels and a send area: rmsg_ep_open()
- * maps one of RMSG_LIB_SEND_AREA bytes; rmsg_ep_open_setup() maps the one
- * p->send_area_size asks for (none if 0).
+ * maps one of RMSG_LIB_SEND_AREA bytes when the module has the eager data
+ * path (RMSG_FEAT_EAGER); rmsg_ep_open_setup() maps the one
+ * p->send_area_size asks for (none if 0: such an endpoint receives but
+ * cannot send).
  *
  * Thread model: an endpoint belongs to one thread at a time and nothing on
  * the data path takes a lock. A program that shares an endpoint between
  * threads calls rmsg_ep_set_locking() first; every function below then
- * takes the endpoint's mutex.
+ * takes the endpoint's mutex (the inline ring helpers further down never
+ * lock). Separate endpoints need nothing: one per thread is the fast way.
  *
  * Messages of a channel arrive in order, each exactly once, and are read
  * from the receive block in place. The CQEs the program would see on the
  * rings go through rmsg_ep_progress() instead, which does the library's
- * bookkeeping and hands on events.
+ * bookkeeping and hands on events; a program using these functions does
+ * not consume CQEs itself. The library tags the user_data of the SQEs it
+ * submits (the upper 32 bits are 0x726d7367); the program's own SQEs,
+ * e.g. NOPs, should not use that value.
+ *
+ * A module without RMSG_FEAT_EAGER still reports channel events through
+ * rmsg_ep_progress(); the send and receive functions return -EOPNOTSUPP.
  */
 #define RMSG_LIB_SEND_AREA	(1U << 20)
 
@@ -280,6 +289,10 @@ struct rmsg_msg {
  * rmsg_ep_set_locking() - make the message functions of @ep thread-safe
  * @ep: the endpoint
  *
+ * Call before a second thread uses @ep. From then on every message
+ * function (rmsg_ep_progress() to rmsg_recv()) takes a mutex of the
+ * endpoint; calling it again does nothing.
+ *
  * Return: 0 or -ENOMEM.
  */
 int rmsg_ep_set_locking(struct rmsg_ep *ep);
@@ -287,13 +300,21 @@ int rmsg_ep_set_locking(struct rmsg_ep *ep);
 /**
  * rmsg_ep_progress() - take completions and events
  * @ep: the endpoint
- * @ev: room for @max events
+ * @ev: room for @max events (may be NULL when @max is 0)
  * @max: events to report at most; 0 to only do the bookkeeping
  *
- * Consumes CQEs: a channel that opens gets its receive block mapped, a
- * completed send frees its part of the send area, a closed channel stays
- * readable until its last message is released. Events beyond @max stay on
- * the completion ring for the next call.
+ * Consumes CQEs in order: a channel that opens gets its receive block
+ * mapped, a completed send frees its part of the send area, a closed
+ * channel stays readable until its last message is released. What the
+ * library itself asked for (READABLE events, failed CREDIT or ARM) is
+ * consumed silently. The first CQE that would be an event beyond @max
+ * stays on the completion ring, with everything after it, for the next
+ * call. Also submits what the library has queued (credit updates that
+ * found the SQ full, SQEs a full CQ held back).
+ *
+ * If the library cannot take an open channel on (no memory for its
+ * mapping), the CONNECTED or ACCEPTED event carries that error, the
+ * library ends the channel and its CLOSED event is not reported.
  *
  * Return: the number of events stored in @ev, or a negative errno.
  */
@@ -305,11 +326,17 @@ int rmsg_ep_progress(struct rmsg_ep *ep, struct rmsg_event *ev,
  * @ep: the endpoint
  * @timeout_ms: -1 for no limit
  *
- * Returns at once if a message or a completion is waiting. Otherwise asks
- * each open channel's kernel for a wake-up (RMSG_OP_ARM) and sleeps in
- * poll(); busy-polling programs never arm and take no interrupt.
+ * Returns at once if a message (on any channel) or a CQE for the program
+ * is waiting. Otherwise asks the kernel for a wake-up on each open channel
+ * (RMSG_OP_ARM, once until it fires), looks again, and sleeps in poll() on
+ * ep->fd. Busy-polling programs never arm and take no interrupt. The lock
+ * of rmsg_ep_set_locking() is not held while sleeping.
  *
- * Return: 1 when something may be ready, 0 on timeout, or a negative errno.
+ * A CQE the program leaves unconsumed makes every call return at once:
+ * call rmsg_ep_progress() after waking.
+ *
+ * Return: 1 when something may be ready, 0 on timeout, or a negative errno
+ * (-EINTR).
  */
 int rmsg_ep_wait(struct rmsg_ep *ep, int timeout_ms);
 
@@ -318,9 +345,11 @@ int rmsg_ep_wait(struct rmsg_ep *ep, int timeout_ms);
  * @ep: the endpoint
  *
  * For programs that wait in their own poll() or epoll loop: arm, check
- * for messages once more, then wait.
+ * for messages once more (rmsg_peek_any()), then wait. Each open channel
+ * is armed once until its wake-up has been seen by rmsg_ep_progress().
  *
- * Return: 0 or a negative errno.
+ * Return: 0, -EAGAIN when the SQ had no room for every channel (do not
+ * sleep; progress and try again), or another negative errno.
  */
 int rmsg_ep_arm(struct rmsg_ep *ep);
 
@@ -328,6 +357,9 @@ int rmsg_ep_arm(struct rmsg_ep *ep);
  * rmsg_channel_max_msg() - the largest message a channel can send
  * @ep: the endpoint
  * @channel: an open channel
+ *
+ * What the peer's receive block can take (the aux of the channel's open
+ * event), or less if the send area is smaller.
  *
  * Return: bytes, or a negative errno (-ENOTCONN).
  */
@@ -338,14 +370,18 @@ int rmsg_channel_max_msg(struct rmsg_ep *ep, uint32_t channel);
  * @ep: the endpoint
  * @channel: an open channel
  * @buf: the message
- * @len: its bytes, at most rmsg_channel_max_msg()
+ * @len: its bytes, at most rmsg_channel_max_msg(); 0 is a message too
  * @user_data: for the send's completion event
  *
  * @buf may be reused at once. The completion comes through
- * rmsg_ep_progress().
+ * rmsg_ep_progress(), exactly once, in order with the channel's other
+ * sends; res 0 means the message was written into the peer's receive
+ * block. An uncommitted rmsg_reserve() is dropped.
  *
- * Return: 0; -EAGAIN when the send area is full (call rmsg_ep_progress());
- * -EMSGSIZE, -ENOTCONN, or another negative errno.
+ * Return: 0; -EAGAIN when the send area or the SQ is full, or
+ * RMSG_CHAN_MAX_PENDING sends of the channel wait for completion (call
+ * rmsg_ep_progress() or rmsg_ep_wait()); -EMSGSIZE; -ENOTCONN (not open,
+ * or closed); -ENOBUFS (the endpoint has no send area).
  */
 int rmsg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
 	      size_t len, uint64_t user_data);
@@ -355,11 +391,12 @@ int rmsg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
  * @ep: the endpoint
  * @channel: an open channel
  * @len: bytes at most, at most rmsg_channel_max_msg()
- * @buf: set to the room
+ * @buf: set to the room, 16-byte aligned
  *
- * The room is given to rmsg_commit() before any other send on @ep.
+ * The room is given to rmsg_commit() before any other send on @ep: a later
+ * rmsg_send() or rmsg_reserve() drops it.
  *
- * Return: 0; -EAGAIN when the send area is full; -EMSGSIZE, -ENOTCONN.
+ * Return: 0, or what rmsg_send() returns.
  */
 int rmsg_reserve(struct rmsg_ep *ep, uint32_t channel, size_t len,
 		 void **buf);
@@ -368,10 +405,13 @@ int rmsg_reserve(struct rmsg_ep *ep, uint32_t channel, size_t len,
  * rmsg_commit() - send what was built in rmsg_reserve()'s room
  * @ep: the endpoint
  * @channel: the channel given to rmsg_reserve()
- * @len: bytes to send, at most what was reserved
+ * @len: bytes to send, at most what was reserved; the rest of the room
+ *	goes back to the send area
  * @user_data: for the send's completion event
  *
- * Return: 0 or a negative errno (-EINVAL without a reservation).
+ * Return: 0; -EINVAL without a reservation for @channel of at least @len
+ * bytes; -EAGAIN (the reservation stays: commit again later); -ENOTCONN
+ * (the channel closed; the reservation is dropped).
  */
 int rmsg_commit(struct rmsg_ep *ep, uint32_t channel, size_t len,
 		uint64_t user_data);
@@ -383,12 +423,15 @@ int rmsg_commit(struct rmsg_ep *ep, uint32_t channel, size_t len,
  * @msg: filled in
  *
  * Peeking again returns the next message, so several may be held at once;
- * they are given back in order with rmsg_release().
+ * they are given back in order with rmsg_release(). Held messages keep
+ * their bytes in the receive block: the sender stalls once the block is
+ * full of them. A channel's messages stay readable after its CLOSED event
+ * until the last one is released.
  *
  * Return: 0; -EAGAIN when none has arrived; -ENOTCONN when the channel is
  * closed and every message has been read (or there is no such channel);
  * -EPROTO when the block holds something the protocol forbids (the
- * channel is then closed).
+ * channel is then closed, and later calls return -EPROTO too).
  */
 int rmsg_peek(struct rmsg_ep *ep, uint32_t channel, struct rmsg_msg *msg);
 
@@ -397,20 +440,26 @@ int rmsg_peek(struct rmsg_ep *ep, uint32_t channel, struct rmsg_msg *msg);
  * @ep: the endpoint
  * @msg: filled in; msg->channel says which
  *
- * Channels take turns, so a busy one cannot starve the others.
+ * Channels take turns, so a busy one cannot starve the others. Closed
+ * channels with messages left are included.
  *
- * Return: 0, -EAGAIN when no channel has a message, or a negative errno.
+ * Return: 0, -EAGAIN when no channel has a message, -EPROTO (msg->channel
+ * says which channel broke), or another negative errno.
  */
 int rmsg_peek_any(struct rmsg_ep *ep, struct rmsg_msg *msg);
 
 /**
  * rmsg_release() - give back a peeked message and every earlier one
  * @ep: the endpoint
- * @msg: from rmsg_peek() of the same channel
+ * @msg: from rmsg_peek() or rmsg_peek_any()
  *
- * The bytes go back to the sender as credit when enough have gathered.
+ * The bytes go back to the sender as credit when enough have gathered
+ * (RMSG_OP_CREDIT). Releasing a message again, or one before a message
+ * already released, does nothing. After it the message's bytes may be
+ * overwritten at any time.
  *
- * Return: 0 or a negative errno.
+ * Return: 0; -EINVAL for a message not peeked; -ENOTCONN when the channel
+ * is gone.
  */
 int rmsg_release(struct rmsg_ep *ep, const struct rmsg_msg *msg);
 
@@ -420,6 +469,8 @@ int rmsg_release(struct rmsg_ep *ep, const struct rmsg_msg *msg);
  * @channel: the channel
  * @buf: where to copy it
  * @len: room at @buf
+ *
+ * Releases any message of the channel still held from rmsg_peek() too.
  *
  * Return: the message's bytes; -EMSGSIZE when it is longer than @len (it
  * stays, unread); or what rmsg_peek() returns.
