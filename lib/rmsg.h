@@ -256,11 +256,14 @@ int rmsg_ep_close_channel(struct rmsg_ep *ep, uint32_t channel,
  * struct rmsg_event - what rmsg_ep_progress() reports
  * @kind: enum rmsg_cqe_kind: RMSG_CQE_OP for the completion of a send
  *	(@user_data as given to rmsg_send() or rmsg_commit()),
- *	RMSG_CQE_CONNECTED, _ACCEPTED or _CLOSED for a channel
+ *	RMSG_CQE_CONNECTED, _ACCEPTED, _CLOSED or _REQUEST for a channel
  * @res: 0 or a negative errno
  * @channel: the channel
- * @len: OP: bytes sent
- * @user_data: OP: the send's; channel events: the connect's or listen's
+ * @len: OP: bytes sent (0 when the send failed before it was taken);
+ *	CONNECTED, ACCEPTED: this side's receive block size; REQUEST: the
+ *	peer's
+ * @user_data: OP: the send's; channel events: the connect's, listen's or
+ *	accept's
  */
 struct rmsg_event {
 	uint32_t kind;

@@ -448,10 +448,11 @@ static int rmsg_cqe_take(struct rmsg_ep *ep, const struct rmsg_cqe *cqe,
 	}
 	if (!ev)
 		return -1;
+	/* REQUEST and the program's own completions pass as they are. */
 	ev->kind = kind;
 	ev->res = res;
 	ev->channel = cqe->channel;
-	ev->len = 0;
+	ev->len = cqe->len;
 	ev->user_data = cqe->user_data;
 	return 1;
 }
