@@ -626,6 +626,27 @@ TEST_F(msg, channel_limits)
 				 sizeof(self->ss->buf), EVENT_TIMEOUT_MS));
 }
 
+/*
+ * The receiving kernel's counters: who set the arrival flags (the device's
+ * write, or the kernel for the fallback), and that credit went back in
+ * batches, not per message.
+ */
+static bool check_stats(struct rmsg_ep *rx, bool imm, unsigned int msgs)
+{
+	struct rmsg_ep_stats st;
+
+	memset(&st, 0, sizeof(st));
+	if (ioctl(rx->fd, RMSG_IOC_EP_STATS, &st))
+		return fail("RMSG_IOC_EP_STATS: %s", strerror(errno));
+	if (imm ? st.imm_arrivals < msgs : st.imm_arrivals != 0)
+		return fail("%llu arrival flags set by the kernel for %u messages",
+			    (unsigned long long)st.imm_arrivals, msgs);
+	if (!st.credits_out || st.credits_out > msgs / 4)
+		return fail("%llu credit updates for %u messages",
+			    (unsigned long long)st.credits_out, msgs);
+	return true;
+}
+
 /* One direction, copy in and copy out, 20000 messages of every size. */
 TEST_F_TIMEOUT(msg, stream_copy, 600)
 {
@@ -637,6 +658,8 @@ TEST_F_TIMEOUT(msg, stream_copy, 600)
 		    self->a_id[0], STREAM_MSGS, SEND_COPY, RECV_COPY, 0);
 	ASSERT_TRUE(run_streams(ss, 500000)) TH_LOG("%s", why);
 	TH_LOG("max %u, %lu times no room", ss->s[0].max, ss->eagain);
+	ASSERT_TRUE(check_stats(&self->a, variant->imm, STREAM_MSGS))
+		TH_LOG("%s", why);
 }
 
 /*
@@ -654,6 +677,10 @@ TEST_F_TIMEOUT(msg, stream_both_ways_zero_copy, 600)
 	stream_init(&ss->s[1], &self->a, self->a_id[0], &self->b,
 		    self->b_id[0], STREAM_MSGS, SEND_RESERVE, RECV_PEEK, 3);
 	ASSERT_TRUE(run_streams(ss, 500000)) TH_LOG("%s", why);
+	ASSERT_TRUE(check_stats(&self->a, variant->imm, STREAM_MSGS))
+		TH_LOG("%s", why);
+	ASSERT_TRUE(check_stats(&self->b, variant->imm, STREAM_MSGS))
+		TH_LOG("%s", why);
 }
 
 /* 32 channels, both ways, interleaved; read with rmsg_peek_any(). */
@@ -1145,6 +1172,58 @@ TEST_F_TIMEOUT(msg, api_errors, 120)
 	EXPECT_EQ(2, recv_wait(&none, ev[0].channel, self->ss->buf, 10,
 			       EVENT_TIMEOUT_MS));
 	rmsg_ep_close(&none);
+}
+
+/* A listener that decides: REQUEST passes through, the accepted works. */
+TEST_F_TIMEOUT(msg, explicit_accept, 120)
+{
+	struct rmsg_event ev, req;
+	struct sockaddr_in sin;
+	struct rmsg_ep l;
+	unsigned char buf[8];
+	int id, refused;
+
+	ASSERT_EQ(0, rmsg_ep_open(&l, 64, 256));
+	ASSERT_TRUE(rmsg_local_addr(&sin, 0));
+	ASSERT_EQ(0, rmsg_ep_listen_flags(&l, (struct sockaddr *)&sin,
+					  sizeof(sin), 0x1, 0,
+					  RMSG_LISTEN_F_ACCEPT));
+	refused = rmsg_ep_connect(&self->b, (struct sockaddr *)&sin,
+				  sizeof(sin), 0x2, 8192);
+	ASSERT_LE(0, refused);
+	ASSERT_TRUE(wait_event(&l, &self->alog, RMSG_CQE_REQUEST, -1, &req,
+			       EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
+	EXPECT_EQ(8192, req.len) TH_LOG("the peer's block size");
+	EXPECT_EQ(0x1, req.user_data);
+	ASSERT_EQ(0, rmsg_ep_accept(&l, req.channel, 0, RMSG_ACCEPT_REJECT));
+	ASSERT_TRUE(wait_event(&self->b, &self->blog, RMSG_CQE_CONNECTED,
+			       refused, &ev, EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
+	EXPECT_EQ(-ECONNREFUSED, ev.res);
+	EXPECT_EQ(-ENOTCONN, rmsg_send(&self->b, refused, "x", 1, 1));
+
+	id = rmsg_ep_connect(&self->b, (struct sockaddr *)&sin, sizeof(sin),
+			     0x3, 0);
+	ASSERT_LE(0, id);
+	ASSERT_TRUE(wait_event(&l, &self->alog, RMSG_CQE_REQUEST, -1, &req,
+			       EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
+	EXPECT_EQ(BLOCK, req.len);
+	ASSERT_EQ(0, rmsg_ep_accept(&l, req.channel, 0x4, 0));
+	ASSERT_TRUE(wait_event(&l, &self->alog, RMSG_CQE_ACCEPTED, req.channel,
+			       &ev, EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
+	EXPECT_EQ(0, ev.res);
+	EXPECT_EQ(0x4, ev.user_data);
+	ASSERT_TRUE(wait_event(&self->b, &self->blog, RMSG_CQE_CONNECTED, id,
+			       &ev, EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
+	ASSERT_EQ(0, ev.res);
+	ASSERT_EQ(0, rmsg_send(&self->b, id, "hello", 5, 5));
+	ASSERT_EQ(5, recv_wait(&l, req.channel, buf, sizeof(buf),
+			       EVENT_TIMEOUT_MS));
+	EXPECT_EQ(0, memcmp(buf, "hello", 5));
+	ASSERT_EQ(0, rmsg_send(&l, req.channel, "back", 4, 6));
+	ASSERT_EQ(4, recv_wait(&self->b, id, buf, sizeof(buf),
+			       EVENT_TIMEOUT_MS));
+	EXPECT_EQ(0, memcmp(buf, "back", 4));
+	rmsg_ep_close(&l);
 }
 
 /* With a kernel submission poller, a stream makes no system call. */
