@@ -210,7 +210,17 @@ static void rmsg_chan_settle(struct rmsg_ep_data *d, __u32 id)
 /* Let the kernel take what was published, if it will not by itself. */
 static void rmsg_kick(struct rmsg_ep *ep)
 {
-	unsigned int n = rmsg_sq_submit(ep);
+	unsigned int n;
+
+	/*
+	 * Nothing handed out that the kernel has not taken: skip the full
+	 * barrier of rmsg_sq_submit(), which rmsg_ep_progress() would
+	 * otherwise pay on every call of a busy-polling program.
+	 */
+	if (ep->sq.cached_prod == __atomic_load_n(ep->sq.consumer,
+						  __ATOMIC_ACQUIRE))
+		return;
+	n = rmsg_sq_submit(ep);
 
 	/*
 	 * -EBUSY (CQ full) leaves the SQEs in the SQ; rmsg_ep_progress()
