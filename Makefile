@@ -106,7 +106,7 @@ lib/rmsg.pc: lib/rmsg.pc.in Makefile
 
 # --- tools and tests -------------------------------------------------------
 
-tools: tools/rmsgctl/rmsgctl
+tools: tools/rmsgctl/rmsgctl tools/rmsg-perf/rmsg-perf
 
 # Tools and selftests link the static library: they run from the source
 # tree, inside the guest too, with no install step.
@@ -166,6 +166,8 @@ checkpatch:
 
 install: install-module install-lib
 	install -D -m 755 tools/rmsgctl/rmsgctl $(DESTDIR)$(BINDIR)/rmsgctl
+	install -D -m 755 tools/rmsg-perf/rmsg-perf \
+		$(DESTDIR)$(BINDIR)/rmsg-perf
 
 install-module: module
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=extra \
