@@ -53,6 +53,10 @@ UNIT_SRCS	:= $(wildcard tools/testing/unit/test_*.c)
 UNIT_BINS	:= $(patsubst tools/testing/unit/%.c,build/unit/%,$(UNIT_SRCS))
 SELFTEST_SRCS	:= $(wildcard selftests/*_test.c)
 SELFTEST_BINS	:= $(SELFTEST_SRCS:.c=)
+PERF_SRCS	:= $(wildcard tools/rmsg-perf/*.c)
+# rmsg-perf counts system calls with a tracepoint, or failing that with
+# wrappers of the calls a data path makes (tools/rmsg-perf/rmsg-perf.h).
+PERF_WRAP	:= -Wl,--wrap=ioctl,--wrap=poll,--wrap=ppoll,--wrap=epoll_wait
 
 .PHONY: all tests module lib tools selftests unit deps check run install \
 	install-module install-lib clean checkpatch
@@ -102,12 +106,17 @@ lib/rmsg.pc: lib/rmsg.pc.in Makefile
 
 # --- tools and tests -------------------------------------------------------
 
-tools: tools/rmsgctl/rmsgctl
+tools: tools/rmsgctl/rmsgctl tools/rmsg-perf/rmsg-perf
 
 # Tools and selftests link the static library: they run from the source
 # tree, inside the guest too, with no install step.
 tools/rmsgctl/rmsgctl: tools/rmsgctl/rmsgctl.c lib/librmsg.a lib/rmsg.h $(UAPI)
 	$(CC) $(USER_CFLAGS) $< lib/librmsg.a -o $@
+
+tools/rmsg-perf/rmsg-perf: $(PERF_SRCS) tools/rmsg-perf/rmsg-perf.h \
+			   lib/librmsg.a lib/rmsg.h $(UAPI)
+	$(CC) $(USER_CFLAGS) $(PERF_SRCS) lib/librmsg.a $(PERF_WRAP) \
+		-lpthread -lm -o $@
 
 selftests: $(SELFTEST_BINS)
 
@@ -148,7 +157,8 @@ checkpatch:
 	$(CHECKPATCH) --no-tree --quiet --show-types \
 		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG,NEW_TYPEDEFS \
 		-f $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/core/*.[ch] \
-			lib/*.[ch] tools/rmsgctl/*.c selftests/*.[ch] \
+			lib/*.[ch] tools/rmsgctl/*.c tools/rmsg-perf/*.[ch] \
+			selftests/*.[ch] \
 			tools/testing/unit/*.c tools/testing/warn-module/*.c)) \
 		$(UAPI)
 
@@ -156,6 +166,8 @@ checkpatch:
 
 install: install-module install-lib
 	install -D -m 755 tools/rmsgctl/rmsgctl $(DESTDIR)$(BINDIR)/rmsgctl
+	install -D -m 755 tools/rmsg-perf/rmsg-perf \
+		$(DESTDIR)$(BINDIR)/rmsg-perf
 
 install-module: module
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=extra \
@@ -175,4 +187,4 @@ install-lib: lib
 clean:
 	-[ -z "$(KDIR)" ] || $(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	rm -rf build lib/librmsg.so* lib/librmsg.a lib/rmsg.pc \
-		tools/rmsgctl/rmsgctl $(SELFTEST_BINS)
+		tools/rmsgctl/rmsgctl tools/rmsg-perf/rmsg-perf $(SELFTEST_BINS)

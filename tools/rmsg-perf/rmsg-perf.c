@@ -1,0 +1,1510 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rmsg-perf: latency, bandwidth and message rate of rmsg's eager messages,
+ * in the conventions of perftest and the OSU benchmarks.
+ *
+ *   rmsg-perf [options] {lat|bw|rate} [SERVER]    (no SERVER: be the server)
+ *   rmsg-perf [options] mem ADDRESS               (memory per idle channel)
+ *
+ * Server and client take the same options. The client connects, tells the
+ * server what to run (HELLO, then one RUN per message size), and prints
+ * the results; the server runs the other side and reports what it measured
+ * (RESULT). Documentation/bench.rst describes the tests and their figures.
+ *
+ * Every data message carries its sequence number in its first and last 8
+ * bytes (or in every byte, for messages under 16 bytes), and every one
+ * received is checked for its length, channel and sequence number. A
+ * mismatch stops the run with an error instead of a number: a benchmark
+ * must not report figures for data that did not arrive intact and in order.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <rmsg.h>
+
+#include "rmsg-perf.h"
+
+#define DEFAULT_PORT	18520	/* perftest's is 18515: both may run */
+#define MAX_CHANNELS	1024	/* per thread */
+#define MAX_THREADS	64
+#define MIN_ALL_SIZE	2	/* -a starts here, as perftest's does */
+
+/* OSU-style defaults (osu_latency, osu_bw): see Documentation/bench.rst. */
+#define LAT_ITERS	10000
+#define LAT_WARMUP	100
+#define LAT_ITERS_LARGE	1000
+#define LAT_WARMUP_LARGE 10
+#define LARGE_SIZE	8192
+#define BW_WINDOW	64
+#define BW_LOOPS	100	/* windows measured */
+#define BW_SKIP		10	/* windows of warm-up */
+
+enum test {
+	TEST_LAT = 1,
+	TEST_BW,
+	TEST_RATE,
+	TEST_MEM,
+};
+
+static const char * const test_names[] = {
+	[TEST_LAT] = "lat", [TEST_BW] = "bw", [TEST_RATE] = "rate",
+	[TEST_MEM] = "mem",
+};
+
+static struct options {
+	enum test test;
+	uint32_t size;		/* 0: the test's default */
+	bool all;
+	int64_t iters;		/* -1: default */
+	int64_t warmup;		/* -1: default */
+	uint32_t window;
+	int channels;
+	int threads;
+	uint16_t port;
+	uint32_t block;
+	bool sqpoll;
+	bool json;
+	bool full_check;
+	int timeout_s;
+	const char *server;	/* NULL: be the server */
+} opt = {
+	.iters = -1,
+	.warmup = -1,
+	.window = BW_WINDOW,
+	.channels = 1,
+	.threads = 1,
+	.port = DEFAULT_PORT,
+	.timeout_s = 60,
+};
+
+/* ------------------------------------------------------------------------
+ * The control protocol between client and server. Control messages travel
+ * on the first channel of each thread, at points where no data message can
+ * be in the way. Fields are in host byte order; a peer of the other order
+ * shows up as a bad magic number.
+ */
+#define CTL_MAGIC	0x46504d52	/* "RMPF" */
+#define CTL_VERSION	1
+
+enum ctl_type {
+	CTL_HELLO = 1,	/* client, on every channel: who it is, what to run */
+	CTL_ACK,	/* server: accepted (or error and why) */
+	CTL_RUN,	/* client: run one message size */
+	CTL_RESULT,	/* server: its side of the run */
+	CTL_BYE,	/* client: done */
+};
+
+#define CTL_F_FULL_CHECK	(1U << 0)
+
+struct ctl {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;
+	uint32_t test;
+	uint32_t threads;
+	uint32_t thread;
+	uint32_t channels;
+	uint32_t chan_idx;	/* HELLO: which of the thread's channels */
+	uint32_t size;		/* RUN */
+	uint32_t window;	/* RUN */
+	uint32_t flags;		/* RUN: CTL_F_* */
+	uint32_t max_msg;	/* ACK: largest message the server can send */
+	int32_t error;		/* ACK: 0, or an errno and @text */
+	uint64_t iters;		/* RUN */
+	uint64_t warmup;	/* RUN */
+	uint64_t msgs;		/* RESULT: messages measured */
+	uint64_t bytes;		/* RESULT: their payload bytes */
+	uint64_t t0, t1;	/* RESULT: the measured interval, server's ns */
+	uint64_t syscalls;	/* RESULT: the server's, in that interval */
+	uint32_t sc_method;	/* RESULT: enum sc_method */
+	uint32_t resv;
+	char text[96];		/* ACK: why the server refused */
+};
+
+/* ------------------------------------------------------------------------
+ * Threads, endpoints and channels.
+ */
+struct chan {
+	uint32_t id;		/* the endpoint's channel id */
+	uint32_t max_msg;	/* largest message it can send */
+	uint64_t tx_seq;	/* data messages sent */
+	uint64_t rx_seq;	/* data messages received */
+	uint32_t inflight;	/* sends not completed yet */
+	bool open;
+	uint64_t retry_at;	/* client: connect again then (ns), or 0 */
+};
+
+struct worker {
+	int idx;
+	bool server;
+	pthread_t tid;
+	struct rmsg_ep ep;
+	struct sysctr sc;
+	struct chan ch[MAX_CHANNELS];
+	int nch;		/* channels of this thread */
+	int32_t *by_id;		/* endpoint channel id -> index in ch[] */
+	uint32_t *unplaced;	/* server: accepted, no HELLO yet */
+	int nunplaced;
+	int placed;		/* server: channels with their HELLO */
+	bool closing;		/* CLOSED events are expected now */
+	int lost;		/* a channel ended unasked: its error, or 0 */
+	uint32_t lost_id;
+	uint32_t peer_max;	/* the server's largest message */
+
+	/* The run in progress. */
+	uint32_t size;
+	uint64_t iters, warmup;
+	uint32_t window;
+	uint32_t flags;
+
+	/* What this side measured of it. */
+	uint64_t *samples;	/* lat client: round trips, ns */
+	uint64_t sys;		/* system calls in the measured part */
+	uint64_t msgs;		/* messages sent + received in it */
+	uint64_t t0, t1;	/* stream client: sender's interval */
+	struct ctl result;	/* client: the server's RESULT */
+};
+
+static struct worker *workers;
+static pthread_barrier_t barrier;
+static uint32_t *sizes;
+static int nsizes;
+
+static _Noreturn void die(struct worker *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	if (w)
+		fprintf(stderr, "rmsg-perf: %s %d: ",
+			w->server ? "server thread" : "thread", w->idx);
+	else
+		fputs("rmsg-perf: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	/* The kernel ends every channel of the process with it. */
+	exit(1);
+}
+
+static struct chan *chan_of(struct worker *w, uint32_t id)
+{
+	int32_t i = id < RMSG_MAX_CHANNELS ? w->by_id[id] : -1;
+
+	return i >= 0 ? &w->ch[i] : NULL;
+}
+
+/*
+ * Busy-waiting with a deadline: every spin of a wait loop calls tick(),
+ * which takes events now and then (a send area or a window may be waiting
+ * for completions, and a closed channel must end the wait) and fails the
+ * run when nothing has happened for opt.timeout_s seconds.
+ */
+struct waiter {
+	uint64_t deadline;
+	unsigned int spins;
+	const char *what;
+};
+
+static int pump(struct worker *w);
+
+static void wait_init(struct waiter *wt, const char *what)
+{
+	wt->deadline = now_ns() + opt.timeout_s * 1000000000ULL;
+	wt->spins = 0;
+	wt->what = what;
+}
+
+static void tick(struct worker *w, struct waiter *wt)
+{
+	if (w->lost)
+		die(w, "channel %u ended while waiting for %s: %s", w->lost_id,
+		    wt->what, w->lost == -ECONNRESET ? "closed by the peer" :
+		    strerror(-w->lost));
+	wt->spins++;
+	if (!(wt->spins & 63) && pump(w) > 0)
+		wt->deadline = now_ns() + opt.timeout_s * 1000000000ULL;
+	if (!(wt->spins & 4095) && now_ns() > wt->deadline)
+		die(w, "nothing happened for %d s while waiting for %s",
+		    opt.timeout_s, wt->what);
+}
+
+/* ------------------------------------------------------------------------
+ * Events.
+ */
+static const struct sockaddr *server_sa;
+static socklen_t server_salen;
+
+static void on_connected(struct worker *w, const struct rmsg_event *ev)
+{
+	struct chan *c;
+
+	if (ev->user_data >= (uint64_t)w->nch)
+		die(w, "CONNECTED event for unknown channel %u", ev->channel);
+	c = &w->ch[ev->user_data];
+	if (c->id != ev->channel)
+		die(w, "CONNECTED event for channel %u, expected %u",
+		    ev->channel, c->id);
+	w->by_id[c->id] = -1;
+	if (ev->res == -ECONNREFUSED) {
+		/* The server may not be listening yet: try again soon. */
+		c->retry_at = now_ns() + 200000000ULL;
+		return;
+	}
+	if (ev->res)
+		die(w, "connect: %s", strerror(-ev->res));
+	w->by_id[c->id] = c - w->ch;
+	c->open = true;
+	c->max_msg = rmsg_channel_max_msg(&w->ep, c->id);
+	if ((int32_t)c->max_msg < 0)
+		die(w, "rmsg_channel_max_msg: %s", strerror(-(int)c->max_msg));
+}
+
+static void on_accepted(struct worker *w, const struct rmsg_event *ev)
+{
+	if (ev->res)
+		die(w, "accept: %s", strerror(-ev->res));
+	if (ev->channel >= RMSG_MAX_CHANNELS)
+		die(w, "ACCEPTED event for channel %u", ev->channel);
+	if (w->nunplaced >= MAX_CHANNELS)
+		die(w, "more than %d channels", MAX_CHANNELS);
+	w->unplaced[w->nunplaced++] = ev->channel;
+}
+
+static void on_closed(struct worker *w, const struct rmsg_event *ev)
+{
+	struct chan *c = chan_of(w, ev->channel);
+
+	if (!w->closing && !w->lost) {
+		/*
+		 * Not fatal yet: what the peer sent before it went is still
+		 * readable (an error report, say), and tick() fails the wait
+		 * only if that did not satisfy it.
+		 */
+		w->lost = ev->res ? ev->res : -ECONNRESET;
+		w->lost_id = ev->channel;
+	}
+	if (c)
+		c->open = false;
+}
+
+static void on_send(struct worker *w, const struct rmsg_event *ev)
+{
+	struct chan *c = chan_of(w, ev->channel);
+
+	/* Sends still in flight when a channel closes may fail then. */
+	if (ev->res && !w->closing)
+		die(w, "send on channel %u: %s", ev->channel,
+		    strerror(-ev->res));
+	if (!c || !c->inflight)
+		die(w, "completion of a send not made, channel %u",
+		    ev->channel);
+	c->inflight--;
+}
+
+/* Take what the endpoint has; returns the number of events. */
+static int pump(struct worker *w)
+{
+	struct rmsg_event ev[64];
+	int n, i;
+
+	n = rmsg_ep_progress(&w->ep, ev, 64);
+	if (n < 0)
+		die(w, "rmsg_ep_progress: %s", strerror(-n));
+	for (i = 0; i < n; i++) {
+		switch (ev[i].kind) {
+		case RMSG_CQE_OP:
+			on_send(w, &ev[i]);
+			break;
+		case RMSG_CQE_CONNECTED:
+			on_connected(w, &ev[i]);
+			break;
+		case RMSG_CQE_ACCEPTED:
+			on_accepted(w, &ev[i]);
+			break;
+		case RMSG_CQE_CLOSED:
+			on_closed(w, &ev[i]);
+			break;
+		default:
+			break;
+		}
+	}
+	return n;
+}
+
+/* ------------------------------------------------------------------------
+ * Messages: stamping, checking, sending, receiving.
+ */
+static void stamp(uint8_t *p, uint32_t len, uint64_t seq, bool full)
+{
+	uint32_t i;
+
+	if (len < 16) {
+		for (i = 0; i < len; i++)
+			p[i] = seq >> (8 * (i & 7));
+		return;
+	}
+	memcpy(p, &seq, 8);
+	memcpy(p + len - 8, &seq, 8);
+	if (full)
+		for (i = 8; i < len - 8; i++)
+			p[i] = seq + i;
+}
+
+static bool stamp_ok(const uint8_t *p, uint32_t len, uint64_t seq, bool full)
+{
+	uint64_t a, b;
+	uint32_t i;
+
+	if (len < 16) {
+		for (i = 0; i < len; i++)
+			if (p[i] != (uint8_t)(seq >> (8 * (i & 7))))
+				return false;
+		return true;
+	}
+	memcpy(&a, p, 8);
+	memcpy(&b, p + len - 8, 8);
+	if (a != seq || b != seq)
+		return false;
+	if (full)
+		for (i = 8; i < len - 8; i++)
+			if (p[i] != (uint8_t)(seq + i))
+				return false;
+	return true;
+}
+
+/* Check a data message of @c (the next one expected) and release it. */
+static void take_data(struct worker *w, struct chan *c,
+		      const struct rmsg_msg *msg)
+{
+	bool full = w->flags & CTL_F_FULL_CHECK;
+	uint64_t got = 0;
+	int ret;
+
+	if (msg->len != w->size || !stamp_ok(msg->data, msg->len, c->rx_seq,
+					     full)) {
+		if (msg->len >= 8)
+			memcpy(&got, msg->data, 8);
+		die(w, "bad message on channel %u (%d of the thread): %u bytes, expected %u; message %" PRIu64 " expected, first 8 bytes %#" PRIx64,
+		    c->id, (int)(c - w->ch), msg->len, w->size, c->rx_seq,
+		    got);
+	}
+	c->rx_seq++;
+	ret = rmsg_release(&w->ep, msg);
+	if (ret)
+		die(w, "rmsg_release: %s", strerror(-ret));
+}
+
+/* Build the next data message of @c in place and send it. */
+static void send_data(struct worker *w, struct chan *c)
+{
+	struct waiter wt;
+	void *buf;
+	int ret;
+
+	ret = rmsg_reserve(&w->ep, c->id, w->size, &buf);
+	if (ret == -EAGAIN) {
+		wait_init(&wt, "room in the send area");
+		do {
+			pump(w);
+			tick(w, &wt);
+			ret = rmsg_reserve(&w->ep, c->id, w->size, &buf);
+		} while (ret == -EAGAIN);
+	}
+	if (ret)
+		die(w, "rmsg_reserve of %u bytes on channel %u: %s", w->size,
+		    c->id, strerror(-ret));
+	stamp(buf, w->size, c->tx_seq, w->flags & CTL_F_FULL_CHECK);
+	/* -EAGAIN: no SQE free; the reservation stays for the retry. */
+	ret = rmsg_commit(&w->ep, c->id, w->size, c->tx_seq);
+	if (ret == -EAGAIN) {
+		wait_init(&wt, "room in the submission ring");
+		do {
+			pump(w);
+			tick(w, &wt);
+			ret = rmsg_commit(&w->ep, c->id, w->size, c->tx_seq);
+		} while (ret == -EAGAIN);
+	}
+	if (ret)
+		die(w, "rmsg_commit: %s", strerror(-ret));
+	c->tx_seq++;
+	c->inflight++;
+}
+
+/* Wait for the next message of @c, in place. */
+static void wait_msg(struct worker *w, struct chan *c, struct rmsg_msg *msg)
+{
+	struct waiter wt;
+	int ret;
+
+	ret = rmsg_peek(&w->ep, c->id, msg);
+	if (ret == -EAGAIN) {
+		wait_init(&wt, "a message");
+		do {
+			tick(w, &wt);
+			ret = rmsg_peek(&w->ep, c->id, msg);
+		} while (ret == -EAGAIN);
+	}
+	if (ret)
+		die(w, "rmsg_peek on channel %u: %s", c->id, strerror(-ret));
+}
+
+static void send_ctl(struct worker *w, struct chan *c, struct ctl *ctl,
+		     enum ctl_type type)
+{
+	struct waiter wt;
+	int ret;
+
+	ctl->magic = CTL_MAGIC;
+	ctl->version = CTL_VERSION;
+	ctl->type = type;
+	wait_init(&wt, "room to send a control message");
+	while ((ret = rmsg_send(&w->ep, c->id, ctl, sizeof(*ctl), 0)) ==
+	       -EAGAIN)
+		tick(w, &wt);
+	if (ret)
+		die(w, "rmsg_send: %s", strerror(-ret));
+	c->inflight++;
+}
+
+#define CTL_BIT(type)	(1U << (type))
+
+/* Is @ctl a control message of one of the types in @types (CTL_BIT()s)? */
+static bool ctl_valid(struct worker *w, const struct ctl *ctl, int len,
+		      unsigned int types, bool fatal)
+{
+	const char *why = NULL;
+
+	if (len != sizeof(*ctl))
+		why = "of the wrong length";
+	else if (ctl->magic != CTL_MAGIC)
+		why = "without rmsg-perf's magic (another program, or a peer of the other byte order?)";
+	else if (ctl->version != CTL_VERSION)
+		why = "of another rmsg-perf version";
+	else if (ctl->type >= 32 || !(CTL_BIT(ctl->type) & types))
+		why = "of an unexpected type";
+	if (why && fatal)
+		die(w, "a %d-byte control message %s (type %u)", len, why,
+		    len == sizeof(*ctl) ? ctl->type : 0);
+	return !why;
+}
+
+/* Receive a control message of one of @types on @c, waiting for it. */
+static void recv_ctl(struct worker *w, struct chan *c, struct ctl *ctl,
+		     unsigned int types)
+{
+	struct waiter wt;
+	int ret;
+
+	wait_init(&wt, "a control message");
+	while ((ret = rmsg_recv(&w->ep, c->id, ctl, sizeof(*ctl))) ==
+	       -EAGAIN)
+		tick(w, &wt);
+	if (ret == -EMSGSIZE)
+		die(w, "a message larger than any control message, on channel %u",
+		    c->id);
+	if (ret < 0)
+		die(w, "rmsg_recv on channel %u: %s", c->id, strerror(-ret));
+	ctl_valid(w, ctl, ret, types, true);
+}
+
+/* Wait until every send of the thread has completed. */
+static void drain_sends(struct worker *w)
+{
+	struct waiter wt;
+	int i;
+
+	wait_init(&wt, "send completions");
+	for (i = 0; i < w->nch; i++)
+		while (w->ch[i].inflight) {
+			pump(w);
+			tick(w, &wt);
+		}
+}
+
+/* ------------------------------------------------------------------------
+ * Endpoints.
+ */
+static unsigned int pow2_at_least(uint64_t n)
+{
+	unsigned int p = 1;
+
+	while (p < n && p < (1U << 31))
+		p <<= 1;
+	return p;
+}
+
+static void open_ep(struct worker *w)
+{
+	struct rmsg_ep_setup p;
+	uint64_t inflight, area;
+	int ret;
+
+	/*
+	 * Every send in flight has a completion to come, and every channel
+	 * up to two events: the CQ holds them all, so the library never has
+	 * to leave one on the kernel's overflow list.
+	 */
+	inflight = (uint64_t)(w->server ? 4 : opt.window) * opt.channels;
+	memset(&p, 0, sizeof(p));
+	p.cq_entries = pow2_at_least(inflight + 2 * MAX_CHANNELS + 64);
+	if (p.cq_entries > RMSG_MAX_CQ_ENTRIES)
+		die(w, "window × channels too large for one completion ring");
+	p.sq_entries = p.cq_entries / 2;
+	if (p.sq_entries > RMSG_MAX_RING_ENTRIES)
+		p.sq_entries = RMSG_MAX_RING_ENTRIES;
+	if (opt.sqpoll)
+		p.flags |= RMSG_EP_F_SQPOLL;
+	/* Room for a full window of the largest message, at least 1 MiB. */
+	area = inflight * ((opt.all ? RMSG_VB_MAX_PAYLOAD : opt.size) + 64);
+	if (area < RMSG_LIB_SEND_AREA)
+		area = RMSG_LIB_SEND_AREA;
+	if (area > RMSG_SEND_AREA_MAX)
+		area = RMSG_SEND_AREA_MAX;
+	p.send_area_size = area;
+	ret = rmsg_ep_open_setup(&w->ep, &p);
+	if (ret)
+		die(w, "opening an endpoint: %s", strerror(-ret));
+	w->by_id = malloc(RMSG_MAX_CHANNELS * sizeof(*w->by_id));
+	w->unplaced = malloc(MAX_CHANNELS * sizeof(*w->unplaced));
+	if (!w->by_id || !w->unplaced)
+		die(w, "out of memory");
+	memset(w->by_id, 0xff, RMSG_MAX_CHANNELS * sizeof(*w->by_id));
+}
+
+/*
+ * End the thread's channels and endpoint: the client closes them, the
+ * server waits for that.
+ */
+static void close_ep(struct worker *w, bool initiate)
+{
+	struct waiter wt;
+	int i, ret, open;
+
+	/* From here on a channel that ends is expected to. */
+	w->closing = true;
+	w->lost = 0;
+	drain_sends(w);
+	for (i = 0; initiate && i < w->nch; i++) {
+		if (!w->ch[i].open)
+			continue;
+		ret = rmsg_ep_close_channel(&w->ep, w->ch[i].id, 0);
+		if (ret)
+			die(w, "closing channel %u: %s", w->ch[i].id,
+			    strerror(-ret));
+	}
+	wait_init(&wt, "the channels to close");
+	do {
+		for (i = 0, open = 0; i < w->nch; i++)
+			open += w->ch[i].open;
+		if (open)
+			tick(w, &wt);
+	} while (open);
+	rmsg_ep_close(&w->ep);
+	free(w->by_id);
+	free(w->unplaced);
+}
+
+/* ------------------------------------------------------------------------
+ * The tests, each in its client and its server half.
+ */
+
+/*
+ * Ping-pong: the client sends message i on channel i % nch and waits for
+ * the server's message i on the same channel. A sample is one round trip;
+ * half of it is reported, as perftest's *_lat tests do.
+ */
+static void lat_client(struct worker *w)
+{
+	uint64_t i, n = w->warmup + w->iters, t0, t1, s0 = 0;
+	struct rmsg_msg msg;
+	struct chan *c;
+
+	for (i = 0; i < n; i++) {
+		c = &w->ch[i % w->nch];
+		if (i == w->warmup)
+			s0 = sysctr_read(&w->sc);
+		t0 = now_ns();
+		send_data(w, c);
+		wait_msg(w, c, &msg);
+		t1 = now_ns();
+		take_data(w, c, &msg);
+		if (i >= w->warmup)
+			w->samples[i - w->warmup] = t1 - t0;
+		/* Completions free the send area: take them as they come. */
+		pump(w);
+	}
+	w->sys = sysctr_read(&w->sc) - s0;
+	w->msgs = 2 * w->iters;
+}
+
+static void lat_server(struct worker *w, struct ctl *res)
+{
+	uint64_t i, n = w->warmup + w->iters, s0 = 0;
+	struct rmsg_msg msg;
+	struct chan *c;
+
+	for (i = 0; i < n; i++) {
+		c = &w->ch[i % w->nch];
+		if (i == w->warmup)
+			s0 = sysctr_read(&w->sc);
+		wait_msg(w, c, &msg);
+		take_data(w, c, &msg);
+		send_data(w, c);
+		pump(w);
+	}
+	res->syscalls = sysctr_read(&w->sc) - s0;
+	res->msgs = 2 * w->iters;
+}
+
+/*
+ * Streams (bw, rate): the client sends warmup + iters messages, message k
+ * on channel k % nch, with at most a window of sends not completed per
+ * channel. The server takes them from whichever channel has one and
+ * measures from the arrival of the last warm-up message (the first
+ * message, when there is no warm-up) to the arrival of the last one: the
+ * bandwidth is measured at the receiver.
+ */
+static void stream_client(struct worker *w)
+{
+	uint64_t k, n = w->warmup + w->iters, s0 = 0;
+	struct waiter wt;
+	struct chan *c;
+
+	wait_init(&wt, "send completions (window full)");
+	for (k = 0; k < n; k++) {
+		c = &w->ch[k % w->nch];
+		if (k == w->warmup) {
+			s0 = sysctr_read(&w->sc);
+			w->t0 = now_ns();
+		}
+		while (c->inflight >= w->window) {
+			pump(w);
+			tick(w, &wt);
+		}
+		send_data(w, c);
+	}
+	drain_sends(w);
+	w->t1 = now_ns();
+	w->sys = sysctr_read(&w->sc) - s0;
+	w->msgs = w->iters;
+}
+
+static void stream_server(struct worker *w, struct ctl *res)
+{
+	uint64_t got = 0, n = w->warmup + w->iters, start, s0 = 0;
+	struct rmsg_msg msg;
+	struct waiter wt;
+	struct chan *c;
+	int ret;
+
+	/* The message whose arrival starts the clock. */
+	start = w->warmup ? w->warmup : 1;
+	wait_init(&wt, "a message");
+	while (got < n) {
+		ret = rmsg_peek_any(&w->ep, &msg);
+		if (ret == -EAGAIN) {
+			tick(w, &wt);
+			continue;
+		}
+		if (ret)
+			die(w, "rmsg_peek_any: %s", strerror(-ret));
+		c = chan_of(w, msg.channel);
+		if (!c)
+			die(w, "a message on unknown channel %u", msg.channel);
+		take_data(w, c, &msg);
+		got++;
+		if (got == start) {
+			res->t0 = now_ns();
+			s0 = sysctr_read(&w->sc);
+		}
+		wt.spins = 0;
+	}
+	res->t1 = now_ns();
+	res->syscalls = sysctr_read(&w->sc) - s0;
+	res->msgs = n - start;
+	res->bytes = res->msgs * w->size;
+}
+
+/* ------------------------------------------------------------------------
+ * Server.
+ */
+static void srv_place(struct worker *w, uint32_t id, const struct ctl *h,
+		      struct ctl *ack)
+{
+	struct chan *c;
+
+	if (ack->error)
+		return;
+	if (!w->nch) {
+		if (!h->channels || h->channels > MAX_CHANNELS) {
+			ack->error = EINVAL;
+			snprintf(ack->text, sizeof(ack->text),
+				 "%u channels per thread: at most %d",
+				 h->channels, MAX_CHANNELS);
+			return;
+		}
+		w->nch = h->channels;
+	}
+	if (h->test != opt.test) {
+		ack->error = EINVAL;
+		snprintf(ack->text, sizeof(ack->text),
+			 "the server runs '%s', not '%s'",
+			 test_names[opt.test],
+			 h->test < TEST_MEM ? test_names[h->test] : "?");
+	} else if (h->threads != (uint32_t)opt.threads) {
+		ack->error = EINVAL;
+		snprintf(ack->text, sizeof(ack->text),
+			 "the server has %d threads, the client %u: give both the same -t",
+			 opt.threads, h->threads);
+	} else if (h->thread != (uint32_t)w->idx ||
+		   h->channels != (uint32_t)w->nch ||
+		   h->chan_idx >= (uint32_t)w->nch ||
+		   w->ch[h->chan_idx].open) {
+		ack->error = EPROTO;
+		snprintf(ack->text, sizeof(ack->text),
+			 "inconsistent HELLO (thread %u, channel %u of %u)",
+			 h->thread, h->chan_idx, h->channels);
+	}
+	if (ack->error)
+		return;
+	c = &w->ch[h->chan_idx];
+	c->id = id;
+	c->open = true;
+	c->max_msg = rmsg_channel_max_msg(&w->ep, id);
+	w->by_id[id] = h->chan_idx;
+	w->placed++;
+}
+
+/*
+ * Accept the client's channels. Each sends a HELLO naming its place among
+ * the thread's channels, so the order of the ACCEPTED events does not
+ * matter.
+ */
+static void srv_accept(struct worker *w)
+{
+	struct sockaddr_in6 sin6 = {
+		.sin6_family = AF_INET6,
+		.sin6_port = htons(opt.port + w->idx),
+		.sin6_addr = IN6ADDR_ANY_INIT,
+	};
+	struct ctl hello, ack;
+	struct rmsg_msg msg;
+	struct waiter wt;
+	uint32_t id;
+	int i, ret;
+	bool any = false;
+
+	ret = rmsg_ep_listen(&w->ep, (struct sockaddr *)&sin6, sizeof(sin6),
+			     0, opt.block);
+	if (ret)
+		die(w, "listening on port %d: %s", opt.port + w->idx,
+		    strerror(-ret));
+	memset(&ack, 0, sizeof(ack));
+	wait_init(&wt, "the client's channels");
+	while (!w->nch || w->placed < w->nch) {
+		/* Before the first channel: wait for a client, forever. */
+		if (!any)
+			wt.deadline = UINT64_MAX;
+		tick(w, &wt);
+		any |= w->nunplaced > 0;
+		for (i = 0; i < w->nunplaced; i++) {
+			id = w->unplaced[i];
+			ret = rmsg_peek(&w->ep, id, &msg);
+			if (ret == -EAGAIN)
+				continue;
+			if (ret)
+				die(w, "channel %u: %s", id, strerror(-ret));
+			memcpy(&hello, msg.data,
+			       msg.len < sizeof(hello) ? msg.len : sizeof(hello));
+			ctl_valid(w, &hello, msg.len, CTL_BIT(CTL_HELLO), true);
+			ret = rmsg_release(&w->ep, &msg);
+			if (ret)
+				die(w, "rmsg_release: %s", strerror(-ret));
+			srv_place(w, id, &hello, &ack);
+			w->unplaced[i--] = w->unplaced[--w->nunplaced];
+			wt.deadline = now_ns() +
+				      opt.timeout_s * 1000000000ULL;
+			if (ack.error)
+				break;
+		}
+		if (ack.error)
+			break;
+	}
+
+	ack.max_msg = UINT32_MAX;
+	for (i = 0; i < w->nch && !ack.error; i++)
+		if (w->ch[i].max_msg < ack.max_msg)
+			ack.max_msg = w->ch[i].max_msg;
+	if (!ack.error && w->nunplaced) {
+		ack.error = EPROTO;
+		snprintf(ack.text, sizeof(ack.text),
+			 "%d channels more than the client announced",
+			 w->nunplaced);
+	}
+	if (!ack.error) {
+		send_ctl(w, &w->ch[0], &ack, CTL_ACK);
+		return;
+	}
+	/* Tell the client why, on whichever channel it can hear it. */
+	if (w->placed)
+		send_ctl(w, &w->ch[0], &ack, CTL_ACK);
+	drain_sends(w);
+	die(w, "refused the client: %s", ack.text);
+}
+
+static void *srv_thread(void *arg)
+{
+	struct worker *w = arg;
+	struct ctl run, res;
+	int runs = 0;
+
+	sysctr_open(&w->sc);
+	open_ep(w);
+	srv_accept(w);
+	for (;;) {
+		recv_ctl(w, &w->ch[0], &run,
+			 CTL_BIT(CTL_RUN) | CTL_BIT(CTL_BYE));
+		if (run.type == CTL_BYE)
+			break;
+		w->size = run.size;
+		w->iters = run.iters;
+		w->warmup = run.warmup;
+		w->window = run.window;
+		w->flags = run.flags;
+		memset(&res, 0, sizeof(res));
+		if (opt.test == TEST_LAT)
+			lat_server(w, &res);
+		else
+			stream_server(w, &res);
+		res.sc_method = w->sc.method;
+		send_ctl(w, &w->ch[0], &res, CTL_RESULT);
+		runs++;
+	}
+	close_ep(w, false);
+	sysctr_close(&w->sc);
+	if (!opt.json)
+		fprintf(stderr, "rmsg-perf: server thread %d: %d runs over %d channels, every message checked\n",
+			w->idx, runs, w->nch);
+	return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Client.
+ */
+static void connect_chan(struct worker *w, struct chan *c)
+{
+	struct sockaddr_storage ss;
+	int ret;
+
+	memcpy(&ss, server_sa, server_salen);
+	if (ss.ss_family == AF_INET)
+		((struct sockaddr_in *)&ss)->sin_port =
+			htons(opt.port + w->idx);
+	else
+		((struct sockaddr_in6 *)&ss)->sin6_port =
+			htons(opt.port + w->idx);
+	ret = rmsg_ep_connect(&w->ep, (struct sockaddr *)&ss, server_salen,
+			      c - w->ch, opt.block);
+	if (ret < 0)
+		die(w, "rmsg_ep_connect: %s", strerror(-ret));
+	c->id = ret;
+	c->retry_at = 0;
+}
+
+/*
+ * Connect the thread's channels. A server that is not listening yet
+ * refuses; that is retried until the timeout, so that scripts may start
+ * server and client at the same time.
+ */
+static void cli_connect(struct worker *w)
+{
+	uint64_t deadline = now_ns() + opt.timeout_s * 1000000000ULL;
+	struct ctl hello, ack;
+	int i, open;
+
+	w->nch = opt.channels;
+	for (i = 0; i < w->nch; i++)
+		connect_chan(w, &w->ch[i]);
+	for (;;) {
+		pump(w);
+		open = 0;
+		for (i = 0; i < w->nch; i++) {
+			struct chan *c = &w->ch[i];
+
+			if (c->open)
+				open++;
+			else if (c->retry_at && now_ns() >= c->retry_at)
+				connect_chan(w, c);
+		}
+		if (open == w->nch)
+			break;
+		if (now_ns() > deadline)
+			die(w, "%d of %d channels connected after %d s", open,
+			    w->nch, opt.timeout_s);
+		/* Not timed: leave the CPU to the kernel doing the work. */
+		usleep(1000);
+	}
+
+	for (i = 0; i < w->nch; i++) {
+		memset(&hello, 0, sizeof(hello));
+		hello.test = opt.test;
+		hello.threads = opt.threads;
+		hello.thread = w->idx;
+		hello.channels = w->nch;
+		hello.chan_idx = i;
+		send_ctl(w, &w->ch[i], &hello, CTL_HELLO);
+	}
+	recv_ctl(w, &w->ch[0], &ack, CTL_BIT(CTL_ACK));
+	if (ack.error)
+		die(w, "the server refused: %s", ack.text);
+	w->peer_max = ack.max_msg;
+}
+
+static uint64_t default_iters(uint32_t size)
+{
+	if (opt.iters >= 0)
+		return opt.iters;
+	if (opt.test == TEST_LAT)
+		return size > LARGE_SIZE ? LAT_ITERS_LARGE : LAT_ITERS;
+	return (uint64_t)opt.window * (size > LARGE_SIZE ? BW_LOOPS / 5 :
+				       BW_LOOPS);
+}
+
+static uint64_t default_warmup(uint32_t size)
+{
+	if (opt.warmup >= 0)
+		return opt.warmup;
+	if (opt.test == TEST_LAT)
+		return size > LARGE_SIZE ? LAT_WARMUP_LARGE : LAT_WARMUP;
+	return (uint64_t)opt.window * (size > LARGE_SIZE ? BW_SKIP / 5 :
+				       BW_SKIP);
+}
+
+/*
+ * The sizes to run: one, or (-a) powers of two from 2 up to the largest
+ * message every channel can carry, in both directions for lat.
+ */
+static void make_sizes(void)
+{
+	uint32_t limit = UINT32_MAX, s;
+	int t, i;
+
+	for (t = 0; t < opt.threads; t++) {
+		struct worker *w = &workers[t];
+
+		for (i = 0; i < w->nch; i++)
+			if (w->ch[i].max_msg < limit)
+				limit = w->ch[i].max_msg;
+		if (opt.test == TEST_LAT && w->peer_max < limit)
+			limit = w->peer_max;
+	}
+	sizes = calloc(33, sizeof(*sizes));
+	if (!sizes)
+		die(NULL, "out of memory");
+	if (!opt.all) {
+		if (opt.size > limit)
+			die(NULL, "%u-byte messages: the largest the channels carry is %u bytes (a larger receive block, -b, allows more)",
+			    opt.size, limit);
+		sizes[nsizes++] = opt.size;
+		return;
+	}
+	for (s = MIN_ALL_SIZE; s && s <= limit; s <<= 1)
+		sizes[nsizes++] = s;
+}
+
+static void report(int s);
+
+static void *cli_thread(void *arg)
+{
+	struct worker *w = arg;
+	uint64_t most = 0;
+	struct ctl run;
+	int s;
+
+	sysctr_open(&w->sc);
+	open_ep(w);
+	cli_connect(w);
+
+	pthread_barrier_wait(&barrier);
+	if (!w->idx)
+		make_sizes();
+	pthread_barrier_wait(&barrier);
+
+	for (s = 0; s < nsizes; s++)
+		if (default_iters(sizes[s]) > most)
+			most = default_iters(sizes[s]);
+	if (opt.test == TEST_LAT) {
+		w->samples = calloc(most ? most : 1, sizeof(*w->samples));
+		if (!w->samples)
+			die(w, "out of memory");
+	}
+
+	for (s = 0; s < nsizes; s++) {
+		w->size = sizes[s];
+		w->iters = default_iters(w->size);
+		w->warmup = default_warmup(w->size);
+		w->window = opt.window;
+		w->flags = opt.full_check ? CTL_F_FULL_CHECK : 0;
+		/* The threads' runs overlap: that is what rate measures. */
+		pthread_barrier_wait(&barrier);
+		memset(&run, 0, sizeof(run));
+		run.size = w->size;
+		run.iters = w->iters;
+		run.warmup = w->warmup;
+		run.window = w->window;
+		run.flags = w->flags;
+		send_ctl(w, &w->ch[0], &run, CTL_RUN);
+		if (opt.test == TEST_LAT)
+			lat_client(w);
+		else
+			stream_client(w);
+		recv_ctl(w, &w->ch[0], &w->result, CTL_BIT(CTL_RESULT));
+		pthread_barrier_wait(&barrier);
+		if (!w->idx)
+			report(s);
+	}
+
+	memset(&run, 0, sizeof(run));
+	send_ctl(w, &w->ch[0], &run, CTL_BYE);
+	close_ep(w, true);
+	sysctr_close(&w->sc);
+	free(w->samples);
+	return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Reports: a table in perftest's columns, or one JSON object per size.
+ */
+static const char rule[] =
+	"---------------------------------------------------------------------------------------\n";
+
+static void print_header(void)
+{
+	const struct worker *w = &workers[0];
+
+	if (opt.json)
+		return;
+	fputs(rule, stdout);
+	printf(" rmsg-perf %s: eager messages, %s\n", test_names[opt.test],
+	       opt.test == TEST_LAT ?
+	       "ping-pong, half of the round trip" :
+	       "one way, measured at the receiver");
+	printf(" server %s, port %u; %d thread(s) x %d channel(s); ",
+	       opt.server, opt.port, opt.threads, opt.channels);
+	if (opt.block)
+		printf("receive block %u bytes\n", opt.block);
+	else
+		printf("receive block: the module's default\n");
+	printf(" kernel poller: %s; clock: %s; system calls counted by: %s",
+	       opt.sqpoll ? "on" : "off", clock_name(),
+	       sysctr_method_name(w->sc.method));
+	if (opt.test != TEST_LAT)
+		printf("; window %u", opt.window);
+	printf("\n");
+	fputs(rule, stdout);
+	if (opt.test == TEST_LAT)
+		printf(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99%% percentile[usec]   99.9%% percentile[usec]   syscalls/msg\n");
+	else
+		printf(" #bytes     #iterations    BW average[MB/sec]   MsgRate[Mpps]   syscalls/msg(tx)   syscalls/msg(rx)\n");
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The nearest-rank percentile @p (0 < p <= 1) of @n sorted samples. */
+static uint64_t percentile(const uint64_t *v, uint64_t n, double p)
+{
+	uint64_t rank = (uint64_t)ceil(p * n);
+
+	return v[rank ? rank - 1 : 0];
+}
+
+static double ratio(uint64_t a, uint64_t b)
+{
+	return b ? (double)a / b : 0;
+}
+
+static void json_common(uint32_t size, uint64_t iters, uint64_t warmup)
+{
+	printf("{\"test\": \"%s\", \"bytes\": %u, \"iterations\": %" PRIu64 ", \"warmup\": %" PRIu64 ", \"threads\": %d, \"channels\": %d, \"block\": %u, \"sqpoll\": %s, \"clock\": \"%s\", \"syscall_counter\": \"%s\"",
+	       test_names[opt.test], size, iters, warmup, opt.threads,
+	       opt.channels, opt.block, opt.sqpoll ? "true" : "false",
+	       clock_name(), sysctr_method_name(workers[0].sc.method));
+}
+
+static void report_lat(uint32_t size)
+{
+	uint64_t n = 0, i, csys = 0, cmsgs = 0, ssys = 0, smsgs = 0, *all;
+	double sum = 0, sq = 0, avg, sd, med, spm;
+	int t;
+
+	for (t = 0; t < opt.threads; t++)
+		n += workers[t].iters;
+	all = malloc(n * sizeof(*all));
+	if (!all)
+		die(NULL, "out of memory");
+	n = 0;
+	for (t = 0; t < opt.threads; t++) {
+		struct worker *w = &workers[t];
+
+		memcpy(all + n, w->samples, w->iters * sizeof(*all));
+		n += w->iters;
+		csys += w->sys;
+		cmsgs += w->msgs;
+		ssys += w->result.syscalls;
+		smsgs += w->result.msgs;
+	}
+	qsort(all, n, sizeof(*all), cmp_u64);
+	for (i = 0; i < n; i++)
+		sum += all[i];
+	avg = sum / n;
+	for (i = 0; i < n; i++)
+		sq += (all[i] - avg) * (all[i] - avg);
+	sd = sqrt(sq / n);
+	med = n & 1 ? all[n / 2] : (all[n / 2 - 1] + all[n / 2]) / 2.0;
+	spm = ratio(csys + ssys, cmsgs + smsgs);
+
+	/* Samples are round trips in ns; reported: half of them, in us. */
+#define US(x)	((double)(x) / 2000.0)
+	if (opt.json) {
+		json_common(size, workers[0].iters, workers[0].warmup);
+		printf(", \"t_min_us\": %.3f, \"t_max_us\": %.3f, \"t_typical_us\": %.3f, \"t_avg_us\": %.3f, \"t_stdev_us\": %.3f, \"t_p99_us\": %.3f, \"t_p99_9_us\": %.3f",
+		       US(all[0]), US(all[n - 1]), US(med), US(avg), US(sd),
+		       US(percentile(all, n, 0.99)),
+		       US(percentile(all, n, 0.999)));
+		printf(", \"syscalls_per_msg\": %.4f, \"client_syscalls_per_msg\": %.4f, \"server_syscalls_per_msg\": %.4f}\n",
+		       spm, ratio(csys, cmsgs), ratio(ssys, smsgs));
+	} else {
+		printf(" %-7u %-11" PRIu64 "    %-14.2f %-12.2f %-18.2f %-14.2f %-15.2f %-22.2f %-24.2f %.2f\n",
+		       size, workers[0].iters, US(all[0]), US(all[n - 1]),
+		       US(med), US(avg), US(sd),
+		       US(percentile(all, n, 0.99)),
+		       US(percentile(all, n, 0.999)), spm);
+	}
+#undef US
+	free(all);
+}
+
+static void report_stream(uint32_t size)
+{
+	uint64_t t0 = UINT64_MAX, t1 = 0, msgs = 0, bytes = 0, tsys = 0;
+	uint64_t tmsgs = 0, rsys = 0, st0 = UINT64_MAX, st1 = 0;
+	double secs, ssecs, bw, rate;
+	int t;
+
+	for (t = 0; t < opt.threads; t++) {
+		struct worker *w = &workers[t];
+
+		if (w->result.t0 < t0)
+			t0 = w->result.t0;
+		if (w->result.t1 > t1)
+			t1 = w->result.t1;
+		if (w->t0 < st0)
+			st0 = w->t0;
+		if (w->t1 > st1)
+			st1 = w->t1;
+		msgs += w->result.msgs;
+		bytes += w->result.bytes;
+		rsys += w->result.syscalls;
+		tsys += w->sys;
+		tmsgs += w->msgs;
+	}
+	secs = t1 > t0 ? (t1 - t0) / 1e9 : 0;
+	ssecs = st1 > st0 ? (st1 - st0) / 1e9 : 0;
+	/* MB is 2^20 bytes and Mpps 10^6 messages, as in perftest. */
+	bw = secs ? bytes / secs / 1048576.0 : 0;
+	rate = secs ? msgs / secs / 1e6 : 0;
+	if (opt.json) {
+		json_common(size, workers[0].iters, workers[0].warmup);
+		printf(", \"window\": %u, \"messages\": %" PRIu64 ", \"seconds\": %.6f, \"bw_MBps\": %.3f, \"msg_rate_Mps\": %.6f, \"sender_bw_MBps\": %.3f",
+		       opt.window, msgs, secs, bw, rate,
+		       ssecs ? (double)tmsgs * size / ssecs / 1048576.0 : 0);
+		printf(", \"syscalls_per_msg\": %.4f, \"tx_syscalls_per_msg\": %.4f, \"rx_syscalls_per_msg\": %.4f}\n",
+		       ratio(tsys + rsys, tmsgs + msgs), ratio(tsys, tmsgs),
+		       ratio(rsys, msgs));
+	} else {
+		printf(" %-10u %-14" PRIu64 " %-20.2f %-15.6f %-18.2f %.2f\n",
+		       size, workers[0].iters, bw, rate, ratio(tsys, tmsgs),
+		       ratio(rsys, msgs));
+	}
+}
+
+static void report(int s)
+{
+	if (!s)
+		print_header();
+	if (opt.test == TEST_LAT)
+		report_lat(sizes[s]);
+	else
+		report_stream(sizes[s]);
+	fflush(stdout);
+}
+
+/* ------------------------------------------------------------------------
+ * main.
+ */
+static void print_usage(FILE *out)
+{
+	fputs("usage: rmsg-perf [options] {lat|bw|rate} [SERVER]\n"
+	      "       rmsg-perf [options] mem ADDRESS\n"
+	      "\n"
+	      "Without SERVER, wait for a client; both take the same options.\n"
+	      "\n"
+	      "  lat    ping-pong latency (half round trip), perftest's columns\n"
+	      "  bw     one-way bandwidth and message rate, measured at the receiver\n"
+	      "  rate   bw with many channels (-c) and/or threads (-t), message rate first\n"
+	      "  mem    memory one idle channel costs: -c channels (default 200) between\n"
+	      "         two endpoints of this process on ADDRESS, a local address\n"
+	      "\n"
+	      "  -s, --size=BYTES     message size (lat 8, bw 4096, rate 64)\n"
+	      "  -a, --all            sizes 2, 4, ... up to the channels' largest message\n"
+	      "  -n, --iters=N        measured iterations (lat) or messages (bw, rate) per\n"
+	      "                       size and thread (lat 10000, bw/rate 100 windows;\n"
+	      "                       fewer above 8 KiB)\n"
+	      "  -w, --warmup=N       not measured, before them (lat 100, bw/rate 10 windows)\n"
+	      "  -W, --window=N       sends in flight per channel, bw/rate (64, at most 256)\n"
+	      "  -c, --channels=N     channels per thread (1)\n"
+	      "  -t, --threads=N      threads, each with its own endpoint (1); thread i uses\n"
+	      "                       port PORT+i\n"
+	      "  -p, --port=PORT      first port (18520)\n"
+	      "  -b, --block=BYTES    receive block of each channel (module default)\n"
+	      "      --sqpoll         kernel submission poller (RMSG_EP_F_SQPOLL)\n"
+	      "      --full-check     check every byte of every message, not only its\n"
+	      "                       first and last 8\n"
+	      "      --json           one JSON object per size on stdout\n"
+	      "  -T, --timeout=SECS   give up when nothing moves for this long (60)\n"
+	      "  -h, --help\n", out);
+}
+
+static long parse_num(const char *s, const char *what, long min, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 0);
+	if (errno || end == s || *end || v < min || v > max)
+		die(NULL, "%s: '%s' is not a number from %ld to %ld", what, s,
+		    min, max);
+	return v;
+}
+
+static void parse(int argc, char **argv)
+{
+	enum { OPT_SQPOLL = 256, OPT_JSON, OPT_FULL };
+	static const struct option longopts[] = {
+		{ "size", required_argument, NULL, 's' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "iters", required_argument, NULL, 'n' },
+		{ "warmup", required_argument, NULL, 'w' },
+		{ "window", required_argument, NULL, 'W' },
+		{ "channels", required_argument, NULL, 'c' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "block", required_argument, NULL, 'b' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "sqpoll", no_argument, NULL, OPT_SQPOLL },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "full-check", no_argument, NULL, OPT_FULL },
+		{ "help", no_argument, NULL, 'h' },
+		{ }
+	};
+	bool channels_set = false;
+	int c, i;
+
+	while ((c = getopt_long(argc, argv, "s:an:w:W:c:t:p:b:T:h", longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 's':
+			opt.size = parse_num(optarg, "size", 1,
+					     RMSG_VB_MAX_PAYLOAD);
+			break;
+		case 'a':
+			opt.all = true;
+			break;
+		case 'n':
+			opt.iters = parse_num(optarg, "iterations", 2,
+					      1L << 40);
+			break;
+		case 'w':
+			opt.warmup = parse_num(optarg, "warm-up", 0, 1L << 40);
+			break;
+		case 'W':
+			opt.window = parse_num(optarg, "window", 1,
+					       RMSG_CHAN_MAX_PENDING);
+			break;
+		case 'c':
+			opt.channels = parse_num(optarg, "channels", 1,
+						 MAX_CHANNELS);
+			channels_set = true;
+			break;
+		case 't':
+			opt.threads = parse_num(optarg, "threads", 1,
+						MAX_THREADS);
+			break;
+		case 'p':
+			opt.port = parse_num(optarg, "port", 1, 65535);
+			break;
+		case 'b':
+			opt.block = parse_num(optarg, "block", RMSG_VB_MIN_BLOCK,
+					      RMSG_VB_MAX_BLOCK);
+			break;
+		case 'T':
+			opt.timeout_s = parse_num(optarg, "timeout", 1, 86400);
+			break;
+		case OPT_SQPOLL:
+			opt.sqpoll = true;
+			break;
+		case OPT_JSON:
+			opt.json = true;
+			break;
+		case OPT_FULL:
+			opt.full_check = true;
+			break;
+		case 'h':
+			print_usage(stdout);
+			exit(0);
+		default:
+			print_usage(stderr);
+			exit(2);
+		}
+	}
+	if (optind >= argc || argc - optind > 2) {
+		print_usage(stderr);
+		exit(2);
+	}
+	for (i = TEST_LAT; i <= TEST_MEM; i++)
+		if (!strcmp(argv[optind], test_names[i]))
+			opt.test = i;
+	if (!opt.test)
+		die(NULL, "unknown test '%s': lat, bw, rate or mem",
+		    argv[optind]);
+	opt.server = argc - optind == 2 ? argv[optind + 1] : NULL;
+	if (!opt.size)
+		opt.size = opt.test == TEST_LAT ? 8 :
+			   opt.test == TEST_BW ? 4096 : 64;
+	if (opt.test == TEST_MEM) {
+		if (!opt.server)
+			die(NULL, "mem needs the local address to use");
+		if (!channels_set)
+			opt.channels = 200;
+	}
+	if (opt.port + opt.threads - 1 > 65535)
+		die(NULL, "ports %u to %u do not all exist", opt.port,
+		    opt.port + opt.threads - 1);
+	if (opt.warmup == 0 && opt.iters == 2 && opt.test != TEST_LAT)
+		die(NULL, "without warm-up, a stream needs 3 messages or more");
+}
+
+static void resolve(const char *host, struct sockaddr_storage *ss,
+		    socklen_t *len)
+{
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC,
+		.ai_socktype = SOCK_STREAM,
+	};
+	struct addrinfo *ai;
+	int ret;
+
+	ret = getaddrinfo(host, NULL, &hints, &ai);
+	if (ret)
+		die(NULL, "%s: %s", host, gai_strerror(ret));
+	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+	*len = ai->ai_addrlen;
+	freeaddrinfo(ai);
+}
+
+static int run_mem(void)
+{
+	struct sockaddr_storage ss;
+	struct mem_result res;
+	socklen_t len;
+	int ret;
+
+	resolve(opt.server, &ss, &len);
+	if (ss.ss_family == AF_INET)
+		((struct sockaddr_in *)&ss)->sin_port = htons(opt.port);
+	else
+		((struct sockaddr_in6 *)&ss)->sin6_port = htons(opt.port);
+	ret = mem_measure((struct sockaddr *)&ss, len, opt.channels,
+			  opt.block, opt.timeout_s, &res);
+	if (ret)
+		die(NULL, "mem: %s", strerror(-ret));
+	if (opt.json) {
+		printf("{\"test\": \"mem\", \"channels\": %d, \"block\": %u, \"rounds\": %d, \"bytes_per_channel\": %ld, \"warmup_bytes_per_channel\": %ld, \"slab_bytes_per_channel\": %ld, \"vmalloc_bytes_per_channel\": %ld}\n",
+		       opt.channels, opt.block, res.rounds, res.per_end,
+		       res.warmup_per_end, res.slab_per_end,
+		       res.vmalloc_per_end);
+	} else {
+		fputs(rule, stdout);
+		printf(" rmsg-perf mem: memory per idle channel end, %d channels, ",
+		       opt.channels);
+		if (opt.block)
+			printf("receive block %u bytes\n", opt.block);
+		else
+			printf("the module's default receive block\n");
+		fputs(rule, stdout);
+		printf(" %ld bytes (median of %d rounds; slab %ld, vmalloc %ld; warm-up round %ld)\n",
+		       res.per_end, res.rounds, res.slab_per_end,
+		       res.vmalloc_per_end, res.warmup_per_end);
+		fputs(rule, stdout);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct sockaddr_storage ss;
+	int t, ret;
+
+	parse(argc, argv);
+	clock_setup();
+	if (opt.test == TEST_MEM)
+		return run_mem();
+
+	workers = calloc(opt.threads, sizeof(*workers));
+	if (!workers)
+		die(NULL, "out of memory");
+	if (opt.server) {
+		resolve(opt.server, &ss, &server_salen);
+		server_sa = (struct sockaddr *)&ss;
+		pthread_barrier_init(&barrier, NULL, opt.threads);
+	} else if (!opt.json) {
+		fprintf(stderr, "rmsg-perf: %s server: waiting for a client on port %u%s\n",
+			test_names[opt.test], opt.port,
+			opt.threads > 1 ? " and up" : "");
+	}
+	for (t = 0; t < opt.threads; t++) {
+		workers[t].idx = t;
+		workers[t].server = !opt.server;
+		ret = pthread_create(&workers[t].tid, NULL,
+				     opt.server ? cli_thread : srv_thread,
+				     &workers[t]);
+		if (ret)
+			die(NULL, "pthread_create: %s", strerror(ret));
+	}
+	for (t = 0; t < opt.threads; t++)
+		pthread_join(workers[t].tid, NULL);
+	if (opt.server && !opt.json)
+		fputs(rule, stdout);
+	free(workers);
+	free(sizes);
+	return 0;
+}
