@@ -1114,6 +1114,9 @@ void rmsg_chan_device_removed(struct rmsg_device *rdev)
 		rmsg_chan_kill(ch, -ENODEV);
 	mutex_unlock(&rdev->lock);
 	wait_event(rdev->wq, list_empty_careful(&rdev->channels));
+	/* The last detach may still be waking us: let it leave first. */
+	mutex_lock(&rdev->lock);
+	mutex_unlock(&rdev->lock);
 }
 
 int rmsg_chan_init_module(void)

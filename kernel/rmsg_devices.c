@@ -307,8 +307,12 @@ bool rmsg_device_detach(struct rmsg_device *rdev, struct list_head *node)
 	mutex_lock(&rdev->lock);
 	list_del_init(node);
 	dying = rdev->dying;
-	mutex_unlock(&rdev->lock);
+	/*
+	 * Under the lock: removal frees @rdev once the list is empty and it
+	 * has taken the lock after that (rmsg_chan_device_removed()).
+	 */
 	wake_up_all(&rdev->wq);
+	mutex_unlock(&rdev->lock);
 	return dying;
 }
 
