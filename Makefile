@@ -6,6 +6,7 @@
 #   make tests      selftests and host unit tests (needs `make deps` first)
 #   make run        install what is missing, build, boot the guest, demo
 #   make check      install what is missing, build, run every test
+#   make bench      rmsg-perf beside perftest in the guest; bench/results.json
 #   make install    module (depmod), library, headers, pkg-config, tools
 #
 # KDIR selects the kernel headers (default: the installed Debian headers of
@@ -58,8 +59,8 @@ PERF_SRCS	:= $(wildcard tools/rmsg-perf/*.c)
 # wrappers of the calls a data path makes (tools/rmsg-perf/rmsg-perf.h).
 PERF_WRAP	:= -Wl,--wrap=ioctl,--wrap=poll,--wrap=ppoll,--wrap=epoll_wait
 
-.PHONY: all tests module lib tools selftests unit deps check run install \
-	install-module install-lib clean checkpatch
+.PHONY: all tests module lib tools selftests unit deps check run bench \
+	install install-module install-lib clean checkpatch
 
 all: module lib tools
 
@@ -152,6 +153,27 @@ check: deps
 run: deps
 	$(MAKE) all
 	tools/testing/rmsg-vm -T 300 tools/testing/demo.sh
+
+# Benchmarks in the loopback guest beside perftest (Documentation/bench.rst):
+# raw results in build/bench, the report in bench/results.json and
+# bench/latency.png. Never part of `make check`: it measures, it does not
+# judge.
+BENCH_ROUNDS	?= 3
+
+# The host's load goes into the report: other guests running at the same
+# time on a 2-core machine make the figures worthless.
+bench:
+	@tools/deps.sh --bench
+	$(MAKE) all
+	rm -rf build/bench && mkdir -p build/bench
+	{ uptime; echo "guests $$(pgrep -c -x qemu-system-x86)"; } \
+		>build/bench/host.start
+	tools/testing/rmsg-vm -T 3600 tools/testing/bench.sh build/bench \
+		$(BENCH_ROUNDS); status=$$?; \
+	{ uptime; echo "guests $$(pgrep -c -x qemu-system-x86)"; } \
+		>build/bench/host.end; \
+	tools/testing/bench-report build/bench bench || status=1; \
+	exit $$status
 
 checkpatch:
 	$(CHECKPATCH) --no-tree --quiet --show-types \

@@ -6,6 +6,7 @@
 # Idempotent: when everything is present it only checks and returns.
 #
 # Environment: RMSG_CACHE (default /var/cache/rmsg), KDIR (kernel headers).
+# With --bench it also installs what `make bench` needs for its plot.
 
 set -euo pipefail
 
@@ -19,6 +20,9 @@ packages=(
 	rdmacm-utils perftest iproute2 iputils-ping linux-source-6.1
 	python3 perl
 )
+if [ "${1:-}" = --bench ]; then
+	packages+=(gnuplot-nox)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,190 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The guest half of `make bench`: rmsg-perf beside perftest on the same rxe
+# device in the same boot, raw results into OUT for tools/testing/bench-report
+# on the host. Run by rmsg-vm (loopback topology):
+#
+#   tools/testing/bench.sh OUT [ROUNDS]
+#
+# Timing under emulation swings between runs, so every comparison is
+# repeated ROUNDS times (default 3) with rmsg and perftest interleaved; the
+# report takes the median of the rounds. Memory per channel and the system
+# calls with the kernel poller are measured once, after the rounds.
+#
+# Files in OUT (one JSON object a line; perftest's tables are turned into
+# the same keys as rmsg-perf's JSON):
+#   lat-rmsg.N, lat-ib.N      latency, sizes 2 .. largest eager message
+#   bw-rmsg.N, bw-ib.N        4096-byte stream
+#   rate-rmsg.N, rate-ib.N    64-byte stream (message rate)
+#   sqpoll-rmsg               64-byte latency with the kernel poller
+#   mem-rmsg                  memory per idle channel
+#   env                       what ran where
+#   host.start, host.end      the host's load (written by make bench)
+#   *.log                     every program's own output, for when one fails
+
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+
+out=${1:?usage: bench.sh OUT [ROUNDS]}
+rounds=${2:-3}
+perf=tools/rmsg-perf/rmsg-perf
+addr=${RMSG_LOCAL_ADDR:?not in an rmsg-vm guest}
+dev=rxe0
+
+# Iterations: fewer than perftest's defaults (1000 for latency, 5000 for
+# bandwidth), because a round trip here often costs a timer tick (4 ms) and
+# a round must stay within minutes. Both tools always get the same numbers.
+lat_iters=300
+stream_msgs=2000
+window=64
+
+# OUT is emptied by the caller (make bench), which also leaves host.* there.
+mkdir -p "$out"
+
+start=$(date +%s)
+log() { printf '# bench: %4ss %s\n' "$(($(date +%s) - start))" "$*" >&2; }
+
+# rmsg-perf counts system calls with the raw_syscalls tracepoint.
+mountpoint -q /sys/kernel/tracing ||
+	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+
+{
+	echo "kernel $(uname -r)"
+	echo "cpus $(nproc)"
+	echo "clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+	echo "rounds $rounds"
+	echo "lat_iters $lat_iters"
+	echo "stream_msgs $stream_msgs"
+	echo "window $window"
+	ib_write_lat --version 2>&1 | head -n 1 | sed 's/^/perftest /'
+} >"$out/env"
+
+# Servers run on CPU 0 and clients on CPU 1, for both tools: two
+# busy-polling processes that the scheduler puts on one CPU take turns at
+# the timer tick, and a round trip then costs milliseconds instead of
+# microseconds (seen in both tools without pinning, in some runs and not
+# others).
+server_cpu=0
+client_cpu=1
+[ "$(nproc)" -ge 2 ] || client_cpu=0
+
+# rmsg_pair NAME SERVER_ARGS -- CLIENT_ARGS: the server in the background,
+# the client (which retries until the server listens) in front; the
+# client's stdout goes to OUT/NAME. Fails when either side does.
+rmsg_pair() {
+	local name=$1 srv=() cli=() spid status
+	shift
+	while (($#)) && [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	timeout 300 taskset -c "$server_cpu" "$perf" "${srv[@]}" \
+		>>"$out/$name.server.log" 2>&1 &
+	spid=$!
+	timeout 300 taskset -c "$client_cpu" "$perf" "${cli[@]}" "$addr" \
+		>>"$out/$name" 2>>"$out/$name.log"
+	status=$?
+	wait "$spid" || status=1
+	[ "$status" = 0 ] || log "rmsg-perf $name failed (status $status)"
+	return "$status"
+}
+
+# perftest_pair TOOL SIZE FIELD ARGS...: the server, then the client once
+# the server listens, up to three attempts. Prints the client's output. A
+# client that connects too early can crash in librdmacm (a general
+# protection fault that would also fail the run's kernel log check), hence
+# the wait; a run whose figure (FIELD of the line for SIZE) is not a finite
+# number is repeated (perftest's CPU clock estimate can fail here).
+perftest_pair() {
+	local tool=$1 size=$2 field=$3 spid attempt i ok=1
+	shift 3
+	for attempt in 1 2 3; do
+		timeout 150 taskset -c "$server_cpu" "$tool" -R -d "$dev" -F \
+			-s "$size" "$@" >/tmp/perftest.server 2>&1 &
+		spid=$!
+		for i in $(seq 200); do
+			grep -q 'Waiting for client' /tmp/perftest.server &&
+				break
+			sleep 0.1
+		done
+		sleep 0.5
+		if timeout 120 taskset -c "$client_cpu" "$tool" -R -d "$dev" \
+				-F -s "$size" "$@" "$addr" \
+				>/tmp/perftest.client 2>&1 &&
+		   awk -v s="$size" -v f="$field" \
+			'$1 == s && $f ~ /^[0-9]+(\.[0-9]+)?$/ { ok = 1 }
+			 END { exit !ok }' /tmp/perftest.client; then
+			wait "$spid"
+			ok=0
+			break
+		fi
+		kill "$spid" 2>/dev/null
+		wait "$spid" 2>/dev/null
+		log "$tool -s $size $*: attempt $attempt failed"
+		cat /tmp/perftest.server /tmp/perftest.client >&2
+	done
+	cat /tmp/perftest.client
+	return $ok
+}
+
+# perftest prints inf or -nan where its arithmetic failed: JSON null.
+awk_num='function n(x) { return x ~ /^[0-9]+(\.[0-9]+)?$/ ? x : "null" } '
+
+# One line of ib_write_lat's table as rmsg-perf's JSON keys.
+ib_lat() {
+	local size=$1 file=$2 text
+	text=$(perftest_pair ib_write_lat "$size" 5 -n "$lat_iters")
+	local status=$?
+	printf '%s\n' "$text" >>"$file.log"
+	[ "$status" = 0 ] || { log "ib_write_lat -s $size failed"; return 1; }
+	awk -v s="$size" "$awk_num"'$1 == s && NF >= 9 {
+		printf "{\"test\": \"lat\", \"tool\": \"ib_write_lat\", \"bytes\": %d, \"iterations\": %d, \"t_min_us\": %s, \"t_max_us\": %s, \"t_typical_us\": %s, \"t_avg_us\": %s, \"t_stdev_us\": %s, \"t_p99_us\": %s, \"t_p99_9_us\": %s}\n",
+			$1, $2, n($3), n($4), n($5), n($6), n($7), n($8), n($9) }' \
+		<<<"$text" >>"$file"
+}
+
+# One line of ib_write_bw's table as rmsg-perf's JSON keys.
+ib_bw() {
+	local size=$1 file=$2 text
+	text=$(perftest_pair ib_write_bw "$size" 4 -n "$stream_msgs" \
+	       -t "$window")
+	local status=$?
+	printf '%s\n' "$text" >>"$file.log"
+	[ "$status" = 0 ] || { log "ib_write_bw -s $size failed"; return 1; }
+	awk -v s="$size" "$awk_num"'$1 == s && NF >= 5 {
+		printf "{\"test\": \"bw\", \"tool\": \"ib_write_bw\", \"bytes\": %d, \"iterations\": %d, \"bw_peak_MBps\": %s, \"bw_MBps\": %s, \"msg_rate_Mps\": %s}\n",
+			$1, $2, n($3), n($4), n($5) }' <<<"$text" >>"$file"
+}
+
+status=0
+for r in $(seq "$rounds"); do
+	log "round $r of $rounds: latency, rmsg-perf"
+	rmsg_pair "lat-rmsg.$r" lat -- --json -a -n "$lat_iters" lat ||
+		status=1
+	log "round $r of $rounds: latency, ib_write_lat"
+	sizes=$(sed -n 's/.*"bytes": \([0-9]*\),.*/\1/p' "$out/lat-rmsg.$r")
+	[ -n "$sizes" ] || sizes="2 4 8 16 32 64 128 256 512 1024 2048 4096 8192"
+	for s in $sizes; do
+		ib_lat "$s" "$out/lat-ib.$r" || status=1
+	done
+
+	log "round $r of $rounds: 4096-byte stream"
+	rmsg_pair "bw-rmsg.$r" bw -- --json -s 4096 -n "$stream_msgs" \
+		-W "$window" bw || status=1
+	ib_bw 4096 "$out/bw-ib.$r" || status=1
+
+	log "round $r of $rounds: 64-byte message rate"
+	rmsg_pair "rate-rmsg.$r" rate -- --json -s 64 -n "$stream_msgs" \
+		-W "$window" rate || status=1
+	ib_bw 64 "$out/rate-ib.$r" || status=1
+done
+
+log "system calls with the kernel poller"
+rmsg_pair sqpoll-rmsg --sqpoll lat -- --json --sqpoll -s 64 \
+	-n "$lat_iters" lat || status=1
+
+log "memory per idle channel"
+timeout 900 "$perf" --json -c 200 mem "$addr" >"$out/mem-rmsg" \
+	2>"$out/mem-rmsg.log" || { log "rmsg-perf mem failed"; status=1; }
+
+exit "$status"
