@@ -87,8 +87,7 @@ static u32 rmsg_area_chunks(struct rmsg_endpoint *ep)
 	return ep->area_size / RMSG_AREA_CHUNK;
 }
 
-static void rmsg_area_unmap(struct rmsg_endpoint *ep,
-			    struct rmsg_area_map *map, u32 chunks)
+static void rmsg_area_unmap(struct rmsg_area_map *map, u32 chunks)
 {
 	u32 i;
 
@@ -125,7 +124,7 @@ static struct rmsg_area_map *rmsg_area_map_get(struct rmsg_endpoint *ep,
 							  PAGE_SIZE], 0,
 					      RMSG_AREA_CHUNK, DMA_TO_DEVICE);
 		if (ib_dma_mapping_error(ibdev, map->dma[i])) {
-			rmsg_area_unmap(ep, map, i);
+			rmsg_area_unmap(map, i);
 			map = NULL;
 			goto out;
 		}
@@ -147,7 +146,7 @@ static void rmsg_area_map_put(struct rmsg_endpoint *ep,
 		list_del(&map->node);
 	mutex_unlock(&ep->chan_lock);
 	if (last)
-		rmsg_area_unmap(ep, map, rmsg_area_chunks(ep));
+		rmsg_area_unmap(map, rmsg_area_chunks(ep));
 }
 
 /* --- receiving with immediates (devices that may place out of order) --- */
@@ -467,6 +466,14 @@ static struct rmsg_vb_trailer *rmsg_trailer(struct rmsg_channel *ch, u32 wr,
 	return &ch->trailers[i];
 }
 
+static void rmsg_trailer_sync(struct rmsg_channel *ch, u32 wr)
+{
+	ib_dma_sync_single_for_device(ch->rdev->ibdev, ch->trailers_dma +
+				      wr % RMSG_TX_SLOTS *
+				      sizeof(*ch->trailers),
+				      sizeof(*ch->trailers), DMA_TO_DEVICE);
+}
+
 static void rmsg_zeros(struct rmsg_channel *ch, bool inl, u32 len,
 		       struct ib_sge *sge)
 {
@@ -595,11 +602,11 @@ static int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 	slot->wr_end = ch->wr_posted + need;
 	slot->pend_end = idx + 1;
 
-	if (!inl || !winl)
-		ib_dma_sync_single_for_device(ibdev, ch->trailers_dma,
-					      RMSG_ZEROS *
-					      sizeof(*ch->trailers),
-					      DMA_TO_DEVICE);
+	/* The device reads these trailers from memory, not from the WR. */
+	if (pl.wrap_skip && !winl)
+		rmsg_trailer_sync(ch, ch->wr_posted);
+	if (!inl)
+		rmsg_trailer_sync(ch, ch->wr_posted + need - 1);
 	ret = ib_post_send(ch->qp, pl.wrap_skip ? &wrap_wr.wr : &data_wr.wr,
 			   NULL);
 	if (ret)

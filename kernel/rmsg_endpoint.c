@@ -524,7 +524,7 @@ void rmsg_ep_post_cqe_locked(struct rmsg_endpoint *ep,
 			     const struct rmsg_cqe *cqe, bool reserved)
 {
 	struct rmsg_event *ev;
-	u32 prod = ep->cq_prod;
+	u32 prod;
 
 	lockdep_assert_held(&ep->lock);
 	if (reserved && !WARN_ON_ONCE(!ep->cq_reserved))

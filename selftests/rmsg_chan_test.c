@@ -17,24 +17,9 @@
 
 #define EVENT_TIMEOUT_MS	20000
 
-/* The next CQE of @ep, waiting up to @timeout_ms; 0 or -ETIMEDOUT. */
-static int next_cqe(struct rmsg_ep *ep, struct rmsg_cqe *out, int timeout_ms)
-{
-	long deadline = rmsg_now_ms() + timeout_ms;
-	struct pollfd pfd = { .fd = ep->fd, .events = POLLIN };
-
-	for (;;) {
-		if (rmsg_take_cqe(ep, out))
-			return 0;
-		if (rmsg_now_ms() >= deadline)
-			return -ETIMEDOUT;
-		poll(&pfd, 1, 100);
-	}
-}
-
 /* The next event must be of @kind; returns its CQE through @out. */
 #define EXPECT_EVENT(ep, kind, out) do { \
-	ASSERT_EQ(0, next_cqe(ep, out, EVENT_TIMEOUT_MS)) \
+	ASSERT_EQ(0, rmsg_next_cqe(ep, out, EVENT_TIMEOUT_MS)) \
 		TH_LOG("no event %d", kind); \
 	ASSERT_EQ(kind, RMSG_CQE_KIND((out)->flags)) \
 		TH_LOG("res %d channel %u", (out)->res, (out)->channel); \
@@ -91,12 +76,12 @@ static int open_channel(struct __test_metadata *_metadata,
 	EXPECT_LE(0, id);
 	if (id < 0)
 		return id;
-	EXPECT_EQ(0, next_cqe(self->b, &cqe, EVENT_TIMEOUT_MS));
+	EXPECT_EQ(0, rmsg_next_cqe(self->b, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(RMSG_CQE_CONNECTED, RMSG_CQE_KIND(cqe.flags));
 	EXPECT_EQ(0, cqe.res);
 	EXPECT_EQ(id, cqe.channel);
 	EXPECT_EQ(user_data, cqe.user_data);
-	EXPECT_EQ(0, next_cqe(self->a, &cqe, EVENT_TIMEOUT_MS));
+	EXPECT_EQ(0, rmsg_next_cqe(self->a, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(RMSG_CQE_ACCEPTED, RMSG_CQE_KIND(cqe.flags));
 	EXPECT_EQ(0, cqe.res);
 	EXPECT_EQ(0xa0, cqe.user_data);
@@ -122,8 +107,8 @@ TEST_F_TIMEOUT(chan, connect_accept_close, 120)
 	EXPECT_EQ(peer, cqe.channel);
 	EXPECT_EQ(0xa0, cqe.user_data);
 	/* Each side heard exactly what it should, nothing more. */
-	EXPECT_EQ(-ETIMEDOUT, next_cqe(&self->a, &cqe, 300));
-	EXPECT_EQ(-ETIMEDOUT, next_cqe(&self->b, &cqe, 300));
+	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(&self->a, &cqe, 300));
+	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(&self->b, &cqe, 300));
 }
 
 TEST_F_TIMEOUT(chan, close_by_acceptor, 120)
@@ -175,7 +160,7 @@ TEST_F_TIMEOUT(chan, connect_refused, 120)
 	EXPECT_EVENT(&self->b, RMSG_CQE_CONNECTED, &cqe);
 	EXPECT_EQ(-ECONNREFUSED, cqe.res) TH_LOG("res %d", cqe.res);
 	EXPECT_EQ(id, cqe.channel);
-	EXPECT_EQ(-ETIMEDOUT, next_cqe(&self->a, &cqe, 300));
+	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(&self->a, &cqe, 300));
 	/* The id is free again. */
 	EXPECT_EQ(-ENOENT, rmsg_ep_close_channel(&self->b, id, 0));
 }
@@ -231,7 +216,7 @@ TEST_F_TIMEOUT(chan, explicit_accept, 120)
 	EXPECT_EQ(16384, cqe.len) TH_LOG("the peer's block size");
 	req = cqe.channel;
 	/* Nothing opens until the program says so. */
-	EXPECT_EQ(-ETIMEDOUT, next_cqe(&self->b, &cqe, 1000));
+	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(&self->b, &cqe, 1000));
 	EXPECT_EQ(-EINVAL, rmsg_ep_accept(&c, req, 0, 2));
 	EXPECT_EQ(-ENOENT, rmsg_ep_accept(&c, req + 1000, 0, 0));
 	ASSERT_EQ(0, rmsg_ep_accept(&c, req, 0xacc, 0));
@@ -275,7 +260,7 @@ TEST_F_TIMEOUT(chan, explicit_reject, 120)
 		EXPECT_EQ(-ECONNREFUSED, cqe.res) TH_LOG("res %d", cqe.res);
 		EXPECT_EQ(id, cqe.channel);
 		/* The refused channel leaves no event behind. */
-		EXPECT_EQ(-ETIMEDOUT, next_cqe(&c, &cqe, 300));
+		EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(&c, &cqe, 300));
 	}
 	/* A request nobody answers goes when the endpoint does. */
 	id = rmsg_ep_connect(&self->b, (struct sockaddr *)&addr, sizeof(addr),
@@ -412,7 +397,7 @@ TEST_F_TIMEOUT(chan, events_wait_for_room, 300)
 		ASSERT_GT(64, cqe.channel);
 		ASSERT_EQ(0, seen[cqe.channel]++);
 	}
-	EXPECT_EQ(-ETIMEDOUT, next_cqe(&small, &cqe, 300));
+	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(&small, &cqe, 300));
 	rmsg_ep_close(&small);
 	/* Releasing the endpoint ends its channels: the peers hear it. */
 	for (i = 0; i < n; i++) {

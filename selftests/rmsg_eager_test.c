@@ -32,20 +32,6 @@ struct side {
 	unsigned int max_msg;
 };
 
-static int next_cqe(struct rmsg_ep *ep, struct rmsg_cqe *out, int timeout_ms)
-{
-	long deadline = rmsg_now_ms() + timeout_ms;
-	struct pollfd pfd = { .fd = ep->fd, .events = POLLIN };
-
-	for (;;) {
-		if (rmsg_take_cqe(ep, out))
-			return 0;
-		if (rmsg_now_ms() >= deadline)
-			return -ETIMEDOUT;
-		poll(&pfd, 1, 20);
-	}
-}
-
 static int submit(struct rmsg_ep *ep)
 {
 	unsigned int n = rmsg_sq_submit(ep);
@@ -162,12 +148,12 @@ FIXTURE_SETUP(eager)
 	id = rmsg_ep_connect(&self->b.ep, (struct sockaddr *)&self->addr,
 			     sizeof(self->addr), 0xb0, 0);
 	ASSERT_LE(0, id);
-	ASSERT_EQ(0, next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	ASSERT_EQ(RMSG_CQE_CONNECTED, RMSG_CQE_KIND(cqe.flags));
 	ASSERT_EQ(0, cqe.res);
 	ASSERT_EQ(id, cqe.channel);
 	ASSERT_EQ(0, start_side(&self->b, &cqe));
-	ASSERT_EQ(0, next_cqe(&self->a.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_next_cqe(&self->a.ep, &cqe, EVENT_TIMEOUT_MS));
 	ASSERT_EQ(RMSG_CQE_ACCEPTED, RMSG_CQE_KIND(cqe.flags));
 	ASSERT_EQ(0, cqe.res);
 	ASSERT_EQ(0, start_side(&self->a, &cqe));
@@ -257,7 +243,7 @@ static void stream(struct __test_metadata *_metadata, struct side *tx,
 			       cqe.res);
 	}
 	while (completed < n) {
-		ASSERT_EQ(0, next_cqe(&tx->ep, &cqe, EVENT_TIMEOUT_MS))
+		ASSERT_EQ(0, rmsg_next_cqe(&tx->ep, &cqe, EVENT_TIMEOUT_MS))
 			TH_LOG("send %u never completed", completed);
 		ASSERT_EQ(0, cqe.res);
 		ASSERT_EQ(completed, cqe.user_data);
@@ -324,18 +310,18 @@ TEST_F(eager, send_errors)
 			  1ULL << 32, 0, 5));
 	ASSERT_TRUE(queue(&self->b.ep, RMSG_OP_ARM, self->b.channel, 0, 1, 6));
 	ASSERT_LE(0, submit(&self->b.ep));
-	ASSERT_EQ(0, next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(-ENOTCONN, cqe.res);
-	ASSERT_EQ(0, next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(-EFAULT, cqe.res);
-	ASSERT_EQ(0, next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(-EFAULT, cqe.res);
-	ASSERT_EQ(0, next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(-EMSGSIZE, cqe.res);
-	ASSERT_EQ(0, next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(-EINVAL, cqe.res);
 	EXPECT_EQ(5, cqe.user_data);
-	ASSERT_EQ(0, next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(-EINVAL, cqe.res);
 	EXPECT_EQ(6, cqe.user_data);
 	/* Nothing reached the peer. */
@@ -355,12 +341,12 @@ TEST_F(eager, arm_then_message)
 			  self->a.rx.consumed, 0, 0xa1));
 	ASSERT_LE(0, submit(&self->a.ep));
 	/* Nothing to wake for yet. */
-	EXPECT_EQ(-ETIMEDOUT, next_cqe(&self->a.ep, &cqe, 500));
+	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(&self->a.ep, &cqe, 500));
 	memset(self->b.area, 0x42, 100);
 	ASSERT_TRUE(queue(&self->b.ep, RMSG_OP_SEND, self->b.channel, 0, 100,
 			  1));
 	ASSERT_LE(0, submit(&self->b.ep));
-	ASSERT_EQ(0, next_cqe(&self->a.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_next_cqe(&self->a.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(RMSG_CQE_READABLE, RMSG_CQE_KIND(cqe.flags));
 	EXPECT_EQ(0xa1, cqe.user_data);
 	EXPECT_EQ(self->a.channel, cqe.channel);
@@ -372,8 +358,8 @@ TEST_F(eager, arm_then_message)
 	ASSERT_TRUE(queue(&self->b.ep, RMSG_OP_SEND, self->b.channel, 0, 100,
 			  2));
 	ASSERT_LE(0, submit(&self->b.ep));
-	ASSERT_EQ(0, next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
-	EXPECT_EQ(-ETIMEDOUT, next_cqe(&self->a.ep, &cqe, 500));
+	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
+	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(&self->a.ep, &cqe, 500));
 }
 
 /* The message came before the ARM: READABLE at once, not never. */
@@ -385,13 +371,13 @@ TEST_F(eager, message_then_arm)
 	ASSERT_TRUE(queue(&self->b.ep, RMSG_OP_SEND, self->b.channel, 0, 10,
 			  1));
 	ASSERT_LE(0, submit(&self->b.ep));
-	ASSERT_EQ(0, next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	ASSERT_EQ(0, cqe.res);
 	/* The program looked before the message landed, then armed. */
 	ASSERT_TRUE(queue(&self->a.ep, RMSG_OP_ARM, self->a.channel,
 			  self->a.rx.consumed, 0, 0xa2));
 	ASSERT_LE(0, submit(&self->a.ep));
-	ASSERT_EQ(0, next_cqe(&self->a.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_next_cqe(&self->a.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(RMSG_CQE_READABLE, RMSG_CQE_KIND(cqe.flags));
 	EXPECT_EQ(0xa2, cqe.user_data);
 }
@@ -451,13 +437,13 @@ TEST_F_TIMEOUT(eager, close_delivers_pending_sends, 180)
 	EXPECT_EQ(n, got);
 	/* The sender's side: every send completed, then the close. */
 	while (completed < n) {
-		ASSERT_EQ(0, next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
+		ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 		ASSERT_EQ(RMSG_CQE_OP, RMSG_CQE_KIND(cqe.flags));
 		ASSERT_EQ(0, cqe.res) TH_LOG("send %llu", cqe.user_data);
 		ASSERT_EQ(completed, cqe.user_data);
 		completed++;
 	}
-	ASSERT_EQ(0, next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(RMSG_CQE_CLOSED, RMSG_CQE_KIND(cqe.flags));
 	EXPECT_EQ(0, cqe.res);
 }
@@ -468,11 +454,11 @@ TEST_F(eager, send_after_close)
 	struct rmsg_cqe cqe;
 
 	ASSERT_EQ(0, rmsg_ep_close_channel(&self->b.ep, self->b.channel, 0));
-	ASSERT_EQ(0, next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	ASSERT_EQ(RMSG_CQE_CLOSED, RMSG_CQE_KIND(cqe.flags));
 	ASSERT_TRUE(queue(&self->b.ep, RMSG_OP_SEND, self->b.channel, 0, 8, 9));
 	ASSERT_LE(0, submit(&self->b.ep));
-	ASSERT_EQ(0, next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(-ENOTCONN, cqe.res);
 	EXPECT_EQ(9, cqe.user_data);
 }

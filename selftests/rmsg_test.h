@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -126,6 +127,24 @@ static inline bool rmsg_take_cqe(struct rmsg_ep *ep, struct rmsg_cqe *out)
 	*out = *cqe;
 	rmsg_cq_advance(ep, 1);
 	return true;
+}
+
+/* The next CQE of @ep, waiting up to @timeout_ms; 0 or -ETIMEDOUT. */
+static inline int rmsg_next_cqe(struct rmsg_ep *ep, struct rmsg_cqe *out,
+				int timeout_ms)
+{
+	long deadline = rmsg_now_ms() + timeout_ms;
+	struct pollfd pfd = { .fd = ep->fd, .events = POLLIN };
+
+	for (;;) {
+		if (rmsg_take_cqe(ep, out))
+			return 0;
+		if (rmsg_now_ms() >= deadline) {
+			memset(out, 0, sizeof(*out));
+			return -ETIMEDOUT;
+		}
+		poll(&pfd, 1, 20);
+	}
 }
 
 #endif /* _RMSG_TEST_H */
