@@ -859,6 +859,11 @@ bool rmsg_data_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 out:
 	if (ret == -EINVAL)
 		atomic_long_inc(&ep->bad_desc);
+	/* A failed SEND's CQE still tells which bytes it was given. */
+	if (sqe->opcode == RMSG_OP_SEND) {
+		cqe->len = sqe->len;
+		cqe->aux = sqe->addr;
+	}
 	cqe->res = ret;
 	return true;
 }

@@ -404,17 +404,23 @@ long rmsg_ep_enter(struct rmsg_endpoint *ep, void __user *uarg)
 		return -EINVAL;
 
 	e.submitted = 0;
-	if (ep->sqpoll) {
-		/* The poller takes the SQEs; ENTER only wakes it. */
-		rmsg_sqpoll_wake(ep);
-		e.submitted = e.to_submit;
-	} else if (e.to_submit) {
+	/*
+	 * With a poller, the SQEs are taken here as well as the poller being
+	 * woken for those to come: the caller is in the kernel already, and
+	 * a woken thread may wait for a CPU for a while, during which the
+	 * program would see its SQEs untaken and enter again. The submit
+	 * mutex orders this with the poller, so when ENTER returns the SQEs
+	 * have been taken by one of the two (@submitted counts this call's).
+	 */
+	if (e.to_submit) {
 		ret = rmsg_ep_submit(ep, e.to_submit);
 		if (ret > 0) {
 			e.submitted = ret;
 			ret = 0;
 		}
 	}
+	if (ep->sqpoll)
+		rmsg_sqpoll_wake(ep);
 	if (!ret && (e.flags & RMSG_ENTER_GETEVENTS) && e.min_complete)
 		ret = rmsg_ep_wait(ep, e.min_complete);
 	/* As io_uring_enter(): what was taken counts more than the wait. */

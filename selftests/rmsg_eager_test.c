@@ -310,14 +310,21 @@ TEST_F(eager, send_errors)
 			  1ULL << 32, 0, 5));
 	ASSERT_TRUE(queue(&self->b.ep, RMSG_OP_ARM, self->b.channel, 0, 1, 6));
 	ASSERT_LE(0, submit(&self->b.ep));
+	/* A failed SEND's CQE carries its len and offset like any other. */
 	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(-ENOTCONN, cqe.res);
+	EXPECT_EQ(1, cqe.len);
+	EXPECT_EQ(0, cqe.aux);
 	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(-EFAULT, cqe.res);
+	EXPECT_EQ(9, cqe.len);
+	EXPECT_EQ(AREA - 8, cqe.aux);
 	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(-EFAULT, cqe.res);
+	EXPECT_EQ(~0ULL - 4, cqe.aux);
 	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(-EMSGSIZE, cqe.res);
+	EXPECT_EQ(self->b.max_msg + 1, cqe.len);
 	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(-EINVAL, cqe.res);
 	EXPECT_EQ(5, cqe.user_data);

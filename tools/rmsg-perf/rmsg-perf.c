@@ -74,6 +74,7 @@ static struct options {
 	uint16_t port;
 	uint32_t block;
 	bool sqpoll;
+	uint32_t sqpoll_idle_ms;	/* 0: the module's default */
 	bool json;
 	bool full_check;
 	int timeout_s;
@@ -565,8 +566,10 @@ static void open_ep(struct worker *w)
 	p.sq_entries = p.cq_entries / 2;
 	if (p.sq_entries > RMSG_MAX_RING_ENTRIES)
 		p.sq_entries = RMSG_MAX_RING_ENTRIES;
-	if (opt.sqpoll)
+	if (opt.sqpoll) {
 		p.flags |= RMSG_EP_F_SQPOLL;
+		p.sqpoll_idle_ms = opt.sqpoll_idle_ms;
+	}
 	/* Room for a full window of the largest message, at least 1 MiB. */
 	area = inflight * ((opt.all ? RMSG_VB_MAX_PAYLOAD : opt.size) + 64);
 	if (area < RMSG_LIB_SEND_AREA)
@@ -1285,7 +1288,8 @@ static void print_usage(FILE *out)
 	      "                       port PORT+i\n"
 	      "  -p, --port=PORT      first port (18520)\n"
 	      "  -b, --block=BYTES    receive block of each channel (module default)\n"
-	      "      --sqpoll         kernel submission poller (RMSG_EP_F_SQPOLL)\n"
+	      "      --sqpoll[=MS]    kernel submission poller (RMSG_EP_F_SQPOLL), asleep\n"
+	      "                       after MS ms without work (module default 10)\n"
 	      "      --full-check     check every byte of every message, not only its\n"
 	      "                       first and last 8\n"
 	      "      --json           one JSON object per size on stdout\n"
@@ -1320,7 +1324,7 @@ static void parse(int argc, char **argv)
 		{ "port", required_argument, NULL, 'p' },
 		{ "block", required_argument, NULL, 'b' },
 		{ "timeout", required_argument, NULL, 'T' },
-		{ "sqpoll", no_argument, NULL, OPT_SQPOLL },
+		{ "sqpoll", optional_argument, NULL, OPT_SQPOLL },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "full-check", no_argument, NULL, OPT_FULL },
 		{ "help", no_argument, NULL, 'h' },
@@ -1371,6 +1375,9 @@ static void parse(int argc, char **argv)
 			break;
 		case OPT_SQPOLL:
 			opt.sqpoll = true;
+			if (optarg)
+				opt.sqpoll_idle_ms = parse_num(optarg, "sqpoll",
+						1, RMSG_SQPOLL_IDLE_MAX_MS);
 			break;
 		case OPT_JSON:
 			opt.json = true;

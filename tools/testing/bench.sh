@@ -180,7 +180,7 @@ for r in $(seq "$rounds"); do
 done
 
 log "system calls with the kernel poller"
-rmsg_pair sqpoll-rmsg --sqpoll lat -- --json --sqpoll -s 64 \
+rmsg_pair sqpoll-rmsg --sqpoll=1000 lat -- --json --sqpoll=1000 -s 64 \
 	-n "$lat_iters" lat || status=1
 
 log "memory per idle channel"

@@ -477,11 +477,12 @@ struct rmsg_cqe {
  * is full. When some SQEs were taken, the call succeeds even if the wait is
  * then interrupted (as io_uring_enter() does).
  *
- * On an RMSG_EP_F_SQPOLL endpoint ENTER takes no SQE itself: it wakes the
- * poller, which takes them, and reports @to_submit in @submitted (as
- * io_uring_enter() does with SQPOLL); the CQEs tell what ran. Index errors
- * and a full CQ are then not reported by ENTER (the poller retries once the
- * program consumes CQEs, or at the next ENTER).
+ * On an RMSG_EP_F_SQPOLL endpoint ENTER takes the SQEs the poller has not
+ * taken yet itself, with the results above, and then wakes the poller for
+ * those to come (io_uring_enter() leaves them to its thread; here the
+ * program is in the kernel already, and a woken poller may wait for a CPU).
+ * When ENTER returns, the SQEs published before it have been taken, by
+ * the call or by the poller; @submitted counts those the call took.
  */
 struct rmsg_enter {
 	__u32 to_submit;
