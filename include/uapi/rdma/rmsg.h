@@ -691,4 +691,57 @@ struct rmsg_accept {
 
 #define RMSG_IOC_ACCEPT		_IOW(RMSG_IOC_MAGIC, 0x08, struct rmsg_accept)
 
+/*
+ * Memory regions (RMSG_FEAT_RNDV): the program's own memory, pinned and
+ * charged to its RLIMIT_MEMLOCK, that rendezvous transfers read and write
+ * in place. A region belongs to the endpoint that registered it and goes
+ * with it. Nothing is mapped for a device until a transfer needs it, so a
+ * region outlives any one device.
+ */
+#define RMSG_FEAT_RNDV		(1ULL << 5)	/* REG, DEREG, SEND_RNDV, ... */
+
+/* The largest region, in bytes. */
+#define RMSG_REG_MAX_LEN	(1ULL << 32)
+
+/**
+ * struct rmsg_reg - RMSG_IOC_REG argument
+ * @addr: in: start of the memory, any alignment
+ * @len: in: bytes, 1 to RMSG_REG_MAX_LEN
+ * @flags: in: must be zero
+ * @handle: out: the region's handle, never 0; names it in SQEs and in
+ *	RMSG_IOC_DEREG
+ * @resv: must be zero
+ *
+ * The memory must be the program's, mapped writable (a transfer may write
+ * it), and stays pinned until RMSG_IOC_DEREG or the endpoint's release.
+ * Errors: EINVAL for bad fields, EFAULT for memory the program does not
+ * have mapped writable, ENOMEM when it exceeds RLIMIT_MEMLOCK (without
+ * CAP_IPC_LOCK), counted with all memory the process has pinned.
+ */
+struct rmsg_reg {
+	__u64 addr;
+	__u64 len;
+	__u32 flags;
+	__u32 handle;
+	__u64 resv[2];
+};
+
+/**
+ * struct rmsg_dereg - RMSG_IOC_DEREG argument
+ * @handle: from RMSG_IOC_REG
+ * @flags: must be zero
+ * @resv: must be zero
+ *
+ * Errors: ENOENT for no such region, EBUSY while a transfer submitted on
+ * it has not completed (its CQE not yet posted); the region stays then.
+ */
+struct rmsg_dereg {
+	__u32 handle;
+	__u32 flags;
+	__u64 resv;
+};
+
+#define RMSG_IOC_REG		_IOWR(RMSG_IOC_MAGIC, 0x09, struct rmsg_reg)
+#define RMSG_IOC_DEREG		_IOW(RMSG_IOC_MAGIC, 0x0a, struct rmsg_dereg)
+
 #endif /* _UAPI_RDMA_RMSG_H */

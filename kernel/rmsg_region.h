@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rmsg: memory regions, the program's memory pinned for rendezvous
+ * transfers (RMSG_IOC_REG, RMSG_IOC_DEREG; rmsg_region.c).
+ *
+ * A region is pinned pages and nothing else: no device mapping, no MR.
+ * A transfer asks for the pages of the span it moves (rmsg_region_sgt()),
+ * maps them for its own device and registers them itself, so a region
+ * outlives any one device.
+ */
+#ifndef _RMSG_REGION_H
+#define _RMSG_REGION_H
+
+#include <linux/scatterlist.h>
+#include <linux/types.h>
+
+struct rmsg_endpoint;
+struct rmsg_region;
+
+/* Endpoint life: an empty table at creation, every region gone at release. */
+void rmsg_regions_init(struct rmsg_endpoint *ep);
+void rmsg_regions_release(struct rmsg_endpoint *ep);
+
+/* The ioctls. */
+long rmsg_region_reg(struct rmsg_endpoint *ep, void __user *uarg);
+long rmsg_region_dereg(struct rmsg_endpoint *ep, void __user *uarg);
+
+/**
+ * rmsg_region_get() - take a region for a transfer
+ * @ep: the endpoint
+ * @handle: the SQE's region handle, untrusted
+ * @addr: first byte of the span the transfer uses, a program address
+ * @len: its length, at least 1
+ *
+ * Marks the region busy (RMSG_IOC_DEREG answers EBUSY) until the matching
+ * rmsg_region_put(). May be called under ep->lock; does not sleep on
+ * anything but memory.
+ *
+ * Return: the region, or ERR_PTR(-ENOENT) for no such handle,
+ * ERR_PTR(-EFAULT) for a span not inside it.
+ */
+struct rmsg_region *rmsg_region_get(struct rmsg_endpoint *ep, u32 handle,
+				    u64 addr, u64 len);
+
+/* The transfer is over: the region is no longer busy on its account. */
+void rmsg_region_put(struct rmsg_region *region);
+
+/**
+ * rmsg_region_sgt() - the pages of a span, as a scatter list
+ * @region: taken with rmsg_region_get() for a span containing this one
+ * @addr: first byte, a program address
+ * @len: bytes, at least 1
+ * @sgt: filled in; the caller maps it for its device, then frees it with
+ *	sg_free_table()
+ *
+ * The entries cover exactly @len bytes from @addr (the first starts at
+ * @addr's offset in its page); physically contiguous pages may share one.
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int rmsg_region_sgt(struct rmsg_region *region, u64 addr, u64 len,
+		    struct sg_table *sgt);
+
+#endif /* _RMSG_REGION_H */
