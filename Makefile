@@ -125,8 +125,9 @@ selftests/%_test: selftests/%_test.c selftests/rmsg_test.h lib/librmsg.a \
 		  $(UAPI) | $(KSELFTEST_DIR)/kselftest_harness.h
 	$(CC) $(TEST_CFLAGS) $< lib/librmsg.a -lpthread -o $@
 
-# Reads receive blocks with the protocol core's own receiver.
-selftests/rmsg_eager_test: selftests/rmsg_eager_test.c selftests/rmsg_test.h \
+# Read receive blocks with the protocol core's own receiver.
+CORE_READERS	:= selftests/rmsg_eager_test selftests/rmsg_rndv_test
+$(CORE_READERS): selftests/%: selftests/%.c selftests/rmsg_test.h \
 			   lib/librmsg.a $(CORE_SRCS) $(CORE_HDRS) $(UAPI) \
 			   | $(KSELFTEST_DIR)/kselftest_harness.h
 	$(CC) $(TEST_CFLAGS) -Ikernel/core $< kernel/core/rmsg_vb.c \

@@ -350,19 +350,27 @@ static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		rmsg_chan_kill_soft(ch, -EPROTO);
 		return;
 	}
-	switch (type) {
-	case RMSG_CTRL_CLOSE:
+	if (type == RMSG_CTRL_CLOSE) {
 		set_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags);
 		rmsg_chan_kill_soft(ch, 0);
 		return;
-	case RMSG_CTRL_READY:
+	}
+	/*
+	 * The buffer is free again before the message is acted on: a FIN
+	 * lets the peer start another transfer, whose RTS and FIN need
+	 * receives too.
+	 */
+	if (rmsg_ctrl_post_recv(buf)) {
+		rmsg_chan_kill_soft(ch, -ECONNRESET);
+		return;
+	}
+	if (type == RMSG_CTRL_READY) {
 		set_bit(RMSG_CHAN_PEER_READY, &ch->flags);
 		queue_work(rmsg_wq, &ch->work);
-		break;
-	default:
+	} else {
 		rmsg_data_ctrl_in(ch, type, arg);
-		break;
 	}
+	return;
 repost:
 	if (rmsg_ctrl_post_recv(buf))
 		rmsg_chan_kill_soft(ch, -ECONNRESET);
@@ -455,6 +463,13 @@ static int rmsg_block_register(struct rmsg_channel *ch)
 	return ib_post_send(ch->qp, &wr.wr, NULL);
 }
 
+/* RDMA READs in flight each way: enough to keep a rendezvous going. */
+static u8 rmsg_rd_depth(struct ib_device *ibdev)
+{
+	return min3(ibdev->attrs.max_qp_rd_atom,
+		    ibdev->attrs.max_qp_init_rd_atom, 16);
+}
+
 /* Everything the connection needs on @cm_id's device; the QP is in INIT. */
 static int rmsg_chan_create_qp(struct rmsg_channel *ch)
 {
@@ -505,6 +520,7 @@ static int rmsg_chan_create_qp(struct rmsg_channel *ch)
 	if (ret)
 		return ret;
 	ch->qp = ch->cm_id->qp;
+	rmsg_rndv_init(ch, rmsg_rd_depth(ibdev));
 	ch->max_inline = attr.cap.max_inline_data;
 	ch->max_sge = attr.cap.max_send_sge;
 
@@ -582,14 +598,12 @@ static void rmsg_conn_param(struct rmsg_channel *ch,
 			    struct rdma_conn_param *param,
 			    struct rmsg_wire_hello *hello)
 {
-	const struct ib_device_attr *attrs = &ch->rdev->ibdev->attrs;
-
 	memset(param, 0, sizeof(*param));
 	param->private_data = hello;
 	param->private_data_len = sizeof(*hello);
 	/* Room for rendezvous reads from the start. */
-	param->responder_resources = min(attrs->max_qp_rd_atom, 4);
-	param->initiator_depth = min(attrs->max_qp_init_rd_atom, 4);
+	param->responder_resources = rmsg_rd_depth(ch->rdev->ibdev);
+	param->initiator_depth = param->responder_resources;
 	param->retry_count = 7;
 	param->rnr_retry_count = 7;
 }

@@ -21,23 +21,31 @@
  * meets receiver-not-ready. Sends: one buffer per kind; a kind whose
  * buffer is busy is sent again, with the newest value, when it is free.
  */
-#define RMSG_CTRL_RECVS		8
+/*
+ * Rendezvous transfers each way whose FIN has not come: each costs the
+ * receiving side one receive for its RTS record's immediate and the
+ * sending side one for the FIN, and one FIN send buffer.
+ */
+#define RMSG_RNDV_WINDOW	8
+#define RMSG_CTRL_RECVS		(8 + 2 * RMSG_RNDV_WINDOW)
 enum rmsg_ctrl_send_buf {
 	RMSG_CTRL_READY_BUF	= RMSG_CTRL_RECVS,
 	RMSG_CTRL_CLOSE_BUF,
 	RMSG_CTRL_CREDIT_BUF,
 	RMSG_CTRL_NOTIFY_BUF,
 	RMSG_CTRL_WAKE_BUF,
-	RMSG_CTRL_BUFS,
+	RMSG_CTRL_FIN_BUF,	/* the first of RMSG_RNDV_WINDOW, by cookie */
+	RMSG_CTRL_BUFS		= RMSG_CTRL_FIN_BUF + RMSG_RNDV_WINDOW,
 };
 #define RMSG_CTRL_SENDS		(RMSG_CTRL_BUFS - RMSG_CTRL_RECVS)
 
 /*
- * Data WRs in flight per channel; REG_MR and control sends come on top, for
- * 63 in all: rxe, like most devices, rounds a send queue up to a power of
- * two, and 64 entries is half the memory of 128.
+ * Data WRs in flight per channel (record writes, and the REG_MR, READ and
+ * LOCAL_INV of rendezvous transfers); the block's REG_MR and control sends
+ * come on top, for 62 in all: rxe, like most devices, rounds a send queue
+ * up to a power of two, and 64 entries is half the memory of 128.
  */
-#define RMSG_SEND_WRS		56
+#define RMSG_SEND_WRS		48
 /* Bookkeeping slots of data WRs, by WR index: a power of two above that. */
 #define RMSG_TX_SLOTS		64
 static_assert(RMSG_TX_SLOTS >= RMSG_SEND_WRS);
@@ -76,6 +84,7 @@ enum {
 	RMSG_CHAN_WAKE_IN,	/* a WAKE arrived: post READABLE */
 	RMSG_CHAN_CLOSE_OK,	/* our CLOSE, and so every write, went through */
 	RMSG_CHAN_ACCEPT_DUE,	/* the program accepted: rdma_accept() it */
+	RMSG_CHAN_RNDV_IN,	/* a FIN, RTS or rendezvous completion came */
 	/* First bit of a send buffer in use: + (index - RMSG_CTRL_RECVS) */
 	RMSG_CHAN_CTRL_BUSY,
 };
@@ -121,12 +130,16 @@ struct rmsg_ctrl_buf {
  * @ch: the channel
  * @wr_end: data WRs posted up to and including this one
  * @pend_end: pending sends whose WRs were all posted by then
+ * @rndv_done: a rendezvous WR: counted here when it completes
+ * @read: an RDMA READ, counted in rndv.rd_done too
  */
 struct rmsg_tx_slot {
 	struct ib_cqe cqe;
 	struct rmsg_channel *ch;
 	u32 wr_end;
 	u32 pend_end;
+	atomic_t *rndv_done;
+	bool read;
 };
 
 /**
@@ -134,11 +147,60 @@ struct rmsg_tx_slot {
  * @user_data: the SQE's
  * @off: its send-area offset
  * @len: its bytes
+ * @rndv: a SEND_RNDV: its transfer, which writes an RTS record
  */
 struct rmsg_pending {
 	u64 user_data;
 	u32 off;
 	u32 len;
+	struct rmsg_rndv_tx *rndv;
+};
+
+struct rmsg_rndv_tx;
+struct rmsg_rndv_rx;
+
+/**
+ * struct rmsg_rndv - a channel's rendezvous transfers, under ep->lock
+ *	unless said otherwise
+ * @tx: transfers whose RTS was written, by cookie % RMSG_RNDV_WINDOW
+ * @tx_next: cookie of the next RTS to write
+ * @tx_oldest: cookie of the oldest transfer in @tx, or @tx_next
+ * @fin: FIN arrivals by cookie % RMSG_RNDV_WINDOW, 0 or RMSG_FIN_ARG() + 1
+ *	(set in softirq)
+ * @rx: the peer's transfers, by cookie % RMSG_RNDV_WINDOW
+ * @rx_next: cookie the next RTS record must carry
+ * @rx_answer: cookie the program must answer next
+ * @rx_oldest: cookie of the oldest transfer in @rx
+ * @rts_off: block offsets of RTS records' flags, by arrival (softirq)
+ * @rts_prod: arrivals (softirq)
+ * @rts_cons: arrivals looked at
+ * @mr_free: registrations no transfer uses, invalid
+ * @mr_nfree: how many
+ * @mr_total: registrations the channel has
+ * @seg_shift: log2 of what one registration covers on this device
+ * @rd_posted: READs posted
+ * @rd_done: READs completed (softirq)
+ * @rd_depth: READs the connection allows in flight
+ */
+struct rmsg_rndv {
+	struct rmsg_rndv_tx *tx[RMSG_RNDV_WINDOW];
+	u32 tx_next;
+	u32 tx_oldest;
+	atomic64_t fin[RMSG_RNDV_WINDOW];
+	struct rmsg_rndv_rx *rx[RMSG_RNDV_WINDOW];
+	u32 rx_next;
+	u32 rx_answer;
+	u32 rx_oldest;
+	u32 rts_off[RMSG_RNDV_WINDOW];
+	u32 rts_prod;
+	u32 rts_cons;
+	struct ib_mr **mr_free;
+	u32 mr_nfree;
+	u32 mr_total;
+	u32 seg_shift;
+	u32 rd_posted;
+	u32 rd_done;
+	u32 rd_depth;
 };
 
 /**
@@ -216,6 +278,7 @@ struct rmsg_pending {
  * @sig_node: entry in ep->sig_owed
  * @tx_wq: woken when the backlog of pending sends drains
  * @data_work: completions, credits and wake-ups, in process context
+ * @rndv: rendezvous state (rmsg_rndv.c)
  */
 struct rmsg_channel {
 	struct rmsg_cm_ctx cm;
@@ -283,6 +346,7 @@ struct rmsg_channel {
 	struct list_head sig_node;
 	wait_queue_head_t tx_wq;
 	struct work_struct data_work;
+	struct rmsg_rndv rndv;
 };
 
 extern struct workqueue_struct *rmsg_wq;
@@ -306,9 +370,32 @@ void rmsg_data_close(struct rmsg_channel *ch, bool drain);
 void rmsg_data_release(struct rmsg_channel *ch);
 void rmsg_data_finish(struct rmsg_channel *ch, int error, bool all_written);
 void rmsg_data_free(struct rmsg_channel *ch);
-void rmsg_data_ctrl_in(struct rmsg_channel *ch, u8 type, u32 arg);
+void rmsg_data_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg);
 void rmsg_data_ctrl_sent(struct rmsg_channel *ch, unsigned int idx);
 void rmsg_data_work(struct work_struct *work);
 int rmsg_data_imm_in(struct rmsg_channel *ch, const struct ib_wc *wc);
+void rmsg_data_slot(struct rmsg_channel *ch, struct ib_send_wr *wr,
+		    atomic_t *rndv_done);
+bool rmsg_data_room(struct rmsg_channel *ch, u32 wrs);
+
+/* rmsg_rndv.c */
+int rmsg_rndv_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
+		   const struct rmsg_sqe *sqe, struct rmsg_pending *e);
+int rmsg_rndv_recv(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
+		   const struct rmsg_sqe *sqe);
+int rmsg_rndv_ready(struct rmsg_channel *ch, struct rmsg_rndv_tx *t,
+		    void **buf, u64 *dma, u32 *len);
+void rmsg_rndv_written(struct rmsg_channel *ch, struct rmsg_rndv_tx *t);
+void rmsg_rndv_rts_in(struct rmsg_channel *ch, u32 flag_off);
+void rmsg_rndv_fin_in(struct rmsg_channel *ch, u64 arg);
+void rmsg_rndv_collect(struct rmsg_channel *ch);
+void rmsg_rndv_progress(struct rmsg_channel *ch);
+bool rmsg_rndv_idle(struct rmsg_channel *ch);
+void rmsg_rndv_init(struct rmsg_channel *ch, u32 rd_depth);
+void rmsg_rndv_release(struct rmsg_channel *ch);
+void rmsg_rndv_tx_release(struct rmsg_channel *ch, struct rmsg_rndv_tx *t);
+void rmsg_rndv_finish(struct rmsg_channel *ch, int error);
+void rmsg_rndv_tx_free(struct rmsg_channel *ch, struct rmsg_rndv_tx *t);
+void rmsg_rndv_tx_cqe(const struct rmsg_rndv_tx *t, struct rmsg_cqe *cqe);
 
 #endif /* _RMSG_CHANNEL_H */

@@ -165,14 +165,18 @@ static void rmsg_area_map_put(struct rmsg_endpoint *ep,
 int rmsg_data_imm_in(struct rmsg_channel *ch, const struct ib_wc *wc)
 {
 	u32 imm = be32_to_cpu(wc->ex.imm_data);
-	u32 off = imm >> RMSG_IMM_OFF_SHIFT;
+	u32 off = imm >> RMSG_IMM_OFF_SHIFT & RMSG_IMM_OFF_MASK;
 	u8 *flag;
 
-	if (!ch->rx_imm || !(wc->wc_flags & IB_WC_WITH_IMM) ||
-	    off >= ch->block_size) {
+	if (!(wc->wc_flags & IB_WC_WITH_IMM) || off >= ch->block_size ||
+	    (!ch->rx_imm && !(imm & RMSG_IMM_RTS))) {
 		rmsg_chan_kill_soft(ch, -EPROTO);
 		return -EPROTO;
 	}
+	if (imm & RMSG_IMM_RTS)
+		rmsg_rndv_rts_in(ch, off);
+	if (!ch->rx_imm)
+		return 0;
 	flag = page_address(ch->block->pages[off >> PAGE_SHIFT]) +
 	       offset_in_page(off);
 	/* The record's bytes before its flag, as on a device in order. */
@@ -287,8 +291,9 @@ void rmsg_data_close(struct rmsg_channel *ch, bool drain)
 	mutex_unlock(&ep->lock);
 	if (drain)
 		wait_event_timeout(ch->tx_wq,
-				   READ_ONCE(ch->pend_posted) ==
-				   READ_ONCE(ch->pend_tail) ||
+				   (READ_ONCE(ch->pend_posted) ==
+				    READ_ONCE(ch->pend_tail) &&
+				    rmsg_rndv_idle(ch)) ||
 				   !READ_ONCE(ch->tx_live) ||
 				   READ_ONCE(ch->soft_error) <= 0,
 				   msecs_to_jiffies(close_drain_ms));
@@ -302,8 +307,20 @@ void rmsg_data_close(struct rmsg_channel *ch, bool drain)
 void rmsg_data_release(struct rmsg_channel *ch)
 {
 	struct ib_device *ibdev = ch->rdev ? ch->rdev->ibdev : NULL;
+	struct rmsg_pending *e;
+	u32 idx;
 	int i;
 
+	/* Rendezvous sends not yet written hold registrations too. */
+	mutex_lock(&ch->ep->lock);
+	for (idx = ch->pend_posted; ch->pend && idx != ch->pend_tail; idx++) {
+		e = &ch->pend[idx & RMSG_PEND_MASK];
+		if (e->rndv)
+			rmsg_rndv_tx_release(ch, e->rndv);
+	}
+	mutex_unlock(&ch->ep->lock);
+	if (ch->rdev)
+		rmsg_rndv_release(ch);
 	if (ch->trailers_dma)
 		ib_dma_unmap_single(ibdev, ch->trailers_dma,
 				    (RMSG_TX_SLOTS + 1) *
@@ -336,12 +353,22 @@ void rmsg_data_finish(struct rmsg_channel *ch, int error, bool all_written)
 	done = all_written ? ch->pend_posted : READ_ONCE(ch->pend_done);
 	for (; ch->pend_head != ch->pend_tail; ch->pend_head++) {
 		e = &ch->pend[ch->pend_head & RMSG_PEND_MASK];
+		/* Written RTS records: the transfer posts its CQE itself. */
+		if (e->rndv && (s32)(ch->pend_head - ch->pend_posted) < 0)
+			continue;
 		cqe.user_data = e->user_data;
 		cqe.res = (s32)(done - ch->pend_head) > 0 ? 0 : error;
 		cqe.len = e->len;
 		cqe.aux = e->off;
+		if (e->rndv) {
+			cqe.res = error;
+			rmsg_rndv_tx_cqe(e->rndv, &cqe);
+			rmsg_rndv_tx_free(ch, e->rndv);
+			e->rndv = NULL;
+		}
 		rmsg_ep_post_cqe_locked(ep, &cqe, true);
 	}
+	rmsg_rndv_finish(ch, error);
 	mutex_unlock(&ep->lock);
 }
 
@@ -406,10 +433,10 @@ void rmsg_data_ctrl_sent(struct rmsg_channel *ch, unsigned int idx)
 /**
  * rmsg_data_ctrl_in() - a control message of the data path arrived (softirq)
  * @ch: the channel
- * @type: RMSG_CTRL_CREDIT, _NOTIFY or _WAKE
+ * @type: RMSG_CTRL_CREDIT, _NOTIFY, _WAKE or _FIN
  * @arg: its validated argument
  */
-void rmsg_data_ctrl_in(struct rmsg_channel *ch, u8 type, u32 arg)
+void rmsg_data_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg)
 {
 	switch (type) {
 	case RMSG_CTRL_CREDIT:
@@ -429,6 +456,9 @@ void rmsg_data_ctrl_in(struct rmsg_channel *ch, u8 type, u32 arg)
 		rmsg_ep_count(ch->ep, RMSG_STAT_WAKES_IN);
 		set_bit(RMSG_CHAN_WAKE_IN, &ch->flags);
 		break;
+	case RMSG_CTRL_FIN:
+		rmsg_rndv_fin_in(ch, arg);
+		return;
 	}
 	queue_work(rmsg_wq, &ch->data_work);
 }
@@ -448,6 +478,13 @@ static void rmsg_data_write_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	/* Completions come in order: everything up to this WR is done. */
 	WRITE_ONCE(ch->wr_done, slot->wr_end);
+	if (slot->rndv_done) {
+		if (slot->read)
+			WRITE_ONCE(ch->rndv.rd_done, ch->rndv.rd_done + 1);
+		/* The count after the WR's effects; the work reads it. */
+		smp_mb__before_atomic();
+		atomic_inc(slot->rndv_done);
+	}
 	/* Pairs with the work's acquire: the send's bytes are done with. */
 	smp_store_release(&ch->pend_done, slot->pend_end);
 	queue_work(rmsg_wq, &ch->data_work);
@@ -521,14 +558,27 @@ static int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 	struct rmsg_vb_place pl;
 	u32 need, bytes, off, rem, chunk, in, n, cut, nsge = 0;
 	bool winl = ch->max_inline >= RMSG_VB_TRAILER_SIZE;
+	enum rmsg_vb_type type = RMSG_VB_DATA;
 	bool inl, signal;
+	void *rts = NULL;
+	u64 rts_dma = 0;
+	u32 rts_len;
 	int ret;
 
+	/* A rendezvous send writes its RTS, once its REG_MRs are posted. */
+	if (e->rndv) {
+		ret = rmsg_rndv_ready(ch, e->rndv, &rts, &rts_dma, &rts_len);
+		if (ret)
+			return ret;
+		type = RMSG_VB_RTS;
+		/* Its CQE waits for the FIN, not for this write. */
+		cqe_now = false;
+	}
 	ret = rmsg_vb_tx_place(&ch->tx, e->len, &pl);
 	if (ret)
 		return ret == -ENOSPC ? -EAGAIN : ret;
 	need = pl.wrap_skip ? 2 : 1;
-	if (ch->wr_posted - READ_ONCE(ch->wr_done) + need > RMSG_SEND_WRS)
+	if (!rmsg_data_room(ch, need))
 		return -EAGAIN;
 	/* With immediates the flag stays out: the receiving kernel sets it. */
 	cut = ch->tx_imm ? 1 : 0;
@@ -547,6 +597,8 @@ static int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 		slot = &ch->slots[ch->wr_posted % RMSG_TX_SLOTS];
 		slot->wr_end = ch->wr_posted + 1;
 		slot->pend_end = idx;
+		slot->rndv_done = NULL;
+		slot->read = false;
 	}
 
 	bytes = pl.len - cut;
@@ -555,7 +607,13 @@ static int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 		     pl.off + pl.len - 1, pl.flag);
 	if (pl.payload)
 		rmsg_zeros(ch, inl, pl.payload, &sge[nsge++]);
-	for (off = e->off, rem = e->len; rem; off += n, rem -= n) {
+	if (rts) {
+		sge[nsge].addr = inl ? (u64)(uintptr_t)rts : rts_dma;
+		sge[nsge].length = e->len;
+		sge[nsge].lkey = ch->rdev->pd->local_dma_lkey;
+		nsge++;
+	}
+	for (off = e->off, rem = rts ? 0 : e->len; rem; off += n, rem -= n) {
 		chunk = off / RMSG_AREA_CHUNK;
 		in = off % RMSG_AREA_CHUNK;
 		n = min_t(u32, rem, RMSG_AREA_CHUNK - in);
@@ -577,7 +635,16 @@ static int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 		rmsg_zeros(ch, inl, pl.trailer - pl.payload - pl.plen,
 			   &sge[nsge++]);
 	t = rmsg_trailer(ch, ch->wr_posted + need - 1, inl, &sge[nsge]);
-	rmsg_vb_trailer_fill(t, &pl, RMSG_VB_DATA, 0, ch->credit);
+	rmsg_vb_trailer_fill(t, &pl, type, 0, ch->credit);
+	/* The receiving kernel learns where an RTS lies from its immediate. */
+	if (rts) {
+		data_wr.wr.opcode = IB_WR_RDMA_WRITE_WITH_IMM;
+		data_wr.wr.ex.imm_data =
+			cpu_to_be32(RMSG_IMM_RTS |
+				    (pl.off + pl.len - 1) << RMSG_IMM_OFF_SHIFT |
+				    (pl.flag == RMSG_VB_FLAG_ODD ?
+				     RMSG_IMM_ODD : 0));
+	}
 	sge[nsge++].length -= cut;
 	data_wr.wr.sg_list = sge;
 	data_wr.wr.num_sge = nsge;
@@ -601,6 +668,8 @@ static int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 	slot = &ch->slots[(ch->wr_posted + need - 1) % RMSG_TX_SLOTS];
 	slot->wr_end = ch->wr_posted + need;
 	slot->pend_end = idx + 1;
+	slot->rndv_done = NULL;
+	slot->read = false;
 
 	/* The device reads these trailers from memory, not from the WR. */
 	if (pl.wrap_skip && !winl)
@@ -613,6 +682,8 @@ static int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 		return ret;
 	rmsg_vb_tx_commit(&ch->tx, &pl);
 	ch->wr_posted += need;
+	if (rts)
+		rmsg_rndv_written(ch, e->rndv);
 	if (signal) {
 		ch->wr_signalled = ch->wr_posted;
 		rmsg_ep_count(ch->ep, RMSG_STAT_WRITES_SIGNALLED);
@@ -622,6 +693,43 @@ static int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 	if (pl.wrap_skip)
 		rmsg_ep_count(ch->ep, RMSG_STAT_WRAPS);
 	return inl;
+}
+
+/**
+ * rmsg_data_room() - may @wrs more data WRs be posted?
+ * @ch: the channel
+ * @wrs: how many
+ *
+ * Return: whether the send queue has room for them beside what is posted.
+ */
+bool rmsg_data_room(struct rmsg_channel *ch, u32 wrs)
+{
+	return ch->tx_live &&
+	       ch->wr_posted - READ_ONCE(ch->wr_done) + wrs <= RMSG_SEND_WRS;
+}
+
+/**
+ * rmsg_data_slot() - account for a rendezvous WR about to be posted
+ * @ch: the channel, with rmsg_data_room() for it
+ * @wr: the WR; its wr_cqe is set here
+ * @rndv_done: for a signalled WR, counted when it completes; NULL leaves
+ *	it unsignalled
+ */
+void rmsg_data_slot(struct rmsg_channel *ch, struct ib_send_wr *wr,
+		    atomic_t *rndv_done)
+{
+	struct rmsg_tx_slot *slot = &ch->slots[ch->wr_posted % RMSG_TX_SLOTS];
+
+	wr->wr_cqe = &slot->cqe;
+	slot->wr_end = ch->wr_posted + 1;
+	slot->pend_end = ch->pend_posted;
+	slot->rndv_done = rndv_done;
+	slot->read = false;
+	ch->wr_posted++;
+	if (rndv_done) {
+		wr->send_flags |= IB_SEND_SIGNALED;
+		ch->wr_signalled = ch->wr_posted;
+	}
 }
 
 /*
@@ -645,6 +753,8 @@ static void rmsg_data_flush_signal(struct rmsg_channel *ch)
 	slot = &ch->slots[ch->wr_posted % RMSG_TX_SLOTS];
 	slot->wr_end = ch->wr_posted + 1;
 	slot->pend_end = ch->pend_posted;
+	slot->rndv_done = NULL;
+	slot->read = false;
 	if (ib_post_send(ch->qp, &wr.wr, NULL)) {
 		rmsg_chan_kill_soft(ch, -ECONNRESET);
 		return;
@@ -713,11 +823,17 @@ static void rmsg_data_progress(struct rmsg_channel *ch)
 	done = smp_load_acquire(&ch->pend_done);
 	for (; (s32)(done - ch->pend_head) > 0; ch->pend_head++) {
 		e = &ch->pend[ch->pend_head & RMSG_PEND_MASK];
+		/* An RTS is written; its transfer completes on the FIN. */
+		if (e->rndv) {
+			e->rndv = NULL;
+			continue;
+		}
 		cqe.user_data = e->user_data;
 		cqe.len = e->len;
 		cqe.aux = e->off;
 		rmsg_ep_post_cqe_locked(ep, &cqe, true);
 	}
+	rmsg_rndv_progress(ch);
 	if (test_and_clear_bit(RMSG_CHAN_NOTIFY_IN, &ch->flags)) {
 		/* Written beyond what the peer had read: wake it now. */
 		if (ch->tx.written != READ_ONCE(ch->peer_consumed))
@@ -788,6 +904,7 @@ static int rmsg_data_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 	e->user_data = sqe->user_data;
 	e->off = sqe->addr;
 	e->len = sqe->len;
+	e->rndv = NULL;
 	ret = rmsg_data_push(ch, more, true);
 	if (ch->pend_posted != ch->pend_tail)
 		rmsg_ep_count(ep, RMSG_STAT_SEND_WAITS);
@@ -802,6 +919,28 @@ static int rmsg_data_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 		return 1;
 	}
 	ep->cq_reserved++;
+	return 0;
+}
+
+/* Queue a SEND_RNDV's RTS behind the channel's other sends. */
+static int rmsg_data_send_rndv(struct rmsg_endpoint *ep,
+			       struct rmsg_channel *ch,
+			       const struct rmsg_sqe *sqe)
+{
+	struct rmsg_pending *e;
+	int ret;
+
+	if (ch->pend_tail - ch->pend_head >= RMSG_CHAN_MAX_PENDING)
+		return -ENOBUFS;
+	e = &ch->pend[ch->pend_tail & RMSG_PEND_MASK];
+	ret = rmsg_rndv_send(ep, ch, sqe, e);
+	if (ret)
+		return ret;
+	rmsg_ep_count(ep, RMSG_STAT_SENDS);
+	ch->pend_tail++;
+	ep->cq_reserved++;
+	rmsg_data_take_credit(ch);
+	rmsg_data_push(ch, false, false);
 	return 0;
 }
 
@@ -838,6 +977,8 @@ bool rmsg_data_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 			ret = -EINVAL;
 			break;
 		}
+		/* RTS records go before the peer may overwrite them. */
+		rmsg_rndv_collect(ch);
 		/* Only a newer count means anything to the peer. */
 		if ((s32)((u32)sqe->addr - ch->credit) > 0) {
 			ch->credit = sqe->addr;
@@ -845,6 +986,20 @@ bool rmsg_data_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 			rmsg_data_send_ctrls(ch);
 		}
 		return false;
+	case RMSG_OP_SEND_RNDV:
+		ret = rmsg_data_send_rndv(ep, ch, sqe);
+		if (!ret)
+			return false;
+		break;
+	case RMSG_OP_RECV_RNDV:
+		ret = rmsg_rndv_recv(ep, ch, sqe);
+		if (!ret) {
+			rmsg_rndv_progress(ch);
+			return false;
+		}
+		/* Its len and aux say which message it answered. */
+		cqe->aux = sqe->aux;
+		goto out_any;
 	case RMSG_OP_ARM:
 		if (sqe->len || sqe->addr >> 32) {
 			ret = -EINVAL;
@@ -860,10 +1015,11 @@ out:
 	if (ret == -EINVAL)
 		atomic_long_inc(&ep->bad_desc);
 	/* A failed SEND's CQE still tells which bytes it was given. */
-	if (sqe->opcode == RMSG_OP_SEND) {
+	if (sqe->opcode == RMSG_OP_SEND || sqe->opcode == RMSG_OP_SEND_RNDV) {
 		cqe->len = sqe->len;
 		cqe->aux = sqe->addr;
 	}
+out_any:
 	cqe->res = ret;
 	return true;
 }

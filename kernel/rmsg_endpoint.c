@@ -250,8 +250,12 @@ static bool rmsg_ep_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 	memset(cqe, 0, sizeof(*cqe));
 	cqe->user_data = sqe->user_data;
 	cqe->channel = sqe->channel;
-	if (sqe->flags || sqe->resv0 || sqe->resv1 ||
-	    !rmsg_all_zero(sqe->resv, sizeof(sqe->resv)))
+	if (sqe->resv0 || !rmsg_all_zero(sqe->resv, sizeof(sqe->resv)))
+		goto done;
+	/* Only rendezvous operations take a region, a cookie or flags. */
+	if (sqe->opcode != RMSG_OP_SEND_RNDV &&
+	    sqe->opcode != RMSG_OP_RECV_RNDV &&
+	    (sqe->flags || sqe->region || sqe->aux))
 		goto done;
 	switch (sqe->opcode) {
 	case RMSG_OP_NOP:
@@ -261,6 +265,8 @@ static bool rmsg_ep_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 	case RMSG_OP_SEND:
 	case RMSG_OP_CREDIT:
 	case RMSG_OP_ARM:
+	case RMSG_OP_SEND_RNDV:
+	case RMSG_OP_RECV_RNDV:
 		return rmsg_data_exec(ep, sqe, next, cqe);
 	default:
 		break;

@@ -537,13 +537,13 @@ TEST_F(ring, bad_sqes_complete_with_einval)
 				sqe->resv0 = 0x8000;
 				break;
 			case 4:
-				sqe->resv1 = 1;
+				sqe->region = 1;	/* NOP takes none */
 				break;
 			case 5:
-				sqe->resv[0] = 1;
+				sqe->aux = 1;
 				break;
 			case 6:
-				sqe->resv[3] = 1ULL << 63;
+				sqe->resv[2] = 1ULL << 63;
 				break;
 			case 7:
 				sqe->channel = 1;

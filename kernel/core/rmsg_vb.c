@@ -365,6 +365,7 @@ static int rmsg_vb_rx_data(struct rmsg_vb_rx *rx, u32 end,
 	    rmsg_vb_rx_overrun(rx, rec + (rec == end ? 0 : RMSG_VB_CLEAR)))
 		return -EPROTO;
 
+	msg->type = t->type;
 	msg->off = end - rec;
 	msg->len = len;
 	msg->seq = rx->seq;
@@ -393,7 +394,7 @@ static int rmsg_vb_rx_data(struct rmsg_vb_rx *rx, u32 end,
  * @msg->freed are the peer's word and must be checked by their users
  * (rmsg_vb_tx_credit() checks freed).
  *
- * Return: 1 and *@msg filled for a DATA record; 0 when nothing (more) has
+ * Return: 1 and *@msg filled for a DATA or RTS record; 0 when nothing (more) has
  * arrived; -EPROTO when the block holds something the peer may not write:
  * the channel must then be torn down.
  */
@@ -410,7 +411,7 @@ int rmsg_vb_rx_poll(struct rmsg_vb_rx *rx, const void *block,
 		ret = rmsg_vb_rx_peek(rx, block, end, &t);
 		if (ret <= 0)
 			return ret;
-		if (t.type == RMSG_VB_DATA)
+		if (t.type == RMSG_VB_DATA || t.type == RMSG_VB_RTS)
 			return rmsg_vb_rx_data(rx, end, &t, msg);
 		if (t.type != RMSG_VB_WRAP)
 			return -EPROTO;

@@ -92,7 +92,9 @@ struct rmsg_vb_rx {
 };
 
 /**
- * struct rmsg_vb_msg - one DATA record found by rmsg_vb_rx_poll()
+ * struct rmsg_vb_msg - one DATA or RTS record found by rmsg_vb_rx_poll()
+ * @type: RMSG_VB_DATA, or RMSG_VB_RTS for a rendezvous message (the
+ *	payload is a struct rmsg_rts, unchecked)
  * @off: block offset of the payload
  * @len: payload bytes
  * @seq: the record's sequence number
@@ -102,6 +104,7 @@ struct rmsg_vb_rx {
  *	and everything before it
  */
 struct rmsg_vb_msg {
+	u8 type;
 	u32 off;
 	u32 len;
 	u32 seq;

@@ -150,6 +150,10 @@ int rmsg_ctrl_decode(const void *data, u32 len, u8 *type, u64 *arg)
 		if (le64_to_cpu(wire.arg) >> 32)
 			return -EPROTO;
 		break;
+	case RMSG_CTRL_FIN:
+		if (le64_to_cpu(wire.arg) >> 40)
+			return -EPROTO;
+		break;
 	default:
 		return -EPROTO;
 	}

@@ -36,9 +36,15 @@ enum rmsg_hello_kind {
 #define RMSG_HELLO_F_IMM_ARRIVAL	(1U << 0)
 #define RMSG_HELLO_F_ALL		RMSG_HELLO_F_IMM_ARRIVAL
 
-/* The immediate of a record written with RMSG_HELLO_F_IMM_ARRIVAL. */
+/*
+ * The immediate of a record written with RMSG_HELLO_F_IMM_ARRIVAL, and of
+ * every RMSG_VB_RTS record (which also sets RMSG_IMM_RTS, so that the
+ * receiving kernel learns where the record is).
+ */
 #define RMSG_IMM_ODD			1U	/* flag RMSG_VB_FLAG_ODD */
 #define RMSG_IMM_OFF_SHIFT		1	/* block offset of the flag */
+#define RMSG_IMM_OFF_MASK		((1U << 27) - 1)	/* 64 MiB */
+#define RMSG_IMM_RTS			(1U << 31)
 
 /**
  * struct rmsg_wire_hello - handshake in the rdma_cm private data
@@ -110,7 +116,17 @@ enum rmsg_ctrl_type {
 	RMSG_CTRL_CREDIT	= 3,	/* arg: bytes of my block released */
 	RMSG_CTRL_NOTIFY	= 4,	/* arg: bytes consumed; WAKE me after */
 	RMSG_CTRL_WAKE		= 5,	/* you asked: there is a message */
+	RMSG_CTRL_FIN		= 6,	/* arg: a rendezvous transfer is over */
 };
+
+/*
+ * The argument of FIN: the transfer's cookie in the low 32 bits, and the
+ * errno that ended it (0 when the bytes arrived) in the next 8.
+ */
+#define RMSG_FIN_ARG(cookie, err)	((u64)(u32)(cookie) | \
+					 (u64)(u8)(err) << 32)
+#define RMSG_FIN_COOKIE(arg)		((u32)(arg))
+#define RMSG_FIN_ERR(arg)		((int)((arg) >> 32))
 
 /**
  * struct rmsg_wire_ctrl - a control message
@@ -118,7 +134,7 @@ enum rmsg_ctrl_type {
  * @type: enum rmsg_ctrl_type
  * @resv0: zero
  * @arg: meaning depends on @type: a free-running 32-bit byte counter for
- *	CREDIT and NOTIFY, zero for the others
+ *	CREDIT and NOTIFY, RMSG_FIN_ARG() for FIN, zero for the others
  */
 struct rmsg_wire_ctrl {
 	__le32 magic;

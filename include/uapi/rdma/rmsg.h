@@ -215,6 +215,7 @@ struct rmsg_dev_list {
 enum rmsg_vb_type {
 	RMSG_VB_DATA	= 1,	/* an eager message of len bytes */
 	RMSG_VB_WRAP	= 2,	/* nothing more this lap; continue at the end */
+	RMSG_VB_RTS	= 3,	/* a rendezvous message: struct rmsg_rts */
 };
 
 #define RMSG_VB_FLAG_EVEN	0x5a
@@ -402,6 +403,8 @@ enum rmsg_op {
 	RMSG_OP_SEND	= 1,	/* channel, addr = send-area offset, len */
 	RMSG_OP_CREDIT	= 2,	/* channel, addr = bytes released */
 	RMSG_OP_ARM	= 3,	/* channel, addr = bytes consumed */
+	RMSG_OP_SEND_RNDV = 4,	/* channel, region, addr, len */
+	RMSG_OP_RECV_RNDV = 5,	/* channel, region, addr, len, aux = cookie */
 	RMSG_OP_LAST,		/* first unused value; not an operation */
 };
 
@@ -417,10 +420,14 @@ enum rmsg_op {
  * @user_data: copied into the operation's CQE
  * @addr: user pointer to the operation's buffer (unused by NOP, zero)
  * @len: bytes at @addr (unused by NOP, zero)
- * @resv1: must be zero
+ * @region: SEND_RNDV, RECV_RNDV: handle of the region @addr lies in;
+ *	zero for the others
+ * @aux: RECV_RNDV: the cookie of the rendezvous message answered; zero for
+ *	the others
  * @resv: must be zero
  *
- * An SQE the kernel rejects completes with res -EINVAL.
+ * @flags is zero but for RECV_RNDV (RMSG_RNDV_F_*). An SQE the kernel
+ * rejects completes with res -EINVAL.
  */
 struct rmsg_sqe {
 	__u8  opcode;
@@ -430,8 +437,9 @@ struct rmsg_sqe {
 	__u64 user_data;
 	__u64 addr;
 	__u32 len;
-	__u32 resv1;
-	__u64 resv[4];
+	__u32 region;
+	__u64 aux;
+	__u64 resv[3];
 };
 
 /**
@@ -690,6 +698,59 @@ struct rmsg_accept {
 };
 
 #define RMSG_IOC_ACCEPT		_IOW(RMSG_IOC_MAGIC, 0x08, struct rmsg_accept)
+
+/*
+ * Rendezvous transfers (Documentation/rendezvous.rst). A message in a
+ * region goes zero copy: RMSG_OP_SEND_RNDV (addr, len in the region named
+ * by @region) makes the kernel register the bytes for remote reading and
+ * put a record of type RMSG_VB_RTS in the peer's receive block, in order
+ * with the channel's eager messages. Its payload is a struct rmsg_rts. The
+ * receiving program answers with RMSG_OP_RECV_RNDV: @aux the cookie, and
+ * addr, len (the room there) in its own region, after which it may
+ * release the record. Its kernel reads the bytes in (RDMA READ) and tells
+ * the sender's. The answers of a channel's RTS records must come in their
+ * order (cookies are consecutive), and each record is answered once.
+ *
+ * CQEs: SEND_RNDV when the peer has the bytes (possibly after CQEs of
+ * later eager SENDs), res 0; -EMSGSIZE when the peer's room was too small
+ * and it took nothing; -ECANCELED when it discarded the message; the
+ * channel's error when it failed first. len, aux: the SQE's len and addr.
+ * RECV_RNDV when the bytes are in place (res 0) or not (-EMSGSIZE: the
+ * room is smaller than the message, nothing was written; ...); len: the
+ * message's length; aux: the cookie.
+ *
+ * Neither program need call in meanwhile: the kernels move the bytes.
+ */
+#define RMSG_RNDV_F_DISCARD	(1U << 0)	/* RECV_RNDV: drop the message */
+
+/* The longest rendezvous message (a channel may allow less: EMSGSIZE). */
+#define RMSG_RNDV_MAX_LEN	(1U << 30)
+
+/**
+ * struct rmsg_rts - the payload of an RMSG_VB_RTS record
+ * @len: bytes of the message
+ * @addr: the sender's address of its first byte
+ * @cookie: names the transfer in RMSG_OP_RECV_RNDV
+ * @seg_shift: the sender registered the message in segments: segment i
+ *	covers the message's bytes in [base + i * 2^seg_shift,
+ *	base + (i + 1) * 2^seg_shift), base = @addr rounded down to a
+ *	multiple of 2^seg_shift
+ * @nseg: the number of segments
+ * @resv: zero
+ * @rkey: one per segment, for the kernels
+ *
+ * Little-endian. The program needs only @len and @cookie; the kernel reads
+ * the record from the block itself and never trusts a copy.
+ */
+struct rmsg_rts {
+	__le64 len;
+	__le64 addr;
+	__le32 cookie;
+	__le32 seg_shift;
+	__le32 nseg;
+	__le32 resv;
+	__le32 rkey[];
+};
 
 /*
  * Memory regions (RMSG_FEAT_RNDV): the program's own memory, pinned and

@@ -668,7 +668,7 @@ TEST(crafted_trailers)
 	EXPECT_EQ(-EPROTO, poll_crafted(blk, &rx, 256, 0,
 		  &(struct craft){ 100, 50, e, 0, EVEN }));
 	EXPECT_EQ(-EPROTO, poll_crafted(blk, &rx, 256, 0,
-		  &(struct craft){ 100, 50, e, 3, EVEN }));
+		  &(struct craft){ 100, 50, e, RMSG_VB_RTS + 1, EVEN }));
 	EXPECT_EQ(-EPROTO, poll_crafted(blk, &rx, 256, 0,
 		  &(struct craft){ 100, 50, e, 0xff, EVEN }));
 	/* Wrong sequence number. */

@@ -253,7 +253,15 @@ TEST(ctrl_messages)
 
 	rmsg_ctrl_encode(&w, 0, 0);
 	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
-	rmsg_ctrl_encode(&w, RMSG_CTRL_WAKE + 1, 0);
+	rmsg_ctrl_encode(&w, RMSG_CTRL_FIN + 1, 0);
+	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
+	/* FIN: a 32-bit cookie and an 8-bit errno, nothing above. */
+	rmsg_ctrl_encode(&w, RMSG_CTRL_FIN, RMSG_FIN_ARG(0xfffffffe, EMSGSIZE));
+	ASSERT_EQ(0, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
+	EXPECT_EQ(RMSG_CTRL_FIN, type);
+	EXPECT_EQ(0xfffffffe, RMSG_FIN_COOKIE(arg));
+	EXPECT_EQ(EMSGSIZE, RMSG_FIN_ERR(arg));
+	rmsg_ctrl_encode(&w, RMSG_CTRL_FIN, 1ULL << 40);
 	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
 	rmsg_ctrl_encode(&w, RMSG_CTRL_WAKE, 1);
 	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));

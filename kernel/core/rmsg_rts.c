@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * rmsg protocol core: the rendezvous message.
+ *
+ * The sender registers a message for remote reading in segments of
+ * 2^seg_shift bytes of address space, one memory registration each, so
+ * that no registration holds more pages than its device allows. Segment
+ * boundaries are multiples of the segment size, which both kernels compute
+ * from (addr, len, seg_shift) alone: the message names only its keys.
+ *
+ * The receiver's kernel decodes the record from its own copy and checks
+ * that every field agrees with the others before it reads anything with
+ * the keys.
+ */
+#include "rmsg_core_types.h"
+#include "rmsg_rts.h"
+
+static_assert(sizeof(struct rmsg_rts) == 32, "rts header size");
+
+/**
+ * rmsg_rts_nseg() - segments a message covers
+ * @addr: its first byte
+ * @len: its length, at least 1, with @addr + @len not wrapping
+ * @seg_shift: log2 of the segment size
+ *
+ * Return: the number of segments.
+ */
+u32 rmsg_rts_nseg(u64 addr, u64 len, u32 seg_shift)
+{
+	u64 first = addr >> seg_shift;
+	u64 last = (addr + len - 1) >> seg_shift;
+
+	return (u32)(last - first + 1);
+}
+
+/* Bytes of a struct rmsg_rts with @nseg keys. */
+u32 rmsg_rts_size(u32 nseg)
+{
+	return (u32)sizeof(struct rmsg_rts) + nseg * (u32)sizeof(__le32);
+}
+
+/**
+ * rmsg_rts_seg() - the bytes of a message in one segment
+ * @addr: the message's first byte
+ * @len: its length
+ * @seg_shift: log2 of the segment size
+ * @i: the segment, below rmsg_rts_nseg()
+ *
+ * Return: the span of the message's bytes that segment @i holds.
+ */
+struct rmsg_span rmsg_rts_seg(u64 addr, u64 len, u32 seg_shift, u32 i)
+{
+	u64 seg = (u64)1 << seg_shift;
+	u64 start = ((addr >> seg_shift) + i) << seg_shift;
+	u64 end = start + seg;
+	struct rmsg_span s;
+
+	if (start < addr)
+		start = addr;
+	if (end > addr + len)
+		end = addr + len;
+	s.addr = start;
+	s.len = end - start;
+	return s;
+}
+
+/**
+ * rmsg_rts_encode() - fill a struct rmsg_rts
+ * @rts: room for rmsg_rts_size(@info->nseg) bytes
+ * @info: the fields; @info->rkey is not used
+ * @rkeys: @info->nseg keys, one per segment
+ */
+void rmsg_rts_encode(struct rmsg_rts *rts, const struct rmsg_rts_info *info,
+		     const u32 *rkeys)
+{
+	u32 i;
+
+	rts->len = cpu_to_le64(info->len);
+	rts->addr = cpu_to_le64(info->addr);
+	rts->cookie = cpu_to_le32(info->cookie);
+	rts->seg_shift = cpu_to_le32(info->seg_shift);
+	rts->nseg = cpu_to_le32(info->nseg);
+	rts->resv = 0;
+	for (i = 0; i < info->nseg; i++)
+		rts->rkey[i] = cpu_to_le32(rkeys[i]);
+}
+
+/**
+ * rmsg_rts_decode() - check and decode a struct rmsg_rts
+ * @buf: the record's payload, a copy the peer can no longer change
+ * @size: its length in bytes
+ * @info: out: the fields; @info->rkey points into @buf
+ *
+ * Return: 0, or -EPROTO when the payload is not a rendezvous message an
+ * rmsg kernel could have sent.
+ */
+int rmsg_rts_decode(const void *buf, u32 size, struct rmsg_rts_info *info)
+{
+	const struct rmsg_rts *rts = buf;
+
+	if (size < sizeof(*rts) || rts->resv)
+		return -EPROTO;
+	info->len = le64_to_cpu(rts->len);
+	info->addr = le64_to_cpu(rts->addr);
+	info->cookie = le32_to_cpu(rts->cookie);
+	info->seg_shift = le32_to_cpu(rts->seg_shift);
+	info->nseg = le32_to_cpu(rts->nseg);
+	info->rkey = rts->rkey;
+	if (!info->len || info->len > RMSG_RNDV_MAX_LEN ||
+	    info->addr + info->len < info->addr ||
+	    info->seg_shift < RMSG_RTS_MIN_SHIFT ||
+	    info->seg_shift > RMSG_RTS_MAX_SHIFT ||
+	    info->nseg != rmsg_rts_nseg(info->addr, info->len,
+					info->seg_shift) ||
+	    size != rmsg_rts_size(info->nseg))
+		return -EPROTO;
+	return 0;
+}

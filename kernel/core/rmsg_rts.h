@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * rmsg protocol core: the rendezvous message (struct rmsg_rts in
+ * <rdma/rmsg.h>), its segments, and how a transfer's bytes are cut into
+ * RDMA READs. Nothing here allocates, sleeps or locks.
+ */
+#ifndef _RMSG_RTS_H
+#define _RMSG_RTS_H
+
+#include "rmsg_core_types.h"
+#include <rdma/rmsg.h>
+
+/* Segments are 4 KiB (one page) to 1 GiB of address space. */
+#define RMSG_RTS_MIN_SHIFT	12
+#define RMSG_RTS_MAX_SHIFT	30
+
+/**
+ * struct rmsg_rts_info - a decoded, validated struct rmsg_rts
+ * @len: bytes of the message, 1 to RMSG_RNDV_MAX_LEN
+ * @addr: the sender's address of the first byte
+ * @cookie: the transfer's name
+ * @seg_shift: log2 of the segment size
+ * @nseg: segments, as many as @addr, @len and @seg_shift make
+ * @rkey: @nseg keys, little-endian, in the buffer that was decoded
+ */
+struct rmsg_rts_info {
+	u64 len;
+	u64 addr;
+	u32 cookie;
+	u32 seg_shift;
+	u32 nseg;
+	const __le32 *rkey;
+};
+
+/**
+ * struct rmsg_span - a run of bytes
+ * @addr: the first
+ * @len: how many
+ */
+struct rmsg_span {
+	u64 addr;
+	u64 len;
+};
+
+u32 rmsg_rts_nseg(u64 addr, u64 len, u32 seg_shift);
+u32 rmsg_rts_size(u32 nseg);
+struct rmsg_span rmsg_rts_seg(u64 addr, u64 len, u32 seg_shift, u32 i);
+void rmsg_rts_encode(struct rmsg_rts *rts, const struct rmsg_rts_info *info,
+		     const u32 *rkeys);
+int rmsg_rts_decode(const void *buf, u32 size, struct rmsg_rts_info *info);
+
+#endif /* _RMSG_RTS_H */

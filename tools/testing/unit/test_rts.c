@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host unit tests for rmsg_rts.c: how a rendezvous message is cut into
+ * segments, and the checks on a received RTS, which comes from the peer.
+ */
+/* The harness's wrappers take parameters they do not use. */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+
+#include <stdlib.h>
+
+#include "rmsg_rts.h"
+
+/* Segments cover the message exactly, in order, each inside its window. */
+static void check_cover(struct __test_metadata *_metadata, u64 addr, u64 len,
+			u32 shift)
+{
+	u32 n = rmsg_rts_nseg(addr, len, shift), i;
+	u64 next = addr, size = 1ULL << shift;
+	struct rmsg_span s;
+
+	ASSERT_LE(1, n);
+	for (i = 0; i < n; i++) {
+		s = rmsg_rts_seg(addr, len, shift, i);
+		ASSERT_EQ(next, s.addr);
+		ASSERT_LE(1, s.len);
+		ASSERT_GE(size, s.len);
+		/* Never across a multiple of the segment size. */
+		ASSERT_EQ(s.addr >> shift, (s.addr + s.len - 1) >> shift);
+		next += s.len;
+	}
+	ASSERT_EQ(addr + len, next);
+}
+
+TEST(segments_cover_exactly)
+{
+	static const u64 addrs[] = { 0, 1, 4095, 4096, 0x7f0000001234ULL,
+				     (2ULL << 20) - 1, 2ULL << 20 };
+	static const u64 lens[] = { 1, 2, 4095, 4096, 4097, (2ULL << 20) - 1,
+				    2ULL << 20, (2ULL << 20) + 1,
+				    64ULL << 20, RMSG_RNDV_MAX_LEN };
+	unsigned int a, l;
+
+	for (a = 0; a < ARRAY_SIZE(addrs); a++)
+		for (l = 0; l < ARRAY_SIZE(lens); l++) {
+			check_cover(_metadata, addrs[a], lens[l], 21);
+			check_cover(_metadata, addrs[a], lens[l], 12);
+		}
+}
+
+TEST(segment_counts)
+{
+	EXPECT_EQ(1, rmsg_rts_nseg(0, 1, 21));
+	EXPECT_EQ(1, rmsg_rts_nseg(0, 2 << 20, 21));
+	EXPECT_EQ(2, rmsg_rts_nseg(1, 2 << 20, 21));
+	EXPECT_EQ(2, rmsg_rts_nseg((2 << 20) - 1, 2, 21));
+	EXPECT_EQ(33, rmsg_rts_nseg(100, 64 << 20, 21));
+	EXPECT_EQ(32 + 4 * 33, rmsg_rts_size(33));
+}
+
+static u32 keys[600];
+
+static void *encoded(u64 addr, u64 len, u32 shift, u32 cookie, u32 *size)
+{
+	struct rmsg_rts_info info = {
+		.len = len, .addr = addr, .cookie = cookie, .seg_shift = shift,
+		.nseg = rmsg_rts_nseg(addr, len, shift),
+	};
+	void *buf;
+	u32 i;
+
+	for (i = 0; i < info.nseg; i++)
+		keys[i] = 0x1000 + i;
+	*size = rmsg_rts_size(info.nseg);
+	buf = calloc(1, *size);
+	rmsg_rts_encode(buf, &info, keys);
+	return buf;
+}
+
+TEST(round_trip)
+{
+	struct rmsg_rts_info info;
+	u32 size, i;
+	void *buf = encoded(0x7f0000000123ULL, 5 << 20, 21, 77, &size);
+
+	ASSERT_EQ(0, rmsg_rts_decode(buf, size, &info));
+	EXPECT_EQ(5 << 20, info.len);
+	EXPECT_EQ(0x7f0000000123ULL, info.addr);
+	EXPECT_EQ(77, info.cookie);
+	EXPECT_EQ(21, info.seg_shift);
+	ASSERT_EQ(3, info.nseg);
+	for (i = 0; i < info.nseg; i++)
+		EXPECT_EQ(0x1000 + i, le32toh(info.rkey[i]));
+	free(buf);
+}
+
+/* Every field that disagrees with the others makes the RTS a lie. */
+TEST(decode_rejects)
+{
+	struct rmsg_rts_info info;
+	struct rmsg_rts *rts;
+	u32 size;
+
+	rts = encoded(4096, 100000, 21, 1, &size);
+	EXPECT_EQ(-EPROTO, rmsg_rts_decode(rts, size - 1, &info));
+	EXPECT_EQ(-EPROTO, rmsg_rts_decode(rts, size + 4, &info));
+	EXPECT_EQ(-EPROTO, rmsg_rts_decode(rts, 31, &info));
+	rts->resv = htole32(1);
+	EXPECT_EQ(-EPROTO, rmsg_rts_decode(rts, size, &info));
+	rts->resv = 0;
+	rts->len = 0;
+	EXPECT_EQ(-EPROTO, rmsg_rts_decode(rts, size, &info));
+	rts->len = htole64((u64)RMSG_RNDV_MAX_LEN + 1);
+	EXPECT_EQ(-EPROTO, rmsg_rts_decode(rts, size, &info));
+	rts->len = htole64(100000);
+	rts->addr = htole64(~0ULL - 10);
+	EXPECT_EQ(-EPROTO, rmsg_rts_decode(rts, size, &info));
+	rts->addr = htole64(4096);
+	rts->seg_shift = htole32(11);
+	EXPECT_EQ(-EPROTO, rmsg_rts_decode(rts, size, &info));
+	rts->seg_shift = htole32(31);
+	EXPECT_EQ(-EPROTO, rmsg_rts_decode(rts, size, &info));
+	/* A segment size that needs another number of keys. */
+	rts->seg_shift = htole32(12);
+	EXPECT_EQ(-EPROTO, rmsg_rts_decode(rts, size, &info));
+	rts->seg_shift = htole32(21);
+	rts->nseg = htole32(2);
+	EXPECT_EQ(-EPROTO, rmsg_rts_decode(rts, size, &info));
+	rts->nseg = htole32(1);
+	EXPECT_EQ(0, rmsg_rts_decode(rts, size, &info));
+	free(rts);
+}
+
+TEST_HARNESS_MAIN
