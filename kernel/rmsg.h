@@ -137,6 +137,8 @@ enum rmsg_ep_stat {
  * @sig_owed: channels whose last write of this batch needs signalling,
  *	under @lock (rmsg_data.c)
  * @stats: enum rmsg_ep_stat counters, bumped from any context
+ * @regions: memory regions by handle, from 1, under their own xa_lock
+ *	(rmsg_region.c)
  */
 struct rmsg_endpoint {
 	struct mutex lock;
@@ -166,6 +168,7 @@ struct rmsg_endpoint {
 	struct list_head area_maps;
 	struct list_head sig_owed;
 	atomic64_t stats[RMSG_STAT_NR];
+	struct xarray regions;
 };
 
 static inline void rmsg_ep_count(struct rmsg_endpoint *ep,

@@ -15,6 +15,7 @@
 #include <linux/uaccess.h>
 
 #include "rmsg.h"
+#include "rmsg_region.h"
 
 static long rmsg_ioctl_version(void __user *uarg)
 {
@@ -98,6 +99,10 @@ static long rmsg_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return rmsg_chan_accept(ep, uarg);
 	case RMSG_IOC_EP_STATS:
 		return rmsg_ep_get_stats(ep, uarg);
+	case RMSG_IOC_REG:
+		return rmsg_region_reg(ep, uarg);
+	case RMSG_IOC_DEREG:
+		return rmsg_region_dereg(ep, uarg);
 	default:
 		return -ENOTTY;
 	}

@@ -25,6 +25,7 @@
 #include <linux/vmalloc.h>
 
 #include "rmsg.h"
+#include "rmsg_region.h"
 #include "rmsg_ring.h"
 
 /* Start of each ring region: producer, consumer, flags on their own lines. */
@@ -65,6 +66,7 @@ struct rmsg_endpoint *rmsg_ep_create(void)
 	INIT_LIST_HEAD(&ep->overflow);
 	INIT_LIST_HEAD(&ep->area_maps);
 	INIT_LIST_HEAD(&ep->sig_owed);
+	rmsg_regions_init(ep);
 	do {
 		ep->incarnation = get_random_u64();
 	} while (!ep->incarnation);
@@ -85,6 +87,8 @@ void rmsg_ep_destroy(struct rmsg_endpoint *ep)
 	rmsg_sqpoll_stop(ep);
 	/* Channels post events into the rings: they go before the rings. */
 	rmsg_chan_release_all(ep);
+	/* Transfers still holding a region keep it; the table lets go. */
+	rmsg_regions_release(ep);
 	list_for_each_entry_safe(ev, next, &ep->overflow, node)
 		kfree(ev);
 	xa_destroy(&ep->channels);

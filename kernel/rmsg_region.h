@@ -37,12 +37,17 @@ long rmsg_region_dereg(struct rmsg_endpoint *ep, void __user *uarg);
  * anything but memory.
  *
  * Return: the region, or ERR_PTR(-ENOENT) for no such handle,
- * ERR_PTR(-EFAULT) for a span not inside it.
+ * ERR_PTR(-EFAULT) for a span not inside it, ERR_PTR(-EINVAL) for @len 0.
  */
 struct rmsg_region *rmsg_region_get(struct rmsg_endpoint *ep, u32 handle,
 				    u64 addr, u64 len);
 
-/* The transfer is over: the region is no longer busy on its account. */
+/*
+ * The transfer is over: the region is no longer busy on its account. May
+ * sleep: the last reference unpins the pages (page locks), so call it in
+ * process context (a work item, not a completion handler). The endpoint
+ * may be gone by then.
+ */
 void rmsg_region_put(struct rmsg_region *region);
 
 /**
@@ -56,7 +61,10 @@ void rmsg_region_put(struct rmsg_region *region);
  * The entries cover exactly @len bytes from @addr (the first starts at
  * @addr's offset in its page); physically contiguous pages may share one.
  *
- * Return: 0, or -ENOMEM.
+ * Entries are at most UINT_MAX rounded down to a page long; a device
+ * with a smaller DMA segment limit must split them itself.
+ *
+ * Return: 0, -ENOMEM, or -EFAULT for a span not inside @region.
  */
 int rmsg_region_sgt(struct rmsg_region *region, u64 addr, u64 len,
 		    struct sg_table *sgt);

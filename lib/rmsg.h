@@ -480,6 +480,41 @@ int rmsg_release(struct rmsg_ep *ep, const struct rmsg_msg *msg);
  */
 int rmsg_recv(struct rmsg_ep *ep, uint32_t channel, void *buf, size_t len);
 
+/*
+ * Memory regions (RMSG_FEAT_RNDV): memory the kernel pins for rendezvous
+ * transfers to read and write in place. Documentation/rendezvous.rst.
+ */
+
+/**
+ * rmsg_reg() - register memory for rendezvous transfers
+ * @ep: an open endpoint
+ * @addr: first byte, any alignment
+ * @len: bytes, 1 to RMSG_REG_MAX_LEN
+ * @handle: set to the region's handle (never 0)
+ *
+ * The memory must be mapped writable; it stays pinned, and counted in the
+ * process's RLIMIT_MEMLOCK (VmPin in /proc/self/status), until
+ * rmsg_dereg() or the endpoint's close. Registering memory twice pins it
+ * twice.
+ *
+ * Return: 0; -EINVAL for a bad @len or a span that wraps, -EFAULT for
+ * memory not mapped writable, -ENOMEM over RLIMIT_MEMLOCK (without
+ * CAP_IPC_LOCK), or another negative errno.
+ */
+int rmsg_reg(struct rmsg_ep *ep, void *addr, size_t len, uint32_t *handle);
+
+/**
+ * rmsg_dereg() - unpin a region
+ * @ep: the endpoint it was registered on
+ * @handle: from rmsg_reg()
+ *
+ * The handle may be given to a later region.
+ *
+ * Return: 0; -ENOENT for no such region; -EBUSY while a transfer on it has
+ * not completed (the region stays registered).
+ */
+int rmsg_dereg(struct rmsg_ep *ep, uint32_t handle);
+
 /**
  * rmsg_sq_get_sqe() - the next free SQE, zeroed
  * @ep: the endpoint

@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rmsg: memory regions. RMSG_IOC_REG pins a span of the program's memory
+ * for rendezvous transfers and charges it to RLIMIT_MEMLOCK as the RDMA
+ * core charges a user MR (ib_umem_get()); RMSG_IOC_DEREG gives it back.
+ *
+ * Lifetime. The endpoint's table (ep->regions) holds one reference to each
+ * region; a transfer holds another from rmsg_region_get() to
+ * rmsg_region_put(), and marks the region busy meanwhile. DEREG removes a
+ * region from the table only when it is not busy; the endpoint's release
+ * removes every one and drops the table's references, so a transfer that
+ * outlives the endpoint still has its pages. The last reference unpins
+ * the pages and uncharges the mm that was charged, which is not
+ * necessarily current's: release may run in another task or a work item.
+ *
+ * Locking. The table's own lock (xa_lock) orders lookup-and-busy in
+ * rmsg_region_get() against the busy check and removal in DEREG, so a
+ * region is never removed between a transfer finding it and marking it
+ * busy. Nothing else is done under it; pinning and unpinning happen
+ * outside.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/capability.h>
+#include <linux/err.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/xarray.h>
+
+#include "rmsg.h"
+#include "rmsg_region.h"
+
+static_assert(sizeof(struct rmsg_reg) == 40);
+static_assert(sizeof(struct rmsg_dereg) == 16);
+/* Page counts of a region fit an unsigned int (scatter lists, GUP). */
+static_assert((RMSG_REG_MAX_LEN >> PAGE_SHIFT) + 1 < INT_MAX);
+
+/* Pages pinned per call of pin_user_pages_fast(). */
+#define RMSG_REG_PIN_BATCH	512
+
+/**
+ * struct rmsg_region - pinned memory of a program
+ * @ref: the endpoint table's reference and one per transfer holding it
+ * @busy: transfers holding it (rmsg_region_get() to rmsg_region_put());
+ *	raised only under the table's lock
+ * @mm: the mm charged for the pages (pinned_vm), grabbed until release
+ * @addr: the program address of the first byte
+ * @len: bytes from @addr
+ * @npages: pages in @pages: every page @addr to @addr + @len touches
+ * @pages: the pinned pages; @pages[0] holds @addr
+ */
+struct rmsg_region {
+	struct kref ref;
+	atomic_t busy;
+	struct mm_struct *mm;
+	u64 addr;
+	u64 len;
+	unsigned long npages;
+	struct page **pages;
+};
+
+/* Pages [addr, addr + len) touches; the span must not wrap. */
+static unsigned long rmsg_span_pages(u64 addr, u64 len)
+{
+	return (PAGE_ALIGN(addr + len) - (addr & PAGE_MASK)) >> PAGE_SHIFT;
+}
+
+/* Is [addr, addr + len) inside the region? */
+static bool rmsg_region_holds(const struct rmsg_region *r, u64 addr, u64 len)
+{
+	return addr >= r->addr && len <= r->len && addr - r->addr <= r->len - len;
+}
+
+static void rmsg_region_uncharge(struct mm_struct *mm, unsigned long npages)
+{
+	atomic64_sub(npages, &mm->pinned_vm);
+}
+
+/*
+ * The last reference: a transfer may have written the pages, so they are
+ * dirtied as they are unpinned (which may sleep on the page lock).
+ */
+static void rmsg_region_release(struct kref *ref)
+{
+	struct rmsg_region *r = container_of(ref, struct rmsg_region, ref);
+
+	unpin_user_pages_dirty_lock(r->pages, r->npages, true);
+	rmsg_region_uncharge(r->mm, r->npages);
+	mmdrop(r->mm);
+	kvfree(r->pages);
+	kfree(r);
+}
+
+void rmsg_regions_init(struct rmsg_endpoint *ep)
+{
+	xa_init_flags(&ep->regions, XA_FLAGS_ALLOC1);
+}
+
+/*
+ * Endpoint release, once its channels are gone: no new transfer can take a
+ * region, and those still holding one keep it until rmsg_region_put().
+ */
+void rmsg_regions_release(struct rmsg_endpoint *ep)
+{
+	struct rmsg_region *r;
+	unsigned long handle;
+
+	xa_for_each(&ep->regions, handle, r) {
+		xa_erase(&ep->regions, handle);
+		kref_put(&r->ref, rmsg_region_release);
+		cond_resched();
+	}
+	xa_destroy(&ep->regions);
+}
+
+/*
+ * Charge @npages to current's mm the way ib_umem_get() does: the counter
+ * goes up first, and back down when it passes RLIMIT_MEMLOCK and the
+ * caller lacks CAP_IPC_LOCK, so concurrent registrations never exceed the
+ * limit together.
+ */
+static int rmsg_region_charge(struct mm_struct *mm, unsigned long npages)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	u64 pinned = atomic64_add_return(npages, &mm->pinned_vm);
+
+	if (pinned > limit && !capable(CAP_IPC_LOCK)) {
+		rmsg_region_uncharge(mm, npages);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Pin every page of the region, writable and long-term. Anything less than
+ * all of them (a hole, a read-only or PROT_NONE mapping) fails the whole
+ * registration with what was pinned given back.
+ */
+static int rmsg_region_pin(struct rmsg_region *r)
+{
+	unsigned long start = r->addr & PAGE_MASK;
+	unsigned long done = 0;
+	int want, n, ret = 0;
+
+	while (done < r->npages) {
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+		want = min_t(unsigned long, r->npages - done,
+			     RMSG_REG_PIN_BATCH);
+		n = pin_user_pages_fast(start + done * PAGE_SIZE, want,
+					FOLL_WRITE | FOLL_LONGTERM,
+					r->pages + done);
+		if (n > 0)
+			done += n;
+		if (n != want) {
+			ret = n < 0 ? n : -EFAULT;
+			break;
+		}
+		cond_resched();
+	}
+	if (ret && done)
+		unpin_user_pages(r->pages, done);
+	return ret;
+}
+
+/**
+ * rmsg_region_reg() - RMSG_IOC_REG
+ * @ep: the endpoint; it need not have rings
+ * @uarg: struct rmsg_reg
+ *
+ * Return: 0 with the handle written back; -EINVAL for bad fields, -EFAULT
+ * for memory not mapped writable, -ENOMEM over RLIMIT_MEMLOCK or without
+ * memory, -EINTR when a fatal signal interrupts the pinning.
+ */
+long rmsg_region_reg(struct rmsg_endpoint *ep, void __user *uarg)
+{
+	struct mm_struct *mm = current->mm;
+	struct rmsg_region *r;
+	struct rmsg_reg reg;
+	u32 handle;
+	int ret;
+
+	if (copy_from_user(&reg, uarg, sizeof(reg)))
+		return -EFAULT;
+	if (reg.flags || !rmsg_all_zero(reg.resv, sizeof(reg.resv)))
+		return -EINVAL;
+	if (!reg.len || reg.len > RMSG_REG_MAX_LEN ||
+	    reg.addr + reg.len < reg.addr)
+		return -EINVAL;
+	if (reg.addr != (unsigned long)reg.addr ||
+	    PAGE_ALIGN(reg.addr + reg.len) < reg.addr + reg.len ||
+	    !access_ok(u64_to_user_ptr(reg.addr), reg.len) || !mm)
+		return -EFAULT;
+
+	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
+	if (!r)
+		return -ENOMEM;
+	kref_init(&r->ref);
+	atomic_set(&r->busy, 0);
+	r->addr = reg.addr;
+	r->len = reg.len;
+	r->npages = rmsg_span_pages(reg.addr, reg.len);
+	r->pages = kvmalloc_array(r->npages, sizeof(*r->pages),
+				  GFP_KERNEL_ACCOUNT);
+	if (!r->pages) {
+		ret = -ENOMEM;
+		goto free;
+	}
+	ret = rmsg_region_charge(mm, r->npages);
+	if (ret)
+		goto free;
+	ret = rmsg_region_pin(r);
+	if (ret) {
+		rmsg_region_uncharge(mm, r->npages);
+		goto free;
+	}
+	/* From here on the region is whole and only its release undoes it. */
+	mmgrab(mm);
+	r->mm = mm;
+
+	ret = xa_alloc(&ep->regions, &handle, r, xa_limit_32b,
+		       GFP_KERNEL_ACCOUNT);
+	if (ret) {
+		kref_put(&r->ref, rmsg_region_release);
+		/* -EBUSY from a full table: every handle is in use. */
+		return ret == -EBUSY ? -ENOSPC : ret;
+	}
+	reg.handle = handle;
+	if (copy_to_user(uarg, &reg, sizeof(reg))) {
+		/* Unless another thread guessed the handle and took it. */
+		if (xa_cmpxchg(&ep->regions, handle, r, NULL, 0) == r)
+			kref_put(&r->ref, rmsg_region_release);
+		return -EFAULT;
+	}
+	return 0;
+
+free:
+	kvfree(r->pages);
+	kfree(r);
+	return ret;
+}
+
+/**
+ * rmsg_region_dereg() - RMSG_IOC_DEREG
+ * @ep: the endpoint
+ * @uarg: struct rmsg_dereg
+ *
+ * The pages are unpinned and uncharged before this returns, unless a
+ * transfer holding the region (none is, as it is not busy) still has a
+ * reference: then when it drops it.
+ *
+ * Return: 0; -EINVAL for bad fields, -ENOENT for no such region, -EBUSY
+ * while a transfer holds it.
+ */
+long rmsg_region_dereg(struct rmsg_endpoint *ep, void __user *uarg)
+{
+	struct rmsg_region *r;
+	struct rmsg_dereg d;
+
+	if (copy_from_user(&d, uarg, sizeof(d)))
+		return -EFAULT;
+	if (d.flags || d.resv)
+		return -EINVAL;
+
+	xa_lock(&ep->regions);
+	r = xa_load(&ep->regions, d.handle);
+	if (!r) {
+		xa_unlock(&ep->regions);
+		return -ENOENT;
+	}
+	if (atomic_read(&r->busy)) {
+		xa_unlock(&ep->regions);
+		return -EBUSY;
+	}
+	__xa_erase(&ep->regions, d.handle);
+	xa_unlock(&ep->regions);
+
+	kref_put(&r->ref, rmsg_region_release);
+	return 0;
+}
+
+struct rmsg_region *rmsg_region_get(struct rmsg_endpoint *ep, u32 handle,
+				    u64 addr, u64 len)
+{
+	struct rmsg_region *r;
+
+	if (!len)
+		return ERR_PTR(-EINVAL);
+	xa_lock(&ep->regions);
+	r = xa_load(&ep->regions, handle);
+	if (!r) {
+		r = ERR_PTR(-ENOENT);
+	} else if (!rmsg_region_holds(r, addr, len)) {
+		r = ERR_PTR(-EFAULT);
+	} else {
+		/* Under the lock: DEREG sees either no region or a busy one. */
+		atomic_inc(&r->busy);
+		kref_get(&r->ref);
+	}
+	xa_unlock(&ep->regions);
+	return r;
+}
+
+void rmsg_region_put(struct rmsg_region *region)
+{
+	might_sleep();
+	WARN_ON_ONCE(atomic_dec_return(&region->busy) < 0);
+	kref_put(&region->ref, rmsg_region_release);
+}
+
+int rmsg_region_sgt(struct rmsg_region *region, u64 addr, u64 len,
+		    struct sg_table *sgt)
+{
+	unsigned long first;
+
+	if (!len || !rmsg_region_holds(region, addr, len))
+		return -EFAULT;
+	first = (addr >> PAGE_SHIFT) - (region->addr >> PAGE_SHIFT);
+	return sg_alloc_table_from_pages_segment(sgt, region->pages + first,
+						 rmsg_span_pages(addr, len),
+						 offset_in_page(addr), len,
+						 UINT_MAX, GFP_KERNEL);
+}
