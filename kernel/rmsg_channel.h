@@ -23,11 +23,11 @@
  */
 /*
  * Rendezvous transfers each way whose FIN has not come: each costs the
- * receiving side one receive for its RTS record's immediate and the
- * sending side one for the FIN, and one FIN send buffer.
+ * sending side a receive for the FIN, and the receiving side a FIN send
+ * buffer.
  */
 #define RMSG_RNDV_WINDOW	8
-#define RMSG_CTRL_RECVS		(8 + 2 * RMSG_RNDV_WINDOW)
+#define RMSG_CTRL_RECVS		(8 + RMSG_RNDV_WINDOW)
 enum rmsg_ctrl_send_buf {
 	RMSG_CTRL_READY_BUF	= RMSG_CTRL_RECVS,
 	RMSG_CTRL_CLOSE_BUF,
@@ -171,9 +171,8 @@ struct rmsg_rndv_rx;
  * @rx_next: cookie the next RTS record must carry
  * @rx_answer: cookie the program must answer next
  * @rx_oldest: cookie of the oldest transfer in @rx
- * @rts_off: block offsets of RTS records' flags, by arrival (softirq)
- * @rts_prod: arrivals (softirq)
- * @rts_cons: arrivals looked at
+ * @krx: the kernel's own walk of the receive block, for RTS records
+ * @block_va: the receive block, mapped for that walk
  * @mr_free: registrations no transfer uses, invalid
  * @mr_nfree: how many
  * @mr_total: registrations the channel has
@@ -191,9 +190,8 @@ struct rmsg_rndv {
 	u32 rx_next;
 	u32 rx_answer;
 	u32 rx_oldest;
-	u32 rts_off[RMSG_RNDV_WINDOW];
-	u32 rts_prod;
-	u32 rts_cons;
+	struct rmsg_vb_rx krx;
+	void *block_va;
 	struct ib_mr **mr_free;
 	u32 mr_nfree;
 	u32 mr_total;
@@ -386,7 +384,6 @@ int rmsg_rndv_recv(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 int rmsg_rndv_ready(struct rmsg_channel *ch, struct rmsg_rndv_tx *t,
 		    void **buf, u64 *dma, u32 *len);
 void rmsg_rndv_written(struct rmsg_channel *ch, struct rmsg_rndv_tx *t);
-void rmsg_rndv_rts_in(struct rmsg_channel *ch, u32 flag_off);
 void rmsg_rndv_fin_in(struct rmsg_channel *ch, u64 arg);
 void rmsg_rndv_collect(struct rmsg_channel *ch);
 void rmsg_rndv_progress(struct rmsg_channel *ch);

@@ -165,18 +165,14 @@ static void rmsg_area_map_put(struct rmsg_endpoint *ep,
 int rmsg_data_imm_in(struct rmsg_channel *ch, const struct ib_wc *wc)
 {
 	u32 imm = be32_to_cpu(wc->ex.imm_data);
-	u32 off = imm >> RMSG_IMM_OFF_SHIFT & RMSG_IMM_OFF_MASK;
+	u32 off = imm >> RMSG_IMM_OFF_SHIFT;
 	u8 *flag;
 
-	if (!(wc->wc_flags & IB_WC_WITH_IMM) || off >= ch->block_size ||
-	    (!ch->rx_imm && !(imm & RMSG_IMM_RTS))) {
+	if (!ch->rx_imm || !(wc->wc_flags & IB_WC_WITH_IMM) ||
+	    off >= ch->block_size) {
 		rmsg_chan_kill_soft(ch, -EPROTO);
 		return -EPROTO;
 	}
-	if (imm & RMSG_IMM_RTS)
-		rmsg_rndv_rts_in(ch, off);
-	if (!ch->rx_imm)
-		return 0;
 	flag = page_address(ch->block->pages[off >> PAGE_SHIFT]) +
 	       offset_in_page(off);
 	/* The record's bytes before its flag, as on a device in order. */
@@ -636,15 +632,7 @@ static int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 			   &sge[nsge++]);
 	t = rmsg_trailer(ch, ch->wr_posted + need - 1, inl, &sge[nsge]);
 	rmsg_vb_trailer_fill(t, &pl, type, 0, ch->credit);
-	/* The receiving kernel learns where an RTS lies from its immediate. */
-	if (rts) {
-		data_wr.wr.opcode = IB_WR_RDMA_WRITE_WITH_IMM;
-		data_wr.wr.ex.imm_data =
-			cpu_to_be32(RMSG_IMM_RTS |
-				    (pl.off + pl.len - 1) << RMSG_IMM_OFF_SHIFT |
-				    (pl.flag == RMSG_VB_FLAG_ODD ?
-				     RMSG_IMM_ODD : 0));
-	}
+
 	sge[nsge++].length -= cut;
 	data_wr.wr.sg_list = sge;
 	data_wr.wr.num_sge = nsge;

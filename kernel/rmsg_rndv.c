@@ -7,24 +7,24 @@
  * each, with remote read access, and queues the send in the channel's
  * pending ring like an eager one. When its turn comes it posts the
  * REG_MRs, then writes an RTS record (struct rmsg_rts: length, cookie,
- * keys) into the peer's block, in order with eager records, by RDMA WRITE
- * WITH IMMEDIATE: the immediate tells the receiving kernel where the
- * record lies. When the peer's FIN comes, it invalidates the registrations
- * (LOCAL_INV), and only then posts the SEND_RNDV's CQE and lets the
- * region go: the peer can read nothing after that.
+ * keys) into the peer's block, in order with eager records. When the
+ * peer's FIN comes, it invalidates the registrations (LOCAL_INV), and only
+ * then posts the SEND_RNDV's CQE and lets the region go: the peer can read
+ * nothing after that.
  *
  *	queued --(REG_MRs, RTS write)--> in tx[] --(FIN)--> invalidating
  *	--(LOCAL_INV completes)--> CQE, freed
  *
- * Receiver. The immediate's completion records the RTS's offset; under
- * ep->lock the kernel copies the record out of the block before the
- * program can give that room back (rmsg_rndv_collect() runs before every
- * CREDIT), so the keys it uses were written by the peer's kernel, never by
- * a program. RMSG_OP_RECV_RNDV answers a cookie with a destination in a
- * region; with both, the kernel maps the destination and RDMA-READs the
- * message segment by segment, several READs in flight. When all completed
- * it posts the RECV_RNDV's CQE and sends FIN(cookie, 0). A destination too
- * small gets no READ: FIN(cookie, EMSGSIZE), and the CQE says -EMSGSIZE.
+ * Receiver. The kernel walks its own receive block, record by record, with
+ * the protocol core's receiver (rmsg_rndv_collect()) and copies each RTS it
+ * finds. The chain of trailers was written by the peer's kernel, so the
+ * keys it uses never come from a program; and it walks before every CREDIT,
+ * so a record is copied before the peer may overwrite it.
+ * RMSG_OP_RECV_RNDV answers a cookie with a destination in a region; with
+ * both, the kernel maps the destination and RDMA-READs the message segment
+ * by segment, several READs in flight. When all completed it posts the
+ * RECV_RNDV's CQE and sends FIN(cookie, 0). A destination too small gets
+ * no READ: FIN(cookie, EMSGSIZE), and the CQE says -EMSGSIZE.
  *
  *	RTS collected + answered --(READs)--> CQE, FIN --> freed
  *
@@ -32,14 +32,15 @@
  * of the FIN's invalidation; more wait in the pending ring (and hold up
  * later sends of the channel, whose order they keep).
  *
- * Everything here runs under ep->lock, but rmsg_rndv_rts_in() and
- * rmsg_rndv_fin_in() (softirq), which store a value and queue the work.
+ * Everything here runs under ep->lock, but rmsg_rndv_fin_in() (softirq),
+ * which stores a value and queues the work.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 
 #include "rmsg.h"
 #include "rmsg_channel.h"
@@ -507,45 +508,6 @@ static void rmsg_rndv_tx_progress(struct rmsg_channel *ch)
 
 /* --- the receiver ------------------------------------------------------- */
 
-/**
- * rmsg_rndv_rts_in() - an RTS record landed (softirq)
- * @ch: the channel
- * @flag_off: block offset of its flag, from the immediate
- */
-void rmsg_rndv_rts_in(struct rmsg_channel *ch, u32 flag_off)
-{
-	struct rmsg_rndv *r = &ch->rndv;
-	u32 prod = r->rts_prod;
-
-	/* The peer keeps to the window: it had our FIN for the slot. */
-	if (prod - READ_ONCE(r->rts_cons) >= RMSG_RNDV_WINDOW ||
-	    flag_off >= ch->block_size) {
-		rmsg_chan_kill_soft(ch, -EPROTO);
-		return;
-	}
-	r->rts_off[prod & RMSG_RNDV_MASK] = flag_off;
-	/* The offset before the count; pairs with rmsg_rndv_collect(). */
-	smp_store_release(&r->rts_prod, prod + 1);
-	set_bit(RMSG_CHAN_RNDV_IN, &ch->flags);
-	queue_work(rmsg_wq, &ch->data_work);
-}
-
-/* Copy @len bytes at block offset @off out of the block's pages. */
-static void rmsg_block_read(struct rmsg_channel *ch, u32 off, void *dst,
-			    u32 len)
-{
-	u32 n;
-
-	while (len) {
-		n = min_t(u32, len, PAGE_SIZE - offset_in_page(off));
-		memcpy(dst, page_address(ch->block->pages[off >> PAGE_SHIFT]) +
-		       offset_in_page(off), n);
-		dst += n;
-		off += n;
-		len -= n;
-	}
-}
-
 static struct rmsg_rndv_rx *rmsg_rndv_rx_slot(struct rmsg_channel *ch,
 					      u32 cookie)
 {
@@ -562,34 +524,21 @@ static struct rmsg_rndv_rx *rmsg_rndv_rx_slot(struct rmsg_channel *ch,
 	return (*slot)->cookie == cookie ? *slot : ERR_PTR(-EPROTO);
 }
 
-/* Copy one landed RTS record out of the block. */
-static int rmsg_rndv_collect_one(struct rmsg_channel *ch, u32 flag_off)
+/* Keep a copy of the RTS record found at block offset @off. */
+static int rmsg_rndv_collect_one(struct rmsg_channel *ch, u32 off, u32 len)
 {
 	struct rmsg_rndv *r = &ch->rndv;
-	struct rmsg_vb_trailer tr;
 	struct rmsg_rndv_rx *x;
-	u32 end = flag_off + 1, len, rec;
 	void *rts;
 	int ret;
 
-	if (end < RMSG_VB_TRAILER_SIZE || end % RMSG_VB_ALIGN)
-		return -EPROTO;
-	rmsg_block_read(ch, end - RMSG_VB_TRAILER_SIZE, &tr, sizeof(tr));
-	len = le16_to_cpu(tr.len);
-	rec = rmsg_vb_record_size(len);
-	if (tr.type != RMSG_VB_RTS || rec > end ||
-	    le32_to_cpu(tr.seq) == 0xffffffff)
-		return -EPROTO;
-	rts = kmalloc(len, GFP_KERNEL_ACCOUNT);
+	rts = kmemdup(r->block_va + off, len, GFP_KERNEL_ACCOUNT);
 	if (!rts)
 		return -ENOMEM;
-	rmsg_block_read(ch, end - rec, rts, len);
 	x = rmsg_rndv_rx_slot(ch, r->rx_next);
-	if (IS_ERR(x) || x->have_rts) {
-		kfree(rts);
-		return IS_ERR(x) ? PTR_ERR(x) : -EPROTO;
-	}
-	ret = rmsg_rts_decode(rts, len, &x->info);
+	ret = IS_ERR(x) ? PTR_ERR(x) : x->have_rts ? -EPROTO : 0;
+	if (!ret)
+		ret = rmsg_rts_decode(rts, len, &x->info);
 	if (!ret && x->info.cookie != r->rx_next)
 		ret = -EPROTO;
 	if (ret) {
@@ -606,25 +555,41 @@ static int rmsg_rndv_collect_one(struct rmsg_channel *ch, u32 flag_off)
  * rmsg_rndv_collect() - copy out the RTS records that landed
  * @ch: the channel
  *
- * Must run before the program's release counter goes to the peer, which
- * may then overwrite the records.
+ * The kernel walks the receive block with its own receiver, from the
+ * block's start and record by record, as the program does: the trailers
+ * that chain the records were written by the peer's kernel, so no payload
+ * a program wrote can pass for an RTS. It must have walked past a record
+ * before the program's release counter goes to the peer, which may then
+ * overwrite it: CREDIT calls this first.
  */
 void rmsg_rndv_collect(struct rmsg_channel *ch)
 {
 	struct rmsg_rndv *r = &ch->rndv;
-	/* The count before the offsets; pairs with rmsg_rndv_rts_in(). */
-	u32 prod = smp_load_acquire(&r->rts_prod);
+	struct rmsg_vb_msg m;
 	int ret;
 
-	while (ch->tx_live && r->rts_cons != prod) {
-		ret = rmsg_rndv_collect_one(ch, r->rts_off[r->rts_cons &
-							   RMSG_RNDV_MASK]);
-		if (ret) {
-			rmsg_chan_kill_soft(ch, ret);
+	if (!ch->tx_live || !r->seg_shift)
+		return;
+	if (!r->block_va) {
+		r->block_va = vmap(ch->block->pages, ch->block->npages, VM_MAP,
+				   PAGE_KERNEL);
+		if (!r->block_va) {
+			rmsg_chan_kill_soft(ch, -ENOMEM);
 			return;
 		}
-		WRITE_ONCE(r->rts_cons, r->rts_cons + 1);
+		rmsg_vb_rx_init(&r->krx, ch->block_size, 0, 0);
 	}
+	/* What the peer may have written is what it was allowed to. */
+	r->krx.advertised = ch->credit;
+	while ((ret = rmsg_vb_rx_poll(&r->krx, r->block_va, &m)) > 0) {
+		if (m.type != RMSG_VB_RTS)
+			continue;
+		ret = rmsg_rndv_collect_one(ch, m.off, m.len);
+		if (ret)
+			break;
+	}
+	if (ret)
+		rmsg_chan_kill_soft(ch, ret);
 }
 
 /**
@@ -847,7 +812,6 @@ void rmsg_rndv_progress(struct rmsg_channel *ch)
 	clear_bit(RMSG_CHAN_RNDV_IN, &ch->flags);
 	if (!ch->rndv.seg_shift)
 		return;
-	rmsg_rndv_collect(ch);
 	rmsg_rndv_tx_progress(ch);
 	if (ch->tx_live)
 		rmsg_rndv_rx_progress(ch);
@@ -896,6 +860,9 @@ void rmsg_rndv_release(struct rmsg_channel *ch)
 	}
 	while (r->mr_nfree)
 		rmsg_mr_destroy(ch, r->mr_free[--r->mr_nfree]);
+	if (r->block_va)
+		vunmap(r->block_va);
+	r->block_va = NULL;
 	mutex_unlock(&ch->ep->lock);
 }
 

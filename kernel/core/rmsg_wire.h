@@ -36,15 +36,9 @@ enum rmsg_hello_kind {
 #define RMSG_HELLO_F_IMM_ARRIVAL	(1U << 0)
 #define RMSG_HELLO_F_ALL		RMSG_HELLO_F_IMM_ARRIVAL
 
-/*
- * The immediate of a record written with RMSG_HELLO_F_IMM_ARRIVAL, and of
- * every RMSG_VB_RTS record (which also sets RMSG_IMM_RTS, so that the
- * receiving kernel learns where the record is).
- */
+/* The immediate of a record written with RMSG_HELLO_F_IMM_ARRIVAL. */
 #define RMSG_IMM_ODD			1U	/* flag RMSG_VB_FLAG_ODD */
 #define RMSG_IMM_OFF_SHIFT		1	/* block offset of the flag */
-#define RMSG_IMM_OFF_MASK		((1U << 27) - 1)	/* 64 MiB */
-#define RMSG_IMM_RTS			(1U << 31)
 
 /**
  * struct rmsg_wire_hello - handshake in the rdma_cm private data
