@@ -982,7 +982,12 @@ bool rmsg_data_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 	case RMSG_OP_RECV_RNDV:
 		ret = rmsg_rndv_recv(ep, ch, sqe);
 		if (!ret) {
-			rmsg_rndv_progress(ch);
+			/*
+			 * The reads start in the work item: progress may post
+			 * CQEs, which must not go in while this batch of
+			 * SQEs is posting its own.
+			 */
+			queue_work(rmsg_wq, &ch->data_work);
 			return false;
 		}
 		/* Its len and aux say which message it answered. */

@@ -673,8 +673,8 @@ static int rmsg_rndv_rx_start(struct rmsg_channel *ch, struct rmsg_rndv_rx *x)
 static int rmsg_rndv_read(struct rmsg_channel *ch, struct rmsg_rndv_rx *x)
 {
 	struct rmsg_rndv *r = &ch->rndv;
-	u32 max_sge = min_t(u32, ch->max_sge,
-			    ch->rdev->ibdev->attrs.max_sge_rd);
+	u32 max_sge = min3(ch->max_sge, (u32)RMSG_DATA_SGE_MAX,
+			   (u32)ch->rdev->ibdev->attrs.max_sge_rd);
 	struct ib_sge sge[RMSG_DATA_SGE_MAX];
 	struct ib_rdma_wr wr;
 	struct rmsg_span seg;

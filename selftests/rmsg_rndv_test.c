@@ -18,7 +18,7 @@
 #include "rmsg_vb.h"
 
 #define EVENT_TIMEOUT_MS	20000
-#define XFER_TIMEOUT_MS		300000
+#define XFER_TIMEOUT_MS		240000
 #define REGION			(80U << 20)	/* 64 MiB and room around */
 #define GUARD			4096
 #define IMM_PARAM		"/sys/module/rmsg/parameters/force_imm_arrival"
@@ -369,7 +369,7 @@ TEST_F_TIMEOUT(rndv, many_in_flight, 900)
 }
 
 /* A room too small: no byte written, both sides told. */
-TEST_F_TIMEOUT(rndv, truncation_and_discard, 300)
+TEST_F_TIMEOUT(rndv, truncation_and_discard, 600)
 {
 	struct xfer xs[4] = {
 		{ .src = 0, .dst = GUARD, .len = 100000, .room = 99999,

@@ -269,7 +269,7 @@ void rmsg_vb_trailer_fill(struct rmsg_vb_trailer *t,
 			  const struct rmsg_vb_place *pl,
 			  enum rmsg_vb_type type, u32 ack, u32 freed)
 {
-	bool data = type == RMSG_VB_DATA;
+	bool data = type != RMSG_VB_WRAP;	/* a DATA or an RTS record */
 
 	t->ack = cpu_to_le32(ack);
 	t->freed = cpu_to_le32(freed);
