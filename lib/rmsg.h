@@ -161,7 +161,7 @@ int rmsg_ep_enter(struct rmsg_ep *ep, unsigned int to_submit,
  *
  * Return: 0 or a negative errno.
  */
-int rmsg_ep_listen(struct rmsg_ep *ep, struct sockaddr *addr,
+int rmsg_ep_listen(struct rmsg_ep *ep, const struct sockaddr *addr,
 		   socklen_t addrlen, uint64_t user_data, uint32_t block_size);
 
 /**
@@ -176,7 +176,7 @@ int rmsg_ep_listen(struct rmsg_ep *ep, struct sockaddr *addr,
  *
  * Return: 0 or a negative errno.
  */
-int rmsg_ep_listen_flags(struct rmsg_ep *ep, struct sockaddr *addr,
+int rmsg_ep_listen_flags(struct rmsg_ep *ep, const struct sockaddr *addr,
 			 socklen_t addrlen, uint64_t user_data,
 			 uint32_t block_size, unsigned int flags);
 

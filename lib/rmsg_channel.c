@@ -9,7 +9,7 @@
 
 #include "rmsg.h"
 
-int rmsg_ep_listen_flags(struct rmsg_ep *ep, struct sockaddr *addr,
+int rmsg_ep_listen_flags(struct rmsg_ep *ep, const struct sockaddr *addr,
 			 socklen_t addrlen, uint64_t user_data,
 			 uint32_t block_size, unsigned int flags)
 {
@@ -24,7 +24,7 @@ int rmsg_ep_listen_flags(struct rmsg_ep *ep, struct sockaddr *addr,
 	return ioctl(ep->fd, RMSG_IOC_LISTEN, &req) ? -errno : 0;
 }
 
-int rmsg_ep_listen(struct rmsg_ep *ep, struct sockaddr *addr,
+int rmsg_ep_listen(struct rmsg_ep *ep, const struct sockaddr *addr,
 		   socklen_t addrlen, uint64_t user_data, uint32_t block_size)
 {
 	return rmsg_ep_listen_flags(ep, addr, addrlen, user_data, block_size,

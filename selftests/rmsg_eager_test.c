@@ -133,8 +133,8 @@ static int set_imm(bool on)
 
 FIXTURE_SETUP(eager)
 {
-	struct rmsg_cqe cqe;
-	int id;
+	struct rmsg_cqe ca, cb;
+	int ret;
 
 	if (!rmsg_local_addr(&self->addr, 0))
 		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
@@ -143,20 +143,11 @@ FIXTURE_SETUP(eager)
 	ASSERT_EQ(0, open_side(&self->a, AREA));
 	ASSERT_EQ(0, open_side(&self->b, AREA));
 	self->opened = true;
-	ASSERT_EQ(0, rmsg_ep_listen(&self->a.ep, (struct sockaddr *)&self->addr,
-				    sizeof(self->addr), 0xa0, 0));
-	id = rmsg_ep_connect(&self->b.ep, (struct sockaddr *)&self->addr,
-			     sizeof(self->addr), 0xb0, 0);
-	ASSERT_LE(0, id);
-	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
-	ASSERT_EQ(RMSG_CQE_CONNECTED, RMSG_CQE_KIND(cqe.flags));
-	ASSERT_EQ(0, cqe.res);
-	ASSERT_EQ(id, cqe.channel);
-	ASSERT_EQ(0, start_side(&self->b, &cqe));
-	ASSERT_EQ(0, rmsg_next_cqe(&self->a.ep, &cqe, EVENT_TIMEOUT_MS));
-	ASSERT_EQ(RMSG_CQE_ACCEPTED, RMSG_CQE_KIND(cqe.flags));
-	ASSERT_EQ(0, cqe.res);
-	ASSERT_EQ(0, start_side(&self->a, &cqe));
+	ret = rmsg_pair_up(&self->a.ep, &self->b.ep, &self->addr, &ca, &cb,
+			   EVENT_TIMEOUT_MS);
+	ASSERT_EQ(0, ret) TH_LOG("pairing: %s", strerror(-ret));
+	ASSERT_EQ(0, start_side(&self->b, &cb));
+	ASSERT_EQ(0, start_side(&self->a, &ca));
 }
 
 FIXTURE_TEARDOWN(eager)

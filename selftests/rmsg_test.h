@@ -147,4 +147,38 @@ static inline int rmsg_next_cqe(struct rmsg_ep *ep, struct rmsg_cqe *out,
 	}
 }
 
+/*
+ * Connect @b to @a, which listens at @addr: 0 with the CONNECTED event of
+ * @b in *@cb and the ACCEPTED event of @a in *@ca, both successful, or a
+ * negative errno (-EPROTO for an event that is not the one expected).
+ */
+static inline int rmsg_pair_up(struct rmsg_ep *a, struct rmsg_ep *b,
+			       const struct sockaddr_in *addr,
+			       struct rmsg_cqe *ca, struct rmsg_cqe *cb,
+			       int timeout_ms)
+{
+	int id, ret;
+
+	ret = rmsg_ep_listen(a, (const struct sockaddr *)addr, sizeof(*addr),
+			     0xa0, 0);
+	if (ret)
+		return ret;
+	id = rmsg_ep_connect(b, (const struct sockaddr *)addr, sizeof(*addr),
+			     0xb0, 0);
+	if (id < 0)
+		return id;
+	ret = rmsg_next_cqe(b, cb, timeout_ms);
+	if (ret)
+		return ret;
+	if (RMSG_CQE_KIND(cb->flags) != RMSG_CQE_CONNECTED || cb->res ||
+	    cb->channel != (__u32)id)
+		return cb->res ?: -EPROTO;
+	ret = rmsg_next_cqe(a, ca, timeout_ms);
+	if (ret)
+		return ret;
+	if (RMSG_CQE_KIND(ca->flags) != RMSG_CQE_ACCEPTED || ca->res)
+		return ca->res ?: -EPROTO;
+	return 0;
+}
+
 #endif /* _RMSG_TEST_H */
