@@ -57,7 +57,7 @@ int rmsg_devices_list(struct rmsg_dev_info *out, u32 capacity, u32 *total,
 /* What RMSG_IOC_VERSION and RMSG_IOC_EP_SETUP announce. */
 #define RMSG_FEATURES		(RMSG_FEAT_DEV_LIST | RMSG_FEAT_RINGS | \
 				 RMSG_FEAT_SQPOLL | RMSG_FEAT_CHANNELS | \
-				 RMSG_FEAT_EAGER)
+				 RMSG_FEAT_EAGER | RMSG_FEAT_RNDV)
 
 /* Flags and reserved fields of the ABI must be zero. */
 static inline bool rmsg_all_zero(const void *p, size_t len)

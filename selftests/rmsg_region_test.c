@@ -175,6 +175,17 @@ static int child_status(pid_t pid)
 	return WEXITSTATUS(status);
 }
 
+TEST(version_announces_rndv)
+{
+	struct rmsg_version ver;
+	int fd = rmsg_open_device();
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, rmsg_query_version(fd, &ver));
+	EXPECT_TRUE(ver.features & RMSG_FEAT_RNDV);
+	close(fd);
+}
+
 FIXTURE(region) {
 	struct rmsg_ep ep;
 	long pin0;
