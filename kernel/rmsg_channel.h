@@ -84,7 +84,6 @@ enum {
 	RMSG_CHAN_WAKE_IN,	/* a WAKE arrived: post READABLE */
 	RMSG_CHAN_CLOSE_OK,	/* our CLOSE, and so every write, went through */
 	RMSG_CHAN_ACCEPT_DUE,	/* the program accepted: rdma_accept() it */
-	RMSG_CHAN_RNDV_IN,	/* a FIN, RTS or rendezvous completion came */
 	/* First bit of a send buffer in use: + (index - RMSG_CTRL_RECVS) */
 	RMSG_CHAN_CTRL_BUSY,
 };
@@ -373,7 +372,7 @@ void rmsg_data_ctrl_sent(struct rmsg_channel *ch, unsigned int idx);
 void rmsg_data_work(struct work_struct *work);
 int rmsg_data_imm_in(struct rmsg_channel *ch, const struct ib_wc *wc);
 void rmsg_data_slot(struct rmsg_channel *ch, struct ib_send_wr *wr,
-		    atomic_t *rndv_done);
+		    atomic_t *rndv_done, bool read);
 bool rmsg_data_room(struct rmsg_channel *ch, u32 wrs);
 
 /* rmsg_rndv.c */

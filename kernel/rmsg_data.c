@@ -486,6 +486,20 @@ static void rmsg_data_write_done(struct ib_cq *cq, struct ib_wc *wc)
 	queue_work(rmsg_wq, &ch->data_work);
 }
 
+/* Fill the bookkeeping of data WR @wr; returns its slot. */
+static struct rmsg_tx_slot *rmsg_slot_fill(struct rmsg_channel *ch, u32 wr,
+					   u32 pend_end, atomic_t *rndv_done,
+					   bool read)
+{
+	struct rmsg_tx_slot *slot = &ch->slots[wr % RMSG_TX_SLOTS];
+
+	slot->wr_end = wr + 1;
+	slot->pend_end = pend_end;
+	slot->rndv_done = rndv_done;
+	slot->read = read;
+	return slot;
+}
+
 /* The trailer of data WR @wr, and where the device reads it. */
 static struct rmsg_vb_trailer *rmsg_trailer(struct rmsg_channel *ch, u32 wr,
 					    bool inl, struct ib_sge *sge)
@@ -549,7 +563,6 @@ static int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 	struct ib_device *ibdev = ch->rdev->ibdev;
 	struct ib_sge wrap_sge, sge[RMSG_DATA_SGE_MAX];
 	struct ib_rdma_wr wrap_wr, data_wr;
-	struct rmsg_tx_slot *slot;
 	struct rmsg_vb_trailer *t;
 	struct rmsg_vb_place pl;
 	u32 need, bytes, off, rem, chunk, in, n, cut, nsge = 0;
@@ -590,11 +603,7 @@ static int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 		wrap_wr.wr.num_sge = 1;
 		wrap_wr.wr.send_flags = winl ? IB_SEND_INLINE : 0;
 		wrap_wr.wr.next = &data_wr.wr;
-		slot = &ch->slots[ch->wr_posted % RMSG_TX_SLOTS];
-		slot->wr_end = ch->wr_posted + 1;
-		slot->pend_end = idx;
-		slot->rndv_done = NULL;
-		slot->read = false;
+		rmsg_slot_fill(ch, ch->wr_posted, idx, NULL, false);
 	}
 
 	bytes = pl.len - cut;
@@ -653,11 +662,7 @@ static int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 		data_wr.wr.send_flags |= IB_SEND_SIGNALED;
 		ch->sig_owed = false;
 	}
-	slot = &ch->slots[(ch->wr_posted + need - 1) % RMSG_TX_SLOTS];
-	slot->wr_end = ch->wr_posted + need;
-	slot->pend_end = idx + 1;
-	slot->rndv_done = NULL;
-	slot->read = false;
+	rmsg_slot_fill(ch, ch->wr_posted + need - 1, idx + 1, NULL, false);
 
 	/* The device reads these trailers from memory, not from the WR. */
 	if (pl.wrap_skip && !winl)
@@ -702,17 +707,13 @@ bool rmsg_data_room(struct rmsg_channel *ch, u32 wrs)
  * @wr: the WR; its wr_cqe is set here
  * @rndv_done: for a signalled WR, counted when it completes; NULL leaves
  *	it unsignalled
+ * @read: an RDMA READ, also counted in ch->rndv.rd_done
  */
 void rmsg_data_slot(struct rmsg_channel *ch, struct ib_send_wr *wr,
-		    atomic_t *rndv_done)
+		    atomic_t *rndv_done, bool read)
 {
-	struct rmsg_tx_slot *slot = &ch->slots[ch->wr_posted % RMSG_TX_SLOTS];
-
-	wr->wr_cqe = &slot->cqe;
-	slot->wr_end = ch->wr_posted + 1;
-	slot->pend_end = ch->pend_posted;
-	slot->rndv_done = rndv_done;
-	slot->read = false;
+	wr->wr_cqe = &rmsg_slot_fill(ch, ch->wr_posted, ch->pend_posted,
+				     rndv_done, read)->cqe;
 	ch->wr_posted++;
 	if (rndv_done) {
 		wr->send_flags |= IB_SEND_SIGNALED;
@@ -727,7 +728,6 @@ void rmsg_data_slot(struct rmsg_channel *ch, struct ib_send_wr *wr,
 static void rmsg_data_flush_signal(struct rmsg_channel *ch)
 {
 	struct ib_rdma_wr wr;
-	struct rmsg_tx_slot *slot;
 
 	if (!ch->sig_owed || !ch->tx_live ||
 	    ch->wr_posted - READ_ONCE(ch->wr_done) >= RMSG_SEND_WRS)
@@ -738,11 +738,7 @@ static void rmsg_data_flush_signal(struct rmsg_channel *ch)
 	wr.wr.send_flags = IB_SEND_SIGNALED;
 	wr.remote_addr = ch->peer.block_addr;
 	wr.rkey = ch->peer.block_rkey;
-	slot = &ch->slots[ch->wr_posted % RMSG_TX_SLOTS];
-	slot->wr_end = ch->wr_posted + 1;
-	slot->pend_end = ch->pend_posted;
-	slot->rndv_done = NULL;
-	slot->read = false;
+	rmsg_slot_fill(ch, ch->wr_posted, ch->pend_posted, NULL, false);
 	if (ib_post_send(ch->qp, &wr.wr, NULL)) {
 		rmsg_chan_kill_soft(ch, -ECONNRESET);
 		return;

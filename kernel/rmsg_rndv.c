@@ -244,6 +244,11 @@ static int rmsg_rndv_tx_map(struct rmsg_channel *ch, struct rmsg_rndv_tx *t)
 {
 	struct ib_device *ibdev = ch->rdev->ibdev;
 	u32 shift = ch->rndv.seg_shift;
+	struct rmsg_rts_info info = {
+		.len		= t->len,
+		.addr		= t->addr,
+		.seg_shift	= shift,
+	};
 	struct rmsg_span s;
 	struct ib_mr *mr;
 	u32 i;
@@ -280,7 +285,10 @@ static int rmsg_rndv_tx_map(struct rmsg_channel *ch, struct rmsg_rndv_tx *t)
 		 */
 		mr->iova = s.addr;
 		ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+		t->rts->rkey[i] = cpu_to_le32(mr->rkey);
 	}
+	info.nseg = t->nseg;
+	rmsg_rts_encode(t->rts, &info);
 	t->rts_dma = ib_dma_map_single(ibdev, t->rts, rmsg_rts_size(t->nseg),
 				       DMA_TO_DEVICE);
 	if (ib_dma_mapping_error(ibdev, t->rts_dma)) {
@@ -367,7 +375,8 @@ static int rmsg_rndv_post_mrs(struct rmsg_channel *ch, struct rmsg_rndv_tx *t,
 			wr = &reg.wr;
 		}
 		/* The last invalidation ends the transfer: it is signalled. */
-		rmsg_data_slot(ch, wr, inv && last ? &t->inv_done : NULL);
+		rmsg_data_slot(ch, wr, inv && last ? &t->inv_done : NULL,
+			       false);
 		ret = ib_post_send(ch->qp, wr, NULL);
 		if (ret)
 			return ret;
@@ -394,15 +403,6 @@ int rmsg_rndv_ready(struct rmsg_channel *ch, struct rmsg_rndv_tx *t,
 		    void **buf, u64 *dma, u32 *len)
 {
 	struct rmsg_rndv *r = &ch->rndv;
-	struct rmsg_rts_info info = {
-		.len		= t->len,
-		.addr		= t->addr,
-		.cookie		= r->tx_next,
-		.seg_shift	= r->seg_shift,
-		.nseg		= t->nseg,
-	};
-	u32 *rkeys;
-	u32 i;
 	int ret;
 
 	if (r->tx_next - r->tx_oldest >= RMSG_RNDV_WINDOW)
@@ -410,14 +410,9 @@ int rmsg_rndv_ready(struct rmsg_channel *ch, struct rmsg_rndv_tx *t,
 	ret = rmsg_rndv_post_mrs(ch, t, false);
 	if (ret)
 		return ret;
-	rkeys = kmalloc_array(t->nseg, sizeof(*rkeys), GFP_KERNEL);
-	if (!rkeys)
-		return -ENOMEM;
-	for (i = 0; i < t->nseg; i++)
-		rkeys[i] = t->mrs[i]->rkey;
+	/* The rest of the RTS was filled when the segments were mapped. */
 	t->cookie = r->tx_next;
-	rmsg_rts_encode(t->rts, &info, rkeys);
-	kfree(rkeys);
+	t->rts->cookie = cpu_to_le32(t->cookie);
 	ib_dma_sync_single_for_device(ch->rdev->ibdev, t->rts_dma,
 				      rmsg_rts_size(t->nseg), DMA_TO_DEVICE);
 	*buf = t->rts;
@@ -449,7 +444,6 @@ void rmsg_rndv_fin_in(struct rmsg_channel *ch, u64 arg)
 		rmsg_chan_kill_soft(ch, -EPROTO);
 		return;
 	}
-	set_bit(RMSG_CHAN_RNDV_IN, &ch->flags);
 	queue_work(rmsg_wq, &ch->data_work);
 }
 
@@ -710,8 +704,7 @@ static int rmsg_rndv_read(struct rmsg_channel *ch, struct rmsg_rndv_rx *x)
 		wr.wr.send_flags = IB_SEND_SIGNALED;
 		wr.remote_addr = x->info.addr + x->pos;
 		wr.rkey = le32_to_cpu(x->info.rkey[i]);
-		rmsg_data_slot(ch, &wr.wr, &x->reads_done);
-		ch->slots[(ch->wr_posted - 1) % RMSG_TX_SLOTS].read = true;
+		rmsg_data_slot(ch, &wr.wr, &x->reads_done, true);
 		ret = ib_post_send(ch->qp, &wr.wr, NULL);
 		if (ret)
 			return ret;
@@ -809,7 +802,6 @@ static void rmsg_rndv_rx_progress(struct rmsg_channel *ch)
  */
 void rmsg_rndv_progress(struct rmsg_channel *ch)
 {
-	clear_bit(RMSG_CHAN_RNDV_IN, &ch->flags);
 	if (!ch->rndv.seg_shift)
 		return;
 	rmsg_rndv_tx_progress(ch);

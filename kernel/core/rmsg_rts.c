@@ -65,24 +65,19 @@ struct rmsg_span rmsg_rts_seg(u64 addr, u64 len, u32 seg_shift, u32 i)
 }
 
 /**
- * rmsg_rts_encode() - fill a struct rmsg_rts
- * @rts: room for rmsg_rts_size(@info->nseg) bytes
+ * rmsg_rts_encode() - fill the header of a struct rmsg_rts
+ * @rts: room for rmsg_rts_size(@info->nseg) bytes; the caller writes the
+ *	@info->nseg keys (little-endian) in @rts->rkey as it registers them
  * @info: the fields; @info->rkey is not used
- * @rkeys: @info->nseg keys, one per segment
  */
-void rmsg_rts_encode(struct rmsg_rts *rts, const struct rmsg_rts_info *info,
-		     const u32 *rkeys)
+void rmsg_rts_encode(struct rmsg_rts *rts, const struct rmsg_rts_info *info)
 {
-	u32 i;
-
 	rts->len = cpu_to_le64(info->len);
 	rts->addr = cpu_to_le64(info->addr);
 	rts->cookie = cpu_to_le32(info->cookie);
 	rts->seg_shift = cpu_to_le32(info->seg_shift);
 	rts->nseg = cpu_to_le32(info->nseg);
 	rts->resv = 0;
-	for (i = 0; i < info->nseg; i++)
-		rts->rkey[i] = cpu_to_le32(rkeys[i]);
 }
 
 /**

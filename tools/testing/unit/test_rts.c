@@ -58,22 +58,20 @@ TEST(segment_counts)
 	EXPECT_EQ(32 + 4 * 33, rmsg_rts_size(33));
 }
 
-static u32 keys[600];
-
 static void *encoded(u64 addr, u64 len, u32 shift, u32 cookie, u32 *size)
 {
 	struct rmsg_rts_info info = {
 		.len = len, .addr = addr, .cookie = cookie, .seg_shift = shift,
 		.nseg = rmsg_rts_nseg(addr, len, shift),
 	};
-	void *buf;
+	struct rmsg_rts *buf;
 	u32 i;
 
-	for (i = 0; i < info.nseg; i++)
-		keys[i] = 0x1000 + i;
 	*size = rmsg_rts_size(info.nseg);
 	buf = calloc(1, *size);
-	rmsg_rts_encode(buf, &info, keys);
+	rmsg_rts_encode(buf, &info);
+	for (i = 0; i < info.nseg; i++)
+		buf->rkey[i] = htole32(0x1000 + i);
 	return buf;
 }
 
