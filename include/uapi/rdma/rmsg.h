@@ -722,6 +722,7 @@ struct rmsg_accept {
  * Neither program need call in meanwhile: the kernels move the bytes.
  */
 #define RMSG_RNDV_F_DISCARD	(1U << 0)	/* RECV_RNDV: drop the message */
+#define RMSG_RNDV_F_PUT		(1U << 1)	/* SEND_RNDV: RPut, not RGet */
 
 /* The longest rendezvous message (a channel may allow less: EMSGSIZE). */
 #define RMSG_RNDV_MAX_LEN	(1U << 30)
