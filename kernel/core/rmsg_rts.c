@@ -10,7 +10,9 @@
  *
  * The receiver's kernel decodes the record from its own copy and checks
  * that every field agrees with the others before it reads anything with
- * the keys.
+ * the keys. An RPut turns this around: the RTS names a mailbox of the
+ * sender's, the receiver registers the destination the same way and
+ * writes its keys there as a CTS, and the sender writes the bytes.
  */
 #include "rmsg_core_types.h"
 #include "rmsg_rts.h"
@@ -77,7 +79,7 @@ void rmsg_rts_encode(struct rmsg_rts *rts, const struct rmsg_rts_info *info)
 	rts->cookie = cpu_to_le32(info->cookie);
 	rts->seg_shift = cpu_to_le32(info->seg_shift);
 	rts->nseg = cpu_to_le32(info->nseg);
-	rts->resv = 0;
+	rts->flags = cpu_to_le32(info->flags);
 }
 
 /**
@@ -92,22 +94,34 @@ void rmsg_rts_encode(struct rmsg_rts *rts, const struct rmsg_rts_info *info)
 int rmsg_rts_decode(const void *buf, u32 size, struct rmsg_rts_info *info)
 {
 	const struct rmsg_rts *rts = buf;
+	u32 max_shift = RMSG_RTS_MAX_SHIFT, nseg;
 
-	if (size < sizeof(*rts) || rts->resv)
+	if (size < sizeof(*rts))
 		return -EPROTO;
 	info->len = le64_to_cpu(rts->len);
 	info->addr = le64_to_cpu(rts->addr);
 	info->cookie = le32_to_cpu(rts->cookie);
 	info->seg_shift = le32_to_cpu(rts->seg_shift);
 	info->nseg = le32_to_cpu(rts->nseg);
+	info->flags = le32_to_cpu(rts->flags);
 	info->rkey = rts->rkey;
+	if (info->flags != 0 && info->flags != RMSG_RTS_F_PUT &&
+	    info->flags != RMSG_RTS_F_CTS)
+		return -EPROTO;
+	if (info->flags == RMSG_RTS_F_PUT) {
+		/* The mailbox: one segment of 2^seg_shift bytes at addr. */
+		max_shift = RMSG_RTS_MBOX_MAX_SHIFT;
+		nseg = 1;
+		if (info->addr + ((u64)1 << info->seg_shift) < info->addr)
+			return -EPROTO;
+	} else {
+		nseg = rmsg_rts_nseg(info->addr, info->len, info->seg_shift);
+	}
 	if (!info->len || info->len > RMSG_RNDV_MAX_LEN ||
 	    info->addr + info->len < info->addr ||
 	    info->seg_shift < RMSG_RTS_MIN_SHIFT ||
-	    info->seg_shift > RMSG_RTS_MAX_SHIFT ||
-	    info->nseg != rmsg_rts_nseg(info->addr, info->len,
-					info->seg_shift) ||
-	    size != rmsg_rts_size(info->nseg))
+	    info->seg_shift > max_shift ||
+	    info->nseg != nseg || size != rmsg_rts_size(info->nseg))
 		return -EPROTO;
 	return 0;
 }

@@ -13,6 +13,8 @@
 /* Segments are 4 KiB (one page) to 1 GiB of address space. */
 #define RMSG_RTS_MIN_SHIFT	12
 #define RMSG_RTS_MAX_SHIFT	30
+/* An RPut's CTS mailbox: 4 KiB to 64 KiB. */
+#define RMSG_RTS_MBOX_MAX_SHIFT	16
 
 /**
  * struct rmsg_rts_info - a decoded, validated struct rmsg_rts
@@ -20,7 +22,9 @@
  * @addr: the sender's address of the first byte
  * @cookie: the transfer's name
  * @seg_shift: log2 of the segment size
- * @nseg: segments, as many as @addr, @len and @seg_shift make
+ * @nseg: segments, as many as @addr, @len and @seg_shift make; with
+ *	RMSG_RTS_F_PUT, 1 (the mailbox)
+ * @flags: RMSG_RTS_F_PUT, RMSG_RTS_F_CTS or 0
  * @rkey: @nseg keys, little-endian, in the buffer that was decoded
  */
 struct rmsg_rts_info {
@@ -29,6 +33,7 @@ struct rmsg_rts_info {
 	u32 cookie;
 	u32 seg_shift;
 	u32 nseg;
+	u32 flags;
 	const __le32 *rkey;
 };
 

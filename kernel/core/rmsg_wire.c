@@ -147,10 +147,12 @@ int rmsg_ctrl_decode(const void *data, u32 len, u8 *type, u64 *arg)
 		break;
 	case RMSG_CTRL_CREDIT:
 	case RMSG_CTRL_NOTIFY:
+	case RMSG_CTRL_CTS:
 		if (le64_to_cpu(wire.arg) >> 32)
 			return -EPROTO;
 		break;
 	case RMSG_CTRL_FIN:
+	case RMSG_CTRL_DONE:
 		if (le64_to_cpu(wire.arg) >> 40)
 			return -EPROTO;
 		break;

@@ -111,6 +111,8 @@ enum rmsg_ctrl_type {
 	RMSG_CTRL_NOTIFY	= 4,	/* arg: bytes consumed; WAKE me after */
 	RMSG_CTRL_WAKE		= 5,	/* you asked: there is a message */
 	RMSG_CTRL_FIN		= 6,	/* arg: a rendezvous transfer is over */
+	RMSG_CTRL_CTS		= 7,	/* arg: cookie; RPut: the CTS is written */
+	RMSG_CTRL_DONE		= 8,	/* arg: as FIN; RPut: the bytes are */
 };
 
 /*

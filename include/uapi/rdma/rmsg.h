@@ -737,11 +737,17 @@ struct rmsg_accept {
  *	base + (i + 1) * 2^seg_shift), base = @addr rounded down to a
  *	multiple of 2^seg_shift
  * @nseg: the number of segments
- * @resv: zero
+ * @flags: RMSG_RTS_F_*
  * @rkey: one per segment, for the kernels
  *
  * Little-endian. The program needs only @len and @cookie; the kernel reads
  * the record from the block itself and never trusts a copy.
+ *
+ * With RMSG_RTS_F_PUT (the sender asked for RPut), @addr, @seg_shift and
+ * the one key name the sender's CTS mailbox instead: 2^@seg_shift bytes
+ * at @addr, which the receiving kernel writes a clear-to-send into. A CTS
+ * has the same layout, with RMSG_RTS_F_CTS: it names the destination's
+ * segments, which the sending kernel RDMA-WRITEs. Programs never see one.
  */
 struct rmsg_rts {
 	__le64 len;
@@ -749,9 +755,12 @@ struct rmsg_rts {
 	__le32 cookie;
 	__le32 seg_shift;
 	__le32 nseg;
-	__le32 resv;
+	__le32 flags;
 	__le32 rkey[];
 };
+
+#define RMSG_RTS_F_PUT		(1U << 0)	/* RPut: @rkey[0] is a mailbox */
+#define RMSG_RTS_F_CTS		(1U << 1)	/* a clear-to-send (kernels) */
 
 /*
  * Memory regions (RMSG_FEAT_RNDV): the program's own memory, pinned and

@@ -103,9 +103,15 @@ TEST(decode_rejects)
 	EXPECT_EQ(-EPROTO, rmsg_rts_decode(rts, size - 1, &info));
 	EXPECT_EQ(-EPROTO, rmsg_rts_decode(rts, size + 4, &info));
 	EXPECT_EQ(-EPROTO, rmsg_rts_decode(rts, 31, &info));
-	rts->resv = htole32(1);
+	rts->flags = htole32(4);
 	EXPECT_EQ(-EPROTO, rmsg_rts_decode(rts, size, &info));
-	rts->resv = 0;
+	rts->flags = htole32(RMSG_RTS_F_PUT | RMSG_RTS_F_CTS);
+	EXPECT_EQ(-EPROTO, rmsg_rts_decode(rts, size, &info));
+	/* A CTS is cut into segments as an RTS is. */
+	rts->flags = htole32(RMSG_RTS_F_CTS);
+	EXPECT_EQ(0, rmsg_rts_decode(rts, size, &info));
+	EXPECT_EQ(RMSG_RTS_F_CTS, info.flags);
+	rts->flags = 0;
 	rts->len = 0;
 	EXPECT_EQ(-EPROTO, rmsg_rts_decode(rts, size, &info));
 	rts->len = htole64((u64)RMSG_RNDV_MAX_LEN + 1);
@@ -126,6 +132,43 @@ TEST(decode_rejects)
 	EXPECT_EQ(-EPROTO, rmsg_rts_decode(rts, size, &info));
 	rts->nseg = htole32(1);
 	EXPECT_EQ(0, rmsg_rts_decode(rts, size, &info));
+	free(rts);
+}
+
+/*
+ * An RPut's RTS names one mailbox of 2^seg_shift bytes, whatever the
+ * message's length, and nothing else.
+ */
+TEST(decode_put)
+{
+	struct rmsg_rts_info info;
+	struct rmsg_rts *rts;
+	u32 size;
+
+	rts = encoded(0, 64 << 20, 13, 1, &size);
+	rts->nseg = htole32(1);
+	size = rmsg_rts_size(1);
+	EXPECT_EQ(-EPROTO, rmsg_rts_decode(rts, size, &info));
+	rts->flags = htole32(RMSG_RTS_F_PUT);
+	ASSERT_EQ(0, rmsg_rts_decode(rts, size, &info));
+	EXPECT_EQ(1, info.nseg);
+	EXPECT_EQ(64 << 20, info.len);
+	EXPECT_EQ(13, info.seg_shift);
+	EXPECT_EQ(RMSG_RTS_F_PUT, info.flags);
+	rts->nseg = htole32(2);
+	EXPECT_EQ(-EPROTO, rmsg_rts_decode(rts, rmsg_rts_size(2), &info));
+	rts->nseg = htole32(1);
+	EXPECT_EQ(-EPROTO, rmsg_rts_decode(rts, rmsg_rts_size(2), &info));
+	rts->seg_shift = htole32(RMSG_RTS_MBOX_MAX_SHIFT + 1);
+	EXPECT_EQ(-EPROTO, rmsg_rts_decode(rts, size, &info));
+	rts->seg_shift = htole32(11);
+	EXPECT_EQ(-EPROTO, rmsg_rts_decode(rts, size, &info));
+	rts->seg_shift = htole32(13);
+	rts->addr = htole64(~0ULL - 4096);
+	EXPECT_EQ(-EPROTO, rmsg_rts_decode(rts, size, &info));
+	rts->addr = 0;
+	rts->len = 0;
+	EXPECT_EQ(-EPROTO, rmsg_rts_decode(rts, size, &info));
 	free(rts);
 }
 

@@ -253,7 +253,19 @@ TEST(ctrl_messages)
 
 	rmsg_ctrl_encode(&w, 0, 0);
 	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
-	rmsg_ctrl_encode(&w, RMSG_CTRL_FIN + 1, 0);
+	rmsg_ctrl_encode(&w, RMSG_CTRL_DONE + 1, 0);
+	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
+	/* RPut: CTS names a cookie, DONE is shaped as FIN. */
+	rmsg_ctrl_encode(&w, RMSG_CTRL_CTS, 0xffffffffULL);
+	ASSERT_EQ(0, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
+	EXPECT_EQ(RMSG_CTRL_CTS, type);
+	rmsg_ctrl_encode(&w, RMSG_CTRL_CTS, 1ULL << 32);
+	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
+	rmsg_ctrl_encode(&w, RMSG_CTRL_DONE, RMSG_FIN_ARG(7, EIO));
+	ASSERT_EQ(0, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
+	EXPECT_EQ(RMSG_CTRL_DONE, type);
+	EXPECT_EQ(EIO, RMSG_FIN_ERR(arg));
+	rmsg_ctrl_encode(&w, RMSG_CTRL_DONE, 1ULL << 40);
 	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
 	/* FIN: a 32-bit cookie and an 8-bit errno, nothing above. */
 	rmsg_ctrl_encode(&w, RMSG_CTRL_FIN, RMSG_FIN_ARG(0xfffffffe, EMSGSIZE));
