@@ -23,8 +23,9 @@
  */
 /*
  * Rendezvous transfers each way whose FIN has not come: each costs the
- * sending side a receive for the FIN, and the receiving side a FIN send
- * buffer.
+ * sending side a receive for the FIN (or the CTS before it), and the
+ * receiving side a FIN send buffer. The five kinds of the channel and
+ * the one DONE buffer fit in the other eight receives.
  */
 #define RMSG_RNDV_WINDOW	8
 #define RMSG_CTRL_RECVS		(8 + RMSG_RNDV_WINDOW)
@@ -34,7 +35,9 @@ enum rmsg_ctrl_send_buf {
 	RMSG_CTRL_CREDIT_BUF,
 	RMSG_CTRL_NOTIFY_BUF,
 	RMSG_CTRL_WAKE_BUF,
-	RMSG_CTRL_FIN_BUF,	/* the first of RMSG_RNDV_WINDOW, by cookie */
+	RMSG_CTRL_DONE_BUF,	/* RPut: the bytes are written */
+	/* The first of RMSG_RNDV_WINDOW, by cookie: an RPut's CTS, then FIN */
+	RMSG_CTRL_FIN_BUF,
 	RMSG_CTRL_BUFS		= RMSG_CTRL_FIN_BUF + RMSG_RNDV_WINDOW,
 };
 #define RMSG_CTRL_SENDS		(RMSG_CTRL_BUFS - RMSG_CTRL_RECVS)
@@ -42,7 +45,7 @@ enum rmsg_ctrl_send_buf {
 /*
  * Data WRs in flight per channel (record writes, and the REG_MR, READ and
  * LOCAL_INV of rendezvous transfers); the block's REG_MR and control sends
- * come on top, for 62 in all: rxe, like most devices, rounds a send queue
+ * come on top, for 63 in all: rxe, like most devices, rounds a send queue
  * up to a power of two, and 64 entries is half the memory of 128.
  */
 #define RMSG_SEND_WRS		48
@@ -166,6 +169,8 @@ struct rmsg_rndv_rx;
  * @tx_oldest: cookie of the oldest transfer in @tx, or @tx_next
  * @fin: FIN arrivals by cookie % RMSG_RNDV_WINDOW, 0 or RMSG_FIN_ARG() + 1
  *	(set in softirq)
+ * @cts: RPut: CTS arrivals for @tx, 0 or the cookie + 1 (softirq)
+ * @done: RPut: DONE arrivals for @rx, 0 or RMSG_FIN_ARG() + 1 (softirq)
  * @rx: the peer's transfers, by cookie % RMSG_RNDV_WINDOW
  * @rx_next: cookie the next RTS record must carry
  * @rx_answer: cookie the program must answer next
@@ -185,6 +190,8 @@ struct rmsg_rndv {
 	u32 tx_next;
 	u32 tx_oldest;
 	atomic64_t fin[RMSG_RNDV_WINDOW];
+	atomic64_t cts[RMSG_RNDV_WINDOW];
+	atomic64_t done[RMSG_RNDV_WINDOW];
 	struct rmsg_rndv_rx *rx[RMSG_RNDV_WINDOW];
 	u32 rx_next;
 	u32 rx_answer;
@@ -383,7 +390,7 @@ int rmsg_rndv_recv(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 int rmsg_rndv_ready(struct rmsg_channel *ch, struct rmsg_rndv_tx *t,
 		    void **buf, u64 *dma, u32 *len);
 void rmsg_rndv_written(struct rmsg_channel *ch, struct rmsg_rndv_tx *t);
-void rmsg_rndv_fin_in(struct rmsg_channel *ch, u64 arg);
+void rmsg_rndv_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg);
 void rmsg_rndv_collect(struct rmsg_channel *ch);
 void rmsg_rndv_progress(struct rmsg_channel *ch);
 bool rmsg_rndv_idle(struct rmsg_channel *ch);

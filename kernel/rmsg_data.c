@@ -429,7 +429,7 @@ void rmsg_data_ctrl_sent(struct rmsg_channel *ch, unsigned int idx)
 /**
  * rmsg_data_ctrl_in() - a control message of the data path arrived (softirq)
  * @ch: the channel
- * @type: RMSG_CTRL_CREDIT, _NOTIFY, _WAKE or _FIN
+ * @type: RMSG_CTRL_CREDIT, _NOTIFY, _WAKE, _FIN, _CTS or _DONE
  * @arg: its validated argument
  */
 void rmsg_data_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg)
@@ -453,7 +453,9 @@ void rmsg_data_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg)
 		set_bit(RMSG_CHAN_WAKE_IN, &ch->flags);
 		break;
 	case RMSG_CTRL_FIN:
-		rmsg_rndv_fin_in(ch, arg);
+	case RMSG_CTRL_CTS:
+	case RMSG_CTRL_DONE:
+		rmsg_rndv_ctrl_in(ch, type, arg);
 		return;
 	}
 	queue_work(rmsg_wq, &ch->data_work);

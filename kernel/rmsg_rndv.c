@@ -59,6 +59,61 @@ static_assert(!(RMSG_RNDV_WINDOW & RMSG_RNDV_MASK));
 /* Registrations hold at most this many pages: 2 MiB with 4 KiB pages. */
 #define RMSG_RNDV_MR_PAGES	512
 
+/* An RPut's CTS mailbox: a CTS of 2040 keys, 4 GiB at 2 MiB a segment. */
+#define RMSG_RNDV_MBOX_SHIFT	13
+#define RMSG_RNDV_MBOX		(1U << RMSG_RNDV_MBOX_SHIFT)
+static_assert(RMSG_RNDV_MBOX_SHIFT <= RMSG_RTS_MBOX_MAX_SHIFT);
+
+/**
+ * struct rmsg_rndv_segs - memory registered for the peer, in segments
+ * @nseg: segments, one registration each
+ * @dir: what the device does with the pages
+ * @access: what the peer may do with them
+ * @sgt: the pages of each segment, mapped for the device
+ * @mrs: the registration of each segment
+ * @reg_posted: REG_MRs posted
+ * @inv_posted: LOCAL_INVs posted
+ * @inv_done: the last LOCAL_INV completed (softirq)
+ * @rts: the record that names them for the peer (an RTS or a CTS),
+ *	rmsg_rts_size(@nseg) bytes, mapped at @rts_dma
+ * @rts_dma: its bus address
+ */
+struct rmsg_rndv_segs {
+	u32 nseg;
+	enum dma_data_direction dir;
+	int access;
+	struct sg_table *sgt;
+	struct ib_mr **mrs;
+	u32 reg_posted;
+	u32 inv_posted;
+	atomic_t inv_done;
+	struct rmsg_rts *rts;
+	u64 rts_dma;
+};
+
+/**
+ * struct rmsg_rndv_move - bytes this side moves itself, by RDMA READ into
+ *	them (RGet) or RDMA WRITE from them (RPut)
+ * @sgt: the local bytes, addressed with the local DMA key
+ * @dir: how they are mapped
+ * @mapped: @sgt is mapped
+ * @sg: the next scatter entry to move, @sg_off bytes into it
+ * @sg_off: see @sg
+ * @pos: bytes of the message WRs were posted for
+ * @ops: WRs posted
+ * @ops_done: WRs completed (softirq)
+ */
+struct rmsg_rndv_move {
+	struct sg_table sgt;
+	enum dma_data_direction dir;
+	bool mapped;
+	struct scatterlist *sg;
+	u32 sg_off;
+	u64 pos;
+	u32 ops;
+	atomic_t ops_done;
+};
+
 /**
  * struct rmsg_rndv_tx - a SEND_RNDV
  * @user_data: the SQE's
@@ -66,16 +121,16 @@ static_assert(!(RMSG_RNDV_WINDOW & RMSG_RNDV_MASK));
  * @len: bytes
  * @region: the region, busy until the transfer is over
  * @cookie: assigned when the RTS is written
- * @nseg: segments (registrations)
- * @sgt: the pages of each segment, mapped for the device
- * @mrs: the registration of each segment
- * @reg_posted: REG_MRs posted
- * @inv_posted: LOCAL_INVs posted
+ * @put: RPut
+ * @segs: RGet: the message, registered for remote reading; RPut: the
+ *	mailbox, registered for remote writing. @segs.rts is the RTS.
+ * @mbox: RPut: the mailbox, RMSG_RNDV_MBOX bytes
+ * @mv: RPut: the message, written to the peer
+ * @cts: RPut: the decoded CTS; @cts.rkey points into @mbox
+ * @have_cts: RPut: @cts is valid
+ * @done_sent: RPut: every WRITE and the DONE after them are posted
  * @fin: the FIN came: its errno (0 for success) is in @status
  * @status: what the CQE will say
- * @inv_done: the last LOCAL_INV completed (softirq)
- * @rts: the RTS payload, rmsg_rts_size(@nseg) bytes, mapped at @rts_dma
- * @rts_dma: its bus address
  */
 struct rmsg_rndv_tx {
 	u64 user_data;
@@ -83,16 +138,15 @@ struct rmsg_rndv_tx {
 	u32 len;
 	struct rmsg_region *region;
 	u32 cookie;
-	u32 nseg;
-	struct sg_table *sgt;
-	struct ib_mr **mrs;
-	u32 reg_posted;
-	u32 inv_posted;
+	bool put;
+	struct rmsg_rndv_segs segs;
+	void *mbox;
+	struct rmsg_rndv_move mv;
+	struct rmsg_rts_info cts;
+	bool have_cts;
+	bool done_sent;
 	bool fin;
 	int status;
-	atomic_t inv_done;
-	struct rmsg_rts *rts;
-	u64 rts_dma;
 };
 
 /**
@@ -107,13 +161,13 @@ struct rmsg_rndv_tx {
  * @addr: the destination
  * @room: bytes there
  * @discard: the program does not want the message
- * @sgt: the destination's pages, mapped for the device
- * @mapped: @sgt is mapped
- * @sg: the next scatter entry to read into, @sg_off bytes into it
- * @sg_off: see @sg
- * @pos: bytes of the message READs were posted for
- * @reads: READs posted
- * @reads_done: READs completed (softirq)
+ * @started: the destination is mapped (@mv or @segs)
+ * @mv: RGet: the destination, read into
+ * @segs: RPut: the destination, registered for remote writing; @segs.rts
+ *	is the CTS
+ * @cts_written: RPut: the CTS's WRITE into the mailbox is posted
+ * @cts_sent: RPut: and the CTS message after it
+ * @put_done: RPut: the peer's DONE came
  * @status: the outcome, once known
  * @done: the CQE was posted; a FIN is owed
  */
@@ -128,13 +182,12 @@ struct rmsg_rndv_rx {
 	u64 addr;
 	u32 room;
 	bool discard;
-	struct sg_table sgt;
-	bool mapped;
-	struct scatterlist *sg;
-	u32 sg_off;
-	u64 pos;
-	u32 reads;
-	atomic_t reads_done;
+	bool started;
+	struct rmsg_rndv_move mv;
+	struct rmsg_rndv_segs segs;
+	bool cts_written;
+	bool cts_sent;
+	bool put_done;
 	int status;
 	bool done;
 };
@@ -194,107 +247,353 @@ static u32 rmsg_rndv_seg_shift(struct ib_device *ibdev)
 	return PAGE_SHIFT + (pages ? ilog2(pages) : 0);
 }
 
+/* --- registered segments and moved bytes --------------------------------- */
+
+/* Undo rmsg_segs_map(); @valid: registrations may be valid. */
+static void rmsg_segs_unmap(struct rmsg_channel *ch, struct rmsg_rndv_segs *s,
+			    bool valid)
+{
+	struct ib_device *ibdev = ch->rdev->ibdev;
+	u32 i;
+
+	for (i = 0; s->mrs && i < s->nseg; i++) {
+		if (!s->mrs[i])
+			continue;
+		if (valid)
+			rmsg_mr_destroy(ch, s->mrs[i]);
+		else
+			rmsg_mr_put(ch, s->mrs[i]);
+		s->mrs[i] = NULL;
+	}
+	for (i = 0; s->sgt && i < s->nseg; i++) {
+		if (!s->sgt[i].sgl)
+			continue;
+		if (s->sgt[i].nents)
+			ib_dma_unmap_sgtable_attrs(ibdev, &s->sgt[i], s->dir, 0);
+		sg_free_table(&s->sgt[i]);
+		s->sgt[i].sgl = NULL;
+	}
+	if (s->rts_dma)
+		ib_dma_unmap_single(ibdev, s->rts_dma, rmsg_rts_size(s->nseg),
+				    DMA_TO_DEVICE);
+	s->rts_dma = 0;
+}
+
+/* Whether the registrations of @s may still be valid on the device. */
+static bool rmsg_segs_valid(struct rmsg_rndv_segs *s)
+{
+	return s->reg_posted && !atomic_read(&s->inv_done);
+}
+
+static void rmsg_segs_free(struct rmsg_rndv_segs *s)
+{
+	kvfree(s->sgt);
+	kvfree(s->mrs);
+	kfree(s->rts);
+	s->sgt = NULL;
+	s->mrs = NULL;
+	s->rts = NULL;
+}
+
+/**
+ * rmsg_segs_map() - map bytes for the device and register them in segments
+ * @ch: the channel
+ * @s: zeroed, with @dir and @access set
+ * @region: the bytes' region, with @iova a program address in it; or NULL
+ *	for the kernel buffer @kbuf, page-aligned, one segment
+ * @kbuf: see @region
+ * @iova: the address the peer names the first byte by
+ * @len: bytes
+ * @shift: log2 of the segment size
+ *
+ * Each registration gets a fresh key, written into @s->rts, and is posted
+ * later (rmsg_segs_post()). The caller writes @s->rts's header.
+ *
+ * Return: 0 or a negative errno; rmsg_segs_unmap() and rmsg_segs_free()
+ * undo what was done either way.
+ */
+static int rmsg_segs_map(struct rmsg_channel *ch, struct rmsg_rndv_segs *s,
+			 struct rmsg_region *region, void *kbuf, u64 iova,
+			 u64 len, u32 shift)
+{
+	struct ib_device *ibdev = ch->rdev->ibdev;
+	struct rmsg_span span;
+	struct ib_mr *mr;
+	u32 i;
+	int n, ret;
+
+	s->nseg = rmsg_rts_nseg(iova, len, shift);
+	atomic_set(&s->inv_done, 0);
+	s->sgt = kvcalloc(s->nseg, sizeof(*s->sgt), GFP_KERNEL_ACCOUNT);
+	s->mrs = kvcalloc(s->nseg, sizeof(*s->mrs), GFP_KERNEL_ACCOUNT);
+	s->rts = kzalloc(rmsg_rts_size(s->nseg), GFP_KERNEL_ACCOUNT);
+	if (!s->sgt || !s->mrs || !s->rts)
+		return -ENOMEM;
+	for (i = 0; i < s->nseg; i++) {
+		span = rmsg_rts_seg(iova, len, shift, i);
+		if (region) {
+			ret = rmsg_region_sgt(region, span.addr, span.len,
+					      &s->sgt[i]);
+		} else {
+			ret = sg_alloc_table(&s->sgt[i], 1, GFP_KERNEL_ACCOUNT);
+			if (!ret)
+				sg_set_buf(s->sgt[i].sgl, kbuf, span.len);
+		}
+		if (ret)
+			return ret;
+		ret = ib_dma_map_sgtable_attrs(ibdev, &s->sgt[i], s->dir, 0);
+		if (ret) {
+			s->sgt[i].nents = 0;
+			return ret;
+		}
+		mr = rmsg_mr_get(ch);
+		if (IS_ERR(mr))
+			return PTR_ERR(mr);
+		s->mrs[i] = mr;
+		n = ib_map_mr_sg(mr, s->sgt[i].sgl, s->sgt[i].nents, NULL,
+				 PAGE_SIZE);
+		if (n != s->sgt[i].nents)
+			return n < 0 ? n : -EINVAL;
+		/*
+		 * The peer addresses the bytes by @iova's addresses; the
+		 * offset in the page is the same, which is all the device
+		 * takes from the mapping's own address.
+		 */
+		mr->iova = span.addr;
+		ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+		s->rts->rkey[i] = cpu_to_le32(mr->rkey);
+	}
+	s->rts_dma = ib_dma_map_single(ibdev, s->rts, rmsg_rts_size(s->nseg),
+				       DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(ibdev, s->rts_dma)) {
+		s->rts_dma = 0;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Post what @s may still post of its REG_MRs (@inv: LOCAL_INVs), as room
+ * allows. Return: 0 when all are posted, -EAGAIN, or the QP's error.
+ */
+static int rmsg_segs_post(struct rmsg_channel *ch, struct rmsg_rndv_segs *s,
+			  bool inv)
+{
+	u32 *posted = inv ? &s->inv_posted : &s->reg_posted;
+	struct ib_reg_wr reg;
+	struct ib_send_wr lwr;
+	struct ib_send_wr *wr;
+	bool last;
+	int ret;
+
+	while (*posted < s->nseg && rmsg_data_room(ch, 1)) {
+		last = *posted + 1 == s->nseg;
+		if (inv) {
+			memset(&lwr, 0, sizeof(lwr));
+			lwr.opcode = IB_WR_LOCAL_INV;
+			lwr.ex.invalidate_rkey = s->mrs[*posted]->rkey;
+			wr = &lwr;
+		} else {
+			memset(&reg, 0, sizeof(reg));
+			reg.wr.opcode = IB_WR_REG_MR;
+			reg.mr = s->mrs[*posted];
+			reg.key = reg.mr->rkey;
+			reg.access = s->access;
+			wr = &reg.wr;
+		}
+		/* The last invalidation ends the transfer: it is signalled. */
+		rmsg_data_slot(ch, wr, inv && last ? &s->inv_done : NULL,
+			       false);
+		ret = ib_post_send(ch->qp, wr, NULL);
+		if (ret)
+			return ret;
+		(*posted)++;
+	}
+	return *posted == s->nseg ? 0 : -EAGAIN;
+}
+
+/* Map the local bytes of a transfer for READs into them or WRITEs. */
+static int rmsg_move_map(struct rmsg_channel *ch, struct rmsg_rndv_move *mv,
+			 struct rmsg_region *region, u64 addr, u64 len,
+			 enum dma_data_direction dir)
+{
+	int ret;
+
+	atomic_set(&mv->ops_done, 0);
+	ret = rmsg_region_sgt(region, addr, len, &mv->sgt);
+	if (ret)
+		return ret;
+	ret = ib_dma_map_sgtable_attrs(ch->rdev->ibdev, &mv->sgt, dir, 0);
+	if (ret) {
+		sg_free_table(&mv->sgt);
+		return ret;
+	}
+	mv->dir = dir;
+	mv->mapped = true;
+	mv->sg = mv->sgt.sgl;
+	mv->sg_off = 0;
+	return 0;
+}
+
+static void rmsg_move_unmap(struct rmsg_channel *ch, struct rmsg_rndv_move *mv)
+{
+	if (!mv->mapped)
+		return;
+	ib_dma_unmap_sgtable_attrs(ch->rdev->ibdev, &mv->sgt, mv->dir, 0);
+	sg_free_table(&mv->sgt);
+	mv->mapped = false;
+}
+
+/* Every WR of @mv posted and completed. */
+static bool rmsg_move_done(struct rmsg_rndv_move *mv, u64 len)
+{
+	return mv->pos == len && atomic_read(&mv->ops_done) == mv->ops;
+}
+
+/**
+ * rmsg_move() - post the READs or WRITEs a transfer may still post
+ * @ch: the channel
+ * @mv: the local bytes
+ * @remote: the peer's segments (an RTS for READs, a CTS for WRITEs)
+ * @read: READ from the peer, else WRITE to it
+ *
+ * A WR moves at most RMSG_RNDV_READ_MAX bytes and stays in one remote
+ * segment; as many are posted as the send queue and, for READs, the
+ * connection's READ depth allow.
+ *
+ * Return: 0, or the QP's error.
+ */
+static int rmsg_move(struct rmsg_channel *ch, struct rmsg_rndv_move *mv,
+		     const struct rmsg_rts_info *remote, bool read)
+{
+	struct rmsg_rndv *r = &ch->rndv;
+	u32 max_sge = min_t(u32, ch->max_sge, RMSG_DATA_SGE_MAX);
+	struct ib_sge sge[RMSG_DATA_SGE_MAX];
+	struct ib_rdma_wr wr;
+	struct rmsg_span seg;
+	u64 want, got;
+	u32 i, n, nsge;
+	int ret;
+
+	if (read)
+		max_sge = min_t(u32, max_sge,
+				ch->rdev->ibdev->attrs.max_sge_rd);
+	while (mv->pos < remote->len && rmsg_data_room(ch, 1) &&
+	       (!read || r->rd_posted - READ_ONCE(r->rd_done) < r->rd_depth)) {
+		i = rmsg_rts_nseg(remote->addr, mv->pos + 1,
+				  remote->seg_shift) - 1;
+		seg = rmsg_rts_seg(remote->addr, remote->len,
+				   remote->seg_shift, i);
+		want = min_t(u64, seg.addr + seg.len -
+			     (remote->addr + mv->pos), RMSG_RNDV_READ_MAX);
+		for (nsge = 0, got = 0; nsge < max_sge && got < want; nsge++) {
+			n = min_t(u64, sg_dma_len(mv->sg) - mv->sg_off,
+				  want - got);
+			sge[nsge].addr = sg_dma_address(mv->sg) + mv->sg_off;
+			sge[nsge].length = n;
+			sge[nsge].lkey = ch->rdev->pd->local_dma_lkey;
+			got += n;
+			mv->sg_off += n;
+			if (mv->sg_off == sg_dma_len(mv->sg)) {
+				mv->sg = sg_next(mv->sg);
+				mv->sg_off = 0;
+			}
+		}
+		memset(&wr, 0, sizeof(wr));
+		wr.wr.opcode = read ? IB_WR_RDMA_READ : IB_WR_RDMA_WRITE;
+		wr.wr.sg_list = sge;
+		wr.wr.num_sge = nsge;
+		wr.remote_addr = remote->addr + mv->pos;
+		wr.rkey = le32_to_cpu(remote->rkey[i]);
+		rmsg_data_slot(ch, &wr.wr, &mv->ops_done, read);
+		ret = ib_post_send(ch->qp, &wr.wr, NULL);
+		if (ret)
+			return ret;
+		mv->pos += got;
+		mv->ops++;
+		if (read)
+			r->rd_posted++;
+	}
+	return 0;
+}
+
+/* Send control message @type for a transfer from buffer @buf, if free. */
+static int rmsg_rndv_ctrl(struct rmsg_channel *ch, unsigned int buf, u8 type,
+			  u64 arg)
+{
+	unsigned int bit = RMSG_CHAN_CTRL_BUSY + buf - RMSG_CTRL_RECVS;
+
+	if (test_and_set_bit(bit, &ch->flags))
+		return -EAGAIN;	/* its send completing will requeue us */
+	if (rmsg_ctrl_send(ch, buf, type, arg)) {
+		clear_bit(bit, &ch->flags);
+		return -ECONNRESET;
+	}
+	return 0;
+}
+
 /* --- the sender --------------------------------------------------------- */
 
 /* Undo what rmsg_rndv_tx_map() did; @valid: registrations may be valid. */
 static void rmsg_rndv_tx_unmap(struct rmsg_channel *ch,
 			       struct rmsg_rndv_tx *t, bool valid)
 {
-	struct ib_device *ibdev = ch->rdev->ibdev;
-	u32 i;
-
-	for (i = 0; t->mrs && i < t->nseg; i++) {
-		if (!t->mrs[i])
-			continue;
-		if (valid)
-			rmsg_mr_destroy(ch, t->mrs[i]);
-		else
-			rmsg_mr_put(ch, t->mrs[i]);
-		t->mrs[i] = NULL;
-	}
-	for (i = 0; t->sgt && i < t->nseg; i++) {
-		if (!t->sgt[i].sgl)
-			continue;
-		if (t->sgt[i].nents)
-			ib_dma_unmap_sgtable_attrs(ibdev, &t->sgt[i],
-						   DMA_TO_DEVICE, 0);
-		sg_free_table(&t->sgt[i]);
-		t->sgt[i].sgl = NULL;
-	}
-	if (t->rts_dma)
-		ib_dma_unmap_single(ibdev, t->rts_dma, rmsg_rts_size(t->nseg),
-				    DMA_TO_DEVICE);
-	t->rts_dma = 0;
+	rmsg_segs_unmap(ch, &t->segs, valid);
+	rmsg_move_unmap(ch, &t->mv);
 }
 
 void rmsg_rndv_tx_free(struct rmsg_channel *ch, struct rmsg_rndv_tx *t)
 {
 	if (ch->rdev)
-		rmsg_rndv_tx_unmap(ch, t, t->reg_posted > t->inv_posted);
+		rmsg_rndv_tx_unmap(ch, t, rmsg_segs_valid(&t->segs));
 	if (t->region)
 		rmsg_region_put(t->region);
-	kvfree(t->sgt);
-	kvfree(t->mrs);
-	kfree(t->rts);
+	rmsg_segs_free(&t->segs);
+	if (t->mbox)
+		free_pages((unsigned long)t->mbox, get_order(RMSG_RNDV_MBOX));
 	kfree(t);
 }
 
-/* Map the segments and register each (not yet posted). */
+/*
+ * Map and register (not yet post) what the peer needs: RGet, the message
+ * for reading; RPut, a mailbox for its CTS, and the message for our own
+ * WRITEs. Write the RTS but for its cookie.
+ */
 static int rmsg_rndv_tx_map(struct rmsg_channel *ch, struct rmsg_rndv_tx *t)
 {
-	struct ib_device *ibdev = ch->rdev->ibdev;
-	u32 shift = ch->rndv.seg_shift;
+	struct rmsg_rndv_segs *s = &t->segs;
 	struct rmsg_rts_info info = {
 		.len		= t->len,
-		.addr		= t->addr,
-		.seg_shift	= shift,
 	};
-	struct rmsg_span s;
-	struct ib_mr *mr;
-	u32 i;
-	int n, ret;
+	int ret;
 
-	t->sgt = kvcalloc(t->nseg, sizeof(*t->sgt), GFP_KERNEL_ACCOUNT);
-	t->mrs = kvcalloc(t->nseg, sizeof(*t->mrs), GFP_KERNEL_ACCOUNT);
-	t->rts = kzalloc(rmsg_rts_size(t->nseg), GFP_KERNEL_ACCOUNT);
-	if (!t->sgt || !t->mrs || !t->rts)
-		return -ENOMEM;
-	for (i = 0; i < t->nseg; i++) {
-		s = rmsg_rts_seg(t->addr, t->len, shift, i);
-		ret = rmsg_region_sgt(t->region, s.addr, s.len, &t->sgt[i]);
-		if (ret)
-			return ret;
-		ret = ib_dma_map_sgtable_attrs(ibdev, &t->sgt[i],
-					       DMA_TO_DEVICE, 0);
-		if (ret) {
-			t->sgt[i].nents = 0;
-			return ret;
-		}
-		mr = rmsg_mr_get(ch);
-		if (IS_ERR(mr))
-			return PTR_ERR(mr);
-		t->mrs[i] = mr;
-		n = ib_map_mr_sg(mr, t->sgt[i].sgl, t->sgt[i].nents, NULL,
-				 PAGE_SIZE);
-		if (n != t->sgt[i].nents)
-			return n < 0 ? n : -EINVAL;
-		/*
-		 * The peer addresses the bytes by their program address; the
-		 * offset in the page is the same, which is all the device
-		 * takes from the mapping's own address.
-		 */
-		mr->iova = s.addr;
-		ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
-		t->rts->rkey[i] = cpu_to_le32(mr->rkey);
+	if (!t->put) {
+		s->dir = DMA_TO_DEVICE;
+		s->access = IB_ACCESS_REMOTE_READ;
+		info.addr = t->addr;
+		info.seg_shift = ch->rndv.seg_shift;
+		ret = rmsg_segs_map(ch, s, t->region, NULL, t->addr, t->len,
+				    info.seg_shift);
+	} else {
+		t->mbox = (void *)__get_free_pages(GFP_KERNEL_ACCOUNT |
+						   __GFP_ZERO,
+						   get_order(RMSG_RNDV_MBOX));
+		if (!t->mbox)
+			return -ENOMEM;
+		s->dir = DMA_FROM_DEVICE;
+		s->access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+		info.addr = 0;
+		info.seg_shift = RMSG_RNDV_MBOX_SHIFT;
+		info.flags = RMSG_RTS_F_PUT;
+		ret = rmsg_segs_map(ch, s, NULL, t->mbox, 0, RMSG_RNDV_MBOX,
+				    RMSG_RNDV_MBOX_SHIFT);
+		if (!ret)
+			ret = rmsg_move_map(ch, &t->mv, t->region, t->addr,
+					    t->len, DMA_TO_DEVICE);
 	}
-	info.nseg = t->nseg;
-	rmsg_rts_encode(t->rts, &info);
-	t->rts_dma = ib_dma_map_single(ibdev, t->rts, rmsg_rts_size(t->nseg),
-				       DMA_TO_DEVICE);
-	if (ib_dma_mapping_error(ibdev, t->rts_dma)) {
-		t->rts_dma = 0;
-		return -ENOMEM;
-	}
+	if (ret)
+		return ret;
+	info.nseg = s->nseg;
+	rmsg_rts_encode(s->rts, &info);
 	return 0;
 }
 
@@ -310,16 +609,19 @@ static int rmsg_rndv_tx_map(struct rmsg_channel *ch, struct rmsg_rndv_tx *t)
 int rmsg_rndv_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 		   const struct rmsg_sqe *sqe, struct rmsg_pending *e)
 {
+	bool put = sqe->flags & RMSG_RNDV_F_PUT;
 	struct rmsg_rndv_tx *t;
 	struct rmsg_region *region;
 	u32 nseg;
 	int ret;
 
-	if (!sqe->len || sqe->len > RMSG_RNDV_MAX_LEN || sqe->aux || sqe->flags)
+	if (!sqe->len || sqe->len > RMSG_RNDV_MAX_LEN || sqe->aux ||
+	    sqe->flags & ~RMSG_RNDV_F_PUT)
 		return -EINVAL;
 	if (sqe->addr + sqe->len < sqe->addr)
 		return -EFAULT;
-	nseg = rmsg_rts_nseg(sqe->addr, sqe->len, ch->rndv.seg_shift);
+	nseg = put ? 1 : rmsg_rts_nseg(sqe->addr, sqe->len,
+				       ch->rndv.seg_shift);
 	if (rmsg_rts_size(nseg) > ch->max_msg || nseg > rndv_mrs_max)
 		return -EMSGSIZE;
 	region = rmsg_region_get(ep, sqe->region, sqe->addr, sqe->len);
@@ -334,8 +636,7 @@ int rmsg_rndv_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 	t->user_data = sqe->user_data;
 	t->addr = sqe->addr;
 	t->len = sqe->len;
-	t->nseg = nseg;
-	atomic_set(&t->inv_done, 0);
+	t->put = put;
 	ret = rmsg_rndv_tx_map(ch, t);
 	if (ret) {
 		rmsg_rndv_tx_free(ch, t);
@@ -343,46 +644,9 @@ int rmsg_rndv_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 	}
 	e->user_data = sqe->user_data;
 	e->off = 0;
-	e->len = rmsg_rts_size(nseg);
+	e->len = rmsg_rts_size(t->segs.nseg);
 	e->rndv = t;
 	return 0;
-}
-
-/* Post what a transfer may still post of @op's WRs, as room allows. */
-static int rmsg_rndv_post_mrs(struct rmsg_channel *ch, struct rmsg_rndv_tx *t,
-			      bool inv)
-{
-	u32 *posted = inv ? &t->inv_posted : &t->reg_posted;
-	struct ib_reg_wr reg;
-	struct ib_send_wr lwr;
-	struct ib_send_wr *wr;
-	bool last;
-	int ret;
-
-	while (*posted < t->nseg && rmsg_data_room(ch, 1)) {
-		last = *posted + 1 == t->nseg;
-		if (inv) {
-			memset(&lwr, 0, sizeof(lwr));
-			lwr.opcode = IB_WR_LOCAL_INV;
-			lwr.ex.invalidate_rkey = t->mrs[*posted]->rkey;
-			wr = &lwr;
-		} else {
-			memset(&reg, 0, sizeof(reg));
-			reg.wr.opcode = IB_WR_REG_MR;
-			reg.mr = t->mrs[*posted];
-			reg.key = reg.mr->rkey;
-			reg.access = IB_ACCESS_REMOTE_READ;
-			wr = &reg.wr;
-		}
-		/* The last invalidation ends the transfer: it is signalled. */
-		rmsg_data_slot(ch, wr, inv && last ? &t->inv_done : NULL,
-			       false);
-		ret = ib_post_send(ch->qp, wr, NULL);
-		if (ret)
-			return ret;
-		(*posted)++;
-	}
-	return *posted == t->nseg ? 0 : -EAGAIN;
 }
 
 /**
@@ -407,17 +671,18 @@ int rmsg_rndv_ready(struct rmsg_channel *ch, struct rmsg_rndv_tx *t,
 
 	if (r->tx_next - r->tx_oldest >= RMSG_RNDV_WINDOW)
 		return -EAGAIN;
-	ret = rmsg_rndv_post_mrs(ch, t, false);
+	ret = rmsg_segs_post(ch, &t->segs, false);
 	if (ret)
 		return ret;
 	/* The rest of the RTS was filled when the segments were mapped. */
 	t->cookie = r->tx_next;
-	t->rts->cookie = cpu_to_le32(t->cookie);
-	ib_dma_sync_single_for_device(ch->rdev->ibdev, t->rts_dma,
-				      rmsg_rts_size(t->nseg), DMA_TO_DEVICE);
-	*buf = t->rts;
-	*dma = t->rts_dma;
-	*len = rmsg_rts_size(t->nseg);
+	t->segs.rts->cookie = cpu_to_le32(t->cookie);
+	ib_dma_sync_single_for_device(ch->rdev->ibdev, t->segs.rts_dma,
+				      rmsg_rts_size(t->segs.nseg),
+				      DMA_TO_DEVICE);
+	*buf = t->segs.rts;
+	*dma = t->segs.rts_dma;
+	*len = rmsg_rts_size(t->segs.nseg);
 	return 0;
 }
 
@@ -431,20 +696,82 @@ void rmsg_rndv_written(struct rmsg_channel *ch, struct rmsg_rndv_tx *t)
 }
 
 /**
- * rmsg_rndv_fin_in() - a FIN arrived (softirq)
+ * rmsg_rndv_ctrl_in() - a FIN, CTS or DONE arrived (softirq)
  * @ch: the channel
- * @arg: its validated argument
+ * @type: which
+ * @arg: its validated argument, which names a cookie
  */
-void rmsg_rndv_fin_in(struct rmsg_channel *ch, u64 arg)
+void rmsg_rndv_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg)
 {
-	atomic64_t *slot = &ch->rndv.fin[RMSG_FIN_COOKIE(arg) & RMSG_RNDV_MASK];
+	struct rmsg_rndv *r = &ch->rndv;
+	u32 i = RMSG_FIN_COOKIE(arg) & RMSG_RNDV_MASK;
+	atomic64_t *slot = type == RMSG_CTRL_FIN ? &r->fin[i] :
+			   type == RMSG_CTRL_CTS ? &r->cts[i] : &r->done[i];
 
-	/* One FIN per transfer, and no transfer reuses a slot before it. */
+	/* One of each per transfer, and no transfer reuses a slot before. */
 	if (atomic64_cmpxchg(slot, 0, arg + 1)) {
 		rmsg_chan_kill_soft(ch, -EPROTO);
 		return;
 	}
 	queue_work(rmsg_wq, &ch->data_work);
+}
+
+/* RPut: take the CTS the peer wrote into @t's mailbox. */
+static int rmsg_rndv_cts_take(struct rmsg_channel *ch, struct rmsg_rndv_tx *t)
+{
+	struct ib_device *ibdev = ch->rdev->ibdev;
+	const struct rmsg_rts *cts = t->mbox;
+	u32 nseg;
+
+	/* The ib_dma_*() family has no sgtable sync; do what it would. */
+	if (!ib_uses_virt_dma(ibdev))
+		dma_sync_sgtable_for_cpu(ibdev->dma_device, &t->segs.sgt[0],
+					 DMA_FROM_DEVICE);
+	nseg = le32_to_cpu(READ_ONCE(cts->nseg));
+	if (nseg > (RMSG_RNDV_MBOX - sizeof(*cts)) / sizeof(cts->rkey[0]) ||
+	    rmsg_rts_decode(cts, rmsg_rts_size(nseg), &t->cts) ||
+	    t->cts.flags != RMSG_RTS_F_CTS || t->cts.cookie != t->cookie ||
+	    t->cts.len != t->len)
+		return -EPROTO;
+	t->have_cts = true;
+	return 0;
+}
+
+/*
+ * RPut, before the FIN: on the CTS, write the bytes, then say DONE.
+ * Return: 0, or a negative errno that ends the channel.
+ */
+static int rmsg_rndv_put_tx(struct rmsg_channel *ch, struct rmsg_rndv_tx *t)
+{
+	atomic64_t *cts = &ch->rndv.cts[t->cookie & RMSG_RNDV_MASK];
+	u64 arg;
+	int ret;
+
+	if (!t->have_cts) {
+		arg = atomic64_read(cts);
+		if (!arg)
+			return 0;
+		if (arg - 1 != t->cookie)
+			return -EPROTO;
+		ret = rmsg_rndv_cts_take(ch, t);
+		if (ret)
+			return ret;
+	}
+	if (t->done_sent || !ch->tx_live)
+		return 0;
+	ret = rmsg_move(ch, &t->mv, &t->cts, false);
+	if (ret)
+		return -ECONNRESET;
+	if (t->mv.pos < t->len)
+		return 0;
+	/* After the WRITEs on the same queue: they land before it does. */
+	ret = rmsg_rndv_ctrl(ch, RMSG_CTRL_DONE_BUF, RMSG_CTRL_DONE,
+			     RMSG_FIN_ARG(t->cookie, 0));
+	if (ret == -EAGAIN)
+		return 0;
+	if (!ret)
+		t->done_sent = true;
+	return ret;
 }
 
 /* FINs, invalidations and CQEs of our transfers. */
@@ -455,27 +782,39 @@ static void rmsg_rndv_tx_progress(struct rmsg_channel *ch)
 	struct rmsg_cqe cqe = {
 		.channel	= ch->id,
 	};
-	u32 c;
+	u32 c, i;
 	u64 fin;
 	int ret;
 
 	for (c = r->tx_oldest; c != r->tx_next; c++) {
-		t = r->tx[c & RMSG_RNDV_MASK];
+		i = c & RMSG_RNDV_MASK;
+		t = r->tx[i];
 		if (!t)
 			continue;
 		if (!t->fin) {
-			fin = atomic64_read(&r->fin[c & RMSG_RNDV_MASK]);
+			fin = atomic64_read(&r->fin[i]);
+			if (t->put && !fin) {
+				ret = rmsg_rndv_put_tx(ch, t);
+				if (ret) {
+					rmsg_chan_kill_soft(ch, ret);
+					return;
+				}
+				continue;
+			}
 			if (!fin)
 				continue;
 			fin--;
-			if (RMSG_FIN_COOKIE(fin) != c) {
+			/* An RPut succeeds only after our DONE. */
+			if (RMSG_FIN_COOKIE(fin) != c ||
+			    (t->put && !t->done_sent && !RMSG_FIN_ERR(fin))) {
 				rmsg_chan_kill_soft(ch, -EPROTO);
 				return;
 			}
 			t->fin = true;
 			t->status = -RMSG_FIN_ERR(fin);
 		}
-		if (atomic_read(&t->inv_done)) {
+		if (atomic_read(&t->segs.inv_done) &&
+		    atomic_read(&t->mv.ops_done) == t->mv.ops) {
 			/* No key of it is valid: let the program have it. */
 			rmsg_rndv_tx_unmap(ch, t, false);
 			cqe.user_data = t->user_data;
@@ -483,14 +822,15 @@ static void rmsg_rndv_tx_progress(struct rmsg_channel *ch)
 			cqe.len = t->len;
 			cqe.aux = t->addr;
 			rmsg_ep_post_cqe_locked(ch->ep, &cqe, true);
-			r->tx[c & RMSG_RNDV_MASK] = NULL;
-			atomic64_set(&r->fin[c & RMSG_RNDV_MASK], 0);
+			r->tx[i] = NULL;
+			atomic64_set(&r->fin[i], 0);
+			atomic64_set(&r->cts[i], 0);
 			rmsg_rndv_tx_free(ch, t);
 			continue;
 		}
 		if (!ch->tx_live)
 			continue;
-		ret = rmsg_rndv_post_mrs(ch, t, true);
+		ret = rmsg_segs_post(ch, &t->segs, true);
 		if (ret && ret != -EAGAIN) {
 			rmsg_chan_kill_soft(ch, -ECONNRESET);
 			return;
@@ -512,7 +852,6 @@ static struct rmsg_rndv_rx *rmsg_rndv_rx_slot(struct rmsg_channel *ch,
 		if (!*slot)
 			return ERR_PTR(-ENOMEM);
 		(*slot)->cookie = cookie;
-		atomic_set(&(*slot)->reads_done, 0);
 	}
 	/* Windows are kept: a slot still in use is a peer's mistake. */
 	return (*slot)->cookie == cookie ? *slot : ERR_PTR(-EPROTO);
@@ -533,7 +872,9 @@ static int rmsg_rndv_collect_one(struct rmsg_channel *ch, u32 off, u32 len)
 	ret = IS_ERR(x) ? PTR_ERR(x) : x->have_rts ? -EPROTO : 0;
 	if (!ret)
 		ret = rmsg_rts_decode(rts, len, &x->info);
-	if (!ret && x->info.cookie != r->rx_next)
+	/* A CTS never goes into a block. */
+	if (!ret && (x->info.cookie != r->rx_next ||
+		     x->info.flags & RMSG_RTS_F_CTS))
 		ret = -EPROTO;
 	if (ret) {
 		kfree(rts);
@@ -638,6 +979,15 @@ int rmsg_rndv_recv(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 /* Map the destination; decide what the transfer comes to. */
 static int rmsg_rndv_rx_start(struct rmsg_channel *ch, struct rmsg_rndv_rx *x)
 {
+	struct rmsg_rndv_segs *s = &x->segs;
+	u32 shift = ch->rndv.seg_shift;
+	struct rmsg_rts_info cts = {
+		.len		= x->info.len,
+		.addr		= x->addr,
+		.cookie		= x->cookie,
+		.seg_shift	= shift,
+		.flags		= RMSG_RTS_F_CTS,
+	};
 	int ret;
 
 	if (x->discard) {
@@ -648,71 +998,92 @@ static int rmsg_rndv_rx_start(struct rmsg_channel *ch, struct rmsg_rndv_rx *x)
 		x->status = -EMSGSIZE;
 		return 0;
 	}
-	ret = rmsg_region_sgt(x->region, x->addr, x->info.len, &x->sgt);
-	if (ret)
-		return ret;
-	ret = ib_dma_map_sgtable_attrs(ch->rdev->ibdev, &x->sgt,
-				       DMA_FROM_DEVICE, 0);
-	if (ret) {
-		sg_free_table(&x->sgt);
+	if (!(x->info.flags & RMSG_RTS_F_PUT)) {
+		ret = rmsg_move_map(ch, &x->mv, x->region, x->addr,
+				    x->info.len, DMA_FROM_DEVICE);
+		if (!ret)
+			x->started = true;
 		return ret;
 	}
-	x->mapped = true;
-	x->sg = x->sgt.sgl;
-	x->sg_off = 0;
+	/* RPut: our keys must fit the sender's mailbox. */
+	cts.nseg = rmsg_rts_nseg(x->addr, x->info.len, shift);
+	if (cts.nseg > rndv_mrs_max ||
+	    rmsg_rts_size(cts.nseg) > 1ULL << x->info.seg_shift) {
+		x->status = -ENOBUFS;
+		return 0;
+	}
+	x->started = true;
+	s->dir = DMA_FROM_DEVICE;
+	s->access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+	ret = rmsg_segs_map(ch, s, x->region, NULL, x->addr, x->info.len,
+			    shift);
+	if (ret)
+		return ret;
+	rmsg_rts_encode(s->rts, &cts);
+	ib_dma_sync_single_for_device(ch->rdev->ibdev, s->rts_dma,
+				      rmsg_rts_size(s->nseg), DMA_TO_DEVICE);
 	return 0;
 }
 
-/* Post the READs @x may still post, as room and the READ depth allow. */
-static int rmsg_rndv_read(struct rmsg_channel *ch, struct rmsg_rndv_rx *x)
+/*
+ * RPut: register the destination, write the CTS into the sender's mailbox
+ * and say so, wait for DONE, invalidate. Return: 0 when the bytes are in
+ * place and no key of ours is valid, -EAGAIN to wait, or an errno that
+ * ends the channel.
+ */
+static int rmsg_rndv_put_rx(struct rmsg_channel *ch, struct rmsg_rndv_rx *x)
 {
-	struct rmsg_rndv *r = &ch->rndv;
-	u32 max_sge = min3(ch->max_sge, (u32)RMSG_DATA_SGE_MAX,
-			   (u32)ch->rdev->ibdev->attrs.max_sge_rd);
-	struct ib_sge sge[RMSG_DATA_SGE_MAX];
+	struct rmsg_rndv_segs *s = &x->segs;
+	u32 i = x->cookie & RMSG_RNDV_MASK;
 	struct ib_rdma_wr wr;
-	struct rmsg_span seg;
-	u64 want, got;
-	u32 i, n, nsge;
+	struct ib_sge sge;
+	u64 done;
 	int ret;
 
-	while (x->pos < x->info.len && rmsg_data_room(ch, 1) &&
-	       r->rd_posted - READ_ONCE(r->rd_done) < r->rd_depth) {
-		i = rmsg_rts_nseg(x->info.addr, x->pos + 1,
-				  x->info.seg_shift) - 1;
-		seg = rmsg_rts_seg(x->info.addr, x->info.len,
-				   x->info.seg_shift, i);
-		want = min_t(u64, seg.addr + seg.len -
-			     (x->info.addr + x->pos), RMSG_RNDV_READ_MAX);
-		for (nsge = 0, got = 0; nsge < max_sge && got < want; nsge++) {
-			n = min_t(u64, sg_dma_len(x->sg) - x->sg_off,
-				  want - got);
-			sge[nsge].addr = sg_dma_address(x->sg) + x->sg_off;
-			sge[nsge].length = n;
-			sge[nsge].lkey = ch->rdev->pd->local_dma_lkey;
-			got += n;
-			x->sg_off += n;
-			if (x->sg_off == sg_dma_len(x->sg)) {
-				x->sg = sg_next(x->sg);
-				x->sg_off = 0;
-			}
-		}
+	if (!ch->tx_live)
+		return -EAGAIN;
+	ret = rmsg_segs_post(ch, s, false);
+	if (ret)
+		return ret;
+	if (!x->cts_written) {
+		if (!rmsg_data_room(ch, 1))
+			return -EAGAIN;
+		sge.addr = s->rts_dma;
+		sge.length = rmsg_rts_size(s->nseg);
+		sge.lkey = ch->rdev->pd->local_dma_lkey;
 		memset(&wr, 0, sizeof(wr));
-		wr.wr.opcode = IB_WR_RDMA_READ;
-		wr.wr.sg_list = sge;
-		wr.wr.num_sge = nsge;
-		wr.wr.send_flags = IB_SEND_SIGNALED;
-		wr.remote_addr = x->info.addr + x->pos;
-		wr.rkey = le32_to_cpu(x->info.rkey[i]);
-		rmsg_data_slot(ch, &wr.wr, &x->reads_done, true);
+		wr.wr.opcode = IB_WR_RDMA_WRITE;
+		wr.wr.sg_list = &sge;
+		wr.wr.num_sge = 1;
+		wr.remote_addr = x->info.addr;
+		wr.rkey = le32_to_cpu(x->info.rkey[0]);
+		rmsg_data_slot(ch, &wr.wr, NULL, false);
 		ret = ib_post_send(ch->qp, &wr.wr, NULL);
 		if (ret)
 			return ret;
-		x->pos += got;
-		x->reads++;
-		r->rd_posted++;
+		x->cts_written = true;
 	}
-	return 0;
+	if (!x->cts_sent) {
+		/* After the REG_MRs and the WRITE: the sender sees both. */
+		ret = rmsg_rndv_ctrl(ch, RMSG_CTRL_FIN_BUF + i, RMSG_CTRL_CTS,
+				     x->cookie);
+		if (ret)
+			return ret;
+		x->cts_sent = true;
+	}
+	if (!x->put_done) {
+		done = atomic64_read(&ch->rndv.done[i]);
+		if (!done)
+			return -EAGAIN;
+		if (RMSG_FIN_COOKIE(done - 1) != x->cookie)
+			return -EPROTO;
+		x->status = -RMSG_FIN_ERR(done - 1);
+		x->put_done = true;
+	}
+	ret = rmsg_segs_post(ch, s, true);
+	if (ret)
+		return ret;
+	return atomic_read(&s->inv_done) ? 0 : -EAGAIN;
 }
 
 /* The destination is written (or never will be): unmap it, post the CQE. */
@@ -726,11 +1097,10 @@ static void rmsg_rndv_rx_end(struct rmsg_channel *ch, struct rmsg_rndv_rx *x)
 		.aux		= x->cookie,
 	};
 
-	if (x->mapped)
-		ib_dma_unmap_sgtable_attrs(ch->rdev->ibdev, &x->sgt,
-					   DMA_FROM_DEVICE, 0);
-	x->mapped = false;
-	sg_free_table(&x->sgt);
+	if (ch->rdev) {
+		rmsg_move_unmap(ch, &x->mv);
+		rmsg_segs_unmap(ch, &x->segs, rmsg_segs_valid(&x->segs));
+	}
 	if (x->region)
 		rmsg_region_put(x->region);
 	x->region = NULL;
@@ -740,16 +1110,16 @@ static void rmsg_rndv_rx_end(struct rmsg_channel *ch, struct rmsg_rndv_rx *x)
 
 static void rmsg_rndv_rx_free(struct rmsg_rndv_rx *x)
 {
+	rmsg_segs_free(&x->segs);
 	kfree(x->rts);
 	kfree(x);
 }
 
-/* Start, read, end and FIN the peer's transfers, oldest first. */
+/* Start, move, end and FIN the peer's transfers, oldest first. */
 static void rmsg_rndv_rx_progress(struct rmsg_channel *ch)
 {
 	struct rmsg_rndv *r = &ch->rndv;
 	struct rmsg_rndv_rx *x;
-	unsigned int buf, bit;
 	u32 c;
 	int ret;
 
@@ -757,40 +1127,50 @@ static void rmsg_rndv_rx_progress(struct rmsg_channel *ch)
 		x = r->rx[c & RMSG_RNDV_MASK];
 		if (!x->have_rts)
 			break;	/* its immediate has not been seen yet */
-		if (!x->done && !x->mapped && !x->status) {
+		if (!x->done && !x->started && !x->status) {
 			ret = rmsg_rndv_rx_start(ch, x);
 			if (ret)
 				x->status = ret;
 		}
-		if (!x->done && x->mapped) {
-			ret = rmsg_rndv_read(ch, x);
+		if (!x->done && x->started && !x->status &&
+		    x->info.flags & RMSG_RTS_F_PUT) {
+			ret = rmsg_rndv_put_rx(ch, x);
+			if (ret == -EAGAIN)
+				continue;
+			if (ret) {
+				rmsg_chan_kill_soft(ch, ret == -EPROTO ?
+						    ret : -ECONNRESET);
+				return;
+			}
+		} else if (!x->done && x->started && !x->status) {
+			ret = rmsg_move(ch, &x->mv, &x->info, true);
 			if (ret) {
 				rmsg_chan_kill_soft(ch, -ECONNRESET);
 				return;
 			}
-			if (x->pos < x->info.len ||
-			    atomic_read(&x->reads_done) != x->reads)
+			if (!rmsg_move_done(&x->mv, x->info.len))
 				continue;
 		}
 		if (!x->done)
 			rmsg_rndv_rx_end(ch, x);
 	}
 	/* FINs go in order, each when its buffer is free. */
-	while (r->rx_oldest != r->rx_answer) {
+	while (r->rx_oldest != r->rx_answer && ch->tx_live) {
 		x = r->rx[r->rx_oldest & RMSG_RNDV_MASK];
-		if (!x->done || !ch->tx_live)
+		if (!x->done)
 			break;
-		buf = RMSG_CTRL_FIN_BUF + (x->cookie & RMSG_RNDV_MASK);
-		bit = RMSG_CHAN_CTRL_BUSY + buf - RMSG_CTRL_RECVS;
-		if (test_and_set_bit(bit, &ch->flags))
+		ret = rmsg_rndv_ctrl(ch, RMSG_CTRL_FIN_BUF +
+				     (x->cookie & RMSG_RNDV_MASK),
+				     RMSG_CTRL_FIN,
+				     RMSG_FIN_ARG(x->cookie, -x->status));
+		if (ret == -EAGAIN)
 			break;
-		if (rmsg_ctrl_send(ch, buf, RMSG_CTRL_FIN,
-				   RMSG_FIN_ARG(x->cookie, -x->status))) {
-			clear_bit(bit, &ch->flags);
-			rmsg_chan_kill_soft(ch, -ECONNRESET);
+		if (ret) {
+			rmsg_chan_kill_soft(ch, ret);
 			return;
 		}
 		r->rx[r->rx_oldest & RMSG_RNDV_MASK] = NULL;
+		atomic64_set(&r->done[r->rx_oldest & RMSG_RNDV_MASK], 0);
 		r->rx_oldest++;
 		rmsg_rndv_rx_free(x);
 	}
@@ -844,10 +1224,9 @@ void rmsg_rndv_release(struct rmsg_channel *ch)
 		if (r->tx[i])
 			rmsg_rndv_tx_unmap(ch, r->tx[i], true);
 		x = r->rx[i];
-		if (x && x->mapped) {
-			ib_dma_unmap_sgtable_attrs(ch->rdev->ibdev, &x->sgt,
-						   DMA_FROM_DEVICE, 0);
-			x->mapped = false;
+		if (x) {
+			rmsg_move_unmap(ch, &x->mv);
+			rmsg_segs_unmap(ch, &x->segs, true);
 		}
 	}
 	while (r->mr_nfree)
@@ -905,7 +1284,7 @@ void rmsg_rndv_finish(struct rmsg_channel *ch, int error)
 /* A transfer still in the pending ring loses its device resources. */
 void rmsg_rndv_tx_release(struct rmsg_channel *ch, struct rmsg_rndv_tx *t)
 {
-	rmsg_rndv_tx_unmap(ch, t, t->reg_posted);
+	rmsg_rndv_tx_unmap(ch, t, t->segs.reg_posted);
 }
 
 /* What a SEND_RNDV's CQE says of its bytes. */

@@ -4,8 +4,10 @@
  * and RMSG_OP_RECV_RNDV, with the RTS records read from the receive block by
  * the protocol core's own receiver. Every byte that arrives is checked, and
  * so is every byte around the destination that must not change. Each test
- * runs twice: with arrival flags written by the device, and with the
- * write-with-immediate fallback forced.
+ * runs three times: RGet with arrival flags written by the device, RGet
+ * with the write-with-immediate fallback forced, and RPut
+ * (RMSG_RNDV_F_PUT: the receiver's kernel registers the destination and the
+ * sender's writes it).
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -30,6 +32,7 @@ struct side {
 	unsigned int channel;
 	unsigned char *mem;	/* REGION bytes, registered */
 	__u32 region;
+	__u8 send_flags;	/* of its SEND_RNDVs */
 };
 
 /* What one transfer is: where it comes from and goes to, what it says. */
@@ -130,6 +133,7 @@ FIXTURE(rndv) {
 
 FIXTURE_VARIANT(rndv) {
 	bool imm;
+	bool put;
 };
 
 FIXTURE_VARIANT_ADD(rndv, flag) {
@@ -138,6 +142,10 @@ FIXTURE_VARIANT_ADD(rndv, flag) {
 
 FIXTURE_VARIANT_ADD(rndv, imm) {
 	.imm = true,
+};
+
+FIXTURE_VARIANT_ADD(rndv, put) {
+	.put = true,
 };
 
 FIXTURE_SETUP(rndv)
@@ -157,6 +165,8 @@ FIXTURE_SETUP(rndv)
 	ASSERT_EQ(0, ret) TH_LOG("pairing: %s", strerror(-ret));
 	ASSERT_EQ(0, start_side(&self->b, &cb));
 	ASSERT_EQ(0, start_side(&self->a, &ca));
+	if (variant->put)
+		self->a.send_flags = self->b.send_flags = RMSG_RNDV_F_PUT;
 }
 
 FIXTURE_TEARDOWN(rndv)
@@ -186,6 +196,7 @@ static void queue_send(struct __test_metadata *_metadata, struct side *tx,
 	sqe->region = tx->region;
 	sqe->addr = (__u64)(uintptr_t)tx->mem + x->src;
 	sqe->len = x->len;
+	sqe->flags = tx->send_flags;
 }
 
 /* The receiver's side of one RTS record: answer it, then release it. */
@@ -427,6 +438,8 @@ TEST_F(rndv, bad_sqes)
 		{ 0, REGION - 10, 100, 0, -EFAULT },
 		{ 0, 0, 0, 0, -EINVAL },
 		{ 0, 0, 100, RMSG_RNDV_F_DISCARD, -EINVAL },
+		{ 0, 0, 100, RMSG_RNDV_F_PUT | RMSG_RNDV_F_DISCARD, -EINVAL },
+		{ 0, 0, 100, 0x80, -EINVAL },
 	};
 	unsigned int i;
 
