@@ -707,8 +707,8 @@ bool rmsg_data_room(struct rmsg_channel *ch, u32 wrs)
  * rmsg_data_slot() - account for a rendezvous WR about to be posted
  * @ch: the channel, with rmsg_data_room() for it
  * @wr: the WR; its wr_cqe is set here
- * @rndv_done: for a signalled WR, counted when it completes; NULL leaves
- *	it unsignalled
+ * @rndv_done: for a signalled WR, counted when it completes; with NULL
+ *	the WR is signalled only as often as reclaiming the queue needs
  * @read: an RDMA READ, also counted in ch->rndv.rd_done
  */
 void rmsg_data_slot(struct rmsg_channel *ch, struct ib_send_wr *wr,
@@ -717,7 +717,12 @@ void rmsg_data_slot(struct rmsg_channel *ch, struct ib_send_wr *wr,
 	wr->wr_cqe = &rmsg_slot_fill(ch, ch->wr_posted, ch->pend_posted,
 				     rndv_done, read)->cqe;
 	ch->wr_posted++;
-	if (rndv_done) {
+	/*
+	 * Room comes back only with a signalled completion: with none in
+	 * flight, a transfer that ran out of room would wait for ever.
+	 */
+	if (rndv_done ||
+	    ch->wr_posted - ch->wr_signalled >= RMSG_SIGNAL_EVERY) {
 		wr->send_flags |= IB_SEND_SIGNALED;
 		ch->wr_signalled = ch->wr_posted;
 	}
