@@ -426,8 +426,8 @@ enum rmsg_op {
  *	the others
  * @resv: must be zero
  *
- * @flags is zero but for RECV_RNDV (RMSG_RNDV_F_*). An SQE the kernel
- * rejects completes with res -EINVAL.
+ * @flags is zero but for SEND_RNDV and RECV_RNDV (RMSG_RNDV_F_*). An SQE
+ * the kernel rejects completes with res -EINVAL.
  */
 struct rmsg_sqe {
 	__u8  opcode;
@@ -720,6 +720,12 @@ struct rmsg_accept {
  * message's length; aux: the cookie.
  *
  * Neither program need call in meanwhile: the kernels move the bytes.
+ *
+ * By default the receiver's kernel reads the bytes (RGet). A SEND_RNDV with
+ * RMSG_RNDV_F_PUT asks for RPut instead: the receiver's kernel registers
+ * the destination when the program answers, and the sender's kernel
+ * RDMA-WRITEs the bytes. The programs do the same either way; the RTS
+ * record says which (RMSG_RTS_F_PUT).
  */
 #define RMSG_RNDV_F_DISCARD	(1U << 0)	/* RECV_RNDV: drop the message */
 #define RMSG_RNDV_F_PUT		(1U << 1)	/* SEND_RNDV: RPut, not RGet */
