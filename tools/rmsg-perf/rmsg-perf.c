@@ -851,9 +851,19 @@ static _Noreturn void give_up(struct worker *w, const char *fmt, ...)
 	vsnprintf(a.text, sizeof(a.text), fmt, ap);
 	va_end(ap);
 	if (w->ext && !w->aborting && w->nch && w->ch[0].open) {
+		struct chan *c = &w->ch[0];
+		uint64_t until;
+
 		w->aborting = true;
-		send_ctl(w, &w->ch[0], &a, CTL_ABORT);
-		drain_sends(w);
+		send_ctl(w, c, &a, CTL_ABORT);
+		/*
+		 * Until it has gone; the peer may well close the channel as
+		 * soon as it has read it, which is not the news here.
+		 */
+		w->closing = true;
+		until = now_ns() + 2000000000ULL;
+		while (c->open && c->inflight && now_ns() < until)
+			pump(w);
 	}
 	die(w, "%s", a.text);
 }
@@ -1105,6 +1115,15 @@ static void lat_server(struct worker *w, struct ctl *res)
  * measures from the arrival of the last warm-up message (the first
  * message, when there is no warm-up) to the arrival of the last one: the
  * bandwidth is measured at the receiver.
+ *
+ * Rendezvous messages are measured from the answer of the first measured
+ * one (the first message, without warm-up) to the arrival of the last,
+ * all measured ones counted: the bytes move between the answer and the
+ * arrival, several transfers' reads at once, so that the arrivals of a
+ * short run can come almost together (and do, in the emulated test bed,
+ * where completions come in batches), and counting from an arrival would
+ * count bytes that moved before it. This is ib_read_bw's interval, from
+ * the reader's first request to its last completion.
  */
 static void stream_client(struct worker *w)
 {
@@ -1133,8 +1152,9 @@ static void stream_client(struct worker *w)
 
 static void stream_server(struct worker *w, struct ctl *res)
 {
-	uint64_t n = w->warmup + w->iters, start;
+	uint64_t n = w->warmup + w->iters, start, taken = 0;
 	struct rmsg_msg msg;
+	bool rndv = false;
 	struct waiter wt;
 	struct chan *c;
 	int ret;
@@ -1162,6 +1182,16 @@ static void stream_server(struct worker *w, struct ctl *res)
 		c = chan_of(w, msg.channel);
 		if (!c)
 			die(w, "a message on unknown channel %u", msg.channel);
+		if (!taken++ && msg.kind == RMSG_MSG_RNDV) {
+			/* A rendezvous run: its clock, see above. */
+			rndv = true;
+			w->clock_at = 0;
+			w->first_measured = w->warmup;
+		}
+		if (rndv && taken == w->warmup + 1) {
+			w->rx_t0 = now_ns();
+			w->rx_s0 = sysctr_read(&w->sc);
+		}
 		if (msg.kind == RMSG_MSG_EAGER)
 			take_data(w, c, &msg);
 		else
@@ -1171,7 +1201,7 @@ static void stream_server(struct worker *w, struct ctl *res)
 	res->t0 = w->rx_t0;
 	res->t1 = now_ns();
 	res->syscalls = sysctr_read(&w->sc) - w->rx_s0;
-	res->msgs = n - start;
+	res->msgs = rndv ? w->iters : n - start;
 	res->bytes = res->msgs * w->size;
 	res->rndv_msgs = w->rndv_msgs;
 }
@@ -1635,7 +1665,8 @@ static void print_header(void)
 	else if (opt.reg && !opt.zc)
 		printf(" rendezvous threshold: %" PRIu64 " bytes; ", run_thresh);
 	if (opt.reg)
-		printf("received with rmsg_recv_into() into registered memory\n");
+		printf("%sreceived with rmsg_recv_into() into registered memory\n",
+		       opt.zc ? " " : "");
 	printf(" server %s, port %u; %d thread(s) x %d channel(s); ",
 	       opt.server, opt.port, opt.threads, opt.channels);
 	if (opt.block)
