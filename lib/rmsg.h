@@ -9,6 +9,7 @@
 #define _RMSG_LIB_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -255,11 +256,13 @@ int rmsg_ep_close_channel(struct rmsg_ep *ep, uint32_t channel,
 /**
  * struct rmsg_event - what rmsg_ep_progress() reports
  * @kind: enum rmsg_cqe_kind: RMSG_CQE_OP for the completion of a send
- *	(@user_data as given to rmsg_send() or rmsg_commit()),
+ *	or of rmsg_recv_into() (@user_data as given to rmsg_send(),
+ *	rmsg_commit(), rmsg_send_zc() or rmsg_recv_into()),
  *	RMSG_CQE_CONNECTED, _ACCEPTED, _CLOSED or _REQUEST for a channel
  * @res: 0 or a negative errno
  * @channel: the channel
- * @len: OP: bytes sent (0 when the send failed before it was taken);
+ * @len: OP: bytes sent (0 when the send failed before it was taken),
+ *	rmsg_recv_into(): the message's bytes;
  *	CONNECTED, ACCEPTED: this side's receive block size; REQUEST: the
  *	peer's
  * @user_data: OP: the send's; channel events: the connect's, listen's or
@@ -273,19 +276,36 @@ struct rmsg_event {
 	uint64_t user_data;
 };
 
+/* rmsg_msg.kind */
+enum rmsg_msg_kind {
+	RMSG_MSG_EAGER	= 0,	/* the bytes are in the receive block */
+	RMSG_MSG_RNDV	= 1,	/* announced only: rmsg_recv_into() them */
+};
+
 /**
  * struct rmsg_msg - a received message, in place in the receive block
- * @data: its first byte; valid until rmsg_release() of it or of a later
- *	message of the channel, even after the channel closed
- * @len: its bytes
+ * @data: EAGER: its first byte; valid until rmsg_release() of it or of a
+ *	later message of the channel, even after the channel closed.
+ *	RNDV: NULL
+ * @len: its bytes (RNDV: at most RMSG_RNDV_MAX_LEN)
  * @channel: the channel it came on
  * @end: the library's position after it (for rmsg_release())
+ * @kind: enum rmsg_msg_kind
+ * @cookie: RNDV: the transfer's cookie (the library's business)
+ *
+ * A rendezvous message (RMSG_MSG_RNDV) is only announced in the receive
+ * block: its bytes are still in the sender's memory and come with
+ * rmsg_recv_into() (zero copy, into a region), rmsg_recv() (a copy), or
+ * not at all with rmsg_discard(). It takes its place in the channel's
+ * order like any message.
  */
 struct rmsg_msg {
 	const void *data;
 	uint32_t len;
 	uint32_t channel;
 	uint32_t end;
+	uint32_t kind;
+	uint32_t cookie;
 };
 
 /**
@@ -369,17 +389,24 @@ int rmsg_ep_arm(struct rmsg_ep *ep);
 int rmsg_channel_max_msg(struct rmsg_ep *ep, uint32_t channel);
 
 /**
- * rmsg_send() - send a copy of a message
+ * rmsg_send() - send a message, by copy or zero copy as fits
  * @ep: the endpoint
  * @channel: an open channel
  * @buf: the message
- * @len: its bytes, at most rmsg_channel_max_msg(); 0 is a message too
+ * @len: its bytes, at most rmsg_channel_max_msg() (or RMSG_RNDV_MAX_LEN,
+ *	see below); 0 is a message too
  * @user_data: for the send's completion event
  *
- * @buf may be reused at once. The completion comes through
- * rmsg_ep_progress(), exactly once, in order with the channel's other
- * sends; res 0 means the message was written into the peer's receive
- * block. An uncommitted rmsg_reserve() is dropped.
+ * A copy (eager): @buf may be reused at once. The completion comes
+ * through rmsg_ep_progress(), exactly once, in order with the channel's
+ * other sends; res 0 means the message was written into the peer's
+ * receive block. An uncommitted rmsg_reserve() is dropped.
+ *
+ * When @len is at least rmsg_ep_rndv_threshold() and @buf..@buf+@len lies
+ * in a region registered with rmsg_reg() on @ep, the message goes as
+ * rmsg_send_zc() with flags 0 instead: @buf belongs to the transfer until
+ * its completion event, which may come after those of later sends. With
+ * no region registered nothing changes.
  *
  * Return: 0; -EAGAIN when the send area or the SQ is full, or
  * RMSG_CHAN_MAX_PENDING sends of the channel wait for completion (call
@@ -461,6 +488,11 @@ int rmsg_peek_any(struct rmsg_ep *ep, struct rmsg_msg *msg);
  * already released, does nothing. After it the message's bytes may be
  * overwritten at any time.
  *
+ * Rendezvous messages among those released that were not answered yet
+ * (rmsg_recv_into(), rmsg_discard()) are discarded first: their senders
+ * complete with -ECANCELED. A message answered with rmsg_recv_into() may
+ * be released at once; its transfer goes on.
+ *
  * Return: 0; -EINVAL for a message not peeked; -ENOTCONN when the channel
  * is gone.
  */
@@ -475,14 +507,132 @@ int rmsg_release(struct rmsg_ep *ep, const struct rmsg_msg *msg);
  *
  * Releases any message of the channel still held from rmsg_peek() too.
  *
+ * A rendezvous message is read into a region the library keeps for it
+ * (registered on @ep, grown to the largest message, one transfer at a
+ * time per endpoint) and copied to @buf once there: until then rmsg_recv()
+ * returns -EAGAIN and is called again (rmsg_ep_wait() sleeps meanwhile).
+ * rmsg_recv_into() is the zero-copy way.
+ *
  * Return: the message's bytes; -EMSGSIZE when it is longer than @len (it
- * stays, unread); or what rmsg_peek() returns.
+ * stays, unread); -EAGAIN; -ENOMEM (no bounce region; the message stays),
+ * the transfer's error (the message is released); or what rmsg_peek()
+ * returns.
  */
 int rmsg_recv(struct rmsg_ep *ep, uint32_t channel, void *buf, size_t len);
 
 /*
+ * Rendezvous (RMSG_FEAT_RNDV, Documentation/rendezvous.rst): a message in
+ * a registered region goes zero copy. The receiver peeks an RMSG_MSG_RNDV
+ * message and answers it with rmsg_recv_into(), rmsg_discard() or
+ * rmsg_recv(); the kernels move the bytes. rmsg_send() goes this way by
+ * itself for messages of the threshold's size or more that lie in a
+ * region; rmsg_send_zc() always does.
+ */
+
+/* The built-in rendezvous threshold (bytes), unless RMSG_RNDV_THRESH. */
+#define RMSG_RNDV_THRESH_DEFAULT	16384
+
+/* rmsg_send_zc() flags */
+#define RMSG_ZC_PUT	(1U << 0)	/* RPut (RMSG_RNDV_F_PUT) */
+
+/**
+ * rmsg_recv_into() - receive a rendezvous message into a region
+ * @ep: the endpoint
+ * @msg: an RMSG_MSG_RNDV message from rmsg_peek() or rmsg_peek_any(),
+ *	not released yet
+ * @buf: where its bytes go: inside one region registered with rmsg_reg()
+ *	on @ep
+ * @room: bytes at @buf
+ * @user_data: for the completion event
+ *
+ * The answers of a channel's rendezvous messages go in their order. The
+ * completion comes through rmsg_ep_progress(): kind RMSG_CQE_OP,
+ * @user_data, res 0 (the bytes are in @buf) or a negative errno, len the
+ * message's bytes. The message is not released: do that with
+ * rmsg_release(), at once if wanted.
+ *
+ * Return: 0; -EMSGSIZE when @room < msg->len (nothing answered: receive
+ * again or discard); -EFAULT when @buf..@buf+@room is not inside one
+ * region; -EINVAL for an eager message, one answered already, or one
+ * whose channel has an earlier rendezvous message unanswered; -EAGAIN
+ * when the SQ is full; -ENOTCONN when the channel is gone.
+ */
+int rmsg_recv_into(struct rmsg_ep *ep, const struct rmsg_msg *msg, void *buf,
+		   size_t room, uint64_t user_data);
+
+/**
+ * rmsg_discard() - decline a rendezvous message
+ * @ep: the endpoint
+ * @msg: an RMSG_MSG_RNDV message, peeked and not answered
+ *
+ * The sender's transfer completes with -ECANCELED; no event comes here.
+ * The message is not released.
+ *
+ * Return: 0, or the errors of rmsg_recv_into() (not -EMSGSIZE, -EFAULT).
+ */
+int rmsg_discard(struct rmsg_ep *ep, const struct rmsg_msg *msg);
+
+/**
+ * rmsg_send_zc() - send a message zero copy (rendezvous)
+ * @ep: the endpoint
+ * @channel: an open channel
+ * @buf: the message, inside one region registered with rmsg_reg() on @ep
+ * @len: its bytes, 1 to RMSG_RNDV_MAX_LEN
+ * @flags: 0, or RMSG_ZC_PUT
+ * @user_data: for the completion event
+ *
+ * The peer reads the bytes from @buf: leave them unchanged, and the region
+ * registered, until the completion event (kind RMSG_CQE_OP, @user_data,
+ * res 0; -EMSGSIZE when the peer's room was too small; -ECANCELED when it
+ * discarded the message; or the channel's error). The message keeps its
+ * place in the channel's order.
+ *
+ * Return: 0; -EFAULT when @buf..@buf+@len is not inside one region;
+ * -EMSGSIZE; -EINVAL for unknown @flags; -EOPNOTSUPP without
+ * RMSG_FEAT_RNDV; or what rmsg_send() returns (-EAGAIN, -ENOTCONN).
+ */
+int rmsg_send_zc(struct rmsg_ep *ep, uint32_t channel, const void *buf,
+		 size_t len, unsigned int flags, uint64_t user_data);
+
+/**
+ * rmsg_ep_set_rndv_threshold() - when rmsg_send() goes rendezvous
+ * @ep: the endpoint
+ * @bytes: messages of this many bytes or more that lie in a region go
+ *	rendezvous; SIZE_MAX: never
+ *
+ * The default is the environment's RMSG_RNDV_THRESH (bytes, optional K or
+ * M suffix) when set at rmsg_ep_open(), else RMSG_RNDV_THRESH_DEFAULT.
+ *
+ * Return: 0 or -EINVAL.
+ */
+int rmsg_ep_set_rndv_threshold(struct rmsg_ep *ep, size_t bytes);
+
+/**
+ * rmsg_ep_rndv_threshold() - the threshold of rmsg_ep_set_rndv_threshold()
+ * @ep: the endpoint
+ *
+ * Return: bytes, or SIZE_MAX for never.
+ */
+size_t rmsg_ep_rndv_threshold(struct rmsg_ep *ep);
+
+/**
+ * rmsg_protocol_info() - print which protocol rmsg_send() takes by size
+ * @ep: the endpoint
+ * @channel: an open channel
+ * @out: where to print the table
+ *
+ * One line per size range, from the channel's largest eager message, the
+ * threshold and the module's features.
+ *
+ * Return: 0 or a negative errno (-ENOTCONN, -EIO).
+ */
+int rmsg_protocol_info(struct rmsg_ep *ep, uint32_t channel, FILE *out);
+
+/*
  * Memory regions (RMSG_FEAT_RNDV): memory the kernel pins for rendezvous
- * transfers to read and write in place. Documentation/rendezvous.rst.
+ * transfers to read and write in place. Documentation/rendezvous.rst. The
+ * library keeps a table of the regions of @ep, to find the region of a
+ * buffer (rmsg_send(), rmsg_send_zc(), rmsg_recv_into()).
  */
 
 /**
@@ -508,7 +658,8 @@ int rmsg_reg(struct rmsg_ep *ep, void *addr, size_t len, uint32_t *handle);
  * @ep: the endpoint it was registered on
  * @handle: from rmsg_reg()
  *
- * The handle may be given to a later region.
+ * The handle may be given to a later region. The library forgets the
+ * region only when the kernel has.
  *
  * Return: 0; -ENOENT for no such region; -EBUSY while a transfer on it has
  * not completed (the region stays registered).

@@ -29,18 +29,6 @@
 /* -------------------------------------------------------------------- */
 /* Endpoint data, locking, the channel table                             */
 
-static void rmsg_lock(struct rmsg_ep_data *d)
-{
-	if (d->lock)
-		pthread_mutex_lock(d->lock);
-}
-
-static void rmsg_unlock(struct rmsg_ep_data *d)
-{
-	if (d->lock)
-		pthread_mutex_unlock(d->lock);
-}
-
 int rmsg_ep_data_init(struct rmsg_ep *ep, const struct rmsg_ep_setup *p)
 {
 	struct rmsg_ep_data *d = calloc(1, sizeof(*d));
@@ -51,6 +39,7 @@ int rmsg_ep_data_init(struct rmsg_ep *ep, const struct rmsg_ep_setup *p)
 	ep->data = d;
 	d->features = p->features;
 	d->page_size = (size_t)sysconf(_SC_PAGESIZE);
+	rmsg_rv_init(d);
 	if (!p->send_area_size)
 		return 0;
 	map = mmap(NULL, p->send_area_size, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -74,6 +63,7 @@ void rmsg_ep_data_free(struct rmsg_ep *ep)
 			munmap((void *)d->chans[i].block, d->chans[i].map_len);
 	if (d->area_map)
 		munmap(d->area_map, d->area_len);
+	rmsg_rv_free(ep);
 	if (d->lock) {
 		pthread_mutex_destroy(d->lock);
 		free(d->lock);
@@ -99,11 +89,6 @@ int rmsg_ep_set_locking(struct rmsg_ep *ep)
 	pthread_mutex_init(m, NULL);
 	d->lock = m;
 	return 0;
-}
-
-static struct rmsg_chan *rmsg_chan_get(struct rmsg_ep_data *d, __u32 id)
-{
-	return id < d->nchans ? &d->chans[id] : NULL;
 }
 
 /* Make room for channel @id; ids are small (the kernel allocates from 0). */
@@ -174,6 +159,9 @@ static void rmsg_chan_drop(struct rmsg_ep_data *d, __u32 id)
 	}
 	if (ch->credit_owed)
 		d->owed--;
+	if (ch->rv_owed)
+		d->rv_owed--;
+	rmsg_rv_chan_gone(d, id);
 	if (d->resv && d->resv_chan == id)
 		rmsg_resv_drop(d);
 	memset(ch, 0, sizeof(*ch));
@@ -208,7 +196,7 @@ static void rmsg_chan_settle(struct rmsg_ep_data *d, __u32 id)
 /* Submitting                                                            */
 
 /* Let the kernel take what was published, if it will not by itself. */
-static void rmsg_kick(struct rmsg_ep *ep)
+void rmsg_lib_kick(struct rmsg_ep *ep)
 {
 	unsigned int n;
 
@@ -231,13 +219,13 @@ static void rmsg_kick(struct rmsg_ep *ep)
 }
 
 /* A free SQE; when the SQ is full, let the kernel drain it once first. */
-static struct rmsg_sqe *rmsg_sqe(struct rmsg_ep *ep)
+struct rmsg_sqe *rmsg_lib_sqe(struct rmsg_ep *ep)
 {
 	struct rmsg_sqe *sqe = rmsg_sq_get_sqe(ep);
 
 	if (sqe)
 		return sqe;
-	rmsg_kick(ep);
+	rmsg_lib_kick(ep);
 	return rmsg_sq_get_sqe(ep);
 }
 
@@ -257,7 +245,7 @@ static bool rmsg_chan_credit(struct rmsg_ep *ep, __u32 id)
 	due = ch->state == RMSG_CH_OPEN && !ch->err &&
 	      rmsg_vb_rx_credit_due(&ch->rx);
 	if (due) {
-		sqe = rmsg_sqe(ep);
+		sqe = rmsg_lib_sqe(ep);
 		if (sqe) {
 			sqe->opcode = RMSG_OP_CREDIT;
 			sqe->channel = id;
@@ -276,7 +264,7 @@ static bool rmsg_chan_credit(struct rmsg_ep *ep, __u32 id)
 	return sqe;
 }
 
-/* Retry the credit updates that found the SQ full, then kick. */
+/* Retry the credit updates and discards that found the SQ full, kick. */
 static void rmsg_flush(struct rmsg_ep *ep)
 {
 	struct rmsg_ep_data *d = ep->data;
@@ -285,7 +273,8 @@ static void rmsg_flush(struct rmsg_ep *ep)
 	for (i = 0; d->owed && i < d->nactive; i++)
 		if (d->chans[d->active[i]].credit_owed)
 			rmsg_chan_credit(ep, d->active[i]);
-	rmsg_kick(ep);
+	rmsg_rv_flush(ep);
+	rmsg_lib_kick(ep);
 }
 
 /*
@@ -294,7 +283,7 @@ static void rmsg_flush(struct rmsg_ep *ep)
  * event still comes (and is reported), and messages peeked before stay
  * readable until released.
  */
-static void rmsg_chan_broken(struct rmsg_ep *ep, __u32 id, int err)
+void rmsg_lib_broken(struct rmsg_ep *ep, __u32 id, int err)
 {
 	struct rmsg_chan *ch = &ep->data->chans[id];
 
@@ -424,6 +413,9 @@ static int rmsg_cqe_take(struct rmsg_ep *ep, const struct rmsg_cqe *cqe,
 			break;	/* the program's own SQE */
 		if (RMSG_TAG_OP(cqe->user_data) == RMSG_OP_SEND)
 			return ev ? rmsg_send_done(d, cqe, ev) : -1;
+		if (RMSG_TAG_OP(cqe->user_data) == RMSG_OP_SEND_RNDV ||
+		    RMSG_TAG_OP(cqe->user_data) == RMSG_OP_RECV_RNDV)
+			return rmsg_rv_cqe(ep, cqe, ev);
 		/* CREDIT and ARM complete only when they fail. */
 		d->lib_errors++;
 		ch = rmsg_chan_get(d, RMSG_TAG_VAL(cqe->user_data));
@@ -467,8 +459,8 @@ static int rmsg_cqe_take(struct rmsg_ep *ep, const struct rmsg_cqe *cqe,
 	return 1;
 }
 
-static int rmsg_progress_locked(struct rmsg_ep *ep, struct rmsg_event *ev,
-				unsigned int max)
+int rmsg_lib_progress(struct rmsg_ep *ep, struct rmsg_event *ev,
+		      unsigned int max)
 {
 	struct rmsg_ring_view *cq = &ep->cq;
 	unsigned int n = 0, done, ready = rmsg_cq_ready(ep);
@@ -498,7 +490,7 @@ int rmsg_ep_progress(struct rmsg_ep *ep, struct rmsg_event *ev,
 	if (!d || (max && !ev))
 		return -EINVAL;
 	rmsg_lock(d);
-	n = rmsg_progress_locked(ep, ev, max);
+	n = rmsg_lib_progress(ep, ev, max);
 	rmsg_unlock(d);
 	return n;
 }
@@ -513,11 +505,12 @@ static bool rmsg_ready_locked(struct rmsg_ep *ep)
 	__u32 i;
 
 	/* Swallow READABLE and the like first, or they would look ready. */
-	rmsg_progress_locked(ep, NULL, 0);
+	rmsg_lib_progress(ep, NULL, 0);
 	if (rmsg_cq_ready(ep))
 		return true;
 	for (i = 0; i < d->nactive; i++)
-		if (rmsg_chan_pending(&d->chans[d->active[i]]))
+		if (rmsg_chan_pending(&d->chans[d->active[i]]) &&
+		    !rmsg_rv_blocked(d, d->active[i]))
 			return true;
 	return false;
 }
@@ -536,7 +529,13 @@ static int rmsg_arm_locked(struct rmsg_ep *ep)
 		ch = &d->chans[d->active[i]];
 		if (ch->state != RMSG_CH_OPEN || ch->armed || ch->err)
 			continue;
-		sqe = rmsg_sqe(ep);
+		/*
+		 * rmsg_recv()'s transfer holds up the channel: its CQE, not
+		 * a READABLE for the message it waits on, is the wake-up.
+		 */
+		if (rmsg_rv_blocked(d, d->active[i]))
+			continue;
+		sqe = rmsg_lib_sqe(ep);
 		if (!sqe) {
 			ret = -EAGAIN;
 			break;
@@ -550,7 +549,7 @@ static int rmsg_arm_locked(struct rmsg_ep *ep)
 		n++;
 	}
 	if (n)
-		rmsg_kick(ep);
+		rmsg_lib_kick(ep);
 	return ret;
 }
 
@@ -600,21 +599,29 @@ int rmsg_ep_wait(struct rmsg_ep *ep, int timeout_ms)
 /* -------------------------------------------------------------------- */
 /* Sending                                                               */
 
-int rmsg_channel_max_msg(struct rmsg_ep *ep, uint32_t channel)
+/* The largest eager message of channel @id, or -ENOTCONN. */
+int rmsg_lib_max_msg(struct rmsg_ep_data *d, __u32 id)
 {
-	struct rmsg_ep_data *d = ep->data;
-	struct rmsg_chan *ch;
+	struct rmsg_chan *ch = rmsg_chan_get(d, id);
 	int ret = -ENOTCONN;
 
-	if (!d)
-		return -EINVAL;
-	rmsg_lock(d);
-	ch = rmsg_chan_get(d, channel);
 	if (ch && ch->state == RMSG_CH_OPEN) {
 		ret = (int)ch->max_msg;
 		if (d->area_map && rmsg_area_max(&d->area) < ch->max_msg)
 			ret = (int)rmsg_area_max(&d->area);
 	}
+	return ret;
+}
+
+int rmsg_channel_max_msg(struct rmsg_ep *ep, uint32_t channel)
+{
+	struct rmsg_ep_data *d = ep->data;
+	int ret;
+
+	if (!d)
+		return -EINVAL;
+	rmsg_lock(d);
+	ret = rmsg_lib_max_msg(d, channel);
 	rmsg_unlock(d);
 	return ret;
 }
@@ -643,7 +650,7 @@ static int rmsg_send_submit(struct rmsg_ep *ep, __u32 id, __u32 off,
 			    __u32 len, __u64 ud)
 {
 	struct rmsg_ep_data *d = ep->data;
-	struct rmsg_sqe *sqe = rmsg_sqe(ep);
+	struct rmsg_sqe *sqe = rmsg_lib_sqe(ep);
 
 	if (!sqe)
 		return -EAGAIN;
@@ -655,7 +662,7 @@ static int rmsg_send_submit(struct rmsg_ep *ep, __u32 id, __u32 off,
 	sqe->user_data = RMSG_TAG(RMSG_OP_SEND, off);
 	d->chans[id].inflight++;
 	/* A: the payload is written before the producer store publishes it. */
-	rmsg_kick(ep);
+	rmsg_lib_kick(ep);
 	return 0;
 }
 
@@ -663,12 +670,21 @@ int rmsg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
 	      size_t len, uint64_t user_data)
 {
 	struct rmsg_ep_data *d = ep->data;
-	__u32 off;
+	__u32 off, handle;
 	int ret;
 
 	if (!d)
 		return -EINVAL;
 	rmsg_lock(d);
+	/* Large, and in a region: zero copy (rmsg_rndv.c). */
+	if (d->nregs && len >= d->rv_thresh && len &&
+	    len <= RMSG_RNDV_MAX_LEN && (d->features & RMSG_FEAT_RNDV) &&
+	    rmsg_rv_region_of(d, buf, len, &handle)) {
+		rmsg_resv_drop(d);
+		ret = rmsg_rv_send(ep, channel, buf, len, 0, user_data,
+				   handle);
+		goto out;
+	}
 	ret = rmsg_send_check(d, channel, len);
 	if (ret)
 		goto out;
@@ -765,16 +781,26 @@ static int rmsg_chan_next(struct rmsg_ep *ep, __u32 id, struct rmsg_msg *msg)
 	save = ch->rx;
 	ret = rmsg_vb_rx_poll(&ch->rx, ch->block, &m);
 	if (ret > 0) {
-		msg->data = ch->block + m.off;
-		msg->len = m.len;
+		if (m.type == RMSG_VB_RTS) {
+			/* Rendezvous: the record announces the bytes. */
+			ret = rmsg_rv_peeked(ch, ch->block + m.off, m.len,
+					     m.end, msg);
+		} else {
+			msg->data = ch->block + m.off;
+			msg->len = m.len;
+			msg->kind = RMSG_MSG_EAGER;
+			msg->cookie = 0;
+			ret = 0;
+		}
 		msg->channel = id;
 		msg->end = m.end;
-		return 0;
+		if (!ret)
+			return 0;
 	}
 	if (ret < 0) {
 		/* Keep consumed at the last good message for the releases. */
 		ch->rx = save;
-		rmsg_chan_broken(ep, id, ret);
+		rmsg_lib_broken(ep, id, ret);
 		return ret;
 	}
 	return ch->state == RMSG_CH_OPEN ? -EAGAIN : -ENOTCONN;
@@ -789,7 +815,7 @@ static int rmsg_peek_locked(struct rmsg_ep *ep, __u32 id, struct rmsg_msg *msg)
 	return ret;
 }
 
-static int rmsg_release_locked(struct rmsg_ep *ep, const struct rmsg_msg *msg)
+int rmsg_lib_release(struct rmsg_ep *ep, const struct rmsg_msg *msg)
 {
 	struct rmsg_ep_data *d = ep->data;
 	struct rmsg_chan *ch = rmsg_chan_get(d, msg->channel);
@@ -807,9 +833,11 @@ static int rmsg_release_locked(struct rmsg_ep *ep, const struct rmsg_msg *msg)
 	ret = rmsg_vb_rx_release(&ch->rx, msg->end);
 	if (ret)
 		return ret;
+	/* Unanswered rendezvous messages among them are discarded. */
+	rmsg_rv_released(ep, msg->channel, msg->end);
 	if (ch->state == RMSG_CH_OPEN) {
 		if (rmsg_chan_credit(ep, msg->channel))
-			rmsg_kick(ep);
+			rmsg_lib_kick(ep);
 	} else {
 		rmsg_chan_settle(d, msg->channel);
 	}
@@ -871,7 +899,7 @@ int rmsg_release(struct rmsg_ep *ep, const struct rmsg_msg *msg)
 	if (!d)
 		return -EINVAL;
 	rmsg_lock(d);
-	ret = rmsg_release_locked(ep, msg);
+	ret = rmsg_lib_release(ep, msg);
 	rmsg_unlock(d);
 	return ret;
 }
@@ -897,6 +925,11 @@ int rmsg_recv(struct rmsg_ep *ep, uint32_t channel, void *buf, size_t len)
 	ret = rmsg_peek_locked(ep, channel, &msg);
 	if (ret)
 		goto out;
+	if (msg.kind == RMSG_MSG_RNDV) {
+		/* Through the bounce region; the peek may be undone. */
+		ret = rmsg_rv_recv(ep, &msg, &save, buf, len);
+		goto out;
+	}
 	if (msg.len > len) {
 		/* Unread: the next peek or recv finds it again. */
 		ch->rx = save;
@@ -904,7 +937,7 @@ int rmsg_recv(struct rmsg_ep *ep, uint32_t channel, void *buf, size_t len)
 		goto out;
 	}
 	memcpy(buf, msg.data, msg.len);
-	ret = rmsg_release_locked(ep, &msg);
+	ret = rmsg_lib_release(ep, &msg);
 	if (!ret)
 		ret = (int)msg.len;
 out:

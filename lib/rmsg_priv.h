@@ -20,8 +20,11 @@
  * that a completion says what it completes without a lookup: bits 63..32
  * are RMSG_TAG_MAGIC, 31..28 the operation, 27..0 its value (SEND: the
  * payload's send-area offset, below RMSG_SEND_AREA_MAX; CREDIT, ARM: the
- * channel, below RMSG_MAX_CHANNELS). The program's user_data of a send
- * waits in the send area's record header meanwhile.
+ * channel, below RMSG_MAX_CHANNELS; SEND_RNDV, RECV_RNDV: an index in the
+ * endpoint's table of rendezvous operations, or one of the two values
+ * below for the library's own answers). The program's user_data of a send
+ * waits in the send area's record header meanwhile, that of a rendezvous
+ * operation in its table entry.
  */
 #define RMSG_TAG_MAGIC		0x726d7367ULL	/* "rmsg" */
 #define RMSG_TAG(op, val)	(RMSG_TAG_MAGIC << 32 | (__u64)(op) << 28 | \
@@ -29,6 +32,18 @@
 #define RMSG_TAG_IS_LIB(ud)	((ud) >> 32 == RMSG_TAG_MAGIC)
 #define RMSG_TAG_OP(ud)		((unsigned int)((ud) >> 28) & 0xf)
 #define RMSG_TAG_VAL(ud)	((__u32)(ud) & 0xfffffffU)
+
+/* RECV_RNDV tags of the library's own answers (no table entry). */
+#define RMSG_RV_TAG_DISCARD	0xfffffffU	/* a message released unanswered */
+#define RMSG_RV_TAG_BOUNCE	0xffffffeU	/* rmsg_recv()'s bounce region */
+#define RMSG_RV_OPS_MAX		0x1000000U	/* table entries at most */
+
+/*
+ * Rendezvous messages of a channel the program has seen but not answered,
+ * at most: the sender's kernel has at most RMSG_RNDV_WINDOW (8) announced
+ * and unfinished, and a transfer finishes only once answered.
+ */
+#define RMSG_RV_RING		16
 
 /* rmsg_chan.state */
 enum rmsg_chan_state {
@@ -50,6 +65,14 @@ enum rmsg_chan_state {
  * @state: enum rmsg_chan_state
  * @armed: an ARM is outstanding (its READABLE not yet seen)
  * @credit_owed: a credit update is due but found no SQE
+ * @rv_owed: discards are due (@rv_drop past @rv_answer) but found no SQE
+ * @rv_refused: answers the kernel refused since the last one it took
+ * @rv_seen: cookie after the last rendezvous message peeked
+ * @rv_answer: cookie of the next rendezvous message to answer
+ * @rv_drop: rendezvous messages before this cookie are released; those of
+ *	them not answered yet are discarded by the library
+ * @rv_end: the end (rmsg_msg.end) of each rendezvous message peeked, by
+ *	cookie % RMSG_RV_RING
  */
 struct rmsg_chan {
 	struct rmsg_vb_rx rx;
@@ -62,6 +85,71 @@ struct rmsg_chan {
 	__u8 state;
 	__u8 armed;
 	__u8 credit_owed;
+	__u8 rv_owed;
+	__u8 rv_refused;
+	__u32 rv_seen;
+	__u32 rv_answer;
+	__u32 rv_drop;
+	__u32 rv_end[RMSG_RV_RING];
+};
+
+/**
+ * struct rmsg_rv_region - a region the program registered on the endpoint
+ * @addr: its first byte
+ * @len: its bytes
+ * @handle: the kernel's handle
+ */
+struct rmsg_rv_region {
+	uintptr_t addr;
+	size_t len;
+	__u32 handle;
+};
+
+/* rmsg_rv_op.type */
+enum rmsg_rv_op_type {
+	RMSG_RVOP_FREE = 0,
+	RMSG_RVOP_SEND,		/* rmsg_send_zc() or a rendezvous rmsg_send() */
+	RMSG_RVOP_RECV,		/* rmsg_recv_into() */
+};
+
+/**
+ * struct rmsg_rv_op - a rendezvous operation whose CQE is outstanding
+ * @user_data: the program's
+ * @next_free: FREE: index + 1 of the next free entry, 0 for none
+ * @type: enum rmsg_rv_op_type
+ */
+struct rmsg_rv_op {
+	__u64 user_data;
+	__u32 next_free;
+	__u32 type;
+};
+
+/**
+ * struct rmsg_bounce - rmsg_recv()'s region for rendezvous messages
+ * @map: its memory (mmap), or NULL
+ * @len: its bytes
+ * @handle: its region
+ * @busy: a message was answered into it and not collected yet
+ * @done: that transfer's CQE came
+ * @gone: the program released the message meanwhile: free on the CQE
+ * @res: the CQE's res
+ * @channel: the message's channel
+ * @cookie: its cookie
+ * @start: the channel's peek position before the message
+ * @end: the message's end
+ */
+struct rmsg_bounce {
+	void *map;
+	size_t len;
+	__u32 handle;
+	bool busy;
+	bool done;
+	bool gone;
+	int res;
+	__u32 channel;
+	__u32 cookie;
+	__u32 start;
+	__u32 end;
 };
 
 /**
@@ -83,8 +171,17 @@ struct rmsg_chan {
  * @features: the module's RMSG_FEAT_* bits
  * @page_size: the system page size
  * @lock: the endpoint's mutex after rmsg_ep_set_locking(), else NULL
- * @lib_errors: library operations (CREDIT, ARM) the kernel failed
+ * @lib_errors: library operations (CREDIT, ARM, discards) the kernel failed
  * @bad_cqes: completions the library could not match to what it sent
+ * @rv_thresh: rmsg_send() goes rendezvous from this many bytes
+ * @rv_owed: channels with rv_owed set
+ * @regs: the regions registered with rmsg_reg(), in no order
+ * @nregs: entries used in @regs
+ * @regs_cap: entries allocated in @regs
+ * @ops: rendezvous operations, by the index in their tag
+ * @nops: entries in @ops
+ * @ops_free: index + 1 of the first free entry of @ops, 0 for none
+ * @bounce: rmsg_recv()'s region for rendezvous messages
  */
 struct rmsg_ep_data {
 	struct rmsg_chan *chans;
@@ -106,10 +203,68 @@ struct rmsg_ep_data {
 	pthread_mutex_t *lock;
 	__u64 lib_errors;
 	__u64 bad_cqes;
+	size_t rv_thresh;
+	__u32 rv_owed;
+	struct rmsg_rv_region *regs;
+	__u32 nregs;
+	__u32 regs_cap;
+	struct rmsg_rv_op *ops;
+	__u32 nops;
+	__u32 ops_free;
+	struct rmsg_bounce bounce;
 };
+
+static inline void rmsg_lock(struct rmsg_ep_data *d)
+{
+	if (d->lock)
+		pthread_mutex_lock(d->lock);
+}
+
+static inline void rmsg_unlock(struct rmsg_ep_data *d)
+{
+	if (d->lock)
+		pthread_mutex_unlock(d->lock);
+}
+
+static inline struct rmsg_chan *rmsg_chan_get(struct rmsg_ep_data *d,
+					      __u32 id)
+{
+	return id < d->nchans ? &d->chans[id] : NULL;
+}
 
 int rmsg_ep_data_init(struct rmsg_ep *ep, const struct rmsg_ep_setup *p);
 void rmsg_ep_data_free(struct rmsg_ep *ep);
+
+/* rmsg_msg.c, for rmsg_rndv.c; the caller holds the endpoint's lock */
+struct rmsg_sqe *rmsg_lib_sqe(struct rmsg_ep *ep);
+void rmsg_lib_kick(struct rmsg_ep *ep);
+int rmsg_lib_progress(struct rmsg_ep *ep, struct rmsg_event *ev,
+		      unsigned int max);
+int rmsg_lib_release(struct rmsg_ep *ep, const struct rmsg_msg *msg);
+void rmsg_lib_broken(struct rmsg_ep *ep, __u32 id, int err);
+int rmsg_lib_max_msg(struct rmsg_ep_data *d, __u32 id);
+
+/* rmsg_region.c: the ioctls alone, for regions kept out of the table */
+int rmsg_lib_reg(int fd, void *addr, size_t len, uint32_t *handle);
+int rmsg_lib_dereg(int fd, uint32_t handle);
+
+/* rmsg_rndv.c; the caller holds the endpoint's lock */
+void rmsg_rv_init(struct rmsg_ep_data *d);
+void rmsg_rv_free(struct rmsg_ep *ep);
+int rmsg_rv_peeked(struct rmsg_chan *ch, const void *rts, __u32 size,
+		   __u32 end, struct rmsg_msg *msg);
+void rmsg_rv_released(struct rmsg_ep *ep, __u32 id, __u32 end);
+void rmsg_rv_chan_gone(struct rmsg_ep_data *d, __u32 id);
+void rmsg_rv_flush(struct rmsg_ep *ep);
+int rmsg_rv_cqe(struct rmsg_ep *ep, const struct rmsg_cqe *cqe,
+		struct rmsg_event *ev);
+bool rmsg_rv_region_of(struct rmsg_ep_data *d, const void *buf, size_t len,
+		       __u32 *handle);
+int rmsg_rv_send(struct rmsg_ep *ep, __u32 id, const void *buf, size_t len,
+		 unsigned int flags, __u64 user_data, __u32 handle);
+int rmsg_rv_recv(struct rmsg_ep *ep, const struct rmsg_msg *msg,
+		 const struct rmsg_vb_rx *save, void *buf, size_t len);
+bool rmsg_rv_blocked(const struct rmsg_ep_data *d, __u32 id);
 
 #pragma GCC visibility pop
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rmsg-perf: latency, bandwidth and message rate of rmsg's eager messages,
- * in the conventions of perftest and the OSU benchmarks.
+ * rmsg-perf: latency, bandwidth and message rate of rmsg's eager and
+ * rendezvous messages, in the conventions of perftest and the OSU
+ * benchmarks.
  *
  *   rmsg-perf [options] {lat|bw|rate} [SERVER]    (no SERVER: be the server)
  *   rmsg-perf [options] mem ADDRESS               (memory per idle channel)
@@ -16,9 +17,16 @@
  * received is checked for its length, channel and sequence number. A
  * mismatch stops the run with an error instead of a number: a benchmark
  * must not report figures for data that did not arrive intact and in order.
+ *
+ * Rendezvous runs (sizes above the largest eager message, --zc, --put,
+ * --rndv-thresh, --max-size) send from and receive into memory both sides
+ * registered with rmsg_reg(), through the library's own choice of protocol
+ * (rmsg_send()) or zero copy always (rmsg_send_zc()); a rendezvous message
+ * is received with rmsg_recv_into() and checked when its completion comes.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <math.h>
 #include <netdb.h>
@@ -28,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -49,6 +58,25 @@
 #define BW_WINDOW	64
 #define BW_LOOPS	100	/* windows measured */
 #define BW_SKIP		10	/* windows of warm-up */
+/* Above HUGE_SIZE (rendezvous only) a message takes seconds under TCG. */
+#define HUGE_SIZE	(1U << 20)
+#define LAT_ITERS_HUGE	100
+#define LAT_WARMUP_HUGE	5
+#define BW_MSGS_HUGE	32	/* messages, not windows */
+#define BW_SKIP_HUGE	4
+
+/*
+ * Registered buffers of rendezvous runs: per channel a ring of slots, one
+ * per send in flight (the sender may not touch a message's bytes until its
+ * completion) and one per receive answered. More than twice the kernel's
+ * window of rendezvous transfers per channel gains nothing, and the memory
+ * of one thread's slots is bounded (it is pinned, and the test guest has
+ * 2 GiB for both sides).
+ */
+#define RNDV_SLOTS	16
+#define DEFAULT_REG_MEM	(128UL << 20)
+#define MAX_ALL_SIZE	(64U << 20)	/* -a with rendezvous stops here */
+#define THRESH_NEVER	UINT64_MAX	/* --rndv-thresh=never */
 
 enum test {
 	TEST_LAT = 1,
@@ -79,6 +107,15 @@ static struct options {
 	bool full_check;
 	int timeout_s;
 	const char *server;	/* NULL: be the server */
+
+	/* Rendezvous. */
+	bool reg;		/* registered buffers, rmsg_send(): see above */
+	bool zc;		/* rmsg_send_zc() for every message */
+	bool put;		/* RPut (RMSG_ZC_PUT) */
+	bool thresh_set;
+	uint64_t rndv_thresh;	/* THRESH_NEVER: never automatically */
+	uint32_t max_size;	/* -a stops here (0: the default) */
+	uint64_t reg_mem;	/* registered bytes per thread and side */
 } opt = {
 	.iters = -1,
 	.warmup = -1,
@@ -87,6 +124,7 @@ static struct options {
 	.threads = 1,
 	.port = DEFAULT_PORT,
 	.timeout_s = 60,
+	.reg_mem = DEFAULT_REG_MEM,
 };
 
 /* ------------------------------------------------------------------------
@@ -94,6 +132,14 @@ static struct options {
  * on the first channel of each thread, at points where no data message can
  * be in the way. Fields are in host byte order; a peer of the other order
  * shows up as a bad magic number.
+ *
+ * The rendezvous fields came later, appended, and travel only between
+ * peers that both know them: a client sets CTL_F_EXT in its HELLOs (which
+ * are of the first length, CTL_V1_LEN, so an older server takes them), a
+ * server that knows the extension answers with an ACK of the full length
+ * and CTL_CAP_RNDV, and from then on both send full-length messages. An
+ * older peer on either side thus still runs the eager tests, and a client
+ * asked for rendezvous by an older server stops with a reason.
  */
 #define CTL_MAGIC	0x46504d52	/* "RMPF" */
 #define CTL_VERSION	1
@@ -104,9 +150,16 @@ enum ctl_type {
 	CTL_RUN,	/* client: run one message size */
 	CTL_RESULT,	/* server: its side of the run */
 	CTL_BYE,	/* client: done */
+	CTL_ABORT,	/* either side, in a run: giving up, and why (@text) */
 };
 
 #define CTL_F_FULL_CHECK	(1U << 0)
+#define CTL_F_EXT		(1U << 1)	/* HELLO: knows the full length */
+#define CTL_F_REG		(1U << 2)	/* RUN: registered buffers */
+#define CTL_F_ZC		(1U << 3)	/* RUN: rmsg_send_zc() always */
+#define CTL_F_PUT		(1U << 4)	/* RUN: RPut */
+
+#define CTL_CAP_RNDV		(1U << 0)	/* ACK: the flags above */
 
 struct ctl {
 	uint32_t magic;
@@ -130,8 +183,15 @@ struct ctl {
 	uint64_t syscalls;	/* RESULT: the server's, in that interval */
 	uint32_t sc_method;	/* RESULT: enum sc_method */
 	uint32_t resv;
-	char text[96];		/* ACK: why the server refused */
+	char text[96];		/* ACK: why the server refused; ABORT: why */
+	/* Extension (CTL_F_EXT): */
+	uint64_t rndv_thresh;	/* RUN: the endpoints' threshold */
+	uint64_t rndv_msgs;	/* RESULT: measured ones that came rendezvous */
+	uint32_t caps;		/* ACK: CTL_CAP_* */
+	uint32_t resv2;
 };
+
+#define CTL_V1_LEN	offsetof(struct ctl, rndv_thresh)
 
 /* ------------------------------------------------------------------------
  * Threads, endpoints and channels.
@@ -144,6 +204,12 @@ struct chan {
 	uint32_t inflight;	/* sends not completed yet */
 	bool open;
 	uint64_t retry_at;	/* client: connect again then (ns), or 0 */
+
+	/* Rendezvous runs: the channel's slots in the worker's region. */
+	uint8_t *tx_slots, *rx_slots;
+	uint32_t tx_busy;	/* slots of zero-copy sends in flight */
+	uint32_t rx_busy;	/* slots answered, not completed */
+	uint64_t rx_answered;	/* rendezvous messages answered */
 };
 
 struct worker {
@@ -168,6 +234,20 @@ struct worker {
 	uint64_t iters, warmup;
 	uint32_t window;
 	uint32_t flags;
+	uint64_t thresh;	/* rendezvous threshold (CTL_F_REG) */
+	bool zc_now;		/* this run's sends go rendezvous */
+	uint32_t ntx, nrx;	/* slots per channel */
+	size_t stride;		/* bytes from one slot to the next */
+
+	/* The registered region (rendezvous runs), grown as needed. */
+	uint8_t *reg;
+	size_t reg_len;
+	uint32_t reg_handle;
+
+	/* The control protocol's extension (see struct ctl). */
+	size_t ctl_len;
+	bool ext;
+	bool aborting;		/* giving up: failed sends are expected */
 
 	/* What this side measured of it. */
 	uint64_t *samples;	/* lat client: round trips, ns */
@@ -175,6 +255,11 @@ struct worker {
 	uint64_t msgs;		/* messages sent + received in it */
 	uint64_t t0, t1;	/* stream client: sender's interval */
 	struct ctl result;	/* client: the server's RESULT */
+	uint64_t arrived;	/* data messages received whole, this run */
+	uint64_t rndv_msgs;	/* of which by rendezvous, measured part */
+	uint64_t clock_at;	/* stream server: the arrival starting it */
+	uint64_t first_measured;	/* lat: the first measured message */
+	uint64_t rx_t0, rx_t1, rx_s0;	/* stream server's interval */
 };
 
 static struct worker *workers;
@@ -301,18 +386,41 @@ static void on_closed(struct worker *w, const struct rmsg_event *ev)
 		c->open = false;
 }
 
-static void on_send(struct worker *w, const struct rmsg_event *ev)
+/*
+ * The user_data of rendezvous runs' operations: data sends (whose
+ * completion frees their slot) and rmsg_recv_into() answers, each with the
+ * message's sequence number. Control messages and eager runs' data sends
+ * carry no tag.
+ */
+#define TAG_TX		(1ULL << 63)
+#define TAG_RX		(1ULL << 62)
+#define TAG_SEQ		(TAG_RX - 1)
+
+static _Noreturn void give_up(struct worker *w, const char *fmt, ...);
+static void rx_done(struct worker *w, struct chan *c,
+		    const struct rmsg_event *ev);
+
+static void on_op(struct worker *w, const struct rmsg_event *ev)
 {
 	struct chan *c = chan_of(w, ev->channel);
 
+	if (c && (ev->user_data & TAG_RX)) {
+		rx_done(w, c, ev);
+		return;
+	}
 	/* Sends still in flight when a channel closes may fail then. */
-	if (ev->res && !w->closing)
+	if (ev->res && !w->closing && !w->aborting) {
+		if (ev->res == -EINVAL && (w->flags & CTL_F_PUT))
+			give_up(w, "RPut (--put) refused with EINVAL: this rmsg module does not do RMSG_RNDV_F_PUT");
 		die(w, "send on channel %u: %s", ev->channel,
 		    strerror(-ev->res));
+	}
 	if (!c || !c->inflight)
 		die(w, "completion of a send not made, channel %u",
 		    ev->channel);
 	c->inflight--;
+	if ((ev->user_data & TAG_TX) && w->ntx)
+		c->tx_busy &= ~(1U << ((ev->user_data & TAG_SEQ) % w->ntx));
 }
 
 /* Take what the endpoint has; returns the number of events. */
@@ -327,7 +435,7 @@ static int pump(struct worker *w)
 	for (i = 0; i < n; i++) {
 		switch (ev[i].kind) {
 		case RMSG_CQE_OP:
-			on_send(w, &ev[i]);
+			on_op(w, &ev[i]);
 			break;
 		case RMSG_CQE_CONNECTED:
 			on_connected(w, &ev[i]);
@@ -386,6 +494,36 @@ static bool stamp_ok(const uint8_t *p, uint32_t len, uint64_t seq, bool full)
 	return true;
 }
 
+/*
+ * A data message has arrived whole (checked). The stream server's clock
+ * starts at the arrival of number @clock_at; @first_measured are warm-up.
+ */
+static void arrived(struct worker *w, bool rndv)
+{
+	w->arrived++;
+	if (rndv && w->arrived > w->first_measured)
+		w->rndv_msgs++;
+	if (w->clock_at && w->arrived == w->clock_at) {
+		w->rx_t0 = now_ns();
+		w->rx_s0 = sysctr_read(&w->sc);
+	}
+}
+
+/* An eager message that is the peer's CTL_ABORT ends the run with its why. */
+static void check_abort(struct worker *w, const void *data, uint32_t len)
+{
+	struct ctl a;
+
+	if (!data || len < CTL_V1_LEN || len > sizeof(a))
+		return;
+	memset(&a, 0, sizeof(a));
+	memcpy(&a, data, len);
+	if (a.magic == CTL_MAGIC && a.type == CTL_ABORT) {
+		a.text[sizeof(a.text) - 1] = '\0';
+		die(w, "the peer gave up: %s", a.text);
+	}
+}
+
 /* Check a data message of @c (the next one expected) and release it. */
 static void take_data(struct worker *w, struct chan *c,
 		      const struct rmsg_msg *msg)
@@ -394,8 +532,12 @@ static void take_data(struct worker *w, struct chan *c,
 	uint64_t got = 0;
 	int ret;
 
+	if (msg->kind != RMSG_MSG_EAGER)
+		die(w, "a rendezvous message of %u bytes on channel %u in a run without registered buffers",
+		    msg->len, c->id);
 	if (msg->len != w->size || !stamp_ok(msg->data, msg->len, c->rx_seq,
 					     full)) {
+		check_abort(w, msg->data, msg->len);
 		if (msg->len >= 8)
 			memcpy(&got, msg->data, 8);
 		die(w, "bad message on channel %u (%d of the thread): %u bytes, expected %u; message %" PRIu64 " expected, first 8 bytes %#" PRIx64,
@@ -406,6 +548,7 @@ static void take_data(struct worker *w, struct chan *c,
 	ret = rmsg_release(&w->ep, msg);
 	if (ret)
 		die(w, "rmsg_release: %s", strerror(-ret));
+	arrived(w, false);
 }
 
 /* Build the next data message of @c in place and send it. */
@@ -462,6 +605,159 @@ static void wait_msg(struct worker *w, struct chan *c, struct rmsg_msg *msg)
 		die(w, "rmsg_peek on channel %u: %s", c->id, strerror(-ret));
 }
 
+/*
+ * Rendezvous runs: send the next data message of @c from its slot, with
+ * rmsg_send() (the library picks the protocol by the threshold) or
+ * rmsg_send_zc(). A zero-copy send owns its slot until its completion.
+ */
+static void send_reg(struct worker *w, struct chan *c)
+{
+	uint64_t seq = c->tx_seq;
+	uint32_t slot = seq % w->ntx, bit = 1U << slot;
+	uint8_t *buf = c->tx_slots + slot * w->stride;
+	struct waiter wt;
+	int ret;
+
+	if (c->tx_busy & bit) {
+		wait_init(&wt, "a send's completion (to reuse its buffer)");
+		while (c->tx_busy & bit) {
+			pump(w);
+			tick(w, &wt);
+		}
+	}
+	stamp(buf, w->size, seq, w->flags & CTL_F_FULL_CHECK);
+	wait_init(&wt, "room to send");
+	for (;;) {
+		if (w->flags & CTL_F_ZC)
+			ret = rmsg_send_zc(&w->ep, c->id, buf, w->size,
+					   w->flags & CTL_F_PUT ?
+					   RMSG_ZC_PUT : 0, TAG_TX | seq);
+		else
+			ret = rmsg_send(&w->ep, c->id, buf, w->size,
+					TAG_TX | seq);
+		if (ret != -EAGAIN)
+			break;
+		pump(w);
+		tick(w, &wt);
+	}
+	if (ret == -EINVAL && (w->flags & CTL_F_PUT))
+		give_up(w, "RPut (--put) refused with EINVAL: this rmsg module does not do RMSG_RNDV_F_PUT");
+	if (ret)
+		die(w, "%s of %u bytes on channel %u: %s",
+		    w->flags & CTL_F_ZC ? "rmsg_send_zc" : "rmsg_send",
+		    w->size, c->id, strerror(-ret));
+	if (w->zc_now)
+		c->tx_busy |= bit;
+	c->tx_seq++;
+	c->inflight++;
+}
+
+/*
+ * Answer the rendezvous message @msg of @c (the next one expected) into a
+ * free slot, and release it; rx_done() checks it when it has come. The
+ * slot's stamps are spoiled first, so that a transfer that wrote nothing
+ * cannot pass for one that wrote what the previous message left there.
+ */
+static void answer_rndv(struct worker *w, struct chan *c,
+			const struct rmsg_msg *msg)
+{
+	uint64_t seq = c->rx_seq;
+	uint32_t slot, bit;
+	struct waiter wt;
+	uint8_t *buf;
+	int ret;
+
+	if (!(w->flags & CTL_F_REG) || !w->nrx)
+		die(w, "a rendezvous message of %u bytes on channel %u in a run without registered buffers",
+		    msg->len, c->id);
+	if (msg->len != w->size)
+		die(w, "bad rendezvous message on channel %u (%d of the thread): %u bytes, expected %u; message %" PRIu64,
+		    c->id, (int)(c - w->ch), msg->len, w->size, seq);
+	slot = seq % w->nrx;
+	bit = 1U << slot;
+	buf = c->rx_slots + slot * w->stride;
+	if (c->rx_busy & bit) {
+		wait_init(&wt, "a rendezvous receive to complete");
+		while (c->rx_busy & bit) {
+			pump(w);
+			tick(w, &wt);
+		}
+	}
+	stamp(buf, w->size, ~seq, w->flags & CTL_F_FULL_CHECK);
+	wait_init(&wt, "room to answer a rendezvous message");
+	while ((ret = rmsg_recv_into(&w->ep, msg, buf, w->size,
+				     TAG_RX | seq)) == -EAGAIN) {
+		pump(w);
+		tick(w, &wt);
+	}
+	if (ret)
+		die(w, "rmsg_recv_into of message %" PRIu64 " (%u bytes) on channel %u: %s",
+		    seq, msg->len, c->id, strerror(-ret));
+	c->rx_busy |= bit;
+	c->rx_seq++;
+	c->rx_answered++;
+	ret = rmsg_release(&w->ep, msg);
+	if (ret)
+		die(w, "rmsg_release: %s", strerror(-ret));
+}
+
+/* The completion of an answer: the message is in its slot, or not. */
+static void rx_done(struct worker *w, struct chan *c,
+		    const struct rmsg_event *ev)
+{
+	uint64_t seq = ev->user_data & TAG_SEQ, got = 0;
+	uint32_t slot = seq % (w->nrx ? w->nrx : 1);
+	const uint8_t *buf = c->rx_slots + slot * w->stride;
+
+	if (!(c->rx_busy & (1U << slot)))
+		die(w, "completion of a rendezvous receive not made, channel %u",
+		    c->id);
+	if (ev->res)
+		die(w, "rendezvous message %" PRIu64 " on channel %u: %s",
+		    seq, c->id, strerror(-ev->res));
+	if (ev->len != w->size ||
+	    !stamp_ok(buf, w->size, seq, w->flags & CTL_F_FULL_CHECK)) {
+		if (w->size >= 8)
+			memcpy(&got, buf, 8);
+		die(w, "bad rendezvous message on channel %u (%d of the thread): %u bytes, expected %u; message %" PRIu64 " expected, first 8 bytes %#" PRIx64,
+		    c->id, (int)(c - w->ch), ev->len, w->size, seq, got);
+	}
+	c->rx_busy &= ~(1U << slot);
+	arrived(w, true);
+}
+
+/* Send the next data message of @c, the way the run asks. */
+static void send_one(struct worker *w, struct chan *c)
+{
+	if (w->flags & CTL_F_REG)
+		send_reg(w, c);
+	else
+		send_data(w, c);
+}
+
+/*
+ * Receive the next data message of @c whole: in place (eager), or answered
+ * and waited for (rendezvous). Returns when it has been checked.
+ */
+static void recv_one(struct worker *w, struct chan *c)
+{
+	uint64_t want = w->arrived + 1;
+	struct rmsg_msg msg;
+	struct waiter wt;
+
+	wait_msg(w, c, &msg);
+	if (msg.kind == RMSG_MSG_EAGER) {
+		take_data(w, c, &msg);
+		return;
+	}
+	answer_rndv(w, c, &msg);
+	wait_init(&wt, "a rendezvous message's bytes");
+	while (w->arrived < want) {
+		pump(w);
+		tick(w, &wt);
+	}
+}
+
 static void send_ctl(struct worker *w, struct chan *c, struct ctl *ctl,
 		     enum ctl_type type)
 {
@@ -472,7 +768,7 @@ static void send_ctl(struct worker *w, struct chan *c, struct ctl *ctl,
 	ctl->version = CTL_VERSION;
 	ctl->type = type;
 	wait_init(&wt, "room to send a control message");
-	while ((ret = rmsg_send(&w->ep, c->id, ctl, sizeof(*ctl), 0)) ==
+	while ((ret = rmsg_send(&w->ep, c->id, ctl, w->ctl_len, 0)) ==
 	       -EAGAIN)
 		tick(w, &wt);
 	if (ret)
@@ -488,7 +784,7 @@ static bool ctl_valid(struct worker *w, const struct ctl *ctl, int len,
 {
 	const char *why = NULL;
 
-	if (len != sizeof(*ctl))
+	if (len != CTL_V1_LEN && len != sizeof(*ctl))
 		why = "of the wrong length";
 	else if (ctl->magic != CTL_MAGIC)
 		why = "without rmsg-perf's magic (another program, or a peer of the other byte order?)";
@@ -509,6 +805,7 @@ static void recv_ctl(struct worker *w, struct chan *c, struct ctl *ctl,
 	struct waiter wt;
 	int ret;
 
+	memset(ctl, 0, sizeof(*ctl));
 	wait_init(&wt, "a control message");
 	while ((ret = rmsg_recv(&w->ep, c->id, ctl, sizeof(*ctl))) ==
 	       -EAGAIN)
@@ -518,6 +815,10 @@ static void recv_ctl(struct worker *w, struct chan *c, struct ctl *ctl,
 		    c->id);
 	if (ret < 0)
 		die(w, "rmsg_recv on channel %u: %s", c->id, strerror(-ret));
+	if (ctl_valid(w, ctl, ret, CTL_BIT(CTL_ABORT), false)) {
+		ctl->text[sizeof(ctl->text) - 1] = '\0';
+		die(w, "the peer gave up: %s", ctl->text);
+	}
 	ctl_valid(w, ctl, ret, types, true);
 }
 
@@ -533,6 +834,38 @@ static void drain_sends(struct worker *w)
 			pump(w);
 			tick(w, &wt);
 		}
+}
+
+/*
+ * Stop the run for @fmt, telling the peer why first (CTL_ABORT on the
+ * first channel, where it arrives in place of a data message) so that it
+ * does not stop with a mere "closed by the peer".
+ */
+static _Noreturn void give_up(struct worker *w, const char *fmt, ...)
+{
+	struct ctl a;
+	va_list ap;
+
+	memset(&a, 0, sizeof(a));
+	va_start(ap, fmt);
+	vsnprintf(a.text, sizeof(a.text), fmt, ap);
+	va_end(ap);
+	if (w->ext && !w->aborting && w->nch && w->ch[0].open) {
+		struct chan *c = &w->ch[0];
+		uint64_t until;
+
+		w->aborting = true;
+		send_ctl(w, c, &a, CTL_ABORT);
+		/*
+		 * Until it has gone; the peer may well close the channel as
+		 * soon as it has read it, which is not the news here.
+		 */
+		w->closing = true;
+		until = now_ns() + 2000000000ULL;
+		while (c->open && c->inflight && now_ns() < until)
+			pump(w);
+	}
+	die(w, "%s", a.text);
 }
 
 /* ------------------------------------------------------------------------
@@ -559,6 +892,8 @@ static void open_ep(struct worker *w)
 	 * to leave one on the kernel's overflow list.
 	 */
 	inflight = (uint64_t)(w->server ? 4 : opt.window) * opt.channels;
+	/* Rendezvous runs: each answered receive has a completion too. */
+	inflight += (uint64_t)RNDV_SLOTS * opt.channels;
 	memset(&p, 0, sizeof(p));
 	p.cq_entries = pow2_at_least(inflight + 2 * MAX_CHANNELS + 64);
 	if (p.cq_entries > RMSG_MAX_CQ_ENTRIES)
@@ -571,7 +906,8 @@ static void open_ep(struct worker *w)
 		p.sqpoll_idle_ms = opt.sqpoll_idle_ms;
 	}
 	/* Room for a full window of the largest message, at least 1 MiB. */
-	area = inflight * ((opt.all ? RMSG_VB_MAX_PAYLOAD : opt.size) + 64);
+	area = inflight * ((opt.all || opt.size > RMSG_VB_MAX_PAYLOAD ?
+			    RMSG_VB_MAX_PAYLOAD : opt.size) + 64);
 	if (area < RMSG_LIB_SEND_AREA)
 		area = RMSG_LIB_SEND_AREA;
 	if (area > RMSG_SEND_AREA_MAX)
@@ -585,6 +921,100 @@ static void open_ep(struct worker *w)
 	if (!w->by_id || !w->unplaced)
 		die(w, "out of memory");
 	memset(w->by_id, 0xff, RMSG_MAX_CHANNELS * sizeof(*w->by_id));
+	w->ctl_len = CTL_V1_LEN;
+}
+
+/*
+ * The registered region of rendezvous runs: at least @need bytes, grown
+ * (registered anew) between runs, when no transfer is using it.
+ */
+static void reg_grow(struct worker *w, size_t need)
+{
+	size_t len = (need + (2UL << 20) - 1) & ~((2UL << 20) - 1);
+	void *p;
+	int ret;
+
+	if (need <= w->reg_len)
+		return;
+	if (w->reg) {
+		ret = rmsg_dereg(&w->ep, w->reg_handle);
+		if (ret)
+			die(w, "rmsg_dereg: %s", strerror(-ret));
+		munmap(w->reg, w->reg_len);
+		w->reg = NULL;
+		w->reg_len = 0;
+	}
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		die(w, "mapping %zu bytes for the buffers: %s", len,
+		    strerror(errno));
+	ret = rmsg_reg(&w->ep, p, len, &w->reg_handle);
+	if (ret == -ENOMEM)
+		die(w, "registering %zu bytes: %s (pinned memory counts in RLIMIT_MEMLOCK: raise ulimit -l, or lower --reg-mem)",
+		    len, strerror(-ret));
+	if (ret)
+		die(w, "registering %zu bytes: %s", len, strerror(-ret));
+	w->reg = p;
+	w->reg_len = len;
+}
+
+static uint32_t clamp_slots(uint64_t fit, uint32_t most)
+{
+	if (fit > most)
+		fit = most;
+	return fit ? fit : 1;
+}
+
+/*
+ * Before a run (both sides, outside the measured part): the endpoint's
+ * threshold, whether this run's sends go rendezvous, and the slots. A
+ * stream's sender needs a slot per send in flight, its receiver one per
+ * answer outstanding; a ping-pong needs one each way, and a second one to
+ * send from while the previous send's completion is still on its way.
+ */
+static void setup_run(struct worker *w, bool sender, bool receiver)
+{
+	uint64_t per_chan;
+	size_t need;
+	int i, ret;
+
+	w->arrived = 0;
+	w->rndv_msgs = 0;
+	w->clock_at = 0;
+	w->first_measured = 0;
+	w->zc_now = false;
+	w->ntx = w->nrx = 0;
+	if (!(w->flags & CTL_F_REG))
+		return;
+	ret = rmsg_ep_set_rndv_threshold(&w->ep, w->thresh == THRESH_NEVER ?
+					 SIZE_MAX : (size_t)w->thresh);
+	if (ret)
+		die(w, "rmsg_ep_set_rndv_threshold(%" PRIu64 "): %s",
+		    w->thresh, strerror(-ret));
+	w->zc_now = (w->flags & CTL_F_ZC) || w->size >= w->thresh;
+	w->stride = w->size < 4096 ? (w->size + 63) & ~63U :
+		    ((size_t)w->size + 4095) & ~(size_t)4095;
+	per_chan = opt.reg_mem / w->nch / w->stride;
+	if (sender && receiver) {
+		w->nrx = 1;
+		w->ntx = clamp_slots(per_chan > 1 ? per_chan - 1 : 1, 2);
+	} else if (sender) {
+		w->ntx = clamp_slots(per_chan, w->window < RNDV_SLOTS ?
+						w->window : RNDV_SLOTS);
+	} else {
+		w->nrx = clamp_slots(per_chan, RNDV_SLOTS);
+	}
+	need = (size_t)w->nch * (w->ntx + w->nrx) * w->stride;
+	reg_grow(w, need);
+	for (i = 0; i < w->nch; i++) {
+		struct chan *c = &w->ch[i];
+
+		c->tx_slots = w->reg + (size_t)i * (w->ntx + w->nrx) *
+			      w->stride;
+		c->rx_slots = c->tx_slots + (size_t)w->ntx * w->stride;
+		c->tx_busy = c->rx_busy = 0;
+	}
 }
 
 /*
@@ -616,6 +1046,8 @@ static void close_ep(struct worker *w, bool initiate)
 			tick(w, &wt);
 	} while (open);
 	rmsg_ep_close(&w->ep);
+	if (w->reg)
+		munmap(w->reg, w->reg_len);
 	free(w->by_id);
 	free(w->unplaced);
 }
@@ -632,18 +1064,17 @@ static void close_ep(struct worker *w, bool initiate)
 static void lat_client(struct worker *w)
 {
 	uint64_t i, n = w->warmup + w->iters, t0, t1, s0 = 0;
-	struct rmsg_msg msg;
 	struct chan *c;
 
+	w->first_measured = w->warmup;
 	for (i = 0; i < n; i++) {
 		c = &w->ch[i % w->nch];
 		if (i == w->warmup)
 			s0 = sysctr_read(&w->sc);
 		t0 = now_ns();
-		send_data(w, c);
-		wait_msg(w, c, &msg);
+		send_one(w, c);
+		recv_one(w, c);
 		t1 = now_ns();
-		take_data(w, c, &msg);
 		if (i >= w->warmup)
 			w->samples[i - w->warmup] = t1 - t0;
 		/* Completions free the send area: take them as they come. */
@@ -651,25 +1082,30 @@ static void lat_client(struct worker *w)
 	}
 	w->sys = sysctr_read(&w->sc) - s0;
 	w->msgs = 2 * w->iters;
+	/* A zero-copy send's buffer is the transfer's until it completes. */
+	if (w->flags & CTL_F_REG)
+		drain_sends(w);
 }
 
 static void lat_server(struct worker *w, struct ctl *res)
 {
 	uint64_t i, n = w->warmup + w->iters, s0 = 0;
-	struct rmsg_msg msg;
 	struct chan *c;
 
+	w->first_measured = w->warmup;
 	for (i = 0; i < n; i++) {
 		c = &w->ch[i % w->nch];
 		if (i == w->warmup)
 			s0 = sysctr_read(&w->sc);
-		wait_msg(w, c, &msg);
-		take_data(w, c, &msg);
-		send_data(w, c);
+		recv_one(w, c);
+		send_one(w, c);
 		pump(w);
 	}
 	res->syscalls = sysctr_read(&w->sc) - s0;
 	res->msgs = 2 * w->iters;
+	res->rndv_msgs = w->rndv_msgs;
+	if (w->flags & CTL_F_REG)
+		drain_sends(w);
 }
 
 /*
@@ -679,6 +1115,15 @@ static void lat_server(struct worker *w, struct ctl *res)
  * measures from the arrival of the last warm-up message (the first
  * message, when there is no warm-up) to the arrival of the last one: the
  * bandwidth is measured at the receiver.
+ *
+ * Rendezvous messages are measured from the answer of the first measured
+ * one (the first message, without warm-up) to the arrival of the last,
+ * all measured ones counted: the bytes move between the answer and the
+ * arrival, several transfers' reads at once, so that the arrivals of a
+ * short run can come almost together (and do, in the emulated test bed,
+ * where completions come in batches), and counting from an arrival would
+ * count bytes that moved before it. This is ib_read_bw's interval, from
+ * the reader's first request to its last completion.
  */
 static void stream_client(struct worker *w)
 {
@@ -697,7 +1142,7 @@ static void stream_client(struct worker *w)
 			pump(w);
 			tick(w, &wt);
 		}
-		send_data(w, c);
+		send_one(w, c);
 	}
 	drain_sends(w);
 	w->t1 = now_ns();
@@ -707,18 +1152,28 @@ static void stream_client(struct worker *w)
 
 static void stream_server(struct worker *w, struct ctl *res)
 {
-	uint64_t got = 0, n = w->warmup + w->iters, start, s0 = 0;
+	uint64_t n = w->warmup + w->iters, start, taken = 0;
 	struct rmsg_msg msg;
+	bool rndv = false;
 	struct waiter wt;
 	struct chan *c;
 	int ret;
 
-	/* The message whose arrival starts the clock. */
+	/*
+	 * The message whose arrival starts the clock: arrived() notes it,
+	 * when the message is checked, be it eager or the completion of a
+	 * rendezvous answer.
+	 */
 	start = w->warmup ? w->warmup : 1;
+	w->clock_at = start;
+	w->first_measured = start;
 	wait_init(&wt, "a message");
-	while (got < n) {
+	while (w->arrived < n) {
 		ret = rmsg_peek_any(&w->ep, &msg);
 		if (ret == -EAGAIN) {
+			/* Answers complete through the events. */
+			if (w->flags & CTL_F_REG)
+				pump(w);
 			tick(w, &wt);
 			continue;
 		}
@@ -727,18 +1182,28 @@ static void stream_server(struct worker *w, struct ctl *res)
 		c = chan_of(w, msg.channel);
 		if (!c)
 			die(w, "a message on unknown channel %u", msg.channel);
-		take_data(w, c, &msg);
-		got++;
-		if (got == start) {
-			res->t0 = now_ns();
-			s0 = sysctr_read(&w->sc);
+		if (!taken++ && msg.kind == RMSG_MSG_RNDV) {
+			/* A rendezvous run: its clock, see above. */
+			rndv = true;
+			w->clock_at = 0;
+			w->first_measured = w->warmup;
 		}
+		if (rndv && taken == w->warmup + 1) {
+			w->rx_t0 = now_ns();
+			w->rx_s0 = sysctr_read(&w->sc);
+		}
+		if (msg.kind == RMSG_MSG_EAGER)
+			take_data(w, c, &msg);
+		else
+			answer_rndv(w, c, &msg);
 		wt.spins = 0;
 	}
+	res->t0 = w->rx_t0;
 	res->t1 = now_ns();
-	res->syscalls = sysctr_read(&w->sc) - s0;
-	res->msgs = n - start;
+	res->syscalls = sysctr_read(&w->sc) - w->rx_s0;
+	res->msgs = rndv ? w->iters : n - start;
 	res->bytes = res->msgs * w->size;
+	res->rndv_msgs = w->rndv_msgs;
 }
 
 /* ------------------------------------------------------------------------
@@ -783,6 +1248,8 @@ static void srv_place(struct worker *w, uint32_t id, const struct ctl *h,
 	}
 	if (ack->error)
 		return;
+	if (h->flags & CTL_F_EXT)
+		w->ext = true;
 	c = &w->ch[h->chan_idx];
 	c->id = id;
 	c->open = true;
@@ -830,8 +1297,11 @@ static void srv_accept(struct worker *w)
 				continue;
 			if (ret)
 				die(w, "channel %u: %s", id, strerror(-ret));
-			memcpy(&hello, msg.data,
-			       msg.len < sizeof(hello) ? msg.len : sizeof(hello));
+			memset(&hello, 0, sizeof(hello));
+			if (msg.data)
+				memcpy(&hello, msg.data,
+				       msg.len < sizeof(hello) ? msg.len :
+				       sizeof(hello));
 			ctl_valid(w, &hello, msg.len, CTL_BIT(CTL_HELLO), true);
 			ret = rmsg_release(&w->ep, &msg);
 			if (ret)
@@ -858,6 +1328,11 @@ static void srv_accept(struct worker *w)
 			 w->nunplaced);
 	}
 	if (!ack.error) {
+		/* A client that knows the extension hears of it, in full. */
+		if (w->ext) {
+			w->ctl_len = sizeof(ack);
+			ack.caps = CTL_CAP_RNDV;
+		}
 		send_ctl(w, &w->ch[0], &ack, CTL_ACK);
 		return;
 	}
@@ -887,6 +1362,8 @@ static void *srv_thread(void *arg)
 		w->warmup = run.warmup;
 		w->window = run.window;
 		w->flags = run.flags;
+		w->thresh = run.rndv_thresh;
+		setup_run(w, opt.test == TEST_LAT, true);
 		memset(&res, 0, sizeof(res));
 		if (opt.test == TEST_LAT)
 			lat_server(w, &res);
@@ -968,12 +1445,17 @@ static void cli_connect(struct worker *w)
 		hello.thread = w->idx;
 		hello.channels = w->nch;
 		hello.chan_idx = i;
+		hello.flags = CTL_F_EXT;
 		send_ctl(w, &w->ch[i], &hello, CTL_HELLO);
 	}
 	recv_ctl(w, &w->ch[0], &ack, CTL_BIT(CTL_ACK));
 	if (ack.error)
 		die(w, "the server refused: %s", ack.text);
 	w->peer_max = ack.max_msg;
+	if (ack.caps & CTL_CAP_RNDV) {
+		w->ext = true;
+		w->ctl_len = sizeof(ack);
+	}
 }
 
 static uint64_t default_iters(uint32_t size)
@@ -981,7 +1463,10 @@ static uint64_t default_iters(uint32_t size)
 	if (opt.iters >= 0)
 		return opt.iters;
 	if (opt.test == TEST_LAT)
-		return size > LARGE_SIZE ? LAT_ITERS_LARGE : LAT_ITERS;
+		return size > HUGE_SIZE ? LAT_ITERS_HUGE :
+		       size > LARGE_SIZE ? LAT_ITERS_LARGE : LAT_ITERS;
+	if (size > HUGE_SIZE)
+		return BW_MSGS_HUGE;
 	return (uint64_t)opt.window * (size > LARGE_SIZE ? BW_LOOPS / 5 :
 				       BW_LOOPS);
 }
@@ -991,19 +1476,64 @@ static uint64_t default_warmup(uint32_t size)
 	if (opt.warmup >= 0)
 		return opt.warmup;
 	if (opt.test == TEST_LAT)
-		return size > LARGE_SIZE ? LAT_WARMUP_LARGE : LAT_WARMUP;
+		return size > HUGE_SIZE ? LAT_WARMUP_HUGE :
+		       size > LARGE_SIZE ? LAT_WARMUP_LARGE : LAT_WARMUP;
+	if (size > HUGE_SIZE)
+		return BW_SKIP_HUGE;
 	return (uint64_t)opt.window * (size > LARGE_SIZE ? BW_SKIP / 5 :
 				       BW_SKIP);
 }
 
+static uint64_t run_thresh;	/* the client's threshold, for the server too */
+
+/* Can a message of @size bytes go, eager up to @limit or rendezvous? */
+static bool size_ok(uint32_t size, uint32_t limit)
+{
+	if (size <= limit)
+		return true;
+	return opt.reg && size <= RMSG_RNDV_MAX_LEN &&
+	       (opt.zc || size >= run_thresh);
+}
+
+/*
+ * Rendezvous runs need the module's RMSG_FEAT_RNDV and a server that knows
+ * the control protocol's extension; the threshold the runs use is the
+ * client's (--rndv-thresh, or its endpoint's default), told to the server.
+ */
+static void reg_setup(uint32_t limit)
+{
+	struct worker *w = &workers[0];
+	struct rmsg_version ver;
+	size_t th;
+	int ret, t;
+
+	ret = rmsg_query_version(w->ep.fd, &ver);
+	if (ret && ret != -EPROTO)
+		die(NULL, "rmsg_query_version: %s", strerror(-ret));
+	if (!(ver.features & RMSG_FEAT_RNDV))
+		die(NULL, "rendezvous runs (sizes above %u bytes, --zc, --put, --rndv-thresh, --max-size): this rmsg module has no RMSG_FEAT_RNDV",
+		    limit);
+	for (t = 0; t < opt.threads; t++)
+		if (!workers[t].ext)
+			die(NULL, "rendezvous runs: the server's rmsg-perf is older than rendezvous (no CTL_CAP_RNDV)");
+	if (opt.thresh_set) {
+		run_thresh = opt.rndv_thresh;
+	} else {
+		th = rmsg_ep_rndv_threshold(&w->ep);
+		run_thresh = th == SIZE_MAX ? THRESH_NEVER : th;
+	}
+}
+
 /*
  * The sizes to run: one, or (-a) powers of two from 2 up to the largest
- * message every channel can carry, in both directions for lat.
+ * message every channel can carry, in both directions for lat; with
+ * rendezvous, up to --max-size (64 MiB), leaving out sizes that neither
+ * protocol can carry (above the eager limit, under the threshold).
  */
 static void make_sizes(void)
 {
-	uint32_t limit = UINT32_MAX, s;
-	int t, i;
+	uint32_t limit = UINT32_MAX, s, top;
+	int t, i, skipped = 0;
 
 	for (t = 0; t < opt.threads; t++) {
 		struct worker *w = &workers[t];
@@ -1017,15 +1547,30 @@ static void make_sizes(void)
 	sizes = calloc(33, sizeof(*sizes));
 	if (!sizes)
 		die(NULL, "out of memory");
+	/* Larger than any eager message: rendezvous, from registered memory. */
+	if (!opt.all && opt.size > limit)
+		opt.reg = true;
+	if (opt.reg)
+		reg_setup(limit);
 	if (!opt.all) {
-		if (opt.size > limit)
-			die(NULL, "%u-byte messages: the largest the channels carry is %u bytes (a larger receive block, -b, allows more)",
-			    opt.size, limit);
+		if (!size_ok(opt.size, limit))
+			die(NULL, "%u-byte messages: the largest eager message the channels carry is %u bytes (a larger receive block, -b, allows more), and rendezvous starts at %" PRIu64 " bytes (--rndv-thresh)",
+			    opt.size, limit, run_thresh);
 		sizes[nsizes++] = opt.size;
 		return;
 	}
-	for (s = MIN_ALL_SIZE; s && s <= limit; s <<= 1)
-		sizes[nsizes++] = s;
+	top = !opt.reg ? limit : opt.max_size ? opt.max_size : MAX_ALL_SIZE;
+	for (s = MIN_ALL_SIZE; s && s <= top; s <<= 1) {
+		if (size_ok(s, limit))
+			sizes[nsizes++] = s;
+		else
+			skipped++;
+	}
+	if (skipped && !opt.json)
+		fprintf(stderr, "rmsg-perf: %d sizes left out: above the largest eager message (%u bytes) and below the rendezvous threshold (%" PRIu64 ")\n",
+			skipped, limit, run_thresh);
+	if (!nsizes)
+		die(NULL, "no size to run");
 }
 
 static void report(int s);
@@ -1061,6 +1606,11 @@ static void *cli_thread(void *arg)
 		w->warmup = default_warmup(w->size);
 		w->window = opt.window;
 		w->flags = opt.full_check ? CTL_F_FULL_CHECK : 0;
+		if (opt.reg)
+			w->flags |= CTL_F_REG | (opt.zc ? CTL_F_ZC : 0) |
+				    (opt.put ? CTL_F_PUT : 0);
+		w->thresh = run_thresh;
+		setup_run(w, true, opt.test == TEST_LAT);
 		/* The threads' runs overlap: that is what rate measures. */
 		pthread_barrier_wait(&barrier);
 		memset(&run, 0, sizeof(run));
@@ -1069,6 +1619,7 @@ static void *cli_thread(void *arg)
 		run.warmup = w->warmup;
 		run.window = w->window;
 		run.flags = w->flags;
+		run.rndv_thresh = w->thresh;
 		send_ctl(w, &w->ch[0], &run, CTL_RUN);
 		if (opt.test == TEST_LAT)
 			lat_client(w);
@@ -1101,10 +1652,21 @@ static void print_header(void)
 	if (opt.json)
 		return;
 	fputs(rule, stdout);
-	printf(" rmsg-perf %s: eager messages, %s\n", test_names[opt.test],
+	printf(" rmsg-perf %s: %s, %s\n", test_names[opt.test],
+	       !opt.reg ? "eager messages" :
+	       opt.put ? "rmsg_send_zc(RMSG_ZC_PUT), RPut zero copy" :
+	       opt.zc ? "rmsg_send_zc(), RGet zero copy" :
+	       "rmsg_send() from registered memory",
 	       opt.test == TEST_LAT ?
 	       "ping-pong, half of the round trip" :
 	       "one way, measured at the receiver");
+	if (opt.reg && !opt.zc && run_thresh == THRESH_NEVER)
+		printf(" rendezvous threshold: never; ");
+	else if (opt.reg && !opt.zc)
+		printf(" rendezvous threshold: %" PRIu64 " bytes; ", run_thresh);
+	if (opt.reg)
+		printf("%sreceived with rmsg_recv_into() into registered memory\n",
+		       opt.zc ? " " : "");
 	printf(" server %s, port %u; %d thread(s) x %d channel(s); ",
 	       opt.server, opt.port, opt.threads, opt.channels);
 	if (opt.block)
@@ -1119,9 +1681,33 @@ static void print_header(void)
 	printf("\n");
 	fputs(rule, stdout);
 	if (opt.test == TEST_LAT)
-		printf(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99%% percentile[usec]   99.9%% percentile[usec]   syscalls/msg\n");
+		printf(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99%% percentile[usec]   99.9%% percentile[usec]   syscalls/msg%s\n",
+		       opt.reg ? "   protocol" : "");
 	else
-		printf(" #bytes     #iterations    BW average[MB/sec]   MsgRate[Mpps]   syscalls/msg(tx)   syscalls/msg(rx)\n");
+		printf(" #bytes     #iterations    BW average[MB/sec]   MsgRate[Mpps]   syscalls/msg(tx)   syscalls/msg(rx)%s\n",
+		       opt.reg ? "   protocol" : "");
+}
+
+/* How the measured messages went: all eager, all rendezvous, or both. */
+static const char *protocol(uint64_t rndv, uint64_t msgs)
+{
+	return !rndv ? "eager" : rndv == msgs ? "rndv" : "mixed";
+}
+
+/* The keys of rendezvous runs, after json_common()'s. */
+static void json_reg(uint64_t rndv, uint64_t msgs)
+{
+	if (!opt.reg)
+		return;
+	printf(", \"send\": \"%s\", \"put\": %s, \"rndv_thresh\": ",
+	       opt.zc ? "rmsg_send_zc" : "rmsg_send",
+	       opt.put ? "true" : "false");
+	if (run_thresh == THRESH_NEVER)
+		printf("null");
+	else
+		printf("%" PRIu64, run_thresh);
+	printf(", \"slots\": %u, \"protocol\": \"%s\", \"rndv_msgs\": %" PRIu64,
+	       workers[0].ntx, protocol(rndv, msgs), rndv);
 }
 
 static int cmp_u64(const void *x, const void *y)
@@ -1155,6 +1741,7 @@ static void json_common(uint32_t size, uint64_t iters, uint64_t warmup)
 static void report_lat(uint32_t size)
 {
 	uint64_t n = 0, i, csys = 0, cmsgs = 0, ssys = 0, smsgs = 0, *all;
+	uint64_t rndv = 0;
 	double sum = 0, sq = 0, avg, sd, med, spm;
 	int t;
 
@@ -1173,6 +1760,7 @@ static void report_lat(uint32_t size)
 		cmsgs += w->msgs;
 		ssys += w->result.syscalls;
 		smsgs += w->result.msgs;
+		rndv += w->rndv_msgs + w->result.rndv_msgs;
 	}
 	qsort(all, n, sizeof(*all), cmp_u64);
 	for (i = 0; i < n; i++)
@@ -1188,6 +1776,7 @@ static void report_lat(uint32_t size)
 #define US(x)	((double)(x) / 2000.0)
 	if (opt.json) {
 		json_common(size, workers[0].iters, workers[0].warmup);
+		json_reg(rndv, 2 * n);
 		printf(", \"t_min_us\": %.3f, \"t_max_us\": %.3f, \"t_typical_us\": %.3f, \"t_avg_us\": %.3f, \"t_stdev_us\": %.3f, \"t_p99_us\": %.3f, \"t_p99_9_us\": %.3f",
 		       US(all[0]), US(all[n - 1]), US(med), US(avg), US(sd),
 		       US(percentile(all, n, 0.99)),
@@ -1195,11 +1784,14 @@ static void report_lat(uint32_t size)
 		printf(", \"syscalls_per_msg\": %.4f, \"client_syscalls_per_msg\": %.4f, \"server_syscalls_per_msg\": %.4f}\n",
 		       spm, ratio(csys, cmsgs), ratio(ssys, smsgs));
 	} else {
-		printf(" %-7u %-11" PRIu64 "    %-14.2f %-12.2f %-18.2f %-14.2f %-15.2f %-22.2f %-24.2f %.2f\n",
+		printf(" %-7u %-11" PRIu64 "    %-14.2f %-12.2f %-18.2f %-14.2f %-15.2f %-22.2f %-24.2f %.2f",
 		       size, workers[0].iters, US(all[0]), US(all[n - 1]),
 		       US(med), US(avg), US(sd),
 		       US(percentile(all, n, 0.99)),
 		       US(percentile(all, n, 0.999)), spm);
+		if (opt.reg)
+			printf("           %s", protocol(rndv, 2 * n));
+		printf("\n");
 	}
 #undef US
 	free(all);
@@ -1208,7 +1800,7 @@ static void report_lat(uint32_t size)
 static void report_stream(uint32_t size)
 {
 	uint64_t t0 = UINT64_MAX, t1 = 0, msgs = 0, bytes = 0, tsys = 0;
-	uint64_t tmsgs = 0, rsys = 0, st0 = UINT64_MAX, st1 = 0;
+	uint64_t tmsgs = 0, rsys = 0, st0 = UINT64_MAX, st1 = 0, rndv = 0;
 	double secs, ssecs, bw, rate;
 	int t;
 
@@ -1228,6 +1820,7 @@ static void report_stream(uint32_t size)
 		rsys += w->result.syscalls;
 		tsys += w->sys;
 		tmsgs += w->msgs;
+		rndv += w->result.rndv_msgs;
 	}
 	secs = t1 > t0 ? (t1 - t0) / 1e9 : 0;
 	ssecs = st1 > st0 ? (st1 - st0) / 1e9 : 0;
@@ -1236,6 +1829,7 @@ static void report_stream(uint32_t size)
 	rate = secs ? msgs / secs / 1e6 : 0;
 	if (opt.json) {
 		json_common(size, workers[0].iters, workers[0].warmup);
+		json_reg(rndv, msgs);
 		printf(", \"window\": %u, \"messages\": %" PRIu64 ", \"seconds\": %.6f, \"bw_MBps\": %.3f, \"msg_rate_Mps\": %.6f, \"sender_bw_MBps\": %.3f",
 		       opt.window, msgs, secs, bw, rate,
 		       ssecs ? (double)tmsgs * size / ssecs / 1048576.0 : 0);
@@ -1243,9 +1837,12 @@ static void report_stream(uint32_t size)
 		       ratio(tsys + rsys, tmsgs + msgs), ratio(tsys, tmsgs),
 		       ratio(rsys, msgs));
 	} else {
-		printf(" %-10u %-14" PRIu64 " %-20.2f %-15.6f %-18.2f %.2f\n",
+		printf(" %-10u %-14" PRIu64 " %-20.2f %-15.6f %-18.2f %.2f",
 		       size, workers[0].iters, bw, rate, ratio(tsys, tmsgs),
 		       ratio(rsys, msgs));
+		if (opt.reg)
+			printf("               %s", protocol(rndv, msgs));
+		printf("\n");
 	}
 }
 
@@ -1276,11 +1873,13 @@ static void print_usage(FILE *out)
 	      "  mem    memory one idle channel costs: -c channels (default 200) between\n"
 	      "         two endpoints of this process on ADDRESS, a local address\n"
 	      "\n"
-	      "  -s, --size=BYTES     message size (lat 8, bw 4096, rate 64)\n"
+	      "  -s, --size=BYTES     message size (lat 8, bw 4096, rate 64); K, M, G\n"
+	      "                       suffixes; above the largest eager message: rendezvous\n"
 	      "  -a, --all            sizes 2, 4, ... up to the channels' largest message\n"
+	      "                       (with rendezvous: up to --max-size)\n"
 	      "  -n, --iters=N        measured iterations (lat) or messages (bw, rate) per\n"
 	      "                       size and thread (lat 10000, bw/rate 100 windows;\n"
-	      "                       fewer above 8 KiB)\n"
+	      "                       fewer above 8 KiB and above 1 MiB)\n"
 	      "  -w, --warmup=N       not measured, before them (lat 100, bw/rate 10 windows)\n"
 	      "  -W, --window=N       sends in flight per channel, bw/rate (64, at most 256)\n"
 	      "  -c, --channels=N     channels per thread (1)\n"
@@ -1292,6 +1891,16 @@ static void print_usage(FILE *out)
 	      "                       after MS ms without work (module default 10)\n"
 	      "      --full-check     check every byte of every message, not only its\n"
 	      "                       first and last 8\n"
+	      "\n"
+	      "Rendezvous (any of these, or a size above the largest eager message: both\n"
+	      "sides send from and receive into memory registered with rmsg_reg()):\n"
+	      "      --rndv-thresh=BYTES  the endpoints' threshold: rmsg_send() goes\n"
+	      "                       rendezvous from BYTES up ('never': eager only);\n"
+	      "                       default: the library's (RMSG_RNDV_THRESH)\n"
+	      "      --zc             every message with rmsg_send_zc() (rendezvous)\n"
+	      "      --put            RPut (rmsg_send_zc() with RMSG_ZC_PUT); implies --zc\n"
+	      "  -S, --max-size=BYTES -a stops here (64M)\n"
+	      "      --reg-mem=BYTES  registered memory per thread and side (128M)\n"
 	      "      --json           one JSON object per size on stdout\n"
 	      "  -T, --timeout=SECS   give up when nothing moves for this long (60)\n"
 	      "  -h, --help\n", out);
@@ -1310,9 +1919,37 @@ static long parse_num(const char *s, const char *what, long min, long max)
 	return v;
 }
 
+/* A byte count with an optional K, M or G suffix (powers of 2). */
+static uint64_t parse_bytes(const char *s, const char *what, uint64_t min,
+			    uint64_t max)
+{
+	unsigned long long v;
+	unsigned int shift = 0;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (!errno && end != s && *s != '-' && *end) {
+		shift = *end == 'K' || *end == 'k' ? 10 :
+			*end == 'M' || *end == 'm' ? 20 :
+			*end == 'G' || *end == 'g' ? 30 : 0;
+		if (shift && end[1] == '\0') {
+			end++;
+			if (v > UINT64_MAX >> shift)
+				errno = ERANGE;
+			v <<= shift;
+		}
+	}
+	if (errno || end == s || *end || *s == '-' || v < min || v > max)
+		die(NULL, "%s: '%s' is not a byte count from %" PRIu64 " to %" PRIu64,
+		    what, s, min, max);
+	return v;
+}
+
 static void parse(int argc, char **argv)
 {
-	enum { OPT_SQPOLL = 256, OPT_JSON, OPT_FULL };
+	enum { OPT_SQPOLL = 256, OPT_JSON, OPT_FULL, OPT_THRESH, OPT_ZC,
+	       OPT_PUT, OPT_REG_MEM };
 	static const struct option longopts[] = {
 		{ "size", required_argument, NULL, 's' },
 		{ "all", no_argument, NULL, 'a' },
@@ -1327,18 +1964,49 @@ static void parse(int argc, char **argv)
 		{ "sqpoll", optional_argument, NULL, OPT_SQPOLL },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "full-check", no_argument, NULL, OPT_FULL },
+		{ "rndv-thresh", required_argument, NULL, OPT_THRESH },
+		{ "zc", no_argument, NULL, OPT_ZC },
+		{ "put", no_argument, NULL, OPT_PUT },
+		{ "max-size", required_argument, NULL, 'S' },
+		{ "reg-mem", required_argument, NULL, OPT_REG_MEM },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
 	};
 	bool channels_set = false;
 	int c, i;
 
-	while ((c = getopt_long(argc, argv, "s:an:w:W:c:t:p:b:T:h", longopts,
+	while ((c = getopt_long(argc, argv, "s:an:w:W:c:t:p:b:T:S:h", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 's':
-			opt.size = parse_num(optarg, "size", 1,
-					     RMSG_VB_MAX_PAYLOAD);
+			opt.size = parse_bytes(optarg, "size", 1,
+					       RMSG_RNDV_MAX_LEN);
+			break;
+		case 'S':
+			opt.max_size = parse_bytes(optarg, "max-size",
+						   MIN_ALL_SIZE,
+						   RMSG_RNDV_MAX_LEN);
+			opt.reg = true;
+			break;
+		case OPT_THRESH:
+			if (!strcmp(optarg, "never"))
+				opt.rndv_thresh = THRESH_NEVER;
+			else
+				opt.rndv_thresh = parse_bytes(optarg,
+						"rndv-thresh", 0, UINT64_MAX);
+			opt.thresh_set = true;
+			opt.reg = true;
+			break;
+		case OPT_PUT:
+			opt.put = true;
+			/* fall through */
+		case OPT_ZC:
+			opt.zc = true;
+			opt.reg = true;
+			break;
+		case OPT_REG_MEM:
+			opt.reg_mem = parse_bytes(optarg, "reg-mem", 4096,
+						  RMSG_REG_MAX_LEN);
 			break;
 		case 'a':
 			opt.all = true;

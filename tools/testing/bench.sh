@@ -5,12 +5,14 @@
 # device in the same boot, raw results into OUT for tools/testing/bench-report
 # on the host. Run by rmsg-vm (loopback topology):
 #
-#   tools/testing/bench.sh OUT [ROUNDS]
+#   tools/testing/bench.sh OUT [ROUNDS [PARTS]]
 #
 # Timing under emulation swings between runs, so every comparison is
 # repeated ROUNDS times (default 3) with rmsg and perftest interleaved; the
 # report takes the median of the rounds. Memory per channel and the system
-# calls with the kernel poller are measured once, after the rounds.
+# calls with the kernel poller are measured once, after the rounds. PARTS
+# (default "eager,rndv") picks the eager part (latency, streams, poller,
+# memory) and/or the rendezvous part.
 #
 # Files in OUT (one JSON object a line; perftest's tables are turned into
 # the same keys as rmsg-perf's JSON):
@@ -19,6 +21,12 @@
 #   rate-rmsg.N, rate-ib.N    64-byte stream (message rate)
 #   sqpoll-rmsg               64-byte latency with the kernel poller
 #   mem-rmsg                  memory per idle channel
+#   rndv-bw-rmsg.N, rndv-bw-ib.N          RGet streams of 1, 16, 64 MiB
+#                                         against ib_read_bw
+#   rndv-lat-rmsg.N, rndv-lat-ib.N        64 KiB RGet latency against
+#                                         ib_read_lat
+#   rndv-put-bw-rmsg.N, rndv-put-bw-ib.N  RPut streams against ib_write_bw
+#   rndv-put.skip             why the RPut part did not run (when not)
 #   env                       what ran where
 #   host.start, host.end      the host's load (written by make bench)
 #   *.log                     every program's own output, for when one fails
@@ -26,8 +34,10 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 
-out=${1:?usage: bench.sh OUT [ROUNDS]}
+out=${1:?usage: bench.sh OUT [ROUNDS [PARTS]]}
 rounds=${2:-3}
+parts=,${3:-eager,rndv},
+want() { [[ $parts == *,$1,* ]]; }
 perf=tools/rmsg-perf/rmsg-perf
 addr=${RMSG_LOCAL_ADDR:?not in an rmsg-vm guest}
 dev=rxe0
@@ -38,6 +48,15 @@ dev=rxe0
 lat_iters=300
 stream_msgs=2000
 window=64
+
+# Rendezvous: TCG moves some 4-7 MB/s, so a 64 MiB message takes ten
+# seconds or more. Few messages each (perftest takes no fewer than 5), the
+# same for both tools: SIZE:MSGS
+# (no warm-up: both measure the reader, from its first request to its
+# last completion, every message counted).
+rndv_bw_runs="1048576:16 16777216:5 67108864:5"
+rndv_lat_size=65536
+rndv_lat_iters=50
 
 # OUT is emptied by the caller (make bench), which also leaves host.* there.
 mkdir -p "$out"
@@ -57,6 +76,9 @@ mountpoint -q /sys/kernel/tracing ||
 	echo "lat_iters $lat_iters"
 	echo "stream_msgs $stream_msgs"
 	echo "window $window"
+	echo "parts ${parts:1:-1}"
+	echo "rndv_bw_runs $rndv_bw_runs"
+	echo "rndv_lat_iters $rndv_lat_iters"
 	ib_write_lat --version 2>&1 | head -n 1 | sed 's/^/perftest /'
 } >"$out/env"
 
@@ -130,34 +152,91 @@ perftest_pair() {
 # perftest prints inf or -nan where its arithmetic failed: JSON null.
 awk_num='function n(x) { return x ~ /^[0-9]+(\.[0-9]+)?$/ ? x : "null" } '
 
-# One line of ib_write_lat's table as rmsg-perf's JSON keys.
+# One line of a perftest latency table (ib_write_lat's, ib_read_lat's) as
+# rmsg-perf's JSON keys: ib_lat SIZE FILE [TOOL [ITERS]].
 ib_lat() {
-	local size=$1 file=$2 text
-	text=$(perftest_pair ib_write_lat "$size" 5 -n "$lat_iters")
+	local size=$1 file=$2 tool=${3:-ib_write_lat} iters=${4:-$lat_iters}
+	local text
+	text=$(perftest_pair "$tool" "$size" 5 -n "$iters")
 	local status=$?
 	printf '%s\n' "$text" >>"$file.log"
-	[ "$status" = 0 ] || { log "ib_write_lat -s $size failed"; return 1; }
-	awk -v s="$size" "$awk_num"'$1 == s && NF >= 9 {
-		printf "{\"test\": \"lat\", \"tool\": \"ib_write_lat\", \"bytes\": %d, \"iterations\": %d, \"t_min_us\": %s, \"t_max_us\": %s, \"t_typical_us\": %s, \"t_avg_us\": %s, \"t_stdev_us\": %s, \"t_p99_us\": %s, \"t_p99_9_us\": %s}\n",
-			$1, $2, n($3), n($4), n($5), n($6), n($7), n($8), n($9) }' \
+	[ "$status" = 0 ] || { log "$tool -s $size failed"; return 1; }
+	awk -v s="$size" -v t="$tool" "$awk_num"'$1 == s && NF >= 9 {
+		printf "{\"test\": \"lat\", \"tool\": \"%s\", \"bytes\": %d, \"iterations\": %d, \"t_min_us\": %s, \"t_max_us\": %s, \"t_typical_us\": %s, \"t_avg_us\": %s, \"t_stdev_us\": %s, \"t_p99_us\": %s, \"t_p99_9_us\": %s}\n",
+			t, $1, $2, n($3), n($4), n($5), n($6), n($7), n($8), n($9) }' \
 		<<<"$text" >>"$file"
 }
 
-# One line of ib_write_bw's table as rmsg-perf's JSON keys.
+# One line of a perftest bandwidth table (ib_write_bw's, ib_read_bw's) as
+# rmsg-perf's JSON keys: ib_bw SIZE FILE [TOOL [MSGS [WINDOW]]].
 ib_bw() {
-	local size=$1 file=$2 text
-	text=$(perftest_pair ib_write_bw "$size" 4 -n "$stream_msgs" \
-	       -t "$window")
+	local size=$1 file=$2 tool=${3:-ib_write_bw} msgs=${4:-$stream_msgs}
+	local depth=${5:-$window} text
+	text=$(perftest_pair "$tool" "$size" 4 -n "$msgs" -t "$depth")
 	local status=$?
 	printf '%s\n' "$text" >>"$file.log"
-	[ "$status" = 0 ] || { log "ib_write_bw -s $size failed"; return 1; }
-	awk -v s="$size" "$awk_num"'$1 == s && NF >= 5 {
-		printf "{\"test\": \"bw\", \"tool\": \"ib_write_bw\", \"bytes\": %d, \"iterations\": %d, \"bw_peak_MBps\": %s, \"bw_MBps\": %s, \"msg_rate_Mps\": %s}\n",
-			$1, $2, n($3), n($4), n($5) }' <<<"$text" >>"$file"
+	[ "$status" = 0 ] || { log "$tool -s $size failed"; return 1; }
+	awk -v s="$size" -v t="$tool" "$awk_num"'$1 == s && NF >= 5 {
+		printf "{\"test\": \"bw\", \"tool\": \"%s\", \"bytes\": %d, \"iterations\": %d, \"bw_peak_MBps\": %s, \"bw_MBps\": %s, \"msg_rate_Mps\": %s}\n",
+			t, $1, $2, n($3), n($4), n($5) }' <<<"$text" >>"$file"
+}
+
+# The rendezvous streams of one round: rmsg-perf (its own flags in $@)
+# against perftest's TOOL at each size of $rndv_bw_runs. Both have a
+# window of up to 16 messages (rmsg-perf: as many as its 128 MiB of
+# registered memory per side holds, so two at 64 MiB).
+rndv_bw() {
+	local name=$1 tool=$2 r=$3 run size msgs depth
+	shift 3
+	for run in $rndv_bw_runs; do
+		size=${run%%:*} msgs=${run##*:}
+		depth=$((msgs < 16 ? msgs : 16))
+		rmsg_pair "$name-rmsg.$r" bw -T 120 -- --json -T 120 "$@" \
+			-s "$size" -n "$msgs" -w 0 -W 16 bw || return 1
+		ib_bw "$size" "$out/$name-ib.$r" "$tool" "$msgs" "$depth" ||
+			return 1
+	done
+}
+
+# Is RPut there? One short stream says; why not goes to rndv-put.skip.
+rput_works() {
+	local log=$out/rndv-put-probe.log
+	if rmsg_pair rndv-put-probe bw -T 60 -- --json -T 60 --put \
+			-s 65536 -n 2 -w 0 bw 2>/dev/null; then
+		return 0
+	fi
+	{
+		echo -n "RPut does not work here: "
+		# The client's reason, else the server's.
+		grep -h 'rmsg-perf: .*thread' "$log" \
+			"$out/rndv-put-probe.server.log" 2>/dev/null |
+			head -n 1 | grep . || echo "rmsg-perf --put failed"
+	} | tr -d '\n' >"$out/rndv-put.skip"
+	log "$(cat "$out/rndv-put.skip")"
+	return 1
 }
 
 status=0
+put=0
+if want rndv && rput_works; then
+	put=1
+fi
 for r in $(seq "$rounds"); do
+	if want rndv; then
+		log "round $r of $rounds: rendezvous (RGet) streams"
+		rndv_bw rndv-bw ib_read_bw "$r" || status=1
+		log "round $r of $rounds: rendezvous (RGet) latency, 64 KiB"
+		rmsg_pair "rndv-lat-rmsg.$r" lat -T 120 -- --json -T 120 \
+			--zc -s "$rndv_lat_size" -n "$rndv_lat_iters" -w 2 lat ||
+			status=1
+		ib_lat "$rndv_lat_size" "$out/rndv-lat-ib.$r" ib_read_lat \
+			"$rndv_lat_iters" || status=1
+		if [ "$put" = 1 ]; then
+			log "round $r of $rounds: rendezvous (RPut) streams"
+			rndv_bw rndv-put-bw ib_write_bw "$r" --put || status=1
+		fi
+	fi
+	want eager || continue
 	log "round $r of $rounds: latency, rmsg-perf"
 	rmsg_pair "lat-rmsg.$r" lat -- --json -a -n "$lat_iters" lat ||
 		status=1
@@ -178,6 +257,8 @@ for r in $(seq "$rounds"); do
 		-W "$window" rate || status=1
 	ib_bw 64 "$out/rate-ib.$r" || status=1
 done
+
+want eager || exit "$status"
 
 log "system calls with the kernel poller"
 rmsg_pair sqpoll-rmsg --sqpoll=1000 lat -- --json --sqpoll=1000 -s 64 \

@@ -1,0 +1,854 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Rendezvous messages through librmsg's message API (lib/rmsg_rndv.c):
+ * rmsg_send() choosing eager or rendezvous by the threshold, rmsg_send_zc(),
+ * rmsg_recv_into() with its completion events, rmsg_discard() and the
+ * discards of rmsg_release(), rmsg_recv()'s copy path, the threshold's
+ * environment variable and rmsg_protocol_info(). Both endpoints live in
+ * this process and talk over the guest's rxe device. Every byte received
+ * is checked, and so are the bytes around each destination. Each test runs
+ * twice: arrival flags written by the device, and the write-with-immediate
+ * fallback forced.
+ */
+#include <poll.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <sys/mman.h>
+
+#include "kselftest_harness.h"
+#include "rmsg_test.h"
+
+#define EVENT_TIMEOUT_MS	20000
+#define XFER_TIMEOUT_MS		120000
+#define IMM_PARAM		"/sys/module/rmsg/parameters/force_imm_arrival"
+#define REGION			(40U << 20)	/* 16 MiB twice and room */
+#define GUARD			4096
+#define THRESH			16384
+#define LOG_MAX			512
+
+/* Why a helper failed, for the assertion that reports it. */
+static char why[512];
+
+static bool fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+static unsigned char pattern(unsigned int seq, size_t i)
+{
+	return (unsigned char)(seq * 131 + i * 7 + (i >> 9) + 1);
+}
+
+static void fill(unsigned char *p, unsigned int seq, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = pattern(seq, i);
+}
+
+static bool check(const unsigned char *p, unsigned int seq, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != pattern(seq, i))
+			return fail("message %u (%zu bytes): byte %zu is 0x%02x, expected 0x%02x",
+				    seq, len, i, p[i], pattern(seq, i));
+	return true;
+}
+
+/* The GUARD bytes on either side of @p..@p+@len must still be @c. */
+static bool check_guards(const unsigned char *p, size_t len, unsigned char c)
+{
+	size_t i;
+
+	for (i = 1; i <= GUARD; i++)
+		if (p[-(ssize_t)i] != c || p[len + i - 1] != c)
+			return fail("a byte around the destination changed (%zu from its edge)",
+				    i);
+	return true;
+}
+
+static bool rndv_supported(void)
+{
+	struct rmsg_version ver;
+	int fd = rmsg_open_device();
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = !rmsg_query_version(fd, &ver) && (ver.features & RMSG_FEAT_RNDV) &&
+	     (ver.features & RMSG_FEAT_EAGER);
+	close(fd);
+	return ok;
+}
+
+/* One endpoint, its events not yet looked at, and a registered region. */
+struct side {
+	struct rmsg_ep ep;
+	struct rmsg_event ev[LOG_MAX];
+	unsigned int nev;
+	unsigned int ch;
+	unsigned char *mem;
+	uint32_t handle;
+	bool open;
+};
+
+struct pair {
+	struct side a;	/* listens, receives */
+	struct side b;	/* connects, sends */
+};
+
+static bool pump(struct side *s)
+{
+	int n;
+
+	if (s->nev == LOG_MAX)
+		return fail("event log full");
+	n = rmsg_ep_progress(&s->ep, s->ev + s->nev, LOG_MAX - s->nev);
+	if (n < 0)
+		return fail("rmsg_ep_progress: %d", n);
+	s->nev += n;
+	return true;
+}
+
+/* Take the first logged event of @kind (and @ud for OP events). */
+static bool take(struct side *s, unsigned int kind, uint64_t ud,
+		 struct rmsg_event *out)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nev; i++) {
+		if (s->ev[i].kind != kind ||
+		    (kind == RMSG_CQE_OP && s->ev[i].user_data != ud))
+			continue;
+		*out = s->ev[i];
+		memmove(&s->ev[i], &s->ev[i + 1],
+			(s->nev - i - 1) * sizeof(*out));
+		s->nev--;
+		return true;
+	}
+	return false;
+}
+
+/* Wait for an event of @s, making progress on both sides. */
+static bool wait_ev(struct pair *p, struct side *s, unsigned int kind,
+		    uint64_t ud, struct rmsg_event *out, int timeout_ms)
+{
+	long deadline = rmsg_now_ms() + timeout_ms;
+
+	for (;;) {
+		if (!pump(&p->a) || !pump(&p->b))
+			return false;
+		if (take(s, kind, ud, out))
+			return true;
+		if (rmsg_now_ms() > deadline)
+			return fail("no event of kind %u, user_data 0x%llx in %d ms",
+				    kind, (unsigned long long)ud, timeout_ms);
+		poll(NULL, 0, 1);
+	}
+}
+
+/* The next message of a's channel, in place. */
+static bool next_msg(struct pair *p, struct rmsg_msg *m, int timeout_ms)
+{
+	long deadline = rmsg_now_ms() + timeout_ms;
+	int ret;
+
+	for (;;) {
+		ret = rmsg_peek(&p->a.ep, p->a.ch, m);
+		if (!ret)
+			return true;
+		if (ret != -EAGAIN)
+			return fail("rmsg_peek: %d", ret);
+		if (!pump(&p->a) || !pump(&p->b))
+			return false;
+		if (rmsg_now_ms() > deadline)
+			return fail("no message in %d ms", timeout_ms);
+		rmsg_ep_wait(&p->a.ep, 10);
+	}
+}
+
+/* Send with rmsg_send(), retrying while the library says -EAGAIN. */
+static int send_wait(struct pair *p, const void *buf, size_t len, uint64_t ud)
+{
+	long deadline = rmsg_now_ms() + EVENT_TIMEOUT_MS;
+	int ret;
+
+	for (;;) {
+		ret = rmsg_send(&p->b.ep, p->b.ch, buf, len, ud);
+		if (ret != -EAGAIN || rmsg_now_ms() > deadline)
+			return ret;
+		if (!pump(&p->a) || !pump(&p->b))
+			return -EIO;
+		poll(NULL, 0, 1);
+	}
+}
+
+static int open_side(struct side *s)
+{
+	int ret = rmsg_ep_open(&s->ep, 256, 1024);
+
+	if (ret)
+		return ret;
+	s->open = true;
+	s->mem = mmap(NULL, REGION, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s->mem == MAP_FAILED) {
+		s->mem = NULL;
+		return -errno;
+	}
+	return rmsg_reg(&s->ep, s->mem, REGION, &s->handle);
+}
+
+static void close_side(struct side *s)
+{
+	if (s->open)
+		rmsg_ep_close(&s->ep);
+	if (s->mem)
+		munmap(s->mem, REGION);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Open both endpoints and connect b to a. */
+static bool pair_open(struct pair *p)
+{
+	struct sockaddr_in addr;
+	struct rmsg_event ev;
+	int ret, id;
+
+	if (!rmsg_local_addr(&addr, 0))
+		return fail("RMSG_LOCAL_ADDR not set");
+	ret = open_side(&p->a);
+	if (!ret)
+		ret = open_side(&p->b);
+	if (ret)
+		return fail("opening an endpoint: %d", ret);
+	ret = rmsg_ep_listen(&p->a.ep, (struct sockaddr *)&addr, sizeof(addr),
+			     0xa0, 0);
+	if (ret)
+		return fail("rmsg_ep_listen: %d", ret);
+	id = rmsg_ep_connect(&p->b.ep, (struct sockaddr *)&addr, sizeof(addr),
+			     0xb0, 0);
+	if (id < 0)
+		return fail("rmsg_ep_connect: %d", id);
+	if (!wait_ev(p, &p->b, RMSG_CQE_CONNECTED, 0, &ev, EVENT_TIMEOUT_MS))
+		return false;
+	if (ev.res || ev.channel != (unsigned int)id)
+		return fail("CONNECTED: res %d channel %u", ev.res, ev.channel);
+	p->b.ch = id;
+	if (!wait_ev(p, &p->a, RMSG_CQE_ACCEPTED, 0, &ev, EVENT_TIMEOUT_MS))
+		return false;
+	if (ev.res)
+		return fail("ACCEPTED: res %d", ev.res);
+	p->a.ch = ev.channel;
+	return true;
+}
+
+static void pair_close(struct pair *p)
+{
+	close_side(&p->a);
+	close_side(&p->b);
+}
+
+/*
+ * Send @len bytes of pattern @seq from b's region at offset @src with
+ * rmsg_send(); a must see a message of @kind and, for a rendezvous one,
+ * receive it with rmsg_recv_into() at offset @dst of its region. Both
+ * completions and every byte are checked.
+ */
+static bool xfer_how(struct pair *p, unsigned int seq, size_t src,
+		     size_t dst, size_t len, unsigned int kind, bool zc)
+{
+	unsigned char *from = p->b.mem + src, *to = p->a.mem + dst;
+	uint64_t ud = 0x5e000000ULL + seq, rud = 0x7e000000ULL + seq;
+	struct rmsg_event ev;
+	struct rmsg_msg m;
+	int ret;
+
+	fill(from, seq, len);
+	memset(to - GUARD, 0xee, len + 2 * GUARD);
+	if (zc)
+		ret = rmsg_send_zc(&p->b.ep, p->b.ch, from, len, 0, ud);
+	else
+		ret = send_wait(p, from, len, ud);
+	if (ret)
+		return fail("sending %zu bytes: %d", len, ret);
+	if (!next_msg(p, &m, XFER_TIMEOUT_MS))
+		return false;
+	if (m.kind != kind || m.len != len || m.channel != p->a.ch)
+		return fail("%zu bytes: message kind %u len %u, expected kind %u",
+			    len, m.kind, m.len, kind);
+	if (kind == RMSG_MSG_EAGER) {
+		if (!check(m.data, seq, len))
+			return false;
+	} else {
+		if (m.data)
+			return fail("a rendezvous message with data");
+		ret = rmsg_recv_into(&p->a.ep, &m, to, len, rud);
+		if (ret)
+			return fail("rmsg_recv_into(%zu bytes): %d", len, ret);
+		/* It may go at once; the transfer goes on. */
+		ret = rmsg_release(&p->a.ep, &m);
+		if (ret)
+			return fail("rmsg_release: %d", ret);
+		if (!wait_ev(p, &p->a, RMSG_CQE_OP, rud, &ev, XFER_TIMEOUT_MS))
+			return false;
+		if (ev.res || ev.len != len || ev.channel != p->a.ch)
+			return fail("receive event: res %d len %u", ev.res,
+				    ev.len);
+		if (!check(to, seq, len) || !check_guards(to, len, 0xee))
+			return false;
+	}
+	if (kind == RMSG_MSG_EAGER && rmsg_release(&p->a.ep, &m))
+		return fail("rmsg_release failed");
+	if (!wait_ev(p, &p->b, RMSG_CQE_OP, ud, &ev, XFER_TIMEOUT_MS))
+		return false;
+	if (ev.res || ev.len != len)
+		return fail("send event: res %d len %u, expected 0 and %zu",
+			    ev.res, ev.len, len);
+	return true;
+}
+
+static bool xfer(struct pair *p, unsigned int seq, size_t src, size_t dst,
+		 size_t len, unsigned int kind)
+{
+	return xfer_how(p, seq, src, dst, len, kind, false);
+}
+
+/* No OP event waits on @s (after taking what there is). */
+static bool no_op_event(struct pair *p, struct side *s)
+{
+	unsigned int i;
+
+	if (!pump(&p->a) || !pump(&p->b))
+		return false;
+	for (i = 0; i < s->nev; i++)
+		if (s->ev[i].kind == RMSG_CQE_OP)
+			return fail("unexpected OP event: res %d user_data 0x%llx",
+				    s->ev[i].res,
+				    (unsigned long long)s->ev[i].user_data);
+	return true;
+}
+
+FIXTURE(lrndv) {
+	struct pair p;
+	bool imm_set;
+};
+
+FIXTURE_VARIANT(lrndv) {
+	bool imm;
+};
+
+FIXTURE_VARIANT_ADD(lrndv, flag) {
+	.imm = false,
+};
+
+FIXTURE_VARIANT_ADD(lrndv, imm) {
+	.imm = true,
+};
+
+FIXTURE_SETUP(lrndv)
+{
+	struct sockaddr_in addr;
+
+	if (!rmsg_local_addr(&addr, 0))
+		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
+	if (!rndv_supported())
+		SKIP(return, "the module does not announce RMSG_FEAT_RNDV");
+	if (access(IMM_PARAM, W_OK)) {
+		if (variant->imm)
+			SKIP(return, "no writable %s", IMM_PARAM);
+	} else {
+		ASSERT_EQ(0, rmsg_sh("echo %d > " IMM_PARAM, variant->imm));
+		self->imm_set = true;
+	}
+	unsetenv("RMSG_RNDV_THRESH");
+	ASSERT_TRUE(pair_open(&self->p)) TH_LOG("%s", why);
+	ASSERT_EQ(0, rmsg_ep_set_rndv_threshold(&self->p.b.ep, THRESH));
+	ASSERT_EQ(THRESH, rmsg_ep_rndv_threshold(&self->p.b.ep));
+}
+
+FIXTURE_TEARDOWN(lrndv)
+{
+	pair_close(&self->p);
+	if (self->imm_set)
+		rmsg_sh("echo 0 > " IMM_PARAM);
+}
+
+/* rmsg_send() on both sides of the threshold, up to 16 MiB, unaligned. */
+TEST_F_TIMEOUT(lrndv, send_picks_by_threshold, 600)
+{
+	struct pair *p = &self->p;
+	int max = rmsg_channel_max_msg(&p->b.ep, p->b.ch);
+	static const size_t rsizes[] = {
+		THRESH, THRESH + 1, THRESH + 4095, 65536, 1U << 20,
+		(1U << 20) + 3, 16U << 20,
+	};
+	static const size_t offs[] = { 0, 1, 7, 4093 };
+	unsigned int seq = 0, i;
+	struct rmsg_event ev;
+	struct rmsg_msg m;
+	unsigned char *heap;
+
+	ASSERT_GT(max, THRESH) TH_LOG("eager maximum %d", max);
+	/* In a region, below the threshold: eager. */
+	ASSERT_TRUE(xfer(p, seq++, GUARD + 1, GUARD, THRESH - 1,
+			 RMSG_MSG_EAGER)) TH_LOG("%s", why);
+	ASSERT_TRUE(xfer(p, seq++, GUARD, GUARD, 1, RMSG_MSG_EAGER))
+		TH_LOG("%s", why);
+	/* From the threshold: rendezvous, at any alignment either side. */
+	for (i = 0; i < ARRAY_SIZE(rsizes); i++)
+		ASSERT_TRUE(xfer(p, seq++, GUARD + offs[i % 4],
+				 GUARD + offs[(i + 1) % 4], rsizes[i],
+				 RMSG_MSG_RNDV)) TH_LOG("%s", why);
+	/* The largest eager message, in a region: rendezvous. */
+	ASSERT_TRUE(xfer(p, seq++, GUARD + 3, GUARD, max, RMSG_MSG_RNDV))
+		TH_LOG("%s", why);
+
+	/* Not in a region: eager whatever the size, -EMSGSIZE beyond. */
+	heap = malloc((size_t)max + 1);
+	ASSERT_NE(NULL, heap);
+	fill(heap, 77, max);
+	ASSERT_EQ(0, send_wait(p, heap, max, 77));
+	ASSERT_TRUE(next_msg(p, &m, EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
+	ASSERT_EQ(RMSG_MSG_EAGER, m.kind);
+	ASSERT_EQ((unsigned int)max, m.len);
+	ASSERT_TRUE(check(m.data, 77, max)) TH_LOG("%s", why);
+	ASSERT_EQ(0, rmsg_release(&p->a.ep, &m));
+	ASSERT_TRUE(wait_ev(p, &p->b, RMSG_CQE_OP, 77, &ev, EVENT_TIMEOUT_MS))
+		TH_LOG("%s", why);
+	ASSERT_EQ(0, ev.res);
+	ASSERT_EQ(-EMSGSIZE, rmsg_send(&p->b.ep, p->b.ch, heap, max + 1, 78));
+	free(heap);
+	/* A span that leaves the region is not in it: eager, too large. */
+	ASSERT_EQ(-EMSGSIZE, rmsg_send(&p->b.ep, p->b.ch,
+				       p->b.mem + REGION - 100000, 200000, 79));
+	/* SIZE_MAX: never rendezvous. */
+	ASSERT_EQ(0, rmsg_ep_set_rndv_threshold(&p->b.ep, SIZE_MAX));
+	ASSERT_TRUE(xfer(p, seq++, GUARD, GUARD, THRESH * 2 < max ?
+			 THRESH * 2 : max, RMSG_MSG_EAGER)) TH_LOG("%s", why);
+	ASSERT_EQ(-EMSGSIZE, rmsg_send(&p->b.ep, p->b.ch, p->b.mem, 1U << 20,
+				       80));
+	/* 0: rendezvous from one byte on (an empty message stays eager). */
+	ASSERT_EQ(0, rmsg_ep_set_rndv_threshold(&p->b.ep, 0));
+	ASSERT_TRUE(xfer(p, seq++, GUARD, GUARD + 5, 1, RMSG_MSG_RNDV))
+		TH_LOG("%s", why);
+	ASSERT_TRUE(xfer(p, seq++, GUARD, GUARD, 0, RMSG_MSG_EAGER))
+		TH_LOG("%s", why);
+}
+
+/* Eager and rendezvous messages interleaved arrive in their order. */
+TEST_F_TIMEOUT(lrndv, interleaved_in_order, 600)
+{
+	struct pair *p = &self->p;
+	enum { N = 40 };
+	static unsigned char small[N][256];
+	size_t len[N], off[N], dst[N], next_dst = GUARD;
+	unsigned int i, got = 0, sent = 0;
+	struct rmsg_event ev;
+	struct rmsg_msg m;
+	const void *buf;
+	long deadline;
+	int ret;
+
+	/* Every third message rendezvous, of varying sizes. */
+	for (i = 0, off[0] = GUARD; i < N; i++) {
+		len[i] = i % 3 == 1 ? THRESH + i * 1021 : 1 + i * 5;
+		if (i)
+			off[i] = off[i - 1] + len[i - 1] + 64 + i;
+		if (i % 3 == 1)
+			fill(p->b.mem + off[i], i, len[i]);
+		else
+			fill(small[i], i, len[i]);
+	}
+	/* Send while receiving: the sender has 8 transfers announced. */
+	deadline = rmsg_now_ms() + XFER_TIMEOUT_MS;
+	while (got < N) {
+		ASSERT_LT(rmsg_now_ms(), deadline) TH_LOG("%u sent, %u got",
+							  sent, got);
+		if (sent < N) {
+			buf = sent % 3 == 1 ? (void *)(p->b.mem + off[sent]) :
+					      (void *)small[sent];
+			ret = rmsg_send(&p->b.ep, p->b.ch, buf, len[sent],
+					0x100 + sent);
+			if (ret != -EAGAIN) {
+				ASSERT_EQ(0, ret);
+				sent++;
+			}
+		}
+		ret = rmsg_peek(&p->a.ep, p->a.ch, &m);
+		if (ret == -EAGAIN) {
+			ASSERT_TRUE(pump(&p->a) && pump(&p->b)) TH_LOG("%s", why);
+			continue;
+		}
+		ASSERT_EQ(0, ret);
+		ASSERT_EQ(got % 3 == 1 ? RMSG_MSG_RNDV : RMSG_MSG_EAGER, m.kind)
+			TH_LOG("message %u", got);
+		ASSERT_EQ(len[got], m.len);
+		if (m.kind == RMSG_MSG_EAGER) {
+			ASSERT_TRUE(check(m.data, got, m.len)) TH_LOG("%s", why);
+		} else {
+			dst[got] = next_dst;
+			next_dst += len[got] + 32;
+			ASSERT_EQ(0, rmsg_recv_into(&p->a.ep, &m,
+						    p->a.mem + dst[got],
+						    len[got], 0x200 + got));
+		}
+		ASSERT_EQ(0, rmsg_release(&p->a.ep, &m));
+		got++;
+	}
+	for (i = 0; i < N; i++) {
+		if (i % 3 == 1) {
+			ASSERT_TRUE(wait_ev(p, &p->a, RMSG_CQE_OP, 0x200 + i,
+					    &ev, XFER_TIMEOUT_MS))
+				TH_LOG("%s", why);
+			ASSERT_EQ(0, ev.res);
+			ASSERT_EQ(len[i], ev.len);
+			ASSERT_TRUE(check(p->a.mem + dst[i], i, len[i]))
+				TH_LOG("%s", why);
+		}
+		ASSERT_TRUE(wait_ev(p, &p->b, RMSG_CQE_OP, 0x100 + i, &ev,
+				    XFER_TIMEOUT_MS)) TH_LOG("%s", why);
+		ASSERT_EQ(0, ev.res) TH_LOG("send %u", i);
+		ASSERT_EQ(len[i], ev.len);
+	}
+}
+
+/* rmsg_recv_into()'s checks, and its completion events. */
+TEST_F_TIMEOUT(lrndv, recv_into_checks, 300)
+{
+	struct pair *p = &self->p;
+	const size_t L = 2 * THRESH + 5;
+	unsigned char *heap = malloc(L), *to = p->a.mem + GUARD;
+	struct rmsg_msg m[4];
+	struct rmsg_event ev;
+	unsigned int i;
+
+	ASSERT_NE(NULL, heap);
+	memset(p->a.mem, 0xee, 4 * L + 4 * GUARD);
+	for (i = 0; i < 3; i++) {
+		fill(p->b.mem + i * L, i, L);
+		ASSERT_EQ(0, send_wait(p, p->b.mem + i * L, L, 1 + i));
+	}
+	fill(heap, 3, 100);
+	ASSERT_EQ(0, send_wait(p, heap, 100, 4));
+	for (i = 0; i < 4; i++)
+		ASSERT_TRUE(next_msg(p, &m[i], EVENT_TIMEOUT_MS))
+			TH_LOG("%s", why);
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(RMSG_MSG_RNDV, m[i].kind);
+		ASSERT_EQ(L, m[i].len);
+	}
+	ASSERT_EQ(RMSG_MSG_EAGER, m[3].kind);
+	ASSERT_TRUE(check(m[3].data, 3, 100)) TH_LOG("%s", why);
+
+	/* Out of order; too small; outside any region; eager. */
+	EXPECT_EQ(-EINVAL, rmsg_recv_into(&p->a.ep, &m[1], to, L, 0x12));
+	EXPECT_EQ(-EMSGSIZE, rmsg_recv_into(&p->a.ep, &m[0], to, L - 1, 0x11));
+	EXPECT_EQ(-EFAULT, rmsg_recv_into(&p->a.ep, &m[0], heap, L, 0x11));
+	EXPECT_EQ(-EFAULT, rmsg_recv_into(&p->a.ep, &m[0],
+					  p->a.mem + REGION - L / 2, L, 0x11));
+	EXPECT_EQ(-EINVAL, rmsg_recv_into(&p->a.ep, &m[3], to, L, 0x14));
+	EXPECT_EQ(-EINVAL, rmsg_discard(&p->a.ep, &m[3]));
+	/* In order, each once; more room than needed is fine. */
+	ASSERT_EQ(0, rmsg_recv_into(&p->a.ep, &m[0], to, L + 100, 0x11));
+	EXPECT_EQ(-EINVAL, rmsg_recv_into(&p->a.ep, &m[0], to, L, 0x11));
+	ASSERT_EQ(0, rmsg_recv_into(&p->a.ep, &m[1], to + L + GUARD, L, 0x12));
+	ASSERT_EQ(0, rmsg_recv_into(&p->a.ep, &m[2], to + 2 * (L + GUARD), L,
+				    0x13));
+	ASSERT_EQ(0, rmsg_release(&p->a.ep, &m[3]));
+	for (i = 0; i < 3; i++) {
+		ASSERT_TRUE(wait_ev(p, &p->a, RMSG_CQE_OP, 0x11 + i, &ev,
+				    XFER_TIMEOUT_MS)) TH_LOG("%s", why);
+		EXPECT_EQ(0, ev.res);
+		EXPECT_EQ(L, ev.len);
+		EXPECT_EQ(p->a.ch, ev.channel);
+		ASSERT_TRUE(check(to + i * (L + GUARD), i, L)) TH_LOG("%s", why);
+		ASSERT_TRUE(check_guards(to + i * (L + GUARD), L, 0xee))
+			TH_LOG("%s", why);
+	}
+	for (i = 0; i < 4; i++) {
+		ASSERT_TRUE(wait_ev(p, &p->b, RMSG_CQE_OP, 1 + i, &ev,
+				    XFER_TIMEOUT_MS)) TH_LOG("%s", why);
+		EXPECT_EQ(0, ev.res);
+	}
+	free(heap);
+}
+
+/* rmsg_send_zc()'s checks; it goes rendezvous whatever the size. */
+TEST_F_TIMEOUT(lrndv, send_zc, 300)
+{
+	struct pair *p = &self->p;
+	unsigned char heap[64];
+
+	EXPECT_EQ(-EMSGSIZE, rmsg_send_zc(&p->b.ep, p->b.ch, p->b.mem, 0, 0, 1));
+	EXPECT_EQ(-EMSGSIZE, rmsg_send_zc(&p->b.ep, p->b.ch, p->b.mem,
+					  (size_t)RMSG_RNDV_MAX_LEN + 1, 0, 1));
+	EXPECT_EQ(-EFAULT, rmsg_send_zc(&p->b.ep, p->b.ch, heap, sizeof(heap),
+					0, 1));
+	EXPECT_EQ(-EFAULT, rmsg_send_zc(&p->b.ep, p->b.ch,
+					p->b.mem + REGION - 10, 11, 0, 1));
+	EXPECT_EQ(-EINVAL, rmsg_send_zc(&p->b.ep, p->b.ch, p->b.mem, 10,
+					0x80, 1));
+	EXPECT_EQ(-ENOTCONN, rmsg_send_zc(&p->b.ep, 4000, p->b.mem, 10, 0, 1));
+	ASSERT_TRUE(no_op_event(p, &p->b)) TH_LOG("%s", why);
+	ASSERT_TRUE(xfer_how(p, 1, GUARD + 1, GUARD, 1, RMSG_MSG_RNDV, true))
+		TH_LOG("%s", why);
+	ASSERT_TRUE(xfer_how(p, 2, GUARD, GUARD + 3, 100, RMSG_MSG_RNDV, true))
+		TH_LOG("%s", why);
+	ASSERT_TRUE(xfer_how(p, 3, GUARD + 9, GUARD, 5U << 20, RMSG_MSG_RNDV,
+			     true)) TH_LOG("%s", why);
+}
+
+/* rmsg_discard(): the sender hears -ECANCELED, the receiver nothing. */
+TEST_F_TIMEOUT(lrndv, discard, 300)
+{
+	struct pair *p = &self->p;
+	unsigned char small[16];
+	struct rmsg_event ev;
+	struct rmsg_msg m, e;
+
+	fill(p->b.mem, 1, 3 * THRESH);
+	fill(small, 2, sizeof(small));
+	ASSERT_EQ(0, send_wait(p, p->b.mem, 3 * THRESH, 0x31));
+	ASSERT_EQ(0, send_wait(p, small, sizeof(small), 0x32));
+	ASSERT_TRUE(next_msg(p, &m, EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
+	ASSERT_EQ(RMSG_MSG_RNDV, m.kind);
+	ASSERT_EQ(0, rmsg_discard(&p->a.ep, &m));
+	EXPECT_EQ(-EINVAL, rmsg_discard(&p->a.ep, &m));
+	EXPECT_EQ(-EINVAL, rmsg_recv_into(&p->a.ep, &m, p->a.mem, 3 * THRESH,
+					  0x33));
+	ASSERT_TRUE(wait_ev(p, &p->b, RMSG_CQE_OP, 0x31, &ev, XFER_TIMEOUT_MS))
+		TH_LOG("%s", why);
+	EXPECT_EQ(-ECANCELED, ev.res);
+	ASSERT_TRUE(next_msg(p, &e, EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
+	ASSERT_EQ(RMSG_MSG_EAGER, e.kind);
+	ASSERT_TRUE(check(e.data, 2, sizeof(small))) TH_LOG("%s", why);
+	ASSERT_EQ(0, rmsg_release(&p->a.ep, &e));
+	ASSERT_TRUE(wait_ev(p, &p->b, RMSG_CQE_OP, 0x32, &ev, XFER_TIMEOUT_MS))
+		TH_LOG("%s", why);
+	EXPECT_EQ(0, ev.res);
+	ASSERT_TRUE(no_op_event(p, &p->a)) TH_LOG("%s", why);
+	/* The channel goes on. */
+	ASSERT_TRUE(xfer(p, 3, GUARD, GUARD, 2 * THRESH, RMSG_MSG_RNDV))
+		TH_LOG("%s", why);
+}
+
+/*
+ * Released unanswered, a rendezvous message is discarded: more than the
+ * sender's window of them, then one released by a later message's
+ * release, and the channel's transfers still go on.
+ */
+TEST_F_TIMEOUT(lrndv, release_discards, 300)
+{
+	struct pair *p = &self->p;
+	enum { N = 20 };
+	unsigned int i, got = 0, sent = 0;
+	unsigned char small[8];
+	struct rmsg_event ev;
+	struct rmsg_msg m, m2;
+	long deadline = rmsg_now_ms() + XFER_TIMEOUT_MS;
+	int ret;
+
+	fill(p->b.mem, 1, THRESH);
+	while (got < N) {
+		ASSERT_LT(rmsg_now_ms(), deadline);
+		if (sent < N) {
+			ret = rmsg_send(&p->b.ep, p->b.ch, p->b.mem, THRESH,
+					0x400 + sent);
+			if (ret != -EAGAIN) {
+				ASSERT_EQ(0, ret);
+				sent++;
+			}
+		}
+		ret = rmsg_peek(&p->a.ep, p->a.ch, &m);
+		if (ret == -EAGAIN) {
+			ASSERT_TRUE(pump(&p->a) && pump(&p->b)) TH_LOG("%s", why);
+			continue;
+		}
+		ASSERT_EQ(0, ret);
+		ASSERT_EQ(RMSG_MSG_RNDV, m.kind);
+		ASSERT_EQ(0, rmsg_release(&p->a.ep, &m));
+		got++;
+	}
+	for (i = 0; i < N; i++) {
+		ASSERT_TRUE(wait_ev(p, &p->b, RMSG_CQE_OP, 0x400 + i, &ev,
+				    XFER_TIMEOUT_MS)) TH_LOG("%s", why);
+		EXPECT_EQ(-ECANCELED, ev.res) TH_LOG("send %u", i);
+	}
+	/* Held, then covered by the release of the eager one after it. */
+	fill(small, 9, sizeof(small));
+	ASSERT_EQ(0, send_wait(p, p->b.mem, THRESH, 0x500));
+	ASSERT_EQ(0, send_wait(p, small, sizeof(small), 0x501));
+	ASSERT_TRUE(next_msg(p, &m, EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
+	ASSERT_TRUE(next_msg(p, &m2, EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
+	ASSERT_EQ(RMSG_MSG_RNDV, m.kind);
+	ASSERT_EQ(RMSG_MSG_EAGER, m2.kind);
+	ASSERT_EQ(0, rmsg_release(&p->a.ep, &m2));
+	EXPECT_EQ(-EINVAL, rmsg_recv_into(&p->a.ep, &m, p->a.mem, THRESH, 1));
+	ASSERT_TRUE(wait_ev(p, &p->b, RMSG_CQE_OP, 0x500, &ev, XFER_TIMEOUT_MS))
+		TH_LOG("%s", why);
+	EXPECT_EQ(-ECANCELED, ev.res);
+	ASSERT_TRUE(wait_ev(p, &p->b, RMSG_CQE_OP, 0x501, &ev, XFER_TIMEOUT_MS))
+		TH_LOG("%s", why);
+	EXPECT_EQ(0, ev.res);
+	ASSERT_TRUE(no_op_event(p, &p->a)) TH_LOG("%s", why);
+	ASSERT_TRUE(xfer(p, 5, GUARD + 2, GUARD + 1, 1U << 20, RMSG_MSG_RNDV))
+		TH_LOG("%s", why);
+}
+
+/* rmsg_recv() copies rendezvous messages out, in order with eager ones. */
+TEST_F_TIMEOUT(lrndv, recv_copy_path, 300)
+{
+	struct pair *p = &self->p;
+	static const size_t len[] = {
+		100, (1U << 20) + 3, 5, THRESH, 2U << 20, 1, THRESH + 1,
+	};
+	enum { N = ARRAY_SIZE(len) };
+	size_t off = GUARD, cap = (2U << 20) + 64;
+	unsigned char *buf = malloc(cap), small[128];
+	long deadline = rmsg_now_ms() + XFER_TIMEOUT_MS;
+	struct rmsg_event ev;
+	unsigned int i, waits = 0;
+	int ret;
+
+	ASSERT_NE(NULL, buf);
+	for (i = 0; i < N; i++) {
+		if (len[i] >= THRESH) {
+			fill(p->b.mem + off, i, len[i]);
+			ASSERT_EQ(0, send_wait(p, p->b.mem + off, len[i], i));
+			off += len[i] + 17;
+		} else {
+			fill(small, i, len[i]);
+			ASSERT_EQ(0, send_wait(p, small, len[i], i));
+		}
+	}
+	for (i = 0; i < N; i++) {
+		/* Too small: -EMSGSIZE at once, and the message stays. */
+		EXPECT_EQ(-EMSGSIZE, rmsg_recv(&p->a.ep, p->a.ch, buf,
+					       len[i] - 1)) TH_LOG("message %u", i);
+		memset(buf, 0xee, cap);
+		for (;;) {
+			ret = rmsg_recv(&p->a.ep, p->a.ch, buf, cap);
+			if (ret != -EAGAIN)
+				break;
+			ASSERT_LT(rmsg_now_ms(), deadline);
+			/* It sleeps until the transfer's CQE. */
+			ASSERT_LE(0, rmsg_ep_wait(&p->a.ep, 1000));
+			waits++;
+		}
+		ASSERT_EQ((int)len[i], ret) TH_LOG("message %u", i);
+		ASSERT_TRUE(check(buf, i, len[i])) TH_LOG("%s", why);
+		ASSERT_EQ(0xee, buf[len[i]]);
+	}
+	for (i = 0; i < N; i++) {
+		ASSERT_TRUE(wait_ev(p, &p->b, RMSG_CQE_OP, i, &ev,
+				    XFER_TIMEOUT_MS)) TH_LOG("%s", why);
+		EXPECT_EQ(0, ev.res) TH_LOG("send %u", i);
+	}
+	ASSERT_TRUE(no_op_event(p, &p->a)) TH_LOG("%s", why);
+	TH_LOG("%u waits for %d rendezvous copies", waits, 4);
+	ASSERT_EQ(-EAGAIN, rmsg_recv(&p->a.ep, p->a.ch, buf, cap));
+	free(buf);
+}
+
+static bool has(const char *text, const char *want)
+{
+	return strstr(text, want) ? true : fail("no \"%s\" in:\n%s", want, text);
+}
+
+/* rmsg_protocol_info() shows the boundaries. */
+TEST_F(lrndv, protocol_info)
+{
+	struct pair *p = &self->p;
+	int max = rmsg_channel_max_msg(&p->b.ep, p->b.ch);
+	char want[64], *text = NULL;
+	size_t n = 0;
+	FILE *f;
+
+	ASSERT_GT(max, THRESH);
+	f = open_memstream(&text, &n);
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(0, rmsg_protocol_info(&p->b.ep, p->b.ch, f));
+	fclose(f);
+	TH_LOG("\n%s", text);
+	ASSERT_TRUE(has(text, "size range")) TH_LOG("%s", why);
+	ASSERT_TRUE(has(text, "0 .. 16383 ")) TH_LOG("%s", why);
+	snprintf(want, sizeof(want), "16384 .. %d ", max);
+	ASSERT_TRUE(has(text, want)) TH_LOG("%s", why);
+	snprintf(want, sizeof(want), "%d .. 1 GiB ", max + 1);
+	ASSERT_TRUE(has(text, want)) TH_LOG("%s", why);
+	ASSERT_TRUE(has(text, "eager copy")) TH_LOG("%s", why);
+	ASSERT_TRUE(has(text, "rendezvous RGet zero copy (region required)"))
+		TH_LOG("%s", why);
+	free(text);
+
+	ASSERT_EQ(0, rmsg_ep_set_rndv_threshold(&p->b.ep, 1000));
+	f = open_memstream(&text, &n);
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(0, rmsg_protocol_info(&p->b.ep, p->b.ch, f));
+	fclose(f);
+	ASSERT_TRUE(has(text, "0 .. 999 ")) TH_LOG("%s", why);
+	snprintf(want, sizeof(want), "1000 .. %d ", max);
+	ASSERT_TRUE(has(text, want)) TH_LOG("%s", why);
+	free(text);
+
+	f = open_memstream(&text, &n);
+	ASSERT_NE(NULL, f);
+	EXPECT_EQ(-ENOTCONN, rmsg_protocol_info(&p->b.ep, 4000, f));
+	fclose(f);
+	free(text);
+}
+
+/* RMSG_RNDV_THRESH sets the threshold of endpoints opened after it. */
+TEST(env_threshold)
+{
+	static const struct {
+		const char *val;
+		size_t want;
+	} cases[] = {
+		{ "4K", 4096 }, { "2M", 2U << 20 }, { "123", 123 },
+		{ "junk", RMSG_RNDV_THRESH_DEFAULT },
+		{ "12Q", RMSG_RNDV_THRESH_DEFAULT },
+	};
+	struct sockaddr_in addr;
+	struct pair p;
+	struct rmsg_ep ep;
+	unsigned int i;
+
+	if (!rmsg_local_addr(&addr, 0))
+		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
+	if (!rndv_supported())
+		SKIP(return, "the module does not announce RMSG_FEAT_RNDV");
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		ASSERT_EQ(0, setenv("RMSG_RNDV_THRESH", cases[i].val, 1));
+		ASSERT_EQ(0, rmsg_ep_open(&ep, 8, 0));
+		EXPECT_EQ(cases[i].want, rmsg_ep_rndv_threshold(&ep))
+			TH_LOG("RMSG_RNDV_THRESH=%s", cases[i].val);
+		rmsg_ep_close(&ep);
+	}
+	ASSERT_EQ(0, unsetenv("RMSG_RNDV_THRESH"));
+	ASSERT_EQ(0, rmsg_ep_open(&ep, 8, 0));
+	EXPECT_EQ(RMSG_RNDV_THRESH_DEFAULT, rmsg_ep_rndv_threshold(&ep));
+	rmsg_ep_close(&ep);
+
+	/* And rmsg_send() follows it. */
+	memset(&p, 0, sizeof(p));
+	ASSERT_EQ(0, setenv("RMSG_RNDV_THRESH", "4K", 1));
+	ASSERT_TRUE(pair_open(&p)) TH_LOG("%s", why);
+	unsetenv("RMSG_RNDV_THRESH");
+	EXPECT_TRUE(xfer(&p, 1, GUARD, GUARD, 4095, RMSG_MSG_EAGER))
+		TH_LOG("%s", why);
+	EXPECT_TRUE(xfer(&p, 2, GUARD, GUARD, 4096, RMSG_MSG_RNDV))
+		TH_LOG("%s", why);
+	pair_close(&p);
+}
+
+TEST_HARNESS_MAIN
