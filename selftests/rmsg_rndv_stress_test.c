@@ -840,6 +840,7 @@ FIXTURE(pair) {
 	long pin0;
 	long pins0;
 	bool opened;
+	bool a_closed;
 };
 
 FIXTURE_SETUP(pair)
@@ -859,7 +860,8 @@ FIXTURE_SETUP(pair)
 FIXTURE_TEARDOWN(pair)
 {
 	if (self->opened) {
-		rmsg_ep_close(&self->a);
+		if (!self->a_closed)
+			rmsg_ep_close(&self->a);
 		rmsg_ep_close(&self->b);
 	}
 }
@@ -1264,7 +1266,7 @@ static void expect_all_fail(struct __test_metadata *_metadata,
 			    struct rmsg_ep *ep, const __u64 *uds,
 			    unsigned int n, __u64 ok_ud)
 {
-	unsigned int seen[8] = { 0 }, i;
+	unsigned int seen[16] = { 0 }, i;
 	struct rmsg_cqe cqe;
 	bool closed = false;
 
@@ -1362,14 +1364,16 @@ static void kill_child(struct __test_metadata *_metadata, pid_t *pid)
 
 /*
  * The child reads 64 MiB from us and is killed once the bytes are
- * arriving: our sends, the one being read, one unanswered and an eager
- * one, all complete, the unfinished ones with an error.
+ * arriving. Our sends all complete with an error: the one being read,
+ * seven more whose RTS records went unanswered, four waiting behind the
+ * window, and an eager one behind those.
  */
 TEST_F_TIMEOUT(peer, reader_killed, 300)
 {
 	unsigned char *mem = map_anon(BIG + (2 << 20));
-	static const __u64 uds[] = { 1, 2, 3 };
+	__u64 uds[14];
 	struct rmsg_sqe *sqe;
+	unsigned int i;
 	__u32 region;
 
 	ASSERT_NE(NULL, mem);
@@ -1397,13 +1401,17 @@ TEST_F_TIMEOUT(peer, reader_killed, 300)
 	memset(mem, 0x5a, BIG + (2 << 20));
 	ASSERT_EQ(0, rmsg_reg(&self->a, mem, BIG + (2 << 20), &region));
 	ASSERT_EQ(0, send_rndv(&self->a, &self->ca, region, mem, BIG, 1));
-	ASSERT_EQ(0, send_rndv(&self->a, &self->ca, region, mem + 7,
-			       1 << 20, 2));
-	sqe = sqe_of(&self->a, RMSG_OP_SEND_RNDV, self->ca.id, 3);
+	uds[0] = 1;
+	for (i = 1; i < 13; i++) {
+		uds[i] = 1 + i;
+		ASSERT_EQ(0, send_rndv(&self->a, &self->ca, region,
+				       mem + BIG + i * 8192 + i, 4097 + i,
+				       uds[i]));
+	}
+	sqe = sqe_of(&self->a, RMSG_OP_SEND, self->ca.id, 20);
 	ASSERT_NE(NULL, sqe);
-	sqe->region = region;
-	sqe->addr = (uintptr_t)mem + BIG;
-	sqe->len = 4097;
+	sqe->len = 100;
+	uds[13] = 20;
 	ASSERT_EQ(0, submit(&self->a));
 	ASSERT_EQ('R', from_child(self->pipefd[0]))
 		TH_LOG("the child never saw the bytes arrive, or all of them");
@@ -1417,13 +1425,14 @@ TEST_F_TIMEOUT(peer, reader_killed, 300)
 
 /*
  * We read 64 MiB from the child, and kill it once the bytes are arriving:
- * our RECV_RNDV completes with an error, nothing is written past the
- * room, and the pins of both processes go back.
+ * our RECV_RNDVs, of that message and of the next one, complete with an
+ * error, nothing is written past the room, and the pins of both
+ * processes go back.
  */
 TEST_F_TIMEOUT(peer, sender_killed, 300)
 {
-	unsigned char *mem = map_anon(BIG + 2 * PG);
-	static const __u64 uds[] = { 9 };
+	unsigned char *mem = map_anon(BIG + (2 << 20));
+	static const __u64 uds[] = { 9, 10 };
 	struct rmsg_vb_msg msg;
 	__u32 region;
 
@@ -1446,10 +1455,15 @@ TEST_F_TIMEOUT(peer, sender_killed, 300)
 		child_signal_and_wait(self->pipefd[1], 'S');
 	}
 	accept_child(_metadata, &self->a, &self->ca, &self->pipefd[1]);
-	ASSERT_EQ(0, rmsg_reg(&self->a, mem, BIG + 2 * PG, &region));
+	ASSERT_EQ(0, rmsg_reg(&self->a, mem, BIG + (2 << 20), &region));
 	ASSERT_EQ(0, wait_rts(&self->ca, &msg, BIG, 0));
 	ASSERT_EQ(0, queue_answer(&self->a, &self->ca, region, mem + 1, BIG,
 				  0, 0, 9));
+	ASSERT_EQ(0, release(&self->a, &self->ca, &msg));
+	/* The second waits for the reads of the first: answered, unread. */
+	ASSERT_EQ(0, wait_rts(&self->ca, &msg, 1 << 20, 1));
+	ASSERT_EQ(0, queue_answer(&self->a, &self->ca, region,
+				  mem + BIG + 1, 1 << 20, 1, 0, 10));
 	ASSERT_EQ(0, release(&self->a, &self->ca, &msg));
 	ASSERT_EQ('S', from_child(self->pipefd[0]));
 	ASSERT_TRUE(wait_byte(mem, 1 << 20, 0x5a));
@@ -1457,11 +1471,116 @@ TEST_F_TIMEOUT(peer, sender_killed, 300)
 	kill_child(_metadata, &self->pid);
 	expect_all_fail(_metadata, &self->a, uds, ARRAY_SIZE(uds), 0);
 	EXPECT_EQ(0, mem[0]);
-	EXPECT_EQ(2 * PG - 1, first_not(mem + BIG + 1, 2 * PG - 1, 0));
+	/* Nothing past the first room, nothing of the second message. */
+	EXPECT_EQ((2 << 20) - 1, first_not(mem + BIG + 1, (2 << 20) - 1, 0));
 	EXPECT_EQ(0, rmsg_dereg(&self->a, region));
 	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	EXPECT_TRUE(pins_back(self->pins0));
-	munmap(mem, BIG + 2 * PG);
+	munmap(mem, BIG + (2 << 20));
+}
+
+/* --- the receiving process forks, or lets go, in the middle ---------- */
+
+/* Wait until the first @n bytes of message @id are at @p. */
+static bool wait_bytes(const unsigned char *p, uint64_t n, uint32_t id)
+{
+	long deadline = rmsg_now_ms() + KILL_TIMEOUT_MS;
+
+	while (first_bad(p, n, id) != n) {
+		if (rmsg_now_ms() > deadline)
+			return false;
+		usleep(1000);
+	}
+	return true;
+}
+
+/*
+ * The receiver forks while a message is read into its region, and writes
+ * to the region's first and last pages afterwards: the pinned pages stay
+ * its own (the child gets copies), so it sees every byte the transfer
+ * writes, after the fork too.
+ */
+TEST_F(pair, fork_while_reading)
+{
+	size_t len = 8 << 20;
+	unsigned char *src = map_anon(len), *dst = map_anon(len + PG);
+	__u32 hs, hd, n = len - 5;
+	struct rmsg_vb_msg msg;
+	struct rmsg_cqe cqe;
+	pid_t pid;
+
+	ASSERT_NE(NULL, src);
+	ASSERT_NE(NULL, dst);
+	fill(src + 5, n, 5);
+	memset(dst, GUARD_BYTE, len + PG);
+	ASSERT_EQ(0, rmsg_reg(&self->b, src, len, &hs));
+	ASSERT_EQ(0, rmsg_reg(&self->a, dst, len + PG, &hd));
+	ASSERT_EQ(0, send_rndv(&self->b, &self->cb, hs, src + 5, n, 1));
+	ASSERT_EQ(0, wait_rts(&self->ca, &msg, n, 0));
+	ASSERT_EQ(0, queue_answer(&self->a, &self->ca, hd, dst + 3, n, 0, 0,
+				  2));
+	ASSERT_EQ(0, release(&self->a, &self->ca, &msg));
+	ASSERT_TRUE(wait_bytes(dst + 3, 4096, 5));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(0);
+	/* The guard bytes, written again: a fault would copy the page. */
+	dst[0] = GUARD_BYTE;
+	dst[3 + n] = GUARD_BYTE;
+	EXPECT_EQ(0, rmsg_child_status(pid));
+	ASSERT_EQ(0, wait_op(&self->a, 2, &cqe));
+	EXPECT_EQ(0, cqe.res);
+	ASSERT_EQ(0, wait_op(&self->b, 1, &cqe));
+	EXPECT_EQ(0, cqe.res);
+	EXPECT_EQ(3, first_not(dst, 3, GUARD_BYTE));
+	EXPECT_EQ(n, first_bad(dst + 3, n, 5));
+	EXPECT_EQ(len + PG - 3 - n, first_not(dst + 3 + n, len + PG - 3 - n,
+					      GUARD_BYTE));
+	EXPECT_EQ(0, rmsg_dereg(&self->a, hd));
+	EXPECT_EQ(0, rmsg_dereg(&self->b, hs));
+	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
+	EXPECT_TRUE(rmsg_pins_are(self->pins0, 0));
+	munmap(src, len);
+	munmap(dst, len + PG);
+}
+
+/*
+ * The receiver lets go of its endpoint (the last descriptor and the
+ * last mapping) while a message is read into its region: its pins go
+ * with it, and the sender's SEND_RNDV completes with an error.
+ */
+TEST_F(pair, receiver_released_mid_read)
+{
+	size_t len = 8 << 20;
+	unsigned char *src = map_anon(len), *dst = map_anon(len);
+	static const __u64 uds[] = { 1 };
+	struct rmsg_vb_msg msg;
+	__u32 hs, hd;
+
+	ASSERT_NE(NULL, src);
+	ASSERT_NE(NULL, dst);
+	memset(src, 0x5a, len);
+	ASSERT_EQ(0, rmsg_reg(&self->b, src, len, &hs));
+	ASSERT_EQ(0, rmsg_reg(&self->a, dst, len, &hd));
+	ASSERT_EQ(0, send_rndv(&self->b, &self->cb, hs, src, len, 1));
+	ASSERT_EQ(0, wait_rts(&self->ca, &msg, len, 0));
+	ASSERT_EQ(0, queue_answer(&self->a, &self->ca, hd, dst, len, 0, 0,
+				  2));
+	ASSERT_EQ(0, release(&self->a, &self->ca, &msg));
+	ASSERT_TRUE(wait_byte(dst, (1 << 20) - 1, 0x5a));
+	ASSERT_EQ(0, dst[len - 1]) TH_LOG("all of it came before the close");
+	munmap((void *)self->ca.block, self->ca.block_len);
+	rmsg_ep_close(&self->a);
+	self->a_closed = true;
+	EXPECT_EQ(self->pin0 + 4 * span_pages(src, len), rmsg_vmpin_kb());
+	EXPECT_TRUE(rmsg_pins_are(self->pins0, span_pages(src, len)));
+	expect_all_fail(_metadata, &self->b, uds, ARRAY_SIZE(uds), 0);
+	EXPECT_EQ(0, rmsg_dereg(&self->b, hs));
+	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
+	EXPECT_TRUE(rmsg_pins_are(self->pins0, 0));
+	munmap(src, len);
+	munmap(dst, len);
 }
 
 TEST_HARNESS_MAIN
