@@ -126,7 +126,8 @@ selftests/%_test: selftests/%_test.c selftests/rmsg_test.h lib/librmsg.a \
 	$(CC) $(TEST_CFLAGS) $< lib/librmsg.a -lpthread -o $@
 
 # Read receive blocks with the protocol core's own receiver.
-CORE_READERS	:= selftests/rmsg_eager_test selftests/rmsg_rndv_test
+CORE_READERS	:= selftests/rmsg_eager_test selftests/rmsg_rndv_test \
+		   selftests/rmsg_rndv_stress_test
 $(CORE_READERS): selftests/%: selftests/%.c selftests/rmsg_test.h \
 			   lib/librmsg.a $(CORE_SRCS) $(CORE_HDRS) $(UAPI) \
 			   | $(KSELFTEST_DIR)/kselftest_harness.h

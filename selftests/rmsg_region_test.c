@@ -22,61 +22,6 @@
 #define PG		4096UL
 #define NOBODY		65534
 
-/* The process's pinned memory in KiB, as /proc/self/status shows it. */
-static long vmpin_kb(void)
-{
-	char line[256];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
-/*
- * Page pins held in the whole system (pinned minus released, from
- * /proc/vmstat after folding the per-CPU counters): VmPin is only the
- * charge, this sees pins a bug would leak. -1 when it cannot be read
- * (needs root); the guest runs nothing else that pins.
- */
-static long pins(void)
-{
-	long acq = -1, rel = -1, v;
-	char name[64];
-	FILE *f = fopen("/proc/sys/vm/stat_refresh", "w");
-
-	if (!f)
-		return -1;
-	if (fputs("1\n", f) < 0) {
-		fclose(f);
-		return -1;
-	}
-	if (fclose(f))
-		return -1;
-	f = fopen("/proc/vmstat", "r");
-	if (!f)
-		return -1;
-	while (fscanf(f, "%63s %ld", name, &v) == 2) {
-		if (!strcmp(name, "nr_foll_pin_acquired"))
-			acq = v;
-		else if (!strcmp(name, "nr_foll_pin_released"))
-			rel = v;
-	}
-	fclose(f);
-	return acq < 0 || rel < 0 ? -1 : acq - rel;
-}
-
-/* Outstanding pins are @base plus @n pages, or cannot be counted. */
-static bool pins_are(long base, long n)
-{
-	return base < 0 || pins() == base + n;
-}
-
 /* Pages [addr, addr + len) touches, counted here independently. */
 static long span_pages(uintptr_t addr, size_t len)
 {
@@ -165,16 +110,6 @@ static uint64_t pfn_of(const void *p)
 	return ent & ((1ULL << 55) - 1);
 }
 
-/* Wait for a child; its exit status, or -1 when it did not exit. */
-static int child_status(pid_t pid)
-{
-	int status;
-
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status);
-}
-
 TEST(version_announces_rndv)
 {
 	struct rmsg_version ver;
@@ -197,9 +132,9 @@ FIXTURE_SETUP(region)
 	int ret = rmsg_ep_open(&self->ep, 8, 0);
 
 	ASSERT_EQ(0, ret) TH_LOG("rmsg_ep_open: %s", strerror(-ret));
-	self->pin0 = vmpin_kb();
+	self->pin0 = rmsg_vmpin_kb();
 	ASSERT_LE(0, self->pin0) TH_LOG("no VmPin in /proc/self/status");
-	self->pins0 = pins();
+	self->pins0 = rmsg_pins();
 	if (self->pins0 < 0)
 		TH_LOG("no pin counters: only VmPin is checked");
 }
@@ -221,8 +156,8 @@ TEST_F(region, reg_dereg_keeps_data)
 	pfn = pfn_of(buf + 5 * PG);
 	ASSERT_EQ(0, rmsg_reg(&self->ep, buf, len, &h));
 	EXPECT_NE(0, h);
-	EXPECT_EQ(self->pin0 + 64, vmpin_kb());
-	EXPECT_TRUE(pins_are(self->pins0, 16));
+	EXPECT_EQ(self->pin0 + 64, rmsg_vmpin_kb());
+	EXPECT_TRUE(rmsg_pins_are(self->pins0, 16));
 	EXPECT_TRUE(filled(buf, len, 1));
 	/* The program keeps using the very pages a transfer would. */
 	fill(buf, len, 2);
@@ -230,8 +165,8 @@ TEST_F(region, reg_dereg_keeps_data)
 	EXPECT_EQ(pfn, pfn ? pfn_of(buf + 5 * PG) : 0);
 
 	ASSERT_EQ(0, rmsg_dereg(&self->ep, h));
-	EXPECT_EQ(self->pin0, vmpin_kb());
-	EXPECT_TRUE(pins_are(self->pins0, 0));
+	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
+	EXPECT_TRUE(rmsg_pins_are(self->pins0, 0));
 	EXPECT_TRUE(filled(buf, len, 2));
 	EXPECT_EQ(-ENOENT, rmsg_dereg(&self->ep, h));
 	/* The memory is the program's again: it can go. */
@@ -242,16 +177,16 @@ TEST_F(region, reg_dereg_keeps_data)
 TEST(without_rings)
 {
 	unsigned char *buf = map_pages(3, PROT_READ | PROT_WRITE);
-	long pin0 = vmpin_kb();
+	long pin0 = rmsg_vmpin_kb();
 	struct rmsg_ep ep = { .fd = rmsg_open_device() };
 	__u32 h;
 
 	ASSERT_LE(0, ep.fd);
 	ASSERT_NE(NULL, buf);
 	ASSERT_EQ(0, rmsg_reg(&ep, buf + 1, 2 * PG, &h));
-	EXPECT_EQ(pin0 + 12, vmpin_kb());
+	EXPECT_EQ(pin0 + 12, rmsg_vmpin_kb());
 	EXPECT_EQ(0, rmsg_dereg(&ep, h));
-	EXPECT_EQ(pin0, vmpin_kb());
+	EXPECT_EQ(pin0, rmsg_vmpin_kb());
 	close(ep.fd);
 	munmap(buf, 3 * PG);
 }
@@ -276,12 +211,12 @@ TEST_F(region, unaligned_spans)
 
 		ASSERT_EQ(0, rmsg_reg(&self->ep, p, cases[i].len, &h))
 			TH_LOG("case %u", i);
-		EXPECT_EQ(self->pin0 + 4 * pages, vmpin_kb())
+		EXPECT_EQ(self->pin0 + 4 * pages, rmsg_vmpin_kb())
 			TH_LOG("case %u: off %zu len %zu", i, cases[i].off,
 			       cases[i].len);
-		EXPECT_TRUE(pins_are(self->pins0, pages)) TH_LOG("case %u", i);
+		EXPECT_TRUE(rmsg_pins_are(self->pins0, pages)) TH_LOG("case %u", i);
 		ASSERT_EQ(0, rmsg_dereg(&self->ep, h));
-		EXPECT_EQ(self->pin0, vmpin_kb());
+		EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	}
 	EXPECT_TRUE(filled(buf, 8 * PG, 3));
 	munmap(buf, 8 * PG);
@@ -297,11 +232,11 @@ TEST_F(region, same_memory_twice)
 	ASSERT_EQ(0, rmsg_reg(&self->ep, buf, 2 * PG, &a));
 	ASSERT_EQ(0, rmsg_reg(&self->ep, buf, 2 * PG, &b));
 	EXPECT_NE(a, b);
-	EXPECT_EQ(self->pin0 + 16, vmpin_kb());
+	EXPECT_EQ(self->pin0 + 16, rmsg_vmpin_kb());
 	EXPECT_EQ(0, rmsg_dereg(&self->ep, a));
-	EXPECT_EQ(self->pin0 + 8, vmpin_kb());
+	EXPECT_EQ(self->pin0 + 8, rmsg_vmpin_kb());
 	EXPECT_EQ(0, rmsg_dereg(&self->ep, b));
-	EXPECT_EQ(self->pin0, vmpin_kb());
+	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	munmap(buf, 2 * PG);
 }
 
@@ -317,18 +252,18 @@ TEST_F(region, handle_reuse)
 	EXPECT_NE(0, h1);
 	EXPECT_NE(0, h2);
 	EXPECT_NE(h1, h2);
-	EXPECT_EQ(self->pin0 + 12, vmpin_kb());
+	EXPECT_EQ(self->pin0 + 12, rmsg_vmpin_kb());
 	ASSERT_EQ(0, rmsg_dereg(&self->ep, h1));
-	EXPECT_EQ(self->pin0 + 8, vmpin_kb());
+	EXPECT_EQ(self->pin0 + 8, rmsg_vmpin_kb());
 
 	ASSERT_EQ(0, rmsg_reg(&self->ep, buf + 3 * PG, 4 * PG, &h3));
 	EXPECT_EQ(h1, h3);
-	EXPECT_EQ(self->pin0 + 24, vmpin_kb());
+	EXPECT_EQ(self->pin0 + 24, rmsg_vmpin_kb());
 	/* h2 is untouched by all that; h3 is the 4-page region. */
 	ASSERT_EQ(0, rmsg_dereg(&self->ep, h2));
-	EXPECT_EQ(self->pin0 + 16, vmpin_kb());
+	EXPECT_EQ(self->pin0 + 16, rmsg_vmpin_kb());
 	ASSERT_EQ(0, rmsg_dereg(&self->ep, h3));
-	EXPECT_EQ(self->pin0, vmpin_kb());
+	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	EXPECT_EQ(-ENOENT, rmsg_dereg(&self->ep, h1));
 	munmap(buf, 8 * PG);
 }
@@ -346,7 +281,7 @@ TEST_F(region, unknown_handles)
 	EXPECT_EQ(-ENOENT, rmsg_dereg(&self->ep, h + 1));
 	EXPECT_EQ(-ENOENT, rmsg_dereg(&self->ep, 0));
 	EXPECT_EQ(-ENOENT, rmsg_dereg(&self->ep, h ^ 0x80000000U));
-	EXPECT_EQ(self->pin0 + 4, vmpin_kb());
+	EXPECT_EQ(self->pin0 + 4, rmsg_vmpin_kb());
 	EXPECT_EQ(0, rmsg_dereg(&self->ep, h));
 	EXPECT_EQ(-ENOENT, rmsg_dereg(&self->ep, h));
 	munmap(buf, PG);
@@ -364,7 +299,7 @@ TEST_F(region, handles_are_per_endpoint)
 	ASSERT_EQ(0, rmsg_reg(&self->ep, buf, PG, &h));
 	EXPECT_EQ(-ENOENT, dereg(other, h));
 	close(other);
-	EXPECT_EQ(self->pin0 + 4, vmpin_kb());
+	EXPECT_EQ(self->pin0 + 4, rmsg_vmpin_kb());
 	EXPECT_EQ(0, rmsg_dereg(&self->ep, h));
 	munmap(buf, PG);
 }
@@ -390,7 +325,7 @@ TEST_F(region, bad_fields)
 	EXPECT_EQ(-EINVAL, rmsg_reg(&self->ep, buf, 0, &h));
 	EXPECT_EQ(-1, ioctl(fd, RMSG_IOC_REG, NULL));
 	EXPECT_EQ(EFAULT, errno);
-	EXPECT_EQ(self->pin0, vmpin_kb());
+	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 
 	/* Nothing was registered: the same fields, valid, still work. */
 	ASSERT_EQ(0, raw_reg(fd, a, PG, 0, 0, 0, &h));
@@ -399,9 +334,9 @@ TEST_F(region, bad_fields)
 	EXPECT_EQ(-EINVAL, raw_dereg(fd, 0, 1, 0));
 	EXPECT_EQ(-1, ioctl(fd, RMSG_IOC_DEREG, NULL));
 	EXPECT_EQ(EFAULT, errno);
-	EXPECT_EQ(self->pin0 + 4, vmpin_kb());
+	EXPECT_EQ(self->pin0 + 4, rmsg_vmpin_kb());
 	EXPECT_EQ(0, raw_dereg(fd, h, 0, 0));
-	EXPECT_EQ(self->pin0, vmpin_kb());
+	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	munmap(buf, 2 * PG);
 }
 
@@ -416,7 +351,7 @@ TEST_F(region, max_len_is_valid)
 		SKIP(return, "no room for a %llu-byte reservation",
 		     (unsigned long long)RMSG_REG_MAX_LEN);
 	EXPECT_EQ(-EFAULT, rmsg_reg(&self->ep, res, RMSG_REG_MAX_LEN, &h));
-	EXPECT_EQ(self->pin0, vmpin_kb());
+	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	munmap(res, RMSG_REG_MAX_LEN);
 }
 
@@ -443,25 +378,25 @@ TEST_F(region, efault)
 	EXPECT_EQ(-EFAULT, rmsg_reg(&self->ep, none, 2 * PG, &h));
 	EXPECT_EQ(-EFAULT, rmsg_reg(&self->ep, gone, 2 * PG, &h));
 	EXPECT_EQ(-EFAULT, rmsg_reg(&self->ep, gone + PG - 1, 2, &h));
-	EXPECT_EQ(self->pin0, vmpin_kb());
-	EXPECT_TRUE(pins_are(self->pins0, 0));
+	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
+	EXPECT_TRUE(rmsg_pins_are(self->pins0, 0));
 
 	/* Writable at the start, not at the end: nothing stays pinned. */
 	ASSERT_EQ(0, mprotect(buf + 3 * PG, PG, PROT_READ));
 	EXPECT_EQ(-EFAULT, rmsg_reg(&self->ep, buf, 4 * PG, &h));
 	EXPECT_EQ(-EFAULT, rmsg_reg(&self->ep, buf + 3 * PG - 1, 2, &h));
-	EXPECT_EQ(self->pin0, vmpin_kb());
-	EXPECT_TRUE(pins_are(self->pins0, 0));
+	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
+	EXPECT_TRUE(rmsg_pins_are(self->pins0, 0));
 	/* A hole in the middle. */
 	ASSERT_EQ(0, munmap(buf + PG, PG));
 	EXPECT_EQ(-EFAULT, rmsg_reg(&self->ep, buf, 3 * PG, &h));
-	EXPECT_EQ(self->pin0, vmpin_kb());
-	EXPECT_TRUE(pins_are(self->pins0, 0));
+	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
+	EXPECT_TRUE(rmsg_pins_are(self->pins0, 0));
 	/* What is left writable still registers. */
 	ASSERT_EQ(0, rmsg_reg(&self->ep, buf + 2 * PG, PG, &h));
-	EXPECT_EQ(self->pin0 + 4, vmpin_kb());
+	EXPECT_EQ(self->pin0 + 4, rmsg_vmpin_kb());
 	EXPECT_EQ(0, rmsg_dereg(&self->ep, h));
-	EXPECT_EQ(self->pin0, vmpin_kb());
+	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	munmap(buf, 4 * PG);
 	munmap(ro, 2 * PG);
 	munmap(none, 2 * PG);
@@ -477,14 +412,14 @@ TEST_F(region, efault_after_many_pages)
 	ASSERT_NE(NULL, buf);
 	ASSERT_EQ(0, mprotect(buf + (n - 1) * PG, PG, PROT_READ));
 	EXPECT_EQ(-EFAULT, rmsg_reg(&self->ep, buf + 1, n * PG - 1, &h));
-	EXPECT_EQ(self->pin0, vmpin_kb());
-	EXPECT_TRUE(pins_are(self->pins0, 0));
+	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
+	EXPECT_TRUE(rmsg_pins_are(self->pins0, 0));
 	ASSERT_EQ(0, rmsg_reg(&self->ep, buf + 1, (n - 1) * PG - 1, &h));
-	EXPECT_EQ(self->pin0 + 4 * (long)(n - 1), vmpin_kb());
-	EXPECT_TRUE(pins_are(self->pins0, n - 1));
+	EXPECT_EQ(self->pin0 + 4 * (long)(n - 1), rmsg_vmpin_kb());
+	EXPECT_TRUE(rmsg_pins_are(self->pins0, n - 1));
 	EXPECT_EQ(0, rmsg_dereg(&self->ep, h));
-	EXPECT_EQ(self->pin0, vmpin_kb());
-	EXPECT_TRUE(pins_are(self->pins0, 0));
+	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
+	EXPECT_TRUE(rmsg_pins_are(self->pins0, 0));
 	munmap(buf, n * PG);
 }
 
@@ -504,7 +439,7 @@ static int memlock_child(int fd)
 		return 1;
 	if (setgid(NOBODY) || setuid(NOBODY) || getuid() != NOBODY)
 		return 2;
-	pin0 = vmpin_kb();
+	pin0 = rmsg_vmpin_kb();
 	if (pin0 < 0)
 		return 3;
 	/* 8 of 16 pages, then 12 more is over: nothing of those stays. */
@@ -512,18 +447,18 @@ static int memlock_child(int fd)
 		return 4;
 	if (rmsg_reg(&ep, buf + 8 * PG, 12 * PG, &b) != -ENOMEM)
 		return 5;
-	if (vmpin_kb() != pin0 + 32)
+	if (rmsg_vmpin_kb() != pin0 + 32)
 		return 6;
 	/* Up to the limit exactly, then one byte more is one page more. */
 	if (rmsg_reg(&ep, buf + 8 * PG, 8 * PG, &b))
 		return 7;
 	if (rmsg_reg(&ep, buf + 20 * PG, 1, &c) != -ENOMEM)
 		return 8;
-	if (vmpin_kb() != pin0 + 64)
+	if (rmsg_vmpin_kb() != pin0 + 64)
 		return 9;
 	if (rmsg_dereg(&ep, a) || rmsg_dereg(&ep, b))
 		return 10;
-	if (vmpin_kb() != pin0)
+	if (rmsg_vmpin_kb() != pin0)
 		return 11;
 	/* 16 pages' worth of bytes, unaligned, touch 17 pages. */
 	if (rmsg_reg(&ep, buf + 1, 16 * PG, &a) != -ENOMEM)
@@ -535,14 +470,14 @@ static int memlock_child(int fd)
 	/* Far over the limit, and failing after the charge: no leak. */
 	if (rmsg_reg(&ep, buf, 40 * PG, &a) != -ENOMEM)
 		return 15;
-	if (vmpin_kb() != pin0)
+	if (rmsg_vmpin_kb() != pin0)
 		return 16;
 	return 0;
 }
 
 TEST(memlock_unprivileged)
 {
-	long pin0 = vmpin_kb(), pins0 = pins();
+	long pin0 = rmsg_vmpin_kb(), pins0 = rmsg_pins();
 	int fd = rmsg_open_device();
 	pid_t pid;
 
@@ -551,9 +486,9 @@ TEST(memlock_unprivileged)
 	ASSERT_LE(0, pid);
 	if (!pid)
 		_exit(memlock_child(fd));
-	EXPECT_EQ(0, child_status(pid)) TH_LOG("the child failed a step");
-	EXPECT_EQ(pin0, vmpin_kb());
-	EXPECT_TRUE(pins_are(pins0, 0));
+	EXPECT_EQ(0, rmsg_child_status(pid)) TH_LOG("the child failed a step");
+	EXPECT_EQ(pin0, rmsg_vmpin_kb());
+	EXPECT_TRUE(rmsg_pins_are(pins0, 0));
 	close(fd);
 }
 
@@ -568,9 +503,9 @@ TEST_F(region, memlock_capable)
 	ASSERT_EQ(0, getrlimit(RLIMIT_MEMLOCK, &old));
 	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
 	EXPECT_EQ(0, rmsg_reg(&self->ep, buf, 32 * PG, &h));
-	EXPECT_EQ(self->pin0 + 128, vmpin_kb());
+	EXPECT_EQ(self->pin0 + 128, rmsg_vmpin_kb());
 	EXPECT_EQ(0, rmsg_dereg(&self->ep, h));
-	EXPECT_EQ(self->pin0, vmpin_kb());
+	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	setrlimit(RLIMIT_MEMLOCK, &old);
 	munmap(buf, 32 * PG);
 }
@@ -579,7 +514,7 @@ TEST_F(region, memlock_capable)
 TEST(close_unpins)
 {
 	unsigned char *buf = map_pages(8, PROT_READ | PROT_WRITE);
-	long pin0 = vmpin_kb(), pins0 = pins();
+	long pin0 = rmsg_vmpin_kb(), pins0 = rmsg_pins();
 	struct rmsg_ep ep;
 	__u32 h;
 	int fd;
@@ -590,19 +525,19 @@ TEST(close_unpins)
 	ASSERT_EQ(0, reg(fd, buf, 3 * PG, &h));
 	ASSERT_EQ(0, reg(fd, buf + 100, 5000, &h));
 	ASSERT_EQ(0, reg(fd, buf, 8 * PG, &h));
-	EXPECT_EQ(pin0 + 4 * (3 + 2 + 8), vmpin_kb());
-	EXPECT_TRUE(pins_are(pins0, 3 + 2 + 8));
+	EXPECT_EQ(pin0 + 4 * (3 + 2 + 8), rmsg_vmpin_kb());
+	EXPECT_TRUE(rmsg_pins_are(pins0, 3 + 2 + 8));
 	close(fd);
-	EXPECT_EQ(pin0, vmpin_kb());
-	EXPECT_TRUE(pins_are(pins0, 0));
+	EXPECT_EQ(pin0, rmsg_vmpin_kb());
+	EXPECT_TRUE(rmsg_pins_are(pins0, 0));
 
 	/* And with rings, mapped and then unmapped by rmsg_ep_close(). */
 	ASSERT_EQ(0, rmsg_ep_open(&ep, 8, 0));
 	ASSERT_EQ(0, rmsg_reg(&ep, buf, 8 * PG, &h));
-	EXPECT_EQ(pin0 + 32, vmpin_kb());
+	EXPECT_EQ(pin0 + 32, rmsg_vmpin_kb());
 	rmsg_ep_close(&ep);
-	EXPECT_EQ(pin0, vmpin_kb());
-	EXPECT_TRUE(pins_are(pins0, 0));
+	EXPECT_EQ(pin0, rmsg_vmpin_kb());
+	EXPECT_TRUE(rmsg_pins_are(pins0, 0));
 	munmap(buf, 8 * PG);
 }
 
@@ -611,7 +546,7 @@ TEST(many_regions_then_close)
 	enum { N = 1000 };
 	unsigned char *buf = map_pages(N, PROT_READ | PROT_WRITE);
 	static unsigned char seen[N + 1];
-	long pin0 = vmpin_kb(), pins0 = pins();
+	long pin0 = rmsg_vmpin_kb(), pins0 = rmsg_pins();
 	int i, fd, dups = 0, out_of_range = 0;
 	__u32 h[N];
 
@@ -628,15 +563,15 @@ TEST(many_regions_then_close)
 	}
 	EXPECT_EQ(0, dups);
 	EXPECT_EQ(0, out_of_range);
-	EXPECT_EQ(pin0 + 4 * N, vmpin_kb());
+	EXPECT_EQ(pin0 + 4 * N, rmsg_vmpin_kb());
 	/* Every other one by DEREG, the rest by close. */
 	for (i = 0; i < N; i += 2)
 		EXPECT_EQ(0, dereg(fd, h[i]));
-	EXPECT_EQ(pin0 + 4 * N / 2, vmpin_kb());
-	EXPECT_TRUE(pins_are(pins0, N / 2));
+	EXPECT_EQ(pin0 + 4 * N / 2, rmsg_vmpin_kb());
+	EXPECT_TRUE(rmsg_pins_are(pins0, N / 2));
 	close(fd);
-	EXPECT_EQ(pin0, vmpin_kb());
-	EXPECT_TRUE(pins_are(pins0, 0));
+	EXPECT_EQ(pin0, rmsg_vmpin_kb());
+	EXPECT_TRUE(rmsg_pins_are(pins0, 0));
 	munmap(buf, N * PG);
 }
 
@@ -667,16 +602,16 @@ TEST_F(region, fork_child_close_keeps_regions)
 		rmsg_ep_close(&self->ep);
 		_exit(bad);
 	}
-	EXPECT_EQ(0, child_status(pid));
-	EXPECT_EQ(self->pin0 + 64, vmpin_kb());
-	EXPECT_TRUE(pins_are(self->pins0, 16));
+	EXPECT_EQ(0, rmsg_child_status(pid));
+	EXPECT_EQ(self->pin0 + 64, rmsg_vmpin_kb());
+	EXPECT_TRUE(rmsg_pins_are(self->pins0, 16));
 	EXPECT_TRUE(filled(buf, len, 5));
 	fill(buf, len, 7);
 	EXPECT_TRUE(filled(buf, len, 7));
 	/* Page frame numbers need root; without them, nothing to compare. */
 	EXPECT_EQ(pfn, pfn ? pfn_of(buf) : 0);
 	EXPECT_EQ(0, rmsg_dereg(&self->ep, h));
-	EXPECT_EQ(self->pin0, vmpin_kb());
+	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	munmap(buf, len);
 }
 
@@ -698,21 +633,21 @@ TEST_F(region, fork_child_region_outlives_child)
 	if (!pid) {
 		int bad = rmsg_reg(&self->ep, buf, 4 * PG, &h[0]) ||
 			  rmsg_reg(&self->ep, buf + 1, PG, &h[1]) ||
-			  vmpin_kb() != 16 + 8;
+			  rmsg_vmpin_kb() != 16 + 8;
 
 		if (write(pipefd[1], h, sizeof(h)) != sizeof(h))
 			bad = 1;
 		_exit(bad);
 	}
 	close(pipefd[1]);
-	EXPECT_EQ(0, child_status(pid));
+	EXPECT_EQ(0, rmsg_child_status(pid));
 	ASSERT_EQ(sizeof(h), read(pipefd[0], h, sizeof(h)));
 	close(pipefd[0]);
-	EXPECT_EQ(self->pin0, vmpin_kb());
-	EXPECT_TRUE(pins_are(self->pins0, 4 + 2));
+	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
+	EXPECT_TRUE(rmsg_pins_are(self->pins0, 4 + 2));
 	EXPECT_EQ(0, rmsg_dereg(&self->ep, h[0]));
-	EXPECT_EQ(self->pin0, vmpin_kb());
-	EXPECT_TRUE(pins_are(self->pins0, 2));
+	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
+	EXPECT_TRUE(rmsg_pins_are(self->pins0, 2));
 	/* h[1] goes with the endpoint, in the fixture's teardown. */
 	munmap(buf, 4 * PG);
 }

@@ -18,6 +18,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 
 #include <rmsg.h>
 
@@ -179,6 +181,71 @@ static inline int rmsg_pair_up(struct rmsg_ep *a, struct rmsg_ep *b,
 	if (RMSG_CQE_KIND(ca->flags) != RMSG_CQE_ACCEPTED || ca->res)
 		return ca->res ?: -EPROTO;
 	return 0;
+}
+
+/* The process's pinned memory in KiB, as /proc/self/status shows it. */
+static inline long rmsg_vmpin_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/*
+ * Page pins held in the whole system (pinned minus released, from
+ * /proc/vmstat after folding the per-CPU counters): VmPin is only the
+ * charge, this sees pins a bug would leak. -1 when it cannot be read
+ * (needs root); the guest runs nothing else that pins.
+ */
+static inline long rmsg_pins(void)
+{
+	long acq = -1, rel = -1, v;
+	char name[64];
+	FILE *f = fopen("/proc/sys/vm/stat_refresh", "w");
+
+	if (!f)
+		return -1;
+	if (fputs("1\n", f) < 0) {
+		fclose(f);
+		return -1;
+	}
+	if (fclose(f))
+		return -1;
+	f = fopen("/proc/vmstat", "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %ld", name, &v) == 2) {
+		if (!strcmp(name, "nr_foll_pin_acquired"))
+			acq = v;
+		else if (!strcmp(name, "nr_foll_pin_released"))
+			rel = v;
+	}
+	fclose(f);
+	return acq < 0 || rel < 0 ? -1 : acq - rel;
+}
+
+/* Outstanding pins are @base plus @n pages, or cannot be counted. */
+static inline bool rmsg_pins_are(long base, long n)
+{
+	return base < 0 || rmsg_pins() == base + n;
+}
+
+/* Wait for a child; its exit status, or -1 when it did not exit. */
+static inline int rmsg_child_status(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
 }
 
 #endif /* _RMSG_TEST_H */
