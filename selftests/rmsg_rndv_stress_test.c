@@ -399,6 +399,7 @@ struct end {
 struct stress {
 	struct end end[2];	/* 0 listens, 1 connects */
 	struct flow flow[NCHAN][2];	/* way 0: 1 to 0; way 1: 0 to 1 */
+	bool put_odd;		/* every other rendezvous send is an RPut */
 };
 
 static struct end *sender(struct stress *s, unsigned int way)
@@ -504,9 +505,13 @@ FIXTURE(stress) {
 	bool imm_set;
 };
 
-/* Arrival flags from the device, or from the kernel (write-with-imm). */
+/*
+ * Arrival flags from the device, or from the kernel (write-with-imm); and
+ * RGet and RPut mixed on every channel.
+ */
 FIXTURE_VARIANT(stress) {
 	bool imm;
+	bool put_odd;
 };
 
 FIXTURE_VARIANT_ADD(stress, flag) {
@@ -515,6 +520,10 @@ FIXTURE_VARIANT_ADD(stress, flag) {
 
 FIXTURE_VARIANT_ADD(stress, imm) {
 	.imm = true,
+};
+
+FIXTURE_VARIANT_ADD(stress, get_put) {
+	.put_odd = true,
 };
 
 FIXTURE_SETUP(stress)
@@ -529,6 +538,7 @@ FIXTURE_SETUP(stress)
 	s = calloc(1, sizeof(*s));
 	ASSERT_NE(NULL, s);
 	self->s = s;
+	s->put_odd = variant->put_odd;
 	for (i = 0; i < 2; i++)
 		ASSERT_EQ(0, open_ep(&s->end[i].ep, 256, 4096, STRESS_AREA,
 				     &s->end[i].area));
@@ -583,6 +593,8 @@ static void queue_flow(struct __test_metadata *_metadata, struct stress *s,
 		if (it->rndv) {
 			sqe->region = tx->region;
 			sqe->addr = (uintptr_t)tx->mem + it->src;
+			if (s->put_odd && i & 1)
+				sqe->flags = RMSG_RNDV_F_PUT;
 		} else {
 			sqe->addr = it->src;
 		}
