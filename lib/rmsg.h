@@ -402,9 +402,10 @@ int rmsg_channel_max_msg(struct rmsg_ep *ep, uint32_t channel);
  * other sends; res 0 means the message was written into the peer's
  * receive block. An uncommitted rmsg_reserve() is dropped.
  *
- * When @len is at least rmsg_ep_rndv_threshold() and @buf..@buf+@len lies
- * in a region registered with rmsg_reg() on @ep, the message goes as
- * rmsg_send_zc() with flags 0 instead: @buf belongs to the transfer until
+ * When @len is at least rmsg_ep_rndv_threshold(), or above the channel's
+ * largest eager message (unless the threshold is SIZE_MAX), and
+ * @buf..@buf+@len lies in a region registered with rmsg_reg() on @ep, the
+ * message goes as rmsg_send_zc() with flags 0 instead: @buf belongs to the transfer until
  * its completion event, which may come after those of later sends. With
  * no region registered nothing changes.
  *
@@ -598,7 +599,7 @@ int rmsg_send_zc(struct rmsg_ep *ep, uint32_t channel, const void *buf,
  * rmsg_ep_set_rndv_threshold() - when rmsg_send() goes rendezvous
  * @ep: the endpoint
  * @bytes: messages of this many bytes or more that lie in a region go
- *	rendezvous; SIZE_MAX: never
+ *	rendezvous (and those too large for eager); SIZE_MAX: never
  *
  * The default is the environment's RMSG_RNDV_THRESH (bytes, optional K or
  * M suffix) when set at rmsg_ep_open(), else RMSG_RNDV_THRESH_DEFAULT.

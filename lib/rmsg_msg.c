@@ -676,9 +676,16 @@ int rmsg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
 	if (!d)
 		return -EINVAL;
 	rmsg_lock(d);
-	/* Large, and in a region: zero copy (rmsg_rndv.c). */
-	if (d->nregs && len >= d->rv_thresh && len &&
-	    len <= RMSG_RNDV_MAX_LEN && (d->features & RMSG_FEAT_RNDV) &&
+	/*
+	 * Large, and in a region: zero copy (rmsg_rndv.c). Too large for
+	 * eager counts as large, or a threshold above the channel's eager
+	 * maximum would leave sizes that fail with -EMSGSIZE.
+	 */
+	if (d->nregs && len && len <= RMSG_RNDV_MAX_LEN &&
+	    (d->features & RMSG_FEAT_RNDV) &&
+	    (len >= d->rv_thresh ||
+	     (d->rv_thresh != SIZE_MAX &&
+	      (long long)len > rmsg_lib_max_msg(d, channel))) &&
 	    rmsg_rv_region_of(d, buf, len, &handle)) {
 		rmsg_resv_drop(d);
 		ret = rmsg_rv_send(ep, channel, buf, len, 0, user_data,

@@ -735,9 +735,14 @@ int rmsg_protocol_info(struct rmsg_ep *ep, uint32_t channel, FILE *out)
 		return max;
 	if (!d->area_map)
 		max = -1;	/* no send area: no eager message at all */
-	/* rmsg_send() goes rendezvous from zc bytes (0 is always eager). */
-	zc = !rndv || t > top ? top + 1 : t ? t : 1;
 	eager = (unsigned long long)(max + 1);	/* first size not eager */
+	/* rmsg_send() goes rendezvous from zc bytes (0 is always eager). */
+	if (!rndv || t == SIZE_MAX)
+		zc = top + 1;
+	else
+		zc = t < eager ? t : eager;
+	if (!zc)
+		zc = 1;
 	fprintf(out, "    %-19s %s\n", "size range", "protocol");
 	if (max >= 0) {
 		rmsg_rv_line(out, 0, (zc < eager ? zc : eager) - 1,

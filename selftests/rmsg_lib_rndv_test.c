@@ -23,7 +23,7 @@
 #define IMM_PARAM		"/sys/module/rmsg/parameters/force_imm_arrival"
 #define REGION			(40U << 20)	/* 16 MiB twice and room */
 #define GUARD			4096
-#define THRESH			16384
+#define THRESH			8192	/* below the eager maximum */
 #define LOG_MAX			512
 
 /* Why a helper failed, for the assertion that reports it. */
@@ -430,6 +430,12 @@ TEST_F_TIMEOUT(lrndv, send_picks_by_threshold, 600)
 	/* A span that leaves the region is not in it: eager, too large. */
 	ASSERT_EQ(-EMSGSIZE, rmsg_send(&p->b.ep, p->b.ch,
 				       p->b.mem + REGION - 100000, 200000, 79));
+	/* A threshold above the eager maximum: too large goes rendezvous. */
+	ASSERT_EQ(0, rmsg_ep_set_rndv_threshold(&p->b.ep, max + 1000));
+	ASSERT_TRUE(xfer(p, seq++, GUARD, GUARD, max, RMSG_MSG_EAGER))
+		TH_LOG("%s", why);
+	ASSERT_TRUE(xfer(p, seq++, GUARD + 1, GUARD, max + 1, RMSG_MSG_RNDV))
+		TH_LOG("%s", why);
 	/* SIZE_MAX: never rendezvous. */
 	ASSERT_EQ(0, rmsg_ep_set_rndv_threshold(&p->b.ep, SIZE_MAX));
 	ASSERT_TRUE(xfer(p, seq++, GUARD, GUARD, THRESH * 2 < max ?
@@ -780,8 +786,8 @@ TEST_F(lrndv, protocol_info)
 	fclose(f);
 	TH_LOG("\n%s", text);
 	ASSERT_TRUE(has(text, "size range")) TH_LOG("%s", why);
-	ASSERT_TRUE(has(text, "0 .. 16383 ")) TH_LOG("%s", why);
-	snprintf(want, sizeof(want), "16384 .. %d ", max);
+	ASSERT_TRUE(has(text, "0 .. 8191 ")) TH_LOG("%s", why);
+	snprintf(want, sizeof(want), "8192 .. %d ", max);
 	ASSERT_TRUE(has(text, want)) TH_LOG("%s", why);
 	snprintf(want, sizeof(want), "%d .. 1 GiB ", max + 1);
 	ASSERT_TRUE(has(text, want)) TH_LOG("%s", why);
@@ -798,6 +804,19 @@ TEST_F(lrndv, protocol_info)
 	ASSERT_TRUE(has(text, "0 .. 999 ")) TH_LOG("%s", why);
 	snprintf(want, sizeof(want), "1000 .. %d ", max);
 	ASSERT_TRUE(has(text, want)) TH_LOG("%s", why);
+	free(text);
+
+	/* Above the eager maximum: no gap between eager and rendezvous. */
+	ASSERT_EQ(0, rmsg_ep_set_rndv_threshold(&p->b.ep, max + 1000));
+	f = open_memstream(&text, &n);
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(0, rmsg_protocol_info(&p->b.ep, p->b.ch, f));
+	fclose(f);
+	snprintf(want, sizeof(want), "0 .. %d ", max);
+	ASSERT_TRUE(has(text, want)) TH_LOG("%s", why);
+	snprintf(want, sizeof(want), "%d .. 1 GiB ", max + 1);
+	ASSERT_TRUE(has(text, want)) TH_LOG("%s", why);
+	EXPECT_EQ(NULL, strstr(text, "if in a region")) TH_LOG("%s", text);
 	free(text);
 
 	f = open_memstream(&text, &n);
