@@ -263,8 +263,11 @@ static void pair_close(struct pair *p)
  * receive it with rmsg_recv_into() at offset @dst of its region. Both
  * completions and every byte are checked.
  */
+/* xfer_how()'s @zc: 0 for rmsg_send(), else rmsg_send_zc(), or with RPut. */
+#define ZC_PUT	2
+
 static bool xfer_how(struct pair *p, unsigned int seq, size_t src,
-		     size_t dst, size_t len, unsigned int kind, bool zc)
+		     size_t dst, size_t len, unsigned int kind, int zc)
 {
 	unsigned char *from = p->b.mem + src, *to = p->a.mem + dst;
 	uint64_t ud = 0x5e000000ULL + seq, rud = 0x7e000000ULL + seq;
@@ -275,7 +278,8 @@ static bool xfer_how(struct pair *p, unsigned int seq, size_t src,
 	fill(from, seq, len);
 	memset(to - GUARD, 0xee, len + 2 * GUARD);
 	if (zc)
-		ret = rmsg_send_zc(&p->b.ep, p->b.ch, from, len, 0, ud);
+		ret = rmsg_send_zc(&p->b.ep, p->b.ch, from, len,
+				   zc == ZC_PUT ? RMSG_ZC_PUT : 0, ud);
 	else
 		ret = send_wait(p, from, len, ud);
 	if (ret)
@@ -611,6 +615,11 @@ TEST_F_TIMEOUT(lrndv, send_zc, 300)
 		TH_LOG("%s", why);
 	ASSERT_TRUE(xfer_how(p, 3, GUARD + 9, GUARD, 5U << 20, RMSG_MSG_RNDV,
 			     true)) TH_LOG("%s", why);
+	/* RPut: the receiving program does the same. */
+	ASSERT_TRUE(xfer_how(p, 4, GUARD + 5, GUARD + 1, 77, RMSG_MSG_RNDV,
+			     ZC_PUT)) TH_LOG("%s", why);
+	ASSERT_TRUE(xfer_how(p, 5, GUARD + 3, GUARD + 7, (3U << 20) + 5,
+			     RMSG_MSG_RNDV, ZC_PUT)) TH_LOG("%s", why);
 }
 
 /* rmsg_discard(): the sender hears -ECANCELED, the receiver nothing. */
