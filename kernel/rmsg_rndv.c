@@ -1025,6 +1025,16 @@ static int rmsg_rndv_rx_start(struct rmsg_channel *ch, struct rmsg_rndv_rx *x)
 	return 0;
 }
 
+/* RGet: read the bytes in. Return: as rmsg_rndv_put_rx(). */
+static int rmsg_rndv_get_rx(struct rmsg_channel *ch, struct rmsg_rndv_rx *x)
+{
+	int ret = rmsg_move(ch, &x->mv, &x->info, true);
+
+	if (ret)
+		return ret;
+	return rmsg_move_done(&x->mv, x->info.len) ? 0 : -EAGAIN;
+}
+
 /*
  * RPut: register the destination, write the CTS into the sender's mailbox
  * and say so, wait for DONE, invalidate. Return: 0 when the bytes are in
@@ -1132,9 +1142,9 @@ static void rmsg_rndv_rx_progress(struct rmsg_channel *ch)
 			if (ret)
 				x->status = ret;
 		}
-		if (!x->done && x->started && !x->status &&
-		    x->info.flags & RMSG_RTS_F_PUT) {
-			ret = rmsg_rndv_put_rx(ch, x);
+		if (!x->done && x->started && !x->status) {
+			ret = x->info.flags & RMSG_RTS_F_PUT ?
+			      rmsg_rndv_put_rx(ch, x) : rmsg_rndv_get_rx(ch, x);
 			if (ret == -EAGAIN)
 				continue;
 			if (ret) {
@@ -1142,14 +1152,6 @@ static void rmsg_rndv_rx_progress(struct rmsg_channel *ch)
 						    ret : -ECONNRESET);
 				return;
 			}
-		} else if (!x->done && x->started && !x->status) {
-			ret = rmsg_move(ch, &x->mv, &x->info, true);
-			if (ret) {
-				rmsg_chan_kill_soft(ch, -ECONNRESET);
-				return;
-			}
-			if (!rmsg_move_done(&x->mv, x->info.len))
-				continue;
 		}
 		if (!x->done)
 			rmsg_rndv_rx_end(ch, x);
@@ -1284,7 +1286,7 @@ void rmsg_rndv_finish(struct rmsg_channel *ch, int error)
 /* A transfer still in the pending ring loses its device resources. */
 void rmsg_rndv_tx_release(struct rmsg_channel *ch, struct rmsg_rndv_tx *t)
 {
-	rmsg_rndv_tx_unmap(ch, t, t->segs.reg_posted);
+	rmsg_rndv_tx_unmap(ch, t, rmsg_segs_valid(&t->segs));
 }
 
 /* What a SEND_RNDV's CQE says of its bytes. */

@@ -169,6 +169,27 @@ static void rmsg_rv_set_owed(struct rmsg_ep_data *d, struct rmsg_chan *ch,
 }
 
 /*
+ * Fill @sqe with the answer to channel @id's next rendezvous message: its
+ * bytes to @addr in region @handle, or RMSG_RNDV_F_DISCARD (@addr NULL).
+ */
+static void rmsg_rv_answer(struct rmsg_chan *ch, __u32 id,
+			   struct rmsg_sqe *sqe, const void *addr, __u32 len,
+			   __u32 handle, __u64 tag)
+{
+	sqe->opcode = RMSG_OP_RECV_RNDV;
+	sqe->channel = id;
+	if (addr) {
+		sqe->addr = (uintptr_t)addr;
+		sqe->len = len;
+		sqe->region = handle;
+	} else {
+		sqe->flags = RMSG_RNDV_F_DISCARD;
+	}
+	sqe->aux = ch->rv_answer++;
+	sqe->user_data = tag;
+}
+
+/*
  * Discard the released, unanswered rendezvous messages of channel @id, in
  * order, as far as the SQ has room; the rest stays owed.
  */
@@ -189,12 +210,9 @@ static void rmsg_rv_discards(struct rmsg_ep *ep, __u32 id)
 			owed = true;
 			break;
 		}
-		sqe->opcode = RMSG_OP_RECV_RNDV;
-		sqe->flags = RMSG_RNDV_F_DISCARD;
-		sqe->channel = id;
-		sqe->aux = ch->rv_answer++;
-		sqe->user_data = RMSG_TAG(RMSG_OP_RECV_RNDV,
-					  RMSG_RV_TAG_DISCARD);
+		rmsg_rv_answer(ch, id, sqe, NULL, 0, 0,
+			       RMSG_TAG(RMSG_OP_RECV_RNDV,
+					RMSG_RV_TAG_DISCARD));
 		n++;
 	}
 	rmsg_rv_set_owed(d, ch, owed);
@@ -267,6 +285,15 @@ int rmsg_rv_peeked(struct rmsg_chan *ch, const void *rts, __u32 size,
 	return 0;
 }
 
+/* rmsg_recv() will not come back for the bounce transfer's message. */
+static void rmsg_rv_bounce_abandon(struct rmsg_bounce *b)
+{
+	if (b->done)
+		b->busy = false;
+	else
+		b->gone = true;
+}
+
 /* The program released channel @id up to @end. */
 void rmsg_rv_released(struct rmsg_ep *ep, __u32 id, __u32 end)
 {
@@ -275,12 +302,8 @@ void rmsg_rv_released(struct rmsg_ep *ep, __u32 id, __u32 end)
 	struct rmsg_bounce *b = &d->bounce;
 	__u32 c;
 
-	if (b->busy && b->channel == id && (__s32)(end - b->end) >= 0) {
-		if (b->done)
-			b->busy = false;
-		else
-			b->gone = true;
-	}
+	if (b->busy && b->channel == id && (__s32)(end - b->end) >= 0)
+		rmsg_rv_bounce_abandon(b);
 	c = (__s32)(ch->rv_drop - ch->rv_answer) > 0 ? ch->rv_drop :
 						       ch->rv_answer;
 	while (c != ch->rv_seen &&
@@ -295,12 +318,8 @@ void rmsg_rv_chan_gone(struct rmsg_ep_data *d, __u32 id)
 {
 	struct rmsg_bounce *b = &d->bounce;
 
-	if (b->busy && b->channel == id) {
-		if (b->done)
-			b->busy = false;
-		else
-			b->gone = true;
-	}
+	if (b->busy && b->channel == id)
+		rmsg_rv_bounce_abandon(b);
 }
 
 /* rmsg_recv()'s transfer waits, and its message is the next to read. */
@@ -522,15 +541,9 @@ int rmsg_recv_into(struct rmsg_ep *ep, const struct rmsg_msg *msg, void *buf,
 		ret = -EAGAIN;
 		goto out;
 	}
-	sqe->opcode = RMSG_OP_RECV_RNDV;
-	sqe->channel = msg->channel;
-	sqe->addr = (uintptr_t)buf;
 	/* The kernel writes the message's bytes, no more. */
-	sqe->len = msg->len;
-	sqe->region = handle;
-	sqe->aux = msg->cookie;
-	sqe->user_data = RMSG_TAG(RMSG_OP_RECV_RNDV, idx);
-	ch->rv_answer++;
+	rmsg_rv_answer(ch, msg->channel, sqe, buf, msg->len, handle,
+		       RMSG_TAG(RMSG_OP_RECV_RNDV, idx));
 	rmsg_lib_kick(ep);
 out:
 	rmsg_unlock(d);
@@ -671,14 +684,8 @@ int rmsg_rv_recv(struct rmsg_ep *ep, const struct rmsg_msg *msg,
 		ch->rx = *save;
 		return -EAGAIN;
 	}
-	sqe->opcode = RMSG_OP_RECV_RNDV;
-	sqe->channel = id;
-	sqe->addr = (uintptr_t)b->map;
-	sqe->len = msg->len;
-	sqe->region = b->handle;
-	sqe->aux = msg->cookie;
-	sqe->user_data = RMSG_TAG(RMSG_OP_RECV_RNDV, RMSG_RV_TAG_BOUNCE);
-	ch->rv_answer++;
+	rmsg_rv_answer(ch, id, sqe, b->map, msg->len, b->handle,
+		       RMSG_TAG(RMSG_OP_RECV_RNDV, RMSG_RV_TAG_BOUNCE));
 	b->busy = true;
 	b->done = false;
 	b->gone = false;
