@@ -172,6 +172,37 @@ void rmsg_chan_kill_soft(struct rmsg_channel *ch, int error)
 	queue_work(rmsg_wq, &ch->work);
 }
 
+/**
+ * rmsg_chan_inject() - inject a fault into a channel (RMSG_IOC_FAULT)
+ * @ch: the channel
+ * @kind: enum rmsg_fault_kind
+ *
+ * Caller holds ep->chan_lock, so nothing here may wait for an rdma_cm
+ * handler.
+ *
+ * Return: 0, -ENOTCONN when the channel is not open, -EOPNOTSUPP for a
+ * kind not built yet, -EINVAL for an unknown one.
+ */
+int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind)
+{
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_ERR,
+	};
+
+	lockdep_assert_held(&ch->ep->chan_lock);
+	switch (kind) {
+	case RMSG_FAULT_QP_ERROR:
+		if (ch->state != RMSG_CHAN_OPEN || !ch->qp)
+			return -ENOTCONN;
+		return ib_modify_qp(ch->qp, &attr, IB_QP_STATE);
+	case RMSG_FAULT_DISCONNECT:
+	case RMSG_FAULT_DEVICE_FATAL:
+		return -EOPNOTSUPP;
+	default:
+		return -EINVAL;
+	}
+}
+
 static void rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
 			    struct rmsg_wire_hello *wire);
 static void rmsg_conn_param(struct rmsg_channel *ch,

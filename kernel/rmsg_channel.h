@@ -73,7 +73,33 @@ enum rmsg_chan_state {
 	RMSG_CHAN_REQUESTED,
 	RMSG_CHAN_ACCEPTING,
 	RMSG_CHAN_OPEN,
+	RMSG_CHAN_RECOVERING,
 	RMSG_CHAN_DYING,
+};
+
+/**
+ * struct rmsg_chan_resil - a channel's repairs, under ep->chan_lock
+ * @epoch: connections the channel has had, less one
+ * @attempts: connection attempts of the repair under way, 0 when none
+ * @max_attempts: attempts the give-up timeout allows
+ * @repairs: repairs that succeeded
+ * @last_error: the failure that started the last repair, or ended the
+ *	channel
+ * @retx_msgs: records written again
+ * @retx_bytes: their bytes
+ * @recover_ns: time spent repairing, before the repair under way
+ * @recover_start: when the repair under way began (ktime_get_ns())
+ */
+struct rmsg_chan_resil {
+	u32 epoch;
+	u32 attempts;
+	u32 max_attempts;
+	u32 repairs;
+	int last_error;
+	u64 retx_msgs;
+	u64 retx_bytes;
+	u64 recover_ns;
+	u64 recover_start;
 };
 
 /* Bits of rmsg_channel.flags, set from any context. */
@@ -283,6 +309,7 @@ struct rmsg_rndv {
  * @tx_wq: woken when the backlog of pending sends drains
  * @data_work: completions, credits and wake-ups, in process context
  * @rndv: rendezvous state (rmsg_rndv.c)
+ * @resil: repairs (Documentation/resilience.rst)
  */
 struct rmsg_channel {
 	struct rmsg_cm_ctx cm;
@@ -351,6 +378,7 @@ struct rmsg_channel {
 	wait_queue_head_t tx_wq;
 	struct work_struct data_work;
 	struct rmsg_rndv rndv;
+	struct rmsg_chan_resil resil;
 };
 
 extern struct workqueue_struct *rmsg_wq;
@@ -365,6 +393,7 @@ int rmsg_ctrl_buf_init(struct rmsg_channel *ch, struct rmsg_ctrl_buf *buf,
 		       bool recv);
 void rmsg_ctrl_buf_exit(struct rmsg_channel *ch, struct rmsg_ctrl_buf *buf,
 			bool recv);
+int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind);
 
 /* rmsg_data.c */
 int rmsg_data_create(struct rmsg_channel *ch);

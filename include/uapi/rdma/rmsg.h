@@ -821,4 +821,124 @@ struct rmsg_dereg {
 #define RMSG_IOC_REG		_IOWR(RMSG_IOC_MAGIC, 0x09, struct rmsg_reg)
 #define RMSG_IOC_DEREG		_IOW(RMSG_IOC_MAGIC, 0x0a, struct rmsg_dereg)
 
+/*
+ * Resilience (Documentation/resilience.rst). A channel whose connection
+ * fails (a QP error, a lost link, the peer's disconnect without CLOSE) is
+ * repaired underneath the program: the connecting side dials again, the
+ * kernels exchange where each stream stands, and every record the peer's
+ * block lacks is written again from the sender's copy. The program sees a
+ * delay, not an error, unless the repair gives up.
+ */
+
+#define RMSG_FEAT_CHAN_LIST	(1ULL << 6)	/* RMSG_IOC_CHAN_LIST */
+#define RMSG_FEAT_FAULT		(1ULL << 7)	/* RMSG_IOC_FAULT */
+#define RMSG_FEAT_REPAIR	(1ULL << 8)	/* channels are repaired */
+
+/* rmsg_chan_info.state */
+enum rmsg_chan_info_state {
+	RMSG_CHAN_INFO_CONNECTING	= 1,
+	RMSG_CHAN_INFO_REQUESTED	= 2,
+	RMSG_CHAN_INFO_ACCEPTING	= 3,
+	RMSG_CHAN_INFO_OPEN		= 4,
+	RMSG_CHAN_INFO_RECOVERING	= 5,	/* being repaired */
+	RMSG_CHAN_INFO_DYING		= 6,
+};
+
+/**
+ * struct rmsg_chan_info - one channel, as RMSG_IOC_CHAN_LIST shows it
+ * @ep_id: the endpoint's id (from 1; rmsg_chan_list.ep_id, rmsg_fault.ep_id)
+ * @channel: the channel's id in its endpoint
+ * @pid: the process (thread group) that opened the endpoint
+ * @uid: the endpoint's owner
+ * @state: enum rmsg_chan_info_state
+ * @epoch: connections the channel has had, less one: 0 until the first
+ *	repair, then one more per repair
+ * @attempts: connection attempts of the repair under way (0 when none)
+ * @max_attempts: attempts the give-up timeout allows, at the longest
+ *	back-off
+ * @repairs: repairs that succeeded
+ * @last_error: negative errno of the last failure that started a repair
+ *	(or ended the channel); 0 if none
+ * @retx_msgs: records written again after repairs
+ * @retx_bytes: their bytes
+ * @recover_ns: time spent repairing, in total, nanoseconds
+ * @block_size: the channel's receive block
+ * @resv: zero
+ */
+struct rmsg_chan_info {
+	__u32 ep_id;
+	__u32 channel;
+	__u32 pid;
+	__u32 uid;
+	__u32 state;
+	__u32 epoch;
+	__u32 attempts;
+	__u32 max_attempts;
+	__u32 repairs;
+	__s32 last_error;
+	__u64 retx_msgs;
+	__u64 retx_bytes;
+	__u64 recover_ns;
+	__u32 block_size;
+	__u32 resv[3];
+};
+
+/* rmsg_chan_list.flags: every endpoint the caller may see, not just its own */
+#define RMSG_CHAN_LIST_F_ALL	(1U << 0)
+
+/**
+ * struct rmsg_chan_list - RMSG_IOC_CHAN_LIST argument
+ * @chans: in: user pointer to @capacity struct rmsg_chan_info
+ * @capacity: in: entries @chans has room for
+ * @flags: in: RMSG_CHAN_LIST_F_* bits
+ * @filled: out: entries written
+ * @total: out: channels there were to show (more than @filled when
+ *	@capacity was too small)
+ * @ep_id: out: the caller's endpoint id
+ * @resv: zero
+ *
+ * Without RMSG_CHAN_LIST_F_ALL the caller's own endpoint's channels are
+ * listed. With it, every endpoint's when the caller has CAP_NET_ADMIN,
+ * else those of endpoints its user owns.
+ */
+struct rmsg_chan_list {
+	__u64 chans;
+	__u32 capacity;
+	__u32 flags;
+	__u32 filled;
+	__u32 total;
+	__u32 ep_id;
+	__u32 resv;
+};
+
+/* rmsg_fault.kind */
+enum rmsg_fault_kind {
+	RMSG_FAULT_QP_ERROR	= 1,	/* move the channel's QP to ERROR */
+	RMSG_FAULT_DISCONNECT	= 2,	/* drop its connection, no CLOSE */
+	RMSG_FAULT_DEVICE_FATAL	= 3,	/* as if its device reported FATAL */
+};
+
+/**
+ * struct rmsg_fault - RMSG_IOC_FAULT argument: inject a fault
+ * @ep_id: the endpoint, 0 for the caller's own
+ * @channel: the channel's id in that endpoint
+ * @kind: enum rmsg_fault_kind
+ * @flags: zero
+ * @resv: zero
+ *
+ * Errors: ENOENT for no such endpoint or channel, ENOTCONN when the
+ * channel is not open, EPERM for another user's endpoint without
+ * CAP_NET_ADMIN, EOPNOTSUPP for a kind not built yet.
+ */
+struct rmsg_fault {
+	__u32 ep_id;
+	__u32 channel;
+	__u32 kind;
+	__u32 flags;
+	__u64 resv;
+};
+
+#define RMSG_IOC_CHAN_LIST	_IOWR(RMSG_IOC_MAGIC, 0x0b, struct rmsg_chan_list)
+#define RMSG_IOC_FAULT		_IOW(RMSG_IOC_MAGIC, 0x0c, struct rmsg_fault)
+
 #endif /* _UAPI_RDMA_RMSG_H */
