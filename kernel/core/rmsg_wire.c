@@ -36,6 +36,7 @@ void rmsg_hello_encode(struct rmsg_wire_hello *wire,
 	wire->block_size = cpu_to_le32(hello->block_size);
 	wire->rx_seq = cpu_to_le32(hello->rx_seq);
 	wire->rx_freed = cpu_to_le32(hello->rx_freed);
+	wire->rx_arrived = cpu_to_le32(hello->rx_arrived);
 }
 
 /**
@@ -44,13 +45,20 @@ void rmsg_hello_encode(struct rmsg_wire_hello *wire,
  * @data: the private data as received (untrusted)
  * @len: its length; transports may pad it, so more than the hello is fine
  *
+ * Rules, beyond the fixed fields: a CONNECT has epoch 0, no peer channel
+ * and @rx_arrived == @rx_freed; a RECONNECT has an epoch of at least 1 and
+ * names a peer channel, as does an ACCEPT; in all kinds @rx_arrived is
+ * at most @block_size bytes ahead of @rx_freed (wrap-safe) and
+ * @rx_seq is any value. Whether the counters fit the channel is the
+ * caller's to check (rmsg_vb_tx_resume()).
+ *
  * Return: 0; -EPROTONOSUPPORT for an rmsg peer of another protocol version;
  * -EPROTO for anything else that is not a valid hello.
  */
 int rmsg_hello_decode(struct rmsg_hello *hello, const void *data, u32 len)
 {
 	struct rmsg_wire_hello wire;
-	u32 size;
+	u32 size, freed, arrived;
 
 	if (!data || len < sizeof(wire))
 		return -EPROTO;
@@ -60,19 +68,30 @@ int rmsg_hello_decode(struct rmsg_hello *hello, const void *data, u32 len)
 		return -EPROTO;
 	if (wire.version != RMSG_WIRE_VERSION)
 		return -EPROTONOSUPPORT;
-	if ((le16_to_cpu(wire.flags) & ~RMSG_HELLO_F_ALL) || wire.resv ||
-	    !wire.incarnation)
+	if ((le16_to_cpu(wire.flags) & ~RMSG_HELLO_F_ALL) || !wire.incarnation)
 		return -EPROTO;
 
 	size = le32_to_cpu(wire.block_size);
 	if (rmsg_vb_check_block(size))
 		return -EPROTO;
+	/*
+	 * Complete records lie between what was released and a block ahead
+	 * of it; the counters are free-running, so compare distances.
+	 */
+	freed = le32_to_cpu(wire.rx_freed);
+	arrived = le32_to_cpu(wire.rx_arrived);
+	if (arrived - freed > size)
+		return -EPROTO;
 
 	switch (wire.kind) {
 	case RMSG_HELLO_CONNECT:
-		/* A first attempt names no channel of ours and has epoch 0. */
+		/*
+		 * A first attempt names no channel of ours and has epoch 0;
+		 * nothing has arrived in its new receive block yet.
+		 */
 		if (wire.epoch ||
-		    le32_to_cpu(wire.peer_channel) != RMSG_WIRE_NO_CHANNEL)
+		    le32_to_cpu(wire.peer_channel) != RMSG_WIRE_NO_CHANNEL ||
+		    arrived != freed)
 			return -EPROTO;
 		break;
 	case RMSG_HELLO_RECONNECT:
@@ -101,7 +120,8 @@ int rmsg_hello_decode(struct rmsg_hello *hello, const void *data, u32 len)
 	hello->block_rkey = le32_to_cpu(wire.block_rkey);
 	hello->block_size = size;
 	hello->rx_seq = le32_to_cpu(wire.rx_seq);
-	hello->rx_freed = le32_to_cpu(wire.rx_freed);
+	hello->rx_freed = freed;
+	hello->rx_arrived = arrived;
 	return 0;
 }
 

@@ -59,7 +59,16 @@ enum rmsg_hello_kind {
  * @rx_seq: the next sequence number the sender expects to receive
  * @rx_freed: bytes of its receive block the sender has released
  *	(free-running), where the peer's credit resumes after a repair
- * @resv: zero
+ * @rx_arrived: bytes of the sender's receive block that hold complete
+ *	records (free-running, like @rx_freed), where the peer resumes
+ *	writing after a repair; never behind @rx_freed, at most a block
+ *	ahead of it, and equal to it in a CONNECT
+ *
+ * In a CONNECT, @rx_seq, @rx_freed and @rx_arrived are the receive block's
+ * initial state: nothing has arrived, so @rx_arrived equals @rx_freed (the
+ * initial value of the byte counters). In a RECONNECT, and in the ACCEPT
+ * that answers either kind, they say where the sender's receive stream
+ * stands (see rmsg_vb_tx_resume()).
  */
 struct rmsg_wire_hello {
 	__le32 magic;
@@ -75,7 +84,7 @@ struct rmsg_wire_hello {
 	__le32 block_size;
 	__le32 rx_seq;
 	__le32 rx_freed;
-	__le32 resv;
+	__le32 rx_arrived;
 };
 
 /**
@@ -95,6 +104,7 @@ struct rmsg_hello {
 	u32 block_size;
 	u32 rx_seq;
 	u32 rx_freed;
+	u32 rx_arrived;
 };
 
 /*

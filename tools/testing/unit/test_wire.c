@@ -22,6 +22,7 @@ static const struct rmsg_hello good_connect = {
 	.block_size	= 32768,
 	.rx_seq		= 0xfffffff0,
 	.rx_freed	= 0x80000000,
+	.rx_arrived	= 0x80000000,
 };
 
 static int decode(const struct rmsg_wire_hello *w, struct rmsg_hello *h)
@@ -67,7 +68,8 @@ TEST(wire_layout)
 	EXPECT_EQ(0xf0, b[44]);		/* rx_seq 0xfffffff0 */
 	EXPECT_EQ(0xff, b[47]);
 	EXPECT_EQ(0x80, b[51]);		/* rx_freed 0x80000000 */
-	EXPECT_EQ(0, b[52] | b[53] | b[54] | b[55]);	/* resv */
+	EXPECT_EQ(0, b[52] | b[53] | b[54]);	/* rx_arrived 0x80000000 */
+	EXPECT_EQ(0x80, b[55]);
 }
 
 /* Transports pad private data; a short one is never read past its end. */
@@ -102,8 +104,9 @@ TEST(rejects_bad_fields)
 	w.flags = cpu_to_le16(RMSG_HELLO_F_ALL + 1);
 	EXPECT_EQ(-EPROTO, decode(&w, &h));
 
+	/* A new channel's block holds nothing yet. */
 	rmsg_hello_encode(&w, &good_connect);
-	w.resv = cpu_to_le32(1U << 31);
+	w.rx_arrived = cpu_to_le32(0x80000010);
 	EXPECT_EQ(-EPROTO, decode(&w, &h));
 
 	/* A known flag survives the round trip. */
@@ -188,6 +191,58 @@ TEST(kind_rules)
 }
 
 /*
+ * Where the receive stream stands: complete records lie between what was
+ * released and at most a block beyond it, in free-running counters.
+ */
+TEST(stream_counters)
+{
+	static const u32 freed[] = { 0, 0x80000000, 0xfffffff0, 0xffffffff };
+	struct rmsg_wire_hello w;
+	struct rmsg_hello h, in;
+	unsigned int i, k;
+
+	for (i = 0; i < ARRAY_SIZE(freed); i++) {
+		for (k = RMSG_HELLO_CONNECT; k <= RMSG_HELLO_ACCEPT; k++) {
+			in = good_connect;
+			in.kind = k;
+			if (k != RMSG_HELLO_CONNECT) {
+				in.peer_channel = 3;
+				in.epoch = k == RMSG_HELLO_RECONNECT;
+			}
+			in.rx_seq = freed[i] * 7;
+			in.rx_freed = freed[i];
+			in.rx_arrived = freed[i];
+			rmsg_hello_encode(&w, &in);
+			ASSERT_EQ(0, decode(&w, &h));
+			EXPECT_EQ(0, memcmp(&h, &in, sizeof(h)));
+
+			/* Up to a whole block ahead, across 2^32 too. */
+			in.rx_arrived = freed[i] + in.block_size;
+			rmsg_hello_encode(&w, &in);
+			EXPECT_EQ(k == RMSG_HELLO_CONNECT ? -EPROTO : 0,
+				  decode(&w, &h)) TH_LOG("kind %u", k);
+			if (k != RMSG_HELLO_CONNECT)
+				EXPECT_EQ(in.rx_arrived, h.rx_arrived);
+			in.rx_arrived = freed[i] + 16;
+			rmsg_hello_encode(&w, &in);
+			EXPECT_EQ(k == RMSG_HELLO_CONNECT ? -EPROTO : 0,
+				  decode(&w, &h)) TH_LOG("kind %u", k);
+
+			/* Not beyond a block, never behind freed. */
+			in.rx_arrived = freed[i] + in.block_size + 16;
+			rmsg_hello_encode(&w, &in);
+			EXPECT_EQ(-EPROTO, decode(&w, &h)) TH_LOG("kind %u", k);
+			in.rx_arrived = freed[i] - 16;
+			rmsg_hello_encode(&w, &in);
+			EXPECT_EQ(-EPROTO, decode(&w, &h)) TH_LOG("kind %u", k);
+			in.rx_arrived = freed[i] - 1;
+			rmsg_hello_encode(&w, &in);
+			EXPECT_EQ(-EPROTO, decode(&w, &h)) TH_LOG("kind %u", k);
+		}
+	}
+}
+
+/*
  * Random bytes, and valid hellos with random bit flips: decoding never
  * reads out of bounds (ASan) and whatever it accepts encodes back to the
  * same 56 bytes.
@@ -209,6 +264,8 @@ TEST(random_input)
 			if (in.kind != RMSG_HELLO_CONNECT) {
 				in.peer_channel = rand_r(&seed) % 100;
 				in.epoch = 1 + rand_r(&seed) % 100;
+				in.rx_arrived = in.rx_freed +
+						rand_r(&seed) % 32769;
 			}
 			rmsg_hello_encode(&w, &in);
 			b[rand_r(&seed) % sizeof(w)] ^= 1 << (rand_r(&seed) % 8);
