@@ -14,8 +14,15 @@
  *   a listener with RMSG_LISTEN_F_ACCEPT: REQUESTED [event REQUEST]
  *             --RMSG_IOC_ACCEPT--> ACCEPTING; --a reject, RMSG_IOC_CLOSE,
  *             an error--> DYING (the request is rejected)
- *   OPEN      --RMSG_IOC_CLOSE, the peer's CLOSE, an error,
- *               device removal, endpoint release--> DYING
+ *   OPEN      --RMSG_IOC_CLOSE, the peer's CLOSE, an error that cannot
+ *               be repaired, device removal, endpoint release--> DYING
+ *   OPEN      --a fault of the connection (a failed completion, the
+ *               peer's disconnect without CLOSE, an injected fault)
+ *               --> RECOVERING  [nothing: the program sees a delay]
+ *   RECOVERING --connected again, and the peer's READY--> OPEN
+ *   RECOVERING --the give-up timeout [ETIMEDOUT], a peer that does not
+ *               know the channel any more (restarted or closed)
+ *               [ECONNRESET], a close, device removal--> DYING
  *   CONNECTING/ACCEPTING/REQUESTED --an error or a close--> DYING
  *   DYING     --teardown work: disconnect, drain, free--> gone
  *             [event CLOSED if it had been OPEN, CONNECTED with an error if
@@ -25,6 +32,31 @@
  * send, so the peer, who may write as soon as it is connected, must wait
  * until it hears that the registration went through; the send queue runs
  * REG_MR before the READY that follows it.
+ *
+ * Repair (RECOVERING), in the channel's work, step by step (phases are
+ * enum rmsg_repair_phase):
+ *
+ *   DOWN       drop the broken connection: stop writing, disconnect, drain
+ *              and destroy the QP and the rdma_cm id (the receive block,
+ *              its MR, the CQ, the shadow and the rings stay), forget what
+ *              was in flight, walk the receive block to the end of the
+ *              records that arrived (where the peer resumes)
+ *   connecting side:
+ *   BACKOFF    wait: nothing the first time, then a capped exponential
+ *              back-off with jitter
+ *   DIALING    a new rdma_cm id (epoch + 1) resolves the peer's address
+ *              and route, makes a QP and sends a RECONNECT hello with our
+ *              resume point; the ACCEPT hello carries the peer's, from
+ *              which rmsg_data_resume() sets what to write again
+ *   accepting side:
+ *   WAITING    until the listener hands over a RECONNECT for this channel
+ *              (same peer incarnation, same channel, a newer epoch)
+ *   ACCEPTING  a QP for it, the peer's resume point taken, rdma_accept()
+ *              with ours
+ *   both: once connected, READY goes out (the block's MR is still valid),
+ *   and the peer's READY reopens the channel. A failed or slow attempt
+ *   goes back to DOWN; the give-up deadline ends the channel. Events of an
+ *   rdma_cm id that is not the channel's current one are ignored.
  *
  * Locking and lifetime:
  *  - ep->chan_lock guards the endpoint's channel table, its listener and
@@ -69,6 +101,25 @@ module_param(resolve_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(resolve_timeout_ms,
 		 "Default address and route resolution timeout");
 
+static unsigned int repair_timeout_ms = 30000;
+module_param(repair_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(repair_timeout_ms,
+		 "How long a broken channel is repaired before it fails with ETIMEDOUT (0: channels are not repaired)");
+
+static unsigned int repair_backoff_ms = 20;
+module_param(repair_backoff_ms, uint, 0644);
+MODULE_PARM_DESC(repair_backoff_ms,
+		 "Back-off before the second connection attempt of a repair; it doubles, with jitter, per attempt");
+
+static unsigned int repair_backoff_max_ms = 2000;
+module_param(repair_backoff_max_ms, uint, 0644);
+MODULE_PARM_DESC(repair_backoff_max_ms, "Longest back-off between attempts");
+
+static unsigned int repair_attempt_ms = 5000;
+module_param(repair_attempt_ms, uint, 0644);
+MODULE_PARM_DESC(repair_attempt_ms,
+		 "How long one connection attempt of a repair may take");
+
 struct workqueue_struct *rmsg_wq;
 
 static int rmsg_cm_handler(struct rdma_cm_id *cm_id,
@@ -76,6 +127,13 @@ static int rmsg_cm_handler(struct rdma_cm_id *cm_id,
 
 static void rmsg_chan_progress(struct work_struct *work);
 static void rmsg_chan_teardown(struct work_struct *work);
+
+static void rmsg_repair_timer(struct timer_list *t)
+{
+	struct rmsg_channel *ch = from_timer(ch, t, repair_timer);
+
+	queue_work(rmsg_wq, &ch->work);
+}
 
 static void rmsg_chan_init(struct rmsg_channel *ch, struct rmsg_endpoint *ep,
 			   enum rmsg_chan_state state, u64 user_data,
@@ -93,6 +151,7 @@ static void rmsg_chan_init(struct rmsg_channel *ch, struct rmsg_endpoint *ep,
 	INIT_WORK(&ch->work, rmsg_chan_progress);
 	INIT_WORK(&ch->teardown, rmsg_chan_teardown);
 	INIT_WORK(&ch->data_work, rmsg_data_work);
+	timer_setup(&ch->repair_timer, rmsg_repair_timer, 0);
 	init_waitqueue_head(&ch->tx_wq);
 	INIT_LIST_HEAD(&ch->sig_node);
 }
@@ -196,11 +255,68 @@ int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind)
 			return -ENOTCONN;
 		return ib_modify_qp(ch->qp, &attr, IB_QP_STATE);
 	case RMSG_FAULT_DISCONNECT:
+		if (ch->state != RMSG_CHAN_OPEN)
+			return -ENOTCONN;
+		/* rdma_disconnect() may not run under chan_lock. */
+		set_bit(RMSG_CHAN_DISCONNECT_DUE, &ch->flags);
+		queue_work(rmsg_wq, &ch->work);
+		return 0;
 	case RMSG_FAULT_DEVICE_FATAL:
 		return -EOPNOTSUPP;
 	default:
 		return -EINVAL;
 	}
+}
+
+/* Can a connection fault with @error be repaired on this channel? */
+static bool rmsg_chan_repairable(struct rmsg_channel *ch, int error)
+{
+	if (!ch->shadow || !READ_ONCE(repair_timeout_ms))
+		return false;
+	switch (error) {
+	case 0:			/* orderly */
+	case -EPROTO:		/* a peer that breaks the protocol */
+	case -ENOMEM:
+	case -ENODEV:		/* the device goes: not yet */
+		return false;
+	default:
+		return true;
+	}
+}
+
+/*
+ * A fault of the channel's connection: repair an open channel, give up
+ * the attempt under way of one being repaired, end any other. Caller
+ * holds ep->chan_lock.
+ */
+static void rmsg_chan_fault_locked(struct rmsg_channel *ch, int error)
+{
+	if (ch->state == RMSG_CHAN_RECOVERING) {
+		set_bit(RMSG_CHAN_ATTEMPT_FAILED, &ch->flags);
+		queue_work(rmsg_wq, &ch->work);
+		return;
+	}
+	if (ch->state != RMSG_CHAN_OPEN || !rmsg_chan_repairable(ch, error)) {
+		rmsg_chan_kill_locked(ch, error);
+		return;
+	}
+	ch->state = RMSG_CHAN_RECOVERING;
+	ch->phase = RMSG_REPAIR_DOWN;
+	ch->resil.last_error = error;
+	ch->resil.attempts = 0;
+	ch->resil.max_attempts =
+		rmsg_backoff_attempts(repair_backoff_ms, repair_backoff_max_ms,
+				      repair_timeout_ms);
+	ch->resil.recover_start = ktime_get_ns();
+	ch->deadline = jiffies + msecs_to_jiffies(repair_timeout_ms);
+	queue_work(rmsg_wq, &ch->work);
+}
+
+static void rmsg_chan_fault(struct rmsg_channel *ch, int error)
+{
+	mutex_lock(&ch->ep->chan_lock);
+	rmsg_chan_fault_locked(ch, error);
+	mutex_unlock(&ch->ep->chan_lock);
 }
 
 static void rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
@@ -237,9 +353,12 @@ static void rmsg_chan_do_accept(struct rmsg_channel *ch)
 		rmsg_chan_kill(ch, ret);
 }
 
+static void rmsg_chan_repair(struct rmsg_channel *ch);
+
 /*
- * Act on a completion's rmsg_chan_kill_soft(); else open once connected,
- * registered, and told by the peer that it is too.
+ * Act on a completion's rmsg_chan_kill_soft(), an injected fault, a
+ * repair under way; else open once connected, registered, and told by
+ * the peer that it is too.
  */
 static void rmsg_chan_progress(struct work_struct *work)
 {
@@ -248,12 +367,22 @@ static void rmsg_chan_progress(struct work_struct *work)
 	int soft_error = READ_ONCE(ch->soft_error);
 	enum rmsg_chan_state was;
 
-	if (soft_error <= 0) {
-		rmsg_chan_kill(ch, soft_error);
+	if (!soft_error) {
+		rmsg_chan_kill(ch, 0);
 		return;
 	}
+	if (soft_error < 0)
+		rmsg_chan_fault(ch, soft_error);
+	if (test_and_clear_bit(RMSG_CHAN_DISCONNECT_DUE, &ch->flags) &&
+	    READ_ONCE(ch->state) == RMSG_CHAN_OPEN &&
+	    test_bit(RMSG_CHAN_CONNECTED, &ch->flags))
+		rdma_disconnect(ch->cm_id);
 	if (test_and_clear_bit(RMSG_CHAN_ACCEPT_DUE, &ch->flags))
 		rmsg_chan_do_accept(ch);
+	if (READ_ONCE(ch->state) == RMSG_CHAN_RECOVERING) {
+		rmsg_chan_repair(ch);
+		return;
+	}
 
 	if (!test_bit(RMSG_CHAN_CONNECTED, &ch->flags) ||
 	    !test_bit(RMSG_CHAN_REGISTERED, &ch->flags) ||
@@ -501,11 +630,64 @@ static u8 rmsg_rd_depth(struct ib_device *ibdev)
 		    ibdev->attrs.max_qp_init_rd_atom, 16);
 }
 
-/* Everything the connection needs on @cm_id's device; the QP is in INIT. */
+/*
+ * The QP of one connection, on @cm_id's device, with the channel's CQ, and
+ * its receives posted; it is in INIT.
+ */
+static int rmsg_chan_new_qp(struct rmsg_channel *ch, struct rdma_cm_id *id)
+{
+	struct ib_device *ibdev = id->device;
+	struct ib_qp_init_attr attr = {};
+	int i, ret;
+
+	/* A repair on another device is not built yet. */
+	if (ibdev != ch->rdev->ibdev)
+		return -ENODEV;
+	attr.qp_context = ch;
+	attr.send_cq = ch->cq;
+	attr.recv_cq = ch->cq;
+	attr.cap.max_send_wr = RMSG_SEND_WRS + RMSG_CTRL_SENDS + 1;
+	attr.cap.max_recv_wr = RMSG_CTRL_RECVS +
+			       (ch->rx_imm ? RMSG_IMM_RECVS : 0);
+	attr.cap.max_send_sge = min_t(int, ibdev->attrs.max_send_sge,
+				      RMSG_DATA_SGE_MAX);
+	attr.cap.max_recv_sge = 1;
+	attr.cap.max_inline_data = RMSG_MAX_INLINE;
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	attr.qp_type = IB_QPT_RC;
+	if (attr.cap.max_send_sge < RMSG_DATA_SGE_MAX)
+		return -EOPNOTSUPP;
+	ret = rdma_create_qp(id, ch->rdev->pd, &attr);
+	if (ret) {
+		/* A device without inline data still does the job. */
+		attr.cap.max_inline_data = 0;
+		ret = rdma_create_qp(id, ch->rdev->pd, &attr);
+	}
+	if (ret)
+		return ret;
+	ch->qp = id->qp;
+	rmsg_rndv_init(ch, rmsg_rd_depth(ibdev));
+	ch->max_inline = attr.cap.max_inline_data;
+	ch->max_sge = attr.cap.max_send_sge;
+
+	/* Receives may be posted in INIT: the peer's READY can come early. */
+	for (i = 0; i < RMSG_CTRL_RECVS; i++) {
+		ret = rmsg_ctrl_post_recv(&ch->ctrl[i]);
+		if (ret)
+			return ret;
+	}
+	return rmsg_data_post_recvs(ch);
+}
+
+/*
+ * Everything a channel needs on @cm_id's device for its life: the block
+ * and its MR, the data path, the CQ and the control buffers; then the
+ * first QP.
+ */
 static int rmsg_chan_create_qp(struct rmsg_channel *ch)
 {
 	struct ib_device *ibdev = ch->cm_id->device;
-	struct ib_qp_init_attr attr = {};
+	struct rdma_cm_id *id = ch->cm_id;
 	int i, ret;
 
 	ch->rdev = rmsg_device_attach(ibdev, &ch->dev_node);
@@ -527,47 +709,13 @@ static int rmsg_chan_create_qp(struct rmsg_channel *ch)
 		ch->cq = NULL;
 		return ret;
 	}
-
-	attr.qp_context = ch;
-	attr.send_cq = ch->cq;
-	attr.recv_cq = ch->cq;
-	attr.cap.max_send_wr = RMSG_SEND_WRS + RMSG_CTRL_SENDS + 1;
-	attr.cap.max_recv_wr = RMSG_CTRL_RECVS +
-			       (ch->rx_imm ? RMSG_IMM_RECVS : 0);
-	attr.cap.max_send_sge = min_t(int, ibdev->attrs.max_send_sge,
-				      RMSG_DATA_SGE_MAX);
-	attr.cap.max_recv_sge = 1;
-	attr.cap.max_inline_data = RMSG_MAX_INLINE;
-	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
-	attr.qp_type = IB_QPT_RC;
-	if (attr.cap.max_send_sge < RMSG_DATA_SGE_MAX)
-		return -EOPNOTSUPP;
-	ret = rdma_create_qp(ch->cm_id, ch->rdev->pd, &attr);
-	if (ret) {
-		/* A device without inline data still does the job. */
-		attr.cap.max_inline_data = 0;
-		ret = rdma_create_qp(ch->cm_id, ch->rdev->pd, &attr);
-	}
-	if (ret)
-		return ret;
-	ch->qp = ch->cm_id->qp;
-	rmsg_rndv_init(ch, rmsg_rd_depth(ibdev));
-	ch->max_inline = attr.cap.max_inline_data;
-	ch->max_sge = attr.cap.max_send_sge;
-
 	for (i = 0; i < ARRAY_SIZE(ch->ctrl); i++) {
 		ret = rmsg_ctrl_buf_init(ch, &ch->ctrl[i],
 					 i < RMSG_CTRL_RECVS);
 		if (ret)
 			return ret;
 	}
-	/* Receives may be posted in INIT: the peer's READY can come early. */
-	for (i = 0; i < RMSG_CTRL_RECVS; i++) {
-		ret = rmsg_ctrl_post_recv(&ch->ctrl[i]);
-		if (ret)
-			return ret;
-	}
-	return rmsg_data_post_recvs(ch);
+	return rmsg_chan_new_qp(ch, id);
 }
 
 static void rmsg_chan_release_verbs(struct rmsg_channel *ch)
@@ -620,7 +768,15 @@ static void rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
 		.block_rkey	= ch->mr->rkey,
 		.block_size	= ch->block_size,
 		.flags		= ch->rx_imm ? RMSG_HELLO_F_IMM_ARRIVAL : 0,
+		.epoch		= ch->resil.epoch,
 	};
+
+	/* A repair says where our stream stands: the peer resumes there. */
+	if (ch->state == RMSG_CHAN_RECOVERING) {
+		hello.rx_seq = ch->resume_seq;
+		hello.rx_arrived = ch->resume_arrived;
+		hello.rx_freed = ch->credit;
+	}
 
 	rmsg_hello_encode(wire, &hello);
 }
@@ -639,6 +795,263 @@ static void rmsg_conn_param(struct rmsg_channel *ch,
 	param->rnr_retry_count = 7;
 }
 
+/* --- repair ------------------------------------------------------------ */
+
+/* Run the work at @when, or at the give-up deadline if that comes first. */
+static void rmsg_repair_wake_at(struct rmsg_channel *ch, unsigned long when)
+{
+	if (time_after(when, ch->deadline))
+		when = ch->deadline;
+	mod_timer(&ch->repair_timer, when);
+}
+
+/*
+ * DOWN: drop the broken connection (or a failed attempt), keeping
+ * everything that outlives connections.
+ */
+static int rmsg_repair_drop(struct rmsg_channel *ch)
+{
+	struct rdma_cm_id *id;
+
+	mutex_lock(&ch->ep->lock);
+	ch->tx_live = false;
+	mutex_unlock(&ch->ep->lock);
+	/*
+	 * Handlers that start from now on ignore the id; one that is running
+	 * (it may be making a QP) finishes before the handler lock is ours.
+	 */
+	mutex_lock(&ch->ep->chan_lock);
+	id = ch->cm_id;
+	ch->cm_id = NULL;
+	mutex_unlock(&ch->ep->chan_lock);
+	if (id) {
+		rdma_lock_handler(id);
+		rdma_unlock_handler(id);
+		if (test_bit(RMSG_CHAN_CONNECTED, &ch->flags))
+			rdma_disconnect(id);
+	}
+	if (ch->qp) {
+		/* Afterwards no completion of it can touch the channel. */
+		ib_drain_qp(ch->qp);
+		rdma_destroy_qp(id);
+		ch->qp = NULL;
+	}
+	if (id)
+		rdma_destroy_id(id);
+	clear_bit(RMSG_CHAN_CONNECTED, &ch->flags);
+	clear_bit(RMSG_CHAN_PEER_READY, &ch->flags);
+	clear_bit(RMSG_CHAN_ATTEMPT_FAILED, &ch->flags);
+	/* Errors from here on are the next attempt's. */
+	WRITE_ONCE(ch->soft_error, 1);
+	return rmsg_data_suspend(ch);
+}
+
+/* DIALING: a new rdma_cm id for the next attempt, resolving the peer. */
+static int rmsg_repair_dial(struct rmsg_channel *ch)
+{
+	struct rdma_cm_id *id;
+
+	id = rdma_create_id(ch->net, rmsg_cm_handler, &ch->cm, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	mutex_lock(&ch->ep->chan_lock);
+	ch->cm_id = id;
+	ch->resil.epoch++;
+	ch->resil.attempts++;
+	mutex_unlock(&ch->ep->chan_lock);
+	ch->phase = RMSG_REPAIR_DIALING;
+	ch->attempt_end = jiffies + msecs_to_jiffies(repair_attempt_ms);
+	rmsg_repair_wake_at(ch, ch->attempt_end);
+	return rdma_resolve_addr(id, NULL, (struct sockaddr *)&ch->peer_addr,
+				 ch->resolve_ms);
+}
+
+/* Reject and destroy an attempt the accepting side will not take. */
+static void rmsg_repair_refuse(struct rdma_cm_id *id)
+{
+	rdma_lock_handler(id);
+	rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+	rdma_unlock_handler(id);
+	rdma_destroy_id(id);
+}
+
+/* ACCEPTING: take the newest attempt the listener handed over. */
+static int rmsg_repair_adopt(struct rmsg_channel *ch)
+{
+	struct rmsg_endpoint *ep = ch->ep;
+	struct rdma_conn_param param;
+	struct rmsg_wire_hello hello;
+	struct rdma_cm_id *id, *stale;
+	struct rmsg_hello peer;
+	int ret;
+
+	mutex_lock(&ep->chan_lock);
+	id = ch->repair_id;
+	stale = ch->stale_id;
+	peer = ch->repair_hello;
+	ch->repair_id = NULL;
+	ch->stale_id = NULL;
+	if (id) {
+		ch->cm_id = id;
+		ch->resil.attempts++;
+	}
+	mutex_unlock(&ep->chan_lock);
+	if (stale)
+		rmsg_repair_refuse(stale);
+	if (!id)
+		return 0;
+	ch->phase = RMSG_REPAIR_ACCEPTING;
+	ch->attempt_end = jiffies + msecs_to_jiffies(repair_attempt_ms);
+	rmsg_repair_wake_at(ch, ch->attempt_end);
+
+	rdma_lock_handler(id);
+	ret = rmsg_chan_new_qp(ch, id);
+	if (!ret)
+		ret = rmsg_data_resume(ch, &peer);
+	if (!ret) {
+		rmsg_chan_hello(ch, RMSG_HELLO_ACCEPT, &hello);
+		rmsg_conn_param(ch, &param, &hello);
+		ret = rdma_accept(id, &param);
+	}
+	rdma_unlock_handler(id);
+	return ret;
+}
+
+/* Connected again, and the peer is ready: the channel is open again. */
+static void rmsg_repair_done(struct rmsg_channel *ch)
+{
+	mutex_lock(&ch->ep->chan_lock);
+	if (ch->state == RMSG_CHAN_RECOVERING) {
+		ch->state = RMSG_CHAN_OPEN;
+		ch->resil.repairs++;
+		ch->resil.recover_ns += ktime_get_ns() -
+					ch->resil.recover_start;
+		ch->resil.attempts = 0;
+		/* Under chan_lock: teardown cannot have stopped it yet. */
+		rmsg_data_reopen(ch);
+	}
+	mutex_unlock(&ch->ep->chan_lock);
+	del_timer(&ch->repair_timer);
+}
+
+/*
+ * One step of a repair (the life cycle at the top of this file). Runs in
+ * the channel's work, so steps never overlap; rdma_cm handlers, the timer
+ * and completions only set bits and queue the work.
+ */
+static void rmsg_chan_repair(struct rmsg_channel *ch)
+{
+	unsigned long now = jiffies;
+	bool failed;
+	u32 delay;
+	int ret;
+
+	if (time_after_eq(now, ch->deadline)) {
+		rmsg_chan_kill(ch, -ETIMEDOUT);
+		return;
+	}
+	failed = test_and_clear_bit(RMSG_CHAN_ATTEMPT_FAILED, &ch->flags) ||
+		 ((ch->phase == RMSG_REPAIR_DIALING ||
+		   ch->phase == RMSG_REPAIR_ACCEPTING) &&
+		  time_after_eq(now, ch->attempt_end));
+	if (ch->phase == RMSG_REPAIR_DOWN || failed) {
+		ret = rmsg_repair_drop(ch);
+		if (ret) {
+			rmsg_chan_kill(ch, ret == -EBUSY ? ch->resil.last_error :
+					   ret);
+			return;
+		}
+		if (!ch->active) {
+			ch->phase = RMSG_REPAIR_WAITING;
+			rmsg_repair_wake_at(ch, ch->deadline);
+		} else {
+			/* The first attempt goes at once. */
+			delay = !ch->resil.attempts ? 0 :
+				rmsg_backoff_ms(ch->resil.attempts - 1,
+						repair_backoff_ms,
+						repair_backoff_max_ms,
+						get_random_u32());
+			ch->phase = RMSG_REPAIR_BACKOFF;
+			ch->attempt_end = now + msecs_to_jiffies(delay);
+			if (delay) {
+				rmsg_repair_wake_at(ch, ch->attempt_end);
+				return;
+			}
+		}
+	}
+
+	switch (ch->phase) {
+	case RMSG_REPAIR_BACKOFF:
+		if (time_before(now, ch->attempt_end))
+			return;
+		ret = rmsg_repair_dial(ch);
+		if (ret)
+			rmsg_chan_fault(ch, ret);
+		return;
+	case RMSG_REPAIR_WAITING:
+		ret = rmsg_repair_adopt(ch);
+		if (ret == -EPROTO)
+			rmsg_chan_kill(ch, ret);
+		else if (ret)
+			rmsg_chan_fault(ch, ret);
+		return;
+	case RMSG_REPAIR_DIALING:
+	case RMSG_REPAIR_ACCEPTING:
+		if (test_bit(RMSG_CHAN_CONNECTED, &ch->flags) &&
+		    test_bit(RMSG_CHAN_PEER_READY, &ch->flags))
+			rmsg_repair_done(ch);
+		return;
+	default:
+		return;
+	}
+}
+
+/*
+ * The listener hears a RECONNECT: hand it to the channel it names, if that
+ * channel is this peer's and the attempt is newer than any seen. Called in
+ * the listener's handler for the new @cm_id; a non-zero return has the
+ * rdma_cm destroy it.
+ */
+static int rmsg_cm_repair_request(struct rmsg_endpoint *ep,
+				  struct rdma_cm_id *cm_id,
+				  const struct rmsg_hello *h)
+{
+	enum rmsg_repair_verdict verdict = RMSG_REPAIR_INVALID;
+	struct rmsg_channel *ch;
+	int ret = -ECONNRESET;
+
+	mutex_lock(&ep->chan_lock);
+	ch = xa_load(&ep->channels, h->peer_channel);
+	if (ch && !ch->active && ch->shadow &&
+	    (ch->state == RMSG_CHAN_OPEN || ch->state == RMSG_CHAN_RECOVERING))
+		verdict = rmsg_repair_match(ch->peer.incarnation,
+					    ch->peer.channel, ch->resil.epoch,
+					    h);
+	if (verdict == RMSG_REPAIR_RESTARTED)
+		rmsg_chan_kill_locked(ch, -ECONNRESET);
+	if (verdict == RMSG_REPAIR_ACCEPT && ch->repair_id && ch->stale_id)
+		verdict = RMSG_REPAIR_STALE;	/* come again later */
+	if (verdict == RMSG_REPAIR_ACCEPT) {
+		/* The peer saw the fault first. */
+		if (ch->state == RMSG_CHAN_OPEN)
+			rmsg_chan_fault_locked(ch, -ECONNRESET);
+		if (ch->repair_id)
+			ch->stale_id = ch->repair_id;
+		ch->repair_id = cm_id;
+		ch->repair_hello = *h;
+		ch->resil.epoch = h->epoch;
+		cm_id->context = &ch->cm;
+		queue_work(rmsg_wq, &ch->work);
+		ret = 0;
+	}
+	mutex_unlock(&ep->chan_lock);
+	/* Tell the peer it is not coming back (it then gives up at once). */
+	if (ret)
+		rdma_reject(cm_id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+	return ret;
+}
+
 /* --- the end of a channel --------------------------------------------- */
 
 /* The channel is out of the endpoint's table already. */
@@ -654,6 +1067,8 @@ static void rmsg_chan_free(struct rmsg_channel *ch)
 	mutex_unlock(&ep->lock);
 	cancel_work_sync(&ch->data_work);
 	rmsg_data_free(ch);
+	if (ch->net)
+		put_net(ch->net);
 	kfree(ch);
 	if (atomic_dec_and_test(&ep->nr_channels))
 		wake_up_all(&ep->chan_wq);
@@ -664,11 +1079,35 @@ static void rmsg_chan_teardown(struct work_struct *work)
 	struct rmsg_channel *ch =
 		container_of(work, struct rmsg_channel, teardown);
 	struct rmsg_endpoint *ep = ch->ep;
-	bool connected = test_bit(RMSG_CHAN_CONNECTED, &ch->flags);
-	bool orderly = connected && ch->qp && !ch->error && !ch->abort &&
-		       !test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags);
+	struct rdma_cm_id *repair_id, *stale_id;
+	bool connected, orderly;
 	u32 kind = 0;
 	int res;
+
+	/*
+	 * A repair step under way finishes first; later runs of the work and
+	 * of the timer see the channel DYING and do nothing.
+	 */
+	cancel_work_sync(&ch->work);
+	del_timer_sync(&ch->repair_timer);
+	mutex_lock(&ep->chan_lock);
+	repair_id = ch->repair_id;
+	stale_id = ch->stale_id;
+	ch->repair_id = NULL;
+	ch->stale_id = NULL;
+	mutex_unlock(&ep->chan_lock);
+	if (repair_id)
+		rmsg_repair_refuse(repair_id);
+	if (stale_id)
+		rmsg_repair_refuse(stale_id);
+	/* Handlers ignore a dying channel; wait for one already running. */
+	if (ch->cm_id) {
+		rdma_lock_handler(ch->cm_id);
+		rdma_unlock_handler(ch->cm_id);
+	}
+	connected = ch->cm_id && test_bit(RMSG_CHAN_CONNECTED, &ch->flags);
+	orderly = connected && ch->qp && !ch->error && !ch->abort &&
+		  !test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags);
 
 	/* Sends taken before the close are written first, if it is orderly. */
 	rmsg_data_close(ch, orderly);
@@ -694,8 +1133,10 @@ static void rmsg_chan_teardown(struct work_struct *work)
 	rmsg_data_finish(ch, ch->error ?: -ECONNRESET,
 			 test_bit(RMSG_CHAN_CLOSE_OK, &ch->flags));
 	/* Waits out a handler still running on this id; none can follow. */
-	rdma_destroy_id(ch->cm_id);
+	if (ch->cm_id)
+		rdma_destroy_id(ch->cm_id);
 	cancel_work_sync(&ch->work);
+	del_timer_sync(&ch->repair_timer);
 
 	mutex_lock(&ep->chan_lock);
 	xa_erase(&ep->channels, ch->id);
@@ -742,8 +1183,13 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 		return -ENOMEM;
 	ret = rmsg_hello_decode(&ch->peer, event->param.conn.private_data,
 				event->param.conn.private_data_len);
+	if (!ret && ch->peer.kind == RMSG_HELLO_RECONNECT) {
+		ret = rmsg_cm_repair_request(ep, cm_id, &ch->peer);
+		kfree(ch);
+		return ret;
+	}
 	if (!ret && ch->peer.kind != RMSG_HELLO_CONNECT)
-		ret = -EPROTO;		/* repairs are not accepted yet */
+		ret = -EPROTO;
 	if (ret) {
 		kfree(ch);
 		return ret;
@@ -761,6 +1207,8 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 	cm_id->context = &ch->cm;
 
 	ret = rmsg_chan_create_qp(ch);
+	if (!ret)
+		ret = rmsg_data_shadow_create(ch);
 	if (!ret && l->manual) {
 		/* Its teardown rejects it if nobody accepts it first. */
 		rmsg_chan_event(ch, RMSG_CQE_REQUEST, 0);
@@ -782,64 +1230,114 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 	return ret;
 }
 
+/* A repair's ACCEPT hello: the same peer, and where it wants us to go on. */
+static int rmsg_cm_repair_accepted(struct rmsg_channel *ch,
+				   const struct rdma_cm_event *event)
+{
+	struct rmsg_hello h;
+	int ret;
+
+	ret = rmsg_hello_decode(&h, event->param.conn.private_data,
+				event->param.conn.private_data_len);
+	if (ret || h.kind != RMSG_HELLO_ACCEPT || h.channel != ch->peer.channel)
+		return -EPROTO;
+	if (h.incarnation != ch->peer.incarnation)
+		return -ECONNRESET;	/* a stranger now: it restarted */
+	return rmsg_data_resume(ch, &h);
+}
+
 static int rmsg_cm_channel_event(struct rmsg_channel *ch,
+				 struct rdma_cm_id *cm_id,
 				 const struct rdma_cm_event *event)
 {
 	struct rdma_conn_param param;
 	struct rmsg_wire_hello hello;
+	bool repair;
 	int ret;
+
+	/*
+	 * An id the channel dropped, or an attempt not adopted yet, says
+	 * nothing about the connection the channel is on.
+	 */
+	mutex_lock(&ch->ep->chan_lock);
+	ret = cm_id != ch->cm_id || ch->state == RMSG_CHAN_DYING;
+	repair = ch->state == RMSG_CHAN_RECOVERING;
+	mutex_unlock(&ch->ep->chan_lock);
+	if (ret)
+		return 0;
 
 	switch (event->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
-		ret = rdma_resolve_route(ch->cm_id, resolve_timeout_ms);
+		ret = rdma_resolve_route(cm_id, resolve_timeout_ms);
 		if (ret)
-			rmsg_chan_kill(ch, ret);
+			rmsg_chan_fault(ch, ret);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		ret = rmsg_chan_create_qp(ch);
+		ret = repair ? rmsg_chan_new_qp(ch, cm_id) :
+			       rmsg_chan_create_qp(ch);
 		if (!ret) {
-			rmsg_chan_hello(ch, RMSG_HELLO_CONNECT, &hello);
+			rmsg_chan_hello(ch, repair ? RMSG_HELLO_RECONNECT :
+					    RMSG_HELLO_CONNECT, &hello);
 			rmsg_conn_param(ch, &param, &hello);
-			ret = rdma_connect_locked(ch->cm_id, &param);
+			ret = rdma_connect_locked(cm_id, &param);
 		}
 		if (ret)
-			rmsg_chan_kill(ch, ret);
+			rmsg_chan_fault(ch, ret);
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
-		if (ch->active) {
+		if (ch->active && repair) {
+			ret = rmsg_cm_repair_accepted(ch, event);
+			if (ret) {
+				rmsg_chan_kill(ch, ret);
+				break;
+			}
+		} else if (ch->active) {
 			ret = rmsg_hello_decode(&ch->peer,
 						event->param.conn.private_data,
 						event->param.conn.private_data_len);
 			if (!ret && ch->peer.kind != RMSG_HELLO_ACCEPT)
 				ret = -EPROTO;
+			if (!ret)
+				ret = rmsg_data_shadow_create(ch);
 			if (ret) {
 				rmsg_chan_kill(ch, ret);
 				break;
 			}
 		}
 		set_bit(RMSG_CHAN_CONNECTED, &ch->flags);
-		/* The send queue runs REG_MR before the READY that follows. */
-		ret = rmsg_block_register(ch);
+		/*
+		 * The send queue runs REG_MR before the READY that follows. A
+		 * repair keeps the block's registration.
+		 */
+		ret = repair ? 0 : rmsg_block_register(ch);
 		if (!ret)
 			ret = rmsg_ctrl_send(ch, RMSG_CTRL_READY_BUF,
 					     RMSG_CTRL_READY, 0);
 		if (ret)
-			rmsg_chan_kill(ch, -ECONNRESET);
+			rmsg_chan_fault(ch, -ECONNRESET);
+		else if (repair)
+			queue_work(rmsg_wq, &ch->work);
 		break;
 	case RDMA_CM_EVENT_REJECTED:
-		rmsg_chan_kill(ch, -ECONNREFUSED);
+		/* A repair the peer refuses: it no longer knows the channel. */
+		if (repair && event->status == IB_CM_REJ_CONSUMER_DEFINED)
+			rmsg_chan_kill(ch, -ECONNRESET);
+		else
+			rmsg_chan_fault(ch, -ECONNREFUSED);
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:
 	case RDMA_CM_EVENT_UNREACHABLE:
-		rmsg_chan_kill(ch, rmsg_cm_error(event, -EHOSTUNREACH));
+		rmsg_chan_fault(ch, rmsg_cm_error(event, -EHOSTUNREACH));
 		break;
 	case RDMA_CM_EVENT_CONNECT_ERROR:
-		rmsg_chan_kill(ch, rmsg_cm_error(event, -ECONNABORTED));
+		rmsg_chan_fault(ch, rmsg_cm_error(event, -ECONNABORTED));
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
-		rmsg_chan_kill(ch, test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags) ?
-				   0 : -ECONNRESET);
+		if (test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags))
+			rmsg_chan_kill(ch, 0);
+		else
+			rmsg_chan_fault(ch, -ECONNRESET);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		rmsg_chan_kill(ch, -ENODEV);
@@ -883,7 +1381,7 @@ static int rmsg_cm_handler(struct rdma_cm_id *cm_id,
 	if (ctx->kind == RMSG_CM_CHANNEL)
 		return rmsg_cm_channel_event(container_of(ctx,
 							  struct rmsg_channel,
-							  cm), event);
+							  cm), cm_id, event);
 	if (event->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
 		return rmsg_cm_listener_removed(container_of(ctx,
 							     struct rmsg_listener,
@@ -1054,9 +1552,14 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 		return -ENOMEM;
 	rmsg_chan_init(ch, ep, RMSG_CHAN_CONNECTING, req.user_data,
 		       req.block_size);
-	cm_id = rdma_create_id(current->nsproxy->net_ns, rmsg_cm_handler,
-			       &ch->cm, RDMA_PS_TCP, IB_QPT_RC);
+	/* Kept for the repairs, which dial again from a work item. */
+	ch->peer_addr = ss;
+	ch->resolve_ms = req.timeout_ms ?: resolve_timeout_ms;
+	ch->net = get_net(current->nsproxy->net_ns);
+	cm_id = rdma_create_id(ch->net, rmsg_cm_handler, &ch->cm, RDMA_PS_TCP,
+			       IB_QPT_RC);
 	if (IS_ERR(cm_id)) {
+		put_net(ch->net);
 		kfree(ch);
 		return PTR_ERR(cm_id);
 	}
@@ -1064,6 +1567,7 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 	ret = rmsg_chan_publish(ch);
 	if (ret) {
 		rdma_destroy_id(cm_id);
+		put_net(ch->net);
 		kfree(ch);
 		return ret;
 	}
@@ -1075,7 +1579,7 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 	}
 	/* From here on the handler may run; the channel is complete. */
 	ret = rdma_resolve_addr(cm_id, NULL, (struct sockaddr *)&ss,
-				req.timeout_ms ?: resolve_timeout_ms);
+				ch->resolve_ms);
 	if (ret)
 		goto fail;
 	return 0;
@@ -1202,7 +1706,8 @@ int rmsg_chan_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma)
 
 	mutex_lock(&ep->chan_lock);
 	ch = xa_load(&ep->channels, rel >> RMSG_OFF_BLOCK_SHIFT);
-	if (ch && ch->state == RMSG_CHAN_OPEN && ch->block) {
+	if (ch && (ch->state == RMSG_CHAN_OPEN ||
+		   ch->state == RMSG_CHAN_RECOVERING) && ch->block) {
 		block = ch->block;
 		kref_get(&block->ref);
 	}

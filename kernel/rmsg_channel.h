@@ -14,6 +14,7 @@
 #include "rmsg.h"
 #include "rmsg_vb.h"
 #include "rmsg_wire.h"
+#include "rmsg_resil.h"
 
 /*
  * Control messages. Receives: enough for every send buffer the peer has
@@ -77,6 +78,15 @@ enum rmsg_chan_state {
 	RMSG_CHAN_DYING,
 };
 
+/* Where a repair stands (rmsg_channel.c, "Repair"). */
+enum rmsg_repair_phase {
+	RMSG_REPAIR_DOWN,	/* the broken connection is still there */
+	RMSG_REPAIR_BACKOFF,	/* connecting side: waiting to dial again */
+	RMSG_REPAIR_DIALING,	/* connecting side: an attempt under way */
+	RMSG_REPAIR_WAITING,	/* accepting side: waiting for the peer */
+	RMSG_REPAIR_ACCEPTING,	/* accepting side: an attempt accepted */
+};
+
 /**
  * struct rmsg_chan_resil - a channel's repairs, under ep->chan_lock
  * @epoch: connections the channel has had, less one
@@ -85,8 +95,8 @@ enum rmsg_chan_state {
  * @repairs: repairs that succeeded
  * @last_error: the failure that started the last repair, or ended the
  *	channel
- * @retx_msgs: records written again
- * @retx_bytes: their bytes
+ * @retx_msgs: records written again (under ep->lock)
+ * @retx_bytes: their bytes (under ep->lock)
  * @recover_ns: time spent repairing, before the repair under way
  * @recover_start: when the repair under way began (ktime_get_ns())
  */
@@ -113,6 +123,8 @@ enum {
 	RMSG_CHAN_WAKE_IN,	/* a WAKE arrived: post READABLE */
 	RMSG_CHAN_CLOSE_OK,	/* our CLOSE, and so every write, went through */
 	RMSG_CHAN_ACCEPT_DUE,	/* the program accepted: rdma_accept() it */
+	RMSG_CHAN_ATTEMPT_FAILED, /* the repair's connection attempt failed */
+	RMSG_CHAN_DISCONNECT_DUE, /* an injected fault: drop the connection */
 	/* First bit of a send buffer in use: + (index - RMSG_CTRL_RECVS) */
 	RMSG_CHAN_CTRL_BUSY,
 };
@@ -186,6 +198,34 @@ struct rmsg_pending {
 
 struct rmsg_rndv_tx;
 struct rmsg_rndv_rx;
+
+/**
+ * struct rmsg_shadow - the sender's copy of the peer's receive block
+ * @pages: as many bytes as the peer's block, in physically contiguous
+ *	chunks of 1 << @chunk_shift bytes
+ * @va: all of them mapped contiguously, for the CPU
+ * @size: the peer's block size
+ * @chunk_shift: log2 of a chunk's bytes
+ * @nchunks: chunks in @pages
+ * @ibdev: the device @dma is for
+ * @dma: bus address of each chunk on @ibdev
+ *
+ * Every record goes into the shadow at the offset it takes in the peer's
+ * block, and the device reads it from there: so the program's bytes are
+ * free at once, and whatever the peer's block lacks after a broken
+ * connection can be written again (Documentation/resilience.rst). The
+ * peer's release counter says which bytes may be overwritten, so the
+ * copy never needs more than the block's size.
+ */
+struct rmsg_shadow {
+	struct rmsg_pages *pages;
+	void *va;
+	u32 size;
+	u32 chunk_shift;
+	u32 nchunks;
+	struct ib_device *ibdev;
+	u64 dma[];
+};
 
 /**
  * struct rmsg_rndv - a channel's rendezvous transfers, under ep->lock
@@ -303,6 +343,11 @@ struct rmsg_rndv {
  * @notify_due: @notify has not been sent yet
  * @wake_due: a WAKE is owed to the peer
  * @arm_user_data: for the READABLE event of the newest ARM
+ * @armed: that ARM's READABLE event is not posted yet
+ * @shadow: what was written into the peer's block, kept for repairs;
+ *	NULL when the module's retain parameter was off at open
+ * @retx: after a repair: the records the peer's block lacks
+ * @retx_due: some of them are still to be written, before any new send
  * @sig_owed: a write a CQE waits for went unsignalled, since another
  *	was to follow
  * @sig_node: entry in ep->sig_owed
@@ -310,6 +355,21 @@ struct rmsg_rndv {
  * @data_work: completions, credits and wake-ups, in process context
  * @rndv: rendezvous state (rmsg_rndv.c)
  * @resil: repairs (Documentation/resilience.rst)
+ *
+ * Repairs (rmsg_channel.c), in the channel's work unless said otherwise:
+ * @peer_addr: where the connecting side dials again
+ * @resolve_ms: its address and route resolution timeout
+ * @phase: enum rmsg_repair_phase
+ * @repair_id: accepting side: the newest attempt to adopt (chan_lock)
+ * @stale_id: accepting side: an older one, to reject (chan_lock)
+ * @repair_hello: @repair_id's hello (chan_lock)
+ * @net: the network namespace the channel was made in
+ * @repair_timer: back-off, attempt and give-up deadlines: runs @work
+ * @deadline: when the repair gives up (jiffies)
+ * @attempt_end: when the back-off ends, or the attempt under way is
+ *	abandoned (jiffies)
+ * @resume_arrived: our block holds complete records up to here (bytes)
+ * @resume_seq: the sequence number the next record must carry
  */
 struct rmsg_channel {
 	struct rmsg_cm_ctx cm;
@@ -373,12 +433,29 @@ struct rmsg_channel {
 	bool notify_due;
 	bool wake_due;
 	u64 arm_user_data;
+	bool armed;
+	struct rmsg_shadow *shadow;
+	struct rmsg_vb_retx retx;
+	bool retx_due;
 	bool sig_owed;
 	struct list_head sig_node;
 	wait_queue_head_t tx_wq;
 	struct work_struct data_work;
 	struct rmsg_rndv rndv;
 	struct rmsg_chan_resil resil;
+
+	struct sockaddr_storage peer_addr;
+	u32 resolve_ms;
+	struct net *net;
+	enum rmsg_repair_phase phase;
+	struct rdma_cm_id *repair_id;
+	struct rdma_cm_id *stale_id;
+	struct rmsg_hello repair_hello;
+	struct timer_list repair_timer;
+	unsigned long deadline;
+	unsigned long attempt_end;
+	u32 resume_arrived;
+	u32 resume_seq;
 };
 
 extern struct workqueue_struct *rmsg_wq;
@@ -397,6 +474,10 @@ int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind);
 
 /* rmsg_data.c */
 int rmsg_data_create(struct rmsg_channel *ch);
+int rmsg_data_shadow_create(struct rmsg_channel *ch);
+int rmsg_data_suspend(struct rmsg_channel *ch);
+int rmsg_data_resume(struct rmsg_channel *ch, const struct rmsg_hello *peer);
+void rmsg_data_reopen(struct rmsg_channel *ch);
 int rmsg_data_post_recvs(struct rmsg_channel *ch);
 void rmsg_data_open(struct rmsg_channel *ch);
 void rmsg_data_close(struct rmsg_channel *ch, bool drain);
@@ -422,6 +503,7 @@ void rmsg_rndv_written(struct rmsg_channel *ch, struct rmsg_rndv_tx *t);
 void rmsg_rndv_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg);
 void rmsg_rndv_collect(struct rmsg_channel *ch);
 void rmsg_rndv_progress(struct rmsg_channel *ch);
+int rmsg_rndv_walk(struct rmsg_channel *ch);
 bool rmsg_rndv_idle(struct rmsg_channel *ch);
 void rmsg_rndv_init(struct rmsg_channel *ch, u32 rd_depth);
 void rmsg_rndv_release(struct rmsg_channel *ch);

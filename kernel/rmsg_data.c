@@ -47,6 +47,7 @@
 #include <linux/module.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 
 #include "rmsg.h"
 #include "rmsg_channel.h"
@@ -56,10 +57,18 @@ module_param(force_imm_arrival, bool, 0644);
 MODULE_PARM_DESC(force_imm_arrival,
 		 "Receive blocks of new channels get arrival flags from the kernel (write with immediate), whatever the device");
 
+static bool retain = true;
+module_param(retain, bool, 0644);
+MODULE_PARM_DESC(retain,
+		 "New channels keep what they sent until the peer releases it, so that a broken connection can be repaired (off: any fault ends a channel; for measuring what retention costs)");
+
 static unsigned int close_drain_ms = 5000;
 module_param(close_drain_ms, uint, 0644);
 MODULE_PARM_DESC(close_drain_ms,
 		 "How long an orderly close waits for pending sends to be written");
+
+static void rmsg_data_shadow_free(struct rmsg_channel *ch);
+static void rmsg_data_shadow_unmap(struct rmsg_shadow *sh);
 
 #define RMSG_PEND_MASK		(RMSG_CHAN_MAX_PENDING - 1)
 static_assert(!(RMSG_CHAN_MAX_PENDING & RMSG_PEND_MASK));
@@ -245,13 +254,98 @@ int rmsg_data_post_recvs(struct rmsg_channel *ch)
 	int i, ret;
 
 	for (i = 0; ch->imm_bufs && i < RMSG_IMM_RECVS; i++) {
-		ret = rmsg_ctrl_buf_init(ch, &ch->imm_bufs[i], true);
+		/* Mapped once; posted again on each connection. */
+		ret = ch->imm_bufs[i].dma ? 0 :
+		      rmsg_ctrl_buf_init(ch, &ch->imm_bufs[i], true);
 		if (!ret)
 			ret = rmsg_ctrl_post_recv(&ch->imm_bufs[i]);
 		if (ret)
 			return ret;
 	}
 	return 0;
+}
+
+/**
+ * rmsg_data_shadow_create() - the copy of the peer's block, once its size
+ *	is known
+ * @ch: the channel, attached to its device, with the peer's hello
+ *
+ * Chunks are as large as the block, up to RMSG_AREA_CHUNK, so that a
+ * record crosses at most two chunk boundaries.
+ *
+ * Return: 0 (also when the retain parameter is off: no shadow), or
+ * -ENOMEM.
+ */
+int rmsg_data_shadow_create(struct rmsg_channel *ch)
+{
+	struct ib_device *ibdev = ch->rdev->ibdev;
+	u32 size = ch->peer.block_size;
+	unsigned int order = min_t(unsigned int, get_order(size),
+				   RMSG_AREA_CHUNK_ORDER);
+	struct rmsg_shadow *sh;
+	struct page *page;
+	u32 i;
+
+	if (ch->shadow || !READ_ONCE(retain))
+		return 0;
+	sh = kzalloc(struct_size(sh, dma, DIV_ROUND_UP(size,
+						       PAGE_SIZE << order)),
+		     GFP_KERNEL_ACCOUNT);
+	if (!sh)
+		return -ENOMEM;
+	sh->size = size;
+	sh->chunk_shift = PAGE_SHIFT + order;
+	sh->nchunks = DIV_ROUND_UP(size, PAGE_SIZE << order);
+	sh->ibdev = ibdev;
+	sh->pages = rmsg_pages_new(size, order);
+	if (!sh->pages)
+		goto fail;
+	sh->va = vmap(sh->pages->pages, sh->pages->npages, VM_MAP,
+		      PAGE_KERNEL);
+	if (!sh->va)
+		goto fail;
+	for (i = 0; i < sh->nchunks; i++) {
+		page = sh->pages->pages[i << order];
+		sh->dma[i] = ib_dma_map_page(ibdev, page, 0, PAGE_SIZE << order,
+					     DMA_TO_DEVICE);
+		if (ib_dma_mapping_error(ibdev, sh->dma[i])) {
+			sh->nchunks = i;
+			goto fail;
+		}
+	}
+	ch->shadow = sh;
+	return 0;
+fail:
+	ch->shadow = sh;
+	rmsg_data_shadow_free(ch);
+	return -ENOMEM;
+}
+
+/* Once no device reads it any more. */
+static void rmsg_data_shadow_unmap(struct rmsg_shadow *sh)
+{
+	u32 i;
+
+	for (i = 0; sh && i < sh->nchunks; i++)
+		ib_dma_unmap_page(sh->ibdev, sh->dma[i], 1U << sh->chunk_shift,
+				  DMA_TO_DEVICE);
+	if (sh)
+		sh->nchunks = 0;
+}
+
+static void rmsg_data_shadow_free(struct rmsg_channel *ch)
+{
+	struct rmsg_shadow *sh = ch->shadow;
+
+	if (!sh)
+		return;
+	rmsg_data_shadow_unmap(sh);
+	if (sh->va)
+		vunmap(sh->va);
+	if (sh->pages)
+		rmsg_pages_put(sh->pages);
+	kfree(sh);
+	ch->shadow = NULL;
 }
 
 /**
@@ -270,6 +364,101 @@ void rmsg_data_open(struct rmsg_channel *ch)
 	ch->tx_open = true;
 	ch->tx_live = true;
 	mutex_unlock(&ch->ep->lock);
+}
+
+/**
+ * rmsg_data_suspend() - the data path between two connections
+ * @ch: the channel, being repaired; its broken QP is drained and gone
+ *
+ * Sends are still taken and wait in the pending ring. What was in flight
+ * on the old connection is forgotten: completions will not come for it,
+ * control messages that were on their way are sent again after the
+ * repair, and the peer says which records it lacks. The kernel's walk of
+ * the receive block goes to the end of the records that arrived, which is
+ * where the peer resumes writing.
+ *
+ * Return: 0, or -EBUSY while rendezvous transfers are under way (not yet
+ * repaired: the channel must fail), or what the walk found wrong.
+ */
+int rmsg_data_suspend(struct rmsg_channel *ch)
+{
+	struct rmsg_rndv *r = &ch->rndv;
+	u32 idx, i;
+	int ret = 0;
+
+	mutex_lock(&ch->ep->lock);
+	ch->tx_live = false;
+	list_del_init(&ch->sig_node);
+	ch->wr_done = ch->wr_posted;
+	ch->wr_signalled = ch->wr_posted;
+	ch->sig_owed = false;
+	for (i = RMSG_CTRL_RECVS; i < RMSG_CTRL_BUFS; i++)
+		clear_bit(RMSG_CHAN_CTRL_BUSY + i - RMSG_CTRL_RECVS,
+			  &ch->flags);
+	/*
+	 * The hello of the next connection brings the peer's release counter;
+	 * an older one from this connection would look like it went back.
+	 * The peer sends its NOTIFY again if it still waits.
+	 */
+	clear_bit(RMSG_CHAN_CREDIT_IN, &ch->flags);
+	clear_bit(RMSG_CHAN_NOTIFY_IN, &ch->flags);
+	ch->peer_armed = false;
+	ch->wake_due = false;
+	ch->credit_due = true;
+	ch->notify_due = ch->armed;
+	if (r->tx_oldest != r->tx_next || r->rx_oldest != r->rx_next)
+		ret = -EBUSY;
+	for (idx = ch->pend_posted; idx != ch->pend_tail; idx++)
+		if (ch->pend[idx & RMSG_PEND_MASK].rndv)
+			ret = -EBUSY;
+	if (!ret)
+		ret = rmsg_rndv_walk(ch);
+	if (!ret) {
+		ch->resume_arrived = r->krx.consumed;
+		ch->resume_seq = r->krx.seq;
+	}
+	mutex_unlock(&ch->ep->lock);
+	return ret;
+}
+
+/**
+ * rmsg_data_resume() - take the peer's view of our stream after a repair
+ * @ch: the channel, suspended
+ * @peer: the peer's hello on the new connection
+ *
+ * Return: 0, or -EPROTO when the peer's counters do not fit ours.
+ */
+int rmsg_data_resume(struct rmsg_channel *ch, const struct rmsg_hello *peer)
+{
+	int ret;
+
+	if (peer->block_size != ch->peer.block_size ||
+	    peer->flags != ch->peer.flags)
+		return -EPROTO;
+	mutex_lock(&ch->ep->lock);
+	ret = rmsg_vb_tx_resume(&ch->tx, ch->shadow->va, peer->rx_freed,
+				peer->rx_arrived, peer->rx_seq, &ch->retx);
+	if (!ret) {
+		ch->retx_due = ch->retx.counter != ch->retx.end;
+		ch->peer.block_addr = peer->block_addr;
+		ch->peer.block_rkey = peer->block_rkey;
+		ch->peer.epoch = peer->epoch;
+	}
+	mutex_unlock(&ch->ep->lock);
+	return ret;
+}
+
+/**
+ * rmsg_data_reopen() - write again after a repair
+ * @ch: the channel, resumed; the caller holds ep->chan_lock and saw it
+ *	become OPEN again
+ */
+void rmsg_data_reopen(struct rmsg_channel *ch)
+{
+	mutex_lock(&ch->ep->lock);
+	ch->tx_live = true;
+	mutex_unlock(&ch->ep->lock);
+	queue_work(rmsg_wq, &ch->data_work);
 }
 
 /**
@@ -325,6 +514,7 @@ void rmsg_data_release(struct rmsg_channel *ch)
 	if (ch->area_map)
 		rmsg_area_map_put(ch->ep, ch->area_map);
 	ch->area_map = NULL;
+	rmsg_data_shadow_unmap(ch->shadow);
 	for (i = 0; ch->imm_bufs && i < RMSG_IMM_RECVS; i++)
 		rmsg_ctrl_buf_exit(ch, &ch->imm_bufs[i], true);
 }
@@ -346,7 +536,9 @@ void rmsg_data_finish(struct rmsg_channel *ch, int error, bool all_written)
 	u32 done;
 
 	mutex_lock(&ep->lock);
-	done = all_written ? ch->pend_posted : READ_ONCE(ch->pend_done);
+	/* With a shadow, whatever was written had been copied. */
+	done = all_written || ch->shadow ? ch->pend_posted :
+					   READ_ONCE(ch->pend_done);
 	for (; ch->pend_head != ch->pend_tail; ch->pend_head++) {
 		e = &ch->pend[ch->pend_head & RMSG_PEND_MASK];
 		/* Written RTS records: the transfer posts its CQE itself. */
@@ -370,6 +562,7 @@ void rmsg_data_finish(struct rmsg_channel *ch, int error, bool all_written)
 
 void rmsg_data_free(struct rmsg_channel *ch)
 {
+	rmsg_data_shadow_free(ch);
 	kfree(ch->imm_bufs);
 	kfree(ch->pend);
 	kfree(ch->slots);
@@ -550,6 +743,144 @@ static void rmsg_data_wr(struct rmsg_channel *ch, struct ib_rdma_wr *wr,
 	}
 }
 
+/* --- writing records from the shadow ------------------------------------ */
+
+/* SGEs at @sge for the device to read shadow bytes [@off, @off + @len). */
+static u32 rmsg_shadow_sges(struct rmsg_channel *ch, u32 off, u32 len,
+			    bool inl, struct ib_sge *sge)
+{
+	struct rmsg_shadow *sh = ch->shadow;
+	u32 n, in, nsge = 0, chunk = 1U << sh->chunk_shift;
+
+	if (inl) {
+		sge->addr = (u64)(uintptr_t)sh->va + off;
+		sge->length = len;
+		sge->lkey = ch->rdev->pd->local_dma_lkey;
+		return 1;
+	}
+	for (; len; off += n, len -= n) {
+		in = off & (chunk - 1);
+		n = min_t(u32, len, chunk - in);
+		sge[nsge].addr = sh->dma[off >> sh->chunk_shift] + in;
+		sge[nsge].length = n;
+		sge[nsge].lkey = ch->rdev->pd->local_dma_lkey;
+		ib_dma_sync_single_for_device(sh->ibdev, sge[nsge].addr, n,
+					      DMA_TO_DEVICE);
+		nsge++;
+	}
+	return nsge;
+}
+
+/* Copy @len bytes at send-area offset @off to @dst. */
+static void rmsg_shadow_copy_area(struct rmsg_channel *ch, u8 *dst, u32 off,
+				  u32 len)
+{
+	struct rmsg_pages *area = ch->ep->area;
+	u32 n;
+
+	for (; len; off += n, len -= n, dst += n) {
+		n = min_t(u32, len, RMSG_AREA_CHUNK - off % RMSG_AREA_CHUNK);
+		/* The chunk is contiguous in the direct map. */
+		memcpy(dst, page_address(area->pages[off >> PAGE_SHIFT]) +
+		       offset_in_page(off), n);
+	}
+}
+
+/*
+ * Write pending send @idx through the shadow: the record (and the WRAP
+ * before it) goes into the shadow at its place in the peer's block, and
+ * the device reads it from there. Returns 1 when written (the program's
+ * bytes are free at once), -EAGAIN without credit or send-queue room (it
+ * stays pending), another negative errno when the QP refused it.
+ */
+static int rmsg_data_write_retained(struct rmsg_channel *ch, u32 idx)
+{
+	const struct rmsg_pending *e = &ch->pend[idx & RMSG_PEND_MASK];
+	struct rmsg_shadow *sh = ch->shadow;
+	struct ib_sge wrap_sge, sge[RMSG_DATA_SGE_MAX];
+	enum rmsg_vb_type type = RMSG_VB_DATA;
+	struct ib_rdma_wr wrap_wr, data_wr;
+	struct rmsg_vb_trailer t, wt;
+	struct rmsg_vb_place pl;
+	u32 need, cut, bytes, rts_len;
+	bool inl, wrap_inl;
+	void *rts = NULL;
+	u64 rts_dma;
+	int ret;
+
+	if (e->rndv) {
+		ret = rmsg_rndv_ready(ch, e->rndv, &rts, &rts_dma, &rts_len);
+		if (ret)
+			return ret;
+		type = RMSG_VB_RTS;
+	}
+	ret = rmsg_vb_tx_place(&ch->tx, e->len, &pl);
+	if (ret)
+		return ret == -ENOSPC ? -EAGAIN : ret;
+	need = pl.wrap_skip ? 2 : 1;
+	if (!rmsg_data_room(ch, need))
+		return -EAGAIN;
+	/* With immediates the flag stays out: the receiving kernel sets it. */
+	cut = ch->tx_imm ? 1 : 0;
+
+	/* The credit check let these bytes be overwritten: the peer has
+	 * released what the shadow held there.
+	 */
+	rmsg_vb_trailer_fill(&t, &pl, type, 0, ch->credit);
+	if (pl.wrap_skip)
+		rmsg_vb_trailer_fill(&wt, &pl, RMSG_VB_WRAP, 0, ch->credit);
+	rmsg_vb_shadow_put(sh->va, &pl, &t, pl.wrap_skip ? &wt : NULL);
+	if (rts)
+		memcpy(sh->va + pl.off + pl.payload, rts, e->len);
+	else
+		rmsg_shadow_copy_area(ch, sh->va + pl.off + pl.payload, e->off,
+				      e->len);
+
+	if (pl.wrap_skip) {
+		wrap_inl = RMSG_VB_TRAILER_SIZE - cut <= ch->max_inline;
+		rmsg_data_wr(ch, &wrap_wr, ch->wr_posted, pl.wrap_off,
+			     pl.wrap_off + RMSG_VB_TRAILER_SIZE - 1,
+			     pl.wrap_flag);
+		wrap_wr.wr.num_sge = rmsg_shadow_sges(ch, pl.wrap_off,
+						      RMSG_VB_TRAILER_SIZE -
+						      cut, wrap_inl,
+						      &wrap_sge);
+		wrap_wr.wr.sg_list = &wrap_sge;
+		wrap_wr.wr.send_flags = wrap_inl ? IB_SEND_INLINE : 0;
+		wrap_wr.wr.next = &data_wr.wr;
+		rmsg_slot_fill(ch, ch->wr_posted, idx, NULL, false);
+	}
+	bytes = pl.len - cut;
+	inl = bytes <= ch->max_inline;
+	rmsg_data_wr(ch, &data_wr, ch->wr_posted + need - 1, pl.off,
+		     pl.off + pl.len - 1, pl.flag);
+	data_wr.wr.num_sge = rmsg_shadow_sges(ch, pl.off, bytes, inl, sge);
+	data_wr.wr.sg_list = sge;
+	data_wr.wr.send_flags = inl ? IB_SEND_INLINE : 0;
+	/* Only to reclaim the send queue: no CQE waits for the device. */
+	if (ch->wr_posted + need - ch->wr_signalled >= RMSG_SIGNAL_EVERY)
+		data_wr.wr.send_flags |= IB_SEND_SIGNALED;
+	rmsg_slot_fill(ch, ch->wr_posted + need - 1, idx + 1, NULL, false);
+
+	ret = ib_post_send(ch->qp, pl.wrap_skip ? &wrap_wr.wr : &data_wr.wr,
+			   NULL);
+	if (ret)
+		return ret;
+	rmsg_vb_tx_commit(&ch->tx, &pl);
+	ch->wr_posted += need;
+	if (rts)
+		rmsg_rndv_written(ch, e->rndv);
+	if (data_wr.wr.send_flags & IB_SEND_SIGNALED) {
+		ch->wr_signalled = ch->wr_posted;
+		rmsg_ep_count(ch->ep, RMSG_STAT_WRITES_SIGNALLED);
+	}
+	if (inl)
+		rmsg_ep_count(ch->ep, RMSG_STAT_WRITES_INLINE);
+	if (pl.wrap_skip)
+		rmsg_ep_count(ch->ep, RMSG_STAT_WRAPS);
+	return 1;
+}
+
 /*
  * Write pending send @idx. Returns 1 when it went inline, 0 when the
  * device reads it later, -EAGAIN without credit or send-queue room (it
@@ -576,6 +907,8 @@ static int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 	u32 rts_len;
 	int ret;
 
+	if (ch->shadow)
+		return rmsg_data_write_retained(ch, idx);
 	/* A rendezvous send writes its RTS, once its REG_MRs are posted. */
 	if (e->rndv) {
 		ret = rmsg_rndv_ready(ch, e->rndv, &rts, &rts_dma, &rts_len);
@@ -756,6 +1089,61 @@ static void rmsg_data_flush_signal(struct rmsg_channel *ch)
 }
 
 /*
+ * After a repair: write again, record by record and before any new send,
+ * what the peer's block lacks. Returns -EAGAIN while some remain (no
+ * send-queue room yet), 0 when done, or a negative errno.
+ */
+static int rmsg_data_rewrite(struct rmsg_channel *ch)
+{
+	struct ib_sge sge[RMSG_DATA_SGE_MAX];
+	struct rmsg_vb_rewrite w;
+	struct rmsg_vb_retx next;
+	struct ib_rdma_wr wr;
+	u32 bytes, nsge;
+	bool inl;
+	int ret;
+
+	while (ch->retx_due) {
+		if (!rmsg_data_room(ch, 1))
+			return -EAGAIN;
+		next = ch->retx;
+		ret = rmsg_vb_retx_next(&next, ch->shadow->va, &w);
+		if (ret <= 0) {
+			ch->retx_due = false;
+			return ret;
+		}
+		/* With immediates the flag stays out, as the first time. */
+		bytes = w.len - (ch->tx_imm ? 1 : 0);
+		inl = bytes <= ch->max_inline;
+		rmsg_data_wr(ch, &wr, ch->wr_posted, w.off, w.flag_off,
+			     w.flag);
+		nsge = 0;
+		/* Zeros, not the shadow: it may hold the next trailer there. */
+		if (w.clear)
+			rmsg_zeros(ch, inl, w.clear, &sge[nsge++]);
+		nsge += rmsg_shadow_sges(ch, w.off + w.clear, bytes - w.clear,
+					 inl, &sge[nsge]);
+		wr.wr.sg_list = sge;
+		wr.wr.num_sge = nsge;
+		wr.wr.send_flags = inl ? IB_SEND_INLINE : 0;
+		if (ch->wr_posted + 1 - ch->wr_signalled >= RMSG_SIGNAL_EVERY)
+			wr.wr.send_flags |= IB_SEND_SIGNALED;
+		rmsg_slot_fill(ch, ch->wr_posted, ch->pend_posted, NULL, false);
+		ret = ib_post_send(ch->qp, &wr.wr, NULL);
+		if (ret)
+			return ret;
+		ch->wr_posted++;
+		if (wr.wr.send_flags & IB_SEND_SIGNALED)
+			ch->wr_signalled = ch->wr_posted;
+		ch->retx = next;
+		if (w.type != RMSG_VB_WRAP)
+			ch->resil.retx_msgs++;
+		ch->resil.retx_bytes += w.bytes;
+	}
+	return 0;
+}
+
+/*
  * Write pending sends in order while credit and the send queue allow.
  * @more: the caller knows another send of the channel follows at once.
  * Returns what rmsg_data_write() returned for the last one tried.
@@ -763,6 +1151,16 @@ static void rmsg_data_flush_signal(struct rmsg_channel *ch)
 static int rmsg_data_push(struct rmsg_channel *ch, bool more, bool cqe_now)
 {
 	int ret = -EAGAIN;
+
+	if (ch->tx_live && ch->retx_due) {
+		ret = rmsg_data_rewrite(ch);
+		if (ret && ret != -EAGAIN) {
+			ch->tx_live = false;
+			rmsg_chan_kill_soft(ch, ret);
+		}
+		if (ret)
+			return -EAGAIN;
+	}
 
 	while (ch->tx_live && ch->pend_posted != ch->pend_tail) {
 		ret = rmsg_data_write(ch, ch->pend_posted,
@@ -799,19 +1197,20 @@ static void rmsg_data_take_credit(struct rmsg_channel *ch)
 		rmsg_chan_kill_soft(ch, -EPROTO);
 }
 
-/* Everything the completion handlers left for process context. */
-static void rmsg_data_progress(struct rmsg_channel *ch)
+/*
+ * Post the CQEs of sends whose bytes are done with: copied into the
+ * shadow, or else read by the device.
+ */
+static void rmsg_data_post_done(struct rmsg_channel *ch)
 {
-	struct rmsg_endpoint *ep = ch->ep;
 	struct rmsg_pending *e;
 	struct rmsg_cqe cqe = {
 		.channel	= ch->id,
 	};
 	u32 done;
 
-	rmsg_data_take_credit(ch);
 	/* Pairs with the completion's release of pend_done. */
-	done = smp_load_acquire(&ch->pend_done);
+	done = ch->shadow ? ch->pend_posted : smp_load_acquire(&ch->pend_done);
 	for (; (s32)(done - ch->pend_head) > 0; ch->pend_head++) {
 		e = &ch->pend[ch->pend_head & RMSG_PEND_MASK];
 		/* An RTS is written; its transfer completes on the FIN. */
@@ -822,8 +1221,20 @@ static void rmsg_data_progress(struct rmsg_channel *ch)
 		cqe.user_data = e->user_data;
 		cqe.len = e->len;
 		cqe.aux = e->off;
-		rmsg_ep_post_cqe_locked(ep, &cqe, true);
+		rmsg_ep_post_cqe_locked(ch->ep, &cqe, true);
 	}
+}
+
+/* Everything the completion handlers left for process context. */
+static void rmsg_data_progress(struct rmsg_channel *ch)
+{
+	struct rmsg_endpoint *ep = ch->ep;
+	struct rmsg_cqe cqe = {
+		.channel	= ch->id,
+	};
+
+	rmsg_data_take_credit(ch);
+	rmsg_data_post_done(ch);
 	rmsg_rndv_progress(ch);
 	if (test_and_clear_bit(RMSG_CHAN_NOTIFY_IN, &ch->flags)) {
 		/* Written beyond what the peer had read: wake it now. */
@@ -833,6 +1244,7 @@ static void rmsg_data_progress(struct rmsg_channel *ch)
 			ch->peer_armed = true;
 	}
 	if (test_and_clear_bit(RMSG_CHAN_WAKE_IN, &ch->flags)) {
+		ch->armed = false;
 		memset(&cqe, 0, sizeof(cqe));
 		cqe.user_data = ch->arm_user_data;
 		cqe.flags = RMSG_CQE_READABLE;
@@ -840,6 +1252,9 @@ static void rmsg_data_progress(struct rmsg_channel *ch)
 		rmsg_ep_post_cqe_locked(ep, &cqe, false);
 	}
 	rmsg_data_push(ch, false, false);
+	/* Sends just copied into the shadow are done with. */
+	if (ch->shadow)
+		rmsg_data_post_done(ch);
 	rmsg_data_send_ctrls(ch);
 	rmsg_data_flush_signal(ch);
 }
@@ -910,6 +1325,9 @@ static int rmsg_data_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 		return 1;
 	}
 	ep->cq_reserved++;
+	/* Copied into the shadow with older ones: the work posts the CQEs. */
+	if (ch->shadow && ch->pend_head != ch->pend_posted)
+		queue_work(rmsg_wq, &ch->data_work);
 	return 0;
 }
 
@@ -1004,6 +1422,7 @@ bool rmsg_data_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 		ch->notify = sqe->addr;
 		ch->notify_due = true;
 		ch->arm_user_data = sqe->user_data;
+		ch->armed = true;
 		rmsg_data_send_ctrls(ch);
 		return false;
 	}

@@ -899,19 +899,36 @@ static int rmsg_rndv_collect_one(struct rmsg_channel *ch, u32 off, u32 len)
  */
 void rmsg_rndv_collect(struct rmsg_channel *ch)
 {
+	int ret;
+
+	if (!ch->tx_live)
+		return;
+	ret = rmsg_rndv_walk(ch);
+	if (ret)
+		rmsg_chan_kill_soft(ch, ret);
+}
+
+/**
+ * rmsg_rndv_walk() - walk the receive block to the end of what arrived
+ * @ch: the channel; the caller holds ep->lock
+ *
+ * Also the resume point of a repair: the walk stops at the first record
+ * that is not complete.
+ *
+ * Return: 0, or a negative errno for what the block or an RTS record got
+ * wrong, or -ENOMEM.
+ */
+int rmsg_rndv_walk(struct rmsg_channel *ch)
+{
 	struct rmsg_rndv *r = &ch->rndv;
 	struct rmsg_vb_msg m;
 	int ret;
 
-	if (!ch->tx_live || !r->seg_shift)
-		return;
 	if (!r->block_va) {
 		r->block_va = vmap(ch->block->pages, ch->block->npages, VM_MAP,
 				   PAGE_KERNEL);
-		if (!r->block_va) {
-			rmsg_chan_kill_soft(ch, -ENOMEM);
-			return;
-		}
+		if (!r->block_va)
+			return -ENOMEM;
 		rmsg_vb_rx_init(&r->krx, ch->block_size, 0, 0);
 	}
 	/* What the peer may have written is what it was allowed to. */
@@ -919,12 +936,13 @@ void rmsg_rndv_collect(struct rmsg_channel *ch)
 	while ((ret = rmsg_vb_rx_poll(&r->krx, r->block_va, &m)) > 0) {
 		if (m.type != RMSG_VB_RTS)
 			continue;
-		ret = rmsg_rndv_collect_one(ch, m.off, m.len);
+		/* Without rendezvous on this device an RTS is an error. */
+		ret = r->seg_shift ? rmsg_rndv_collect_one(ch, m.off, m.len) :
+				     -EPROTO;
 		if (ret)
 			break;
 	}
-	if (ret)
-		rmsg_chan_kill_soft(ch, ret);
+	return ret;
 }
 
 /**
