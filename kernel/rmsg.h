@@ -11,8 +11,10 @@
 #include <linux/kref.h>
 #include <linux/log2.h>
 #include <linux/mutex.h>
+#include <linux/pid.h>
 #include <linux/poll.h>
 #include <linux/string.h>
+#include <linux/uidgid.h>
 #include <linux/wait.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rmsg.h>
@@ -57,7 +59,8 @@ int rmsg_devices_list(struct rmsg_dev_info *out, u32 capacity, u32 *total,
 /* What RMSG_IOC_VERSION and RMSG_IOC_EP_SETUP announce. */
 #define RMSG_FEATURES		(RMSG_FEAT_DEV_LIST | RMSG_FEAT_RINGS | \
 				 RMSG_FEAT_SQPOLL | RMSG_FEAT_CHANNELS | \
-				 RMSG_FEAT_EAGER | RMSG_FEAT_RNDV)
+				 RMSG_FEAT_EAGER | RMSG_FEAT_RNDV | \
+				 RMSG_FEAT_CHAN_LIST | RMSG_FEAT_FAULT)
 
 /* Flags and reserved fields of the ABI must be zero. */
 static inline bool rmsg_all_zero(const void *p, size_t len)
@@ -139,6 +142,10 @@ enum rmsg_ep_stat {
  * @stats: enum rmsg_ep_stat counters, bumped from any context
  * @regions: memory regions by handle, from 1, under their own xa_lock
  *	(rmsg_region.c)
+ * @id: global id, from 1, while in the registry of rmsg_ctl.c
+ * @tgid: the opener's thread group (a reference)
+ * @uid: the opener's effective uid: who may list the endpoint's channels
+ *	and inject faults into them
  */
 struct rmsg_endpoint {
 	struct mutex lock;
@@ -169,6 +176,9 @@ struct rmsg_endpoint {
 	struct list_head sig_owed;
 	atomic64_t stats[RMSG_STAT_NR];
 	struct xarray regions;
+	u32 id;
+	struct pid *tgid;
+	kuid_t uid;
 };
 
 static inline void rmsg_ep_count(struct rmsg_endpoint *ep,
@@ -238,6 +248,12 @@ static inline bool rmsg_ep_ready(struct rmsg_endpoint *ep)
 	/* The rings exist; pairs with the store-release at the end of setup. */
 	return smp_load_acquire(&ep->ready);
 }
+
+/* rmsg_ctl.c: the endpoint registry, RMSG_IOC_CHAN_LIST, RMSG_IOC_FAULT */
+int rmsg_ctl_register(struct rmsg_endpoint *ep);
+void rmsg_ctl_unregister(struct rmsg_endpoint *ep);
+long rmsg_ctl_chan_list(struct rmsg_endpoint *ep, void __user *uarg);
+long rmsg_ctl_fault(struct rmsg_endpoint *ep, void __user *uarg);
 
 int rmsg_chan_init_module(void);
 void rmsg_chan_exit_module(void);

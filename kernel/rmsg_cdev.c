@@ -103,6 +103,10 @@ static long rmsg_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return rmsg_region_reg(ep, uarg);
 	case RMSG_IOC_DEREG:
 		return rmsg_region_dereg(ep, uarg);
+	case RMSG_IOC_CHAN_LIST:
+		return rmsg_ctl_chan_list(ep, uarg);
+	case RMSG_IOC_FAULT:
+		return rmsg_ctl_fault(ep, uarg);
 	default:
 		return -ENOTTY;
 	}

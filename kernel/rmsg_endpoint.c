@@ -20,6 +20,8 @@
 #include <linux/mm.h>
 #include <linux/poll.h>
 #include <linux/random.h>
+#include <linux/sched.h>
+#include <linux/cred.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
@@ -70,6 +72,15 @@ struct rmsg_endpoint *rmsg_ep_create(void)
 	do {
 		ep->incarnation = get_random_u64();
 	} while (!ep->incarnation);
+	ep->tgid = get_pid(task_tgid(current));
+	ep->uid = current_euid();
+	/* Last: once registered, RMSG_IOC_CHAN_LIST of others may see it. */
+	if (rmsg_ctl_register(ep)) {
+		/* Nothing else was allocated yet. */
+		put_pid(ep->tgid);
+		kfree(ep);
+		return NULL;
+	}
 	return ep;
 }
 
@@ -83,6 +94,11 @@ void rmsg_ep_destroy(struct rmsg_endpoint *ep)
 {
 	struct rmsg_event *ev, *next;
 
+	/*
+	 * Out of the registry before anything is torn down: other
+	 * endpoints' ioctls find this one there only (rmsg_ctl.c).
+	 */
+	rmsg_ctl_unregister(ep);
 	/* The poller runs SQEs, which will act on channels: it goes first. */
 	rmsg_sqpoll_stop(ep);
 	/* Channels post events into the rings: they go before the rings. */
@@ -99,6 +115,7 @@ void rmsg_ep_destroy(struct rmsg_endpoint *ep)
 	if (ep->area)
 		rmsg_pages_put(ep->area);
 	mutex_destroy(&ep->lock);
+	put_pid(ep->tgid);
 	kfree(ep);
 }
 

@@ -667,6 +667,47 @@ int rmsg_reg(struct rmsg_ep *ep, void *addr, size_t len, uint32_t *handle);
  */
 int rmsg_dereg(struct rmsg_ep *ep, uint32_t handle);
 
+/*
+ * Resilience (Documentation/resilience.rst): looking at channels, of this
+ * endpoint or of others, and injecting faults into them. Both take any
+ * /dev/rmsg file descriptor: an endpoint's (ep->fd), or one opened with
+ * rmsg_open_device() only to ask.
+ */
+
+/**
+ * rmsg_chan_list() - the channels of endpoints, with their repair counters
+ * @fd: a /dev/rmsg file descriptor
+ * @flags: 0 for @fd's own endpoint; RMSG_CHAN_LIST_F_ALL for every
+ *	endpoint the caller may see (all with CAP_NET_ADMIN, else its own
+ *	user's)
+ * @chans: set to an array the caller releases with free(), or NULL when
+ *	there is no channel
+ * @ep_id: if not NULL, set to the id of @fd's own endpoint
+ *
+ * Return: the number of channels (0 or more) or a negative errno.
+ */
+int rmsg_chan_list(int fd, unsigned int flags, struct rmsg_chan_info **chans,
+		   uint32_t *ep_id);
+
+/**
+ * rmsg_inject_fault() - inject a fault into a channel
+ * @fd: a /dev/rmsg file descriptor
+ * @ep_id: the channel's endpoint (from rmsg_chan_list()), 0 for @fd's own
+ * @channel: the channel's id in that endpoint
+ * @kind: enum rmsg_fault_kind
+ *
+ * Return: 0; -EINVAL for an unknown @kind; -ENOENT for no such endpoint
+ * or channel; -ENOTCONN when the channel is not open; -EPERM for another
+ * user's endpoint without CAP_NET_ADMIN; -EOPNOTSUPP for a kind the module
+ * cannot inject yet.
+ */
+int rmsg_inject_fault(int fd, uint32_t ep_id, uint32_t channel,
+		      uint32_t kind);
+
+/* Names for enum rmsg_chan_info_state and enum rmsg_fault_kind, "?" else. */
+const char *rmsg_chan_state_name(unsigned int state);
+const char *rmsg_fault_kind_name(unsigned int kind);
+
 /**
  * rmsg_sq_get_sqe() - the next free SQE, zeroed
  * @ep: the endpoint

@@ -248,4 +248,443 @@ static inline int rmsg_child_status(pid_t pid)
 	return WEXITSTATUS(status);
 }
 
+/*
+ * Byte-checked streams, for tests that break channels underneath traffic
+ * (rmsg_resil_test). A stream is one direction of one channel, sent with
+ * rmsg_send() and read in place with rmsg_peek_any(). Each message carries
+ * its stream and sequence number in its first RMSG_STREAM_HDR bytes and a
+ * pattern of both after them, so the receiver counts what was lost,
+ * repeated or corrupted instead of stopping at the first surprise; the
+ * test then asserts the counts it expects (rmsg_stream_exact(),
+ * rmsg_stream_prefix()). A channel that ends is followed, not failed: its
+ * streams stop sending (-ENOTCONN), every send still completes, and what
+ * the receive block holds is read out.
+ */
+#define RMSG_STREAMS_MAX	32
+#define RMSG_STREAM_HDR		12
+#define RMSG_STREAM_UD		0x5354000000000000ULL	/* "ST" */
+
+/**
+ * struct rmsg_stream - one direction of one channel
+ * @tx: sending endpoint
+ * @rx: receiving endpoint
+ * @tx_ch: the channel's id at @tx
+ * @rx_ch: its id at @rx
+ * @total: messages to send
+ * @max_len: the largest message
+ * @sent: accepted by rmsg_send()
+ * @ok: completed with res 0 (a prefix of those sent)
+ * @failed: completed with an error (after the last @ok)
+ * @received: messages read, each counted once
+ * @next: the sequence number expected next
+ * @lost: sequence numbers skipped
+ * @dup: messages at or behind one already read
+ * @corrupt: messages of the wrong length or content
+ * @first_error: the first send or completion error, 0 if none
+ * @tx_dead: rmsg_send() said the channel is gone: no more sending
+ * @tx_closed: the sending end's CLOSED event came, with @tx_res
+ * @rx_closed: the receiving end's CLOSED event came, with @rx_res
+ * @rx_drained: and everything its block held has been read
+ * @tx_res: res of the sending end's CLOSED event
+ * @rx_res: res of the receiving end's CLOSED event
+ */
+struct rmsg_stream {
+	struct rmsg_ep *tx, *rx;
+	__u32 tx_ch, rx_ch;
+	__u64 total;
+	__u32 max_len;
+	__u64 sent, ok, failed;
+	__u64 received, next, lost, dup, corrupt;
+	int first_error;
+	bool tx_dead, tx_closed, rx_closed, rx_drained;
+	int tx_res, rx_res;
+};
+
+/**
+ * struct rmsg_streams - streams driven together from one thread
+ * @s: the streams
+ * @n: how many
+ * @eps: the endpoints they use, each once
+ * @neps: how many
+ * @why: what went wrong when a function returned false or -1
+ * @buf: a message being built
+ */
+struct rmsg_streams {
+	struct rmsg_stream s[RMSG_STREAMS_MAX];
+	unsigned int n;
+	struct rmsg_ep *eps[2 * RMSG_STREAMS_MAX];
+	unsigned int neps;
+	char why[256];
+	unsigned char buf[RMSG_VB_MAX_PAYLOAD];
+};
+
+static inline unsigned char rmsg_stream_byte(unsigned int st, __u64 seq,
+					     unsigned int i)
+{
+	return (unsigned char)(seq * 131 + st * 29 + i * 7 + (i >> 8));
+}
+
+/* Mostly small messages, every 97th the largest: the block wraps often. */
+static inline __u32 rmsg_stream_len(const struct rmsg_stream *s, __u64 seq)
+{
+	__u32 h = (__u32)seq * 2654435761U;
+	__u32 span = s->max_len - RMSG_STREAM_HDR;
+
+	if (seq % 97 == 96)
+		return s->max_len;
+	return RMSG_STREAM_HDR + (h >> 8) % (span < 1500 ? span + 1 : 1500);
+}
+
+static inline void rmsg_streams_ep(struct rmsg_streams *ss,
+				   struct rmsg_ep *ep)
+{
+	unsigned int i;
+
+	for (i = 0; i < ss->neps; i++)
+		if (ss->eps[i] == ep)
+			return;
+	ss->eps[ss->neps++] = ep;
+}
+
+/*
+ * Add a stream of @total messages from channel @tx_ch of @tx to its other
+ * end, @rx_ch of @rx. Returns its index, or -1.
+ */
+static inline int rmsg_streams_add(struct rmsg_streams *ss, struct rmsg_ep *tx,
+				   __u32 tx_ch, struct rmsg_ep *rx, __u32 rx_ch,
+				   __u64 total)
+{
+	struct rmsg_stream *s;
+	int max = rmsg_channel_max_msg(tx, tx_ch);
+
+	if (ss->n == RMSG_STREAMS_MAX || max < RMSG_STREAM_HDR)
+		return -1;
+	s = &ss->s[ss->n];
+	memset(s, 0, sizeof(*s));
+	s->tx = tx;
+	s->rx = rx;
+	s->tx_ch = tx_ch;
+	s->rx_ch = rx_ch;
+	s->total = total;
+	s->max_len = max < 4096 ? max : 4096;
+	rmsg_streams_ep(ss, tx);
+	rmsg_streams_ep(ss, rx);
+	return ss->n++;
+}
+
+static inline int rmsg_streams_fail(struct rmsg_streams *ss,
+				    const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ss->why, sizeof(ss->why), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Send up to @burst messages of stream @i: how many, or -1. */
+static inline int rmsg_stream_send(struct rmsg_streams *ss, unsigned int i,
+				   unsigned int burst)
+{
+	struct rmsg_stream *s = &ss->s[i];
+	unsigned int k, j, len;
+	__u64 seq;
+	int ret;
+
+	for (k = 0; k < burst && !s->tx_dead && s->sent < s->total; k++) {
+		seq = s->sent;
+		len = rmsg_stream_len(s, seq);
+		memcpy(ss->buf, &i, 4);
+		memcpy(ss->buf + 4, &seq, 8);
+		for (j = RMSG_STREAM_HDR; j < len; j++)
+			ss->buf[j] = rmsg_stream_byte(i, seq, j);
+		ret = rmsg_send(s->tx, s->tx_ch, ss->buf, len,
+				RMSG_STREAM_UD | (__u64)i << 32 | (__u32)seq);
+		if (ret == -EAGAIN)
+			break;
+		if (ret == -ENOTCONN) {
+			s->tx_dead = true;
+			if (!s->first_error)
+				s->first_error = ret;
+			break;
+		}
+		if (ret)
+			return rmsg_streams_fail(ss, "stream %u: send %llu: %d",
+						 i, (unsigned long long)seq,
+						 ret);
+		s->sent++;
+	}
+	return k;
+}
+
+/* Check one received message and count it. */
+static inline void rmsg_stream_check(struct rmsg_streams *ss,
+				     struct rmsg_stream *s, unsigned int i,
+				     const unsigned char *p, __u32 len)
+{
+	unsigned int st, j;
+	__u64 seq;
+
+	if (len < RMSG_STREAM_HDR) {
+		s->corrupt++;
+		return;
+	}
+	memcpy(&st, p, 4);
+	memcpy(&seq, p + 4, 8);
+	if (st != i) {
+		s->corrupt++;
+		return;
+	}
+	if (seq < s->next) {
+		s->dup++;
+		return;
+	}
+	s->lost += seq - s->next;
+	s->next = seq + 1;
+	s->received++;
+	if (len != rmsg_stream_len(s, seq)) {
+		s->corrupt++;
+		return;
+	}
+	for (j = RMSG_STREAM_HDR; j < len; j++) {
+		if (p[j] != rmsg_stream_byte(i, seq, j)) {
+			s->corrupt++;
+			return;
+		}
+	}
+}
+
+static inline int rmsg_streams_find(struct rmsg_streams *ss, bool tx,
+				    struct rmsg_ep *ep, __u32 ch)
+{
+	unsigned int i;
+
+	for (i = 0; i < ss->n; i++) {
+		if (tx ? ss->s[i].tx == ep && ss->s[i].tx_ch == ch :
+			 ss->s[i].rx == ep && ss->s[i].rx_ch == ch)
+			return i;
+	}
+	return -1;
+}
+
+/* Read what @ep has (at most @max messages): how many, or -1. */
+static inline int rmsg_streams_recv(struct rmsg_streams *ss,
+				    struct rmsg_ep *ep, unsigned int max)
+{
+	struct rmsg_msg msg;
+	unsigned int k;
+	int i, ret;
+
+	memset(&msg, 0, sizeof(msg));
+	for (k = 0; k < max; k++) {
+		ret = rmsg_peek_any(ep, &msg);
+		if (ret == -EAGAIN)
+			break;
+		if (ret)
+			return rmsg_streams_fail(ss, "peek_any: %d (channel %u)",
+						 ret, msg.channel);
+		i = rmsg_streams_find(ss, false, ep, msg.channel);
+		if (i < 0)
+			return rmsg_streams_fail(ss, "a message on channel %u, no stream's",
+						 msg.channel);
+		if (msg.kind != RMSG_MSG_EAGER)
+			return rmsg_streams_fail(ss, "stream %d: not eager", i);
+		rmsg_stream_check(ss, &ss->s[i], i, msg.data, msg.len);
+		ret = rmsg_release(ep, &msg);
+		if (ret)
+			return rmsg_streams_fail(ss, "stream %d: release: %d",
+						 i, ret);
+	}
+	return k;
+}
+
+/* Take @ep's completions and channel events: how many, or -1. */
+static inline int rmsg_streams_events(struct rmsg_streams *ss,
+				      struct rmsg_ep *ep)
+{
+	struct rmsg_event ev[32];
+	struct rmsg_stream *s;
+	unsigned int st;
+	__u32 seq;
+	int i, j, n;
+
+	n = rmsg_ep_progress(ep, ev, 32);
+	if (n < 0)
+		return rmsg_streams_fail(ss, "progress: %d", n);
+	for (i = 0; i < n; i++) {
+		if (ev[i].kind == RMSG_CQE_CLOSED) {
+			j = rmsg_streams_find(ss, true, ep, ev[i].channel);
+			if (j >= 0) {
+				ss->s[j].tx_closed = true;
+				ss->s[j].tx_res = ev[i].res;
+			}
+			j = rmsg_streams_find(ss, false, ep, ev[i].channel);
+			if (j >= 0) {
+				ss->s[j].rx_closed = true;
+				ss->s[j].rx_res = ev[i].res;
+			}
+			continue;
+		}
+		st = (ev[i].user_data >> 32) & 0xffff;
+		seq = (__u32)ev[i].user_data;
+		if (ev[i].kind != RMSG_CQE_OP ||
+		    (ev[i].user_data & ~0xffffffffffffULL) != RMSG_STREAM_UD ||
+		    st >= ss->n)
+			return rmsg_streams_fail(ss, "unexpected event %u (res %d, channel %u, user_data %#llx)",
+						 ev[i].kind, ev[i].res,
+						 ev[i].channel,
+						 (unsigned long long)ev[i].user_data);
+		s = &ss->s[st];
+		if (s->tx != ep || ev[i].channel != s->tx_ch ||
+		    seq != (__u32)(s->ok + s->failed))
+			return rmsg_streams_fail(ss, "stream %u: completion of %u, expected %llu",
+						 st, seq,
+						 (unsigned long long)(s->ok + s->failed));
+		if (!ev[i].res && s->failed)
+			return rmsg_streams_fail(ss, "stream %u: %u completed after a failed send",
+						 st, seq);
+		if (ev[i].res) {
+			s->failed++;
+			if (!s->first_error)
+				s->first_error = ev[i].res;
+		} else {
+			s->ok++;
+		}
+	}
+	return n;
+}
+
+/* A closed channel's block may still hold messages: read them out. */
+static inline int rmsg_streams_drain(struct rmsg_streams *ss, unsigned int i)
+{
+	struct rmsg_stream *s = &ss->s[i];
+	struct rmsg_msg msg;
+	int ret;
+
+	while (s->rx_closed && !s->rx_drained) {
+		ret = rmsg_peek(s->rx, s->rx_ch, &msg);
+		if (ret == -ENOTCONN) {
+			s->rx_drained = true;
+			break;
+		}
+		if (ret == -EAGAIN)
+			break;
+		if (ret)
+			return rmsg_streams_fail(ss, "stream %u: peek: %d", i,
+						 ret);
+		rmsg_stream_check(ss, s, i, msg.data, msg.len);
+		ret = rmsg_release(s->rx, &msg);
+		if (ret)
+			return rmsg_streams_fail(ss, "stream %u: release: %d",
+						 i, ret);
+	}
+	return 0;
+}
+
+/*
+ * Is stream @s where it can go, for a run to @goal messages? It received
+ * and saw completed @goal of them (or all), or its channel ended and
+ * every send completed and the receive block was read out.
+ */
+static inline bool rmsg_stream_settled(const struct rmsg_stream *s,
+				       __u64 goal)
+{
+	if (goal > s->total)
+		goal = s->total;
+	if (s->received >= goal && s->ok >= goal)
+		return true;
+	return s->tx_dead && s->ok + s->failed == s->sent && s->tx_closed &&
+	       s->rx_closed && s->rx_drained;
+}
+
+/*
+ * Drive every stream until each has settled for @goal messages
+ * (rmsg_stream_settled()). True, or false with ss->why said.
+ */
+static inline bool rmsg_streams_run(struct rmsg_streams *ss, __u64 goal,
+				    long timeout_ms)
+{
+	long deadline = rmsg_now_ms() + timeout_ms;
+	unsigned int i;
+	bool all;
+	int r, moved;
+
+	for (;;) {
+		moved = 0;
+		for (i = 0; i < ss->n; i++) {
+			/* Bursts of a few, so the streams interleave. */
+			r = rmsg_stream_send(ss, i, 1 + (i + ss->s[i].sent) % 5);
+			if (r < 0)
+				return false;
+			moved += r;
+		}
+		for (i = 0; i < ss->neps; i++) {
+			r = rmsg_streams_recv(ss, ss->eps[i], 64);
+			if (r < 0)
+				return false;
+			moved += r;
+			r = rmsg_streams_events(ss, ss->eps[i]);
+			if (r < 0)
+				return false;
+			moved += r;
+		}
+		all = true;
+		for (i = 0; i < ss->n; i++) {
+			if (rmsg_streams_drain(ss, i))
+				return false;
+			all &= rmsg_stream_settled(&ss->s[i], goal);
+		}
+		if (all)
+			return true;
+		if (rmsg_now_ms() > deadline) {
+			for (i = 0; i < ss->n; i++)
+				if (!rmsg_stream_settled(&ss->s[i], goal))
+					break;
+			rmsg_streams_fail(ss, "timeout: stream %u sent %llu ok %llu failed %llu received %llu of %llu%s%s",
+					  i, (unsigned long long)ss->s[i].sent,
+					  (unsigned long long)ss->s[i].ok,
+					  (unsigned long long)ss->s[i].failed,
+					  (unsigned long long)ss->s[i].received,
+					  (unsigned long long)goal,
+					  ss->s[i].tx_dead ? ", send refused" : "",
+					  ss->s[i].rx_closed ? ", rx closed" : "");
+			return false;
+		}
+		if (!moved)
+			usleep(200);
+	}
+}
+
+/* Every message sent, completed with res 0, received once, in order, intact. */
+static inline bool rmsg_stream_exact(const struct rmsg_stream *s)
+{
+	return s->sent == s->total && s->ok == s->total && !s->failed &&
+	       s->received == s->total && s->next == s->total && !s->lost &&
+	       !s->dup && !s->corrupt;
+}
+
+/*
+ * A stream whose channel ended: what arrived is a gap-free prefix, intact,
+ * holding at least every message whose send completed with res 0.
+ */
+static inline bool rmsg_stream_prefix(const struct rmsg_stream *s)
+{
+	return !s->lost && !s->dup && !s->corrupt && s->next == s->received &&
+	       s->received >= s->ok && s->received <= s->sent &&
+	       s->ok + s->failed == s->sent;
+}
+
+static inline const char *rmsg_stream_str(const struct rmsg_stream *s,
+					  char *buf, size_t len)
+{
+	snprintf(buf, len, "sent %llu ok %llu failed %llu received %llu lost %llu dup %llu corrupt %llu first error %d",
+		 (unsigned long long)s->sent, (unsigned long long)s->ok,
+		 (unsigned long long)s->failed,
+		 (unsigned long long)s->received, (unsigned long long)s->lost,
+		 (unsigned long long)s->dup, (unsigned long long)s->corrupt,
+		 s->first_error);
+	return buf;
+}
+
 #endif /* _RMSG_TEST_H */

@@ -4,6 +4,8 @@
  *
  *   rmsgctl [--json] dev       RDMA devices and their ports
  *   rmsgctl [--json] version   the module's ABI version and features
+ *   rmsgctl [--json] chan      channels of every endpoint the caller may see
+ *   rmsgctl fault KIND EP:CH   inject a fault into a channel
  */
 #include <errno.h>
 #include <getopt.h>
@@ -24,6 +26,10 @@ static void print_usage(FILE *out)
 	fputs("commands:\n", out);
 	fputs("  dev       RDMA devices rmsg sees, with their ports\n", out);
 	fputs("  version   ABI version and features of the loaded module\n",
+	      out);
+	fputs("  chan      channels, with their state and repairs\n", out);
+	fputs("  fault {qp-error|disconnect|device-fatal} EP:CH\n", out);
+	fputs("            inject a fault into channel CH of endpoint EP\n",
 	      out);
 }
 
@@ -68,6 +74,12 @@ static void json_str(const char *key, const char *value, bool first)
 {
 	json_key(key, first);
 	json_string(value);
+}
+
+static void json_int(const char *key, long long value, bool first)
+{
+	json_key(key, first);
+	printf("%lld", value);
 }
 
 static void print_port_json(const struct rmsg_port_info *pi)
@@ -204,6 +216,155 @@ static int cmd_version(void)
 	return ret ? 1 : 0;
 }
 
+/* "-" for no error, else the errno's name ("ETIMEDOUT"), or its number. */
+static const char *error_name(int err, char *buf, size_t len)
+{
+	const char *name;
+
+	if (!err)
+		return "-";
+	name = strerrorname_np(err < 0 ? -err : err);
+	if (name)
+		return name;
+	snprintf(buf, len, "%d", err);
+	return buf;
+}
+
+static void print_chan_json(const struct rmsg_chan_info *c, int n,
+			    uint32_t own)
+{
+	char ebuf[16];
+	int i;
+
+	putchar('{');
+	json_uint("ep_id", own, true);
+	json_key("channels", false);
+	putchar('[');
+	for (i = 0; i < n; i++, c++) {
+		printf("%s{", i ? ", " : "");
+		json_uint("ep_id", c->ep_id, true);
+		json_uint("pid", c->pid, false);
+		json_uint("uid", c->uid, false);
+		json_uint("channel", c->channel, false);
+		json_str("state", rmsg_chan_state_name(c->state), false);
+		json_uint("epoch", c->epoch, false);
+		json_uint("attempts", c->attempts, false);
+		json_uint("max_attempts", c->max_attempts, false);
+		json_uint("repairs", c->repairs, false);
+		json_uint("retx_msgs", c->retx_msgs, false);
+		json_uint("retx_bytes", c->retx_bytes, false);
+		json_int("last_error", c->last_error, false);
+		json_str("last_error_name",
+			 error_name(c->last_error, ebuf, sizeof(ebuf)), false);
+		json_uint("recover_ns", c->recover_ns, false);
+		json_uint("block_size", c->block_size, false);
+		putchar('}');
+	}
+	printf("]}\n");
+}
+
+static void print_chan_table(const struct rmsg_chan_info *c, int n)
+{
+	char attempts[24], ebuf[16];
+	int i;
+
+	printf("%5s %7s %5s %-10s %5s %-10s %7s %9s %11s %-12s %12s %8s\n",
+	       "EP", "PID", "CHAN", "STATE", "EPOCH", "ATTEMPTS", "REPAIRS",
+	       "RETX_MSGS", "RETX_BYTES", "LAST_ERROR", "RECOVERING", "BLOCK");
+	for (i = 0; i < n; i++, c++) {
+		/* N of M while a repair runs, else how many it may take. */
+		if (c->attempts || c->max_attempts)
+			snprintf(attempts, sizeof(attempts), "%u of %u",
+				 c->attempts, c->max_attempts);
+		else
+			snprintf(attempts, sizeof(attempts), "-");
+		printf("%5u %7u %5u %-10s %5u %-10s %7u %9llu %11llu %-12s %10.3fms %8u\n",
+		       c->ep_id, c->pid, c->channel,
+		       rmsg_chan_state_name(c->state), c->epoch, attempts,
+		       c->repairs, (unsigned long long)c->retx_msgs,
+		       (unsigned long long)c->retx_bytes,
+		       error_name(c->last_error, ebuf, sizeof(ebuf)),
+		       c->recover_ns / 1e6, c->block_size);
+	}
+}
+
+static int cmd_chan(void)
+{
+	struct rmsg_chan_info *chans;
+	uint32_t own;
+	int fd, n;
+
+	fd = open_device();
+	if (fd < 0)
+		return 1;
+	n = rmsg_chan_list(fd, RMSG_CHAN_LIST_F_ALL, &chans, &own);
+	close(fd);
+	if (n < 0) {
+		fprintf(stderr, "rmsgctl: channel list: %s\n", strerror(-n));
+		return 1;
+	}
+	if (json)
+		print_chan_json(chans, n, own);
+	else
+		print_chan_table(chans, n);
+	free(chans);
+	return 0;
+}
+
+/* "EP:CH", both decimal, EP from 1. */
+static bool parse_target(const char *s, uint32_t *ep_id, uint32_t *channel)
+{
+	unsigned long ep, ch;
+	char *end;
+
+	errno = 0;
+	ep = strtoul(s, &end, 10);
+	if (end == s || *end != ':' || !ep || ep > UINT32_MAX || errno)
+		return false;
+	s = end + 1;
+	ch = strtoul(s, &end, 10);
+	if (end == s || *end || ch > UINT32_MAX || errno)
+		return false;
+	*ep_id = ep;
+	*channel = ch;
+	return true;
+}
+
+static int cmd_fault(int argc, char **argv)
+{
+	uint32_t kind, ep_id, channel;
+	int fd, ret;
+
+	if (argc != 3) {
+		print_usage(stderr);
+		return 2;
+	}
+	for (kind = RMSG_FAULT_QP_ERROR; kind <= RMSG_FAULT_DEVICE_FATAL;
+	     kind++)
+		if (!strcmp(argv[1], rmsg_fault_kind_name(kind)))
+			break;
+	if (kind > RMSG_FAULT_DEVICE_FATAL) {
+		fprintf(stderr, "rmsgctl: unknown fault '%s'\n", argv[1]);
+		return 2;
+	}
+	if (!parse_target(argv[2], &ep_id, &channel)) {
+		fprintf(stderr, "rmsgctl: '%s' is not EP:CH (see rmsgctl chan)\n",
+			argv[2]);
+		return 2;
+	}
+	fd = open_device();
+	if (fd < 0)
+		return 1;
+	ret = rmsg_inject_fault(fd, ep_id, channel, kind);
+	close(fd);
+	if (ret) {
+		fprintf(stderr, "rmsgctl: fault %s on %u:%u: %s\n", argv[1],
+			ep_id, channel, strerror(-ret));
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -234,6 +395,10 @@ int main(int argc, char **argv)
 		return cmd_dev();
 	if (!strcmp(argv[optind], "version"))
 		return cmd_version();
+	if (!strcmp(argv[optind], "chan"))
+		return cmd_chan();
+	if (!strcmp(argv[optind], "fault"))
+		return cmd_fault(argc - optind, argv + optind);
 	fprintf(stderr, "rmsgctl: unknown command '%s'\n", argv[optind]);
 	print_usage(stderr);
 	return 2;

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR BSD-2-Clause
+/*
+ * librmsg: looking at channels and injecting faults (resilience).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "rmsg.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Channels come and go between calls: give up growing after this many. */
+#define RMSG_CHAN_LIST_TRIES	16
+
+int rmsg_chan_list(int fd, unsigned int flags, struct rmsg_chan_info **chans,
+		   uint32_t *ep_id)
+{
+	struct rmsg_chan_info *buf = NULL, *bigger;
+	struct rmsg_chan_list req;
+	unsigned int cap = 0, tries;
+
+	/*
+	 * Ask for the count, make room for it and a few more, and ask again
+	 * until the list fits (or, with channels coming fast, take the last
+	 * list as it is).
+	 */
+	for (tries = 0;; tries++) {
+		memset(&req, 0, sizeof(req));
+		req.chans = (uintptr_t)buf;
+		req.capacity = cap;
+		req.flags = flags;
+		if (ioctl(fd, RMSG_IOC_CHAN_LIST, &req)) {
+			int ret = -errno;
+
+			free(buf);
+			return ret;
+		}
+		if (req.filled == req.total || tries == RMSG_CHAN_LIST_TRIES)
+			break;
+		cap = req.total + 8;
+		bigger = realloc(buf, (size_t)cap * sizeof(*buf));
+		if (!bigger) {
+			free(buf);
+			return -ENOMEM;
+		}
+		buf = bigger;
+	}
+	if (!req.filled) {
+		free(buf);
+		buf = NULL;
+	}
+	if (ep_id)
+		*ep_id = req.ep_id;
+	*chans = buf;
+	return req.filled;
+}
+
+int rmsg_inject_fault(int fd, uint32_t ep_id, uint32_t channel,
+		      uint32_t kind)
+{
+	struct rmsg_fault req;
+
+	memset(&req, 0, sizeof(req));
+	req.ep_id = ep_id;
+	req.channel = channel;
+	req.kind = kind;
+	return ioctl(fd, RMSG_IOC_FAULT, &req) ? -errno : 0;
+}
+
+const char *rmsg_chan_state_name(unsigned int state)
+{
+	static const char *const names[] = {
+		[RMSG_CHAN_INFO_CONNECTING]	= "CONNECTING",
+		[RMSG_CHAN_INFO_REQUESTED]	= "REQUESTED",
+		[RMSG_CHAN_INFO_ACCEPTING]	= "ACCEPTING",
+		[RMSG_CHAN_INFO_OPEN]		= "OPEN",
+		[RMSG_CHAN_INFO_RECOVERING]	= "RECOVERING",
+		[RMSG_CHAN_INFO_DYING]		= "DYING",
+	};
+
+	if (state >= ARRAY_SIZE(names) || !names[state])
+		return "?";
+	return names[state];
+}
+
+const char *rmsg_fault_kind_name(unsigned int kind)
+{
+	static const char *const names[] = {
+		[RMSG_FAULT_QP_ERROR]		= "qp-error",
+		[RMSG_FAULT_DISCONNECT]		= "disconnect",
+		[RMSG_FAULT_DEVICE_FATAL]	= "device-fatal",
+	};
+
+	if (kind >= ARRAY_SIZE(names) || !names[kind])
+		return "?";
+	return names[kind];
+}
