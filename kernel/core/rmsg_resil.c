@@ -96,7 +96,10 @@ int rmsg_vb_retx_next(struct rmsg_vb_retx *rt, const void *shadow,
 		return -EPROTO;
 	switch (t.type) {
 	case RMSG_VB_WRAP:
-		/* A lap never starts with a WRAP; a record always follows. */
+		/*
+		 * A record always follows a WRAP, so a WRAP never ends what
+		 * is to be rewritten (nor starts a lap, where end == size).
+		 */
 		if (!rt->pos || t.len || end >= left)
 			return -EPROTO;
 		w->off = end - RMSG_VB_TRAILER_SIZE;
