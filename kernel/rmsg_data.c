@@ -758,6 +758,7 @@ static u32 rmsg_shadow_sges(struct rmsg_channel *ch, u32 off, u32 len,
 		sge->lkey = ch->rdev->pd->local_dma_lkey;
 		return 1;
 	}
+	/* At most three chunks (RMSG_AREA_CHUNK >= a record), and zeros. */
 	for (; len; off += n, len -= n) {
 		in = off & (chunk - 1);
 		n = min_t(u32, len, chunk - in);
@@ -802,7 +803,7 @@ static int rmsg_data_write_retained(struct rmsg_channel *ch, u32 idx)
 	struct ib_rdma_wr wrap_wr, data_wr;
 	struct rmsg_vb_trailer t, wt;
 	struct rmsg_vb_place pl;
-	u32 need, cut, bytes, rts_len;
+	u32 need, cut, bytes, rts_len, nsge;
 	bool inl, wrap_inl;
 	void *rts = NULL;
 	u64 rts_dma;
@@ -854,7 +855,16 @@ static int rmsg_data_write_retained(struct rmsg_channel *ch, u32 idx)
 	inl = bytes <= ch->max_inline;
 	rmsg_data_wr(ch, &data_wr, ch->wr_posted + need - 1, pl.off,
 		     pl.off + pl.len - 1, pl.flag);
-	data_wr.wr.num_sge = rmsg_shadow_sges(ch, pl.off, bytes, inl, sge);
+	/*
+	 * The clear zone from the zeros, not the shadow: the device may read
+	 * the shadow after the next record's trailer went there.
+	 */
+	nsge = 0;
+	if (pl.payload)
+		rmsg_zeros(ch, inl, pl.payload, &sge[nsge++]);
+	nsge += rmsg_shadow_sges(ch, pl.off + pl.payload, bytes - pl.payload,
+				 inl, &sge[nsge]);
+	data_wr.wr.num_sge = nsge;
 	data_wr.wr.sg_list = sge;
 	data_wr.wr.send_flags = inl ? IB_SEND_INLINE : 0;
 	/* Only to reclaim the send queue: no CQE waits for the device. */

@@ -851,8 +851,8 @@ enum rmsg_chan_info_state {
  * @pid: the process (thread group) that opened the endpoint
  * @uid: the endpoint's owner
  * @state: enum rmsg_chan_info_state
- * @epoch: connections the channel has had, less one: 0 until the first
- *	repair, then one more per repair
+ * @epoch: the connection attempt the channel is on: 0 for the first,
+ *	then one more per attempt of a repair
  * @attempts: connection attempts of the repair under way (0 when none)
  * @max_attempts: attempts the give-up timeout allows, at the longest
  *	back-off
