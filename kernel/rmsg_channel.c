@@ -271,7 +271,8 @@ int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind)
 /* Can a connection fault with @error be repaired on this channel? */
 static bool rmsg_chan_repairable(struct rmsg_channel *ch, int error)
 {
-	if (!ch->shadow || !READ_ONCE(repair_timeout_ms))
+	if (!ch->shadow || !READ_ONCE(repair_timeout_ms) ||
+	    test_bit(RMSG_CHAN_PEER_RESET, &ch->flags))
 		return false;
 	switch (error) {
 	case 0:			/* orderly */
@@ -513,6 +514,11 @@ static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (type == RMSG_CTRL_CLOSE) {
 		set_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags);
 		rmsg_chan_kill_soft(ch, 0);
+		return;
+	}
+	if (type == RMSG_CTRL_RESET) {
+		set_bit(RMSG_CHAN_PEER_RESET, &ch->flags);
+		rmsg_chan_kill_soft(ch, -ECONNRESET);
 		return;
 	}
 	/*
@@ -1118,6 +1124,15 @@ static void rmsg_chan_teardown(struct work_struct *work)
 	 */
 	if (orderly &&
 	    !rmsg_ctrl_send(ch, RMSG_CTRL_CLOSE_BUF, RMSG_CTRL_CLOSE, 0))
+		wait_for_completion_timeout(&ch->close_sent, HZ);
+	/*
+	 * An abort, or the endpoint going away (its process may have been
+	 * killed), must not look like a broken connection the peer should
+	 * repair: RESET says so. A repaired peer would find nobody anyway.
+	 */
+	else if (connected && ch->qp && (ch->abort || ch->error == -ESHUTDOWN) &&
+		 !test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags) &&
+		 !rmsg_ctrl_send(ch, RMSG_CTRL_CLOSE_BUF, RMSG_CTRL_RESET, 0))
 		wait_for_completion_timeout(&ch->close_sent, HZ);
 	if (connected)
 		rdma_disconnect(ch->cm_id);

@@ -125,6 +125,7 @@ enum {
 	RMSG_CHAN_ACCEPT_DUE,	/* the program accepted: rdma_accept() it */
 	RMSG_CHAN_ATTEMPT_FAILED, /* the repair's connection attempt failed */
 	RMSG_CHAN_DISCONNECT_DUE, /* an injected fault: drop the connection */
+	RMSG_CHAN_PEER_RESET,	/* the peer aborted: no repair */
 	/* First bit of a send buffer in use: + (index - RMSG_CTRL_RECVS) */
 	RMSG_CHAN_CTRL_BUSY,
 };
