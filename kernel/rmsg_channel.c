@@ -494,9 +494,14 @@ static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	u8 type;
 	u64 arg;
 
+	/*
+	 * A flush too: receives are always posted, so this is how the QP's
+	 * move to the error state shows (whatever moved it), and the channel
+	 * is repaired. During a repair or a teardown only the first reason
+	 * counts, and those drain the QP on purpose.
+	 */
 	if (wc->status != IB_WC_SUCCESS) {
-		if (wc->status != IB_WC_WR_FLUSH_ERR)
-			rmsg_chan_kill_soft(ch, -ECONNRESET);
+		rmsg_chan_kill_soft(ch, -ECONNRESET);
 		return;
 	}
 	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM) {
