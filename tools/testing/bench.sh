@@ -54,7 +54,7 @@ window=64
 # same for both tools: SIZE:MSGS
 # (no warm-up: both measure the reader, from its first request to its
 # last completion, every message counted).
-rndv_bw_runs="1048576:16 16777216:5 67108864:5"
+rndv_bw_runs="1048576:64 16777216:5 67108864:5"
 rndv_lat_size=65536
 rndv_lat_iters=50
 
