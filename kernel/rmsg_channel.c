@@ -120,6 +120,16 @@ module_param(repair_attempt_ms, uint, 0644);
 MODULE_PARM_DESC(repair_attempt_ms,
 		 "How long one connection attempt of a repair may take");
 
+static unsigned int heartbeat_ms = 1000;
+module_param(heartbeat_ms, uint, 0644);
+MODULE_PARM_DESC(heartbeat_ms,
+		 "Each open channel sends a HEARTBEAT this often, and checks that something arrived (0: no heartbeats)");
+
+static unsigned int heartbeat_misses = 4;
+module_param(heartbeat_misses, uint, 0644);
+MODULE_PARM_DESC(heartbeat_misses,
+		 "Heartbeat periods in a row with nothing from the peer before the connection counts as broken");
+
 struct workqueue_struct *rmsg_wq;
 
 static int rmsg_cm_handler(struct rdma_cm_id *cm_id,
@@ -133,6 +143,23 @@ static void rmsg_repair_timer(struct timer_list *t)
 	struct rmsg_channel *ch = from_timer(ch, t, repair_timer);
 
 	queue_work(rmsg_wq, &ch->work);
+}
+
+static void rmsg_hb_timer(struct timer_list *t)
+{
+	struct rmsg_channel *ch = from_timer(ch, t, hb_timer);
+
+	set_bit(RMSG_CHAN_HEARTBEAT_DUE, &ch->flags);
+	queue_work(rmsg_wq, &ch->work);
+}
+
+/* The next heartbeat of a channel that is open (again). */
+static void rmsg_hb_arm(struct rmsg_channel *ch)
+{
+	unsigned int ms = READ_ONCE(heartbeat_ms);
+
+	if (ms)
+		mod_timer(&ch->hb_timer, jiffies + msecs_to_jiffies(ms));
 }
 
 static void rmsg_chan_init(struct rmsg_channel *ch, struct rmsg_endpoint *ep,
@@ -152,6 +179,7 @@ static void rmsg_chan_init(struct rmsg_channel *ch, struct rmsg_endpoint *ep,
 	INIT_WORK(&ch->teardown, rmsg_chan_teardown);
 	INIT_WORK(&ch->data_work, rmsg_data_work);
 	timer_setup(&ch->repair_timer, rmsg_repair_timer, 0);
+	timer_setup(&ch->hb_timer, rmsg_hb_timer, 0);
 	init_waitqueue_head(&ch->tx_wq);
 	INIT_LIST_HEAD(&ch->sig_node);
 }
@@ -357,6 +385,37 @@ static void rmsg_chan_do_accept(struct rmsg_channel *ch)
 static void rmsg_chan_repair(struct rmsg_channel *ch);
 
 /*
+ * A heartbeat period of an open channel ended. Both sides send a HEARTBEAT
+ * every period, whatever else they send: eager data arrives by RDMA WRITE,
+ * which the receiving side never hears of, so only control messages tell
+ * it that the peer is there. A period with nothing from the peer is a
+ * miss; heartbeat_misses in a row break the connection (ETIMEDOUT), and
+ * the channel is repaired. A HEARTBEAT to a peer that is gone fails by
+ * itself once the QP's retries run out.
+ */
+static void rmsg_chan_heartbeat(struct rmsg_channel *ch)
+{
+	unsigned int bit = RMSG_CHAN_CTRL_BUSY + RMSG_CTRL_HEARTBEAT_BUF -
+			   RMSG_CTRL_RECVS;
+
+	if (test_and_clear_bit(RMSG_CHAN_HEARD, &ch->flags)) {
+		ch->hb_misses = 0;
+	} else if (++ch->hb_misses >= READ_ONCE(heartbeat_misses)) {
+		rmsg_chan_fault(ch, -ETIMEDOUT);
+		return;
+	}
+	/* One in flight at most: a slow one is a miss for the peer anyway. */
+	if (!test_and_set_bit(bit, &ch->flags) &&
+	    rmsg_ctrl_send(ch, RMSG_CTRL_HEARTBEAT_BUF, RMSG_CTRL_HEARTBEAT,
+			   0)) {
+		clear_bit(bit, &ch->flags);
+		rmsg_chan_fault(ch, -ECONNRESET);
+		return;
+	}
+	rmsg_hb_arm(ch);
+}
+
+/*
  * Act on a completion's rmsg_chan_kill_soft(), an injected fault, a
  * repair under way; else open once connected, registered, and told by
  * the peer that it is too.
@@ -384,6 +443,9 @@ static void rmsg_chan_progress(struct work_struct *work)
 		rmsg_chan_repair(ch);
 		return;
 	}
+	if (test_and_clear_bit(RMSG_CHAN_HEARTBEAT_DUE, &ch->flags) &&
+	    READ_ONCE(ch->state) == RMSG_CHAN_OPEN)
+		rmsg_chan_heartbeat(ch);
 
 	if (!test_bit(RMSG_CHAN_CONNECTED, &ch->flags) ||
 	    !test_bit(RMSG_CHAN_REGISTERED, &ch->flags) ||
@@ -396,6 +458,9 @@ static void rmsg_chan_progress(struct work_struct *work)
 		ch->reported = true;
 		/* Under chan_lock: teardown cannot have stopped it yet. */
 		rmsg_data_open(ch);
+		ch->hb_misses = 0;
+		set_bit(RMSG_CHAN_HEARD, &ch->flags);
+		rmsg_hb_arm(ch);
 	}
 	mutex_unlock(&ep->chan_lock);
 
@@ -504,6 +569,7 @@ static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		rmsg_chan_kill_soft(ch, -ECONNRESET);
 		return;
 	}
+	set_bit(RMSG_CHAN_HEARD, &ch->flags);
 	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM) {
 		if (rmsg_data_imm_in(ch, wc))
 			return;
@@ -538,6 +604,8 @@ static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (type == RMSG_CTRL_READY) {
 		set_bit(RMSG_CHAN_PEER_READY, &ch->flags);
 		queue_work(rmsg_wq, &ch->work);
+	} else if (type == RMSG_CTRL_HEARTBEAT) {
+		/* Arriving was all it had to do. */
 	} else {
 		rmsg_data_ctrl_in(ch, type, arg);
 	}
@@ -941,6 +1009,9 @@ static void rmsg_repair_done(struct rmsg_channel *ch)
 		ch->resil.attempts = 0;
 		/* Under chan_lock: teardown cannot have stopped it yet. */
 		rmsg_data_reopen(ch);
+		ch->hb_misses = 0;
+		set_bit(RMSG_CHAN_HEARD, &ch->flags);
+		rmsg_hb_arm(ch);
 	}
 	mutex_unlock(&ch->ep->chan_lock);
 	del_timer(&ch->repair_timer);
@@ -971,6 +1042,17 @@ static void rmsg_chan_repair(struct rmsg_channel *ch)
 		if (ret) {
 			rmsg_chan_kill(ch, ret == -EBUSY ? ch->resil.last_error :
 					   ret);
+			return;
+		}
+		/*
+		 * The drain may have brought the peer's CLOSE (its DREQ can
+		 * overtake it) or RESET: then the peer ended the channel.
+		 */
+		if (test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags) ||
+		    test_bit(RMSG_CHAN_PEER_RESET, &ch->flags)) {
+			rmsg_chan_kill(ch, test_bit(RMSG_CHAN_PEER_RESET,
+						    &ch->flags) ?
+					   -ECONNRESET : 0);
 			return;
 		}
 		if (!ch->active) {
@@ -1101,6 +1183,7 @@ static void rmsg_chan_teardown(struct work_struct *work)
 	 */
 	cancel_work_sync(&ch->work);
 	del_timer_sync(&ch->repair_timer);
+	del_timer_sync(&ch->hb_timer);
 	mutex_lock(&ep->chan_lock);
 	repair_id = ch->repair_id;
 	stale_id = ch->stale_id;
@@ -1157,6 +1240,7 @@ static void rmsg_chan_teardown(struct work_struct *work)
 		rdma_destroy_id(ch->cm_id);
 	cancel_work_sync(&ch->work);
 	del_timer_sync(&ch->repair_timer);
+	del_timer_sync(&ch->hb_timer);
 
 	mutex_lock(&ep->chan_lock);
 	xa_erase(&ep->channels, ch->id);

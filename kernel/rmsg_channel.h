@@ -25,8 +25,9 @@
 /*
  * Rendezvous transfers each way whose FIN has not come: each costs the
  * sending side a receive for the FIN (or the CTS before it), and the
- * receiving side a FIN send buffer. The five kinds of the channel and
- * the one DONE buffer fit in the other eight receives.
+ * receiving side a FIN send buffer. The five kinds of the channel, the
+ * HEARTBEAT and the one DONE buffer fit in the other eight receives (RESET
+ * goes in CLOSE's buffer: only one of them is ever sent).
  */
 #define RMSG_RNDV_WINDOW	8
 #define RMSG_CTRL_RECVS		(8 + RMSG_RNDV_WINDOW)
@@ -37,6 +38,7 @@ enum rmsg_ctrl_send_buf {
 	RMSG_CTRL_NOTIFY_BUF,
 	RMSG_CTRL_WAKE_BUF,
 	RMSG_CTRL_DONE_BUF,	/* RPut: the bytes are written */
+	RMSG_CTRL_HEARTBEAT_BUF,
 	/* The first of RMSG_RNDV_WINDOW, by cookie: an RPut's CTS, then FIN */
 	RMSG_CTRL_FIN_BUF,
 	RMSG_CTRL_BUFS		= RMSG_CTRL_FIN_BUF + RMSG_RNDV_WINDOW,
@@ -126,6 +128,8 @@ enum {
 	RMSG_CHAN_ATTEMPT_FAILED, /* the repair's connection attempt failed */
 	RMSG_CHAN_DISCONNECT_DUE, /* an injected fault: drop the connection */
 	RMSG_CHAN_PEER_RESET,	/* the peer aborted: no repair */
+	RMSG_CHAN_HEARD,	/* something arrived since the last heartbeat */
+	RMSG_CHAN_HEARTBEAT_DUE, /* the heartbeat timer fired */
 	/* First bit of a send buffer in use: + (index - RMSG_CTRL_RECVS) */
 	RMSG_CHAN_CTRL_BUSY,
 };
@@ -371,6 +375,8 @@ struct rmsg_rndv {
  *	abandoned (jiffies)
  * @resume_arrived: our block holds complete records up to here (bytes)
  * @resume_seq: the sequence number the next record must carry
+ * @hb_timer: the heartbeat of an open channel: runs @work
+ * @hb_misses: heartbeat periods in a row in which nothing arrived
  */
 struct rmsg_channel {
 	struct rmsg_cm_ctx cm;
@@ -457,6 +463,8 @@ struct rmsg_channel {
 	unsigned long attempt_end;
 	u32 resume_arrived;
 	u32 resume_seq;
+	struct timer_list hb_timer;
+	u32 hb_misses;
 };
 
 extern struct workqueue_struct *rmsg_wq;

@@ -162,6 +162,7 @@ int rmsg_ctrl_decode(const void *data, u32 len, u8 *type, u64 *arg)
 	case RMSG_CTRL_READY:
 	case RMSG_CTRL_CLOSE:
 	case RMSG_CTRL_RESET:
+	case RMSG_CTRL_HEARTBEAT:
 	case RMSG_CTRL_WAKE:
 		if (wire.arg)
 			return -EPROTO;

@@ -124,6 +124,7 @@ enum rmsg_ctrl_type {
 	RMSG_CTRL_CTS		= 7,	/* arg: cookie; RPut: the CTS is written */
 	RMSG_CTRL_DONE		= 8,	/* arg: as FIN; RPut: the bytes are */
 	RMSG_CTRL_RESET		= 9,	/* I abort: do not repair; nothing follows */
+	RMSG_CTRL_HEARTBEAT	= 10,	/* I am here (every heartbeat_ms) */
 };
 
 /*

@@ -310,13 +310,18 @@ TEST(ctrl_messages)
 
 	rmsg_ctrl_encode(&w, 0, 0);
 	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
-	rmsg_ctrl_encode(&w, RMSG_CTRL_RESET + 1, 0);
+	rmsg_ctrl_encode(&w, RMSG_CTRL_HEARTBEAT + 1, 0);
 	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
 	/* RESET, like CLOSE, carries nothing. */
 	rmsg_ctrl_encode(&w, RMSG_CTRL_RESET, 0);
 	ASSERT_EQ(0, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
 	EXPECT_EQ(RMSG_CTRL_RESET, type);
 	rmsg_ctrl_encode(&w, RMSG_CTRL_RESET, 1);
+	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
+	rmsg_ctrl_encode(&w, RMSG_CTRL_HEARTBEAT, 0);
+	ASSERT_EQ(0, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
+	EXPECT_EQ(RMSG_CTRL_HEARTBEAT, type);
+	rmsg_ctrl_encode(&w, RMSG_CTRL_HEARTBEAT, 7);
 	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
 	/* RPut: CTS names a cookie, DONE is shaped as FIN. */
 	rmsg_ctrl_encode(&w, RMSG_CTRL_CTS, 0xffffffffULL);
