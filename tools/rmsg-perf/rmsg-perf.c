@@ -285,6 +285,8 @@ static pthread_barrier_t barrier;
 static uint32_t *sizes;
 static int nsizes;
 
+static void dump_chans(struct worker *w);
+
 static _Noreturn void die(struct worker *w, const char *fmt, ...)
 {
 	va_list ap;
@@ -299,8 +301,45 @@ static _Noreturn void die(struct worker *w, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	/* What became of the channels, for a failed repair. */
+	if (w && opt.test == TEST_RECOVER)
+		dump_chans(w);
 	/* The kernel ends every channel of the process with it. */
 	exit(1);
+}
+
+/*
+ * Every channel this process may see, with its repair counters, and the
+ * ends of channels still to be taken from the endpoint (a failed send
+ * comes before its channel's CLOSED event).
+ */
+static void dump_chans(struct worker *w)
+{
+	struct rmsg_chan_info *info = NULL;
+	struct rmsg_event ev[64];
+	uint32_t me = 0;
+	int n, i;
+
+	n = rmsg_ep_progress(&w->ep, ev, 64);
+	for (i = 0; i < n; i++)
+		if (ev[i].kind == RMSG_CQE_CLOSED)
+			fprintf(stderr, "rmsg-perf: channel %u ended: %s\n",
+				ev[i].channel, ev[i].res ?
+				strerror(-ev[i].res) : "closed by the peer");
+
+	n = rmsg_chan_list(w->ep.fd, RMSG_CHAN_LIST_F_ALL, &info, &me);
+	if (n < 0)
+		return;
+	fprintf(stderr, "rmsg-perf: channels (this endpoint is %u):\n", me);
+	for (i = 0; i < n; i++)
+		fprintf(stderr, "  ep %u chan %u %s epoch %u attempts %u of %u repairs %u retx %" PRIu64 "/%" PRIu64 " last error %d recovering %.3f ms\n",
+			info[i].ep_id, info[i].channel,
+			rmsg_chan_state_name(info[i].state), info[i].epoch,
+			info[i].attempts, info[i].max_attempts,
+			info[i].repairs, (uint64_t)info[i].retx_msgs,
+			(uint64_t)info[i].retx_bytes, info[i].last_error,
+			info[i].recover_ns / 1e6);
+	free(info);
 }
 
 static struct chan *chan_of(struct worker *w, uint32_t id)
@@ -1242,15 +1281,33 @@ struct repair_count {
 	uint64_t repairs, retx_msgs, retx_bytes, recover_ns;
 };
 
+/*
+ * Once every channel of the caller's is OPEN: a repair is counted when
+ * its channel opens again, which may be after the peer, open already,
+ * has written the message that ended the sample.
+ */
 static void count_repairs(struct worker *w, struct repair_count *rc)
 {
 	struct rmsg_chan_info *info = NULL;
+	struct waiter wt;
 	int n, i;
 
+	wait_init(&wt, "the channels to be repaired");
+	for (;;) {
+		n = rmsg_chan_list(w->ep.fd, 0, &info, NULL);
+		if (n < 0)
+			die(w, "rmsg_chan_list: %s", strerror(-n));
+		for (i = 0; i < n; i++)
+			if (info[i].state != RMSG_CHAN_INFO_OPEN)
+				break;
+		if (i == n)
+			break;
+		free(info);
+		info = NULL;
+		tick(w, &wt);
+		usleep(1000);
+	}
 	memset(rc, 0, sizeof(*rc));
-	n = rmsg_chan_list(w->ep.fd, 0, &info, NULL);
-	if (n < 0)
-		die(w, "rmsg_chan_list: %s", strerror(-n));
 	for (i = 0; i < n; i++) {
 		if (!chan_of(w, info[i].channel))
 			continue;
