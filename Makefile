@@ -7,6 +7,7 @@
 #   make run        install what is missing, build, boot the guest, demo
 #   make check      install what is missing, build, run every test
 #   make bench      rmsg-perf beside perftest in the guest; bench/results.json
+#   make soak       1000 injected faults of each class under checked streams
 #   make install    module (depmod), library, headers, pkg-config, tools
 #
 # KDIR selects the kernel headers (default: the installed Debian headers of
@@ -59,7 +60,7 @@ PERF_SRCS	:= $(wildcard tools/rmsg-perf/*.c)
 # wrappers of the calls a data path makes (tools/rmsg-perf/rmsg-perf.h).
 PERF_WRAP	:= -Wl,--wrap=ioctl,--wrap=poll,--wrap=ppoll,--wrap=epoll_wait
 
-.PHONY: all tests module lib tools selftests unit deps check run bench \
+.PHONY: all tests module lib tools selftests unit deps check run bench soak \
 	install install-module install-lib clean checkpatch
 
 all: module lib tools
@@ -161,8 +162,9 @@ run: deps
 # bench/latency.png. Never part of `make check`: it measures, it does not
 # judge.
 BENCH_ROUNDS	?= 3
-# eager, rndv (rendezvous against ib_read_bw/ib_read_lat/ib_write_bw), or both
-BENCH_PARTS	?= eager,rndv
+# eager, rndv (rendezvous against ib_read_bw/ib_read_lat/ib_write_bw), resil
+# (repair times, retention's cost), or any of them joined with commas
+BENCH_PARTS	?= eager,rndv,resil
 
 # The host's load goes into the report: other guests running at the same
 # time on a 2-core machine make the figures worthless.
@@ -178,6 +180,15 @@ bench:
 		>build/bench/host.end; \
 	tools/testing/bench-report build/bench bench || status=1; \
 	exit $$status
+
+# Faults injected into channels under byte-checked streams, SOAK_FAULTS of
+# each class (Documentation/resilience.rst, "Soak"). Never part of `make
+# check`: it takes a long time.
+SOAK_FAULTS	?= 1000
+
+soak: deps
+	$(MAKE) WERROR=1 all
+	tools/testing/rmsg-vm -T 7200 tools/testing/soak.sh $(SOAK_FAULTS)
 
 checkpatch:
 	$(CHECKPATCH) --no-tree --quiet --show-types \

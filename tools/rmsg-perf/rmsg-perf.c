@@ -6,6 +6,7 @@
  *
  *   rmsg-perf [options] {lat|bw|rate} [SERVER]    (no SERVER: be the server)
  *   rmsg-perf [options] mem ADDRESS               (memory per idle channel)
+ *   rmsg-perf [options] recover [SERVER]          (repair time after faults)
  *
  * Server and client take the same options. The client connects, tells the
  * server what to run (HELLO, then one RUN per message size), and prints
@@ -78,16 +79,21 @@
 #define MAX_ALL_SIZE	(64U << 20)	/* -a with rendezvous stops here */
 #define THRESH_NEVER	UINT64_MAX	/* --rndv-thresh=never */
 
+/* recover: faults per run, and the pause from one repair to the next fault */
+#define RECOVER_FAULTS	100
+#define RECOVER_INTERVAL_MS 200
+
 enum test {
 	TEST_LAT = 1,
 	TEST_BW,
 	TEST_RATE,
 	TEST_MEM,
+	TEST_RECOVER,
 };
 
 static const char * const test_names[] = {
 	[TEST_LAT] = "lat", [TEST_BW] = "bw", [TEST_RATE] = "rate",
-	[TEST_MEM] = "mem",
+	[TEST_MEM] = "mem", [TEST_RECOVER] = "recover",
 };
 
 static struct options {
@@ -116,6 +122,11 @@ static struct options {
 	uint64_t rndv_thresh;	/* THRESH_NEVER: never automatically */
 	uint32_t max_size;	/* -a stops here (0: the default) */
 	uint64_t reg_mem;	/* registered bytes per thread and side */
+
+	/* recover. */
+	uint32_t fault;		/* enum rmsg_fault_kind, 0: alternate both */
+	uint32_t interval_ms;	/* from one repair to the next fault */
+	bool window_set;
 } opt = {
 	.iters = -1,
 	.warmup = -1,
@@ -125,6 +136,8 @@ static struct options {
 	.port = DEFAULT_PORT,
 	.timeout_s = 60,
 	.reg_mem = DEFAULT_REG_MEM,
+	.fault = RMSG_FAULT_QP_ERROR,
+	.interval_ms = RECOVER_INTERVAL_MS,
 };
 
 /* ------------------------------------------------------------------------
@@ -151,6 +164,7 @@ enum ctl_type {
 	CTL_RESULT,	/* server: its side of the run */
 	CTL_BYE,	/* client: done */
 	CTL_ABORT,	/* either side, in a run: giving up, and why (@text) */
+	CTL_STOP,	/* client: the end of a recover run's data */
 };
 
 #define CTL_F_FULL_CHECK	(1U << 0)
@@ -181,14 +195,18 @@ struct ctl {
 	uint64_t bytes;		/* RESULT: their payload bytes */
 	uint64_t t0, t1;	/* RESULT: the measured interval, server's ns */
 	uint64_t syscalls;	/* RESULT: the server's, in that interval */
+	/* RESULT of recover: @msgs pings echoed, @bytes bytes written again */
 	uint32_t sc_method;	/* RESULT: enum sc_method */
 	uint32_t resv;
 	char text[96];		/* ACK: why the server refused; ABORT: why */
 	/* Extension (CTL_F_EXT): */
 	uint64_t rndv_thresh;	/* RUN: the endpoints' threshold */
-	uint64_t rndv_msgs;	/* RESULT: measured ones that came rendezvous */
+	/* RESULT: measured ones that came rendezvous (recover: records the
+	 * server wrote again)
+	 */
+	uint64_t rndv_msgs;
 	uint32_t caps;		/* ACK: CTL_CAP_* */
-	uint32_t resv2;
+	uint32_t repairs;	/* RESULT, recover: the server's repairs */
 };
 
 #define CTL_V1_LEN	offsetof(struct ctl, rndv_thresh)
@@ -267,6 +285,8 @@ static pthread_barrier_t barrier;
 static uint32_t *sizes;
 static int nsizes;
 
+static void dump_chans(struct worker *w);
+
 static _Noreturn void die(struct worker *w, const char *fmt, ...)
 {
 	va_list ap;
@@ -281,8 +301,45 @@ static _Noreturn void die(struct worker *w, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	/* What became of the channels, for a failed repair. */
+	if (w && opt.test == TEST_RECOVER)
+		dump_chans(w);
 	/* The kernel ends every channel of the process with it. */
 	exit(1);
+}
+
+/*
+ * Every channel this process may see, with its repair counters, and the
+ * ends of channels still to be taken from the endpoint (a failed send
+ * comes before its channel's CLOSED event).
+ */
+static void dump_chans(struct worker *w)
+{
+	struct rmsg_chan_info *info = NULL;
+	struct rmsg_event ev[64];
+	uint32_t me = 0;
+	int n, i;
+
+	n = rmsg_ep_progress(&w->ep, ev, 64);
+	for (i = 0; i < n; i++)
+		if (ev[i].kind == RMSG_CQE_CLOSED)
+			fprintf(stderr, "rmsg-perf: channel %u ended: %s\n",
+				ev[i].channel, ev[i].res ?
+				strerror(-ev[i].res) : "closed by the peer");
+
+	n = rmsg_chan_list(w->ep.fd, RMSG_CHAN_LIST_F_ALL, &info, &me);
+	if (n < 0)
+		return;
+	fprintf(stderr, "rmsg-perf: channels (this endpoint is %u):\n", me);
+	for (i = 0; i < n; i++)
+		fprintf(stderr, "  ep %u chan %u %s epoch %u attempts %u of %u repairs %u retx %" PRIu64 "/%" PRIu64 " last error %d recovering %.3f ms\n",
+			info[i].ep_id, info[i].channel,
+			rmsg_chan_state_name(info[i].state), info[i].epoch,
+			info[i].attempts, info[i].max_attempts,
+			info[i].repairs, (uint64_t)info[i].retx_msgs,
+			(uint64_t)info[i].retx_bytes, info[i].last_error,
+			info[i].recover_ns / 1e6);
+	free(info);
 }
 
 static struct chan *chan_of(struct worker *w, uint32_t id)
@@ -1206,6 +1263,228 @@ static void stream_server(struct worker *w, struct ctl *res)
 	res->rndv_msgs = w->rndv_msgs;
 }
 
+/*
+ * recover: how long a repair takes, seen by a program. The client keeps a
+ * window (-W, default 1: a ping-pong) of checked pings out on each channel
+ * and the server echoes each one; now and then (--interval after the last
+ * repair) the client injects a fault into one of its own channels, in turn,
+ * and a sample is the time from just before rmsg_inject_fault() to the
+ * arrival of that channel's next echo. Before the injection the client
+ * takes every echo already there, so that the one sampled came after it
+ * (or in the instant between). Every message is checked for its bytes and
+ * its place in the sequence, and at the end every ping must have come
+ * back: a lost, repeated or damaged message fails the run.
+ */
+
+/* The repair counters of the caller's own channels, summed. */
+struct repair_count {
+	uint64_t repairs, retx_msgs, retx_bytes, recover_ns;
+};
+
+/*
+ * Once every channel of the caller's is OPEN: a repair is counted when
+ * its channel opens again, which may be after the peer, open already,
+ * has written the message that ended the sample.
+ */
+static void count_repairs(struct worker *w, struct repair_count *rc)
+{
+	struct rmsg_chan_info *info = NULL;
+	struct waiter wt;
+	int n, i;
+
+	wait_init(&wt, "the channels to be repaired");
+	for (;;) {
+		n = rmsg_chan_list(w->ep.fd, 0, &info, NULL);
+		if (n < 0)
+			die(w, "rmsg_chan_list: %s", strerror(-n));
+		for (i = 0; i < n; i++)
+			if (info[i].state != RMSG_CHAN_INFO_OPEN)
+				break;
+		if (i == n)
+			break;
+		free(info);
+		info = NULL;
+		tick(w, &wt);
+		usleep(1000);
+	}
+	memset(rc, 0, sizeof(*rc));
+	for (i = 0; i < n; i++) {
+		if (!chan_of(w, info[i].channel))
+			continue;
+		rc->repairs += info[i].repairs;
+		rc->retx_msgs += info[i].retx_msgs;
+		rc->retx_bytes += info[i].retx_bytes;
+		rc->recover_ns += info[i].recover_ns;
+	}
+	free(info);
+}
+
+/* Is @msg the client's CTL_STOP (on the first channel)? */
+static bool is_stop(struct worker *w, struct chan *c,
+		    const struct rmsg_msg *msg)
+{
+	struct ctl ctl;
+
+	if (c != &w->ch[0] || msg->kind != RMSG_MSG_EAGER || !msg->data ||
+	    msg->len != w->ctl_len)
+		return false;
+	memset(&ctl, 0, sizeof(ctl));
+	memcpy(&ctl, msg->data, msg->len);
+	return ctl_valid(w, &ctl, msg->len, CTL_BIT(CTL_STOP), false);
+}
+
+/* What the client measured of a recover run, for report_recover(). */
+static struct {
+	uint64_t faults, by_kind[RMSG_FAULT_DEVICE_FATAL + 1];
+	uint64_t not_open;	/* injections refused with ENOTCONN, retried */
+	uint64_t sent, received;
+	uint64_t t0, t1;
+	uint8_t *kinds;		/* the kind of each sample's fault */
+	struct repair_count rc;
+} rec;
+
+static uint32_t fault_kind(uint64_t k)
+{
+	if (opt.fault)
+		return opt.fault;
+	return k & 1 ? RMSG_FAULT_DISCONNECT : RMSG_FAULT_QP_ERROR;
+}
+
+/*
+ * Take the echo @msg; the first one on *@fc (the channel of the fault under
+ * way, injected at @t_inj) is that fault's sample, and ends it.
+ */
+static void recover_take(struct worker *w, const struct rmsg_msg *msg,
+			 struct chan **fc, uint64_t t_inj, uint64_t *next_at)
+{
+	struct chan *c = chan_of(w, msg->channel);
+	uint64_t t = now_ns();
+
+	if (!c)
+		die(w, "a message on unknown channel %u", msg->channel);
+	take_data(w, c, msg);
+	if (c != *fc)
+		return;
+	w->samples[rec.faults - 1] = t - t_inj;
+	*fc = NULL;
+	*next_at = t + opt.interval_ms * 1000000ULL;
+}
+
+static void recover_client(struct worker *w)
+{
+	uint64_t nf = w->iters, t_inj = 0, next_at, t;
+	struct chan *fc = NULL, *c;
+	struct rmsg_msg msg;
+	struct waiter wt;
+	uint32_t kind;
+	int i, ret;
+
+	rec.kinds = calloc(nf ? nf : 1, 1);
+	if (!rec.kinds)
+		die(w, "out of memory");
+	rec.t0 = now_ns();
+	next_at = rec.t0 + opt.interval_ms * 1000000ULL;
+	wait_init(&wt, "an echo");
+	while (rec.faults < nf || fc) {
+		for (i = 0; i < w->nch; i++) {
+			c = &w->ch[i];
+			while (c->tx_seq - c->rx_seq < w->window)
+				send_data(w, c);
+		}
+		ret = rmsg_peek_any(&w->ep, &msg);
+		if (!ret) {
+			recover_take(w, &msg, &fc, t_inj, &next_at);
+			wt.deadline = now_ns() + opt.timeout_s * 1000000000ULL;
+			continue;
+		}
+		if (ret != -EAGAIN)
+			die(w, "rmsg_peek_any: %s", strerror(-ret));
+		t = now_ns();
+		if (!fc && rec.faults < nf && t >= next_at) {
+			c = &w->ch[rec.faults % w->nch];
+			while (!rmsg_peek(&w->ep, c->id, &msg))
+				recover_take(w, &msg, &fc, t_inj, &next_at);
+			kind = fault_kind(rec.faults);
+			t_inj = now_ns();
+			ret = rmsg_inject_fault(w->ep.fd, 0, c->id, kind);
+			if (ret == -ENOTCONN) {
+				/* Not open (yet): still being repaired. */
+				rec.not_open++;
+				next_at = t + 1000000ULL;
+				continue;
+			}
+			if (ret)
+				die(w, "rmsg_inject_fault(%s) on channel %u: %s",
+				    rmsg_fault_kind_name(kind), c->id,
+				    strerror(-ret));
+			rec.kinds[rec.faults++] = kind;
+			rec.by_kind[kind]++;
+			fc = c;
+			wt.deadline = now_ns() + opt.timeout_s * 1000000000ULL;
+		}
+		tick(w, &wt);
+	}
+	/* Every ping must come back. */
+	wait_init(&wt, "the last echoes (a message lost?)");
+	for (i = 0; i < w->nch; i++) {
+		c = &w->ch[i];
+		while (c->rx_seq < c->tx_seq) {
+			ret = rmsg_peek(&w->ep, c->id, &msg);
+			if (ret == -EAGAIN) {
+				tick(w, &wt);
+				continue;
+			}
+			if (ret)
+				die(w, "rmsg_peek: %s", strerror(-ret));
+			take_data(w, c, &msg);
+		}
+		rec.sent += c->tx_seq;
+		rec.received += c->rx_seq;
+	}
+	rec.t1 = now_ns();
+	drain_sends(w);
+	count_repairs(w, &rec.rc);
+}
+
+/* The server's half: echo every ping until the client's CTL_STOP. */
+static void recover_server(struct worker *w, struct ctl *res)
+{
+	struct repair_count rc;
+	struct rmsg_msg msg;
+	struct waiter wt;
+	struct chan *c;
+	int ret;
+
+	wait_init(&wt, "a ping");
+	for (;;) {
+		ret = rmsg_peek_any(&w->ep, &msg);
+		if (ret == -EAGAIN) {
+			tick(w, &wt);
+			continue;
+		}
+		if (ret)
+			die(w, "rmsg_peek_any: %s", strerror(-ret));
+		c = chan_of(w, msg.channel);
+		if (!c)
+			die(w, "a message on unknown channel %u", msg.channel);
+		if (is_stop(w, c, &msg)) {
+			ret = rmsg_release(&w->ep, &msg);
+			if (ret)
+				die(w, "rmsg_release: %s", strerror(-ret));
+			break;
+		}
+		take_data(w, c, &msg);
+		send_data(w, c);
+		wt.deadline = now_ns() + opt.timeout_s * 1000000000ULL;
+	}
+	drain_sends(w);
+	count_repairs(w, &rc);
+	res->msgs = w->arrived;
+	res->repairs = rc.repairs;
+	res->rndv_msgs = rc.retx_msgs;
+	res->bytes = rc.retx_bytes;
+}
+
 /* ------------------------------------------------------------------------
  * Server.
  */
@@ -1231,7 +1510,8 @@ static void srv_place(struct worker *w, uint32_t id, const struct ctl *h,
 		snprintf(ack->text, sizeof(ack->text),
 			 "the server runs '%s', not '%s'",
 			 test_names[opt.test],
-			 h->test < TEST_MEM ? test_names[h->test] : "?");
+			 h->test && h->test <= TEST_RECOVER &&
+			 h->test != TEST_MEM ? test_names[h->test] : "?");
 	} else if (h->threads != (uint32_t)opt.threads) {
 		ack->error = EINVAL;
 		snprintf(ack->text, sizeof(ack->text),
@@ -1367,6 +1647,8 @@ static void *srv_thread(void *arg)
 		memset(&res, 0, sizeof(res));
 		if (opt.test == TEST_LAT)
 			lat_server(w, &res);
+		else if (opt.test == TEST_RECOVER)
+			recover_server(w, &res);
 		else
 			stream_server(w, &res);
 		res.sc_method = w->sc.method;
@@ -1462,6 +1744,8 @@ static uint64_t default_iters(uint32_t size)
 {
 	if (opt.iters >= 0)
 		return opt.iters;
+	if (opt.test == TEST_RECOVER)
+		return RECOVER_FAULTS;
 	if (opt.test == TEST_LAT)
 		return size > HUGE_SIZE ? LAT_ITERS_HUGE :
 		       size > LARGE_SIZE ? LAT_ITERS_LARGE : LAT_ITERS;
@@ -1541,12 +1825,16 @@ static void make_sizes(void)
 		for (i = 0; i < w->nch; i++)
 			if (w->ch[i].max_msg < limit)
 				limit = w->ch[i].max_msg;
-		if (opt.test == TEST_LAT && w->peer_max < limit)
+		if ((opt.test == TEST_LAT || opt.test == TEST_RECOVER) &&
+		    w->peer_max < limit)
 			limit = w->peer_max;
 	}
 	sizes = calloc(33, sizeof(*sizes));
 	if (!sizes)
 		die(NULL, "out of memory");
+	if (opt.test == TEST_RECOVER && (opt.reg || opt.size > limit))
+		die(NULL, "recover runs eager messages only, of at most %u bytes",
+		    limit);
 	/* Larger than any eager message: rendezvous, from registered memory. */
 	if (!opt.all && opt.size > limit)
 		opt.reg = true;
@@ -1594,7 +1882,7 @@ static void *cli_thread(void *arg)
 	for (s = 0; s < nsizes; s++)
 		if (default_iters(sizes[s]) > most)
 			most = default_iters(sizes[s]);
-	if (opt.test == TEST_LAT) {
+	if (opt.test == TEST_LAT || opt.test == TEST_RECOVER) {
 		w->samples = calloc(most ? most : 1, sizeof(*w->samples));
 		if (!w->samples)
 			die(w, "out of memory");
@@ -1621,10 +1909,15 @@ static void *cli_thread(void *arg)
 		run.flags = w->flags;
 		run.rndv_thresh = w->thresh;
 		send_ctl(w, &w->ch[0], &run, CTL_RUN);
-		if (opt.test == TEST_LAT)
+		if (opt.test == TEST_LAT) {
 			lat_client(w);
-		else
+		} else if (opt.test == TEST_RECOVER) {
+			recover_client(w);
+			memset(&run, 0, sizeof(run));
+			send_ctl(w, &w->ch[0], &run, CTL_STOP);
+		} else {
 			stream_client(w);
+		}
 		recv_ctl(w, &w->ch[0], &w->result, CTL_BIT(CTL_RESULT));
 		pthread_barrier_wait(&barrier);
 		if (!w->idx)
@@ -1846,12 +2139,129 @@ static void report_stream(uint32_t size)
 	}
 }
 
+/* Recovery times of the faults of one kind (0: all), in ms. */
+struct rec_stats {
+	uint64_t n;
+	double p50, p99, max, min, mean;
+};
+
+static void rec_stats(const uint64_t *samples, uint32_t kind,
+		      struct rec_stats *st)
+{
+	uint64_t *v, i;
+	double sum = 0;
+
+	memset(st, 0, sizeof(*st));
+	v = malloc((rec.faults ? rec.faults : 1) * sizeof(*v));
+	if (!v)
+		die(NULL, "out of memory");
+	for (i = 0; i < rec.faults; i++)
+		if (!kind || rec.kinds[i] == kind)
+			v[st->n++] = samples[i];
+	if (st->n) {
+		qsort(v, st->n, sizeof(*v), cmp_u64);
+		for (i = 0; i < st->n; i++)
+			sum += v[i];
+		st->p50 = percentile(v, st->n, 0.5) / 1e6;
+		st->p99 = percentile(v, st->n, 0.99) / 1e6;
+		st->max = v[st->n - 1] / 1e6;
+		st->min = v[0] / 1e6;
+		st->mean = sum / st->n / 1e6;
+	}
+	free(v);
+}
+
+static int recover_status;	/* 1: faults without a repair */
+
+static void report_recover(uint32_t size)
+{
+	static const uint32_t kinds[] = { RMSG_FAULT_QP_ERROR,
+					  RMSG_FAULT_DISCONNECT };
+	const struct worker *w = &workers[0];
+	uint64_t failures, peer_repairs = w->result.repairs;
+	struct rec_stats st, sk;
+	double secs = (rec.t1 - rec.t0) / 1e9;
+	unsigned int k;
+
+	/* The server must have taken every ping, and no more. */
+	if (w->result.msgs != rec.sent)
+		die(NULL, "the server took %" PRIu64 " pings, the client sent %" PRIu64,
+		    (uint64_t)w->result.msgs, rec.sent);
+	/* Every fault must have been repaired (a repair is not "nothing"). */
+	failures = rec.rc.repairs < rec.faults ? rec.faults - rec.rc.repairs
+					       : 0;
+	if (failures)
+		recover_status = 1;
+	rec_stats(w->samples, 0, &st);
+	if (opt.json) {
+		printf("{\"test\": \"recover\", \"bytes\": %u, \"channels\": %d, \"window\": %u, \"block\": %u, \"clock\": \"%s\", \"fault\": \"%s\", \"interval_ms\": %u",
+		       size, opt.channels, w->window, opt.block, clock_name(),
+		       opt.fault ? rmsg_fault_kind_name(opt.fault) : "all",
+		       opt.interval_ms);
+		printf(", \"faults\": %" PRIu64 ", \"recovery_ms_p50\": %.3f, \"recovery_ms_p99\": %.3f, \"recovery_ms_max\": %.3f, \"recovery_ms_min\": %.3f, \"recovery_ms_mean\": %.3f",
+		       st.n, st.p50, st.p99, st.max, st.min, st.mean);
+		for (k = 0; k < 2; k++) {
+			const char *name = kinds[k] == RMSG_FAULT_QP_ERROR ?
+					   "qp_error" : "disconnect";
+
+			rec_stats(w->samples, kinds[k], &sk);
+			printf(", \"faults_%s\": %" PRIu64, name, sk.n);
+			if (sk.n && !opt.fault)
+				printf(", \"%s_ms_p50\": %.3f, \"%s_ms_p99\": %.3f",
+				       name, sk.p50, name, sk.p99);
+		}
+		printf(", \"not_open_retries\": %" PRIu64 ", \"msgs_sent\": %" PRIu64 ", \"msgs_received\": %" PRIu64 ", \"lost\": %" PRIu64 ", \"dups\": 0",
+		       rec.not_open, rec.sent, rec.received,
+		       rec.sent - rec.received);
+		printf(", \"repairs\": %" PRIu64 ", \"peer_repairs\": %" PRIu64 ", \"retx_msgs\": %" PRIu64 ", \"retx_bytes\": %" PRIu64 ", \"peer_retx_msgs\": %" PRIu64 ", \"peer_retx_bytes\": %" PRIu64 ", \"recovering_ms\": %.3f, \"failures\": %" PRIu64 ", \"seconds\": %.3f}\n",
+		       rec.rc.repairs, peer_repairs, rec.rc.retx_msgs,
+		       rec.rc.retx_bytes, (uint64_t)w->result.rndv_msgs,
+		       (uint64_t)w->result.bytes, rec.rc.recover_ns / 1e6,
+		       failures, secs);
+	} else {
+		fputs(rule, stdout);
+		printf(" rmsg-perf recover: %u-byte messages echoed on %d channel(s), window %u;\n"
+		       " %s faults on the client's channels in turn, %u ms after each repair;\n"
+		       " a sample: from rmsg_inject_fault() to the channel's next echo\n",
+		       size, opt.channels, w->window,
+		       opt.fault ? rmsg_fault_kind_name(opt.fault) :
+		       "qp-error and disconnect",
+		       opt.interval_ms);
+		printf(" server %s, port %u; clock: %s\n", opt.server, opt.port,
+		       clock_name());
+		fputs(rule, stdout);
+		printf(" fault       #faults   p50[ms]    p99[ms]    max[ms]    min[ms]    mean[ms]\n");
+		for (k = 0; k < 2; k++) {
+			rec_stats(w->samples, kinds[k], &sk);
+			if (sk.n)
+				printf(" %-11s %-9" PRIu64 " %-10.3f %-10.3f %-10.3f %-10.3f %.3f\n",
+				       rmsg_fault_kind_name(kinds[k]), sk.n,
+				       sk.p50, sk.p99, sk.max, sk.min,
+				       sk.mean);
+		}
+		fputs(rule, stdout);
+		printf(" messages: %" PRIu64 " sent, %" PRIu64 " echoed back, %" PRIu64 " lost, 0 duplicated (every one checked)\n",
+		       rec.sent, rec.received, rec.sent - rec.received);
+		printf(" repairs: %" PRIu64 " here, %" PRIu64 " at the server; written again: %" PRIu64 " msgs/%" PRIu64 " bytes here, %" PRIu64 "/%" PRIu64 " at the server\n",
+		       rec.rc.repairs, peer_repairs, rec.rc.retx_msgs,
+		       rec.rc.retx_bytes, (uint64_t)w->result.rndv_msgs,
+		       (uint64_t)w->result.bytes);
+		printf(" faults refused as not open (retried): %" PRIu64 "; time recovering: %.1f ms; failures: %" PRIu64 "; %.1f s\n",
+		       rec.not_open, rec.rc.recover_ns / 1e6, failures, secs);
+	}
+	if (failures)
+		fprintf(stderr, "rmsg-perf: %" PRIu64 " faults but only %" PRIu64 " repairs\n",
+			rec.faults, rec.rc.repairs);
+}
+
 static void report(int s)
 {
-	if (!s)
+	if (!s && opt.test != TEST_RECOVER)
 		print_header();
 	if (opt.test == TEST_LAT)
 		report_lat(sizes[s]);
+	else if (opt.test == TEST_RECOVER)
+		report_recover(sizes[s]);
 	else
 		report_stream(sizes[s]);
 	fflush(stdout);
@@ -1862,7 +2272,7 @@ static void report(int s)
  */
 static void print_usage(FILE *out)
 {
-	fputs("usage: rmsg-perf [options] {lat|bw|rate} [SERVER]\n"
+	fputs("usage: rmsg-perf [options] {lat|bw|rate|recover} [SERVER]\n"
 	      "       rmsg-perf [options] mem ADDRESS\n"
 	      "\n"
 	      "Without SERVER, wait for a client; both take the same options.\n"
@@ -1872,6 +2282,9 @@ static void print_usage(FILE *out)
 	      "  rate   bw with many channels (-c) and/or threads (-t), message rate first\n"
 	      "  mem    memory one idle channel costs: -c channels (default 200) between\n"
 	      "         two endpoints of this process on ADDRESS, a local address\n"
+	      "  recover  time to repair a channel: -n faults injected by the client into\n"
+	      "         its channels in turn, each timed from the injection to the\n"
+	      "         channel's next echo of a checked ping-pong (64 bytes, window -W 1)\n"
 	      "\n"
 	      "  -s, --size=BYTES     message size (lat 8, bw 4096, rate 64); K, M, G\n"
 	      "                       suffixes; above the largest eager message: rendezvous\n"
@@ -1901,6 +2314,12 @@ static void print_usage(FILE *out)
 	      "      --put            RPut (rmsg_send_zc() with RMSG_ZC_PUT); implies --zc\n"
 	      "  -S, --max-size=BYTES -a stops here (64M)\n"
 	      "      --reg-mem=BYTES  registered memory per thread and side (128M)\n"
+	      "\n"
+	      "recover:\n"
+	      "      --fault=KIND     qp-error (default), disconnect, or all (alternating)\n"
+	      "  -i, --interval=MS    from a repair to the next fault (200)\n"
+	      "  -n                   faults (100); -W: pings out per channel (1)\n"
+	      "\n"
 	      "      --json           one JSON object per size on stdout\n"
 	      "  -T, --timeout=SECS   give up when nothing moves for this long (60)\n"
 	      "  -h, --help\n", out);
@@ -1949,7 +2368,7 @@ static uint64_t parse_bytes(const char *s, const char *what, uint64_t min,
 static void parse(int argc, char **argv)
 {
 	enum { OPT_SQPOLL = 256, OPT_JSON, OPT_FULL, OPT_THRESH, OPT_ZC,
-	       OPT_PUT, OPT_REG_MEM };
+	       OPT_PUT, OPT_REG_MEM, OPT_FAULT };
 	static const struct option longopts[] = {
 		{ "size", required_argument, NULL, 's' },
 		{ "all", no_argument, NULL, 'a' },
@@ -1969,13 +2388,15 @@ static void parse(int argc, char **argv)
 		{ "put", no_argument, NULL, OPT_PUT },
 		{ "max-size", required_argument, NULL, 'S' },
 		{ "reg-mem", required_argument, NULL, OPT_REG_MEM },
+		{ "fault", required_argument, NULL, OPT_FAULT },
+		{ "interval", required_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
 	};
 	bool channels_set = false;
 	int c, i;
 
-	while ((c = getopt_long(argc, argv, "s:an:w:W:c:t:p:b:T:S:h", longopts,
+	while ((c = getopt_long(argc, argv, "s:an:w:W:c:t:p:b:T:S:i:h", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 's':
@@ -2004,6 +2425,23 @@ static void parse(int argc, char **argv)
 			opt.zc = true;
 			opt.reg = true;
 			break;
+		case OPT_FAULT:
+			if (!strcmp(optarg, "all"))
+				opt.fault = 0;
+			else if (!strcmp(optarg, rmsg_fault_kind_name(
+					RMSG_FAULT_QP_ERROR)))
+				opt.fault = RMSG_FAULT_QP_ERROR;
+			else if (!strcmp(optarg, rmsg_fault_kind_name(
+					RMSG_FAULT_DISCONNECT)))
+				opt.fault = RMSG_FAULT_DISCONNECT;
+			else
+				die(NULL, "fault: '%s' is not qp-error, disconnect or all",
+				    optarg);
+			break;
+		case 'i':
+			opt.interval_ms = parse_num(optarg, "interval", 0,
+						    3600000);
+			break;
 		case OPT_REG_MEM:
 			opt.reg_mem = parse_bytes(optarg, "reg-mem", 4096,
 						  RMSG_REG_MAX_LEN);
@@ -2021,6 +2459,7 @@ static void parse(int argc, char **argv)
 		case 'W':
 			opt.window = parse_num(optarg, "window", 1,
 					       RMSG_CHAN_MAX_PENDING);
+			opt.window_set = true;
 			break;
 		case 'c':
 			opt.channels = parse_num(optarg, "channels", 1,
@@ -2065,16 +2504,23 @@ static void parse(int argc, char **argv)
 		print_usage(stderr);
 		exit(2);
 	}
-	for (i = TEST_LAT; i <= TEST_MEM; i++)
+	for (i = TEST_LAT; i <= TEST_RECOVER; i++)
 		if (!strcmp(argv[optind], test_names[i]))
 			opt.test = i;
 	if (!opt.test)
-		die(NULL, "unknown test '%s': lat, bw, rate or mem",
+		die(NULL, "unknown test '%s': lat, bw, rate, mem or recover",
 		    argv[optind]);
 	opt.server = argc - optind == 2 ? argv[optind + 1] : NULL;
 	if (!opt.size)
 		opt.size = opt.test == TEST_LAT ? 8 :
 			   opt.test == TEST_BW ? 4096 : 64;
+	if (opt.test == TEST_RECOVER) {
+		if (opt.all || opt.threads > 1)
+			die(NULL, "recover runs one size (-s) in one thread");
+		/* A ping-pong unless asked for more. */
+		if (!opt.window_set)
+			opt.window = 1;
+	}
 	if (opt.test == TEST_MEM) {
 		if (!opt.server)
 			die(NULL, "mem needs the local address to use");
@@ -2179,5 +2625,6 @@ int main(int argc, char **argv)
 		fputs(rule, stdout);
 	free(workers);
 	free(sizes);
-	return 0;
+	free(rec.kinds);
+	return recover_status;
 }

@@ -11,8 +11,9 @@
 # repeated ROUNDS times (default 3) with rmsg and perftest interleaved; the
 # report takes the median of the rounds. Memory per channel and the system
 # calls with the kernel poller are measured once, after the rounds. PARTS
-# (default "eager,rndv") picks the eager part (latency, streams, poller,
-# memory) and/or the rendezvous part.
+# (default "eager,rndv,resil") picks the eager part (latency, streams,
+# poller, memory), the rendezvous part and/or the resilience part (repair
+# times, and what retention costs the 64-byte latency).
 #
 # Files in OUT (one JSON object a line; perftest's tables are turned into
 # the same keys as rmsg-perf's JSON):
@@ -27,6 +28,9 @@
 #                                         ib_read_lat
 #   rndv-put-bw-rmsg.N, rndv-put-bw-ib.N  RPut streams against ib_write_bw
 #   rndv-put.skip             why the RPut part did not run (when not)
+#   recover-rmsg.N            rmsg-perf recover: QP errors, repair times
+#   lat-retain1-rmsg.N,       64-byte latency with the module's retain on
+#   lat-retain0-rmsg.N        (the default) and off, interleaved
 #   env                       what ran where
 #   host.start, host.end      the host's load (written by make bench)
 #   *.log                     every program's own output, for when one fails
@@ -36,7 +40,7 @@ cd "$(dirname "$0")/../.." || exit 1
 
 out=${1:?usage: bench.sh OUT [ROUNDS [PARTS]]}
 rounds=${2:-3}
-parts=,${3:-eager,rndv},
+parts=,${3:-eager,rndv,resil},
 want() { [[ $parts == *,$1,* ]]; }
 perf=tools/rmsg-perf/rmsg-perf
 addr=${RMSG_LOCAL_ADDR:?not in an rmsg-vm guest}
@@ -57,6 +61,11 @@ window=64
 rndv_bw_runs="1048576:64 16777216:5 67108864:5"
 rndv_lat_size=65536
 rndv_lat_iters=50
+
+# Resilience: QP errors injected per round, one every 200 ms (after the
+# previous repair), into a 64-byte ping-pong.
+recover_faults=50
+retain_param=/sys/module/rmsg/parameters/retain
 
 # OUT is emptied by the caller (make bench), which also leaves host.* there.
 mkdir -p "$out"
@@ -79,6 +88,7 @@ mountpoint -q /sys/kernel/tracing ||
 	echo "parts ${parts:1:-1}"
 	echo "rndv_bw_runs $rndv_bw_runs"
 	echo "rndv_lat_iters $rndv_lat_iters"
+	echo "recover_faults $recover_faults"
 	ib_write_lat --version 2>&1 | head -n 1 | sed 's/^/perftest /'
 } >"$out/env"
 
@@ -216,6 +226,37 @@ rput_works() {
 	return 1
 }
 
+# set_retain 0|1: retention (the sender's shadow, which repairs need) for
+# the channels made from now on. The value found is put back at the end.
+retain_was=$(cat "$retain_param" 2>/dev/null)
+set_retain() {
+	echo "$1" >"$retain_param" || { log "cannot set $retain_param"; return 1; }
+}
+restore_retain() {
+	[ -z "$retain_was" ] || echo "$retain_was" >"$retain_param"
+}
+trap restore_retain EXIT
+
+# The resilience part of round R: repair times after QP errors, then the
+# 64-byte latency with retention on and off (which goes first alternates
+# from round to round, so that a drift in the host's load does not favour
+# one of them).
+resil_round() {
+	local r=$1 st=0 order=("1" "0") v
+	log "round $r of $rounds: repair after QP errors"
+	rmsg_pair "recover-rmsg.$r" recover -T 120 -- --json -T 120 -s 64 \
+		-n "$recover_faults" recover || st=1
+	log "round $r of $rounds: 64-byte latency, retention on and off"
+	((r % 2)) || order=("0" "1")
+	for v in "${order[@]}"; do
+		set_retain "$v" || { st=1; continue; }
+		rmsg_pair "lat-retain$v-rmsg.$r" lat -- --json -s 64 \
+			-n "$lat_iters" lat || st=1
+	done
+	restore_retain
+	return $st
+}
+
 status=0
 put=0
 if want rndv && rput_works; then
@@ -235,6 +276,9 @@ for r in $(seq "$rounds"); do
 			log "round $r of $rounds: rendezvous (RPut) streams"
 			rndv_bw rndv-put-bw ib_write_bw "$r" --put || status=1
 		fi
+	fi
+	if want resil; then
+		resil_round "$r" || status=1
 	fi
 	want eager || continue
 	log "round $r of $rounds: latency, rmsg-perf"

@@ -1,0 +1,94 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The guest half of `make soak` (Documentation/resilience.rst, "Soak"):
+# FAULTS faults of each class the module injects (qp-error, disconnect)
+# into channels carrying byte-checked message streams, with the counts.
+# Run by rmsg-vm (loopback topology):
+#
+#   tools/testing/soak.sh [FAULTS]        (default 1000 per class)
+#
+# Each class is one run of `rmsg-perf recover`: SOAK_CHANNELS channels
+# (default 4), each with SOAK_WINDOW messages of SOAK_SIZE bytes out at
+# once (16 of 1024), every byte checked (--full-check), echoed by the
+# server; the client injects the faults into its channels in turn,
+# SOAK_INTERVAL_MS (20) after the previous repair. A message lost,
+# repeated, reordered or damaged, a channel that ends, a fault that is not
+# repaired, or a kernel warning fails the soak (rmsg-vm fails the run on a
+# kernel warning too).
+
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+
+faults=${1:-1000}
+channels=${SOAK_CHANNELS:-4}
+window=${SOAK_WINDOW:-16}
+size=${SOAK_SIZE:-1024}
+interval=${SOAK_INTERVAL_MS:-20}
+perf=tools/rmsg-perf/rmsg-perf
+addr=${RMSG_LOCAL_ADDR:?not in an rmsg-vm guest}
+out=${SOAK_OUT:-/tmp/soak}
+bad='WARNING:|BUG[: ]|Oops|general protection|Call Trace|Redzone|Poison overwritten|refcount_t:|list_(add|del) corruption|UBSAN'
+
+mkdir -p "$out"
+start=$(date +%s)
+log() { printf '# soak: %4ss %s\n' "$(($(date +%s) - start))" "$*" >&2; }
+
+# field NAME JSON: a number of rmsg-perf's JSON line.
+field() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" <<<"$2"; }
+
+status=0
+declare -A sum
+for kind in qp-error disconnect; do
+	log "$faults $kind faults, $channels channels x $window messages of $size bytes"
+	taskset -c 0 "$perf" -T 120 recover >"$out/$kind.server.log" 2>&1 &
+	spid=$!
+	taskset -c 1 "$perf" --json -T 120 -s "$size" -c "$channels" \
+		-W "$window" --full-check --fault="$kind" -n "$faults" \
+		-i "$interval" recover "$addr" >"$out/$kind.json" \
+		2>"$out/$kind.log"
+	st=$?
+	wait "$spid" || st=1
+	json=$(grep '^{' "$out/$kind.json")
+	if [ "$st" != 0 ] || [ -z "$json" ]; then
+		log "FAILED: $kind (status $st)"
+		cat "$out/$kind.log" "$out/$kind.server.log" >&2
+		status=1
+		continue
+	fi
+	printf '%-10s faults %s, repairs %s (server %s), written again %s msgs/%s bytes (server %s/%s), messages %s sent %s back, lost %s, duplicated %s, failures %s, recovery p50 %s ms p99 %s ms max %s ms, %s s\n' \
+		"$kind" "$(field faults "$json")" "$(field repairs "$json")" \
+		"$(field peer_repairs "$json")" "$(field retx_msgs "$json")" \
+		"$(field retx_bytes "$json")" "$(field peer_retx_msgs "$json")" \
+		"$(field peer_retx_bytes "$json")" \
+		"$(field msgs_sent "$json")" "$(field msgs_received "$json")" \
+		"$(field lost "$json")" "$(field dups "$json")" \
+		"$(field failures "$json")" "$(field recovery_ms_p50 "$json")" \
+		"$(field recovery_ms_p99 "$json")" \
+		"$(field recovery_ms_max "$json")" "$(field seconds "$json")"
+	for k in faults repairs peer_repairs retx_msgs retx_bytes \
+		 peer_retx_msgs peer_retx_bytes msgs_sent lost dups failures; do
+		sum[$k]=$((${sum[$k]:-0} + $(field "$k" "$json")))
+	done
+	if [ "$(field faults "$json")" -lt "$faults" ] ||
+	   [ "$(field lost "$json")" != 0 ] ||
+	   [ "$(field failures "$json")" != 0 ]; then
+		log "FAILED: $kind: faults, losses or failures not as they must be"
+		status=1
+	fi
+done
+
+if dmesg | grep -Eq "$bad"; then
+	log "FAILED: the kernel log has warnings:"
+	dmesg | grep -E -A20 "$bad" | head -n 60 >&2
+	status=1
+fi
+
+printf 'total      faults %s, repairs %s (server %s), written again %s msgs/%s bytes (server %s/%s), messages %s, lost %s, duplicated %s, failures %s, %s s\n' \
+	"${sum[faults]:-0}" "${sum[repairs]:-0}" "${sum[peer_repairs]:-0}" \
+	"${sum[retx_msgs]:-0}" "${sum[retx_bytes]:-0}" \
+	"${sum[peer_retx_msgs]:-0}" "${sum[peer_retx_bytes]:-0}" \
+	"${sum[msgs_sent]:-0}" "${sum[lost]:-0}" "${sum[dups]:-0}" \
+	"${sum[failures]:-0}" "$(($(date +%s) - start))"
+[ "$status" = 0 ] && log "passed" || log "FAILED"
+exit "$status"
