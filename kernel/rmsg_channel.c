@@ -234,6 +234,13 @@ static void rmsg_chan_kill_locked(struct rmsg_channel *ch, int error)
 {
 	if (ch->state == RMSG_CHAN_DYING)
 		return;
+	/* The program sees only the errno; the log says the repair failed. */
+	if (ch->state == RMSG_CHAN_RECOVERING && error)
+		pr_notice_ratelimited("channel %u: repair ends with %d after %u attempts\n",
+				      ch->id, error, ch->resil.attempts);
+	else if (ch->state == RMSG_CHAN_OPEN && error && error != -ESHUTDOWN)
+		pr_notice_ratelimited("channel %u: ends with %d, not repaired\n",
+				      ch->id, error);
 	/* Nobody accepted it: the peer hears a reject. */
 	ch->reject = ch->state == RMSG_CHAN_REQUESTED;
 	ch->error = error;
@@ -579,6 +586,8 @@ static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 				   DMA_FROM_DEVICE);
 	if (rmsg_ctrl_decode(&buf->msg, wc->byte_len, &type, &arg)) {
 		/* A peer that sends garbage is not one to keep talking to. */
+		pr_notice_ratelimited("channel %u: a control message that is not one (%u bytes)\n",
+				      ch->id, wc->byte_len);
 		rmsg_chan_kill_soft(ch, -EPROTO);
 		return;
 	}

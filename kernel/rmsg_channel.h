@@ -320,6 +320,10 @@ struct rmsg_rndv {
  * The data path (rmsg_data.c); everything below is under @ep->lock unless
  * said otherwise:
  * @tx_open: SEND, CREDIT and ARM are taken
+ * @pend_close: @pend_tail when the channel began to end: later sends
+ *	are never written, only completed with the channel's error
+ * @tx_closing: SEND was taken until the channel began to end
+ * @tx_finished: the CQEs owed at its end were posted
  * @tx_live: the QP may be posted to
  * @tx_imm: the peer asked for immediates (@peer.flags)
  * @tx: the sender's view of the peer's block
@@ -413,6 +417,9 @@ struct rmsg_channel {
 	struct rmsg_ctrl_buf *imm_bufs;
 
 	bool tx_open;
+	u32 pend_close;
+	bool tx_closing;
+	bool tx_finished;
 	bool tx_live;
 	bool tx_imm;
 	struct rmsg_vb_tx tx;

@@ -411,8 +411,12 @@ int rmsg_data_suspend(struct rmsg_channel *ch)
 	for (idx = ch->pend_posted; idx != ch->pend_tail; idx++)
 		if (ch->pend[idx & RMSG_PEND_MASK].rndv)
 			ret = -EBUSY;
-	if (!ret)
+	if (!ret) {
 		ret = rmsg_rndv_walk(ch);
+		if (ret)
+			pr_notice_ratelimited("channel %u: the receive block is not consistent (%d) after %u bytes\n",
+					      ch->id, ret, r->krx.consumed);
+	}
 	if (!ret) {
 		ch->resume_arrived = r->krx.consumed;
 		ch->resume_seq = r->krx.seq;
@@ -433,12 +437,23 @@ int rmsg_data_resume(struct rmsg_channel *ch, const struct rmsg_hello *peer)
 	int ret;
 
 	if (peer->block_size != ch->peer.block_size ||
-	    peer->flags != ch->peer.flags)
+	    peer->flags != ch->peer.flags) {
+		pr_notice_ratelimited("channel %u: the peer's block changed across a repair\n",
+				      ch->id);
 		return -EPROTO;
+	}
 	mutex_lock(&ch->ep->lock);
 	ret = rmsg_vb_tx_resume(&ch->tx, ch->shadow->va, peer->rx_freed,
 				peer->rx_arrived, peer->rx_seq, &ch->retx);
+	if (ret)
+		pr_notice_ratelimited("channel %u: the peer's resume point (released %u, arrived %u, seq %u) does not fit what was written (released %u, written %u, seq %u)\n",
+				      ch->id, peer->rx_freed, peer->rx_arrived,
+				      peer->rx_seq, ch->tx.freed, ch->tx.written,
+				      ch->tx.seq);
 	if (!ret) {
+		pr_debug("channel %u: resumes at %u (seq %u), written %u (seq %u), released %u\n",
+			 ch->id, peer->rx_arrived, peer->rx_seq, ch->tx.written,
+			 ch->tx.seq, ch->tx.freed);
 		ch->retx_due = ch->retx.counter != ch->retx.end;
 		ch->peer.block_addr = peer->block_addr;
 		ch->peer.block_rkey = peer->block_rkey;
@@ -472,12 +487,14 @@ void rmsg_data_close(struct rmsg_channel *ch, bool drain)
 	struct rmsg_endpoint *ep = ch->ep;
 
 	mutex_lock(&ep->lock);
+	ch->tx_closing = ch->tx_open;
+	ch->pend_close = ch->pend_tail;
 	ch->tx_open = false;
 	mutex_unlock(&ep->lock);
 	if (drain)
 		wait_event_timeout(ch->tx_wq,
 				   (READ_ONCE(ch->pend_posted) ==
-				    READ_ONCE(ch->pend_tail) &&
+				    ch->pend_close &&
 				    rmsg_rndv_idle(ch)) ||
 				   !READ_ONCE(ch->tx_live) ||
 				   READ_ONCE(ch->soft_error) <= 0,
@@ -557,6 +574,7 @@ void rmsg_data_finish(struct rmsg_channel *ch, int error, bool all_written)
 		rmsg_ep_post_cqe_locked(ep, &cqe, true);
 	}
 	rmsg_rndv_finish(ch, error);
+	ch->tx_finished = true;
 	mutex_unlock(&ep->lock);
 }
 
@@ -1118,6 +1136,11 @@ static int rmsg_data_rewrite(struct rmsg_channel *ch)
 			return -EAGAIN;
 		next = ch->retx;
 		ret = rmsg_vb_retx_next(&next, ch->shadow->va, &w);
+		if (ret < 0)
+			pr_notice_ratelimited("channel %u: what the peer lacks cannot be written again (%d): at %u (seq %u, lap %u, pos %u), up to %u (seq %u)\n",
+					      ch->id, ret, next.counter,
+					      next.seq, next.lap, next.pos,
+					      next.end, next.end_seq);
 		if (ret <= 0) {
 			ch->retx_due = false;
 			return ret;
@@ -1172,7 +1195,9 @@ static int rmsg_data_push(struct rmsg_channel *ch, bool more, bool cqe_now)
 			return -EAGAIN;
 	}
 
-	while (ch->tx_live && ch->pend_posted != ch->pend_tail) {
+	while (ch->tx_live && ch->pend_posted != (ch->tx_closing ?
+						   ch->pend_close :
+						   ch->pend_tail)) {
 		ret = rmsg_data_write(ch, ch->pend_posted,
 				      more ||
 				      ch->pend_posted + 1 != ch->pend_tail,
@@ -1192,7 +1217,7 @@ static int rmsg_data_push(struct rmsg_channel *ch, bool more, bool cqe_now)
 			ch->wake_due = true;
 		}
 	}
-	if (ch->pend_posted == ch->pend_tail)
+	if (ch->pend_posted == (ch->tx_closing ? ch->pend_close : ch->pend_tail))
 		wake_up(&ch->tx_wq);
 	if (ch->wake_due)
 		rmsg_data_send_ctrls(ch);
@@ -1203,8 +1228,12 @@ static void rmsg_data_take_credit(struct rmsg_channel *ch)
 {
 	if (!test_and_clear_bit(RMSG_CHAN_CREDIT_IN, &ch->flags))
 		return;
-	if (rmsg_vb_tx_credit(&ch->tx, READ_ONCE(ch->peer_freed)))
+	if (rmsg_vb_tx_credit(&ch->tx, READ_ONCE(ch->peer_freed))) {
+		pr_notice_ratelimited("channel %u: the peer released %u, but %u were released and %u written\n",
+				      ch->id, READ_ONCE(ch->peer_freed),
+				      ch->tx.freed, ch->tx.written);
 		rmsg_chan_kill_soft(ch, -EPROTO);
+	}
 }
 
 /*
@@ -1378,9 +1407,26 @@ bool rmsg_data_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 		    const struct rmsg_sqe *next, struct rmsg_cqe *cqe)
 {
 	struct rmsg_channel *ch = xa_load(&ep->channels, sqe->channel);
+	struct rmsg_pending *e;
 	int ret = 0;
 
 	lockdep_assert_held(&ep->lock);
+	/*
+	 * A SEND on a channel that is ending completes, with the channel's
+	 * error, behind the sends it took before: CQEs of a channel stay in
+	 * order.
+	 */
+	if (ch && ch->tx_closing && !ch->tx_finished &&
+	    sqe->opcode == RMSG_OP_SEND &&
+	    ch->pend_tail - ch->pend_head < RMSG_CHAN_MAX_PENDING) {
+		e = &ch->pend[ch->pend_tail++ & RMSG_PEND_MASK];
+		e->user_data = sqe->user_data;
+		e->off = sqe->addr;
+		e->len = sqe->len;
+		e->rndv = NULL;
+		ep->cq_reserved++;
+		return false;
+	}
 	if (!ch || !ch->tx_open) {
 		ret = -ENOTCONN;
 		goto out;

@@ -901,11 +901,17 @@ void rmsg_rndv_collect(struct rmsg_channel *ch)
 {
 	int ret;
 
-	if (!ch->tx_live)
-		return;
+	/*
+	 * Also while a repair has stopped writing: the peer may be writing
+	 * again (its side reopened first) and the program releasing, and the
+	 * walk must stay ahead of what goes out as credit.
+	 */
 	ret = rmsg_rndv_walk(ch);
-	if (ret)
+	if (ret) {
+		pr_notice_ratelimited("channel %u: the receive block is not consistent (%d) after %u bytes\n",
+				      ch->id, ret, ch->rndv.krx.consumed);
 		rmsg_chan_kill_soft(ch, ret);
+	}
 }
 
 /**

@@ -678,12 +678,13 @@ static inline bool rmsg_stream_prefix(const struct rmsg_stream *s)
 static inline const char *rmsg_stream_str(const struct rmsg_stream *s,
 					  char *buf, size_t len)
 {
-	snprintf(buf, len, "sent %llu ok %llu failed %llu received %llu lost %llu dup %llu corrupt %llu first error %d",
+	snprintf(buf, len, "sent %llu ok %llu failed %llu received %llu lost %llu dup %llu corrupt %llu first error %d; sender %s (%d), receiver %s (%d)",
 		 (unsigned long long)s->sent, (unsigned long long)s->ok,
 		 (unsigned long long)s->failed,
 		 (unsigned long long)s->received, (unsigned long long)s->lost,
 		 (unsigned long long)s->dup, (unsigned long long)s->corrupt,
-		 s->first_error);
+		 s->first_error, s->tx_closed ? "closed" : "open", s->tx_res,
+		 s->rx_closed ? "closed" : "open", s->rx_res);
 	return buf;
 }
 
