@@ -169,11 +169,50 @@ static int write_param(const char *name, const char *val)
 	return n == (ssize_t)strlen(val) ? 0 : -EIO;
 }
 
-/* The link under rxe0 up again, and the port active: true if so. */
+static int wait_ev(struct rmsg_ep *ep, unsigned int kind,
+		   struct rmsg_event *ev, int timeout_ms);
+
+/* Can a new channel be opened over rxe0 (within 5 s)? 0 or why not. */
+static int probe_connect(void)
+{
+	struct sockaddr_in addr;
+	struct rmsg_event ev;
+	struct rmsg_ep l, c;
+	int ret, id;
+
+	if (!rmsg_local_addr(&addr, 0))
+		return -EINVAL;
+	ret = rmsg_ep_open(&l, 64, 0);
+	if (ret)
+		return ret;
+	ret = rmsg_ep_open(&c, 64, 0);
+	if (ret) {
+		rmsg_ep_close(&l);
+		return ret;
+	}
+	ret = rmsg_ep_listen(&l, (struct sockaddr *)&addr, sizeof(addr), 1,
+			     0);
+	id = ret ? ret : rmsg_ep_connect(&c, (struct sockaddr *)&addr,
+					 sizeof(addr), 2, 0);
+	if (id < 0)
+		ret = id;
+	else
+		ret = wait_ev(&c, RMSG_CQE_CONNECTED, &ev, 5000) ?: ev.res;
+	rmsg_ep_close(&c);
+	rmsg_ep_close(&l);
+	return ret;
+}
+
+/*
+ * The link under rxe0 up again, the port active, and new channels work:
+ * true if so. When they do not (rxe can be left unable to carry the
+ * rdma_cm's MADs after its link was down under traffic), rxe0 is made
+ * again, so that the tests after this one have a network.
+ */
 static bool link_up(const char *netdev)
 {
 	bool ok;
-	int fd;
+	int fd, ret;
 
 	if (rmsg_sh("ip link set %s up", netdev))
 		return false;
@@ -181,8 +220,20 @@ static bool link_up(const char *netdev)
 	if (fd < 0)
 		return false;
 	ok = rmsg_wait_dev(fd, "rxe0", true, RMSG_PORT_ACTIVE, 20000);
+	ret = ok ? probe_connect() : -ENODEV;
+	if (ok && ret) {
+		ksft_print_msg("no new channel after %s came back up (%d): making rxe0 again\n",
+			       netdev, ret);
+		ok = !rmsg_sh("rdma link delete rxe0") &&
+		     !rmsg_sh("rdma link add rxe0 type rxe netdev %s",
+			      netdev) &&
+		     rmsg_wait_dev(fd, "rxe0", true, RMSG_PORT_ACTIVE, 20000);
+		ret = ok ? probe_connect() : -ENODEV;
+		ksft_print_msg("after making rxe0 again: %d\n", ret);
+		ok = false;
+	}
 	close(fd);
-	return ok;
+	return ok && !ret;
 }
 
 FIXTURE_SETUP(resil)
@@ -834,7 +885,8 @@ TEST_F_TIMEOUT(resil, repeated_faults, 300)
 {
 	struct rmsg_streams *ss = self->ss;
 	struct rmsg_chan_info ea, eb, e1;
-	int k, ret, busy = 0;
+	int i, k, ret, busy = 0;
+	char buf[256];
 	long t0, t, deadline;
 	__u32 ep_id, ch;
 
@@ -857,7 +909,21 @@ TEST_F_TIMEOUT(resil, repeated_faults, 300)
 			ASSERT_TRUE(rmsg_streams_run_for(ss, 2))
 				TH_LOG("fault %d: %s", k, ss->why);
 		}
-		ASSERT_EQ(0, ret) TH_LOG("fault %d", k);
+		if (ret) {
+			/* Gather what the streams saw of the end. */
+			rmsg_streams_run_for(ss, 2000);
+			for (i = 0; i < 4; i++) {
+				rmsg_stream_str(&ss->s[i], buf, sizeof(buf));
+				ksft_print_msg("stream %d: %s, closed %d/%d (tx %d rx %d)\n",
+					       i, buf, ss->s[i].tx_res,
+					       ss->s[i].rx_res,
+					       ss->s[i].tx_closed,
+					       ss->s[i].rx_closed);
+			}
+			rmsg_sh("tools/rmsgctl/rmsgctl chan >&2");
+		}
+		ASSERT_EQ(0, ret) TH_LOG("fault %d at %c, after %d refused",
+					 k, k % 2 ? 'a' : 'b', busy);
 		if (k % 4 != 3)
 			ASSERT_TRUE(rmsg_streams_run_for(ss, 5 + k * 37 % 60))
 				TH_LOG("fault %d: %s", k, ss->why);
@@ -1062,6 +1128,67 @@ TEST_F_TIMEOUT(resil, peer_killed_accepted, 120)
 	peer_killed(_metadata, self, false);
 }
 
+#define NETEM_LOSS	"7%"
+#define NETEM_MS	4000
+
+/* Packets sent through @netdev's root qdisc so far, or -1. */
+static long qdisc_packets(const char *netdev)
+{
+	char cmd[128], line[256];
+	long pkts = -1, b;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "tc -s qdisc show dev %s root", netdev);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, " Sent %ld bytes %ld pkt", &b, &pkts) == 2)
+			break;
+	pclose(f);
+	return pkts;
+}
+
+/*
+ * Random loss under the streams: RC retransmits, and a QP whose retries
+ * run out is repaired. Streams exact either way.
+ */
+TEST_F_TIMEOUT(resil, netem_loss, 120)
+{
+	struct rmsg_streams *ss = self->ss;
+	struct rmsg_chan_info e;
+	long p0, p1;
+	int i, k;
+
+	if (!module_has(RMSG_FEAT_REPAIR))
+		SKIP(return, "the module does not announce RMSG_FEAT_REPAIR");
+	if (!self->netdev)
+		SKIP(return, "RMSG_NETDEV not set: not run by rmsg-vm");
+	start_streams(_metadata, self, 2, ENDLESS);
+	if (rmsg_sh("tc qdisc add dev %s root netem loss %s", self->netdev,
+		    NETEM_LOSS))
+		SKIP(return, "tc qdisc add ... netem failed: no sch_netem?");
+	self->netem = true;
+	p0 = qdisc_packets(self->netdev);
+	ASSERT_TRUE(rmsg_streams_run_for(ss, NETEM_MS)) TH_LOG("%s", ss->why);
+	p1 = qdisc_packets(self->netdev);
+	rmsg_sh("tc qdisc del dev %s root", self->netdev);
+	self->netem = false;
+	ksft_print_msg("%ld packets through netem on %s in %d ms\n", p1 - p0,
+		       self->netdev, NETEM_MS);
+	stop_streams(ss);
+	check_exact(_metadata, ss);
+	for (i = 0; i < self->nch; i++)
+		for (k = 0; k < 2; k++)
+			if (!chan_get(self->a.fd, k ? self->a_ep : self->b_ep,
+				      k ? self->a_ch[i] : self->b_ch[i], &e))
+				print_info(k ? 'a' : 'b', &e);
+	/* A skip must not hide a failure of the streams. */
+	if (p1 - p0 < 100 && _metadata->passed)
+		SKIP(return, "rxe hands loopback traffic to itself past %s's qdisc (%ld packets went through it): netem cannot drop it here; needs the pair topology",
+		     self->netdev, p1 - p0);
+}
+
 #define GIVE_UP_MS	1500
 #define GIVE_UP_SENDS	40
 
@@ -1236,67 +1363,6 @@ TEST_F_TIMEOUT(resil, unload_during_recovery, 120)
 	ASSERT_TRUE(module_loaded());
 	/* The parameters are the defaults again: nothing to restore. */
 	self->nparams = 0;
-}
-
-#define NETEM_LOSS	"7%"
-#define NETEM_MS	4000
-
-/* Packets sent through @netdev's root qdisc so far, or -1. */
-static long qdisc_packets(const char *netdev)
-{
-	char cmd[128], line[256];
-	long pkts = -1, b;
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "tc -s qdisc show dev %s root", netdev);
-	f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, " Sent %ld bytes %ld pkt", &b, &pkts) == 2)
-			break;
-	pclose(f);
-	return pkts;
-}
-
-/*
- * Random loss under the streams: RC retransmits, and a QP whose retries
- * run out is repaired. Streams exact either way.
- */
-TEST_F_TIMEOUT(resil, netem_loss, 120)
-{
-	struct rmsg_streams *ss = self->ss;
-	struct rmsg_chan_info e;
-	long p0, p1;
-	int i, k;
-
-	if (!module_has(RMSG_FEAT_REPAIR))
-		SKIP(return, "the module does not announce RMSG_FEAT_REPAIR");
-	if (!self->netdev)
-		SKIP(return, "RMSG_NETDEV not set: not run by rmsg-vm");
-	start_streams(_metadata, self, 2, ENDLESS);
-	if (rmsg_sh("tc qdisc add dev %s root netem loss %s", self->netdev,
-		    NETEM_LOSS))
-		SKIP(return, "tc qdisc add ... netem failed: no sch_netem?");
-	self->netem = true;
-	p0 = qdisc_packets(self->netdev);
-	ASSERT_TRUE(rmsg_streams_run_for(ss, NETEM_MS)) TH_LOG("%s", ss->why);
-	p1 = qdisc_packets(self->netdev);
-	rmsg_sh("tc qdisc del dev %s root", self->netdev);
-	self->netem = false;
-	ksft_print_msg("%ld packets through netem on %s in %d ms\n", p1 - p0,
-		       self->netdev, NETEM_MS);
-	stop_streams(ss);
-	check_exact(_metadata, ss);
-	for (i = 0; i < self->nch; i++)
-		for (k = 0; k < 2; k++)
-			if (!chan_get(self->a.fd, k ? self->a_ep : self->b_ep,
-				      k ? self->a_ch[i] : self->b_ch[i], &e))
-				print_info(k ? 'a' : 'b', &e);
-	/* A skip must not hide a failure of the streams. */
-	if (p1 - p0 < 100 && _metadata->passed)
-		SKIP(return, "rxe hands loopback traffic to itself past %s's qdisc (%ld packets went through it): netem cannot drop it here; needs the pair topology",
-		     self->netdev, p1 - p0);
 }
 
 TEST_HARNESS_MAIN

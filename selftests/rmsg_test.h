@@ -634,7 +634,8 @@ static inline bool rmsg_stream_settled(const struct rmsg_stream *s,
 
 	if (goal > s->total)
 		goal = s->total;
-	tx_end = s->tx_dead && s->ok + s->failed == s->sent && s->tx_closed;
+	tx_end = (s->tx_dead || s->sent == s->total) &&
+		 s->ok + s->failed == s->sent && s->tx_closed;
 	rx_end = s->rx_closed && s->rx_drained;
 	/* Half a stream: only its own end counts. */
 	if (!s->rx)
