@@ -757,6 +757,12 @@ static bool faulted(int i)
  * only. Channel 1 is faulted from its connecting end (own endpoint, id
  * 0), channel 2 at its accepting end, through the other endpoint's
  * descriptor by endpoint id.
+ *
+ * Known to fail about one run in three (kernel bug, not fixed yet): a
+ * repair sometimes ends a faulted channel with EPROTO, at either end (a
+ * stream's first error -71, the channel missing from the list), and the
+ * sends waiting in it then complete out of order ("completion of N,
+ * expected M").
  */
 static void fault_streams(struct __test_metadata *_metadata,
 			  resil_fixture *self, __u32 kind)
@@ -800,7 +806,10 @@ static void fault_streams(struct __test_metadata *_metadata,
 			       i % 2 ? "a to b" : "b to a", buf);
 		if (repair || !faulted(ch)) {
 			EXPECT_TRUE(rmsg_stream_exact(s))
-				TH_LOG("stream %d: %s", i, buf);
+				TH_LOG("stream %d: %s%s", i, buf,
+				       s->first_error == -EPROTO ?
+				       " (the repair ended the channel with EPROTO: a kernel bug)" :
+				       "");
 			continue;
 		}
 		EXPECT_TRUE(rmsg_stream_prefix(s)) TH_LOG("stream %d: %s", i,
@@ -876,6 +885,10 @@ TEST_F_TIMEOUT(resil, qp_error_streams_imm, 300)
 #define REPEAT_FAULTS	20
 
 /*
+ * Known to fail (kernel bug, not fixed yet): within the first ten faults
+ * the channel was ended (EPROTO, as in fault_streams(); ENOENT for the
+ * next fault) or stayed out of OPEN for 30 s.
+ *
  * REPEAT_FAULTS QP errors on channel 0, at alternate ends, under streams
  * on it and on channel 1 (untouched). A fault is injected as soon as the
  * end is OPEN again (ENOTCONN while it is being repaired); every fourth
