@@ -259,6 +259,11 @@ static inline int rmsg_child_status(pid_t pid)
  * rmsg_stream_prefix()). A channel that ends is followed, not failed: its
  * streams stop sending (-ENOTCONN), every send still completes, and what
  * the receive block holds is read out.
+ *
+ * A stream may have only one of its ends in this process (the other in a
+ * child, rmsg_streams_add_half()): each process then drives its half, and
+ * both must add their streams in the same order, so that the indices the
+ * messages carry agree.
  */
 #define RMSG_STREAMS_MAX	32
 #define RMSG_STREAM_HDR		12
@@ -266,8 +271,8 @@ static inline int rmsg_child_status(pid_t pid)
 
 /**
  * struct rmsg_stream - one direction of one channel
- * @tx: sending endpoint
- * @rx: receiving endpoint
+ * @tx: sending endpoint (NULL: another process sends)
+ * @rx: receiving endpoint (NULL: another process receives)
  * @tx_ch: the channel's id at @tx
  * @rx_ch: its id at @rx
  * @total: messages to send
@@ -340,6 +345,8 @@ static inline void rmsg_streams_ep(struct rmsg_streams *ss,
 {
 	unsigned int i;
 
+	if (!ep)
+		return;
 	for (i = 0; i < ss->neps; i++)
 		if (ss->eps[i] == ep)
 			return;
@@ -372,6 +379,37 @@ static inline int rmsg_streams_add(struct rmsg_streams *ss, struct rmsg_ep *tx,
 	return ss->n++;
 }
 
+/*
+ * Add the half of a stream that lives in this process: its sending end
+ * (@tx true) or its receiving end, channel @ch of @ep. The other process
+ * adds the other half, with the same @max_len and @total. Returns its
+ * index, or -1.
+ */
+static inline int rmsg_streams_add_half(struct rmsg_streams *ss, bool tx,
+					struct rmsg_ep *ep, __u32 ch,
+					__u32 max_len, __u64 total)
+{
+	struct rmsg_stream *s;
+
+	if (ss->n == RMSG_STREAMS_MAX || max_len < RMSG_STREAM_HDR ||
+	    max_len > RMSG_VB_MAX_PAYLOAD ||
+	    (tx && rmsg_channel_max_msg(ep, ch) < (int)max_len))
+		return -1;
+	s = &ss->s[ss->n];
+	memset(s, 0, sizeof(*s));
+	if (tx) {
+		s->tx = ep;
+		s->tx_ch = ch;
+	} else {
+		s->rx = ep;
+		s->rx_ch = ch;
+	}
+	s->total = total;
+	s->max_len = max_len;
+	rmsg_streams_ep(ss, ep);
+	return ss->n++;
+}
+
 static inline int rmsg_streams_fail(struct rmsg_streams *ss,
 				    const char *fmt, ...)
 {
@@ -392,6 +430,8 @@ static inline int rmsg_stream_send(struct rmsg_streams *ss, unsigned int i,
 	__u64 seq;
 	int ret;
 
+	if (!s->tx)
+		return 0;
 	for (k = 0; k < burst && !s->tx_dead && s->sent < s->total; k++) {
 		seq = s->sent;
 		len = rmsg_stream_len(s, seq);
@@ -562,7 +602,7 @@ static inline int rmsg_streams_drain(struct rmsg_streams *ss, unsigned int i)
 	struct rmsg_msg msg;
 	int ret;
 
-	while (s->rx_closed && !s->rx_drained) {
+	while (s->rx && s->rx_closed && !s->rx_drained) {
 		ret = rmsg_peek(s->rx, s->rx_ch, &msg);
 		if (ret == -ENOTCONN) {
 			s->rx_drained = true;
@@ -590,12 +630,69 @@ static inline int rmsg_streams_drain(struct rmsg_streams *ss, unsigned int i)
 static inline bool rmsg_stream_settled(const struct rmsg_stream *s,
 				       __u64 goal)
 {
+	bool tx_end, rx_end;
+
 	if (goal > s->total)
 		goal = s->total;
+	tx_end = (s->tx_dead || s->sent == s->total) &&
+		 s->ok + s->failed == s->sent && s->tx_closed;
+	rx_end = s->rx_closed && s->rx_drained;
+	/* Half a stream: only its own end counts. */
+	if (!s->rx)
+		return s->ok >= goal || tx_end;
+	if (!s->tx)
+		return s->received >= goal || rx_end;
 	if (s->received >= goal && s->ok >= goal)
 		return true;
-	return s->tx_dead && s->ok + s->failed == s->sent && s->tx_closed &&
-	       s->rx_closed && s->rx_drained;
+	return tx_end && rx_end;
+}
+
+/*
+ * One round over every stream: send a burst, read, take completions and
+ * events. Returns how much moved, or -1 with ss->why said.
+ */
+static inline int rmsg_streams_step(struct rmsg_streams *ss)
+{
+	unsigned int i;
+	int r, moved = 0;
+
+	for (i = 0; i < ss->n; i++) {
+		/* Bursts of a few, so the streams interleave. */
+		r = rmsg_stream_send(ss, i, 1 + (i + ss->s[i].sent) % 5);
+		if (r < 0)
+			return -1;
+		moved += r;
+	}
+	for (i = 0; i < ss->neps; i++) {
+		r = rmsg_streams_recv(ss, ss->eps[i], 64);
+		if (r < 0)
+			return -1;
+		moved += r;
+		r = rmsg_streams_events(ss, ss->eps[i]);
+		if (r < 0)
+			return -1;
+		moved += r;
+	}
+	for (i = 0; i < ss->n; i++)
+		if (rmsg_streams_drain(ss, i))
+			return -1;
+	return moved;
+}
+
+/* Step the streams for @ms milliseconds: true, or false with ss->why. */
+static inline bool rmsg_streams_run_for(struct rmsg_streams *ss, long ms)
+{
+	long end = rmsg_now_ms() + ms;
+	int moved;
+
+	do {
+		moved = rmsg_streams_step(ss);
+		if (moved < 0)
+			return false;
+		if (!moved)
+			usleep(200);
+	} while (rmsg_now_ms() < end);
+	return true;
 }
 
 /*
@@ -608,33 +705,15 @@ static inline bool rmsg_streams_run(struct rmsg_streams *ss, __u64 goal,
 	long deadline = rmsg_now_ms() + timeout_ms;
 	unsigned int i;
 	bool all;
-	int r, moved;
+	int moved;
 
 	for (;;) {
-		moved = 0;
-		for (i = 0; i < ss->n; i++) {
-			/* Bursts of a few, so the streams interleave. */
-			r = rmsg_stream_send(ss, i, 1 + (i + ss->s[i].sent) % 5);
-			if (r < 0)
-				return false;
-			moved += r;
-		}
-		for (i = 0; i < ss->neps; i++) {
-			r = rmsg_streams_recv(ss, ss->eps[i], 64);
-			if (r < 0)
-				return false;
-			moved += r;
-			r = rmsg_streams_events(ss, ss->eps[i]);
-			if (r < 0)
-				return false;
-			moved += r;
-		}
+		moved = rmsg_streams_step(ss);
+		if (moved < 0)
+			return false;
 		all = true;
-		for (i = 0; i < ss->n; i++) {
-			if (rmsg_streams_drain(ss, i))
-				return false;
+		for (i = 0; i < ss->n; i++)
 			all &= rmsg_stream_settled(&ss->s[i], goal);
-		}
 		if (all)
 			return true;
 		if (rmsg_now_ms() > deadline) {
