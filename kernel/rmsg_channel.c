@@ -394,10 +394,12 @@ static void rmsg_chan_repair(struct rmsg_channel *ch);
 /*
  * A heartbeat period of an open channel ended. Both sides send a HEARTBEAT
  * every period, whatever else they send: eager data arrives by RDMA WRITE,
- * which the receiving side never hears of, so only control messages tell
- * it that the peer is there. A period with nothing from the peer is a
- * miss; heartbeat_misses in a row break the connection (ETIMEDOUT), and
- * the channel is repaired. A HEARTBEAT to a peer that is gone fails by
+ * which the receiving side never hears of. Anything received, and any
+ * send, WRITE or READ of ours that the peer acknowledged, says the peer is
+ * there: a HEARTBEAT queued behind megabytes of rendezvous WRITEs may take
+ * seconds, but those WRITEs complete meanwhile. A period with none of this
+ * is a miss; heartbeat_misses in a row break the connection (ETIMEDOUT),
+ * and the channel is repaired. A HEARTBEAT to a peer that is gone fails by
  * itself once the QP's retries run out.
  */
 static void rmsg_chan_heartbeat(struct rmsg_channel *ch)
@@ -551,10 +553,13 @@ static void rmsg_ctrl_send_done(struct ib_cq *cq, struct ib_wc *wc)
 			set_bit(RMSG_CHAN_CLOSE_OK, &ch->flags);
 		complete(&ch->close_sent);
 	}
-	if (wc->status == IB_WC_SUCCESS)
+	if (wc->status == IB_WC_SUCCESS) {
+		/* The peer acknowledged it: it is there. */
+		set_bit(RMSG_CHAN_HEARD, &ch->flags);
 		rmsg_data_ctrl_sent(ch, buf - ch->ctrl);
-	else if (wc->status != IB_WC_WR_FLUSH_ERR)
+	} else if (wc->status != IB_WC_WR_FLUSH_ERR) {
 		rmsg_chan_kill_soft(ch, -ECONNRESET);
+	}
 }
 
 static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)

@@ -685,6 +685,9 @@ static void rmsg_data_write_done(struct ib_cq *cq, struct ib_wc *wc)
 			rmsg_chan_kill_soft(ch, -ECONNRESET);
 		return;
 	}
+	/* The peer acknowledged it: it is there (see the heartbeat). */
+	if (wc->opcode == IB_WC_RDMA_WRITE || wc->opcode == IB_WC_RDMA_READ)
+		set_bit(RMSG_CHAN_HEARD, &ch->flags);
 	/* Completions come in order: everything up to this WR is done. */
 	WRITE_ONCE(ch->wr_done, slot->wr_end);
 	if (slot->rndv_done) {
