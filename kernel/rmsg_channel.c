@@ -1062,11 +1062,12 @@ static void rmsg_chan_repair(struct rmsg_channel *ch)
 		 * The drain may have brought the peer's CLOSE (its DREQ can
 		 * overtake it) or RESET: then the peer ended the channel.
 		 */
-		if (test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags) ||
-		    test_bit(RMSG_CHAN_PEER_RESET, &ch->flags)) {
-			rmsg_chan_kill(ch, test_bit(RMSG_CHAN_PEER_RESET,
-						    &ch->flags) ?
-					   -ECONNRESET : 0);
+		if (test_bit(RMSG_CHAN_PEER_RESET, &ch->flags)) {
+			rmsg_chan_kill(ch, -ECONNRESET);
+			return;
+		}
+		if (test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags)) {
+			rmsg_chan_kill(ch, 0);
 			return;
 		}
 		if (!ch->active) {

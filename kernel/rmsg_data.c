@@ -809,6 +809,55 @@ static void rmsg_shadow_copy_area(struct rmsg_channel *ch, u8 *dst, u32 off,
 }
 
 /*
+ * Where pending send @e's record goes, if it may be written now: its RTS
+ * is ready (a rendezvous send), the peer left room and so does the send
+ * queue. Returns 0, -EAGAIN (it stays pending) or another negative errno.
+ */
+static int rmsg_data_place(struct rmsg_channel *ch,
+			   const struct rmsg_pending *e,
+			   struct rmsg_vb_place *pl, enum rmsg_vb_type *type,
+			   void **rts, u64 *rts_dma)
+{
+	u32 rts_len;
+	int ret;
+
+	*type = RMSG_VB_DATA;
+	*rts = NULL;
+	*rts_dma = 0;
+	/* A rendezvous send writes its RTS, once its REG_MRs are posted. */
+	if (e->rndv) {
+		ret = rmsg_rndv_ready(ch, e->rndv, rts, rts_dma, &rts_len);
+		if (ret)
+			return ret;
+		*type = RMSG_VB_RTS;
+	}
+	ret = rmsg_vb_tx_place(&ch->tx, e->len, pl);
+	if (ret)
+		return ret == -ENOSPC ? -EAGAIN : ret;
+	return rmsg_data_room(ch, pl->wrap_skip ? 2 : 1) ? 0 : -EAGAIN;
+}
+
+/* The WRs of pending send @e's record were posted: account for them. */
+static void rmsg_data_posted(struct rmsg_channel *ch,
+			     const struct rmsg_pending *e,
+			     const struct rmsg_vb_place *pl, bool signal,
+			     bool inl)
+{
+	rmsg_vb_tx_commit(&ch->tx, pl);
+	ch->wr_posted += pl->wrap_skip ? 2 : 1;
+	if (e->rndv)
+		rmsg_rndv_written(ch, e->rndv);
+	if (signal) {
+		ch->wr_signalled = ch->wr_posted;
+		rmsg_ep_count(ch->ep, RMSG_STAT_WRITES_SIGNALLED);
+	}
+	if (inl)
+		rmsg_ep_count(ch->ep, RMSG_STAT_WRITES_INLINE);
+	if (pl->wrap_skip)
+		rmsg_ep_count(ch->ep, RMSG_STAT_WRAPS);
+}
+
+/*
  * Write pending send @idx through the shadow: the record (and the WRAP
  * before it) goes into the shadow at its place in the peer's block, and
  * the device reads it from there. Returns 1 when written (the program's
@@ -820,28 +869,20 @@ static int rmsg_data_write_retained(struct rmsg_channel *ch, u32 idx)
 	const struct rmsg_pending *e = &ch->pend[idx & RMSG_PEND_MASK];
 	struct rmsg_shadow *sh = ch->shadow;
 	struct ib_sge wrap_sge, sge[RMSG_DATA_SGE_MAX];
-	enum rmsg_vb_type type = RMSG_VB_DATA;
 	struct ib_rdma_wr wrap_wr, data_wr;
 	struct rmsg_vb_trailer t, wt;
+	enum rmsg_vb_type type;
 	struct rmsg_vb_place pl;
-	u32 need, cut, bytes, rts_len, nsge;
+	u32 need, cut, bytes, nsge;
 	bool inl, wrap_inl;
-	void *rts = NULL;
+	void *rts;
 	u64 rts_dma;
 	int ret;
 
-	if (e->rndv) {
-		ret = rmsg_rndv_ready(ch, e->rndv, &rts, &rts_dma, &rts_len);
-		if (ret)
-			return ret;
-		type = RMSG_VB_RTS;
-	}
-	ret = rmsg_vb_tx_place(&ch->tx, e->len, &pl);
+	ret = rmsg_data_place(ch, e, &pl, &type, &rts, &rts_dma);
 	if (ret)
-		return ret == -ENOSPC ? -EAGAIN : ret;
+		return ret;
 	need = pl.wrap_skip ? 2 : 1;
-	if (!rmsg_data_room(ch, need))
-		return -EAGAIN;
 	/* With immediates the flag stays out: the receiving kernel sets it. */
 	cut = ch->tx_imm ? 1 : 0;
 
@@ -897,18 +938,8 @@ static int rmsg_data_write_retained(struct rmsg_channel *ch, u32 idx)
 			   NULL);
 	if (ret)
 		return ret;
-	rmsg_vb_tx_commit(&ch->tx, &pl);
-	ch->wr_posted += need;
-	if (rts)
-		rmsg_rndv_written(ch, e->rndv);
-	if (data_wr.wr.send_flags & IB_SEND_SIGNALED) {
-		ch->wr_signalled = ch->wr_posted;
-		rmsg_ep_count(ch->ep, RMSG_STAT_WRITES_SIGNALLED);
-	}
-	if (inl)
-		rmsg_ep_count(ch->ep, RMSG_STAT_WRITES_INLINE);
-	if (pl.wrap_skip)
-		rmsg_ep_count(ch->ep, RMSG_STAT_WRAPS);
+	rmsg_data_posted(ch, e, &pl,
+			 data_wr.wr.send_flags & IB_SEND_SIGNALED, inl);
 	return 1;
 }
 
@@ -931,30 +962,21 @@ static int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 	struct rmsg_vb_place pl;
 	u32 need, bytes, off, rem, chunk, in, n, cut, nsge = 0;
 	bool winl = ch->max_inline >= RMSG_VB_TRAILER_SIZE;
-	enum rmsg_vb_type type = RMSG_VB_DATA;
+	enum rmsg_vb_type type;
 	bool inl, signal;
-	void *rts = NULL;
-	u64 rts_dma = 0;
-	u32 rts_len;
+	void *rts;
+	u64 rts_dma;
 	int ret;
 
 	if (ch->shadow)
 		return rmsg_data_write_retained(ch, idx);
-	/* A rendezvous send writes its RTS, once its REG_MRs are posted. */
-	if (e->rndv) {
-		ret = rmsg_rndv_ready(ch, e->rndv, &rts, &rts_dma, &rts_len);
-		if (ret)
-			return ret;
-		type = RMSG_VB_RTS;
-		/* Its CQE waits for the FIN, not for this write. */
-		cqe_now = false;
-	}
-	ret = rmsg_vb_tx_place(&ch->tx, e->len, &pl);
+	ret = rmsg_data_place(ch, e, &pl, &type, &rts, &rts_dma);
 	if (ret)
-		return ret == -ENOSPC ? -EAGAIN : ret;
+		return ret;
+	/* An RTS's CQE waits for the FIN, not for this write. */
+	if (rts)
+		cqe_now = false;
 	need = pl.wrap_skip ? 2 : 1;
-	if (!rmsg_data_room(ch, need))
-		return -EAGAIN;
 	/* With immediates the flag stays out: the receiving kernel sets it. */
 	cut = ch->tx_imm ? 1 : 0;
 
@@ -1039,18 +1061,7 @@ static int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 			   NULL);
 	if (ret)
 		return ret;
-	rmsg_vb_tx_commit(&ch->tx, &pl);
-	ch->wr_posted += need;
-	if (rts)
-		rmsg_rndv_written(ch, e->rndv);
-	if (signal) {
-		ch->wr_signalled = ch->wr_posted;
-		rmsg_ep_count(ch->ep, RMSG_STAT_WRITES_SIGNALLED);
-	}
-	if (inl)
-		rmsg_ep_count(ch->ep, RMSG_STAT_WRITES_INLINE);
-	if (pl.wrap_skip)
-		rmsg_ep_count(ch->ep, RMSG_STAT_WRAPS);
+	rmsg_data_posted(ch, e, &pl, signal, inl);
 	return inl;
 }
 
