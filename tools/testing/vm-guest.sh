@@ -13,6 +13,8 @@ node=$2
 cd "$RMSG_REPO" || exit 1
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/tmp RMSG_NODE=$node
+# For tools/testing/vm-halt: where this node's status and log go.
+export RMSG_VM_RUN=$run
 
 finish() {
 	dmesg >"$run/dmesg.$node" 2>&1
@@ -27,7 +29,8 @@ setup() {
 	mount -t debugfs debugfs /sys/kernel/debug
 	mkdir -p /dev/pts && mount -t devpts devpts /dev/pts
 	# rdma_rxe needs crc32_generic but does not declare it.
-	for m in crc32_generic rdma_rxe rdma_ucm veth virtio_net sch_netem; do
+	for m in crc32_generic rdma_rxe rdma_ucm veth virtio_net sch_netem \
+		 dummy; do
 		kmod "$m" || return 1
 	done
 	ip link set lo up
