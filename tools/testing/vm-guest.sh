@@ -29,8 +29,7 @@ setup() {
 	mount -t debugfs debugfs /sys/kernel/debug
 	mkdir -p /dev/pts && mount -t devpts devpts /dev/pts
 	# rdma_rxe needs crc32_generic but does not declare it.
-	for m in crc32_generic rdma_rxe rdma_ucm veth virtio_net sch_netem \
-		 dummy; do
+	for m in crc32_generic rdma_rxe rdma_ucm veth virtio_net sch_netem; do
 		kmod "$m" || return 1
 	done
 	ip link set lo up
