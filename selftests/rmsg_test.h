@@ -808,8 +808,11 @@ static inline int rmsg_streams_events(struct rmsg_streams *ss,
 			while (rmsg_stream_is_rndv(s, s->next_eager_cqe));
 		}
 		if (!ev[i].res && s->failed)
-			return rmsg_streams_fail(ss, "stream %u: %u completed after a failed send",
-						 st, seq);
+			return rmsg_streams_fail(ss, "stream %u: %u (%s) completed after a failed send (first error %d)",
+						 st, seq,
+						 ud == RMSG_STREAM_UD_ZC ?
+						 "rendezvous" : "eager",
+						 s->first_error);
 		if (ev[i].res) {
 			s->failed++;
 			if (!s->first_error)
