@@ -793,8 +793,14 @@ static void fault_streams(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, rmsg_inject_fault(self->b.fd, 0, self->b_ch[1], kind));
 	ASSERT_EQ(0, rmsg_inject_fault(self->b.fd, self->a_ep, self->a_ch[2],
 				       kind));
-	ASSERT_TRUE(rmsg_streams_run(ss, STREAM_MSGS, 120000))
-		TH_LOG("%s", ss->why);
+	if (!rmsg_streams_run(ss, STREAM_MSGS, 120000)) {
+		for (i = 0; i < (int)ss->n; i++) {
+			rmsg_stream_str(&ss->s[i], buf, sizeof(buf));
+			ksft_print_msg("stream %d: %s\n", i, buf);
+		}
+		rmsg_sh("tools/rmsgctl/rmsgctl chan >&2");
+		ASSERT_TRUE(false) TH_LOG("%s", ss->why);
+	}
 
 	for (i = 0; i < (int)ss->n; i++) {
 		struct rmsg_stream *s = &ss->s[i];
