@@ -219,13 +219,14 @@ static void rx_walk(const struct rs *s, struct rmsg_vb_rx *krx)
  * Check one rewrite against the cursor before it (@c, @seq) and the
  * sender's state, whoever told where to resume.
  */
-static void check_rewrite(const struct rs *s, const struct rmsg_vb_tx *tx,
+static void check_rewrite(const struct rs *s, const u8 *shadow,
+			  const struct rmsg_vb_tx *tx,
 			  const struct rmsg_vb_rewrite *w, u32 c, u32 freed)
 {
 	FUZZ_CHECK(w->off % RMSG_VB_ALIGN == 0 && w->len % RMSG_VB_ALIGN == 0);
 	FUZZ_CHECK(w->off + w->len <= s->size && w->len >= w->clear);
 	FUZZ_CHECK(w->flag_off == w->off + w->len - 1);
-	FUZZ_CHECK(s->shadow[w->flag_off] == w->flag);
+	FUZZ_CHECK(shadow[w->flag_off] == w->flag);
 	FUZZ_CHECK(w->clear == 0 || w->clear == RMSG_VB_CLEAR);
 	if (w->type == RMSG_VB_WRAP)
 		FUZZ_CHECK(w->len == RMSG_VB_TRAILER_SIZE && !w->clear);
@@ -234,8 +235,7 @@ static void check_rewrite(const struct rs *s, const struct rmsg_vb_tx *tx,
 	/* Never past what was written, never beyond the credit (R4). */
 	FUZZ_CHECK(w->bytes && w->bytes <= tx->written - c);
 	FUZZ_CHECK(c - freed <= tx->written - freed);
-	FUZZ_CHECK(c + (w->type == RMSG_VB_WRAP ? w->len : w->len) - freed <=
-		   s->size);
+	FUZZ_CHECK(c + w->len - freed <= s->size);
 }
 
 static void op_resume(struct rs *s, struct fuzz_in *in)
@@ -245,6 +245,7 @@ static void op_resume(struct rs *s, struct fuzz_in *in)
 	struct rmsg_vb_retx rt;
 	struct rmsg_vb_rx krx;
 	u32 freed, c, seq, n = 0;
+	u8 fate;
 	int ret;
 
 	rx_walk(s, &krx);
@@ -261,7 +262,7 @@ static void op_resume(struct rs *s, struct fuzz_in *in)
 	c = krx.consumed;
 	seq = krx.seq;
 	while ((ret = rmsg_vb_retx_next(&rt, s->shadow, &w)) > 0) {
-		check_rewrite(s, &s->tx, &w, c, freed);
+		check_rewrite(s, s->shadow, &s->tx, &w, c, freed);
 		/* Exactly the records the receiver lacks, in order. */
 		FUZZ_CHECK(w.seq == seq);
 		FUZZ_CHECK(seq - s->rx.seq < s->sent_n);
@@ -277,7 +278,8 @@ static void op_resume(struct rs *s, struct fuzz_in *in)
 		c += w.bytes;
 		FUZZ_CHECK(rt.counter == c && rt.seq == seq);
 		FUZZ_CHECK(++n <= 2 * MAX_RECS);
-		send_write(s, w.off, w.len, w.clear, fuzz_u8(in), fuzz_u8(in));
+		fate = fuzz_u8(in);
+		send_write(s, w.off, w.len, w.clear, fate, fuzz_u8(in));
 		check_held(s);
 		if (!s->up)
 			return;		/* failed again: repair again later */
@@ -318,13 +320,110 @@ static void op_resume_lie(struct rs *s, struct fuzz_in *in)
 	FUZZ_CHECK(tx.freed == freed);
 	c = arrived;
 	while ((ret = rmsg_vb_retx_next(&rt, s->shadow, &w)) > 0) {
-		check_rewrite(s, &tx, &w, c, freed);
+		check_rewrite(s, s->shadow, &tx, &w, c, freed);
 		c += w.bytes;
 		FUZZ_CHECK(rt.counter == c);
 		FUZZ_CHECK(++n <= s->size / RMSG_VB_ALIGN);
 	}
 	/* A resume that succeeded promised rewrites that cannot fail. */
 	FUZZ_CHECK(ret == 0 && c == tx.written && rt.seq == tx.seq);
+}
+
+/*
+ * A shadow that rotted (a bug elsewhere, or memory corruption): resume
+ * from the honest counters on copies of the sender and the shadow, with
+ * bytes of the shadow changed or a trailer forged where the rewrites
+ * start. The resume and its rewrites read only inside the shadow, whatever
+ * it holds; a resume that succeeds still rewrites only inside the block,
+ * the credit and what was written, and then cannot fail.
+ */
+static void op_shadow_rot(struct rs *s, struct fuzz_in *in)
+{
+	struct rmsg_vb_tx tx = s->tx;
+	struct rmsg_vb_trailer t;
+	struct rmsg_vb_rewrite w;
+	struct rmsg_vb_retx rt;
+	struct rmsg_vb_rx krx;
+	u8 how = fuzz_u8(in), *shadow = malloc(s->size);
+	u32 off, n = 0, c, end;
+	int ret;
+
+	FUZZ_CHECK(shadow);
+	memcpy(shadow, s->shadow, s->size);
+	rx_walk(s, &krx);
+	if (how & 1) {
+		off = fuzz_u16(in) % s->size;
+		n = fuzz_u8(in) % 32 + 1;
+		if (n > s->size - off)
+			n = s->size - off;
+		fuzz_bytes(in, shadow + off, n);
+	} else {
+		/* Where the first rewrite's trailer is, or further on. */
+		end = s->size - (krx.pos + fuzz_u8(in) % 8 * 16) % s->size;
+		t.ack = 0;
+		t.freed = 0;
+		t.seq = cpu_to_le32(krx.seq + (int8_t)fuzz_u8(in) % 3);
+		t.len = cpu_to_le16(fuzz_u16(in));
+		t.type = fuzz_u8(in) % 5;
+		t.flag = how & 2 ? rmsg_vb_flag(krx.lap) : fuzz_u8(in);
+		memcpy(shadow + end - sizeof(t), &t, sizeof(t));
+	}
+	ret = rmsg_vb_tx_resume(&tx, shadow, s->rx.freed, krx.consumed,
+				krx.seq, &rt);
+	if (ret) {
+		FUZZ_CHECK(ret == -EPROTO);
+		FUZZ_CHECK(!memcmp(&tx, &s->tx, sizeof(tx)));
+	} else {
+		c = krx.consumed;
+		n = 0;
+		while ((ret = rmsg_vb_retx_next(&rt, shadow, &w)) > 0) {
+			check_rewrite(s, shadow, &tx, &w, c, s->rx.freed);
+			c += w.bytes;
+			FUZZ_CHECK(++n <= s->size / RMSG_VB_ALIGN);
+		}
+		FUZZ_CHECK(ret == 0 && c == tx.written && rt.seq == tx.seq);
+	}
+	free(shadow);
+}
+
+/* min(cap, base * 2^attempt), in 64 bits */
+static u64 backoff_max(u32 attempt, u32 base, u32 cap)
+{
+	u64 d = attempt >= 32 ? cap : (u64)base << attempt;
+
+	return d < cap ? d : cap;
+}
+
+/* The reconnection back-off against its kernel-doc. */
+static void op_backoff(struct fuzz_in *in)
+{
+	u32 attempt, base, cap, rnd, give_up, b, cp, v, k;
+	u64 spent = 0, want;
+
+	/* Values of all sizes: a word shifted right by a fuzzed amount. */
+	attempt = fuzz_u8(in);
+	base = fuzz_u32(in);
+	base >>= fuzz_u8(in) % 32;
+	cap = fuzz_u32(in);
+	cap >>= fuzz_u8(in) % 32;
+	rnd = fuzz_u32(in);
+	give_up = fuzz_u32(in);
+	give_up >>= fuzz_u8(in) % 32;
+	b = base ? base : 1;
+	cp = cap < b ? b : cap;
+
+	v = rmsg_backoff_ms(attempt, base, cap, rnd);
+	FUZZ_CHECK(v >= 1 && v <= backoff_max(attempt, b, cp) &&
+		   v >= backoff_max(attempt, b, cp) -
+			backoff_max(attempt, b, cp) / 2);
+	/* Attempts at their longest while they fit; from 32 on, the cap. */
+	for (k = 0; k < 40; k++) {
+		if (spent + backoff_max(k, b, cp) > give_up)
+			break;
+		spent += backoff_max(k, b, cp);
+	}
+	want = k < 40 ? k : 40 + (give_up - spent) / cp;
+	FUZZ_CHECK(rmsg_backoff_attempts(base, cap, give_up) == want);
 }
 
 /* rmsg_repair_match() against its kernel-doc. */
@@ -376,7 +475,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s->up = true;
 
 	while (fuzz_more(&in) && ops++ < 4096) {
-		switch (fuzz_u8(&in) % 11) {
+		switch (fuzz_u8(&in) % 13) {
 		case 0:
 		case 1:
 		case 2:
@@ -400,6 +499,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case 9:
 			op_resume_lie(s, &in);
+			break;
+		case 10:
+			op_shadow_rot(s, &in);
+			break;
+		case 11:
+			op_backoff(&in);
 			break;
 		default:
 			op_match(&in);

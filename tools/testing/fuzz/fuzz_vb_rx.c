@@ -375,6 +375,29 @@ static void op_forge(struct vb_fuzz *f, struct fuzz_in *in)
 	f->honest = false;
 }
 
+/* Block sizes from the peer: valid ones and their largest payload (R5). */
+static void check_size(u32 raw)
+{
+	bool valid = raw >= RMSG_VB_MIN_BLOCK && raw <= RMSG_VB_MAX_BLOCK &&
+		     raw % RMSG_VB_ALIGN == 0;
+	struct rmsg_vb_rx rx;
+	struct rmsg_vb_tx tx;
+	int max = rmsg_vb_max_payload(raw);
+
+	FUZZ_CHECK(!rmsg_vb_check_block(raw) == valid);
+	FUZZ_CHECK(!rmsg_vb_rx_init(&rx, raw, 0, 0) == valid);
+	FUZZ_CHECK(!rmsg_vb_tx_init(&tx, raw, 0, 0) == valid);
+	if (!valid) {
+		FUZZ_CHECK(max == -EINVAL);
+		return;
+	}
+	FUZZ_CHECK(max > 0 && max <= RMSG_VB_MAX_PAYLOAD);
+	FUZZ_CHECK(rmsg_vb_record_size(max) + RMSG_VB_CLEAR <= raw / 2);
+	FUZZ_CHECK(max == RMSG_VB_MAX_PAYLOAD ||
+		   rmsg_vb_record_size(max + RMSG_VB_ALIGN) + RMSG_VB_CLEAR >
+		   raw / 2);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_in in = { data, size };
@@ -386,6 +409,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	f->size = RMSG_VB_MIN_BLOCK + RMSG_VB_ALIGN * (fuzz_u8(&in) % 128);
 	seq = fuzz_u32(&in);
 	bytes = fuzz_u32(&in);
+	check_size(seq ^ bytes);
+	check_size((seq ^ bytes) & (RMSG_VB_MAX_BLOCK * 2 - 1));
 	f->blk = malloc(f->size);
 	FUZZ_CHECK(f->blk);
 	/* Only the last trailer needs to be zero (R6). */
