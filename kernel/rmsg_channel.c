@@ -1148,8 +1148,13 @@ static void rmsg_chan_repair(struct rmsg_channel *ch)
 		 * device then reaches the peer.
 		 */
 		if (test_and_clear_bit(RMSG_CHAN_DEV_LOST, &ch->flags) &&
-		    ch->rdev)
+		    ch->rdev) {
+			if (rmsg_data_rndv_busy(ch)) {
+				rmsg_chan_kill(ch, ch->resil.last_error);
+				return;
+			}
 			rmsg_chan_dev_release(ch);
+		}
 		/*
 		 * The drain may have brought the peer's CLOSE (its DREQ can
 		 * overtake it) or RESET: then the peer ended the channel.

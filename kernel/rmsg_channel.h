@@ -523,6 +523,7 @@ int rmsg_data_dev_create(struct rmsg_channel *ch);
 void rmsg_data_dev_release(struct rmsg_channel *ch);
 int rmsg_data_shadow_create(struct rmsg_channel *ch);
 int rmsg_data_suspend(struct rmsg_channel *ch);
+bool rmsg_data_rndv_busy(struct rmsg_channel *ch);
 int rmsg_data_resume(struct rmsg_channel *ch, const struct rmsg_hello *peer);
 void rmsg_data_reopen(struct rmsg_channel *ch);
 int rmsg_data_post_recvs(struct rmsg_channel *ch);

@@ -472,6 +472,29 @@ int rmsg_data_suspend(struct rmsg_channel *ch)
 }
 
 /**
+ * rmsg_data_rndv_busy() - does a rendezvous transfer tie the channel to
+ *	its device
+ * @ch: the channel, suspended
+ *
+ * Transfers under way, and sends of them waiting, hold registrations whose
+ * keys the peer may know: they are good on this device only. A repair
+ * that must leave the device ends such a channel (not yet carried over).
+ */
+bool rmsg_data_rndv_busy(struct rmsg_channel *ch)
+{
+	struct rmsg_rndv *r = &ch->rndv;
+	bool busy;
+	u32 idx;
+
+	mutex_lock(&ch->ep->lock);
+	busy = r->tx_oldest != r->tx_next || r->rx_oldest != r->rx_next;
+	for (idx = ch->pend_posted; !busy && idx != ch->pend_tail; idx++)
+		busy = ch->pend[idx & RMSG_PEND_MASK].rndv;
+	mutex_unlock(&ch->ep->lock);
+	return busy;
+}
+
+/**
  * rmsg_data_resume() - take the peer's view of our stream after a repair
  * @ch: the channel, suspended
  * @peer: the peer's hello on the new connection
