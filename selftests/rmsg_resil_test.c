@@ -1393,15 +1393,23 @@ static int rxe_delete(resil_fixture *self)
 	return rmsg_sh("rdma link delete rxe0") ? -EIO : 0;
 }
 
-/* rxe0 comes back, on the same netdev; true once its port is active. */
+/* rxe0 comes back, on the same netdev. */
+static bool rxe_make(resil_fixture *self)
+{
+	if (rmsg_sh("rdma link add rxe0 type rxe netdev %s", self->netdev))
+		return false;
+	self->rxe_gone = false;
+	return true;
+}
+
+/* ... and rmsg sees its port active: true. */
 static bool rxe_add(resil_fixture *self)
 {
 	bool ok;
 	int fd;
 
-	if (rmsg_sh("rdma link add rxe0 type rxe netdev %s", self->netdev))
+	if (!rxe_make(self))
 		return false;
-	self->rxe_gone = false;
 	fd = rmsg_open_device();
 	if (fd < 0)
 		return false;
@@ -1603,7 +1611,8 @@ TEST_F_TIMEOUT(resil, hca_gone_unload, 120)
 	EXPECT_GT(3000, t_close);
 	ret = syscall(SYS_delete_module, "rmsg", O_NONBLOCK) ? -errno : 0;
 	EXPECT_EQ(0, ret) TH_LOG("delete_module: %s", strerror(-ret));
-	EXPECT_TRUE(rxe_add(self));
+	/* Without the module: rmsg cannot say when the port is up. */
+	EXPECT_TRUE(rxe_make(self));
 	if (!ret) {
 		fd = open(ko, O_RDONLY | O_CLOEXEC);
 		ASSERT_LE(0, fd);
@@ -1612,6 +1621,10 @@ TEST_F_TIMEOUT(resil, hca_gone_unload, 120)
 	}
 	ASSERT_TRUE(module_loaded());
 	self->nparams = 0;
+	fd = rmsg_open_device();
+	ASSERT_LE(0, fd);
+	EXPECT_TRUE(rmsg_wait_dev(fd, "rxe0", true, RMSG_PORT_ACTIVE, 20000));
+	close(fd);
 }
 
 /*
