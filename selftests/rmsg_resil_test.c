@@ -1227,7 +1227,7 @@ TEST_F_TIMEOUT(resil, give_up, 120)
 	long t0, t_rec, t_end = -1, t_a;
 	__u64 queued;
 	char buf[256];
-	int i, n;
+	int i, n, ret;
 
 	if (!module_has(RMSG_FEAT_REPAIR))
 		SKIP(return, "the module does not announce RMSG_FEAT_REPAIR");
@@ -1239,8 +1239,14 @@ TEST_F_TIMEOUT(resil, give_up, 120)
 	ASSERT_TRUE(rmsg_streams_run(ss, ENDLESS, 60000)) TH_LOG("%s", ss->why);
 
 	ASSERT_EQ(0, block_net(self));
-	ASSERT_EQ(0, rmsg_inject_fault(self->b.fd, 0, self->b_ch[0],
-				       RMSG_FAULT_QP_ERROR));
+	/*
+	 * ENOTCONN: the link going down broke the connection first (rxe
+	 * fails a send on a port that is down): a repair is under way all
+	 * the same.
+	 */
+	ret = rmsg_inject_fault(self->b.fd, 0, self->b_ch[0],
+				RMSG_FAULT_QP_ERROR);
+	ASSERT_TRUE(ret == 0 || ret == -ENOTCONN) TH_LOG("fault: %d", ret);
 	t0 = rmsg_now_ms();
 	ASSERT_TRUE(wait_state(self->b.fd, self->b_ep, self->b_ch[0],
 			       RMSG_CHAN_INFO_RECOVERING, 1000));
@@ -1332,11 +1338,16 @@ TEST_F_TIMEOUT(resil, unload_during_recovery, 120)
 	ASSERT_EQ(0, set_param(self, "repair_timeout_ms", "60000"));
 	start_streams(_metadata, self, 3, ENDLESS);
 	ASSERT_EQ(0, block_net(self));
-	/* Channel 0 from its connecting end, 1 from its accepting end. */
-	ASSERT_EQ(0, rmsg_inject_fault(self->b.fd, 0, self->b_ch[0],
-				       RMSG_FAULT_QP_ERROR));
-	ASSERT_EQ(0, rmsg_inject_fault(self->a.fd, 0, self->a_ch[1],
-				       RMSG_FAULT_QP_ERROR));
+	/*
+	 * Channel 0 from its connecting end, 1 from its accepting end.
+	 * ENOTCONN: the link going down broke the connection first.
+	 */
+	ret = rmsg_inject_fault(self->b.fd, 0, self->b_ch[0],
+				RMSG_FAULT_QP_ERROR);
+	ASSERT_TRUE(ret == 0 || ret == -ENOTCONN) TH_LOG("fault: %d", ret);
+	ret = rmsg_inject_fault(self->a.fd, 0, self->a_ch[1],
+				RMSG_FAULT_QP_ERROR);
+	ASSERT_TRUE(ret == 0 || ret == -ENOTCONN) TH_LOG("fault: %d", ret);
 	ASSERT_TRUE(wait_state(self->b.fd, self->b_ep, self->b_ch[0],
 			       RMSG_CHAN_INFO_RECOVERING, 2000));
 	ASSERT_TRUE(wait_state(self->a.fd, self->a_ep, self->a_ch[1],

@@ -808,8 +808,11 @@ static inline int rmsg_streams_events(struct rmsg_streams *ss,
 			while (rmsg_stream_is_rndv(s, s->next_eager_cqe));
 		}
 		if (!ev[i].res && s->failed)
-			return rmsg_streams_fail(ss, "stream %u: %u completed after a failed send",
-						 st, seq);
+			return rmsg_streams_fail(ss, "stream %u: %u (%s) completed after a failed send (first error %d)",
+						 st, seq,
+						 ud == RMSG_STREAM_UD_ZC ?
+						 "rendezvous" : "eager",
+						 s->first_error);
 		if (ev[i].res) {
 			s->failed++;
 			if (!s->first_error)
@@ -872,9 +875,9 @@ static inline bool rmsg_stream_settled(const struct rmsg_stream *s,
 		return s->ok >= goal || tx_end;
 	if (!s->tx)
 		return s->received >= goal || rx_end;
-	if (s->rndv_pending)
-		return false;
-	if (s->received >= goal && s->ok >= goal)
+	/* At the end, every answer's bytes must have been checked too. */
+	if (s->received >= goal && s->ok >= goal &&
+	    (goal < s->total || !s->rndv_pending))
 		return true;
 	return tx_end && rx_end;
 }
