@@ -882,8 +882,14 @@ static int rmsg_chan_connection(struct rmsg_channel *ch,
 {
 	int ret;
 
-	if (ch->rdev && ch->rdev->ibdev != id->device)
+	if (ch->rdev && ch->rdev->ibdev != id->device) {
+		/* Keys the peer holds would not survive the move. */
+		if (rmsg_data_rndv_busy(ch)) {
+			rmsg_chan_kill(ch, ch->resil.last_error ?: -ENODEV);
+			return -ENODEV;
+		}
 		rmsg_chan_dev_release(ch);
+	}
 	if (!ch->rdev) {
 		ret = rmsg_chan_dev_create(ch, id->device);
 		if (ret)
