@@ -1469,6 +1469,17 @@ static void recover_client(struct worker *w)
 				next_at = t + 1000000ULL;
 				continue;
 			}
+			/*
+			 * Echoes that came while the device was being deleted
+			 * (the channel was open until then) are no sample:
+			 * take them, and time from here.
+			 */
+			if (!ret && kind == FAULT_HCA_READD) {
+				while (!rmsg_peek(&w->ep, c->id, &msg))
+					recover_take(w, &msg, &fc, t_inj,
+						     &next_at);
+				t_inj = now_ns();
+			}
 			if (ret)
 				die(w, "rmsg_inject_fault(%s) on channel %u: %s",
 				    fault_name(kind), c->id,
