@@ -14,6 +14,11 @@
 #   netem_loss    PAIR_LOSS random loss on node 0's egress for
 #                 PAIR_NETEM_S seconds (its data and its acknowledgements
 #                 of node 1's data)
+#   outage        every packet node 0 sends dropped (netem loss 100%) for
+#                 PAIR_OUTAGE_S seconds: the fabric between the nodes
+#                 fails and comes back while both links stay up; the
+#                 QPs' retries run out or heartbeats find the silence,
+#                 and repairs must get through once it is over
 #   link_flap     node 0's link down for PAIR_FLAP_S seconds, then up
 #   peer_killed   node 1 resets itself (tools/testing/vm-halt) mid-stream:
 #                 node 0's channels must end with ETIMEDOUT within a bound
@@ -38,12 +43,14 @@ channels=${PAIR_CHANNELS:-4}
 window=${PAIR_WINDOW:-8}
 size=${PAIR_SIZE:-1024}
 flap_s=${PAIR_FLAP_S:-2}
+outage_s=${PAIR_OUTAGE_S:-4}
 loss=${PAIR_LOSS:-5%}
 netem_s=${PAIR_NETEM_S:-6}
 give_up_ms=${PAIR_GIVE_UP_MS:-5000}
 port_flap=18620
 port_netem=18621
 port_kill=18622
+port_outage=18623
 
 # The open channels of process $1 (all processes: no argument).
 open_chans() {
@@ -81,6 +88,7 @@ if [ "$node" = 1 ]; then
 		sleep 1
 	done
 	serve $port_netem netem_loss
+	serve $port_outage outage
 	serve $port_flap link_flap
 	# The last one: die a few seconds into node 0's stream.
 	$perf -T 60 -p $port_kill recover >/tmp/kill.log 2>&1 &
@@ -95,7 +103,7 @@ if [ "$node" = 1 ]; then
 fi
 
 echo "TAP version 13"
-echo "1..7"
+echo "1..8"
 n=0
 failed=0
 result() {
@@ -210,7 +218,34 @@ else
 fi
 result $ok "pair.netem_loss_stream"
 
-# (b) The link under rxe0 down and up again, mid-stream. Heartbeats at a
+# (b) The fabric fails for a few seconds and comes back, links up. With
+# heartbeats at a quarter of their period (4 x 250 ms) the outage is a
+# repair at the latest after a second; its attempts fail until the
+# packets flow again, and the stream must go on exact.
+ok=1
+hb_ms=$(cat $params/heartbeat_ms)
+echo 250 >$params/heartbeat_ms
+if stream_start $port_outage $((outage_s + 12)); then
+	sleep 2
+	if tc qdisc add dev "$netdev" root netem loss 100%; then
+		sleep "$outage_s"
+		tc -s qdisc show dev "$netdev" | diag
+		tc qdisc del dev "$netdev" root
+		echo "# outage: every packet of $netdev dropped for ${outage_s} s"
+		stream_check 100 1 && ok=0
+	else
+		echo "# outage: tc qdisc add ... netem failed"
+		kill "$stream_pid"
+	fi
+else
+	echo "# outage: the stream's channels did not open"
+	wait "$stream_pid"
+	diag /tmp/stream.log
+fi
+echo "$hb_ms" >$params/heartbeat_ms
+result $ok "pair.outage_stream"
+
+# (c) The link under rxe0 down and up again, mid-stream. Heartbeats at a
 # quarter of their period (4 x 250 ms) make the outage a repair, not only
 # RC retransmissions. On the guest's 6.1 kernel rxe makes no new rdma_cm
 # connection after its link went down and up (the peer takes the requests,
@@ -251,7 +286,7 @@ if [ $ok != 0 ] || [ -n "$skip" ]; then
 	echo "# link_flap: rxe0 made again: $($ctl dev | grep '^rxe0')"
 fi
 
-# (c) Node 1 dies mid-stream. Nothing tells node 0: heartbeats find the
+# (d) Node 1 dies mid-stream. Nothing tells node 0: heartbeats find the
 # silence (heartbeat_ms x heartbeat_misses), the repair's connection
 # attempts go unanswered, and after repair_timeout_ms the channels end with
 # ETIMEDOUT. The bound allows node 1's 3 s before it dies, the heartbeats,
