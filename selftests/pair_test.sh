@@ -19,6 +19,9 @@
 #                 fails and comes back while both links stay up; the
 #                 QPs' retries run out or heartbeats find the silence,
 #                 and repairs must get through once it is over
+#   peer_readd    node 1 deletes its rxe0 mid-stream and makes it again
+#                 PAIR_READD_S seconds later: both ends repair, node 1's
+#                 channels on the new device
 #   link_flap     node 0's link down for PAIR_FLAP_S seconds, then up
 #   peer_killed   node 1 resets itself (tools/testing/vm-halt) mid-stream:
 #                 node 0's channels must end with ETIMEDOUT within a bound
@@ -44,6 +47,7 @@ window=${PAIR_WINDOW:-8}
 size=${PAIR_SIZE:-1024}
 flap_s=${PAIR_FLAP_S:-2}
 outage_s=${PAIR_OUTAGE_S:-4}
+readd_s=${PAIR_READD_S:-1}
 loss=${PAIR_LOSS:-5%}
 netem_s=${PAIR_NETEM_S:-6}
 give_up_ms=${PAIR_GIVE_UP_MS:-5000}
@@ -51,6 +55,7 @@ port_flap=18620
 port_netem=18621
 port_kill=18622
 port_outage=18623
+port_readd=18624
 
 # The open channels of process $1 (all processes: no argument).
 open_chans() {
@@ -89,6 +94,17 @@ if [ "$node" = 1 ]; then
 	done
 	serve $port_netem netem_loss
 	serve $port_outage outage
+	# Its device goes and comes back under the stream it serves.
+	serve $port_readd peer_readd &
+	rpid=$!
+	if wait_open "$channels" 150; then
+		sleep 2
+		rdma link delete rxe0
+		sleep "$readd_s"
+		rdma link add rxe0 type rxe netdev "$netdev"
+		echo "peer_readd: rxe0 deleted and made again"
+	fi
+	wait "$rpid"
 	serve $port_flap link_flap
 	# The last one: die a few seconds into node 0's stream.
 	$perf -T 60 -p $port_kill recover >/tmp/kill.log 2>&1 &
@@ -103,7 +119,7 @@ if [ "$node" = 1 ]; then
 fi
 
 echo "TAP version 13"
-echo "1..8"
+echo "1..9"
 n=0
 failed=0
 result() {
@@ -245,7 +261,20 @@ fi
 echo "$hb_ms" >$params/heartbeat_ms
 result $ok "pair.outage_stream"
 
-# (c) The link under rxe0 down and up again, mid-stream. Heartbeats at a
+# (c) Node 1's device goes away mid-stream and comes back (node 1 does it
+# 2 s after the channels opened; it serves this stream alone). Node 1's
+# channels repair onto the new rxe0, node 0's redial until it is there.
+ok=1
+if stream_start $port_readd 14; then
+	stream_check 100 1 && ok=0
+else
+	echo "# peer_readd: the stream's channels did not open"
+	wait "$stream_pid"
+	diag /tmp/stream.log
+fi
+result $ok "pair.peer_readd_stream"
+
+# (d) The link under rxe0 down and up again, mid-stream. Heartbeats at a
 # quarter of their period (4 x 250 ms) make the outage a repair, not only
 # RC retransmissions. On the guest's 6.1 kernel rxe makes no new rdma_cm
 # connection after its link went down and up (the peer takes the requests,
@@ -286,7 +315,7 @@ if [ $ok != 0 ] || [ -n "$skip" ]; then
 	echo "# link_flap: rxe0 made again: $($ctl dev | grep '^rxe0')"
 fi
 
-# (d) Node 1 dies mid-stream. Nothing tells node 0: heartbeats find the
+# (e) Node 1 dies mid-stream. Nothing tells node 0: heartbeats find the
 # silence (heartbeat_ms x heartbeat_misses), the repair's connection
 # attempts go unanswered, and after repair_timeout_ms the channels end with
 # ETIMEDOUT. The bound allows node 1's 3 s before it dies, the heartbeats,
