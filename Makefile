@@ -204,10 +204,12 @@ bench:
 # each class (Documentation/resilience.rst, "Soak"). Never part of `make
 # check`: it takes a long time.
 SOAK_FAULTS	?= 1000
+SOAK_KINDS	?= qp-error,disconnect,device-fatal,hca-readd
 
 soak: deps
 	$(MAKE) WERROR=1 all
-	tools/testing/rmsg-vm -T 7200 tools/testing/soak.sh $(SOAK_FAULTS)
+	tools/testing/rmsg-vm -T 7200 env SOAK_KINDS=$(SOAK_KINDS) \
+		tools/testing/soak.sh $(SOAK_FAULTS)
 
 # libFuzzer needs clang (Debian's clang and libclang-rt-dev); deps.sh
 # --fuzz installs them. Never part of `make check`: it searches, for as
