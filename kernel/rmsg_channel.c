@@ -1262,9 +1262,16 @@ static int rmsg_cm_repair_request(struct rmsg_endpoint *ep,
 		ret = 0;
 	}
 	mutex_unlock(&ep->chan_lock);
-	/* Tell the peer it is not coming back (it then gives up at once). */
+	/*
+	 * A stale attempt, or one that must come again later, is refused as
+	 * a busy peer would (the dialling side tries again); anything else
+	 * tells the peer the channel is not coming back (it gives up at
+	 * once).
+	 */
 	if (ret)
-		rdma_reject(cm_id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+		rdma_reject(cm_id, NULL, 0, verdict == RMSG_REPAIR_STALE ?
+			    IB_CM_REJ_NO_RESOURCES :
+			    IB_CM_REJ_CONSUMER_DEFINED);
 	return ret;
 }
 
