@@ -101,6 +101,8 @@ enum rmsg_repair_phase {
  * @retx_bytes: their bytes (under ep->lock)
  * @recover_ns: time spent repairing, before the repair under way
  * @recover_start: when the repair under way began (ktime_get_ns())
+ * @stalled: the repair under way was reported (RMSG_CQE_STALLED); its
+ *	end is owed a RESUMED. In the channel's work only.
  */
 struct rmsg_chan_resil {
 	u32 epoch;
@@ -112,6 +114,7 @@ struct rmsg_chan_resil {
 	u64 retx_bytes;
 	u64 recover_ns;
 	u64 recover_start;
+	bool stalled;
 };
 
 /* Bits of rmsg_channel.flags, set from any context. */
@@ -130,6 +133,7 @@ enum {
 	RMSG_CHAN_PEER_RESET,	/* the peer aborted: no repair */
 	RMSG_CHAN_HEARD,	/* something arrived since the last heartbeat */
 	RMSG_CHAN_HEARTBEAT_DUE, /* the heartbeat timer fired */
+	RMSG_CHAN_STALL_DUE,	/* the repair's quiet period ended */
 	/* First bit of a send buffer in use: + (index - RMSG_CTRL_RECVS) */
 	RMSG_CHAN_CTRL_BUSY,
 };
@@ -381,6 +385,7 @@ struct rmsg_rndv {
  * @resume_seq: the sequence number the next record must carry
  * @hb_timer: the heartbeat of an open channel: runs @work
  * @hb_misses: heartbeat periods in a row in which nothing arrived
+ * @stall_timer: the end of a repair's quiet period: runs @work
  */
 struct rmsg_channel {
 	struct rmsg_cm_ctx cm;
@@ -472,6 +477,7 @@ struct rmsg_channel {
 	u32 resume_seq;
 	struct timer_list hb_timer;
 	u32 hb_misses;
+	struct timer_list stall_timer;
 };
 
 extern struct workqueue_struct *rmsg_wq;
