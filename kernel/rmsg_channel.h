@@ -259,6 +259,10 @@ struct rmsg_shadow {
  * @rd_posted: READs posted
  * @rd_done: READs completed (softirq)
  * @rd_depth: READs the connection allows in flight
+ * @fin_sent: by cookie % RMSG_RNDV_WINDOW, RMSG_FIN_ARG() + 1 of a FIN
+ *	whose send has not completed, else 0 (cleared in softirq)
+ * @fin_resend: those FINs, as a repair found them: they may be lost and
+ *	go again on the next connection
  */
 struct rmsg_rndv {
 	struct rmsg_rndv_tx *tx[RMSG_RNDV_WINDOW];
@@ -280,6 +284,8 @@ struct rmsg_rndv {
 	u32 rd_posted;
 	u32 rd_done;
 	u32 rd_depth;
+	atomic64_t fin_sent[RMSG_RNDV_WINDOW];
+	u64 fin_resend[RMSG_RNDV_WINDOW];
 };
 
 /**
@@ -521,7 +527,13 @@ int rmsg_rndv_recv(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 		   const struct rmsg_sqe *sqe);
 int rmsg_rndv_ready(struct rmsg_channel *ch, struct rmsg_rndv_tx *t,
 		    void **buf, u64 *dma, u32 *len);
-void rmsg_rndv_written(struct rmsg_channel *ch, struct rmsg_rndv_tx *t);
+void rmsg_rndv_written(struct rmsg_channel *ch, struct rmsg_rndv_tx *t,
+		       u32 payload_off);
+void rmsg_rndv_ctrl_sent(struct rmsg_channel *ch, unsigned int idx);
+void rmsg_rndv_suspend(struct rmsg_channel *ch);
+int rmsg_rndv_tx_rewind(struct rmsg_channel *ch, struct rmsg_rndv_tx *t);
+int rmsg_rndv_resume(struct rmsg_channel *ch, u32 arrived, void *shadow);
+int rmsg_rndv_rereg(struct rmsg_channel *ch);
 void rmsg_rndv_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg);
 void rmsg_rndv_collect(struct rmsg_channel *ch);
 void rmsg_rndv_progress(struct rmsg_channel *ch);

@@ -377,8 +377,10 @@ void rmsg_data_open(struct rmsg_channel *ch)
  * the receive block goes to the end of the records that arrived, which is
  * where the peer resumes writing.
  *
- * Return: 0, or -EBUSY while rendezvous transfers are under way (not yet
- * repaired: the channel must fail), or what the walk found wrong.
+ * Rendezvous transfers are driven again too (rmsg_rndv_suspend()).
+ *
+ * Return: 0, or what the walk found wrong, or the errno of mapping a
+ * rendezvous send again.
  */
 int rmsg_data_suspend(struct rmsg_channel *ch)
 {
@@ -406,11 +408,10 @@ int rmsg_data_suspend(struct rmsg_channel *ch)
 	ch->wake_due = false;
 	ch->credit_due = true;
 	ch->notify_due = ch->armed;
-	if (r->tx_oldest != r->tx_next || r->rx_oldest != r->rx_next)
-		ret = -EBUSY;
-	for (idx = ch->pend_posted; idx != ch->pend_tail; idx++)
+	for (idx = ch->pend_posted; !ret && idx != ch->pend_tail; idx++)
 		if (ch->pend[idx & RMSG_PEND_MASK].rndv)
-			ret = -EBUSY;
+			ret = rmsg_rndv_tx_rewind(ch,
+					ch->pend[idx & RMSG_PEND_MASK].rndv);
 	if (!ret) {
 		ret = rmsg_rndv_walk(ch);
 		if (ret)
@@ -418,6 +419,7 @@ int rmsg_data_suspend(struct rmsg_channel *ch)
 					      ch->id, ret, r->krx.consumed);
 	}
 	if (!ret) {
+		rmsg_rndv_suspend(ch);
 		ch->resume_arrived = r->krx.consumed;
 		ch->resume_seq = r->krx.seq;
 	}
@@ -454,6 +456,9 @@ int rmsg_data_resume(struct rmsg_channel *ch, const struct rmsg_hello *peer)
 		pr_debug("channel %u: resumes at %u (seq %u), written %u (seq %u), released %u\n",
 			 ch->id, peer->rx_arrived, peer->rx_seq, ch->tx.written,
 			 ch->tx.seq, ch->tx.freed);
+		ret = rmsg_rndv_resume(ch, peer->rx_arrived, ch->shadow->va);
+	}
+	if (!ret) {
 		ch->retx_due = ch->retx.counter != ch->retx.end;
 		ch->peer.block_addr = peer->block_addr;
 		ch->peer.block_rkey = peer->block_rkey;
@@ -632,6 +637,7 @@ void rmsg_data_ctrl_sent(struct rmsg_channel *ch, unsigned int idx)
 {
 	if (idx < RMSG_CTRL_CREDIT_BUF)
 		return;
+	rmsg_rndv_ctrl_sent(ch, idx);
 	clear_bit(RMSG_CHAN_CTRL_BUSY + idx - RMSG_CTRL_RECVS, &ch->flags);
 	/* A newer value of the kind may be waiting for the buffer. */
 	queue_work(rmsg_wq, &ch->data_work);
@@ -846,7 +852,7 @@ static void rmsg_data_posted(struct rmsg_channel *ch,
 	rmsg_vb_tx_commit(&ch->tx, pl);
 	ch->wr_posted += pl->wrap_skip ? 2 : 1;
 	if (e->rndv)
-		rmsg_rndv_written(ch, e->rndv);
+		rmsg_rndv_written(ch, e->rndv, pl->off + pl->payload);
 	if (signal) {
 		ch->wr_signalled = ch->wr_posted;
 		rmsg_ep_count(ch->ep, RMSG_STAT_WRITES_SIGNALLED);
@@ -1200,7 +1206,9 @@ static int rmsg_data_push(struct rmsg_channel *ch, bool more, bool cqe_now)
 	int ret = -EAGAIN;
 
 	if (ch->tx_live && ch->retx_due) {
-		ret = rmsg_data_rewrite(ch);
+		ret = rmsg_rndv_rereg(ch);
+		if (!ret)
+			ret = rmsg_data_rewrite(ch);
 		if (ret && ret != -EAGAIN) {
 			ch->tx_live = false;
 			rmsg_chan_kill_soft(ch, ret);

@@ -129,8 +129,13 @@ struct rmsg_rndv_move {
  * @cts: RPut: the decoded CTS; @cts.rkey points into @mbox
  * @have_cts: RPut: @cts is valid
  * @done_sent: RPut: every WRITE and the DONE after them are posted
+ * @done_ever: RPut: a DONE was posted on some connection, so a FIN may
+ *	report success (a repair clears @done_sent, not this)
  * @fin: the FIN came: its errno (0 for success) is in @status
  * @status: what the CQE will say
+ * @rts_off: block offset of the RTS record's payload, once written
+ * @rts_end: the stream's byte counter just past that record: the peer
+ *	has the RTS when its resume point is there or beyond
  */
 struct rmsg_rndv_tx {
 	u64 user_data;
@@ -145,8 +150,11 @@ struct rmsg_rndv_tx {
 	struct rmsg_rts_info cts;
 	bool have_cts;
 	bool done_sent;
+	bool done_ever;
 	bool fin;
 	int status;
+	u32 rts_off;
+	u32 rts_end;
 };
 
 /**
@@ -574,9 +582,11 @@ static int rmsg_rndv_tx_map(struct rmsg_channel *ch, struct rmsg_rndv_tx *t)
 		ret = rmsg_segs_map(ch, s, t->region, NULL, t->addr, t->len,
 				    info.seg_shift);
 	} else {
-		t->mbox = (void *)__get_free_pages(GFP_KERNEL_ACCOUNT |
-						   __GFP_ZERO,
-						   get_order(RMSG_RNDV_MBOX));
+		/* Kept when a repair maps the transfer again. */
+		if (!t->mbox)
+			t->mbox = (void *)__get_free_pages(GFP_KERNEL_ACCOUNT |
+							   __GFP_ZERO,
+							   get_order(RMSG_RNDV_MBOX));
 		if (!t->mbox)
 			return -ENOMEM;
 		s->dir = DMA_FROM_DEVICE;
@@ -686,11 +696,17 @@ int rmsg_rndv_ready(struct rmsg_channel *ch, struct rmsg_rndv_tx *t,
 	return 0;
 }
 
-/* The RTS of @t is posted: the transfer waits for its FIN in tx[]. */
-void rmsg_rndv_written(struct rmsg_channel *ch, struct rmsg_rndv_tx *t)
+/*
+ * The RTS of @t is posted, its payload at block offset @payload_off: the
+ * transfer waits for its FIN in tx[].
+ */
+void rmsg_rndv_written(struct rmsg_channel *ch, struct rmsg_rndv_tx *t,
+		       u32 payload_off)
 {
 	struct rmsg_rndv *r = &ch->rndv;
 
+	t->rts_off = payload_off;
+	t->rts_end = ch->tx.written;
 	r->tx[t->cookie & RMSG_RNDV_MASK] = t;
 	r->tx_next++;
 }
@@ -707,13 +723,44 @@ void rmsg_rndv_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg)
 	u32 i = RMSG_FIN_COOKIE(arg) & RMSG_RNDV_MASK;
 	atomic64_t *slot = type == RMSG_CTRL_FIN ? &r->fin[i] :
 			   type == RMSG_CTRL_CTS ? &r->cts[i] : &r->done[i];
+	u64 old;
 
-	/* One of each per transfer, and no transfer reuses a slot before. */
+	/*
+	 * After a repair the peer sends again the FINs it cannot know
+	 * arrived: the newest cookie of a slot wins, and the work drops a
+	 * FIN of a transfer that is over (rmsg_rndv_tx_progress()).
+	 */
+	if (type == RMSG_CTRL_FIN) {
+		old = atomic64_read(slot);
+		do {
+			if (old && (s32)(RMSG_FIN_COOKIE(arg) -
+					 RMSG_FIN_COOKIE(old - 1)) <= 0)
+				return;
+		} while (!atomic64_try_cmpxchg(slot, &old, arg + 1));
+		queue_work(rmsg_wq, &ch->data_work);
+		return;
+	}
+	/* One of each per transfer and connection (rmsg_rndv_suspend()). */
 	if (atomic64_cmpxchg(slot, 0, arg + 1)) {
 		rmsg_chan_kill_soft(ch, -EPROTO);
 		return;
 	}
 	queue_work(rmsg_wq, &ch->data_work);
+}
+
+/**
+ * rmsg_rndv_ctrl_sent() - a control send of ours completed (softirq)
+ * @ch: the channel
+ * @idx: its buffer
+ *
+ * A FIN buffer's send completing means the peer has that FIN: a repair
+ * need not send it again. (The buffer's next message, a CTS or the next
+ * FIN, waits for this completion.)
+ */
+void rmsg_rndv_ctrl_sent(struct rmsg_channel *ch, unsigned int idx)
+{
+	if (idx >= RMSG_CTRL_FIN_BUF && idx < RMSG_CTRL_BUFS)
+		atomic64_set(&ch->rndv.fin_sent[idx - RMSG_CTRL_FIN_BUF], 0);
 }
 
 /* RPut: take the CTS the peer wrote into @t's mailbox. */
@@ -769,8 +816,10 @@ static int rmsg_rndv_put_tx(struct rmsg_channel *ch, struct rmsg_rndv_tx *t)
 			     RMSG_FIN_ARG(t->cookie, 0));
 	if (ret == -EAGAIN)
 		return 0;
-	if (!ret)
+	if (!ret) {
 		t->done_sent = true;
+		t->done_ever = true;
+	}
 	return ret;
 }
 
@@ -804,9 +853,14 @@ static void rmsg_rndv_tx_progress(struct rmsg_channel *ch)
 			if (!fin)
 				continue;
 			fin--;
+			/* Sent again after a repair, of a transfer now over. */
+			if ((s32)(RMSG_FIN_COOKIE(fin) - c) < 0) {
+				atomic64_cmpxchg(&r->fin[i], fin + 1, 0);
+				continue;
+			}
 			/* An RPut succeeds only after our DONE. */
 			if (RMSG_FIN_COOKIE(fin) != c ||
-			    (t->put && !t->done_sent && !RMSG_FIN_ERR(fin))) {
+			    (t->put && !t->done_ever && !RMSG_FIN_ERR(fin))) {
 				rmsg_chan_kill_soft(ch, -EPROTO);
 				return;
 			}
@@ -882,6 +936,9 @@ static int rmsg_rndv_collect_one(struct rmsg_channel *ch, u32 off, u32 len)
 	}
 	x->rts = rts;
 	x->have_rts = true;
+	/* The peer reuses a slot only after it had the slot's last FIN. */
+	atomic64_set(&r->fin_sent[r->rx_next & RMSG_RNDV_MASK], 0);
+	r->fin_resend[r->rx_next & RMSG_RNDV_MASK] = 0;
 	r->rx_next++;
 	return 0;
 }
@@ -1149,12 +1206,31 @@ static void rmsg_rndv_rx_free(struct rmsg_rndv_rx *x)
 	kfree(x);
 }
 
+/*
+ * Send FIN @fin from buffer @i, and remember it until the send completes.
+ * Marked first: the completion, in softirq, may come before the post
+ * returns. Should a FIN marked so have arrived after all, a repair sends
+ * it again, and the peer drops it.
+ */
+static int rmsg_rndv_fin(struct rmsg_channel *ch, u32 i, u64 fin)
+{
+	atomic64_t *sent = &ch->rndv.fin_sent[i];
+	u64 old = atomic64_xchg(sent, fin + 1);
+	int ret;
+
+	ret = rmsg_rndv_ctrl(ch, RMSG_CTRL_FIN_BUF + i, RMSG_CTRL_FIN, fin);
+	if (ret)
+		atomic64_cmpxchg(sent, fin + 1, old);
+	return ret;
+}
+
 /* Start, move, end and FIN the peer's transfers, oldest first. */
 static void rmsg_rndv_rx_progress(struct rmsg_channel *ch)
 {
 	struct rmsg_rndv *r = &ch->rndv;
 	struct rmsg_rndv_rx *x;
-	u32 c;
+	u32 c, i;
+	u64 fin;
 	int ret;
 
 	for (c = r->rx_oldest; c != r->rx_answer; c++) {
@@ -1180,15 +1256,27 @@ static void rmsg_rndv_rx_progress(struct rmsg_channel *ch)
 		if (!x->done)
 			rmsg_rndv_rx_end(ch, x);
 	}
+	/* FINs a repair may have lost go again first. */
+	for (i = 0; i < RMSG_RNDV_WINDOW; i++) {
+		if (!r->fin_resend[i])
+			continue;
+		ret = rmsg_rndv_fin(ch, i, r->fin_resend[i] - 1);
+		if (ret == -EAGAIN)
+			continue;
+		if (ret) {
+			rmsg_chan_kill_soft(ch, ret);
+			return;
+		}
+		r->fin_resend[i] = 0;
+	}
 	/* FINs go in order, each when its buffer is free. */
 	while (r->rx_oldest != r->rx_answer && ch->tx_live) {
 		x = r->rx[r->rx_oldest & RMSG_RNDV_MASK];
 		if (!x->done)
 			break;
-		ret = rmsg_rndv_ctrl(ch, RMSG_CTRL_FIN_BUF +
-				     (x->cookie & RMSG_RNDV_MASK),
-				     RMSG_CTRL_FIN,
-				     RMSG_FIN_ARG(x->cookie, -x->status));
+		i = x->cookie & RMSG_RNDV_MASK;
+		fin = RMSG_FIN_ARG(x->cookie, -x->status);
+		ret = rmsg_rndv_fin(ch, i, fin);
 		if (ret == -EAGAIN)
 			break;
 		if (ret) {
@@ -1213,6 +1301,198 @@ void rmsg_rndv_progress(struct rmsg_channel *ch)
 	rmsg_rndv_tx_progress(ch);
 	if (ch->tx_live)
 		rmsg_rndv_rx_progress(ch);
+}
+
+/* --- repairs ------------------------------------------------------------ */
+
+/* Move @mv's bytes again from the first: its WRs went with the old QP. */
+static void rmsg_move_rewind(struct rmsg_rndv_move *mv)
+{
+	mv->sg = mv->mapped ? mv->sgt.sgl : NULL;
+	mv->sg_off = 0;
+	mv->pos = 0;
+	mv->ops = 0;
+	atomic_set(&mv->ops_done, 0);
+}
+
+/*
+ * Destroy @s's registrations, which are past use but whose LOCAL_INVs a
+ * broken connection may or may not have run: a flushed completion does
+ * not say a WR did not run. The segments are then as good as invalidated.
+ */
+static void rmsg_segs_drop(struct rmsg_channel *ch, struct rmsg_rndv_segs *s)
+{
+	u32 i;
+
+	for (i = 0; s->mrs && i < s->nseg; i++) {
+		if (s->mrs[i])
+			rmsg_mr_destroy(ch, s->mrs[i]);
+		s->mrs[i] = NULL;
+	}
+	s->reg_posted = s->nseg;
+	s->inv_posted = s->nseg;
+	atomic_set(&s->inv_done, 1);
+}
+
+/*
+ * Map and register @t afresh, with new keys, none posted yet: for a send
+ * whose REG_MRs may or may not have run, and whose RTS the peer does not
+ * have, so nothing the peer holds names the old keys. @written: the RTS
+ * was written before, so it keeps its cookie.
+ */
+static int rmsg_rndv_tx_remap(struct rmsg_channel *ch, struct rmsg_rndv_tx *t,
+			      bool written)
+{
+	int ret;
+
+	rmsg_rndv_tx_unmap(ch, t, true);
+	rmsg_segs_free(&t->segs);
+	memset(&t->segs, 0, sizeof(t->segs));
+	memset(&t->mv, 0, sizeof(t->mv));
+	ret = rmsg_rndv_tx_map(ch, t);
+	if (ret || !written)
+		return ret;
+	t->segs.rts->cookie = cpu_to_le32(t->cookie);
+	ib_dma_sync_single_for_device(ch->rdev->ibdev, t->segs.rts_dma,
+				      rmsg_rts_size(t->segs.nseg),
+				      DMA_TO_DEVICE);
+	return 0;
+}
+
+/**
+ * rmsg_rndv_tx_rewind() - a send not yet written, after a repair
+ * @ch: the channel, suspended; the caller holds ep->lock
+ * @t: the transfer, in the pending ring
+ *
+ * Return: 0, or the errno of mapping it again.
+ */
+int rmsg_rndv_tx_rewind(struct rmsg_channel *ch, struct rmsg_rndv_tx *t)
+{
+	return t->segs.reg_posted ? rmsg_rndv_tx_remap(ch, t, false) : 0;
+}
+
+/**
+ * rmsg_rndv_suspend() - rendezvous between two connections
+ * @ch: the channel, being repaired: its broken QP is drained and gone;
+ *	the caller holds ep->lock and has walked the receive block
+ *
+ * What the old connection moved is forgotten, and each side does again
+ * what the peer may lack (Documentation/resilience.rst, "Rendezvous"): a
+ * receiver reads (RGet) from the first byte again; an RPut receiver that
+ * had no DONE registers its destination afresh and sends a new CTS, and
+ * its sender forgets the old CTS and waits; FINs whose sends did not
+ * complete go again; and sends whose RTS the peer lacks are registered
+ * afresh once its resume point is known (rmsg_rndv_resume()). A key the
+ * peer holds stays valid: its REG_MR ran before the record naming it was
+ * written.
+ */
+void rmsg_rndv_suspend(struct rmsg_channel *ch)
+{
+	struct rmsg_rndv *r = &ch->rndv;
+	struct rmsg_rndv_tx *t;
+	struct rmsg_rndv_rx *x;
+	u32 i;
+
+	r->rd_posted = 0;
+	r->rd_done = 0;
+	for (i = 0; i < RMSG_RNDV_WINDOW; i++) {
+		r->fin_resend[i] = atomic64_xchg(&r->fin_sent[i], 0);
+		t = r->tx[i];
+		if (t && t->fin) {
+			if (t->segs.inv_posted &&
+			    !atomic_read(&t->segs.inv_done))
+				rmsg_segs_drop(ch, &t->segs);
+			/* No WRITE of ours runs any more. */
+			atomic_set(&t->mv.ops_done, t->mv.ops);
+		} else if (t && t->put) {
+			t->have_cts = false;
+			t->done_sent = false;
+			atomic64_set(&r->cts[i], 0);
+			rmsg_move_rewind(&t->mv);
+		}
+
+		x = r->rx[i];
+		if (!x || !x->answered || x->done || !x->started || x->status)
+			continue;
+		if (!(x->info.flags & RMSG_RTS_F_PUT)) {
+			if (!rmsg_move_done(&x->mv, x->info.len))
+				rmsg_move_rewind(&x->mv);
+		} else if (!x->put_done && !atomic64_read(&r->done[i])) {
+			rmsg_segs_unmap(ch, &x->segs, true);
+			rmsg_segs_free(&x->segs);
+			memset(&x->segs, 0, sizeof(x->segs));
+			x->started = false;
+			x->cts_written = false;
+			x->cts_sent = false;
+		} else if (x->segs.inv_posted &&
+			   !atomic_read(&x->segs.inv_done)) {
+			rmsg_segs_drop(ch, &x->segs);
+		}
+	}
+}
+
+/**
+ * rmsg_rndv_resume() - register afresh the sends whose RTS the peer lacks
+ * @ch: the channel, suspended; the caller holds ep->lock
+ * @arrived: the peer's resume point, checked against what was written
+ * @shadow: the shadow of the peer's block, from which the RTS records go
+ *	again: they get the new keys
+ *
+ * The new REG_MRs go before anything is written again
+ * (rmsg_rndv_rereg()).
+ *
+ * Return: 0, or the errno of mapping a transfer again.
+ */
+int rmsg_rndv_resume(struct rmsg_channel *ch, u32 arrived, void *shadow)
+{
+	struct rmsg_rndv *r = &ch->rndv;
+	struct rmsg_rndv_tx *t;
+	u32 c, nseg;
+	int ret;
+
+	for (c = r->tx_oldest; c != r->tx_next; c++) {
+		t = r->tx[c & RMSG_RNDV_MASK];
+		if (!t || t->fin || (s32)(arrived - t->rts_end) >= 0)
+			continue;
+		nseg = t->segs.nseg;
+		ret = rmsg_rndv_tx_remap(ch, t, true);
+		/* The record keeps its place and size in the stream. */
+		if (!ret && t->segs.nseg != nseg)
+			ret = -EPROTO;
+		if (ret)
+			return ret;
+		memcpy(shadow + t->rts_off, t->segs.rts,
+		       rmsg_rts_size(t->segs.nseg));
+	}
+	return 0;
+}
+
+/**
+ * rmsg_rndv_rereg() - post the REG_MRs a repair left to post
+ * @ch: the channel, open again
+ *
+ * Before the records the peer lacks are written again: some are RTS
+ * records naming these registrations.
+ *
+ * Return: 0 when none is left, -EAGAIN without send-queue room, or the
+ * QP's error.
+ */
+int rmsg_rndv_rereg(struct rmsg_channel *ch)
+{
+	struct rmsg_rndv *r = &ch->rndv;
+	struct rmsg_rndv_tx *t;
+	u32 c;
+	int ret;
+
+	for (c = r->tx_oldest; c != r->tx_next; c++) {
+		t = r->tx[c & RMSG_RNDV_MASK];
+		if (!t || t->fin)
+			continue;
+		ret = rmsg_segs_post(ch, &t->segs, false);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 /* No transfer of ours awaits its FIN: an orderly close may go on. */

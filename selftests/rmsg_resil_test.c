@@ -38,6 +38,8 @@
 /* Streams that run until the test stops them (stop_streams()). */
 #define ENDLESS			(1ULL << 40)
 #define HALF_LEN		4096
+/* Streams with rendezvous send every this many-th message so. */
+#define RNDV_EVERY		7
 
 /* The next event of @ep, which must be of @kind: 0, or why not. */
 static int wait_ev(struct rmsg_ep *ep, unsigned int kind,
@@ -787,16 +789,11 @@ static bool faulted(int i)
 }
 
 /*
- * A fault of @kind under running streams: 4 channels, both ways, eager
- * only. Channel 1 is faulted from its connecting end (own endpoint, id
- * 0), channel 2 at its accepting end, through the other endpoint's
- * descriptor by endpoint id.
- *
- * Known to fail about one run in three (kernel bug, not fixed yet): a
- * repair sometimes ends a faulted channel with EPROTO, at either end (a
- * stream's first error -71, the channel missing from the list), and the
- * sends waiting in it then complete out of order ("completion of N,
- * expected M").
+ * A fault of @kind under running streams: 4 channels, both ways, every
+ * RNDV_EVERY-th message by rendezvous (RGet and RPut in turn, up to 192
+ * KiB), the others eager. Channel 1 is faulted from its connecting end
+ * (own endpoint, id 0), channel 2 at its accepting end, through the other
+ * endpoint's descriptor by endpoint id.
  */
 static void fault_streams(struct __test_metadata *_metadata,
 			  resil_fixture *self, __u32 kind)
@@ -813,6 +810,8 @@ static void fault_streams(struct __test_metadata *_metadata,
 		       "RMSG_FEAT_REPAIR announced: the streams must go on exact" :
 		       "RMSG_FEAT_REPAIR not announced: faulted channels must close with an error, nothing lost that was acknowledged, nothing hung");
 	ASSERT_EQ(0, connect_n(self, 4));
+	/* Every seventh message by rendezvous, RGet and RPut in turn. */
+	rmsg_streams_rndv(ss, RNDV_EVERY);
 	for (i = 0; i < 4; i++) {
 		ASSERT_EQ(2 * i, rmsg_streams_add(ss, &self->b, self->b_ch[i],
 						  &self->a, self->a_ch[i],
@@ -1311,10 +1310,6 @@ TEST_F_TIMEOUT(resil, trace_repair, 120)
 #define REPEAT_FAULTS	20
 
 /*
- * Known to fail (kernel bug, not fixed yet): within the first ten faults
- * the channel was ended (EPROTO, as in fault_streams(); ENOENT for the
- * next fault) or stayed out of OPEN for 30 s.
- *
  * REPEAT_FAULTS QP errors on channel 0, at alternate ends, under streams
  * on it and on channel 1 (untouched). A fault is injected as soon as the
  * end is OPEN again (ENOTCONN while it is being repaired); every fourth
@@ -1333,6 +1328,7 @@ TEST_F_TIMEOUT(resil, repeated_faults, 300)
 
 	if (!module_has(RMSG_FEAT_REPAIR))
 		SKIP(return, "the module does not announce RMSG_FEAT_REPAIR");
+	rmsg_streams_rndv(ss, RNDV_EVERY);
 	start_streams(_metadata, self, 2, ENDLESS);
 	t0 = rmsg_now_ms();
 	for (k = 0; k < REPEAT_FAULTS; k++) {

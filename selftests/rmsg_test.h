@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -268,6 +269,16 @@ static inline int rmsg_child_status(pid_t pid)
 #define RMSG_STREAMS_MAX	32
 #define RMSG_STREAM_HDR		12
 #define RMSG_STREAM_UD		0x5354000000000000ULL	/* "ST" */
+/* A stream's rendezvous sends, and its answers to them. */
+#define RMSG_STREAM_UD_ZC	0x535a000000000000ULL	/* "SZ" */
+#define RMSG_STREAM_UD_INTO	0x5349000000000000ULL	/* "SI" */
+/*
+ * With rendezvous (rmsg_streams_rndv()), each stream has this many
+ * buffers of RMSG_STREAM_RNDV_MAX bytes at each end: at most that many of
+ * its rendezvous messages are in flight (the kernel's window is 8 too).
+ */
+#define RMSG_STREAM_RNDV_SLOTS	8
+#define RMSG_STREAM_RNDV_MAX	(192U << 10)
 
 /**
  * struct rmsg_stream - one direction of one channel
@@ -292,6 +303,17 @@ static inline int rmsg_child_status(pid_t pid)
  * @rx_drained: and everything its block held has been read
  * @tx_res: res of the sending end's CLOSED event
  * @rx_res: res of the receiving end's CLOSED event
+ * @rndv_every: every this many-th message goes by rendezvous, 0: none
+ * @next_eager_cqe: the eager send whose completion comes next (a
+ *	rendezvous send completes when the peer has read it, out of turn)
+ * @zc_buf: RMSG_STREAM_RNDV_SLOTS sending buffers, in a region
+ * @zc_busy: which of them a send in flight holds
+ * @into_buf: as many receiving buffers, in a region
+ * @into_seq: the sequence number each answered message must carry,
+ *	+ 1; 0 when the buffer is free
+ * @rndv_sent: rendezvous messages sent
+ * @rndv_received: and received (their answers completed)
+ * @rndv_pending: answers not completed yet
  */
 struct rmsg_stream {
 	struct rmsg_ep *tx, *rx;
@@ -303,6 +325,13 @@ struct rmsg_stream {
 	int first_error;
 	bool tx_dead, tx_closed, rx_closed, rx_drained;
 	int tx_res, rx_res;
+	unsigned int rndv_every;
+	__u64 next_eager_cqe;
+	unsigned char *zc_buf;
+	bool zc_busy[RMSG_STREAM_RNDV_SLOTS];
+	unsigned char *into_buf;
+	__u64 into_seq[RMSG_STREAM_RNDV_SLOTS];
+	__u64 rndv_sent, rndv_received, rndv_pending;
 };
 
 /* A RMSG_CQE_STALLED or RMSG_CQE_RESUMED event the streams took. */
@@ -328,6 +357,7 @@ struct rmsg_stall_ev {
  *	fail the streams
  * @nstall: how many (more than RMSG_STALL_EVS: only the first are kept)
  * @why: what went wrong when a function returned false or -1
+ * @rndv_every: what streams added from now on get as their @rndv_every
  * @buf: a message being built
  */
 struct rmsg_streams {
@@ -337,6 +367,7 @@ struct rmsg_streams {
 	unsigned int neps;
 	struct rmsg_stall_ev stall[RMSG_STALL_EVS];
 	unsigned int nstall;
+	unsigned int rndv_every;
 	char why[256];
 	unsigned char buf[RMSG_VB_MAX_PAYLOAD];
 };
@@ -347,12 +378,24 @@ static inline unsigned char rmsg_stream_byte(unsigned int st, __u64 seq,
 	return (unsigned char)(seq * 131 + st * 29 + i * 7 + (i >> 8));
 }
 
-/* Mostly small messages, every 97th the largest: the block wraps often. */
+static inline bool rmsg_stream_is_rndv(const struct rmsg_stream *s,
+				       __u64 seq)
+{
+	return s->rndv_every && seq % s->rndv_every == s->rndv_every - 1;
+}
+
+/*
+ * Mostly small messages, every 97th the largest: the block wraps often.
+ * Rendezvous messages: 1 byte to RMSG_STREAM_RNDV_MAX, most above 16 KiB.
+ */
 static inline __u32 rmsg_stream_len(const struct rmsg_stream *s, __u64 seq)
 {
 	__u32 h = (__u32)seq * 2654435761U;
 	__u32 span = s->max_len - RMSG_STREAM_HDR;
 
+	if (rmsg_stream_is_rndv(s, seq))
+		return RMSG_STREAM_HDR + (h >> 8) % (RMSG_STREAM_RNDV_MAX -
+						     RMSG_STREAM_HDR + 1);
 	if (seq % 97 == 96)
 		return s->max_len;
 	return RMSG_STREAM_HDR + (h >> 8) % (span < 1500 ? span + 1 : 1500);
@@ -369,6 +412,49 @@ static inline void rmsg_streams_ep(struct rmsg_streams *ss,
 		if (ss->eps[i] == ep)
 			return;
 	ss->eps[ss->neps++] = ep;
+}
+
+/*
+ * Streams added from now on send every @every-th message by rendezvous
+ * (rmsg_send_zc(), alternately RGet and RPut) and answer those with
+ * rmsg_recv_into(); 0 turns it off. Both ends must be in this process.
+ */
+static inline void rmsg_streams_rndv(struct rmsg_streams *ss,
+				     unsigned int every)
+{
+	ss->rndv_every = every;
+}
+
+/* The buffers of a rendezvous stream, in a region at each end. */
+static inline int rmsg_stream_rndv_bufs(struct rmsg_streams *ss,
+					struct rmsg_stream *s)
+{
+	size_t len = (size_t)RMSG_STREAM_RNDV_SLOTS * RMSG_STREAM_RNDV_MAX;
+	__u32 handle;
+	void *p;
+
+	if (!s->tx || !s->rx)
+		return -1;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	if (rmsg_reg(s->tx, p, len, &handle)) {
+		munmap(p, len);
+		return -1;
+	}
+	s->zc_buf = p;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	if (rmsg_reg(s->rx, p, len, &handle)) {
+		munmap(p, len);
+		return -1;
+	}
+	s->into_buf = p;
+	s->rndv_every = ss->rndv_every;
+	return 0;
 }
 
 /*
@@ -392,6 +478,8 @@ static inline int rmsg_streams_add(struct rmsg_streams *ss, struct rmsg_ep *tx,
 	s->rx_ch = rx_ch;
 	s->total = total;
 	s->max_len = max < 4096 ? max : 4096;
+	if (ss->rndv_every && rmsg_stream_rndv_bufs(ss, s))
+		return -1;
 	rmsg_streams_ep(ss, tx);
 	rmsg_streams_ep(ss, rx);
 	return ss->n++;
@@ -444,7 +532,9 @@ static inline int rmsg_stream_send(struct rmsg_streams *ss, unsigned int i,
 				   unsigned int burst)
 {
 	struct rmsg_stream *s = &ss->s[i];
-	unsigned int k, j, len;
+	unsigned int k, j, len, slot = 0;
+	unsigned char *p;
+	bool zc;
 	__u64 seq;
 	int ret;
 
@@ -453,12 +543,28 @@ static inline int rmsg_stream_send(struct rmsg_streams *ss, unsigned int i,
 	for (k = 0; k < burst && !s->tx_dead && s->sent < s->total; k++) {
 		seq = s->sent;
 		len = rmsg_stream_len(s, seq);
-		memcpy(ss->buf, &i, 4);
-		memcpy(ss->buf + 4, &seq, 8);
+		p = ss->buf;
+		zc = rmsg_stream_is_rndv(s, seq);
+		if (zc) {
+			slot = (seq / s->rndv_every) % RMSG_STREAM_RNDV_SLOTS;
+			if (s->zc_busy[slot])
+				break;
+			p = s->zc_buf + (size_t)slot * RMSG_STREAM_RNDV_MAX;
+		}
+		memcpy(p, &i, 4);
+		memcpy(p + 4, &seq, 8);
 		for (j = RMSG_STREAM_HDR; j < len; j++)
-			ss->buf[j] = rmsg_stream_byte(i, seq, j);
-		ret = rmsg_send(s->tx, s->tx_ch, ss->buf, len,
-				RMSG_STREAM_UD | (__u64)i << 32 | (__u32)seq);
+			p[j] = rmsg_stream_byte(i, seq, j);
+		if (zc)
+			ret = rmsg_send_zc(s->tx, s->tx_ch, p, len,
+					   seq / s->rndv_every % 2 ?
+					   RMSG_ZC_PUT : 0,
+					   RMSG_STREAM_UD_ZC | (__u64)i << 32 |
+					   (__u32)seq);
+		else
+			ret = rmsg_send(s->tx, s->tx_ch, p, len,
+					RMSG_STREAM_UD | (__u64)i << 32 |
+					(__u32)seq);
 		if (ret == -EAGAIN)
 			break;
 		if (ret == -ENOTCONN) {
@@ -471,6 +577,10 @@ static inline int rmsg_stream_send(struct rmsg_streams *ss, unsigned int i,
 			return rmsg_streams_fail(ss, "stream %u: send %llu: %d",
 						 i, (unsigned long long)seq,
 						 ret);
+		if (zc) {
+			s->zc_busy[slot] = true;
+			s->rndv_sent++;
+		}
 		s->sent++;
 	}
 	return k;
@@ -526,6 +636,89 @@ static inline int rmsg_streams_find(struct rmsg_streams *ss, bool tx,
 	return -1;
 }
 
+/*
+ * Answer a rendezvous message of stream @i, which must be the one the
+ * stream expects next: its bytes are checked when the answer completes
+ * (rmsg_stream_answered()). -EAGAIN while no buffer is free, 0, or -1.
+ */
+static inline int rmsg_stream_answer(struct rmsg_streams *ss, unsigned int i,
+				     const struct rmsg_msg *msg)
+{
+	struct rmsg_stream *s = &ss->s[i];
+	__u64 seq = s->next;
+	unsigned int slot;
+	int ret;
+
+	if (!s->rndv_every || !rmsg_stream_is_rndv(s, seq)) {
+		/* Not where one belongs: the stream lost or repeated some. */
+		s->corrupt++;
+		ret = rmsg_discard(s->rx, msg);
+		return ret ? rmsg_streams_fail(ss, "stream %u: discard: %d",
+					       i, ret) : 0;
+	}
+	slot = (seq / s->rndv_every) % RMSG_STREAM_RNDV_SLOTS;
+	if (s->into_seq[slot])
+		return -EAGAIN;
+	ret = rmsg_recv_into(s->rx, msg,
+			     s->into_buf + (size_t)slot * RMSG_STREAM_RNDV_MAX,
+			     RMSG_STREAM_RNDV_MAX,
+			     RMSG_STREAM_UD_INTO | (__u64)i << 32 | (__u32)seq);
+	if (ret == -EAGAIN)
+		return ret;
+	if (ret)
+		return rmsg_streams_fail(ss, "stream %u: recv_into %llu: %d", i,
+					 (unsigned long long)seq, ret);
+	s->into_seq[slot] = seq + 1;
+	s->rndv_pending++;
+	s->next = seq + 1;
+	s->received++;
+	return 0;
+}
+
+/* The answer to rendezvous message @seq of stream @i completed. */
+static inline int rmsg_stream_answered(struct rmsg_streams *ss,
+				       unsigned int i, __u32 seq32,
+				       const struct rmsg_event *ev)
+{
+	struct rmsg_stream *s = &ss->s[i];
+	unsigned int slot, j;
+	unsigned char *p;
+	__u64 seq;
+
+	if (!s->rx || !s->rndv_every)
+		return rmsg_streams_fail(ss, "stream %u: an answer's completion, no answers made",
+					 i);
+	for (slot = 0; slot < RMSG_STREAM_RNDV_SLOTS; slot++)
+		if (s->into_seq[slot] && (__u32)(s->into_seq[slot] - 1) == seq32)
+			break;
+	if (slot == RMSG_STREAM_RNDV_SLOTS)
+		return rmsg_streams_fail(ss, "stream %u: completion of answer %u, not made",
+					 i, seq32);
+	seq = s->into_seq[slot] - 1;
+	s->into_seq[slot] = 0;
+	s->rndv_pending--;
+	p = s->into_buf + (size_t)slot * RMSG_STREAM_RNDV_MAX;
+	if (ev->res) {
+		if (!s->first_error)
+			s->first_error = ev->res;
+		s->corrupt++;
+		return 0;
+	}
+	s->rndv_received++;
+	if (ev->len != rmsg_stream_len(s, seq) || memcmp(p, &i, 4) ||
+	    memcmp(p + 4, &seq, 8)) {
+		s->corrupt++;
+		return 0;
+	}
+	for (j = RMSG_STREAM_HDR; j < ev->len; j++) {
+		if (p[j] != rmsg_stream_byte(i, seq, j)) {
+			s->corrupt++;
+			return 0;
+		}
+	}
+	return 0;
+}
+
 /* Read what @ep has (at most @max messages): how many, or -1. */
 static inline int rmsg_streams_recv(struct rmsg_streams *ss,
 				    struct rmsg_ep *ep, unsigned int max)
@@ -546,9 +739,18 @@ static inline int rmsg_streams_recv(struct rmsg_streams *ss,
 		if (i < 0)
 			return rmsg_streams_fail(ss, "a message on channel %u, no stream's",
 						 msg.channel);
-		if (msg.kind != RMSG_MSG_EAGER)
-			return rmsg_streams_fail(ss, "stream %d: not eager", i);
-		rmsg_stream_check(ss, &ss->s[i], i, msg.data, msg.len);
+		if (msg.kind == RMSG_MSG_RNDV) {
+			ret = rmsg_stream_answer(ss, i, &msg);
+			if (ret == -EAGAIN)
+				break;
+			if (ret)
+				return -1;
+		} else if (msg.kind != RMSG_MSG_EAGER) {
+			return rmsg_streams_fail(ss, "stream %d: kind %u", i,
+						 msg.kind);
+		} else {
+			rmsg_stream_check(ss, &ss->s[i], i, msg.data, msg.len);
+		}
 		ret = rmsg_release(ep, &msg);
 		if (ret)
 			return rmsg_streams_fail(ss, "stream %d: release: %d",
@@ -564,6 +766,7 @@ static inline int rmsg_streams_events(struct rmsg_streams *ss,
 	struct rmsg_event ev[32];
 	struct rmsg_stream *s;
 	unsigned int st;
+	__u64 ud;
 	__u32 seq;
 	int i, j, n;
 
@@ -598,19 +801,42 @@ static inline int rmsg_streams_events(struct rmsg_streams *ss,
 		}
 		st = (ev[i].user_data >> 32) & 0xffff;
 		seq = (__u32)ev[i].user_data;
+		ud = ev[i].user_data & ~0xffffffffffffULL;
 		if (ev[i].kind != RMSG_CQE_OP ||
-		    (ev[i].user_data & ~0xffffffffffffULL) != RMSG_STREAM_UD ||
-		    st >= ss->n)
+		    (ud != RMSG_STREAM_UD && ud != RMSG_STREAM_UD_ZC &&
+		     ud != RMSG_STREAM_UD_INTO) || st >= ss->n)
 			return rmsg_streams_fail(ss, "unexpected event %u (res %d, channel %u, user_data %#llx)",
 						 ev[i].kind, ev[i].res,
 						 ev[i].channel,
 						 (unsigned long long)ev[i].user_data);
 		s = &ss->s[st];
-		if (s->tx != ep || ev[i].channel != s->tx_ch ||
-		    seq != (__u32)(s->ok + s->failed))
-			return rmsg_streams_fail(ss, "stream %u: completion of %u, expected %llu",
-						 st, seq,
-						 (unsigned long long)(s->ok + s->failed));
+		if (ud == RMSG_STREAM_UD_INTO) {
+			if (s->rx != ep || ev[i].channel != s->rx_ch)
+				return rmsg_streams_fail(ss, "stream %u: an answer's completion on channel %u",
+							 st, ev[i].channel);
+			if (rmsg_stream_answered(ss, st, seq, &ev[i]))
+				return -1;
+			continue;
+		}
+		if (s->tx != ep || ev[i].channel != s->tx_ch)
+			return rmsg_streams_fail(ss, "stream %u: completion of %u on channel %u",
+						 st, seq, ev[i].channel);
+		if (ud == RMSG_STREAM_UD_ZC) {
+			/* Out of turn: when the peer has read it. */
+			if (!s->rndv_every || !rmsg_stream_is_rndv(s, seq))
+				return rmsg_streams_fail(ss, "stream %u: rendezvous completion of %u",
+							 st, seq);
+			s->zc_busy[(seq / s->rndv_every) %
+				   RMSG_STREAM_RNDV_SLOTS] = false;
+		} else {
+			if (seq != (__u32)s->next_eager_cqe)
+				return rmsg_streams_fail(ss, "stream %u: completion of %u, expected %llu",
+							 st, seq,
+							 (unsigned long long)s->next_eager_cqe);
+			do
+				s->next_eager_cqe++;
+			while (rmsg_stream_is_rndv(s, s->next_eager_cqe));
+		}
 		if (!ev[i].res && s->failed)
 			return rmsg_streams_fail(ss, "stream %u: %u completed after a failed send",
 						 st, seq);
@@ -643,7 +869,11 @@ static inline int rmsg_streams_drain(struct rmsg_streams *ss, unsigned int i)
 		if (ret)
 			return rmsg_streams_fail(ss, "stream %u: peek: %d", i,
 						 ret);
-		rmsg_stream_check(ss, s, i, msg.data, msg.len);
+		/* Announced on a channel that ended: it cannot be read. */
+		if (msg.kind == RMSG_MSG_RNDV)
+			s->corrupt++;
+		else
+			rmsg_stream_check(ss, s, i, msg.data, msg.len);
 		ret = rmsg_release(s->rx, &msg);
 		if (ret)
 			return rmsg_streams_fail(ss, "stream %u: release: %d",
@@ -672,6 +902,8 @@ static inline bool rmsg_stream_settled(const struct rmsg_stream *s,
 		return s->ok >= goal || tx_end;
 	if (!s->tx)
 		return s->received >= goal || rx_end;
+	if (s->rndv_pending)
+		return false;
 	if (s->received >= goal && s->ok >= goal)
 		return true;
 	return tx_end && rx_end;
@@ -770,7 +1002,8 @@ static inline bool rmsg_stream_exact(const struct rmsg_stream *s)
 {
 	return s->sent == s->total && s->ok == s->total && !s->failed &&
 	       s->received == s->total && s->next == s->total && !s->lost &&
-	       !s->dup && !s->corrupt;
+	       !s->dup && !s->corrupt && !s->rndv_pending &&
+	       s->rndv_received == s->rndv_sent;
 }
 
 /*
@@ -787,11 +1020,13 @@ static inline bool rmsg_stream_prefix(const struct rmsg_stream *s)
 static inline const char *rmsg_stream_str(const struct rmsg_stream *s,
 					  char *buf, size_t len)
 {
-	snprintf(buf, len, "sent %llu ok %llu failed %llu received %llu lost %llu dup %llu corrupt %llu first error %d; sender %s (%d), receiver %s (%d)",
+	snprintf(buf, len, "sent %llu ok %llu failed %llu received %llu lost %llu dup %llu corrupt %llu rendezvous %llu/%llu first error %d; sender %s (%d), receiver %s (%d)",
 		 (unsigned long long)s->sent, (unsigned long long)s->ok,
 		 (unsigned long long)s->failed,
 		 (unsigned long long)s->received, (unsigned long long)s->lost,
 		 (unsigned long long)s->dup, (unsigned long long)s->corrupt,
+		 (unsigned long long)s->rndv_received,
+		 (unsigned long long)s->rndv_sent,
 		 s->first_error, s->tx_closed ? "closed" : "open", s->tx_res,
 		 s->rx_closed ? "closed" : "open", s->rx_res);
 	return buf;
