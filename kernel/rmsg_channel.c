@@ -18,8 +18,11 @@
  *               be repaired, device removal, endpoint release--> DYING
  *   OPEN      --a fault of the connection (a failed completion, the
  *               peer's disconnect without CLOSE, an injected fault)
- *               --> RECOVERING  [nothing: the program sees a delay]
+ *               --> RECOVERING  [nothing: the program sees a delay;
+ *               event STALLED once the quiet period is over, if the
+ *               endpoint asked (RMSG_EP_F_STALL_EVENTS)]
  *   RECOVERING --connected again, and the peer's READY--> OPEN
+ *               [event RESUMED if STALLED was posted]
  *   RECOVERING --the give-up timeout [ETIMEDOUT], a peer that does not
  *               know the channel any more (restarted or closed)
  *               [ECONNRESET], a close, device removal--> DYING
@@ -57,6 +60,10 @@
  *   and the peer's READY reopens the channel. A failed or slow attempt
  *   goes back to DOWN; the give-up deadline ends the channel. Events of an
  *   rdma_cm id that is not the channel's current one are ignored.
+ *
+ * Every state change goes through rmsg_chan_set_state(), every phase
+ * change through rmsg_repair_set_phase(): the tracepoints of
+ * rmsg_trace.h see them all.
  *
  * Locking and lifetime:
  *  - ep->chan_lock guards the endpoint's channel table, its listener and
