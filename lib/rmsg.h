@@ -120,8 +120,10 @@ int rmsg_ep_open(struct rmsg_ep *ep, unsigned int sq_entries,
 /**
  * rmsg_ep_open_setup() - rmsg_ep_open() with every setup parameter
  * @ep: filled in
- * @p: in: sq_entries, cq_entries, flags (RMSG_EP_F_*) and sqpoll_idle_ms,
- *	the rest zero; out: what RMSG_IOC_EP_SETUP reports (sizes, features)
+ * @p: in: sq_entries, cq_entries, flags (RMSG_EP_F_*), sqpoll_idle_ms,
+ *	stall_ms and send_area_size (RMSG_LIB_SEND_AREA for the message
+ *	functions, which need one; 0 for none), the rest zero; out: what
+ *	RMSG_IOC_EP_SETUP reports (sizes, features)
  *
  * With RMSG_EP_F_SQPOLL a kernel thread takes the SQEs: rmsg_sq_submit()
  * returns 0 while it polls and the program need not call rmsg_ep_enter().
