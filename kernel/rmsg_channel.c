@@ -1139,6 +1139,7 @@ static void rmsg_repair_done(struct rmsg_channel *ch)
 		rmsg_hb_arm(ch);
 	}
 	mutex_unlock(&ch->ep->chan_lock);
+	rmsg_repair_set_phase(ch, RMSG_REPAIR_NONE);
 	del_timer(&ch->repair_timer);
 	del_timer(&ch->stall_timer);
 	if (resumed) {

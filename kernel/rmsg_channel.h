@@ -82,6 +82,7 @@ enum rmsg_chan_state {
 
 /* Where a repair stands (rmsg_channel.c, "Repair"). */
 enum rmsg_repair_phase {
+	RMSG_REPAIR_NONE,	/* no repair under way */
 	RMSG_REPAIR_DOWN,	/* the broken connection is still there */
 	RMSG_REPAIR_BACKOFF,	/* connecting side: waiting to dial again */
 	RMSG_REPAIR_DIALING,	/* connecting side: an attempt under way */
