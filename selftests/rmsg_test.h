@@ -902,9 +902,9 @@ static inline bool rmsg_stream_settled(const struct rmsg_stream *s,
 		return s->ok >= goal || tx_end;
 	if (!s->tx)
 		return s->received >= goal || rx_end;
-	if (s->rndv_pending)
-		return false;
-	if (s->received >= goal && s->ok >= goal)
+	/* At the end, every answer's bytes must have been checked too. */
+	if (s->received >= goal && s->ok >= goal &&
+	    (goal < s->total || !s->rndv_pending))
 		return true;
 	return tx_end && rx_end;
 }
