@@ -138,6 +138,7 @@ enum {
 	/* First bit of a send buffer in use: + (index - RMSG_CTRL_RECVS) */
 	RMSG_CHAN_CTRL_BUSY,
 };
+static_assert(RMSG_CHAN_CTRL_BUSY + RMSG_CTRL_SENDS <= BITS_PER_LONG);
 
 /* What an rdma_cm handler finds in cm_id->context. */
 enum rmsg_cm_kind {
