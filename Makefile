@@ -8,6 +8,7 @@
 #   make check      install what is missing, build, run every test
 #   make bench      rmsg-perf beside perftest in the guest; bench/results.json
 #   make soak       1000 injected faults of each class under checked streams
+#   make fuzz       libFuzzer on the protocol core, FUZZ_SECONDS per target
 #   make install    module (depmod), library, headers, pkg-config, tools
 #
 # KDIR selects the kernel headers (default: the installed Debian headers of
@@ -53,6 +54,13 @@ LIB_OBJS	:= $(patsubst lib/%.c,build/lib/%.o,$(LIB_SRCS)) \
 UNIT_LIB_SRCS	:= lib/rmsg_area.c
 UNIT_SRCS	:= $(wildcard tools/testing/unit/test_*.c)
 UNIT_BINS	:= $(patsubst tools/testing/unit/%.c,build/unit/%,$(UNIT_SRCS))
+# Fuzz targets of the protocol core (Documentation/fuzzing.rst): libFuzzer
+# programs for `make fuzz`, and seed-corpus replays among the unit tests.
+FUZZ_SRCS	:= $(wildcard tools/testing/fuzz/fuzz_*.c)
+FUZZ_NAMES	:= $(patsubst tools/testing/fuzz/fuzz_%.c,%,$(FUZZ_SRCS))
+FUZZ_BINS	:= $(patsubst %,build/fuzz/fuzz_%,$(FUZZ_NAMES))
+FUZZ_REPLAYS	:= $(patsubst %,build/unit/test_fuzz_%,$(FUZZ_NAMES))
+FUZZ_HDRS	:= tools/testing/fuzz/fuzz.h
 SELFTEST_SRCS	:= $(wildcard selftests/*_test.c)
 SELFTEST_BINS	:= $(SELFTEST_SRCS:.c=)
 PERF_SRCS	:= $(wildcard tools/rmsg-perf/*.c)
@@ -61,7 +69,7 @@ PERF_SRCS	:= $(wildcard tools/rmsg-perf/*.c)
 PERF_WRAP	:= -Wl,--wrap=ioctl,--wrap=poll,--wrap=ppoll,--wrap=epoll_wait
 
 .PHONY: all tests module lib tools selftests unit deps check run bench soak \
-	install install-module install-lib clean checkpatch
+	fuzz install install-module install-lib clean checkpatch
 
 all: module lib tools
 
@@ -135,13 +143,24 @@ $(CORE_READERS): selftests/%: selftests/%.c selftests/rmsg_test.h \
 	$(CC) $(TEST_CFLAGS) -Ikernel/core $< kernel/core/rmsg_vb.c \
 		lib/librmsg.a -lpthread -o $@
 
-unit: $(UNIT_BINS)
+unit: $(UNIT_BINS) $(FUZZ_REPLAYS)
 
 build/unit/%: tools/testing/unit/%.c $(CORE_SRCS) $(CORE_HDRS) $(UAPI) \
 	      $(UNIT_LIB_SRCS) $(LIB_HDRS) | $(KSELFTEST_DIR)/kselftest_harness.h
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) $(SAN_CFLAGS) -Ikernel/core $< $(CORE_SRCS) \
 		$(UNIT_LIB_SRCS) -o $@
+
+# Each fuzz target once more, with the ordinary compiler and no libFuzzer:
+# it replays the committed seed corpus, so every input that ever broke the
+# core stays checked by `make check`.
+build/unit/test_fuzz_%: tools/testing/fuzz/fuzz_%.c tools/testing/fuzz/replay.c \
+			$(FUZZ_HDRS) $(CORE_SRCS) $(CORE_HDRS) $(UAPI)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(SAN_CFLAGS) -Wno-missing-prototypes \
+		-Ikernel/core -Itools/testing/fuzz -DFUZZ_NAME='"$*"' \
+		-DFUZZ_CORPUS='"tools/testing/fuzz/corpus/$*"' \
+		$< tools/testing/fuzz/replay.c $(CORE_SRCS) -o $@
 
 $(KSELFTEST_DIR)/kselftest_harness.h:
 	@echo "kselftest harness missing: run 'make deps' (tools/deps.sh)"
@@ -190,13 +209,35 @@ soak: deps
 	$(MAKE) WERROR=1 all
 	tools/testing/rmsg-vm -T 7200 tools/testing/soak.sh $(SOAK_FAULTS)
 
+# libFuzzer needs clang (Debian's clang and libclang-rt-dev); deps.sh
+# --fuzz installs them. Never part of `make check`: it searches, for as
+# long as it is given. FUZZ_TARGETS picks some of them.
+FUZZ_CC		?= clang
+FUZZ_SECONDS	?= 60
+FUZZ_TARGETS	?= $(FUZZ_NAMES)
+FUZZ_CFLAGS	:= -g -O1 -std=gnu11 $(WARN_CFLAGS) -Wno-c2x-extensions \
+		   -D_GNU_SOURCE -Iinclude/uapi -Ikernel/core \
+		   -Itools/testing/fuzz \
+		   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+
+build/fuzz/fuzz_%: tools/testing/fuzz/fuzz_%.c $(FUZZ_HDRS) $(CORE_SRCS) \
+		   $(CORE_HDRS) $(UAPI)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(CORE_SRCS) -o $@
+
+fuzz:
+	@tools/deps.sh --fuzz
+	$(MAKE) $(patsubst %,build/fuzz/fuzz_%,$(FUZZ_TARGETS))
+	tools/testing/fuzz/run-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 checkpatch:
 	$(CHECKPATCH) --no-tree --quiet --show-types \
 		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG,NEW_TYPEDEFS \
 		-f $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/core/*.[ch] \
 			lib/*.[ch] tools/rmsgctl/*.c tools/rmsg-perf/*.[ch] \
 			selftests/*.[ch] \
-			tools/testing/unit/*.c tools/testing/warn-module/*.c)) \
+			tools/testing/unit/*.c tools/testing/warn-module/*.c \
+			tools/testing/fuzz/*.[ch])) \
 		$(UAPI)
 
 # --- install ---------------------------------------------------------------

@@ -25,6 +25,7 @@
  * @ibdev: the RDMA core's device; valid until rmsg_ib_remove() returns
  * @event_handler: receives port and device events (any context)
  * @fatal_events: IB_EVENT_DEVICE_FATAL events seen
+ * @fatal_work: takes the channels off the device after such an event
  * @pd: the protection domain every channel on the device shares
  * @lock: guards @channels and @dying
  * @channels: channels whose connection runs on the device
@@ -38,6 +39,7 @@ struct rmsg_device {
 	struct ib_device *ibdev;
 	struct ib_event_handler event_handler;
 	atomic_t fatal_events;
+	struct work_struct fatal_work;
 	struct ib_pd *pd;
 	struct mutex lock;
 	struct list_head channels;
@@ -53,6 +55,7 @@ u32 rmsg_devices_count(void);
 struct rmsg_device *rmsg_device_attach(struct ib_device *ibdev,
 				       struct list_head *node);
 bool rmsg_device_detach(struct rmsg_device *rdev, struct list_head *node);
+void rmsg_device_fatal(struct rmsg_device *rdev);
 int rmsg_devices_list(struct rmsg_dev_info *out, u32 capacity, u32 *total,
 		      u32 *generation);
 
@@ -260,6 +263,7 @@ int rmsg_ctl_register(struct rmsg_endpoint *ep);
 void rmsg_ctl_unregister(struct rmsg_endpoint *ep);
 long rmsg_ctl_chan_list(struct rmsg_endpoint *ep, void __user *uarg);
 long rmsg_ctl_fault(struct rmsg_endpoint *ep, void __user *uarg);
+void rmsg_ctl_device_added(void);
 
 int rmsg_chan_init_module(void);
 void rmsg_chan_exit_module(void);
@@ -271,5 +275,7 @@ long rmsg_chan_accept(struct rmsg_endpoint *ep, void __user *uarg);
 int rmsg_chan_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma);
 void rmsg_chan_release_all(struct rmsg_endpoint *ep);
 void rmsg_chan_device_removed(struct rmsg_device *rdev);
+void rmsg_chan_device_fatal(struct rmsg_device *rdev);
+void rmsg_chan_device_added(struct rmsg_endpoint *ep);
 
 #endif /* _RMSG_H */

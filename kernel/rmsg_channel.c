@@ -322,8 +322,8 @@ void rmsg_chan_kill_soft(struct rmsg_channel *ch, int error)
  * Caller holds ep->chan_lock, so nothing here may wait for an rdma_cm
  * handler.
  *
- * Return: 0, -ENOTCONN when the channel is not open, -EOPNOTSUPP for a
- * kind not built yet, -EINVAL for an unknown one.
+ * Return: 0, -ENOTCONN when the channel is not open, -EINVAL for an
+ * unknown kind.
  */
 int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind)
 {
@@ -345,7 +345,11 @@ int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind)
 		queue_work(rmsg_wq, &ch->work);
 		return 0;
 	case RMSG_FAULT_DEVICE_FATAL:
-		return -EOPNOTSUPP;
+		if (ch->state != RMSG_CHAN_OPEN || !ch->rdev)
+			return -ENOTCONN;
+		/* An open channel is on its device: it cannot go meanwhile. */
+		rmsg_device_fatal(ch->rdev);
+		return 0;
 	default:
 		return -EINVAL;
 	}
@@ -404,7 +408,6 @@ static bool rmsg_chan_repairable(struct rmsg_channel *ch, int error)
 	case 0:			/* orderly */
 	case -EPROTO:		/* a peer that breaks the protocol */
 	case -ENOMEM:
-	case -ENODEV:		/* the device goes: not yet */
 		return false;
 	default:
 		return true;
@@ -432,6 +435,7 @@ static void rmsg_chan_fault_locked(struct rmsg_channel *ch, int error)
 	rmsg_repair_set_phase(ch, RMSG_REPAIR_DOWN);
 	ch->resil.last_error = error;
 	ch->resil.attempts = 0;
+	ch->backoff_from = 0;
 	ch->resil.max_attempts =
 		rmsg_backoff_attempts(repair_backoff_ms, repair_backoff_max_ms,
 				      repair_timeout_ms);
@@ -753,12 +757,12 @@ void rmsg_ctrl_buf_exit(struct rmsg_channel *ch, struct rmsg_ctrl_buf *buf,
 	buf->dma = 0;
 }
 
+/* The receive block's pages: the channel's own, mapped by the program. */
 static int rmsg_block_alloc(struct rmsg_channel *ch)
 {
-	struct ib_device *ibdev = ch->rdev->ibdev;
 	struct rmsg_pages *block;
 	struct scatterlist *sg;
-	int i, nents, ret;
+	int i, ret;
 
 	block = rmsg_pages_new(ch->block_size, 0);
 	if (!block)
@@ -771,15 +775,23 @@ static int rmsg_block_alloc(struct rmsg_channel *ch)
 		return ret;
 	for_each_sgtable_sg(&ch->block_sgt, sg, i)
 		sg_set_page(sg, block->pages[i], PAGE_SIZE, 0);
+	return 0;
+}
+
+/* The block, mapped for the channel's device and under a new MR. */
+static int rmsg_block_map(struct rmsg_channel *ch)
+{
+	struct ib_device *ibdev = ch->rdev->ibdev;
+	int nents, ret;
+
 	ret = ib_dma_map_sgtable_attrs(ibdev, &ch->block_sgt,
 				       DMA_BIDIRECTIONAL, 0);
-	if (ret) {
-		sg_free_table(&ch->block_sgt);
+	if (ret)
 		return ret;
-	}
 	ch->block_mapped = true;
 
-	ch->mr = ib_alloc_mr(ch->rdev->pd, IB_MR_TYPE_MEM_REG, block->npages);
+	ch->mr = ib_alloc_mr(ch->rdev->pd, IB_MR_TYPE_MEM_REG,
+			     ch->block->npages);
 	if (IS_ERR(ch->mr)) {
 		ret = PTR_ERR(ch->mr);
 		ch->mr = NULL;
@@ -828,9 +840,6 @@ static int rmsg_chan_new_qp(struct rmsg_channel *ch, struct rdma_cm_id *id)
 	struct ib_qp_init_attr attr = {};
 	int i, ret;
 
-	/* A repair on another device is not built yet. */
-	if (ibdev != ch->rdev->ibdev)
-		return -ENODEV;
 	attr.qp_context = ch;
 	attr.send_cq = ch->cq;
 	attr.recv_cq = ch->cq;
@@ -867,62 +876,29 @@ static int rmsg_chan_new_qp(struct rmsg_channel *ch, struct rdma_cm_id *id)
 	return rmsg_data_post_recvs(ch);
 }
 
-/*
- * Everything a channel needs on @cm_id's device for its life: the block
- * and its MR, the data path, the CQ and the control buffers; then the
- * first QP.
+/**
+ * rmsg_chan_dev_release() - take a channel off its device
+ * @ch: the channel, on a device; its QP is gone, so no device touches its
+ *	memory any more
+ *
+ * Drops everything the channel has on the device (struct rmsg_channel
+ * lists it), not the memory: the block, the shadow and the rings stay, as
+ * do the program's mappings. A REG_MR is due on the next device.
+ *
+ * Return: whether the device is being removed.
  */
-static int rmsg_chan_create_qp(struct rmsg_channel *ch)
+static bool rmsg_chan_dev_release(struct rmsg_channel *ch)
 {
-	struct ib_device *ibdev = ch->cm_id->device;
-	struct rdma_cm_id *id = ch->cm_id;
-	int i, ret;
-
-	ch->rdev = rmsg_device_attach(ibdev, &ch->dev_node);
-	if (!ch->rdev)
-		return -ENODEV;
-
-	ret = rmsg_block_alloc(ch);
-	if (!ret)
-		ret = rmsg_data_create(ch);
-	if (ret)
-		return ret;
-
-	/* Data writes, control sends and the REG_MR; the receives. */
-	ch->cq_size = RMSG_SEND_WRS + RMSG_CTRL_SENDS + 1 + RMSG_CTRL_RECVS +
-		      (ch->rx_imm ? RMSG_IMM_RECVS : 0);
-	ch->cq = ib_cq_pool_get(ibdev, ch->cq_size, -1, IB_POLL_SOFTIRQ);
-	if (IS_ERR(ch->cq)) {
-		ret = PTR_ERR(ch->cq);
-		ch->cq = NULL;
-		return ret;
-	}
-	for (i = 0; i < ARRAY_SIZE(ch->ctrl); i++) {
-		ret = rmsg_ctrl_buf_init(ch, &ch->ctrl[i],
-					 i < RMSG_CTRL_RECVS);
-		if (ret)
-			return ret;
-	}
-	return rmsg_chan_new_qp(ch, id);
-}
-
-static void rmsg_chan_release_verbs(struct rmsg_channel *ch)
-{
-	struct ib_device *ibdev = ch->rdev ? ch->rdev->ibdev : NULL;
-	struct rmsg_pages *block;
+	struct ib_device *ibdev = ch->rdev->ibdev;
+	struct rmsg_device *rdev = ch->rdev;
 	int i;
 
-	if (ch->qp) {
-		/* Afterwards no completion can touch the channel. */
-		ib_drain_qp(ch->qp);
-		rdma_destroy_qp(ch->cm_id);
-		ch->qp = NULL;
-	}
-	rmsg_data_release(ch);
+	WARN_ON_ONCE(ch->qp);
+	rmsg_data_dev_release(ch);
 	if (ch->cq)
 		ib_cq_pool_put(ch->cq, ch->cq_size);
 	ch->cq = NULL;
-	for (i = 0; ibdev && i < ARRAY_SIZE(ch->ctrl); i++)
+	for (i = 0; i < ARRAY_SIZE(ch->ctrl); i++)
 		rmsg_ctrl_buf_exit(ch, &ch->ctrl[i], i < RMSG_CTRL_RECVS);
 	if (ch->mr)
 		ib_dereg_mr(ch->mr);
@@ -931,6 +907,120 @@ static void rmsg_chan_release_verbs(struct rmsg_channel *ch)
 		ib_dma_unmap_sgtable_attrs(ibdev, &ch->block_sgt,
 					   DMA_BIDIRECTIONAL, 0);
 	ch->block_mapped = false;
+	clear_bit(RMSG_CHAN_REGISTERED, &ch->flags);
+	/* Rendezvous submissions look at it under ep->lock. */
+	mutex_lock(&ch->ep->lock);
+	ch->rdev = NULL;
+	mutex_unlock(&ch->ep->lock);
+	return rmsg_device_detach(rdev, &ch->dev_node);
+}
+
+/**
+ * rmsg_chan_dev_create() - put a channel on a device
+ * @ch: the channel, on no device, with its own memory
+ * @ibdev: the device of its next connection
+ *
+ * Makes all rmsg_chan_dev_release() drops: the CQ, the block's mapping
+ * and a new MR (its REG_MR goes once connected; the hello carries its
+ * key), the control buffers' and the data path's mappings. Used when the
+ * channel opens, and when a repair lands on a device after the channel
+ * left one (removed, failed, or another device reaches the peer).
+ *
+ * Return: 0, or -ENODEV when rmsg does not (or no longer) use @ibdev,
+ * -ENOMEM, -EOPNOTSUPP; the channel is then on no device.
+ */
+static int rmsg_chan_dev_create(struct rmsg_channel *ch,
+				struct ib_device *ibdev)
+{
+	struct rmsg_device *rdev;
+	int i, ret;
+
+	rdev = rmsg_device_attach(ibdev, &ch->dev_node);
+	if (!rdev)
+		return -ENODEV;
+	mutex_lock(&ch->ep->lock);
+	ch->rdev = rdev;
+	mutex_unlock(&ch->ep->lock);
+
+	ret = rmsg_block_map(ch);
+	if (!ret)
+		ret = rmsg_data_dev_create(ch);
+	if (ret)
+		goto fail;
+	/* Data writes, control sends and the REG_MR; the receives. */
+	ch->cq_size = RMSG_SEND_WRS + RMSG_CTRL_SENDS + 1 + RMSG_CTRL_RECVS +
+		      (ch->rx_imm ? RMSG_IMM_RECVS : 0);
+	ch->cq = ib_cq_pool_get(ibdev, ch->cq_size, -1, IB_POLL_SOFTIRQ);
+	if (IS_ERR(ch->cq)) {
+		ret = PTR_ERR(ch->cq);
+		ch->cq = NULL;
+		goto fail;
+	}
+	for (i = 0; i < ARRAY_SIZE(ch->ctrl); i++) {
+		ret = rmsg_ctrl_buf_init(ch, &ch->ctrl[i],
+					 i < RMSG_CTRL_RECVS);
+		if (ret)
+			goto fail;
+	}
+	return 0;
+fail:
+	rmsg_chan_dev_release(ch);
+	return ret;
+}
+
+/*
+ * The QP of one connection, on @id's device: the channel moves there
+ * first if it is on no device, or on another.
+ */
+static int rmsg_chan_connection(struct rmsg_channel *ch,
+				struct rdma_cm_id *id)
+{
+	int ret;
+
+	if (ch->rdev && ch->rdev->ibdev != id->device) {
+		/* Keys the peer holds would not survive the move. */
+		if (rmsg_data_rndv_busy(ch)) {
+			rmsg_chan_kill(ch, ch->resil.last_error ?: -ENODEV);
+			return -ENODEV;
+		}
+		rmsg_chan_dev_release(ch);
+	}
+	if (!ch->rdev) {
+		ret = rmsg_chan_dev_create(ch, id->device);
+		if (ret)
+			return ret;
+	}
+	return rmsg_chan_new_qp(ch, id);
+}
+
+/*
+ * What the channel keeps for its life (the block's pages, the data
+ * path's memory), then its first connection's device and QP.
+ */
+static int rmsg_chan_create_qp(struct rmsg_channel *ch)
+{
+	int ret;
+
+	ret = rmsg_block_alloc(ch);
+	if (!ret)
+		ret = rmsg_data_create(ch, ch->cm_id->device);
+	if (!ret)
+		ret = rmsg_chan_connection(ch, ch->cm_id);
+	return ret;
+}
+
+static void rmsg_chan_release_verbs(struct rmsg_channel *ch)
+{
+	struct rmsg_pages *block;
+
+	if (ch->qp) {
+		/* Afterwards no completion can touch the channel. */
+		ib_drain_qp(ch->qp);
+		rdma_destroy_qp(ch->cm_id);
+		ch->qp = NULL;
+	}
+	if (ch->rdev)
+		ch->dev_gone = rmsg_chan_dev_release(ch);
 	sg_free_table(&ch->block_sgt);
 	mutex_lock(&ch->ep->chan_lock);
 	block = ch->block;
@@ -938,9 +1028,6 @@ static void rmsg_chan_release_verbs(struct rmsg_channel *ch)
 	mutex_unlock(&ch->ep->chan_lock);
 	if (block)
 		rmsg_pages_put(block);
-	if (ch->rdev)
-		ch->dev_gone = rmsg_device_detach(ch->rdev, &ch->dev_node);
-	ch->rdev = NULL;
 }
 
 static void rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
@@ -1094,7 +1181,7 @@ static int rmsg_repair_adopt(struct rmsg_channel *ch)
 	rmsg_repair_wake_at(ch, ch->attempt_end);
 
 	rdma_lock_handler(id);
-	ret = rmsg_chan_new_qp(ch, id);
+	ret = rmsg_chan_connection(ch, id);
 	if (!ret)
 		ret = rmsg_data_resume(ch, &peer);
 	if (!ret) {
@@ -1114,12 +1201,15 @@ static void rmsg_repair_done(struct rmsg_channel *ch)
 		.flags		= RMSG_CQE_RESUMED,
 		.channel	= ch->id,
 	};
-	bool resumed = false;
+	bool opened = false, resumed = false;
 	u64 took;
 
 	mutex_lock(&ch->ep->chan_lock);
-	if (ch->state == RMSG_CHAN_RECOVERING) {
+	/* A device lost meanwhile: the next run of the work leaves it. */
+	if (ch->state == RMSG_CHAN_RECOVERING &&
+	    !test_bit(RMSG_CHAN_DEV_LOST, &ch->flags)) {
 		rmsg_chan_set_state(ch, RMSG_CHAN_OPEN, 0);
+		opened = true;
 		took = ktime_get_ns() - ch->resil.recover_start;
 		/* Nothing is written yet: the rewrite ahead is still whole. */
 		trace_rmsg_repair_done(ch->ep->id, ch->id, ch->resil.epoch,
@@ -1139,8 +1229,10 @@ static void rmsg_repair_done(struct rmsg_channel *ch)
 		rmsg_hb_arm(ch);
 	}
 	mutex_unlock(&ch->ep->chan_lock);
-	rmsg_repair_set_phase(ch, RMSG_REPAIR_NONE);
 	del_timer(&ch->repair_timer);
+	if (!opened)
+		return;
+	rmsg_repair_set_phase(ch, RMSG_REPAIR_NONE);
 	del_timer(&ch->stall_timer);
 	if (resumed) {
 		trace_rmsg_chan_stall(ch->ep->id, ch->id, true, cqe.len);
@@ -1165,6 +1257,7 @@ static void rmsg_chan_repair(struct rmsg_channel *ch)
 		return;
 	}
 	failed = test_and_clear_bit(RMSG_CHAN_ATTEMPT_FAILED, &ch->flags) ||
+		 test_bit(RMSG_CHAN_DEV_LOST, &ch->flags) ||
 		 ((ch->phase == RMSG_REPAIR_DIALING ||
 		   ch->phase == RMSG_REPAIR_ACCEPTING) &&
 		  time_after_eq(now, ch->attempt_end));
@@ -1174,6 +1267,19 @@ static void rmsg_chan_repair(struct rmsg_channel *ch)
 			rmsg_chan_kill(ch, ret == -EBUSY ? ch->resil.last_error :
 					   ret);
 			return;
+		}
+		/*
+		 * Its device is going, or failed: leave it now (removal waits
+		 * for that). The next attempt brings the channel to whatever
+		 * device then reaches the peer.
+		 */
+		if (test_and_clear_bit(RMSG_CHAN_DEV_LOST, &ch->flags) &&
+		    ch->rdev) {
+			if (rmsg_data_rndv_busy(ch)) {
+				rmsg_chan_kill(ch, ch->resil.last_error);
+				return;
+			}
+			rmsg_chan_dev_release(ch);
 		}
 		/*
 		 * The drain may have brought the peer's CLOSE (its DREQ can
@@ -1192,8 +1298,9 @@ static void rmsg_chan_repair(struct rmsg_channel *ch)
 			rmsg_repair_wake_at(ch, ch->deadline);
 		} else {
 			/* The first attempt goes at once. */
-			delay = !ch->resil.attempts ? 0 :
-				rmsg_backoff_ms(ch->resil.attempts - 1,
+			delay = ch->resil.attempts == ch->backoff_from ? 0 :
+				rmsg_backoff_ms(ch->resil.attempts - 1 -
+						ch->backoff_from,
 						repair_backoff_ms,
 						repair_backoff_max_ms,
 						get_random_u32());
@@ -1208,7 +1315,10 @@ static void rmsg_chan_repair(struct rmsg_channel *ch)
 
 	switch (ch->phase) {
 	case RMSG_REPAIR_BACKOFF:
-		if (time_before(now, ch->attempt_end))
+		/* A device came: dial now, and back off from the start. */
+		if (test_and_clear_bit(RMSG_CHAN_DIAL_NOW, &ch->flags))
+			ch->backoff_from = ch->resil.attempts;
+		else if (time_before(now, ch->attempt_end))
 			return;
 		ret = rmsg_repair_dial(ch);
 		if (ret)
@@ -1224,6 +1334,7 @@ static void rmsg_chan_repair(struct rmsg_channel *ch)
 	case RMSG_REPAIR_DIALING:
 	case RMSG_REPAIR_ACCEPTING:
 		if (test_bit(RMSG_CHAN_CONNECTED, &ch->flags) &&
+		    test_bit(RMSG_CHAN_REGISTERED, &ch->flags) &&
 		    test_bit(RMSG_CHAN_PEER_READY, &ch->flags))
 			rmsg_repair_done(ch);
 		return;
@@ -1511,7 +1622,7 @@ static int rmsg_cm_channel_event(struct rmsg_channel *ch,
 			rmsg_chan_fault(ch, ret);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		ret = repair ? rmsg_chan_new_qp(ch, cm_id) :
+		ret = repair ? rmsg_chan_connection(ch, cm_id) :
 			       rmsg_chan_create_qp(ch);
 		if (!ret) {
 			rmsg_chan_hello(ch, repair ? RMSG_HELLO_RECONNECT :
@@ -1545,9 +1656,11 @@ static int rmsg_cm_channel_event(struct rmsg_channel *ch,
 		set_bit(RMSG_CHAN_CONNECTED, &ch->flags);
 		/*
 		 * The send queue runs REG_MR before the READY that follows. A
-		 * repair keeps the block's registration.
+		 * repair keeps the block's registration, unless the channel
+		 * came to a device again.
 		 */
-		ret = repair ? 0 : rmsg_block_register(ch);
+		ret = test_bit(RMSG_CHAN_REGISTERED, &ch->flags) ? 0 :
+		      rmsg_block_register(ch);
 		if (!ret)
 			ret = rmsg_ctrl_send(ch, RMSG_CTRL_READY_BUF,
 					     RMSG_CTRL_READY, 0);
@@ -1578,7 +1691,12 @@ static int rmsg_cm_channel_event(struct rmsg_channel *ch,
 			rmsg_chan_fault(ch, -ECONNRESET);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		rmsg_chan_kill(ch, -ENODEV);
+		/*
+		 * rmsg_ib_remove() moved the channels on the device already;
+		 * this is an attempt whose id was on it. Its repair drops the
+		 * id, which the rdma_cm waits for.
+		 */
+		rmsg_chan_fault(ch, -ENODEV);
 		break;
 	default:
 		break;
@@ -1587,12 +1705,18 @@ static int rmsg_cm_channel_event(struct rmsg_channel *ch,
 	return 0;
 }
 
+/* How often a deaf listener tries to listen again (a device's return). */
+#define RMSG_REBIND_MS		100
+
 /*
  * The device under a listener goes away. The rdma_cm does not finish
  * removing it while the id lives, so the id is handed to the rdma_cm to
  * destroy (a non-zero return) unless rmsg_chan_unlisten() already took it
  * and is destroying it itself (it waits for this handler). The listener
- * stays, deaf, until the endpoint stops listening or is released.
+ * stays, deaf, and tries to listen again on its address until a device
+ * has it: the peers of its channels dial back there. (A listener on a
+ * wildcard address never hears of this: the rdma_cm keeps it listening on
+ * every device, those to come included.)
  */
 static int rmsg_cm_listener_removed(struct rmsg_listener *l)
 {
@@ -1603,9 +1727,54 @@ static int rmsg_cm_listener_removed(struct rmsg_listener *l)
 	if (ep->listener == l && l->cm_id) {
 		l->cm_id = NULL;
 		ret = 1;
+		queue_delayed_work(rmsg_wq, &l->rebind,
+				   msecs_to_jiffies(RMSG_REBIND_MS));
 	}
 	mutex_unlock(&ep->chan_lock);
 	return ret;
+}
+
+/* A new listening id on the listener's address. */
+static struct rdma_cm_id *rmsg_listen_id(struct rmsg_listener *l,
+					 struct sockaddr *addr)
+{
+	struct rdma_cm_id *cm_id;
+	int ret;
+
+	cm_id = rdma_create_id(l->net, rmsg_cm_handler, &l->cm, RDMA_PS_TCP,
+			       IB_QPT_RC);
+	if (IS_ERR(cm_id))
+		return cm_id;
+	ret = rdma_bind_addr(cm_id, addr);
+	if (!ret)
+		ret = rdma_listen(cm_id, l->backlog);
+	if (ret) {
+		rdma_destroy_id(cm_id);
+		return ERR_PTR(ret);
+	}
+	return cm_id;
+}
+
+/* A deaf listener tries to listen again; rmsg_chan_unlisten() cancels. */
+static void rmsg_listener_rebind(struct work_struct *work)
+{
+	struct rmsg_listener *l = container_of(to_delayed_work(work),
+					       struct rmsg_listener, rebind);
+	struct rmsg_endpoint *ep = l->ep;
+	struct rdma_cm_id *cm_id;
+
+	cm_id = rmsg_listen_id(l, (struct sockaddr *)&l->addr);
+	mutex_lock(&ep->chan_lock);
+	if (!IS_ERR(cm_id) && ep->listener == l && !l->cm_id) {
+		l->cm_id = cm_id;
+		cm_id = NULL;
+	} else if (IS_ERR(cm_id) && ep->listener == l && !l->cm_id) {
+		queue_delayed_work(rmsg_wq, &l->rebind,
+				   msecs_to_jiffies(RMSG_REBIND_MS));
+	}
+	mutex_unlock(&ep->chan_lock);
+	if (!IS_ERR_OR_NULL(cm_id))
+		rdma_destroy_id(cm_id);
 }
 
 static int rmsg_cm_handler(struct rdma_cm_id *cm_id,
@@ -1696,29 +1865,27 @@ long rmsg_chan_listen(struct rmsg_endpoint *ep, void __user *uarg)
 	l->manual = req.flags & RMSG_LISTEN_F_ACCEPT;
 	l->user_data = req.user_data;
 	l->block_size = req.block_size;
+	l->backlog = req.backlog ?: 128;
+	l->net = get_net(current->nsproxy->net_ns);
+	INIT_DELAYED_WORK(&l->rebind, rmsg_listener_rebind);
 
 	mutex_lock(&ep->chan_lock);
 	if (ep->listener || ep->dying) {
 		mutex_unlock(&ep->chan_lock);
+		put_net(l->net);
 		kfree(l);
 		return -EBUSY;
 	}
 	ep->listener = l;
 	mutex_unlock(&ep->chan_lock);
 
-	cm_id = rdma_create_id(current->nsproxy->net_ns, rmsg_cm_handler,
-			       &l->cm, RDMA_PS_TCP, IB_QPT_RC);
+	cm_id = rmsg_listen_id(l, (struct sockaddr *)&ss);
 	if (IS_ERR(cm_id)) {
 		ret = PTR_ERR(cm_id);
 		goto fail;
 	}
-	ret = rdma_bind_addr(cm_id, (struct sockaddr *)&ss);
-	if (!ret)
-		ret = rdma_listen(cm_id, req.backlog ?: 128);
-	if (ret) {
-		rdma_destroy_id(cm_id);
-		goto fail;
-	}
+	/* Listening again after a device's return: the same port. */
+	memcpy(&l->addr, &cm_id->route.addr.src_addr, sizeof(l->addr));
 	mutex_lock(&ep->chan_lock);
 	l->cm_id = cm_id;
 	mutex_unlock(&ep->chan_lock);
@@ -1735,6 +1902,7 @@ fail:
 	mutex_lock(&ep->chan_lock);
 	ep->listener = NULL;
 	mutex_unlock(&ep->chan_lock);
+	put_net(l->net);
 	kfree(l);
 	return ret;
 }
@@ -1755,6 +1923,9 @@ void rmsg_chan_unlisten(struct rmsg_endpoint *ep)
 		return;
 	if (cm_id)
 		rdma_destroy_id(cm_id);
+	/* It sees the listener gone, and destroys any id it made itself. */
+	cancel_delayed_work_sync(&l->rebind);
+	put_net(l->net);
 	kfree(l);
 }
 
@@ -1884,12 +2055,25 @@ void rmsg_chan_release_all(struct rmsg_endpoint *ep)
 	wait_event(ep->chan_wq, !atomic_read(&ep->nr_channels));
 }
 
+/* The channel's device is going, or failed. Caller holds rdev->lock. */
+static void rmsg_chan_dev_lost(struct rmsg_channel *ch, int error)
+{
+	mutex_lock(&ch->ep->chan_lock);
+	/* Its repair leaves the device; a repair under way starts again. */
+	set_bit(RMSG_CHAN_DEV_LOST, &ch->flags);
+	rmsg_chan_fault_locked(ch, error);
+	mutex_unlock(&ch->ep->chan_lock);
+}
+
 /**
- * rmsg_chan_device_removed() - end every channel on a device going away
+ * rmsg_chan_device_removed() - take every channel off a device going away
  * @rdev: the device; its channel list is under rdev->lock
  *
- * Called from the ib_client's remove; returns once none is left, so that
- * the device's resources can go.
+ * Called from the ib_client's remove. Every channel on the device is
+ * repaired, as after a fault of its connection, and leaves the device
+ * (rmsg_chan_dev_release()) before a new connection is tried; one that
+ * cannot be repaired ends with ENODEV. Returns once none is left on the
+ * device, so that the device's resources can go.
  */
 void rmsg_chan_device_removed(struct rmsg_device *rdev)
 {
@@ -1898,12 +2082,50 @@ void rmsg_chan_device_removed(struct rmsg_device *rdev)
 	mutex_lock(&rdev->lock);
 	rdev->dying = true;
 	list_for_each_entry(ch, &rdev->channels, dev_node)
-		rmsg_chan_kill(ch, -ENODEV);
+		rmsg_chan_dev_lost(ch, -ENODEV);
 	mutex_unlock(&rdev->lock);
 	wait_event(rdev->wq, list_empty_careful(&rdev->channels));
 	/* The last detach may still be waking us: let it leave first. */
 	mutex_lock(&rdev->lock);
 	mutex_unlock(&rdev->lock);
+}
+
+/**
+ * rmsg_chan_device_fatal() - take every channel off a device that failed
+ * @rdev: the device, which reported IB_EVENT_DEVICE_FATAL (or a fault
+ *	injection said it did); it stays registered
+ *
+ * In process context. Each channel is repaired and leaves the device as
+ * after its removal; the repair brings it back to a device, this one once
+ * it works again, or another that reaches the peer. One that cannot be
+ * repaired ends with EIO.
+ */
+void rmsg_chan_device_fatal(struct rmsg_device *rdev)
+{
+	struct rmsg_channel *ch;
+
+	mutex_lock(&rdev->lock);
+	list_for_each_entry(ch, &rdev->channels, dev_node)
+		rmsg_chan_dev_lost(ch, -EIO);
+	mutex_unlock(&rdev->lock);
+}
+
+/* A device came: repairs dial at once, deaf listeners listen again. */
+void rmsg_chan_device_added(struct rmsg_endpoint *ep)
+{
+	struct rmsg_channel *ch;
+	unsigned long id;
+
+	mutex_lock(&ep->chan_lock);
+	xa_for_each(&ep->channels, id, ch) {
+		if (ch->state != RMSG_CHAN_RECOVERING || !ch->active)
+			continue;
+		set_bit(RMSG_CHAN_DIAL_NOW, &ch->flags);
+		queue_work(rmsg_wq, &ch->work);
+	}
+	if (ep->listener && !ep->listener->cm_id)
+		mod_delayed_work(rmsg_wq, &ep->listener->rebind, 0);
+	mutex_unlock(&ep->chan_lock);
 }
 
 int rmsg_chan_init_module(void)

@@ -134,6 +134,8 @@ enum {
 	RMSG_CHAN_PEER_RESET,	/* the peer aborted: no repair */
 	RMSG_CHAN_HEARD,	/* something arrived since the last heartbeat */
 	RMSG_CHAN_HEARTBEAT_DUE, /* the heartbeat timer fired */
+	RMSG_CHAN_DEV_LOST,	/* the device goes or failed: leave it */
+	RMSG_CHAN_DIAL_NOW,	/* a device came: end the back-off */
 	RMSG_CHAN_STALL_DUE,	/* the repair's quiet period ended */
 	/* First bit of a send buffer in use: + (index - RMSG_CTRL_RECVS) */
 	RMSG_CHAN_CTRL_BUSY,
@@ -154,10 +156,16 @@ struct rmsg_cm_ctx {
  * struct rmsg_listener - an endpoint's listening rdma_cm id
  * @cm: kind RMSG_CM_LISTENER
  * @ep: the endpoint
- * @cm_id: the listening id
+ * @cm_id: the listening id; NULL while its device is gone (under
+ *	ep->chan_lock)
  * @user_data: for the events of accepted channels
  * @block_size: receive block of accepted channels
  * @manual: RMSG_LISTEN_F_ACCEPT: the program answers each request
+ * @addr: the address it is bound to (with the port it got)
+ * @backlog: rdma_listen()'s
+ * @net: the network namespace it listens in
+ * @rebind: listens again once a device has the address, after the one it
+ *	was on went away: the peers of accepted channels dial back to it
  */
 struct rmsg_listener {
 	struct rmsg_cm_ctx cm;
@@ -166,6 +174,10 @@ struct rmsg_listener {
 	u64 user_data;
 	u32 block_size;
 	bool manual;
+	struct sockaddr_storage addr;
+	int backlog;
+	struct net *net;
+	struct delayed_work rebind;
 };
 
 struct rmsg_ctrl_buf {
@@ -218,7 +230,7 @@ struct rmsg_rndv_rx;
  * @size: the peer's block size
  * @chunk_shift: log2 of a chunk's bytes
  * @nchunks: chunks in @pages
- * @ibdev: the device @dma is for
+ * @ibdev: the device @dma is for, NULL while unmapped
  * @dma: bus address of each chunk on @ibdev
  *
  * Every record goes into the shadow at the offset it takes in the peer's
@@ -300,10 +312,18 @@ struct rmsg_rndv {
  * @error: why the channel dies, under @ep->chan_lock
  * @flags: RMSG_CHAN_* bits
  * @cm_id: its rdma_cm id
- * @rdev: the device the connection runs on, once known
+ * @rdev: the device the connection runs on, once known; NULL while a
+ *	repair has none (written under @ep->lock, and in the channel's work
+ *	or its cm_id's handler)
  * @dev_node: entry in @rdev->channels
  * @qp: the RC queue pair (owned by @cm_id)
  * @cq: completion queue from the device's pool
+ *
+ * What lives on @rdev (rmsg_chan_dev_create() and rmsg_chan_dev_release()
+ * make and drop it, at open, at the end, and when a repair moves to a
+ * device again): @cq, the DMA mappings of @block, @ctrl, @imm_bufs,
+ * @trailers and @shadow, @mr, @area_map and the rendezvous registrations.
+ * The rest, the pages the program maps above all, is the channel's own.
  * @cq_size: entries taken from the pool
  * @block: the receive block's pages, shared with the program's mappings
  * @block_size: its size in bytes
@@ -389,6 +409,8 @@ struct rmsg_rndv {
  * @deadline: when the repair gives up (jiffies)
  * @attempt_end: when the back-off ends, or the attempt under way is
  *	abandoned (jiffies)
+ * @backoff_from: attempts when the back-off last started from its first
+ *	step (a device came)
  * @resume_arrived: our block holds complete records up to here (bytes)
  * @resume_seq: the sequence number the next record must carry
  * @hb_timer: the heartbeat of an open channel: runs @work
@@ -481,6 +503,7 @@ struct rmsg_channel {
 	struct timer_list repair_timer;
 	unsigned long deadline;
 	unsigned long attempt_end;
+	u32 backoff_from;
 	u32 resume_arrived;
 	u32 resume_seq;
 	struct timer_list hb_timer;
@@ -503,15 +526,17 @@ void rmsg_ctrl_buf_exit(struct rmsg_channel *ch, struct rmsg_ctrl_buf *buf,
 int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind);
 
 /* rmsg_data.c */
-int rmsg_data_create(struct rmsg_channel *ch);
+int rmsg_data_create(struct rmsg_channel *ch, struct ib_device *ibdev);
+int rmsg_data_dev_create(struct rmsg_channel *ch);
+void rmsg_data_dev_release(struct rmsg_channel *ch);
 int rmsg_data_shadow_create(struct rmsg_channel *ch);
 int rmsg_data_suspend(struct rmsg_channel *ch);
+bool rmsg_data_rndv_busy(struct rmsg_channel *ch);
 int rmsg_data_resume(struct rmsg_channel *ch, const struct rmsg_hello *peer);
 void rmsg_data_reopen(struct rmsg_channel *ch);
 int rmsg_data_post_recvs(struct rmsg_channel *ch);
 void rmsg_data_open(struct rmsg_channel *ch);
 void rmsg_data_close(struct rmsg_channel *ch, bool drain);
-void rmsg_data_release(struct rmsg_channel *ch);
 void rmsg_data_finish(struct rmsg_channel *ch, int error, bool all_written);
 void rmsg_data_free(struct rmsg_channel *ch);
 void rmsg_data_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg);

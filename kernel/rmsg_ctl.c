@@ -78,6 +78,23 @@ void rmsg_ctl_unregister(struct rmsg_endpoint *ep)
 	mutex_unlock(&rmsg_eps_lock);
 }
 
+/**
+ * rmsg_ctl_device_added() - tell every endpoint that a device came
+ *
+ * Their channels being repaired dial at once, and listeners whose device
+ * went listen again (rmsg_chan_device_added()).
+ */
+void rmsg_ctl_device_added(void)
+{
+	struct rmsg_endpoint *ep;
+	unsigned long id;
+
+	mutex_lock(&rmsg_eps_lock);
+	xa_for_each(&rmsg_eps, id, ep)
+		rmsg_chan_device_added(ep);
+	mutex_unlock(&rmsg_eps_lock);
+}
+
 /* May the caller see or act on another endpoint? Its owner, or an admin. */
 static bool rmsg_ctl_may(const struct rmsg_endpoint *ep)
 {

@@ -197,15 +197,15 @@ int rmsg_data_imm_in(struct rmsg_channel *ch, const struct ib_wc *wc)
 static void rmsg_data_write_done(struct ib_cq *cq, struct ib_wc *wc);
 
 /**
- * rmsg_data_create() - data path resources of a channel, before its QP
- * @ch: the channel, attached to its device
+ * rmsg_data_create() - the data path's own memory, before the first QP
+ * @ch: the channel
+ * @ibdev: the device of its first connection: whether the peer writes
+ *	with immediates is fixed here, for the channel's life
  *
  * Return: 0 or -ENOMEM.
  */
-int rmsg_data_create(struct rmsg_channel *ch)
+int rmsg_data_create(struct rmsg_channel *ch, struct ib_device *ibdev)
 {
-	struct ib_device *ibdev = ch->rdev->ibdev;
-	struct rmsg_endpoint *ep = ch->ep;
 	size_t tsize = (RMSG_TX_SLOTS + 1) * sizeof(*ch->trailers);
 	u32 i;
 
@@ -230,7 +230,37 @@ int rmsg_data_create(struct rmsg_channel *ch)
 	ch->trailers = kzalloc(tsize, GFP_KERNEL_ACCOUNT);
 	if (!ch->pend || !ch->slots || !ch->trailers)
 		return -ENOMEM;
-	ch->trailers_dma = ib_dma_map_single(ibdev, ch->trailers, tsize,
+	for (i = 0; i < RMSG_TX_SLOTS; i++) {
+		ch->slots[i].ch = ch;
+		ch->slots[i].cqe.done = rmsg_data_write_done;
+	}
+	return 0;
+}
+
+static int rmsg_data_shadow_map(struct rmsg_channel *ch);
+
+/**
+ * rmsg_data_dev_create() - the data path on the channel's device
+ * @ch: the channel, just attached to a device (ch->rdev)
+ *
+ * Maps the trailers, the shadow, the receive buffers of immediates and
+ * the endpoint's send area for the device. rmsg_data_dev_release() undoes
+ * it, also when this fails half-way.
+ *
+ * Return: 0, -ENOMEM, or -EOPNOTSUPP for a device that may place data out
+ * of order when the peer was told it need not write with immediates.
+ */
+int rmsg_data_dev_create(struct rmsg_channel *ch)
+{
+	struct ib_device *ibdev = ch->rdev->ibdev;
+	struct rmsg_endpoint *ep = ch->ep;
+	int i, ret;
+
+	if (!ch->rx_imm && !rmsg_device_ordered(ibdev))
+		return -EOPNOTSUPP;
+	ch->trailers_dma = ib_dma_map_single(ibdev, ch->trailers,
+					     (RMSG_TX_SLOTS + 1) *
+					     sizeof(*ch->trailers),
 					     DMA_TO_DEVICE);
 	if (ib_dma_mapping_error(ibdev, ch->trailers_dma)) {
 		ch->trailers_dma = 0;
@@ -241,11 +271,12 @@ int rmsg_data_create(struct rmsg_channel *ch)
 		if (!ch->area_map)
 			return -ENOMEM;
 	}
-	for (i = 0; i < RMSG_TX_SLOTS; i++) {
-		ch->slots[i].ch = ch;
-		ch->slots[i].cqe.done = rmsg_data_write_done;
+	for (i = 0; ch->imm_bufs && i < RMSG_IMM_RECVS; i++) {
+		ret = rmsg_ctrl_buf_init(ch, &ch->imm_bufs[i], true);
+		if (ret)
+			return ret;
 	}
-	return 0;
+	return rmsg_data_shadow_map(ch);
 }
 
 /* More receives, for the peer's immediates, once the QP exists. */
@@ -254,11 +285,7 @@ int rmsg_data_post_recvs(struct rmsg_channel *ch)
 	int i, ret;
 
 	for (i = 0; ch->imm_bufs && i < RMSG_IMM_RECVS; i++) {
-		/* Mapped once; posted again on each connection. */
-		ret = ch->imm_bufs[i].dma ? 0 :
-		      rmsg_ctrl_buf_init(ch, &ch->imm_bufs[i], true);
-		if (!ret)
-			ret = rmsg_ctrl_post_recv(&ch->imm_bufs[i]);
+		ret = rmsg_ctrl_post_recv(&ch->imm_bufs[i]);
 		if (ret)
 			return ret;
 	}
@@ -278,13 +305,11 @@ int rmsg_data_post_recvs(struct rmsg_channel *ch)
  */
 int rmsg_data_shadow_create(struct rmsg_channel *ch)
 {
-	struct ib_device *ibdev = ch->rdev->ibdev;
 	u32 size = ch->peer.block_size;
 	unsigned int order = min_t(unsigned int, get_order(size),
 				   RMSG_AREA_CHUNK_ORDER);
 	struct rmsg_shadow *sh;
-	struct page *page;
-	u32 i;
+	int ret;
 
 	if (ch->shadow || !READ_ONCE(retain))
 		return 0;
@@ -293,10 +318,9 @@ int rmsg_data_shadow_create(struct rmsg_channel *ch)
 		     GFP_KERNEL_ACCOUNT);
 	if (!sh)
 		return -ENOMEM;
+	ch->shadow = sh;
 	sh->size = size;
 	sh->chunk_shift = PAGE_SHIFT + order;
-	sh->nchunks = DIV_ROUND_UP(size, PAGE_SIZE << order);
-	sh->ibdev = ibdev;
 	sh->pages = rmsg_pages_new(size, order);
 	if (!sh->pages)
 		goto fail;
@@ -304,20 +328,38 @@ int rmsg_data_shadow_create(struct rmsg_channel *ch)
 		      PAGE_KERNEL);
 	if (!sh->va)
 		goto fail;
-	for (i = 0; i < sh->nchunks; i++) {
-		page = sh->pages->pages[i << order];
-		sh->dma[i] = ib_dma_map_page(ibdev, page, 0, PAGE_SIZE << order,
-					     DMA_TO_DEVICE);
-		if (ib_dma_mapping_error(ibdev, sh->dma[i])) {
-			sh->nchunks = i;
-			goto fail;
-		}
-	}
-	ch->shadow = sh;
-	return 0;
+	ret = rmsg_data_shadow_map(ch);
+	if (!ret)
+		return 0;
 fail:
-	ch->shadow = sh;
 	rmsg_data_shadow_free(ch);
+	return -ENOMEM;
+}
+
+/* The shadow's chunks, for the device to read; all or none. */
+static int rmsg_data_shadow_map(struct rmsg_channel *ch)
+{
+	struct ib_device *ibdev = ch->rdev->ibdev;
+	struct rmsg_shadow *sh = ch->shadow;
+	struct page *page;
+	u32 i, n;
+
+	if (!sh || sh->ibdev)
+		return 0;
+	n = DIV_ROUND_UP(sh->size, 1U << sh->chunk_shift);
+	sh->ibdev = ibdev;
+	for (i = 0; i < n; i++) {
+		page = sh->pages->pages[i << (sh->chunk_shift - PAGE_SHIFT)];
+		sh->dma[i] = ib_dma_map_page(ibdev, page, 0,
+					     1U << sh->chunk_shift,
+					     DMA_TO_DEVICE);
+		if (ib_dma_mapping_error(ibdev, sh->dma[i]))
+			break;
+		sh->nchunks = i + 1;
+	}
+	if (sh->nchunks == n)
+		return 0;
+	rmsg_data_shadow_unmap(sh);
 	return -ENOMEM;
 }
 
@@ -326,11 +368,13 @@ static void rmsg_data_shadow_unmap(struct rmsg_shadow *sh)
 {
 	u32 i;
 
-	for (i = 0; sh && i < sh->nchunks; i++)
+	if (!sh || !sh->ibdev)
+		return;
+	for (i = 0; i < sh->nchunks; i++)
 		ib_dma_unmap_page(sh->ibdev, sh->dma[i], 1U << sh->chunk_shift,
 				  DMA_TO_DEVICE);
-	if (sh)
-		sh->nchunks = 0;
+	sh->nchunks = 0;
+	sh->ibdev = NULL;
 }
 
 static void rmsg_data_shadow_free(struct rmsg_channel *ch)
@@ -428,6 +472,29 @@ int rmsg_data_suspend(struct rmsg_channel *ch)
 }
 
 /**
+ * rmsg_data_rndv_busy() - does a rendezvous transfer tie the channel to
+ *	its device
+ * @ch: the channel, suspended
+ *
+ * Transfers under way, and sends of them waiting, hold registrations whose
+ * keys the peer may know: they are good on this device only. A repair
+ * that must leave the device ends such a channel (not yet carried over).
+ */
+bool rmsg_data_rndv_busy(struct rmsg_channel *ch)
+{
+	struct rmsg_rndv *r = &ch->rndv;
+	bool busy;
+	u32 idx;
+
+	mutex_lock(&ch->ep->lock);
+	busy = r->tx_oldest != r->tx_next || r->rx_oldest != r->rx_next;
+	for (idx = ch->pend_posted; !busy && idx != ch->pend_tail; idx++)
+		busy = ch->pend[idx & RMSG_PEND_MASK].rndv;
+	mutex_unlock(&ch->ep->lock);
+	return busy;
+}
+
+/**
  * rmsg_data_resume() - take the peer's view of our stream after a repair
  * @ch: the channel, suspended
  * @peer: the peer's hello on the new connection
@@ -510,10 +577,17 @@ void rmsg_data_close(struct rmsg_channel *ch, bool drain)
 	mutex_unlock(&ep->lock);
 }
 
-/* After the QP is drained: no device touches the memory any more. */
-void rmsg_data_release(struct rmsg_channel *ch)
+/**
+ * rmsg_data_dev_release() - the data path leaves its device
+ * @ch: the channel; its QP is drained and gone, so no device touches the
+ *	memory any more
+ *
+ * Undoes rmsg_data_dev_create(), and drops what rendezvous transfers hold
+ * on the device; the memory itself stays.
+ */
+void rmsg_data_dev_release(struct rmsg_channel *ch)
 {
-	struct ib_device *ibdev = ch->rdev ? ch->rdev->ibdev : NULL;
+	struct ib_device *ibdev = ch->rdev->ibdev;
 	struct rmsg_pending *e;
 	u32 idx;
 	int i;
@@ -526,8 +600,7 @@ void rmsg_data_release(struct rmsg_channel *ch)
 			rmsg_rndv_tx_release(ch, e->rndv);
 	}
 	mutex_unlock(&ch->ep->lock);
-	if (ch->rdev)
-		rmsg_rndv_release(ch);
+	rmsg_rndv_release(ch);
 	if (ch->trailers_dma)
 		ib_dma_unmap_single(ibdev, ch->trailers_dma,
 				    (RMSG_TX_SLOTS + 1) *
@@ -1356,7 +1429,7 @@ static int rmsg_data_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 	u32 idx;
 	int ret;
 
-	if (!ch->area_map || sqe->addr > ep->area_size ||
+	if (!ep->area || sqe->addr > ep->area_size ||
 	    sqe->len > ep->area_size - sqe->addr)
 		return -EFAULT;
 	if (sqe->len > ch->max_msg)
@@ -1474,12 +1547,13 @@ bool rmsg_data_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 		}
 		return false;
 	case RMSG_OP_SEND_RNDV:
-		ret = rmsg_data_send_rndv(ep, ch, sqe);
+		/* A repair between devices: nothing to register on. */
+		ret = ch->rdev ? rmsg_data_send_rndv(ep, ch, sqe) : -EAGAIN;
 		if (!ret)
 			return false;
 		break;
 	case RMSG_OP_RECV_RNDV:
-		ret = rmsg_rndv_recv(ep, ch, sqe);
+		ret = ch->rdev ? rmsg_rndv_recv(ep, ch, sqe) : -EAGAIN;
 		if (!ret) {
 			/*
 			 * The reads start in the work item: progress may post

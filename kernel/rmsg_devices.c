@@ -31,6 +31,26 @@ static u32 rmsg_devices_nr;
 
 static struct ib_client rmsg_ib_client;
 
+static void rmsg_fatal_work(struct work_struct *work)
+{
+	struct rmsg_device *rdev = container_of(work, struct rmsg_device,
+						fatal_work);
+
+	rmsg_chan_device_fatal(rdev);
+}
+
+/**
+ * rmsg_device_fatal() - act on a device's fatal error
+ * @rdev: the device, which stays registered
+ *
+ * Any context. Its channels are repaired elsewhere, leaving it first
+ * (rmsg_chan_device_fatal(), in process context).
+ */
+void rmsg_device_fatal(struct rmsg_device *rdev)
+{
+	queue_work(system_wq, &rdev->fatal_work);
+}
+
 static void rmsg_ib_event(struct ib_event_handler *handler,
 			  struct ib_event *event)
 {
@@ -42,6 +62,7 @@ static void rmsg_ib_event(struct ib_event_handler *handler,
 	switch (event->event) {
 	case IB_EVENT_DEVICE_FATAL:
 		atomic_inc(&rdev->fatal_events);
+		rmsg_device_fatal(rdev);
 		break;
 	case IB_EVENT_PORT_ACTIVE:
 	case IB_EVENT_PORT_ERR:
@@ -73,6 +94,7 @@ static int rmsg_ib_add(struct ib_device *ibdev)
 	rdev->nports = nports;
 	mutex_init(&rdev->lock);
 	INIT_LIST_HEAD(&rdev->channels);
+	INIT_WORK(&rdev->fatal_work, rmsg_fatal_work);
 	init_waitqueue_head(&rdev->wq);
 	rdev->pd = ib_alloc_pd(ibdev, 0);
 	if (IS_ERR(rdev->pd)) {
@@ -92,6 +114,8 @@ static int rmsg_ib_add(struct ib_device *ibdev)
 	mutex_unlock(&rmsg_devices_lock);
 
 	dev_info(&ibdev->dev, "rmsg: device added (%u ports)\n", nports);
+	/* Channels being repaired may reach their peers through it. */
+	rmsg_ctl_device_added();
 	return 0;
 }
 
@@ -105,10 +129,13 @@ static void rmsg_ib_remove(struct ib_device *ibdev, void *client_data)
 	rmsg_devices_generation++;
 	mutex_unlock(&rmsg_devices_lock);
 
+	/* No fatal work from now on, but an injected one may be queued. */
+	ib_unregister_event_handler(&rdev->event_handler);
 	/* Before the callback returns, nothing of rmsg may be left on it. */
 	rmsg_chan_device_removed(rdev);
+	/* No channel is on it to inject another one. */
+	cancel_work_sync(&rdev->fatal_work);
 	ib_dealloc_pd(rdev->pd);
-	ib_unregister_event_handler(&rdev->event_handler);
 	dev_info(&ibdev->dev, "rmsg: device removed\n");
 	mutex_destroy(&rdev->lock);
 	kfree(rdev);

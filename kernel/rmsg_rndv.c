@@ -1517,7 +1517,8 @@ void rmsg_rndv_init(struct rmsg_channel *ch, u32 rd_depth)
  * @ch: the channel; its QP is drained, so no WR runs any more
  *
  * Registrations that may be valid are destroyed, not pooled: another QP
- * of the protection domain could still use their keys.
+ * of the protection domain could still use their keys. The pool goes too:
+ * the channel may be leaving the device (a repair after its removal).
  */
 void rmsg_rndv_release(struct rmsg_channel *ch)
 {
@@ -1537,9 +1538,6 @@ void rmsg_rndv_release(struct rmsg_channel *ch)
 	}
 	while (r->mr_nfree)
 		rmsg_mr_destroy(ch, r->mr_free[--r->mr_nfree]);
-	if (r->block_va)
-		vunmap(r->block_va);
-	r->block_va = NULL;
 	mutex_unlock(&ch->ep->lock);
 }
 
@@ -1585,6 +1583,9 @@ void rmsg_rndv_finish(struct rmsg_channel *ch, int error)
 	}
 	kvfree(r->mr_free);
 	r->mr_free = NULL;
+	if (r->block_va)
+		vunmap(r->block_va);
+	r->block_va = NULL;
 }
 
 /* A transfer still in the pending ring loses its device resources. */

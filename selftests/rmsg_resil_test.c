@@ -134,7 +134,7 @@ FIXTURE(resil) {
 	struct saved_param params[MAX_PARAMS];
 	int nparams;
 	const char *netdev;
-	bool link_down, netem;
+	bool link_down, netem, rxe_gone;
 };
 
 static int read_param(const char *name, char *val, size_t len)
@@ -278,6 +278,10 @@ FIXTURE_TEARDOWN(resil)
 		rmsg_sh("tc qdisc del dev %s root", self->netdev);
 	if (self->link_down && !link_up(self->netdev))
 		TH_LOG("%s did not come back up", self->netdev);
+	if (self->rxe_gone &&
+	    (rmsg_sh("rdma link add rxe0 type rxe netdev %s", self->netdev) ||
+	     !link_up(self->netdev)))
+		TH_LOG("rxe0 could not be made again");
 	for (i = self->nparams - 1; i >= 0; i--)
 		if (write_param(self->params[i].name, self->params[i].val))
 			TH_LOG("could not restore %s", self->params[i].name);
@@ -1656,7 +1660,7 @@ TEST_F_TIMEOUT(resil, give_up, 120)
 	long t0, t_rec, t_end = -1, t_a;
 	__u64 queued;
 	char buf[256];
-	int i, n;
+	int i, n, ret;
 
 	if (!module_has(RMSG_FEAT_REPAIR))
 		SKIP(return, "the module does not announce RMSG_FEAT_REPAIR");
@@ -1668,8 +1672,14 @@ TEST_F_TIMEOUT(resil, give_up, 120)
 	ASSERT_TRUE(rmsg_streams_run(ss, ENDLESS, 60000)) TH_LOG("%s", ss->why);
 
 	ASSERT_EQ(0, block_net(self));
-	ASSERT_EQ(0, rmsg_inject_fault(self->b.fd, 0, self->b_ch[0],
-				       RMSG_FAULT_QP_ERROR));
+	/*
+	 * ENOTCONN: the link going down broke the connection first (rxe
+	 * fails a send on a port that is down): a repair is under way all
+	 * the same.
+	 */
+	ret = rmsg_inject_fault(self->b.fd, 0, self->b_ch[0],
+				RMSG_FAULT_QP_ERROR);
+	ASSERT_TRUE(ret == 0 || ret == -ENOTCONN) TH_LOG("fault: %d", ret);
 	t0 = rmsg_now_ms();
 	ASSERT_TRUE(wait_state(self->b.fd, self->b_ep, self->b_ch[0],
 			       RMSG_CHAN_INFO_RECOVERING, 1000));
@@ -1761,11 +1771,16 @@ TEST_F_TIMEOUT(resil, unload_during_recovery, 120)
 	ASSERT_EQ(0, set_param(self, "repair_timeout_ms", "60000"));
 	start_streams(_metadata, self, 3, ENDLESS);
 	ASSERT_EQ(0, block_net(self));
-	/* Channel 0 from its connecting end, 1 from its accepting end. */
-	ASSERT_EQ(0, rmsg_inject_fault(self->b.fd, 0, self->b_ch[0],
-				       RMSG_FAULT_QP_ERROR));
-	ASSERT_EQ(0, rmsg_inject_fault(self->a.fd, 0, self->a_ch[1],
-				       RMSG_FAULT_QP_ERROR));
+	/*
+	 * Channel 0 from its connecting end, 1 from its accepting end.
+	 * ENOTCONN: the link going down broke the connection first.
+	 */
+	ret = rmsg_inject_fault(self->b.fd, 0, self->b_ch[0],
+				RMSG_FAULT_QP_ERROR);
+	ASSERT_TRUE(ret == 0 || ret == -ENOTCONN) TH_LOG("fault: %d", ret);
+	ret = rmsg_inject_fault(self->a.fd, 0, self->a_ch[1],
+				RMSG_FAULT_QP_ERROR);
+	ASSERT_TRUE(ret == 0 || ret == -ENOTCONN) TH_LOG("fault: %d", ret);
 	ASSERT_TRUE(wait_state(self->b.fd, self->b_ep, self->b_ch[0],
 			       RMSG_CHAN_INFO_RECOVERING, 2000));
 	ASSERT_TRUE(wait_state(self->a.fd, self->a_ep, self->a_ch[1],
@@ -1811,6 +1826,283 @@ TEST_F_TIMEOUT(resil, unload_during_recovery, 120)
 	ASSERT_TRUE(module_loaded());
 	/* The parameters are the defaults again: nothing to restore. */
 	self->nparams = 0;
+}
+
+/* --- device removal, return and fatal errors ------------------------------ */
+
+/* rxe0 goes: the RDMA core removes the device under every channel. */
+static int rxe_delete(resil_fixture *self)
+{
+	self->rxe_gone = true;
+	return rmsg_sh("rdma link delete rxe0") ? -EIO : 0;
+}
+
+/* rxe0 comes back, on the same netdev. */
+static bool rxe_make(resil_fixture *self)
+{
+	if (rmsg_sh("rdma link add rxe0 type rxe netdev %s", self->netdev))
+		return false;
+	self->rxe_gone = false;
+	return true;
+}
+
+/* ... and rmsg sees its port active: true. */
+static bool rxe_add(resil_fixture *self)
+{
+	bool ok;
+	int fd;
+
+	if (!rxe_make(self))
+		return false;
+	fd = rmsg_open_device();
+	if (fd < 0)
+		return false;
+	ok = rmsg_wait_dev(fd, "rxe0", true, RMSG_PORT_ACTIVE, 20000);
+	close(fd);
+	return ok;
+}
+
+/* Every channel of both ends in @state: true, or false at @timeout_ms. */
+static bool wait_all(resil_fixture *self, __u32 state, int timeout_ms)
+{
+	long deadline = rmsg_now_ms() + timeout_ms;
+	struct rmsg_chan_info e;
+	bool all;
+	int i, k;
+
+	do {
+		all = true;
+		for (i = 0; i < self->nch && all; i++)
+			for (k = 0; k < 2 && all; k++)
+				all = !chan_get(self->a.fd,
+						k ? self->a_ep : self->b_ep,
+						k ? self->a_ch[i] : self->b_ch[i],
+						&e) && e.state == state;
+		if (all)
+			return true;
+		usleep(2000);
+	} while (rmsg_now_ms() < deadline);
+	return false;
+}
+
+/* Every channel of both ends open, and repaired at least once. */
+static bool all_repaired(resil_fixture *self)
+{
+	struct rmsg_chan_info e;
+	int i, k;
+
+	for (i = 0; i < self->nch; i++)
+		for (k = 0; k < 2; k++)
+			if (chan_get(self->a.fd, k ? self->a_ep : self->b_ep,
+				     k ? self->a_ch[i] : self->b_ch[i], &e) ||
+			    e.state != RMSG_CHAN_INFO_OPEN || !e.repairs)
+				return false;
+	return true;
+}
+
+/*
+ * Every channel of both ends open again, each repaired at least once,
+ * its epoch moved on; print them.
+ */
+static void check_repaired(struct __test_metadata *_metadata,
+			   resil_fixture *self)
+{
+	struct rmsg_chan_info e;
+	int i, k;
+
+	for (i = 0; i < self->nch; i++)
+		for (k = 0; k < 2; k++) {
+			ASSERT_EQ(0, chan_get(self->a.fd,
+					      k ? self->a_ep : self->b_ep,
+					      k ? self->a_ch[i] : self->b_ch[i],
+					      &e));
+			print_info(k ? 'a' : 'b', &e);
+			EXPECT_EQ(RMSG_CHAN_INFO_OPEN, e.state);
+			EXPECT_LE(1, e.repairs);
+			EXPECT_LE(1, e.epoch);
+		}
+}
+
+#define HCA_CHANS	4
+#define HCA_GONE_MS	500
+
+/*
+ * rxe0, the device under both ends of every channel, is deleted under
+ * byte-checked streams both ways on four channels, and made again. Every
+ * channel must go RECOVERING at both ends (the removal does not end
+ * them), leave the device before the removal returns (else it would
+ * hang), and open again on the new rxe0, with every stream exact: nothing
+ * lost, repeated, out of order or damaged. Sends go on while the device
+ * is gone, and wait.
+ */
+TEST_F_TIMEOUT(resil, hca_readd_streams, 300)
+{
+	struct rmsg_streams *ss = self->ss;
+	long t0, t_del, t_add, t_open;
+	bool ok;
+
+	if (!module_has(RMSG_FEAT_REPAIR))
+		SKIP(return, "the module does not announce RMSG_FEAT_REPAIR");
+	if (!self->netdev)
+		SKIP(return, "RMSG_NETDEV not set: not run by rmsg-vm");
+	start_streams(_metadata, self, HCA_CHANS, ENDLESS);
+
+	t0 = rmsg_now_ms();
+	ASSERT_EQ(0, rxe_delete(self));
+	t_del = rmsg_now_ms() - t0;
+	ASSERT_TRUE(wait_all(self, RMSG_CHAN_INFO_RECOVERING, 2000));
+	ASSERT_TRUE(rmsg_streams_run_for(ss, HCA_GONE_MS)) TH_LOG("%s", ss->why);
+	ASSERT_TRUE(wait_all(self, RMSG_CHAN_INFO_RECOVERING, 0));
+
+	t0 = rmsg_now_ms();
+	ASSERT_TRUE(rxe_add(self));
+	t_add = rmsg_now_ms() - t0;
+	t0 = rmsg_now_ms();
+	ok = true;
+	while (ok && !all_repaired(self) && rmsg_now_ms() - t0 < 30000)
+		ok = rmsg_streams_run_for(ss, 5);
+	ASSERT_TRUE(ok) TH_LOG("%s", ss->why);
+	t_open = rmsg_now_ms() - t0;
+	ksft_print_msg("rdma link delete took %ld ms; add %ld ms; every channel open again %ld ms after that\n",
+		       t_del, t_add, t_open);
+	ASSERT_TRUE(wait_all(self, RMSG_CHAN_INFO_OPEN, 0));
+	ASSERT_TRUE(rmsg_streams_run_for(ss, 300)) TH_LOG("%s", ss->why);
+	stop_streams(ss);
+	check_exact(_metadata, ss);
+	check_repaired(_metadata, self);
+}
+
+/*
+ * rxe0 deleted, and not made again within repair_timeout_ms: every
+ * channel ends with ETIMEDOUT at both ends, every send gets its
+ * completion, and what arrived is an exact prefix.
+ */
+TEST_F_TIMEOUT(resil, hca_gone_give_up, 120)
+{
+	struct rmsg_streams *ss = self->ss;
+	struct rmsg_chan_info e;
+	char buf[256];
+	unsigned int i;
+	long t0, t_end;
+
+	if (!module_has(RMSG_FEAT_REPAIR))
+		SKIP(return, "the module does not announce RMSG_FEAT_REPAIR");
+	if (!self->netdev)
+		SKIP(return, "RMSG_NETDEV not set: not run by rmsg-vm");
+	ASSERT_EQ(0, set_param(self, "repair_timeout_ms", "1500"));
+	start_streams(_metadata, self, 2, ENDLESS);
+	t0 = rmsg_now_ms();
+	ASSERT_EQ(0, rxe_delete(self));
+	ASSERT_TRUE(wait_all(self, RMSG_CHAN_INFO_RECOVERING, 1000));
+	/* Sends go on into the repairs, and wait there until the end. */
+	ASSERT_TRUE(rmsg_streams_run_for(ss, 200)) TH_LOG("%s", ss->why);
+	stop_streams(ss);
+	ASSERT_TRUE(rmsg_streams_run(ss, ENDLESS, 20000)) TH_LOG("%s", ss->why);
+	t_end = rmsg_now_ms() - t0;
+	ksft_print_msg("every channel ended %ld ms after the removal (give-up 1500 ms)\n",
+		       t_end);
+	for (i = 0; i < ss->n; i++) {
+		struct rmsg_stream *s = &ss->s[i];
+
+		rmsg_stream_str(s, buf, sizeof(buf));
+		ksft_print_msg("stream %u: %s, closed %d/%d\n", i, buf,
+			       s->tx_res, s->rx_res);
+		EXPECT_TRUE(rmsg_stream_prefix(s)) TH_LOG("stream %u: %s", i,
+							  buf);
+		EXPECT_EQ(s->sent, s->ok + s->failed);
+		EXPECT_EQ(-ETIMEDOUT, s->tx_res);
+		EXPECT_EQ(-ETIMEDOUT, s->rx_res);
+	}
+	EXPECT_LE(1400, t_end);
+	for (i = 0; i < (unsigned int)self->nch; i++) {
+		EXPECT_EQ(-ENOENT, chan_get(self->a.fd, self->a_ep,
+					    self->a_ch[i], &e));
+		EXPECT_EQ(-ENOENT, chan_get(self->a.fd, self->b_ep,
+					    self->b_ch[i], &e));
+	}
+	/* rxe0 comes back, and the listener, deaf meanwhile, hears again. */
+	ASSERT_TRUE(rxe_add(self));
+	EXPECT_EQ(0, connect_n(self, 1));
+}
+
+/*
+ * The endpoints close while rxe0 is gone and their channels are being
+ * repaired, with no device (and a listener waiting to listen again); the
+ * module unloads, rxe0 comes back, and the module loads again.
+ */
+TEST_F_TIMEOUT(resil, hca_gone_unload, 120)
+{
+	const char *ko = getenv("RMSG_KO");
+	long t0, t_close;
+	int fd, ret;
+
+	if (!module_has(RMSG_FEAT_REPAIR))
+		SKIP(return, "the module does not announce RMSG_FEAT_REPAIR");
+	if (!self->netdev || !ko)
+		SKIP(return, "RMSG_NETDEV or RMSG_KO not set: not run by rmsg-vm");
+	start_streams(_metadata, self, 2, ENDLESS);
+	ASSERT_EQ(0, rxe_delete(self));
+	ASSERT_TRUE(wait_all(self, RMSG_CHAN_INFO_RECOVERING, 1000));
+	ASSERT_TRUE(rmsg_streams_run_for(self->ss, 200))
+		TH_LOG("%s", self->ss->why);
+	t0 = rmsg_now_ms();
+	rmsg_ep_close(&self->b);
+	rmsg_ep_close(&self->a);
+	self->opened = false;
+	t_close = rmsg_now_ms() - t0;
+	ksft_print_msg("both endpoints closed in %ld ms with rxe0 gone\n",
+		       t_close);
+	EXPECT_GT(3000, t_close);
+	ret = syscall(SYS_delete_module, "rmsg", O_NONBLOCK) ? -errno : 0;
+	EXPECT_EQ(0, ret) TH_LOG("delete_module: %s", strerror(-ret));
+	/* Without the module: rmsg cannot say when the port is up. */
+	EXPECT_TRUE(rxe_make(self));
+	if (!ret) {
+		fd = open(ko, O_RDONLY | O_CLOEXEC);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, syscall(SYS_finit_module, fd, "", 0));
+		close(fd);
+	}
+	ASSERT_TRUE(module_loaded());
+	self->nparams = 0;
+	fd = rmsg_open_device();
+	ASSERT_LE(0, fd);
+	EXPECT_TRUE(rmsg_wait_dev(fd, "rxe0", true, RMSG_PORT_ACTIVE, 20000));
+	close(fd);
+}
+
+/*
+ * RMSG_FAULT_DEVICE_FATAL on one channel acts as IB_EVENT_DEVICE_FATAL
+ * of rxe0: every channel on it, at both ends, leaves the device and is
+ * repaired on it again (it still works), the streams exact.
+ */
+TEST_F_TIMEOUT(resil, device_fatal_streams, 300)
+{
+	struct rmsg_streams *ss = self->ss;
+	long t0, t_open;
+	bool ok;
+
+	if (!module_has(RMSG_FEAT_REPAIR))
+		SKIP(return, "the module does not announce RMSG_FEAT_REPAIR");
+	start_streams(_metadata, self, HCA_CHANS, ENDLESS);
+	t0 = rmsg_now_ms();
+	ASSERT_EQ(0, rmsg_inject_fault(self->b.fd, 0, self->b_ch[1],
+				       RMSG_FAULT_DEVICE_FATAL));
+	/* Open again, and repaired: the work acts on it a moment later. */
+	ok = true;
+	while (ok && !all_repaired(self) && rmsg_now_ms() - t0 < 30000)
+		ok = rmsg_streams_run_for(ss, 5);
+	ASSERT_TRUE(ok) TH_LOG("%s", ss->why);
+	t_open = rmsg_now_ms() - t0;
+	ksft_print_msg("every channel open again %ld ms after the fatal error\n",
+		       t_open);
+	ASSERT_TRUE(rmsg_streams_run_for(ss, 300)) TH_LOG("%s", ss->why);
+	stop_streams(ss);
+	check_exact(_metadata, ss);
+	check_repaired(_metadata, self);
+	/* rmsgctl injects it too. */
+	EXPECT_EQ(0, rmsg_sh("tools/rmsgctl/rmsgctl fault device-fatal %u:%u",
+			     self->a_ep, self->a_ch[0]));
 }
 
 TEST_HARNESS_MAIN

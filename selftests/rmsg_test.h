@@ -314,6 +314,10 @@ static inline int rmsg_child_status(pid_t pid)
  * @rndv_sent: rendezvous messages sent
  * @rndv_received: and received (their answers completed)
  * @rndv_pending: answers not completed yet
+ * @held: a rendezvous message peeked but not answered yet (no buffer or
+ *	no SQ room): peeking on goes past a message, so it is kept here,
+ *	and its endpoint is not peeked until it is answered
+ * @holding: @held is such a message
  */
 struct rmsg_stream {
 	struct rmsg_ep *tx, *rx;
@@ -332,6 +336,8 @@ struct rmsg_stream {
 	unsigned char *into_buf;
 	__u64 into_seq[RMSG_STREAM_RNDV_SLOTS];
 	__u64 rndv_sent, rndv_received, rndv_pending;
+	struct rmsg_msg held;
+	bool holding;
 };
 
 /* A RMSG_CQE_STALLED or RMSG_CQE_RESUMED event the streams took. */
@@ -727,6 +733,20 @@ static inline int rmsg_streams_recv(struct rmsg_streams *ss,
 	unsigned int k;
 	int i, ret;
 
+	for (i = 0; i < (int)ss->n; i++) {
+		if (ss->s[i].rx != ep || !ss->s[i].holding)
+			continue;
+		ret = rmsg_stream_answer(ss, i, &ss->s[i].held);
+		if (ret == -EAGAIN)
+			return 0;
+		if (ret)
+			return -1;
+		ss->s[i].holding = false;
+		ret = rmsg_release(ep, &ss->s[i].held);
+		if (ret)
+			return rmsg_streams_fail(ss, "stream %d: release: %d",
+						 i, ret);
+	}
 	memset(&msg, 0, sizeof(msg));
 	for (k = 0; k < max; k++) {
 		ret = rmsg_peek_any(ep, &msg);
@@ -741,8 +761,11 @@ static inline int rmsg_streams_recv(struct rmsg_streams *ss,
 						 msg.channel);
 		if (msg.kind == RMSG_MSG_RNDV) {
 			ret = rmsg_stream_answer(ss, i, &msg);
-			if (ret == -EAGAIN)
+			if (ret == -EAGAIN) {
+				ss->s[i].held = msg;
+				ss->s[i].holding = true;
 				break;
+			}
 			if (ret)
 				return -1;
 		} else if (msg.kind != RMSG_MSG_EAGER) {
@@ -838,8 +861,11 @@ static inline int rmsg_streams_events(struct rmsg_streams *ss,
 			while (rmsg_stream_is_rndv(s, s->next_eager_cqe));
 		}
 		if (!ev[i].res && s->failed)
-			return rmsg_streams_fail(ss, "stream %u: %u completed after a failed send",
-						 st, seq);
+			return rmsg_streams_fail(ss, "stream %u: %u (%s) completed after a failed send (first error %d)",
+						 st, seq,
+						 ud == RMSG_STREAM_UD_ZC ?
+						 "rendezvous" : "eager",
+						 s->first_error);
 		if (ev[i].res) {
 			s->failed++;
 			if (!s->first_error)

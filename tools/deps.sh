@@ -6,7 +6,9 @@
 # Idempotent: when everything is present it only checks and returns.
 #
 # Environment: RMSG_CACHE (default /var/cache/rmsg), KDIR (kernel headers).
-# With --bench it also installs what `make bench` needs for its plot.
+# With --bench it also installs what `make bench` needs for its plot. With
+# --fuzz it installs only what `make fuzz` needs (clang and its libFuzzer
+# runtime) and touches no cache.
 
 set -euo pipefail
 
@@ -22,6 +24,8 @@ packages=(
 )
 if [ "${1:-}" = --bench ]; then
 	packages+=(gnuplot-nox)
+elif [ "${1:-}" = --fuzz ]; then
+	packages=(clang libclang-rt-14-dev)
 fi
 
 missing=()
@@ -41,6 +45,8 @@ if ((${#missing[@]})); then
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+[ "${1:-}" != --fuzz ] || exit 0
 
 kdir=$(rmsg_kdir)
 abi=$(rmsg_abi "$kdir")

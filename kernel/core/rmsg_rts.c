@@ -52,17 +52,20 @@ u32 rmsg_rts_size(u32 nseg)
  */
 struct rmsg_span rmsg_rts_seg(u64 addr, u64 len, u32 seg_shift, u32 i)
 {
-	u64 seg = (u64)1 << seg_shift;
 	u64 start = ((addr >> seg_shift) + i) << seg_shift;
-	u64 end = start + seg;
+	/*
+	 * Last bytes, not ends: the window at the top of the address space
+	 * ends at 2^64, which a u64 does not hold.
+	 */
+	u64 last = start + (((u64)1 << seg_shift) - 1);
 	struct rmsg_span s;
 
 	if (start < addr)
 		start = addr;
-	if (end > addr + len)
-		end = addr + len;
+	if (last > addr + len - 1)
+		last = addr + len - 1;
 	s.addr = start;
-	s.len = end - start;
+	s.len = last - start + 1;
 	return s;
 }
 
@@ -108,9 +111,13 @@ int rmsg_rts_decode(const void *buf, u32 size, struct rmsg_rts_info *info)
 	if (info->flags != 0 && info->flags != RMSG_RTS_F_PUT &&
 	    info->flags != RMSG_RTS_F_CTS)
 		return -EPROTO;
+	if (info->flags == RMSG_RTS_F_PUT)
+		max_shift = RMSG_RTS_MBOX_MAX_SHIFT;
+	/* The peer chose the shift: check it before shifting by it. */
+	if (info->seg_shift < RMSG_RTS_MIN_SHIFT || info->seg_shift > max_shift)
+		return -EPROTO;
 	if (info->flags == RMSG_RTS_F_PUT) {
 		/* The mailbox: one segment of 2^seg_shift bytes at addr. */
-		max_shift = RMSG_RTS_MBOX_MAX_SHIFT;
 		nseg = 1;
 		if (info->addr + ((u64)1 << info->seg_shift) < info->addr)
 			return -EPROTO;
@@ -119,8 +126,6 @@ int rmsg_rts_decode(const void *buf, u32 size, struct rmsg_rts_info *info)
 	}
 	if (!info->len || info->len > RMSG_RNDV_MAX_LEN ||
 	    info->addr + info->len < info->addr ||
-	    info->seg_shift < RMSG_RTS_MIN_SHIFT ||
-	    info->seg_shift > max_shift ||
 	    info->nseg != nseg || size != rmsg_rts_size(info->nseg))
 		return -EPROTO;
 	return 0;

@@ -1333,9 +1333,23 @@ static bool is_stop(struct worker *w, struct chan *c,
 	return ctl_valid(w, &ctl, msg->len, CTL_BIT(CTL_STOP), false);
 }
 
+/*
+ * Not a kind of RMSG_IOC_FAULT: the client deletes the RDMA device under
+ * its channels (rxe0) and makes it again on RMSG_NETDEV; a sample runs
+ * from the end of "rdma link add" to the channel's next echo.
+ */
+#define FAULT_HCA_READD		(RMSG_FAULT_DEVICE_FATAL + 1)
+#define READD_DEV		"rxe0"
+
+static const char *fault_name(uint32_t kind)
+{
+	return kind == FAULT_HCA_READD ? "hca-readd" :
+					 rmsg_fault_kind_name(kind);
+}
+
 /* What the client measured of a recover run, for report_recover(). */
 static struct {
-	uint64_t faults, by_kind[RMSG_FAULT_DEVICE_FATAL + 1];
+	uint64_t faults, by_kind[FAULT_HCA_READD + 1];
 	uint64_t not_open;	/* injections refused with ENOTCONN, retried */
 	uint64_t sent, received;
 	uint64_t t0, t1;
@@ -1348,6 +1362,47 @@ static uint32_t fault_kind(uint64_t k)
 	if (opt.fault)
 		return opt.fault;
 	return k & 1 ? RMSG_FAULT_DISCONNECT : RMSG_FAULT_QP_ERROR;
+}
+
+/* Are all the caller's channels open? */
+static bool all_open(struct worker *w)
+{
+	struct rmsg_chan_info *info = NULL;
+	int n, i;
+
+	n = rmsg_chan_list(w->ep.fd, 0, &info, NULL);
+	if (n < 0)
+		die(w, "rmsg_chan_list: %s", strerror(-n));
+	for (i = 0; i < n; i++)
+		if (info[i].state != RMSG_CHAN_INFO_OPEN)
+			break;
+	free(info);
+	return i == n;
+}
+
+/*
+ * Delete READD_DEV and make it again: 0 with *@t_back the time "rdma link
+ * add" returned, -ENOTCONN when a channel is not open yet (still repaired
+ * after the last one), or die.
+ */
+static int hca_readd(struct worker *w, uint64_t *t_back)
+{
+	const char *netdev = getenv("RMSG_NETDEV");
+	char cmd[256];
+
+	if (!netdev)
+		die(w, "--fault=hca-readd: RMSG_NETDEV (the netdev under %s) is not set",
+		    READD_DEV);
+	if (!all_open(w))
+		return -ENOTCONN;
+	if (system("rdma link delete " READD_DEV))
+		die(w, "rdma link delete %s failed", READD_DEV);
+	snprintf(cmd, sizeof(cmd), "rdma link add %s type rxe netdev %s",
+		 READD_DEV, netdev);
+	if (system(cmd))
+		die(w, "%s failed", cmd);
+	*t_back = now_ns();
+	return 0;
 }
 
 /*
@@ -1406,16 +1461,28 @@ static void recover_client(struct worker *w)
 				recover_take(w, &msg, &fc, t_inj, &next_at);
 			kind = fault_kind(rec.faults);
 			t_inj = now_ns();
-			ret = rmsg_inject_fault(w->ep.fd, 0, c->id, kind);
+			ret = kind == FAULT_HCA_READD ? hca_readd(w, &t_inj) :
+			      rmsg_inject_fault(w->ep.fd, 0, c->id, kind);
 			if (ret == -ENOTCONN) {
 				/* Not open (yet): still being repaired. */
 				rec.not_open++;
 				next_at = t + 1000000ULL;
 				continue;
 			}
+			/*
+			 * Echoes that came while the device was being deleted
+			 * (the channel was open until then) are no sample:
+			 * take them, and time from here.
+			 */
+			if (!ret && kind == FAULT_HCA_READD) {
+				while (!rmsg_peek(&w->ep, c->id, &msg))
+					recover_take(w, &msg, &fc, t_inj,
+						     &next_at);
+				t_inj = now_ns();
+			}
 			if (ret)
 				die(w, "rmsg_inject_fault(%s) on channel %u: %s",
-				    rmsg_fault_kind_name(kind), c->id,
+				    fault_name(kind), c->id,
 				    strerror(-ret));
 			rec.kinds[rec.faults++] = kind;
 			rec.by_kind[kind]++;
@@ -2176,7 +2243,11 @@ static int recover_status;	/* 1: faults without a repair */
 static void report_recover(uint32_t size)
 {
 	static const uint32_t kinds[] = { RMSG_FAULT_QP_ERROR,
-					  RMSG_FAULT_DISCONNECT };
+					  RMSG_FAULT_DISCONNECT,
+					  RMSG_FAULT_DEVICE_FATAL,
+					  FAULT_HCA_READD };
+	static const char *const names[] = { "qp_error", "disconnect",
+					     "device_fatal", "hca_readd" };
 	const struct worker *w = &workers[0];
 	uint64_t failures, peer_repairs = w->result.repairs;
 	struct rec_stats st, sk;
@@ -2196,13 +2267,12 @@ static void report_recover(uint32_t size)
 	if (opt.json) {
 		printf("{\"test\": \"recover\", \"bytes\": %u, \"channels\": %d, \"window\": %u, \"block\": %u, \"clock\": \"%s\", \"fault\": \"%s\", \"interval_ms\": %u",
 		       size, opt.channels, w->window, opt.block, clock_name(),
-		       opt.fault ? rmsg_fault_kind_name(opt.fault) : "all",
+		       opt.fault ? fault_name(opt.fault) : "all",
 		       opt.interval_ms);
 		printf(", \"faults\": %" PRIu64 ", \"recovery_ms_p50\": %.3f, \"recovery_ms_p99\": %.3f, \"recovery_ms_max\": %.3f, \"recovery_ms_min\": %.3f, \"recovery_ms_mean\": %.3f",
 		       st.n, st.p50, st.p99, st.max, st.min, st.mean);
-		for (k = 0; k < 2; k++) {
-			const char *name = kinds[k] == RMSG_FAULT_QP_ERROR ?
-					   "qp_error" : "disconnect";
+		for (k = 0; k < ARRAY_SIZE(kinds); k++) {
+			const char *name = names[k];
 
 			rec_stats(w->samples, kinds[k], &sk);
 			printf(", \"faults_%s\": %" PRIu64, name, sk.n);
@@ -2224,18 +2294,18 @@ static void report_recover(uint32_t size)
 		       " %s faults on the client's channels in turn, %u ms after each repair;\n"
 		       " a sample: from rmsg_inject_fault() to the channel's next echo\n",
 		       size, opt.channels, w->window,
-		       opt.fault ? rmsg_fault_kind_name(opt.fault) :
+		       opt.fault ? fault_name(opt.fault) :
 		       "qp-error and disconnect",
 		       opt.interval_ms);
 		printf(" server %s, port %u; clock: %s\n", opt.server, opt.port,
 		       clock_name());
 		fputs(rule, stdout);
 		printf(" fault       #faults   p50[ms]    p99[ms]    max[ms]    min[ms]    mean[ms]\n");
-		for (k = 0; k < 2; k++) {
+		for (k = 0; k < ARRAY_SIZE(kinds); k++) {
 			rec_stats(w->samples, kinds[k], &sk);
 			if (sk.n)
-				printf(" %-11s %-9" PRIu64 " %-10.3f %-10.3f %-10.3f %-10.3f %.3f\n",
-				       rmsg_fault_kind_name(kinds[k]), sk.n,
+				printf(" %-12s %-8" PRIu64 " %-10.3f %-10.3f %-10.3f %-10.3f %.3f\n",
+				       fault_name(kinds[k]), sk.n,
 				       sk.p50, sk.p99, sk.max, sk.min,
 				       sk.mean);
 		}
@@ -2316,7 +2386,10 @@ static void print_usage(FILE *out)
 	      "      --reg-mem=BYTES  registered memory per thread and side (128M)\n"
 	      "\n"
 	      "recover:\n"
-	      "      --fault=KIND     qp-error (default), disconnect, or all (alternating)\n"
+	      "      --fault=KIND     qp-error (default), disconnect, device-fatal, or all\n"
+	      "                       (qp-error and disconnect alternating); hca-readd:\n"
+	      "                       rdma link delete rxe0 and add it again on\n"
+	      "                       $RMSG_NETDEV (from the end of the add)\n"
 	      "  -i, --interval=MS    from a repair to the next fault (200)\n"
 	      "  -n                   faults (100); -W: pings out per channel (1)\n"
 	      "\n"
@@ -2434,8 +2507,13 @@ static void parse(int argc, char **argv)
 			else if (!strcmp(optarg, rmsg_fault_kind_name(
 					RMSG_FAULT_DISCONNECT)))
 				opt.fault = RMSG_FAULT_DISCONNECT;
+			else if (!strcmp(optarg, rmsg_fault_kind_name(
+					RMSG_FAULT_DEVICE_FATAL)))
+				opt.fault = RMSG_FAULT_DEVICE_FATAL;
+			else if (!strcmp(optarg, fault_name(FAULT_HCA_READD)))
+				opt.fault = FAULT_HCA_READD;
 			else
-				die(NULL, "fault: '%s' is not qp-error, disconnect or all",
+				die(NULL, "fault: '%s' is not qp-error, disconnect, device-fatal, hca-readd or all",
 				    optarg);
 			break;
 		case 'i':

@@ -29,6 +29,8 @@
 #   rndv-put-bw-rmsg.N, rndv-put-bw-ib.N  RPut streams against ib_write_bw
 #   rndv-put.skip             why the RPut part did not run (when not)
 #   recover-rmsg.N            rmsg-perf recover: QP errors, repair times
+#   recover-readd-rmsg.N      rmsg-perf recover: rxe0 deleted and made
+#                             again, repair times from its return
 #   lat-retain1-rmsg.N,       64-byte latency with the module's retain on
 #   lat-retain0-rmsg.N        (the default) and off, interleaved
 #   env                       what ran where
@@ -65,6 +67,9 @@ rndv_lat_iters=50
 # Resilience: QP errors injected per round, one every 200 ms (after the
 # previous repair), into a 64-byte ping-pong.
 recover_faults=50
+# ... and device removals and returns (rdma link delete/add rxe0), each
+# costing a second or so.
+readd_faults=10
 retain_param=/sys/module/rmsg/parameters/retain
 
 # OUT is emptied by the caller (make bench), which also leaves host.* there.
@@ -89,6 +94,7 @@ mountpoint -q /sys/kernel/tracing ||
 	echo "rndv_bw_runs $rndv_bw_runs"
 	echo "rndv_lat_iters $rndv_lat_iters"
 	echo "recover_faults $recover_faults"
+	echo "readd_faults $readd_faults"
 	ib_write_lat --version 2>&1 | head -n 1 | sed 's/^/perftest /'
 } >"$out/env"
 
@@ -246,6 +252,9 @@ resil_round() {
 	log "round $r of $rounds: repair after QP errors"
 	rmsg_pair "recover-rmsg.$r" recover -T 120 -- --json -T 120 -s 64 \
 		-n "$recover_faults" recover || st=1
+	log "round $r of $rounds: repair after the device's removal and return"
+	rmsg_pair "recover-readd-rmsg.$r" recover -T 120 -- --json -T 120 \
+		-s 64 -n "$readd_faults" --fault=hca-readd recover || st=1
 	log "round $r of $rounds: 64-byte latency, retention on and off"
 	((r % 2)) || order=("0" "1")
 	for v in "${order[@]}"; do

@@ -978,9 +978,12 @@ enum rmsg_fault_kind {
  * @flags: zero
  * @resv: zero
  *
+ * RMSG_FAULT_DEVICE_FATAL acts on every channel of the channel's device,
+ * of every endpoint: each leaves the device and is repaired.
+ *
  * Errors: ENOENT for no such endpoint or channel, ENOTCONN when the
  * channel is not open, EPERM for another user's endpoint without
- * CAP_NET_ADMIN, EOPNOTSUPP for a kind not built yet.
+ * CAP_NET_ADMIN, EOPNOTSUPP for a kind the module cannot inject.
  */
 struct rmsg_fault {
 	__u32 ep_id;

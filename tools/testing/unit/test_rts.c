@@ -172,4 +172,48 @@ TEST(decode_put)
 	free(rts);
 }
 
+/*
+ * Found by fuzz_rts: a shift the peer chose was used before it was
+ * checked, an undefined shift of a u64 by 64 or more (UBSan aborts here).
+ */
+TEST(decode_huge_shift)
+{
+	static const u32 shifts[] = { 64, 1536, 0xffffffffU };
+	struct rmsg_rts_info info;
+	struct rmsg_rts *rts;
+	u32 size, i;
+
+	rts = encoded(4096, 100000, 21, 1, &size);
+	for (i = 0; i < ARRAY_SIZE(shifts); i++) {
+		rts->flags = 0;
+		rts->seg_shift = htole32(shifts[i]);
+		EXPECT_EQ(-EPROTO, rmsg_rts_decode(rts, size, &info));
+		rts->flags = htole32(RMSG_RTS_F_PUT);
+		EXPECT_EQ(-EPROTO, rmsg_rts_decode(rts, size, &info));
+	}
+	free(rts);
+}
+
+/*
+ * Found by fuzz_rts: a message in the last segment window of the address
+ * space, whose end is 2^64; the segment's end wrapped to 0 and its span
+ * came out 2^64 - start bytes long.
+ */
+TEST(segment_at_top_of_address_space)
+{
+	struct rmsg_rts_info info;
+	struct rmsg_span s;
+	u32 size;
+	void *buf = encoded(0xffffffffffff0016ULL, 0x13f, 22, 1, &size);
+
+	ASSERT_EQ(0, rmsg_rts_decode(buf, size, &info));
+	ASSERT_EQ(1, info.nseg);
+	s = rmsg_rts_seg(info.addr, info.len, info.seg_shift, 0);
+	EXPECT_EQ(0xffffffffffff0016ULL, s.addr);
+	EXPECT_EQ(0x13f, s.len);
+	check_cover(_metadata, 0xfffffffffffff000ULL, 4095, 12);
+	check_cover(_metadata, 0xffffffffff000001ULL, 0xffffff, 21);
+	free(buf);
+}
+
 TEST_HARNESS_MAIN
