@@ -1391,12 +1391,19 @@ void rmsg_rndv_suspend(struct rmsg_channel *ch)
 	struct rmsg_rndv *r = &ch->rndv;
 	struct rmsg_rndv_tx *t;
 	struct rmsg_rndv_rx *x;
+	u64 fin;
 	u32 i;
 
 	r->rd_posted = 0;
 	r->rd_done = 0;
 	for (i = 0; i < RMSG_RNDV_WINDOW; i++) {
-		r->fin_resend[i] = atomic64_xchg(&r->fin_sent[i], 0);
+		/*
+		 * A FIN an earlier repair left to send again stays owed, unless
+		 * a newer one went from the same buffer since.
+		 */
+		fin = atomic64_xchg(&r->fin_sent[i], 0);
+		if (fin)
+			r->fin_resend[i] = fin;
 		t = r->tx[i];
 		if (t && t->fin) {
 			if (t->segs.inv_posted &&

@@ -4,11 +4,77 @@
 # The two-node topology: each guest sees its own rxe device through rmsg, and
 # RDMA traffic (rdma_cm connection, RDMA WRITE ping-pong) crosses between the
 # guests. Run on both nodes by `rmsg-vm -t pair`; node 0 prints KTAP.
+#
+# Then faults the loopback topology cannot make, each under a byte-checked
+# stream across the nodes (`rmsg-perf --fault=none recover`: node 0 connects
+# PAIR_CHANNELS channels to node 1 and keeps PAIR_WINDOW messages out on
+# each, every byte checked, node 1 checks each and answers with its own
+# sequence; nothing may be lost, repeated or reordered either way):
+#
+#   netem_loss    PAIR_LOSS random loss on node 0's egress for
+#                 PAIR_NETEM_S seconds (its data and its acknowledgements
+#                 of node 1's data)
+#   outage        every packet node 0 sends dropped (netem loss 100%) for
+#                 PAIR_OUTAGE_S seconds: the fabric between the nodes
+#                 fails and comes back while both links stay up; the
+#                 QPs' retries run out or heartbeats find the silence,
+#                 and repairs must get through once it is over
+#   link_flap     node 0's link down for PAIR_FLAP_S seconds, then up
+#   peer_killed   node 1 resets itself (tools/testing/vm-halt) mid-stream:
+#                 node 0's channels must end with ETIMEDOUT within a bound
+#                 (heartbeats, then a repair that gives up after
+#                 repair_timeout_ms, set to PAIR_GIVE_UP_MS), and rmsg.ko
+#                 must unload afterwards.
+#
+# Each stream test has its own port, so that node 1's servers, which run
+# one after the other, cannot serve the wrong test. Documentation/
+# resilience.rst ("Tests") describes them.
 
 cd "$(dirname "$0")/.." || exit 1
+export LC_ALL=C
 node=${RMSG_NODE:?}
 peer=${RMSG_PEER_ADDR:?}
+netdev=${RMSG_NETDEV:?}
 ctl=tools/rmsgctl/rmsgctl
+perf=tools/rmsg-perf/rmsg-perf
+params=/sys/module/rmsg/parameters
+
+channels=${PAIR_CHANNELS:-4}
+window=${PAIR_WINDOW:-8}
+size=${PAIR_SIZE:-1024}
+flap_s=${PAIR_FLAP_S:-2}
+outage_s=${PAIR_OUTAGE_S:-4}
+loss=${PAIR_LOSS:-5%}
+netem_s=${PAIR_NETEM_S:-6}
+give_up_ms=${PAIR_GIVE_UP_MS:-5000}
+port_flap=18620
+port_netem=18621
+port_kill=18622
+port_outage=18623
+
+# The open channels of process $1 (all processes: no argument).
+open_chans() {
+	$ctl chan 2>/dev/null |
+		awk -v pid="${1:-}" '$4 == "OPEN" && (pid == "" || $2 == pid)' |
+		wc -l
+}
+
+# Wait up to $2 seconds for $1 open channels (of process $3, if given).
+wait_open() {
+	local end=$((SECONDS + $2))
+
+	while ((SECONDS < end)); do
+		[ "$(open_chans "${3:-}")" -ge "$1" ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# One stream server (node 1); it ends after its client's BYE.
+serve() {
+	timeout 150 $perf -T 30 -p "$1" recover 2>&1 | sed "s/^/$2: /"
+	echo "$2: server status ${PIPESTATUS[0]}"
+}
 
 if [ "$node" = 1 ]; then
 	# The server side of the cross-node test, for as long as node 0 needs:
@@ -21,16 +87,35 @@ if [ "$node" = 1 ]; then
 			>/tmp/lat.log 2>&1 && break
 		sleep 1
 	done
+	serve $port_netem netem_loss
+	serve $port_outage outage
+	serve $port_flap link_flap
+	# The last one: die a few seconds into node 0's stream.
+	$perf -T 60 -p $port_kill recover >/tmp/kill.log 2>&1 &
+	spid=$!
+	if wait_open "$channels" 150 "$spid"; then
+		sleep 3
+		tools/testing/vm-halt "peer_killed, $(open_chans "$spid") channels open"
+	fi
+	echo "peer_killed: no client came"
+	kill "$spid"
 	exit 0
 fi
 
 echo "TAP version 13"
-echo "1..3"
+echo "1..8"
 n=0
+failed=0
 result() {
 	n=$((n + 1))
-	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; fi
+	if [ "$1" = 0 ]; then
+		echo "ok $n $2"
+	else
+		echo "not ok $n $2"
+		failed=1
+	fi
 }
+diag() { sed 's/^/# /' "$@"; }
 
 $ctl dev | grep -Eq '^rxe0 +1 ACTIVE'
 result $? "pair.rmsg_sees_local_rxe_active"
@@ -53,6 +138,197 @@ for _ in $(seq 1 60); do
 	fi
 	sleep 1
 done
-[ $ok = 0 ] || sed 's/^/# /' /tmp/lat.log
+[ $ok = 0 ] || diag /tmp/lat.log
 result $ok "pair.rdma_write_across_nodes"
 grep -E '^ *64 ' /tmp/lat.log | sed 's/^/# ib_write_lat: /'
+
+# field NAME: a number of the stream's JSON line.
+field() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" /tmp/stream.json; }
+
+# rxe's counters of the port, NAME=VALUE, for what RC did about a fault.
+rxe_counters() {
+	local f
+
+	for f in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
+		echo "$(basename "$f")=$(cat "$f")"
+	done
+}
+
+# What changed in rxe's counters since the snapshot in /tmp/counters.0.
+counter_diff() {
+	rxe_counters >/tmp/counters.1
+	join -t= /tmp/counters.0 /tmp/counters.1 |
+		awk -F= '$3 != $2 { printf " %s +%d", $1, $3 - $2 }'
+}
+
+# Start the checked stream to node 1 on port $1 for $2 seconds, in the
+# background, and wait for its channels to open.
+stream_start() {
+	rxe_counters >/tmp/counters.0
+	$perf --json -T 20 -p "$1" -s "$size" -c "$channels" -W "$window" \
+		--full-check --fault=none -D "$2" recover "$peer" \
+		>/tmp/stream.json 2>/tmp/stream.log &
+	stream_pid=$!
+	stream_t0=$SECONDS
+	wait_open "$channels" 60 "$stream_pid"
+}
+
+# Wait for the stream; 0 if it ended well, with nothing lost, repeated or
+# reordered (rmsg-perf checks every message and fails otherwise), after
+# more than $1 messages and with at least $2 repairs on either side.
+stream_check() {
+	local status lost sent repairs peer_repairs
+
+	wait "$stream_pid"
+	status=$?
+	sent=$(field msgs_sent)
+	lost=$(field lost)
+	repairs=$(field repairs)
+	peer_repairs=$(field peer_repairs)
+	echo "# messages ${sent:-?} each way, lost ${lost:-?}, repairs ${repairs:-?} here, ${peer_repairs:-?} at node 1, written again $(field retx_msgs)/$(field peer_retx_msgs) msgs, $((SECONDS - stream_t0)) s"
+	echo "# rxe0 counters:$(counter_diff)"
+	grep -E '^  ep ' /tmp/stream.log | sed 's/^/# channel:/'
+	if [ "$status" != 0 ] || [ -z "$sent" ] || [ "$lost" != 0 ] ||
+	   [ "$sent" -le "$1" ] || [ $((repairs + peer_repairs)) -lt "$2" ]; then
+		echo "# stream failed (status $status) or not as it must be:"
+		diag /tmp/stream.log
+		return 1
+	fi
+	return 0
+}
+
+# (a) Random loss on node 0's egress.
+ok=1
+if stream_start $port_netem $((netem_s + 6)); then
+	sleep 2
+	if tc qdisc add dev "$netdev" root netem loss "$loss"; then
+		sleep "$netem_s"
+		tc -s qdisc show dev "$netdev" | diag
+		tc qdisc del dev "$netdev" root
+		echo "# netem_loss: $loss loss on $netdev for ${netem_s} s"
+		stream_check 100 0 && ok=0
+	else
+		echo "# netem_loss: tc qdisc add ... netem failed"
+		kill "$stream_pid"
+	fi
+else
+	echo "# netem_loss: the stream's channels did not open"
+	wait "$stream_pid"
+	diag /tmp/stream.log
+fi
+result $ok "pair.netem_loss_stream"
+
+# (b) The fabric fails for a few seconds and comes back, links up. With
+# heartbeats at a quarter of their period (4 x 250 ms) the outage is a
+# repair at the latest after a second; its attempts fail until the
+# packets flow again, and the stream must go on exact.
+ok=1
+hb_ms=$(cat $params/heartbeat_ms)
+echo 250 >$params/heartbeat_ms
+if stream_start $port_outage $((outage_s + 12)); then
+	sleep 2
+	if tc qdisc add dev "$netdev" root netem loss 100%; then
+		sleep "$outage_s"
+		tc -s qdisc show dev "$netdev" | diag
+		tc qdisc del dev "$netdev" root
+		echo "# outage: every packet of $netdev dropped for ${outage_s} s"
+		stream_check 100 1 && ok=0
+	else
+		echo "# outage: tc qdisc add ... netem failed"
+		kill "$stream_pid"
+	fi
+else
+	echo "# outage: the stream's channels did not open"
+	wait "$stream_pid"
+	diag /tmp/stream.log
+fi
+echo "$hb_ms" >$params/heartbeat_ms
+result $ok "pair.outage_stream"
+
+# (c) The link under rxe0 down and up again, mid-stream. Heartbeats at a
+# quarter of their period (4 x 250 ms) make the outage a repair, not only
+# RC retransmissions. On the guest's 6.1 kernel rxe makes no new rdma_cm
+# connection after its link went down and up (the peer takes the requests,
+# their replies are never heard) until rxe0 is made again, so no repair
+# can succeed (Documentation/resilience.rst, "rxe after a link flap"):
+# when the stream failed that way (repair attempts timing out), the test
+# skips and says so; rxe0 is then made again for the tests after it.
+ok=1
+skip=
+hb_ms=$(cat $params/heartbeat_ms)
+echo 250 >$params/heartbeat_ms
+if stream_start $port_flap 15; then
+	sleep 2
+	ip link set "$netdev" down
+	sleep "$flap_s"
+	ip link set "$netdev" up
+	echo "# link_flap: $netdev down for ${flap_s} s; rxe0 port: $(cat /sys/class/infiniband/rxe0/ports/1/state)"
+	if stream_check 100 1; then
+		ok=0
+	elif grep -Eq 'RECOVERING.*last error -110|ended.*Connection timed out' \
+			/tmp/stream.log; then
+		skip=" # SKIP rxe on 6.1 makes no new rdma_cm connection after its link went down and up (repairs timed out; see resilience.rst)"
+		ok=0
+	fi
+else
+	echo "# link_flap: the stream's channels did not open"
+	wait "$stream_pid"
+	diag /tmp/stream.log
+fi
+echo "$hb_ms" >$params/heartbeat_ms
+result $ok "pair.link_flap_stream$skip"
+if [ $ok != 0 ] || [ -n "$skip" ]; then
+	rdma link delete rxe0 && rdma link add rxe0 type rxe netdev "$netdev"
+	for _ in $(seq 1 50); do
+		$ctl dev | grep -Eq '^rxe0 +1 ACTIVE' && break
+		sleep 0.2
+	done
+	echo "# link_flap: rxe0 made again: $($ctl dev | grep '^rxe0')"
+fi
+
+# (d) Node 1 dies mid-stream. Nothing tells node 0: heartbeats find the
+# silence (heartbeat_ms x heartbeat_misses), the repair's connection
+# attempts go unanswered, and after repair_timeout_ms the channels end with
+# ETIMEDOUT. The bound allows node 1's 3 s before it dies, the heartbeats,
+# the give-up time and 15 s for a slow guest.
+ok=1
+hb=$(($(cat $params/heartbeat_ms) * $(cat $params/heartbeat_misses) / 1000))
+bound=$((3 + hb + give_up_ms / 1000 + 15))
+echo "$give_up_ms" >$params/repair_timeout_ms
+if stream_start $port_kill 120; then
+	# A hang fails the test, not the run.
+	for ((i = 0; i < bound + 10; i++)); do
+		sleep 1
+		kill -0 "$stream_pid" 2>/dev/null || break
+	done
+	kill "$stream_pid" 2>/dev/null
+	wait "$stream_pid"
+	status=$?
+	took=$((SECONDS - stream_t0))
+	echo "# peer_killed: the stream ended with status $status after $took s (bound $bound s)"
+	grep -E 'ended|^  ep ' /tmp/stream.log | sed 's/^/# /'
+	if [ "$status" = 1 ] && [ "$took" -le "$bound" ] &&
+	   grep -q 'ended while waiting.*Connection timed out' /tmp/stream.log; then
+		ok=0
+	else
+		diag /tmp/stream.log
+	fi
+else
+	echo "# peer_killed: the stream's channels did not open"
+	wait "$stream_pid"
+	diag /tmp/stream.log
+fi
+result $ok "pair.peer_killed_stream_ends"
+
+# Nothing of the dead peer's channels may keep rmsg.ko loaded.
+ok=1
+t0=$SECONDS
+if rmmod rmsg; then
+	ok=0
+	echo "# rmsg.ko unloaded in $((SECONDS - t0)) s"
+else
+	$ctl chan 2>&1 | diag
+fi
+result $ok "pair.unload_after_peer_killed"
+
+exit $failed

@@ -1638,7 +1638,7 @@ TEST_F_TIMEOUT(resil, netem_loss, 120)
 				print_info(k ? 'a' : 'b', &e);
 	/* A skip must not hide a failure of the streams. */
 	if (p1 - p0 < 100 && _metadata->passed)
-		SKIP(return, "rxe hands loopback traffic to itself past %s's qdisc (%ld packets went through it): netem cannot drop it here; needs the pair topology",
+		SKIP(return, "rxe hands loopback traffic to itself past %s's qdisc (%ld packets went through it): netem cannot drop it here; pair.netem_loss_stream (selftests/pair_test.sh) runs it across two guests",
 		     self->netdev, p1 - p0);
 }
 

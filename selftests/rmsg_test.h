@@ -1008,12 +1008,15 @@ static inline bool rmsg_streams_run(struct rmsg_streams *ss, __u64 goal,
 			for (i = 0; i < ss->n; i++)
 				if (!rmsg_stream_settled(&ss->s[i], goal))
 					break;
-			rmsg_streams_fail(ss, "timeout: stream %u sent %llu ok %llu failed %llu received %llu of %llu%s%s",
+			rmsg_streams_fail(ss, "timeout: stream %u sent %llu ok %llu failed %llu received %llu of %llu, rendezvous sent %llu received %llu answers pending %llu%s%s",
 					  i, (unsigned long long)ss->s[i].sent,
 					  (unsigned long long)ss->s[i].ok,
 					  (unsigned long long)ss->s[i].failed,
 					  (unsigned long long)ss->s[i].received,
 					  (unsigned long long)goal,
+					  (unsigned long long)ss->s[i].rndv_sent,
+					  (unsigned long long)ss->s[i].rndv_received,
+					  (unsigned long long)ss->s[i].rndv_pending,
 					  ss->s[i].tx_dead ? ", send refused" : "",
 					  ss->s[i].rx_closed ? ", rx closed" : "");
 			return false;

@@ -7,6 +7,8 @@
  *   rmsg-perf [options] {lat|bw|rate} [SERVER]    (no SERVER: be the server)
  *   rmsg-perf [options] mem ADDRESS               (memory per idle channel)
  *   rmsg-perf [options] recover [SERVER]          (repair time after faults)
+ *   rmsg-perf --fault=none -D SECS recover [SERVER]  (a checked stream,
+ *                                           under faults made elsewhere)
  *
  * Server and client take the same options. The client connects, tells the
  * server what to run (HELLO, then one RUN per message size), and prints
@@ -126,6 +128,8 @@ static struct options {
 	/* recover. */
 	uint32_t fault;		/* enum rmsg_fault_kind, 0: alternate both */
 	uint32_t interval_ms;	/* from one repair to the next fault */
+	bool no_fault;		/* --fault=none: inject nothing */
+	uint32_t duration_s;	/* --fault=none: stream this long */
 	bool window_set;
 } opt = {
 	.iters = -1,
@@ -138,6 +142,7 @@ static struct options {
 	.reg_mem = DEFAULT_REG_MEM,
 	.fault = RMSG_FAULT_QP_ERROR,
 	.interval_ms = RECOVER_INTERVAL_MS,
+	.duration_s = 10,
 };
 
 /* ------------------------------------------------------------------------
@@ -309,28 +314,20 @@ static _Noreturn void die(struct worker *w, const char *fmt, ...)
 }
 
 /*
- * Every channel this process may see, with its repair counters, and the
- * ends of channels still to be taken from the endpoint (a failed send
- * comes before its channel's CLOSED event).
+ * Every channel this process may see, with its epoch and repair counters;
+ * @when says at what point.
  */
-static void dump_chans(struct worker *w)
+static void print_chans(struct worker *w, const char *when)
 {
 	struct rmsg_chan_info *info = NULL;
-	struct rmsg_event ev[64];
 	uint32_t me = 0;
 	int n, i;
-
-	n = rmsg_ep_progress(&w->ep, ev, 64);
-	for (i = 0; i < n; i++)
-		if (ev[i].kind == RMSG_CQE_CLOSED)
-			fprintf(stderr, "rmsg-perf: channel %u ended: %s\n",
-				ev[i].channel, ev[i].res ?
-				strerror(-ev[i].res) : "closed by the peer");
 
 	n = rmsg_chan_list(w->ep.fd, RMSG_CHAN_LIST_F_ALL, &info, &me);
 	if (n < 0)
 		return;
-	fprintf(stderr, "rmsg-perf: channels (this endpoint is %u):\n", me);
+	fprintf(stderr, "rmsg-perf: channels%s (this endpoint is %u):\n", when,
+		me);
 	for (i = 0; i < n; i++)
 		fprintf(stderr, "  ep %u chan %u %s epoch %u attempts %u of %u repairs %u retx %" PRIu64 "/%" PRIu64 " last error %d recovering %.3f ms\n",
 			info[i].ep_id, info[i].channel,
@@ -340,6 +337,25 @@ static void dump_chans(struct worker *w)
 			(uint64_t)info[i].retx_bytes, info[i].last_error,
 			info[i].recover_ns / 1e6);
 	free(info);
+}
+
+/*
+ * For a failed run: the ends of channels still to be taken from the
+ * endpoint (a failed send comes before its channel's CLOSED event), and
+ * the channel list.
+ */
+static void dump_chans(struct worker *w)
+{
+	struct rmsg_event ev[64];
+	int n, i;
+
+	n = rmsg_ep_progress(&w->ep, ev, 64);
+	for (i = 0; i < n; i++)
+		if (ev[i].kind == RMSG_CQE_CLOSED)
+			fprintf(stderr, "rmsg-perf: channel %u ended: %s\n",
+				ev[i].channel, ev[i].res ?
+				strerror(-ev[i].res) : "closed by the peer");
+	print_chans(w, "");
 }
 
 static struct chan *chan_of(struct worker *w, uint32_t id)
@@ -1274,6 +1290,10 @@ static void stream_server(struct worker *w, struct ctl *res)
  * (or in the instant between). Every message is checked for its bytes and
  * its place in the sequence, and at the end every ping must have come
  * back: a lost, repeated or damaged message fails the run.
+ *
+ * With --fault=none the client injects nothing: the checked stream runs for
+ * --duration seconds while faults come from elsewhere (a link taken down,
+ * packets dropped, a peer killed), and the same checks apply at its end.
  */
 
 /* The repair counters of the caller's own channels, summed. */
@@ -1427,7 +1447,7 @@ static void recover_take(struct worker *w, const struct rmsg_msg *msg,
 
 static void recover_client(struct worker *w)
 {
-	uint64_t nf = w->iters, t_inj = 0, next_at, t;
+	uint64_t nf = w->iters, t_inj = 0, next_at, end_at, t;
 	struct chan *fc = NULL, *c;
 	struct rmsg_msg msg;
 	struct waiter wt;
@@ -1439,8 +1459,9 @@ static void recover_client(struct worker *w)
 		die(w, "out of memory");
 	rec.t0 = now_ns();
 	next_at = rec.t0 + opt.interval_ms * 1000000ULL;
+	end_at = rec.t0 + opt.duration_s * 1000000000ULL;
 	wait_init(&wt, "an echo");
-	while (rec.faults < nf || fc) {
+	while (opt.no_fault ? now_ns() < end_at : rec.faults < nf || fc) {
 		for (i = 0; i < w->nch; i++) {
 			c = &w->ch[i];
 			while (c->tx_seq - c->rx_seq < w->window)
@@ -1455,7 +1476,7 @@ static void recover_client(struct worker *w)
 		if (ret != -EAGAIN)
 			die(w, "rmsg_peek_any: %s", strerror(-ret));
 		t = now_ns();
-		if (!fc && rec.faults < nf && t >= next_at) {
+		if (!opt.no_fault && !fc && rec.faults < nf && t >= next_at) {
 			c = &w->ch[rec.faults % w->nch];
 			while (!rmsg_peek(&w->ep, c->id, &msg))
 				recover_take(w, &msg, &fc, t_inj, &next_at);
@@ -1511,6 +1532,7 @@ static void recover_client(struct worker *w)
 	rec.t1 = now_ns();
 	drain_sends(w);
 	count_repairs(w, &rec.rc);
+	print_chans(w, " at the end");
 }
 
 /* The server's half: echo every ping until the client's CTL_STOP. */
@@ -1546,6 +1568,7 @@ static void recover_server(struct worker *w, struct ctl *res)
 	}
 	drain_sends(w);
 	count_repairs(w, &rc);
+	print_chans(w, " at the end");
 	res->msgs = w->arrived;
 	res->repairs = rc.repairs;
 	res->rndv_msgs = rc.retx_msgs;
@@ -2267,7 +2290,8 @@ static void report_recover(uint32_t size)
 	if (opt.json) {
 		printf("{\"test\": \"recover\", \"bytes\": %u, \"channels\": %d, \"window\": %u, \"block\": %u, \"clock\": \"%s\", \"fault\": \"%s\", \"interval_ms\": %u",
 		       size, opt.channels, w->window, opt.block, clock_name(),
-		       opt.fault ? fault_name(opt.fault) : "all",
+		       opt.no_fault ? "none" : opt.fault ?
+		       fault_name(opt.fault) : "all",
 		       opt.interval_ms);
 		printf(", \"faults\": %" PRIu64 ", \"recovery_ms_p50\": %.3f, \"recovery_ms_p99\": %.3f, \"recovery_ms_max\": %.3f, \"recovery_ms_min\": %.3f, \"recovery_ms_mean\": %.3f",
 		       st.n, st.p50, st.p99, st.max, st.min, st.mean);
@@ -2290,13 +2314,17 @@ static void report_recover(uint32_t size)
 		       failures, secs);
 	} else {
 		fputs(rule, stdout);
-		printf(" rmsg-perf recover: %u-byte messages echoed on %d channel(s), window %u;\n"
-		       " %s faults on the client's channels in turn, %u ms after each repair;\n"
-		       " a sample: from rmsg_inject_fault() to the channel's next echo\n",
-		       size, opt.channels, w->window,
-		       opt.fault ? fault_name(opt.fault) :
-		       "qp-error and disconnect",
-		       opt.interval_ms);
+		printf(" rmsg-perf recover: %u-byte messages echoed on %d channel(s), window %u;\n",
+		       size, opt.channels, w->window);
+		if (opt.no_fault)
+			printf(" no faults injected (--fault=none), %u s of stream\n",
+			       opt.duration_s);
+		else
+			printf(" %s faults on the client's channels in turn, %u ms after each repair;\n"
+			       " a sample: from rmsg_inject_fault() to the channel's next echo\n",
+			       opt.fault ? fault_name(opt.fault) :
+			       "qp-error and disconnect",
+			       opt.interval_ms);
 		printf(" server %s, port %u; clock: %s\n", opt.server, opt.port,
 		       clock_name());
 		fputs(rule, stdout);
@@ -2389,7 +2417,10 @@ static void print_usage(FILE *out)
 	      "      --fault=KIND     qp-error (default), disconnect, device-fatal, or all\n"
 	      "                       (qp-error and disconnect alternating); hca-readd:\n"
 	      "                       rdma link delete rxe0 and add it again on\n"
-	      "                       $RMSG_NETDEV (from the end of the add)\n"
+	      "                       $RMSG_NETDEV (from the end of the add); none: a\n"
+	      "                       checked stream for -D seconds, under faults made\n"
+	      "                       elsewhere\n"
+	      "  -D, --duration=SECS  --fault=none: how long the stream runs (10)\n"
 	      "  -i, --interval=MS    from a repair to the next fault (200)\n"
 	      "  -n                   faults (100); -W: pings out per channel (1)\n"
 	      "\n"
@@ -2463,13 +2494,14 @@ static void parse(int argc, char **argv)
 		{ "reg-mem", required_argument, NULL, OPT_REG_MEM },
 		{ "fault", required_argument, NULL, OPT_FAULT },
 		{ "interval", required_argument, NULL, 'i' },
+		{ "duration", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
 	};
 	bool channels_set = false;
 	int c, i;
 
-	while ((c = getopt_long(argc, argv, "s:an:w:W:c:t:p:b:T:S:i:h", longopts,
+	while ((c = getopt_long(argc, argv, "s:an:w:W:c:t:p:b:T:S:i:D:h", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 's':
@@ -2499,7 +2531,8 @@ static void parse(int argc, char **argv)
 			opt.reg = true;
 			break;
 		case OPT_FAULT:
-			if (!strcmp(optarg, "all"))
+			opt.no_fault = !strcmp(optarg, "none");
+			if (!strcmp(optarg, "all") || opt.no_fault)
 				opt.fault = 0;
 			else if (!strcmp(optarg, rmsg_fault_kind_name(
 					RMSG_FAULT_QP_ERROR)))
@@ -2513,8 +2546,12 @@ static void parse(int argc, char **argv)
 			else if (!strcmp(optarg, fault_name(FAULT_HCA_READD)))
 				opt.fault = FAULT_HCA_READD;
 			else
-				die(NULL, "fault: '%s' is not qp-error, disconnect, device-fatal, hca-readd or all",
+				die(NULL, "fault: '%s' is not qp-error, disconnect, device-fatal, hca-readd, all or none",
 				    optarg);
+			break;
+		case 'D':
+			opt.duration_s = parse_num(optarg, "duration", 1,
+						   86400);
 			break;
 		case 'i':
 			opt.interval_ms = parse_num(optarg, "interval", 0,

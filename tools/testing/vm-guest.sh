@@ -13,6 +13,8 @@ node=$2
 cd "$RMSG_REPO" || exit 1
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/tmp RMSG_NODE=$node
+# For tools/testing/vm-halt: where this node's status and log go.
+export RMSG_VM_RUN=$run
 
 finish() {
 	dmesg >"$run/dmesg.$node" 2>&1
