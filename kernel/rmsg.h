@@ -64,7 +64,7 @@ int rmsg_devices_list(struct rmsg_dev_info *out, u32 capacity, u32 *total,
 				 RMSG_FEAT_SQPOLL | RMSG_FEAT_CHANNELS | \
 				 RMSG_FEAT_EAGER | RMSG_FEAT_RNDV | \
 				 RMSG_FEAT_CHAN_LIST | RMSG_FEAT_FAULT | \
-				 RMSG_FEAT_REPAIR)
+				 RMSG_FEAT_REPAIR | RMSG_FEAT_STALL_EVENTS)
 
 /* Flags and reserved fields of the ABI must be zero. */
 static inline bool rmsg_all_zero(const void *p, size_t len)
@@ -149,6 +149,9 @@ enum rmsg_ep_stat {
  * @id: global id, from 1, while in the registry of rmsg_ctl.c
  * @tgid: the opener's thread group (a reference)
  * @uid: the opener's effective uid: who may list the endpoint's channels
+ * @stall_events: RMSG_EP_F_STALL_EVENTS: report long repairs (fixed at
+ *	setup, before any channel)
+ * @stall_ms: the quiet period it asked for, 0 for the module's
  *	and inject faults into them
  */
 struct rmsg_endpoint {
@@ -183,6 +186,8 @@ struct rmsg_endpoint {
 	u32 id;
 	struct pid *tgid;
 	kuid_t uid;
+	bool stall_events;
+	u32 stall_ms;
 };
 
 static inline void rmsg_ep_count(struct rmsg_endpoint *ep,

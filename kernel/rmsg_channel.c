@@ -18,8 +18,11 @@
  *               be repaired, device removal, endpoint release--> DYING
  *   OPEN      --a fault of the connection (a failed completion, the
  *               peer's disconnect without CLOSE, an injected fault)
- *               --> RECOVERING  [nothing: the program sees a delay]
+ *               --> RECOVERING  [nothing: the program sees a delay;
+ *               event STALLED once the quiet period is over, if the
+ *               endpoint asked (RMSG_EP_F_STALL_EVENTS)]
  *   RECOVERING --connected again, and the peer's READY--> OPEN
+ *               [event RESUMED if STALLED was posted]
  *   RECOVERING --the give-up timeout [ETIMEDOUT], a peer that does not
  *               know the channel any more (restarted or closed)
  *               [ECONNRESET], a close, device removal--> DYING
@@ -58,6 +61,10 @@
  *   goes back to DOWN; the give-up deadline ends the channel. Events of an
  *   rdma_cm id that is not the channel's current one are ignored.
  *
+ * Every state change goes through rmsg_chan_set_state(), every phase
+ * change through rmsg_repair_set_phase(): the tracepoints of
+ * rmsg_trace.h see them all.
+ *
  * Locking and lifetime:
  *  - ep->chan_lock guards the endpoint's channel table, its listener and
  *    every channel's state. It is never held across a call that waits for
@@ -86,6 +93,7 @@
 
 #include "rmsg.h"
 #include "rmsg_channel.h"
+#include "rmsg_trace.h"
 
 static unsigned int block_size = 32768;
 module_param(block_size, uint, 0644);
@@ -105,6 +113,11 @@ static unsigned int repair_timeout_ms = 30000;
 module_param(repair_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(repair_timeout_ms,
 		 "How long a broken channel is repaired before it fails with ETIMEDOUT (0: channels are not repaired)");
+
+static unsigned int repair_quiet_ms = 5000;
+module_param(repair_quiet_ms, uint, 0644);
+MODULE_PARM_DESC(repair_quiet_ms,
+		 "How long a repair stays quiet before endpoints that asked for it (RMSG_EP_F_STALL_EVENTS) get RMSG_CQE_STALLED");
 
 static unsigned int repair_backoff_ms = 20;
 module_param(repair_backoff_ms, uint, 0644);
@@ -153,6 +166,14 @@ static void rmsg_hb_timer(struct timer_list *t)
 	queue_work(rmsg_wq, &ch->work);
 }
 
+static void rmsg_stall_timer(struct timer_list *t)
+{
+	struct rmsg_channel *ch = from_timer(ch, t, stall_timer);
+
+	set_bit(RMSG_CHAN_STALL_DUE, &ch->flags);
+	queue_work(rmsg_wq, &ch->work);
+}
+
 /* The next heartbeat of a channel that is open (again). */
 static void rmsg_hb_arm(struct rmsg_channel *ch)
 {
@@ -180,6 +201,7 @@ static void rmsg_chan_init(struct rmsg_channel *ch, struct rmsg_endpoint *ep,
 	INIT_WORK(&ch->data_work, rmsg_data_work);
 	timer_setup(&ch->repair_timer, rmsg_repair_timer, 0);
 	timer_setup(&ch->hb_timer, rmsg_hb_timer, 0);
+	timer_setup(&ch->stall_timer, rmsg_stall_timer, 0);
 	init_waitqueue_head(&ch->tx_wq);
 	INIT_LIST_HEAD(&ch->sig_node);
 }
@@ -226,6 +248,32 @@ void rmsg_chan_event(struct rmsg_channel *ch, u32 kind, int res)
 	rmsg_ep_post_event(ch->ep, &cqe);
 }
 
+/**
+ * rmsg_chan_set_state() - the one place a channel changes state
+ * @ch: the channel
+ * @state: its new state
+ * @error: why it is repaired (RECOVERING) or ends (DYING), else 0; for
+ *	the tracepoint only
+ *
+ * Caller holds ep->chan_lock.
+ */
+static void rmsg_chan_set_state(struct rmsg_channel *ch,
+				enum rmsg_chan_state state, int error)
+{
+	lockdep_assert_held(&ch->ep->chan_lock);
+	trace_rmsg_chan_state(ch->ep->id, ch->id, ch->state, state, error);
+	ch->state = state;
+}
+
+/* The one place a repair changes phase: in the channel's work. */
+static void rmsg_repair_set_phase(struct rmsg_channel *ch,
+				  enum rmsg_repair_phase phase)
+{
+	trace_rmsg_repair_phase(ch->ep->id, ch->id, ch->phase, phase,
+				ch->resil.epoch, ch->resil.attempts);
+	ch->phase = phase;
+}
+
 /*
  * Ask for the channel to end with @error (0: orderly). Only the first
  * reason counts. Caller holds ep->chan_lock.
@@ -244,7 +292,7 @@ static void rmsg_chan_kill_locked(struct rmsg_channel *ch, int error)
 	/* Nobody accepted it: the peer hears a reject. */
 	ch->reject = ch->state == RMSG_CHAN_REQUESTED;
 	ch->error = error;
-	ch->state = RMSG_CHAN_DYING;
+	rmsg_chan_set_state(ch, RMSG_CHAN_DYING, error);
 	queue_work(rmsg_wq, &ch->teardown);
 }
 
@@ -307,6 +355,49 @@ int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind)
 	}
 }
 
+/*
+ * A repair begins quietly; an endpoint that wants to hear of long ones
+ * (RMSG_EP_F_STALL_EVENTS) is told when the quiet period ends. Caller
+ * holds ep->chan_lock.
+ */
+static void rmsg_stall_arm(struct rmsg_channel *ch)
+{
+	unsigned int ms = ch->ep->stall_ms ?: READ_ONCE(repair_quiet_ms);
+
+	clear_bit(RMSG_CHAN_STALL_DUE, &ch->flags);
+	if (ch->ep->stall_events)
+		mod_timer(&ch->stall_timer, jiffies + msecs_to_jiffies(ms));
+}
+
+/*
+ * The quiet period ended: RMSG_CQE_STALLED if the channel is still being
+ * repaired. In the channel's work, like RESUMED, so that the two come in
+ * order, and before the teardown's CLOSED (it waits for the work).
+ */
+static void rmsg_chan_stalled(struct rmsg_channel *ch)
+{
+	struct rmsg_cqe cqe = {
+		.user_data	= ch->user_data,
+		.flags		= RMSG_CQE_STALLED,
+		.channel	= ch->id,
+	};
+	bool post;
+
+	mutex_lock(&ch->ep->chan_lock);
+	post = ch->state == RMSG_CHAN_RECOVERING && !ch->resil.stalled;
+	if (post) {
+		ch->resil.stalled = true;
+		cqe.res = ch->resil.last_error;
+		cqe.len = div_u64(ktime_get_ns() - ch->resil.recover_start,
+				  NSEC_PER_MSEC);
+	}
+	mutex_unlock(&ch->ep->chan_lock);
+	if (!post)
+		return;
+	trace_rmsg_chan_stall(ch->ep->id, ch->id, false, cqe.len);
+	rmsg_ep_post_event(ch->ep, &cqe);
+}
+
 /* Can a connection fault with @error be repaired on this channel? */
 static bool rmsg_chan_repairable(struct rmsg_channel *ch, int error)
 {
@@ -330,6 +421,7 @@ static bool rmsg_chan_repairable(struct rmsg_channel *ch, int error)
  */
 static void rmsg_chan_fault_locked(struct rmsg_channel *ch, int error)
 {
+	trace_rmsg_chan_fault(ch->ep->id, ch->id, ch->state, error);
 	if (ch->state == RMSG_CHAN_RECOVERING) {
 		set_bit(RMSG_CHAN_ATTEMPT_FAILED, &ch->flags);
 		queue_work(rmsg_wq, &ch->work);
@@ -339,8 +431,8 @@ static void rmsg_chan_fault_locked(struct rmsg_channel *ch, int error)
 		rmsg_chan_kill_locked(ch, error);
 		return;
 	}
-	ch->state = RMSG_CHAN_RECOVERING;
-	ch->phase = RMSG_REPAIR_DOWN;
+	rmsg_chan_set_state(ch, RMSG_CHAN_RECOVERING, error);
+	rmsg_repair_set_phase(ch, RMSG_REPAIR_DOWN);
 	ch->resil.last_error = error;
 	ch->resil.attempts = 0;
 	ch->backoff_from = 0;
@@ -349,6 +441,7 @@ static void rmsg_chan_fault_locked(struct rmsg_channel *ch, int error)
 				      repair_timeout_ms);
 	ch->resil.recover_start = ktime_get_ns();
 	ch->deadline = jiffies + msecs_to_jiffies(repair_timeout_ms);
+	rmsg_stall_arm(ch);
 	queue_work(rmsg_wq, &ch->work);
 }
 
@@ -452,6 +545,8 @@ static void rmsg_chan_progress(struct work_struct *work)
 		rdma_disconnect(ch->cm_id);
 	if (test_and_clear_bit(RMSG_CHAN_ACCEPT_DUE, &ch->flags))
 		rmsg_chan_do_accept(ch);
+	if (test_and_clear_bit(RMSG_CHAN_STALL_DUE, &ch->flags))
+		rmsg_chan_stalled(ch);
 	if (READ_ONCE(ch->state) == RMSG_CHAN_RECOVERING) {
 		rmsg_chan_repair(ch);
 		return;
@@ -467,7 +562,7 @@ static void rmsg_chan_progress(struct work_struct *work)
 	mutex_lock(&ep->chan_lock);
 	was = ch->state;
 	if (was == RMSG_CHAN_CONNECTING || was == RMSG_CHAN_ACCEPTING) {
-		ch->state = RMSG_CHAN_OPEN;
+		rmsg_chan_set_state(ch, RMSG_CHAN_OPEN, 0);
 		ch->reported = true;
 		/* Under chan_lock: teardown cannot have stopped it yet. */
 		rmsg_data_open(ch);
@@ -1040,7 +1135,7 @@ static int rmsg_repair_dial(struct rmsg_channel *ch)
 	ch->resil.epoch++;
 	ch->resil.attempts++;
 	mutex_unlock(&ch->ep->chan_lock);
-	ch->phase = RMSG_REPAIR_DIALING;
+	rmsg_repair_set_phase(ch, RMSG_REPAIR_DIALING);
 	ch->attempt_end = jiffies + msecs_to_jiffies(repair_attempt_ms);
 	rmsg_repair_wake_at(ch, ch->attempt_end);
 	return rdma_resolve_addr(id, NULL, (struct sockaddr *)&ch->peer_addr,
@@ -1081,7 +1176,7 @@ static int rmsg_repair_adopt(struct rmsg_channel *ch)
 		rmsg_repair_refuse(stale);
 	if (!id)
 		return 0;
-	ch->phase = RMSG_REPAIR_ACCEPTING;
+	rmsg_repair_set_phase(ch, RMSG_REPAIR_ACCEPTING);
 	ch->attempt_end = jiffies + msecs_to_jiffies(repair_attempt_ms);
 	rmsg_repair_wake_at(ch, ch->attempt_end);
 
@@ -1101,14 +1196,31 @@ static int rmsg_repair_adopt(struct rmsg_channel *ch)
 /* Connected again, and the peer is ready: the channel is open again. */
 static void rmsg_repair_done(struct rmsg_channel *ch)
 {
+	struct rmsg_cqe cqe = {
+		.user_data	= ch->user_data,
+		.flags		= RMSG_CQE_RESUMED,
+		.channel	= ch->id,
+	};
+	bool opened = false, resumed = false;
+	u64 took;
+
 	mutex_lock(&ch->ep->chan_lock);
 	/* A device lost meanwhile: the next run of the work leaves it. */
 	if (ch->state == RMSG_CHAN_RECOVERING &&
 	    !test_bit(RMSG_CHAN_DEV_LOST, &ch->flags)) {
-		ch->state = RMSG_CHAN_OPEN;
+		rmsg_chan_set_state(ch, RMSG_CHAN_OPEN, 0);
+		opened = true;
+		took = ktime_get_ns() - ch->resil.recover_start;
+		/* Nothing is written yet: the rewrite ahead is still whole. */
+		trace_rmsg_repair_done(ch->ep->id, ch->id, ch->resil.epoch,
+				       ch->resil.attempts, took,
+				       ch->retx.end_seq - ch->retx.seq,
+				       ch->retx.end - ch->retx.counter);
+		resumed = ch->resil.stalled;
+		ch->resil.stalled = false;
+		cqe.len = div_u64(took, NSEC_PER_MSEC);
 		ch->resil.repairs++;
-		ch->resil.recover_ns += ktime_get_ns() -
-					ch->resil.recover_start;
+		ch->resil.recover_ns += took;
 		ch->resil.attempts = 0;
 		/* Under chan_lock: teardown cannot have stopped it yet. */
 		rmsg_data_reopen(ch);
@@ -1118,6 +1230,14 @@ static void rmsg_repair_done(struct rmsg_channel *ch)
 	}
 	mutex_unlock(&ch->ep->chan_lock);
 	del_timer(&ch->repair_timer);
+	if (!opened)
+		return;
+	rmsg_repair_set_phase(ch, RMSG_REPAIR_NONE);
+	del_timer(&ch->stall_timer);
+	if (resumed) {
+		trace_rmsg_chan_stall(ch->ep->id, ch->id, true, cqe.len);
+		rmsg_ep_post_event(ch->ep, &cqe);
+	}
 }
 
 /*
@@ -1174,7 +1294,7 @@ static void rmsg_chan_repair(struct rmsg_channel *ch)
 			return;
 		}
 		if (!ch->active) {
-			ch->phase = RMSG_REPAIR_WAITING;
+			rmsg_repair_set_phase(ch, RMSG_REPAIR_WAITING);
 			rmsg_repair_wake_at(ch, ch->deadline);
 		} else {
 			/* The first attempt goes at once. */
@@ -1184,7 +1304,7 @@ static void rmsg_chan_repair(struct rmsg_channel *ch)
 						repair_backoff_ms,
 						repair_backoff_max_ms,
 						get_random_u32());
-			ch->phase = RMSG_REPAIR_BACKOFF;
+			rmsg_repair_set_phase(ch, RMSG_REPAIR_BACKOFF);
 			ch->attempt_end = now + msecs_to_jiffies(delay);
 			if (delay) {
 				rmsg_repair_wake_at(ch, ch->attempt_end);
@@ -1314,6 +1434,7 @@ static void rmsg_chan_teardown(struct work_struct *work)
 	cancel_work_sync(&ch->work);
 	del_timer_sync(&ch->repair_timer);
 	del_timer_sync(&ch->hb_timer);
+	del_timer_sync(&ch->stall_timer);
 	mutex_lock(&ep->chan_lock);
 	repair_id = ch->repair_id;
 	stale_id = ch->stale_id;
@@ -1371,6 +1492,7 @@ static void rmsg_chan_teardown(struct work_struct *work)
 	cancel_work_sync(&ch->work);
 	del_timer_sync(&ch->repair_timer);
 	del_timer_sync(&ch->hb_timer);
+	del_timer_sync(&ch->stall_timer);
 
 	mutex_lock(&ep->chan_lock);
 	xa_erase(&ep->channels, ch->id);
@@ -2093,7 +2215,7 @@ long rmsg_chan_accept(struct rmsg_endpoint *ep, void __user *uarg)
 	} else if (req.flags & RMSG_ACCEPT_REJECT) {
 		rmsg_chan_kill_locked(ch, -ECONNREFUSED);
 	} else {
-		ch->state = RMSG_CHAN_ACCEPTING;
+		rmsg_chan_set_state(ch, RMSG_CHAN_ACCEPTING, 0);
 		ch->user_data = req.user_data;
 		set_bit(RMSG_CHAN_ACCEPT_DUE, &ch->flags);
 		queue_work(rmsg_wq, &ch->work);

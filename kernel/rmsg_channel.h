@@ -82,6 +82,7 @@ enum rmsg_chan_state {
 
 /* Where a repair stands (rmsg_channel.c, "Repair"). */
 enum rmsg_repair_phase {
+	RMSG_REPAIR_NONE,	/* no repair under way */
 	RMSG_REPAIR_DOWN,	/* the broken connection is still there */
 	RMSG_REPAIR_BACKOFF,	/* connecting side: waiting to dial again */
 	RMSG_REPAIR_DIALING,	/* connecting side: an attempt under way */
@@ -101,6 +102,8 @@ enum rmsg_repair_phase {
  * @retx_bytes: their bytes (under ep->lock)
  * @recover_ns: time spent repairing, before the repair under way
  * @recover_start: when the repair under way began (ktime_get_ns())
+ * @stalled: the repair under way was reported (RMSG_CQE_STALLED); its
+ *	end is owed a RESUMED. In the channel's work only.
  */
 struct rmsg_chan_resil {
 	u32 epoch;
@@ -112,6 +115,7 @@ struct rmsg_chan_resil {
 	u64 retx_bytes;
 	u64 recover_ns;
 	u64 recover_start;
+	bool stalled;
 };
 
 /* Bits of rmsg_channel.flags, set from any context. */
@@ -132,9 +136,11 @@ enum {
 	RMSG_CHAN_HEARTBEAT_DUE, /* the heartbeat timer fired */
 	RMSG_CHAN_DEV_LOST,	/* the device goes or failed: leave it */
 	RMSG_CHAN_DIAL_NOW,	/* a device came: end the back-off */
+	RMSG_CHAN_STALL_DUE,	/* the repair's quiet period ended */
 	/* First bit of a send buffer in use: + (index - RMSG_CTRL_RECVS) */
 	RMSG_CHAN_CTRL_BUSY,
 };
+static_assert(RMSG_CHAN_CTRL_BUSY + RMSG_CTRL_SENDS <= BITS_PER_LONG);
 
 /* What an rdma_cm handler finds in cm_id->context. */
 enum rmsg_cm_kind {
@@ -409,6 +415,7 @@ struct rmsg_rndv {
  * @resume_seq: the sequence number the next record must carry
  * @hb_timer: the heartbeat of an open channel: runs @work
  * @hb_misses: heartbeat periods in a row in which nothing arrived
+ * @stall_timer: the end of a repair's quiet period: runs @work
  */
 struct rmsg_channel {
 	struct rmsg_cm_ctx cm;
@@ -501,6 +508,7 @@ struct rmsg_channel {
 	u32 resume_seq;
 	struct timer_list hb_timer;
 	u32 hb_misses;
+	struct timer_list stall_timer;
 };
 
 extern struct workqueue_struct *rmsg_wq;

@@ -151,8 +151,10 @@ long rmsg_ep_setup(struct rmsg_endpoint *ep, void __user *uarg)
 
 	if (copy_from_user(&p, uarg, sizeof(p)))
 		return -EFAULT;
-	if ((p.flags & ~RMSG_EP_F_SQPOLL) || p.resv0 ||
+	if ((p.flags & ~(RMSG_EP_F_SQPOLL | RMSG_EP_F_STALL_EVENTS)) ||
 	    !rmsg_all_zero(p.resv, sizeof(p.resv)))
+		return -EINVAL;
+	if (!(p.flags & RMSG_EP_F_STALL_EVENTS) && p.stall_ms)
 		return -EINVAL;
 	if (p.send_area_size > RMSG_SEND_AREA_MAX)
 		return -EINVAL;
@@ -205,6 +207,9 @@ long rmsg_ep_setup(struct rmsg_endpoint *ep, void __user *uarg)
 			goto out;
 		}
 	}
+	/* Channels come later: they find these set. */
+	ep->stall_events = p.flags & RMSG_EP_F_STALL_EVENTS;
+	ep->stall_ms = p.stall_ms;
 	/* mmap, poll and ENTER look at the rings only after this. */
 	smp_store_release(&ep->ready, true);
 out:

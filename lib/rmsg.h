@@ -120,8 +120,10 @@ int rmsg_ep_open(struct rmsg_ep *ep, unsigned int sq_entries,
 /**
  * rmsg_ep_open_setup() - rmsg_ep_open() with every setup parameter
  * @ep: filled in
- * @p: in: sq_entries, cq_entries, flags (RMSG_EP_F_*) and sqpoll_idle_ms,
- *	the rest zero; out: what RMSG_IOC_EP_SETUP reports (sizes, features)
+ * @p: in: sq_entries, cq_entries, flags (RMSG_EP_F_*), sqpoll_idle_ms,
+ *	stall_ms and send_area_size (RMSG_LIB_SEND_AREA for the message
+ *	functions, which need one; 0 for none), the rest zero; out: what
+ *	RMSG_IOC_EP_SETUP reports (sizes, features)
  *
  * With RMSG_EP_F_SQPOLL a kernel thread takes the SQEs: rmsg_sq_submit()
  * returns 0 while it polls and the program need not call rmsg_ep_enter().
@@ -258,13 +260,18 @@ int rmsg_ep_close_channel(struct rmsg_ep *ep, uint32_t channel,
  * @kind: enum rmsg_cqe_kind: RMSG_CQE_OP for the completion of a send
  *	or of rmsg_recv_into() (@user_data as given to rmsg_send(),
  *	rmsg_commit(), rmsg_send_zc() or rmsg_recv_into()),
- *	RMSG_CQE_CONNECTED, _ACCEPTED, _CLOSED or _REQUEST for a channel
- * @res: 0 or a negative errno
+ *	RMSG_CQE_CONNECTED, _ACCEPTED, _CLOSED or _REQUEST for a channel;
+ *	RMSG_CQE_STALLED and _RESUMED for a long repair, on an endpoint
+ *	opened with RMSG_EP_F_STALL_EVENTS (rmsg_ep_open_setup()). A kind
+ *	the program does not know is best ignored: a later module may add
+ *	some, and they are passed on unchanged.
+ * @res: 0 or a negative errno; STALLED: the fault that started the
+ *	repair (the channel is still alive)
  * @channel: the channel
  * @len: OP: bytes sent (0 when the send failed before it was taken),
  *	rmsg_recv_into(): the message's bytes;
  *	CONNECTED, ACCEPTED: this side's receive block size; REQUEST: the
- *	peer's
+ *	peer's; STALLED, RESUMED: milliseconds since the fault
  * @user_data: OP: the send's; channel events: the connect's, listen's or
  *	accept's
  */

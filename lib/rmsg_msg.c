@@ -450,7 +450,11 @@ static int rmsg_cqe_take(struct rmsg_ep *ep, const struct rmsg_cqe *cqe,
 	}
 	if (!ev)
 		return -1;
-	/* REQUEST and the program's own completions pass as they are. */
+	/*
+	 * REQUEST, STALLED, RESUMED, kinds newer than the library and the
+	 * program's own completions pass as they are: none changes what the
+	 * library keeps (a stalled channel still takes sends).
+	 */
 	ev->kind = kind;
 	ev->res = res;
 	ev->channel = cqe->channel;

@@ -477,10 +477,10 @@ TEST(send_area_setup)
 	EXPECT_EQ(-1, ioctl(fd, RMSG_IOC_EP_SETUP, &p));
 	EXPECT_EQ(EINVAL, errno);
 	p.send_area_size = 1;
-	p.resv0 = 1;
+	p.stall_ms = 1;
 	EXPECT_EQ(-1, ioctl(fd, RMSG_IOC_EP_SETUP, &p));
 	EXPECT_EQ(EINVAL, errno);
-	p.resv0 = 0;
+	p.stall_ms = 0;
 	ASSERT_EQ(0, ioctl(fd, RMSG_IOC_EP_SETUP, &p));
 	EXPECT_EQ(RMSG_SEND_AREA_ALIGN, p.send_area_size);
 	EXPECT_TRUE(p.features & RMSG_FEAT_EAGER);

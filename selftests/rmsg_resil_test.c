@@ -448,6 +448,40 @@ static void check_exact(struct __test_metadata *_metadata,
 	}
 }
 
+/*
+ * For a failure: every stream's counters and every channel of the list,
+ * as they are now.
+ */
+static void dump_state(resil_fixture *self)
+{
+	struct rmsg_streams *ss = self->ss;
+	struct rmsg_chan_info *c;
+	char buf[256];
+	unsigned int i;
+	int n;
+
+	for (i = 0; i < ss->n; i++) {
+		rmsg_stream_str(&ss->s[i], buf, sizeof(buf));
+		ksft_print_msg("stream %u (channel %u, %s): %s%s\n", i, i / 2,
+			       i % 2 ? "a to b" : "b to a", buf,
+			       ss->s[i].tx_dead ? ", send refused" : "");
+	}
+	n = rmsg_chan_list(self->b.fd, RMSG_CHAN_LIST_F_ALL, &c, NULL);
+	if (n < 0) {
+		ksft_print_msg("channel list: %s\n", strerror(-n));
+		return;
+	}
+	ksft_print_msg("%d channels listed (a is endpoint %u, b %u):\n", n,
+		       self->a_ep, self->b_ep);
+	for (i = 0; i < (unsigned int)n; i++) {
+		ksft_print_msg("ep %u: attempt %u of %u\n", c[i].ep_id,
+			       c[i].attempts, c[i].max_attempts);
+		print_info(c[i].ep_id == self->a_ep ? 'a' :
+			   c[i].ep_id == self->b_ep ? 'b' : '?', &c[i]);
+	}
+	free(c);
+}
+
 /* Each end's own list shows its open channels, as they are. */
 TEST_F(resil, chan_list_own)
 {
@@ -774,7 +808,7 @@ static void fault_streams(struct __test_metadata *_metadata,
 	const struct rmsg_chan_info *e;
 	char buf[256];
 	int i, k, n, ch, res;
-	bool hit;
+	bool hit, ok;
 
 	ksft_print_msg("%s\n", repair ?
 		       "RMSG_FEAT_REPAIR announced: the streams must go on exact" :
@@ -797,14 +831,10 @@ static void fault_streams(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, rmsg_inject_fault(self->b.fd, 0, self->b_ch[1], kind));
 	ASSERT_EQ(0, rmsg_inject_fault(self->b.fd, self->a_ep, self->a_ch[2],
 				       kind));
-	if (!rmsg_streams_run(ss, STREAM_MSGS, 120000)) {
-		for (i = 0; i < (int)ss->n; i++) {
-			rmsg_stream_str(&ss->s[i], buf, sizeof(buf));
-			ksft_print_msg("stream %d: %s\n", i, buf);
-		}
-		rmsg_sh("tools/rmsgctl/rmsgctl chan >&2");
-		ASSERT_TRUE(false) TH_LOG("%s", ss->why);
-	}
+	ok = rmsg_streams_run(ss, STREAM_MSGS, 120000);
+	if (!ok)
+		dump_state(self);
+	ASSERT_TRUE(ok) TH_LOG("%s", ss->why);
 
 	for (i = 0; i < (int)ss->n; i++) {
 		struct rmsg_stream *s = &ss->s[i];
@@ -845,6 +875,8 @@ static void fault_streams(struct __test_metadata *_metadata,
 							  i, k ? 'a' : 'b');
 				continue;
 			}
+			if (!e)
+				dump_state(self);
 			ASSERT_NE(NULL, e) TH_LOG("channel %d of %c missing",
 						  i, k ? 'a' : 'b');
 			EXPECT_EQ(RMSG_CHAN_INFO_OPEN, e->state);
@@ -860,6 +892,8 @@ static void fault_streams(struct __test_metadata *_metadata,
 		}
 		free(c);
 	}
+	if (!_metadata->passed)
+		dump_state(self);
 }
 
 TEST_F_TIMEOUT(resil, qp_error_streams, 300)
@@ -889,6 +923,400 @@ TEST_F_TIMEOUT(resil, qp_error_streams_imm, 300)
 		SKIP(return, "the module has no force_imm_arrival parameter");
 	ASSERT_EQ(0, ret);
 	fault_streams(_metadata, self, RMSG_FAULT_QP_ERROR);
+}
+
+/*
+ * Open both endpoints again, set up with RMSG_EP_F_STALL_EVENTS and quiet
+ * periods of @a_ms and @b_ms (0: the module's repair_quiet_ms), a
+ * listening again: 0 or a negative errno.
+ */
+static int reopen_stall(resil_fixture *self, __u32 a_ms, __u32 b_ms)
+{
+	struct rmsg_chan_info *c;
+	struct rmsg_ep_setup p;
+	int k, ret;
+
+	rmsg_ep_close(&self->a);
+	rmsg_ep_close(&self->b);
+	self->opened = false;
+	for (k = 0; k < 2; k++) {
+		memset(&p, 0, sizeof(p));
+		p.sq_entries = 256;
+		p.cq_entries = 2048;
+		p.flags = RMSG_EP_F_STALL_EVENTS;
+		p.stall_ms = k ? b_ms : a_ms;
+		p.send_area_size = RMSG_LIB_SEND_AREA;
+		ret = rmsg_ep_open_setup(k ? &self->b : &self->a, &p);
+		if (ret) {
+			if (k)
+				rmsg_ep_close(&self->a);
+			return ret;
+		}
+	}
+	self->opened = true;
+	self->addr.sin_port = 0;
+	ret = rmsg_ep_listen(&self->a, (struct sockaddr *)&self->addr,
+			     sizeof(self->addr), 0xa0, LISTEN_BLOCK);
+	if (!ret)
+		ret = rmsg_chan_list(self->a.fd, 0, &c, &self->a_ep);
+	if (ret >= 0)
+		ret = rmsg_chan_list(self->b.fd, 0, &c, &self->b_ep);
+	return ret < 0 ? ret : 0;
+}
+
+static void print_stall_evs(resil_fixture *self, long t0)
+{
+	const struct rmsg_stall_ev *v;
+	unsigned int i;
+
+	for (i = 0; i < self->ss->nstall && i < RMSG_STALL_EVS; i++) {
+		v = &self->ss->stall[i];
+		ksft_print_msg("%c:%u %s res %d, %u ms (at %ld ms)\n",
+			       v->ep == &self->a ? 'a' : 'b', v->channel,
+			       v->kind == RMSG_CQE_STALLED ? "STALLED" :
+			       "RESUMED", v->res, v->ms, v->at_ms - t0);
+	}
+}
+
+/* Has endpoint @ep taken an event of @kind for @ch? */
+static bool has_stall_ev(const struct rmsg_streams *ss,
+			 const struct rmsg_ep *ep, __u32 ch, __u32 kind)
+{
+	unsigned int i;
+
+	for (i = 0; i < ss->nstall && i < RMSG_STALL_EVS; i++)
+		if (ss->stall[i].ep == ep && ss->stall[i].channel == ch &&
+		    ss->stall[i].kind == kind)
+			return true;
+	return false;
+}
+
+#define STALL_WAIT_MS	20000
+
+/*
+ * Run the streams until channel @ch of endpoint @ep_id is OPEN after at
+ * least @repairs repairs: true, or false at @timeout_ms or when the
+ * streams fail.
+ */
+static bool wait_repaired(resil_fixture *self, __u32 ep_id, __u32 ch,
+			  __u32 repairs, int timeout_ms)
+{
+	long deadline = rmsg_now_ms() + timeout_ms;
+	struct rmsg_chan_info e;
+
+	do {
+		if (!rmsg_streams_run_for(self->ss, 5))
+			return false;
+		if (!chan_get(self->b.fd, ep_id, ch, &e) &&
+		    e.state == RMSG_CHAN_INFO_OPEN && e.repairs >= repairs)
+			return true;
+	} while (rmsg_now_ms() < deadline);
+	return false;
+}
+#define GIVE_UP_SENDS	40
+
+/*
+ * A repair longer than the quiet period is reported: with
+ * repair_quiet_ms at 1 ms (a repair takes milliseconds, more in the
+ * emulated guest), a QP error at b's end of channel 0 under streams both
+ * ways on two channels brings b RMSG_CQE_STALLED (res: the fault, len:
+ * the milliseconds so far), then RMSG_CQE_RESUMED (len: the repair's
+ * length), and nothing else: a asked for a quiet period of a minute
+ * (rmsg_ep_setup.stall_ms), and channel 1 was not touched. Every stream
+ * stays exact.
+ */
+TEST_F_TIMEOUT(resil, stall_events, 120)
+{
+	struct rmsg_streams *ss = self->ss;
+	const struct rmsg_stall_ev *st, *rs;
+	struct rmsg_chan_info eb;
+	long t0;
+
+	if (!module_has(RMSG_FEAT_REPAIR) ||
+	    !module_has(RMSG_FEAT_STALL_EVENTS))
+		SKIP(return, "the module does not announce RMSG_FEAT_REPAIR and RMSG_FEAT_STALL_EVENTS");
+	ASSERT_EQ(0, set_param(self, "repair_quiet_ms", "1"));
+	ASSERT_EQ(0, reopen_stall(self, 60000, 0));
+	start_streams(_metadata, self, 2, ENDLESS);
+	ASSERT_EQ(0, ss->nstall);
+
+	ASSERT_EQ(0, rmsg_inject_fault(self->b.fd, 0, self->b_ch[0],
+				       RMSG_FAULT_QP_ERROR));
+	t0 = rmsg_now_ms();
+	while (!has_stall_ev(ss, &self->b, self->b_ch[0], RMSG_CQE_RESUMED) &&
+	       rmsg_now_ms() - t0 < STALL_WAIT_MS)
+		ASSERT_TRUE(rmsg_streams_run_for(ss, 5)) TH_LOG("%s", ss->why);
+	/* The streams go on across the repair, and end exact. */
+	ASSERT_TRUE(rmsg_streams_run_for(ss, 300)) TH_LOG("%s", ss->why);
+	stop_streams(ss);
+	check_exact(_metadata, ss);
+	print_stall_evs(self, t0);
+
+	ASSERT_EQ(0, chan_get(self->b.fd, self->b_ep, self->b_ch[0], &eb));
+	print_info('b', &eb);
+	EXPECT_EQ(1, eb.repairs);
+	ASSERT_EQ(2, ss->nstall) TH_LOG("b's STALLED and RESUMED only");
+	st = &ss->stall[0];
+	rs = &ss->stall[1];
+	EXPECT_TRUE(st->ep == &self->b && st->channel == self->b_ch[0] &&
+		    st->kind == RMSG_CQE_STALLED);
+	EXPECT_TRUE(rs->ep == &self->b && rs->channel == self->b_ch[0] &&
+		    rs->kind == RMSG_CQE_RESUMED);
+	/* STALLED says why, RESUMED how long it took. */
+	EXPECT_NE(0, st->res);
+	EXPECT_EQ(eb.last_error, st->res);
+	EXPECT_LE(1, st->ms);
+	EXPECT_EQ(0, rs->res);
+	EXPECT_LE(st->ms, rs->ms);
+	EXPECT_GE(eb.recover_ns / 1000000, rs->ms);
+}
+
+/*
+ * Repairs shorter than the quiet period (5 s, the default) are not
+ * reported: QP errors on two channels, at either end, repaired under
+ * streams that stay exact, and no STALLED or RESUMED anywhere.
+ */
+TEST_F_TIMEOUT(resil, stall_quiet, 120)
+{
+	struct rmsg_streams *ss = self->ss;
+	struct rmsg_chan_info e;
+	int i;
+
+	if (!module_has(RMSG_FEAT_REPAIR) ||
+	    !module_has(RMSG_FEAT_STALL_EVENTS))
+		SKIP(return, "the module does not announce RMSG_FEAT_REPAIR and RMSG_FEAT_STALL_EVENTS");
+	ASSERT_EQ(0, set_param(self, "repair_quiet_ms", "5000"));
+	ASSERT_EQ(0, reopen_stall(self, 0, 0));
+	start_streams(_metadata, self, 3, ENDLESS);
+	ASSERT_EQ(0, rmsg_inject_fault(self->b.fd, 0, self->b_ch[0],
+				       RMSG_FAULT_QP_ERROR));
+	ASSERT_EQ(0, rmsg_inject_fault(self->a.fd, 0, self->a_ch[1],
+				       RMSG_FAULT_QP_ERROR));
+	for (i = 0; i < 2; i++)
+		ASSERT_TRUE(wait_repaired(self, i ? self->a_ep : self->b_ep,
+					  i ? self->a_ch[1] : self->b_ch[0], 1,
+					  STALL_WAIT_MS))
+			TH_LOG("%s", ss->why);
+	ASSERT_TRUE(rmsg_streams_run_for(ss, 300)) TH_LOG("%s", ss->why);
+	stop_streams(ss);
+	check_exact(_metadata, ss);
+	print_stall_evs(self, 0);
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, chan_get(self->b.fd, i ? self->a_ep : self->b_ep,
+				      i ? self->a_ch[1] : self->b_ch[0], &e));
+		print_info(i ? 'a' : 'b', &e);
+		EXPECT_LE(1, e.repairs);
+		/* Else the premise failed, not the module. */
+		EXPECT_GT(5000ULL * 1000000, e.recover_ns);
+	}
+	EXPECT_EQ(0, ss->nstall);
+}
+
+/*
+ * A repair that cannot succeed (the link under rxe0 down) is reported
+ * after its quiet period (200 ms), sends are still taken after that, and
+ * it then gives up (1.5 s): CLOSED with ETIMEDOUT, no RESUMED.
+ */
+TEST_F_TIMEOUT(resil, stall_give_up, 120)
+{
+	struct rmsg_streams *ss = self->ss;
+	struct rmsg_stream *bs = &ss->s[0];
+	const struct rmsg_stall_ev *st = &ss->stall[0];
+	bool stalled_open = false;
+	long t0;
+
+	if (!module_has(RMSG_FEAT_REPAIR) ||
+	    !module_has(RMSG_FEAT_STALL_EVENTS))
+		SKIP(return, "the module does not announce RMSG_FEAT_REPAIR and RMSG_FEAT_STALL_EVENTS");
+	if (!self->netdev)
+		SKIP(return, "RMSG_NETDEV not set: not run by rmsg-vm");
+	ASSERT_EQ(0, set_param(self, "repair_quiet_ms", "200"));
+	ASSERT_EQ(0, set_param(self, "repair_timeout_ms", "1500"));
+	ASSERT_EQ(0, reopen_stall(self, 0, 0));
+	start_streams(_metadata, self, 1, ENDLESS);
+	stop_streams(ss);
+	ASSERT_TRUE(rmsg_streams_run(ss, ENDLESS, 60000)) TH_LOG("%s", ss->why);
+
+	ASSERT_EQ(0, block_net(self));
+	ASSERT_EQ(0, rmsg_inject_fault(self->b.fd, 0, self->b_ch[0],
+				       RMSG_FAULT_QP_ERROR));
+	t0 = rmsg_now_ms();
+	while (!has_stall_ev(ss, &self->b, self->b_ch[0], RMSG_CQE_STALLED) &&
+	       !bs->tx_closed && rmsg_now_ms() - t0 < STALL_WAIT_MS)
+		ASSERT_TRUE(rmsg_streams_run_for(ss, 5)) TH_LOG("%s", ss->why);
+	stalled_open = !bs->tx_closed;
+	/* Stalled, not dead: sends are still taken. */
+	if (stalled_open) {
+		bs->total += GIVE_UP_SENDS;
+		EXPECT_EQ(GIVE_UP_SENDS, rmsg_stream_send(ss, 0, GIVE_UP_SENDS))
+			TH_LOG("%s", ss->why);
+	}
+	ASSERT_TRUE(rmsg_streams_run(ss, ENDLESS, 40000)) TH_LOG("%s", ss->why);
+	print_stall_evs(self, t0);
+	ksft_print_msg("stream 0 closed %d, stream 1 closed %d\n", bs->tx_res,
+		       ss->s[1].rx_res);
+
+	EXPECT_TRUE(stalled_open) TH_LOG("no STALLED before the end");
+	ASSERT_LE(1, ss->nstall);
+	EXPECT_TRUE(st->ep == &self->b && st->channel == self->b_ch[0] &&
+		    st->kind == RMSG_CQE_STALLED);
+	EXPECT_NE(0, st->res);
+	EXPECT_LE(200, st->ms);
+	EXPECT_GT(1500, st->ms);
+	EXPECT_FALSE(has_stall_ev(ss, &self->b, self->b_ch[0],
+				  RMSG_CQE_RESUMED));
+	EXPECT_FALSE(has_stall_ev(ss, &self->a, self->a_ch[0],
+				  RMSG_CQE_RESUMED));
+	EXPECT_EQ(-ETIMEDOUT, bs->tx_res);
+	/* The sends queued during the stall failed; none was lost. */
+	EXPECT_EQ(bs->sent, bs->ok + bs->failed);
+	EXPECT_LE(stalled_open ? GIVE_UP_SENDS : 0, bs->failed);
+	EXPECT_TRUE(rmsg_stream_prefix(bs));
+	EXPECT_TRUE(rmsg_stream_prefix(&ss->s[1]));
+}
+
+#define TRACEFS		"/sys/kernel/tracing"
+
+static int trace_write(const char *file, const char *val)
+{
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), TRACEFS "/%s", file);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -EIO;
+}
+
+/* The trace buffer's text, NUL-terminated (free() it), or NULL. */
+static char *trace_read(void)
+{
+	size_t len = 0, cap = 1 << 16;
+	char *buf = malloc(cap), *more;
+	ssize_t n;
+	int fd;
+
+	fd = open(TRACEFS "/trace", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || !buf) {
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
+		len += n;
+		if (cap - len < 4096) {
+			more = realloc(buf, cap * 2);
+			if (!more)
+				break;
+			buf = more;
+			cap *= 2;
+		}
+	}
+	close(fd);
+	buf[len] = 0;
+	return buf;
+}
+
+/*
+ * The state changes of channel @ch of endpoint @ep_id in @trace, as
+ * "FROM>TO " words in order, into @out.
+ */
+static void trace_states(const char *trace, __u32 ep_id, __u32 ch,
+			 char *out, size_t len)
+{
+	char key[64], from[16], to[16];
+	const char *p = trace;
+	size_t used = 0;
+
+	out[0] = 0;
+	snprintf(key, sizeof(key), "rmsg_chan_state: ep=%u ch=%u ", ep_id, ch);
+	while ((p = strstr(p, key))) {
+		p += strlen(key);
+		if (sscanf(p, "%15s -> %15s", from, to) == 2 && used < len)
+			used += snprintf(out + used, len - used, "%s>%s ",
+					 from, to);
+	}
+}
+
+/* How many lines of @trace hold both @a and @b. */
+static int trace_count(const char *trace, const char *a, const char *b)
+{
+	const char *p = trace, *eol;
+	int n = 0;
+
+	while ((p = strstr(p, a))) {
+		eol = strchr(p, '\n');
+		if (!eol)
+			eol = p + strlen(p);
+		if (memmem(p, eol - p, b, strlen(b)))
+			n++;
+		p = eol;
+	}
+	return n;
+}
+
+/*
+ * The tracepoints (events/rmsg) show a repair: a QP error at b's end of
+ * channel 0 under streams gives OPEN -> RECOVERING -> OPEN on both ends,
+ * the fault, the repair's phases and its end, and nothing on channel 1.
+ */
+TEST_F_TIMEOUT(resil, trace_repair, 120)
+{
+	struct rmsg_streams *ss = self->ss;
+	char key[64], b0[512], a0[512], b1[512];
+	char *trace;
+
+	if (!module_has(RMSG_FEAT_REPAIR))
+		SKIP(return, "the module does not announce RMSG_FEAT_REPAIR");
+	if (access(TRACEFS "/events/rmsg", F_OK))
+		rmsg_sh("mount -t tracefs nodev " TRACEFS);
+	if (access(TRACEFS "/events/rmsg", F_OK))
+		SKIP(return, "no " TRACEFS "/events/rmsg (tracefs, CONFIG_TRACEPOINTS)");
+	start_streams(_metadata, self, 2, ENDLESS);
+	ASSERT_EQ(0, trace_write("trace", ""));
+	ASSERT_EQ(0, trace_write("events/rmsg/enable", "1"));
+	ASSERT_EQ(0, rmsg_inject_fault(self->b.fd, 0, self->b_ch[0],
+				       RMSG_FAULT_QP_ERROR));
+	ASSERT_TRUE(wait_repaired(self, self->b_ep, self->b_ch[0], 1,
+				  STALL_WAIT_MS))
+		TH_LOG("%s", ss->why);
+	ASSERT_TRUE(rmsg_streams_run_for(ss, 300)) TH_LOG("%s", ss->why);
+	trace_write("events/rmsg/enable", "0");
+	stop_streams(ss);
+	check_exact(_metadata, ss);
+
+	trace = trace_read();
+	ASSERT_NE(NULL, trace);
+	trace_states(trace, self->b_ep, self->b_ch[0], b0, sizeof(b0));
+	trace_states(trace, self->a_ep, self->a_ch[0], a0, sizeof(a0));
+	trace_states(trace, self->b_ep, self->b_ch[1], b1, sizeof(b1));
+	ksft_print_msg("b:%u %s\n", self->b_ch[0], b0);
+	ksft_print_msg("a:%u %s\n", self->a_ch[0], a0);
+	ksft_print_msg("b:%u %s\n", self->b_ch[1], b1);
+	EXPECT_STREQ("OPEN>RECOVERING RECOVERING>OPEN ", b0);
+	EXPECT_STREQ("OPEN>RECOVERING RECOVERING>OPEN ", a0);
+	EXPECT_STREQ("", b1);
+	snprintf(key, sizeof(key), "ep=%u ch=%u ", self->b_ep, self->b_ch[0]);
+	EXPECT_LE(1, trace_count(trace, "rmsg_chan_fault: ", key));
+	EXPECT_EQ(1, trace_count(trace, "rmsg_repair_done: ", key));
+	/* The endpoints did not ask for stall events. */
+	EXPECT_EQ(0, trace_count(trace, "rmsg_chan_stall: ", "ep="));
+	EXPECT_LE(1, trace_count(trace, "rmsg_repair_phase: ", "-> DIALING"));
+	/* b's repair begins and ends once: it dialled. */
+	snprintf(key, sizeof(key), "ep=%u ch=%u NONE -> DOWN ", self->b_ep,
+		 self->b_ch[0]);
+	EXPECT_EQ(1, trace_count(trace, "rmsg_repair_phase: ", key));
+	snprintf(key, sizeof(key), "ep=%u ch=%u DIALING -> NONE ",
+		 self->b_ep, self->b_ch[0]);
+	EXPECT_EQ(1, trace_count(trace, "rmsg_repair_phase: ", key));
+	if (!_metadata->passed)
+		ksft_print_msg("trace:\n%s", trace);
+	free(trace);
 }
 
 #define REPEAT_FAULTS	20
@@ -1215,7 +1643,6 @@ TEST_F_TIMEOUT(resil, netem_loss, 120)
 }
 
 #define GIVE_UP_MS	1500
-#define GIVE_UP_SENDS	40
 
 /*
  * A repair that cannot succeed gives up after repair_timeout_ms: the

@@ -340,12 +340,28 @@ struct rmsg_stream {
 	bool holding;
 };
 
+/* A RMSG_CQE_STALLED or RMSG_CQE_RESUMED event the streams took. */
+struct rmsg_stall_ev {
+	struct rmsg_ep *ep;
+	__u32 kind;
+	__u32 channel;
+	__u32 ms;
+	int res;
+	long at_ms;
+};
+
+#define RMSG_STALL_EVS		64
+
 /**
  * struct rmsg_streams - streams driven together from one thread
  * @s: the streams
  * @n: how many
  * @eps: the endpoints they use, each once
  * @neps: how many
+ * @stall: STALLED and RESUMED events, in the order taken (endpoints set
+ *	up with RMSG_EP_F_STALL_EVENTS); other channel events than CLOSED
+ *	fail the streams
+ * @nstall: how many (more than RMSG_STALL_EVS: only the first are kept)
  * @why: what went wrong when a function returned false or -1
  * @rndv_every: what streams added from now on get as their @rndv_every
  * @buf: a message being built
@@ -355,6 +371,8 @@ struct rmsg_streams {
 	unsigned int n;
 	struct rmsg_ep *eps[2 * RMSG_STREAMS_MAX];
 	unsigned int neps;
+	struct rmsg_stall_ev stall[RMSG_STALL_EVS];
+	unsigned int nstall;
 	unsigned int rndv_every;
 	char why[256];
 	unsigned char buf[RMSG_VB_MAX_PAYLOAD];
@@ -790,6 +808,18 @@ static inline int rmsg_streams_events(struct rmsg_streams *ss,
 				ss->s[j].rx_closed = true;
 				ss->s[j].rx_res = ev[i].res;
 			}
+			continue;
+		}
+		if (ev[i].kind == RMSG_CQE_STALLED ||
+		    ev[i].kind == RMSG_CQE_RESUMED) {
+			if (ss->nstall < RMSG_STALL_EVS)
+				ss->stall[ss->nstall] = (struct rmsg_stall_ev){
+					.ep = ep, .kind = ev[i].kind,
+					.channel = ev[i].channel,
+					.ms = ev[i].len, .res = ev[i].res,
+					.at_ms = rmsg_now_ms(),
+				};
+			ss->nstall++;
 			continue;
 		}
 		st = (ev[i].user_data >> 32) & 0xffff;

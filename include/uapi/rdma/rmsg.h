@@ -330,6 +330,13 @@ struct rmsg_ring_offsets {
  * RMSG_SQ_NEED_WAKEUP is clear (RMSG_FEAT_SQPOLL announces it).
  */
 #define RMSG_EP_F_SQPOLL		(1U << 0)
+/*
+ * rmsg_ep_setup.flags. RMSG_EP_F_STALL_EVENTS: tell the program about
+ * repairs that take long (RMSG_CQE_STALLED, RMSG_CQE_RESUMED; announced
+ * by RMSG_FEAT_STALL_EVENTS). Without it a repair is never reported, only
+ * its end if it gives up.
+ */
+#define RMSG_EP_F_STALL_EVENTS		(1U << 1)
 #define RMSG_SQPOLL_IDLE_DEFAULT_MS	10
 #define RMSG_SQPOLL_IDLE_MAX_MS		10000
 
@@ -353,7 +360,11 @@ struct rmsg_ring_offsets {
  * @send_area_size: in: bytes of send area (RMSG_OFF_SEND_AREA), 0 for
  *	none, at most RMSG_SEND_AREA_MAX, rounded up to a multiple of
  *	RMSG_SEND_AREA_ALIGN; out: the size used. RMSG_OP_SEND takes its payload from it.
- * @resv0: in: must be zero
+ * @stall_ms: in: with RMSG_EP_F_STALL_EVENTS, how long a repair of one of
+ *	the endpoint's channels stays quiet before RMSG_CQE_STALLED is
+ *	posted, in milliseconds; 0 for the module's default (its
+ *	repair_quiet_ms parameter, when the repair starts). Must be zero
+ *	without RMSG_EP_F_STALL_EVENTS.
  * @resv: in: must be zero
  *
  * Once per file: a second call fails with EBUSY.
@@ -369,7 +380,7 @@ struct rmsg_ep_setup {
 	__u64 sq_mmap_size;
 	__u64 cq_mmap_size;
 	__u32 send_area_size;
-	__u32 resv0;
+	__u32 stall_ms;
 	__u64 resv[3];
 };
 
@@ -450,7 +461,8 @@ struct rmsg_sqe {
  *	completion of an SQE, or an event of a channel (enum rmsg_cqe_kind)
  * @channel: the SQE's channel, or the channel the event is about
  * @len: SEND: its len. CONNECTED, ACCEPTED: bytes of this side's receive
- *	block. Otherwise zero.
+ *	block. STALLED, RESUMED: milliseconds since the fault. Otherwise
+ *	zero.
  * @aux: SEND: its addr (the send-area offset). CONNECTED, ACCEPTED: the
  *	largest message the channel can send. Otherwise zero.
  */
@@ -545,6 +557,8 @@ enum rmsg_cqe_kind {
 	RMSG_CQE_CLOSED		= 3,	/* an open channel ended */
 	RMSG_CQE_READABLE	= 4,	/* what RMSG_OP_ARM asked for */
 	RMSG_CQE_REQUEST	= 5,	/* a connection awaits RMSG_IOC_ACCEPT */
+	RMSG_CQE_STALLED	= 6,	/* a repair outlasted the quiet period */
+	RMSG_CQE_RESUMED	= 7,	/* a STALLED channel is open again */
 };
 #define RMSG_CQE_KIND(flags)	((flags) & 0xff)
 
@@ -833,6 +847,33 @@ struct rmsg_dereg {
 #define RMSG_FEAT_CHAN_LIST	(1ULL << 6)	/* RMSG_IOC_CHAN_LIST */
 #define RMSG_FEAT_FAULT		(1ULL << 7)	/* RMSG_IOC_FAULT */
 #define RMSG_FEAT_REPAIR	(1ULL << 8)	/* channels are repaired */
+#define RMSG_FEAT_STALL_EVENTS	(1ULL << 9)	/* RMSG_EP_F_STALL_EVENTS */
+
+/*
+ * Long repairs (RMSG_FEAT_STALL_EVENTS). A repair is quiet at first: the
+ * program sees a delay and nothing else. On an endpoint set up with
+ * RMSG_EP_F_STALL_EVENTS, a repair that lasts longer than the endpoint's
+ * quiet period (rmsg_ep_setup.stall_ms, by default the repair_quiet_ms
+ * module parameter) is reported, once per repair, on the completion ring:
+ *
+ *  - RMSG_CQE_STALLED: res is the negative errno of the fault that
+ *    started the repair (ETIMEDOUT for a silent peer, ECONNRESET, ...;
+ *    rmsg_chan_info.last_error); len the milliseconds since the fault.
+ *    The channel is still alive: SENDs are still taken and wait in the
+ *    channel (RMSG_CHAN_MAX_PENDING at most, then ENOBUFS), the receive
+ *    block stays mapped, and the repair goes on until it succeeds or
+ *    gives up (repair_timeout_ms).
+ *  - RMSG_CQE_RESUMED, after a STALLED only: the channel is open again.
+ *    res 0; len the milliseconds the repair took in all. Waiting SENDs
+ *    are written first, in order.
+ *  - A repair that gives up ends the channel with RMSG_CQE_CLOSED
+ *    (ETIMEDOUT, ECONNRESET, ...), with or without a STALLED before it;
+ *    no RESUMED follows. A quiet period at least as long as the give-up
+ *    timeout means STALLED never comes.
+ *
+ * Both carry the channel's user_data; aux is zero. A channel's events
+ * come in order: STALLED, then RESUMED or CLOSED, for each repair.
+ */
 
 /* rmsg_chan_info.state */
 enum rmsg_chan_info_state {
@@ -900,6 +941,17 @@ struct rmsg_chan_info {
  * Without RMSG_CHAN_LIST_F_ALL the caller's own endpoint's channels are
  * listed. With it, every endpoint's when the caller has CAP_NET_ADMIN,
  * else those of endpoints its user owns.
+ *
+ * The list is not an atomic snapshot. Each entry is consistent in itself
+ * (read at once, under its endpoint's channel lock), but the kernel reads
+ * one endpoint after another, and copies out in batches, dropping its
+ * locks in between: a channel that comes, goes or changes state during
+ * the call may or may not be listed, and entries of two channels may show
+ * them at different moments (recover_ns is counted to the start of the
+ * call for all). What holds: entries come in ascending order of (@ep_id,
+ * @channel), none twice, and each was true at some moment during the
+ * call. @total counts what the call walked past, so a second call may
+ * find more or fewer.
  */
 struct rmsg_chan_list {
 	__u64 chans;
