@@ -786,6 +786,17 @@ TEST_F(resil, fault_not_open)
 	rmsg_ep_close(&l);
 }
 
+/* Both ends of channel @i OPEN again after at least one repair. */
+static bool both_repaired(resil_fixture *self, int i)
+{
+	struct rmsg_chan_info ea, eb;
+
+	return !chan_get(self->a.fd, self->b_ep, self->b_ch[i], &eb) &&
+	       !chan_get(self->a.fd, self->a_ep, self->a_ch[i], &ea) &&
+	       eb.state == RMSG_CHAN_INFO_OPEN && eb.epoch >= 1 &&
+	       ea.state == RMSG_CHAN_INFO_OPEN && ea.epoch >= 1;
+}
+
 /* The faulted channels of fault_streams(), by index. */
 static bool faulted(int i)
 {
@@ -806,9 +817,11 @@ static void fault_streams(struct __test_metadata *_metadata,
 	bool repair = module_has(RMSG_FEAT_REPAIR);
 	struct rmsg_chan_info *c;
 	const struct rmsg_chan_info *e;
+	long deadline;
 	char buf[256];
 	int i, k, n, ch, res;
 	bool hit, ok;
+	__u64 total;
 
 	ksft_print_msg("%s\n", repair ?
 		       "RMSG_FEAT_REPAIR announced: the streams must go on exact" :
@@ -816,14 +829,20 @@ static void fault_streams(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, connect_n(self, 4));
 	/* Every seventh message by rendezvous, RGet and RPut in turn. */
 	rmsg_streams_rndv(ss, RNDV_EVERY);
+	/*
+	 * With repairs the streams run until both faulted channels are
+	 * repaired at both ends, and a second after: the fault lands
+	 * mid-stream however fast the streams are (a QP error with nothing
+	 * in flight is found by the next heartbeat, a second later).
+	 */
+	total = repair ? ENDLESS : STREAM_MSGS;
 	for (i = 0; i < 4; i++) {
 		ASSERT_EQ(2 * i, rmsg_streams_add(ss, &self->b, self->b_ch[i],
 						  &self->a, self->a_ch[i],
-						  STREAM_MSGS));
+						  total));
 		ASSERT_EQ(2 * i + 1,
 			  rmsg_streams_add(ss, &self->a, self->a_ch[i],
-					   &self->b, self->b_ch[i],
-					   STREAM_MSGS));
+					   &self->b, self->b_ch[i], total));
 	}
 	ASSERT_TRUE(rmsg_streams_run(ss, WARMUP_MSGS, 60000))
 		TH_LOG("%s", ss->why);
@@ -831,7 +850,22 @@ static void fault_streams(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, rmsg_inject_fault(self->b.fd, 0, self->b_ch[1], kind));
 	ASSERT_EQ(0, rmsg_inject_fault(self->b.fd, self->a_ep, self->a_ch[2],
 				       kind));
-	ok = rmsg_streams_run(ss, STREAM_MSGS, 120000);
+	if (repair) {
+		deadline = rmsg_now_ms() + 60000;
+		while (!both_repaired(self, 1) || !both_repaired(self, 2)) {
+			if (rmsg_now_ms() > deadline) {
+				dump_state(self);
+				ASSERT_TRUE(false)
+					TH_LOG("faulted channels not repaired in 60 s");
+			}
+			ASSERT_TRUE(rmsg_streams_run_for(ss, 50))
+				TH_LOG("%s", ss->why);
+		}
+		ASSERT_TRUE(rmsg_streams_run_for(ss, 1000))
+			TH_LOG("%s", ss->why);
+		stop_streams(ss);
+	}
+	ok = rmsg_streams_run(ss, repair ? ENDLESS : STREAM_MSGS, 120000);
 	if (!ok)
 		dump_state(self);
 	ASSERT_TRUE(ok) TH_LOG("%s", ss->why);
