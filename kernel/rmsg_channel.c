@@ -89,6 +89,7 @@
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 #include <rdma/ib_cm.h>
+#include <asm/unaligned.h>
 #include <rdma/rdma_cm.h>
 
 #include "rmsg.h"
@@ -1142,13 +1143,37 @@ static int rmsg_repair_dial(struct rmsg_channel *ch)
 				 ch->resolve_ms);
 }
 
+/*
+ * Refuse a RECONNECT: @gone says the channel is not coming back, and the
+ * dialling side ends it; otherwise it only fails that attempt.
+ */
+static void rmsg_repair_reject(struct rdma_cm_id *id, bool gone)
+{
+	__le32 why = cpu_to_le32(RMSG_WIRE_REJ_GONE);
+
+	if (gone)
+		rdma_reject(id, &why, sizeof(why), IB_CM_REJ_CONSUMER_DEFINED);
+	else
+		rdma_reject(id, NULL, 0, IB_CM_REJ_NO_RESOURCES);
+}
+
 /* Reject and destroy an attempt the accepting side will not take. */
-static void rmsg_repair_refuse(struct rdma_cm_id *id)
+static void rmsg_repair_refuse(struct rdma_cm_id *id, bool gone)
 {
 	rdma_lock_handler(id);
-	rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+	rmsg_repair_reject(id, gone);
 	rdma_unlock_handler(id);
 	rdma_destroy_id(id);
+}
+
+/* Does a REJ say the channel is gone (rmsg_repair_reject())? */
+static bool rmsg_repair_rejected_gone(const struct rdma_cm_event *event)
+{
+	const u8 *p = event->param.conn.private_data;
+
+	return event->status == IB_CM_REJ_CONSUMER_DEFINED && p &&
+	       event->param.conn.private_data_len >= RMSG_WIRE_REJ_SIZE &&
+	       get_unaligned_le32(p) == RMSG_WIRE_REJ_GONE;
 }
 
 /* ACCEPTING: take the newest attempt the listener handed over. */
@@ -1173,7 +1198,7 @@ static int rmsg_repair_adopt(struct rmsg_channel *ch)
 	}
 	mutex_unlock(&ep->chan_lock);
 	if (stale)
-		rmsg_repair_refuse(stale);
+		rmsg_repair_refuse(stale, false);
 	if (!id)
 		return 0;
 	rmsg_repair_set_phase(ch, RMSG_REPAIR_ACCEPTING);
@@ -1389,9 +1414,7 @@ static int rmsg_cm_repair_request(struct rmsg_endpoint *ep,
 	 * once).
 	 */
 	if (ret)
-		rdma_reject(cm_id, NULL, 0, verdict == RMSG_REPAIR_STALE ?
-			    IB_CM_REJ_NO_RESOURCES :
-			    IB_CM_REJ_CONSUMER_DEFINED);
+		rmsg_repair_reject(cm_id, verdict != RMSG_REPAIR_STALE);
 	return ret;
 }
 
@@ -1442,9 +1465,9 @@ static void rmsg_chan_teardown(struct work_struct *work)
 	ch->stale_id = NULL;
 	mutex_unlock(&ep->chan_lock);
 	if (repair_id)
-		rmsg_repair_refuse(repair_id);
+		rmsg_repair_refuse(repair_id, true);
 	if (stale_id)
-		rmsg_repair_refuse(stale_id);
+		rmsg_repair_refuse(stale_id, true);
 	/* Handlers ignore a dying channel; wait for one already running. */
 	if (ch->cm_id) {
 		rdma_lock_handler(ch->cm_id);
@@ -1678,7 +1701,7 @@ static int rmsg_cm_channel_event(struct rmsg_channel *ch,
 		break;
 	case RDMA_CM_EVENT_REJECTED:
 		/* A repair the peer refuses: it no longer knows the channel. */
-		if (repair && event->status == IB_CM_REJ_CONSUMER_DEFINED)
+		if (repair && rmsg_repair_rejected_gone(event))
 			rmsg_chan_kill(ch, -ECONNRESET);
 		else
 			rmsg_chan_fault(ch, -ECONNREFUSED);

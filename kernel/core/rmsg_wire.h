@@ -36,6 +36,15 @@ enum rmsg_hello_kind {
 #define RMSG_HELLO_F_IMM_ARRIVAL	(1U << 0)
 #define RMSG_HELLO_F_ALL		RMSG_HELLO_F_IMM_ARRIVAL
 
+/*
+ * The private data of the REJ that refuses a RECONNECT for good: the channel
+ * is gone or the peer endpoint restarted. A REJ without it (a busy peer, an
+ * attempt id the rdma_cm destroyed: it sends a consumer-defined REJ then
+ * too) only fails that attempt. Little-endian, "RMGN".
+ */
+#define RMSG_WIRE_REJ_GONE	0x4e474d52U
+#define RMSG_WIRE_REJ_SIZE	4
+
 /* The immediate of a record written with RMSG_HELLO_F_IMM_ARRIVAL. */
 #define RMSG_IMM_ODD			1U	/* flag RMSG_VB_FLAG_ODD */
 #define RMSG_IMM_OFF_SHIFT		1	/* block offset of the flag */
