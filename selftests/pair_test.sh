@@ -213,51 +213,44 @@ stream_check() {
 	return 0
 }
 
-# (a) Random loss on node 0's egress.
-ok=1
-if stream_start $port_netem $((netem_s + 6)); then
-	sleep 2
-	if tc qdisc add dev "$netdev" root netem loss "$loss"; then
-		sleep "$netem_s"
-		tc -s qdisc show dev "$netdev" | diag
-		tc qdisc del dev "$netdev" root
-		echo "# netem_loss: $loss loss on $netdev for ${netem_s} s"
-		stream_check 100 0 && ok=0
-	else
-		echo "# netem_loss: tc qdisc add ... netem failed"
-		kill "$stream_pid"
-	fi
-else
-	echo "# netem_loss: the stream's channels did not open"
-	wait "$stream_pid"
-	diag /tmp/stream.log
-fi
-result $ok "pair.netem_loss_stream"
+# Under the stream to port $1 (running $2 seconds), from its third second:
+# netem loss $3 on node 0's egress for $4 seconds; then at least $5
+# repairs. Prints as test $6. 0 when the stream came through.
+netem_stream() {
+	local port=$1 secs=$2 loss=$3 for_s=$4 repairs=$5 name=$6
 
-# (b) The fabric fails for a few seconds and comes back, links up. With
-# heartbeats at a quarter of their period (4 x 250 ms) the outage is a
-# repair at the latest after a second; its attempts fail until the
-# packets flow again, and the stream must go on exact.
-ok=1
+	if ! stream_start "$port" "$secs"; then
+		echo "# $name: the stream's channels did not open"
+		wait "$stream_pid"
+		diag /tmp/stream.log
+		return 1
+	fi
+	sleep 2
+	if ! tc qdisc add dev "$netdev" root netem loss "$loss"; then
+		echo "# $name: tc qdisc add ... netem failed"
+		kill "$stream_pid"
+		return 1
+	fi
+	sleep "$for_s"
+	tc -s qdisc show dev "$netdev" | diag
+	tc qdisc del dev "$netdev" root
+	echo "# $name: $loss loss on $netdev for ${for_s} s"
+	stream_check 100 "$repairs"
+}
+
+# (a) Random loss on node 0's egress: RC retransmits; repairs allowed.
+netem_stream $port_netem $((netem_s + 6)) "$loss" "$netem_s" 0 netem_loss
+result $? "pair.netem_loss_stream"
+
+# (b) The fabric fails for a few seconds and comes back, links up: every
+# packet node 0 sends is dropped. With heartbeats at a quarter of their
+# period (4 x 250 ms) the outage is a repair at the latest after a second;
+# its attempts fail until the packets flow again, and the stream must go
+# on exact.
 hb_ms=$(cat $params/heartbeat_ms)
 echo 250 >$params/heartbeat_ms
-if stream_start $port_outage $((outage_s + 12)); then
-	sleep 2
-	if tc qdisc add dev "$netdev" root netem loss 100%; then
-		sleep "$outage_s"
-		tc -s qdisc show dev "$netdev" | diag
-		tc qdisc del dev "$netdev" root
-		echo "# outage: every packet of $netdev dropped for ${outage_s} s"
-		stream_check 100 1 && ok=0
-	else
-		echo "# outage: tc qdisc add ... netem failed"
-		kill "$stream_pid"
-	fi
-else
-	echo "# outage: the stream's channels did not open"
-	wait "$stream_pid"
-	diag /tmp/stream.log
-fi
+netem_stream $port_outage $((outage_s + 12)) 100% "$outage_s" 1 outage
+ok=$?
 echo "$hb_ms" >$params/heartbeat_ms
 result $ok "pair.outage_stream"
 

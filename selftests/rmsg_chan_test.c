@@ -44,6 +44,9 @@ FIXTURE_SETUP(chan)
 	ASSERT_NE(0, self->addr.sin_port);
 }
 
+#define REPAIR_TIMEOUT	"/sys/module/rmsg/parameters/repair_timeout_ms"
+#define SAVED_REPAIR_TIMEOUT	"/tmp/rmsg_chan_test.repair_timeout_ms"
+
 FIXTURE_TEARDOWN(chan)
 {
 	const char *netdev = getenv("RMSG_NETDEV");
@@ -54,6 +57,9 @@ FIXTURE_TEARDOWN(chan)
 	}
 	if (netdev && rmsg_sh("rdma link show rxe0/1 >/dev/null 2>&1"))
 		rmsg_sh("rdma link add rxe0 type rxe netdev %s", netdev);
+	/* What device_removed_under_channels changed, even if it failed. */
+	rmsg_sh("[ ! -e %s ] || { cat %s >%s && rm %s; }", SAVED_REPAIR_TIMEOUT,
+		SAVED_REPAIR_TIMEOUT, REPAIR_TIMEOUT, SAVED_REPAIR_TIMEOUT);
 }
 
 struct pair {
@@ -481,7 +487,12 @@ TEST_F_TIMEOUT(chan, receive_block_mapping, 120)
 	EXPECT_EQ(0, munmap(peer_blk, size));
 }
 
-/* A device removed under open channels ends them; nothing is left over. */
+/*
+ * A device removed under open channels, with repairs off
+ * (repair_timeout_ms 0), ends them with ENODEV; nothing is left over.
+ * With repairs on they wait for a device instead: rmsg_resil_test's
+ * hca_* tests.
+ */
 TEST_F_TIMEOUT(chan, device_removed_under_channels, 120)
 {
 	unsigned int peer[3];
@@ -492,6 +503,14 @@ TEST_F_TIMEOUT(chan, device_removed_under_channels, 120)
 		SKIP(return, "RMSG_NETDEV not set: not run by rmsg-vm");
 	for (i = 0; i < 3; i++)
 		ASSERT_LE(0, open_channel(_metadata, PAIR(self), 0xc0 + i, &peer[i]));
+	/*
+	 * A module without repairs has no such parameter, and ends them. The
+	 * teardown puts the value back.
+	 */
+	if (!access(REPAIR_TIMEOUT, F_OK))
+		ASSERT_EQ(0, rmsg_sh("cat %s >%s && echo 0 >%s",
+				     REPAIR_TIMEOUT, SAVED_REPAIR_TIMEOUT,
+				     REPAIR_TIMEOUT));
 	ASSERT_EQ(0, rmsg_sh("rdma link delete rxe0"));
 	for (i = 0; i < 3; i++) {
 		EXPECT_EVENT(&self->a, RMSG_CQE_CLOSED, &cqe);

@@ -431,34 +431,34 @@ static inline void rmsg_streams_rndv(struct rmsg_streams *ss,
 	ss->rndv_every = every;
 }
 
-/* The buffers of a rendezvous stream, in a region at each end. */
-static inline int rmsg_stream_rndv_bufs(struct rmsg_streams *ss,
-					struct rmsg_stream *s)
+/* RMSG_STREAM_RNDV_SLOTS buffers, registered on @ep; NULL on failure. */
+static inline unsigned char *rmsg_stream_region(struct rmsg_ep *ep)
 {
 	size_t len = (size_t)RMSG_STREAM_RNDV_SLOTS * RMSG_STREAM_RNDV_MAX;
 	__u32 handle;
 	void *p;
 
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (rmsg_reg(ep, p, len, &handle)) {
+		munmap(p, len);
+		return NULL;
+	}
+	return p;
+}
+
+/* The buffers of a rendezvous stream, in a region at each end. */
+static inline int rmsg_stream_rndv_bufs(struct rmsg_streams *ss,
+					struct rmsg_stream *s)
+{
 	if (!s->tx || !s->rx)
 		return -1;
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
+	s->zc_buf = rmsg_stream_region(s->tx);
+	s->into_buf = rmsg_stream_region(s->rx);
+	if (!s->zc_buf || !s->into_buf)
 		return -1;
-	if (rmsg_reg(s->tx, p, len, &handle)) {
-		munmap(p, len);
-		return -1;
-	}
-	s->zc_buf = p;
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return -1;
-	if (rmsg_reg(s->rx, p, len, &handle)) {
-		munmap(p, len);
-		return -1;
-	}
-	s->into_buf = p;
 	s->rndv_every = ss->rndv_every;
 	return 0;
 }
