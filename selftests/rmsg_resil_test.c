@@ -821,12 +821,10 @@ static void fault_streams(struct __test_metadata *_metadata,
 	char buf[256];
 	int i, k, n, ch, res;
 	bool hit, ok;
-	__u64 total;
 
 	ksft_print_msg("%s\n", repair ?
 		       "RMSG_FEAT_REPAIR announced: the streams must go on exact" :
 		       "RMSG_FEAT_REPAIR not announced: faulted channels must close with an error, nothing lost that was acknowledged, nothing hung");
-	ASSERT_EQ(0, connect_n(self, 4));
 	/* Every seventh message by rendezvous, RGet and RPut in turn. */
 	rmsg_streams_rndv(ss, RNDV_EVERY);
 	/*
@@ -835,17 +833,7 @@ static void fault_streams(struct __test_metadata *_metadata,
 	 * mid-stream however fast the streams are (a QP error with nothing
 	 * in flight is found by the next heartbeat, a second later).
 	 */
-	total = repair ? ENDLESS : STREAM_MSGS;
-	for (i = 0; i < 4; i++) {
-		ASSERT_EQ(2 * i, rmsg_streams_add(ss, &self->b, self->b_ch[i],
-						  &self->a, self->a_ch[i],
-						  total));
-		ASSERT_EQ(2 * i + 1,
-			  rmsg_streams_add(ss, &self->a, self->a_ch[i],
-					   &self->b, self->b_ch[i], total));
-	}
-	ASSERT_TRUE(rmsg_streams_run(ss, WARMUP_MSGS, 60000))
-		TH_LOG("%s", ss->why);
+	start_streams(_metadata, self, 4, repair ? ENDLESS : STREAM_MSGS);
 
 	ASSERT_EQ(0, rmsg_inject_fault(self->b.fd, 0, self->b_ch[1], kind));
 	ASSERT_EQ(0, rmsg_inject_fault(self->b.fd, self->a_ep, self->a_ch[2],
