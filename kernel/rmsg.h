@@ -27,6 +27,8 @@
  * @fatal_events: IB_EVENT_DEVICE_FATAL events seen
  * @fatal_work: takes the channels off the device after such an event
  * @pd: the protection domain every channel on the device shares
+ * @fence_mr: on rxe only, a registration that is never valid, whose
+ *	LOCAL_INV fences the REG_MRs that follow (rmsg_rndv.c, "fences")
  * @lock: guards @channels and @dying
  * @channels: channels whose connection runs on the device
  * @dying: the device is being removed; no channel may attach
@@ -41,6 +43,7 @@ struct rmsg_device {
 	atomic_t fatal_events;
 	struct work_struct fatal_work;
 	struct ib_pd *pd;
+	struct ib_mr *fence_mr;
 	struct mutex lock;
 	struct list_head channels;
 	bool dying;

@@ -197,6 +197,7 @@ static void rmsg_chan_init(struct rmsg_channel *ch, struct rmsg_endpoint *ep,
 	ch->block_size = size;
 	INIT_LIST_HEAD(&ch->dev_node);
 	init_completion(&ch->close_sent);
+	spin_lock_init(&ch->post_lock);
 	INIT_WORK(&ch->work, rmsg_chan_progress);
 	INIT_WORK(&ch->teardown, rmsg_chan_teardown);
 	INIT_WORK(&ch->data_work, rmsg_data_work);
@@ -492,11 +493,13 @@ static void rmsg_chan_repair(struct rmsg_channel *ch);
 /*
  * A heartbeat period of an open channel ended. Both sides send a HEARTBEAT
  * every period, whatever else they send: eager data arrives by RDMA WRITE,
- * which the receiving side never hears of. Anything received, and any
- * send, WRITE or READ of ours that the peer acknowledged, says the peer is
- * there: a HEARTBEAT queued behind megabytes of rendezvous WRITEs may take
- * seconds, but those WRITEs complete meanwhile. A period with none of this
- * is a miss; heartbeat_misses in a row break the connection (ETIMEDOUT),
+ * which the receiving side never hears of. Any send, WRITE or READ of
+ * ours that the peer acknowledged says the connection works our way: a
+ * HEARTBEAT queued behind megabytes of rendezvous WRITEs may take seconds,
+ * but those WRITEs complete meanwhile. What arrives does not count: it
+ * shows the other way works, which the peer checks for itself, and a QP
+ * whose sending half is stuck (rxe has left one so) still receives. A
+ * period with none of this is a miss; heartbeat_misses in a row break the connection (ETIMEDOUT),
  * and the channel is repaired. A HEARTBEAT to a peer that is gone fails by
  * itself once the QP's retries run out.
  */
@@ -620,11 +623,16 @@ int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type, u64 arg)
 		.send_flags	= IB_SEND_SIGNALED,
 	};
 
+	int ret;
+
 	/* The buffer is free: its last message completed (or none left). */
 	rmsg_ctrl_encode(&buf->msg, type, arg);
 	ib_dma_sync_single_for_device(ibdev, buf->dma, sizeof(buf->msg),
 				      DMA_TO_DEVICE);
-	return ib_post_send(ch->qp, &wr, NULL);
+	spin_lock_bh(&ch->post_lock);
+	ret = ib_post_send(ch->qp, &wr, NULL);
+	spin_unlock_bh(&ch->post_lock);
+	return ret;
 }
 
 static void rmsg_reg_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -681,7 +689,6 @@ static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		rmsg_chan_kill_soft(ch, -ECONNRESET);
 		return;
 	}
-	set_bit(RMSG_CHAN_HEARD, &ch->flags);
 	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM) {
 		if (rmsg_data_imm_in(ch, wc))
 			return;

@@ -132,7 +132,7 @@ enum {
 	RMSG_CHAN_ATTEMPT_FAILED, /* the repair's connection attempt failed */
 	RMSG_CHAN_DISCONNECT_DUE, /* an injected fault: drop the connection */
 	RMSG_CHAN_PEER_RESET,	/* the peer aborted: no repair */
-	RMSG_CHAN_HEARD,	/* something arrived since the last heartbeat */
+	RMSG_CHAN_HEARD,	/* the peer acknowledged an op of ours lately */
 	RMSG_CHAN_HEARTBEAT_DUE, /* the heartbeat timer fired */
 	RMSG_CHAN_DEV_LOST,	/* the device goes or failed: leave it */
 	RMSG_CHAN_DIAL_NOW,	/* a device came: end the back-off */
@@ -317,6 +317,8 @@ struct rmsg_rndv {
  *	or its cm_id's handler)
  * @dev_node: entry in @rdev->channels
  * @qp: the RC queue pair (owned by @cm_id)
+ * @post_lock: held by posters that run outside ep->lock (control sends)
+ *	and by a fence with its REG_MRs, which nothing may come between
  * @cq: completion queue from the device's pool
  *
  * What lives on @rdev (rmsg_chan_dev_create() and rmsg_chan_dev_release()
@@ -429,6 +431,7 @@ struct rmsg_channel {
 	struct rmsg_device *rdev;
 	struct list_head dev_node;
 	struct ib_qp *qp;
+	spinlock_t post_lock;
 	struct ib_cq *cq;
 	u32 cq_size;
 	struct rmsg_pages *block;

@@ -103,6 +103,16 @@ static int rmsg_ib_add(struct ib_device *ibdev)
 		kfree(rdev);
 		return ret;
 	}
+	if (ibdev->ops.driver_id == RDMA_DRIVER_RXE) {
+		rdev->fence_mr = ib_alloc_mr(rdev->pd, IB_MR_TYPE_MEM_REG, 1);
+		if (IS_ERR(rdev->fence_mr)) {
+			int ret = PTR_ERR(rdev->fence_mr);
+
+			ib_dealloc_pd(rdev->pd);
+			kfree(rdev);
+			return ret;
+		}
+	}
 	INIT_IB_EVENT_HANDLER(&rdev->event_handler, ibdev, rmsg_ib_event);
 	ib_register_event_handler(&rdev->event_handler);
 	ib_set_client_data(ibdev, &rmsg_ib_client, rdev);
@@ -135,6 +145,8 @@ static void rmsg_ib_remove(struct ib_device *ibdev, void *client_data)
 	rmsg_chan_device_removed(rdev);
 	/* No channel is on it to inject another one. */
 	cancel_work_sync(&rdev->fatal_work);
+	if (rdev->fence_mr)
+		ib_dereg_mr(rdev->fence_mr);
 	ib_dealloc_pd(rdev->pd);
 	dev_info(&ibdev->dev, "rmsg: device removed\n");
 	mutex_destroy(&rdev->lock);

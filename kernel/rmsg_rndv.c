@@ -380,11 +380,33 @@ static int rmsg_segs_map(struct rmsg_channel *ch, struct rmsg_rndv_segs *s,
 	return 0;
 }
 
+/*
+ * Fences. rxe (as of 6.1) runs a REG_MR again when a retry rewinds its
+ * send queue to an earlier WR still unacknowledged (a lost packet, an RNR
+ * NAK): the registration is valid by then, the second run fails, and the
+ * QP goes to the error state with no fault of ours. rxe runs a LOCAL_INV
+ * only once every WR before it has completed, and nothing after a
+ * registration can rewind to it: its completion comes before that of any
+ * later WR. So on rxe each batch of REG_MRs follows a LOCAL_INV of the
+ * device's fence_mr (never valid, so invalidating it is harmless), and no
+ * other WR may be posted between the two: ch->post_lock.
+ */
+static int rmsg_segs_fence(struct rmsg_channel *ch)
+{
+	struct ib_send_wr wr = {
+		.opcode			= IB_WR_LOCAL_INV,
+		.ex.invalidate_rkey	= ch->rdev->fence_mr->rkey,
+	};
+
+	rmsg_data_slot(ch, &wr, NULL, false);
+	return ib_post_send(ch->qp, &wr, NULL);
+}
+
 /* Post what @s may still post of its REG_MRs (@inv: LOCAL_INVs), as room
  * allows. Return: 0 when all are posted, -EAGAIN, or the QP's error.
  */
-static int rmsg_segs_post(struct rmsg_channel *ch, struct rmsg_rndv_segs *s,
-			  bool inv)
+static int rmsg_segs_post_unfenced(struct rmsg_channel *ch,
+				   struct rmsg_rndv_segs *s, bool inv)
 {
 	u32 *posted = inv ? &s->inv_posted : &s->reg_posted;
 	struct ib_reg_wr reg;
@@ -417,6 +439,26 @@ static int rmsg_segs_post(struct rmsg_channel *ch, struct rmsg_rndv_segs *s,
 		(*posted)++;
 	}
 	return *posted == s->nseg ? 0 : -EAGAIN;
+}
+
+/* rmsg_segs_post_unfenced(), with a fence before REG_MRs where needed. */
+static int rmsg_segs_post(struct rmsg_channel *ch, struct rmsg_rndv_segs *s,
+			  bool inv)
+{
+	int ret;
+
+	if (inv || !ch->rdev->fence_mr)
+		return rmsg_segs_post_unfenced(ch, s, inv);
+	if (s->reg_posted == s->nseg)
+		return 0;
+	if (!rmsg_data_room(ch, 2))
+		return -EAGAIN;
+	spin_lock_bh(&ch->post_lock);
+	ret = rmsg_segs_fence(ch);
+	if (!ret)
+		ret = rmsg_segs_post_unfenced(ch, s, false);
+	spin_unlock_bh(&ch->post_lock);
+	return ret;
 }
 
 /* Map the local bytes of a transfer for READs into them or WRITEs. */
