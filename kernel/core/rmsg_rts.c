@@ -130,3 +130,41 @@ int rmsg_rts_decode(const void *buf, u32 size, struct rmsg_rts_info *info)
 		return -EPROTO;
 	return 0;
 }
+
+/**
+ * rmsg_rts_next() - the next RTS in a packed run of them (a rekey area)
+ * @area: the bytes, a copy the peer can no longer change
+ * @bytes: how many; a multiple of 8
+ * @off: in: where the next record starts; out: past it (rounded up to 8)
+ * @info: out: the record, as rmsg_rts_decode() gives it
+ *
+ * Return: 1 with @info, 0 at the end of @area, or -EPROTO when what is
+ * there is not a whole, valid record.
+ */
+int rmsg_rts_next(const void *area, u32 bytes, u32 *off,
+		  struct rmsg_rts_info *info)
+{
+	const struct rmsg_rts *rts;
+	u32 left, nseg, size;
+	int ret;
+
+	if (*off == bytes)
+		return 0;
+	if (*off > bytes || *off % 8)
+		return -EPROTO;
+	left = bytes - *off;
+	if (left < sizeof(*rts))
+		return -EPROTO;
+	rts = (const struct rmsg_rts *)((const u8 *)area + *off);
+	nseg = le32_to_cpu(rts->nseg);
+	/* Bound the count before it sizes anything. */
+	if (nseg > (left - sizeof(*rts)) / sizeof(__le32))
+		return -EPROTO;
+	size = rmsg_rts_size(nseg);
+	ret = rmsg_rts_decode(rts, size, info);
+	if (ret)
+		return ret;
+	/* Within @bytes: @left and @bytes are multiples of 8. */
+	*off += (size + 7) & ~7U;
+	return 1;
+}

@@ -52,5 +52,7 @@ u32 rmsg_rts_size(u32 nseg);
 struct rmsg_span rmsg_rts_seg(u64 addr, u64 len, u32 seg_shift, u32 i);
 void rmsg_rts_encode(struct rmsg_rts *rts, const struct rmsg_rts_info *info);
 int rmsg_rts_decode(const void *buf, u32 size, struct rmsg_rts_info *info);
+int rmsg_rts_next(const void *area, u32 bytes, u32 *off,
+		  struct rmsg_rts_info *info);
 
 #endif /* _RMSG_RTS_H */

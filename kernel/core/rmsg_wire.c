@@ -178,6 +178,12 @@ int rmsg_ctrl_decode(const void *data, u32 len, u8 *type, u64 *arg)
 		if (le64_to_cpu(wire.arg) >> 40)
 			return -EPROTO;
 		break;
+	case RMSG_CTRL_REKEY:
+		if (!RMSG_REKEY_BYTES(le64_to_cpu(wire.arg)) ||
+		    RMSG_REKEY_BYTES(le64_to_cpu(wire.arg)) > RMSG_REKEY_AREA ||
+		    RMSG_REKEY_BYTES(le64_to_cpu(wire.arg)) % RMSG_REKEY_ALIGN)
+			return -EPROTO;
+		break;
 	default:
 		return -EPROTO;
 	}

@@ -34,7 +34,16 @@ enum rmsg_hello_kind {
  * RDMA WRITE WITH IMMEDIATE, the immediate naming the flag (RMSG_IMM_*).
  */
 #define RMSG_HELLO_F_IMM_ARRIVAL	(1U << 0)
-#define RMSG_HELLO_F_ALL		RMSG_HELLO_F_IMM_ARRIVAL
+/*
+ * The sender's rendezvous registrations went with a device it left: the
+ * keys in every RTS the receiver collected before this hello are dead. A
+ * REKEY brings new ones; until then the receiver moves none of those
+ * transfers' bytes. Not a property of the block: it may differ from one
+ * hello to the next.
+ */
+#define RMSG_HELLO_F_REKEY		(1U << 1)
+#define RMSG_HELLO_F_ALL		(RMSG_HELLO_F_IMM_ARRIVAL | \
+					 RMSG_HELLO_F_REKEY)
 
 /*
  * The private data of the REJ that refuses a RECONNECT for good: the channel
@@ -134,7 +143,23 @@ enum rmsg_ctrl_type {
 	RMSG_CTRL_DONE		= 8,	/* arg: as FIN; RPut: the bytes are */
 	RMSG_CTRL_RESET		= 9,	/* I abort: do not repair; nothing follows */
 	RMSG_CTRL_HEARTBEAT	= 10,	/* I am here (every heartbeat_ms) */
+	RMSG_CTRL_REKEY		= 11,	/* arg: RMSG_REKEY_ARG(), read it */
 };
+
+/*
+ * REKEY: after RMSG_HELLO_F_REKEY, the sender's RTS records again, with
+ * the keys of its new device, packed (each at a multiple of 8 bytes) in a
+ * "rekey area" of @bytes at address 0 under @rkey, for the receiver to
+ * RDMA READ. @epoch: the low 16 bits of the connection's epoch, so that a
+ * REKEY of an earlier connection, whose key may be dead too, is ignored.
+ */
+#define RMSG_REKEY_AREA			4096
+#define RMSG_REKEY_ALIGN		8
+#define RMSG_REKEY_ARG(rkey, epoch, bytes) \
+	((u64)(u32)(rkey) << 32 | (u64)(u16)(epoch) << 16 | (u16)(bytes))
+#define RMSG_REKEY_RKEY(arg)		((u32)((arg) >> 32))
+#define RMSG_REKEY_EPOCH(arg)		((u16)((arg) >> 16))
+#define RMSG_REKEY_BYTES(arg)		((u32)(u16)(arg))
 
 /*
  * The argument of FIN: the transfer's cookie in the low 32 bits, and the
@@ -151,7 +176,8 @@ enum rmsg_ctrl_type {
  * @type: enum rmsg_ctrl_type
  * @resv0: zero
  * @arg: meaning depends on @type: a free-running 32-bit byte counter for
- *	CREDIT and NOTIFY, RMSG_FIN_ARG() for FIN, zero for the others
+ *	CREDIT and NOTIFY, RMSG_FIN_ARG() for FIN, RMSG_REKEY_ARG() for
+ *	REKEY, zero for the others
  */
 struct rmsg_wire_ctrl {
 	__le32 magic;

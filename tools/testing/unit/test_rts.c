@@ -8,8 +8,10 @@
 #include "kselftest_harness.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "rmsg_rts.h"
+#include "rmsg_wire.h"
 
 /* Segments cover the message exactly, in order, each inside its window. */
 static void check_cover(struct __test_metadata *_metadata, u64 addr, u64 len,
@@ -214,6 +216,52 @@ TEST(segment_at_top_of_address_space)
 	check_cover(_metadata, 0xfffffffffffff000ULL, 4095, 12);
 	check_cover(_metadata, 0xffffffffff000001ULL, 0xffffff, 21);
 	free(buf);
+}
+
+/* A rekey area: records packed at multiples of 8, walked one by one. */
+TEST(rekey_area_walk)
+{
+	u8 area[RMSG_REKEY_AREA] __attribute__((aligned(8))) = { 0 };
+	struct rmsg_rts_info info;
+	u32 size1, size2, off = 0, end;
+	void *a = encoded(0x10000, 5 << 20, 21, 40, &size1);
+	void *b = encoded(0x20001, 100, 12, 41, &size2);
+
+	/* 3 keys: 36 bytes, padded to 40; then 1 key: 28, padded to 32. */
+	ASSERT_EQ(36, size1);
+	memcpy(area, a, size1);
+	memcpy(area + 40, b, size2);
+	end = 40 + 32;
+	ASSERT_EQ(1, rmsg_rts_next(area, end, &off, &info));
+	EXPECT_EQ(40, info.cookie);
+	EXPECT_EQ(3, info.nseg);
+	EXPECT_EQ(40, off);
+	ASSERT_EQ(1, rmsg_rts_next(area, end, &off, &info));
+	EXPECT_EQ(41, info.cookie);
+	EXPECT_EQ(0x1000, le32toh(info.rkey[0]));
+	EXPECT_EQ(end, off);
+	EXPECT_EQ(0, rmsg_rts_next(area, end, &off, &info));
+
+	/* Cut short: the second record does not fit. */
+	off = 40;
+	EXPECT_EQ(-EPROTO, rmsg_rts_next(area, 64, &off, &info));
+	/* Too short for a header; a count that would run past the end. */
+	off = 0;
+	EXPECT_EQ(-EPROTO, rmsg_rts_next(area, 24, &off, &info));
+	((struct rmsg_rts *)area)->nseg = htole32(0x40000000);
+	off = 0;
+	EXPECT_EQ(-EPROTO, rmsg_rts_next(area, end, &off, &info));
+	/* A record that is not valid in itself. */
+	((struct rmsg_rts *)area)->nseg = htole32(2);
+	off = 0;
+	EXPECT_EQ(-EPROTO, rmsg_rts_next(area, end, &off, &info));
+	/* An offset off the 8-byte grid, or past the end. */
+	off = 4;
+	EXPECT_EQ(-EPROTO, rmsg_rts_next(area, end, &off, &info));
+	off = end + 8;
+	EXPECT_EQ(-EPROTO, rmsg_rts_next(area, end, &off, &info));
+	free(a);
+	free(b);
 }
 
 TEST_HARNESS_MAIN

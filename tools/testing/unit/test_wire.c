@@ -310,7 +310,7 @@ TEST(ctrl_messages)
 
 	rmsg_ctrl_encode(&w, 0, 0);
 	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
-	rmsg_ctrl_encode(&w, RMSG_CTRL_HEARTBEAT + 1, 0);
+	rmsg_ctrl_encode(&w, RMSG_CTRL_REKEY + 1, 0);
 	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
 	/* RESET, like CLOSE, carries nothing. */
 	rmsg_ctrl_encode(&w, RMSG_CTRL_RESET, 0);
@@ -342,6 +342,20 @@ TEST(ctrl_messages)
 	EXPECT_EQ(0xfffffffe, RMSG_FIN_COOKIE(arg));
 	EXPECT_EQ(EMSGSIZE, RMSG_FIN_ERR(arg));
 	rmsg_ctrl_encode(&w, RMSG_CTRL_FIN, 1ULL << 40);
+	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
+	/* A rekey area is a whole number of 8-byte units, at most a page. */
+	rmsg_ctrl_encode(&w, RMSG_CTRL_REKEY,
+			 RMSG_REKEY_ARG(0xdeadbeef, 0x12345, 4096));
+	ASSERT_EQ(0, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
+	EXPECT_EQ(RMSG_CTRL_REKEY, type);
+	EXPECT_EQ(0xdeadbeef, RMSG_REKEY_RKEY(arg));
+	EXPECT_EQ(0x2345, RMSG_REKEY_EPOCH(arg));
+	EXPECT_EQ(4096, RMSG_REKEY_BYTES(arg));
+	rmsg_ctrl_encode(&w, RMSG_CTRL_REKEY, RMSG_REKEY_ARG(1, 1, 0));
+	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
+	rmsg_ctrl_encode(&w, RMSG_CTRL_REKEY, RMSG_REKEY_ARG(1, 1, 4104));
+	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
+	rmsg_ctrl_encode(&w, RMSG_CTRL_REKEY, RMSG_REKEY_ARG(1, 1, 36));
 	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
 	rmsg_ctrl_encode(&w, RMSG_CTRL_WAKE, 1);
 	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
