@@ -985,14 +985,9 @@ static int rmsg_chan_connection(struct rmsg_channel *ch,
 {
 	int ret;
 
-	if (ch->rdev && ch->rdev->ibdev != id->device) {
-		/* Keys the peer holds would not survive the move. */
-		if (rmsg_data_rndv_busy(ch)) {
-			rmsg_chan_kill(ch, ch->resil.last_error ?: -ENODEV);
-			return -ENODEV;
-		}
+	/* Rendezvous keys the peer holds are sent again (REKEY). */
+	if (ch->rdev && ch->rdev->ibdev != id->device)
 		rmsg_chan_dev_release(ch);
-	}
 	if (!ch->rdev) {
 		ret = rmsg_chan_dev_create(ch, id->device);
 		if (ret)
@@ -1053,6 +1048,9 @@ static void rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
 		.flags		= ch->rx_imm ? RMSG_HELLO_F_IMM_ARRIVAL : 0,
 		.epoch		= ch->resil.epoch,
 	};
+
+	if (ch->rndv.rekey_hello)
+		hello.flags |= RMSG_HELLO_F_REKEY;
 
 	/* A repair says where our stream stands: the peer resumes there. */
 	if (ch->state == RMSG_CHAN_RECOVERING) {
@@ -1306,13 +1304,8 @@ static void rmsg_chan_repair(struct rmsg_channel *ch)
 		 * device then reaches the peer.
 		 */
 		if (test_and_clear_bit(RMSG_CHAN_DEV_LOST, &ch->flags) &&
-		    ch->rdev) {
-			if (rmsg_data_rndv_busy(ch)) {
-				rmsg_chan_kill(ch, ch->resil.last_error);
-				return;
-			}
+		    ch->rdev)
 			rmsg_chan_dev_release(ch);
-		}
 		/*
 		 * The drain may have brought the peer's CLOSE (its DREQ can
 		 * overtake it) or RESET: then the peer ended the channel.

@@ -39,6 +39,7 @@ enum rmsg_ctrl_send_buf {
 	RMSG_CTRL_WAKE_BUF,
 	RMSG_CTRL_DONE_BUF,	/* RPut: the bytes are written */
 	RMSG_CTRL_HEARTBEAT_BUF,
+	RMSG_CTRL_REKEY_BUF,	/* after a move: where our new keys are */
 	/* The first of RMSG_RNDV_WINDOW, by cookie: an RPut's CTS, then FIN */
 	RMSG_CTRL_FIN_BUF,
 	RMSG_CTRL_BUFS		= RMSG_CTRL_FIN_BUF + RMSG_RNDV_WINDOW,
@@ -221,6 +222,8 @@ struct rmsg_pending {
 
 struct rmsg_rndv_tx;
 struct rmsg_rndv_rx;
+struct rmsg_rndv_segs;
+struct rmsg_rndv_move;
 
 /**
  * struct rmsg_shadow - the sender's copy of the peer's receive block
@@ -277,6 +280,27 @@ struct rmsg_shadow {
  *	whose send has not completed, else 0 (cleared in softirq)
  * @fin_resend: those FINs, as a repair found them: they may be lost and
  *	go again on the next connection
+ *
+ * Moving to another device (Documentation/resilience.rst, "Rendezvous
+ * transfers"); the sending side's:
+ * @moved: the channel left a device since the last resume: every
+ *	registration went with it
+ * @rekey_hello: our hellos say so (RMSG_HELLO_F_REKEY), until a
+ *	connection opens
+ * @rereg_due: after a resume, REG_MRs (and maybe a REKEY) to post before
+ *	anything else
+ * @rekey: the rekey area's registration, for the peer to read
+ * @rekey_buf: the area: the RTS records again, with the new keys
+ * @rekey_bytes: what it holds (0: there is none)
+ * @rekey_end: transfers before this cookie may be in it: until they are
+ *	over, every connection sends REKEY again
+ * @rekey_due: a REKEY is owed on this connection
+ * The receiving side's:
+ * @rekey_in: the newest REKEY's argument + 1, or 0 (set in softirq)
+ * @rekey_mv: the READ of the peer's area into @rekey_page
+ * @rekey_page: where it lands
+ * @rekey_key: the area's key, little-endian, as the READ takes it
+ * @stale: transfers whose keys are dead until a REKEY names new ones
  */
 struct rmsg_rndv {
 	struct rmsg_rndv_tx *tx[RMSG_RNDV_WINDOW];
@@ -300,6 +324,19 @@ struct rmsg_rndv {
 	u32 rd_depth;
 	atomic64_t fin_sent[RMSG_RNDV_WINDOW];
 	u64 fin_resend[RMSG_RNDV_WINDOW];
+	bool moved;
+	bool rekey_hello;
+	bool rereg_due;
+	struct rmsg_rndv_segs *rekey;
+	void *rekey_buf;
+	u32 rekey_bytes;
+	u32 rekey_end;
+	bool rekey_due;
+	atomic64_t rekey_in;
+	struct rmsg_rndv_move *rekey_mv;
+	void *rekey_page;
+	__le32 rekey_key;
+	u32 stale;
 };
 
 /**
@@ -534,7 +571,6 @@ int rmsg_data_dev_create(struct rmsg_channel *ch);
 void rmsg_data_dev_release(struct rmsg_channel *ch);
 int rmsg_data_shadow_create(struct rmsg_channel *ch);
 int rmsg_data_suspend(struct rmsg_channel *ch);
-bool rmsg_data_rndv_busy(struct rmsg_channel *ch);
 int rmsg_data_resume(struct rmsg_channel *ch, const struct rmsg_hello *peer);
 void rmsg_data_reopen(struct rmsg_channel *ch);
 int rmsg_data_post_recvs(struct rmsg_channel *ch);
@@ -564,6 +600,10 @@ void rmsg_rndv_suspend(struct rmsg_channel *ch);
 int rmsg_rndv_tx_rewind(struct rmsg_channel *ch, struct rmsg_rndv_tx *t);
 int rmsg_rndv_resume(struct rmsg_channel *ch, u32 arrived, void *shadow);
 int rmsg_rndv_rereg(struct rmsg_channel *ch);
+bool rmsg_rndv_rereg_due(struct rmsg_channel *ch);
+int rmsg_rndv_moved_send(struct rmsg_channel *ch, struct rmsg_rndv_tx *t);
+u32 rmsg_rndv_tx_len(const struct rmsg_rndv_tx *t);
+void rmsg_rndv_peer_moved(struct rmsg_channel *ch);
 void rmsg_rndv_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg);
 void rmsg_rndv_collect(struct rmsg_channel *ch);
 void rmsg_rndv_progress(struct rmsg_channel *ch);

@@ -472,29 +472,6 @@ int rmsg_data_suspend(struct rmsg_channel *ch)
 }
 
 /**
- * rmsg_data_rndv_busy() - does a rendezvous transfer tie the channel to
- *	its device
- * @ch: the channel, suspended
- *
- * Transfers under way, and sends of them waiting, hold registrations whose
- * keys the peer may know: they are good on this device only. A repair
- * that must leave the device ends such a channel (not yet carried over).
- */
-bool rmsg_data_rndv_busy(struct rmsg_channel *ch)
-{
-	struct rmsg_rndv *r = &ch->rndv;
-	bool busy;
-	u32 idx;
-
-	mutex_lock(&ch->ep->lock);
-	busy = r->tx_oldest != r->tx_next || r->rx_oldest != r->rx_next;
-	for (idx = ch->pend_posted; !busy && idx != ch->pend_tail; idx++)
-		busy = ch->pend[idx & RMSG_PEND_MASK].rndv;
-	mutex_unlock(&ch->ep->lock);
-	return busy;
-}
-
-/**
  * rmsg_data_resume() - take the peer's view of our stream after a repair
  * @ch: the channel, suspended
  * @peer: the peer's hello on the new connection
@@ -503,15 +480,31 @@ bool rmsg_data_rndv_busy(struct rmsg_channel *ch)
  */
 int rmsg_data_resume(struct rmsg_channel *ch, const struct rmsg_hello *peer)
 {
-	int ret;
+	struct rmsg_pending *e;
+	u32 idx;
+	int ret = 0;
 
 	if (peer->block_size != ch->peer.block_size ||
-	    peer->flags != ch->peer.flags) {
+	    (peer->flags ^ ch->peer.flags) & ~RMSG_HELLO_F_REKEY) {
 		pr_notice_ratelimited("channel %u: the peer's block changed across a repair\n",
 				      ch->id);
 		return -EPROTO;
 	}
 	mutex_lock(&ch->ep->lock);
+	if (peer->flags & RMSG_HELLO_F_REKEY)
+		rmsg_rndv_peer_moved(ch);
+	/* After a move, sends not yet written register on the new device. */
+	for (idx = ch->pend_posted; !ret && idx != ch->pend_tail; idx++) {
+		e = &ch->pend[idx & RMSG_PEND_MASK];
+		if (!e->rndv)
+			continue;
+		ret = rmsg_rndv_moved_send(ch, e->rndv);
+		e->len = rmsg_rndv_tx_len(e->rndv);
+	}
+	if (ret) {
+		mutex_unlock(&ch->ep->lock);
+		return ret;
+	}
 	ret = rmsg_vb_tx_resume(&ch->tx, ch->shadow->va, peer->rx_freed,
 				peer->rx_arrived, peer->rx_seq, &ch->retx);
 	if (ret)
@@ -544,6 +537,8 @@ void rmsg_data_reopen(struct rmsg_channel *ch)
 {
 	mutex_lock(&ch->ep->lock);
 	ch->tx_live = true;
+	/* The peer took a hello that said so: it waits for our REKEY. */
+	ch->rndv.rekey_hello = false;
 	mutex_unlock(&ch->ep->lock);
 	queue_work(rmsg_wq, &ch->data_work);
 }
@@ -745,6 +740,7 @@ void rmsg_data_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg)
 	case RMSG_CTRL_FIN:
 	case RMSG_CTRL_CTS:
 	case RMSG_CTRL_DONE:
+	case RMSG_CTRL_REKEY:
 		rmsg_rndv_ctrl_in(ch, type, arg);
 		return;
 	}
@@ -1278,9 +1274,9 @@ static int rmsg_data_push(struct rmsg_channel *ch, bool more, bool cqe_now)
 {
 	int ret = -EAGAIN;
 
-	if (ch->tx_live && ch->retx_due) {
+	if (ch->tx_live && (ch->retx_due || rmsg_rndv_rereg_due(ch))) {
 		ret = rmsg_rndv_rereg(ch);
-		if (!ret)
+		if (!ret && ch->retx_due)
 			ret = rmsg_data_rewrite(ch);
 		if (ret && ret != -EAGAIN) {
 			ch->tx_live = false;

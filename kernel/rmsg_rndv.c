@@ -178,6 +178,8 @@ struct rmsg_rndv_tx {
  * @put_done: RPut: the peer's DONE came
  * @status: the outcome, once known
  * @done: the CQE was posted; a FIN is owed
+ * @stale: the peer left its device: @info's keys are dead until its REKEY
+ *	names new ones
  */
 struct rmsg_rndv_rx {
 	u32 cookie;
@@ -198,6 +200,7 @@ struct rmsg_rndv_rx {
 	bool put_done;
 	int status;
 	bool done;
+	bool stale;
 };
 
 /* --- registrations ----------------------------------------------------- */
@@ -461,17 +464,16 @@ static int rmsg_segs_post(struct rmsg_channel *ch, struct rmsg_rndv_segs *s,
 	return ret;
 }
 
-/* Map the local bytes of a transfer for READs into them or WRITEs. */
-static int rmsg_move_map(struct rmsg_channel *ch, struct rmsg_rndv_move *mv,
-			 struct rmsg_region *region, u64 addr, u64 len,
-			 enum dma_data_direction dir)
+/* Map @mv->sgt, filled, for the device; the move starts at its first byte. */
+static int rmsg_move_map_sgt(struct rmsg_channel *ch,
+			     struct rmsg_rndv_move *mv,
+			     enum dma_data_direction dir)
 {
 	int ret;
 
 	atomic_set(&mv->ops_done, 0);
-	ret = rmsg_region_sgt(region, addr, len, &mv->sgt);
-	if (ret)
-		return ret;
+	mv->pos = 0;
+	mv->ops = 0;
 	ret = ib_dma_map_sgtable_attrs(ch->rdev->ibdev, &mv->sgt, dir, 0);
 	if (ret) {
 		sg_free_table(&mv->sgt);
@@ -482,6 +484,32 @@ static int rmsg_move_map(struct rmsg_channel *ch, struct rmsg_rndv_move *mv,
 	mv->sg = mv->sgt.sgl;
 	mv->sg_off = 0;
 	return 0;
+}
+
+/* Map the local bytes of a transfer for READs into them or WRITEs. */
+static int rmsg_move_map(struct rmsg_channel *ch, struct rmsg_rndv_move *mv,
+			 struct rmsg_region *region, u64 addr, u64 len,
+			 enum dma_data_direction dir)
+{
+	int ret;
+
+	ret = rmsg_region_sgt(region, addr, len, &mv->sgt);
+	if (ret)
+		return ret;
+	return rmsg_move_map_sgt(ch, mv, dir);
+}
+
+/* Map @len bytes of kernel memory at @buf for READs into them. */
+static int rmsg_move_map_kbuf(struct rmsg_channel *ch,
+			      struct rmsg_rndv_move *mv, void *buf, u32 len)
+{
+	int ret;
+
+	ret = sg_alloc_table(&mv->sgt, 1, GFP_KERNEL_ACCOUNT);
+	if (ret)
+		return ret;
+	sg_set_buf(mv->sgt.sgl, buf, len);
+	return rmsg_move_map_sgt(ch, mv, DMA_FROM_DEVICE);
 }
 
 static void rmsg_move_unmap(struct rmsg_channel *ch, struct rmsg_rndv_move *mv)
@@ -754,7 +782,7 @@ void rmsg_rndv_written(struct rmsg_channel *ch, struct rmsg_rndv_tx *t,
 }
 
 /**
- * rmsg_rndv_ctrl_in() - a FIN, CTS or DONE arrived (softirq)
+ * rmsg_rndv_ctrl_in() - a FIN, CTS, DONE or REKEY arrived (softirq)
  * @ch: the channel
  * @type: which
  * @arg: its validated argument, which names a cookie
@@ -766,6 +794,13 @@ void rmsg_rndv_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg)
 	atomic64_t *slot = type == RMSG_CTRL_FIN ? &r->fin[i] :
 			   type == RMSG_CTRL_CTS ? &r->cts[i] : &r->done[i];
 	u64 old;
+
+	/* The work reads the area, once per connection's REKEY. */
+	if (type == RMSG_CTRL_REKEY) {
+		atomic64_set(&r->rekey_in, arg + 1);
+		queue_work(rmsg_wq, &ch->data_work);
+		return;
+	}
 
 	/*
 	 * After a repair the peer sends again the FINs it cannot know
@@ -1234,6 +1269,11 @@ static void rmsg_rndv_rx_end(struct rmsg_channel *ch, struct rmsg_rndv_rx *x)
 		rmsg_move_unmap(ch, &x->mv);
 		rmsg_segs_unmap(ch, &x->segs, rmsg_segs_valid(&x->segs));
 	}
+	/* Discarded or failed while it waited for new keys: it needs none. */
+	if (x->stale) {
+		x->stale = false;
+		ch->rndv.stale--;
+	}
 	if (x->region)
 		rmsg_region_put(x->region);
 	x->region = NULL;
@@ -1266,6 +1306,95 @@ static int rmsg_rndv_fin(struct rmsg_channel *ch, u32 i, u64 fin)
 	return ret;
 }
 
+/* A record of the peer's rekey area: @x's new keys, when it waits for them. */
+static int rmsg_rndv_rx_rekey(struct rmsg_channel *ch,
+			      const struct rmsg_rts_info *info)
+{
+	struct rmsg_rndv *r = &ch->rndv;
+	struct rmsg_rndv_rx *x = r->rx[info->cookie & RMSG_RNDV_MASK];
+	u32 size = rmsg_rts_size(info->nseg);
+	void *rts;
+
+	/* Over on this side, its FIN on the way: it needs nothing. */
+	if (!x || x->cookie != info->cookie || !x->stale)
+		return 0;
+	if (info->len != x->info.len || info->flags != x->info.flags ||
+	    (!(info->flags & RMSG_RTS_F_PUT) && info->addr != x->info.addr))
+		return -EPROTO;
+	rts = kmemdup((const u8 *)info->rkey - sizeof(struct rmsg_rts), size,
+		      GFP_KERNEL_ACCOUNT);
+	if (!rts)
+		return -ENOMEM;
+	if (rmsg_rts_decode(rts, size, &x->info)) {
+		kfree(rts);
+		return -EPROTO;
+	}
+	kfree(x->rts);
+	x->rts = rts;
+	x->stale = false;
+	r->stale--;
+	return 0;
+}
+
+/*
+ * The peer left its device (RMSG_HELLO_F_REKEY): once its REKEY of this
+ * connection came, read its rekey area and take the new keys. Return: 0,
+ * also while the READ runs, or an errno that ends the channel (-EPROTO:
+ * the area lacks a transfer that waits, or lies).
+ */
+static int rmsg_rndv_rekey(struct rmsg_channel *ch)
+{
+	struct rmsg_rndv *r = &ch->rndv;
+	struct rmsg_rts_info remote = {
+		.seg_shift	= RMSG_RTS_MIN_SHIFT,
+		.nseg		= 1,
+		.rkey		= &r->rekey_key,
+	};
+	struct rmsg_rts_info info;
+	u64 arg = atomic64_read(&r->rekey_in);
+	u32 off = 0;
+	int ret;
+
+	if (!arg)
+		return 0;
+	arg--;
+	/* An earlier connection's: its key may have died with its device. */
+	if (RMSG_REKEY_EPOCH(arg) != (u16)ch->resil.epoch) {
+		atomic64_cmpxchg(&r->rekey_in, arg + 1, 0);
+		return 0;
+	}
+	remote.len = RMSG_REKEY_BYTES(arg);
+	r->rekey_key = cpu_to_le32(RMSG_REKEY_RKEY(arg));
+	if (!r->rekey_page)
+		r->rekey_page = (void *)get_zeroed_page(GFP_KERNEL_ACCOUNT);
+	if (!r->rekey_mv)
+		r->rekey_mv = kzalloc(sizeof(*r->rekey_mv), GFP_KERNEL_ACCOUNT);
+	if (!r->rekey_page || !r->rekey_mv)
+		return -ENOMEM;
+	if (!r->rekey_mv->mapped) {
+		ret = rmsg_move_map_kbuf(ch, r->rekey_mv, r->rekey_page,
+					 RMSG_REKEY_AREA);
+		if (ret)
+			return ret;
+	}
+	ret = rmsg_move(ch, r->rekey_mv, &remote, true);
+	if (ret || !rmsg_move_done(r->rekey_mv, remote.len))
+		return ret;
+	/* Unmapping syncs the page for the CPU. */
+	rmsg_move_unmap(ch, r->rekey_mv);
+	memset(r->rekey_mv, 0, sizeof(*r->rekey_mv));
+	atomic64_cmpxchg(&r->rekey_in, arg + 1, 0);
+	while ((ret = rmsg_rts_next(r->rekey_page, remote.len, &off,
+				    &info)) > 0) {
+		ret = rmsg_rndv_rx_rekey(ch, &info);
+		if (ret)
+			return ret;
+	}
+	if (!ret && r->stale)
+		ret = -EPROTO;
+	return ret;
+}
+
 /* Start, move, end and FIN the peer's transfers, oldest first. */
 static void rmsg_rndv_rx_progress(struct rmsg_channel *ch)
 {
@@ -1275,6 +1404,14 @@ static void rmsg_rndv_rx_progress(struct rmsg_channel *ch)
 	u64 fin;
 	int ret;
 
+	if (r->stale) {
+		ret = rmsg_rndv_rekey(ch);
+		if (ret) {
+			rmsg_chan_kill_soft(ch, ret == -EPROTO ? ret :
+					    -ECONNRESET);
+			return;
+		}
+	}
 	for (c = r->rx_oldest; c != r->rx_answer; c++) {
 		x = r->rx[c & RMSG_RNDV_MASK];
 		if (!x->have_rts)
@@ -1284,6 +1421,9 @@ static void rmsg_rndv_rx_progress(struct rmsg_channel *ch)
 			if (ret)
 				x->status = ret;
 		}
+		/* Its keys went with the peer's device: wait for new ones. */
+		if (!x->done && x->started && !x->status && x->stale)
+			continue;
 		if (!x->done && x->started && !x->status) {
 			ret = x->info.flags & RMSG_RTS_F_PUT ?
 			      rmsg_rndv_put_rx(ch, x) : rmsg_rndv_get_rx(ch, x);
@@ -1410,6 +1550,9 @@ static int rmsg_rndv_tx_remap(struct rmsg_channel *ch, struct rmsg_rndv_tx *t,
  */
 int rmsg_rndv_tx_rewind(struct rmsg_channel *ch, struct rmsg_rndv_tx *t)
 {
+	/* Off any device, it has nothing there; the move maps it anew. */
+	if (!ch->rdev)
+		return 0;
 	return t->segs.reg_posted ? rmsg_rndv_tx_remap(ch, t, false) : 0;
 }
 
@@ -1438,6 +1581,12 @@ void rmsg_rndv_suspend(struct rmsg_channel *ch)
 
 	r->rd_posted = 0;
 	r->rd_done = 0;
+	/* A REKEY names an area of its connection: the next one sends its own. */
+	atomic64_set(&r->rekey_in, 0);
+	if (r->rekey_mv) {
+		rmsg_move_unmap(ch, r->rekey_mv);
+		memset(r->rekey_mv, 0, sizeof(*r->rekey_mv));
+	}
 	for (i = 0; i < RMSG_RNDV_WINDOW; i++) {
 		/*
 		 * A FIN an earlier repair left to send again stays owed, unless
@@ -1467,7 +1616,9 @@ void rmsg_rndv_suspend(struct rmsg_channel *ch)
 			if (!rmsg_move_done(&x->mv, x->info.len))
 				rmsg_move_rewind(&x->mv);
 		} else if (!x->put_done && !atomic64_read(&r->done[i])) {
-			rmsg_segs_unmap(ch, &x->segs, true);
+			/* Off any device it was unmapped when the channel left. */
+			if (ch->rdev)
+				rmsg_segs_unmap(ch, &x->segs, true);
 			rmsg_segs_free(&x->segs);
 			memset(&x->segs, 0, sizeof(x->segs));
 			x->started = false;
@@ -1480,40 +1631,194 @@ void rmsg_rndv_suspend(struct rmsg_channel *ch)
 	}
 }
 
+/* Add @t's RTS, with its new keys, to the rekey area. */
+static int rmsg_rekey_add(struct rmsg_channel *ch, struct rmsg_rndv_tx *t)
+{
+	struct rmsg_rndv *r = &ch->rndv;
+	u32 size = rmsg_rts_size(t->segs.nseg);
+
+	if (r->rekey_bytes + ALIGN(size, RMSG_REKEY_ALIGN) > RMSG_REKEY_AREA)
+		return -ENOSPC;
+	if (!r->rekey_buf)
+		r->rekey_buf = (void *)get_zeroed_page(GFP_KERNEL_ACCOUNT);
+	if (!r->rekey_buf)
+		return -ENOMEM;
+	memcpy(r->rekey_buf + r->rekey_bytes, t->segs.rts, size);
+	r->rekey_bytes += ALIGN(size, RMSG_REKEY_ALIGN);
+	return 0;
+}
+
+/* Drop the rekey area's registration; @r->rekey_bytes says what is kept. */
+static void rmsg_rekey_unmap(struct rmsg_channel *ch)
+{
+	struct rmsg_rndv *r = &ch->rndv;
+
+	if (!r->rekey)
+		return;
+	rmsg_segs_unmap(ch, r->rekey, true);
+	rmsg_segs_free(r->rekey);
+	memset(r->rekey, 0, sizeof(*r->rekey));
+}
+
+/*
+ * Register the rekey area for the peer's READ, with a new key each
+ * connection: a REG_MR that a broken connection flushed may or may not
+ * have run (as for the transfers).
+ */
+static int rmsg_rekey_map(struct rmsg_channel *ch)
+{
+	struct rmsg_rndv *r = &ch->rndv;
+
+	rmsg_rekey_unmap(ch);
+	if (!r->rekey)
+		r->rekey = kzalloc(sizeof(*r->rekey), GFP_KERNEL_ACCOUNT);
+	if (!r->rekey)
+		return -ENOMEM;
+	r->rekey->dir = DMA_TO_DEVICE;
+	r->rekey->access = IB_ACCESS_REMOTE_READ;
+	return rmsg_segs_map(ch, r->rekey, NULL, r->rekey_buf, 0,
+			     RMSG_REKEY_AREA, RMSG_RTS_MIN_SHIFT);
+}
+
+/* The channel left the device under @x: its destination is mapped anew. */
+static void rmsg_rndv_rx_moved(struct rmsg_channel *ch, struct rmsg_rndv_rx *x)
+{
+	if (!x->answered || !x->started || x->done || x->status)
+		return;
+	if (!(x->info.flags & RMSG_RTS_F_PUT)) {
+		if (!rmsg_move_done(&x->mv, x->info.len)) {
+			memset(&x->mv, 0, sizeof(x->mv));
+			x->started = false;
+		}
+	} else if (x->put_done ||
+		   atomic64_read(&ch->rndv.done[x->cookie & RMSG_RNDV_MASK])) {
+		/* The bytes are in; the registrations went with the device. */
+		rmsg_segs_drop(ch, &x->segs);
+	}
+	/* An RPut without DONE starts again anyway (rmsg_rndv_suspend()). */
+}
+
 /**
- * rmsg_rndv_resume() - register afresh the sends whose RTS the peer lacks
+ * rmsg_rndv_resume() - register afresh what the peer lacks or cannot use
  * @ch: the channel, suspended; the caller holds ep->lock
  * @arrived: the peer's resume point, checked against what was written
  * @shadow: the shadow of the peer's block, from which the RTS records go
  *	again: they get the new keys
  *
- * The new REG_MRs go before anything is written again
- * (rmsg_rndv_rereg()).
+ * Sends whose RTS the peer lacks are registered afresh. When the channel
+ * came to another device, every registration went with the old one: all
+ * transfers under way are registered afresh, those whose RTS the peer has
+ * go into the rekey area, and the peer's transfers map their destinations
+ * again. The new REG_MRs, and the REKEY after them, go before anything is
+ * written again (rmsg_rndv_rereg()).
  *
- * Return: 0, or the errno of mapping a transfer again.
+ * Return: 0, or the errno of mapping a transfer again (-ENOSPC: the rekey
+ * area cannot hold the records, -EPROTO: a record the peer lacks would
+ * change size on the new device).
  */
 int rmsg_rndv_resume(struct rmsg_channel *ch, u32 arrived, void *shadow)
 {
 	struct rmsg_rndv *r = &ch->rndv;
+	bool moved = r->moved;
 	struct rmsg_rndv_tx *t;
-	u32 c, nseg;
+	bool peer_has;
+	u32 c, i, nseg;
 	int ret;
 
+	if (moved) {
+		r->rekey_bytes = 0;
+		r->rekey_end = r->tx_next;
+	}
 	for (c = r->tx_oldest; c != r->tx_next; c++) {
 		t = r->tx[c & RMSG_RNDV_MASK];
-		if (!t || t->fin || (s32)(arrived - t->rts_end) >= 0)
+		if (!t)
+			continue;
+		if (t->fin) {
+			/* Gone with the device: as good as invalidated. */
+			if (moved)
+				rmsg_segs_drop(ch, &t->segs);
+			continue;
+		}
+		peer_has = (s32)(arrived - t->rts_end) >= 0;
+		if (peer_has && !moved)
 			continue;
 		nseg = t->segs.nseg;
 		ret = rmsg_rndv_tx_remap(ch, t, true);
-		/* The record keeps its place and size in the stream. */
-		if (!ret && t->segs.nseg != nseg)
-			ret = -EPROTO;
+		if (!ret && peer_has)
+			ret = rmsg_rekey_add(ch, t);
 		if (ret)
 			return ret;
+		if (peer_has)
+			continue;
+		/* The record keeps its place and size in the stream. */
+		if (t->segs.nseg != nseg)
+			return -EPROTO;
 		memcpy(shadow + t->rts_off, t->segs.rts,
 		       rmsg_rts_size(t->segs.nseg));
 	}
+	if (moved) {
+		for (i = 0; i < RMSG_RNDV_WINDOW; i++)
+			if (r->rx[i])
+				rmsg_rndv_rx_moved(ch, r->rx[i]);
+		r->moved = false;
+	}
+	/* Until its transfers are over, each connection gets the area. */
+	r->rekey_due = r->rekey_bytes &&
+		       (s32)(r->tx_oldest - r->rekey_end) < 0;
+	if (r->rekey_due) {
+		ret = rmsg_rekey_map(ch);
+		if (ret)
+			return ret;
+	}
+	r->rereg_due = true;
 	return 0;
+}
+
+/**
+ * rmsg_rndv_moved_send() - a send not yet written, after a move
+ * @ch: the channel, suspended, on its new device; the caller holds ep->lock
+ * @t: the transfer, in the pending ring
+ *
+ * Before rmsg_rndv_resume(): its registrations went with the old device.
+ *
+ * Return: 0, or the errno of mapping it again.
+ */
+int rmsg_rndv_moved_send(struct rmsg_channel *ch, struct rmsg_rndv_tx *t)
+{
+	return ch->rndv.moved ? rmsg_rndv_tx_remap(ch, t, false) : 0;
+}
+
+/**
+ * rmsg_rndv_tx_len() - the length of @t's RTS record
+ * @t: a send
+ *
+ * Return: its length in bytes, which a move to another device may change.
+ */
+u32 rmsg_rndv_tx_len(const struct rmsg_rndv_tx *t)
+{
+	return rmsg_rts_size(t->segs.nseg);
+}
+
+/**
+ * rmsg_rndv_peer_moved() - the peer left its device
+ * @ch: the channel, suspended; the caller holds ep->lock
+ *
+ * The keys in every RTS collected so far are dead: those transfers wait,
+ * moving nothing, until the peer's REKEY names new ones.
+ */
+void rmsg_rndv_peer_moved(struct rmsg_channel *ch)
+{
+	struct rmsg_rndv *r = &ch->rndv;
+	struct rmsg_rndv_rx *x;
+	u32 c;
+
+	for (c = r->rx_oldest; c != r->rx_next; c++) {
+		x = r->rx[c & RMSG_RNDV_MASK];
+		if (x && x->have_rts && !x->done && !x->stale) {
+			x->stale = true;
+			r->stale++;
+		}
+	}
 }
 
 /**
@@ -1521,7 +1826,8 @@ int rmsg_rndv_resume(struct rmsg_channel *ch, u32 arrived, void *shadow)
  * @ch: the channel, open again
  *
  * Before the records the peer lacks are written again: some are RTS
- * records naming these registrations.
+ * records naming these registrations. After a move, the rekey area's
+ * REG_MR and the REKEY that names it follow.
  *
  * Return: 0 when none is left, -EAGAIN without send-queue room, or the
  * QP's error.
@@ -1541,7 +1847,27 @@ int rmsg_rndv_rereg(struct rmsg_channel *ch)
 		if (ret)
 			return ret;
 	}
+	if (r->rekey_due) {
+		/* On the same queue after the REG_MRs: they ran before. */
+		ret = rmsg_segs_post(ch, r->rekey, false);
+		if (!ret)
+			ret = rmsg_rndv_ctrl(ch, RMSG_CTRL_REKEY_BUF,
+					     RMSG_CTRL_REKEY,
+					     RMSG_REKEY_ARG(r->rekey->mrs[0]->rkey,
+							    ch->resil.epoch,
+							    r->rekey_bytes));
+		if (ret)
+			return ret;
+		r->rekey_due = false;
+	}
+	r->rereg_due = false;
 	return 0;
+}
+
+/* Whether rmsg_rndv_rereg() has work left since the last resume. */
+bool rmsg_rndv_rereg_due(struct rmsg_channel *ch)
+{
+	return ch->rndv.rereg_due;
 }
 
 /* No transfer of ours awaits its FIN: an orderly close may go on. */
@@ -1585,8 +1911,16 @@ void rmsg_rndv_release(struct rmsg_channel *ch)
 			rmsg_segs_unmap(ch, &x->segs, true);
 		}
 	}
+	rmsg_rekey_unmap(ch);
+	if (r->rekey_mv) {
+		rmsg_move_unmap(ch, r->rekey_mv);
+		memset(r->rekey_mv, 0, sizeof(*r->rekey_mv));
+	}
 	while (r->mr_nfree)
 		rmsg_mr_destroy(ch, r->mr_free[--r->mr_nfree]);
+	/* Should the channel come to a device again, the peer must know. */
+	r->moved = true;
+	r->rekey_hello = true;
 	mutex_unlock(&ch->ep->lock);
 }
 
@@ -1632,6 +1966,16 @@ void rmsg_rndv_finish(struct rmsg_channel *ch, int error)
 	}
 	kvfree(r->mr_free);
 	r->mr_free = NULL;
+	if (r->rekey)
+		rmsg_segs_free(r->rekey);
+	kfree(r->rekey);
+	r->rekey = NULL;
+	kfree(r->rekey_mv);
+	r->rekey_mv = NULL;
+	free_page((unsigned long)r->rekey_buf);
+	r->rekey_buf = NULL;
+	free_page((unsigned long)r->rekey_page);
+	r->rekey_page = NULL;
 	if (r->block_va)
 		vunmap(r->block_va);
 	r->block_va = NULL;

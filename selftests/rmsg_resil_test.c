@@ -1967,6 +1967,8 @@ TEST_F_TIMEOUT(resil, hca_readd_streams, 300)
 		SKIP(return, "the module does not announce RMSG_FEAT_REPAIR");
 	if (!self->netdev)
 		SKIP(return, "RMSG_NETDEV not set: not run by rmsg-vm");
+	/* Rendezvous transfers under way get new keys on the new device. */
+	rmsg_streams_rndv(ss, RNDV_EVERY);
 	start_streams(_metadata, self, HCA_CHANS, ENDLESS);
 
 	t0 = rmsg_now_ms();
@@ -2106,6 +2108,8 @@ TEST_F_TIMEOUT(resil, device_fatal_streams, 300)
 
 	if (!module_has(RMSG_FEAT_REPAIR))
 		SKIP(return, "the module does not announce RMSG_FEAT_REPAIR");
+	/* Leaving the device, even for itself, takes every key along. */
+	rmsg_streams_rndv(ss, RNDV_EVERY);
 	start_streams(_metadata, self, HCA_CHANS, ENDLESS);
 	t0 = rmsg_now_ms();
 	ASSERT_EQ(0, rmsg_inject_fault(self->b.fd, 0, self->b_ch[1],

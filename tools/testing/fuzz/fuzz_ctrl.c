@@ -42,6 +42,10 @@ static int model_decode(const u8 *b, size_t len)
 	case RMSG_CTRL_FIN:
 	case RMSG_CTRL_DONE:
 		return arg >> 40 ? -EPROTO : 0;
+	case RMSG_CTRL_REKEY:
+		/* Bytes in the low 16 bits: 8 to a page, in 8-byte steps. */
+		return (arg & 0xffff) == 0 || (arg & 0xffff) > 4096 ||
+		       (arg & 7) ? -EPROTO : 0;
 	}
 	return -EPROTO;
 }
@@ -65,5 +69,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (type == RMSG_CTRL_FIN || type == RMSG_CTRL_DONE)
 		FUZZ_CHECK(RMSG_FIN_ARG(RMSG_FIN_COOKIE(arg),
 					RMSG_FIN_ERR(arg)) == arg);
+	if (type == RMSG_CTRL_REKEY)
+		FUZZ_CHECK(RMSG_REKEY_ARG(RMSG_REKEY_RKEY(arg),
+					  RMSG_REKEY_EPOCH(arg),
+					  RMSG_REKEY_BYTES(arg)) == arg);
 	return 0;
 }

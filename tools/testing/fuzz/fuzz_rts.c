@@ -6,10 +6,14 @@
  * Invariants: the decoder agrees with the rules restated here from
  * rmsg_rts.h and <rdma/rmsg.h>; an accepted record's segments cover its
  * bytes exactly, in order, each inside one segment window; its header
- * encodes back to the bytes received.
+ * encodes back to the bytes received. The same bytes walked as a rekey
+ * area (rmsg_rts_next()): every record it returns is one the decoder
+ * accepts at that offset, offsets only grow, on the 8-byte grid, within
+ * the area, and the walk ends.
  */
 #include "fuzz.h"
 #include "rmsg_rts.h"
+#include "rmsg_wire.h"
 
 static int model_decode(const u8 *b, size_t size)
 {
@@ -66,6 +70,30 @@ static void check_segments(const struct rmsg_rts_info *info)
 	FUZZ_CHECK(next == info->addr + info->len);
 }
 
+static void check_area_walk(const u8 *area, size_t size)
+{
+	u32 bytes = (size > RMSG_REKEY_AREA ? RMSG_REKEY_AREA : size) & ~7U;
+	struct rmsg_rts_info info, again;
+	u32 off = 0, prev, n = 0;
+	int ret;
+
+	for (;;) {
+		prev = off;
+		ret = rmsg_rts_next(area, bytes, &off, &info);
+		if (ret <= 0) {
+			FUZZ_CHECK(ret == 0 ? off == bytes : ret == -EPROTO);
+			FUZZ_CHECK(off == prev);
+			break;
+		}
+		FUZZ_CHECK(off > prev && off <= bytes && !(off % 8));
+		FUZZ_CHECK(!rmsg_rts_decode(area + prev,
+					    rmsg_rts_size(info.nseg), &again));
+		FUZZ_CHECK(again.cookie == info.cookie &&
+			   again.nseg == info.nseg);
+		FUZZ_CHECK(++n <= RMSG_REKEY_AREA / 8);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct rmsg_rts_info info;
@@ -88,6 +116,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		rmsg_rts_encode(&rts, &info);
 		FUZZ_CHECK(!memcmp(&rts, data, sizeof(rts)));
 	}
+	check_area_walk(copy, size);
 	free(copy);
 	return 0;
 }

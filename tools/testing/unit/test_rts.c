@@ -221,7 +221,8 @@ TEST(segment_at_top_of_address_space)
 /* A rekey area: records packed at multiples of 8, walked one by one. */
 TEST(rekey_area_walk)
 {
-	u8 area[RMSG_REKEY_AREA] __attribute__((aligned(8))) = { 0 };
+	u64 words[RMSG_REKEY_AREA / 8] = { 0 };
+	u8 *area = (u8 *)words;
 	struct rmsg_rts_info info;
 	u32 size1, size2, off = 0, end;
 	void *a = encoded(0x10000, 5 << 20, 21, 40, &size1);
