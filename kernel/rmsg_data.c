@@ -1543,13 +1543,19 @@ bool rmsg_data_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 		}
 		return false;
 	case RMSG_OP_SEND_RNDV:
-		/* A repair between devices: nothing to register on. */
-		ret = ch->rdev ? rmsg_data_send_rndv(ep, ch, sqe) : -EAGAIN;
+		/*
+		 * Between devices it waits unregistered, as an eager send
+		 * waits; the next device registers it. A channel that never
+		 * had one that does rendezvous has nothing to go by.
+		 */
+		ret = ch->rdev || ch->rndv.seg_shift ?
+		      rmsg_data_send_rndv(ep, ch, sqe) : -EAGAIN;
 		if (!ret)
 			return false;
 		break;
 	case RMSG_OP_RECV_RNDV:
-		ret = ch->rdev ? rmsg_rndv_recv(ep, ch, sqe) : -EAGAIN;
+		/* Answering needs no device: the reads wait for one. */
+		ret = rmsg_rndv_recv(ep, ch, sqe);
 		if (!ret) {
 			/*
 			 * The reads start in the work item: progress may post

@@ -717,7 +717,8 @@ int rmsg_rndv_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 	t->addr = sqe->addr;
 	t->len = sqe->len;
 	t->put = put;
-	ret = rmsg_rndv_tx_map(ch, t);
+	/* Off any device (a repair between two): the next one maps it. */
+	ret = ch->rdev ? rmsg_rndv_tx_map(ch, t) : 0;
 	if (ret) {
 		rmsg_rndv_tx_free(ch, t);
 		return ret;
