@@ -408,6 +408,17 @@ static int memlock_child(void)
 		return 6;
 	if (setup(e3, 8, 0) != -EBUSY)
 		return 7;
+	/* A kernel poller needs CAP_SYS_NICE. */
+	{
+		struct rmsg_ep_setup p = { .sq_entries = 8,
+					   .flags = RMSG_EP_F_SQPOLL };
+		int e4 = open(RMSG_DEVICE_PATH, O_RDWR);
+
+		if (e4 < 0 || ioctl(e4, RMSG_IOC_EP_SETUP, &p) != -1 ||
+		    errno != EPERM)
+			return 14;
+		close(e4);
+	}
 	/*
 	 * A mapping holds the file: e2 (rings and area, 18 pages) stays
 	 * until its area is unmapped, and so does its charge.
