@@ -156,6 +156,13 @@ enum rmsg_ep_stat {
  *	setup, before any channel)
  * @stall_ms: the quiet period it asked for, 0 for the module's
  *	and inject faults into them
+ * @owner: the user @uid, whose endpoints and channels are counted
+ *	(rmsg_user.c)
+ * @unlimited: the opener had CAP_SYS_RESOURCE: no per-user counts apply
+ * @mlock_user: whom the endpoint's kernel pages are charged to (a
+ *	reference), NULL when the opener had CAP_IPC_LOCK
+ * @mlock_limit: the opener's RLIMIT_MEMLOCK in pages
+ * @ring_user: whom the rings were charged to (rmsg_mlock_charge())
  */
 struct rmsg_endpoint {
 	struct mutex lock;
@@ -191,6 +198,11 @@ struct rmsg_endpoint {
 	kuid_t uid;
 	bool stall_events;
 	u32 stall_ms;
+	struct rmsg_user *owner;
+	bool unlimited;
+	struct user_struct *mlock_user;
+	unsigned long mlock_limit;
+	struct user_struct *ring_user;
 };
 
 static inline void rmsg_ep_count(struct rmsg_endpoint *ep,
@@ -198,6 +210,32 @@ static inline void rmsg_ep_count(struct rmsg_endpoint *ep,
 {
 	atomic64_inc(&ep->stats[stat]);
 }
+
+/* rmsg_user.c: per-user bounds, memory charges, live objects */
+enum rmsg_live {
+	RMSG_LIVE_USERS,
+	RMSG_LIVE_ENDPOINTS,
+	RMSG_LIVE_CHANNELS,
+	RMSG_LIVE_REGIONS,
+	RMSG_LIVE_REGION_PAGES,
+	RMSG_LIVE_KERNEL_PAGES,
+	RMSG_LIVE_LOCKED_PAGES,
+	RMSG_LIVE_NR,
+};
+
+extern atomic_long_t rmsg_live[RMSG_LIVE_NR];
+
+struct user_struct;
+
+void rmsg_user_init(void);
+void rmsg_user_exit(void);
+int rmsg_user_open(struct rmsg_endpoint *ep);
+void rmsg_user_close(struct rmsg_endpoint *ep);
+bool rmsg_user_chan_add(struct rmsg_endpoint *ep);
+void rmsg_user_chan_del(struct rmsg_endpoint *ep);
+int rmsg_mlock_charge(struct rmsg_endpoint *ep, unsigned long npages,
+		      struct user_struct **user);
+void rmsg_mlock_uncharge(struct user_struct *user, unsigned long npages);
 
 struct rmsg_endpoint *rmsg_ep_create(void);
 void rmsg_ep_destroy(struct rmsg_endpoint *ep);
@@ -215,15 +253,18 @@ void rmsg_sqpoll_wake(struct rmsg_endpoint *ep);
 
 /**
  * struct rmsg_pages - pages a program maps and a device may use
- * @ref: the owner's reference and one per mmap() in progress
+ * @ref: the owner's reference and one per mapping of the pages
+ * @user: whom the pages are charged to (rmsg_mlock_charge()), or NULL
  * @npages: pages in @pages
  * @pages: zeroed order-0 pages, physically contiguous by chunk
  *
- * The pages are put when the last reference goes; a program's mapping
- * holds page references of its own, so it outlives this object.
+ * The pages are put, and their charge given back, when the last
+ * reference goes: a program's mapping holds one, so the charge lasts as
+ * long as the program can reach the pages.
  */
 struct rmsg_pages {
 	struct kref ref;
+	struct user_struct *user;
 	u32 npages;
 	struct page *pages[];
 };
@@ -236,7 +277,8 @@ struct rmsg_pages {
 #define RMSG_AREA_CHUNK		RMSG_SEND_AREA_ALIGN
 #define RMSG_AREA_CHUNK_ORDER	(ilog2(RMSG_AREA_CHUNK) - PAGE_SHIFT)
 
-struct rmsg_pages *rmsg_pages_new(u32 size, unsigned int order);
+struct rmsg_pages *rmsg_pages_new(struct rmsg_endpoint *ep, u32 size,
+				  unsigned int order);
 void rmsg_pages_put(struct rmsg_pages *p);
 int rmsg_pages_mmap(struct rmsg_pages *p, struct vm_area_struct *vma,
 		    bool writable);

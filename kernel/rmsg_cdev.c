@@ -8,8 +8,9 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cdev.h>
+#include <linux/device.h>
 #include <linux/fs.h>
-#include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -122,8 +123,8 @@ static int rmsg_open(struct inode *inode, struct file *file)
 	if (ret)
 		return ret;
 	ep = rmsg_ep_create();
-	if (!ep)
-		return -ENOMEM;
+	if (IS_ERR(ep))
+		return PTR_ERR(ep);
 	file->private_data = ep;
 	return 0;
 }
@@ -156,19 +157,108 @@ static const struct file_operations rmsg_fops = {
 	.llseek		= no_llseek,
 };
 
-static struct miscdevice rmsg_miscdev = {
-	.minor	= MISC_DYNAMIC_MINOR,
-	.name	= "rmsg",
-	.fops	= &rmsg_fops,
-	.mode	= 0600,
+/*
+ * Who may open /dev/rmsg is the node's mode and group, which devtmpfs
+ * takes from the device (a udev rule may still change them). The default
+ * lets every user open it, as the RDMA core's own rdma_cm and uverbs
+ * nodes do: what a user can hold is bounded per user (rmsg_user.c), and
+ * nothing acts on another user's endpoint without CAP_NET_ADMIN.
+ */
+static ushort dev_mode = 0666;
+module_param(dev_mode, ushort, 0444);
+MODULE_PARM_DESC(dev_mode,
+		 "Mode of /dev/rmsg, read and write bits only (default 0666)");
+
+static uint dev_gid;
+module_param(dev_gid, uint, 0444);
+MODULE_PARM_DESC(dev_gid, "Group of /dev/rmsg (default 0)");
+
+static dev_t rmsg_devt;
+static struct cdev rmsg_cdev;
+static struct class *rmsg_class;
+static struct device *rmsg_dev;
+static kgid_t rmsg_dev_kgid;
+
+static char *rmsg_devnode(struct device *dev, umode_t *mode, kuid_t *uid,
+			  kgid_t *gid)
+{
+	if (mode)
+		*mode = dev_mode;
+	if (gid)
+		*gid = rmsg_dev_kgid;
+	return NULL;
+}
+
+static const struct device_type rmsg_dev_type = {
+	.name		= "rmsg",
+	.devnode	= rmsg_devnode,
 };
 
+static void rmsg_dev_release(struct device *dev)
+{
+	kfree(dev);
+}
+
+/**
+ * rmsg_cdev_init() - create /dev/rmsg
+ *
+ * A character device of its own rather than a misc device: the misc core
+ * gives devtmpfs a node's mode but not its group.
+ *
+ * Return: 0, or -EINVAL for a bad dev_mode or dev_gid, or the error of
+ * the driver core.
+ */
 int rmsg_cdev_init(void)
 {
-	return misc_register(&rmsg_miscdev);
+	int ret;
+
+	rmsg_dev_kgid = make_kgid(&init_user_ns, dev_gid);
+	if (dev_mode & ~0666 || !gid_valid(rmsg_dev_kgid)) {
+		pr_err("dev_mode %#o or dev_gid %u is not valid\n", dev_mode,
+		       dev_gid);
+		return -EINVAL;
+	}
+	ret = alloc_chrdev_region(&rmsg_devt, 0, 1, "rmsg");
+	if (ret)
+		return ret;
+	rmsg_class = class_create(THIS_MODULE, "rmsg");
+	if (IS_ERR(rmsg_class)) {
+		ret = PTR_ERR(rmsg_class);
+		goto out_region;
+	}
+	rmsg_dev = kzalloc(sizeof(*rmsg_dev), GFP_KERNEL);
+	if (!rmsg_dev) {
+		ret = -ENOMEM;
+		goto out_class;
+	}
+	device_initialize(rmsg_dev);
+	rmsg_dev->devt = rmsg_devt;
+	rmsg_dev->class = rmsg_class;
+	rmsg_dev->type = &rmsg_dev_type;
+	rmsg_dev->release = rmsg_dev_release;
+	ret = dev_set_name(rmsg_dev, "rmsg");
+	if (ret)
+		goto out_dev;
+	cdev_init(&rmsg_cdev, &rmsg_fops);
+	rmsg_cdev.owner = THIS_MODULE;
+	ret = cdev_device_add(&rmsg_cdev, rmsg_dev);
+	if (ret)
+		goto out_dev;
+	return 0;
+
+out_dev:
+	put_device(rmsg_dev);
+out_class:
+	class_destroy(rmsg_class);
+out_region:
+	unregister_chrdev_region(rmsg_devt, 1);
+	return ret;
 }
 
 void rmsg_cdev_exit(void)
 {
-	misc_deregister(&rmsg_miscdev);
+	cdev_device_del(&rmsg_cdev, rmsg_dev);
+	put_device(rmsg_dev);
+	class_destroy(rmsg_class);
+	unregister_chrdev_region(rmsg_devt, 1);
 }

@@ -220,7 +220,11 @@ static void rmsg_chan_init(struct rmsg_channel *ch, struct rmsg_endpoint *ep,
 	INIT_LIST_HEAD(&ch->sig_node);
 }
 
-/* Give the channel its id; refused once the endpoint is being released. */
+/*
+ * Give the channel its id; refused once the endpoint is being released,
+ * when the endpoint has max_channels (-ENOSPC) or its user
+ * max_channels_per_user (-EDQUOT). From here on rmsg_chan_free() undoes it.
+ */
 static int rmsg_chan_publish(struct rmsg_channel *ch)
 {
 	struct rmsg_endpoint *ep = ch->ep;
@@ -229,11 +233,15 @@ static int rmsg_chan_publish(struct rmsg_channel *ch)
 	mutex_lock(&ep->chan_lock);
 	if (ep->dying) {
 		ret = -ESHUTDOWN;
+	} else if (!rmsg_user_chan_add(ep)) {
+		ret = -EDQUOT;
 	} else {
 		ret = xa_alloc(&ep->channels, &ch->id, ch,
 			       XA_LIMIT(0, max_channels - 1), GFP_KERNEL);
 		if (ret == -EBUSY)
 			ret = -ENOSPC;
+		if (ret)
+			rmsg_user_chan_del(ep);
 	}
 	if (!ret)
 		atomic_inc(&ep->nr_channels);
@@ -784,7 +792,7 @@ static int rmsg_block_alloc(struct rmsg_channel *ch)
 	struct scatterlist *sg;
 	int i, ret;
 
-	block = rmsg_pages_new(ch->block_size, 0);
+	block = rmsg_pages_new(ch->ep, ch->block_size, 0);
 	if (!block)
 		return -ENOMEM;
 	mutex_lock(&ch->ep->chan_lock);
@@ -1453,6 +1461,7 @@ static void rmsg_chan_free(struct rmsg_channel *ch)
 	if (ch->net)
 		put_net(ch->net);
 	kfree(ch);
+	rmsg_user_chan_del(ep);
 	if (atomic_dec_and_test(&ep->nr_channels))
 		wake_up_all(&ep->chan_wq);
 }
@@ -1984,7 +1993,8 @@ void rmsg_chan_unlisten(struct rmsg_endpoint *ep)
  * The outcome arrives as an RMSG_CQE_CONNECTED event.
  *
  * Return: 0, or -EINVAL, -EFAULT, -EAFNOSUPPORT, -ENOSPC (too many
- * channels), -ENOMEM, or what rdma_resolve_addr() refuses at once.
+ * channels in the endpoint), -EDQUOT (too many of the user's), -ENOMEM,
+ * or what rdma_resolve_addr() refuses at once.
  */
 long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 {

@@ -299,7 +299,8 @@ out:
  * @uarg: struct rmsg_fault
  *
  * Return: 0, -EINVAL, -EFAULT, -ENOENT (no such endpoint or channel),
- * -EPERM (another user's endpoint, without CAP_NET_ADMIN), or what
+ * -EPERM (another user's endpoint, or RMSG_FAULT_DEVICE_FATAL, without
+ * CAP_NET_ADMIN), or what
  * rmsg_chan_inject() returns (-ENOTCONN, -EOPNOTSUPP).
  */
 long rmsg_ctl_fault(struct rmsg_endpoint *self, void __user *uarg)
@@ -321,6 +322,14 @@ long rmsg_ctl_fault(struct rmsg_endpoint *self, void __user *uarg)
 	default:
 		return -EINVAL;
 	}
+
+	/*
+	 * A device's fatal error ends up at every channel on it, of every
+	 * user: only an administrator may pretend one, even on a channel of
+	 * their own.
+	 */
+	if (req.kind == RMSG_FAULT_DEVICE_FATAL && !capable(CAP_NET_ADMIN))
+		return -EPERM;
 
 	mutex_lock(&rmsg_eps_lock);
 	if (req.ep_id && req.ep_id != self->id) {

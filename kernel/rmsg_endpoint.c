@@ -14,6 +14,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/capability.h>
 #include <linux/fs.h>
 #include <linux/log2.h>
 #include <linux/minmax.h>
@@ -54,12 +55,31 @@ struct rmsg_event {
 
 static bool rmsg_ep_flush_locked(struct rmsg_endpoint *ep);
 
+/* Pages of both rings, as charged at setup. */
+static unsigned long rmsg_ep_ring_pages(struct rmsg_endpoint *ep)
+{
+	return (ep->sq.mmap_size + ep->cq.mmap_size) >> PAGE_SHIFT;
+}
+
+/**
+ * rmsg_ep_create() - a new endpoint, for the file being opened
+ *
+ * Return: the endpoint, ERR_PTR(-ENOMEM), or ERR_PTR(-EMFILE) when its
+ * user has max_endpoints_per_user already (rmsg_user.c).
+ */
 struct rmsg_endpoint *rmsg_ep_create(void)
 {
 	struct rmsg_endpoint *ep = kzalloc(sizeof(*ep), GFP_KERNEL_ACCOUNT);
+	int ret;
 
 	if (!ep)
-		return NULL;
+		return ERR_PTR(-ENOMEM);
+	/* Who opened it, and what they may hold: fixed from here on. */
+	ret = rmsg_user_open(ep);
+	if (ret) {
+		kfree(ep);
+		return ERR_PTR(ret);
+	}
 	mutex_init(&ep->lock);
 	init_waitqueue_head(&ep->wq);
 	mutex_init(&ep->chan_lock);
@@ -73,13 +93,13 @@ struct rmsg_endpoint *rmsg_ep_create(void)
 		ep->incarnation = get_random_u64();
 	} while (!ep->incarnation);
 	ep->tgid = get_pid(task_tgid(current));
-	ep->uid = current_euid();
 	/* Last: once registered, RMSG_IOC_CHAN_LIST of others may see it. */
 	if (rmsg_ctl_register(ep)) {
 		/* Nothing else was allocated yet. */
 		put_pid(ep->tgid);
+		rmsg_user_close(ep);
 		kfree(ep);
-		return NULL;
+		return ERR_PTR(-ENOMEM);
 	}
 	return ep;
 }
@@ -109,6 +129,8 @@ void rmsg_ep_destroy(struct rmsg_endpoint *ep)
 		kfree(ev);
 	xa_destroy(&ep->channels);
 	mutex_destroy(&ep->chan_lock);
+	if (ep->sq.mem)
+		rmsg_mlock_uncharge(ep->ring_user, rmsg_ep_ring_pages(ep));
 	vfree(ep->sq.mem);
 	vfree(ep->cq.mem);
 	/* The program's mappings keep their own references to the pages. */
@@ -116,6 +138,7 @@ void rmsg_ep_destroy(struct rmsg_endpoint *ep)
 		rmsg_pages_put(ep->area);
 	mutex_destroy(&ep->lock);
 	put_pid(ep->tgid);
+	rmsg_user_close(ep);
 	kfree(ep);
 }
 
@@ -165,6 +188,13 @@ long rmsg_ep_setup(struct rmsg_endpoint *ep, void __user *uarg)
 		return -EINVAL;
 	if (p.cq_entries > RMSG_MAX_CQ_ENTRIES)
 		return -EINVAL;
+	/*
+	 * The poller is a kernel thread: the CPU it spins on is charged to
+	 * no cgroup of the caller's, so only who may raise priorities gets
+	 * one.
+	 */
+	if (p.flags & RMSG_EP_F_SQPOLL && !capable(CAP_SYS_NICE))
+		return -EPERM;
 	sq_n = roundup_pow_of_two(p.sq_entries);
 	cq_n = p.cq_entries ? roundup_pow_of_two(p.cq_entries) : 2 * sq_n;
 	if (cq_n < sq_n)
@@ -176,7 +206,7 @@ long rmsg_ep_setup(struct rmsg_endpoint *ep, void __user *uarg)
 		goto out;
 	}
 	if (p.send_area_size) {
-		ep->area = rmsg_pages_new(p.send_area_size,
+		ep->area = rmsg_pages_new(ep, p.send_area_size,
 					  RMSG_AREA_CHUNK_ORDER);
 		if (!ep->area) {
 			ret = -ENOMEM;
@@ -190,9 +220,14 @@ long rmsg_ep_setup(struct rmsg_endpoint *ep, void __user *uarg)
 		goto out;
 	ret = rmsg_ep_ring_alloc(&ep->cq, cq_n, sizeof(struct rmsg_cqe),
 				 &p.cq_off);
+	if (!ret)
+		ret = rmsg_mlock_charge(ep, rmsg_ep_ring_pages(ep),
+					&ep->ring_user);
 	if (ret) {
 		vfree(ep->sq.mem);
+		vfree(ep->cq.mem);
 		memset(&ep->sq, 0, sizeof(ep->sq));
+		memset(&ep->cq, 0, sizeof(ep->cq));
 		goto out;
 	}
 	/* Without a kernel poller the program must always call ENTER. */
@@ -200,6 +235,9 @@ long rmsg_ep_setup(struct rmsg_endpoint *ep, void __user *uarg)
 	if (p.flags & RMSG_EP_F_SQPOLL) {
 		ret = rmsg_sqpoll_start(ep, p.sqpoll_idle_ms);
 		if (ret) {
+			rmsg_mlock_uncharge(ep->ring_user,
+					    rmsg_ep_ring_pages(ep));
+			ep->ring_user = NULL;
 			vfree(ep->sq.mem);
 			vfree(ep->cq.mem);
 			memset(&ep->sq, 0, sizeof(ep->sq));

@@ -14,9 +14,10 @@ static int __init rmsg_init(void)
 {
 	int ret;
 
+	rmsg_user_init();
 	ret = rmsg_chan_init_module();
 	if (ret)
-		return ret;
+		goto out_user;
 	ret = rmsg_devices_init();
 	if (ret)
 		goto out_chan;
@@ -30,6 +31,8 @@ out_devices:
 	rmsg_devices_exit();
 out_chan:
 	rmsg_chan_exit_module();
+out_user:
+	rmsg_user_exit();
 	return ret;
 }
 
@@ -42,6 +45,8 @@ static void __exit rmsg_exit(void)
 	rmsg_cdev_exit();
 	rmsg_devices_exit();
 	rmsg_chan_exit_module();
+	/* Last: everything it counts is gone by now, or leaked. */
+	rmsg_user_exit();
 	pr_info("unloaded\n");
 }
 

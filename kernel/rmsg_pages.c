@@ -16,11 +16,14 @@ static void rmsg_pages_release(struct kref *ref)
 	for (i = 0; i < p->npages; i++)
 		if (p->pages[i])
 			put_page(p->pages[i]);
+	rmsg_mlock_uncharge(p->user, p->npages);
 	kvfree(p);
 }
 
 /**
- * rmsg_pages_new() - zeroed pages, charged to the caller's memcg
+ * rmsg_pages_new() - zeroed pages for an endpoint
+ * @ep: the endpoint they are charged to (rmsg_mlock_charge()); the
+ *	caller's memcg is charged too
  * @size: bytes, rounded up to whole chunks
  * @order: the pages come in physically contiguous chunks of 2^@order
  *	pages, each split into order-0 pages for mapping
@@ -30,9 +33,11 @@ static void rmsg_pages_release(struct kref *ref)
  * what the pages held before. Contiguous chunks let the device read a
  * message that crosses pages with one scatter-gather entry.
  *
- * Return: the set with one reference, or NULL.
+ * Return: the set with one reference, or NULL (no memory, or over the
+ * endpoint's RLIMIT_MEMLOCK).
  */
-struct rmsg_pages *rmsg_pages_new(u32 size, unsigned int order)
+struct rmsg_pages *rmsg_pages_new(struct rmsg_endpoint *ep, u32 size,
+				  unsigned int order)
 {
 	u32 i, j, chunk = PAGE_SIZE << order;
 	u32 npages = (ALIGN(size, chunk) >> PAGE_SHIFT);
@@ -42,6 +47,10 @@ struct rmsg_pages *rmsg_pages_new(u32 size, unsigned int order)
 	p = kvzalloc(struct_size(p, pages, npages), GFP_KERNEL_ACCOUNT);
 	if (!p)
 		return NULL;
+	if (rmsg_mlock_charge(ep, npages, &p->user)) {
+		kvfree(p);
+		return NULL;
+	}
 	kref_init(&p->ref);
 	p->npages = npages;
 	for (i = 0; i < npages; i += 1U << order) {
@@ -63,15 +72,37 @@ void rmsg_pages_put(struct rmsg_pages *p)
 	kref_put(&p->ref, rmsg_pages_release);
 }
 
+/*
+ * Each mapping holds a reference, so the pages stay charged while the
+ * program can reach them, even after their channel or endpoint let go.
+ */
+static void rmsg_pages_vm_open(struct vm_area_struct *vma)
+{
+	struct rmsg_pages *p = vma->vm_private_data;
+
+	kref_get(&p->ref);
+}
+
+static void rmsg_pages_vm_close(struct vm_area_struct *vma)
+{
+	rmsg_pages_put(vma->vm_private_data);
+}
+
+static const struct vm_operations_struct rmsg_pages_vm_ops = {
+	.open	= rmsg_pages_vm_open,
+	.close	= rmsg_pages_vm_close,
+};
+
 /**
  * rmsg_pages_mmap() - map a page set into a program
  * @p: the pages; the caller holds a reference for the call
  * @vma: MAP_SHARED, at most @p's size
  * @writable: the program may write the pages
  *
- * The mapping takes page references of its own (vm_insert_pages()), so it
- * stays valid after @p is put. It cannot grow by mremap(), and a read-only
- * one cannot become writable by mprotect().
+ * The mapping takes a reference to @p (and the pages' own through
+ * vm_insert_pages()), so it stays valid, and charged, after the caller's
+ * is put. It cannot grow by mremap(), and a read-only one cannot become
+ * writable by mprotect().
  *
  * Return: 0, -EINVAL for a bad size or a private mapping, -EPERM for a
  * writable mapping of read-only pages.
@@ -80,6 +111,7 @@ int rmsg_pages_mmap(struct rmsg_pages *p, struct vm_area_struct *vma,
 		    bool writable)
 {
 	unsigned long npages = (vma->vm_end - vma->vm_start) >> PAGE_SHIFT;
+	int ret;
 
 	if (!(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL;
@@ -90,5 +122,12 @@ int rmsg_pages_mmap(struct rmsg_pages *p, struct vm_area_struct *vma,
 	if (!writable)
 		vma->vm_flags &= ~VM_MAYWRITE;
 	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
-	return vm_insert_pages(vma, vma->vm_start, p->pages, &npages);
+	ret = vm_insert_pages(vma, vma->vm_start, p->pages, &npages);
+	if (ret)
+		return ret;
+	/* Only now: a failed mmap() is torn down without ->close(). */
+	kref_get(&p->ref);
+	vma->vm_private_data = p;
+	vma->vm_ops = &rmsg_pages_vm_ops;
+	return 0;
 }

@@ -90,6 +90,8 @@ static void rmsg_region_release(struct kref *ref)
 
 	unpin_user_pages_dirty_lock(r->pages, r->npages, true);
 	rmsg_region_uncharge(r->mm, r->npages);
+	atomic_long_dec(&rmsg_live[RMSG_LIVE_REGIONS]);
+	atomic_long_sub(r->npages, &rmsg_live[RMSG_LIVE_REGION_PAGES]);
 	mmdrop(r->mm);
 	kvfree(r->pages);
 	kfree(r);
@@ -223,6 +225,8 @@ long rmsg_region_reg(struct rmsg_endpoint *ep, void __user *uarg)
 	/* From here on the region is whole and only its release undoes it. */
 	mmgrab(mm);
 	r->mm = mm;
+	atomic_long_inc(&rmsg_live[RMSG_LIVE_REGIONS]);
+	atomic_long_add(r->npages, &rmsg_live[RMSG_LIVE_REGION_PAGES]);
 
 	ret = xa_alloc(&ep->regions, &handle, r, xa_limit_32b,
 		       GFP_KERNEL_ACCOUNT);

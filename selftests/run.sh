@@ -17,5 +17,19 @@ status=0
 for t in "${tests[@]}"; do
 	echo "# selftest: $t"
 	"selftests/$t" || status=1
+	# Everything the program had is gone once it exited (after its
+	# teardown work): one KTAP result of its own.
+	if [ -r /sys/kernel/debug/rmsg/objects ]; then
+		echo "# selftest: leak check after $t"
+		echo "TAP version 13"
+		echo "1..1"
+		if out=$(tools/testing/leak-check objects 2>&1); then
+			echo "ok 1 leak.objects_after_$t"
+		else
+			sed 's/^/# /' <<<"$out"
+			echo "not ok 1 leak.objects_after_$t"
+			status=1
+		fi
+	fi
 done
 exit "$status"

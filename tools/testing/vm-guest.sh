@@ -52,6 +52,8 @@ setup() {
 		;;
 	esac
 	if [ "$RMSG_LOAD" = 1 ]; then
+		# The leak check's baseline: everything but rmsg is up.
+		tools/testing/leak-check snapshot "$run/leak-base.$node" &&
 		insmod "$RMSG_KO" || return 1
 	fi
 }
@@ -64,9 +66,18 @@ fi
 bash -c "$RMSG_CMD" </dev/null
 status=$?
 
+# rmsg's own objects all gone, then the module unloads, and the kernel's
+# memory is back where it was before it was loaded (tools/testing/leak-check).
+if [ -d /sys/module/rmsg ] && ! tools/testing/leak-check objects; then
+	[ "$status" = 0 ] && status=leaked-objects
+fi
 # A module that cannot be unloaded after its tests is a failure of its own.
 if [ -d /sys/module/rmsg ] && ! rmmod rmsg; then
 	echo "rmsg-vm: rmmod rmsg failed after the command"
 	[ "$status" = 0 ] && status=unload-failed
+fi
+if [ -e "$run/leak-base.$node" ] && [ ! -d /sys/module/rmsg ] &&
+   ! tools/testing/leak-check compare "$run/leak-base.$node"; then
+	[ "$status" = 0 ] && status=leaked-memory
 fi
 finish "$status"

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rmsg: what each user may hold, and what the module holds in all.
+ *
+ * Bounds (Documentation/uapi.rst, "Permissions and limits"):
+ *  - endpoints per user (max_endpoints_per_user, EMFILE) and channels per
+ *    user (max_channels_per_user, EDQUOT), counted in a struct rmsg_user
+ *    per effective uid that lives while the user has an endpoint;
+ *    CAP_SYS_RESOURCE at open exempts an endpoint from both;
+ *  - the pages the kernel allocates for an endpoint and maps into the
+ *    program (rings, send area, receive blocks, shadows) are charged to
+ *    the opener's user_struct->locked_vm, shared with io_uring's buffers
+ *    and AF_XDP's umems, against the RLIMIT_MEMLOCK the opener had at
+ *    open; CAP_IPC_LOCK at open exempts them, as it does for those. The
+ *    program's own memory pinned by RMSG_IOC_REG is charged to its mm's
+ *    pinned_vm instead (rmsg_region.c), as a verbs MR is.
+ *
+ * The limits and exemptions are the opener's, taken at open, because the
+ * pages of an accepted channel are allocated in an rdma_cm handler, long
+ * after and in no process of the user's.
+ *
+ * Live objects of the whole module are counted too, for the leak checks:
+ * /sys/kernel/debug/rmsg/objects shows them, and unloading with any of
+ * them non-zero is a bug (rmsg_user_exit() warns).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/capability.h>
+#include <linux/cred.h>
+#include <linux/debugfs.h>
+#include <linux/hashtable.h>
+#include <linux/module.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/user.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+
+#include "rmsg.h"
+
+static unsigned int max_endpoints_per_user = 128;
+module_param(max_endpoints_per_user, uint, 0644);
+MODULE_PARM_DESC(max_endpoints_per_user,
+		 "Open /dev/rmsg files per user at most, unless CAP_SYS_RESOURCE (0: no limit; default 128)");
+
+static unsigned int max_channels_per_user = 1024;
+module_param(max_channels_per_user, uint, 0644);
+MODULE_PARM_DESC(max_channels_per_user,
+		 "Channels of all endpoints of a user at most, unless CAP_SYS_RESOURCE (0: no limit; default 1024)");
+
+/**
+ * struct rmsg_user - what one user holds
+ * @node: in rmsg_users, under rmsg_users_lock
+ * @ref: one per endpoint of the user
+ * @uid: the effective uid the endpoints were opened with
+ * @endpoints: endpoints counted against max_endpoints_per_user
+ * @channels: channels counted against max_channels_per_user
+ */
+struct rmsg_user {
+	struct hlist_node node;
+	refcount_t ref;
+	kuid_t uid;
+	atomic_t endpoints;
+	atomic_t channels;
+};
+
+static DEFINE_HASHTABLE(rmsg_users, 6);
+static DEFINE_SPINLOCK(rmsg_users_lock);
+
+atomic_long_t rmsg_live[RMSG_LIVE_NR];
+
+static const char *const rmsg_live_names[RMSG_LIVE_NR] = {
+	[RMSG_LIVE_USERS]	 = "users",
+	[RMSG_LIVE_ENDPOINTS]	 = "endpoints",
+	[RMSG_LIVE_CHANNELS]	 = "channels",
+	[RMSG_LIVE_REGIONS]	 = "regions",
+	[RMSG_LIVE_REGION_PAGES] = "region_pages",
+	[RMSG_LIVE_KERNEL_PAGES] = "kernel_pages",
+	[RMSG_LIVE_LOCKED_PAGES] = "locked_pages",
+};
+
+static struct dentry *rmsg_debugfs;
+
+static struct rmsg_user *rmsg_user_find(kuid_t uid)
+{
+	struct rmsg_user *u;
+
+	hash_for_each_possible(rmsg_users, u, node, __kuid_val(uid))
+		if (uid_eq(u->uid, uid) && refcount_inc_not_zero(&u->ref))
+			return u;
+	return NULL;
+}
+
+/* The user's entry, with a reference; made when it has none. */
+static struct rmsg_user *rmsg_user_get(kuid_t uid)
+{
+	struct rmsg_user *u, *fresh;
+
+	spin_lock(&rmsg_users_lock);
+	u = rmsg_user_find(uid);
+	spin_unlock(&rmsg_users_lock);
+	if (u)
+		return u;
+
+	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL);
+	if (!fresh)
+		return NULL;
+	refcount_set(&fresh->ref, 1);
+	fresh->uid = uid;
+	spin_lock(&rmsg_users_lock);
+	/* Another open of the same user may have made it meanwhile. */
+	u = rmsg_user_find(uid);
+	if (!u) {
+		hash_add(rmsg_users, &fresh->node, __kuid_val(uid));
+		atomic_long_inc(&rmsg_live[RMSG_LIVE_USERS]);
+		u = fresh;
+		fresh = NULL;
+	}
+	spin_unlock(&rmsg_users_lock);
+	kfree(fresh);
+	return u;
+}
+
+static void rmsg_user_put(struct rmsg_user *u)
+{
+	if (!refcount_dec_and_lock(&u->ref, &rmsg_users_lock))
+		return;
+	hash_del(&u->node);
+	spin_unlock(&rmsg_users_lock);
+	atomic_long_dec(&rmsg_live[RMSG_LIVE_USERS]);
+	kfree(u);
+}
+
+/* Count one more against @max unless @exempt; false when over it. */
+static bool rmsg_user_take(atomic_t *count, unsigned int max, bool exempt)
+{
+	if (atomic_inc_return(count) <= max || !max || exempt)
+		return true;
+	atomic_dec(count);
+	return false;
+}
+
+/**
+ * rmsg_user_open() - account a new endpoint to the user opening it
+ * @ep: the endpoint; its uid and owner are set here
+ *
+ * Records who opened it and what that process may do: the effective uid
+ * (the owner), CAP_SYS_RESOURCE, CAP_IPC_LOCK and RLIMIT_MEMLOCK. These
+ * stay with the endpoint, whoever uses its file later.
+ *
+ * Return: 0, -ENOMEM, or -EMFILE when the user has max_endpoints_per_user
+ * endpoints already.
+ */
+int rmsg_user_open(struct rmsg_endpoint *ep)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK);
+	struct rmsg_user *u;
+
+	ep->uid = current_euid();
+	ep->unlimited = ns_capable_noaudit(&init_user_ns, CAP_SYS_RESOURCE);
+	u = rmsg_user_get(ep->uid);
+	if (!u)
+		return -ENOMEM;
+	if (!rmsg_user_take(&u->endpoints,
+			    READ_ONCE(max_endpoints_per_user), ep->unlimited)) {
+		rmsg_user_put(u);
+		return -EMFILE;
+	}
+	ep->owner = u;
+	if (!ns_capable_noaudit(&init_user_ns, CAP_IPC_LOCK)) {
+		ep->mlock_user = get_uid(current_user());
+		ep->mlock_limit = limit == RLIM_INFINITY ? ULONG_MAX :
+			limit >> PAGE_SHIFT;
+	}
+	atomic_long_inc(&rmsg_live[RMSG_LIVE_ENDPOINTS]);
+	return 0;
+}
+
+/* The endpoint is gone; its channels and pages went before it. */
+void rmsg_user_close(struct rmsg_endpoint *ep)
+{
+	if (!ep->owner)
+		return;
+	atomic_dec(&ep->owner->endpoints);
+	rmsg_user_put(ep->owner);
+	ep->owner = NULL;
+	if (ep->mlock_user)
+		free_uid(ep->mlock_user);
+	ep->mlock_user = NULL;
+	atomic_long_dec(&rmsg_live[RMSG_LIVE_ENDPOINTS]);
+}
+
+/**
+ * rmsg_user_chan_add() - count a new channel of @ep against its owner
+ * @ep: the endpoint
+ *
+ * Return: false when the owner has max_channels_per_user channels.
+ */
+bool rmsg_user_chan_add(struct rmsg_endpoint *ep)
+{
+	if (!rmsg_user_take(&ep->owner->channels,
+			    READ_ONCE(max_channels_per_user), ep->unlimited))
+		return false;
+	atomic_long_inc(&rmsg_live[RMSG_LIVE_CHANNELS]);
+	return true;
+}
+
+void rmsg_user_chan_del(struct rmsg_endpoint *ep)
+{
+	atomic_dec(&ep->owner->channels);
+	atomic_long_dec(&rmsg_live[RMSG_LIVE_CHANNELS]);
+}
+
+/**
+ * rmsg_mlock_charge() - charge pages allocated for an endpoint
+ * @ep: the endpoint
+ * @npages: pages
+ * @user: out: whom they were charged to (a reference), NULL when the
+ *	opener had CAP_IPC_LOCK; give it to rmsg_mlock_uncharge()
+ *
+ * As io_uring and AF_XDP charge theirs: the user's locked_vm may not pass
+ * the limit, and concurrent charges never pass it together.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int rmsg_mlock_charge(struct rmsg_endpoint *ep, unsigned long npages,
+		      struct user_struct **user)
+{
+	struct user_struct *u = ep->mlock_user;
+	unsigned long cur, new;
+
+	*user = NULL;
+	if (u) {
+		cur = atomic_long_read(&u->locked_vm);
+		do {
+			new = cur + npages;
+			if (new < cur || new > ep->mlock_limit)
+				return -ENOMEM;
+		} while (!atomic_long_try_cmpxchg(&u->locked_vm, &cur, new));
+		*user = get_uid(u);
+		atomic_long_add(npages, &rmsg_live[RMSG_LIVE_LOCKED_PAGES]);
+	}
+	atomic_long_add(npages, &rmsg_live[RMSG_LIVE_KERNEL_PAGES]);
+	return 0;
+}
+
+/* Undo rmsg_mlock_charge(); any context that may sleep or not. */
+void rmsg_mlock_uncharge(struct user_struct *user, unsigned long npages)
+{
+	if (user) {
+		atomic_long_sub(npages, &user->locked_vm);
+		atomic_long_sub(npages, &rmsg_live[RMSG_LIVE_LOCKED_PAGES]);
+		free_uid(user);
+	}
+	atomic_long_sub(npages, &rmsg_live[RMSG_LIVE_KERNEL_PAGES]);
+}
+
+static int rmsg_objects_show(struct seq_file *m, void *unused)
+{
+	int i;
+
+	for (i = 0; i < RMSG_LIVE_NR; i++)
+		seq_printf(m, "%s %ld\n", rmsg_live_names[i],
+			   atomic_long_read(&rmsg_live[i]));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(rmsg_objects);
+
+void rmsg_user_init(void)
+{
+	/* Only the leak checks need it: no failure is fatal. */
+	rmsg_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	debugfs_create_file("objects", 0444, rmsg_debugfs, NULL,
+			    &rmsg_objects_fops);
+}
+
+/*
+ * Unload: no file is open, so every endpoint, channel and mapping is
+ * gone, and every transfer has put its region. Anything still counted
+ * leaked.
+ */
+void rmsg_user_exit(void)
+{
+	int i;
+
+	debugfs_remove_recursive(rmsg_debugfs);
+	for (i = 0; i < RMSG_LIVE_NR; i++)
+		WARN(atomic_long_read(&rmsg_live[i]),
+		     "rmsg: %ld %s left at unload\n",
+		     atomic_long_read(&rmsg_live[i]), rmsg_live_names[i]);
+}

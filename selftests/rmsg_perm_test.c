@@ -1,0 +1,753 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Permissions and per-user bounds (Documentation/uapi.rst, "Permissions
+ * and limits"): who may open /dev/rmsg, the per-user caps on endpoints
+ * and channels, RLIMIT_MEMLOCK on the pages the kernel allocates for an
+ * endpoint, and what one user's process can do to another user's
+ * endpoints, also through a descriptor passed to it.
+ *
+ * Parts run as nobody (65534) in a child: fork(), setresgid/setresuid,
+ * then the child returns the number of the step that failed (0 for none)
+ * and the parent asserts it. The parent checks the module's live-object
+ * counts (debugfs rmsg/objects) before and after: every charge and count
+ * goes back.
+ */
+#include <fcntl.h>
+#include <grp.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "rmsg_test.h"
+
+#define NOBODY		65534
+#define PG		4096
+#define PARAMS		"/sys/module/rmsg/parameters/"
+#define OBJECTS		"/sys/kernel/debug/rmsg/objects"
+#define EVENT_MS	10000
+
+/* A live-object count of the module (debugfs), -1 when unreadable. */
+static long objects(const char *name)
+{
+	char key[64];
+	long v, found = -1;
+	FILE *f = fopen(OBJECTS, "r");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %ld", key, &v) == 2)
+		if (!strcmp(key, name))
+			found = v;
+	fclose(f);
+	return found;
+}
+
+/* The counts settle once teardown work has run; wait for @want. */
+static bool objects_are(const char *name, long want)
+{
+	long deadline = rmsg_now_ms() + 5000;
+
+	do {
+		if (objects(name) == want)
+			return true;
+		usleep(10000);
+	} while (rmsg_now_ms() < deadline);
+	return false;
+}
+
+static int param_get(const char *name)
+{
+	char path[128];
+	int v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), PARAMS "%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%i", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static int param_set(const char *name, int v)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), PARAMS "%s", name);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "%d\n", v);
+	return fclose(f) ? -errno : 0;
+}
+
+static int become_nobody(void)
+{
+	gid_t g = NOBODY;
+
+	if (setgroups(1, &g) || setresgid(NOBODY, NOBODY, NOBODY) ||
+	    setresuid(NOBODY, NOBODY, NOBODY))
+		return -1;
+	return geteuid() == NOBODY ? 0 : -1;
+}
+
+static int set_memlock(rlim_t bytes)
+{
+	struct rlimit rl = { .rlim_cur = bytes, .rlim_max = bytes };
+
+	return setrlimit(RLIMIT_MEMLOCK, &rl);
+}
+
+/* RMSG_IOC_EP_SETUP on a bare descriptor; 0 or -errno. */
+static int setup(int fd, unsigned int sq, unsigned int area)
+{
+	struct rmsg_ep_setup p;
+
+	memset(&p, 0, sizeof(p));
+	p.sq_entries = sq;
+	p.send_area_size = area;
+	return ioctl(fd, RMSG_IOC_EP_SETUP, &p) ? -errno : 0;
+}
+
+static int fault(int fd, __u32 ep_id, __u32 channel, __u32 kind)
+{
+	struct rmsg_fault req = {
+		.ep_id = ep_id, .channel = channel, .kind = kind,
+	};
+
+	return ioctl(fd, RMSG_IOC_FAULT, &req) ? -errno : 0;
+}
+
+/* The next event of @ep that is of @kind; 0 with it in *@cqe. */
+static int wait_kind(struct rmsg_ep *ep, unsigned int kind,
+		     struct rmsg_cqe *cqe)
+{
+	int ret;
+
+	do {
+		ret = rmsg_next_cqe(ep, cqe, EVENT_MS);
+		if (ret)
+			return ret;
+	} while (RMSG_CQE_KIND(cqe->flags) != kind);
+	return 0;
+}
+
+static int open_ep(struct rmsg_ep *ep)
+{
+	return rmsg_ep_open(ep, 16, 0);
+}
+
+/* The object counts a test started from; every test ends at them. */
+FIXTURE(perm) {
+	long base[4];
+	bool ready;
+};
+
+static const char *const counted[] = {
+	"endpoints", "channels", "kernel_pages", "locked_pages",
+};
+
+/* @name is back at @base, or says where it is. */
+static bool back_at(const char *name, long base)
+{
+	if (objects_are(name, base))
+		return true;
+	fprintf(stderr, "# %s: %ld, was %ld\n", name, objects(name), base);
+	return false;
+}
+
+FIXTURE_SETUP(perm)
+{
+	unsigned int i;
+
+	if (geteuid())
+		SKIP(return, "needs root to become nobody and set parameters");
+	if (objects("endpoints") < 0)
+		SKIP(return, "no " OBJECTS " (debugfs not mounted?)");
+	for (i = 0; i < 4; i++)
+		self->base[i] = objects(counted[i]);
+	self->ready = true;
+}
+
+FIXTURE_TEARDOWN(perm)
+{
+	unsigned int i;
+
+	if (!self->ready)
+		return;
+	param_set("max_endpoints_per_user", 128);
+	param_set("max_channels_per_user", 1024);
+	for (i = 0; i < 4; i++)
+		EXPECT_TRUE(back_at(counted[i], self->base[i]));
+}
+
+/* The node devtmpfs made has the mode and group of the parameters. */
+TEST_F(perm, device_node)
+{
+	struct stat st;
+
+	ASSERT_EQ(0, stat(RMSG_DEVICE_PATH, &st));
+	EXPECT_TRUE(S_ISCHR(st.st_mode));
+	EXPECT_EQ(param_get("dev_mode"), (int)(st.st_mode & 07777));
+	EXPECT_EQ(param_get("dev_gid"), (int)st.st_gid);
+	EXPECT_EQ(0, (int)st.st_uid);
+	/* Read-only: applied when the node is made. */
+	EXPECT_NE(0, param_set("dev_mode", 0600));
+}
+
+static int nobody_open_child(bool expect_ok)
+{
+	int fd;
+
+	if (become_nobody())
+		return 1;
+	fd = open(RMSG_DEVICE_PATH, O_RDWR);
+	if (expect_ok ? fd < 0 : fd >= 0 || errno != EACCES)
+		return 2;
+	return 0;
+}
+
+/* With the default mode 0666, nobody opens /dev/rmsg. */
+TEST_F(perm, nobody_opens)
+{
+	pid_t pid;
+
+	if ((param_get("dev_mode") & 06) != 06)
+		SKIP(return, "dev_mode %o keeps others out",
+		     param_get("dev_mode"));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(nobody_open_child(true));
+	EXPECT_EQ(0, rmsg_child_status(pid));
+}
+
+static int endpoint_cap_child(void)
+{
+	int fds[5], i, fd;
+
+	if (become_nobody())
+		return 1;
+	for (i = 0; i < 4; i++) {
+		fds[i] = open(RMSG_DEVICE_PATH, O_RDWR);
+		if (fds[i] < 0)
+			return 2;
+	}
+	/* The fifth is over the cap: EMFILE, and nothing is left behind. */
+	fd = open(RMSG_DEVICE_PATH, O_RDWR);
+	if (fd >= 0 || errno != EMFILE)
+		return 3;
+	if (objects("endpoints") >= 0)
+		return 4;	/* debugfs is root's: nobody cannot read it */
+	close(fds[0]);
+	fds[0] = open(RMSG_DEVICE_PATH, O_RDWR);
+	if (fds[0] < 0)
+		return 5;
+	/* A descriptor of the user's, duplicated, is no new endpoint. */
+	fds[4] = dup(fds[1]);
+	if (fds[4] < 0)
+		return 6;
+	for (i = 0; i < 5; i++)
+		close(fds[i]);
+	return 0;
+}
+
+/*
+ * max_endpoints_per_user 4: nobody's fifth open fails with EMFILE until
+ * one of its four closes; root (CAP_SYS_RESOURCE) is not counted against
+ * it, and nobody's endpoints do not count against root.
+ */
+TEST_F(perm, endpoint_cap)
+{
+	int fds[6], i, n = 0;
+	pid_t pid;
+
+	ASSERT_EQ(0, param_set("max_endpoints_per_user", 4));
+	for (i = 0; i < 6; i++) {
+		fds[i] = open(RMSG_DEVICE_PATH, O_RDWR);
+		EXPECT_LE(0, fds[i]);
+		n += fds[i] >= 0;
+	}
+	EXPECT_EQ(self->base[0] + n, objects("endpoints"));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(endpoint_cap_child());
+	EXPECT_EQ(0, rmsg_child_status(pid));
+	for (i = 0; i < 6; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	EXPECT_TRUE(objects_are("users", 0) || self->base[0])
+		TH_LOG("users: %ld with no endpoint open",
+		       objects("users"));
+}
+
+/*
+ * As nobody, both ends ours: max_channels_per_user 2 lets one
+ * connection (a channel at each end) open, refuses the next CONNECT with
+ * EDQUOT; with 3 the CONNECT is taken but the accepting end is refused,
+ * so the connection fails. Closing gives the counts back.
+ */
+static int channel_cap_child(unsigned short port)
+{
+	struct rmsg_ep a, b;
+	struct sockaddr_in sin;
+	struct rmsg_cqe ca, cb;
+	int id;
+
+	if (become_nobody())
+		return 1;
+	if (!rmsg_local_addr(&sin, port))
+		return 2;
+	if (open_ep(&a) || open_ep(&b))
+		return 3;
+	if (rmsg_pair_up(&a, &b, &sin, &ca, &cb, EVENT_MS))
+		return 4;
+	id = rmsg_ep_connect(&b, (struct sockaddr *)&sin, sizeof(sin), 0xb1,
+			     0);
+	if (id != -EDQUOT)
+		return 5;
+	if (param_set("max_channels_per_user", 3) != -EACCES)
+		return 6;	/* nobody cannot raise it */
+	/* The parent raised it to 3 before we started: see channel_cap. */
+	return 0;
+}
+
+static int channel_cap3_child(unsigned short port)
+{
+	struct rmsg_ep a, b;
+	struct sockaddr_in sin;
+	struct rmsg_cqe ca, cb, ev;
+	int id;
+
+	if (become_nobody())
+		return 1;
+	if (!rmsg_local_addr(&sin, port))
+		return 2;
+	if (open_ep(&a) || open_ep(&b))
+		return 3;
+	if (rmsg_pair_up(&a, &b, &sin, &ca, &cb, EVENT_MS))
+		return 4;
+	/* The third channel is ours; the fourth, the peer's end, is not. */
+	id = rmsg_ep_connect(&b, (struct sockaddr *)&sin, sizeof(sin), 0xb1,
+			     0);
+	if (id < 0)
+		return 5;
+	if (wait_kind(&b, RMSG_CQE_CONNECTED, &ev) || ev.channel != (__u32)id)
+		return 6;
+	if (ev.res >= 0)
+		return 7;
+	/* Its id is free again, so the count is back at 2: one more. */
+	id = rmsg_ep_connect(&b, (struct sockaddr *)&sin, sizeof(sin), 0xb2,
+			     0);
+	if (id < 0)
+		return 8;
+	if (wait_kind(&b, RMSG_CQE_CONNECTED, &ev) || ev.res >= 0)
+		return 9;
+	rmsg_ep_close(&b);
+	rmsg_ep_close(&a);
+	return 0;
+}
+
+TEST_F_TIMEOUT(perm, channel_cap, 120)
+{
+	pid_t pid;
+
+	ASSERT_EQ(0, param_set("max_channels_per_user", 2));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(channel_cap_child(4810));
+	EXPECT_EQ(0, rmsg_child_status(pid));
+	EXPECT_TRUE(objects_are("channels", self->base[1]));
+
+	ASSERT_EQ(0, param_set("max_channels_per_user", 3));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(channel_cap3_child(4811));
+	EXPECT_EQ(0, rmsg_child_status(pid));
+}
+
+/*
+ * As nobody with RLIMIT_MEMLOCK at 20 pages: the rings (one page each
+ * for 8 SQEs) and a 64 KiB send area are charged, the endpoint that would
+ * pass the limit is refused with ENOMEM (and may set up again once
+ * another endpoint went), and the charge lasts while the send area is
+ * mapped, even after the endpoint is closed.
+ */
+static int memlock_child(void)
+{
+	int e1, e2, e3;
+	void *area;
+
+	if (set_memlock(20 * PG) || become_nobody())
+		return 1;
+	e1 = open(RMSG_DEVICE_PATH, O_RDWR);
+	e2 = open(RMSG_DEVICE_PATH, O_RDWR);
+	e3 = open(RMSG_DEVICE_PATH, O_RDWR);
+	if (e1 < 0 || e2 < 0 || e3 < 0)
+		return 2;
+	if (setup(e1, 8, 0))				/* 2 pages */
+		return 3;
+	if (setup(e2, 8, 16 * PG))			/* 18: 20 */
+		return 4;
+	if (setup(e3, 8, 0) != -ENOMEM)			/* 22 */
+		return 5;
+	close(e1);
+	if (setup(e3, 8, 0))				/* 20 again */
+		return 6;
+	if (setup(e3, 8, 0) != -EBUSY)
+		return 7;
+	/* A kernel poller needs CAP_SYS_NICE. */
+	{
+		struct rmsg_ep_setup p = { .sq_entries = 8,
+					   .flags = RMSG_EP_F_SQPOLL };
+		int e4 = open(RMSG_DEVICE_PATH, O_RDWR);
+
+		if (e4 < 0 || ioctl(e4, RMSG_IOC_EP_SETUP, &p) != -1 ||
+		    errno != EPERM)
+			return 14;
+		close(e4);
+	}
+	/*
+	 * A mapping holds the file: e2 (rings and area, 18 pages) stays
+	 * until its area is unmapped, and so does its charge.
+	 */
+	area = mmap(NULL, 16 * PG, PROT_READ | PROT_WRITE, MAP_SHARED, e2,
+		    RMSG_OFF_SEND_AREA);
+	if (area == MAP_FAILED)
+		return 8;
+	close(e2);
+	e1 = open(RMSG_DEVICE_PATH, O_RDWR);
+	if (e1 < 0)
+		return 9;
+	if (setup(e1, 8, 0) != -ENOMEM)			/* 22 */
+		return 10;
+	munmap(area, 16 * PG);
+	if (setup(e1, 8, 0))				/* 4 */
+		return 11;
+	e2 = open(RMSG_DEVICE_PATH, O_RDWR);
+	if (e2 < 0 || setup(e2, 8, 16 * PG) != -ENOMEM)	/* 22 */
+		return 12;
+	if (setup(e2, 8, 0))				/* 6 */
+		return 13;
+	return 0;
+}
+
+TEST_F(perm, memlock_kernel_pages)
+{
+	pid_t pid = fork();
+
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(memlock_child());
+	EXPECT_EQ(0, rmsg_child_status(pid));
+}
+
+/*
+ * As nobody with a limit that takes rings and send areas but not a
+ * receive block of 64 KiB: the channel is refused (its CONNECTED event
+ * carries ENOMEM, or the listener's side refuses it), nothing is left.
+ */
+static int memlock_block_child(unsigned short port)
+{
+	struct rmsg_ep_setup p = { .sq_entries = 16 };
+	struct rmsg_ep a, b;
+	struct sockaddr_in sin;
+	struct rmsg_cqe ev;
+	int id;
+
+	/* Rings of 2 pages each endpoint, then less than a 16-page block. */
+	if (set_memlock(19 * PG) || become_nobody())
+		return 1;
+	if (!rmsg_local_addr(&sin, port))
+		return 2;
+	if (rmsg_ep_open_setup(&a, &p))
+		return 3;
+	memset(&p, 0, sizeof(p));
+	p.sq_entries = 16;
+	if (rmsg_ep_open_setup(&b, &p))
+		return 4;
+	if (rmsg_ep_listen(&a, (struct sockaddr *)&sin, sizeof(sin), 0xa0,
+			   64 << 10))
+		return 5;
+	id = rmsg_ep_connect(&b, (struct sockaddr *)&sin, sizeof(sin), 0xb0,
+			     64 << 10);
+	if (id < 0)
+		return 6;
+	if (wait_kind(&b, RMSG_CQE_CONNECTED, &ev))
+		return 7;
+	if (ev.res != -ENOMEM) {
+		fprintf(stderr, "# CONNECTED res %d\n", ev.res);
+		return 8;
+	}
+	rmsg_ep_close(&b);
+	rmsg_ep_close(&a);
+	return 0;
+}
+
+TEST_F_TIMEOUT(perm, memlock_receive_block, 60)
+{
+	pid_t pid = fork();
+
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(memlock_block_child(4812));
+	EXPECT_EQ(0, rmsg_child_status(pid));
+}
+
+/* Root's pair: a listens, b connects; one channel each. */
+struct pair {
+	struct rmsg_ep a, b;
+	__u32 a_ch, b_ch, a_id, b_id;
+};
+
+static int pair_up(struct pair *p, unsigned short port)
+{
+	struct sockaddr_in sin;
+	struct rmsg_cqe ca, cb;
+	struct rmsg_chan_list req;
+	struct rmsg_chan_info info;
+
+	if (!rmsg_local_addr(&sin, port) || open_ep(&p->a) || open_ep(&p->b))
+		return -1;
+	if (rmsg_pair_up(&p->a, &p->b, &sin, &ca, &cb, EVENT_MS))
+		return -1;
+	p->a_ch = ca.channel;
+	p->b_ch = cb.channel;
+	memset(&req, 0, sizeof(req));
+	req.chans = (uintptr_t)&info;
+	req.capacity = 1;
+	if (ioctl(p->a.fd, RMSG_IOC_CHAN_LIST, &req))
+		return -1;
+	p->a_id = req.ep_id;
+	if (ioctl(p->b.fd, RMSG_IOC_CHAN_LIST, &req))
+		return -1;
+	p->b_id = req.ep_id;
+	return 0;
+}
+
+static int send_fd(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	char byte = 'f';
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
+}
+
+static int recv_fd(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	char byte;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *c;
+	int fd;
+
+	if (recvmsg(sock, &msg, 0) != 1)
+		return -1;
+	c = CMSG_FIRSTHDR(&msg);
+	if (!c || c->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
+/*
+ * A process of nobody that was handed b's descriptor (SCM_RIGHTS, after
+ * it dropped root): the descriptor works as any file does (its rings map,
+ * a NOP completes, its channels are listed and still owned by root), but
+ * the caller's own rights decide about other endpoints: a's channels are
+ * neither listed nor faultable, and no endpoint's device may be faulted.
+ */
+static int passed_fd_child(int sock, const struct pair *p)
+{
+	struct rmsg_chan_info c[8];
+	struct rmsg_chan_list req;
+	struct rmsg_ep_stats st;
+	struct rmsg_ep ep;
+	unsigned int i;
+	void *sq;
+
+	if (become_nobody())
+		return 1;
+	ep.fd = recv_fd(sock);
+	if (ep.fd < 0)
+		return 2;
+	sq = mmap(NULL, PG, PROT_READ, MAP_SHARED, ep.fd, RMSG_OFF_SQ_RING);
+	if (sq == MAP_FAILED)
+		return 3;
+	munmap(sq, PG);
+	memset(&req, 0, sizeof(req));
+	req.chans = (uintptr_t)c;
+	req.capacity = 8;
+	if (ioctl(ep.fd, RMSG_IOC_CHAN_LIST, &req) || req.filled != 1 ||
+	    req.ep_id != p->b_id)
+		return 4;
+	if (c[0].uid != 0 || c[0].channel != p->b_ch)
+		return 5;
+	req.flags = RMSG_CHAN_LIST_F_ALL;
+	if (ioctl(ep.fd, RMSG_IOC_CHAN_LIST, &req))
+		return 6;
+	for (i = 0; i < req.filled; i++)
+		if (c[i].ep_id == p->a_id)
+			return 7;
+	if (fault(ep.fd, p->a_id, p->a_ch, RMSG_FAULT_QP_ERROR) != -EPERM)
+		return 8;
+	if (fault(ep.fd, 0, p->b_ch, RMSG_FAULT_DEVICE_FATAL) != -EPERM)
+		return 9;
+	if (fault(ep.fd, p->a_id, p->a_ch, RMSG_FAULT_DEVICE_FATAL) != -EPERM)
+		return 10;
+	/* The endpoint answers whoever holds the descriptor. */
+	if (ioctl(ep.fd, RMSG_IOC_EP_STATS, &st))
+		return 11;
+	return 0;
+}
+
+TEST_F_TIMEOUT(perm, passed_descriptor, 60)
+{
+	struct pair p;
+	int sv[2];
+	pid_t pid;
+
+	ASSERT_EQ(0, pair_up(&p, 4813));
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(sv[0]);
+		_exit(passed_fd_child(sv[1], &p));
+	}
+	close(sv[1]);
+	usleep(100000);
+	ASSERT_EQ(0, send_fd(sv[0], p.b.fd));
+	EXPECT_EQ(0, rmsg_child_status(pid));
+	close(sv[0]);
+	/* Root may, on either: the device error is not injected here. */
+	EXPECT_EQ(-ENOENT, fault(p.a.fd, 0, 12345, RMSG_FAULT_DEVICE_FATAL));
+	rmsg_ep_close(&p.b);
+	rmsg_ep_close(&p.a);
+}
+
+/*
+ * Names from another endpoint mean nothing in nobody's own: a's channel
+ * id, region handle and receive-block offset are refused or name only
+ * nobody's own things, and a rendezvous answer naming a cookie that is not
+ * its channel's next is refused.
+ */
+static int foreign_names_child(const struct pair *p, __u32 a_region)
+{
+	struct rmsg_dereg d = { .handle = a_region };
+	struct rmsg_ep ep;
+	struct rmsg_sqe *sqe;
+	struct rmsg_cqe cqe;
+	char *buf;
+	__u32 h;
+	void *blk;
+
+	if (become_nobody())
+		return 1;
+	if (open_ep(&ep))
+		return 2;
+	/* a's region handle: nobody's endpoint has no such region. */
+	if (ioctl(ep.fd, RMSG_IOC_DEREG, &d) != -1 || errno != ENOENT)
+		return 3;
+	/* a's channel's receive block: no such channel here. */
+	blk = mmap(NULL, PG, PROT_READ, MAP_SHARED, ep.fd,
+		   RMSG_OFF_BLOCK(p->a_ch));
+	if (blk != MAP_FAILED || errno != ENOENT)
+		return 4;
+	/* A region of our own, then SQEs naming a's channel id. */
+	buf = mmap(NULL, 4 * PG, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED || rmsg_reg(&ep, buf, 4 * PG, &h))
+		return 5;
+	sqe = rmsg_sq_get_sqe(&ep);
+	sqe->opcode = RMSG_OP_SEND_RNDV;
+	sqe->channel = p->a_ch;
+	sqe->addr = (uintptr_t)buf;
+	sqe->len = PG;
+	sqe->region = h;
+	sqe->user_data = 1;
+	sqe = rmsg_sq_get_sqe(&ep);
+	sqe->opcode = RMSG_OP_RECV_RNDV;
+	sqe->channel = p->a_ch;
+	sqe->addr = (uintptr_t)buf;
+	sqe->len = PG;
+	sqe->region = a_region;
+	sqe->user_data = 2;
+	if (rmsg_ep_enter(&ep, rmsg_sq_submit(&ep), 0, 0) < 0)
+		return 6;
+	if (rmsg_next_cqe(&ep, &cqe, EVENT_MS) || cqe.user_data != 1 ||
+	    cqe.res != -ENOTCONN)
+		return 7;
+	if (rmsg_next_cqe(&ep, &cqe, EVENT_MS) || cqe.user_data != 2 ||
+	    cqe.res != -ENOTCONN)
+		return 8;
+	rmsg_ep_close(&ep);
+	return 0;
+}
+
+TEST_F_TIMEOUT(perm, foreign_names, 60)
+{
+	char *buf = mmap(NULL, 4 * PG, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct rmsg_sqe *sqe;
+	struct rmsg_cqe cqe;
+	struct pair p;
+	__u32 h;
+	pid_t pid;
+
+	ASSERT_NE(MAP_FAILED, buf);
+	ASSERT_EQ(0, pair_up(&p, 4814));
+	ASSERT_EQ(0, rmsg_reg(&p.a, buf, 4 * PG, &h));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(foreign_names_child(&p, h));
+	EXPECT_EQ(0, rmsg_child_status(pid));
+	/* a's own answer to a cookie its channel has not reached: EINVAL. */
+	sqe = rmsg_sq_get_sqe(&p.a);
+	ASSERT_NE(NULL, sqe);
+	sqe->opcode = RMSG_OP_RECV_RNDV;
+	sqe->channel = p.a_ch;
+	sqe->addr = (uintptr_t)buf;
+	sqe->len = PG;
+	sqe->region = h;
+	sqe->aux = 7;
+	sqe->user_data = 3;
+	ASSERT_LE(0, rmsg_ep_enter(&p.a, rmsg_sq_submit(&p.a), 0, 0));
+	ASSERT_EQ(0, rmsg_next_cqe(&p.a, &cqe, EVENT_MS));
+	EXPECT_EQ(3, cqe.user_data);
+	EXPECT_EQ(-EINVAL, cqe.res);
+	/* The region is a's still, and unused. */
+	EXPECT_EQ(0, rmsg_dereg(&p.a, h));
+	rmsg_ep_close(&p.b);
+	rmsg_ep_close(&p.a);
+	munmap(buf, 4 * PG);
+}
+
+TEST_HARNESS_MAIN
