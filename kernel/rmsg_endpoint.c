@@ -637,9 +637,9 @@ long rmsg_ep_get_stats(struct rmsg_endpoint *ep, void __user *uarg)
 	u64 *c = &st.sends;
 	int i;
 
-	static_assert(offsetof(struct rmsg_ep_stats, imm_arrivals) ==
+	static_assert(offsetof(struct rmsg_ep_stats, rekeyed_in) ==
 		      offsetof(struct rmsg_ep_stats, sends) +
-		      (RMSG_STAT_IMM_ARRIVALS - RMSG_STAT_SENDS) * sizeof(u64));
+		      (RMSG_STAT_REKEYED_IN - RMSG_STAT_SENDS) * sizeof(u64));
 	st.bad_index = atomic_long_read(&ep->bad_index);
 	st.bad_desc = atomic_long_read(&ep->bad_desc);
 	for (i = 0; i < RMSG_STAT_NR; i++)

@@ -1334,6 +1334,7 @@ static int rmsg_rndv_rx_rekey(struct rmsg_channel *ch,
 	x->rts = rts;
 	x->stale = false;
 	r->stale--;
+	rmsg_ep_count(ch->ep, RMSG_STAT_REKEYED_IN);
 	return 0;
 }
 
@@ -1860,6 +1861,7 @@ int rmsg_rndv_rereg(struct rmsg_channel *ch)
 		if (ret)
 			return ret;
 		r->rekey_due = false;
+		rmsg_ep_count(ch->ep, RMSG_STAT_REKEYS_OUT);
 	}
 	r->rereg_due = false;
 	return 0;

@@ -1996,6 +1996,108 @@ TEST_F_TIMEOUT(resil, hca_readd_streams, 300)
 	check_repaired(_metadata, self);
 }
 
+/* Wait up to 30 s for the OP completion @user_data on @ep: its res. */
+static int op_result(struct rmsg_ep *ep, __u64 user_data, int *res)
+{
+	long deadline = rmsg_now_ms() + 30000;
+	struct rmsg_event ev;
+	int n;
+
+	while (rmsg_now_ms() < deadline) {
+		n = rmsg_ep_progress(ep, &ev, 1);
+		if (n < 0)
+			return n;
+		if (n && ev.kind == RMSG_CQE_OP && ev.user_data == user_data) {
+			*res = ev.res;
+			return 0;
+		}
+		if (!n)
+			usleep(1000);
+	}
+	return -ETIMEDOUT;
+}
+
+#define HELD_LEN	(100 * 1024)
+
+/*
+ * Two rendezvous messages (RGet, then RPut) whose RTS records arrived but
+ * which the receiver holds unanswered while rxe0 goes and comes back: the
+ * keys they name died with the device. The sender must name new ones
+ * (REKEY) before the receiver's kernel moves a byte; the receiver answers
+ * only once every channel is open again, and every byte must arrive. The
+ * counters say the keys came by REKEY: one REKEY at least from a, both
+ * transfers rekeyed at b.
+ */
+TEST_F_TIMEOUT(resil, hca_readd_rndv_held, 300)
+{
+	struct rmsg_ep_stats sa, sb;
+	struct rmsg_msg m[2];
+	__u32 hsrc, hdst;
+	__u8 *src, *dst;
+	int i, res;
+
+	if (!module_has(RMSG_FEAT_REPAIR) || !module_has(RMSG_FEAT_RNDV))
+		SKIP(return, "the module does not announce RMSG_FEAT_REPAIR and RMSG_FEAT_RNDV");
+	if (!self->netdev)
+		SKIP(return, "RMSG_NETDEV not set: not run by rmsg-vm");
+	ASSERT_EQ(0, connect_n(self, 1));
+	src = aligned_alloc(4096, 2 * HELD_LEN);
+	dst = aligned_alloc(4096, 2 * HELD_LEN);
+	ASSERT_TRUE(src && dst);
+	for (i = 0; i < 2 * HELD_LEN; i++)
+		src[i] = (__u8)(i * 7 + i / 4093);
+	memset(dst, 0, 2 * HELD_LEN);
+	ASSERT_EQ(0, rmsg_reg(&self->a, src, 2 * HELD_LEN, &hsrc));
+	ASSERT_EQ(0, rmsg_reg(&self->b, dst, 2 * HELD_LEN, &hdst));
+	ASSERT_EQ(0, rmsg_send_zc(&self->a, self->a_ch[0], src, HELD_LEN, 0,
+				  1));
+	ASSERT_EQ(0, rmsg_send_zc(&self->a, self->a_ch[0], src + HELD_LEN,
+				  HELD_LEN, RMSG_ZC_PUT, 2));
+	for (i = 0; i < 2; i++) {
+		long deadline = rmsg_now_ms() + 10000;
+		int ret;
+
+		while ((ret = rmsg_peek(&self->b, self->b_ch[0], &m[i])) ==
+		       -EAGAIN && rmsg_now_ms() < deadline) {
+			rmsg_ep_progress(&self->a, NULL, 0);
+			rmsg_ep_progress(&self->b, NULL, 0);
+			usleep(1000);
+		}
+		ASSERT_EQ(0, ret);
+		ASSERT_EQ(RMSG_MSG_RNDV, m[i].kind);
+		ASSERT_EQ(HELD_LEN, m[i].len);
+	}
+
+	ASSERT_EQ(0, rxe_delete(self));
+	ASSERT_TRUE(wait_all(self, RMSG_CHAN_INFO_RECOVERING, 2000));
+	ASSERT_TRUE(rxe_add(self));
+	ASSERT_TRUE(wait_all(self, RMSG_CHAN_INFO_OPEN, 30000));
+
+	ASSERT_EQ(0, rmsg_recv_into(&self->b, &m[0], dst, HELD_LEN, 11));
+	ASSERT_EQ(0, rmsg_recv_into(&self->b, &m[1], dst + HELD_LEN,
+				    HELD_LEN, 12));
+	ASSERT_EQ(0, rmsg_release(&self->b, &m[1]));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, op_result(&self->b, 11 + i, &res));
+		EXPECT_EQ(0, res) TH_LOG("receive %d", i);
+		ASSERT_EQ(0, op_result(&self->a, 1 + i, &res));
+		EXPECT_EQ(0, res) TH_LOG("send %d", i);
+	}
+	EXPECT_EQ(0, memcmp(src, dst, 2 * HELD_LEN));
+	ASSERT_EQ(0, ioctl(self->a.fd, RMSG_IOC_EP_STATS, &sa));
+	ASSERT_EQ(0, ioctl(self->b.fd, RMSG_IOC_EP_STATS, &sb));
+	ksft_print_msg("a: %llu REKEY sent; b: %llu transfers rekeyed\n",
+		       (unsigned long long)sa.rekeys_out,
+		       (unsigned long long)sb.rekeyed_in);
+	EXPECT_LE(1, sa.rekeys_out);
+	EXPECT_EQ(2, sb.rekeyed_in);
+	check_repaired(_metadata, self);
+	ASSERT_EQ(0, rmsg_dereg(&self->a, hsrc));
+	ASSERT_EQ(0, rmsg_dereg(&self->b, hdst));
+	free(src);
+	free(dst);
+}
+
 /*
  * rxe0 deleted, and not made again within repair_timeout_ms: every
  * channel ends with ETIMEDOUT at both ends, every send gets its

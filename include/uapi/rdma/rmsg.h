@@ -658,6 +658,10 @@ struct rmsg_close {
  * @wakes_in: WAKE messages received (each a READABLE event)
  * @imm_arrivals: arrival flags this kernel set in receive blocks (the
  *	write-with-immediate fallback); 0 when devices place in order
+ * @rekeys_out: REKEY messages sent: after its channel moved to another
+ *	device, the new keys of rendezvous transfers the peer knew
+ * @rekeyed_in: the peer's rendezvous transfers that got new keys from a
+ *	REKEY, the peer having moved
  * @resv: zero
  *
  * Counters since the endpoint was opened, of all its channels.
@@ -675,7 +679,9 @@ struct rmsg_ep_stats {
 	__u64 wakes_out;
 	__u64 wakes_in;
 	__u64 imm_arrivals;
-	__u64 resv[4];
+	__u64 rekeys_out;
+	__u64 rekeyed_in;
+	__u64 resv[2];
 };
 
 #define RMSG_IOC_EP_STATS	_IOR(RMSG_IOC_MAGIC, 0x07, struct rmsg_ep_stats)
