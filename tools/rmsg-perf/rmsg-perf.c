@@ -1375,6 +1375,9 @@ static struct {
 	uint64_t t0, t1;
 	uint8_t *kinds;		/* the kind of each sample's fault */
 	struct repair_count rc;
+	struct chan *fc;	/* the channel of the fault under way */
+	uint64_t t_inj;		/* when that fault was injected */
+	uint64_t next_at;	/* when the next fault is due */
 } rec;
 
 static uint32_t fault_kind(uint64_t k)
@@ -1426,11 +1429,10 @@ static int hca_readd(struct worker *w, uint64_t *t_back)
 }
 
 /*
- * Take the echo @msg; the first one on *@fc (the channel of the fault under
- * way, injected at @t_inj) is that fault's sample, and ends it.
+ * Take the echo @msg; the first one on the channel of the fault under way
+ * (rec.fc, injected at rec.t_inj) is that fault's sample, and ends it.
  */
-static void recover_take(struct worker *w, const struct rmsg_msg *msg,
-			 struct chan **fc, uint64_t t_inj, uint64_t *next_at)
+static void recover_take(struct worker *w, const struct rmsg_msg *msg)
 {
 	struct chan *c = chan_of(w, msg->channel);
 	uint64_t t = now_ns();
@@ -1438,19 +1440,39 @@ static void recover_take(struct worker *w, const struct rmsg_msg *msg,
 	if (!c)
 		die(w, "a message on unknown channel %u", msg->channel);
 	take_data(w, c, msg);
-	if (c != *fc)
+	if (c != rec.fc)
 		return;
-	w->samples[rec.faults - 1] = t - t_inj;
-	*fc = NULL;
-	*next_at = t + opt.interval_ms * 1000000ULL;
+	w->samples[rec.faults - 1] = t - rec.t_inj;
+	rec.fc = NULL;
+	rec.next_at = t + opt.interval_ms * 1000000ULL;
+}
+
+/* Take every echo of @c already there. */
+static void recover_take_all(struct worker *w, struct chan *c)
+{
+	struct rmsg_msg msg;
+
+	while (!rmsg_peek(&w->ep, c->id, &msg))
+		recover_take(w, &msg);
+}
+
+/*
+ * The end of a recover run, both sides: every send completed, every
+ * channel open again, and its repairs counted (@rc) and printed.
+ */
+static void recover_end(struct worker *w, struct repair_count *rc)
+{
+	drain_sends(w);
+	count_repairs(w, rc);
+	print_chans(w, " at the end");
 }
 
 static void recover_client(struct worker *w)
 {
-	uint64_t nf = w->iters, t_inj = 0, next_at, end_at, t;
-	struct chan *fc = NULL, *c;
+	uint64_t nf = w->iters, end_at, t;
 	struct rmsg_msg msg;
 	struct waiter wt;
+	struct chan *c;
 	uint32_t kind;
 	int i, ret;
 
@@ -1458,10 +1480,10 @@ static void recover_client(struct worker *w)
 	if (!rec.kinds)
 		die(w, "out of memory");
 	rec.t0 = now_ns();
-	next_at = rec.t0 + opt.interval_ms * 1000000ULL;
+	rec.next_at = rec.t0 + opt.interval_ms * 1000000ULL;
 	end_at = rec.t0 + opt.duration_s * 1000000000ULL;
 	wait_init(&wt, "an echo");
-	while (opt.no_fault ? now_ns() < end_at : rec.faults < nf || fc) {
+	while (opt.no_fault ? now_ns() < end_at : rec.faults < nf || rec.fc) {
 		for (i = 0; i < w->nch; i++) {
 			c = &w->ch[i];
 			while (c->tx_seq - c->rx_seq < w->window)
@@ -1469,45 +1491,44 @@ static void recover_client(struct worker *w)
 		}
 		ret = rmsg_peek_any(&w->ep, &msg);
 		if (!ret) {
-			recover_take(w, &msg, &fc, t_inj, &next_at);
+			recover_take(w, &msg);
 			wt.deadline = now_ns() + opt.timeout_s * 1000000000ULL;
 			continue;
 		}
 		if (ret != -EAGAIN)
 			die(w, "rmsg_peek_any: %s", strerror(-ret));
 		t = now_ns();
-		if (!opt.no_fault && !fc && rec.faults < nf && t >= next_at) {
+		if (!opt.no_fault && !rec.fc && rec.faults < nf &&
+		    t >= rec.next_at) {
 			c = &w->ch[rec.faults % w->nch];
-			while (!rmsg_peek(&w->ep, c->id, &msg))
-				recover_take(w, &msg, &fc, t_inj, &next_at);
+			recover_take_all(w, c);
 			kind = fault_kind(rec.faults);
-			t_inj = now_ns();
-			ret = kind == FAULT_HCA_READD ? hca_readd(w, &t_inj) :
+			rec.t_inj = now_ns();
+			ret = kind == FAULT_HCA_READD ?
+			      hca_readd(w, &rec.t_inj) :
 			      rmsg_inject_fault(w->ep.fd, 0, c->id, kind);
 			if (ret == -ENOTCONN) {
 				/* Not open (yet): still being repaired. */
 				rec.not_open++;
-				next_at = t + 1000000ULL;
+				rec.next_at = t + 1000000ULL;
 				continue;
-			}
-			/*
-			 * Echoes that came while the device was being deleted
-			 * (the channel was open until then) are no sample:
-			 * take them, and time from here.
-			 */
-			if (!ret && kind == FAULT_HCA_READD) {
-				while (!rmsg_peek(&w->ep, c->id, &msg))
-					recover_take(w, &msg, &fc, t_inj,
-						     &next_at);
-				t_inj = now_ns();
 			}
 			if (ret)
 				die(w, "rmsg_inject_fault(%s) on channel %u: %s",
 				    fault_name(kind), c->id,
 				    strerror(-ret));
+			/*
+			 * Echoes that came while the device was being deleted
+			 * (the channel was open until then) are no sample:
+			 * take them, and time from here.
+			 */
+			if (kind == FAULT_HCA_READD) {
+				recover_take_all(w, c);
+				rec.t_inj = now_ns();
+			}
 			rec.kinds[rec.faults++] = kind;
 			rec.by_kind[kind]++;
-			fc = c;
+			rec.fc = c;
 			wt.deadline = now_ns() + opt.timeout_s * 1000000000ULL;
 		}
 		tick(w, &wt);
@@ -1530,9 +1551,7 @@ static void recover_client(struct worker *w)
 		rec.received += c->rx_seq;
 	}
 	rec.t1 = now_ns();
-	drain_sends(w);
-	count_repairs(w, &rec.rc);
-	print_chans(w, " at the end");
+	recover_end(w, &rec.rc);
 }
 
 /* The server's half: echo every ping until the client's CTL_STOP. */
@@ -1566,9 +1585,7 @@ static void recover_server(struct worker *w, struct ctl *res)
 		send_data(w, c);
 		wt.deadline = now_ns() + opt.timeout_s * 1000000000ULL;
 	}
-	drain_sends(w);
-	count_repairs(w, &rc);
-	print_chans(w, " at the end");
+	recover_end(w, &rc);
 	res->msgs = w->arrived;
 	res->repairs = rc.repairs;
 	res->rndv_msgs = rc.retx_msgs;
