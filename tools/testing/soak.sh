@@ -83,7 +83,7 @@ for spec in ${kinds//,/ }; do
 		status=1
 		continue
 	fi
-	printf '%-10s faults %s, repairs %s (server %s), written again %s msgs/%s bytes (server %s/%s), messages %s sent %s back (rendezvous %s/%s), lost %s, duplicated %s, failures %s, recovery p50 %s ms p99 %s ms max %s ms, %s s\n' \
+	printf '%-10s faults %s, repairs %s (server %s), written again %s msgs/%s bytes (server %s/%s), messages %s sent %s back (rendezvous %s/%s), lost %s, duplicated %s, failures %s, recovery p50 %s ms p99 %s ms max %s ms, channels recovering %s ms, %s s\n' \
 		"$kind" "$(field faults "$json")" "$(field repairs "$json")" \
 		"$(field peer_repairs "$json")" "$(field retx_msgs "$json")" \
 		"$(field retx_bytes "$json")" "$(field peer_retx_msgs "$json")" \
@@ -93,7 +93,8 @@ for spec in ${kinds//,/ }; do
 		"$(field lost "$json")" "$(field dups "$json")" \
 		"$(field failures "$json")" "$(field recovery_ms_p50 "$json")" \
 		"$(field recovery_ms_p99 "$json")" \
-		"$(field recovery_ms_max "$json")" "$(field seconds "$json")"
+		"$(field recovery_ms_max "$json")" \
+		"$(field recovering_ms "$json")" "$(field seconds "$json")"
 	for k in faults repairs peer_repairs retx_msgs retx_bytes \
 		 peer_retx_msgs peer_retx_bytes msgs_sent rndv_sent lost dups \
 		 failures; do
