@@ -545,8 +545,8 @@ static void on_op(struct worker *w, const struct rmsg_event *ev)
 	if (ev->res && !w->closing && !w->aborting) {
 		if (ev->res == -EINVAL && (w->flags & CTL_F_PUT))
 			give_up(w, "RPut (--put) refused with EINVAL: this rmsg module does not do RMSG_RNDV_F_PUT");
-		die(w, "send on channel %u: %s", ev->channel,
-		    strerror(-ev->res));
+		die(w, "send on channel %u: %s%s", ev->channel,
+		    strerror(-ev->res), end_hint(w, ev->res));
 	}
 	if (!c || !c->inflight)
 		die(w, "completion of a send not made, channel %u",
