@@ -205,10 +205,14 @@ bench:
 # check`: it takes a long time.
 SOAK_FAULTS	?= 1000
 SOAK_KINDS	?= qp-error,disconnect,device-fatal,hca-readd
+# Empty: soak.sh's default (every 7th message by rendezvous for qp-error
+# and disconnect, none for the others); 0: none at all.
+SOAK_RNDV_EVERY	?=
 
 soak: deps
 	$(MAKE) WERROR=1 all
 	tools/testing/rmsg-vm -T 7200 env SOAK_KINDS=$(SOAK_KINDS) \
+		$(if $(SOAK_RNDV_EVERY),SOAK_RNDV_EVERY=$(SOAK_RNDV_EVERY)) \
 		tools/testing/soak.sh $(SOAK_FAULTS)
 
 # libFuzzer needs clang (Debian's clang and libclang-rt-dev); deps.sh

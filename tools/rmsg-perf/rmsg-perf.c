@@ -9,6 +9,8 @@
  *   rmsg-perf [options] recover [SERVER]          (repair time after faults)
  *   rmsg-perf --fault=none -D SECS recover [SERVER]  (a checked stream,
  *                                           under faults made elsewhere)
+ *   rmsg-perf --rndv-every=N ... recover    (every Nth message of recover's
+ *                                           streams by rendezvous)
  *
  * Server and client take the same options. The client connects, tells the
  * server what to run (HELLO, then one RUN per message size), and prints
@@ -85,6 +87,17 @@
 #define RECOVER_FAULTS	100
 #define RECOVER_INTERVAL_MS 200
 
+/*
+ * recover --rndv-every: per channel and direction MIX_SLOTS buffers of
+ * MIX_STRIDE bytes, each for one rendezvous message of 1 byte to MIX_MAX
+ * that starts at an offset of up to 4 KiB into it. At most MIX_SLOTS
+ * rendezvous messages of a channel's direction are in flight (the
+ * kernel's window is 8 too).
+ */
+#define MIX_SLOTS	8
+#define MIX_MAX		(192U << 10)
+#define MIX_STRIDE	(MIX_MAX + 4096)
+
 enum test {
 	TEST_LAT = 1,
 	TEST_BW,
@@ -130,6 +143,7 @@ static struct options {
 	uint32_t interval_ms;	/* from one repair to the next fault */
 	bool no_fault;		/* --fault=none: inject nothing */
 	uint32_t duration_s;	/* --fault=none: stream this long */
+	uint32_t rndv_every;	/* every this many-th message rendezvous */
 	bool window_set;
 } opt = {
 	.iters = -1,
@@ -200,9 +214,16 @@ struct ctl {
 	uint64_t bytes;		/* RESULT: their payload bytes */
 	uint64_t t0, t1;	/* RESULT: the measured interval, server's ns */
 	uint64_t syscalls;	/* RESULT: the server's, in that interval */
-	/* RESULT of recover: @msgs pings echoed, @bytes bytes written again */
+	/*
+	 * RESULT of recover: @msgs pings echoed, @bytes bytes written again,
+	 * @iters pings that came by rendezvous, @warmup echoes sent so
+	 */
 	uint32_t sc_method;	/* RESULT: enum sc_method */
-	uint32_t resv;
+	/*
+	 * RUN of recover (CTL_F_EXT peers): every this many-th data message
+	 * goes by rendezvous, 0: none. A peer before it sends 0 here.
+	 */
+	uint32_t rndv_every;
 	char text[96];		/* ACK: why the server refused; ABORT: why */
 	/* Extension (CTL_F_EXT): */
 	uint64_t rndv_thresh;	/* RUN: the endpoints' threshold */
@@ -233,6 +254,13 @@ struct chan {
 	uint32_t tx_busy;	/* slots of zero-copy sends in flight */
 	uint32_t rx_busy;	/* slots answered, not completed */
 	uint64_t rx_answered;	/* rendezvous messages answered */
+
+	/* recover: the rendezvous mix (--rndv-every) and the echoes. */
+	uint64_t mark;		/* client: messages taken before the fault */
+	uint64_t owed;		/* server: echoes not sent yet */
+	uint64_t mix_rx[MIX_SLOTS];	/* seq + 1 answered into a slot, 0 */
+	uint32_t mix_pending;	/* answers not completed */
+	uint64_t rndv_sent, rndv_arrived;
 };
 
 struct worker {
@@ -283,6 +311,17 @@ struct worker {
 	uint64_t clock_at;	/* stream server: the arrival starting it */
 	uint64_t first_measured;	/* lat: the first measured message */
 	uint64_t rx_t0, rx_t1, rx_s0;	/* stream server's interval */
+
+	/*
+	 * recover's rendezvous mix: every @rndv_every-th message of a
+	 * channel's direction goes rendezvous. A rendezvous message that
+	 * cannot be answered yet (its slot busy, the SQ full) is @held:
+	 * peeking goes on past it, so nothing is peeked until it is
+	 * answered.
+	 */
+	uint32_t rndv_every;
+	struct rmsg_msg held;
+	bool holding;
 };
 
 static struct worker *workers;
@@ -386,12 +425,26 @@ static void wait_init(struct waiter *wt, const char *what)
 	wt->what = what;
 }
 
+/*
+ * Why a channel of recover's rendezvous mix may have ended with @err: a
+ * repair that must move it to another device ends it while a rendezvous
+ * transfer whose keys the peer knows is under way (ENODEV after a device's
+ * removal, EIO after its fatal error).
+ */
+static const char *end_hint(struct worker *w, int err)
+{
+	if (!w->rndv_every || (err != -ENODEV && err != -EIO))
+		return "";
+	return " (the repair had to leave the channel's device with rendezvous transfers under way, whose keys the peer holds: such a channel ends until keys travel again, Documentation/resilience.rst, \"Not yet\")";
+}
+
 static void tick(struct worker *w, struct waiter *wt)
 {
 	if (w->lost)
-		die(w, "channel %u ended while waiting for %s: %s", w->lost_id,
-		    wt->what, w->lost == -ECONNRESET ? "closed by the peer" :
-		    strerror(-w->lost));
+		die(w, "channel %u ended while waiting for %s: %s%s",
+		    w->lost_id, wt->what, w->lost == -ECONNRESET ?
+		    "closed by the peer" : strerror(-w->lost),
+		    end_hint(w, w->lost));
 	wt->spins++;
 	if (!(wt->spins & 63) && pump(w) > 0)
 		wt->deadline = now_ns() + opt.timeout_s * 1000000000ULL;
@@ -467,16 +520,23 @@ static void on_closed(struct worker *w, const struct rmsg_event *ev)
  */
 #define TAG_TX		(1ULL << 63)
 #define TAG_RX		(1ULL << 62)
-#define TAG_SEQ		(TAG_RX - 1)
+#define TAG_MIX		(1ULL << 61)	/* recover's rendezvous mix */
+#define TAG_SEQ		(TAG_MIX - 1)
 
 static _Noreturn void give_up(struct worker *w, const char *fmt, ...);
 static void rx_done(struct worker *w, struct chan *c,
 		    const struct rmsg_event *ev);
+static void mix_op(struct worker *w, struct chan *c,
+		   const struct rmsg_event *ev);
 
 static void on_op(struct worker *w, const struct rmsg_event *ev)
 {
 	struct chan *c = chan_of(w, ev->channel);
 
+	if (c && (ev->user_data & TAG_MIX)) {
+		mix_op(w, c, ev);
+		return;
+	}
 	if (c && (ev->user_data & TAG_RX)) {
 		rx_done(w, c, ev);
 		return;
@@ -485,8 +545,8 @@ static void on_op(struct worker *w, const struct rmsg_event *ev)
 	if (ev->res && !w->closing && !w->aborting) {
 		if (ev->res == -EINVAL && (w->flags & CTL_F_PUT))
 			give_up(w, "RPut (--put) refused with EINVAL: this rmsg module does not do RMSG_RNDV_F_PUT");
-		die(w, "send on channel %u: %s", ev->channel,
-		    strerror(-ev->res));
+		die(w, "send on channel %u: %s%s", ev->channel,
+		    strerror(-ev->res), end_hint(w, ev->res));
 	}
 	if (!c || !c->inflight)
 		die(w, "completion of a send not made, channel %u",
@@ -1302,6 +1362,339 @@ struct repair_count {
 };
 
 /*
+ * Not a kind of RMSG_IOC_FAULT: the client deletes the RDMA device under
+ * its channels (rxe0) and makes it again on RMSG_NETDEV; a sample runs
+ * from the end of "rdma link add" to the channel's next echo.
+ */
+#define FAULT_HCA_READD		(RMSG_FAULT_DEVICE_FATAL + 1)
+#define READD_DEV		"rxe0"
+
+/* What the client measured of a recover run, for report_recover(). */
+static struct {
+	uint64_t faults, by_kind[FAULT_HCA_READD + 1];
+	uint64_t not_open;	/* injections refused with ENOTCONN, retried */
+	uint64_t sent, received;
+	uint64_t rndv_sent, rndv_received;	/* of which by rendezvous */
+	uint64_t t0, t1;
+	uint8_t *kinds;		/* the kind of each sample's fault */
+	struct repair_count rc;
+	struct chan *fc;	/* the channel of the fault under way */
+	uint64_t t_inj;		/* when that fault was injected */
+	uint64_t next_at;	/* when the next fault is due */
+} rec;
+
+/* Is @msg the client's CTL_STOP (on the first channel)? */
+static bool is_stop(struct worker *w, struct chan *c,
+		    const struct rmsg_msg *msg)
+{
+	struct ctl ctl;
+
+	if (c != &w->ch[0] || msg->kind != RMSG_MSG_EAGER || !msg->data ||
+	    msg->len != w->ctl_len)
+		return false;
+	memset(&ctl, 0, sizeof(ctl));
+	memcpy(&ctl, msg->data, msg->len);
+	return ctl_valid(w, &ctl, msg->len, CTL_BIT(CTL_STOP), false);
+}
+
+/*
+ * The rendezvous mix (--rndv-every=N): message seq of a channel's
+ * direction goes by rendezvous when seq % N == N - 1, with rmsg_send_zc()
+ * from a registered slot, RGet and RPut in turn, 1 byte to MIX_MAX long
+ * and starting anywhere in the first 4 KiB of its slot; every byte is
+ * stamped. The receiver answers it with rmsg_recv_into() into a slot of
+ * its own, at an offset of its own, with exactly the message's length as
+ * room, and checks every byte when the answer completes: only then has it
+ * arrived. The other messages are eager, as without the mix.
+ */
+static bool mix_rndv(const struct worker *w, uint64_t seq)
+{
+	return w->rndv_every && seq % w->rndv_every == w->rndv_every - 1;
+}
+
+static uint32_t mix_len(const struct worker *w, uint64_t seq)
+{
+	uint32_t h = (uint32_t)seq * 2654435761U;
+
+	return mix_rndv(w, seq) ? 1 + (h >> 8) % MIX_MAX : w->size;
+}
+
+static uint32_t mix_slot(const struct worker *w, uint64_t seq)
+{
+	return seq / w->rndv_every % MIX_SLOTS;
+}
+
+/* Where message @seq goes in its slot: sender's (@tx) or receiver's. */
+static uint8_t *mix_buf(const struct worker *w, const struct chan *c,
+			uint64_t seq, bool tx)
+{
+	uint32_t off = tx ? seq * 97 % 4093 : seq * 31 % 4091;
+
+	return (tx ? c->tx_slots : c->rx_slots) +
+	       (size_t)mix_slot(w, seq) * MIX_STRIDE + off;
+}
+
+static const char *mix_proto(const struct worker *w, uint64_t seq)
+{
+	return seq / w->rndv_every % 2 ? "RPut" : "RGet";
+}
+
+/* The slots of the mix, in a region; every channel's counters from 0. */
+static void mix_setup(struct worker *w)
+{
+	struct rmsg_version ver;
+	int i, ret;
+
+	for (i = 0; i < w->nch; i++) {
+		struct chan *c = &w->ch[i];
+
+		c->mark = c->owed = 0;
+		c->mix_pending = 0;
+		c->tx_busy = 0;
+		c->rndv_sent = c->rndv_arrived = 0;
+		memset(c->mix_rx, 0, sizeof(c->mix_rx));
+	}
+	w->holding = false;
+	if (!w->rndv_every)
+		return;
+	ret = rmsg_query_version(w->ep.fd, &ver);
+	if (ret && ret != -EPROTO)
+		die(w, "rmsg_query_version: %s", strerror(-ret));
+	if (!(ver.features & RMSG_FEAT_RNDV))
+		die(w, "--rndv-every: this rmsg module has no RMSG_FEAT_RNDV");
+	reg_grow(w, (size_t)w->nch * 2 * MIX_SLOTS * MIX_STRIDE);
+	for (i = 0; i < w->nch; i++) {
+		struct chan *c = &w->ch[i];
+
+		c->tx_slots = w->reg + (size_t)i * 2 * MIX_SLOTS * MIX_STRIDE;
+		c->rx_slots = c->tx_slots + (size_t)MIX_SLOTS * MIX_STRIDE;
+	}
+}
+
+/* May the next message of @c go now (a rendezvous one needs its slot)? */
+static bool mix_can_send(const struct worker *w, const struct chan *c)
+{
+	return !mix_rndv(w, c->tx_seq) ||
+	       !(c->tx_busy & (1U << mix_slot(w, c->tx_seq)));
+}
+
+/* Send the next message of @c, which mix_can_send() allowed. */
+static void mix_send(struct worker *w, struct chan *c)
+{
+	uint64_t seq = c->tx_seq;
+	uint32_t len = mix_len(w, seq);
+	uint8_t *buf = mix_buf(w, c, seq, true);
+	struct waiter wt;
+	int ret;
+
+	if (!mix_rndv(w, seq)) {
+		send_data(w, c);
+		return;
+	}
+	stamp(buf, len, seq, true);
+	wait_init(&wt, "room to send a rendezvous message");
+	while ((ret = rmsg_send_zc(&w->ep, c->id, buf, len,
+				   seq / w->rndv_every % 2 ? RMSG_ZC_PUT : 0,
+				   TAG_TX | TAG_MIX | seq)) == -EAGAIN) {
+		pump(w);
+		tick(w, &wt);
+	}
+	if (ret)
+		die(w, "rmsg_send_zc (%s) of message %" PRIu64 " (%u bytes) on channel %u: %s",
+		    mix_proto(w, seq), seq, len, c->id, strerror(-ret));
+	c->tx_busy |= 1U << mix_slot(w, seq);
+	c->tx_seq++;
+	c->inflight++;
+	c->rndv_sent++;
+}
+
+/*
+ * A message of @c has arrived whole and checked: the first one the client
+ * took after the fault under way was injected on its channel ends the
+ * fault's sample.
+ */
+static void mix_arrival(struct worker *w, struct chan *c, uint64_t seq)
+{
+	uint64_t t = now_ns();
+
+	if (c != rec.fc || seq < c->mark)
+		return;
+	w->samples[rec.faults - 1] = t - rec.t_inj;
+	rec.fc = NULL;
+	rec.next_at = t + opt.interval_ms * 1000000ULL;
+}
+
+/*
+ * Answer @msg, the rendezvous message @c expects next, and release it:
+ * 0, or -EAGAIN when it cannot be answered yet (its slot is busy, the SQ
+ * full). The slot is spoilt first (every byte differs from the message's),
+ * so that a transfer that wrote nothing, or only part, cannot pass.
+ */
+static int mix_answer(struct worker *w, struct chan *c,
+		      const struct rmsg_msg *msg)
+{
+	uint64_t seq = c->rx_seq;
+	uint32_t len = mix_len(w, seq), slot = mix_slot(w, seq);
+	uint8_t *buf = mix_buf(w, c, seq, false);
+	int ret;
+
+	if (msg->len != len)
+		die(w, "rendezvous message %" PRIu64 " on channel %u: %u bytes announced, expected %u (lost, repeated or reordered?)",
+		    seq, c->id, msg->len, len);
+	if (c->mix_rx[slot])
+		return -EAGAIN;
+	stamp(buf, len, ~seq, true);
+	ret = rmsg_recv_into(&w->ep, msg, buf, len, TAG_RX | TAG_MIX | seq);
+	if (ret == -EAGAIN)
+		return ret;
+	if (ret)
+		die(w, "rmsg_recv_into of message %" PRIu64 " (%u bytes) on channel %u: %s",
+		    seq, len, c->id, strerror(-ret));
+	c->mix_rx[slot] = seq + 1;
+	c->mix_pending++;
+	c->rx_seq++;
+	if (w->server)
+		c->owed++;
+	ret = rmsg_release(&w->ep, msg);
+	if (ret)
+		die(w, "rmsg_release: %s", strerror(-ret));
+	return 0;
+}
+
+/*
+ * Take @msg, the next message of its channel: an eager one is checked and
+ * released, a rendezvous one answered (or -EAGAIN: hold it).
+ */
+static int mix_take(struct worker *w, const struct rmsg_msg *msg)
+{
+	struct chan *c = chan_of(w, msg->channel);
+
+	if (!c)
+		die(w, "a message on unknown channel %u", msg->channel);
+	if (mix_rndv(w, c->rx_seq)) {
+		if (msg->kind != RMSG_MSG_RNDV) {
+			check_abort(w, msg->data, msg->len);
+			die(w, "message %" PRIu64 " on channel %u came eager (%u bytes), expected rendezvous: lost, repeated or reordered",
+			    c->rx_seq, c->id, msg->len);
+		}
+		return mix_answer(w, c, msg);
+	}
+	if (msg->kind != RMSG_MSG_EAGER)
+		die(w, "message %" PRIu64 " on channel %u came by rendezvous (%u bytes), expected eager: lost, repeated or reordered",
+		    c->rx_seq, c->id, msg->len);
+	take_data(w, c, msg);
+	if (w->server)
+		c->owed++;
+	mix_arrival(w, c, c->rx_seq - 1);
+	return 0;
+}
+
+/* The held message, if any, answered at last? */
+static bool mix_unheld(struct worker *w)
+{
+	if (w->holding &&
+	    mix_take(w, &w->held) == -EAGAIN)
+		return false;
+	w->holding = false;
+	return true;
+}
+
+/*
+ * Take the next message of any channel, if there is one: 1 when one was
+ * taken (or held), 0 when none (or the held one still waits). The server
+ * (@stop not NULL) is told of the client's CTL_STOP, which it releases.
+ */
+static int mix_rx(struct worker *w, bool *stop)
+{
+	struct rmsg_msg msg;
+	int ret;
+
+	if (w->holding) {
+		if (!mix_unheld(w)) {
+			pump(w);
+			return 0;
+		}
+		return 1;
+	}
+	ret = rmsg_peek_any(&w->ep, &msg);
+	if (ret == -EAGAIN)
+		return 0;
+	if (ret)
+		die(w, "rmsg_peek_any: %s (channel %u)", strerror(-ret),
+		    msg.channel);
+	if (stop && is_stop(w, chan_of(w, msg.channel), &msg)) {
+		ret = rmsg_release(&w->ep, &msg);
+		if (ret)
+			die(w, "rmsg_release: %s", strerror(-ret));
+		*stop = true;
+		return 1;
+	}
+	if (mix_take(w, &msg) == -EAGAIN) {
+		w->held = msg;
+		w->holding = true;
+	}
+	return 1;
+}
+
+/* The completion of a send or an answer of the mix. */
+static void mix_op(struct worker *w, struct chan *c,
+		   const struct rmsg_event *ev)
+{
+	uint64_t seq = ev->user_data & TAG_SEQ, got = 0;
+	uint32_t len, slot;
+	const uint8_t *buf;
+
+	if (!w->rndv_every || !mix_rndv(w, seq))
+		die(w, "completion of a rendezvous operation not made, channel %u, message %" PRIu64,
+		    c->id, seq);
+	len = mix_len(w, seq);
+	slot = mix_slot(w, seq);
+	if (ev->user_data & TAG_TX) {
+		if (ev->res)
+			die(w, "rendezvous send (%s) of message %" PRIu64 " (%u bytes) on channel %u failed: %s%s",
+			    mix_proto(w, seq), seq, len, c->id,
+			    strerror(-ev->res), end_hint(w, ev->res));
+		if (!(c->tx_busy & (1U << slot)) || !c->inflight)
+			die(w, "completion of a rendezvous send not made, channel %u, message %" PRIu64,
+			    c->id, seq);
+		c->tx_busy &= ~(1U << slot);
+		c->inflight--;
+		return;
+	}
+	if (c->mix_rx[slot] != seq + 1)
+		die(w, "completion of a rendezvous answer not made, channel %u, message %" PRIu64,
+		    c->id, seq);
+	if (ev->res)
+		die(w, "rendezvous message %" PRIu64 " (%s, %u bytes) on channel %u: its answer failed: %s%s",
+		    seq, mix_proto(w, seq), len, c->id, strerror(-ev->res),
+		    end_hint(w, ev->res));
+	buf = mix_buf(w, c, seq, false);
+	if (ev->len != len || !stamp_ok(buf, len, seq, true)) {
+		if (len >= 8)
+			memcpy(&got, buf, 8);
+		die(w, "bad rendezvous message %" PRIu64 " (%s) on channel %u: %u bytes, expected %u; first 8 bytes %#" PRIx64,
+		    seq, mix_proto(w, seq), c->id, ev->len, len, got);
+	}
+	c->mix_rx[slot] = 0;
+	c->mix_pending--;
+	c->rndv_arrived++;
+	arrived(w, true);
+	mix_arrival(w, c, seq);
+}
+
+/* Answers of the mix not completed yet, on every channel. */
+static uint32_t mix_pending(const struct worker *w)
+{
+	uint32_t n = 0;
+	int i;
+
+	for (i = 0; i < w->nch; i++)
+		n += w->ch[i].mix_pending;
+	return n;
+}
+
+
+/*
  * Once every channel of the caller's is OPEN: a repair is counted when
  * its channel opens again, which may be after the peer, open already,
  * has written the message that ended the sample.
@@ -1339,27 +1732,7 @@ static void count_repairs(struct worker *w, struct repair_count *rc)
 	free(info);
 }
 
-/* Is @msg the client's CTL_STOP (on the first channel)? */
-static bool is_stop(struct worker *w, struct chan *c,
-		    const struct rmsg_msg *msg)
-{
-	struct ctl ctl;
 
-	if (c != &w->ch[0] || msg->kind != RMSG_MSG_EAGER || !msg->data ||
-	    msg->len != w->ctl_len)
-		return false;
-	memset(&ctl, 0, sizeof(ctl));
-	memcpy(&ctl, msg->data, msg->len);
-	return ctl_valid(w, &ctl, msg->len, CTL_BIT(CTL_STOP), false);
-}
-
-/*
- * Not a kind of RMSG_IOC_FAULT: the client deletes the RDMA device under
- * its channels (rxe0) and makes it again on RMSG_NETDEV; a sample runs
- * from the end of "rdma link add" to the channel's next echo.
- */
-#define FAULT_HCA_READD		(RMSG_FAULT_DEVICE_FATAL + 1)
-#define READD_DEV		"rxe0"
 
 static const char *fault_name(uint32_t kind)
 {
@@ -1367,15 +1740,6 @@ static const char *fault_name(uint32_t kind)
 					 rmsg_fault_kind_name(kind);
 }
 
-/* What the client measured of a recover run, for report_recover(). */
-static struct {
-	uint64_t faults, by_kind[FAULT_HCA_READD + 1];
-	uint64_t not_open;	/* injections refused with ENOTCONN, retried */
-	uint64_t sent, received;
-	uint64_t t0, t1;
-	uint8_t *kinds;		/* the kind of each sample's fault */
-	struct repair_count rc;
-} rec;
 
 static uint32_t fault_kind(uint64_t k)
 {
@@ -1426,150 +1790,188 @@ static int hca_readd(struct worker *w, uint64_t *t_back)
 }
 
 /*
- * Take the echo @msg; the first one on *@fc (the channel of the fault under
- * way, injected at @t_inj) is that fault's sample, and ends it.
+ * Take every echo of @c already there, and mark where the next fault's
+ * sample starts: at the first message of @c taken after this.
  */
-static void recover_take(struct worker *w, const struct rmsg_msg *msg,
-			 struct chan **fc, uint64_t t_inj, uint64_t *next_at)
+static void recover_take_all(struct worker *w, struct chan *c)
 {
-	struct chan *c = chan_of(w, msg->channel);
-	uint64_t t = now_ns();
+	struct rmsg_msg msg;
 
-	if (!c)
-		die(w, "a message on unknown channel %u", msg->channel);
-	take_data(w, c, msg);
-	if (c != *fc)
+	/* Peeking @c would go past a rendezvous message held on it. */
+	if (!w->holding || w->held.channel != c->id || mix_unheld(w)) {
+		while (!rmsg_peek(&w->ep, c->id, &msg)) {
+			if (mix_take(w, &msg) == -EAGAIN) {
+				w->held = msg;
+				w->holding = true;
+				break;
+			}
+		}
+	}
+	c->mark = c->rx_seq;
+}
+
+/*
+ * The end of a recover run, both sides: every answer and send completed,
+ * every channel open again, and its repairs counted (@rc) and printed.
+ */
+static void recover_end(struct worker *w, struct repair_count *rc)
+{
+	struct waiter wt;
+
+	wait_init(&wt, "the last rendezvous answers to complete");
+	while (mix_pending(w)) {
+		pump(w);
+		tick(w, &wt);
+	}
+	drain_sends(w);
+	count_repairs(w, rc);
+	print_chans(w, " at the end");
+}
+
+/* Inject the fault that is due, if it is. */
+static void recover_fault(struct worker *w)
+{
+	uint64_t t = now_ns();
+	struct chan *c;
+	uint32_t kind;
+	int ret;
+
+	if (rec.fc || rec.faults >= w->iters || t < rec.next_at)
 		return;
-	w->samples[rec.faults - 1] = t - t_inj;
-	*fc = NULL;
-	*next_at = t + opt.interval_ms * 1000000ULL;
+	c = &w->ch[rec.faults % w->nch];
+	recover_take_all(w, c);
+	kind = fault_kind(rec.faults);
+	rec.t_inj = now_ns();
+	ret = kind == FAULT_HCA_READD ? hca_readd(w, &rec.t_inj) :
+	      rmsg_inject_fault(w->ep.fd, 0, c->id, kind);
+	if (ret == -ENOTCONN) {
+		/* Not open (yet): still being repaired. */
+		rec.not_open++;
+		rec.next_at = t + 1000000ULL;
+		return;
+	}
+	if (ret)
+		die(w, "rmsg_inject_fault(%s) on channel %u: %s",
+		    fault_name(kind), c->id, strerror(-ret));
+	/*
+	 * Echoes that came while the device was being deleted (the channel
+	 * was open until then) are no sample: take them, and time from here.
+	 */
+	if (kind == FAULT_HCA_READD) {
+		recover_take_all(w, c);
+		rec.t_inj = now_ns();
+	}
+	rec.kinds[rec.faults++] = kind;
+	rec.by_kind[kind]++;
+	rec.fc = c;
 }
 
 static void recover_client(struct worker *w)
 {
-	uint64_t nf = w->iters, t_inj = 0, next_at, end_at, t;
-	struct chan *fc = NULL, *c;
-	struct rmsg_msg msg;
+	uint64_t nf = w->iters, end_at, faults;
 	struct waiter wt;
-	uint32_t kind;
-	int i, ret;
+	struct chan *c;
+	bool more;
+	int i;
 
 	rec.kinds = calloc(nf ? nf : 1, 1);
 	if (!rec.kinds)
 		die(w, "out of memory");
+	mix_setup(w);
 	rec.t0 = now_ns();
-	next_at = rec.t0 + opt.interval_ms * 1000000ULL;
+	rec.next_at = rec.t0 + opt.interval_ms * 1000000ULL;
 	end_at = rec.t0 + opt.duration_s * 1000000000ULL;
 	wait_init(&wt, "an echo");
-	while (opt.no_fault ? now_ns() < end_at : rec.faults < nf || fc) {
+	while (opt.no_fault ? now_ns() < end_at : rec.faults < nf || rec.fc) {
 		for (i = 0; i < w->nch; i++) {
 			c = &w->ch[i];
-			while (c->tx_seq - c->rx_seq < w->window)
-				send_data(w, c);
+			while (c->tx_seq - c->rx_seq < w->window &&
+			       mix_can_send(w, c))
+				mix_send(w, c);
 		}
-		ret = rmsg_peek_any(&w->ep, &msg);
-		if (!ret) {
-			recover_take(w, &msg, &fc, t_inj, &next_at);
+		/* Answers and zero-copy sends complete through events. */
+		if (w->rndv_every)
+			pump(w);
+		if (mix_rx(w, NULL)) {
 			wt.deadline = now_ns() + opt.timeout_s * 1000000000ULL;
 			continue;
 		}
-		if (ret != -EAGAIN)
-			die(w, "rmsg_peek_any: %s", strerror(-ret));
-		t = now_ns();
-		if (!opt.no_fault && !fc && rec.faults < nf && t >= next_at) {
-			c = &w->ch[rec.faults % w->nch];
-			while (!rmsg_peek(&w->ep, c->id, &msg))
-				recover_take(w, &msg, &fc, t_inj, &next_at);
-			kind = fault_kind(rec.faults);
-			t_inj = now_ns();
-			ret = kind == FAULT_HCA_READD ? hca_readd(w, &t_inj) :
-			      rmsg_inject_fault(w->ep.fd, 0, c->id, kind);
-			if (ret == -ENOTCONN) {
-				/* Not open (yet): still being repaired. */
-				rec.not_open++;
-				next_at = t + 1000000ULL;
-				continue;
-			}
-			/*
-			 * Echoes that came while the device was being deleted
-			 * (the channel was open until then) are no sample:
-			 * take them, and time from here.
-			 */
-			if (!ret && kind == FAULT_HCA_READD) {
-				while (!rmsg_peek(&w->ep, c->id, &msg))
-					recover_take(w, &msg, &fc, t_inj,
-						     &next_at);
-				t_inj = now_ns();
-			}
-			if (ret)
-				die(w, "rmsg_inject_fault(%s) on channel %u: %s",
-				    fault_name(kind), c->id,
-				    strerror(-ret));
-			rec.kinds[rec.faults++] = kind;
-			rec.by_kind[kind]++;
-			fc = c;
+		faults = rec.faults;
+		if (!opt.no_fault)
+			recover_fault(w);
+		if (rec.faults != faults)
 			wt.deadline = now_ns() + opt.timeout_s * 1000000000ULL;
-		}
 		tick(w, &wt);
 	}
-	/* Every ping must come back. */
+	/* Every ping must come back, whole. */
 	wait_init(&wt, "the last echoes (a message lost?)");
-	for (i = 0; i < w->nch; i++) {
-		c = &w->ch[i];
-		while (c->rx_seq < c->tx_seq) {
-			ret = rmsg_peek(&w->ep, c->id, &msg);
-			if (ret == -EAGAIN) {
-				tick(w, &wt);
-				continue;
-			}
-			if (ret)
-				die(w, "rmsg_peek: %s", strerror(-ret));
-			take_data(w, c, &msg);
-		}
-		rec.sent += c->tx_seq;
-		rec.received += c->rx_seq;
+	for (;;) {
+		for (i = 0, more = false; i < w->nch; i++)
+			more |= w->ch[i].rx_seq < w->ch[i].tx_seq ||
+				w->ch[i].mix_pending;
+		if (!more)
+			break;
+		if (w->rndv_every)
+			pump(w);
+		if (!mix_rx(w, NULL))
+			tick(w, &wt);
 	}
 	rec.t1 = now_ns();
-	drain_sends(w);
-	count_repairs(w, &rec.rc);
-	print_chans(w, " at the end");
+	for (i = 0; i < w->nch; i++) {
+		c = &w->ch[i];
+		rec.sent += c->tx_seq;
+		rec.received += c->rx_seq;
+		rec.rndv_sent += c->rndv_sent;
+		rec.rndv_received += c->rndv_arrived;
+	}
+	recover_end(w, &rec.rc);
 }
 
-/* The server's half: echo every ping until the client's CTL_STOP. */
+/*
+ * The server's half: echo every ping until the client's CTL_STOP, a
+ * message of the server's own sequence on the ping's channel (and so by
+ * rendezvous when its own turn says so, not the ping's).
+ */
 static void recover_server(struct worker *w, struct ctl *res)
 {
 	struct repair_count rc;
-	struct rmsg_msg msg;
 	struct waiter wt;
-	struct chan *c;
-	int ret;
+	bool stop = false;
+	uint64_t rndv_sent = 0;
+	int i;
 
+	mix_setup(w);
 	wait_init(&wt, "a ping");
 	for (;;) {
-		ret = rmsg_peek_any(&w->ep, &msg);
-		if (ret == -EAGAIN) {
-			tick(w, &wt);
+		for (i = 0; i < w->nch; i++) {
+			struct chan *c = &w->ch[i];
+
+			while (c->owed && mix_can_send(w, c)) {
+				mix_send(w, c);
+				c->owed--;
+			}
+		}
+		if (stop)
+			break;
+		if (w->rndv_every)
+			pump(w);
+		if (mix_rx(w, &stop)) {
+			wt.deadline = now_ns() + opt.timeout_s * 1000000000ULL;
 			continue;
 		}
-		if (ret)
-			die(w, "rmsg_peek_any: %s", strerror(-ret));
-		c = chan_of(w, msg.channel);
-		if (!c)
-			die(w, "a message on unknown channel %u", msg.channel);
-		if (is_stop(w, c, &msg)) {
-			ret = rmsg_release(&w->ep, &msg);
-			if (ret)
-				die(w, "rmsg_release: %s", strerror(-ret));
-			break;
-		}
-		take_data(w, c, &msg);
-		send_data(w, c);
-		wt.deadline = now_ns() + opt.timeout_s * 1000000000ULL;
+		tick(w, &wt);
 	}
-	drain_sends(w);
-	count_repairs(w, &rc);
-	print_chans(w, " at the end");
+	/* The client had every echo before its STOP: none can be owed. */
+	for (i = 0; i < w->nch; i++) {
+		if (w->ch[i].owed)
+			die(w, "CTL_STOP with %" PRIu64 " echoes owed on channel %u",
+			    w->ch[i].owed, w->ch[i].id);
+		rndv_sent += w->ch[i].rndv_sent;
+	}
+	recover_end(w, &rc);
 	res->msgs = w->arrived;
+	res->iters = w->rndv_msgs;
+	res->warmup = rndv_sent;
 	res->repairs = rc.repairs;
 	res->rndv_msgs = rc.retx_msgs;
 	res->bytes = rc.retx_bytes;
@@ -1733,6 +2135,7 @@ static void *srv_thread(void *arg)
 		w->window = run.window;
 		w->flags = run.flags;
 		w->thresh = run.rndv_thresh;
+		w->rndv_every = opt.test == TEST_RECOVER ? run.rndv_every : 0;
 		setup_run(w, opt.test == TEST_LAT, true);
 		memset(&res, 0, sizeof(res));
 		if (opt.test == TEST_LAT)
@@ -1923,8 +2326,10 @@ static void make_sizes(void)
 	if (!sizes)
 		die(NULL, "out of memory");
 	if (opt.test == TEST_RECOVER && (opt.reg || opt.size > limit))
-		die(NULL, "recover runs eager messages only, of at most %u bytes",
+		die(NULL, "recover runs eager messages of at most %u bytes (and rendezvous ones with --rndv-every)",
 		    limit);
+	if (opt.rndv_every && !workers[0].ext)
+		die(NULL, "--rndv-every: the server's rmsg-perf is older than rendezvous (no CTL_CAP_RNDV)");
 	/* Larger than any eager message: rendezvous, from registered memory. */
 	if (!opt.all && opt.size > limit)
 		opt.reg = true;
@@ -1988,6 +2393,7 @@ static void *cli_thread(void *arg)
 			w->flags |= CTL_F_REG | (opt.zc ? CTL_F_ZC : 0) |
 				    (opt.put ? CTL_F_PUT : 0);
 		w->thresh = run_thresh;
+		w->rndv_every = opt.rndv_every;
 		setup_run(w, true, opt.test == TEST_LAT);
 		/* The threads' runs overlap: that is what rate measures. */
 		pthread_barrier_wait(&barrier);
@@ -1998,6 +2404,7 @@ static void *cli_thread(void *arg)
 		run.window = w->window;
 		run.flags = w->flags;
 		run.rndv_thresh = w->thresh;
+		run.rndv_every = w->rndv_every;
 		send_ctl(w, &w->ch[0], &run, CTL_RUN);
 		if (opt.test == TEST_LAT) {
 			lat_client(w);
@@ -2281,6 +2688,11 @@ static void report_recover(uint32_t size)
 	if (w->result.msgs != rec.sent)
 		die(NULL, "the server took %" PRIu64 " pings, the client sent %" PRIu64,
 		    (uint64_t)w->result.msgs, rec.sent);
+	if (w->result.iters != rec.rndv_sent ||
+	    w->result.warmup != rec.rndv_received)
+		die(NULL, "rendezvous messages: the client sent %" PRIu64 " and received %" PRIu64 ", the server received %" PRIu64 " and sent %" PRIu64,
+		    rec.rndv_sent, rec.rndv_received,
+		    (uint64_t)w->result.iters, (uint64_t)w->result.warmup);
 	/* Every fault must have been repaired (a repair is not "nothing"). */
 	failures = rec.rc.repairs < rec.faults ? rec.faults - rec.rc.repairs
 					       : 0;
@@ -2307,6 +2719,8 @@ static void report_recover(uint32_t size)
 		printf(", \"not_open_retries\": %" PRIu64 ", \"msgs_sent\": %" PRIu64 ", \"msgs_received\": %" PRIu64 ", \"lost\": %" PRIu64 ", \"dups\": 0",
 		       rec.not_open, rec.sent, rec.received,
 		       rec.sent - rec.received);
+		printf(", \"rndv_every\": %u, \"rndv_sent\": %" PRIu64 ", \"rndv_received\": %" PRIu64,
+		       opt.rndv_every, rec.rndv_sent, rec.rndv_received);
 		printf(", \"repairs\": %" PRIu64 ", \"peer_repairs\": %" PRIu64 ", \"retx_msgs\": %" PRIu64 ", \"retx_bytes\": %" PRIu64 ", \"peer_retx_msgs\": %" PRIu64 ", \"peer_retx_bytes\": %" PRIu64 ", \"recovering_ms\": %.3f, \"failures\": %" PRIu64 ", \"seconds\": %.3f}\n",
 		       rec.rc.repairs, peer_repairs, rec.rc.retx_msgs,
 		       rec.rc.retx_bytes, (uint64_t)w->result.rndv_msgs,
@@ -2340,6 +2754,10 @@ static void report_recover(uint32_t size)
 		fputs(rule, stdout);
 		printf(" messages: %" PRIu64 " sent, %" PRIu64 " echoed back, %" PRIu64 " lost, 0 duplicated (every one checked)\n",
 		       rec.sent, rec.received, rec.sent - rec.received);
+		if (opt.rndv_every)
+			printf(" of them by rendezvous (one in %u each way, RGet and RPut in turn, every byte checked): %" PRIu64 " sent, %" PRIu64 " echoed\n",
+			       opt.rndv_every, rec.rndv_sent,
+			       rec.rndv_received);
 		printf(" repairs: %" PRIu64 " here, %" PRIu64 " at the server; written again: %" PRIu64 " msgs/%" PRIu64 " bytes here, %" PRIu64 "/%" PRIu64 " at the server\n",
 		       rec.rc.repairs, peer_repairs, rec.rc.retx_msgs,
 		       rec.rc.retx_bytes, (uint64_t)w->result.rndv_msgs,
@@ -2423,6 +2841,9 @@ static void print_usage(FILE *out)
 	      "  -D, --duration=SECS  --fault=none: how long the stream runs (10)\n"
 	      "  -i, --interval=MS    from a repair to the next fault (200)\n"
 	      "  -n                   faults (100); -W: pings out per channel (1)\n"
+	      "      --rndv-every=N   every Nth message of each channel's streams (both\n"
+	      "                       ways) by rendezvous: rmsg_send_zc(), RGet and RPut\n"
+	      "                       in turn, 1 B to 192 KiB, every byte checked (0: off)\n"
 	      "\n"
 	      "      --json           one JSON object per size on stdout\n"
 	      "  -T, --timeout=SECS   give up when nothing moves for this long (60)\n"
@@ -2472,7 +2893,7 @@ static uint64_t parse_bytes(const char *s, const char *what, uint64_t min,
 static void parse(int argc, char **argv)
 {
 	enum { OPT_SQPOLL = 256, OPT_JSON, OPT_FULL, OPT_THRESH, OPT_ZC,
-	       OPT_PUT, OPT_REG_MEM, OPT_FAULT };
+	       OPT_PUT, OPT_REG_MEM, OPT_FAULT, OPT_RNDV_EVERY };
 	static const struct option longopts[] = {
 		{ "size", required_argument, NULL, 's' },
 		{ "all", no_argument, NULL, 'a' },
@@ -2495,6 +2916,7 @@ static void parse(int argc, char **argv)
 		{ "fault", required_argument, NULL, OPT_FAULT },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "duration", required_argument, NULL, 'D' },
+		{ "rndv-every", required_argument, NULL, OPT_RNDV_EVERY },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
 	};
@@ -2548,6 +2970,10 @@ static void parse(int argc, char **argv)
 			else
 				die(NULL, "fault: '%s' is not qp-error, disconnect, device-fatal, hca-readd, all or none",
 				    optarg);
+			break;
+		case OPT_RNDV_EVERY:
+			opt.rndv_every = parse_num(optarg, "rndv-every", 0,
+						   1000000);
 			break;
 		case 'D':
 			opt.duration_s = parse_num(optarg, "duration", 1,
@@ -2635,6 +3061,8 @@ static void parse(int argc, char **argv)
 		/* A ping-pong unless asked for more. */
 		if (!opt.window_set)
 			opt.window = 1;
+	} else if (opt.rndv_every) {
+		die(NULL, "--rndv-every is for recover");
 	}
 	if (opt.test == TEST_MEM) {
 		if (!opt.server)

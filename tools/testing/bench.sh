@@ -32,7 +32,9 @@
 #   recover-readd-rmsg.N      rmsg-perf recover: rxe0 deleted and made
 #                             again, repair times from its return
 #   lat-retain1-rmsg.N,       64-byte latency with the module's retain on
-#   lat-retain0-rmsg.N        (the default) and off, interleaved
+#   lat-retain0-rmsg.N        (the default) and off: a line per run
+#   retain-pairs.N            a line per pair of them run back to back:
+#                             {"bytes", "pair", "first", "on_us", "off_us"}
 #   env                       what ran where
 #   host.start, host.end      the host's load (written by make bench)
 #   *.log                     every program's own output, for when one fails
@@ -71,6 +73,13 @@ recover_faults=50
 # costing a second or so.
 readd_faults=10
 retain_param=/sys/module/rmsg/parameters/retain
+# What retention costs the 64-byte latency is a few per cent at most, less
+# than the drift of the host's load from one run to the next: so each round
+# runs retain_pairs pairs of runs, retention on and off back to back (which
+# goes first alternates), of retain_iters round trips each, and the report
+# takes the median of the pairs' ratios.
+retain_iters=2000
+retain_pairs=6
 
 # OUT is emptied by the caller (make bench), which also leaves host.* there.
 mkdir -p "$out"
@@ -95,6 +104,8 @@ mountpoint -q /sys/kernel/tracing ||
 	echo "rndv_lat_iters $rndv_lat_iters"
 	echo "recover_faults $recover_faults"
 	echo "readd_faults $readd_faults"
+	echo "retain_iters $retain_iters"
+	echo "retain_pairs $retain_pairs"
 	ib_write_lat --version 2>&1 | head -n 1 | sed 's/^/perftest /'
 } >"$out/env"
 
@@ -243,24 +254,45 @@ restore_retain() {
 }
 trap restore_retain EXIT
 
-# The resilience part of round R: repair times after QP errors, then the
-# 64-byte latency with retention on and off (which goes first alternates
-# from round to round, so that a drift in the host's load does not favour
-# one of them).
+# t_typical_us of the last line of FILE (rmsg-perf's JSON), or nothing.
+typical_us() {
+	tail -n 1 "$1" 2>/dev/null |
+		sed -n 's/.*"t_typical_us": \([0-9.]*\).*/\1/p'
+}
+
+# Pair P of round R: the 64-byte latency with retention on and off, back to
+# back, FIRST first; one line into retain-pairs.R when both ran.
+retain_pair() {
+	local r=$1 p=$2 first=$3 v st=0 on off
+	for v in "$first" "$((1 - first))"; do
+		set_retain "$v" || return 1
+		rmsg_pair "lat-retain$v-rmsg.$r" lat -- --json -s 64 \
+			-n "$retain_iters" lat || st=1
+	done
+	[ "$st" = 0 ] || return 1
+	on=$(typical_us "$out/lat-retain1-rmsg.$r")
+	off=$(typical_us "$out/lat-retain0-rmsg.$r")
+	[ -n "$on" ] && [ -n "$off" ] || return 1
+	printf '{"bytes": 64, "pair": %d, "first": %d, "on_us": %s, "off_us": %s}\n' \
+		"$p" "$first" "$on" "$off" >>"$out/retain-pairs.$r"
+}
+
+# The resilience part of round R: repair times after QP errors and after
+# the device's removal and return, then what retention costs the 64-byte
+# latency (retain_pairs pairs; which of a pair goes first alternates from
+# pair to pair and round to round, so that a drift in the host's load
+# favours neither).
 resil_round() {
-	local r=$1 st=0 order=("1" "0") v
+	local r=$1 st=0 p
 	log "round $r of $rounds: repair after QP errors"
 	rmsg_pair "recover-rmsg.$r" recover -T 120 -- --json -T 120 -s 64 \
 		-n "$recover_faults" recover || st=1
 	log "round $r of $rounds: repair after the device's removal and return"
 	rmsg_pair "recover-readd-rmsg.$r" recover -T 120 -- --json -T 120 \
 		-s 64 -n "$readd_faults" --fault=hca-readd recover || st=1
-	log "round $r of $rounds: 64-byte latency, retention on and off"
-	((r % 2)) || order=("0" "1")
-	for v in "${order[@]}"; do
-		set_retain "$v" || { st=1; continue; }
-		rmsg_pair "lat-retain$v-rmsg.$r" lat -- --json -s 64 \
-			-n "$lat_iters" lat || st=1
+	log "round $r of $rounds: 64-byte latency, retention on and off, $retain_pairs pairs"
+	for p in $(seq "$retain_pairs"); do
+		retain_pair "$r" "$p" "$(((r + p) % 2))" || st=1
 	done
 	restore_retain
 	return $st

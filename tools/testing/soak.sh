@@ -11,8 +11,9 @@
 #
 # SOAK_KINDS picks the classes, comma-separated (default
 # qp-error,disconnect,device-fatal,hca-readd); KIND:N gives one class its
-# own count (hca-readd takes about 1.5 s a fault under emulation: 1000 of
-# them are 25 minutes).
+# own count, KIND:N:R (or KIND::R) also its rendezvous period (below).
+# hca-readd takes about 1.5 s a fault under emulation: 1000 of them are 25
+# minutes.
 #
 # Each class is one run of `rmsg-perf recover`: SOAK_CHANNELS channels
 # (default 4), each with SOAK_WINDOW messages of SOAK_SIZE bytes out at
@@ -22,6 +23,14 @@
 # repeated, reordered or damaged, a channel that ends, a fault that is not
 # repaired, or a kernel warning fails the soak (rmsg-vm fails the run on a
 # kernel warning too).
+#
+# SOAK_RNDV_EVERY=N sends every Nth message of each channel's streams, both
+# ways, by rendezvous (rmsg-perf --rndv-every: RGet and RPut in turn, 1 B
+# to 192 KiB, every byte checked); 0 turns it off. The default is 7 for
+# qp-error and disconnect and 0 for device-fatal and hca-readd: a repair
+# that must move a channel to another device still ends it while a
+# rendezvous transfer the peer knows is under way (resilience.rst, "Not
+# yet").
 
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -47,14 +56,22 @@ status=0
 declare -A sum
 kinds=${SOAK_KINDS:-qp-error,disconnect,device-fatal,hca-readd}
 for spec in ${kinds//,/ }; do
-	kind=${spec%%:*}
-	n=$faults
-	[ "$kind" = "$spec" ] || n=${spec#*:}
-	log "$n $kind faults, $channels channels x $window messages of $size bytes"
+	IFS=: read -r kind n every <<<"$spec"
+	n=${n:-$faults}
+	if [ -z "$every" ]; then
+		case $kind in
+		qp-error|disconnect) every=${SOAK_RNDV_EVERY:-7} ;;
+		*) every=${SOAK_RNDV_EVERY:-0} ;;
+		esac
+	fi
+	mix=
+	[ "$every" = 0 ] || mix=", every $every by rendezvous"
+	log "$n $kind faults, $channels channels x $window messages of $size bytes$mix"
 	taskset -c 0 "$perf" -T 120 recover >"$out/$kind.server.log" 2>&1 &
 	spid=$!
 	taskset -c 1 "$perf" --json -T 120 -s "$size" -c "$channels" \
 		-W "$window" --full-check --fault="$kind" -n "$n" \
+		--rndv-every="$every" \
 		-i "$interval" recover "$addr" >"$out/$kind.json" \
 		2>"$out/$kind.log"
 	st=$?
@@ -66,18 +83,21 @@ for spec in ${kinds//,/ }; do
 		status=1
 		continue
 	fi
-	printf '%-10s faults %s, repairs %s (server %s), written again %s msgs/%s bytes (server %s/%s), messages %s sent %s back, lost %s, duplicated %s, failures %s, recovery p50 %s ms p99 %s ms max %s ms, %s s\n' \
+	printf '%-10s faults %s, repairs %s (server %s), written again %s msgs/%s bytes (server %s/%s), messages %s sent %s back (rendezvous %s/%s), lost %s, duplicated %s, failures %s, recovery p50 %s ms p99 %s ms max %s ms, channels recovering %s ms, %s s\n' \
 		"$kind" "$(field faults "$json")" "$(field repairs "$json")" \
 		"$(field peer_repairs "$json")" "$(field retx_msgs "$json")" \
 		"$(field retx_bytes "$json")" "$(field peer_retx_msgs "$json")" \
 		"$(field peer_retx_bytes "$json")" \
 		"$(field msgs_sent "$json")" "$(field msgs_received "$json")" \
+		"$(field rndv_sent "$json")" "$(field rndv_received "$json")" \
 		"$(field lost "$json")" "$(field dups "$json")" \
 		"$(field failures "$json")" "$(field recovery_ms_p50 "$json")" \
 		"$(field recovery_ms_p99 "$json")" \
-		"$(field recovery_ms_max "$json")" "$(field seconds "$json")"
+		"$(field recovery_ms_max "$json")" \
+		"$(field recovering_ms "$json")" "$(field seconds "$json")"
 	for k in faults repairs peer_repairs retx_msgs retx_bytes \
-		 peer_retx_msgs peer_retx_bytes msgs_sent lost dups failures; do
+		 peer_retx_msgs peer_retx_bytes msgs_sent rndv_sent lost dups \
+		 failures; do
 		sum[$k]=$((${sum[$k]:-0} + $(field "$k" "$json")))
 	done
 	if [ "$(field faults "$json")" -lt "$n" ] ||
@@ -94,11 +114,11 @@ if dmesg | grep -Eq "$bad"; then
 	status=1
 fi
 
-printf 'total      faults %s, repairs %s (server %s), written again %s msgs/%s bytes (server %s/%s), messages %s, lost %s, duplicated %s, failures %s, %s s\n' \
+printf 'total      faults %s, repairs %s (server %s), written again %s msgs/%s bytes (server %s/%s), messages %s (rendezvous %s), lost %s, duplicated %s, failures %s, %s s\n' \
 	"${sum[faults]:-0}" "${sum[repairs]:-0}" "${sum[peer_repairs]:-0}" \
 	"${sum[retx_msgs]:-0}" "${sum[retx_bytes]:-0}" \
 	"${sum[peer_retx_msgs]:-0}" "${sum[peer_retx_bytes]:-0}" \
-	"${sum[msgs_sent]:-0}" "${sum[lost]:-0}" "${sum[dups]:-0}" \
+	"${sum[msgs_sent]:-0}" "${sum[rndv_sent]:-0}" "${sum[lost]:-0}" "${sum[dups]:-0}" \
 	"${sum[failures]:-0}" "$(($(date +%s) - start))"
 [ "$status" = 0 ] && log "passed" || log "FAILED"
 exit "$status"
