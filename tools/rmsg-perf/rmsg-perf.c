@@ -425,26 +425,12 @@ static void wait_init(struct waiter *wt, const char *what)
 	wt->what = what;
 }
 
-/*
- * Why a channel of recover's rendezvous mix may have ended with @err: a
- * repair that must move it to another device ends it while a rendezvous
- * transfer whose keys the peer knows is under way (ENODEV after a device's
- * removal, EIO after its fatal error).
- */
-static const char *end_hint(struct worker *w, int err)
-{
-	if (!w->rndv_every || (err != -ENODEV && err != -EIO))
-		return "";
-	return " (the repair had to leave the channel's device with rendezvous transfers under way, whose keys the peer holds: such a channel ends until keys travel again, Documentation/resilience.rst, \"Not yet\")";
-}
-
 static void tick(struct worker *w, struct waiter *wt)
 {
 	if (w->lost)
-		die(w, "channel %u ended while waiting for %s: %s%s",
+		die(w, "channel %u ended while waiting for %s: %s",
 		    w->lost_id, wt->what, w->lost == -ECONNRESET ?
-		    "closed by the peer" : strerror(-w->lost),
-		    end_hint(w, w->lost));
+		    "closed by the peer" : strerror(-w->lost));
 	wt->spins++;
 	if (!(wt->spins & 63) && pump(w) > 0)
 		wt->deadline = now_ns() + opt.timeout_s * 1000000000ULL;
@@ -545,8 +531,8 @@ static void on_op(struct worker *w, const struct rmsg_event *ev)
 	if (ev->res && !w->closing && !w->aborting) {
 		if (ev->res == -EINVAL && (w->flags & CTL_F_PUT))
 			give_up(w, "RPut (--put) refused with EINVAL: this rmsg module does not do RMSG_RNDV_F_PUT");
-		die(w, "send on channel %u: %s%s", ev->channel,
-		    strerror(-ev->res), end_hint(w, ev->res));
+		die(w, "send on channel %u: %s", ev->channel,
+		    strerror(-ev->res));
 	}
 	if (!c || !c->inflight)
 		die(w, "completion of a send not made, channel %u",
@@ -1651,9 +1637,9 @@ static void mix_op(struct worker *w, struct chan *c,
 	slot = mix_slot(w, seq);
 	if (ev->user_data & TAG_TX) {
 		if (ev->res)
-			die(w, "rendezvous send (%s) of message %" PRIu64 " (%u bytes) on channel %u failed: %s%s",
+			die(w, "rendezvous send (%s) of message %" PRIu64 " (%u bytes) on channel %u failed: %s",
 			    mix_proto(w, seq), seq, len, c->id,
-			    strerror(-ev->res), end_hint(w, ev->res));
+			    strerror(-ev->res));
 		if (!(c->tx_busy & (1U << slot)) || !c->inflight)
 			die(w, "completion of a rendezvous send not made, channel %u, message %" PRIu64,
 			    c->id, seq);
@@ -1665,9 +1651,8 @@ static void mix_op(struct worker *w, struct chan *c,
 		die(w, "completion of a rendezvous answer not made, channel %u, message %" PRIu64,
 		    c->id, seq);
 	if (ev->res)
-		die(w, "rendezvous message %" PRIu64 " (%s, %u bytes) on channel %u: its answer failed: %s%s",
-		    seq, mix_proto(w, seq), len, c->id, strerror(-ev->res),
-		    end_hint(w, ev->res));
+		die(w, "rendezvous message %" PRIu64 " (%s, %u bytes) on channel %u: its answer failed: %s",
+		    seq, mix_proto(w, seq), len, c->id, strerror(-ev->res));
 	buf = mix_buf(w, c, seq, false);
 	if (ev->len != len || !stamp_ok(buf, len, seq, true)) {
 		if (len >= 8)

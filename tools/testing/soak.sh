@@ -27,10 +27,8 @@
 # SOAK_RNDV_EVERY=N sends every Nth message of each channel's streams, both
 # ways, by rendezvous (rmsg-perf --rndv-every: RGet and RPut in turn, 1 B
 # to 192 KiB, every byte checked); 0 turns it off. The default is 7 for
-# qp-error and disconnect and 0 for device-fatal and hca-readd: a repair
-# that must move a channel to another device still ends it while a
-# rendezvous transfer the peer knows is under way (resilience.rst, "Not
-# yet").
+# every class (transfers under way when a channel moves to another device
+# get new keys: resilience.rst, "Moving to another device").
 
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -59,10 +57,7 @@ for spec in ${kinds//,/ }; do
 	IFS=: read -r kind n every <<<"$spec"
 	n=${n:-$faults}
 	if [ -z "$every" ]; then
-		case $kind in
-		qp-error|disconnect) every=${SOAK_RNDV_EVERY:-7} ;;
-		*) every=${SOAK_RNDV_EVERY:-0} ;;
-		esac
+		every=${SOAK_RNDV_EVERY:-7}
 	fi
 	mix=
 	[ "$every" = 0 ] || mix=", every $every by rendezvous"
