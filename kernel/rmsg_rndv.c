@@ -1480,7 +1480,11 @@ static void rmsg_rndv_rx_progress(struct rmsg_channel *ch)
  */
 void rmsg_rndv_progress(struct rmsg_channel *ch)
 {
-	if (!ch->rndv.seg_shift)
+	/*
+	 * Between devices (ep->lock guards ch->rdev) nothing can move, and
+	 * nothing is mapped to undo: the next device takes it up.
+	 */
+	if (!ch->rndv.seg_shift || !ch->rdev)
 		return;
 	rmsg_rndv_tx_progress(ch);
 	if (ch->tx_live)
