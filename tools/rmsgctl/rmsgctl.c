@@ -313,15 +313,23 @@ static int cmd_chan(void)
 {
 	struct rmsg_dev_info *devs = NULL;
 	struct rmsg_chan_info *chans;
-	int fd, n, ndevs;
+	int fd, i, n, ndevs;
 	uint32_t own;
 
 	fd = open_device();
 	if (fd < 0)
 		return 1;
 	n = rmsg_chan_list(fd, RMSG_CHAN_LIST_F_ALL, &chans, &own);
-	/* For the devices' names; without them, their numbers. */
-	ndevs = n < 0 ? 0 : rmsg_query_devices(fd, &devs, NULL);
+	/*
+	 * For the devices' names (without them, their numbers); only when a
+	 * channel is on one: querying ports makes some drivers log.
+	 */
+	ndevs = 0;
+	for (i = 0; i < n; i++)
+		if (chans[i].dev)
+			ndevs = -1;
+	if (ndevs)
+		ndevs = rmsg_query_devices(fd, &devs, NULL);
 	if (ndevs < 0) {
 		ndevs = 0;
 		devs = NULL;
