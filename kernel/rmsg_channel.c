@@ -1512,6 +1512,13 @@ static int rmsg_cm_repair_request(struct rmsg_endpoint *ep,
 	if (verdict == RMSG_REPAIR_ACCEPT && ch->repair_id && ch->stale_id)
 		verdict = RMSG_REPAIR_STALE;	/* come again later */
 	if (verdict == RMSG_REPAIR_ACCEPT) {
+		/*
+		 * An attempt taken before and not finished is one the peer
+		 * gave up (it may never have heard our answer, on a path
+		 * that fails one way): drop it now, take this one.
+		 */
+		if (ch->state == RMSG_CHAN_RECOVERING && ch->cm_id)
+			set_bit(RMSG_CHAN_ATTEMPT_FAILED, &ch->flags);
 		/* The peer saw the fault first. */
 		if (ch->state == RMSG_CHAN_OPEN)
 			rmsg_chan_fault_locked(ch, -ECONNRESET);

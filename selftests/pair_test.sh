@@ -199,7 +199,7 @@ rxe_counters() {
 	local f d
 
 	for d in rxe0 rxe1; do
-		for f in /sys/class/infiniband/$d/ports/1/hw_counters/*; do
+		for f in "/sys/class/infiniband/$d"/ports/1/hw_counters/*; do
 			[ -e "$f" ] && echo "$d.$(basename "$f")=$(cat "$f")"
 		done
 	done | sort
