@@ -59,6 +59,9 @@ struct rmsg_device *rmsg_device_attach(struct ib_device *ibdev,
 				       struct list_head *node);
 bool rmsg_device_detach(struct rmsg_device *rdev, struct list_head *node);
 void rmsg_device_fatal(struct rmsg_device *rdev);
+struct net;
+struct rmsg_addrs;
+void rmsg_local_addrs(struct net *net, bool v6, struct rmsg_addrs *out);
 int rmsg_devices_list(struct rmsg_dev_info *out, u32 capacity, u32 *total,
 		      u32 *generation);
 

@@ -88,6 +88,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#include <net/ipv6.h>
 #include <rdma/ib_cm.h>
 #include <asm/unaligned.h>
 #include <rdma/rdma_cm.h>
@@ -474,11 +475,22 @@ static void rmsg_chan_fault(struct rmsg_channel *ch, int error)
 	mutex_unlock(&ch->ep->chan_lock);
 }
 
-static void rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
-			    struct rmsg_wire_hello *wire);
+/*
+ * What a REQ or REP carries: the hello, and after an ACCEPT the accepting
+ * side's addresses (the REP has room for them, the REQ has not).
+ */
+struct rmsg_conn_data {
+	struct rmsg_wire_hello hello;
+	struct rmsg_wire_addrs addrs;
+};
+static_assert(offsetof(struct rmsg_conn_data, addrs) == RMSG_WIRE_HELLO_SIZE);
+static_assert(sizeof(struct rmsg_conn_data) <= RMSG_WIRE_REP_SIZE);
+
+static u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
+			   struct rmsg_conn_data *data);
 static void rmsg_conn_param(struct rmsg_channel *ch, struct rdma_cm_id *id,
 			    struct rdma_conn_param *param,
-			    struct rmsg_wire_hello *hello);
+			    struct rmsg_conn_data *data, u32 len);
 
 /*
  * The program accepted a request (RMSG_IOC_ACCEPT). rdma_accept() needs
@@ -489,8 +501,9 @@ static void rmsg_conn_param(struct rmsg_channel *ch, struct rdma_cm_id *id,
 static void rmsg_chan_do_accept(struct rmsg_channel *ch)
 {
 	struct rdma_conn_param param;
-	struct rmsg_wire_hello hello;
+	struct rmsg_conn_data data;
 	bool go;
+	u32 len;
 	int ret;
 
 	rdma_lock_handler(ch->cm_id);
@@ -499,8 +512,8 @@ static void rmsg_chan_do_accept(struct rmsg_channel *ch)
 	mutex_unlock(&ch->ep->chan_lock);
 	ret = 0;
 	if (go) {
-		rmsg_chan_hello(ch, RMSG_HELLO_ACCEPT, &hello);
-		rmsg_conn_param(ch, ch->cm_id, &param, &hello);
+		len = rmsg_chan_hello(ch, RMSG_HELLO_ACCEPT, &data);
+		rmsg_conn_param(ch, ch->cm_id, &param, &data, len);
 		ret = rdma_accept(ch->cm_id, &param);
 	}
 	rdma_unlock_handler(ch->cm_id);
@@ -940,6 +953,7 @@ static bool rmsg_chan_dev_release(struct rmsg_channel *ch)
 	mutex_lock(&ch->ep->lock);
 	ch->rdev = NULL;
 	mutex_unlock(&ch->ep->lock);
+	WRITE_ONCE(ch->dev_id, 0);
 	return rmsg_device_detach(rdev, &ch->dev_node);
 }
 
@@ -969,6 +983,7 @@ static int rmsg_chan_dev_create(struct rmsg_channel *ch,
 	mutex_lock(&ch->ep->lock);
 	ch->rdev = rdev;
 	mutex_unlock(&ch->ep->lock);
+	WRITE_ONCE(ch->dev_id, ibdev->index + 1);
 
 	ret = rmsg_block_map(ch);
 	if (!ret)
@@ -1053,8 +1068,12 @@ static void rmsg_chan_release_verbs(struct rmsg_channel *ch)
 		rmsg_pages_put(block);
 }
 
-static void rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
-			    struct rmsg_wire_hello *wire)
+/*
+ * The hello of a REQ or REP in @data; an ACCEPT lists the addresses the
+ * peer's repairs may dial after it. Return: the bytes of @data to send.
+ */
+static u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
+			   struct rmsg_conn_data *data)
 {
 	struct rmsg_hello hello = {
 		.kind		= kind,
@@ -1068,6 +1087,7 @@ static void rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
 		.flags		= ch->rx_imm ? RMSG_HELLO_F_IMM_ARRIVAL : 0,
 		.epoch		= ch->resil.epoch,
 	};
+	struct rmsg_addrs addrs;
 
 	if (ch->rndv.rekey_hello)
 		hello.flags |= RMSG_HELLO_F_REKEY;
@@ -1079,12 +1099,25 @@ static void rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
 		hello.rx_freed = ch->credit;
 	}
 
-	rmsg_hello_encode(wire, &hello);
+	rmsg_hello_encode(&data->hello, &hello);
+	if (kind != RMSG_HELLO_ACCEPT)
+		return sizeof(data->hello);
+	/*
+	 * Where the peer finds us again: every address a listener on a
+	 * wildcard address hears, on a device that can carry the channel.
+	 * A listener bound to one address hears only that one, which the
+	 * peer dialled already: the list is empty.
+	 */
+	addrs.count = 0;
+	if (ch->adv_family && ch->cm_id)
+		rmsg_local_addrs(ch->cm_id->route.addr.dev_addr.net,
+				 ch->adv_family == AF_INET6, &addrs);
+	return sizeof(data->hello) + rmsg_addrs_encode(&data->addrs, &addrs);
 }
 
 static void rmsg_conn_param(struct rmsg_channel *ch, struct rdma_cm_id *id,
 			    struct rdma_conn_param *param,
-			    struct rmsg_wire_hello *hello)
+			    struct rmsg_conn_data *data, u32 len)
 {
 	unsigned int timeout = READ_ONCE(ack_timeout);
 
@@ -1092,8 +1125,8 @@ static void rmsg_conn_param(struct rmsg_channel *ch, struct rdma_cm_id *id,
 	if (timeout)
 		rdma_set_ack_timeout(id, min(timeout, 31U));
 	memset(param, 0, sizeof(*param));
-	param->private_data = hello;
-	param->private_data_len = sizeof(*hello);
+	param->private_data = data;
+	param->private_data_len = len;
 	/* Room for rendezvous reads from the start. */
 	param->responder_resources = rmsg_rd_depth(ch->rdev->ibdev);
 	param->initiator_depth = param->responder_resources;
@@ -1102,6 +1135,79 @@ static void rmsg_conn_param(struct rmsg_channel *ch, struct rdma_cm_id *id,
 }
 
 /* --- repair ------------------------------------------------------------ */
+
+/*
+ * Failover: the connecting side dials the address the channel was opened
+ * with, or another of the peer's (rmsg_cm_peer_addrs()); each failed
+ * attempt moves to the next, round-robin.
+ */
+
+/* The address family of a wildcard address @ss, else 0. */
+static sa_family_t rmsg_wildcard_family(const struct sockaddr_storage *ss)
+{
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)ss;
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)ss;
+
+	if (ss->ss_family == AF_INET && sin->sin_addr.s_addr == INADDR_ANY)
+		return AF_INET;
+	if (ss->ss_family == AF_INET6 && ipv6_addr_any(&sin6->sin6_addr))
+		return AF_INET6;
+	return 0;
+}
+
+static __be16 rmsg_sockaddr_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)ss)->sin_port;
+	return ((const struct sockaddr_in6 *)ss)->sin6_port;
+}
+
+/* @a as a socket address with @port. */
+static void rmsg_addr_sockaddr(const struct rmsg_addr *a, __be16 port,
+			       struct sockaddr_storage *ss)
+{
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (a->family == RMSG_ADDR_IPV4) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = port;
+		memcpy(&sin->sin_addr, a->addr, sizeof(sin->sin_addr));
+	} else {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = port;
+		memcpy(&sin6->sin6_addr, a->addr, sizeof(sin6->sin6_addr));
+	}
+}
+
+/* The same host address (the port aside)? */
+static bool rmsg_sockaddr_same_ip(const struct sockaddr_storage *a,
+				  const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (a->ss_family == AF_INET6)
+		return ipv6_addr_equal(&((const struct sockaddr_in6 *)a)->sin6_addr,
+				       &((const struct sockaddr_in6 *)b)->sin6_addr);
+	return false;
+}
+
+/* Where the next attempt dials. Caller holds ep->chan_lock. */
+static void rmsg_dial_addr(struct rmsg_channel *ch,
+			   struct sockaddr_storage *ss)
+{
+	u32 i = ch->dial_idx;
+
+	if (!i || i > ch->alt_addrs.count)
+		*ss = ch->peer_addr;
+	else
+		rmsg_addr_sockaddr(&ch->alt_addrs.addr[i - 1],
+				   rmsg_sockaddr_port(&ch->peer_addr), ss);
+}
 
 /* Run the work at @when, or at the give-up deadline if that comes first. */
 static void rmsg_repair_wake_at(struct rmsg_channel *ch, unsigned long when)
@@ -1155,6 +1261,7 @@ static int rmsg_repair_drop(struct rmsg_channel *ch)
 /* DIALING: a new rdma_cm id for the next attempt, resolving the peer. */
 static int rmsg_repair_dial(struct rmsg_channel *ch)
 {
+	struct sockaddr_storage dst;
 	struct rdma_cm_id *id;
 
 	id = rdma_create_id(ch->net, rmsg_cm_handler, &ch->cm, RDMA_PS_TCP,
@@ -1165,11 +1272,14 @@ static int rmsg_repair_dial(struct rmsg_channel *ch)
 	ch->cm_id = id;
 	ch->resil.epoch++;
 	ch->resil.attempts++;
+	rmsg_dial_addr(ch, &dst);
 	mutex_unlock(&ch->ep->chan_lock);
 	rmsg_repair_set_phase(ch, RMSG_REPAIR_DIALING);
+	pr_debug("channel %u: attempt %u dials %pISp (address %u)\n", ch->id,
+		 ch->resil.attempts, &dst, ch->dial_idx);
 	ch->attempt_end = jiffies + msecs_to_jiffies(repair_attempt_ms);
 	rmsg_repair_wake_at(ch, ch->attempt_end);
-	return rdma_resolve_addr(id, NULL, (struct sockaddr *)&ch->peer_addr,
+	return rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst,
 				 ch->resolve_ms);
 }
 
@@ -1211,9 +1321,10 @@ static int rmsg_repair_adopt(struct rmsg_channel *ch)
 {
 	struct rmsg_endpoint *ep = ch->ep;
 	struct rdma_conn_param param;
-	struct rmsg_wire_hello hello;
+	struct rmsg_conn_data data;
 	struct rdma_cm_id *id, *stale;
 	struct rmsg_hello peer;
+	u32 len;
 	int ret;
 
 	mutex_lock(&ep->chan_lock);
@@ -1240,8 +1351,8 @@ static int rmsg_repair_adopt(struct rmsg_channel *ch)
 	if (!ret)
 		ret = rmsg_data_resume(ch, &peer);
 	if (!ret) {
-		rmsg_chan_hello(ch, RMSG_HELLO_ACCEPT, &hello);
-		rmsg_conn_param(ch, id, &param, &hello);
+		len = rmsg_chan_hello(ch, RMSG_HELLO_ACCEPT, &data);
+		rmsg_conn_param(ch, id, &param, &data, len);
 		ret = rdma_accept(id, &param);
 	}
 	rdma_unlock_handler(id);
@@ -1317,6 +1428,13 @@ static void rmsg_chan_repair(struct rmsg_channel *ch)
 		   ch->phase == RMSG_REPAIR_ACCEPTING) &&
 		  time_after_eq(now, ch->attempt_end));
 	if (ch->phase == RMSG_REPAIR_DOWN || failed) {
+		/* An attempt failed: the next one tries the next address. */
+		if (failed && ch->phase == RMSG_REPAIR_DIALING) {
+			mutex_lock(&ch->ep->chan_lock);
+			ch->dial_idx = (ch->dial_idx + 1) %
+				       (ch->alt_addrs.count + 1);
+			mutex_unlock(&ch->ep->chan_lock);
+		}
 		ret = rmsg_repair_drop(ch);
 		if (ret) {
 			rmsg_chan_kill(ch, ret == -EBUSY ? ch->resil.last_error :
@@ -1419,6 +1537,13 @@ static int rmsg_cm_repair_request(struct rmsg_endpoint *ep,
 	if (verdict == RMSG_REPAIR_ACCEPT && ch->repair_id && ch->stale_id)
 		verdict = RMSG_REPAIR_STALE;	/* come again later */
 	if (verdict == RMSG_REPAIR_ACCEPT) {
+		/*
+		 * An attempt taken before and not finished is one the peer
+		 * gave up (it may never have heard our answer, on a path
+		 * that fails one way): drop it now, take this one.
+		 */
+		if (ch->state == RMSG_CHAN_RECOVERING && ch->cm_id)
+			set_bit(RMSG_CHAN_ATTEMPT_FAILED, &ch->flags);
 		/* The peer saw the fault first. */
 		if (ch->state == RMSG_CHAN_OPEN)
 			rmsg_chan_fault_locked(ch, -ECONNRESET);
@@ -1579,8 +1704,9 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 {
 	struct rmsg_endpoint *ep = l->ep;
 	struct rdma_conn_param param;
-	struct rmsg_wire_hello hello;
+	struct rmsg_conn_data data;
 	struct rmsg_channel *ch;
+	u32 len;
 	int ret;
 
 	ch = kzalloc(sizeof(*ch), GFP_KERNEL);
@@ -1603,6 +1729,7 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 					   RMSG_CHAN_ACCEPTING,
 		       l->user_data, l->block_size);
 	ch->cm_id = cm_id;
+	ch->adv_family = rmsg_wildcard_family(&l->addr);
 
 	ret = rmsg_chan_publish(ch);
 	if (ret) {
@@ -1620,8 +1747,8 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 		return 0;
 	}
 	if (!ret) {
-		rmsg_chan_hello(ch, RMSG_HELLO_ACCEPT, &hello);
-		rmsg_conn_param(ch, cm_id, &param, &hello);
+		len = rmsg_chan_hello(ch, RMSG_HELLO_ACCEPT, &data);
+		rmsg_conn_param(ch, cm_id, &param, &data, len);
 		ret = rdma_accept(cm_id, &param);
 	}
 	if (ret) {
@@ -1633,6 +1760,53 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 		rmsg_chan_free(ch);
 	}
 	return ret;
+}
+
+/*
+ * The peer's addresses after its ACCEPT hello (connecting side): kept for
+ * the repairs, less those equal to the address the channel was opened
+ * with; the next repair starts at the address this connection is on.
+ */
+static int rmsg_cm_peer_addrs(struct rmsg_channel *ch,
+			      struct rdma_cm_id *cm_id,
+			      const struct rdma_cm_event *event)
+{
+	const u8 *p = event->param.conn.private_data;
+	u32 len = event->param.conn.private_data_len;
+	struct sockaddr_storage *dst = &cm_id->route.addr.dst_addr;
+	struct sockaddr_storage ss;
+	struct rmsg_addrs addrs;
+	u32 i, j, n = 0, idx = 0;
+	int ret;
+
+	addrs.count = 0;
+	if (p && len > RMSG_WIRE_HELLO_SIZE) {
+		ret = rmsg_addrs_decode(&addrs, p + RMSG_WIRE_HELLO_SIZE,
+					len - RMSG_WIRE_HELLO_SIZE);
+		if (ret)
+			return ret;
+	}
+	for (i = 0; i < addrs.count; i++) {
+		rmsg_addr_sockaddr(&addrs.addr[i],
+				   rmsg_sockaddr_port(&ch->peer_addr), &ss);
+		if (rmsg_sockaddr_same_ip(&ss, &ch->peer_addr))
+			continue;
+		for (j = 0; j < n; j++)
+			if (!memcmp(&addrs.addr[j], &addrs.addr[i],
+				    sizeof(addrs.addr[i])))
+				break;
+		if (j < n)
+			continue;
+		if (rmsg_sockaddr_same_ip(&ss, dst))
+			idx = n + 1;
+		addrs.addr[n++] = addrs.addr[i];
+	}
+	addrs.count = n;
+	mutex_lock(&ch->ep->chan_lock);
+	ch->alt_addrs = addrs;
+	ch->dial_idx = idx;
+	mutex_unlock(&ch->ep->chan_lock);
+	return 0;
 }
 
 /* A repair's ACCEPT hello: the same peer, and where it wants us to go on. */
@@ -1648,6 +1822,9 @@ static int rmsg_cm_repair_accepted(struct rmsg_channel *ch,
 		return -EPROTO;
 	if (h.incarnation != ch->peer.incarnation)
 		return -ECONNRESET;	/* a stranger now: it restarted */
+	ret = rmsg_cm_peer_addrs(ch, ch->cm_id, event);
+	if (ret)
+		return ret;
 	return rmsg_data_resume(ch, &h);
 }
 
@@ -1656,8 +1833,9 @@ static int rmsg_cm_channel_event(struct rmsg_channel *ch,
 				 const struct rdma_cm_event *event)
 {
 	struct rdma_conn_param param;
-	struct rmsg_wire_hello hello;
+	struct rmsg_conn_data data;
 	bool repair;
+	u32 len;
 	int ret;
 
 	/*
@@ -1681,9 +1859,10 @@ static int rmsg_cm_channel_event(struct rmsg_channel *ch,
 		ret = repair ? rmsg_chan_connection(ch, cm_id) :
 			       rmsg_chan_create_qp(ch);
 		if (!ret) {
-			rmsg_chan_hello(ch, repair ? RMSG_HELLO_RECONNECT :
-					    RMSG_HELLO_CONNECT, &hello);
-			rmsg_conn_param(ch, cm_id, &param, &hello);
+			len = rmsg_chan_hello(ch, repair ?
+					      RMSG_HELLO_RECONNECT :
+					      RMSG_HELLO_CONNECT, &data);
+			rmsg_conn_param(ch, cm_id, &param, &data, len);
 			ret = rdma_connect_locked(cm_id, &param);
 		}
 		if (ret)
@@ -1702,6 +1881,8 @@ static int rmsg_cm_channel_event(struct rmsg_channel *ch,
 						event->param.conn.private_data_len);
 			if (!ret && ch->peer.kind != RMSG_HELLO_ACCEPT)
 				ret = -EPROTO;
+			if (!ret)
+				ret = rmsg_cm_peer_addrs(ch, cm_id, event);
 			if (!ret)
 				ret = rmsg_data_shadow_create(ch);
 			if (ret) {

@@ -353,6 +353,8 @@ struct rmsg_rndv {
  *	repair has none (written under @ep->lock, and in the channel's work
  *	or its cm_id's handler)
  * @dev_node: entry in @rdev->channels
+ * @dev_id: @rdev's RDMA core index plus one, 0 while on none: for the
+ *	channel list only (read without a lock)
  * @qp: the RC queue pair (owned by @cm_id)
  * @post_lock: held by posters that run outside ep->lock (control sends)
  *	and by a fence with its REG_MRs, which nothing may come between
@@ -438,6 +440,14 @@ struct rmsg_rndv {
  *
  * Repairs (rmsg_channel.c), in the channel's work unless said otherwise:
  * @peer_addr: where the connecting side dials again
+ * @alt_addrs: connecting side: the peer's other addresses, from its
+ *	newest ACCEPT (those equal to @peer_addr's left out; chan_lock)
+ * @dial_idx: connecting side: the address of the next attempt: 0 for
+ *	@peer_addr, N for @alt_addrs.addr[N - 1] (chan_lock)
+ * @adv_family: accepting side: its listener's address family when that
+ *	listener is bound to a wildcard address (it hears every local
+ *	address), else 0; the ACCEPT lists local addresses of that family
+ *	(and IPv4 for AF_INET6) for the peer's repairs to dial
  * @resolve_ms: its address and route resolution timeout
  * @phase: enum rmsg_repair_phase
  * @repair_id: accepting side: the newest attempt to adopt (chan_lock)
@@ -467,6 +477,7 @@ struct rmsg_channel {
 	struct rdma_cm_id *cm_id;
 	struct rmsg_device *rdev;
 	struct list_head dev_node;
+	u32 dev_id;
 	struct ib_qp *qp;
 	spinlock_t post_lock;
 	struct ib_cq *cq;
@@ -534,6 +545,9 @@ struct rmsg_channel {
 	struct rmsg_chan_resil resil;
 
 	struct sockaddr_storage peer_addr;
+	struct rmsg_addrs alt_addrs;
+	u32 dial_idx;
+	sa_family_t adv_family;
 	u32 resolve_ms;
 	struct net *net;
 	enum rmsg_repair_phase phase;

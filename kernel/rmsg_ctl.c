@@ -147,6 +147,7 @@ static void rmsg_ctl_info(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 	    now > r->recover_start)
 		info->recover_ns += now - r->recover_start;
 	info->block_size = ch->block_size;
+	info->dev = READ_ONCE(ch->dev_id);
 }
 
 /**

@@ -18,9 +18,14 @@
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/inetdevice.h>
+#include <linux/netdevice.h>
+#include <net/addrconf.h>
+#include <net/if_inet6.h>
 #include <rdma/ib_cache.h>
 
 #include "rmsg.h"
+#include "rmsg_wire.h"
 
 static LIST_HEAD(rmsg_devices);
 static DEFINE_MUTEX(rmsg_devices_lock);
@@ -80,6 +85,89 @@ static void rmsg_ib_event(struct ib_event_handler *handler,
 	}
 	pr_debug("%s: event %s\n", dev_name(&rdev->ibdev->dev),
 		 ib_event_msg(event->event));
+}
+
+static void rmsg_addrs_add(struct rmsg_addrs *out, u8 family,
+			   const void *addr, size_t len)
+{
+	struct rmsg_addr *a;
+
+	if (out->count >= ARRAY_SIZE(out->addr))
+		return;
+	a = &out->addr[out->count];
+	memset(a, 0, sizeof(*a));
+	a->family = family;
+	memcpy(a->addr, addr, len);
+	if (rmsg_addr_usable(a))
+		out->count++;
+}
+
+static void rmsg_addrs_v6(struct net_device *ndev, struct rmsg_addrs *out)
+{
+#if IS_ENABLED(CONFIG_IPV6)
+	struct inet6_ifaddr *ifp;
+	struct inet6_dev *idev;
+
+	idev = __in6_dev_get(ndev);
+	if (!idev)
+		return;
+	read_lock_bh(&idev->lock);
+	list_for_each_entry(ifp, &idev->addr_list, if_list) {
+		/* Not yet (or never) the node's: nobody answers there. */
+		if (ifp->flags & (IFA_F_TENTATIVE | IFA_F_DADFAILED))
+			continue;
+		rmsg_addrs_add(out, RMSG_ADDR_IPV6, &ifp->addr,
+			       sizeof(ifp->addr));
+	}
+	read_unlock_bh(&idev->lock);
+#endif
+}
+
+/**
+ * rmsg_local_addrs() - addresses a peer may dial to reach this node by RDMA
+ * @net: the network namespace
+ * @v6: IPv6 addresses too (after every IPv4 one), not only IPv4
+ * @out: filled with at most RMSG_WIRE_ADDRS_MAX of them
+ *
+ * The addresses of every network device in @net that is up, has its
+ * carrier and has an RDMA device (RoCE, iWARP), in the order of the
+ * devices; those rmsg_addr_usable() refuses (loopback, IPv6 link-local,
+ * ...) are left out. An accepting side sends them in its ACCEPT, so that
+ * a repair may dial another of them when the first fails.
+ */
+void rmsg_local_addrs(struct net *net, bool v6, struct rmsg_addrs *out)
+{
+	struct net_device *ndev;
+	struct ib_device *ibdev;
+	const struct in_ifaddr *ifa;
+	struct in_device *in_dev;
+	int pass;
+
+	out->count = 0;
+	rcu_read_lock();
+	for (pass = 0; pass < (v6 ? 2 : 1); pass++) {
+		for_each_netdev_rcu(net, ndev) {
+			if (!netif_running(ndev) || !netif_carrier_ok(ndev))
+				continue;
+			ibdev = ib_device_get_by_netdev(ndev,
+							RDMA_DRIVER_UNKNOWN);
+			if (!ibdev)
+				continue;
+			ib_device_put(ibdev);
+			if (pass) {
+				rmsg_addrs_v6(ndev, out);
+				continue;
+			}
+			in_dev = __in_dev_get_rcu(ndev);
+			if (!in_dev)
+				continue;
+			in_dev_for_each_ifa_rcu(ifa, in_dev)
+				rmsg_addrs_add(out, RMSG_ADDR_IPV4,
+					       &ifa->ifa_local,
+					       sizeof(ifa->ifa_local));
+		}
+	}
+	rcu_read_unlock();
 }
 
 static int rmsg_ib_add(struct ib_device *ibdev)

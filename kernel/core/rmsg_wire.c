@@ -13,6 +13,12 @@
 /* The wire struct must fill the REQ private data exactly, with no holes. */
 static_assert(sizeof(struct rmsg_wire_hello) == RMSG_WIRE_HELLO_SIZE);
 static_assert(sizeof(struct rmsg_wire_ctrl) == RMSG_WIRE_CTRL_SIZE);
+/* An ACCEPT and the longest address list fit the REP's private data. */
+static_assert(sizeof(struct rmsg_wire_addr) == RMSG_WIRE_ADDR_SIZE);
+static_assert(sizeof(struct rmsg_wire_addrs) == RMSG_WIRE_ADDRS_HDR +
+	      RMSG_WIRE_ADDRS_MAX * RMSG_WIRE_ADDR_SIZE);
+static_assert(RMSG_WIRE_HELLO_SIZE + sizeof(struct rmsg_wire_addrs) <=
+	      RMSG_WIRE_REP_SIZE);
 
 /**
  * rmsg_hello_encode() - a hello in wire format
@@ -189,5 +195,124 @@ int rmsg_ctrl_decode(const void *data, u32 len, u8 *type, u64 *arg)
 	}
 	*type = wire.type;
 	*arg = le64_to_cpu(wire.arg);
+	return 0;
+}
+
+static bool rmsg_all_zero_bytes(const u8 *p, u32 len)
+{
+	while (len--)
+		if (*p++)
+			return false;
+	return true;
+}
+
+/**
+ * rmsg_addr_usable() - may another node dial this address?
+ * @a: the address
+ *
+ * Return: false for an unknown family, an IPv4 address with bytes beyond
+ * its four, and for addresses nobody else can dial: IPv4 0.0.0.0/8,
+ * loopback (127/8), multicast and above (224/3: multicast, reserved and
+ * broadcast); IPv6 unspecified, loopback, multicast and link-local (it
+ * needs a scope the dialling side cannot know).
+ */
+bool rmsg_addr_usable(const struct rmsg_addr *a)
+{
+	const u8 *b = a->addr;
+	static const u8 v6_loopback[16] = { [15] = 1 };
+
+	switch (a->family) {
+	case RMSG_ADDR_IPV4:
+		return rmsg_all_zero_bytes(b + 4, 12) && b[0] != 0 &&
+		       b[0] != 127 && b[0] < 224;
+	case RMSG_ADDR_IPV6:
+		return !rmsg_all_zero_bytes(b, 16) &&
+		       memcmp(b, v6_loopback, 16) && b[0] != 0xff &&
+		       !(b[0] == 0xfe && (b[1] & 0xc0) == 0x80);
+	default:
+		return false;
+	}
+}
+
+/**
+ * rmsg_addrs_encode() - an address list in wire format
+ * @wire: written whole
+ * @addrs: the addresses, at most RMSG_WIRE_ADDRS_MAX of them taken;
+ *	those rmsg_addr_usable() refuses are left out
+ *
+ * Return: the bytes of @wire to send: the header and the entries.
+ */
+u32 rmsg_addrs_encode(struct rmsg_wire_addrs *wire,
+		      const struct rmsg_addrs *addrs)
+{
+	u32 i, n = 0;
+
+	memset(wire, 0, sizeof(*wire));
+	wire->magic = cpu_to_le32(RMSG_WIRE_ADDRS_MAGIC);
+	for (i = 0; i < addrs->count && n < RMSG_WIRE_ADDRS_MAX; i++) {
+		if (!rmsg_addr_usable(&addrs->addr[i]))
+			continue;
+		wire->addr[n].family = addrs->addr[i].family;
+		memcpy(wire->addr[n].addr, addrs->addr[i].addr, 16);
+		n++;
+	}
+	wire->count = n;
+	return RMSG_WIRE_ADDRS_HDR + n * RMSG_WIRE_ADDR_SIZE;
+}
+
+/**
+ * rmsg_addrs_decode() - validate and decode the address list of an ACCEPT
+ * @addrs: filled in on success
+ * @data: the private data after the hello, as received (untrusted); may
+ *	be NULL when @len is 0
+ * @len: its length; the transport may pad it with zeros
+ *
+ * Fewer than 4 bytes, or a zero magic, is no list (a peer that sends
+ * none): @addrs is then empty, whatever follows. Otherwise the magic must
+ * be RMSG_WIRE_ADDRS_MAGIC, the header whole, @count at most
+ * RMSG_WIRE_ADDRS_MAX, every reserved byte zero, all @count entries
+ * present and each usable (rmsg_addr_usable()). Bytes after the entries
+ * are ignored.
+ *
+ * Return: 0, or -EPROTO for anything else.
+ */
+int rmsg_addrs_decode(struct rmsg_addrs *addrs, const void *data, u32 len)
+{
+	struct rmsg_wire_addrs wire;
+	struct rmsg_addr a;
+	u32 i, count;
+
+	if (!data || len < sizeof(wire.magic)) {
+		addrs->count = 0;
+		return 0;
+	}
+	memset(&wire, 0, sizeof(wire));
+	/* One copy: the checks and the result see the same bytes. */
+	memcpy(&wire, data, len < sizeof(wire) ? len : sizeof(wire));
+	if (!wire.magic) {
+		addrs->count = 0;
+		return 0;
+	}
+	if (le32_to_cpu(wire.magic) != RMSG_WIRE_ADDRS_MAGIC ||
+	    len < RMSG_WIRE_ADDRS_HDR ||
+	    !rmsg_all_zero_bytes(wire.resv0, sizeof(wire.resv0)))
+		return -EPROTO;
+	count = wire.count;
+	if (count > RMSG_WIRE_ADDRS_MAX ||
+	    len < RMSG_WIRE_ADDRS_HDR + count * RMSG_WIRE_ADDR_SIZE)
+		return -EPROTO;
+	for (i = 0; i < count; i++) {
+		a.family = wire.addr[i].family;
+		memcpy(a.addr, wire.addr[i].addr, 16);
+		if (!rmsg_all_zero_bytes(wire.addr[i].resv0,
+					 sizeof(wire.addr[i].resv0)) ||
+		    !rmsg_addr_usable(&a))
+			return -EPROTO;
+	}
+	for (i = 0; i < count; i++) {
+		addrs->addr[i].family = wire.addr[i].family;
+		memcpy(addrs->addr[i].addr, wire.addr[i].addr, 16);
+	}
+	addrs->count = count;
 	return 0;
 }

@@ -126,6 +126,82 @@ struct rmsg_hello {
 };
 
 /*
+ * The accepting side's addresses. An ACCEPT travels in the REP, whose
+ * private data has room for RMSG_WIRE_REP_SIZE bytes: after the hello
+ * (RMSG_WIRE_HELLO_SIZE bytes) comes a struct rmsg_wire_addrs listing the
+ * addresses a repair may dial to reach the accepting side again (it is the
+ * side that is dialled). The connecting side keeps the newest list and
+ * moves to the next address when an attempt fails (failover,
+ * Documentation/resilience.rst). A REP without a list (a peer that sends
+ * none) is padded with zeros by the transport: a list whose magic is zero
+ * is empty.
+ */
+#define RMSG_WIRE_REP_SIZE	196	/* IB_CM_REP_PRIVATE_DATA_SIZE */
+#define RMSG_WIRE_ADDRS_MAGIC	0x44414d52	/* "RMAD" read as LE */
+#define RMSG_WIRE_ADDRS_MAX	6
+#define RMSG_WIRE_ADDRS_HDR	8
+#define RMSG_WIRE_ADDR_SIZE	20
+
+/* rmsg_wire_addr.family */
+enum rmsg_addr_family {
+	RMSG_ADDR_IPV4		= 4,
+	RMSG_ADDR_IPV6		= 6,
+};
+
+/**
+ * struct rmsg_wire_addr - one address of the accepting side
+ * @family: enum rmsg_addr_family
+ * @resv0: zero
+ * @addr: the address in network byte order: IPv4 in the first 4 bytes
+ *	(the rest zero), IPv6 in all 16
+ *
+ * Only addresses another node can dial: not unspecified, loopback,
+ * multicast or broadcast, and no IPv6 link-local address (it would need
+ * the dialling side's scope).
+ */
+struct rmsg_wire_addr {
+	__u8   family;
+	__u8   resv0[3];
+	__u8   addr[16];
+};
+
+/**
+ * struct rmsg_wire_addrs - the address list after an ACCEPT hello
+ * @magic: RMSG_WIRE_ADDRS_MAGIC, or zero for no list
+ * @count: entries of @addr that follow, at most RMSG_WIRE_ADDRS_MAX
+ * @resv0: zero
+ * @addr: the addresses, in the order the accepting side prefers; only
+ *	@count of them are sent
+ */
+struct rmsg_wire_addrs {
+	__le32 magic;
+	__u8   count;
+	__u8   resv0[3];
+	struct rmsg_wire_addr addr[RMSG_WIRE_ADDRS_MAX];
+};
+
+/**
+ * struct rmsg_addr - an address of struct rmsg_wire_addr, decoded
+ * @family: enum rmsg_addr_family
+ * @addr: as on the wire: network byte order, IPv4 in the first 4 bytes
+ *	and the rest zero
+ */
+struct rmsg_addr {
+	u8 family;
+	u8 addr[16];
+};
+
+/**
+ * struct rmsg_addrs - an address list in host order
+ * @count: entries of @addr in use
+ * @addr: the addresses
+ */
+struct rmsg_addrs {
+	u32 count;
+	struct rmsg_addr addr[RMSG_WIRE_ADDRS_MAX];
+};
+
+/*
  * Control messages travel by SEND into a few receive buffers per channel,
  * beside the eager data that goes by RDMA WRITE into the receive block.
  */
@@ -192,5 +268,10 @@ int rmsg_ctrl_decode(const void *data, u32 len, u8 *type, u64 *arg);
 void rmsg_hello_encode(struct rmsg_wire_hello *wire,
 		       const struct rmsg_hello *hello);
 int rmsg_hello_decode(struct rmsg_hello *hello, const void *data, u32 len);
+
+bool rmsg_addr_usable(const struct rmsg_addr *a);
+u32 rmsg_addrs_encode(struct rmsg_wire_addrs *wire,
+		      const struct rmsg_addrs *addrs);
+int rmsg_addrs_decode(struct rmsg_addrs *addrs, const void *data, u32 len);
 
 #endif /* _RMSG_WIRE_H */

@@ -359,23 +359,37 @@ static _Noreturn void die(struct worker *w, const char *fmt, ...)
 static void print_chans(struct worker *w, const char *when)
 {
 	struct rmsg_chan_info *info = NULL;
+	struct rmsg_dev_info *devs = NULL;
+	const char *dev;
 	uint32_t me = 0;
-	int n, i;
+	int n, i, j, ndevs;
 
 	n = rmsg_chan_list(w->ep.fd, RMSG_CHAN_LIST_F_ALL, &info, &me);
 	if (n < 0)
 		return;
+	/* Which device each channel is on, by name. */
+	ndevs = rmsg_query_devices(w->ep.fd, &devs, NULL);
+	if (ndevs < 0) {
+		ndevs = 0;
+		devs = NULL;
+	}
 	fprintf(stderr, "rmsg-perf: channels%s (this endpoint is %u):\n", when,
 		me);
-	for (i = 0; i < n; i++)
-		fprintf(stderr, "  ep %u chan %u %s epoch %u attempts %u of %u repairs %u retx %" PRIu64 "/%" PRIu64 " last error %d recovering %.3f ms\n",
+	for (i = 0; i < n; i++) {
+		dev = "-";
+		for (j = 0; j < ndevs; j++)
+			if (info[i].dev && devs[j].index == info[i].dev - 1)
+				dev = devs[j].name;
+		fprintf(stderr, "  ep %u chan %u %s epoch %u attempts %u of %u repairs %u retx %" PRIu64 "/%" PRIu64 " last error %d recovering %.3f ms dev %s\n",
 			info[i].ep_id, info[i].channel,
 			rmsg_chan_state_name(info[i].state), info[i].epoch,
 			info[i].attempts, info[i].max_attempts,
 			info[i].repairs, (uint64_t)info[i].retx_msgs,
 			(uint64_t)info[i].retx_bytes, info[i].last_error,
-			info[i].recover_ns / 1e6);
+			info[i].recover_ns / 1e6, dev);
+	}
 	free(info);
+	free(devs);
 }
 
 /*

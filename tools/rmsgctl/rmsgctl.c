@@ -230,10 +230,26 @@ static const char *error_name(int err, char *buf, size_t len)
 	return buf;
 }
 
-static void print_chan_json(const struct rmsg_chan_info *c, int n,
-			    uint32_t own)
+/* A channel's device (rmsg_chan_info.dev) by name: "-" for none. */
+static const char *dev_name(uint32_t dev, const struct rmsg_dev_info *devs,
+			    int ndevs, char *buf, size_t len)
 {
-	char ebuf[16];
+	int i;
+
+	if (!dev)
+		return "-";
+	for (i = 0; i < ndevs; i++)
+		if (devs[i].index == dev - 1)
+			return devs[i].name;
+	snprintf(buf, len, "#%u", dev - 1);
+	return buf;
+}
+
+static void print_chan_json(const struct rmsg_chan_info *c, int n,
+			    uint32_t own, const struct rmsg_dev_info *devs,
+			    int ndevs)
+{
+	char ebuf[16], dbuf[RMSG_DEV_NAME_MAX];
 	int i;
 
 	putchar('{');
@@ -258,19 +274,23 @@ static void print_chan_json(const struct rmsg_chan_info *c, int n,
 			 error_name(c->last_error, ebuf, sizeof(ebuf)), false);
 		json_uint("recover_ns", c->recover_ns, false);
 		json_uint("block_size", c->block_size, false);
+		json_str("dev", dev_name(c->dev, devs, ndevs, dbuf,
+					 sizeof(dbuf)), false);
 		putchar('}');
 	}
 	printf("]}\n");
 }
 
-static void print_chan_table(const struct rmsg_chan_info *c, int n)
+static void print_chan_table(const struct rmsg_chan_info *c, int n,
+			     const struct rmsg_dev_info *devs, int ndevs)
 {
-	char attempts[24], ebuf[16];
+	char attempts[24], ebuf[16], dbuf[RMSG_DEV_NAME_MAX];
 	int i;
 
-	printf("%5s %7s %5s %-10s %5s %-10s %7s %9s %11s %-12s %12s %8s\n",
+	printf("%5s %7s %5s %-10s %5s %-10s %7s %9s %11s %-12s %12s %8s %s\n",
 	       "EP", "PID", "CHAN", "STATE", "EPOCH", "ATTEMPTS", "REPAIRS",
-	       "RETX_MSGS", "RETX_BYTES", "LAST_ERROR", "RECOVERING", "BLOCK");
+	       "RETX_MSGS", "RETX_BYTES", "LAST_ERROR", "RECOVERING", "BLOCK",
+	       "DEV");
 	for (i = 0; i < n; i++, c++) {
 		/* N of M while a repair runs, else how many it may take. */
 		if (c->attempts || c->max_attempts)
@@ -278,36 +298,53 @@ static void print_chan_table(const struct rmsg_chan_info *c, int n)
 				 c->attempts, c->max_attempts);
 		else
 			snprintf(attempts, sizeof(attempts), "-");
-		printf("%5u %7u %5u %-10s %5u %-10s %7u %9llu %11llu %-12s %10.3fms %8u\n",
+		printf("%5u %7u %5u %-10s %5u %-10s %7u %9llu %11llu %-12s %10.3fms %8u %s\n",
 		       c->ep_id, c->pid, c->channel,
 		       rmsg_chan_state_name(c->state), c->epoch, attempts,
 		       c->repairs, (unsigned long long)c->retx_msgs,
 		       (unsigned long long)c->retx_bytes,
 		       error_name(c->last_error, ebuf, sizeof(ebuf)),
-		       c->recover_ns / 1e6, c->block_size);
+		       c->recover_ns / 1e6, c->block_size,
+		       dev_name(c->dev, devs, ndevs, dbuf, sizeof(dbuf)));
 	}
 }
 
 static int cmd_chan(void)
 {
+	struct rmsg_dev_info *devs = NULL;
 	struct rmsg_chan_info *chans;
+	int fd, i, n, ndevs;
 	uint32_t own;
-	int fd, n;
 
 	fd = open_device();
 	if (fd < 0)
 		return 1;
 	n = rmsg_chan_list(fd, RMSG_CHAN_LIST_F_ALL, &chans, &own);
+	/*
+	 * For the devices' names (without them, their numbers); only when a
+	 * channel is on one: querying ports makes some drivers log.
+	 */
+	ndevs = 0;
+	for (i = 0; i < n; i++)
+		if (chans[i].dev)
+			ndevs = -1;
+	if (ndevs)
+		ndevs = rmsg_query_devices(fd, &devs, NULL);
+	if (ndevs < 0) {
+		ndevs = 0;
+		devs = NULL;
+	}
 	close(fd);
 	if (n < 0) {
 		fprintf(stderr, "rmsgctl: channel list: %s\n", strerror(-n));
 		return 1;
 	}
 	if (json)
-		print_chan_json(chans, n, own);
+		print_chan_json(chans, n, own, devs, ndevs);
 	else
-		print_chan_table(chans, n);
+		print_chan_table(chans, n, devs, ndevs);
 	free(chans);
+	free(devs);
 	return 0;
 }
 

@@ -23,6 +23,20 @@ finish() {
 	exit 0
 }
 
+# The name of the network device with MAC address $1.
+netdev_by_mac() {
+	local d
+
+	for d in /sys/class/net/*; do
+		if [ "$(cat "$d/address")" = "$1" ]; then
+			basename "$d"
+			return 0
+		fi
+	done
+	echo "no network device with MAC $1" >&2
+	return 1
+}
+
 kmod() { modprobe -d "$RMSG_KROOT" -S "$RMSG_ABI" "$@"; }
 
 setup() {
@@ -43,12 +57,21 @@ setup() {
 		       RMSG_PEER_ADDR=$RMSG_NET.1
 		;;
 	pair)
-		local me=$((node + 1)) peer=$((2 - node))
-		ip addr add "$RMSG_NET.$me/24" dev eth0 &&
-		ip link set eth0 up &&
-		rdma link add rxe0 type rxe netdev eth0 || return 1
-		export RMSG_NETDEV=eth0 RMSG_LOCAL_ADDR=$RMSG_NET.$me \
+		# Two networks: rxe0 on the first, rxe1 on the second (the
+		# netdevs found by the MACs rmsg-vm gave them).
+		local me=$((node + 1)) peer=$((2 - node)) dev0 dev1
+		dev0=$(netdev_by_mac "52:54:00:77:00:0$me") &&
+		dev1=$(netdev_by_mac "52:54:00:78:00:0$me") &&
+		ip addr add "$RMSG_NET.$me/24" dev "$dev0" &&
+		ip link set "$dev0" up &&
+		rdma link add rxe0 type rxe netdev "$dev0" &&
+		ip addr add "$RMSG_NET2.$me/24" dev "$dev1" &&
+		ip link set "$dev1" up &&
+		rdma link add rxe1 type rxe netdev "$dev1" || return 1
+		export RMSG_NETDEV=$dev0 RMSG_LOCAL_ADDR=$RMSG_NET.$me \
 		       RMSG_PEER_ADDR=$RMSG_NET.$peer
+		export RMSG_NETDEV2=$dev1 RMSG_LOCAL_ADDR2=$RMSG_NET2.$me \
+		       RMSG_PEER_ADDR2=$RMSG_NET2.$peer
 		;;
 	esac
 	if [ "$RMSG_LOAD" = 1 ]; then

@@ -910,6 +910,9 @@ enum rmsg_chan_info_state {
  * @retx_bytes: their bytes
  * @recover_ns: time spent repairing, in total, nanoseconds
  * @block_size: the channel's receive block
+ * @dev: the device the channel's connection is on: its RDMA core index
+ *	(rmsg_dev_info.index) plus one; 0 while it is on none (a repair
+ *	between devices) or on one the module does not know
  * @resv: zero
  */
 struct rmsg_chan_info {
@@ -927,7 +930,8 @@ struct rmsg_chan_info {
 	__u64 retx_bytes;
 	__u64 recover_ns;
 	__u32 block_size;
-	__u32 resv[3];
+	__u32 dev;
+	__u32 resv[2];
 };
 
 /* rmsg_chan_list.flags: every endpoint the caller may see, not just its own */

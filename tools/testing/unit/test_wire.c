@@ -378,4 +378,156 @@ TEST(ctrl_messages)
 	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
 }
 
+/* --- the accepting side's address list ---------------------------------- */
+
+static void v4(struct rmsg_addr *a, u8 b0, u8 b1, u8 b2, u8 b3)
+{
+	memset(a, 0, sizeof(*a));
+	a->family = RMSG_ADDR_IPV4;
+	a->addr[0] = b0;
+	a->addr[1] = b1;
+	a->addr[2] = b2;
+	a->addr[3] = b3;
+}
+
+static void v6(struct rmsg_addr *a, u8 b0, u8 b1, u8 last)
+{
+	memset(a, 0, sizeof(*a));
+	a->family = RMSG_ADDR_IPV6;
+	a->addr[0] = b0;
+	a->addr[1] = b1;
+	a->addr[15] = last;
+}
+
+TEST(addrs_fit_rep_private_data)
+{
+	EXPECT_EQ(128, sizeof(struct rmsg_wire_addrs));
+	EXPECT_GE(RMSG_WIRE_REP_SIZE,
+		  RMSG_WIRE_HELLO_SIZE + sizeof(struct rmsg_wire_addrs));
+}
+
+TEST(addrs_round_trip)
+{
+	struct rmsg_addrs in = { .count = 3 }, out;
+	struct rmsg_wire_addrs w;
+	const unsigned char *b = (const unsigned char *)&w;
+	u32 len;
+
+	v4(&in.addr[0], 169, 254, 78, 2);
+	v6(&in.addr[1], 0x20, 0x01, 7);
+	v4(&in.addr[2], 10, 0, 0, 1);
+	len = rmsg_addrs_encode(&w, &in);
+	EXPECT_EQ(8 + 3 * 20, len);
+	/* "RMAD", the count, then family and address at fixed offsets. */
+	EXPECT_EQ('R', b[0]);
+	EXPECT_EQ('M', b[1]);
+	EXPECT_EQ('A', b[2]);
+	EXPECT_EQ('D', b[3]);
+	EXPECT_EQ(3, b[4]);
+	EXPECT_EQ(4, b[8]);
+	EXPECT_EQ(169, b[12]);
+	EXPECT_EQ(2, b[15]);
+	EXPECT_EQ(6, b[28]);
+	EXPECT_EQ(0x20, b[32]);
+	memset(&out, 0x5a, sizeof(out));
+	ASSERT_EQ(0, rmsg_addrs_decode(&out, &w, len));
+	ASSERT_EQ(3, out.count);
+	EXPECT_EQ(0, memcmp(in.addr, out.addr, 3 * sizeof(in.addr[0])));
+	/* Padding after the entries (the REP's) is ignored. */
+	ASSERT_EQ(0, rmsg_addrs_decode(&out, &w, sizeof(w)));
+	EXPECT_EQ(3, out.count);
+}
+
+/* A peer that sends no list: nothing, or the transport's zero padding. */
+TEST(addrs_none)
+{
+	struct rmsg_addrs out = { .count = 5 };
+	unsigned char zeros[140] = { 0 };
+
+	EXPECT_EQ(0, rmsg_addrs_decode(&out, NULL, 0));
+	EXPECT_EQ(0, out.count);
+	out.count = 5;
+	EXPECT_EQ(0, rmsg_addrs_decode(&out, zeros, sizeof(zeros)));
+	EXPECT_EQ(0, out.count);
+	out.count = 5;
+	EXPECT_EQ(0, rmsg_addrs_decode(&out, zeros, 3));
+	EXPECT_EQ(0, out.count);
+}
+
+/* Addresses nobody else can dial are left out, and refused when sent. */
+TEST(addrs_unusable)
+{
+	struct rmsg_addrs in = { .count = 6 }, out;
+	struct rmsg_wire_addrs w;
+	u32 len;
+
+	v4(&in.addr[0], 127, 0, 0, 1);
+	v4(&in.addr[1], 0, 0, 0, 0);
+	v4(&in.addr[2], 224, 0, 0, 1);
+	v6(&in.addr[3], 0xfe, 0x80, 1);		/* link-local */
+	v6(&in.addr[4], 0, 0, 1);		/* ::1 */
+	v4(&in.addr[5], 192, 168, 0, 1);
+	len = rmsg_addrs_encode(&w, &in);
+	EXPECT_EQ(8 + 20, len);
+	ASSERT_EQ(0, rmsg_addrs_decode(&out, &w, len));
+	ASSERT_EQ(1, out.count);
+	EXPECT_EQ(192, out.addr[0].addr[0]);
+
+	/* Each of them, put on the wire anyway, is a protocol error. */
+	for (int i = 0; i < 5; i++) {
+		rmsg_addrs_encode(&w, &out);	/* 192.168.0.1 */
+		w.addr[0].family = in.addr[i].family;
+		memcpy(w.addr[0].addr, in.addr[i].addr, 16);
+		EXPECT_EQ(-EPROTO, rmsg_addrs_decode(&out, &w, sizeof(w)));
+	}
+}
+
+TEST(addrs_malformed)
+{
+	struct rmsg_addrs in = { .count = 2 }, out, before;
+	struct rmsg_wire_addrs w;
+	u32 len;
+
+	v4(&in.addr[0], 10, 1, 2, 3);
+	v4(&in.addr[1], 10, 1, 2, 4);
+	len = rmsg_addrs_encode(&w, &in);
+	memset(&out, 0x77, sizeof(out));
+	before = out;
+
+	/* Truncated: the header, or the last entry. */
+	EXPECT_EQ(-EPROTO, rmsg_addrs_decode(&out, &w, 7));
+	EXPECT_EQ(-EPROTO, rmsg_addrs_decode(&out, &w, len - 1));
+	/* Too many. */
+	w.count = RMSG_WIRE_ADDRS_MAX + 1;
+	EXPECT_EQ(-EPROTO, rmsg_addrs_decode(&out, &w, sizeof(w)));
+	w.count = 2;
+	/* Reserved bytes, a wrong magic, an unknown family, IPv4 tails. */
+	w.resv0[1] = 1;
+	EXPECT_EQ(-EPROTO, rmsg_addrs_decode(&out, &w, len));
+	w.resv0[1] = 0;
+	w.addr[1].resv0[0] = 1;
+	EXPECT_EQ(-EPROTO, rmsg_addrs_decode(&out, &w, len));
+	w.addr[1].resv0[0] = 0;
+	w.magic = cpu_to_le32(RMSG_WIRE_MAGIC);
+	EXPECT_EQ(-EPROTO, rmsg_addrs_decode(&out, &w, len));
+	w.magic = cpu_to_le32(RMSG_WIRE_ADDRS_MAGIC);
+	w.addr[0].family = 5;
+	EXPECT_EQ(-EPROTO, rmsg_addrs_decode(&out, &w, len));
+	w.addr[0].family = RMSG_ADDR_IPV4;
+	w.addr[0].addr[15] = 1;
+	EXPECT_EQ(-EPROTO, rmsg_addrs_decode(&out, &w, len));
+	w.addr[0].addr[15] = 0;
+	/* A failed decode leaves the result alone. */
+	EXPECT_EQ(0, memcmp(&out, &before, sizeof(out)));
+	ASSERT_EQ(0, rmsg_addrs_decode(&out, &w, len));
+	EXPECT_EQ(2, out.count);
+	/* The encoder takes RMSG_WIRE_ADDRS_MAX at most. */
+	in.count = RMSG_WIRE_ADDRS_MAX;
+	for (int i = 0; i < RMSG_WIRE_ADDRS_MAX; i++)
+		v4(&in.addr[i], 10, 0, 0, i + 1);
+	EXPECT_EQ(sizeof(w), rmsg_addrs_encode(&w, &in));
+	ASSERT_EQ(0, rmsg_addrs_decode(&out, &w, sizeof(w)));
+	EXPECT_EQ(RMSG_WIRE_ADDRS_MAX, out.count);
+}
+
 TEST_HARNESS_MAIN
