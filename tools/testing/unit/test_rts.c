@@ -228,15 +228,16 @@ TEST(rekey_area_walk)
 	void *a = encoded(0x10000, 5 << 20, 21, 40, &size1);
 	void *b = encoded(0x20001, 100, 12, 41, &size2);
 
-	/* 3 keys: 36 bytes, padded to 40; then 1 key: 28, padded to 32. */
-	ASSERT_EQ(36, size1);
+	/* 3 keys: 44 bytes, padded to 48; then 1 key: 36, padded to 40. */
+	ASSERT_EQ(44, size1);
+	ASSERT_EQ(36, size2);
 	memcpy(area, a, size1);
-	memcpy(area + 40, b, size2);
-	end = 40 + 32;
+	memcpy(area + 48, b, size2);
+	end = 48 + 40;
 	ASSERT_EQ(1, rmsg_rts_next(area, end, &off, &info));
 	EXPECT_EQ(40, info.cookie);
 	EXPECT_EQ(3, info.nseg);
-	EXPECT_EQ(40, off);
+	EXPECT_EQ(48, off);
 	ASSERT_EQ(1, rmsg_rts_next(area, end, &off, &info));
 	EXPECT_EQ(41, info.cookie);
 	EXPECT_EQ(0x1000, le32toh(info.rkey[0]));
@@ -244,8 +245,10 @@ TEST(rekey_area_walk)
 	EXPECT_EQ(0, rmsg_rts_next(area, end, &off, &info));
 
 	/* Cut short: the second record does not fit. */
-	off = 40;
-	EXPECT_EQ(-EPROTO, rmsg_rts_next(area, 64, &off, &info));
+	off = 48;
+	EXPECT_EQ(-EPROTO, rmsg_rts_next(area, 80, &off, &info));
+	off = 48;
+	EXPECT_EQ(-EPROTO, rmsg_rts_next(area, 72, &off, &info));
 	/* Too short for a header; a count that would run past the end. */
 	off = 0;
 	EXPECT_EQ(-EPROTO, rmsg_rts_next(area, 24, &off, &info));
