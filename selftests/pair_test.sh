@@ -53,6 +53,8 @@ params=/sys/module/rmsg/parameters
 channels=${PAIR_CHANNELS:-4}
 window=${PAIR_WINDOW:-8}
 size=${PAIR_SIZE:-1024}
+# Every Nth message of each direction by rendezvous (0: eager only).
+rndv_every=${PAIR_RNDV_EVERY:-7}
 flap_s=${PAIR_FLAP_S:-2}
 outage_s=${PAIR_OUTAGE_S:-4}
 readd_s=${PAIR_READD_S:-1}
@@ -217,7 +219,8 @@ counter_diff() {
 stream_start() {
 	rxe_counters >/tmp/counters.0
 	$perf --json -T 20 -p "$1" -s "$size" -c "$channels" -W "$window" \
-		--full-check --fault=none -D "$2" recover "$peer" \
+		--full-check --rndv-every="$rndv_every" --fault=none -D "$2" \
+		recover "$peer" \
 		>/tmp/stream.json 2>/tmp/stream.log &
 	stream_pid=$!
 	stream_t0=$SECONDS
@@ -228,7 +231,7 @@ stream_start() {
 # reordered (rmsg-perf checks every message and fails otherwise), after
 # more than $1 messages and with at least $2 repairs on either side.
 stream_check() {
-	local status lost sent repairs peer_repairs
+	local status lost sent repairs peer_repairs rndv
 
 	wait "$stream_pid"
 	status=$?
@@ -236,11 +239,13 @@ stream_check() {
 	lost=$(field lost)
 	repairs=$(field repairs)
 	peer_repairs=$(field peer_repairs)
-	echo "# messages ${sent:-?} each way, lost ${lost:-?}, repairs ${repairs:-?} here, ${peer_repairs:-?} at node 1, written again $(field retx_msgs)/$(field peer_retx_msgs) msgs, $((SECONDS - stream_t0)) s"
+	rndv=$(field rndv_sent)
+	echo "# messages ${sent:-?} each way (${rndv:-?} by rendezvous), lost ${lost:-?}, repairs ${repairs:-?} here, ${peer_repairs:-?} at node 1, written again $(field retx_msgs)/$(field peer_retx_msgs) msgs, $((SECONDS - stream_t0)) s"
 	echo "# rxe counters:$(counter_diff)"
 	grep -E '^  ep ' /tmp/stream.log | sed 's/^/# channel:/'
 	if [ "$status" != 0 ] || [ -z "$sent" ] || [ "$lost" != 0 ] ||
-	   [ "$sent" -le "$1" ] || [ $((repairs + peer_repairs)) -lt "$2" ]; then
+	   [ "$sent" -le "$1" ] || [ $((repairs + peer_repairs)) -lt "$2" ] ||
+	   { [ "$rndv_every" != 0 ] && [ "${rndv:-0}" -lt 1 ]; }; then
 		echo "# stream failed (status $status) or not as it must be:"
 		diag /tmp/stream.log
 		return 1
