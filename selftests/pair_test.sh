@@ -446,7 +446,8 @@ if stream_start $port_kill 120; then
 	echo "# peer_killed: the stream ended with status $status after $took s (bound $bound s)"
 	grep -E 'ended|^  ep ' /tmp/stream.log | sed 's/^/# /'
 	if [ "$status" = 1 ] && [ "$took" -le "$bound" ] &&
-	   grep -q 'ended while waiting.*Connection timed out' /tmp/stream.log; then
+	   grep -qE '(ended while waiting|failed).*Connection timed out' \
+		/tmp/stream.log; then
 		ok=0
 	else
 		diag /tmp/stream.log
