@@ -101,9 +101,25 @@ module_param(block_size, uint, 0644);
 MODULE_PARM_DESC(block_size,
 		 "Default receive block per channel in bytes (default 32768)");
 
+/*
+ * From 1 to RMSG_MAX_CHANNELS: 0 would make the id limit (max_channels - 1)
+ * wrap to no limit at all, and ids past RMSG_MAX_CHANNELS have no receive
+ * block offset (RMSG_OFF_BLOCK()).
+ */
+static int max_channels_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, RMSG_MAX_CHANNELS);
+}
+
+static const struct kernel_param_ops max_channels_ops = {
+	.set	= max_channels_set,
+	.get	= param_get_uint,
+};
+
 static unsigned int max_channels = RMSG_MAX_CHANNELS;
-module_param(max_channels, uint, 0644);
-MODULE_PARM_DESC(max_channels, "Channels per endpoint at most");
+module_param_cb(max_channels, &max_channels_ops, &max_channels, 0644);
+MODULE_PARM_DESC(max_channels,
+		 "Channels per endpoint at most, 1 to 65536 (default 65536)");
 
 static unsigned int resolve_timeout_ms = 2000;
 module_param(resolve_timeout_ms, uint, 0644);

@@ -25,7 +25,7 @@
  *   rmsg_abi_fuzz_test [--seed N] [--secs S] [--iters N] [--as root|nobody]
  *
  * The environment gives the defaults (ABIFUZZ_SEED, ABIFUZZ_SECS: seconds
- * per pass, 15; ABIFUZZ_ITERS: 0 for no limit), since selftests/run.sh
+ * per pass, 12; ABIFUZZ_ITERS: 0 for no limit), since selftests/run.sh
  * passes no arguments. The seed is printed; the same seed gives the same
  * sequence of calls, though not the same timing of the kernel's events.
  * KTAP on stdout.
@@ -35,6 +35,7 @@
 #include <getopt.h>
 #include <grp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -124,7 +125,8 @@ struct stats {
 	unsigned long err[K_NR][MAX_ERRNO];
 	unsigned long mmaps, mmap_ok, mmap_err[MAX_ERRNO];
 	unsigned long sqes, index_writes, cqes, events[8];
-	unsigned long forks, opens, open_err[MAX_ERRNO];
+	unsigned long op_res[RMSG_OP_LAST + 1][MAX_ERRNO];
+	unsigned long forks, opens, open_err[MAX_ERRNO], racer_calls;
 	unsigned long channels_open;
 	unsigned long surprises;
 	char surprise[8][160];
@@ -245,6 +247,7 @@ struct slot {
 	uint32_t chans[NCHANS];
 	int nchans;
 	uint32_t regs[NREGS];
+	uint64_t reg_addr[NREGS], reg_len[NREGS];
 	int nregs;
 	struct sockaddr_in listen_addr;	/* port 0: not listening */
 	uint32_t ep_id;
@@ -254,9 +257,6 @@ static struct slot slots[NSLOTS];
 static struct sockaddr_in local_addr;
 static bool have_addr;
 static bool in_child;
-
-static void surprise(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
 
 static void surprise(const char *fmt, ...)
 {
@@ -611,13 +611,11 @@ static void act_mmap(struct slot *s)
 			 (unsigned long long)off);
 	/* Read what may be read: a mapping must be backed everywhere. */
 	if (p && (prot & PROT_READ)) {
-		volatile unsigned char *b = p;
+		const unsigned char *b = p;
 		size_t i;
-		unsigned int sum = 0;
 
 		for (i = 0; i < len; i += PAGE)
-			sum += b[i];
-		(void)sum;
+			__atomic_load_n(&b[i], __ATOMIC_RELAXED);
 	}
 	if (p && rn(3) == 0 && off == RMSG_OFF_SQ_RING &&
 	    (prot & PROT_WRITE) && len >= s->p.sq_mmap_size)
@@ -630,7 +628,8 @@ static void fill_sqe(struct slot *s, struct rmsg_sqe *q)
 
 	memset(q, 0, sizeof(*q));
 	q->opcode = chance(90) ? rn(RMSG_OP_LAST) : (uint8_t)rnd64();
-	q->user_data = rnd64();
+	/* The opcode in the low byte: CQE results are counted by it. */
+	q->user_data = (rnd64() & ~0xffULL) | q->opcode;
 	if (q->opcode != RMSG_OP_NOP)
 		q->channel = some_channel(s);
 	switch (q->opcode) {
@@ -645,10 +644,20 @@ static void fill_sqe(struct slot *s, struct rmsg_sqe *q)
 		break;
 	case RMSG_OP_SEND_RNDV:
 	case RMSG_OP_RECV_RNDV:
-		q->region = s->nregs && chance(80) ? s->regs[rn(s->nregs)] :
-			    (uint32_t)some_value();
-		q->addr = some_addr(&len);
-		q->len = chance(70) ? len : (uint32_t)some_value();
+		if (s->nregs && chance(80)) {
+			/* Mostly inside a region of the endpoint's. */
+			int i = rn(s->nregs);
+			uint64_t off = rn(s->reg_len[i]);
+
+			q->region = s->regs[i];
+			q->addr = s->reg_addr[i] + off;
+			q->len = chance(80) ? rn(s->reg_len[i] - off + 1) :
+				 (uint32_t)some_value();
+		} else {
+			q->region = (uint32_t)some_value();
+			q->addr = some_addr(&len);
+			q->len = chance(70) ? len : (uint32_t)some_value();
+		}
 		if (q->opcode == RMSG_OP_RECV_RNDV)
 			q->aux = chance(70) ? rn(16) : some_value();
 		q->flags = chance(70) ? rn(4) : (uint8_t)rnd64();
@@ -682,6 +691,11 @@ static void reap(struct slot *s)
 
 		add(&st->cqes);
 		add(&st->events[kind < 8 ? kind : 0]);
+		if (kind == RMSG_CQE_OP && c.res <= 0)
+			count_errno(st->op_res[(c.user_data & 0xff) <
+					       RMSG_OP_LAST ?
+					       c.user_data & 0xff :
+					       RMSG_OP_LAST], -c.res);
 		if ((kind == RMSG_CQE_ACCEPTED || kind == RMSG_CQE_CONNECTED) &&
 		    !c.res) {
 			remember_chan(s, c.channel);
@@ -904,6 +918,7 @@ static void act_reg(struct slot *s)
 	size_t len;
 	void *arg;
 	bool bad;
+	int i;
 
 	r.addr = some_addr(&len);
 	r.len = chance(80) ? len : some_value();
@@ -915,10 +930,10 @@ static void act_reg(struct slot *s)
 		surprise("REG took a bad pointer %p", arg);
 		return;
 	}
-	if (s->nregs < NREGS)
-		s->regs[s->nregs++] = ((struct rmsg_reg *)arg)->handle;
-	else
-		s->regs[rn(NREGS)] = ((struct rmsg_reg *)arg)->handle;
+	i = s->nregs < NREGS ? s->nregs++ : (int)rn(NREGS);
+	s->regs[i] = ((struct rmsg_reg *)arg)->handle;
+	s->reg_addr[i] = ((struct rmsg_reg *)arg)->addr;
+	s->reg_len[i] = ((struct rmsg_reg *)arg)->len;
 }
 
 static void act_dereg(struct slot *s)
@@ -931,8 +946,12 @@ static void act_dereg(struct slot *s)
 	maybe_mutate(&d, sizeof(d));
 	if (!do_ioctl(s->fd, K_DEREG, RMSG_IOC_DEREG,
 		      arg_ptr(&d, sizeof(d), &bad)) && i >= 0 &&
-	    s->regs[i] == d.handle)
-		s->regs[i] = s->regs[--s->nregs];
+	    s->regs[i] == d.handle) {
+		s->nregs--;
+		s->regs[i] = s->regs[s->nregs];
+		s->reg_addr[i] = s->reg_addr[s->nregs];
+		s->reg_len[i] = s->reg_len[s->nregs];
+	}
 }
 
 static uint32_t known_ep_ids[16];
@@ -1226,6 +1245,78 @@ static void on_alarm(int sig)
 {
 }
 
+/*
+ * A second thread racing the first with ioctls on the same files: ENTER,
+ * CLOSE, FAULT, DEREG and CHAN_LIST while the first closes files, unmaps
+ * rings and releases endpoints. It touches no memory of the slots (the
+ * first thread unmaps it), only their file descriptors, which may be
+ * closed (EBADF) or reused meanwhile; its results are counted, not judged.
+ */
+static bool racer_stop;
+static unsigned long racer_calls;
+
+static void *racer_main(void *arg)
+{
+	uint64_t x = (uintptr_t)arg | 1;
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGALRM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	while (!__atomic_load_n(&racer_stop, __ATOMIC_RELAXED)) {
+		int fd = slots[x % NSLOTS].fd;
+		union {
+			struct rmsg_enter e;
+			struct rmsg_close c;
+			struct rmsg_fault f;
+			struct rmsg_dereg d;
+			struct rmsg_chan_list l;
+		} u;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		memset(&u, 0, sizeof(u));
+		if (fd < 0) {
+			usleep(1000);
+			continue;
+		}
+		switch ((x >> 8) % 5) {
+		case 0:
+			u.e.to_submit = 8;
+			ioctl(fd, RMSG_IOC_ENTER, &u.e);
+			break;
+		case 1:
+			u.c.channel = (x >> 16) % 8;
+			u.c.flags = (x >> 20) & RMSG_CLOSE_ABORT;
+			ioctl(fd, RMSG_IOC_CLOSE, &u.c);
+			break;
+		case 2:
+			if ((x >> 24) % 16 == 0) {
+				u.f.channel = (x >> 16) % 8;
+				u.f.kind = RMSG_FAULT_QP_ERROR +
+					   (x >> 30) % 2;
+				ioctl(fd, RMSG_IOC_FAULT, &u.f);
+			}
+			break;
+		case 3:
+			u.d.handle = 1 + (x >> 16) % 8;
+			ioctl(fd, RMSG_IOC_DEREG, &u.d);
+			break;
+		default:
+			u.l.chans = (uintptr_t)SINK_AT(16,
+						       struct rmsg_chan_info);
+			u.l.capacity = 16;
+			ioctl(fd, RMSG_IOC_CHAN_LIST, &u.l);
+			break;
+		}
+		racer_calls++;
+		if (!(racer_calls & 15))
+			usleep(200);
+	}
+	return NULL;
+}
+
 /* @len bytes followed by a PROT_NONE page; NULL on failure. */
 static unsigned char *guarded(size_t len)
 {
@@ -1270,6 +1361,7 @@ static int fuzz_pass(uint64_t seed, unsigned long iters, unsigned int secs)
 		.it_value = { 0, 100000 },
 	};
 	struct timespec t0, t;
+	pthread_t racer;
 	unsigned long i;
 	int k;
 
@@ -1281,6 +1373,9 @@ static int fuzz_pass(uint64_t seed, unsigned long iters, unsigned int secs)
 	/* Interrupt any wait the kernel allows to be interrupted. */
 	sigaction(SIGALRM, &sa, NULL);
 	setitimer(ITIMER_REAL, &it, NULL);
+	if (pthread_create(&racer, NULL, racer_main,
+			   (void *)(uintptr_t)(seed * 7)))
+		return 1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; !iters || i < iters; i++) {
 		step(true);
@@ -1291,6 +1386,9 @@ static int fuzz_pass(uint64_t seed, unsigned long iters, unsigned int secs)
 				break;
 		}
 	}
+	__atomic_store_n(&racer_stop, true, __ATOMIC_RELAXED);
+	pthread_join(racer, NULL);
+	st->racer_calls = racer_calls;
 	/* Kill the children still running, abruptly. */
 	signal(SIGCHLD, SIG_DFL);
 	kill(0, SIGKILL);	/* never reached: see main's process group */
@@ -1326,8 +1424,8 @@ static int run_pass(const char *name, int num, uid_t uid, uint64_t seed,
 	kill(-pid, SIGKILL);
 	while (waitpid(-pid, NULL, 0) > 0)
 		;
-	printf("# %s: %lu iterations, %lu forks, %lu opens (%lu refused)\n",
-	       name, st->iters, st->forks, st->opens,
+	printf("# %s: %lu iterations, %lu racing ioctls, %lu forks, %lu opens (%lu refused)\n",
+	       name, st->iters, st->racer_calls, st->forks, st->opens,
 	       st->open_err[EACCES] + st->open_err[EPERM]);
 	for (k = 0; k < K_NR; k++) {
 		char line[512];
@@ -1365,6 +1463,24 @@ static int run_pass(const char *name, int num, uid_t uid, uint64_t seed,
 	       st->events[1], st->events[2], st->events[3], st->events[4],
 	       st->events[5], st->events[6], st->events[7],
 	       st->channels_open);
+	for (k = 0; k <= RMSG_OP_LAST; k++) {
+		static const char *const op_name[] = {
+			"NOP", "SEND", "CREDIT", "ARM", "SEND_RNDV",
+			"RECV_RNDV", "bad op",
+		};
+		char line[512];
+		int len = snprintf(line, sizeof(line), "# %s:   CQE %-9s",
+				   name, op_name[k]);
+
+		for (e = 0; e < MAX_ERRNO && len < (int)sizeof(line) - 32;
+		     e++)
+			if (st->op_res[k][e])
+				len += snprintf(line + len, sizeof(line) - len,
+						" %s %lu",
+						e ? strerrorname_np(e) : "ok",
+						st->op_res[k][e]);
+		printf("%s\n", line);
+	}
 	for (k = 0; k < (int)st->surprises && k < 8; k++)
 		printf("# %s: surprise: %s\n", name, st->surprise[k]);
 	if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL) {
@@ -1554,7 +1670,7 @@ int main(int argc, char **argv)
 	};
 	const char *env, *as = "both", *why;
 	uint64_t seed;
-	unsigned int secs = 15;
+	unsigned int secs = 12;
 	unsigned long iters = 0;
 	struct stat sb;
 	long pins_before;
