@@ -88,11 +88,13 @@ static const char *const kind_name[K_NR] = {
 static const int allowed[K_NR][10] = {
 	[K_VERSION]	= { EFAULT, EINVAL },
 	[K_DEV_LIST]	= { EFAULT, EINVAL },
-	[K_EP_SETUP]	= { EFAULT, EINVAL, EBUSY },
+	/* EPERM: SQPOLL without CAP_SYS_NICE, where the module asks it. */
+	[K_EP_SETUP]	= { EFAULT, EINVAL, EBUSY, EPERM },
 	[K_ENTER]	= { EFAULT, EINVAL, EBUSY },
 	[K_LISTEN]	= { EFAULT, EINVAL, EAFNOSUPPORT, EBUSY, EADDRINUSE,
 			    EADDRNOTAVAIL, ENODEV },
-	[K_CONNECT]	= { EFAULT, EINVAL, EAFNOSUPPORT, ENOSPC,
+	/* EDQUOT: a per-user channel limit, where the module has one. */
+	[K_CONNECT]	= { EFAULT, EINVAL, EAFNOSUPPORT, ENOSPC, EDQUOT,
 			    EADDRNOTAVAIL, ENETUNREACH, EHOSTUNREACH, ENODEV },
 	[K_CLOSE]	= { EFAULT, EINVAL, ENOENT, EALREADY },
 	[K_EP_STATS]	= { EFAULT },
