@@ -248,6 +248,8 @@ struct slot {
 	struct { void *addr; size_t len; } map[NMAPS];
 	uint32_t chans[NCHANS];
 	int nchans;
+	uint32_t open_chans[NCHANS];	/* reported open, not closed yet */
+	int nopen;
 	uint32_t regs[NREGS];
 	uint64_t reg_addr[NREGS], reg_len[NREGS];
 	int nregs;
@@ -411,6 +413,9 @@ static struct slot *open_slot(void)
 
 static uint32_t some_channel(struct slot *s)
 {
+	/* Open channels first: the data path is behind them. */
+	if (s->nopen && chance(70))
+		return s->open_chans[rn(s->nopen)];
 	if (s->nchans && chance(85))
 		return s->chans[rn(s->nchans)];
 	return chance(50) ? rn(8) : (uint32_t)some_value();
@@ -641,6 +646,9 @@ static void fill_sqe(struct slot *s, struct rmsg_sqe *q)
 		q->len = chance(70) ? rn(2048) : (uint32_t)some_value();
 		break;
 	case RMSG_OP_CREDIT:
+		/* A bogus credit ends the channel (EPROTO): rarely. */
+		q->addr = chance(90) ? 0 : some_value();
+		break;
 	case RMSG_OP_ARM:
 		q->addr = chance(60) ? rn(65536) : some_value();
 		break;
@@ -702,6 +710,16 @@ static void reap(struct slot *s)
 		    !c.res) {
 			remember_chan(s, c.channel);
 			add(&st->channels_open);
+			if (s->nopen < NCHANS)
+				s->open_chans[s->nopen++] = c.channel;
+		}
+		if (kind == RMSG_CQE_CLOSED) {
+			int i;
+
+			for (i = 0; i < s->nopen; i++)
+				if (s->open_chans[i] == c.channel)
+					s->open_chans[i] =
+						s->open_chans[--s->nopen];
 		}
 		if (kind == RMSG_CQE_REQUEST) {
 			struct rmsg_accept a = {

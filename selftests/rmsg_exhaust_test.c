@@ -310,8 +310,10 @@ TEST_F_TIMEOUT(chans, cq_nobody_reaps, 300)
 	/* Full, not past full; the SQ holds what was not taken. */
 	EXPECT_EQ(8, rmsg_cq_ready(&small));
 	EXPECT_EQ(queued - 8, *small.sq.producer - *small.sq.consumer);
+	/* In order from the consumer (the CONNECTED event came first). */
 	for (i = 0; i < 8; i++) {
-		cqe = ((struct rmsg_cqe *)small.cq.descs)[i];
+		cqe = ((struct rmsg_cqe *)small.cq.descs)
+			[(small.cq.cached_cons + i) & small.cq.mask];
 		EXPECT_EQ(i, cqe.user_data);
 		EXPECT_EQ(0, cqe.res);
 	}
