@@ -245,7 +245,7 @@ struct slot {
 	unsigned char *sq, *cq, *area;	/* mappings of the rings, area */
 	bool sq_rw, cq_rw;
 	uint32_t sq_prod, cq_cons;	/* what we last wrote */
-	struct { void *addr; size_t len; } map[NMAPS];
+	struct { void *addr; size_t len; uint64_t off; int prot; } map[NMAPS];
 	uint32_t chans[NCHANS];
 	int nchans;
 	uint32_t open_chans[NCHANS];	/* reported open, not closed yet */
@@ -477,7 +477,8 @@ static void act_open(void)
 	s->fd = fd;
 }
 
-static void keep_map(struct slot *s, void *addr, size_t len)
+static void keep_map(struct slot *s, void *addr, size_t len, uint64_t off,
+		     int prot)
 {
 	int i = rn(NMAPS);
 
@@ -492,6 +493,8 @@ static void keep_map(struct slot *s, void *addr, size_t len)
 	}
 	s->map[i].addr = addr;
 	s->map[i].len = len;
+	s->map[i].off = off;
+	s->map[i].prot = prot;
 }
 
 /* Map at @off for @len; NULL when refused. */
@@ -506,7 +509,7 @@ static void *map(struct slot *s, uint64_t off, size_t len, int prot, int flags)
 		return NULL;
 	}
 	add(&st->mmap_ok);
-	keep_map(s, p, len);
+	keep_map(s, p, len, off, prot);
 	return p;
 }
 
@@ -627,6 +630,59 @@ static void act_mmap(struct slot *s)
 	if (p && rn(3) == 0 && off == RMSG_OFF_SQ_RING &&
 	    (prot & PROT_WRITE) && len >= s->p.sq_mmap_size)
 		s->sq = p, s->sq_rw = true;
+}
+
+/*
+ * What a program may do to a mapping afterwards: make it writable (never
+ * for a receive block), grow it (never: VM_DONTEXPAND), shrink it, unmap
+ * part of it, advise on it. Reading what is left must not fault.
+ */
+static void act_vma(struct slot *s)
+{
+	int i = rn(NMAPS);
+	unsigned char *p = s->map[i].addr;
+	size_t len = s->map[i].len, j;
+	void *q;
+
+	bool in_use = p == s->sq || p == s->cq || p == s->area;
+
+	if (!p)
+		return;
+	switch (rn(5)) {
+	case 0:
+		if (!mprotect(p, len, PROT_READ | PROT_WRITE)) {
+			if (s->map[i].off >= RMSG_OFF_BLOCK_BASE)
+				surprise("a receive block became writable");
+			s->map[i].prot = PROT_READ | PROT_WRITE;
+		}
+		break;
+	case 1:
+		q = mremap(p, len, len + PAGE * (1 + rn(4)), MREMAP_MAYMOVE);
+		if (q != MAP_FAILED) {
+			surprise("a mapping at %#llx grew",
+				 (unsigned long long)s->map[i].off);
+			s->map[i].addr = q;
+			s->map[i].len += PAGE;
+		}
+		return;
+	case 2:
+		if (!in_use && len > PAGE && mremap(p, len, PAGE, 0) != MAP_FAILED)
+			s->map[i].len = len = PAGE;
+		break;
+	case 3:
+		/* Not DONTNEED: these mappings have no fault handler. */
+		madvise(p, len, chance(50) ? MADV_WILLNEED : MADV_DONTFORK);
+		break;
+	default:
+		/* The last page goes; the rest stays mapped. */
+		if (!in_use && len > PAGE &&
+		    !munmap(p + ((len - 1) & ~(PAGE - 1)), PAGE))
+			s->map[i].len = len = (len - 1) & ~(PAGE - 1);
+		break;
+	}
+	if (s->map[i].prot & PROT_READ)
+		for (j = 0; j < len; j += PAGE)
+			__atomic_load_n(&p[j], __ATOMIC_RELAXED);
 }
 
 static void fill_sqe(struct slot *s, struct rmsg_sqe *q)
@@ -1227,8 +1283,10 @@ static void step(bool allow_fork)
 	}
 	if (r < 60)
 		act_setup(s);
-	else if (r < 110)
+	else if (r < 100)
 		act_mmap(s);
+	else if (r < 110)
+		act_vma(s);
 	else if (r < 420)
 		act_enter(s);
 	else if (r < 460)
