@@ -299,6 +299,13 @@ static void rmsg_chan_kill_locked(struct rmsg_channel *ch, int error)
 {
 	if (ch->state == RMSG_CHAN_DYING)
 		return;
+	/* RMSG_IOC_CONNECT still uses it: it ends the channel itself. */
+	if (ch->dialling) {
+		if (!ch->kill_pending)
+			ch->kill_error = error;
+		ch->kill_pending = true;
+		return;
+	}
 	/* The program sees only the errno; the log says the repair failed. */
 	if (ch->state == RMSG_CHAN_RECOVERING && error)
 		pr_notice_ratelimited("channel %u: repair ends with %d after %u attempts\n",
@@ -2019,6 +2026,12 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 		return PTR_ERR(cm_id);
 	}
 	ch->cm_id = cm_id;
+	/*
+	 * Published, the id may be closed by another thread at once: the
+	 * end waits until this call is done with the channel (a teardown
+	 * would free it under us, or after the failure path below did).
+	 */
+	ch->dialling = true;
 	ret = rmsg_chan_publish(ch);
 	if (ret) {
 		rdma_destroy_id(cm_id);
@@ -2037,12 +2050,18 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 				ch->resolve_ms);
 	if (ret)
 		goto fail;
+	mutex_lock(&ep->chan_lock);
+	ch->dialling = false;
+	if (ch->kill_pending)
+		rmsg_chan_kill_locked(ch, ch->kill_error);
+	mutex_unlock(&ep->chan_lock);
 	return 0;
 fail:
-	rdma_destroy_id(cm_id);
+	/* Nobody else ends it while dialling: this call does, at once. */
 	mutex_lock(&ep->chan_lock);
 	xa_erase(&ep->channels, ch->id);
 	mutex_unlock(&ep->chan_lock);
+	rdma_destroy_id(cm_id);
 	rmsg_chan_free(ch);
 	return ret;
 }
