@@ -9,6 +9,7 @@
 #   make bench      rmsg-perf beside perftest in the guest; bench/results.json
 #   make soak       1000 injected faults of each class under checked streams
 #   make fuzz       libFuzzer on the protocol core, FUZZ_SECONDS per target
+#   make abifuzz    the ioctl/mmap/ring fuzzer in the guest, ABIFUZZ_SECS
 #   make install    module (depmod), library, headers, pkg-config, tools
 #
 # KDIR selects the kernel headers (default: the installed Debian headers of
@@ -69,7 +70,7 @@ PERF_SRCS	:= $(wildcard tools/rmsg-perf/*.c)
 PERF_WRAP	:= -Wl,--wrap=ioctl,--wrap=poll,--wrap=ppoll,--wrap=epoll_wait
 
 .PHONY: all tests module lib tools selftests unit deps check run bench soak \
-	fuzz install install-module install-lib clean checkpatch
+	fuzz abifuzz install install-module install-lib clean checkpatch
 
 all: module lib tools
 
@@ -235,6 +236,19 @@ fuzz:
 	@tools/deps.sh --fuzz
 	$(MAKE) $(patsubst %,build/fuzz/fuzz_%,$(FUZZ_TARGETS))
 	tools/testing/fuzz/run-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# The ABI fuzzer (selftests/rmsg_abi_fuzz_test, Documentation/hardening.rst)
+# for longer than the 12 s per pass `make check` gives it: ABIFUZZ_SECS per
+# pass (one as root, one as nobody); ABIFUZZ_SEED repeats a run's calls.
+ABIFUZZ_SECS	?= 300
+ABIFUZZ_SEED	?=
+
+abifuzz: deps
+	$(MAKE) WERROR=1 all tests
+	tools/testing/rmsg-vm -T $$((2 * $(ABIFUZZ_SECS) + 300)) \
+		env ABIFUZZ_SECS=$(ABIFUZZ_SECS) \
+		$(if $(ABIFUZZ_SEED),ABIFUZZ_SEED=$(ABIFUZZ_SEED)) \
+		selftests/run.sh rmsg_abi_fuzz_test
 
 checkpatch:
 	$(CHECKPATCH) --no-tree --quiet --show-types \

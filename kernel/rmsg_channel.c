@@ -102,9 +102,25 @@ module_param(block_size, uint, 0644);
 MODULE_PARM_DESC(block_size,
 		 "Default receive block per channel in bytes (default 32768)");
 
+/*
+ * From 1 to RMSG_MAX_CHANNELS: 0 would make the id limit (max_channels - 1)
+ * wrap to no limit at all, and ids past RMSG_MAX_CHANNELS have no receive
+ * block offset (RMSG_OFF_BLOCK()).
+ */
+static int max_channels_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, RMSG_MAX_CHANNELS);
+}
+
+static const struct kernel_param_ops max_channels_ops = {
+	.set	= max_channels_set,
+	.get	= param_get_uint,
+};
+
 static unsigned int max_channels = RMSG_MAX_CHANNELS;
-module_param(max_channels, uint, 0644);
-MODULE_PARM_DESC(max_channels, "Channels per endpoint at most");
+module_param_cb(max_channels, &max_channels_ops, &max_channels, 0644);
+MODULE_PARM_DESC(max_channels,
+		 "Channels per endpoint at most, 1 to 65536 (default 65536)");
 
 static unsigned int resolve_timeout_ms = 2000;
 module_param(resolve_timeout_ms, uint, 0644);
@@ -305,6 +321,13 @@ static void rmsg_chan_kill_locked(struct rmsg_channel *ch, int error)
 {
 	if (ch->state == RMSG_CHAN_DYING)
 		return;
+	/* RMSG_IOC_CONNECT still uses it: it ends the channel itself. */
+	if (ch->dialling) {
+		if (!ch->kill_pending)
+			ch->kill_error = error;
+		ch->kill_pending = true;
+		return;
+	}
 	/* The program sees only the errno; the log says the repair failed. */
 	if (ch->state == RMSG_CHAN_RECOVERING && error)
 		pr_notice_ratelimited("channel %u: repair ends with %d after %u attempts\n",
@@ -2211,6 +2234,12 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 		return PTR_ERR(cm_id);
 	}
 	ch->cm_id = cm_id;
+	/*
+	 * Published, the id may be closed by another thread at once: the
+	 * end waits until this call is done with the channel (a teardown
+	 * would free it under us, or after the failure path below did).
+	 */
+	ch->dialling = true;
 	ret = rmsg_chan_publish(ch);
 	if (ret) {
 		rdma_destroy_id(cm_id);
@@ -2229,12 +2258,18 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 				ch->resolve_ms);
 	if (ret)
 		goto fail;
+	mutex_lock(&ep->chan_lock);
+	ch->dialling = false;
+	if (ch->kill_pending)
+		rmsg_chan_kill_locked(ch, ch->kill_error);
+	mutex_unlock(&ep->chan_lock);
 	return 0;
 fail:
-	rdma_destroy_id(cm_id);
+	/* Nobody else ends it while dialling: this call does, at once. */
 	mutex_lock(&ep->chan_lock);
 	xa_erase(&ep->channels, ch->id);
 	mutex_unlock(&ep->chan_lock);
+	rdma_destroy_id(cm_id);
 	rmsg_chan_free(ch);
 	return ret;
 }

@@ -12,6 +12,9 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 
+#include <pthread.h>
+#include <sys/ioctl.h>
+
 #include "kselftest_harness.h"
 #include "rmsg_test.h"
 
@@ -518,6 +521,59 @@ TEST_F_TIMEOUT(chan, device_removed_under_channels, 120)
 		EXPECT_EVENT(&self->b, RMSG_CQE_CLOSED, &cqe);
 		EXPECT_EQ(-ENODEV, cqe.res);
 	}
+}
+
+/*
+ * Found by rmsg_abi_fuzz_test: a CLOSE of a channel id while the CONNECT
+ * that made it was still setting it up queued its teardown, and the
+ * CONNECT's failure path (an address with no route fails at once) freed
+ * the channel under it (use after free in the workqueue). The CLOSE now
+ * waits for the CONNECT; here one thread dials nowhere while another
+ * closes the ids it gets.
+ */
+struct racer {
+	int fd;
+	bool stop;
+	unsigned long closes;
+};
+
+static void *close_ids(void *arg)
+{
+	struct racer *r = arg;
+	struct rmsg_close c = { 0 };
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+		c.channel = r->closes++ % 4;
+		ioctl(r->fd, RMSG_IOC_CLOSE, &c);
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(chan, close_races_failing_connect, 120)
+{
+	struct sockaddr_in nowhere = { .sin_family = AF_INET,
+				       .sin_port = htons(7) };
+	struct rmsg_connect c = { 0 };
+	struct racer r = { .fd = self->b.fd };
+	struct rmsg_cqe cqe;
+	pthread_t t;
+	int i, unreach = 0;
+
+	nowhere.sin_addr.s_addr = htonl(0x01020304);
+	ASSERT_EQ(0, pthread_create(&t, NULL, close_ids, &r));
+	for (i = 0; i < 3000; i++) {
+		memset(&c, 0, sizeof(c));
+		c.addr = (uintptr_t)&nowhere;
+		c.addr_len = sizeof(nowhere);
+		if (ioctl(self->b.fd, RMSG_IOC_CONNECT, &c))
+			unreach += errno == ENETUNREACH;
+		while (rmsg_take_cqe(&self->b, &cqe))
+			;
+	}
+	__atomic_store_n(&r.stop, true, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	TH_LOG("%d connects failed at once, %lu closes", unreach, r.closes);
+	EXPECT_LT(0, unreach);
 }
 
 TEST_HARNESS_MAIN
