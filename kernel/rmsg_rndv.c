@@ -945,10 +945,22 @@ static void rmsg_rndv_tx_progress(struct rmsg_channel *ch)
 			t->fin = true;
 			t->status = -RMSG_FIN_ERR(fin);
 		}
+		/*
+		 * Registered afresh after a move, and the FIN (sent again: the
+		 * peer was done before) came before the REG_MRs went: a key
+		 * never valid needs no LOCAL_INV, which would fail for it.
+		 */
+		if (!t->segs.reg_posted && !t->segs.inv_posted) {
+			t->segs.inv_posted = t->segs.nseg;
+			atomic_set(&t->segs.inv_done, 1);
+		}
 		if (atomic_read(&t->segs.inv_done) &&
 		    atomic_read(&t->mv.ops_done) == t->mv.ops) {
 			/* No key of it is valid: let the program have it. */
 			rmsg_rndv_tx_unmap(ch, t, false);
+			/* Before the CQE: the program may DEREG at once. */
+			rmsg_region_put(t->region);
+			t->region = NULL;
 			cqe.user_data = t->user_data;
 			cqe.res = t->status;
 			cqe.len = t->len;
@@ -962,7 +974,10 @@ static void rmsg_rndv_tx_progress(struct rmsg_channel *ch)
 		}
 		if (!ch->tx_live)
 			continue;
-		ret = rmsg_segs_post(ch, &t->segs, true);
+		/* Some REG_MRs went: the rest go before the LOCAL_INVs. */
+		ret = rmsg_segs_post(ch, &t->segs, false);
+		if (!ret)
+			ret = rmsg_segs_post(ch, &t->segs, true);
 		if (ret && ret != -EAGAIN) {
 			rmsg_chan_kill_soft(ch, -ECONNRESET);
 			return;
@@ -1954,9 +1969,10 @@ void rmsg_rndv_finish(struct rmsg_channel *ch, int error)
 		cqe.user_data = t->user_data;
 		cqe.len = t->len;
 		cqe.aux = t->addr;
-		rmsg_ep_post_cqe_locked(ch->ep, &cqe, true);
 		r->tx[c & RMSG_RNDV_MASK] = NULL;
+		/* Unmapped and unpinned first: the program may DEREG at once. */
 		rmsg_rndv_tx_free(ch, t);
+		rmsg_ep_post_cqe_locked(ch->ep, &cqe, true);
 	}
 	for (c = r->rx_oldest; c != r->rx_oldest + RMSG_RNDV_WINDOW; c++) {
 		x = r->rx[c & RMSG_RNDV_MASK];
