@@ -321,8 +321,8 @@ static void rmsg_chan_kill_locked(struct rmsg_channel *ch, int error)
 {
 	if (ch->state == RMSG_CHAN_DYING)
 		return;
-	/* RMSG_IOC_CONNECT still uses it: it ends the channel itself. */
-	if (ch->dialling) {
+	/* The call that made it still uses it (rmsg_chan_setup_done()). */
+	if (ch->setting_up) {
 		if (!ch->kill_pending)
 			ch->kill_error = error;
 		ch->kill_pending = true;
@@ -340,6 +340,19 @@ static void rmsg_chan_kill_locked(struct rmsg_channel *ch, int error)
 	ch->error = error;
 	rmsg_chan_set_state(ch, RMSG_CHAN_DYING, error);
 	queue_work(rmsg_wq, &ch->teardown);
+}
+
+/*
+ * The call that made @ch (RMSG_IOC_CONNECT, the connection request's
+ * handler) is done with it: an end asked for meanwhile goes now.
+ */
+static void rmsg_chan_setup_done(struct rmsg_channel *ch)
+{
+	mutex_lock(&ch->ep->chan_lock);
+	ch->setting_up = false;
+	if (ch->kill_pending)
+		rmsg_chan_kill_locked(ch, ch->kill_error);
+	mutex_unlock(&ch->ep->chan_lock);
 }
 
 static void rmsg_chan_kill(struct rmsg_channel *ch, int error)
@@ -1605,6 +1618,12 @@ static void rmsg_chan_free(struct rmsg_channel *ch)
 	mutex_lock(&ep->lock);
 	mutex_unlock(&ep->lock);
 	cancel_work_sync(&ch->data_work);
+	/*
+	 * A setup that failed after its QP existed: the drain's flushed
+	 * receives queued the work (which only notes an end, deferred
+	 * while setting up, and takes no handler lock).
+	 */
+	cancel_work_sync(&ch->work);
 	rmsg_data_free(ch);
 	if (ch->net)
 		put_net(ch->net);
@@ -1754,6 +1773,11 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 	ch->cm_id = cm_id;
 	ch->adv_family = rmsg_wildcard_family(&l->addr);
 
+	/*
+	 * Published, the program may close it at once (its id is easy to
+	 * guess): the end waits until this handler is done with it.
+	 */
+	ch->setting_up = true;
 	ret = rmsg_chan_publish(ch);
 	if (ret) {
 		kfree(ch);
@@ -1765,6 +1789,7 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 	if (!ret)
 		ret = rmsg_data_shadow_create(ch);
 	if (!ret && l->manual) {
+		rmsg_chan_setup_done(ch);
 		/* Its teardown rejects it if nobody accepts it first. */
 		rmsg_chan_event(ch, RMSG_CQE_REQUEST, 0);
 		return 0;
@@ -1774,6 +1799,8 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 		rmsg_conn_param(ch, cm_id, &param, &data, len);
 		ret = rdma_accept(cm_id, &param);
 	}
+	if (!ret)
+		rmsg_chan_setup_done(ch);
 	if (ret) {
 		/* Returning an error makes the rdma_cm destroy cm_id. */
 		rmsg_chan_release_verbs(ch);
@@ -2239,7 +2266,7 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 	 * end waits until this call is done with the channel (a teardown
 	 * would free it under us, or after the failure path below did).
 	 */
-	ch->dialling = true;
+	ch->setting_up = true;
 	ret = rmsg_chan_publish(ch);
 	if (ret) {
 		rdma_destroy_id(cm_id);
@@ -2258,14 +2285,10 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 				ch->resolve_ms);
 	if (ret)
 		goto fail;
-	mutex_lock(&ep->chan_lock);
-	ch->dialling = false;
-	if (ch->kill_pending)
-		rmsg_chan_kill_locked(ch, ch->kill_error);
-	mutex_unlock(&ep->chan_lock);
+	rmsg_chan_setup_done(ch);
 	return 0;
 fail:
-	/* Nobody else ends it while dialling: this call does, at once. */
+	/* Nobody else ends it while setting up: this call does, at once. */
 	mutex_lock(&ep->chan_lock);
 	xa_erase(&ep->channels, ch->id);
 	mutex_unlock(&ep->chan_lock);

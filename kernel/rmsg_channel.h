@@ -379,8 +379,9 @@ struct rmsg_rndv {
  * @active: this side connected (else it accepted)
  * @abort: closed without telling the peer
  * @reject: it died awaiting the program's answer: reject the request
- * @dialling: RMSG_IOC_CONNECT is still setting it up, under chan_lock: an
- *	end asked for meanwhile waits in @kill_error until it is done
+ * @setting_up: the call that made it (RMSG_IOC_CONNECT, or the handler of
+ *	a connection request) still uses it, under chan_lock: an end asked
+ *	for meanwhile waits in @kill_error until that call is done
  * @kill_pending: such an end was asked for, with @kill_error
  * @kill_error: its errno (0: orderly)
  * @dev_gone: its device was being removed when the channel left it
@@ -497,7 +498,7 @@ struct rmsg_channel {
 	bool active;
 	bool abort;
 	bool reject;
-	bool dialling;
+	bool setting_up;
 	bool kill_pending;
 	int kill_error;
 	bool dev_gone;
