@@ -57,6 +57,7 @@
 
 #include <rdma/rmsg.h>
 #include <rmsg.h>
+#include "rmsg_test.h"
 
 #define NSLOTS		6	/* endpoints open at once, at most */
 #define NMAPS		12	/* mappings kept per endpoint */
@@ -1586,30 +1587,6 @@ static int run_pass(const char *name, int num, uid_t uid, uint64_t seed,
 	return 0;
 }
 
-/* Page pins in the whole system; -1 when they cannot be read. */
-static long pins(void)
-{
-	long acq = -1, rel = -1, v;
-	char name[64];
-	FILE *f = fopen("/proc/sys/vm/stat_refresh", "w");
-
-	if (f) {
-		fputs("1\n", f);
-		fclose(f);
-	}
-	f = fopen("/proc/vmstat", "r");
-	if (!f)
-		return -1;
-	while (fscanf(f, "%63s %ld", name, &v) == 2) {
-		if (!strcmp(name, "nr_foll_pin_acquired"))
-			acq = v;
-		else if (!strcmp(name, "nr_foll_pin_released"))
-			rel = v;
-	}
-	fclose(f);
-	return acq < 0 || rel < 0 ? -1 : acq - rel;
-}
-
 /* Wait for an event of @kind on @ep; its res, or -ETIMEDOUT. */
 static int wait_kind(struct rmsg_ep *ep, unsigned int kind, uint32_t *channel)
 {
@@ -1701,7 +1678,7 @@ static const char *sane_after(long pins_before)
 	 * and release their regions' pages only then.
 	 */
 	for (i = 0; i < 900; i++) {
-		now = pins();
+		now = rmsg_pins();
 		if (pins_before < 0 || now == pins_before)
 			break;
 		usleep(100000);
@@ -1824,7 +1801,7 @@ int main(int argc, char **argv)
 	local_addr.sin_family = AF_INET;
 	if (!have_addr)
 		printf("# RMSG_LOCAL_ADDR not set: no channels (not run by rmsg-vm)\n");
-	pins_before = pins();
+	pins_before = rmsg_pins();
 
 	if (strcmp(as, "nobody"))
 		fails += run_pass("root", 1, 0, seed, iters, secs);
