@@ -15,6 +15,7 @@
 #include <linux/poll.h>
 #include <linux/string.h>
 #include <linux/uidgid.h>
+#include <linux/workqueue.h>
 #include <linux/wait.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rmsg.h>
@@ -46,6 +47,9 @@ struct rmsg_device {
 	struct ib_mr *fence_mr;
 	struct mutex lock;
 	struct list_head channels;
+	/* Retired rdma_cm ids waiting for a port to come up: rmsg_parked_id */
+	struct list_head parked;
+	struct delayed_work parked_work;
 	bool dying;
 	wait_queue_head_t wq;
 	u32 nports;
@@ -59,6 +63,9 @@ struct rmsg_device *rmsg_device_attach(struct ib_device *ibdev,
 				       struct list_head *node);
 bool rmsg_device_detach(struct rmsg_device *rdev, struct list_head *node);
 void rmsg_device_fatal(struct rmsg_device *rdev);
+struct rdma_cm_id;
+bool rmsg_cm_id_port_down(struct rdma_cm_id *id);
+void rmsg_cm_id_retire(struct rdma_cm_id *id);
 struct net;
 struct rmsg_addrs;
 void rmsg_local_addrs(struct net *net, bool v6, struct rmsg_addrs *out);

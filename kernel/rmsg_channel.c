@@ -1275,7 +1275,9 @@ static int rmsg_repair_drop(struct rmsg_channel *ch)
 	if (id) {
 		rdma_lock_handler(id);
 		rdma_unlock_handler(id);
-		if (test_bit(RMSG_CHAN_CONNECTED, &ch->flags))
+		/* Not through a port that is down (rmsg_cm_id_retire()). */
+		if (test_bit(RMSG_CHAN_CONNECTED, &ch->flags) &&
+		    !rmsg_cm_id_port_down(id))
 			rdma_disconnect(id);
 	}
 	if (ch->qp) {
@@ -1285,7 +1287,7 @@ static int rmsg_repair_drop(struct rmsg_channel *ch)
 		ch->qp = NULL;
 	}
 	if (id)
-		rdma_destroy_id(id);
+		rmsg_cm_id_retire(id);
 	clear_bit(RMSG_CHAN_CONNECTED, &ch->flags);
 	clear_bit(RMSG_CHAN_PEER_READY, &ch->flags);
 	clear_bit(RMSG_CHAN_ATTEMPT_FAILED, &ch->flags);
@@ -1689,7 +1691,7 @@ static void rmsg_chan_teardown(struct work_struct *work)
 		 !test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags) &&
 		 !rmsg_ctrl_send(ch, RMSG_CTRL_CLOSE_BUF, RMSG_CTRL_RESET, 0))
 		wait_for_completion_timeout(&ch->close_sent, HZ);
-	if (connected)
+	if (connected && !rmsg_cm_id_port_down(ch->cm_id))
 		rdma_disconnect(ch->cm_id);
 	if (ch->reject) {
 		rdma_lock_handler(ch->cm_id);
@@ -1704,7 +1706,7 @@ static void rmsg_chan_teardown(struct work_struct *work)
 			 test_bit(RMSG_CHAN_CLOSE_OK, &ch->flags));
 	/* Waits out a handler still running on this id; none can follow. */
 	if (ch->cm_id)
-		rdma_destroy_id(ch->cm_id);
+		rmsg_cm_id_retire(ch->cm_id);
 	cancel_work_sync(&ch->work);
 	del_timer_sync(&ch->repair_timer);
 	del_timer_sync(&ch->hb_timer);
@@ -1906,8 +1908,13 @@ static int rmsg_cm_channel_event(struct rmsg_channel *ch,
 			rmsg_chan_fault(ch, ret);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		ret = repair ? rmsg_chan_connection(ch, cm_id) :
-			       rmsg_chan_create_qp(ch);
+		/* A REQ would fail, and harm: rmsg_cm_id_retire(). */
+		if (rmsg_cm_id_port_down(cm_id))
+			ret = -ENETDOWN;
+		else if (repair)
+			ret = rmsg_chan_connection(ch, cm_id);
+		else
+			ret = rmsg_chan_create_qp(ch);
 		if (!ret) {
 			len = rmsg_chan_hello(ch, repair ?
 					      RMSG_HELLO_RECONNECT :

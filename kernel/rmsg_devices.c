@@ -23,6 +23,7 @@
 #include <net/addrconf.h>
 #include <net/if_inet6.h>
 #include <rdma/ib_cache.h>
+#include <rdma/rdma_cm.h>
 
 #include "rmsg.h"
 #include "rmsg_wire.h"
@@ -70,6 +71,9 @@ static void rmsg_ib_event(struct ib_event_handler *handler,
 		rmsg_device_fatal(rdev);
 		break;
 	case IB_EVENT_PORT_ACTIVE:
+		/* Ids parked for the port down may say goodbye now. */
+		mod_delayed_work(system_wq, &rdev->parked_work, 0);
+		fallthrough;
 	case IB_EVENT_PORT_ERR:
 	case IB_EVENT_LID_CHANGE:
 	case IB_EVENT_PKEY_CHANGE:
@@ -85,6 +89,136 @@ static void rmsg_ib_event(struct ib_event_handler *handler,
 	}
 	pr_debug("%s: event %s\n", dev_name(&rdev->ibdev->dev),
 		 ib_event_msg(event->event));
+}
+
+/*
+ * Retired connections.
+ *
+ * A connection's rdma_cm id sends CM messages when it goes: a DREQ
+ * (rdma_disconnect(), or rdma_destroy_id() of an established one), a REJ
+ * (one whose REQ is still unanswered). When the port under it is down,
+ * that send fails in the driver, and rxe (as in Linux 6.1) answers a
+ * failed send on the GSI QP by moving QP1 to the error state. The MAD
+ * layer moves it back to RTS, which revives its sending half only: rxe's
+ * responder stays in error and the flushed receives are never posted
+ * again, so once the link is back the node sends CM requests and never
+ * hears a reply, and makes no connection on that device until it is
+ * made again. A channel repaired across a link flap would be stuck.
+ *
+ * So an id whose port is down is not destroyed but parked on its device,
+ * its events going to a handler that ignores them, and destroyed when the
+ * port is active again (IB_EVENT_PORT_ACTIVE, or a check every second),
+ * or when the device goes (the GSI QP goes with it).
+ */
+struct rmsg_parked_id {
+	struct list_head node;
+	struct rdma_cm_id *id;
+};
+
+/**
+ * rmsg_cm_id_port_down() - is the port under an rdma_cm id down
+ * @id: the id; one not bound to a device yet has no port
+ *
+ * Process context. No CM message should be sent through a port that is
+ * not active: see "Retired connections" above.
+ *
+ * Return: true if @id is bound to a port that is not active.
+ */
+bool rmsg_cm_id_port_down(struct rdma_cm_id *id)
+{
+	struct ib_port_attr attr;
+
+	if (!id->device || !rdma_is_port_valid(id->device, id->port_num))
+		return false;
+	if (ib_query_port(id->device, id->port_num, &attr))
+		return false;
+	return attr.state != IB_PORT_ACTIVE;
+}
+
+static int rmsg_parked_cm_handler(struct rdma_cm_id *id,
+				  struct rdma_cm_event *event)
+{
+	return 0;
+}
+
+/**
+ * rmsg_cm_id_retire() - destroy a connection's rdma_cm id, or park it
+ * @id: the id, which no channel uses any more; its QP is destroyed
+ *
+ * Process context; may wait for a handler of @id to return. An id whose
+ * port is down is parked on its device (see "Retired connections") and
+ * destroyed later; the caller must not have sent a DREQ for it then
+ * (rmsg_cm_id_port_down() tells it not to).
+ */
+void rmsg_cm_id_retire(struct rdma_cm_id *id)
+{
+	struct rmsg_parked_id *p;
+	struct rmsg_device *rdev;
+
+	if (!rmsg_cm_id_port_down(id))
+		goto destroy;
+	p = kmalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		goto destroy;
+	p->id = id;
+	/* Whatever happens to it from now on concerns no channel. */
+	rdma_lock_handler(id);
+	id->event_handler = rmsg_parked_cm_handler;
+	id->context = NULL;
+	rdma_unlock_handler(id);
+
+	mutex_lock(&rmsg_devices_lock);
+	list_for_each_entry(rdev, &rmsg_devices, node) {
+		if (rdev->ibdev != id->device)
+			continue;
+		mutex_lock(&rdev->lock);
+		if (!rdev->dying) {
+			list_add_tail(&p->node, &rdev->parked);
+			queue_delayed_work(system_wq, &rdev->parked_work, HZ);
+			p = NULL;
+		}
+		mutex_unlock(&rdev->lock);
+		break;
+	}
+	mutex_unlock(&rmsg_devices_lock);
+	if (!p) {
+		dev_dbg(&id->device->dev, "rmsg: port %u down, id parked\n",
+			id->port_num);
+		return;
+	}
+	/* The device is going: so is its GSI QP. */
+	kfree(p);
+destroy:
+	rdma_destroy_id(id);
+}
+
+/* Destroy the parked ids of @rdev whose port is up, or all of them. */
+static void rmsg_parked_destroy(struct rmsg_device *rdev, bool all)
+{
+	struct rmsg_parked_id *p, *next;
+	LIST_HEAD(ready);
+
+	mutex_lock(&rdev->lock);
+	list_for_each_entry_safe(p, next, &rdev->parked, node)
+		if (all || !rmsg_cm_id_port_down(p->id))
+			list_move_tail(&p->node, &ready);
+	if (!list_empty(&rdev->parked))
+		queue_delayed_work(system_wq, &rdev->parked_work, HZ);
+	mutex_unlock(&rdev->lock);
+
+	list_for_each_entry_safe(p, next, &ready, node) {
+		rdma_destroy_id(p->id);
+		kfree(p);
+	}
+}
+
+static void rmsg_parked_work(struct work_struct *work)
+{
+	struct rmsg_device *rdev = container_of(to_delayed_work(work),
+						struct rmsg_device,
+						parked_work);
+
+	rmsg_parked_destroy(rdev, false);
 }
 
 static void rmsg_addrs_add(struct rmsg_addrs *out, u8 family,
@@ -182,6 +316,8 @@ static int rmsg_ib_add(struct ib_device *ibdev)
 	rdev->nports = nports;
 	mutex_init(&rdev->lock);
 	INIT_LIST_HEAD(&rdev->channels);
+	INIT_LIST_HEAD(&rdev->parked);
+	INIT_DELAYED_WORK(&rdev->parked_work, rmsg_parked_work);
 	INIT_WORK(&rdev->fatal_work, rmsg_fatal_work);
 	init_waitqueue_head(&rdev->wq);
 	rdev->pd = ib_alloc_pd(ibdev, 0);
@@ -233,6 +369,9 @@ static void rmsg_ib_remove(struct ib_device *ibdev, void *client_data)
 	rmsg_chan_device_removed(rdev);
 	/* No channel is on it to inject another one. */
 	cancel_work_sync(&rdev->fatal_work);
+	/* Nobody parks an id on it any more (it is dying). */
+	cancel_delayed_work_sync(&rdev->parked_work);
+	rmsg_parked_destroy(rdev, true);
 	if (rdev->fence_mr)
 		ib_dereg_mr(rdev->fence_mr);
 	ib_dealloc_pd(rdev->pd);

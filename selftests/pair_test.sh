@@ -421,6 +421,11 @@ if stream_start $port_flap 15; then
 		skip=" # SKIP rxe on 6.1 makes no new rdma_cm connection after its link went down and up (repairs timed out; see resilience.rst)"
 		ok=0
 	fi
+	if [ $ok != 0 ] || [ -n "$skip" ]; then
+		echo "# link_flap: kernel log since the stream began:"
+		dmesg | tail -n +$((klog0 + 1)) | grep -v 'speed is unknown' |
+			tail -60 | diag
+	fi
 else
 	echo "# link_flap: the stream's channels did not open"
 	wait "$stream_pid"
