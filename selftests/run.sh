@@ -7,7 +7,9 @@
 
 cd "$(dirname "$0")/.." || exit 1
 tests=("$@")
+all=0
 if ((${#tests[@]} == 0)); then
+	all=1
 	for t in selftests/*_test; do
 		[ -x "$t" ] && tests+=("$(basename "$t")")
 	done
@@ -32,4 +34,9 @@ for t in "${tests[@]}"; do
 		fi
 	fi
 done
+# Then, with every program done: nothing leaks across a fault class.
+if [ "$all" = 1 ] && [ -d /sys/module/rmsg ]; then
+	echo "# selftest: leak_classes.sh"
+	selftests/leak_classes.sh || status=1
+fi
 exit "$status"
