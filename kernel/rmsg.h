@@ -12,6 +12,7 @@
 #include <linux/log2.h>
 #include <linux/mutex.h>
 #include <linux/pid.h>
+#include <linux/sched/mm.h>
 #include <linux/poll.h>
 #include <linux/string.h>
 #include <linux/uidgid.h>
@@ -207,6 +208,8 @@ struct rmsg_endpoint {
 	struct xarray regions;
 	u32 id;
 	struct pid *tgid;
+	/* The opener's memory cgroup, charged for what work items allocate. */
+	struct mem_cgroup *memcg;
 	kuid_t uid;
 	bool stall_events;
 	u32 stall_ms;
@@ -216,6 +219,22 @@ struct rmsg_endpoint {
 	unsigned long mlock_limit;
 	struct user_struct *ring_user;
 };
+
+/*
+ * What rmsg allocates for an endpoint with __GFP_ACCOUNT in work items and
+ * rdma_cm handlers (receive blocks, shadows, trailers, rendezvous tables)
+ * is charged to the memory cgroup of the endpoint's opener, not to the
+ * kernel thread's: between these two calls.
+ */
+static inline struct mem_cgroup *rmsg_ep_charge_begin(struct rmsg_endpoint *ep)
+{
+	return set_active_memcg(ep->memcg);
+}
+
+static inline void rmsg_ep_charge_end(struct mem_cgroup *old)
+{
+	set_active_memcg(old);
+}
 
 static inline void rmsg_ep_count(struct rmsg_endpoint *ep,
 				 enum rmsg_ep_stat stat)

@@ -599,9 +599,19 @@ static void rmsg_chan_heartbeat(struct rmsg_channel *ch)
  * repair under way; else open once connected, registered, and told by
  * the peer that it is too.
  */
+static void __rmsg_chan_progress(struct rmsg_channel *ch);
+
 static void rmsg_chan_progress(struct work_struct *work)
 {
 	struct rmsg_channel *ch = container_of(work, struct rmsg_channel, work);
+	struct mem_cgroup *old = rmsg_ep_charge_begin(ch->ep);
+
+	__rmsg_chan_progress(ch);
+	rmsg_ep_charge_end(old);
+}
+
+static void __rmsg_chan_progress(struct rmsg_channel *ch)
+{
 	struct rmsg_endpoint *ep = ch->ep;
 	int soft_error = READ_ONCE(ch->soft_error);
 	enum rmsg_chan_state was;
@@ -2075,19 +2085,25 @@ static int rmsg_cm_handler(struct rdma_cm_id *cm_id,
 			   struct rdma_cm_event *event)
 {
 	struct rmsg_cm_ctx *ctx = cm_id->context;
+	struct rmsg_listener *l = NULL;
+	struct rmsg_channel *ch = NULL;
+	struct mem_cgroup *old;
+	int ret = 0;
 
+	if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST ||
+	    ctx->kind != RMSG_CM_CHANNEL)
+		l = container_of(ctx, struct rmsg_listener, cm);
+	else
+		ch = container_of(ctx, struct rmsg_channel, cm);
+	old = rmsg_ep_charge_begin(ch ? ch->ep : l->ep);
 	if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST)
-		return rmsg_cm_request(container_of(ctx, struct rmsg_listener,
-						    cm), cm_id, event);
-	if (ctx->kind == RMSG_CM_CHANNEL)
-		return rmsg_cm_channel_event(container_of(ctx,
-							  struct rmsg_channel,
-							  cm), cm_id, event);
-	if (event->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
-		return rmsg_cm_listener_removed(container_of(ctx,
-							     struct rmsg_listener,
-							     cm));
-	return 0;
+		ret = rmsg_cm_request(l, cm_id, event);
+	else if (ch)
+		ret = rmsg_cm_channel_event(ch, cm_id, event);
+	else if (event->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
+		ret = rmsg_cm_listener_removed(l);
+	rmsg_ep_charge_end(old);
+	return ret;
 }
 
 /* --- the program's requests ------------------------------------------- */

@@ -1407,10 +1407,12 @@ void rmsg_data_work(struct work_struct *work)
 {
 	struct rmsg_channel *ch =
 		container_of(work, struct rmsg_channel, data_work);
+	struct mem_cgroup *old = rmsg_ep_charge_begin(ch->ep);
 
 	mutex_lock(&ch->ep->lock);
 	rmsg_data_progress(ch);
 	mutex_unlock(&ch->ep->lock);
+	rmsg_ep_charge_end(old);
 }
 
 /* --- the program's operations -------------------------------------------- */

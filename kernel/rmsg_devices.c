@@ -119,20 +119,22 @@ struct rmsg_parked_id {
  * rmsg_cm_id_port_down() - is the port under an rdma_cm id down
  * @id: the id; one not bound to a device yet has no port
  *
- * Process context. No CM message should be sent through a port that is
- * not active: see "Retired connections" above.
+ * No CM message should be sent through a port that is not active: see
+ * "Retired connections" above. The RDMA core's cached state, not
+ * ib_query_port(): rxe's takes the RTNL, which an rdma_cm handler must not
+ * wait for. The cache is updated before clients hear of the port's event.
  *
  * Return: true if @id is bound to a port that is not active.
  */
 bool rmsg_cm_id_port_down(struct rdma_cm_id *id)
 {
-	struct ib_port_attr attr;
+	enum ib_port_state state;
 
 	if (!id->device || !rdma_is_port_valid(id->device, id->port_num))
 		return false;
-	if (ib_query_port(id->device, id->port_num, &attr))
+	if (ib_get_cached_port_state(id->device, id->port_num, &state))
 		return false;
-	return attr.state != IB_PORT_ACTIVE;
+	return state != IB_PORT_ACTIVE;
 }
 
 static int rmsg_parked_cm_handler(struct rdma_cm_id *id,

@@ -25,6 +25,7 @@
 #include <linux/cred.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/memcontrol.h>
 #include <linux/vmalloc.h>
 
 #include "rmsg.h"
@@ -93,9 +94,11 @@ struct rmsg_endpoint *rmsg_ep_create(void)
 		ep->incarnation = get_random_u64();
 	} while (!ep->incarnation);
 	ep->tgid = get_pid(task_tgid(current));
+	ep->memcg = get_mem_cgroup_from_mm(current->mm);
 	/* Last: once registered, RMSG_IOC_CHAN_LIST of others may see it. */
 	if (rmsg_ctl_register(ep)) {
 		/* Nothing else was allocated yet. */
+		mem_cgroup_put(ep->memcg);
 		put_pid(ep->tgid);
 		rmsg_user_close(ep);
 		kfree(ep);
@@ -137,6 +140,7 @@ void rmsg_ep_destroy(struct rmsg_endpoint *ep)
 	if (ep->area)
 		rmsg_pages_put(ep->area);
 	mutex_destroy(&ep->lock);
+	mem_cgroup_put(ep->memcg);
 	put_pid(ep->tgid);
 	rmsg_user_close(ep);
 	kfree(ep);

@@ -92,8 +92,11 @@ static int rmsg_sqpoll_thread(void *data)
 	unsigned long idle_end = jiffies + sqp->idle;
 	bool retry = true;
 	u32 prod, cons, last_prod = 0, last_cons = 0;
+	struct mem_cgroup *old;
 	int ret;
 
+	/* It runs the program's SQEs: their allocations are the program's. */
+	old = rmsg_ep_charge_begin(ep);
 	while (!kthread_should_stop()) {
 		if (atomic_read(&sqp->wake) && atomic_xchg(&sqp->wake, 0)) {
 			retry = true;
@@ -127,14 +130,14 @@ static int rmsg_sqpoll_thread(void *data)
 		cond_resched();
 		cpu_relax();
 	}
+	rmsg_ep_charge_end(old);
 	return 0;
 }
 
 /*
- * Start the poller of @ep, whose rings exist; called under ep->lock.
- * Anyone who may open /dev/rmsg (mode 0600) may start one for now.
- * TODO(issue 6): a spinning kernel thread costs a CPU; gate it behind
- * CAP_SYS_NICE or a module parameter.
+ * Start the poller of @ep, whose rings exist; called under ep->lock. A
+ * spinning kernel thread costs a CPU: RMSG_IOC_EP_SETUP lets only callers
+ * with CAP_SYS_NICE ask for one.
  */
 int rmsg_sqpoll_start(struct rmsg_endpoint *ep, u32 idle_ms)
 {

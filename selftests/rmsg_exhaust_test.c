@@ -14,11 +14,18 @@
  *    everything the process has pinned;
  *  - a completion queue nobody reaps: SENDs stop being taken (ENTER says
  *    EBUSY), nothing is overwritten or lost, channel events wait in the
- *    kernel and come in order once there is room.
+ *    kernel and come in order once there is room;
+ *  - memory: receive blocks, shadows and trailers are charged to the
+ *    opener's memory cgroup; at its limit a new channel fails with ENOMEM
+ *    (or ECONNREFUSED, the accepting side's ENOMEM), and the channels
+ *    already open go on.
  */
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "kselftest_harness.h"
 #include "rmsg_test.h"
@@ -414,6 +421,205 @@ TEST(regions_beyond_memlock_as_nobody)
 	EXPECT_EQ(0, rmsg_child_status(pid)) TH_LOG("the child failed a step");
 	close(fd);
 	EXPECT_TRUE(rmsg_pins_are(pins0, 0));
+}
+
+/*
+ * Memory pressure. A child in a memory cgroup of CG_MAX bytes, which the
+ * OOM killer may not pick (oom_score_adj -1000, so that a charge beyond
+ * the limit fails instead of killing), opens channels with CG_BLOCK-byte
+ * receive blocks between two endpoints of its own until the kernel
+ * refuses one. The refusal must be a clear one (ENOMEM from CONNECT, or
+ * ENOMEM or ECONNREFUSED, the accepting side's ENOMEM, in the CONNECTED
+ * event), and the first channel must still carry a message both ways at
+ * the limit. Everything goes when the child exits (run.sh checks rmsg's
+ * objects after the program, vm-guest.sh the kernel's counters).
+ */
+#define CG_DIR		"/sys/fs/cgroup/rmsg-exhaust"
+#define CG_MAX		(24 << 20)
+#define CG_BLOCK	(256 << 10)
+#define CG_CHANNELS	400
+
+static int cg_write(const char *file, const char *val)
+{
+	char path[256];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "%s", file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) != (ssize_t)strlen(val))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* A memory cgroup of CG_MAX bytes at CG_DIR: 0, or why not (a SKIP). */
+static const char *cg_make(void)
+{
+	char max[32];
+
+	if (access("/sys/fs/cgroup/cgroup.controllers", R_OK) &&
+	    mount("none", "/sys/fs/cgroup", "cgroup2", 0, NULL))
+		return "no cgroup2 hierarchy, and it cannot be mounted";
+	if (cg_write("/sys/fs/cgroup/cgroup.subtree_control", "+memory"))
+		return "the memory controller cannot be enabled";
+	if (mkdir(CG_DIR, 0755) && errno != EEXIST)
+		return "cannot make " CG_DIR;
+	snprintf(max, sizeof(max), "%d", CG_MAX);
+	if (cg_write(CG_DIR "/memory.max", max))
+		return "cannot set memory.max";
+	cg_write(CG_DIR "/memory.swap.max", "0");
+	return NULL;
+}
+
+/* The next event of @kind through the library (which maps blocks on them). */
+static int lib_event(struct rmsg_ep *ep, unsigned int kind,
+		     struct rmsg_event *ev)
+{
+	long deadline = rmsg_now_ms() + EVENT_MS;
+	int n;
+
+	while (rmsg_now_ms() < deadline) {
+		n = rmsg_ep_progress(ep, ev, 1);
+		if (n < 0)
+			return n;
+		if (n && ev->kind == kind)
+			return 0;
+		if (!n)
+			rmsg_ep_wait(ep, 20);
+	}
+	return -ETIMEDOUT;
+}
+
+/* One message from @tx's channel @ct to @rx's channel @cr, checked. */
+static int cg_echo(struct rmsg_ep *tx, __u32 ct, struct rmsg_ep *rx, __u32 cr,
+		   unsigned char tag)
+{
+	unsigned char out[200], in[256];
+	long t0 = rmsg_now_ms();
+	int ret;
+
+	memset(out, tag, sizeof(out));
+	do {
+		ret = rmsg_send(tx, ct, out, sizeof(out), tag);
+		if (ret == -EAGAIN)
+			rmsg_ep_wait(tx, 10);
+	} while (ret == -EAGAIN && rmsg_now_ms() - t0 < EVENT_MS);
+	if (ret)
+		return ret;
+	do {
+		rmsg_ep_progress(tx, NULL, 0);
+		ret = rmsg_recv(rx, cr, in, sizeof(in));
+		if (ret == -EAGAIN)
+			rmsg_ep_wait(rx, 10);
+	} while (ret == -EAGAIN && rmsg_now_ms() - t0 < EVENT_MS);
+	if (ret < 0)
+		return ret;
+	return ret == sizeof(out) && !memcmp(in, out, sizeof(out)) ? 0 : -EIO;
+}
+
+static int memcg_child(const struct sockaddr_in *addr)
+{
+	const struct sockaddr *sa = (const struct sockaddr *)addr;
+	struct rmsg_ep a, b;
+	struct rmsg_event ev;
+	__u32 a0 = 0, b0 = 0;
+	char pid[32];
+	int i, id, why = 0;
+
+	void *heap;
+
+	/*
+	 * The child's own memory is faulted in before it joins the cgroup,
+	 * and stays in its heap: a page fault at the limit, with nobody the
+	 * OOM killer may take, would wait instead of failing.
+	 */
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
+	mallopt(M_MMAP_THRESHOLD, 64 << 20);
+	heap = malloc(8 << 20);
+	if (!heap)
+		return 10;
+	memset(heap, 1, 8 << 20);
+	free(heap);
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	if (cg_write("/proc/self/oom_score_adj", "-1000") ||
+	    cg_write(CG_DIR "/cgroup.procs", pid))
+		return 12;
+	/* An endpoint charges its opener's cgroup from its open on. */
+	if (rmsg_ep_open(&a, 64, 256) || rmsg_ep_open(&b, 64, 256))
+		return 10;
+	if (rmsg_ep_listen(&a, sa, sizeof(*addr), 0xa0, CG_BLOCK))
+		return 11;
+	for (i = 0; i < CG_CHANNELS && !why; i++) {
+		id = rmsg_ep_connect(&b, sa, sizeof(*addr), i, CG_BLOCK);
+		if (id < 0) {
+			why = id;
+			break;
+		}
+		if (lib_event(&b, RMSG_CQE_CONNECTED, &ev))
+			return 13;
+		if (ev.res) {
+			why = ev.res;
+			break;
+		}
+		if (lib_event(&a, RMSG_CQE_ACCEPTED, &ev))
+			return 14;
+		if (ev.res) {
+			why = ev.res;
+			break;
+		}
+		if (!i) {
+			b0 = id;
+			a0 = ev.channel;
+		}
+	}
+	fprintf(stderr, "# %d channels of %d KiB blocks, then %d (%s)\n", i,
+		CG_BLOCK >> 10, why, strerror(-why));
+	if (!i)
+		return 15;		/* not even one: the limit is too low */
+	if (why != -ENOMEM && why != -ECONNREFUSED)
+		return 16;		/* the limit was never met, or an odd error */
+	/* At the limit, the first channel still works both ways. */
+	if (cg_echo(&b, b0, &a, a0, 0x5a) || cg_echo(&a, a0, &b, b0, 0xa5))
+		return 17;
+	rmsg_ep_close(&b);
+	rmsg_ep_close(&a);
+	return 0;
+}
+
+FIXTURE(memcg) {
+	struct sockaddr_in addr;
+	bool made;
+};
+
+FIXTURE_SETUP(memcg)
+{
+	const char *why;
+
+	if (!rmsg_local_addr(&self->addr, 0))
+		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
+	why = cg_make();
+	if (why)
+		SKIP(return, "%s", why);
+	self->made = true;
+}
+
+FIXTURE_TEARDOWN(memcg)
+{
+	if (self->made)
+		EXPECT_EQ(0, rmdir(CG_DIR)) TH_LOG("rmdir %s: %s", CG_DIR,
+						   strerror(errno));
+}
+
+TEST_F_TIMEOUT(memcg, pressure, 300)
+{
+	pid_t pid = fork();
+
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(memcg_child(&self->addr));
+	EXPECT_EQ(0, rmsg_child_status(pid)) TH_LOG("the child failed a step");
 }
 
 TEST_HARNESS_MAIN

@@ -86,8 +86,35 @@ if ! setup >"$run/setup.$node" 2>&1; then
 	finish "setup-failed"
 fi
 
-bash -c "$RMSG_CMD" </dev/null
+# What every task is doing, for a command that hangs: the host's hard
+# limit would otherwise kill the guest with nothing to show.
+dump_tasks() {
+	local p line
+
+	echo "rmsg-vm: the command still runs after ${RMSG_DEADLINE} s: tasks"
+	ps -eo pid,ppid,stat,wchan:32,comm | awk '$3 !~ /^I/'
+	for p in /proc/[0-9]*; do
+		# Kernel threads have no command line (procfs sizes are 0).
+		line=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null | cut -c1-80)
+		[ -n "$line" ] || continue
+		echo "rmsg-vm: $line(${p#/proc/}):"
+		sed 's/^/    /' "$p/stack" 2>/dev/null
+	done
+	echo w >/proc/sysrq-trigger
+	echo l >/proc/sysrq-trigger
+}
+
+bash -c "$RMSG_CMD" </dev/null &
+cmd=$!
+watchdog=
+if [ "${RMSG_DEADLINE:-0}" -gt 0 ]; then
+	(sleep $((RMSG_DEADLINE - SECONDS)) && kill -0 "$cmd" 2>/dev/null &&
+	 dump_tasks) &
+	watchdog=$!
+fi
+wait "$cmd"
 status=$?
+[ -n "$watchdog" ] && kill "$watchdog" 2>/dev/null
 
 # rmsg's own objects all gone, then the module unloads, and the kernel's
 # memory is back where it was before it was loaded (tools/testing/leak-check).
