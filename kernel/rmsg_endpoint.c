@@ -206,8 +206,9 @@ long rmsg_ep_setup(struct rmsg_endpoint *ep, void __user *uarg)
 
 	mutex_lock(&ep->lock);
 	if (ep->ready) {
-		ret = -EBUSY;
-		goto out;
+		/* Not through out: the send area there is the endpoint's. */
+		mutex_unlock(&ep->lock);
+		return -EBUSY;
 	}
 	if (p.send_area_size) {
 		ep->area = rmsg_pages_new(ep, p.send_area_size,

@@ -127,6 +127,40 @@ TEST(setup_rejects_bad_arguments)
 	close(fd);
 }
 
+/*
+ * A second EP_SETUP is refused with EBUSY and changes nothing: the send
+ * area set up by the first stays the endpoint's. (It used to be freed by
+ * the refusal's error path: the next mmap() of it failed, or, racing with
+ * the refusal, mapped freed pages; found by the ABI fuzzer as a general
+ * protection fault in vm_insert_pages().)
+ */
+TEST(second_setup_keeps_send_area)
+{
+	struct rmsg_ep_setup p = { .sq_entries = 8, .send_area_size = 65536 };
+	int fd = rmsg_open_device();
+	unsigned char *area;
+	int i;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, RMSG_IOC_EP_SETUP, &p));
+	ASSERT_EQ(65536, p.send_area_size);
+	for (i = 0; i < 3; i++) {
+		struct rmsg_ep_setup again = { .sq_entries = 8,
+					       .send_area_size = 4096 };
+
+		EXPECT_EQ(-1, ioctl(fd, RMSG_IOC_EP_SETUP, &again));
+		EXPECT_EQ(EBUSY, errno);
+	}
+	area = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		    RMSG_OFF_SEND_AREA);
+	ASSERT_NE(MAP_FAILED, area) TH_LOG("mmap of the send area: %s",
+					   strerror(errno));
+	memset(area, 0x5a, 65536);
+	EXPECT_EQ(0x5a, area[65535]);
+	munmap(area, 65536);
+	close(fd);
+}
+
 TEST(setup_rounds_and_reports_layout)
 {
 	static const struct { __u32 sq, cq, want_sq, want_cq; } cases[] = {

@@ -89,7 +89,7 @@ fi
 # What every task is doing, for a command that hangs: the host's hard
 # limit would otherwise kill the guest with nothing to show.
 dump_tasks() {
-	local p line
+	local p t line
 
 	echo "rmsg-vm: the command still runs after ${RMSG_DEADLINE} s: tasks"
 	ps -eo pid,ppid,stat,wchan:32,comm | awk '$3 !~ /^I/'
@@ -97,8 +97,10 @@ dump_tasks() {
 		# Kernel threads have no command line (procfs sizes are 0).
 		line=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null | cut -c1-80)
 		[ -n "$line" ] || continue
-		echo "rmsg-vm: $line(${p#/proc/}):"
-		sed 's/^/    /' "$p/stack" 2>/dev/null
+		for t in "$p"/task/*; do
+			echo "rmsg-vm: $line(${p#/proc/}, thread ${t##*/}):"
+			sed 's/^/    /' "$t/stack" 2>/dev/null
+		done
 	done
 	echo w >/proc/sysrq-trigger
 	echo l >/proc/sysrq-trigger
