@@ -133,6 +133,12 @@ struct stats {
 	unsigned long channels_open;
 	unsigned long surprises;
 	char surprise[8][160];
+	/* A fault of the pass itself: where, and in which of its mappings. */
+	int fault_sig, fault_code, fault_step, fault_map;
+	void *fault_addr;
+	uint64_t fault_off;
+	size_t fault_len;
+	int fault_prot;
 };
 
 static struct stats *st;
@@ -1268,12 +1274,16 @@ static void reap_children(bool all)
 		nchildren--;
 }
 
+/* The action step() last chose (its random draw), for a fault report. */
+static volatile int cur_step;
+
 static void step(bool allow_fork)
 {
 	struct slot *s = open_slot();
 	unsigned int r = rn(1000);
 
 	add(&st->iters);
+	cur_step = r;
 	if (!s || r < 30) {
 		act_open();
 		return;
@@ -1322,6 +1332,35 @@ static void step(bool allow_fork)
 
 static void on_alarm(int sig)
 {
+}
+
+/*
+ * A SIGSEGV or SIGBUS of the pass: note the address, whether it lies in a
+ * mapping of /dev/rmsg the pass believes it has (then the kernel left a
+ * mapping unbacked or changed it: its failure) and the action, and die of
+ * it as before (SA_RESETHAND: the access faults again).
+ */
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+	uintptr_t a = (uintptr_t)si->si_addr;
+	int k, i;
+
+	st->fault_sig = sig;
+	st->fault_code = si->si_code;
+	st->fault_addr = si->si_addr;
+	st->fault_step = cur_step;
+	st->fault_map = -1;
+	for (k = 0; k < NSLOTS; k++)
+		for (i = 0; i < NMAPS; i++) {
+			uintptr_t m = (uintptr_t)slots[k].map[i].addr;
+
+			if (m && a >= m && a < m + slots[k].map[i].len) {
+				st->fault_map = k * NMAPS + i;
+				st->fault_off = slots[k].map[i].off;
+				st->fault_len = slots[k].map[i].len;
+				st->fault_prot = slots[k].map[i].prot;
+			}
+		}
 }
 
 /*
@@ -1435,6 +1474,8 @@ static int setup_memory(void)
 static int fuzz_pass(uint64_t seed, unsigned long iters, unsigned int secs)
 {
 	struct sigaction sa = { .sa_handler = on_alarm };
+	struct sigaction fault_sa = { .sa_sigaction = on_fault,
+				      .sa_flags = SA_SIGINFO | SA_RESETHAND };
 	struct itimerval it = {
 		.it_interval = { 0, 100000 },
 		.it_value = { 0, 100000 },
@@ -1451,6 +1492,8 @@ static int fuzz_pass(uint64_t seed, unsigned long iters, unsigned int secs)
 		slots[k].fd = -1;
 	/* Interrupt any wait the kernel allows to be interrupted. */
 	sigaction(SIGALRM, &sa, NULL);
+	sigaction(SIGSEGV, &fault_sa, NULL);
+	sigaction(SIGBUS, &fault_sa, NULL);
 	setitimer(ITIMER_REAL, &it, NULL);
 	if (pthread_create(&racer, NULL, racer_main,
 			   (void *)(uintptr_t)(seed * 7)))
@@ -1562,6 +1605,15 @@ static int run_pass(const char *name, int num, uid_t uid, uint64_t seed,
 	}
 	for (k = 0; k < (int)st->surprises && k < 8; k++)
 		printf("# %s: surprise: %s\n", name, st->surprise[k]);
+	if (st->fault_sig && st->fault_map >= 0)
+		printf("# %s: signal %d (code %d) at %p, in a mapping of offset %#llx, %zu bytes, prot %d; step draw %d\n",
+		       name, st->fault_sig, st->fault_code, st->fault_addr,
+		       (unsigned long long)st->fault_off, st->fault_len,
+		       st->fault_prot, st->fault_step);
+	else if (st->fault_sig)
+		printf("# %s: signal %d (code %d) at %p, in none of the mappings of /dev/rmsg the pass tracks; step draw %d\n",
+		       name, st->fault_sig, st->fault_code, st->fault_addr,
+		       st->fault_step);
 	if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL) {
 		printf("not ok %d abifuzz.%s # the fuzzer died of signal %d\n",
 		       num, name, WTERMSIG(status));
