@@ -1275,7 +1275,7 @@ static void reap_children(bool all)
 }
 
 /* The action step() last chose (its random draw), for a fault report. */
-static volatile int cur_step;
+static int cur_step;
 
 static void step(bool allow_fork)
 {
@@ -1283,7 +1283,7 @@ static void step(bool allow_fork)
 	unsigned int r = rn(1000);
 
 	add(&st->iters);
-	cur_step = r;
+	__atomic_store_n(&cur_step, r, __ATOMIC_RELAXED);
 	if (!s || r < 30) {
 		act_open();
 		return;
@@ -1348,7 +1348,7 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 	st->fault_sig = sig;
 	st->fault_code = si->si_code;
 	st->fault_addr = si->si_addr;
-	st->fault_step = cur_step;
+	st->fault_step = __atomic_load_n(&cur_step, __ATOMIC_RELAXED);
 	st->fault_map = -1;
 	for (k = 0; k < NSLOTS; k++)
 		for (i = 0; i < NMAPS; i++) {
