@@ -1238,6 +1238,9 @@ static void act_fork(void)
 	}
 	/* The child: a different stream, the same files and mappings. */
 	in_child = true;
+	/* Its faults are its own (MADV_DONTFORK holes): not the pass's. */
+	signal(SIGSEGV, SIG_DFL);
+	signal(SIGBUS, SIG_DFL);
 	rng_state ^= 0x9e3779b97f4a7c15ULL * (uint64_t)getpid();
 	{
 		struct itimerval it = {
@@ -1272,6 +1275,44 @@ static void reap_children(bool all)
 
 	while (nchildren && waitpid(-1, &status, all ? 0 : WNOHANG) > 0)
 		nchildren--;
+}
+
+/*
+ * ABIFUZZ_CHECK_MAPS=1: after every step, every mapping the pass tracks
+ * must still be mapped (mincore() fails with ENOMEM on a hole); the first
+ * step that broke one is a surprise naming its draw. A diagnostic: it
+ * slows the pass down several times.
+ */
+static bool check_maps;
+
+static void check_tracked_maps(int draw)
+{
+	static unsigned char vec[4096];
+	int k, i;
+
+	for (k = 0; k < NSLOTS; k++)
+		for (i = 0; i < NMAPS; i++) {
+			struct slot *s = &slots[k];
+			size_t len = s->map[i].len;
+
+			if (!s->map[i].addr || !len || len > sizeof(vec) * PAGE)
+				continue;
+			if (!mincore(s->map[i].addr, len, vec) ||
+			    errno != ENOMEM)
+				continue;
+			surprise("step draw %d left a hole in tracked mapping %d.%d (offset %#llx, %zu bytes)",
+				 draw, k, i,
+				 (unsigned long long)s->map[i].off, len);
+			/* Forget it, so that one cause is reported once. */
+			if (s->map[i].addr == s->sq)
+				s->sq = NULL;
+			if (s->map[i].addr == s->cq)
+				s->cq = NULL;
+			if (s->map[i].addr == s->area)
+				s->area = NULL;
+			s->map[i].addr = NULL;
+			s->map[i].len = 0;
+		}
 }
 
 /* The action step() last chose (its random draw), for a fault report. */
@@ -1328,6 +1369,9 @@ static void step(bool allow_fork)
 		act_fork();
 	else
 		reap(s);
+	/* Not in forked children: MADV_DONTFORK leaves them holes. */
+	if (check_maps && !in_child)
+		check_tracked_maps(r);
 }
 
 static void on_alarm(int sig)
@@ -1486,6 +1530,8 @@ static int fuzz_pass(uint64_t seed, unsigned long iters, unsigned int secs)
 	int k;
 
 	rng_state = seed ? seed : 1;
+	check_maps = getenv("ABIFUZZ_CHECK_MAPS") &&
+		     !strcmp(getenv("ABIFUZZ_CHECK_MAPS"), "1");
 	if (setup_memory())
 		return 1;
 	for (k = 0; k < NSLOTS; k++)
