@@ -66,6 +66,7 @@ bool rmsg_device_detach(struct rmsg_device *rdev, struct list_head *node);
 void rmsg_device_fatal(struct rmsg_device *rdev);
 struct rdma_cm_id;
 bool rmsg_cm_id_port_down(struct rdma_cm_id *id);
+void rmsg_cm_id_disconnect(struct rdma_cm_id *id);
 void rmsg_cm_id_retire(struct rdma_cm_id *id);
 struct net;
 struct rmsg_addrs;

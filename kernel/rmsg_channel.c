@@ -1285,10 +1285,8 @@ static int rmsg_repair_drop(struct rmsg_channel *ch)
 	if (id) {
 		rdma_lock_handler(id);
 		rdma_unlock_handler(id);
-		/* Not through a port that is down (rmsg_cm_id_retire()). */
-		if (test_bit(RMSG_CHAN_CONNECTED, &ch->flags) &&
-		    !rmsg_cm_id_port_down(id))
-			rdma_disconnect(id);
+		if (test_bit(RMSG_CHAN_CONNECTED, &ch->flags))
+			rmsg_cm_id_disconnect(id);
 	}
 	if (ch->qp) {
 		/* Afterwards no completion of it can touch the channel. */
@@ -1701,8 +1699,8 @@ static void rmsg_chan_teardown(struct work_struct *work)
 		 !test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags) &&
 		 !rmsg_ctrl_send(ch, RMSG_CTRL_CLOSE_BUF, RMSG_CTRL_RESET, 0))
 		wait_for_completion_timeout(&ch->close_sent, HZ);
-	if (connected && !rmsg_cm_id_port_down(ch->cm_id))
-		rdma_disconnect(ch->cm_id);
+	if (connected)
+		rmsg_cm_id_disconnect(ch->cm_id);
 	if (ch->reject) {
 		rdma_lock_handler(ch->cm_id);
 		rdma_reject(ch->cm_id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);

@@ -137,6 +137,19 @@ bool rmsg_cm_id_port_down(struct rdma_cm_id *id)
 	return state != IB_PORT_ACTIVE;
 }
 
+/**
+ * rmsg_cm_id_disconnect() - tell a connection's peer it is over (a DREQ)
+ * @id: the connected id
+ *
+ * Not through a port that is down (see "Retired connections"): the id is
+ * then left to rmsg_cm_id_retire(), which parks it.
+ */
+void rmsg_cm_id_disconnect(struct rdma_cm_id *id)
+{
+	if (!rmsg_cm_id_port_down(id))
+		rdma_disconnect(id);
+}
+
 static int rmsg_parked_cm_handler(struct rdma_cm_id *id,
 				  struct rdma_cm_event *event)
 {

@@ -484,19 +484,27 @@ static void act_open(void)
 	s->fd = fd;
 }
 
+/* Stop tracking mapping @i of @s, and the rings or area it was. */
+static void untrack_map(struct slot *s, int i)
+{
+	if (s->map[i].addr == s->sq)
+		s->sq = NULL;
+	if (s->map[i].addr == s->cq)
+		s->cq = NULL;
+	if (s->map[i].addr == s->area)
+		s->area = NULL;
+	s->map[i].addr = NULL;
+	s->map[i].len = 0;
+}
+
 static void keep_map(struct slot *s, void *addr, size_t len, uint64_t off,
 		     int prot)
 {
 	int i = rn(NMAPS);
 
 	if (s->map[i].addr) {
-		if (s->map[i].addr == s->sq)
-			s->sq = NULL;
-		if (s->map[i].addr == s->cq)
-			s->cq = NULL;
-		if (s->map[i].addr == s->area)
-			s->area = NULL;
 		munmap(s->map[i].addr, s->map[i].len);
+		untrack_map(s, i);
 	}
 	s->map[i].addr = addr;
 	s->map[i].len = len;
@@ -1304,14 +1312,7 @@ static void check_tracked_maps(int draw)
 				 draw, k, i,
 				 (unsigned long long)s->map[i].off, len);
 			/* Forget it, so that one cause is reported once. */
-			if (s->map[i].addr == s->sq)
-				s->sq = NULL;
-			if (s->map[i].addr == s->cq)
-				s->cq = NULL;
-			if (s->map[i].addr == s->area)
-				s->area = NULL;
-			s->map[i].addr = NULL;
-			s->map[i].len = 0;
+			untrack_map(s, i);
 		}
 }
 

@@ -441,11 +441,9 @@ TEST(regions_beyond_memlock_as_nobody)
 
 static int cg_write(const char *file, const char *val)
 {
-	char path[256];
 	int fd, ret = 0;
 
-	snprintf(path, sizeof(path), "%s", file);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
+	fd = open(file, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (write(fd, val, strlen(val)) != (ssize_t)strlen(val))
