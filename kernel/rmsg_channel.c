@@ -1028,6 +1028,7 @@ static int rmsg_chan_dev_create(struct rmsg_channel *ch,
 		return -ENODEV;
 	mutex_lock(&ch->ep->lock);
 	ch->rdev = rdev;
+	ch->rndv.released = false;
 	mutex_unlock(&ch->ep->lock);
 	WRITE_ONCE(ch->dev_id, ibdev->index + 1);
 

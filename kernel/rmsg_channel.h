@@ -285,6 +285,9 @@ struct rmsg_shadow {
  * transfers"); the sending side's:
  * @moved: the channel left a device since the last resume: every
  *	registration went with it
+ * @released: what transfers held on ch->rdev is dropped
+ *	(rmsg_rndv_release()): nothing maps there any more, though ch->rdev
+ *	stays set until the channel has left the device
  * @rekey_hello: our hellos say so (RMSG_HELLO_F_REKEY), until a
  *	connection opens
  * @rereg_due: after a resume, REG_MRs (and maybe a REKEY) to post before
@@ -325,6 +328,7 @@ struct rmsg_rndv {
 	atomic64_t fin_sent[RMSG_RNDV_WINDOW];
 	u64 fin_resend[RMSG_RNDV_WINDOW];
 	bool moved;
+	bool released;
 	bool rekey_hello;
 	bool rereg_due;
 	struct rmsg_rndv_segs *rekey;

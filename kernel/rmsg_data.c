@@ -594,8 +594,9 @@ void rmsg_data_dev_release(struct rmsg_channel *ch)
 		if (e->rndv)
 			rmsg_rndv_tx_release(ch, e->rndv);
 	}
-	mutex_unlock(&ch->ep->lock);
+	/* With no gap in which a new send could register on the device. */
 	rmsg_rndv_release(ch);
+	mutex_unlock(&ch->ep->lock);
 	if (ch->trailers_dma)
 		ib_dma_unmap_single(ibdev, ch->trailers_dma,
 				    (RMSG_TX_SLOTS + 1) *

@@ -249,6 +249,17 @@ static void rmsg_mr_destroy(struct rmsg_channel *ch, struct ib_mr *mr)
 	ib_dereg_mr(mr);
 }
 
+/*
+ * May transfers map, register and post on ch->rdev? Not between devices,
+ * nor once rmsg_rndv_release() dropped what they held there: the device
+ * may be on its way out, and the move maps them anew on the next one.
+ * The caller holds ep->lock.
+ */
+static bool rmsg_rndv_on_device(const struct rmsg_channel *ch)
+{
+	return ch->rdev && !ch->rndv.released;
+}
+
 /* log2 of what one registration covers on @ibdev. */
 static u32 rmsg_rndv_seg_shift(struct ib_device *ibdev)
 {
@@ -621,7 +632,7 @@ static void rmsg_rndv_tx_unmap(struct rmsg_channel *ch,
 
 void rmsg_rndv_tx_free(struct rmsg_channel *ch, struct rmsg_rndv_tx *t)
 {
-	if (ch->rdev)
+	if (rmsg_rndv_on_device(ch))
 		rmsg_rndv_tx_unmap(ch, t, rmsg_segs_valid(&t->segs));
 	if (t->region)
 		rmsg_region_put(t->region);
@@ -718,7 +729,7 @@ int rmsg_rndv_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 	t->len = sqe->len;
 	t->put = put;
 	/* Off any device (a repair between two): the next one maps it. */
-	ret = ch->rdev ? rmsg_rndv_tx_map(ch, t) : 0;
+	ret = rmsg_rndv_on_device(ch) ? rmsg_rndv_tx_map(ch, t) : 0;
 	if (ret) {
 		rmsg_rndv_tx_free(ch, t);
 		return ret;
@@ -1281,7 +1292,7 @@ static void rmsg_rndv_rx_end(struct rmsg_channel *ch, struct rmsg_rndv_rx *x)
 		.aux		= x->cookie,
 	};
 
-	if (ch->rdev) {
+	if (rmsg_rndv_on_device(ch)) {
 		rmsg_move_unmap(ch, &x->mv);
 		rmsg_segs_unmap(ch, &x->segs, rmsg_segs_valid(&x->segs));
 	}
@@ -1499,7 +1510,7 @@ void rmsg_rndv_progress(struct rmsg_channel *ch)
 	 * Between devices (ep->lock guards ch->rdev) nothing can move, and
 	 * nothing is mapped to undo: the next device takes it up.
 	 */
-	if (!ch->rndv.seg_shift || !ch->rdev)
+	if (!ch->rndv.seg_shift || !rmsg_rndv_on_device(ch))
 		return;
 	rmsg_rndv_tx_progress(ch);
 	if (ch->tx_live)
@@ -1572,7 +1583,7 @@ static int rmsg_rndv_tx_remap(struct rmsg_channel *ch, struct rmsg_rndv_tx *t,
 int rmsg_rndv_tx_rewind(struct rmsg_channel *ch, struct rmsg_rndv_tx *t)
 {
 	/* Off any device, it has nothing there; the move maps it anew. */
-	if (!ch->rdev)
+	if (!rmsg_rndv_on_device(ch))
 		return 0;
 	return t->segs.reg_posted ? rmsg_rndv_tx_remap(ch, t, false) : 0;
 }
@@ -1638,7 +1649,7 @@ void rmsg_rndv_suspend(struct rmsg_channel *ch)
 				rmsg_move_rewind(&x->mv);
 		} else if (!x->put_done && !atomic64_read(&r->done[i])) {
 			/* Off any device it was unmapped when the channel left. */
-			if (ch->rdev)
+			if (rmsg_rndv_on_device(ch))
 				rmsg_segs_unmap(ch, &x->segs, true);
 			rmsg_segs_free(&x->segs);
 			memset(&x->segs, 0, sizeof(x->segs));
@@ -1911,11 +1922,16 @@ void rmsg_rndv_init(struct rmsg_channel *ch, u32 rd_depth)
 
 /**
  * rmsg_rndv_release() - drop the device resources of every transfer
- * @ch: the channel; its QP is drained, so no WR runs any more
+ * @ch: the channel; its QP is drained, so no WR runs any more; the caller
+ *	holds ep->lock, and has released the sends in the pending ring
+ *	under the same hold
  *
  * Registrations that may be valid are destroyed, not pooled: another QP
  * of the protection domain could still use their keys. The pool goes too:
  * the channel may be leaving the device (a repair after its removal).
+ * Until it is on a device again, nothing maps or registers on this one
+ * (rmsg_rndv_on_device()): the device's removal waits for the channel to
+ * leave it, and must find none of its registrations left.
  */
 void rmsg_rndv_release(struct rmsg_channel *ch)
 {
@@ -1923,7 +1939,7 @@ void rmsg_rndv_release(struct rmsg_channel *ch)
 	struct rmsg_rndv_rx *x;
 	u32 i;
 
-	mutex_lock(&ch->ep->lock);
+	lockdep_assert_held(&ch->ep->lock);
 	for (i = 0; i < RMSG_RNDV_WINDOW; i++) {
 		if (r->tx[i])
 			rmsg_rndv_tx_unmap(ch, r->tx[i], true);
@@ -1940,10 +1956,11 @@ void rmsg_rndv_release(struct rmsg_channel *ch)
 	}
 	while (r->mr_nfree)
 		rmsg_mr_destroy(ch, r->mr_free[--r->mr_nfree]);
+	WARN_ON_ONCE(r->mr_total);
+	r->released = true;
 	/* Should the channel come to a device again, the peer must know. */
 	r->moved = true;
 	r->rekey_hello = true;
-	mutex_unlock(&ch->ep->lock);
 }
 
 /**
