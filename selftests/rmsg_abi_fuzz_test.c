@@ -131,6 +131,7 @@ struct stats {
 	unsigned long op_res[RMSG_OP_LAST + 1][MAX_ERRNO];
 	unsigned long forks, opens, open_err[MAX_ERRNO], racer_calls;
 	unsigned long channels_open;
+	unsigned long out_redirected;	/* see out_ptr() */
 	unsigned long surprises;
 	char surprise[8][160];
 	/* A fault of the pass itself: where, and in which of its mappings. */
@@ -376,6 +377,69 @@ static uint64_t some_addr(size_t *len)
 		return (uintptr_t)guard + PAGE - rn(64);
 	default:
 		return some_value();
+	}
+}
+
+static bool within(uint64_t a, const void *base, size_t len)
+{
+	return a >= (uintptr_t)base && a - (uintptr_t)base < len;
+}
+
+/* [a, a + len) inside [base, base + size)? */
+static bool inside(uint64_t a, uint64_t len, const void *base, size_t size)
+{
+	return within(a, base, size) &&
+	       len <= size - (a - (uintptr_t)base);
+}
+
+/*
+ * May the kernel write @len bytes at @a, an address inside an ioctl's
+ * argument (a list, a bound address, a region's pages for rendezvous
+ * data)? Only into the fuzzer's own targets: its buffers, each followed by
+ * a guard page that stops a longer write, and its rmsg mappings for the
+ * whole length; or where no mapping of the process can be (below
+ * mmap_min_addr, beyond user space). A mutated pointer can aim anywhere,
+ * at glibc's locks or the stack, and the kernel rightly writes there: the
+ * pass then dies of its own hand or deadlocks.
+ */
+static bool out_ok(uint64_t a, uint64_t len)
+{
+	int k, i;
+
+	if (a < 65536 || a >= 0x800000000000ULL)
+		return true;
+	if (within(a, guard, PAGE) || within(a, heap_buf, HEAP_LEN) ||
+	    within(a, anon_buf, ANON_LEN) || within(a, sink, SINK_LEN))
+		return true;
+	/* No guard page behind these. */
+	if (inside(a, len, ro_page, PAGE) || inside(a, len, hole, PAGE))
+		return true;
+	for (k = 0; k < NSLOTS; k++)
+		for (i = 0; i < NMAPS; i++)
+			if (slots[k].map[i].addr &&
+			    inside(a, len, slots[k].map[i].addr,
+				   slots[k].map[i].len))
+				return true;
+	return false;
+}
+
+/* @a if out_ok(), else an address the kernel must refuse. */
+static uint64_t out_ptr(uint64_t a, uint64_t len)
+{
+	unsigned char vec;
+
+	if (out_ok(a, len))
+		return a;
+	/* Counted when it hit a mapping: the kernel would have written. */
+	if (!mincore((void *)(uintptr_t)(a & ~(PAGE - 1)), 1, &vec))
+		add(&st->out_redirected);
+	switch (rn(3)) {
+	case 0:
+		return (uintptr_t)hole + rn(PAGE);
+	case 1:
+		return 0xffffffff81000000UL;
+	default:
+		return 0x800000000000UL;
 	}
 }
 
@@ -939,6 +1003,9 @@ static void act_listen(struct slot *s)
 	l.flags = chance(30) ? RMSG_LISTEN_F_ACCEPT : 0;
 	l.user_data = rnd64();
 	maybe_mutate(&l, sizeof(l));
+	/* The bound address is written back. */
+	l.addr = out_ptr(l.addr, l.addr_len < sizeof(ss) ? l.addr_len :
+			 sizeof(ss));
 	if (do_ioctl(s->fd, K_LISTEN, RMSG_IOC_LISTEN,
 		     arg_ptr(&l, sizeof(l), &bad)))
 		return;
@@ -1014,6 +1081,8 @@ static void act_reg(struct slot *s)
 	r.addr = some_addr(&len);
 	r.len = chance(80) ? len : some_value();
 	maybe_mutate(&r, sizeof(r));
+	/* Rendezvous receives write into a region's pages. */
+	r.addr = out_ptr(r.addr, r.len);
 	arg = arg_ptr(&r, sizeof(r), &bad);
 	if (do_ioctl(s->fd, K_REG, RMSG_IOC_REG, arg))
 		return;
@@ -1066,6 +1135,7 @@ static void act_chan_list(struct slot *s)
 		l.capacity = (uint32_t)some_value();
 	}
 	maybe_mutate(&l, sizeof(l));
+	l.chans = out_ptr(l.chans, (uint64_t)l.capacity * sizeof(*info));
 	arg = arg_ptr(&l, sizeof(l), &bad);
 	if (do_ioctl(s->fd, K_CHAN_LIST, RMSG_IOC_CHAN_LIST, arg))
 		return;
@@ -1129,6 +1199,8 @@ static void act_simple(struct slot *s)
 			u.d.count = (uint32_t)some_value();
 		}
 		maybe_mutate(&u.d, sizeof(u.d));
+		u.d.devs = out_ptr(u.d.devs, (uint64_t)u.d.count *
+					     sizeof(*devs));
 		do_ioctl(s->fd, K_DEV_LIST, RMSG_IOC_DEV_LIST,
 			 arg_ptr(&u.d, sizeof(u.d), &bad));
 		break;
@@ -1596,6 +1668,8 @@ static int run_pass(const char *name, int num, uid_t uid, uint64_t seed,
 	printf("# %s: %lu iterations, %lu racing ioctls, %lu forks, %lu opens (%lu refused)\n",
 	       name, st->iters, st->racer_calls, st->forks, st->opens,
 	       st->open_err[EACCES] + st->open_err[EPERM]);
+	printf("# %s: %lu mutated output pointers aimed at the fuzzer's own memory, turned away\n",
+	       name, st->out_redirected);
 	for (k = 0; k < K_NR; k++) {
 		char line[512];
 		int len;
