@@ -419,9 +419,14 @@ int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind)
  * (RMSG_EP_F_STALL_EVENTS) is told when the quiet period ends. Caller
  * holds ep->chan_lock.
  */
+static unsigned int rmsg_stall_quiet_ms(const struct rmsg_channel *ch)
+{
+	return ch->ep->stall_ms ?: READ_ONCE(repair_quiet_ms);
+}
+
 static void rmsg_stall_arm(struct rmsg_channel *ch)
 {
-	unsigned int ms = ch->ep->stall_ms ?: READ_ONCE(repair_quiet_ms);
+	unsigned int ms = rmsg_stall_quiet_ms(ch);
 
 	clear_bit(RMSG_CHAN_STALL_DUE, &ch->flags);
 	if (ch->ep->stall_events)
@@ -1414,7 +1419,12 @@ static void rmsg_repair_done(struct rmsg_channel *ch)
 		.flags		= RMSG_CQE_RESUMED,
 		.channel	= ch->id,
 	};
-	bool opened = false, resumed = false;
+	struct rmsg_cqe stalled = {
+		.user_data	= ch->user_data,
+		.flags		= RMSG_CQE_STALLED,
+		.channel	= ch->id,
+	};
+	bool opened = false, resumed = false, late = false;
 	u64 took;
 
 	mutex_lock(&ch->ep->chan_lock);
@@ -1432,6 +1442,17 @@ static void rmsg_repair_done(struct rmsg_channel *ch)
 		resumed = ch->resil.stalled;
 		ch->resil.stalled = false;
 		cqe.len = div_u64(took, NSEC_PER_MSEC);
+		/*
+		 * Longer than the quiet period, but the timer's work came
+		 * after this one: the repair is reported all the same, late.
+		 */
+		if (!resumed && ch->ep->stall_events &&
+		    cqe.len > rmsg_stall_quiet_ms(ch)) {
+			late = true;
+			resumed = true;
+			stalled.res = ch->resil.last_error;
+			stalled.len = cqe.len;
+		}
 		ch->resil.repairs++;
 		ch->resil.recover_ns += took;
 		ch->resil.attempts = 0;
@@ -1447,6 +1468,10 @@ static void rmsg_repair_done(struct rmsg_channel *ch)
 		return;
 	rmsg_repair_set_phase(ch, RMSG_REPAIR_NONE);
 	del_timer(&ch->stall_timer);
+	if (late) {
+		trace_rmsg_chan_stall(ch->ep->id, ch->id, false, stalled.len);
+		rmsg_ep_post_event(ch->ep, &stalled);
+	}
 	if (resumed) {
 		trace_rmsg_chan_stall(ch->ep->id, ch->id, true, cqe.len);
 		rmsg_ep_post_event(ch->ep, &cqe);
