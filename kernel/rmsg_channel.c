@@ -414,16 +414,17 @@ int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind)
 	}
 }
 
-/*
- * A repair begins quietly; an endpoint that wants to hear of long ones
- * (RMSG_EP_F_STALL_EVENTS) is told when the quiet period ends. Caller
- * holds ep->chan_lock.
- */
+/* The endpoint's quiet period, or the module's. */
 static unsigned int rmsg_stall_quiet_ms(const struct rmsg_channel *ch)
 {
 	return ch->ep->stall_ms ?: READ_ONCE(repair_quiet_ms);
 }
 
+/*
+ * A repair begins quietly; an endpoint that wants to hear of long ones
+ * (RMSG_EP_F_STALL_EVENTS) is told when the quiet period ends. Caller
+ * holds ep->chan_lock.
+ */
 static void rmsg_stall_arm(struct rmsg_channel *ch)
 {
 	unsigned int ms = rmsg_stall_quiet_ms(ch);
