@@ -206,8 +206,8 @@ bench:
 # check`: it takes a long time.
 SOAK_FAULTS	?= 1000
 SOAK_KINDS	?= qp-error,disconnect,device-fatal,hca-readd
-# Empty: soak.sh's default (every 7th message by rendezvous for qp-error
-# and disconnect, none for the others); 0: none at all.
+# Empty: soak.sh's default (every 7th message by rendezvous, in every
+# class); 0: none at all.
 SOAK_RNDV_EVERY	?=
 
 soak: deps
