@@ -156,6 +156,37 @@ static int rmsg_parked_cm_handler(struct rdma_cm_id *id,
 	return 0;
 }
 
+/*
+ * Put @node on a list of @ibdev's rmsg_device, under its lock, unless the
+ * device is being removed (rmsg_ib_remove() empties both lists once it
+ * has set ->dying): its channels, or with @parked its parked ids, whose
+ * check is then scheduled. Return: the device, or NULL.
+ */
+static struct rmsg_device *rmsg_device_add(struct ib_device *ibdev,
+					   struct list_head *node, bool parked)
+{
+	struct rmsg_device *rdev, *found = NULL;
+
+	mutex_lock(&rmsg_devices_lock);
+	list_for_each_entry(rdev, &rmsg_devices, node) {
+		if (rdev->ibdev != ibdev)
+			continue;
+		mutex_lock(&rdev->lock);
+		if (!rdev->dying) {
+			list_add_tail(node, parked ? &rdev->parked :
+						     &rdev->channels);
+			if (parked)
+				queue_delayed_work(system_wq,
+						   &rdev->parked_work, HZ);
+			found = rdev;
+		}
+		mutex_unlock(&rdev->lock);
+		break;
+	}
+	mutex_unlock(&rmsg_devices_lock);
+	return found;
+}
+
 /**
  * rmsg_cm_id_retire() - destroy a connection's rdma_cm id, or park it
  * @id: the id, which no channel uses any more; its QP is destroyed
@@ -168,7 +199,6 @@ static int rmsg_parked_cm_handler(struct rdma_cm_id *id,
 void rmsg_cm_id_retire(struct rdma_cm_id *id)
 {
 	struct rmsg_parked_id *p;
-	struct rmsg_device *rdev;
 
 	if (!rmsg_cm_id_port_down(id))
 		goto destroy;
@@ -182,21 +212,7 @@ void rmsg_cm_id_retire(struct rdma_cm_id *id)
 	id->context = NULL;
 	rdma_unlock_handler(id);
 
-	mutex_lock(&rmsg_devices_lock);
-	list_for_each_entry(rdev, &rmsg_devices, node) {
-		if (rdev->ibdev != id->device)
-			continue;
-		mutex_lock(&rdev->lock);
-		if (!rdev->dying) {
-			list_add_tail(&p->node, &rdev->parked);
-			queue_delayed_work(system_wq, &rdev->parked_work, HZ);
-			p = NULL;
-		}
-		mutex_unlock(&rdev->lock);
-		break;
-	}
-	mutex_unlock(&rmsg_devices_lock);
-	if (!p) {
+	if (rmsg_device_add(id->device, &p->node, true)) {
 		dev_dbg(&id->device->dev, "rmsg: port %u down, id parked\n",
 			id->port_num);
 		return;
@@ -555,22 +571,7 @@ int rmsg_devices_list(struct rmsg_dev_info *out, u32 capacity, u32 *total,
 struct rmsg_device *rmsg_device_attach(struct ib_device *ibdev,
 				       struct list_head *node)
 {
-	struct rmsg_device *rdev, *found = NULL;
-
-	mutex_lock(&rmsg_devices_lock);
-	list_for_each_entry(rdev, &rmsg_devices, node) {
-		if (rdev->ibdev != ibdev)
-			continue;
-		mutex_lock(&rdev->lock);
-		if (!rdev->dying) {
-			list_add_tail(node, &rdev->channels);
-			found = rdev;
-		}
-		mutex_unlock(&rdev->lock);
-		break;
-	}
-	mutex_unlock(&rmsg_devices_lock);
-	return found;
+	return rmsg_device_add(ibdev, node, false);
 }
 
 /**
