@@ -1915,6 +1915,36 @@ static int rmsg_cm_repair_accepted(struct rmsg_channel *ch,
 	return rmsg_data_resume(ch, &h);
 }
 
+/*
+ * A dialled attempt's id on a device being removed, with no QP yet: it may
+ * be resolving its route. After this handler returns 0, Linux 6.1's
+ * rdma_cm cancels a route query through the id's device, which
+ * rdma_destroy_id() from the channel's work may have cleared meanwhile
+ * (a NULL dereference in cma_cancel_operation(), seen in a soak of 1000
+ * device removals). So the channel forgets such an id and the handler
+ * returns non-zero: the rdma_cm destroys it, with nothing racing. (An id
+ * the channel's work took from it just before this handler ran is still
+ * destroyed by the work: that narrower race is the rdma_cm's to close.)
+ *
+ * Return: 1 when the channel gave @cm_id back, else 0.
+ */
+static int rmsg_cm_give_back(struct rmsg_channel *ch,
+			     struct rdma_cm_id *cm_id)
+{
+	int ret = 0;
+
+	if (!ch->active || cm_id->qp)
+		return 0;
+	/* Teardown reads ch->cm_id once the channel is DYING. */
+	mutex_lock(&ch->ep->chan_lock);
+	if (ch->cm_id == cm_id && !ch->qp && ch->state != RMSG_CHAN_DYING) {
+		ch->cm_id = NULL;
+		ret = 1;
+	}
+	mutex_unlock(&ch->ep->chan_lock);
+	return ret;
+}
+
 static int rmsg_cm_channel_event(struct rmsg_channel *ch,
 				 struct rdma_cm_id *cm_id,
 				 const struct rdma_cm_event *event)
@@ -2023,10 +2053,12 @@ static int rmsg_cm_channel_event(struct rmsg_channel *ch,
 		/*
 		 * rmsg_ib_remove() moved the channels on the device already;
 		 * this is an attempt whose id was on it. Its repair drops the
-		 * id, which the rdma_cm waits for.
+		 * id, which the rdma_cm waits for; a dialled one that has no
+		 * QP yet goes back to the rdma_cm instead.
 		 */
+		ret = rmsg_cm_give_back(ch, cm_id);
 		rmsg_chan_fault(ch, -ENODEV);
-		break;
+		return ret;
 	default:
 		break;
 	}
