@@ -1448,7 +1448,7 @@ static void rmsg_repair_done(struct rmsg_channel *ch)
 		 * after this one: the repair is reported all the same, late.
 		 */
 		if (!resumed && ch->ep->stall_events &&
-		    cqe.len > rmsg_stall_quiet_ms(ch)) {
+		    took > (u64)rmsg_stall_quiet_ms(ch) * NSEC_PER_MSEC) {
 			late = true;
 			resumed = true;
 			stalled.res = ch->resil.last_error;
