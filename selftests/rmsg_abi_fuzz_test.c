@@ -1475,9 +1475,9 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 	st->fault_map = -1;
 	for (k = 0; k < NSLOTS; k++)
 		for (i = 0; i < NMAPS; i++) {
-			uintptr_t m = (uintptr_t)slots[k].map[i].addr;
-
-			if (m && a >= m && a < m + slots[k].map[i].len) {
+			if (slots[k].map[i].addr &&
+			    within(a, slots[k].map[i].addr,
+				   slots[k].map[i].len)) {
 				st->fault_map = k * NMAPS + i;
 				st->fault_off = slots[k].map[i].off;
 				st->fault_len = slots[k].map[i].len;
