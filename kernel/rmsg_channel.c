@@ -73,8 +73,11 @@
  *  - rdma_cm handlers run in process context, one at a time per cm_id;
  *    completions run in softirq and only set bits and queue work (never
  *    rmsg_chan_kill(), which takes chan_lock: rmsg_chan_kill_soft()).
- *  - A channel is freed by its teardown work only, after rdma_destroy_id()
- *    has waited out any handler still running for it.
+ *  - A channel is freed by its teardown work only, after rmsg_cm_settle()
+ *    has waited out the handlers running for its own id (counted in
+ *    cm_busy) and rdma_destroy_id() any other handler of its ids.
+ *  - An id whose route query is under way is not destroyed by rmsg (the
+ *    rdma_cm's device removal would race with it): rmsg_cm_route_event().
  *  - Device removal (rmsg_ib_remove) and endpoint release kill their
  *    channels and wait until the teardown of each is done.
  */
@@ -234,6 +237,7 @@ static void rmsg_chan_init(struct rmsg_channel *ch, struct rmsg_endpoint *ep,
 	timer_setup(&ch->hb_timer, rmsg_hb_timer, 0);
 	timer_setup(&ch->stall_timer, rmsg_stall_timer, 0);
 	init_waitqueue_head(&ch->tx_wq);
+	init_waitqueue_head(&ch->cm_wq);
 	INIT_LIST_HEAD(&ch->sig_node);
 }
 
@@ -1270,6 +1274,43 @@ static void rmsg_repair_wake_at(struct rmsg_channel *ch, unsigned long when)
 	mod_timer(&ch->repair_timer, when);
 }
 
+/**
+ * rmsg_cm_settle() - wait until an id the channel let go of is the caller's
+ * @ch: the channel
+ * @id: an id it dropped (rmsg_repair_drop()), or its id when it is DYING
+ *	(teardown: ch->cm_id is cleared if the rdma_cm took it back; NULL
+ *	waits for the handlers only)
+ *
+ * Handlers that start after the channel let go of @id ignore it; one that
+ * found it the channel's (it may be making a QP) is waited for here, and
+ * so is the end of @id's route query if one is under way. Until then the
+ * caller must not touch @id: a route query that the device's removal ends
+ * makes its handler give @id back to the rdma_cm (rmsg_cm_route_event()),
+ * which destroys it at once.
+ *
+ * Return: @id, or NULL when the rdma_cm took it back.
+ */
+static struct rdma_cm_id *rmsg_cm_settle(struct rmsg_channel *ch,
+					 struct rdma_cm_id *id)
+{
+	bool routing = id && READ_ONCE(ch->route_id) == id;
+
+	wait_event(ch->cm_wq, !READ_ONCE(ch->cm_busy) &&
+			      (!id || READ_ONCE(ch->route_id) != id));
+	mutex_lock(&ch->ep->chan_lock);
+	if (id && ch->given_id == id) {
+		ch->given_id = NULL;
+		if (ch->cm_id == id)	/* teardown's */
+			ch->cm_id = NULL;
+		id = NULL;
+	}
+	mutex_unlock(&ch->ep->chan_lock);
+	if (routing)
+		pr_debug("channel %u: waited for a route query's end: id %s\n",
+			 ch->id, id ? "ours to destroy" : "given back");
+	return id;
+}
+
 /*
  * DOWN: drop the broken connection (or a failed attempt), keeping
  * everything that outlives connections.
@@ -1283,18 +1324,16 @@ static int rmsg_repair_drop(struct rmsg_channel *ch)
 	mutex_unlock(&ch->ep->lock);
 	/*
 	 * Handlers that start from now on ignore the id; one that is running
-	 * (it may be making a QP) finishes before the handler lock is ours.
+	 * (it may be making a QP) finishes in rmsg_cm_settle().
 	 */
 	mutex_lock(&ch->ep->chan_lock);
 	id = ch->cm_id;
 	ch->cm_id = NULL;
 	mutex_unlock(&ch->ep->chan_lock);
-	if (id) {
-		rdma_lock_handler(id);
-		rdma_unlock_handler(id);
-		if (test_bit(RMSG_CHAN_CONNECTED, &ch->flags))
-			rmsg_cm_id_disconnect(id);
-	}
+	if (id)
+		id = rmsg_cm_settle(ch, id);
+	if (id && test_bit(RMSG_CHAN_CONNECTED, &ch->flags))
+		rmsg_cm_id_disconnect(id);
 	if (ch->qp) {
 		/* Afterwards no completion of it can touch the channel. */
 		ib_drain_qp(ch->qp);
@@ -1698,11 +1737,11 @@ static void rmsg_chan_teardown(struct work_struct *work)
 		rmsg_repair_refuse(repair_id, true);
 	if (stale_id)
 		rmsg_repair_refuse(stale_id, true);
-	/* Handlers ignore a dying channel; wait for one already running. */
-	if (ch->cm_id) {
-		rdma_lock_handler(ch->cm_id);
-		rdma_unlock_handler(ch->cm_id);
-	}
+	/*
+	 * Handlers ignore a dying channel; wait for one already running (a
+	 * handler that gave the id back to the rdma_cm may be one).
+	 */
+	rmsg_cm_settle(ch, ch->cm_id);
 	connected = ch->cm_id && test_bit(RMSG_CHAN_CONNECTED, &ch->flags);
 	orderly = connected && ch->qp && !ch->error && !ch->abort &&
 		  !test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags);
@@ -1917,14 +1956,9 @@ static int rmsg_cm_repair_accepted(struct rmsg_channel *ch,
 
 /*
  * A dialled attempt's id on a device being removed, with no QP yet: it may
- * be resolving its route. After this handler returns 0, Linux 6.1's
- * rdma_cm cancels a route query through the id's device, which
- * rdma_destroy_id() from the channel's work may have cleared meanwhile
- * (a NULL dereference in cma_cancel_operation(), seen in a soak of 1000
- * device removals). So the channel forgets such an id and the handler
- * returns non-zero: the rdma_cm destroys it, with nothing racing. (An id
- * the channel's work took from it just before this handler ran is still
- * destroyed by the work: that narrower race is the rdma_cm's to close.)
+ * be resolving its route (rmsg_cm_route_event() says why that matters).
+ * The channel forgets it and the handler returns non-zero: the rdma_cm
+ * destroys it, with nothing racing, and the repair dials again.
  *
  * Return: 1 when the channel gave @cm_id back, else 0.
  */
@@ -1940,37 +1974,70 @@ static int rmsg_cm_give_back(struct rmsg_channel *ch,
 	if (ch->cm_id == cm_id && !ch->qp && ch->state != RMSG_CHAN_DYING) {
 		ch->cm_id = NULL;
 		ret = 1;
+		pr_debug("channel %u: attempt's id given back at device removal\n",
+			 ch->id);
 	}
 	mutex_unlock(&ch->ep->chan_lock);
 	return ret;
 }
 
-static int rmsg_cm_channel_event(struct rmsg_channel *ch,
-				 struct rdma_cm_id *cm_id,
-				 const struct rdma_cm_event *event)
+/*
+ * Route queries and device removal: after a DEVICE_REMOVAL handler returns
+ * 0, Linux 6.1's rdma_cm cancels the id's route query, if it was in one,
+ * through the id's device, and a concurrent rdma_destroy_id() clears that
+ * device (a NULL dereference in cma_cancel_operation(), seen in a soak of
+ * 1000 device removals). So an id whose route query is under way is not
+ * destroyed by rmsg until the query has ended (rmsg_cm_settle() waits);
+ * if the device's removal ends it, the handler returns 1 and the rdma_cm
+ * destroys the id itself: the channel forgets it if it is still its own
+ * (@owned), else marks it @ch->given_id for the waiter, which no longer
+ * touches it. Caller holds ep->chan_lock.
+ *
+ * Return: 1 when the rdma_cm is to destroy @cm_id, else 0.
+ */
+static int rmsg_cm_route_event(struct rmsg_channel *ch,
+			       struct rdma_cm_id *cm_id,
+			       enum rdma_cm_event_type event, bool owned)
+{
+	if (cm_id != ch->route_id)
+		return 0;
+	if (event != RDMA_CM_EVENT_ROUTE_RESOLVED &&
+	    event != RDMA_CM_EVENT_ROUTE_ERROR &&
+	    event != RDMA_CM_EVENT_DEVICE_REMOVAL)
+		return 0;
+	ch->route_id = NULL;
+	wake_up_all(&ch->cm_wq);
+	if (event != RDMA_CM_EVENT_DEVICE_REMOVAL)
+		return 0;
+	if (owned)
+		ch->cm_id = NULL;
+	else
+		ch->given_id = cm_id;
+	pr_debug("channel %u: route query ended by device removal, %s id given back\n",
+		 ch->id, owned ? "its" : "a dropped");
+	return 1;
+}
+
+static int rmsg_cm_owned_event(struct rmsg_channel *ch,
+			       struct rdma_cm_id *cm_id,
+			       const struct rdma_cm_event *event, bool repair)
 {
 	struct rdma_conn_param param;
 	struct rmsg_conn_data data;
-	bool repair;
 	u32 len;
 	int ret;
-
-	/*
-	 * An id the channel dropped, or an attempt not adopted yet, says
-	 * nothing about the connection the channel is on.
-	 */
-	mutex_lock(&ch->ep->chan_lock);
-	ret = cm_id != ch->cm_id || ch->state == RMSG_CHAN_DYING;
-	repair = ch->state == RMSG_CHAN_RECOVERING;
-	mutex_unlock(&ch->ep->chan_lock);
-	if (ret)
-		return 0;
 
 	switch (event->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		ret = rdma_resolve_route(cm_id, resolve_timeout_ms);
-		if (ret)
+		if (ret) {
 			rmsg_chan_fault(ch, ret);
+			break;
+		}
+		/* Its end is this id's next event: we hold its handler. */
+		mutex_lock(&ch->ep->chan_lock);
+		ch->route_id = cm_id;
+		mutex_unlock(&ch->ep->chan_lock);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		/* A REQ would fail, and harm: rmsg_cm_id_retire(). */
@@ -2064,6 +2131,39 @@ static int rmsg_cm_channel_event(struct rmsg_channel *ch,
 	}
 	/* Channels destroy their cm_id themselves, in teardown. */
 	return 0;
+}
+
+static int rmsg_cm_channel_event(struct rmsg_channel *ch,
+				 struct rdma_cm_id *cm_id,
+				 const struct rdma_cm_event *event)
+{
+	bool owned, repair;
+	int ret;
+
+	/*
+	 * An id the channel let go of, or an attempt not adopted yet, says
+	 * nothing about the connection the channel is on.
+	 */
+	mutex_lock(&ch->ep->chan_lock);
+	owned = cm_id == ch->cm_id && ch->state != RMSG_CHAN_DYING;
+	repair = ch->state == RMSG_CHAN_RECOVERING;
+	ret = rmsg_cm_route_event(ch, cm_id, event->event, owned);
+	if (owned)
+		ch->cm_busy++;
+	mutex_unlock(&ch->ep->chan_lock);
+	if (!owned)
+		return ret;
+
+	if (ret)	/* the device under the attempt goes: dial again */
+		rmsg_chan_fault(ch, -ENODEV);
+	else
+		ret = rmsg_cm_owned_event(ch, cm_id, event, repair);
+
+	mutex_lock(&ch->ep->chan_lock);
+	if (!--ch->cm_busy)
+		wake_up_all(&ch->cm_wq);
+	mutex_unlock(&ch->ep->chan_lock);
+	return ret;
 }
 
 /* How often a deaf listener tries to listen again (a device's return). */

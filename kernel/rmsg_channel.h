@@ -474,6 +474,13 @@ struct rmsg_rndv {
  * @hb_timer: the heartbeat of an open channel: runs @work
  * @hb_misses: heartbeat periods in a row in which nothing arrived
  * @stall_timer: the end of a repair's quiet period: runs @work
+ * @cm_busy: handlers running for @cm_id while it was the channel's
+ *	(chan_lock); rmsg_cm_settle() waits for none
+ * @route_id: the id whose route query is outstanding, if any (chan_lock)
+ * @given_id: an id the channel had let go of (dropped, or dying with the
+ *	channel), with its route query outstanding, that the rdma_cm took
+ *	back at its device's removal and destroys itself (chan_lock)
+ * @cm_wq: rmsg_cm_settle() waits here
  */
 struct rmsg_channel {
 	struct rmsg_cm_ctx cm;
@@ -575,6 +582,10 @@ struct rmsg_channel {
 	struct timer_list hb_timer;
 	u32 hb_misses;
 	struct timer_list stall_timer;
+	unsigned int cm_busy;
+	struct rdma_cm_id *route_id;
+	struct rdma_cm_id *given_id;
+	wait_queue_head_t cm_wq;
 };
 
 extern struct workqueue_struct *rmsg_wq;
