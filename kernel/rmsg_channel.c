@@ -393,6 +393,7 @@ int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind)
 	struct ib_qp_attr attr = {
 		.qp_state = IB_QPS_ERR,
 	};
+	int ret;
 
 	lockdep_assert_held(&ch->ep->chan_lock);
 	switch (kind) {
@@ -401,9 +402,18 @@ int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind)
 			return -ENOTCONN;
 		return ib_modify_qp(ch->qp, &attr, IB_QP_STATE);
 	case RMSG_FAULT_DISCONNECT:
-		if (ch->state != RMSG_CHAN_OPEN)
+		if (ch->state != RMSG_CHAN_OPEN || !ch->qp)
 			return -ENOTCONN;
-		/* rdma_disconnect() may not run under chan_lock. */
+		/*
+		 * The connection carries nothing more once this returns, as
+		 * rdma_disconnect() would leave it: its QP is in error first.
+		 * The DREQ, which may not be sent under chan_lock, follows
+		 * from the work, or from the repair's first step if that
+		 * comes first.
+		 */
+		ret = ib_modify_qp(ch->qp, &attr, IB_QP_STATE);
+		if (ret)
+			return ret;
 		set_bit(RMSG_CHAN_DISCONNECT_DUE, &ch->flags);
 		queue_work(rmsg_wq, &ch->work);
 		return 0;
