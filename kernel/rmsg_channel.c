@@ -386,7 +386,8 @@ void rmsg_chan_kill_soft(struct rmsg_channel *ch, int error)
  * handler.
  *
  * Return: 0, -ENOTCONN when the channel is not open, -EINVAL for an
- * unknown kind.
+ * unknown kind, or what ib_modify_qp() returns for a QP error or a
+ * disconnect (which take effect before this returns).
  */
 int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind)
 {
