@@ -77,7 +77,7 @@
  *    has waited out the handlers running for its own id (counted in
  *    cm_busy) and rdma_destroy_id() any other handler of its ids.
  *  - An id whose route query is under way is not destroyed by rmsg (the
- *    rdma_cm's device removal would race with it): rmsg_cm_route_event().
+ *    rdma_cm's device removal would race with it): rmsg_cm_give_back().
  *  - Device removal (rmsg_ib_remove) and endpoint release kill their
  *    channels and wait until the teardown of each is done.
  */
@@ -1296,7 +1296,7 @@ static void rmsg_repair_wake_at(struct rmsg_channel *ch, unsigned long when)
  * found it the channel's (it may be making a QP) is waited for here, and
  * so is the end of @id's route query if one is under way. Until then the
  * caller must not touch @id: a route query that the device's removal ends
- * makes its handler give @id back to the rdma_cm (rmsg_cm_route_event()),
+ * makes its handler give @id back to the rdma_cm (rmsg_cm_give_back()),
  * which destroys it at once.
  *
  * Return: @id, or NULL when the rdma_cm took it back.
@@ -1341,8 +1341,7 @@ static int rmsg_repair_drop(struct rmsg_channel *ch)
 	id = ch->cm_id;
 	ch->cm_id = NULL;
 	mutex_unlock(&ch->ep->chan_lock);
-	if (id)
-		id = rmsg_cm_settle(ch, id);
+	id = rmsg_cm_settle(ch, id);
 	if (id && test_bit(RMSG_CHAN_CONNECTED, &ch->flags))
 		rmsg_cm_id_disconnect(id);
 	if (ch->qp) {
@@ -1966,66 +1965,46 @@ static int rmsg_cm_repair_accepted(struct rmsg_channel *ch,
 }
 
 /*
- * A dialled attempt's id on a device being removed, with no QP yet: it may
- * be resolving its route (rmsg_cm_route_event() says why that matters).
- * The channel forgets it and the handler returns non-zero: the rdma_cm
- * destroys it, with nothing racing, and the repair dials again.
- *
- * Return: 1 when the channel gave @cm_id back, else 0.
- */
-static int rmsg_cm_give_back(struct rmsg_channel *ch,
-			     struct rdma_cm_id *cm_id)
-{
-	int ret = 0;
-
-	if (!ch->active || cm_id->qp)
-		return 0;
-	/* Teardown reads ch->cm_id once the channel is DYING. */
-	mutex_lock(&ch->ep->chan_lock);
-	if (ch->cm_id == cm_id && !ch->qp && ch->state != RMSG_CHAN_DYING) {
-		ch->cm_id = NULL;
-		ret = 1;
-		pr_debug("channel %u: attempt's id given back at device removal\n",
-			 ch->id);
-	}
-	mutex_unlock(&ch->ep->chan_lock);
-	return ret;
-}
-
-/*
  * Route queries and device removal: after a DEVICE_REMOVAL handler returns
  * 0, Linux 6.1's rdma_cm cancels the id's route query, if it was in one,
  * through the id's device, and a concurrent rdma_destroy_id() clears that
  * device (a NULL dereference in cma_cancel_operation(), seen in a soak of
  * 1000 device removals). So an id whose route query is under way is not
- * destroyed by rmsg until the query has ended (rmsg_cm_settle() waits);
- * if the device's removal ends it, the handler returns 1 and the rdma_cm
- * destroys the id itself: the channel forgets it if it is still its own
- * (@owned), else marks it @ch->given_id for the waiter, which no longer
- * touches it. Caller holds ep->chan_lock.
+ * destroyed by rmsg until the query has ended (rmsg_cm_settle() waits),
+ * and at a device's removal the rdma_cm is given back, to destroy itself
+ * (the handler returns 1):
+ *  - the channel's own attempt that has no QP yet (@owned): the channel
+ *    forgets it, and its repair dials again;
+ *  - an id the channel let go of whose route query the removal ends: it
+ *    is marked @ch->given_id for the waiter, which no longer touches it.
+ * Decided here, in one hold of ep->chan_lock (the caller's), so that the
+ * repair cannot take an id between the decision and the forgetting.
  *
  * Return: 1 when the rdma_cm is to destroy @cm_id, else 0.
  */
-static int rmsg_cm_route_event(struct rmsg_channel *ch,
-			       struct rdma_cm_id *cm_id,
-			       enum rdma_cm_event_type event, bool owned)
+static int rmsg_cm_give_back(struct rmsg_channel *ch,
+			     struct rdma_cm_id *cm_id,
+			     enum rdma_cm_event_type event, bool owned)
 {
-	if (cm_id != ch->route_id)
-		return 0;
-	if (event != RDMA_CM_EVENT_ROUTE_RESOLVED &&
-	    event != RDMA_CM_EVENT_ROUTE_ERROR &&
-	    event != RDMA_CM_EVENT_DEVICE_REMOVAL)
-		return 0;
-	ch->route_id = NULL;
-	wake_up_all(&ch->cm_wq);
+	bool routing = cm_id == ch->route_id;
+
+	if (routing && (event == RDMA_CM_EVENT_ROUTE_RESOLVED ||
+			event == RDMA_CM_EVENT_ROUTE_ERROR ||
+			event == RDMA_CM_EVENT_DEVICE_REMOVAL)) {
+		ch->route_id = NULL;
+		wake_up_all(&ch->cm_wq);
+	}
 	if (event != RDMA_CM_EVENT_DEVICE_REMOVAL)
 		return 0;
-	if (owned)
+	if (owned && ch->active && !cm_id->qp && !ch->qp)
 		ch->cm_id = NULL;
-	else
+	else if (!owned && routing)
 		ch->given_id = cm_id;
-	pr_debug("channel %u: route query ended by device removal, %s id given back\n",
-		 ch->id, owned ? "its" : "a dropped");
+	else
+		return 0;
+	pr_debug("channel %u: %s id given back at device removal%s\n", ch->id,
+		 owned ? "its attempt's" : "a dropped",
+		 routing ? ", its route query ended" : "");
 	return 1;
 }
 
@@ -2130,13 +2109,12 @@ static int rmsg_cm_owned_event(struct rmsg_channel *ch,
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		/*
 		 * rmsg_ib_remove() moved the channels on the device already;
-		 * this is an attempt whose id was on it. Its repair drops the
-		 * id, which the rdma_cm waits for; a dialled one that has no
-		 * QP yet goes back to the rdma_cm instead.
+		 * this is an attempt whose id was on it, with a QP (else
+		 * rmsg_cm_give_back() took it). Its repair drops the id,
+		 * which the rdma_cm waits for.
 		 */
-		ret = rmsg_cm_give_back(ch, cm_id);
 		rmsg_chan_fault(ch, -ENODEV);
-		return ret;
+		break;
 	default:
 		break;
 	}
@@ -2158,7 +2136,7 @@ static int rmsg_cm_channel_event(struct rmsg_channel *ch,
 	mutex_lock(&ch->ep->chan_lock);
 	owned = cm_id == ch->cm_id && ch->state != RMSG_CHAN_DYING;
 	repair = ch->state == RMSG_CHAN_RECOVERING;
-	ret = rmsg_cm_route_event(ch, cm_id, event->event, owned);
+	ret = rmsg_cm_give_back(ch, cm_id, event->event, owned);
 	if (owned)
 		ch->cm_busy++;
 	mutex_unlock(&ch->ep->chan_lock);
