@@ -40,6 +40,7 @@ TEST_CFLAGS	:= $(USER_CFLAGS) -I$(KSELFTEST_DIR) -Wno-missing-prototypes \
 		   -Wno-sign-compare \
 		   -Wno-shadow
 SAN_CFLAGS	:= -fsanitize=address,undefined -fno-sanitize-recover=all \
+		   -ftrivial-auto-var-init=pattern \
 		   -fno-omit-frame-pointer
 
 UAPI		:= include/uapi/rdma/rmsg.h

@@ -106,6 +106,16 @@ MODULE_PARM_DESC(block_size,
 		 "Default receive block per channel in bytes (default 32768)");
 
 /*
+ * An accepting side mirrors the connecting peer's block in memory of its
+ * own (the shadow, up to RMSG_VB_MAX_BLOCK): a stranger who reaches a
+ * listener must not size that beyond what the listener allows.
+ */
+static unsigned int peer_block_max = 1 << 20;
+module_param(peer_block_max, uint, 0644);
+MODULE_PARM_DESC(peer_block_max,
+		 "Largest receive block a connecting peer may announce to a listener that sets no limit of its own, in bytes (default 1 MiB; at least the listener's own block)");
+
+/*
  * From 1 to RMSG_MAX_CHANNELS: 0 would make the id limit (max_channels - 1)
  * wrap to no limit at all, and ids past RMSG_MAX_CHANNELS have no receive
  * block offset (RMSG_OFF_BLOCK()).
@@ -168,7 +178,7 @@ MODULE_PARM_DESC(heartbeat_misses,
  * The rdma_cm's own choice on RoCE is 2^19 x 4.096 us, 2.1 s for each lost
  * packet at the end of a burst (nothing after it to be NAKed): a stream
  * over a lossy link crawls, and four heartbeat periods pass with nothing
- * acknowledged. 2^16 (268 ms) retries sooner; retry_count 7 then also
+ * acknowledged. 2^16 (268 ms) retries sooner; retry_count 6 then also
  * finds a dead peer in about 2 s.
  */
 static unsigned int ack_timeout = 16;
@@ -177,6 +187,12 @@ MODULE_PARM_DESC(ack_timeout,
 		 "Local ACK timeout of the channels' QPs, 4.096 us x 2^ack_timeout (default 16: 268 ms; 0: the rdma_cm's default)");
 
 struct workqueue_struct *rmsg_wq;
+/*
+ * Teardowns sleep (a CLOSE's send, up to close_drain_ms of data, the
+ * drain): a mass close must not hold back the data and repair work of every
+ * other endpoint, so they have a queue of their own.
+ */
+static struct workqueue_struct *rmsg_teardown_wq;
 
 static int rmsg_cm_handler(struct rdma_cm_id *cm_id,
 			   struct rdma_cm_event *event);
@@ -343,7 +359,7 @@ static void rmsg_chan_kill_locked(struct rmsg_channel *ch, int error)
 	ch->reject = ch->state == RMSG_CHAN_REQUESTED;
 	ch->error = error;
 	rmsg_chan_set_state(ch, RMSG_CHAN_DYING, error);
-	queue_work(rmsg_wq, &ch->teardown);
+	queue_work(rmsg_teardown_wq, &ch->teardown);
 }
 
 /*
@@ -550,7 +566,10 @@ static void rmsg_conn_param(struct rmsg_channel *ch, struct rdma_cm_id *id,
 			    struct rmsg_conn_data *data, u32 len);
 
 /*
- * The program accepted a request (RMSG_IOC_ACCEPT). rdma_accept() needs
+ * A request is accepted (RMSG_IOC_ACCEPT, or at once by a listener without
+ * RMSG_LISTEN_F_ACCEPT): the shadow of the peer's block is made, and the
+ * REP goes. Not in the request's handler: that runs in ib_cm's only
+ * thread, which every connection of the node waits for. rdma_accept() needs
  * the id's handler lock when called outside a handler; teardown waits for
  * this work before it destroys the id, and the state, checked under the
  * handler lock, says whether a teardown has begun.
@@ -569,9 +588,13 @@ static void rmsg_chan_do_accept(struct rmsg_channel *ch)
 	mutex_unlock(&ch->ep->chan_lock);
 	ret = 0;
 	if (go) {
-		len = rmsg_chan_hello(ch, RMSG_HELLO_ACCEPT, &data);
-		rmsg_conn_param(ch, ch->cm_id, &param, &data, len);
-		ret = rdma_accept(ch->cm_id, &param);
+		/* Sized by the peer: made only once the request is accepted. */
+		ret = rmsg_data_shadow_create(ch);
+		if (!ret) {
+			len = rmsg_chan_hello(ch, RMSG_HELLO_ACCEPT, &data);
+			rmsg_conn_param(ch, ch->cm_id, &param, &data, len);
+			ret = rdma_accept(ch->cm_id, &param);
+		}
 	}
 	rdma_unlock_handler(ch->cm_id);
 	if (ret)
@@ -951,8 +974,8 @@ static int rmsg_chan_new_qp(struct rmsg_channel *ch, struct rdma_cm_id *id)
 	attr.qp_context = ch;
 	attr.send_cq = ch->cq;
 	attr.recv_cq = ch->cq;
-	attr.cap.max_send_wr = RMSG_SEND_WRS + RMSG_CTRL_SENDS + 1;
-	attr.cap.max_recv_wr = RMSG_CTRL_RECVS +
+	attr.cap.max_send_wr = RMSG_QP_SEND_WRS;
+	attr.cap.max_recv_wr = RMSG_CTRL_RECVS + RMSG_DRAIN_WRS +
 			       (ch->rx_imm ? RMSG_IMM_RECVS : 0);
 	attr.cap.max_send_sge = min_t(int, ibdev->attrs.max_send_sge,
 				      RMSG_DATA_SGE_MAX);
@@ -1058,8 +1081,8 @@ static int rmsg_chan_dev_create(struct rmsg_channel *ch,
 		ret = rmsg_data_dev_create(ch);
 	if (ret)
 		goto fail;
-	/* Data writes, control sends and the REG_MR; the receives. */
-	ch->cq_size = RMSG_SEND_WRS + RMSG_CTRL_SENDS + 1 + RMSG_CTRL_RECVS +
+	/* Both queues, the drain's WR of each included. */
+	ch->cq_size = RMSG_QP_SEND_WRS + RMSG_CTRL_RECVS + RMSG_DRAIN_WRS +
 		      (ch->rx_imm ? RMSG_IMM_RECVS : 0);
 	ch->cq = ib_cq_pool_get(ibdev, ch->cq_size, -1, IB_POLL_SOFTIRQ);
 	if (IS_ERR(ch->cq)) {
@@ -1115,13 +1138,50 @@ static int rmsg_chan_create_qp(struct rmsg_channel *ch)
 	return ret;
 }
 
-static void rmsg_chan_release_verbs(struct rmsg_channel *ch)
+/**
+ * rmsg_qp_drain() - stop a QP for good and wait for all its completions
+ * @id: the rdma_cm id the QP was made on
+ * @qp: the QP
+ * @handler_held: the caller is @id's event handler (holds its lock)
+ *
+ * While a connection is being made the rdma_cm moves the QP to RTR and RTS
+ * itself, from its handler of the peer's REP (cma_rep_recv()), under the
+ * id's handler lock, and rxe checks and writes a QP's state without a lock
+ * of its own. ib_drain_qp()'s move to ERR, unserialised, can be overwritten
+ * by RTR: the drain's WRITE then goes out to a peer QP that may be gone and
+ * is never flushed. Under the handler lock the ERR comes after the
+ * rdma_cm's last move, or before its next one, which then fails (ERR leads
+ * only to RESET) and turns into a reject. Then the drain is finite: a QP in
+ * ERR flushes everything posted on it, and the QP's retry count is finite
+ * (rmsg_conn_param()) in any case.
+ *
+ * The caller holds no rmsg lock that an rdma_cm handler takes.
+ */
+static void rmsg_qp_drain(struct rdma_cm_id *id, struct ib_qp *qp,
+			  bool handler_held)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+	if (!handler_held)
+		rdma_lock_handler(id);
+	/* A failure leaves the state to ib_drain_qp(), which warns. */
+	ib_modify_qp(qp, &attr, IB_QP_STATE);
+	if (!handler_held)
+		rdma_unlock_handler(id);
+	ib_drain_qp(qp);
+}
+
+/*
+ * Everything the channel holds of RDMA. @in_handler: called from the
+ * connection request's handler, which holds its id's handler lock.
+ */
+static void rmsg_chan_release_verbs(struct rmsg_channel *ch, bool in_handler)
 {
 	struct rmsg_pages *block;
 
 	if (ch->qp) {
 		/* Afterwards no completion can touch the channel. */
-		ib_drain_qp(ch->qp);
+		rmsg_qp_drain(ch->cm_id, ch->qp, in_handler);
 		rdma_destroy_qp(ch->cm_id);
 		ch->qp = NULL;
 	}
@@ -1198,7 +1258,11 @@ static void rmsg_conn_param(struct rmsg_channel *ch, struct rdma_cm_id *id,
 	/* Room for rendezvous reads from the start. */
 	param->responder_resources = rmsg_rd_depth(ch->rdev->ibdev);
 	param->initiator_depth = param->responder_resources;
-	param->retry_count = 7;
+	/*
+	 * 7 would retry for ever on rxe (and means so for RNR everywhere):
+	 * a QP whose peer is gone must fail in bounded time.
+	 */
+	param->retry_count = 6;
 	param->rnr_retry_count = 7;
 }
 
@@ -1346,7 +1410,7 @@ static int rmsg_repair_drop(struct rmsg_channel *ch)
 		rmsg_cm_id_disconnect(id);
 	if (ch->qp) {
 		/* Afterwards no completion of it can touch the channel. */
-		ib_drain_qp(ch->qp);
+		rmsg_qp_drain(id, ch->qp, false);
 		rdma_destroy_qp(id);
 		ch->qp = NULL;
 	}
@@ -1782,7 +1846,7 @@ static void rmsg_chan_teardown(struct work_struct *work)
 		rdma_reject(ch->cm_id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
 		rdma_unlock_handler(ch->cm_id);
 	}
-	rmsg_chan_release_verbs(ch);
+	rmsg_chan_release_verbs(ch, false);
 	cancel_work_sync(&ch->data_work);
 	/* An accept in progress uses the id: it finishes first. */
 	cancel_work_sync(&ch->work);
@@ -1831,13 +1895,10 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 			   const struct rdma_cm_event *event)
 {
 	struct rmsg_endpoint *ep = l->ep;
-	struct rdma_conn_param param;
-	struct rmsg_conn_data data;
 	struct rmsg_channel *ch;
-	u32 len;
 	int ret;
 
-	ch = kzalloc(sizeof(*ch), GFP_KERNEL);
+	ch = kzalloc(sizeof(*ch), GFP_KERNEL_ACCOUNT);
 	if (!ch)
 		return -ENOMEM;
 	ret = rmsg_hello_decode(&ch->peer, event->param.conn.private_data,
@@ -1849,6 +1910,8 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 	}
 	if (!ret && ch->peer.kind != RMSG_HELLO_CONNECT)
 		ret = -EPROTO;
+	if (!ret && ch->peer.block_size > l->peer_block_max)
+		ret = -EMSGSIZE;
 	if (ret) {
 		kfree(ch);
 		return ret;
@@ -1872,8 +1935,6 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 	cm_id->context = &ch->cm;
 
 	ret = rmsg_chan_create_qp(ch);
-	if (!ret)
-		ret = rmsg_data_shadow_create(ch);
 	if (!ret && l->manual) {
 		rmsg_chan_setup_done(ch);
 		/* Its teardown rejects it if nobody accepts it first. */
@@ -1881,20 +1942,18 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 		return 0;
 	}
 	if (!ret) {
-		len = rmsg_chan_hello(ch, RMSG_HELLO_ACCEPT, &data);
-		rmsg_conn_param(ch, cm_id, &param, &data, len);
-		ret = rdma_accept(cm_id, &param);
-	}
-	if (!ret)
+		/* The channel's work accepts it, once this handler is done. */
+		set_bit(RMSG_CHAN_ACCEPT_DUE, &ch->flags);
 		rmsg_chan_setup_done(ch);
-	if (ret) {
-		/* Returning an error makes the rdma_cm destroy cm_id. */
-		rmsg_chan_release_verbs(ch);
-		mutex_lock(&ep->chan_lock);
-		xa_erase(&ep->channels, ch->id);
-		mutex_unlock(&ep->chan_lock);
-		rmsg_chan_free(ch);
+		queue_work(rmsg_wq, &ch->work);
+		return 0;
 	}
+	/* Returning an error makes the rdma_cm destroy cm_id. */
+	rmsg_chan_release_verbs(ch, true);
+	mutex_lock(&ep->chan_lock);
+	xa_erase(&ep->channels, ch->id);
+	mutex_unlock(&ep->chan_lock);
+	rmsg_chan_free(ch);
 	return ret;
 }
 
@@ -2306,14 +2365,16 @@ long rmsg_chan_listen(struct rmsg_endpoint *ep, void __user *uarg)
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
-	if ((req.flags & ~RMSG_LISTEN_F_ACCEPT) ||
+	if ((req.flags & ~RMSG_LISTEN_F_ACCEPT) || req.resv32 ||
 	    !rmsg_all_zero(req.resv, sizeof(req.resv)))
 		return -EINVAL;
 	ret = rmsg_chan_args(ep, &req.block_size, &ss, req.addr, req.addr_len);
 	if (ret)
 		return ret;
+	if (req.peer_block_max && rmsg_vb_check_block(req.peer_block_max))
+		return -EINVAL;
 
-	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	l = kzalloc(sizeof(*l), GFP_KERNEL_ACCOUNT);
 	if (!l)
 		return -ENOMEM;
 	l->cm.kind = RMSG_CM_LISTENER;
@@ -2321,7 +2382,13 @@ long rmsg_chan_listen(struct rmsg_endpoint *ep, void __user *uarg)
 	l->manual = req.flags & RMSG_LISTEN_F_ACCEPT;
 	l->user_data = req.user_data;
 	l->block_size = req.block_size;
-	l->backlog = req.backlog ?: 128;
+	l->peer_block_max = req.peer_block_max ?:
+			    max(READ_ONCE(peer_block_max), req.block_size);
+	/*
+	 * As ucma's max_backlog: iWARP's listen allocates per entry, and the
+	 * program's u32 must not become a negative int.
+	 */
+	l->backlog = clamp_t(u32, req.backlog ?: 128, 1, RMSG_LISTEN_BACKLOG_MAX);
 	l->net = get_net(current->nsproxy->net_ns);
 	INIT_DELAYED_WORK(&l->rebind, rmsg_listener_rebind);
 
@@ -2413,7 +2480,7 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 	if (ret)
 		return ret;
 
-	ch = kzalloc(sizeof(*ch), GFP_KERNEL);
+	ch = kzalloc(sizeof(*ch), GFP_KERNEL_ACCOUNT);
 	if (!ch)
 		return -ENOMEM;
 	rmsg_chan_init(ch, ep, RMSG_CHAN_CONNECTING, req.user_data,
@@ -2596,11 +2663,19 @@ void rmsg_chan_device_added(struct rmsg_endpoint *ep)
 int rmsg_chan_init_module(void)
 {
 	rmsg_wq = alloc_workqueue("rmsg", WQ_MEM_RECLAIM, 0);
-	return rmsg_wq ? 0 : -ENOMEM;
+	if (!rmsg_wq)
+		return -ENOMEM;
+	rmsg_teardown_wq = alloc_workqueue("rmsg_teardown", WQ_MEM_RECLAIM, 0);
+	if (!rmsg_teardown_wq) {
+		destroy_workqueue(rmsg_wq);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void rmsg_chan_exit_module(void)
 {
+	destroy_workqueue(rmsg_teardown_wq);
 	destroy_workqueue(rmsg_wq);
 }
 
@@ -2668,7 +2743,12 @@ long rmsg_chan_accept(struct rmsg_endpoint *ep, void __user *uarg)
 	ch = xa_load(&ep->channels, req.channel);
 	if (!ch) {
 		ret = -ENOENT;
-	} else if (ch->state != RMSG_CHAN_REQUESTED) {
+	} else if (ch->state != RMSG_CHAN_REQUESTED || ch->setting_up) {
+		/*
+		 * Not before its REQUEST event: the request's handler still
+		 * holds the id's handler lock, which the accept's work takes,
+		 * and a setup that fails waits for that work under the lock.
+		 */
 		ret = -EINVAL;
 	} else if (req.flags & RMSG_ACCEPT_REJECT) {
 		rmsg_chan_kill_locked(ch, -ECONNREFUSED);

@@ -48,11 +48,17 @@ enum rmsg_ctrl_send_buf {
 
 /*
  * Data WRs in flight per channel (record writes, and the REG_MR, READ and
- * LOCAL_INV of rendezvous transfers); the block's REG_MR and control sends
- * come on top, for 63 in all: rxe, like most devices, rounds a send queue
- * up to a power of two, and 64 entries is half the memory of 128.
+ * LOCAL_INV of rendezvous transfers); the block's REG_MR, the 16 control
+ * sends and ib_drain_qp()'s WR come on top: 66 in all (RMSG_QP_SEND_WRS),
+ * which rxe, keeping one entry free and rounding to a power of two, makes
+ * 128. The receive queue and the CQ have room for the drain too: without
+ * it the drain's post fails on some devices (mlx5), and the drain does not
+ * wait.
  */
 #define RMSG_SEND_WRS		48
+#define RMSG_DRAIN_WRS		1
+#define RMSG_QP_SEND_WRS	(RMSG_SEND_WRS + RMSG_CTRL_SENDS + 1 + \
+				 RMSG_DRAIN_WRS)
 /* Bookkeeping slots of data WRs, by WR index: a power of two above that. */
 #define RMSG_TX_SLOTS		64
 static_assert(RMSG_TX_SLOTS >= RMSG_SEND_WRS);
@@ -162,6 +168,7 @@ struct rmsg_cm_ctx {
  * @user_data: for the events of accepted channels
  * @block_size: receive block of accepted channels
  * @manual: RMSG_LISTEN_F_ACCEPT: the program answers each request
+ * @peer_block_max: the largest block a connecting peer may announce
  * @addr: the address it is bound to (with the port it got)
  * @backlog: rdma_listen()'s
  * @net: the network namespace it listens in
@@ -174,6 +181,7 @@ struct rmsg_listener {
 	struct rdma_cm_id *cm_id;
 	u64 user_data;
 	u32 block_size;
+	u32 peer_block_max;
 	bool manual;
 	struct sockaddr_storage addr;
 	int backlog;

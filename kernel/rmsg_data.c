@@ -1374,7 +1374,8 @@ static void rmsg_data_progress(struct rmsg_channel *ch)
 		else
 			ch->peer_armed = true;
 	}
-	if (test_and_clear_bit(RMSG_CHAN_WAKE_IN, &ch->flags)) {
+	/* A WAKE the program did not arm for (a peer may send any) is dropped. */
+	if (test_and_clear_bit(RMSG_CHAN_WAKE_IN, &ch->flags) && ch->armed) {
 		ch->armed = false;
 		memset(&cqe, 0, sizeof(cqe));
 		cqe.user_data = ch->arm_user_data;

@@ -568,22 +568,53 @@ void rmsg_ep_flush_events(struct rmsg_endpoint *ep)
 		wake_up_interruptible_poll(&ep->wq, EPOLLIN | EPOLLRDNORM);
 }
 
+/*
+ * Entries kept while the completion ring is full, at most: a few events per
+ * channel (opened, stalled, resumed, readable, closed) beyond the ring.
+ */
+#define RMSG_EP_KEPT_PER_CHANNEL	8
+
+/*
+ * Keep @cqe, in order, until the program makes room in the ring. The
+ * memory is charged to the opener's cgroup, and bounded: a program that
+ * reads no completions while its peers make events (a peer can force
+ * repairs, each one STALLED and RESUMED) must not grow the kernel's memory
+ * without end. Past the bound the entry is dropped and counted
+ * (rmsg_ep_stats.events_dropped).
+ */
+static void rmsg_ep_keep_locked(struct rmsg_endpoint *ep,
+				const struct rmsg_cqe *cqe)
+{
+	u32 max = ep->cq.entries + RMSG_EP_KEPT_PER_CHANNEL *
+		  (atomic_read(&ep->nr_channels) + 1);
+	struct rmsg_event *ev = NULL;
+
+	lockdep_assert_held(&ep->lock);
+	if (ep->overflow_len < max)
+		ev = kmalloc(sizeof(*ev), GFP_KERNEL_ACCOUNT);
+	if (!ev) {
+		rmsg_ep_count(ep, RMSG_STAT_EVENTS_DROPPED);
+		pr_notice_ratelimited("endpoint %u: completion ring full, %u entries waiting: an entry is dropped\n",
+				      ep->id, ep->overflow_len);
+		return;
+	}
+	ev->cqe = *cqe;
+	list_add_tail(&ev->node, &ep->overflow);
+	ep->overflow_len++;
+}
+
 /**
  * rmsg_ep_post_event() - report an event of a channel on the completion ring
  * @ep: the endpoint, with rings
  * @cqe: the entry
  *
- * Never drops an event: when the ring is full it is kept, in order, until
- * the program makes room. Process context.
+ * When the ring is full the event is kept, in order, until the program
+ * makes room (within a bound: rmsg_ep_keep_locked()). Process context.
  */
 void rmsg_ep_post_event(struct rmsg_endpoint *ep, const struct rmsg_cqe *cqe)
 {
-	struct rmsg_event *ev = kmalloc(sizeof(*ev), GFP_KERNEL | __GFP_NOFAIL);
-
-	ev->cqe = *cqe;
 	mutex_lock(&ep->lock);
-	list_add_tail(&ev->node, &ep->overflow);
-	ep->overflow_len++;
+	rmsg_ep_keep_locked(ep, cqe);
 	rmsg_ep_flush_locked(ep);
 	mutex_unlock(&ep->lock);
 	/* Also wakes a waiter whose ring was full: it may flush later. */
@@ -604,7 +635,6 @@ void rmsg_ep_post_event(struct rmsg_endpoint *ep, const struct rmsg_cqe *cqe)
 void rmsg_ep_post_cqe_locked(struct rmsg_endpoint *ep,
 			     const struct rmsg_cqe *cqe, bool reserved)
 {
-	struct rmsg_event *ev;
 	u32 prod;
 
 	lockdep_assert_held(&ep->lock);
@@ -621,10 +651,7 @@ void rmsg_ep_post_cqe_locked(struct rmsg_endpoint *ep,
 		/* C: the CQE is written before the producer publishes it. */
 		smp_store_release(ep->cq.producer, prod + 1);
 	} else {
-		ev = kmalloc(sizeof(*ev), GFP_KERNEL | __GFP_NOFAIL);
-		ev->cqe = *cqe;
-		list_add_tail(&ev->node, &ep->overflow);
-		ep->overflow_len++;
+		rmsg_ep_keep_locked(ep, cqe);
 	}
 	wake_up_interruptible_poll(&ep->wq, EPOLLIN | EPOLLRDNORM);
 }
@@ -642,9 +669,10 @@ long rmsg_ep_get_stats(struct rmsg_endpoint *ep, void __user *uarg)
 	u64 *c = &st.sends;
 	int i;
 
-	static_assert(offsetof(struct rmsg_ep_stats, rekeyed_in) ==
+	static_assert(offsetof(struct rmsg_ep_stats, events_dropped) ==
 		      offsetof(struct rmsg_ep_stats, sends) +
-		      (RMSG_STAT_REKEYED_IN - RMSG_STAT_SENDS) * sizeof(u64));
+		      (RMSG_STAT_EVENTS_DROPPED - RMSG_STAT_SENDS) *
+		      sizeof(u64));
 	st.bad_index = atomic_long_read(&ep->bad_index);
 	st.bad_desc = atomic_long_read(&ep->bad_desc);
 	for (i = 0; i < RMSG_STAT_NR; i++)

@@ -2789,6 +2789,7 @@ static void print_usage(FILE *out)
 {
 	fputs("usage: rmsg-perf [options] {lat|bw|rate|recover} [SERVER]\n"
 	      "       rmsg-perf [options] mem ADDRESS\n"
+	      "       rmsg-perf hold-syscount\n"
 	      "\n"
 	      "Without SERVER, wait for a client; both take the same options.\n"
 	      "\n"
@@ -3130,11 +3131,36 @@ static int run_mem(void)
 	return 0;
 }
 
+/*
+ * Keep a system-call counter open until killed. Opening the first one, and
+ * closing the last, patches kernel text (the syscall tracepoint's static
+ * key and static call, perf's scheduler hooks); QEMU's TCG has been seen
+ * to leave both vCPUs spinning on such a patched jump in
+ * syscall_trace_enter() for minutes when two rmsg-perf processes opened
+ * their counters at once. The test bed's guest holds one from boot, so
+ * the kernel's text never changes under a measurement
+ * (Documentation/testbed.rst).
+ */
+static int hold_syscount(void)
+{
+	struct sysctr sc;
+
+	sysctr_open(&sc);
+	if (sc.method != SC_TRACEPOINT) {
+		fprintf(stderr, "rmsg-perf: no syscall tracepoint counter to hold\n");
+		return 1;
+	}
+	for (;;)
+		pause();
+}
+
 int main(int argc, char **argv)
 {
 	struct sockaddr_storage ss;
 	int t, ret;
 
+	if (argc == 2 && !strcmp(argv[1], "hold-syscount"))
+		return hold_syscount();
 	parse(argc, argv);
 	clock_setup();
 	if (opt.test == TEST_MEM)

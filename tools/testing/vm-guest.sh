@@ -41,6 +41,16 @@ kmod() { modprobe -d "$RMSG_KROOT" -S "$RMSG_ABI" "$@"; }
 
 setup() {
 	mount -t debugfs debugfs /sys/kernel/debug
+	mountpoint -q /sys/kernel/tracing ||
+		mount -t tracefs nodev /sys/kernel/tracing
+	# Under TCG, patching kernel text while both vCPUs run it has left
+	# them spinning in syscall_trace_enter() for minutes: hold the
+	# system-call counter rmsg-perf opens from boot, so that no test
+	# turns its static keys on and off (Documentation/testbed.rst).
+	if [ -x tools/rmsg-perf/rmsg-perf ]; then
+		setsid tools/rmsg-perf/rmsg-perf hold-syscount </dev/null \
+			>/dev/null 2>&1 &
+	fi
 	mkdir -p /dev/pts && mount -t devpts devpts /dev/pts
 	# rdma_rxe needs crc32_generic but does not declare it.
 	for m in crc32_generic rdma_rxe rdma_ucm veth virtio_net sch_netem; do
@@ -114,9 +124,28 @@ if [ "${RMSG_DEADLINE:-0}" -gt 0 ]; then
 	 dump_tasks) &
 	watchdog=$!
 fi
+# A task blocked for hung_task_timeout_secs ends the run at once, red, with
+# every blocked task's stack in the saved log: the kernel prints those at
+# KERN_INFO, below the console's level, and a hang left alone only turns
+# every later test red. (Soft lockups panic: softlockup_panic=1, rmsg-vm.)
+echo 60 >/proc/sys/kernel/hung_task_timeout_secs
+(
+	while sleep 5; do
+		dmesg | grep -q 'blocked for more than' || continue
+		echo "rmsg-vm: a task is blocked (hung_task_timeout_secs): stacks in the kernel log"
+		echo w >/proc/sysrq-trigger
+		dmesg | grep -A 40 'blocked for more than' | head -n 120
+		dmesg >"$run/dmesg.$node" 2>&1
+		echo hung-task >"$run/status.$node"
+		sync
+		poweroff -f
+	done
+) &
+hangwatch=$!
 wait "$cmd"
 status=$?
 [ -n "$watchdog" ] && kill "$watchdog" 2>/dev/null
+kill "$hangwatch" 2>/dev/null
 
 # rmsg's own objects all gone, then the module unloads, and the kernel's
 # memory is back where it was before it was loaded (tools/testing/leak-check).

@@ -570,13 +570,19 @@ enum rmsg_cqe_kind {
  * @addr: user pointer to a struct sockaddr_in or sockaddr_in6 to listen on
  *	(port 0: any free port, written back into *@addr)
  * @addr_len: bytes at @addr
- * @backlog: connection requests that may wait; 0 for the default
+ * @backlog: connection requests that may wait; 0 for the default (128),
+ *	more than RMSG_LISTEN_BACKLOG_MAX counts as that
  * @block_size: receive block of accepted channels in bytes; 0 for the
  *	module's default (32 KiB); a multiple of 16 from 4 KiB to 64 MiB
  * @flags: RMSG_LISTEN_F_* bits; others must be zero
  * @user_data: carried by the RMSG_CQE_REQUEST, RMSG_CQE_ACCEPTED and
  *	RMSG_CQE_CLOSED events of accepted channels (unless RMSG_IOC_ACCEPT
  *	gives a channel its own)
+ * @peer_block_max: the largest receive block a connecting peer may announce
+ *	(the accepting side mirrors it in memory it allocates); 0 for the
+ *	module's default (peer_block_max, 1 MiB); a larger announcement is
+ *	rejected
+ * @resv32: zero
  * @resv: zero
  */
 struct rmsg_listen {
@@ -586,8 +592,13 @@ struct rmsg_listen {
 	__u32 block_size;
 	__u32 flags;
 	__u64 user_data;
-	__u64 resv[2];
+	__u32 peer_block_max;
+	__u32 resv32;
+	__u64 resv[1];
 };
+
+/* The most connection requests a listener lets wait (as ucma's). */
+#define RMSG_LISTEN_BACKLOG_MAX	1024
 
 /**
  * struct rmsg_connect - RMSG_IOC_CONNECT argument
@@ -662,6 +673,10 @@ struct rmsg_close {
  *	device, the new keys of rendezvous transfers the peer knew
  * @rekeyed_in: the peer's rendezvous transfers that got new keys from a
  *	REKEY, the peer having moved
+ * @events_dropped: completion entries the kernel could not keep: the
+ *	completion ring was full and the entries waiting for room reached
+ *	8 per channel plus the ring's size (a program that reads no
+ *	completions while its peers make events, repairs for instance)
  * @resv: zero
  *
  * Counters since the endpoint was opened, of all its channels.
@@ -681,7 +696,8 @@ struct rmsg_ep_stats {
 	__u64 imm_arrivals;
 	__u64 rekeys_out;
 	__u64 rekeyed_in;
-	__u64 resv[2];
+	__u64 events_dropped;
+	__u64 resv[1];
 };
 
 #define RMSG_IOC_EP_STATS	_IOR(RMSG_IOC_MAGIC, 0x07, struct rmsg_ep_stats)
