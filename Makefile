@@ -145,6 +145,15 @@ $(CORE_READERS): selftests/%: selftests/%.c selftests/rmsg_test.h \
 	$(CC) $(TEST_CFLAGS) -Ikernel/core $< kernel/core/rmsg_vb.c \
 		lib/librmsg.a -lpthread -o $@
 
+# A raw verbs peer (rdma-core's libraries) that speaks the hello itself.
+selftests/rmsg_isolation_test: selftests/rmsg_isolation_test.c \
+			       selftests/rmsg_test.h lib/librmsg.a $(CORE_SRCS) \
+			       $(CORE_HDRS) $(UAPI) \
+			       | $(KSELFTEST_DIR)/kselftest_harness.h
+	$(CC) $(TEST_CFLAGS) -Ikernel/core $< kernel/core/rmsg_wire.c \
+		kernel/core/rmsg_vb.c lib/librmsg.a -lrdmacm -libverbs \
+		-lpthread -o $@
+
 unit: $(UNIT_BINS) $(FUZZ_REPLAYS)
 
 build/unit/%: tools/testing/unit/%.c $(CORE_SRCS) $(CORE_HDRS) $(UAPI) \

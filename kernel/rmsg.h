@@ -28,9 +28,6 @@
  * @event_handler: receives port and device events (any context)
  * @fatal_events: IB_EVENT_DEVICE_FATAL events seen
  * @fatal_work: takes the channels off the device after such an event
- * @pd: the protection domain every channel on the device shares
- * @fence_mr: on rxe only, a registration that is never valid, whose
- *	LOCAL_INV fences the REG_MRs that follow (rmsg_rndv.c, "fences")
  * @lock: guards @channels and @dying
  * @channels: channels whose connection runs on the device
  * @dying: the device is being removed; no channel may attach
@@ -44,8 +41,6 @@ struct rmsg_device {
 	struct ib_event_handler event_handler;
 	atomic_t fatal_events;
 	struct work_struct fatal_work;
-	struct ib_pd *pd;
-	struct ib_mr *fence_mr;
 	struct mutex lock;
 	struct list_head channels;
 	/* Retired rdma_cm ids waiting for a port to come up: rmsg_parked_id */

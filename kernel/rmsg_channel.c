@@ -83,6 +83,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/dma-mapping.h>
 #include <linux/kref.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -710,7 +711,7 @@ static void __rmsg_chan_progress(struct rmsg_channel *ch)
 
 static u32 rmsg_ctrl_lkey(struct rmsg_channel *ch)
 {
-	return ch->rdev->pd->local_dma_lkey;
+	return ch->pd->local_dma_lkey;
 }
 
 int rmsg_ctrl_post_recv(struct rmsg_ctrl_buf *buf)
@@ -920,8 +921,20 @@ static int rmsg_block_map(struct rmsg_channel *ch)
 	if (ret)
 		return ret;
 	ch->block_mapped = true;
+	/*
+	 * The program polls the block while the device writes it: a device
+	 * whose mappings need syncs (not DMA-coherent, or bounced through
+	 * swiotlb) would never show it what arrived.
+	 */
+	if (!ib_uses_virt_dma(ibdev) &&
+	    dma_need_sync(ibdev->dma_device,
+			  sg_dma_address(ch->block_sgt.sgl))) {
+		dev_warn_once(&ibdev->dev,
+			      "rmsg: DMA to this device needs syncs (not coherent, or bounce buffers): receive blocks cannot be polled, rmsg does not use it\n");
+		return -EOPNOTSUPP;
+	}
 
-	ch->mr = ib_alloc_mr(ch->rdev->pd, IB_MR_TYPE_MEM_REG,
+	ch->mr = ib_alloc_mr(ch->pd, IB_MR_TYPE_MEM_REG,
 			     ch->block->npages);
 	if (IS_ERR(ch->mr)) {
 		ret = PTR_ERR(ch->mr);
@@ -932,6 +945,12 @@ static int rmsg_block_map(struct rmsg_channel *ch)
 			     NULL, PAGE_SIZE);
 	if (nents != ch->block_sgt.nents)
 		return nents < 0 ? nents : -EINVAL;
+	/*
+	 * The peer addresses the block from 0: the hello must not carry
+	 * the bus address ib_map_mr_sg() starts from (the pages are whole,
+	 * so the offset in the first page stays 0 too).
+	 */
+	ch->mr->iova = 0;
 	ib_update_fast_reg_key(ch->mr, ib_inc_rkey(ch->mr->rkey));
 	return 0;
 }
@@ -985,11 +1004,11 @@ static int rmsg_chan_new_qp(struct rmsg_channel *ch, struct rdma_cm_id *id)
 	attr.qp_type = IB_QPT_RC;
 	if (attr.cap.max_send_sge < RMSG_DATA_SGE_MAX)
 		return -EOPNOTSUPP;
-	ret = rdma_create_qp(id, ch->rdev->pd, &attr);
+	ret = rdma_create_qp(id, ch->pd, &attr);
 	if (ret) {
 		/* A device without inline data still does the job. */
 		attr.cap.max_inline_data = 0;
-		ret = rdma_create_qp(id, ch->rdev->pd, &attr);
+		ret = rdma_create_qp(id, ch->pd, &attr);
 	}
 	if (ret)
 		return ret;
@@ -1043,8 +1062,45 @@ static bool rmsg_chan_dev_release(struct rmsg_channel *ch)
 	mutex_lock(&ch->ep->lock);
 	ch->rdev = NULL;
 	mutex_unlock(&ch->ep->lock);
+	/* Every MR in it is gone: the block's and rendezvous' above. */
+	if (ch->fence_mr)
+		ib_dereg_mr(ch->fence_mr);
+	ch->fence_mr = NULL;
+	if (ch->pd)
+		ib_dealloc_pd(ch->pd);
+	ch->pd = NULL;
 	WRITE_ONCE(ch->dev_id, 0);
 	return rmsg_device_detach(rdev, &ch->dev_node);
+}
+
+/*
+ * The channel's own protection domain on @ibdev: a QP of the device can
+ * reach only the memory registered in its own PD, so another channel's
+ * QP (another user's, one a stranger got by connecting to a listener)
+ * cannot use this one's keys, even if it learns them.
+ */
+static int rmsg_chan_pd_alloc(struct rmsg_channel *ch,
+			      struct ib_device *ibdev)
+{
+	ch->pd = ib_alloc_pd(ibdev, 0);
+	if (IS_ERR(ch->pd)) {
+		int ret = PTR_ERR(ch->pd);
+
+		ch->pd = NULL;
+		return ret;
+	}
+	if (ibdev->ops.driver_id != RDMA_DRIVER_RXE)
+		return 0;
+	ch->fence_mr = ib_alloc_mr(ch->pd, IB_MR_TYPE_MEM_REG, 1);
+	if (IS_ERR(ch->fence_mr)) {
+		int ret = PTR_ERR(ch->fence_mr);
+
+		ch->fence_mr = NULL;
+		ib_dealloc_pd(ch->pd);
+		ch->pd = NULL;
+		return ret;
+	}
+	return 0;
 }
 
 /**
@@ -1067,9 +1123,23 @@ static int rmsg_chan_dev_create(struct rmsg_channel *ch,
 	struct rmsg_device *rdev;
 	int i, ret;
 
+	/*
+	 * iWARP wants the sink of an RDMA READ registered for remote write
+	 * (rdma_rw_ctx does that); rendezvous reads into the local DMA key.
+	 */
+	if (rdma_protocol_iwarp(ibdev, rdma_start_port(ibdev))) {
+		dev_warn_once(&ibdev->dev,
+			      "rmsg: iWARP is not supported (rendezvous reads need registered sinks there)\n");
+		return -EOPNOTSUPP;
+	}
 	rdev = rmsg_device_attach(ibdev, &ch->dev_node);
 	if (!rdev)
 		return -ENODEV;
+	ret = rmsg_chan_pd_alloc(ch, ibdev);
+	if (ret) {
+		rmsg_device_detach(rdev, &ch->dev_node);
+		return ret;
+	}
 	mutex_lock(&ch->ep->lock);
 	ch->rdev = rdev;
 	ch->rndv.released = false;

@@ -367,6 +367,11 @@ struct rmsg_rndv {
  * @dev_node: entry in @rdev->channels
  * @dev_id: @rdev's RDMA core index plus one, 0 while on none: for the
  *	channel list only (read without a lock)
+ * @pd: the channel's own protection domain on @rdev (set with @rdev): its
+ *	QP, block MR and rendezvous MRs, so that no other channel's QP, of
+ *	this program or any other, can use their keys
+ * @fence_mr: on rxe only, in @pd, a registration that is never valid,
+ *	whose LOCAL_INV fences the REG_MRs that follow (rmsg_rndv.c, "fences")
  * @qp: the RC queue pair (owned by @cm_id)
  * @post_lock: held by posters that run outside ep->lock (control sends)
  *	and by a fence with its REG_MRs, which nothing may come between
@@ -374,8 +379,9 @@ struct rmsg_rndv {
  *
  * What lives on @rdev (rmsg_chan_dev_create() and rmsg_chan_dev_release()
  * make and drop it, at open, at the end, and when a repair moves to a
- * device again): @cq, the DMA mappings of @block, @ctrl, @imm_bufs,
- * @trailers and @shadow, @mr, @area_map and the rendezvous registrations.
+ * device again): @pd, @fence_mr, @cq, the DMA mappings of @block, @ctrl,
+ * @imm_bufs, @trailers and @shadow, @mr, @area_map and the rendezvous
+ * registrations.
  * The rest, the pages the program maps above all, is the channel's own.
  * @cq_size: entries taken from the pool
  * @block: the receive block's pages, shared with the program's mappings
@@ -502,6 +508,8 @@ struct rmsg_channel {
 	struct rmsg_device *rdev;
 	struct list_head dev_node;
 	u32 dev_id;
+	struct ib_pd *pd;
+	struct ib_mr *fence_mr;
 	struct ib_qp *qp;
 	spinlock_t post_lock;
 	struct ib_cq *cq;

@@ -801,7 +801,7 @@ static struct rmsg_vb_trailer *rmsg_trailer(struct rmsg_channel *ch, u32 wr,
 	sge->addr = inl ? (u64)(uintptr_t)&ch->trailers[i] :
 			  ch->trailers_dma + i * sizeof(*ch->trailers);
 	sge->length = RMSG_VB_TRAILER_SIZE;
-	sge->lkey = ch->rdev->pd->local_dma_lkey;
+	sge->lkey = ch->pd->local_dma_lkey;
 	return &ch->trailers[i];
 }
 
@@ -819,7 +819,7 @@ static void rmsg_zeros(struct rmsg_channel *ch, bool inl, u32 len,
 	sge->addr = inl ? (u64)(uintptr_t)&ch->trailers[RMSG_ZEROS] :
 			  ch->trailers_dma + RMSG_ZEROS * sizeof(*ch->trailers);
 	sge->length = len;
-	sge->lkey = ch->rdev->pd->local_dma_lkey;
+	sge->lkey = ch->pd->local_dma_lkey;
 }
 
 /* The first WR of a chain for the slot of data WR @wr. */
@@ -852,7 +852,7 @@ static u32 rmsg_shadow_sges(struct rmsg_channel *ch, u32 off, u32 len,
 	if (inl) {
 		sge->addr = (u64)(uintptr_t)sh->va + off;
 		sge->length = len;
-		sge->lkey = ch->rdev->pd->local_dma_lkey;
+		sge->lkey = ch->pd->local_dma_lkey;
 		return 1;
 	}
 	/* At most three chunks (RMSG_AREA_CHUNK >= a record), and zeros. */
@@ -861,7 +861,7 @@ static u32 rmsg_shadow_sges(struct rmsg_channel *ch, u32 off, u32 len,
 		n = min_t(u32, len, chunk - in);
 		sge[nsge].addr = sh->dma[off >> sh->chunk_shift] + in;
 		sge[nsge].length = n;
-		sge[nsge].lkey = ch->rdev->pd->local_dma_lkey;
+		sge[nsge].lkey = ch->pd->local_dma_lkey;
 		ib_dma_sync_single_for_device(sh->ibdev, sge[nsge].addr, n,
 					      DMA_TO_DEVICE);
 		nsge++;
@@ -1079,7 +1079,7 @@ static int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 	if (rts) {
 		sge[nsge].addr = inl ? (u64)(uintptr_t)rts : rts_dma;
 		sge[nsge].length = e->len;
-		sge[nsge].lkey = ch->rdev->pd->local_dma_lkey;
+		sge[nsge].lkey = ch->pd->local_dma_lkey;
 		nsge++;
 	}
 	for (off = e->off, rem = rts ? 0 : e->len; rem; off += n, rem -= n) {
@@ -1097,7 +1097,7 @@ static int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 						      DMA_TO_DEVICE);
 		}
 		sge[nsge].length = n;
-		sge[nsge].lkey = ch->rdev->pd->local_dma_lkey;
+		sge[nsge].lkey = ch->pd->local_dma_lkey;
 		nsge++;
 	}
 	if (pl.trailer > pl.payload + pl.plen)

@@ -351,23 +351,6 @@ static int rmsg_ib_add(struct ib_device *ibdev)
 	INIT_DELAYED_WORK(&rdev->parked_work, rmsg_parked_work);
 	INIT_WORK(&rdev->fatal_work, rmsg_fatal_work);
 	init_waitqueue_head(&rdev->wq);
-	rdev->pd = ib_alloc_pd(ibdev, 0);
-	if (IS_ERR(rdev->pd)) {
-		int ret = PTR_ERR(rdev->pd);
-
-		kfree(rdev);
-		return ret;
-	}
-	if (ibdev->ops.driver_id == RDMA_DRIVER_RXE) {
-		rdev->fence_mr = ib_alloc_mr(rdev->pd, IB_MR_TYPE_MEM_REG, 1);
-		if (IS_ERR(rdev->fence_mr)) {
-			int ret = PTR_ERR(rdev->fence_mr);
-
-			ib_dealloc_pd(rdev->pd);
-			kfree(rdev);
-			return ret;
-		}
-	}
 	INIT_IB_EVENT_HANDLER(&rdev->event_handler, ibdev, rmsg_ib_event);
 	ib_register_event_handler(&rdev->event_handler);
 	ib_set_client_data(ibdev, &rmsg_ib_client, rdev);
@@ -403,9 +386,6 @@ static void rmsg_ib_remove(struct ib_device *ibdev, void *client_data)
 	/* Nobody parks an id on it any more (it is dying). */
 	cancel_delayed_work_sync(&rdev->parked_work);
 	rmsg_parked_destroy(rdev, true);
-	if (rdev->fence_mr)
-		ib_dereg_mr(rdev->fence_mr);
-	ib_dealloc_pd(rdev->pd);
 	dev_info(&ibdev->dev, "rmsg: device removed\n");
 	mutex_destroy(&rdev->lock);
 	kfree(rdev);

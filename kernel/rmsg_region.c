@@ -319,7 +319,7 @@ void rmsg_region_put(struct rmsg_region *region)
 }
 
 int rmsg_region_sgt(struct rmsg_region *region, u64 addr, u64 len,
-		    struct sg_table *sgt)
+		    struct sg_table *sgt, unsigned int max_seg)
 {
 	unsigned long first;
 
@@ -329,5 +329,7 @@ int rmsg_region_sgt(struct rmsg_region *region, u64 addr, u64 len,
 	return sg_alloc_table_from_pages_segment(sgt, region->pages + first,
 						 rmsg_span_pages(addr, len),
 						 offset_in_page(addr), len,
-						 UINT_MAX, GFP_KERNEL);
+						 max_t(unsigned int, max_seg,
+						       PAGE_SIZE),
+						 GFP_KERNEL_ACCOUNT);
 }

@@ -57,16 +57,15 @@ void rmsg_region_put(struct rmsg_region *region);
  * @len: bytes, at least 1
  * @sgt: filled in; the caller maps it for its device, then frees it with
  *	sg_free_table()
+ * @max_seg: the device's DMA segment limit (ib_dma_max_seg_size())
  *
  * The entries cover exactly @len bytes from @addr (the first starts at
- * @addr's offset in its page); physically contiguous pages may share one.
- *
- * Entries are at most UINT_MAX rounded down to a page long; a device
- * with a smaller DMA segment limit must split them itself.
+ * @addr's offset in its page); physically contiguous pages may share one,
+ * up to @max_seg rounded down to a page.
  *
  * Return: 0, -ENOMEM, or -EFAULT for a span not inside @region.
  */
 int rmsg_region_sgt(struct rmsg_region *region, u64 addr, u64 len,
-		    struct sg_table *sgt);
+		    struct sg_table *sgt, unsigned int max_seg);
 
 #endif /* _RMSG_REGION_H */

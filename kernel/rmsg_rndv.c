@@ -221,7 +221,7 @@ static struct ib_mr *rmsg_mr_get(struct rmsg_channel *ch)
 		if (!r->mr_free)
 			return ERR_PTR(-ENOMEM);
 	}
-	mr = ib_alloc_mr(ch->rdev->pd, IB_MR_TYPE_MEM_REG,
+	mr = ib_alloc_mr(ch->pd, IB_MR_TYPE_MEM_REG,
 			 1U << (r->seg_shift - PAGE_SHIFT));
 	if (!IS_ERR(mr))
 		r->mr_total++;
@@ -355,7 +355,8 @@ static int rmsg_segs_map(struct rmsg_channel *ch, struct rmsg_rndv_segs *s,
 		span = rmsg_rts_seg(iova, len, shift, i);
 		if (region) {
 			ret = rmsg_region_sgt(region, span.addr, span.len,
-					      &s->sgt[i]);
+					      &s->sgt[i],
+					      ib_dma_max_seg_size(ibdev));
 		} else {
 			ret = sg_alloc_table(&s->sgt[i], 1, GFP_KERNEL_ACCOUNT);
 			if (!ret)
@@ -409,7 +410,7 @@ static int rmsg_segs_fence(struct rmsg_channel *ch)
 {
 	struct ib_send_wr wr = {
 		.opcode			= IB_WR_LOCAL_INV,
-		.ex.invalidate_rkey	= ch->rdev->fence_mr->rkey,
+		.ex.invalidate_rkey	= ch->fence_mr->rkey,
 	};
 
 	rmsg_data_slot(ch, &wr, NULL, false);
@@ -461,7 +462,7 @@ static int rmsg_segs_post(struct rmsg_channel *ch, struct rmsg_rndv_segs *s,
 {
 	int ret;
 
-	if (inv || !ch->rdev->fence_mr)
+	if (inv || !ch->fence_mr)
 		return rmsg_segs_post_unfenced(ch, s, inv);
 	if (s->reg_posted == s->nseg)
 		return 0;
@@ -504,7 +505,8 @@ static int rmsg_move_map(struct rmsg_channel *ch, struct rmsg_rndv_move *mv,
 {
 	int ret;
 
-	ret = rmsg_region_sgt(region, addr, len, &mv->sgt);
+	ret = rmsg_region_sgt(region, addr, len, &mv->sgt,
+			      ib_dma_max_seg_size(ch->rdev->ibdev));
 	if (ret)
 		return ret;
 	return rmsg_move_map_sgt(ch, mv, dir);
@@ -579,7 +581,7 @@ static int rmsg_move(struct rmsg_channel *ch, struct rmsg_rndv_move *mv,
 				  want - got);
 			sge[nsge].addr = sg_dma_address(mv->sg) + mv->sg_off;
 			sge[nsge].length = n;
-			sge[nsge].lkey = ch->rdev->pd->local_dma_lkey;
+			sge[nsge].lkey = ch->pd->local_dma_lkey;
 			got += n;
 			mv->sg_off += n;
 			if (mv->sg_off == sg_dma_len(mv->sg)) {
@@ -1245,7 +1247,7 @@ static int rmsg_rndv_put_rx(struct rmsg_channel *ch, struct rmsg_rndv_rx *x)
 			return -EAGAIN;
 		sge.addr = s->rts_dma;
 		sge.length = rmsg_rts_size(s->nseg);
-		sge.lkey = ch->rdev->pd->local_dma_lkey;
+		sge.lkey = ch->pd->local_dma_lkey;
 		memset(&wr, 0, sizeof(wr));
 		wr.wr.opcode = IB_WR_RDMA_WRITE;
 		wr.wr.sg_list = &sge;

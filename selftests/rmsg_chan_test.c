@@ -342,6 +342,65 @@ TEST_F(chan, bad_arguments)
 	close(fd);
 }
 
+/* Connect from @b with a @block-byte block: the CONNECTED event's res. */
+static int connect_block(struct __test_metadata *_metadata, struct rmsg_ep *b,
+			 struct sockaddr_in *sin, __u32 block)
+{
+	struct rmsg_cqe cqe;
+	int id;
+
+	id = rmsg_ep_connect(b, (struct sockaddr *)sin, sizeof(*sin), block,
+			     block);
+	EXPECT_LE(0, id);
+	if (id < 0)
+		return id;
+	EXPECT_EQ(0, rmsg_next_cqe(b, &cqe, EVENT_TIMEOUT_MS));
+	EXPECT_EQ(RMSG_CQE_CONNECTED, RMSG_CQE_KIND(cqe.flags));
+	EXPECT_EQ(id, cqe.channel);
+	return cqe.res;
+}
+
+/*
+ * The accepting side mirrors the connecting peer's block (the shadow): a
+ * listener refuses a block larger than it allows, before allocating
+ * anything for it. The module's default: 1 MiB, or the listener's own
+ * block if larger; a listener's own limit (rmsg_listen.peer_block_max).
+ */
+TEST_F_TIMEOUT(chan, peer_block_limit, 180)
+{
+	struct sockaddr_in sin;
+	struct rmsg_listen lis;
+	struct rmsg_cqe cqe;
+	struct rmsg_ep c;
+
+	EXPECT_GT(0, connect_block(_metadata, &self->b, &self->addr, 2 << 20));
+	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(&self->a, &cqe, 500))
+		TH_LOG("the refused request made event %u",
+		       RMSG_CQE_KIND(cqe.flags));
+	EXPECT_EQ(0, connect_block(_metadata, &self->b, &self->addr, 1 << 20));
+	EXPECT_EVENT(&self->a, RMSG_CQE_ACCEPTED, &cqe);
+
+	ASSERT_EQ(0, rmsg_ep_open(&c, 16, 64));
+	ASSERT_TRUE(rmsg_local_addr(&sin, 0));
+	memset(&lis, 0, sizeof(lis));
+	lis.addr = (uintptr_t)&sin;
+	lis.addr_len = sizeof(sin);
+	lis.peer_block_max = 100;
+	EXPECT_EQ(-1, ioctl(c.fd, RMSG_IOC_LISTEN, &lis));
+	EXPECT_EQ(EINVAL, errno);
+	lis.peer_block_max = 65536;
+	lis.resv32 = 1;
+	EXPECT_EQ(-1, ioctl(c.fd, RMSG_IOC_LISTEN, &lis));
+	EXPECT_EQ(EINVAL, errno);
+	lis.resv32 = 0;
+	ASSERT_EQ(0, ioctl(c.fd, RMSG_IOC_LISTEN, &lis));
+	EXPECT_GT(0, connect_block(_metadata, &self->b, &sin, 131072));
+	EXPECT_EQ(0, connect_block(_metadata, &self->b, &sin, 65536));
+	EXPECT_EVENT(&c, RMSG_CQE_ACCEPTED, &cqe);
+	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(&c, &cqe, 300));
+	rmsg_ep_close(&c);
+}
+
 #define MANY 100
 
 TEST_F_TIMEOUT(chan, many_channels, 300)

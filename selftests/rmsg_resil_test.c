@@ -1100,6 +1100,76 @@ TEST_F_TIMEOUT(resil, stall_events, 120)
 }
 
 /*
+ * A peer can make events on an endpoint that never reads its completion
+ * ring: each fault it forces is a repair, which the endpoint hears of as
+ * STALLED and RESUMED (quiet period 1 ms). The kernel keeps what does not
+ * fit in the ring up to a bound (the ring's size, plus 8 per channel and
+ * one), charged to the endpoint's owner, and counts the rest
+ * (events_dropped) instead of allocating without end.
+ */
+TEST_F_TIMEOUT(resil, unread_events_are_bounded, 300)
+{
+	const unsigned int cq = 16, kept = 2 * cq + 16;
+	unsigned int i, got = 0, stalled = 0, resumed = 0;
+	struct rmsg_chan_info ea;
+	struct rmsg_ep_stats st;
+	struct rmsg_ep_setup p;
+	struct rmsg_cqe cqe;
+	int b_ch, a_ch;
+	long deadline;
+
+	if (!module_has(RMSG_FEAT_REPAIR) ||
+	    !module_has(RMSG_FEAT_STALL_EVENTS))
+		SKIP(return, "the module does not announce RMSG_FEAT_REPAIR and RMSG_FEAT_STALL_EVENTS");
+	ASSERT_EQ(0, set_param(self, "repair_quiet_ms", "1"));
+	rmsg_ep_close(&self->b);
+	self->opened = false;
+	memset(&p, 0, sizeof(p));
+	p.sq_entries = 16;
+	p.cq_entries = cq;
+	p.flags = RMSG_EP_F_STALL_EVENTS;
+	ASSERT_EQ(0, rmsg_ep_open_setup(&self->b, &p));
+	self->opened = true;
+	ASSERT_EQ(cq, self->b.cq.entries);
+	b_ch = rmsg_ep_connect(&self->b, (struct sockaddr *)&self->addr,
+			       sizeof(self->addr), 0xb0, 0);
+	ASSERT_LE(0, b_ch);
+	ASSERT_EQ(0, rmsg_next_cqe(&self->a, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(RMSG_CQE_ACCEPTED, RMSG_CQE_KIND(cqe.flags));
+	a_ch = cqe.channel;
+	/* b's CONNECTED stays in its ring, unread, as everything after it. */
+
+	for (i = 1; i <= kept; i++) {
+		ASSERT_EQ(0, rmsg_inject_fault(self->a.fd, 0, a_ch,
+					       RMSG_FAULT_QP_ERROR));
+		deadline = rmsg_now_ms() + EVENT_TIMEOUT_MS;
+		do {
+			usleep(2000);
+			ASSERT_EQ(0, chan_get(self->a.fd, self->a_ep, a_ch,
+					      &ea));
+			ASSERT_GT(deadline, rmsg_now_ms())
+				TH_LOG("repair %u did not end", i);
+		} while (ea.state != RMSG_CHAN_INFO_OPEN || ea.repairs < i);
+		memset(&st, 0, sizeof(st));
+		ASSERT_EQ(0, ioctl(self->b.fd, RMSG_IOC_EP_STATS, &st));
+		if (st.events_dropped)
+			break;
+	}
+	EXPECT_LT(0, st.events_dropped) TH_LOG("%u repairs", i);
+	while (rmsg_next_cqe(&self->b, &cqe, 1000) == 0) {
+		got++;
+		stalled += RMSG_CQE_KIND(cqe.flags) == RMSG_CQE_STALLED;
+		resumed += RMSG_CQE_KIND(cqe.flags) == RMSG_CQE_RESUMED;
+	}
+	TH_LOG("%u repairs: %u events kept (%u STALLED, %u RESUMED), %llu dropped",
+	       i, got, stalled, resumed,
+	       (unsigned long long)st.events_dropped);
+	EXPECT_EQ(kept, got);
+	EXPECT_LE(kept - 1, stalled + resumed);
+	EXPECT_GE(2 * i + 1, got + st.events_dropped);
+}
+
+/*
  * Repairs shorter than the quiet period (5 s, the default) are not
  * reported: QP errors on two channels, at either end, repaired under
  * streams that stay exact, and no STALLED or RESUMED anywhere.

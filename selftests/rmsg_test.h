@@ -24,6 +24,20 @@
 
 #include <rmsg.h>
 
+/*
+ * The harness's own limit for a test without TEST_F_TIMEOUT (30 s in
+ * kselftest_harness.h, which must come first) is sized for real hardware
+ * on an idle machine. Ours run under emulation on a 2-CPU host that may be
+ * busy with something else, and many wait up to a minute for a bounded
+ * event (a peer's death, an rdma_cm timeout): a test is stopped only when
+ * it has clearly hung. Kernel hangs end the run sooner (rmsg-vm's hung
+ * task watch).
+ */
+#ifdef TEST_TIMEOUT_DEFAULT
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT	180
+#endif
+
 /* Run a shell command; its output goes to stderr so KTAP stays clean. */
 static inline int rmsg_sh(const char *fmt, ...)
 {

@@ -4,7 +4,9 @@
 # The demo `make run` shows inside the guest: what rmsg sees of the RDMA
 # devices and how it follows one that goes away and comes back, then two
 # endpoints exchanging messages whose every byte count, order and stamp is
-# checked, with the latency and bandwidth they got.
+# checked, with the latency and bandwidth they got: eager messages, a
+# rendezvous transfer, and a stream that goes on while its QP is forced
+# into error and its device is removed under it, with the repair times.
 
 cd "$(dirname "$0")/../.." || exit 1
 ctl=tools/rmsgctl/rmsgctl
@@ -51,6 +53,17 @@ pair -n 300 -s 4096 lat || exit 1
 
 step "a one-way stream of 4 KiB messages, measured at the receiver"
 pair -n 2000 -s 4096 bw || exit 1
+
+step "rendezvous: 4 MiB messages, read zero copy into the receiver's memory"
+echo "(every byte of every message checked; bandwidth at the receiver)"
+pair -n 8 -w 2 -s 4M --full-check bw || exit 1
+
+step "repair: a checked ping-pong stream while faults are injected under it"
+echo "(time from the fault to the stream's next echo; nothing lost or repeated)"
+echo "-- the channel's QP is forced into the error state, 5 times"
+pair -n 5 --fault=qp-error recover || exit 1
+echo "-- the device is removed and added back (rdma link delete/add), twice"
+pair -n 2 --fault=hca-readd recover || exit 1
 
 cat <<'EOF'
 

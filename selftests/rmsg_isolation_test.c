@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Isolation between channels on one device: a QP may reach only the memory
+ * its own channel was granted.
+ *
+ * The attacker is anyone who reaches a listener: here a plain verbs program
+ * (librdmacm, libibverbs) that speaks rmsg's hello itself and opens two
+ * channels, X and Y, to an rmsg endpoint. Each ACCEPT hello tells it where
+ * its channel's receive block is (address and rkey). Through Y's own
+ * connection an RDMA WRITE into Y's block goes through (the keys are right,
+ * so the test can fail); through X's connection, with Y's key, it must be
+ * refused by the device (remote access error) and Y's block left as it
+ * was: every channel has its own protection domain. The hello must not
+ * carry a bus address either: blocks are addressed from 0.
+ */
+#include <endian.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "kselftest_harness.h"
+#include "rmsg_test.h"
+#include "rmsg_wire.h"
+
+#define EVENT_TIMEOUT_MS	20000
+#define BLOCK			32768
+#define PROBE_OFF		4096
+#define NRECV			4
+
+/* One raw connection to the rmsg listener: the attacker's end. */
+struct raw_conn {
+	struct rdma_event_channel *evch;
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	unsigned char buf[(NRECV + 1) * 64 + BLOCK];
+	struct rmsg_hello peer;		/* the ACCEPT hello */
+};
+
+static int next_cm_event(struct raw_conn *c, enum rdma_cm_event_type want,
+			 struct rmsg_hello *hello)
+{
+	struct pollfd p = { .fd = c->evch->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+	int ret;
+
+	if (poll(&p, 1, EVENT_TIMEOUT_MS) != 1)
+		return -ETIMEDOUT;
+	if (rdma_get_cm_event(c->evch, &ev))
+		return -errno;
+	ret = ev->event == want ? 0 : -EPROTO;
+	if (!ret && hello)
+		ret = rmsg_hello_decode(hello, ev->param.conn.private_data,
+					ev->param.conn.private_data_len);
+	if (ev->event != want)
+		ksft_print_msg("rdma_cm event %s (%d), status %d, wanted %s\n",
+			       rdma_event_str(ev->event), ev->event,
+			       ev->status, rdma_event_str(want));
+	rdma_ack_cm_event(ev);
+	return ret;
+}
+
+/* The next completion of @c's CQ: its status, or -ETIMEDOUT. */
+static int next_wc(struct raw_conn *c, struct ibv_wc *wc)
+{
+	long deadline = rmsg_now_ms() + EVENT_TIMEOUT_MS;
+	int n;
+
+	while (!(n = ibv_poll_cq(c->cq, 1, wc))) {
+		if (rmsg_now_ms() > deadline)
+			return -ETIMEDOUT;
+		usleep(1000);
+	}
+	return n < 0 ? -EIO : (int)wc->status;
+}
+
+/*
+ * Connect to @sin as a new rmsg peer (channel @chan of incarnation
+ * @inc) and wait for the channel's READY: by then its block is
+ * registered. 0 or a negative errno.
+ */
+static int raw_connect(struct raw_conn *c, struct sockaddr_in *sin,
+		       uint64_t inc, uint32_t chan)
+{
+	struct ibv_qp_init_attr qa = {
+		.cap = { .max_send_wr = 8, .max_recv_wr = NRECV,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct rmsg_hello hello = {
+		.kind = RMSG_HELLO_CONNECT,
+		.incarnation = inc,
+		.channel = chan,
+		.peer_channel = RMSG_WIRE_NO_CHANNEL,
+		.block_size = BLOCK,
+	};
+	struct rdma_conn_param param = {
+		.responder_resources = 1,
+		.initiator_depth = 1,
+		.retry_count = 1,
+		.rnr_retry_count = 1,
+	};
+	struct rmsg_wire_hello wire;
+	struct ibv_recv_wr rwr, *bad;
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+	int i, ret;
+
+	c->evch = rdma_create_event_channel();
+	if (!c->evch)
+		return -errno;
+	if (rdma_create_id(c->evch, &c->id, NULL, RDMA_PS_TCP))
+		return -errno;
+	if (rdma_resolve_addr(c->id, NULL, (struct sockaddr *)sin, 2000))
+		return -errno;
+	ret = next_cm_event(c, RDMA_CM_EVENT_ADDR_RESOLVED, NULL);
+	if (ret)
+		return ret;
+	if (rdma_resolve_route(c->id, 2000))
+		return -errno;
+	ret = next_cm_event(c, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL);
+	if (ret)
+		return ret;
+	c->pd = ibv_alloc_pd(c->id->verbs);
+	c->cq = c->pd ? ibv_create_cq(c->id->verbs, 16, NULL, NULL, 0) : NULL;
+	c->mr = c->cq ? ibv_reg_mr(c->pd, c->buf, sizeof(c->buf),
+				   IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_REMOTE_WRITE) : NULL;
+	if (!c->mr)
+		return -ENOMEM;
+	qa.send_cq = c->cq;
+	qa.recv_cq = c->cq;
+	if (rdma_create_qp(c->id, c->pd, &qa))
+		return -errno;
+	for (i = 0; i < NRECV; i++) {
+		sge.addr = (uintptr_t)c->buf + i * 64;
+		sge.length = 64;
+		sge.lkey = c->mr->lkey;
+		memset(&rwr, 0, sizeof(rwr));
+		rwr.wr_id = i;
+		rwr.sg_list = &sge;
+		rwr.num_sge = 1;
+		if (ibv_post_recv(c->id->qp, &rwr, &bad))
+			return -EIO;
+	}
+	/* Our own block, never written to: the peer waits for our READY. */
+	hello.block_addr = (uintptr_t)c->buf + (NRECV + 1) * 64;
+	hello.block_rkey = c->mr->rkey;
+	rmsg_hello_encode(&wire, &hello);
+	param.private_data = &wire;
+	param.private_data_len = sizeof(wire);
+	if (rdma_connect(c->id, &param))
+		return -errno;
+	ret = next_cm_event(c, RDMA_CM_EVENT_ESTABLISHED, &c->peer);
+	if (ret)
+		return ret;
+	/* READY comes after the REG_MR of the block on the same queue. */
+	ret = next_wc(c, &wc);
+	if (ret)
+		return ret < 0 ? ret : -EIO;
+	if (wc.opcode != IBV_WC_RECV)
+		return -EPROTO;
+	return 0;
+}
+
+/* RDMA WRITE 8 bytes of 0xa5 through @via into @addr/@rkey: its status. */
+static int raw_write(struct raw_conn *via, uint64_t addr, uint32_t rkey)
+{
+	unsigned char *src = via->buf + NRECV * 64;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+
+	memset(src, 0xa5, 8);
+	sge.addr = (uintptr_t)src;
+	sge.length = 8;
+	sge.lkey = via->mr->lkey;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 100;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.wr.rdma.remote_addr = addr;
+	wr.wr.rdma.rkey = rkey;
+	if (ibv_post_send(via->id->qp, &wr, &bad))
+		return -EIO;
+	return next_wc(via, &wc);
+}
+
+static void raw_close(struct raw_conn *c)
+{
+	if (c->id && c->id->qp)
+		rdma_destroy_qp(c->id);
+	if (c->mr)
+		ibv_dereg_mr(c->mr);
+	if (c->cq)
+		ibv_destroy_cq(c->cq);
+	if (c->pd)
+		ibv_dealloc_pd(c->pd);
+	if (c->id)
+		rdma_destroy_id(c->id);
+	if (c->evch)
+		rdma_destroy_event_channel(c->evch);
+}
+
+FIXTURE(iso) {
+	struct rmsg_ep a;
+	struct sockaddr_in addr;
+	struct raw_conn *x, *y;
+	bool opened;
+};
+
+FIXTURE_SETUP(iso)
+{
+	if (!rmsg_local_addr(&self->addr, 0))
+		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
+	ASSERT_EQ(0, rmsg_ep_open(&self->a, 16, 64));
+	self->opened = true;
+	ASSERT_EQ(0, rmsg_ep_listen(&self->a, (struct sockaddr *)&self->addr,
+				    sizeof(self->addr), 0xa0, BLOCK));
+	self->x = calloc(1, sizeof(*self->x));
+	self->y = calloc(1, sizeof(*self->y));
+	ASSERT_NE(NULL, self->x);
+	ASSERT_NE(NULL, self->y);
+}
+
+FIXTURE_TEARDOWN(iso)
+{
+	if (self->x)
+		raw_close(self->x);
+	if (self->y)
+		raw_close(self->y);
+	free(self->x);
+	free(self->y);
+	if (self->opened)
+		rmsg_ep_close(&self->a);
+}
+
+/* The block of the accepted channel the ACCEPTED event names, mapped. */
+static const unsigned char *map_block(struct rmsg_ep *ep, __u32 channel)
+{
+	void *p = mmap(NULL, BLOCK, PROT_READ, MAP_SHARED, ep->fd,
+		       RMSG_OFF_BLOCK(channel));
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+TEST_F_TIMEOUT(iso, other_channels_key_is_refused, 180)
+{
+	const unsigned char *yblock;
+	uint64_t inc = ((uint64_t)getpid() << 20) | 1;
+	struct rmsg_cqe cqe;
+	unsigned int i;
+	int ret;
+
+	ASSERT_EQ(0, raw_connect(self->y, &self->addr, inc, 1));
+	ASSERT_EQ(0, raw_connect(self->x, &self->addr, inc, 2));
+	/* Blocks are addressed from 0, not by a bus address. */
+	EXPECT_EQ(0, self->y->peer.block_addr);
+	EXPECT_EQ(0, self->x->peer.block_addr);
+	EXPECT_NE(self->x->peer.block_rkey, self->y->peer.block_rkey);
+
+	/* The ACCEPT hello names the channel on the listener's side. */
+	yblock = map_block(&self->a, self->y->peer.channel);
+	ASSERT_NE(NULL, yblock);
+
+	/* The way in is right: through Y's own connection. */
+	ASSERT_EQ(IBV_WC_SUCCESS,
+		  raw_write(self->y, self->y->peer.block_addr + PROBE_OFF,
+			    self->y->peer.block_rkey));
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0xa5, yblock[PROBE_OFF + i]);
+	/* Another channel's QP, with Y's key: refused, nothing written. */
+	ret = raw_write(self->x, self->y->peer.block_addr + PROBE_OFF + 64,
+			self->y->peer.block_rkey);
+	EXPECT_NE(IBV_WC_SUCCESS, ret) TH_LOG("X wrote into Y's block");
+	TH_LOG("through X with Y's key: %s",
+	       ret < 0 ? strerror(-ret) : ibv_wc_status_str(ret));
+	for (i = 0; i < 8; i++)
+		EXPECT_EQ(0, yblock[PROBE_OFF + 64 + i]);
+	munmap((void *)yblock, BLOCK);
+	/* rmsg hears nothing it should report: no channel ever opened. */
+	EXPECT_NE(0, rmsg_next_cqe(&self->a, &cqe, 200));
+}
+
+TEST_HARNESS_MAIN
