@@ -250,15 +250,19 @@ fuzz:
 # The ABI fuzzer (selftests/rmsg_abi_fuzz_test, Documentation/hardening.rst)
 # for longer than the 12 s per pass `make check` gives it: ABIFUZZ_SECS per
 # pass (one as root, one as nobody); ABIFUZZ_SEED repeats a run's calls.
+# ABIFUZZ_RUNS runs it that many times in one guest, each with a new seed
+# (unless ABIFUZZ_SEED), each followed by the leak check.
 ABIFUZZ_SECS	?= 300
 ABIFUZZ_SEED	?=
+ABIFUZZ_RUNS	?= 1
 
 abifuzz: deps
 	$(MAKE) WERROR=1 all tests
-	tools/testing/rmsg-vm -T $$((2 * $(ABIFUZZ_SECS) + 300)) \
+	tools/testing/rmsg-vm \
+		-T $$(($(ABIFUZZ_RUNS) * (2 * $(ABIFUZZ_SECS) + 120) + 180)) \
 		env ABIFUZZ_SECS=$(ABIFUZZ_SECS) \
 		$(if $(ABIFUZZ_SEED),ABIFUZZ_SEED=$(ABIFUZZ_SEED)) \
-		selftests/run.sh rmsg_abi_fuzz_test
+		selftests/run.sh $(foreach i,$(shell seq $(ABIFUZZ_RUNS)),rmsg_abi_fuzz_test)
 
 checkpatch:
 	$(CHECKPATCH) --no-tree --quiet --show-types \

@@ -223,6 +223,13 @@ struct rmsg_endpoint {
  * is charged to the memory cgroup of the endpoint's opener, not to the
  * kernel thread's: between these two calls.
  */
+/*
+ * Charged to the opener's memory cgroup, and failing (ENOMEM) at its limit
+ * instead of calling its OOM killer, which may have nobody to kill: a new
+ * channel is refused, the rest go on.
+ */
+#define RMSG_GFP_CHARGED	(GFP_KERNEL_ACCOUNT | __GFP_NORETRY | __GFP_NOWARN)
+
 static inline struct mem_cgroup *rmsg_ep_charge_begin(struct rmsg_endpoint *ep)
 {
 	return set_active_memcg(ep->memcg);

@@ -1827,7 +1827,11 @@ static int rmsg_cm_repair_request(struct rmsg_endpoint *ep,
 /* --- the end of a channel --------------------------------------------- */
 
 /* The channel is out of the endpoint's table already. */
-static void rmsg_chan_free(struct rmsg_channel *ch)
+/*
+ * @counted: the channel still counts against its owner's
+ * max_channels_per_user (teardown gives that back before the last event).
+ */
+static void rmsg_chan_free(struct rmsg_channel *ch, bool counted)
 {
 	struct rmsg_endpoint *ep = ch->ep;
 
@@ -1848,7 +1852,8 @@ static void rmsg_chan_free(struct rmsg_channel *ch)
 	if (ch->net)
 		put_net(ch->net);
 	kfree(ch);
-	rmsg_user_chan_del(ep);
+	if (counted)
+		rmsg_user_chan_del(ep);
 	if (atomic_dec_and_test(&ep->nr_channels))
 		wake_up_all(&ep->chan_wq);
 }
@@ -1948,9 +1953,15 @@ static void rmsg_chan_teardown(struct work_struct *work)
 		if (!res)
 			res = -ECONNABORTED;
 	}
+	/*
+	 * A program that hears of the end may open another channel at once:
+	 * its room under max_channels_per_user is free before it does, as
+	 * its id is.
+	 */
+	rmsg_user_chan_del(ep);
 	if (kind)
 		rmsg_chan_event(ch, kind, res);
-	rmsg_chan_free(ch);
+	rmsg_chan_free(ch, false);
 }
 
 /* --- rdma_cm events ---------------------------------------------------- */
@@ -1968,7 +1979,7 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 	struct rmsg_channel *ch;
 	int ret;
 
-	ch = kzalloc(sizeof(*ch), GFP_KERNEL_ACCOUNT);
+	ch = kzalloc(sizeof(*ch), RMSG_GFP_CHARGED);
 	if (!ch)
 		return -ENOMEM;
 	ret = rmsg_hello_decode(&ch->peer, event->param.conn.private_data,
@@ -2023,7 +2034,7 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 	mutex_lock(&ep->chan_lock);
 	xa_erase(&ep->channels, ch->id);
 	mutex_unlock(&ep->chan_lock);
-	rmsg_chan_free(ch);
+	rmsg_chan_free(ch, true);
 	return ret;
 }
 
@@ -2444,7 +2455,7 @@ long rmsg_chan_listen(struct rmsg_endpoint *ep, void __user *uarg)
 	if (req.peer_block_max && rmsg_vb_check_block(req.peer_block_max))
 		return -EINVAL;
 
-	l = kzalloc(sizeof(*l), GFP_KERNEL_ACCOUNT);
+	l = kzalloc(sizeof(*l), RMSG_GFP_CHARGED);
 	if (!l)
 		return -ENOMEM;
 	l->cm.kind = RMSG_CM_LISTENER;
@@ -2550,7 +2561,7 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 	if (ret)
 		return ret;
 
-	ch = kzalloc(sizeof(*ch), GFP_KERNEL_ACCOUNT);
+	ch = kzalloc(sizeof(*ch), RMSG_GFP_CHARGED);
 	if (!ch)
 		return -ENOMEM;
 	rmsg_chan_init(ch, ep, RMSG_CHAN_CONNECTING, req.user_data,
@@ -2599,7 +2610,7 @@ fail:
 	xa_erase(&ep->channels, ch->id);
 	mutex_unlock(&ep->chan_lock);
 	rdma_destroy_id(cm_id);
-	rmsg_chan_free(ch);
+	rmsg_chan_free(ch, true);
 	return ret;
 }
 

@@ -121,7 +121,7 @@ static struct rmsg_area_map *rmsg_area_map_get(struct rmsg_endpoint *ep,
 		}
 	}
 	map = kvzalloc(struct_size(map, dma, rmsg_area_chunks(ep)),
-		       GFP_KERNEL_ACCOUNT);
+		       RMSG_GFP_CHARGED);
 	if (!map)
 		goto out;
 	map->ibdev = ibdev;
@@ -217,17 +217,17 @@ int rmsg_data_create(struct rmsg_channel *ch, struct ib_device *ibdev)
 	 */
 	if (ch->rx_imm) {
 		ch->imm_bufs = kcalloc(RMSG_IMM_RECVS, sizeof(*ch->imm_bufs),
-				       GFP_KERNEL_ACCOUNT);
+				       RMSG_GFP_CHARGED);
 		if (!ch->imm_bufs)
 			return -ENOMEM;
 	}
 
 	ch->pend = kcalloc(RMSG_CHAN_MAX_PENDING, sizeof(*ch->pend),
-			   GFP_KERNEL_ACCOUNT);
+			   RMSG_GFP_CHARGED);
 	ch->slots = kcalloc(RMSG_TX_SLOTS, sizeof(*ch->slots),
-			    GFP_KERNEL_ACCOUNT);
+			    RMSG_GFP_CHARGED);
 	/* The trailers, then RMSG_VB_TRAILER_SIZE zeros. */
-	ch->trailers = kzalloc(tsize, GFP_KERNEL_ACCOUNT);
+	ch->trailers = kzalloc(tsize, RMSG_GFP_CHARGED);
 	if (!ch->pend || !ch->slots || !ch->trailers)
 		return -ENOMEM;
 	for (i = 0; i < RMSG_TX_SLOTS; i++) {
@@ -315,7 +315,7 @@ int rmsg_data_shadow_create(struct rmsg_channel *ch)
 		return 0;
 	sh = kzalloc(struct_size(sh, dma, DIV_ROUND_UP(size,
 						       PAGE_SIZE << order)),
-		     GFP_KERNEL_ACCOUNT);
+		     RMSG_GFP_CHARGED);
 	if (!sh)
 		return -ENOMEM;
 	ch->shadow = sh;

@@ -70,7 +70,7 @@ static unsigned long rmsg_ep_ring_pages(struct rmsg_endpoint *ep)
  */
 struct rmsg_endpoint *rmsg_ep_create(void)
 {
-	struct rmsg_endpoint *ep = kzalloc(sizeof(*ep), GFP_KERNEL_ACCOUNT);
+	struct rmsg_endpoint *ep = kzalloc(sizeof(*ep), RMSG_GFP_CHARGED);
 	int ret;
 
 	if (!ep)
@@ -580,7 +580,10 @@ void rmsg_ep_flush_events(struct rmsg_endpoint *ep)
  * reads no completions while its peers make events (a peer can force
  * repairs, each one STALLED and RESUMED) must not grow the kernel's memory
  * without end. Past the bound the entry is dropped and counted
- * (rmsg_ep_stats.events_dropped).
+ * (rmsg_ep_stats.events_dropped). Within it the allocation does not fail,
+ * even at the cgroup's limit (which it may pass by the bound's small
+ * entries), and calls no OOM killer: an event such as the CONNECTED
+ * that reports a failure for want of memory must not be lost to it.
  */
 static void rmsg_ep_keep_locked(struct rmsg_endpoint *ep,
 				const struct rmsg_cqe *cqe)
@@ -591,7 +594,8 @@ static void rmsg_ep_keep_locked(struct rmsg_endpoint *ep,
 
 	lockdep_assert_held(&ep->lock);
 	if (ep->overflow_len < max)
-		ev = kmalloc(sizeof(*ev), GFP_KERNEL_ACCOUNT);
+		ev = kmalloc(sizeof(*ev), GFP_KERNEL_ACCOUNT | __GFP_NORETRY |
+			     __GFP_NOFAIL);
 	if (!ev) {
 		rmsg_ep_count(ep, RMSG_STAT_EVENTS_DROPPED);
 		pr_notice_ratelimited("endpoint %u: completion ring full, %u entries waiting: an entry is dropped\n",

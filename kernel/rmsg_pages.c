@@ -44,7 +44,7 @@ struct rmsg_pages *rmsg_pages_new(struct rmsg_endpoint *ep, u32 size,
 	struct rmsg_pages *p;
 	struct page *page;
 
-	p = kvzalloc(struct_size(p, pages, npages), GFP_KERNEL_ACCOUNT);
+	p = kvzalloc(struct_size(p, pages, npages), RMSG_GFP_CHARGED);
 	if (!p)
 		return NULL;
 	if (rmsg_mlock_charge(ep, npages, &p->user)) {
@@ -54,7 +54,14 @@ struct rmsg_pages *rmsg_pages_new(struct rmsg_endpoint *ep, u32 size,
 	kref_init(&p->ref);
 	p->npages = npages;
 	for (i = 0; i < npages; i += 1U << order) {
-		page = alloc_pages(GFP_KERNEL_ACCOUNT | __GFP_ZERO, order);
+		/*
+		 * Costly orders never call the memcg's OOM killer; smaller
+		 * ones are kept from it (RMSG_GFP_CHARGED) without giving up
+		 * the compaction the large chunks need.
+		 */
+		page = alloc_pages(order > PAGE_ALLOC_COSTLY_ORDER ?
+				   GFP_KERNEL_ACCOUNT | __GFP_NOWARN | __GFP_ZERO :
+				   RMSG_GFP_CHARGED | __GFP_ZERO, order);
 		if (!page) {
 			rmsg_pages_put(p);
 			return NULL;

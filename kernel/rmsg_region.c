@@ -200,7 +200,7 @@ long rmsg_region_reg(struct rmsg_endpoint *ep, void __user *uarg)
 	    !access_ok(u64_to_user_ptr(reg.addr), reg.len) || !mm)
 		return -EFAULT;
 
-	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
+	r = kzalloc(sizeof(*r), RMSG_GFP_CHARGED);
 	if (!r)
 		return -ENOMEM;
 	kref_init(&r->ref);
@@ -209,7 +209,7 @@ long rmsg_region_reg(struct rmsg_endpoint *ep, void __user *uarg)
 	r->len = reg.len;
 	r->npages = rmsg_span_pages(reg.addr, reg.len);
 	r->pages = kvmalloc_array(r->npages, sizeof(*r->pages),
-				  GFP_KERNEL_ACCOUNT);
+				  RMSG_GFP_CHARGED);
 	if (!r->pages) {
 		ret = -ENOMEM;
 		goto free;
@@ -229,7 +229,7 @@ long rmsg_region_reg(struct rmsg_endpoint *ep, void __user *uarg)
 	atomic_long_add(r->npages, &rmsg_live[RMSG_LIVE_REGION_PAGES]);
 
 	ret = xa_alloc(&ep->regions, &handle, r, xa_limit_32b,
-		       GFP_KERNEL_ACCOUNT);
+		       RMSG_GFP_CHARGED);
 	if (ret) {
 		kref_put(&r->ref, rmsg_region_release);
 		/* -EBUSY from a full table: every handle is in use. */
@@ -331,5 +331,5 @@ int rmsg_region_sgt(struct rmsg_region *region, u64 addr, u64 len,
 						 offset_in_page(addr), len,
 						 max_t(unsigned int, max_seg,
 						       PAGE_SIZE),
-						 GFP_KERNEL_ACCOUNT);
+						 RMSG_GFP_CHARGED);
 }

@@ -217,7 +217,7 @@ static struct ib_mr *rmsg_mr_get(struct rmsg_channel *ch)
 		return ERR_PTR(-ENOBUFS);
 	if (!r->mr_free) {
 		r->mr_free = kvcalloc(READ_ONCE(rndv_mrs_max),
-				      sizeof(*r->mr_free), GFP_KERNEL_ACCOUNT);
+				      sizeof(*r->mr_free), RMSG_GFP_CHARGED);
 		if (!r->mr_free)
 			return ERR_PTR(-ENOMEM);
 	}
@@ -346,9 +346,9 @@ static int rmsg_segs_map(struct rmsg_channel *ch, struct rmsg_rndv_segs *s,
 
 	s->nseg = rmsg_rts_nseg(iova, len, shift);
 	atomic_set(&s->inv_done, 0);
-	s->sgt = kvcalloc(s->nseg, sizeof(*s->sgt), GFP_KERNEL_ACCOUNT);
-	s->mrs = kvcalloc(s->nseg, sizeof(*s->mrs), GFP_KERNEL_ACCOUNT);
-	s->rts = kzalloc(rmsg_rts_size(s->nseg), GFP_KERNEL_ACCOUNT);
+	s->sgt = kvcalloc(s->nseg, sizeof(*s->sgt), RMSG_GFP_CHARGED);
+	s->mrs = kvcalloc(s->nseg, sizeof(*s->mrs), RMSG_GFP_CHARGED);
+	s->rts = kzalloc(rmsg_rts_size(s->nseg), RMSG_GFP_CHARGED);
 	if (!s->sgt || !s->mrs || !s->rts)
 		return -ENOMEM;
 	for (i = 0; i < s->nseg; i++) {
@@ -358,7 +358,7 @@ static int rmsg_segs_map(struct rmsg_channel *ch, struct rmsg_rndv_segs *s,
 					      &s->sgt[i],
 					      ib_dma_max_seg_size(ibdev));
 		} else {
-			ret = sg_alloc_table(&s->sgt[i], 1, GFP_KERNEL_ACCOUNT);
+			ret = sg_alloc_table(&s->sgt[i], 1, RMSG_GFP_CHARGED);
 			if (!ret)
 				sg_set_buf(s->sgt[i].sgl, kbuf, span.len);
 		}
@@ -518,7 +518,7 @@ static int rmsg_move_map_kbuf(struct rmsg_channel *ch,
 {
 	int ret;
 
-	ret = sg_alloc_table(&mv->sgt, 1, GFP_KERNEL_ACCOUNT);
+	ret = sg_alloc_table(&mv->sgt, 1, RMSG_GFP_CHARGED);
 	if (ret)
 		return ret;
 	sg_set_buf(mv->sgt.sgl, buf, len);
@@ -667,7 +667,7 @@ static int rmsg_rndv_tx_map(struct rmsg_channel *ch, struct rmsg_rndv_tx *t)
 	} else {
 		/* Kept when a repair maps the transfer again. */
 		if (!t->mbox)
-			t->mbox = (void *)__get_free_pages(GFP_KERNEL_ACCOUNT |
+			t->mbox = (void *)__get_free_pages(RMSG_GFP_CHARGED |
 							   __GFP_ZERO,
 							   get_order(RMSG_RNDV_MBOX));
 		if (!t->mbox)
@@ -720,7 +720,7 @@ int rmsg_rndv_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 	region = rmsg_region_get(ep, sqe->region, sqe->addr, sqe->len);
 	if (IS_ERR(region))
 		return PTR_ERR(region);
-	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
+	t = kzalloc(sizeof(*t), RMSG_GFP_CHARGED);
 	if (!t) {
 		rmsg_region_put(region);
 		return -ENOMEM;
@@ -1008,7 +1008,7 @@ static struct rmsg_rndv_rx *rmsg_rndv_rx_slot(struct rmsg_channel *ch,
 	struct rmsg_rndv_rx **slot = &ch->rndv.rx[cookie & RMSG_RNDV_MASK];
 
 	if (!*slot) {
-		*slot = kzalloc(sizeof(**slot), GFP_KERNEL_ACCOUNT);
+		*slot = kzalloc(sizeof(**slot), RMSG_GFP_CHARGED);
 		if (!*slot)
 			return ERR_PTR(-ENOMEM);
 		(*slot)->cookie = cookie;
@@ -1025,7 +1025,7 @@ static int rmsg_rndv_collect_one(struct rmsg_channel *ch, u32 off, u32 len)
 	void *rts;
 	int ret;
 
-	rts = kmemdup(r->block_va + off, len, GFP_KERNEL_ACCOUNT);
+	rts = kmemdup(r->block_va + off, len, RMSG_GFP_CHARGED);
 	if (!rts)
 		return -ENOMEM;
 	x = rmsg_rndv_rx_slot(ch, r->rx_next);
@@ -1351,7 +1351,7 @@ static int rmsg_rndv_rx_rekey(struct rmsg_channel *ch,
 	    (!(info->flags & RMSG_RTS_F_PUT) && info->addr != x->info.addr))
 		return -EPROTO;
 	rts = kmemdup((const u8 *)info->rkey - sizeof(struct rmsg_rts), size,
-		      GFP_KERNEL_ACCOUNT);
+		      RMSG_GFP_CHARGED);
 	if (!rts)
 		return -ENOMEM;
 	if (rmsg_rts_decode(rts, size, &x->info)) {
@@ -1396,9 +1396,9 @@ static int rmsg_rndv_rekey(struct rmsg_channel *ch)
 	remote.len = RMSG_REKEY_BYTES(arg);
 	r->rekey_key = cpu_to_le32(RMSG_REKEY_RKEY(arg));
 	if (!r->rekey_page)
-		r->rekey_page = (void *)get_zeroed_page(GFP_KERNEL_ACCOUNT);
+		r->rekey_page = (void *)get_zeroed_page(RMSG_GFP_CHARGED);
 	if (!r->rekey_mv)
-		r->rekey_mv = kzalloc(sizeof(*r->rekey_mv), GFP_KERNEL_ACCOUNT);
+		r->rekey_mv = kzalloc(sizeof(*r->rekey_mv), RMSG_GFP_CHARGED);
 	if (!r->rekey_page || !r->rekey_mv)
 		return -ENOMEM;
 	if (!r->rekey_mv->mapped) {
@@ -1674,7 +1674,7 @@ static int rmsg_rekey_add(struct rmsg_channel *ch, struct rmsg_rndv_tx *t)
 	if (r->rekey_bytes + ALIGN(size, RMSG_REKEY_ALIGN) > RMSG_REKEY_AREA)
 		return -ENOSPC;
 	if (!r->rekey_buf)
-		r->rekey_buf = (void *)get_zeroed_page(GFP_KERNEL_ACCOUNT);
+		r->rekey_buf = (void *)get_zeroed_page(RMSG_GFP_CHARGED);
 	if (!r->rekey_buf)
 		return -ENOMEM;
 	memcpy(r->rekey_buf + r->rekey_bytes, t->segs.rts, size);
@@ -1705,7 +1705,7 @@ static int rmsg_rekey_map(struct rmsg_channel *ch)
 
 	rmsg_rekey_unmap(ch);
 	if (!r->rekey)
-		r->rekey = kzalloc(sizeof(*r->rekey), GFP_KERNEL_ACCOUNT);
+		r->rekey = kzalloc(sizeof(*r->rekey), RMSG_GFP_CHARGED);
 	if (!r->rekey)
 		return -ENOMEM;
 	r->rekey->dir = DMA_TO_DEVICE;

@@ -144,7 +144,7 @@ int rmsg_sqpoll_start(struct rmsg_endpoint *ep, u32 idle_ms)
 	struct rmsg_sqpoll *sqp;
 	struct task_struct *task;
 
-	sqp = kzalloc(sizeof(*sqp), GFP_KERNEL_ACCOUNT);
+	sqp = kzalloc(sizeof(*sqp), RMSG_GFP_CHARGED);
 	if (!sqp)
 		return -ENOMEM;
 	sqp->ep = ep;
