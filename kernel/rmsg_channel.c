@@ -2382,8 +2382,17 @@ static int rmsg_cm_handler(struct rdma_cm_id *cm_id,
 	else
 		ch = container_of(ctx, struct rmsg_channel, cm);
 	old = rmsg_ep_charge_begin(ch ? ch->ep : l->ep);
-	if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+	if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
 		ret = rmsg_cm_request(l, cm_id, event);
+		/*
+		 * ib_cm answers a request whose handler failed with -ENOMEM
+		 * with nothing at all, for the peer to try again: at a
+		 * memory cgroup's limit it would try for a minute and more.
+		 * Any other error is a reject, which the peer hears at once.
+		 */
+		if (ret == -ENOMEM)
+			ret = -ECONNREFUSED;
+	}
 	else if (ch)
 		ret = rmsg_cm_channel_event(ch, cm_id, event);
 	else if (event->event == RDMA_CM_EVENT_DEVICE_REMOVAL)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Isolation between channels on one device: a QP may reach only the memory
- * its own channel was granted.
+ * What a peer that is not rmsg can do to a listener's endpoint. Isolation
+ * between channels on one device: a QP may reach only the memory its own
+ * channel was granted. Control messages nobody asked for make no events.
  *
  * The attacker is anyone who reaches a listener: here a plain verbs program
  * (librdmacm, libibverbs) that speaks rmsg's hello itself and opens two
@@ -111,7 +112,7 @@ static int raw_connect(struct raw_conn *c, struct sockaddr_in *sin,
 		.responder_resources = 1,
 		.initiator_depth = 1,
 		.retry_count = 1,
-		.rnr_retry_count = 1,
+		.rnr_retry_count = 7,
 	};
 	struct rmsg_wire_hello wire;
 	struct ibv_recv_wr rwr, *bad;
@@ -176,15 +177,15 @@ static int raw_connect(struct raw_conn *c, struct sockaddr_in *sin,
 	return 0;
 }
 
-/* Tell the rmsg side our block is registered (READY): it opens. */
-static int raw_ready(struct raw_conn *c)
+/* Send rmsg a control message of @type: its completion's status. */
+static int raw_ctrl(struct raw_conn *c, __u8 type)
 {
 	struct rmsg_wire_ctrl *msg = (void *)(c->buf + NRECV * 64);
 	struct ibv_send_wr wr, *bad;
 	struct ibv_sge sge;
 	struct ibv_wc wc;
 
-	rmsg_ctrl_encode(msg, RMSG_CTRL_READY, 0);
+	rmsg_ctrl_encode(msg, type, 0);
 	sge.addr = (uintptr_t)msg;
 	sge.length = sizeof(*msg);
 	sge.lkey = c->mr->lkey;
@@ -197,6 +198,12 @@ static int raw_ready(struct raw_conn *c)
 	if (ibv_post_send(c->id->qp, &wr, &bad))
 		return -EIO;
 	return next_wc(c, &wc, 200);
+}
+
+/* Tell the rmsg side our block is registered (READY): it opens. */
+static int raw_ready(struct raw_conn *c)
+{
+	return raw_ctrl(c, RMSG_CTRL_READY);
 }
 
 /* RDMA WRITE 8 bytes of 0xa5 through @via into @addr/@rkey: its status. */
@@ -323,6 +330,35 @@ TEST_F_TIMEOUT(iso, other_channels_key_is_refused, 180)
 	for (i = 0; i < 8; i++)
 		EXPECT_EQ(0, yblock[PROBE_OFF + 64 + i]);
 	munmap((void *)yblock, BLOCK);
+}
+
+/*
+ * A WAKE answers an ARM; one the program did not arm for is dropped. It
+ * used to make a READABLE event each, and with the completion ring full
+ * each went on the kernel's list of kept events: a peer could grow the
+ * kernel's memory at will.
+ */
+TEST_F_TIMEOUT(iso, unasked_wakes_make_no_events, 180)
+{
+	uint64_t inc = ((uint64_t)getpid() << 20) | 2;
+	struct rmsg_ep_stats st;
+	struct rmsg_cqe cqe;
+	unsigned int i;
+
+	ASSERT_EQ(0, raw_connect(self->y, &self->addr, inc, 1));
+	ASSERT_EQ(IBV_WC_SUCCESS, raw_ready(self->y));
+	ASSERT_EQ(0, rmsg_next_cqe(&self->a, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(RMSG_CQE_ACCEPTED, RMSG_CQE_KIND(cqe.flags));
+	/* More than the 64-entry ring: one at a time, each taken. */
+	for (i = 0; i < 200; i++)
+		ASSERT_EQ(IBV_WC_SUCCESS, raw_ctrl(self->y, RMSG_CTRL_WAKE))
+			TH_LOG("WAKE %u", i);
+	memset(&st, 0, sizeof(st));
+	ASSERT_EQ(0, ioctl(self->a.fd, RMSG_IOC_EP_STATS, &st));
+	EXPECT_EQ(200, st.wakes_in);
+	EXPECT_EQ(0, st.events_dropped);
+	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(&self->a, &cqe, 1000))
+		TH_LOG("an event of kind %u", RMSG_CQE_KIND(cqe.flags));
 }
 
 TEST_HARNESS_MAIN
