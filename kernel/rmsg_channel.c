@@ -2392,11 +2392,11 @@ static int rmsg_cm_handler(struct rdma_cm_id *cm_id,
 		 */
 		if (ret == -ENOMEM)
 			ret = -ECONNREFUSED;
-	}
-	else if (ch)
+	} else if (ch) {
 		ret = rmsg_cm_channel_event(ch, cm_id, event);
-	else if (event->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
+	} else if (event->event == RDMA_CM_EVENT_DEVICE_REMOVAL) {
 		ret = rmsg_cm_listener_removed(l);
+	}
 	rmsg_ep_charge_end(old);
 	return ret;
 }
