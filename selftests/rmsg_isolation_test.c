@@ -177,27 +177,40 @@ static int raw_connect(struct raw_conn *c, struct sockaddr_in *sin,
 	return 0;
 }
 
-/* Send rmsg a control message of @type: its completion's status. */
-static int raw_ctrl(struct raw_conn *c, __u8 type)
+/*
+ * Post one signalled send WR of @len bytes at @src (in @c's buffer): a
+ * SEND, or an RDMA WRITE to @addr/@rkey. Its completion's status.
+ */
+static int raw_post(struct raw_conn *c, enum ibv_wr_opcode op, void *src,
+		    uint32_t len, uint64_t addr, uint32_t rkey)
 {
-	struct rmsg_wire_ctrl *msg = (void *)(c->buf + NRECV * 64);
 	struct ibv_send_wr wr, *bad;
 	struct ibv_sge sge;
 	struct ibv_wc wc;
 
-	rmsg_ctrl_encode(msg, type, 0);
-	sge.addr = (uintptr_t)msg;
-	sge.length = sizeof(*msg);
+	sge.addr = (uintptr_t)src;
+	sge.length = len;
 	sge.lkey = c->mr->lkey;
 	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = 200;
-	wr.opcode = IBV_WR_SEND;
+	wr.wr_id = 100;
+	wr.opcode = op;
 	wr.send_flags = IBV_SEND_SIGNALED;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
+	wr.wr.rdma.remote_addr = addr;
+	wr.wr.rdma.rkey = rkey;
 	if (ibv_post_send(c->id->qp, &wr, &bad))
 		return -EIO;
-	return next_wc(c, &wc, 200);
+	return next_wc(c, &wc, 100);
+}
+
+/* Send rmsg a control message of @type: its completion's status. */
+static int raw_ctrl(struct raw_conn *c, __u8 type)
+{
+	struct rmsg_wire_ctrl *msg = (void *)(c->buf + NRECV * 64);
+
+	rmsg_ctrl_encode(msg, type, 0);
+	return raw_post(c, IBV_WR_SEND, msg, sizeof(*msg), 0, 0);
 }
 
 /* Tell the rmsg side our block is registered (READY): it opens. */
@@ -210,25 +223,9 @@ static int raw_ready(struct raw_conn *c)
 static int raw_write(struct raw_conn *via, uint64_t addr, uint32_t rkey)
 {
 	unsigned char *src = via->buf + NRECV * 64;
-	struct ibv_send_wr wr, *bad;
-	struct ibv_sge sge;
-	struct ibv_wc wc;
 
 	memset(src, 0xa5, 8);
-	sge.addr = (uintptr_t)src;
-	sge.length = 8;
-	sge.lkey = via->mr->lkey;
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = 100;
-	wr.opcode = IBV_WR_RDMA_WRITE;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.wr.rdma.remote_addr = addr;
-	wr.wr.rdma.rkey = rkey;
-	if (ibv_post_send(via->id->qp, &wr, &bad))
-		return -EIO;
-	return next_wc(via, &wc, 100);
+	return raw_post(via, IBV_WR_RDMA_WRITE, src, 8, addr, rkey);
 }
 
 static void raw_close(struct raw_conn *c)
