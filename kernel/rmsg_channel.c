@@ -340,6 +340,7 @@ static void rmsg_repair_set_phase(struct rmsg_channel *ch,
  */
 static void rmsg_chan_kill_locked(struct rmsg_channel *ch, int error)
 {
+	lockdep_assert_held(&ch->ep->chan_lock);
 	if (ch->state == RMSG_CHAN_DYING)
 		return;
 	/* The call that made it still uses it (rmsg_chan_setup_done()). */
@@ -518,6 +519,7 @@ static bool rmsg_chan_repairable(struct rmsg_channel *ch, int error)
  */
 static void rmsg_chan_fault_locked(struct rmsg_channel *ch, int error)
 {
+	lockdep_assert_held(&ch->ep->chan_lock);
 	trace_rmsg_chan_fault(ch->ep->id, ch->id, ch->state, error);
 	if (ch->state == RMSG_CHAN_RECOVERING) {
 		set_bit(RMSG_CHAN_ATTEMPT_FAILED, &ch->flags);
@@ -1404,6 +1406,7 @@ static void rmsg_dial_addr(struct rmsg_channel *ch,
 {
 	u32 i = ch->dial_idx;
 
+	lockdep_assert_held(&ch->ep->chan_lock);
 	if (!i || i > ch->alt_addrs.count)
 		*ss = ch->peer_addr;
 	else
@@ -2128,6 +2131,7 @@ static int rmsg_cm_give_back(struct rmsg_channel *ch,
 {
 	bool routing = cm_id == ch->route_id;
 
+	lockdep_assert_held(&ch->ep->chan_lock);
 	if (routing && (event == RDMA_CM_EVENT_ROUTE_RESOLVED ||
 			event == RDMA_CM_EVENT_ROUTE_ERROR ||
 			event == RDMA_CM_EVENT_DEVICE_REMOVAL)) {
@@ -2677,9 +2681,11 @@ void rmsg_chan_release_all(struct rmsg_endpoint *ep)
 	wait_event(ep->chan_wq, !atomic_read(&ep->nr_channels));
 }
 
-/* The channel's device is going, or failed. Caller holds rdev->lock. */
-static void rmsg_chan_dev_lost(struct rmsg_channel *ch, int error)
+/* The channel's device @rdev is going, or failed. */
+static void rmsg_chan_dev_lost(struct rmsg_device *rdev,
+			       struct rmsg_channel *ch, int error)
 {
+	lockdep_assert_held(&rdev->lock);
 	mutex_lock(&ch->ep->chan_lock);
 	/* Its repair leaves the device; a repair under way starts again. */
 	set_bit(RMSG_CHAN_DEV_LOST, &ch->flags);
@@ -2704,7 +2710,7 @@ void rmsg_chan_device_removed(struct rmsg_device *rdev)
 	mutex_lock(&rdev->lock);
 	rdev->dying = true;
 	list_for_each_entry(ch, &rdev->channels, dev_node)
-		rmsg_chan_dev_lost(ch, -ENODEV);
+		rmsg_chan_dev_lost(rdev, ch, -ENODEV);
 	mutex_unlock(&rdev->lock);
 	wait_event(rdev->wq, list_empty_careful(&rdev->channels));
 	/* The last detach may still be waking us: let it leave first. */
@@ -2728,7 +2734,7 @@ void rmsg_chan_device_fatal(struct rmsg_device *rdev)
 
 	mutex_lock(&rdev->lock);
 	list_for_each_entry(ch, &rdev->channels, dev_node)
-		rmsg_chan_dev_lost(ch, -EIO);
+		rmsg_chan_dev_lost(rdev, ch, -EIO);
 	mutex_unlock(&rdev->lock);
 }
 
