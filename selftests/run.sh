@@ -18,7 +18,10 @@ fi
 status=0
 for t in "${tests[@]}"; do
 	echo "# selftest: $t"
+	start=$SECONDS
 	"selftests/$t" || status=1
+	# Where make check's time goes (it must stay under 20 minutes).
+	echo "# selftest: $t took $((SECONDS - start)) s"
 	# Everything the program had is gone once it exited (after its
 	# teardown work): one KTAP result of its own.
 	if [ -r /sys/kernel/debug/rmsg/objects ]; then
