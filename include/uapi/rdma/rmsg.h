@@ -724,7 +724,8 @@ struct rmsg_ep_stats {
  * An accepted channel is reported open by RMSG_CQE_ACCEPTED, or not at
  * all if it fails first. A rejected one is gone at once. RMSG_IOC_CLOSE of
  * a channel still awaiting the answer rejects it too. Errors: ENOENT for
- * no such channel, EINVAL for one that was not awaiting an answer.
+ * no such channel, EINVAL for one that was not awaiting an answer (also
+ * before its RMSG_CQE_REQUEST was posted).
  */
 struct rmsg_accept {
 	__u32 channel;
