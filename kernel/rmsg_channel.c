@@ -1829,10 +1829,10 @@ static int rmsg_cm_repair_request(struct rmsg_endpoint *ep,
 
 /* --- the end of a channel --------------------------------------------- */
 
-/* The channel is out of the endpoint's table already. */
 /*
- * @counted: the channel still counts against its owner's
- * max_channels_per_user (teardown gives that back before the last event).
+ * The channel is out of the endpoint's table already. @counted: it still
+ * counts against its owner's max_channels_per_user (teardown gives that
+ * back before the last event).
  */
 static void rmsg_chan_free(struct rmsg_channel *ch, bool counted)
 {
