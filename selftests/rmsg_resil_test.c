@@ -1222,6 +1222,7 @@ TEST_F_TIMEOUT(resil, stall_give_up, 120)
 	const struct rmsg_stall_ev *st = &ss->stall[0];
 	bool stalled_open = false;
 	long t0;
+	int ret;
 
 	if (!module_has(RMSG_FEAT_REPAIR) ||
 	    !module_has(RMSG_FEAT_STALL_EVENTS))
@@ -1236,8 +1237,15 @@ TEST_F_TIMEOUT(resil, stall_give_up, 120)
 	ASSERT_TRUE(rmsg_streams_run(ss, ENDLESS, 60000)) TH_LOG("%s", ss->why);
 
 	ASSERT_EQ(0, block_net(self));
-	ASSERT_EQ(0, rmsg_inject_fault(self->b.fd, 0, self->b_ch[0],
-				       RMSG_FAULT_QP_ERROR));
+	/*
+	 * ENOTCONN: the link going down broke the connection first (rxe
+	 * fails a send on a port that is down, and a busy host may get
+	 * there before this line): the repair that stalls is under way
+	 * all the same.
+	 */
+	ret = rmsg_inject_fault(self->b.fd, 0, self->b_ch[0],
+				RMSG_FAULT_QP_ERROR);
+	ASSERT_TRUE(ret == 0 || ret == -ENOTCONN) TH_LOG("fault: %d", ret);
 	t0 = rmsg_now_ms();
 	while (!has_stall_ev(ss, &self->b, self->b_ch[0], RMSG_CQE_STALLED) &&
 	       !bs->tx_closed && rmsg_now_ms() - t0 < STALL_WAIT_MS)
