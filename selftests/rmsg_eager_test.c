@@ -255,14 +255,14 @@ TEST_F_TIMEOUT(eager, stream_checked, 300)
 {
 	struct rmsg_ep_stats sa, sb;
 
-	stream(_metadata, &self->b, &self->a, 6000);
+	stream(_metadata, &self->b, &self->a, 3000);
 	/* And back, on the same channel. */
-	stream(_metadata, &self->a, &self->b, 2000);
+	stream(_metadata, &self->a, &self->b, 1000);
 
 	get_stats(_metadata, &self->a, &sa);
 	get_stats(_metadata, &self->b, &sb);
-	EXPECT_EQ(6000, sb.sends);
-	EXPECT_EQ(2000, sa.sends);
+	EXPECT_EQ(3000, sb.sends);
+	EXPECT_EQ(1000, sa.sends);
 	EXPECT_LT(0, sb.wraps);
 	EXPECT_LT(0, sb.writes_inline);
 	/* Far fewer completions than messages: unsignalled writes. */

@@ -22,7 +22,7 @@
 #include "rmsg_test.h"
 
 #define EVENT_TIMEOUT_MS	20000
-#define STREAM_MSGS		20000
+#define STREAM_MSGS		8000
 #define IMM_PARAM		"/sys/module/rmsg/parameters/force_imm_arrival"
 #define BLOCK			32768	/* the module's default block size */
 #define MAX_STREAMS		64
@@ -647,7 +647,7 @@ static bool check_stats(struct rmsg_ep *rx, bool imm, unsigned int msgs)
 	return true;
 }
 
-/* One direction, copy in and copy out, 20000 messages of every size. */
+/* One direction, copy in and copy out, 8000 messages of every size. */
 TEST_F_TIMEOUT(msg, stream_copy, 600)
 {
 	struct streams *ss = self->ss;
@@ -693,9 +693,9 @@ TEST_F_TIMEOUT(msg, many_channels_interleaved, 600)
 	ss->n = 2 * n;
 	for (i = 0; i < n; i++) {
 		stream_init(&ss->s[i], &self->b, self->b_id[i], &self->a,
-			    self->a_id[i], 300 + 7 * i, SEND_MIXED, RECV_ANY, 0);
+			    self->a_id[i], 150 + 4 * i, SEND_MIXED, RECV_ANY, 0);
 		stream_init(&ss->s[n + i], &self->a, self->a_id[i], &self->b,
-			    self->b_id[i], 200 + 5 * i, SEND_COPY,
+			    self->b_id[i], 100 + 3 * i, SEND_COPY,
 			    i % 2 ? RECV_PEEK : RECV_COPY, i % 4);
 	}
 	ASSERT_TRUE(run_streams(ss, 500000)) TH_LOG("%s", why);

@@ -340,7 +340,11 @@ TEST_F_TIMEOUT(rndv, sizes_byte_exact, 900)
 	}
 }
 
-/* The largest size the issue asks for, and back the other way. */
+/*
+ * The largest size the issue asks for, and back the other way with a
+ * smaller one (the way back is the same code on the other endpoint; 64 MiB
+ * there too cost make check 20 s per variant and found nothing more).
+ */
 TEST_F_TIMEOUT(rndv, sixty_four_mib, 900)
 {
 	struct xfer x = {
@@ -349,10 +353,16 @@ TEST_F_TIMEOUT(rndv, sixty_four_mib, 900)
 		.len	= 64U << 20,
 		.room	= 64U << 20,
 	};
+	struct xfer back = {
+		.src	= 4096 + 45,
+		.dst	= 123,
+		.len	= (8U << 20) + 5,
+		.room	= (8U << 20) + 5,
+	};
 	unsigned int seq = 0;
 
 	run(_metadata, &self->b, &self->a, &x, 1, &self->seq);
-	run(_metadata, &self->a, &self->b, &x, 1, &seq);
+	run(_metadata, &self->a, &self->b, &back, 1, &seq);
 }
 
 /* More transfers than the window, of many sizes, all queued at once. */

@@ -15,12 +15,27 @@ if ((${#tests[@]} == 0)); then
 	done
 fi
 
+# Each result line followed by the time since the previous one: where
+# make check's time goes (it must stay under 20 minutes).
+timed() {
+	local line now last=${EPOCHREALTIME/./}
+
+	while IFS= read -r line; do
+		printf '%s\n' "$line"
+		if [[ $line =~ ^(not\ )?ok\ [0-9]+ ]]; then
+			now=${EPOCHREALTIME/./}
+			printf '# time: %d ms\n' $(((now - last) / 1000))
+			last=$now
+		fi
+	done
+}
+
 status=0
 for t in "${tests[@]}"; do
 	echo "# selftest: $t"
 	start=$SECONDS
-	"selftests/$t" || status=1
-	# Where make check's time goes (it must stay under 20 minutes).
+	stdbuf -oL -eL "selftests/$t" 2>&1 | timed
+	[ "${PIPESTATUS[0]}" = 0 ] || status=1
 	echo "# selftest: $t took $((SECONDS - start)) s"
 	# Everything the program had is gone once it exited (after its
 	# teardown work): one KTAP result of its own.
