@@ -17,6 +17,9 @@
 #include "rmsg_vb.h"
 
 #define EVENT_TIMEOUT_MS	20000
+/* stream_checked's messages one way, then back on the same channel */
+#define STREAM_OUT		3000
+#define STREAM_BACK		1000
 #define AREA			(256 * 1024)
 #define SLOT			(20 * 1024)	/* above the largest message */
 #define SLOTS			(AREA / SLOT)
@@ -255,14 +258,14 @@ TEST_F_TIMEOUT(eager, stream_checked, 300)
 {
 	struct rmsg_ep_stats sa, sb;
 
-	stream(_metadata, &self->b, &self->a, 3000);
+	stream(_metadata, &self->b, &self->a, STREAM_OUT);
 	/* And back, on the same channel. */
-	stream(_metadata, &self->a, &self->b, 1000);
+	stream(_metadata, &self->a, &self->b, STREAM_BACK);
 
 	get_stats(_metadata, &self->a, &sa);
 	get_stats(_metadata, &self->b, &sb);
-	EXPECT_EQ(3000, sb.sends);
-	EXPECT_EQ(1000, sa.sends);
+	EXPECT_EQ(STREAM_OUT, sb.sends);
+	EXPECT_EQ(STREAM_BACK, sa.sends);
 	EXPECT_LT(0, sb.wraps);
 	EXPECT_LT(0, sb.writes_inline);
 	/* Far fewer completions than messages: unsignalled writes. */
@@ -277,8 +280,8 @@ TEST_F_TIMEOUT(eager, stream_checked, 300)
 	/* Who set the arrival flags: the device's write, or the kernel. */
 	if (variant->imm) {
 		/* One per record and per WRAP the peer wrote. */
-		EXPECT_EQ(6000 + sb.wraps, sa.imm_arrivals);
-		EXPECT_EQ(2000 + sa.wraps, sb.imm_arrivals);
+		EXPECT_EQ(STREAM_OUT + sb.wraps, sa.imm_arrivals);
+		EXPECT_EQ(STREAM_BACK + sa.wraps, sb.imm_arrivals);
 	} else {
 		EXPECT_EQ(0, sa.imm_arrivals + sb.imm_arrivals);
 	}
