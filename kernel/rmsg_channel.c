@@ -1848,7 +1848,8 @@ static void rmsg_chan_free(struct rmsg_channel *ch, bool counted)
 	/*
 	 * A setup that failed after its QP existed: the drain's flushed
 	 * receives queued the work (which only notes an end, deferred
-	 * while setting up, and takes no handler lock).
+	 * while setting up). Another channel's run of the same work takes
+	 * a cm handler lock, so this wait is never under one.
 	 */
 	cancel_work_sync(&ch->work);
 	rmsg_data_free(ch);
@@ -1859,6 +1860,13 @@ static void rmsg_chan_free(struct rmsg_channel *ch, bool counted)
 		rmsg_user_chan_del(ep);
 	if (atomic_dec_and_test(&ep->nr_channels))
 		wake_up_all(&ep->chan_wq);
+}
+
+/* A channel whose setup failed in the connection request's handler. */
+static void rmsg_chan_free_work(struct work_struct *work)
+{
+	rmsg_chan_free(container_of(work, struct rmsg_channel, teardown),
+		       true);
 }
 
 static void rmsg_chan_teardown(struct work_struct *work)
@@ -2037,7 +2045,15 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 	mutex_lock(&ep->chan_lock);
 	xa_erase(&ep->channels, ch->id);
 	mutex_unlock(&ep->chan_lock);
-	rmsg_chan_free(ch, true);
+	/*
+	 * Not freed here: rmsg_chan_free() waits for the channel's work,
+	 * whose accept step takes a cm handler lock, and this handler holds
+	 * two (lockdep's report, Documentation/design.rst "Lock order").
+	 * Still setting up, the work never touches cm_id, which the rdma_cm
+	 * destroys on return; the endpoint's end waits for nr_channels.
+	 */
+	INIT_WORK(&ch->teardown, rmsg_chan_free_work);
+	queue_work(rmsg_teardown_wq, &ch->teardown);
 	return ret;
 }
 
