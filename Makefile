@@ -6,6 +6,7 @@
 #   make tests      selftests and host unit tests (needs `make deps` first)
 #   make run        install what is missing, build, boot the guest, demo
 #   make check      install what is missing, build, run every test
+#   make check-debug the same tests on a lockdep/KASAN guest kernel
 #   make bench      rmsg-perf beside perftest in the guest; bench/results.json
 #   make soak       1000 injected faults of each class under checked streams
 #   make fuzz       libFuzzer on the protocol core, FUZZ_SECONDS per target
@@ -71,7 +72,8 @@ PERF_SRCS	:= $(wildcard tools/rmsg-perf/*.c)
 PERF_WRAP	:= -Wl,--wrap=ioctl,--wrap=poll,--wrap=ppoll,--wrap=epoll_wait
 
 .PHONY: all tests module lib tools selftests unit deps check run bench soak \
-	fuzz abifuzz install install-module install-lib clean checkpatch
+	fuzz abifuzz install install-module install-lib clean checkpatch \
+	check-debug
 
 all: module lib tools
 
@@ -189,6 +191,17 @@ check: deps
 run: deps
 	$(MAKE) -j$(NPROC) all
 	tools/testing/rmsg-vm -T 300 tools/testing/demo.sh
+
+# make check's stages on a debug guest kernel built from Debian's
+# linux-source (lockdep, KASAN, KFENCE, DEBUG_ATOMIC_SLEEP): the kernel is
+# built once into the cache by tools/debug-kernel.sh (about an hour on two
+# CPUs), rmsg against it, and every limit of run-checks is tripled for a
+# guest that runs several times slower. Documentation/testbed.rst.
+check-debug: deps
+	kdir=$$(tools/debug-kernel.sh | sed -n 's/^KDIR=//p') && \
+	test -n "$$kdir" && \
+	$(MAKE) -j$(NPROC) WERROR=1 KDIR=$$kdir all tests && \
+	KDIR=$$kdir RMSG_CHECK_SLOW=3 tools/testing/run-checks
 
 # Benchmarks in the loopback guest beside perftest (Documentation/bench.rst):
 # raw results in build/bench, the report in bench/results.json and
