@@ -447,6 +447,17 @@ int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind)
 	}
 }
 
+/*
+ * The jiffy at which at least @ms have passed. A timer for jiffies + n
+ * fires once n ticks have begun, which is up to a tick less than n
+ * ticks of time (the current one has partly gone): the periods users
+ * are promised (quiet, give-up) take one more.
+ */
+static unsigned long rmsg_jiffies_after_ms(unsigned int ms)
+{
+	return jiffies + msecs_to_jiffies(ms) + 1;
+}
+
 /* The endpoint's quiet period, or the module's. */
 static unsigned int rmsg_stall_quiet_ms(const struct rmsg_channel *ch)
 {
@@ -464,7 +475,7 @@ static void rmsg_stall_arm(struct rmsg_channel *ch)
 
 	clear_bit(RMSG_CHAN_STALL_DUE, &ch->flags);
 	if (ch->ep->stall_events)
-		mod_timer(&ch->stall_timer, jiffies + msecs_to_jiffies(ms));
+		mod_timer(&ch->stall_timer, rmsg_jiffies_after_ms(ms));
 }
 
 /*
@@ -539,7 +550,7 @@ static void rmsg_chan_fault_locked(struct rmsg_channel *ch, int error)
 		rmsg_backoff_attempts(repair_backoff_ms, repair_backoff_max_ms,
 				      repair_timeout_ms);
 	ch->resil.recover_start = ktime_get_ns();
-	ch->deadline = jiffies + msecs_to_jiffies(repair_timeout_ms);
+	ch->deadline = rmsg_jiffies_after_ms(READ_ONCE(repair_timeout_ms));
 	rmsg_stall_arm(ch);
 	queue_work(rmsg_wq, &ch->work);
 }
