@@ -635,4 +635,4 @@ TEST_F_TIMEOUT(chan, close_races_failing_connect, 120)
 	EXPECT_LT(0, unreach);
 }
 
-TEST_HARNESS_MAIN
+RMSG_TEST_MAIN

@@ -367,4 +367,4 @@ TEST_F_TIMEOUT(dev, list_during_device_churn, 300)
 				  10000));
 }
 
-TEST_HARNESS_MAIN
+RMSG_TEST_MAIN

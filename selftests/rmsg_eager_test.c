@@ -535,4 +535,4 @@ TEST(device_reports_ordering)
 	close(fd);
 }
 
-TEST_HARNESS_MAIN
+RMSG_TEST_MAIN

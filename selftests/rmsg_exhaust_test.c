@@ -620,4 +620,4 @@ TEST_F_TIMEOUT(memcg, pressure, 300)
 	EXPECT_EQ(0, rmsg_child_status(pid)) TH_LOG("the child failed a step");
 }
 
-TEST_HARNESS_MAIN
+RMSG_TEST_MAIN

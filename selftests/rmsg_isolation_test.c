@@ -358,4 +358,4 @@ TEST_F_TIMEOUT(iso, unasked_wakes_make_no_events, 180)
 		TH_LOG("an event of kind %u", RMSG_CQE_KIND(cqe.flags));
 }
 
-TEST_HARNESS_MAIN
+RMSG_TEST_MAIN

@@ -879,4 +879,4 @@ TEST(env_threshold)
 	pair_close(&p);
 }
 
-TEST_HARNESS_MAIN
+RMSG_TEST_MAIN

@@ -167,4 +167,4 @@ TEST_F_TIMEOUT(module, unload_without_devices, 60)
 	close(fd);
 }
 
-TEST_HARNESS_MAIN
+RMSG_TEST_MAIN

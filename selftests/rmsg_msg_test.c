@@ -1375,4 +1375,4 @@ TEST_F_TIMEOUT(msg, two_threads_share_a_locked_endpoint, 600)
 	free(sh);
 }
 
-TEST_HARNESS_MAIN
+RMSG_TEST_MAIN

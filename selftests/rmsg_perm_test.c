@@ -750,4 +750,4 @@ TEST_F_TIMEOUT(perm, foreign_names, 60)
 	munmap(buf, 4 * PG);
 }
 
-TEST_HARNESS_MAIN
+RMSG_TEST_MAIN

@@ -652,4 +652,4 @@ TEST_F(region, fork_child_region_outlives_child)
 	munmap(buf, 4 * PG);
 }
 
-TEST_HARNESS_MAIN
+RMSG_TEST_MAIN

@@ -2317,4 +2317,4 @@ TEST_F_TIMEOUT(resil, device_fatal_streams, 300)
 			     self->a_ep, self->a_ch[0]));
 }
 
-TEST_HARNESS_MAIN
+RMSG_TEST_MAIN

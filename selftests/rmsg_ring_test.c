@@ -828,4 +828,4 @@ TEST(mapping_survives_fork_and_exit)
 	rmsg_ep_close(&ep);
 }
 
-TEST_HARNESS_MAIN
+RMSG_TEST_MAIN

@@ -1595,4 +1595,4 @@ TEST_F(pair, receiver_released_mid_read)
 	munmap(dst, len);
 }
 
-TEST_HARNESS_MAIN
+RMSG_TEST_MAIN

@@ -545,4 +545,4 @@ TEST_F_TIMEOUT(rndv, peer_closes_mid_transfer, 300)
 	EXPECT_EQ(0, dereg(&self->a.ep, self->a.region));
 }
 
-TEST_HARNESS_MAIN
+RMSG_TEST_MAIN

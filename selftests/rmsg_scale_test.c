@@ -616,4 +616,4 @@ TEST_F_TIMEOUT(scale, memory_per_channel, 900)
 	close(fd);
 }
 
-TEST_HARNESS_MAIN
+RMSG_TEST_MAIN

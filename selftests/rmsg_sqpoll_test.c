@@ -649,4 +649,4 @@ TEST_F_TIMEOUT(sqp, fork_and_exit, 60)
 	EXPECT_EQ(0, wait_pollers(getpid(), 0, 2000));
 }
 
-TEST_HARNESS_MAIN
+RMSG_TEST_MAIN

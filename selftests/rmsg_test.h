@@ -38,6 +38,79 @@
 #define TEST_TIMEOUT_DEFAULT	180
 #endif
 
+/*
+ * A guest kernel with lockdep and KASAN (make check-debug) runs many times
+ * slower: RMSG_TEST_SLOW=N multiplies every test's harness limit and the
+ * waits for a stream to settle. Both are limits for something that has
+ * stopped, never a clock a passing test is held to.
+ */
+static inline long rmsg_test_slow(void)
+{
+	const char *env = getenv("RMSG_TEST_SLOW");
+	long n = env ? strtol(env, NULL, 10) : 1;
+
+	return n >= 1 && n <= 20 ? n : 1;
+}
+
+/*
+ * Is test @fixture.@name among RMSG_TEST_FILTER's comma-separated names
+ * (either "fixture.test" or "test")? Unset: every test is. For reruns of
+ * one test (the 6.1 harness has no -t).
+ */
+static inline bool rmsg_test_wanted(const char *fixture, const char *name)
+{
+	const char *filter = getenv("RMSG_TEST_FILTER");
+	const char *p, *end;
+	size_t flen = strlen(fixture), nlen = strlen(name), len;
+
+	if (!filter || !*filter)
+		return true;
+	for (p = filter; *p; p = *end ? end + 1 : end) {
+		end = strchrnul(p, ',');
+		len = end - p;
+		if ((len == nlen && !memcmp(p, name, nlen)) ||
+		    (len == flen + 1 + nlen && !memcmp(p, fixture, flen) &&
+		     p[flen] == '.' && !memcmp(p + flen + 1, name, nlen)))
+			return true;
+	}
+	return false;
+}
+
+#ifdef __KSELFTEST_HARNESS_H
+/*
+ * Before the harness runs: scale each test's limit (rmsg_test_slow()) and
+ * keep only the tests RMSG_TEST_FILTER names. Registration is over (it
+ * runs in constructors), so the lists are only walked by their next links
+ * from here on.
+ */
+static inline void rmsg_test_prepare(void)
+{
+	struct __fixture_metadata *f;
+	struct __test_metadata *t, **link;
+	long slow = rmsg_test_slow();
+
+	for (f = __fixture_list; f; f = f->next) {
+		link = &f->tests;
+		while ((t = *link)) {
+			if (!rmsg_test_wanted(f->name, t->name)) {
+				*link = t->next;
+				continue;
+			}
+			t->timeout *= slow;
+			link = &t->next;
+		}
+	}
+}
+
+/* TEST_HARNESS_MAIN, after rmsg_test_prepare(). */
+#define RMSG_TEST_MAIN						\
+	int main(int argc, char **argv)				\
+	{							\
+		rmsg_test_prepare();				\
+		return test_harness_run(argc, argv);		\
+	}
+#endif
+
 /* Run a shell command; its output goes to stderr so KTAP stays clean. */
 static inline int rmsg_sh(const char *fmt, ...)
 {
@@ -1004,7 +1077,7 @@ static inline bool rmsg_streams_run_for(struct rmsg_streams *ss, long ms)
 static inline bool rmsg_streams_run(struct rmsg_streams *ss, __u64 goal,
 				    long timeout_ms)
 {
-	long deadline = rmsg_now_ms() + timeout_ms;
+	long deadline = rmsg_now_ms() + timeout_ms * rmsg_test_slow();
 	unsigned int i;
 	bool all;
 	int moved;
