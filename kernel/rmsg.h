@@ -330,6 +330,7 @@ bool rmsg_data_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 		    const struct rmsg_sqe *next, struct rmsg_cqe *cqe);
 void rmsg_data_batch_end(struct rmsg_endpoint *ep);
 bool rmsg_device_ordered(struct ib_device *ibdev);
+struct ib_mr *rmsg_alloc_mr(struct ib_pd *pd, u32 pages);
 void rmsg_ep_flush_events(struct rmsg_endpoint *ep);
 
 static inline bool rmsg_ep_ready(struct rmsg_endpoint *ep)

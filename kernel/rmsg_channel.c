@@ -947,8 +947,7 @@ static int rmsg_block_map(struct rmsg_channel *ch)
 		return -EOPNOTSUPP;
 	}
 
-	ch->mr = ib_alloc_mr(ch->pd, IB_MR_TYPE_MEM_REG,
-			     ch->block->npages);
+	ch->mr = rmsg_alloc_mr(ch->pd, ch->block->npages);
 	if (IS_ERR(ch->mr)) {
 		ret = PTR_ERR(ch->mr);
 		ch->mr = NULL;

@@ -480,6 +480,33 @@ bool rmsg_device_ordered(struct ib_device *ibdev)
 	}
 }
 
+/* The pages one page list of rxe holds in 6.1 (RXE_BUF_PER_MAP). */
+#define RMSG_RXE_BUFS_PER_MAP	(PAGE_SIZE / (2 * sizeof(u64)))
+
+/**
+ * rmsg_alloc_mr() - a fast-registration MR for up to @pages pages
+ * @pd: its protection domain
+ * @pages: the most pages it will map
+ *
+ * rxe in 6.1 keeps an MR's pages in lists of RXE_BUF_PER_MAP; its
+ * rxe_mr_copy(), after a copy that ends exactly at the end of a list,
+ * steps to the next list's first entry, reading one pointer past the
+ * array of lists when that was the last list (KASAN: slab-out-of-bounds,
+ * seen on every READ to the end of a full 2 MiB rendezvous segment).
+ * Later kernels keep the pages in an xarray. An MR sized one page larger
+ * gives rxe a last list that is never used but can be read: the cost is
+ * that list (a page) per MR, on rxe only.
+ *
+ * Return: the MR, or an ERR_PTR().
+ */
+struct ib_mr *rmsg_alloc_mr(struct ib_pd *pd, u32 pages)
+{
+	if (pd->device->ops.driver_id == RDMA_DRIVER_RXE &&
+	    !(pages % RMSG_RXE_BUFS_PER_MAP))
+		pages++;
+	return ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, pages);
+}
+
 static void rmsg_fill_device(struct rmsg_device *rdev,
 			     struct rmsg_dev_info *info)
 {

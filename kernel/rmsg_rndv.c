@@ -221,8 +221,7 @@ static struct ib_mr *rmsg_mr_get(struct rmsg_channel *ch)
 		if (!r->mr_free)
 			return ERR_PTR(-ENOMEM);
 	}
-	mr = ib_alloc_mr(ch->pd, IB_MR_TYPE_MEM_REG,
-			 1U << (r->seg_shift - PAGE_SHIFT));
+	mr = rmsg_alloc_mr(ch->pd, 1U << (r->seg_shift - PAGE_SHIFT));
 	if (!IS_ERR(mr))
 		r->mr_total++;
 	return mr;
