@@ -635,4 +635,7 @@ TEST_F_TIMEOUT(chan, close_races_failing_connect, 120)
 	EXPECT_LT(0, unreach);
 }
 
-RMSG_TEST_MAIN
+int main(int argc, char **argv)
+{
+	return rmsg_test_main(argc, argv);
+}

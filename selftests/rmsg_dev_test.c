@@ -367,4 +367,7 @@ TEST_F_TIMEOUT(dev, list_during_device_churn, 300)
 				  10000));
 }
 
-RMSG_TEST_MAIN
+int main(int argc, char **argv)
+{
+	return rmsg_test_main(argc, argv);
+}

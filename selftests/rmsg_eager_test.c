@@ -535,4 +535,7 @@ TEST(device_reports_ordering)
 	close(fd);
 }
 
-RMSG_TEST_MAIN
+int main(int argc, char **argv)
+{
+	return rmsg_test_main(argc, argv);
+}

@@ -620,4 +620,7 @@ TEST_F_TIMEOUT(memcg, pressure, 300)
 	EXPECT_EQ(0, rmsg_child_status(pid)) TH_LOG("the child failed a step");
 }
 
-RMSG_TEST_MAIN
+int main(int argc, char **argv)
+{
+	return rmsg_test_main(argc, argv);
+}

@@ -358,4 +358,7 @@ TEST_F_TIMEOUT(iso, unasked_wakes_make_no_events, 180)
 		TH_LOG("an event of kind %u", RMSG_CQE_KIND(cqe.flags));
 }
 
-RMSG_TEST_MAIN
+int main(int argc, char **argv)
+{
+	return rmsg_test_main(argc, argv);
+}

@@ -879,4 +879,7 @@ TEST(env_threshold)
 	pair_close(&p);
 }
 
-RMSG_TEST_MAIN
+int main(int argc, char **argv)
+{
+	return rmsg_test_main(argc, argv);
+}

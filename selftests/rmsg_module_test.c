@@ -167,4 +167,7 @@ TEST_F_TIMEOUT(module, unload_without_devices, 60)
 	close(fd);
 }
 
-RMSG_TEST_MAIN
+int main(int argc, char **argv)
+{
+	return rmsg_test_main(argc, argv);
+}

@@ -1375,4 +1375,7 @@ TEST_F_TIMEOUT(msg, two_threads_share_a_locked_endpoint, 600)
 	free(sh);
 }
 
-RMSG_TEST_MAIN
+int main(int argc, char **argv)
+{
+	return rmsg_test_main(argc, argv);
+}

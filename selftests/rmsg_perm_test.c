@@ -750,4 +750,7 @@ TEST_F_TIMEOUT(perm, foreign_names, 60)
 	munmap(buf, 4 * PG);
 }
 
-RMSG_TEST_MAIN
+int main(int argc, char **argv)
+{
+	return rmsg_test_main(argc, argv);
+}

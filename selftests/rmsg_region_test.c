@@ -652,4 +652,7 @@ TEST_F(region, fork_child_region_outlives_child)
 	munmap(buf, 4 * PG);
 }
 
-RMSG_TEST_MAIN
+int main(int argc, char **argv)
+{
+	return rmsg_test_main(argc, argv);
+}

@@ -2317,4 +2317,7 @@ TEST_F_TIMEOUT(resil, device_fatal_streams, 300)
 			     self->a_ep, self->a_ch[0]));
 }
 
-RMSG_TEST_MAIN
+int main(int argc, char **argv)
+{
+	return rmsg_test_main(argc, argv);
+}

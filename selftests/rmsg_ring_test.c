@@ -828,4 +828,7 @@ TEST(mapping_survives_fork_and_exit)
 	rmsg_ep_close(&ep);
 }
 
-RMSG_TEST_MAIN
+int main(int argc, char **argv)
+{
+	return rmsg_test_main(argc, argv);
+}

@@ -1595,4 +1595,7 @@ TEST_F(pair, receiver_released_mid_read)
 	munmap(dst, len);
 }
 
-RMSG_TEST_MAIN
+int main(int argc, char **argv)
+{
+	return rmsg_test_main(argc, argv);
+}

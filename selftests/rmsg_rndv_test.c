@@ -545,4 +545,7 @@ TEST_F_TIMEOUT(rndv, peer_closes_mid_transfer, 300)
 	EXPECT_EQ(0, dereg(&self->a.ep, self->a.region));
 }
 
-RMSG_TEST_MAIN
+int main(int argc, char **argv)
+{
+	return rmsg_test_main(argc, argv);
+}

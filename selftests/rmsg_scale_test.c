@@ -616,4 +616,7 @@ TEST_F_TIMEOUT(scale, memory_per_channel, 900)
 	close(fd);
 }
 
-RMSG_TEST_MAIN
+int main(int argc, char **argv)
+{
+	return rmsg_test_main(argc, argv);
+}

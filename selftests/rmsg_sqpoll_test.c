@@ -649,4 +649,7 @@ TEST_F_TIMEOUT(sqp, fork_and_exit, 60)
 	EXPECT_EQ(0, wait_pollers(getpid(), 0, 2000));
 }
 
-RMSG_TEST_MAIN
+int main(int argc, char **argv)
+{
+	return rmsg_test_main(argc, argv);
+}

@@ -102,13 +102,12 @@ static inline void rmsg_test_prepare(void)
 	}
 }
 
-/* TEST_HARNESS_MAIN, after rmsg_test_prepare(). */
-#define RMSG_TEST_MAIN						\
-	int main(int argc, char **argv)				\
-	{							\
-		rmsg_test_prepare();				\
-		return test_harness_run(argc, argv);		\
-	}
+/* Each program's main(): the harness's, after rmsg_test_prepare(). */
+static inline int rmsg_test_main(int argc, char **argv)
+{
+	rmsg_test_prepare();
+	return test_harness_run(argc, argv);
+}
 #endif
 
 /* Run a shell command; its output goes to stderr so KTAP stays clean. */
