@@ -1925,7 +1925,7 @@ static void rmsg_chan_teardown(struct work_struct *work)
 	 */
 	if (orderly &&
 	    !rmsg_ctrl_send(ch, RMSG_CTRL_CLOSE_BUF, RMSG_CTRL_CLOSE, 0))
-		wait_for_completion_timeout(&ch->close_sent, HZ);
+		rmsg_data_close_sent(ch);
 	/*
 	 * An abort, or the endpoint going away (its process may have been
 	 * killed), must not look like a broken connection the peer should
@@ -1934,7 +1934,7 @@ static void rmsg_chan_teardown(struct work_struct *work)
 	else if (connected && ch->qp && (ch->abort || ch->error == -ESHUTDOWN) &&
 		 !test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags) &&
 		 !rmsg_ctrl_send(ch, RMSG_CTRL_CLOSE_BUF, RMSG_CTRL_RESET, 0))
-		wait_for_completion_timeout(&ch->close_sent, HZ);
+		rmsg_data_close_sent(ch);
 	if (connected)
 		rmsg_cm_id_disconnect(ch->cm_id);
 	if (ch->reject) {

@@ -629,6 +629,7 @@ void rmsg_data_reopen(struct rmsg_channel *ch);
 int rmsg_data_post_recvs(struct rmsg_channel *ch);
 void rmsg_data_open(struct rmsg_channel *ch);
 void rmsg_data_close(struct rmsg_channel *ch, bool drain);
+void rmsg_data_close_sent(struct rmsg_channel *ch);
 void rmsg_data_finish(struct rmsg_channel *ch, int error, bool all_written);
 void rmsg_data_free(struct rmsg_channel *ch);
 void rmsg_data_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg);

@@ -573,6 +573,30 @@ void rmsg_data_close(struct rmsg_channel *ch, bool drain)
 }
 
 /**
+ * rmsg_data_close_sent() - wait until the CLOSE or RESET just posted left
+ * @ch: the channel, being torn down
+ *
+ * Its send waits behind what the QP took before it: with rendezvous
+ * READs in flight, megabytes that a slow device (rxe under emulation)
+ * answers in seconds, and a peer that never gets a RESET repairs the
+ * channel until it gives up. So while the sends ahead still complete it
+ * waits on, up to close_drain_ms; a QP that made no progress for a
+ * second is given up on.
+ */
+void rmsg_data_close_sent(struct rmsg_channel *ch)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(close_drain_ms);
+	u32 done = READ_ONCE(ch->wr_done), now;
+
+	while (!wait_for_completion_timeout(&ch->close_sent, HZ)) {
+		now = READ_ONCE(ch->wr_done);
+		if (now == done || time_after(jiffies, end))
+			return;
+		done = now;
+	}
+}
+
+/**
  * rmsg_data_dev_release() - the data path leaves its device
  * @ch: the channel; its QP is drained and gone, so no device touches the
  *	memory any more
