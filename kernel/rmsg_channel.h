@@ -49,19 +49,22 @@ enum rmsg_ctrl_send_buf {
 /*
  * Data WRs in flight per channel (record writes, and the REG_MR, READ and
  * LOCAL_INV of rendezvous transfers); the block's REG_MR, the 16 control
- * sends and ib_drain_qp()'s WR come on top: 66 in all (RMSG_QP_SEND_WRS),
- * which rxe, keeping one entry free and rounding to a power of two, makes
- * 128. The receive queue and the CQ have room for the drain too: without
- * it the drain's post fails on some devices (mlx5), and the drain does not
+ * sends and ib_drain_qp()'s WR come on top: 63 in all (RMSG_QP_SEND_WRS).
+ * rxe keeps one entry free and rounds to a power of two: 64 entries, where
+ * three more data WRs would make it 128 (about 18 KiB more per channel).
+ * The receive queue and the CQ have room for the drain too: without it
+ * the drain's post fails on some devices (mlx5), and the drain does not
  * wait.
  */
-#define RMSG_SEND_WRS		48
+#define RMSG_SEND_WRS		45
 #define RMSG_DRAIN_WRS		1
 #define RMSG_QP_SEND_WRS	(RMSG_SEND_WRS + RMSG_CTRL_SENDS + 1 + \
 				 RMSG_DRAIN_WRS)
 /* Bookkeeping slots of data WRs, by WR index: a power of two above that. */
 #define RMSG_TX_SLOTS		64
 static_assert(RMSG_TX_SLOTS >= RMSG_SEND_WRS);
+/* rxe: 64 entries, not 128 (see above). */
+static_assert(RMSG_QP_SEND_WRS < 64);
 /* At least one data WR in this many is signalled, to reclaim the SQ. */
 #define RMSG_SIGNAL_EVERY	(RMSG_SEND_WRS / 2)
 /* More receives for the write-with-immediate fallback: a write's worth. */
