@@ -13,8 +13,10 @@
 #   make abifuzz    the ioctl/mmap/ring fuzzer in the guest, ABIFUZZ_SECS
 #   make install    module (depmod), library, headers, pkg-config, tools
 #
-# KDIR selects the kernel headers (default: the installed Debian headers of
-# the running kernel, else the newest installed). PREFIX, DESTDIR as usual.
+# KDIR selects the kernel headers (default: the running kernel's, from
+# /lib/modules/$(uname -r)/build or Debian's /usr/src/linux-headers-*; else
+# the newest Debian headers installed, which make module says is not the
+# running kernel). PREFIX, DESTDIR as usual.
 
 VERSION		:= 0.1.0
 PREFIX		?= /usr/local
@@ -86,6 +88,10 @@ deps:
 
 module:
 	@test -n "$(KDIR)" || { echo "no kernel headers: set KDIR"; exit 1; }
+	@rel=$$(cat $(KDIR)/include/config/kernel.release 2>/dev/null); \
+	abi=$$(bash -c '. tools/lib.sh; rmsg_abi $(KDIR)'); \
+	case "$$(uname -r)" in "$$rel"|"$$abi") ;; *) \
+	echo "rmsg.ko: built for $$abi ($(KDIR)), not for the running kernel $$(uname -r); it loads only on $$abi. KDIR chooses." ;; esac
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 $(KBUILD_WERROR) modules
 
 # --- library ---------------------------------------------------------------

@@ -12,11 +12,20 @@ rmsg_kdir() {
 		echo "$KDIR"
 		return
 	fi
-	local running="/usr/src/linux-headers-$(uname -r)"
+	# The running kernel's headers wherever its packaging put them.
+	local running
+	running=$(readlink -f "/lib/modules/$(uname -r)/build" 2>/dev/null)
+	if [ -n "$running" ] && [ -e "$running/Makefile" ]; then
+		echo "$running"
+		return
+	fi
+	running="/usr/src/linux-headers-$(uname -r)"
 	if [ -e "$running/Makefile" ]; then
 		echo "$running"
 		return
 	fi
+	# Else the test guest's kernel (make module says it is not the
+	# running one).
 	local newest
 	newest=$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null |
 		 sort -V | tail -n 1)
