@@ -18,7 +18,8 @@
 # the newest Debian headers installed, which make module says is not the
 # running kernel). PREFIX, DESTDIR as usual.
 
-VERSION		:= 0.1.0
+# One version for all: dkms.conf's (DKMS reads only that file).
+VERSION		:= $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' dkms.conf)
 PREFIX		?= /usr/local
 LIBDIR		?= $(PREFIX)/lib
 INCLUDEDIR	?= $(PREFIX)/include
@@ -130,12 +131,14 @@ tools: tools/rmsgctl/rmsgctl tools/rmsg-perf/rmsg-perf
 
 # Tools and selftests link the static library: they run from the source
 # tree, inside the guest too, with no install step.
+TOOL_CFLAGS	:= $(USER_CFLAGS) -DRMSG_VERSION='"$(VERSION)"'
+
 tools/rmsgctl/rmsgctl: tools/rmsgctl/rmsgctl.c lib/librmsg.a lib/rmsg.h $(UAPI)
-	$(CC) $(USER_CFLAGS) $< lib/librmsg.a -o $@
+	$(CC) $(TOOL_CFLAGS) $< lib/librmsg.a -o $@
 
 tools/rmsg-perf/rmsg-perf: $(PERF_SRCS) tools/rmsg-perf/rmsg-perf.h \
 			   lib/librmsg.a lib/rmsg.h $(UAPI)
-	$(CC) $(USER_CFLAGS) $(PERF_SRCS) lib/librmsg.a $(PERF_WRAP) \
+	$(CC) $(TOOL_CFLAGS) $(PERF_SRCS) lib/librmsg.a $(PERF_WRAP) \
 		-lpthread -lm -o $@
 
 selftests: $(SELFTEST_BINS)

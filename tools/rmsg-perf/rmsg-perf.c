@@ -2790,6 +2790,7 @@ static void print_usage(FILE *out)
 	fputs("usage: rmsg-perf [options] {lat|bw|rate|recover} [SERVER]\n"
 	      "       rmsg-perf [options] mem ADDRESS\n"
 	      "       rmsg-perf hold-syscount\n"
+	      "       rmsg-perf --version | --help\n"
 	      "\n"
 	      "Without SERVER, wait for a client; both take the same options.\n"
 	      "\n"
@@ -2918,12 +2919,13 @@ static void parse(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'D' },
 		{ "rndv-every", required_argument, NULL, OPT_RNDV_EVERY },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ }
 	};
 	bool channels_set = false;
 	int c, i;
 
-	while ((c = getopt_long(argc, argv, "s:an:w:W:c:t:p:b:T:S:i:D:h", longopts,
+	while ((c = getopt_long(argc, argv, "s:an:w:W:c:t:p:b:T:S:i:D:hV", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 's':
@@ -3035,6 +3037,10 @@ static void parse(int argc, char **argv)
 			break;
 		case 'h':
 			print_usage(stdout);
+			exit(0);
+		case 'V':
+			printf("rmsg-perf (rmsg) %s, library ABI %u\n",
+			       RMSG_VERSION, RMSG_ABI_VERSION);
 			exit(0);
 		default:
 			print_usage(stderr);

@@ -22,7 +22,8 @@ static bool json;
 
 static void print_usage(FILE *out)
 {
-	fputs("usage: rmsgctl [--json] COMMAND\n\n", out);
+	fputs("usage: rmsgctl [--json] COMMAND\n", out);
+	fputs("       rmsgctl --version | --help\n\n", out);
 	fputs("commands:\n", out);
 	fputs("  dev       RDMA devices rmsg sees, with their ports\n", out);
 	fputs("  version   ABI version and features of the loaded module\n",
@@ -407,17 +408,22 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ }
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
 			break;
 		case 'h':
 			print_usage(stdout);
+			return 0;
+		case 'V':
+			printf("rmsgctl (rmsg) %s, library ABI %u\n", RMSG_VERSION,
+			       RMSG_ABI_VERSION);
 			return 0;
 		default:
 			print_usage(stderr);
