@@ -151,7 +151,12 @@ echo "TAP version 13"
 echo "1..12"
 n=0
 failed=0
+# Each result followed by its time since the previous one, as run.sh
+# does: where the stage's time goes.
+result_at=${EPOCHREALTIME/./}
 result() {
+	local now=${EPOCHREALTIME/./}
+
 	n=$((n + 1))
 	if [ "$1" = 0 ]; then
 		echo "ok $n $2"
@@ -159,6 +164,8 @@ result() {
 		echo "not ok $n $2"
 		failed=1
 	fi
+	echo "# time: $(((now - result_at) / 1000)) ms"
+	result_at=$now
 }
 diag() { sed 's/^/# /' "$@"; }
 
@@ -199,13 +206,15 @@ field() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" /tmp/stream.json; }
 
 # rxe's counters of the ports, DEV.NAME=VALUE, for what RC did about a
 # fault (rxe1 is the second network's device, for failover).
+# One grep per device: a cat and a basename per counter (two processes
+# each, some 80 in all) took about 10 s in a guest under TCG, twice a test.
 rxe_counters() {
-	local f d
+	local d dir
 
 	for d in rxe0 rxe1; do
-		for f in "/sys/class/infiniband/$d"/ports/1/hw_counters/*; do
-			[ -e "$f" ] && echo "$d.$(basename "$f")=$(cat "$f")"
-		done
+		dir=/sys/class/infiniband/$d/ports/1/hw_counters
+		[ -d "$dir" ] || continue
+		grep -H . "$dir"/* | sed "s|^.*/\([^/:]*\):|$d.\1=|"
 	done | sort
 }
 
@@ -227,6 +236,7 @@ stream_start() {
 	stream_pid=$!
 	stream_t0=$SECONDS
 	wait_open "$channels" 60 "$stream_pid"
+	echo "# stream to port $1: channels open after $((SECONDS - stream_t0)) s"
 }
 
 # Wait for the stream; 0 if it ended well, with nothing lost, repeated or
