@@ -51,7 +51,8 @@ enum rmsg_ctrl_send_buf {
  * LOCAL_INV of rendezvous transfers); the block's REG_MR, the 16 control
  * sends and ib_drain_qp()'s WR come on top: 63 in all (RMSG_QP_SEND_WRS).
  * rxe keeps one entry free and rounds to a power of two: 64 entries, where
- * three more data WRs would make it 128 (about 18 KiB more per channel).
+ * three more data WRs would make it 128 (32 KiB more vmalloc per channel,
+ * measured with rmsg-perf mem).
  * The receive queue and the CQ have room for the drain too: without it
  * the drain's post fails on some devices (mlx5), and the drain does not
  * wait.
