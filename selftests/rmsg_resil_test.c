@@ -137,40 +137,6 @@ FIXTURE(resil) {
 	bool link_down, netem, rxe_gone;
 };
 
-static int read_param(const char *name, char *val, size_t len)
-{
-	char path[128];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/sys/module/rmsg/parameters/%s", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, val, len - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	val[n] = 0;
-	val[strcspn(val, "\n")] = 0;
-	return 0;
-}
-
-static int write_param(const char *name, const char *val)
-{
-	char path[128];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/sys/module/rmsg/parameters/%s", name);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n == (ssize_t)strlen(val) ? 0 : -EIO;
-}
-
 static int wait_ev(struct rmsg_ep *ep, unsigned int kind,
 		   struct rmsg_event *ev, int timeout_ms);
 
@@ -287,7 +253,7 @@ FIXTURE_TEARDOWN(resil)
 	     !link_up(self->netdev, true)))
 		TH_LOG("rxe0 could not be made again");
 	for (i = self->nparams - 1; i >= 0; i--)
-		if (write_param(self->params[i].name, self->params[i].val))
+		if (rmsg_write_param(self->params[i].name, self->params[i].val))
 			TH_LOG("could not restore %s", self->params[i].name);
 }
 
@@ -334,12 +300,12 @@ static int set_param(resil_fixture *self, const char *name, const char *val)
 
 	if (self->nparams == MAX_PARAMS)
 		return -ENOSPC;
-	ret = read_param(name, p->val, sizeof(p->val));
+	ret = rmsg_read_param(name, p->val, sizeof(p->val));
 	if (ret)
 		return ret;
 	p->name = name;
 	self->nparams++;
-	return write_param(name, val);
+	return rmsg_write_param(name, val);
 }
 
 /*

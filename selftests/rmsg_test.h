@@ -9,6 +9,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -50,6 +51,41 @@ static inline long rmsg_test_slow(void)
 	long n = env ? strtol(env, NULL, 10) : 1;
 
 	return n >= 1 && n <= 20 ? n : 1;
+}
+
+/* Module parameter @name (root only) into @val, without its newline. */
+static inline int rmsg_read_param(const char *name, char *val, size_t len)
+{
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/module/rmsg/parameters/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, val, len - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	val[n] = 0;
+	val[strcspn(val, "\n")] = 0;
+	return 0;
+}
+
+static inline int rmsg_write_param(const char *name, const char *val)
+{
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/module/rmsg/parameters/%s", name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -EIO;
 }
 
 /*
