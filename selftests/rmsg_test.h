@@ -53,15 +53,20 @@ static inline long rmsg_test_slow(void)
 	return n >= 1 && n <= 20 ? n : 1;
 }
 
+static inline int rmsg_open_param(const char *name, int flags)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/module/rmsg/parameters/%s", name);
+	return open(path, flags | O_CLOEXEC);
+}
+
 /* Module parameter @name (root only) into @val, without its newline. */
 static inline int rmsg_read_param(const char *name, char *val, size_t len)
 {
-	char path[128];
+	int fd = rmsg_open_param(name, O_RDONLY);
 	ssize_t n;
-	int fd;
 
-	snprintf(path, sizeof(path), "/sys/module/rmsg/parameters/%s", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	n = read(fd, val, len - 1);
@@ -75,12 +80,9 @@ static inline int rmsg_read_param(const char *name, char *val, size_t len)
 
 static inline int rmsg_write_param(const char *name, const char *val)
 {
-	char path[128];
+	int fd = rmsg_open_param(name, O_WRONLY);
 	ssize_t n;
-	int fd;
 
-	snprintf(path, sizeof(path), "/sys/module/rmsg/parameters/%s", name);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	n = write(fd, val, strlen(val));
