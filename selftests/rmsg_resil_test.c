@@ -140,9 +140,13 @@ FIXTURE(resil) {
 static int wait_ev(struct rmsg_ep *ep, unsigned int kind,
 		   struct rmsg_event *ev, int timeout_ms);
 
-/* Can a new channel be opened over rxe0 (within 5 s)? 0 or why not. */
+/*
+ * Can a new channel be opened over rxe0 (within 5 s, times RMSG_TEST_SLOW)?
+ * 0 or why not.
+ */
 static int probe_connect(void)
 {
+	int wait_ms = 5000 * rmsg_test_slow();
 	struct sockaddr_in addr;
 	struct rmsg_event ev;
 	struct rmsg_ep l, c;
@@ -162,10 +166,17 @@ static int probe_connect(void)
 			     0);
 	id = ret ? ret : rmsg_ep_connect(&c, (struct sockaddr *)&addr,
 					 sizeof(addr), 2, 0);
-	if (id < 0)
+	if (id < 0) {
 		ret = id;
-	else
-		ret = wait_ev(&c, RMSG_CQE_CONNECTED, &ev, 5000) ?: ev.res;
+	} else {
+		/* A wait that ran out, a connect that timed out: both -110. */
+		ret = wait_ev(&c, RMSG_CQE_CONNECTED, &ev, wait_ms);
+		if (ret)
+			ksft_print_msg("probe: no CONNECTED event: %d\n", ret);
+		else if (ev.res)
+			ksft_print_msg("probe: CONNECTED with %d\n", ev.res);
+		ret = ret ?: ev.res;
+	}
 	rmsg_ep_close(&c);
 	rmsg_ep_close(&l);
 	return ret;
