@@ -575,17 +575,15 @@ static_assert(sizeof(struct rmsg_conn_data) <= RMSG_WIRE_REP_SIZE);
 
 static u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
 			   struct rmsg_conn_data *data);
-static int rmsg_chan_create_qp(struct rmsg_channel *ch);
 static void rmsg_conn_param(struct rmsg_channel *ch, struct rdma_cm_id *id,
 			    struct rdma_conn_param *param,
 			    struct rmsg_conn_data *data, u32 len);
 
 /*
  * A request is accepted (RMSG_IOC_ACCEPT, or at once by a listener without
- * RMSG_LISTEN_F_ACCEPT): the block, the QP and the shadow of the peer's
- * block are made, and the REP goes. Not in the request's handler: that
- * runs in ib_cm's only thread, which every connection of the node waits
- * for (a thousand connects at once queue a thousand QPs to make there). rdma_accept() needs
+ * RMSG_LISTEN_F_ACCEPT): the shadow of the peer's block is made, and the
+ * REP goes. Not in the request's handler: that runs in ib_cm's only
+ * thread, which every connection of the node waits for. rdma_accept() needs
  * the id's handler lock when called outside a handler; teardown waits for
  * this work before it destroys the id, and the state, checked under the
  * handler lock, says whether a teardown has begun.
@@ -604,10 +602,8 @@ static void rmsg_chan_do_accept(struct rmsg_channel *ch)
 	mutex_unlock(&ch->ep->chan_lock);
 	ret = 0;
 	if (go) {
-		ret = rmsg_chan_create_qp(ch);
 		/* Sized by the peer: made only once the request is accepted. */
-		if (!ret)
-			ret = rmsg_data_shadow_create(ch);
+		ret = rmsg_data_shadow_create(ch);
 		if (!ret) {
 			len = rmsg_chan_hello(ch, RMSG_HELLO_ACCEPT, &data);
 			rmsg_conn_param(ch, ch->cm_id, &param, &data, len);
@@ -1228,6 +1224,7 @@ static int rmsg_chan_create_qp(struct rmsg_channel *ch)
  * rmsg_qp_drain() - stop a QP for good and wait for all its completions
  * @id: the rdma_cm id the QP was made on
  * @qp: the QP
+ * @handler_held: the caller is @id's event handler (holds its lock)
  *
  * While a connection is being made the rdma_cm moves the QP to RTR and RTS
  * itself, from its handler of the peer's REP (cma_rep_recv()), under the
@@ -1242,25 +1239,31 @@ static int rmsg_chan_create_qp(struct rmsg_channel *ch)
  *
  * The caller holds no rmsg lock that an rdma_cm handler takes.
  */
-static void rmsg_qp_drain(struct rdma_cm_id *id, struct ib_qp *qp)
+static void rmsg_qp_drain(struct rdma_cm_id *id, struct ib_qp *qp,
+			  bool handler_held)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 
-	rdma_lock_handler(id);
+	if (!handler_held)
+		rdma_lock_handler(id);
 	/* A failure leaves the state to ib_drain_qp(), which warns. */
 	ib_modify_qp(qp, &attr, IB_QP_STATE);
-	rdma_unlock_handler(id);
+	if (!handler_held)
+		rdma_unlock_handler(id);
 	ib_drain_qp(qp);
 }
 
-/* Everything the channel holds of RDMA. */
-static void rmsg_chan_release_verbs(struct rmsg_channel *ch)
+/*
+ * Everything the channel holds of RDMA. @in_handler: called from the
+ * connection request's handler, which holds its id's handler lock.
+ */
+static void rmsg_chan_release_verbs(struct rmsg_channel *ch, bool in_handler)
 {
 	struct rmsg_pages *block;
 
 	if (ch->qp) {
 		/* Afterwards no completion can touch the channel. */
-		rmsg_qp_drain(ch->cm_id, ch->qp);
+		rmsg_qp_drain(ch->cm_id, ch->qp, in_handler);
 		rdma_destroy_qp(ch->cm_id);
 		ch->qp = NULL;
 	}
@@ -1490,7 +1493,7 @@ static int rmsg_repair_drop(struct rmsg_channel *ch)
 		rmsg_cm_id_disconnect(id);
 	if (ch->qp) {
 		/* Afterwards no completion of it can touch the channel. */
-		rmsg_qp_drain(id, ch->qp);
+		rmsg_qp_drain(id, ch->qp, false);
 		rdma_destroy_qp(id);
 		ch->qp = NULL;
 	}
@@ -1853,9 +1856,10 @@ static void rmsg_chan_free(struct rmsg_channel *ch, bool counted)
 	mutex_unlock(&ep->lock);
 	cancel_work_sync(&ch->data_work);
 	/*
-	 * Teardown cancelled the work already, and a connect that failed
-	 * never queued it; this costs nothing then. Another channel's run
-	 * of the same work takes a cm handler lock: never wait under one.
+	 * A setup that failed after its QP existed: the drain's flushed
+	 * receives queued the work (which only notes an end, deferred
+	 * while setting up). Another channel's run of the same work takes
+	 * a cm handler lock, so this wait is never under one.
 	 */
 	cancel_work_sync(&ch->work);
 	rmsg_data_free(ch);
@@ -1866,6 +1870,13 @@ static void rmsg_chan_free(struct rmsg_channel *ch, bool counted)
 		rmsg_user_chan_del(ep);
 	if (atomic_dec_and_test(&ep->nr_channels))
 		wake_up_all(&ep->chan_wq);
+}
+
+/* A channel whose setup failed in the connection request's handler. */
+static void rmsg_chan_free_work(struct work_struct *work)
+{
+	rmsg_chan_free(container_of(work, struct rmsg_channel, teardown),
+		       true);
 }
 
 static void rmsg_chan_teardown(struct work_struct *work)
@@ -1931,7 +1942,7 @@ static void rmsg_chan_teardown(struct work_struct *work)
 		rdma_reject(ch->cm_id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
 		rdma_unlock_handler(ch->cm_id);
 	}
-	rmsg_chan_release_verbs(ch);
+	rmsg_chan_release_verbs(ch, false);
 	cancel_work_sync(&ch->data_work);
 	/* An accept in progress uses the id: it finishes first. */
 	cancel_work_sync(&ch->work);
@@ -2024,23 +2035,36 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 		return ret;
 	}
 	cm_id->context = &ch->cm;
-	rmsg_chan_setup_done(ch);
-	if (l->manual) {
+
+	ret = rmsg_chan_create_qp(ch);
+	if (!ret && l->manual) {
+		rmsg_chan_setup_done(ch);
 		/* Its teardown rejects it if nobody accepts it first. */
 		rmsg_chan_event(ch, RMSG_CQE_REQUEST, 0);
 		return 0;
 	}
-	/*
-	 * The channel's work makes the QP and accepts, once this handler is
-	 * done (the rdma_cm then tells the peer to wait, with an MRA).
-	 */
-	mutex_lock(&ep->chan_lock);
-	if (ch->state == RMSG_CHAN_ACCEPTING) {
+	if (!ret) {
+		/* The channel's work accepts it, once this handler is done. */
 		set_bit(RMSG_CHAN_ACCEPT_DUE, &ch->flags);
+		rmsg_chan_setup_done(ch);
 		queue_work(rmsg_wq, &ch->work);
+		return 0;
 	}
+	/* Returning an error makes the rdma_cm destroy cm_id. */
+	rmsg_chan_release_verbs(ch, true);
+	mutex_lock(&ep->chan_lock);
+	xa_erase(&ep->channels, ch->id);
 	mutex_unlock(&ep->chan_lock);
-	return 0;
+	/*
+	 * Not freed here: rmsg_chan_free() waits for the channel's work,
+	 * whose accept step takes a cm handler lock, and this handler holds
+	 * two (lockdep's report, Documentation/design.rst "Lock order").
+	 * Still setting up, the work never touches cm_id, which the rdma_cm
+	 * destroys on return; the endpoint's end waits for nr_channels.
+	 */
+	INIT_WORK(&ch->teardown, rmsg_chan_free_work);
+	queue_work(rmsg_teardown_wq, &ch->teardown);
+	return ret;
 }
 
 /*
