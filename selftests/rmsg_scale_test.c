@@ -65,6 +65,7 @@ FIXTURE(scale) {
 	struct rmsg_ep *eps;	/* all endpoints of the test */
 	int neps;		/* how many of them are open */
 	struct sockaddr_in addr;
+	char heartbeat_ms[32];	/* to restore, if a test changed it */
 };
 
 FIXTURE_SETUP(scale)
@@ -82,6 +83,10 @@ FIXTURE_TEARDOWN(scale)
 	for (i = 0; i < self->neps; i++)
 		rmsg_ep_close(&self->eps[i]);
 	free(self->eps);
+	/* Also after a failed assertion: later tests want the module's. */
+	if (self->heartbeat_ms[0])
+		EXPECT_EQ(0, rmsg_write_param("heartbeat_ms",
+					      self->heartbeat_ms));
 }
 
 /* Open endpoint number self->neps with the given rings. */
@@ -310,13 +315,13 @@ TEST_F_TIMEOUT(scale, thousand_channels, 900)
 {
 	bool slow = rmsg_test_slow() > 1;
 	int window = slow ? THOUSAND_SLOW_WINDOW : THOUSAND;
-	char heartbeat_ms[32] = "";
 	struct many m;
 	long t0, t_open, t_close;
 
 	if (slow) {
-		ASSERT_EQ(0, rmsg_read_param("heartbeat_ms", heartbeat_ms,
-					     sizeof(heartbeat_ms)));
+		ASSERT_EQ(0, rmsg_read_param("heartbeat_ms",
+					     self->heartbeat_ms,
+					     sizeof(self->heartbeat_ms)));
 		ASSERT_EQ(0, rmsg_write_param("heartbeat_ms",
 					      THOUSAND_SLOW_HEARTBEAT_MS));
 	}
@@ -343,8 +348,6 @@ TEST_F_TIMEOUT(scale, thousand_channels, 900)
 	fflush(stdout);
 out:
 	many_free(&m);
-	if (slow)
-		EXPECT_EQ(0, rmsg_write_param("heartbeat_ms", heartbeat_ms));
 }
 
 /*
