@@ -35,6 +35,13 @@
 #                 repair_timeout_ms, set to PAIR_GIVE_UP_MS), and rmsg.ko
 #                 must unload afterwards.
 #
+# A slow guest kernel (make check-debug: lockdep and KASAN under emulation)
+# sets RMSG_TEST_SLOW=N, as for the other selftests (selftests/rmsg_test.h):
+# each fault and each stream lasts N times as long, so that the same number
+# of messages and heartbeats happen in it, and every limit for something
+# that has stopped is N times longer. The minimums a test asserts (messages,
+# repairs) stay as they are.
+#
 # Each stream test has its own port, so that node 1's servers, which run
 # one after the other, cannot serve the wrong test. Documentation/
 # resilience.rst ("Tests") describes them.
@@ -50,6 +57,10 @@ ctl=tools/rmsgctl/rmsgctl
 perf=tools/rmsg-perf/rmsg-perf
 params=/sys/module/rmsg/parameters
 
+slow=${RMSG_TEST_SLOW:-1}
+[[ "$slow" =~ ^[1-9][0-9]?$ ]] || slow=1
+# $1 seconds scaled for this guest.
+secs() { echo $(($1 * slow)); }
 channels=${PAIR_CHANNELS:-4}
 window=${PAIR_WINDOW:-8}
 size=${PAIR_SIZE:-1024}
@@ -57,13 +68,13 @@ size=${PAIR_SIZE:-1024}
 rndv_every=${PAIR_RNDV_EVERY:-7}
 # 0 leaves failover_link_down out (it skips and says so).
 fo_link_down=${PAIR_FAILOVER_LINK_DOWN:-1}
-flap_s=${PAIR_FLAP_S:-2}
-outage_s=${PAIR_OUTAGE_S:-4}
-readd_s=${PAIR_READD_S:-1}
+flap_s=${PAIR_FLAP_S:-$(secs 2)}
+outage_s=${PAIR_OUTAGE_S:-$(secs 4)}
+readd_s=${PAIR_READD_S:-$(secs 1)}
 loss=${PAIR_LOSS:-5%}
-netem_s=${PAIR_NETEM_S:-6}
-give_up_ms=${PAIR_GIVE_UP_MS:-5000}
-fo_down_s=${PAIR_FO_DOWN_S:-4}
+netem_s=${PAIR_NETEM_S:-$(secs 6)}
+give_up_ms=${PAIR_GIVE_UP_MS:-$((5000 * slow))}
+fo_down_s=${PAIR_FO_DOWN_S:-$(secs 4)}
 port_flap=18620
 port_netem=18621
 port_kill=18622
@@ -80,9 +91,10 @@ open_chans() {
 		wc -l
 }
 
-# Wait up to $2 seconds for $1 open channels (of process $3, if given).
+# Wait up to $2 seconds (scaled) for $1 open channels (of process $3, if
+# given).
 wait_open() {
-	local end=$((SECONDS + $2))
+	local end=$((SECONDS + $(secs "$2")))
 
 	while ((SECONDS < end)); do
 		[ "$(open_chans "${3:-}")" -ge "$1" ] && return 0
@@ -93,7 +105,7 @@ wait_open() {
 
 # One stream server (node 1); it ends after its client's BYE.
 serve() {
-	timeout 150 $perf -T 30 -p "$1" recover 2>&1 | sed "s/^/$2: /"
+	timeout "$(secs 150)" $perf -T "$(secs 30)" -p "$1" recover 2>&1 | sed "s/^/$2: /"
 	echo "$2: server status ${PIPESTATUS[0]}"
 }
 
@@ -102,7 +114,7 @@ if [ "$node" = 1 ]; then
 	# a client that dies half-way (perftest's client has been seen to
 	# crash when it connects too early on a loaded host) ends one server
 	# run, so serve again until one run succeeds or time is up.
-	end=$((SECONDS + 240))
+	end=$((SECONDS + $(secs 240)))
 	while ((SECONDS < end)); do
 		timeout $((end - SECONDS)) ib_write_lat -R -x 1 -s 64 -n 50 \
 			>/tmp/lat.log 2>&1 && break
@@ -114,7 +126,7 @@ if [ "$node" = 1 ]; then
 	serve $port_readd peer_readd &
 	rpid=$!
 	if wait_open "$channels" 150; then
-		sleep 2
+		sleep "$(secs 2)"
 		rdma link delete rxe0
 		sleep "$readd_s"
 		rdma link add rxe0 type rxe netdev "$netdev"
@@ -127,7 +139,7 @@ if [ "$node" = 1 ]; then
 	serve $port_fo_peer failover_peer &
 	rpid=$!
 	if wait_open "$channels" 150; then
-		sleep 2
+		sleep "$(secs 2)"
 		rdma link delete rxe0
 		echo "failover_peer: rxe0 deleted"
 	fi
@@ -136,10 +148,10 @@ if [ "$node" = 1 ]; then
 	[ "$fo_link_down" = 1 ] && serve $port_fo_link failover_link_down
 	serve $port_flap link_flap
 	# The last one: die a few seconds into node 0's stream.
-	$perf -T 60 -p $port_kill recover >/tmp/kill.log 2>&1 &
+	$perf -T "$(secs 60)" -p $port_kill recover >/tmp/kill.log 2>&1 &
 	spid=$!
 	if wait_open "$channels" 150 "$spid"; then
-		sleep 3
+		sleep "$(secs 3)"
 		tools/testing/vm-halt "peer_killed, $(open_chans "$spid") channels open"
 	fi
 	echo "peer_killed: no client came"
@@ -183,7 +195,7 @@ result $ok "pair.peer_reachable"
 # peer's server may not be listening yet: retry.
 ok=1
 for _ in $(seq 1 60); do
-	if timeout 60 ib_write_lat -R -x 1 -s 64 -n 50 "$peer" \
+	if timeout "$(secs 60)" ib_write_lat -R -x 1 -s 64 -n 50 "$peer" \
 			>/tmp/lat.log 2>&1; then
 		ok=0
 		break
@@ -225,12 +237,13 @@ counter_diff() {
 		awk -F= '$3 != $2 { printf " %s +%d", $1, $3 - $2 }'
 }
 
-# Start the checked stream to node 1 on port $1 for $2 seconds, in the
-# background, and wait for its channels to open.
+# Start the checked stream to node 1 on port $1 for $2 seconds (scaled),
+# in the background, and wait for its channels to open.
 stream_start() {
 	rxe_counters >/tmp/counters.0
-	$perf --json -T 20 -p "$1" -s "$size" -c "$channels" -W "$window" \
-		--full-check --rndv-every="$rndv_every" --fault=none -D "$2" \
+	$perf --json -T "$(secs 20)" -p "$1" -s "$size" -c "$channels" \
+		-W "$window" --full-check --rndv-every="$rndv_every" \
+		--fault=none -D "$(secs "$2")" \
 		recover "$peer" \
 		>/tmp/stream.json 2>/tmp/stream.log &
 	stream_pid=$!
@@ -277,21 +290,24 @@ netem_stream() {
 		diag /tmp/stream.log
 		return 1
 	fi
-	sleep 2
+	sleep "$(secs 2)"
 	if ! tc qdisc add dev "$netdev" root netem loss "$loss"; then
 		echo "# $name: tc qdisc add ... netem failed"
 		kill "$stream_pid"
 		return 1
 	fi
+	rxe_counters >/tmp/counters.f
 	sleep "$for_s"
 	tc -s qdisc show dev "$netdev" | diag
 	tc qdisc del dev "$netdev" root
-	echo "# $name: $loss loss on $netdev for ${for_s} s"
+	echo "# $name: $loss loss on $netdev for ${for_s} s; rxe0 meanwhile:$(
+		rxe_counters | join -t= /tmp/counters.f - |
+		awk -F= '$1 ~ /^rxe0.(sent|rcvd)_pkts$/ { printf " %s +%d", $1, $3 - $2 }')"
 	stream_check 100 "$repairs"
 }
 
 # (a) Random loss on node 0's egress: RC retransmits; repairs allowed.
-netem_stream $port_netem $((netem_s + 6)) "$loss" "$netem_s" 0 netem_loss
+netem_stream $port_netem $((netem_s / slow + 6)) "$loss" "$netem_s" 0 netem_loss
 result $? "pair.netem_loss_stream"
 
 # (b) The fabric fails for a few seconds and comes back, links up: every
@@ -301,7 +317,7 @@ result $? "pair.netem_loss_stream"
 # on exact.
 hb_ms=$(cat $params/heartbeat_ms)
 echo 250 >$params/heartbeat_ms
-netem_stream $port_outage $((outage_s + 12)) 100% "$outage_s" 1 outage
+netem_stream $port_outage $((outage_s / slow + 12)) 100% "$outage_s" 1 outage
 ok=$?
 echo "$hb_ms" >$params/heartbeat_ms
 result $ok "pair.outage_stream"
@@ -335,7 +351,7 @@ failover_stream() {
 		diag /tmp/stream.log
 		return 1
 	fi
-	sleep 2
+	sleep "$(secs 2)"
 	echo "# $name: $fault"
 	if ! eval "$fault"; then
 		echo "# $name: the fault failed"
@@ -354,7 +370,7 @@ failover_stream() {
 rxe0_again() {
 	rdma link delete rxe0 2>/dev/null
 	rdma link add rxe0 type rxe netdev "$netdev"
-	for _ in $(seq 1 50); do
+	for _ in $(seq 1 $((50 * slow))); do
 		$ctl dev | grep -Eq '^rxe0 +1 ACTIVE' && break
 		sleep 0.2
 	done
@@ -413,10 +429,10 @@ selfprobe() {
 
 	addr=$(ip -4 -o addr show dev "$netdev" | awk '{ print $4 }' |
 		cut -d/ -f1 | head -1)
-	timeout 20 ib_write_lat -R -p 18990 -n 5 >/dev/null 2>&1 &
+	timeout "$(secs 20)" ib_write_lat -R -p 18990 -n 5 >/dev/null 2>&1 &
 	spid=$!
-	sleep 1
-	timeout 15 ib_write_lat -R -p 18990 -n 5 "$addr" >/dev/null 2>&1
+	sleep "$(secs 1)"
+	timeout "$(secs 15)" ib_write_lat -R -p 18990 -n 5 "$addr" >/dev/null 2>&1
 	rc=$?
 	kill "$spid" 2>/dev/null
 	wait "$spid" 2>/dev/null
@@ -429,7 +445,7 @@ hb_ms=$(cat $params/heartbeat_ms)
 echo 250 >$params/heartbeat_ms
 klog0=$(dmesg | wc -l)
 if stream_start $port_flap 15; then
-	sleep 2
+	sleep "$(secs 2)"
 	ip link set "$netdev" down
 	sleep "$flap_s"
 	ip link set "$netdev" up
@@ -465,7 +481,7 @@ fi
 # the give-up time and 15 s for a slow guest.
 ok=1
 hb=$(($(cat $params/heartbeat_ms) * $(cat $params/heartbeat_misses) / 1000))
-bound=$((3 + hb + give_up_ms / 1000 + 15))
+bound=$(((3 + hb + give_up_ms / 1000 / slow + 15) * slow))
 echo "$give_up_ms" >$params/repair_timeout_ms
 if stream_start $port_kill 120; then
 	# A hang fails the test, not the run.
