@@ -105,9 +105,38 @@ wait_open() {
 
 # One stream server (node 1); it ends after its client's BYE.
 serve() {
+	local status
+
+	trace_clear
 	timeout "$(secs 150)" $perf -T "$(secs 30)" -p "$1" recover 2>&1 | sed "s/^/$2: /"
-	echo "$2: server status ${PIPESTATUS[0]}"
+	status=${PIPESTATUS[0]}
+	echo "$2: server status $status"
+	[ "$status" = 0 ] || trace_tail 60 | sed "s/^/$2: /"
 }
+
+# rmsg's tracepoints on both nodes: a stream that fails shows the history
+# of its channels at both ends (faults, repair phases, states), cleared
+# when the stream starts. Best effort: a kernel without tracefs has none.
+tracing=/sys/kernel/tracing
+mountpoint -q $tracing || mount -t tracefs nodev $tracing 2>/dev/null
+echo 4096 >$tracing/buffer_size_kb 2>/dev/null
+echo 1 >$tracing/events/rmsg/enable 2>/dev/null
+trace_clear() { : >$tracing/trace 2>/dev/null; }
+trace_tail() {
+	[ -r $tracing/trace ] || return 0
+	echo "rmsg's tracepoints since the stream began (last $1):"
+	grep -v '^#' $tracing/trace | tail -n "$1"
+}
+
+# A connection takes seconds to make on a slow guest kernel: the time one
+# repair attempt may take and the time a repair may take in all are scaled
+# on both nodes as well (make check-debug's outage and link flap ran out of
+# the 5 s per attempt, every attempt, until the channels gave up).
+if [ "$slow" -gt 1 ]; then
+	for p in repair_attempt_ms repair_timeout_ms; do
+		echo $(($(cat $params/$p) * slow)) >$params/$p
+	done
+fi
 
 if [ "$node" = 1 ]; then
 	# The server side of the cross-node test, for as long as node 0 needs:
@@ -241,6 +270,7 @@ counter_diff() {
 # in the background, and wait for its channels to open.
 stream_start() {
 	rxe_counters >/tmp/counters.0
+	trace_clear
 	$perf --json -T "$(secs 20)" -p "$1" -s "$size" -c "$channels" \
 		-W "$window" --full-check --rndv-every="$rndv_every" \
 		--fault=none -D "$(secs "$2")" \
@@ -273,6 +303,7 @@ stream_check() {
 	   { [ "$rndv_every" != 0 ] && [ "${rndv:-0}" -lt 1 ]; }; then
 		echo "# stream failed (status $status) or not as it must be:"
 		diag /tmp/stream.log
+		trace_tail 100 | diag
 		return 1
 	fi
 	return 0
