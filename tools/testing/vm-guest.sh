@@ -15,6 +15,8 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/tmp RMSG_NODE=$node
 # For tools/testing/vm-halt: where this node's status and log go.
 export RMSG_VM_RUN=$run
+# For rmsg-vm's boot watch: this guest booted and reached its command.
+echo "$SECONDS" >"$run/booted.$node"
 
 finish() {
 	dmesg >"$run/dmesg.$node" 2>&1
