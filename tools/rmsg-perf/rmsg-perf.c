@@ -3144,8 +3144,8 @@ static int run_mem(void)
  * to leave both vCPUs spinning on such a patched jump in
  * syscall_trace_enter() for minutes when two rmsg-perf processes opened
  * their counters at once. The test bed's guest holds one from boot, so
- * the kernel's text never changes under a measurement
- * (Documentation/testbed.rst).
+ * the kernel's text never changes under a measurement; it waits for the
+ * line "held" with its other vCPU asleep (Documentation/testbed.rst).
  */
 static int hold_syscount(void)
 {
@@ -3156,6 +3156,9 @@ static int hold_syscount(void)
 		fprintf(stderr, "rmsg-perf: no syscall tracepoint counter to hold\n");
 		return 1;
 	}
+	/* The caller may wait for this line: the text is patched by now. */
+	printf("held\n");
+	fflush(stdout);
 	for (;;)
 		pause();
 }

@@ -15,8 +15,6 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/tmp RMSG_NODE=$node
 # For tools/testing/vm-halt: where this node's status and log go.
 export RMSG_VM_RUN=$run
-# For rmsg-vm's boot watch: this guest booted and reached its command.
-echo "$SECONDS" >"$run/booted.$node"
 
 finish() {
 	dmesg >"$run/dmesg.$node" 2>&1
@@ -48,10 +46,15 @@ setup() {
 	# Under TCG, patching kernel text while both vCPUs run it has left
 	# them spinning in syscall_trace_enter() for minutes: hold the
 	# system-call counter rmsg-perf opens from boot, so that no test
-	# turns its static keys on and off (Documentation/testbed.rst).
+	# turns its static keys on and off (Documentation/testbed.rst). The
+	# one patch left happens while this shell sleeps in read(): nothing
+	# else enters a system call then.
 	if [ -x tools/rmsg-perf/rmsg-perf ]; then
+		mkfifo /tmp/syscount-held
 		setsid tools/rmsg-perf/rmsg-perf hold-syscount </dev/null \
-			>/dev/null 2>&1 &
+			>/tmp/syscount-held 2>/dev/null &
+		read -r -t 60 _ </tmp/syscount-held
+		rm -f /tmp/syscount-held
 	fi
 	mkdir -p /dev/pts && mount -t devpts devpts /dev/pts
 	# rdma_rxe needs crc32_generic but does not declare it.
@@ -97,6 +100,9 @@ if ! setup >"$run/setup.$node" 2>&1; then
 	cat "$run/setup.$node"
 	finish "setup-failed"
 fi
+# For rmsg-vm's boot watch: this guest booted, set up, and reaches its
+# command now.
+echo "$SECONDS" >"$run/booted.$node"
 
 # What every task is doing, for a command that hangs: the host's hard
 # limit would otherwise kill the guest with nothing to show.
