@@ -353,6 +353,7 @@ void rmsg_chan_unlisten(struct rmsg_endpoint *ep);
 long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg);
 long rmsg_chan_close(struct rmsg_endpoint *ep, void __user *uarg);
 long rmsg_chan_accept(struct rmsg_endpoint *ep, void __user *uarg);
+long rmsg_chan_addr(struct rmsg_endpoint *ep, void __user *uarg);
 int rmsg_chan_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma);
 void rmsg_chan_release_all(struct rmsg_endpoint *ep);
 void rmsg_chan_device_removed(struct rmsg_device *rdev);

@@ -108,6 +108,8 @@ static long rmsg_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return rmsg_ctl_chan_list(ep, uarg);
 	case RMSG_IOC_FAULT:
 		return rmsg_ctl_fault(ep, uarg);
+	case RMSG_IOC_CHAN_ADDR:
+		return rmsg_chan_addr(ep, uarg);
 	default:
 		return -ENOTTY;
 	}

@@ -2178,6 +2178,26 @@ static int rmsg_cm_give_back(struct rmsg_channel *ch,
 	return 1;
 }
 
+static void rmsg_sockaddr_copy(union rmsg_sockaddr *to,
+			       const struct sockaddr_storage *from)
+{
+	memset(to, 0, sizeof(*to));
+	if (from->ss_family == AF_INET)
+		to->in = *(const struct sockaddr_in *)from;
+	else if (from->ss_family == AF_INET6)
+		to->in6 = *(const struct sockaddr_in6 *)from;
+}
+
+/* The newest connection's addresses, for RMSG_IOC_CHAN_ADDR. */
+static void rmsg_chan_note_addrs(struct rmsg_channel *ch,
+				 const struct rdma_cm_id *id)
+{
+	mutex_lock(&ch->ep->chan_lock);
+	rmsg_sockaddr_copy(&ch->conn_local, &id->route.addr.src_addr);
+	rmsg_sockaddr_copy(&ch->conn_peer, &id->route.addr.dst_addr);
+	mutex_unlock(&ch->ep->chan_lock);
+}
+
 static int rmsg_cm_owned_event(struct rmsg_channel *ch,
 			       struct rdma_cm_id *cm_id,
 			       const struct rdma_cm_event *event, bool repair)
@@ -2240,6 +2260,7 @@ static int rmsg_cm_owned_event(struct rmsg_channel *ch,
 			}
 		}
 		set_bit(RMSG_CHAN_CONNECTED, &ch->flags);
+		rmsg_chan_note_addrs(ch, cm_id);
 		/*
 		 * The send queue runs REG_MR before the READY that follows. A
 		 * repair keeps the block's registration, unless the channel
@@ -2570,6 +2591,45 @@ void rmsg_chan_unlisten(struct rmsg_endpoint *ep)
 	cancel_delayed_work_sync(&l->rebind);
 	put_net(l->net);
 	kfree(l);
+}
+
+static_assert(sizeof(union rmsg_sockaddr) <=
+	      sizeof(struct __kernel_sockaddr_storage));
+
+/**
+ * rmsg_chan_addr() - RMSG_IOC_CHAN_ADDR: a channel's local and peer address
+ * @ep: the caller's endpoint
+ * @uarg: struct rmsg_chan_addr
+ *
+ * Return: 0, -EFAULT, -EINVAL, -ENOENT (no such channel) or -ENOTCONN
+ * (not connected yet).
+ */
+long rmsg_chan_addr(struct rmsg_endpoint *ep, void __user *uarg)
+{
+	struct rmsg_chan_addr req;
+	struct rmsg_channel *ch;
+	int ret = 0;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.flags || req.resv)
+		return -EINVAL;
+	memset(&req.local, 0, sizeof(req.local));
+	memset(&req.peer, 0, sizeof(req.peer));
+	mutex_lock(&ep->chan_lock);
+	ch = xa_load(&ep->channels, req.channel);
+	if (!ch) {
+		ret = -ENOENT;
+	} else if (ch->conn_local.sa.sa_family == AF_UNSPEC) {
+		ret = -ENOTCONN;
+	} else {
+		memcpy(&req.local, &ch->conn_local, sizeof(ch->conn_local));
+		memcpy(&req.peer, &ch->conn_peer, sizeof(ch->conn_peer));
+	}
+	mutex_unlock(&ep->chan_lock);
+	if (!ret && copy_to_user(uarg, &req, sizeof(req)))
+		ret = -EFAULT;
+	return ret;
 }
 
 /**

@@ -355,6 +355,13 @@ struct rmsg_rndv {
 	u32 stale;
 };
 
+/* An IPv4 or IPv6 address and port, in the size of the larger. */
+union rmsg_sockaddr {
+	struct sockaddr sa;
+	struct sockaddr_in in;
+	struct sockaddr_in6 in6;
+};
+
 /**
  * struct rmsg_channel - one channel of an endpoint
  * @cm: what the rdma_cm handler sees first (kind RMSG_CM_CHANNEL)
@@ -476,6 +483,8 @@ struct rmsg_rndv {
  *	address), else 0; the ACCEPT lists local addresses of that family
  *	(and IPv4 for AF_INET6) for the peer's repairs to dial
  * @resolve_ms: its address and route resolution timeout
+ * @conn_local: this side's address of the newest connection (chan_lock)
+ * @conn_peer: the peer's (chan_lock); both AF_UNSPEC before the first
  * @phase: enum rmsg_repair_phase
  * @repair_id: accepting side: the newest attempt to adopt (chan_lock)
  * @stale_id: accepting side: an older one, to reject (chan_lock)
@@ -588,6 +597,8 @@ struct rmsg_channel {
 	u32 dial_idx;
 	sa_family_t adv_family;
 	u32 resolve_ms;
+	union rmsg_sockaddr conn_local;
+	union rmsg_sockaddr conn_peer;
 	struct net *net;
 	enum rmsg_repair_phase phase;
 	struct rdma_cm_id *repair_id;

@@ -228,6 +228,23 @@ int rmsg_ep_connect(struct rmsg_ep *ep, const struct sockaddr *addr,
 int rmsg_ep_close_channel(struct rmsg_ep *ep, uint32_t channel,
 			  unsigned int flags);
 
+/**
+ * rmsg_chan_addr() - a channel's addresses, as getsockname() and getpeername()
+ * @ep: the endpoint
+ * @channel: the channel's id
+ * @local: NULL, or set to this side's address and port
+ * @peer: NULL, or set to the peer's
+ *
+ * Those of the channel's connection now: after a repair, possibly another
+ * address or device than the first connection's.
+ *
+ * Return: 0, -ENOENT (no such channel), -ENOTCONN (not connected yet), or
+ * another negative errno.
+ */
+int rmsg_chan_addr(struct rmsg_ep *ep, uint32_t channel,
+		   struct sockaddr_storage *local,
+		   struct sockaddr_storage *peer);
+
 /*
  * Messages (Documentation/messages.rst). On top of the rings, the library
  * keeps a table of the endpoint's channels and a send area: rmsg_ep_open()

@@ -69,3 +69,22 @@ int rmsg_ep_close_channel(struct rmsg_ep *ep, uint32_t channel,
 	req.flags = flags;
 	return ioctl(ep->fd, RMSG_IOC_CLOSE, &req) ? -errno : 0;
 }
+
+int rmsg_chan_addr(struct rmsg_ep *ep, uint32_t channel,
+		   struct sockaddr_storage *local,
+		   struct sockaddr_storage *peer)
+{
+	struct rmsg_chan_addr req;
+
+	_Static_assert(sizeof(req.local) == sizeof(*local),
+		       "the kernel's sockaddr storage is the C library's");
+	memset(&req, 0, sizeof(req));
+	req.channel = channel;
+	if (ioctl(ep->fd, RMSG_IOC_CHAN_ADDR, &req))
+		return -errno;
+	if (local)
+		memcpy(local, &req.local, sizeof(*local));
+	if (peer)
+		memcpy(peer, &req.peer, sizeof(*peer));
+	return 0;
+}

@@ -120,6 +120,87 @@ TEST_F_TIMEOUT(chan, connect_accept_close, 120)
 	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(&self->b, &cqe, 300));
 }
 
+static bool all_zero(const unsigned char *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/*
+ * Each end's local address is the other's peer address, port included; the
+ * connecting side's peer is the listener's address. Before its connection
+ * a channel has none; no such channel, or reserved bits set, are errors.
+ */
+TEST_F_TIMEOUT(chan, addresses, 120)
+{
+	struct sockaddr_storage a_local, a_peer, b_local, b_peer;
+	struct sockaddr_in *al = (struct sockaddr_in *)&a_local;
+	struct sockaddr_in *ap = (struct sockaddr_in *)&a_peer;
+	struct sockaddr_in *bl = (struct sockaddr_in *)&b_local;
+	struct sockaddr_in *bp = (struct sockaddr_in *)&b_peer;
+	struct rmsg_chan_addr req;
+	struct rmsg_cqe cqe;
+	unsigned int peer;
+	int id;
+
+	/* Its address resolution has only just begun. */
+	id = rmsg_ep_connect(&self->b, (struct sockaddr *)&self->addr,
+			     sizeof(self->addr), 0xb3, 0);
+	ASSERT_LE(0, id);
+	EXPECT_EQ(-ENOTCONN, rmsg_chan_addr(&self->b, id, &b_local, &b_peer));
+	ASSERT_EQ(0, rmsg_next_cqe(&self->b, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(RMSG_CQE_CONNECTED, RMSG_CQE_KIND(cqe.flags));
+	ASSERT_EQ(0, cqe.res);
+	ASSERT_EQ(0, rmsg_next_cqe(&self->a, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(RMSG_CQE_ACCEPTED, RMSG_CQE_KIND(cqe.flags));
+	peer = cqe.channel;
+
+	memset(&a_local, 0xee, sizeof(a_local));
+	memset(&b_peer, 0xee, sizeof(b_peer));
+	ASSERT_EQ(0, rmsg_chan_addr(&self->b, id, &b_local, &b_peer));
+	ASSERT_EQ(0, rmsg_chan_addr(&self->a, peer, &a_local, &a_peer));
+	EXPECT_EQ(AF_INET, al->sin_family);
+	EXPECT_EQ(AF_INET, bl->sin_family);
+	EXPECT_EQ(AF_INET, ap->sin_family);
+	EXPECT_EQ(AF_INET, bp->sin_family);
+	EXPECT_EQ(self->addr.sin_addr.s_addr, bp->sin_addr.s_addr);
+	EXPECT_EQ(self->addr.sin_port, bp->sin_port);
+	EXPECT_EQ(self->addr.sin_addr.s_addr, al->sin_addr.s_addr);
+	EXPECT_EQ(self->addr.sin_port, al->sin_port);
+	EXPECT_EQ(bl->sin_addr.s_addr, ap->sin_addr.s_addr);
+	EXPECT_EQ(bl->sin_port, ap->sin_port);
+	EXPECT_NE(0, bl->sin_port);
+	/* The kernel fills the whole storage: nothing of ours is left. */
+	EXPECT_TRUE(all_zero((unsigned char *)&a_local + sizeof(*al),
+				  sizeof(a_local) - sizeof(*al)));
+	EXPECT_TRUE(all_zero((unsigned char *)&b_peer + sizeof(*bp),
+				  sizeof(b_peer) - sizeof(*bp)));
+	/* Either pointer may be NULL. */
+	EXPECT_EQ(0, rmsg_chan_addr(&self->a, peer, NULL, NULL));
+
+	EXPECT_EQ(-ENOENT, rmsg_chan_addr(&self->a, RMSG_MAX_CHANNELS - 1,
+					  NULL, NULL));
+	memset(&req, 0, sizeof(req));
+	req.channel = peer;
+	req.flags = 1;
+	EXPECT_EQ(-1, ioctl(self->a.fd, RMSG_IOC_CHAN_ADDR, &req));
+	EXPECT_EQ(EINVAL, errno);
+	req.flags = 0;
+	req.resv = 1;
+	EXPECT_EQ(-1, ioctl(self->a.fd, RMSG_IOC_CHAN_ADDR, &req));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(self->a.fd, RMSG_IOC_CHAN_ADDR, NULL));
+	EXPECT_EQ(EFAULT, errno);
+
+	ASSERT_EQ(0, rmsg_ep_close_channel(&self->b, id, 0));
+	EXPECT_EVENT(&self->b, RMSG_CQE_CLOSED, &cqe);
+	EXPECT_EVENT(&self->a, RMSG_CQE_CLOSED, &cqe);
+}
+
 TEST_F_TIMEOUT(chan, close_by_acceptor, 120)
 {
 	struct rmsg_cqe cqe;
@@ -472,16 +553,6 @@ TEST_F_TIMEOUT(chan, events_wait_for_room, 300)
 		EXPECT_EVENT(&self->b, RMSG_CQE_CLOSED, &cqe);
 		EXPECT_GT(0, cqe.res);
 	}
-}
-
-static bool all_zero(const unsigned char *p, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i])
-			return false;
-	return true;
 }
 
 /*

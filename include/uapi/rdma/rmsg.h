@@ -21,6 +21,7 @@
 
 #include <linux/types.h>
 #include <linux/ioctl.h>
+#include <linux/socket.h>
 
 #define RMSG_ABI_VERSION	1
 
@@ -1020,7 +1021,31 @@ struct rmsg_fault {
 	__u64 resv;
 };
 
+/**
+ * struct rmsg_chan_addr - RMSG_IOC_CHAN_ADDR argument: a channel's addresses
+ * @channel: in: the channel's id in the caller's endpoint
+ * @flags: zero
+ * @resv: zero
+ * @local: out: this side's address and port of the channel's connection
+ * @peer: out: the peer's
+ *
+ * Those of the connection the channel has now: a repair may move it to
+ * another address or device, and the next call shows where it went.
+ * A sockaddr_in or sockaddr_in6 each, the rest of the storage zero.
+ *
+ * Errors: ENOENT for no such channel, ENOTCONN before its first
+ * connection, EINVAL for nonzero @flags or @resv.
+ */
+struct rmsg_chan_addr {
+	__u32 channel;
+	__u32 flags;
+	__u64 resv;
+	struct __kernel_sockaddr_storage local;
+	struct __kernel_sockaddr_storage peer;
+};
+
 #define RMSG_IOC_CHAN_LIST	_IOWR(RMSG_IOC_MAGIC, 0x0b, struct rmsg_chan_list)
 #define RMSG_IOC_FAULT		_IOW(RMSG_IOC_MAGIC, 0x0c, struct rmsg_fault)
+#define RMSG_IOC_CHAN_ADDR	_IOWR(RMSG_IOC_MAGIC, 0x0d, struct rmsg_chan_addr)
 
 #endif /* _UAPI_RDMA_RMSG_H */
