@@ -2641,11 +2641,12 @@ long rmsg_chan_addr(struct rmsg_endpoint *ep, void __user *uarg)
  *
  * Return: 0, or -EINVAL, -EFAULT, -EAFNOSUPPORT, -ENOSPC (too many
  * channels in the endpoint), -EDQUOT (too many of the user's), -ENOMEM,
- * or what rdma_resolve_addr() refuses at once.
+ * or what rdma_resolve_addr() refuses at once (-EADDRNOTAVAIL for a
+ * source address that is not the node's).
  */
 long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 {
-	struct sockaddr_storage ss;
+	struct sockaddr_storage ss, src;
 	struct rmsg_connect req;
 	struct rmsg_channel *ch;
 	struct rdma_cm_id *cm_id;
@@ -2653,12 +2654,19 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
-	if (req.flags || req.channel || req.resv0 ||
+	if (req.flags || req.channel ||
 	    !rmsg_all_zero(req.resv, sizeof(req.resv)))
 		return -EINVAL;
 	ret = rmsg_chan_args(ep, &req.block_size, &ss, req.addr, req.addr_len);
 	if (ret)
 		return ret;
+	if (req.src_addr_len) {
+		ret = rmsg_copy_addr(&src, req.src_addr, req.src_addr_len);
+		if (ret)
+			return ret;
+		if (src.ss_family != ss.ss_family)
+			return -EINVAL;
+	}
 
 	ch = kzalloc(sizeof(*ch), RMSG_GFP_CHARGED);
 	if (!ch)
@@ -2697,8 +2705,9 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 		goto fail;
 	}
 	/* From here on the handler may run; the channel is complete. */
-	ret = rdma_resolve_addr(cm_id, NULL, (struct sockaddr *)&ss,
-				ch->resolve_ms);
+	ret = rdma_resolve_addr(cm_id, req.src_addr_len ?
+				(struct sockaddr *)&src : NULL,
+				(struct sockaddr *)&ss, ch->resolve_ms);
 	if (ret)
 		goto fail;
 	rmsg_chan_setup_done(ch);

@@ -201,6 +201,45 @@ TEST_F_TIMEOUT(chan, addresses, 120)
 	EXPECT_EVENT(&self->a, RMSG_CQE_CLOSED, &cqe);
 }
 
+/* A connect from a named source address: the node's, or refused at once. */
+TEST_F_TIMEOUT(chan, source_address, 120)
+{
+	struct sockaddr_in src = self->addr, away = self->addr;
+	struct sockaddr_storage local;
+	struct rmsg_connect conn;
+	struct rmsg_cqe cqe;
+
+	src.sin_port = 0;
+	memset(&conn, 0, sizeof(conn));
+	conn.addr = (uintptr_t)&self->addr;
+	conn.addr_len = sizeof(self->addr);
+	conn.src_addr = (uintptr_t)&src;
+	conn.src_addr_len = sizeof(src);
+	conn.user_data = 0xb4;
+	ASSERT_EQ(0, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
+	ASSERT_EQ(0, rmsg_next_cqe(&self->b, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(RMSG_CQE_CONNECTED, RMSG_CQE_KIND(cqe.flags));
+	ASSERT_EQ(0, cqe.res);
+	ASSERT_EQ(0, rmsg_chan_addr(&self->b, conn.channel, &local, NULL));
+	EXPECT_EQ(src.sin_addr.s_addr,
+		  ((struct sockaddr_in *)&local)->sin_addr.s_addr);
+	EXPECT_EVENT(&self->a, RMSG_CQE_ACCEPTED, &cqe);
+	ASSERT_EQ(0, rmsg_ep_close_channel(&self->b, conn.channel, 0));
+	EXPECT_EVENT(&self->b, RMSG_CQE_CLOSED, &cqe);
+	EXPECT_EVENT(&self->a, RMSG_CQE_CLOSED, &cqe);
+
+	/* TEST-NET-1 (RFC 5737) is no address of this node. */
+	away.sin_port = 0;
+	away.sin_addr.s_addr = htonl(0xc0000201);
+	conn.src_addr = (uintptr_t)&away;
+	conn.channel = 0;
+	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
+	EXPECT_TRUE(errno == EADDRNOTAVAIL || errno == ENODEV)
+		TH_LOG("errno %d (%s)", errno, strerror(errno));
+	/* Refused at once: no channel, no event. */
+	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(&self->b, &cqe, 300));
+}
+
 TEST_F_TIMEOUT(chan, close_by_acceptor, 120)
 {
 	struct rmsg_cqe cqe;
@@ -364,6 +403,8 @@ TEST_F_TIMEOUT(chan, explicit_reject, 120)
 
 TEST_F(chan, bad_arguments)
 {
+	struct sockaddr_in6 six = { .sin6_family = AF_INET6,
+				    .sin6_addr = IN6ADDR_LOOPBACK_INIT };
 	struct sockaddr_in sin = self->addr;
 	struct rmsg_connect conn;
 	struct rmsg_listen lis;
@@ -398,7 +439,24 @@ TEST_F(chan, bad_arguments)
 	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
 	EXPECT_EQ(EINVAL, errno);
 	conn.flags = 0;
-	conn.resv[1] = 1;
+	conn.resv[0] = 1;
+	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
+	EXPECT_EQ(EINVAL, errno);
+	conn.resv[0] = 0;
+	/* A source address: readable, whole, and of the peer's family. */
+	conn.src_addr = 0;
+	conn.src_addr_len = sizeof(sin);
+	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
+	EXPECT_EQ(EFAULT, errno);
+	conn.src_addr = (uintptr_t)&sin;
+	conn.src_addr_len = 2;
+	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
+	EXPECT_EQ(EINVAL, errno);
+	conn.src_addr_len = 4096;
+	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
+	EXPECT_EQ(EINVAL, errno);
+	conn.src_addr = (uintptr_t)&six;
+	conn.src_addr_len = sizeof(six);
 	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
 	EXPECT_EQ(EINVAL, errno);
 

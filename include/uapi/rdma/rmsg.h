@@ -610,7 +610,11 @@ struct rmsg_listen {
  * @block_size: this side's receive block in bytes, as for rmsg_listen
  * @channel: out: the new channel's id
  * @timeout_ms: for address and route resolution each; 0 for the default
- * @resv0: zero
+ * @src_addr_len: bytes at @src_addr; 0: the node picks the source
+ * @src_addr: user pointer to a local address of the same family as the
+ *	peer's (port 0), which also picks the device, for the first
+ *	connection; repairs dial from wherever the node routes, so that a
+ *	channel can leave a failed device (Documentation/channels.rst)
  * @resv: zero
  */
 struct rmsg_connect {
@@ -621,8 +625,9 @@ struct rmsg_connect {
 	__u32 block_size;
 	__u32 channel;
 	__u32 timeout_ms;
-	__u32 resv0;
-	__u64 resv[2];
+	__u32 src_addr_len;
+	__u64 src_addr;
+	__u64 resv[1];
 };
 
 /* rmsg_close.flags */
