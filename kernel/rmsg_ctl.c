@@ -150,9 +150,21 @@ static void rmsg_ctl_info(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 	info->dev = READ_ONCE(ch->dev_id);
 }
 
+/* rmsg_ctl_info() and the channel's addresses (zero before it had any). */
+static void rmsg_ctl_info_addrs(struct rmsg_endpoint *ep,
+				struct rmsg_channel *ch,
+				struct rmsg_chan_info_addrs *e, u64 now)
+{
+	memset(e, 0, sizeof(*e));
+	rmsg_ctl_info(ep, ch, &e->info, now);
+	memcpy(&e->local, &ch->conn_local, sizeof(ch->conn_local));
+	memcpy(&e->peer, &ch->conn_peer, sizeof(ch->conn_peer));
+}
+
 /**
  * struct rmsg_ctl_walk - one RMSG_IOC_CHAN_LIST in progress
  * @buf: this pass's entries
+ * @addrs: they are struct rmsg_chan_info_addrs, not struct rmsg_chan_info
  * @room: entries this pass may fill
  * @n: entries this pass filled
  * @last: this pass reaches the caller's capacity: once @room is used up,
@@ -163,7 +175,8 @@ static void rmsg_ctl_info(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
  * @now: ktime_get_ns() at the start of the ioctl
  */
 struct rmsg_ctl_walk {
-	struct rmsg_chan_info *buf;
+	void *buf;
+	bool addrs;
 	u32 room;
 	u32 n;
 	bool last;
@@ -187,8 +200,14 @@ static bool rmsg_ctl_walk_ep(struct rmsg_ctl_walk *w, struct rmsg_endpoint *ep,
 
 	mutex_lock(&ep->chan_lock);
 	xa_for_each_start(&ep->channels, id, ch, first) {
-		if (w->n < w->room) {
-			rmsg_ctl_info(ep, ch, &w->buf[w->n++], w->now);
+		if (w->n < w->room && w->addrs) {
+			rmsg_ctl_info_addrs(ep, ch,
+					    (struct rmsg_chan_info_addrs *)w->buf +
+					    w->n++, w->now);
+		} else if (w->n < w->room) {
+			rmsg_ctl_info(ep, ch,
+				      (struct rmsg_chan_info *)w->buf + w->n++,
+				      w->now);
 		} else if (!w->last) {
 			w->ep_id = ep->id;
 			w->chan = id;
@@ -241,23 +260,28 @@ long rmsg_ctl_chan_list(struct rmsg_endpoint *self, void __user *uarg)
 {
 	struct rmsg_ctl_walk w = {};
 	struct rmsg_chan_list req;
-	struct rmsg_chan_info __user *out;
+	u8 __user *out;
 	u32 filled = 0;
 	bool all, admin, more;
+	size_t esize;
 	long ret = 0;
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
-	if ((req.flags & ~RMSG_CHAN_LIST_F_ALL) || req.resv)
+	if ((req.flags & ~(RMSG_CHAN_LIST_F_ALL | RMSG_CHAN_LIST_F_ADDRS)) ||
+	    req.resv)
 		return -EINVAL;
 	if (req.capacity && !req.chans)
 		return -EFAULT;
 	out = u64_to_user_ptr(req.chans);
 	all = req.flags & RMSG_CHAN_LIST_F_ALL;
 	admin = all && capable(CAP_NET_ADMIN);
+	w.addrs = req.flags & RMSG_CHAN_LIST_F_ADDRS;
+	esize = w.addrs ? sizeof(struct rmsg_chan_info_addrs) :
+			  sizeof(struct rmsg_chan_info);
 	if (req.capacity) {
 		w.buf = kcalloc(min_t(u32, req.capacity, RMSG_CTL_BATCH),
-				sizeof(*w.buf), GFP_KERNEL);
+				esize, GFP_KERNEL);
 		if (!w.buf)
 			return -ENOMEM;
 	}
@@ -272,8 +296,8 @@ long rmsg_ctl_chan_list(struct rmsg_endpoint *self, void __user *uarg)
 			more = rmsg_ctl_walk_all(&w, self, admin);
 		else
 			more = rmsg_ctl_walk_ep(&w, self, w.chan);
-		if (w.n && copy_to_user(out + filled, w.buf,
-					array_size(w.n, sizeof(*w.buf)))) {
+		if (w.n && copy_to_user(out + array_size(filled, esize), w.buf,
+					array_size(w.n, esize))) {
 			ret = -EFAULT;
 			goto out;
 		}

@@ -714,6 +714,18 @@ int rmsg_chan_list(int fd, unsigned int flags, struct rmsg_chan_info **chans,
 		   uint32_t *ep_id);
 
 /**
+ * rmsg_chan_list_addrs() - rmsg_chan_list() with each channel's addresses
+ * @fd: a /dev/rmsg file descriptor
+ * @flags: as for rmsg_chan_list()
+ * @chans: set to an array the caller releases with free(), or NULL
+ * @ep_id: if not NULL, set to the id of @fd's own endpoint
+ *
+ * Return: the number of channels (0 or more) or a negative errno.
+ */
+int rmsg_chan_list_addrs(int fd, unsigned int flags,
+			 struct rmsg_chan_info_addrs **chans, uint32_t *ep_id);
+
+/**
  * rmsg_inject_fault() - inject a fault into a channel
  * @fd: a /dev/rmsg file descriptor
  * @ep_id: the channel's endpoint (from rmsg_chan_list()), 0 for @fd's own

@@ -15,10 +15,11 @@
 /* Channels come and go between calls: give up growing after this many. */
 #define RMSG_CHAN_LIST_TRIES	16
 
-int rmsg_chan_list(int fd, unsigned int flags, struct rmsg_chan_info **chans,
-		   uint32_t *ep_id)
+/* RMSG_IOC_CHAN_LIST into a malloc()ed array of @esize entries. */
+static int chan_list(int fd, unsigned int flags, size_t esize, void **chans,
+		     uint32_t *ep_id)
 {
-	struct rmsg_chan_info *buf = NULL, *bigger;
+	void *buf = NULL, *bigger;
 	struct rmsg_chan_list req;
 	unsigned int cap = 0, tries;
 
@@ -41,7 +42,7 @@ int rmsg_chan_list(int fd, unsigned int flags, struct rmsg_chan_info **chans,
 		if (req.filled == req.total || tries == RMSG_CHAN_LIST_TRIES)
 			break;
 		cap = req.total + 8;
-		bigger = realloc(buf, (size_t)cap * sizeof(*buf));
+		bigger = realloc(buf, (size_t)cap * esize);
 		if (!bigger) {
 			free(buf);
 			return -ENOMEM;
@@ -56,6 +57,21 @@ int rmsg_chan_list(int fd, unsigned int flags, struct rmsg_chan_info **chans,
 		*ep_id = req.ep_id;
 	*chans = buf;
 	return req.filled;
+}
+
+int rmsg_chan_list(int fd, unsigned int flags, struct rmsg_chan_info **chans,
+		   uint32_t *ep_id)
+{
+	if (flags & RMSG_CHAN_LIST_F_ADDRS)
+		return -EINVAL;
+	return chan_list(fd, flags, sizeof(**chans), (void **)chans, ep_id);
+}
+
+int rmsg_chan_list_addrs(int fd, unsigned int flags,
+			 struct rmsg_chan_info_addrs **chans, uint32_t *ep_id)
+{
+	return chan_list(fd, flags | RMSG_CHAN_LIST_F_ADDRS, sizeof(**chans),
+			 (void **)chans, ep_id);
 }
 
 int rmsg_inject_fault(int fd, uint32_t ep_id, uint32_t channel,

@@ -7,6 +7,7 @@
  *   rmsgctl [--json] chan      channels of every endpoint the caller may see
  *   rmsgctl fault KIND EP:CH   inject a fault into a channel
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <netinet/in.h>
 
 #include <rmsg.h>
 
@@ -246,18 +248,41 @@ static const char *dev_name(uint32_t dev, const struct rmsg_dev_info *devs,
 	return buf;
 }
 
-static void print_chan_json(const struct rmsg_chan_info *c, int n,
+/* "a.b.c.d:port", "[v6]:port", or "-" for none (not connected yet). */
+static const char *addr_name(const struct __kernel_sockaddr_storage *ss,
+			     char *buf, size_t len)
+{
+	const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+	char ip[INET6_ADDRSTRLEN];
+
+	if (ss->ss_family == AF_INET &&
+	    inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip)))
+		snprintf(buf, len, "%s:%u", ip, ntohs(in->sin_port));
+	else if (ss->ss_family == AF_INET6 &&
+		 inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip)))
+		snprintf(buf, len, "[%s]:%u", ip, ntohs(in6->sin6_port));
+	else
+		snprintf(buf, len, "-");
+	return buf;
+}
+
+#define ADDR_NAME_MAX	(INET6_ADDRSTRLEN + 8)
+
+static void print_chan_json(const struct rmsg_chan_info_addrs *e, int n,
 			    uint32_t own, const struct rmsg_dev_info *devs,
 			    int ndevs)
 {
-	char ebuf[16], dbuf[RMSG_DEV_NAME_MAX];
+	char ebuf[16], dbuf[RMSG_DEV_NAME_MAX], abuf[ADDR_NAME_MAX];
+	const struct rmsg_chan_info *c;
 	int i;
 
 	putchar('{');
 	json_uint("ep_id", own, true);
 	json_key("channels", false);
 	putchar('[');
-	for (i = 0; i < n; i++, c++) {
+	for (i = 0; i < n; i++, e++) {
+		c = &e->info;
 		printf("%s{", i ? ", " : "");
 		json_uint("ep_id", c->ep_id, true);
 		json_uint("pid", c->pid, false);
@@ -277,57 +302,66 @@ static void print_chan_json(const struct rmsg_chan_info *c, int n,
 		json_uint("block_size", c->block_size, false);
 		json_str("dev", dev_name(c->dev, devs, ndevs, dbuf,
 					 sizeof(dbuf)), false);
+		json_str("local", addr_name(&e->local, abuf, sizeof(abuf)),
+			 false);
+		json_str("peer", addr_name(&e->peer, abuf, sizeof(abuf)),
+			 false);
 		putchar('}');
 	}
 	printf("]}\n");
 }
 
-static void print_chan_table(const struct rmsg_chan_info *c, int n,
+static void print_chan_table(const struct rmsg_chan_info_addrs *e, int n,
 			     const struct rmsg_dev_info *devs, int ndevs)
 {
 	char attempts[24], ebuf[16], dbuf[RMSG_DEV_NAME_MAX];
+	char lbuf[ADDR_NAME_MAX], pbuf[ADDR_NAME_MAX];
+	const struct rmsg_chan_info *c;
 	int i;
 
-	printf("%5s %7s %5s %-10s %5s %-10s %7s %9s %11s %-12s %12s %8s %s\n",
+	printf("%5s %7s %5s %-10s %5s %-10s %7s %9s %11s %-12s %12s %8s %-8s %-21s %s\n",
 	       "EP", "PID", "CHAN", "STATE", "EPOCH", "ATTEMPTS", "REPAIRS",
 	       "RETX_MSGS", "RETX_BYTES", "LAST_ERROR", "RECOVERING", "BLOCK",
-	       "DEV");
-	for (i = 0; i < n; i++, c++) {
+	       "DEV", "LOCAL", "PEER");
+	for (i = 0; i < n; i++, e++) {
+		c = &e->info;
 		/* N of M while a repair runs, else how many it may take. */
 		if (c->attempts || c->max_attempts)
 			snprintf(attempts, sizeof(attempts), "%u of %u",
 				 c->attempts, c->max_attempts);
 		else
 			snprintf(attempts, sizeof(attempts), "-");
-		printf("%5u %7u %5u %-10s %5u %-10s %7u %9llu %11llu %-12s %10.3fms %8u %s\n",
+		printf("%5u %7u %5u %-10s %5u %-10s %7u %9llu %11llu %-12s %10.3fms %8u %-8s %-21s %s\n",
 		       c->ep_id, c->pid, c->channel,
 		       rmsg_chan_state_name(c->state), c->epoch, attempts,
 		       c->repairs, (unsigned long long)c->retx_msgs,
 		       (unsigned long long)c->retx_bytes,
 		       error_name(c->last_error, ebuf, sizeof(ebuf)),
 		       c->recover_ns / 1e6, c->block_size,
-		       dev_name(c->dev, devs, ndevs, dbuf, sizeof(dbuf)));
+		       dev_name(c->dev, devs, ndevs, dbuf, sizeof(dbuf)),
+		       addr_name(&e->local, lbuf, sizeof(lbuf)),
+		       addr_name(&e->peer, pbuf, sizeof(pbuf)));
 	}
 }
 
 static int cmd_chan(void)
 {
 	struct rmsg_dev_info *devs = NULL;
-	struct rmsg_chan_info *chans;
+	struct rmsg_chan_info_addrs *chans;
 	int fd, i, n, ndevs;
 	uint32_t own;
 
 	fd = open_device();
 	if (fd < 0)
 		return 1;
-	n = rmsg_chan_list(fd, RMSG_CHAN_LIST_F_ALL, &chans, &own);
+	n = rmsg_chan_list_addrs(fd, RMSG_CHAN_LIST_F_ALL, &chans, &own);
 	/*
 	 * For the devices' names (without them, their numbers); only when a
 	 * channel is on one: querying ports makes some drivers log.
 	 */
 	ndevs = 0;
 	for (i = 0; i < n; i++)
-		if (chans[i].dev)
+		if (chans[i].info.dev)
 			ndevs = -1;
 	if (ndevs)
 		ndevs = rmsg_query_devices(fd, &devs, NULL);

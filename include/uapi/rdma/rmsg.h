@@ -959,10 +959,25 @@ struct rmsg_chan_info {
 
 /* rmsg_chan_list.flags: every endpoint the caller may see, not just its own */
 #define RMSG_CHAN_LIST_F_ALL	(1U << 0)
+/* rmsg_chan_list.flags: @chans holds struct rmsg_chan_info_addrs entries */
+#define RMSG_CHAN_LIST_F_ADDRS	(1U << 1)
+
+/**
+ * struct rmsg_chan_info_addrs - a channel with its addresses
+ * @info: as without RMSG_CHAN_LIST_F_ADDRS
+ * @local: as RMSG_IOC_CHAN_ADDR's; all zero before the first connection
+ * @peer: likewise
+ */
+struct rmsg_chan_info_addrs {
+	struct rmsg_chan_info info;
+	struct __kernel_sockaddr_storage local;
+	struct __kernel_sockaddr_storage peer;
+};
 
 /**
  * struct rmsg_chan_list - RMSG_IOC_CHAN_LIST argument
- * @chans: in: user pointer to @capacity struct rmsg_chan_info
+ * @chans: in: user pointer to @capacity struct rmsg_chan_info (with
+ *	RMSG_CHAN_LIST_F_ADDRS: struct rmsg_chan_info_addrs)
  * @capacity: in: entries @chans has room for
  * @flags: in: RMSG_CHAN_LIST_F_* bits
  * @filled: out: entries written
