@@ -74,7 +74,8 @@ int rmsg_devices_list(struct rmsg_dev_info *out, u32 capacity, u32 *total,
 				 RMSG_FEAT_SQPOLL | RMSG_FEAT_CHANNELS | \
 				 RMSG_FEAT_EAGER | RMSG_FEAT_RNDV | \
 				 RMSG_FEAT_CHAN_LIST | RMSG_FEAT_FAULT | \
-				 RMSG_FEAT_REPAIR | RMSG_FEAT_STALL_EVENTS)
+				 RMSG_FEAT_REPAIR | RMSG_FEAT_STALL_EVENTS | \
+				 RMSG_FEAT_CHAN_ADDR)
 
 /* Flags and reserved fields of the ABI must be zero. */
 static inline bool rmsg_all_zero(const void *p, size_t len)

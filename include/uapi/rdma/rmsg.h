@@ -877,6 +877,8 @@ struct rmsg_dereg {
 #define RMSG_FEAT_FAULT		(1ULL << 7)	/* RMSG_IOC_FAULT */
 #define RMSG_FEAT_REPAIR	(1ULL << 8)	/* channels are repaired */
 #define RMSG_FEAT_STALL_EVENTS	(1ULL << 9)	/* RMSG_EP_F_STALL_EVENTS */
+/* RMSG_IOC_CHAN_ADDR, RMSG_CHAN_LIST_F_ADDRS, rmsg_connect.src_addr */
+#define RMSG_FEAT_CHAN_ADDR	(1ULL << 10)
 
 /*
  * Long repairs (RMSG_FEAT_STALL_EVENTS). A repair is quiet at first: the
