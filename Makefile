@@ -25,8 +25,14 @@ LIBDIR		?= $(PREFIX)/lib
 INCLUDEDIR	?= $(PREFIX)/include
 BINDIR		?= $(PREFIX)/bin
 PKGCONFIGDIR	?= $(LIBDIR)/pkgconfig
+MANDIR		?= $(PREFIX)/share/man
 
 KDIR		?= $(shell bash -c '. tools/lib.sh; rmsg_kdir' 2>/dev/null)
+# Kernel headers carry the kernel's kernel-doc (Debian: linux-kbuild); the
+# debug guest's headers do not, Debian's packages do.
+KERNEL_DOC	?= $(firstword $(wildcard $(KDIR)/scripts/kernel-doc \
+			       /usr/lib/linux-kbuild-*/scripts/kernel-doc) \
+			       $(KDIR)/scripts/kernel-doc)
 RMSG_CACHE	?= /var/cache/rmsg
 KSELFTEST_DIR	:= $(RMSG_CACHE)/linux-source/tools/testing/selftests
 CHECKPATCH	:= $(RMSG_CACHE)/linux-source/scripts/checkpatch.pl
@@ -75,14 +81,30 @@ PERF_SRCS	:= $(wildcard tools/rmsg-perf/*.c)
 PERF_WRAP	:= -Wl,--wrap=ioctl,--wrap=poll,--wrap=ppoll,--wrap=epoll_wait
 
 .PHONY: all tests module lib tools selftests unit deps check run bench soak \
-	fuzz abifuzz install install-module install-lib clean checkpatch \
-	check-debug
+	fuzz abifuzz install install-module install-lib install-man clean \
+	checkpatch check-debug man
 
 all: module lib tools
 
 # The tests need the kselftest harness from the cache `make deps` fills; a
 # node that only builds and installs rmsg does not.
 tests: selftests unit
+
+# Man pages: section 3 from lib/rmsg.h's kernel-doc, by the kernel's own
+# scripts/kernel-doc (in the headers the module builds against); the
+# tools' pages from Documentation/man.
+MAN_SRCS	:= lib/rmsg.h tools/mkman.sh dkms.conf \
+		   $(wildcard Documentation/man/*.[18])
+
+man: build/man/.done
+
+build/man/.done: $(MAN_SRCS) | $(KERNEL_DOC)
+	tools/mkman.sh $(KERNEL_DOC) build/man $(VERSION)
+	touch $@
+
+$(KERNEL_DOC):
+	@echo "no kernel-doc at $(KERNEL_DOC): install the kernel headers (KDIR=)"
+	@exit 1
 
 deps:
 	@tools/deps.sh
@@ -165,7 +187,12 @@ selftests/rmsg_isolation_test: selftests/rmsg_isolation_test.c \
 		kernel/core/rmsg_vb.c lib/librmsg.a -lrdmacm -libverbs \
 		-lpthread -o $@
 
-unit: $(UNIT_BINS) $(FUZZ_REPLAYS)
+unit: $(UNIT_BINS) $(FUZZ_REPLAYS) build/unit/test_man
+
+# Every exported function has its page (a unit test of make check).
+build/unit/test_man: tools/testing/unit/test_man.sh build/man/.done
+	@mkdir -p $(@D)
+	install -m 755 $< $@
 
 build/unit/%: tools/testing/unit/%.c $(CORE_SRCS) $(CORE_HDRS) $(UAPI) \
 	      $(UNIT_LIB_SRCS) $(LIB_HDRS) | $(KSELFTEST_DIR)/kselftest_harness.h
@@ -301,7 +328,7 @@ checkpatch:
 
 # --- install ---------------------------------------------------------------
 
-install: install-module install-lib
+install: install-module install-lib install-man
 	install -D -m 755 tools/rmsgctl/rmsgctl $(DESTDIR)$(BINDIR)/rmsgctl
 	install -D -m 755 tools/rmsg-perf/rmsg-perf \
 		$(DESTDIR)$(BINDIR)/rmsg-perf
@@ -320,6 +347,13 @@ install-lib: lib
 	install -D -m 644 lib/librmsg.a $(DESTDIR)$(LIBDIR)/librmsg.a
 	install -D -m 644 lib/rmsg.pc $(DESTDIR)$(PKGCONFIGDIR)/rmsg.pc
 	-[ -n "$(DESTDIR)" ] || ldconfig
+
+install-man: man
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
+		$(DESTDIR)$(MANDIR)/man8
+	install -m 644 build/man/man1/*.1 $(DESTDIR)$(MANDIR)/man1
+	install -m 644 build/man/man3/*.3 $(DESTDIR)$(MANDIR)/man3
+	install -m 644 build/man/man8/*.8 $(DESTDIR)$(MANDIR)/man8
 
 clean:
 	-[ -z "$(KDIR)" ] || $(MAKE) -C $(KDIR) M=$(CURDIR) clean

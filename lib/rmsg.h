@@ -49,9 +49,29 @@ int rmsg_query_version(int fd, struct rmsg_version *ver);
 int rmsg_query_devices(int fd, struct rmsg_dev_info **devs,
 		       unsigned int *generation);
 
-/* Names for the enum values of <rdma/rmsg.h>, "?" for unknown ones. */
+/**
+ * rmsg_port_state_name() - a port's state by name
+ * @state: rmsg_port_info.state (RMSG_PORT_*)
+ *
+ * Return: its name ("ACTIVE", ...), "?" for a value this library does not
+ * know.
+ */
 const char *rmsg_port_state_name(unsigned int state);
+
+/**
+ * rmsg_port_phys_state_name() - a port's physical state by name
+ * @phys_state: rmsg_port_info.phys_state
+ *
+ * Return: its name ("LinkUp", "Polling", ...), or "?".
+ */
 const char *rmsg_port_phys_state_name(unsigned int phys_state);
+
+/**
+ * rmsg_port_protocol_name() - a port's link protocol by name
+ * @protocol: rmsg_port_info.protocol
+ *
+ * Return: "IB", "RoCE" or "iWARP", or "?".
+ */
 const char *rmsg_port_protocol_name(unsigned int protocol);
 
 /*
@@ -135,7 +155,16 @@ int rmsg_ep_open(struct rmsg_ep *ep, unsigned int sq_entries,
  */
 int rmsg_ep_open_setup(struct rmsg_ep *ep, struct rmsg_ep_setup *p);
 
-/* Unmap the rings and close the endpoint. */
+/**
+ * rmsg_ep_close() - close an endpoint
+ * @ep: an endpoint rmsg_ep_open() or rmsg_ep_open_setup() opened
+ *
+ * Unmaps its rings and closes its file. Every channel still there ends as
+ * after RMSG_CLOSE_ABORT: its peer sees ECONNRESET (close channels with
+ * rmsg_ep_close_channel() and wait for their events for an orderly end),
+ * a connection request waiting for an answer is rejected, and every
+ * region is unregistered.
+ */
 void rmsg_ep_close(struct rmsg_ep *ep);
 
 /**
@@ -740,8 +769,20 @@ int rmsg_chan_list_addrs(int fd, unsigned int flags,
 int rmsg_inject_fault(int fd, uint32_t ep_id, uint32_t channel,
 		      uint32_t kind);
 
-/* Names for enum rmsg_chan_info_state and enum rmsg_fault_kind, "?" else. */
+/**
+ * rmsg_chan_state_name() - a listed channel's state by name
+ * @state: rmsg_chan_info.state (enum rmsg_chan_info_state)
+ *
+ * Return: its name ("OPEN", "RECOVERING", ...), or "?".
+ */
 const char *rmsg_chan_state_name(unsigned int state);
+
+/**
+ * rmsg_fault_kind_name() - a fault kind by name, as rmsgctl fault takes it
+ * @kind: enum rmsg_fault_kind
+ *
+ * Return: its name ("qp-error", "disconnect", "device-fatal"), or "?".
+ */
 const char *rmsg_fault_kind_name(unsigned int kind);
 
 /**
