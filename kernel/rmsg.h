@@ -75,7 +75,7 @@ int rmsg_devices_list(struct rmsg_dev_info *out, u32 capacity, u32 *total,
 				 RMSG_FEAT_EAGER | RMSG_FEAT_RNDV | \
 				 RMSG_FEAT_CHAN_LIST | RMSG_FEAT_FAULT | \
 				 RMSG_FEAT_REPAIR | RMSG_FEAT_STALL_EVENTS | \
-				 RMSG_FEAT_CHAN_ADDR)
+				 RMSG_FEAT_CHAN_ADDR | RMSG_FEAT_CHAN_OPTS)
 
 /* Flags and reserved fields of the ABI must be zero. */
 static inline bool rmsg_all_zero(const void *p, size_t len)
@@ -355,6 +355,7 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg);
 long rmsg_chan_close(struct rmsg_endpoint *ep, void __user *uarg);
 long rmsg_chan_accept(struct rmsg_endpoint *ep, void __user *uarg);
 long rmsg_chan_addr(struct rmsg_endpoint *ep, void __user *uarg);
+long rmsg_chan_set(struct rmsg_endpoint *ep, void __user *uarg);
 int rmsg_chan_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma);
 void rmsg_chan_release_all(struct rmsg_endpoint *ep);
 void rmsg_chan_device_removed(struct rmsg_device *rdev);

@@ -110,6 +110,8 @@ static long rmsg_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return rmsg_ctl_fault(ep, uarg);
 	case RMSG_IOC_CHAN_ADDR:
 		return rmsg_chan_addr(ep, uarg);
+	case RMSG_IOC_CHAN_SET:
+		return rmsg_chan_set(ep, uarg);
 	default:
 		return -ENOTTY;
 	}

@@ -224,10 +224,34 @@ static void rmsg_stall_timer(struct timer_list *t)
 	queue_work(rmsg_wq, &ch->work);
 }
 
+/*
+ * A channel's own setting (struct rmsg_chan_opts) where it has one, else
+ * the module's parameter; 0 for a setting that is off. The settings are
+ * written under chan_lock and read anywhere.
+ */
+static unsigned int rmsg_opt(u32 own, unsigned int param)
+{
+	if (own == RMSG_OPT_OFF)
+		return 0;
+	return own ?: param;
+}
+
+static unsigned int rmsg_chan_hb_ms(const struct rmsg_channel *ch)
+{
+	return rmsg_opt(READ_ONCE(ch->opts.heartbeat_ms),
+			READ_ONCE(heartbeat_ms));
+}
+
+static unsigned int rmsg_chan_repair_ms(const struct rmsg_channel *ch)
+{
+	return rmsg_opt(READ_ONCE(ch->opts.repair_timeout_ms),
+			READ_ONCE(repair_timeout_ms));
+}
+
 /* The next heartbeat of a channel that is open (again). */
 static void rmsg_hb_arm(struct rmsg_channel *ch)
 {
-	unsigned int ms = READ_ONCE(heartbeat_ms);
+	unsigned int ms = rmsg_chan_hb_ms(ch);
 
 	if (ms)
 		mod_timer(&ch->hb_timer, jiffies + msecs_to_jiffies(ms));
@@ -458,10 +482,11 @@ static unsigned long rmsg_jiffies_after_ms(unsigned int ms)
 	return jiffies + msecs_to_jiffies(ms) + 1;
 }
 
-/* The endpoint's quiet period, or the module's. */
+/* The channel's quiet period, or the endpoint's, or the module's. */
 static unsigned int rmsg_stall_quiet_ms(const struct rmsg_channel *ch)
 {
-	return ch->ep->stall_ms ?: READ_ONCE(repair_quiet_ms);
+	return READ_ONCE(ch->opts.stall_ms) ?: ch->ep->stall_ms ?:
+	       READ_ONCE(repair_quiet_ms);
 }
 
 /*
@@ -510,7 +535,7 @@ static void rmsg_chan_stalled(struct rmsg_channel *ch)
 /* Can a connection fault with @error be repaired on this channel? */
 static bool rmsg_chan_repairable(struct rmsg_channel *ch, int error)
 {
-	if (!ch->shadow || !READ_ONCE(repair_timeout_ms) ||
+	if (!ch->shadow || !rmsg_chan_repair_ms(ch) ||
 	    test_bit(RMSG_CHAN_PEER_RESET, &ch->flags))
 		return false;
 	switch (error) {
@@ -548,9 +573,9 @@ static void rmsg_chan_fault_locked(struct rmsg_channel *ch, int error)
 	ch->backoff_from = 0;
 	ch->resil.max_attempts =
 		rmsg_backoff_attempts(repair_backoff_ms, repair_backoff_max_ms,
-				      repair_timeout_ms);
+				      rmsg_chan_repair_ms(ch));
 	ch->resil.recover_start = ktime_get_ns();
-	ch->deadline = rmsg_jiffies_after_ms(READ_ONCE(repair_timeout_ms));
+	ch->deadline = rmsg_jiffies_after_ms(rmsg_chan_repair_ms(ch));
 	rmsg_stall_arm(ch);
 	queue_work(rmsg_wq, &ch->work);
 }
@@ -637,7 +662,9 @@ static void rmsg_chan_heartbeat(struct rmsg_channel *ch)
 
 	if (test_and_clear_bit(RMSG_CHAN_HEARD, &ch->flags)) {
 		ch->hb_misses = 0;
-	} else if (++ch->hb_misses >= READ_ONCE(heartbeat_misses)) {
+	} else if (++ch->hb_misses >=
+		   (READ_ONCE(ch->opts.heartbeat_misses) ?:
+		    READ_ONCE(heartbeat_misses))) {
 		rmsg_chan_fault(ch, -ETIMEDOUT);
 		return;
 	}
@@ -2022,6 +2049,7 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 					   RMSG_CHAN_ACCEPTING,
 		       l->user_data, l->block_size);
 	ch->cm_id = cm_id;
+	ch->opts = l->opts;
 	ch->adv_family = rmsg_wildcard_family(&l->addr);
 
 	/*
@@ -2454,6 +2482,48 @@ static int rmsg_cm_handler(struct rdma_cm_id *cm_id,
 
 /* --- the program's requests ------------------------------------------- */
 
+/* The ranges of struct rmsg_chan_opts: 0 or -EINVAL. */
+static int rmsg_opts_check(const struct rmsg_chan_opts *o)
+{
+	if (!rmsg_all_zero(o->resv, sizeof(o->resv)) ||
+	    (o->repair_timeout_ms > RMSG_OPT_MS_MAX &&
+	     o->repair_timeout_ms != RMSG_OPT_OFF) ||
+	    o->stall_ms > RMSG_OPT_MS_MAX ||
+	    (o->heartbeat_ms > RMSG_OPT_MS_MAX &&
+	     o->heartbeat_ms != RMSG_OPT_OFF) ||
+	    o->heartbeat_misses > RMSG_OPT_MISSES_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+/* A program's struct rmsg_chan_opts at @uptr (0: none, all zero). */
+static int rmsg_opts_copy(struct rmsg_chan_opts *o, u64 uptr)
+{
+	memset(o, 0, sizeof(*o));
+	if (!uptr)
+		return 0;
+	if (copy_from_user(o, u64_to_user_ptr(uptr), sizeof(*o)))
+		return -EFAULT;
+	return rmsg_opts_check(o);
+}
+
+/*
+ * The non-zero settings of @from over a channel's: under chan_lock for a
+ * channel others may see.
+ */
+static void rmsg_opts_merge(struct rmsg_chan_opts *to,
+			    const struct rmsg_chan_opts *from)
+{
+	if (from->repair_timeout_ms)
+		WRITE_ONCE(to->repair_timeout_ms, from->repair_timeout_ms);
+	if (from->stall_ms)
+		WRITE_ONCE(to->stall_ms, from->stall_ms);
+	if (from->heartbeat_ms)
+		WRITE_ONCE(to->heartbeat_ms, from->heartbeat_ms);
+	if (from->heartbeat_misses)
+		WRITE_ONCE(to->heartbeat_misses, from->heartbeat_misses);
+}
+
 static int rmsg_copy_addr(struct sockaddr_storage *ss, u64 uaddr, u32 len)
 {
 	if (len < sizeof(sa_family_t) || len > sizeof(*ss))
@@ -2497,6 +2567,7 @@ static int rmsg_chan_args(struct rmsg_endpoint *ep, u32 *size,
  */
 long rmsg_chan_listen(struct rmsg_endpoint *ep, void __user *uarg)
 {
+	struct rmsg_chan_opts opts;
 	struct sockaddr_storage ss;
 	struct rmsg_listen req;
 	struct rmsg_listener *l;
@@ -2506,9 +2577,11 @@ long rmsg_chan_listen(struct rmsg_endpoint *ep, void __user *uarg)
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
-	if ((req.flags & ~RMSG_LISTEN_F_ACCEPT) || req.resv32 ||
-	    !rmsg_all_zero(req.resv, sizeof(req.resv)))
+	if ((req.flags & ~RMSG_LISTEN_F_ACCEPT) || req.resv32)
 		return -EINVAL;
+	ret = rmsg_opts_copy(&opts, req.opts);
+	if (ret)
+		return ret;
 	ret = rmsg_chan_args(ep, &req.block_size, &ss, req.addr, req.addr_len);
 	if (ret)
 		return ret;
@@ -2523,6 +2596,7 @@ long rmsg_chan_listen(struct rmsg_endpoint *ep, void __user *uarg)
 	l->manual = req.flags & RMSG_LISTEN_F_ACCEPT;
 	l->user_data = req.user_data;
 	l->block_size = req.block_size;
+	l->opts = opts;
 	l->peer_block_max = req.peer_block_max ?:
 			    max(READ_ONCE(peer_block_max), req.block_size);
 	/*
@@ -2633,6 +2707,47 @@ long rmsg_chan_addr(struct rmsg_endpoint *ep, void __user *uarg)
 }
 
 /**
+ * rmsg_chan_set() - RMSG_IOC_CHAN_SET: change a channel's settings
+ * @ep: the caller's endpoint
+ * @uarg: struct rmsg_chan_set
+ *
+ * A heartbeat switched on for an open channel starts now; one switched off
+ * stops. Timers already running keep their length.
+ *
+ * Return: 0, -EFAULT, -EINVAL, -ENOENT or -EALREADY (the channel is
+ * ending).
+ */
+long rmsg_chan_set(struct rmsg_endpoint *ep, void __user *uarg)
+{
+	const struct rmsg_chan_opts *opts;
+	struct rmsg_chan_set req;
+	struct rmsg_channel *ch;
+	int ret = 0;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	opts = &req.opts;
+	if (req.flags || rmsg_opts_check(opts))
+		return -EINVAL;
+	mutex_lock(&ep->chan_lock);
+	ch = xa_load(&ep->channels, req.channel);
+	if (!ch) {
+		ret = -ENOENT;
+	} else if (ch->state == RMSG_CHAN_DYING) {
+		ret = -EALREADY;
+	} else {
+		rmsg_opts_merge(&ch->opts, opts);
+		if (ch->state == RMSG_CHAN_OPEN && !rmsg_chan_hb_ms(ch))
+			del_timer(&ch->hb_timer);
+		else if (ch->state == RMSG_CHAN_OPEN && opts->heartbeat_ms &&
+			 !timer_pending(&ch->hb_timer))
+			rmsg_hb_arm(ch);
+	}
+	mutex_unlock(&ep->chan_lock);
+	return ret;
+}
+
+/**
  * rmsg_chan_connect() - RMSG_IOC_CONNECT: start connecting a channel
  * @ep: the endpoint, with rings
  * @uarg: struct rmsg_connect; its channel is filled in
@@ -2647,6 +2762,7 @@ long rmsg_chan_addr(struct rmsg_endpoint *ep, void __user *uarg)
 long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 {
 	struct sockaddr_storage ss, src;
+	struct rmsg_chan_opts opts;
 	struct rmsg_connect req;
 	struct rmsg_channel *ch;
 	struct rdma_cm_id *cm_id;
@@ -2654,9 +2770,11 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
-	if (req.flags || req.channel ||
-	    !rmsg_all_zero(req.resv, sizeof(req.resv)))
+	if (req.flags || req.channel)
 		return -EINVAL;
+	ret = rmsg_opts_copy(&opts, req.opts);
+	if (ret)
+		return ret;
 	ret = rmsg_chan_args(ep, &req.block_size, &ss, req.addr, req.addr_len);
 	if (ret)
 		return ret;
@@ -2673,6 +2791,7 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 		return -ENOMEM;
 	rmsg_chan_init(ch, ep, RMSG_CHAN_CONNECTING, req.user_data,
 		       req.block_size);
+	ch->opts = opts;
 	/* Kept for the repairs, which dial again from a work item. */
 	ch->peer_addr = ss;
 	ch->resolve_ms = req.timeout_ms ?: resolve_timeout_ms;
@@ -2920,6 +3039,7 @@ int rmsg_chan_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma)
  */
 long rmsg_chan_accept(struct rmsg_endpoint *ep, void __user *uarg)
 {
+	struct rmsg_chan_opts opts;
 	struct rmsg_channel *ch;
 	struct rmsg_accept req;
 	int ret = 0;
@@ -2929,6 +3049,9 @@ long rmsg_chan_accept(struct rmsg_endpoint *ep, void __user *uarg)
 	if ((req.flags & ~RMSG_ACCEPT_REJECT) ||
 	    !rmsg_all_zero(req.resv, sizeof(req.resv)))
 		return -EINVAL;
+	ret = rmsg_opts_copy(&opts, req.opts);
+	if (ret)
+		return ret;
 
 	mutex_lock(&ep->chan_lock);
 	ch = xa_load(&ep->channels, req.channel);
@@ -2946,6 +3069,7 @@ long rmsg_chan_accept(struct rmsg_endpoint *ep, void __user *uarg)
 	} else {
 		rmsg_chan_set_state(ch, RMSG_CHAN_ACCEPTING, 0);
 		ch->user_data = req.user_data;
+		rmsg_opts_merge(&ch->opts, &opts);
 		set_bit(RMSG_CHAN_ACCEPT_DUE, &ch->flags);
 		queue_work(rmsg_wq, &ch->work);
 	}

@@ -173,6 +173,7 @@ struct rmsg_cm_ctx {
  * @block_size: receive block of accepted channels
  * @manual: RMSG_LISTEN_F_ACCEPT: the program answers each request
  * @peer_block_max: the largest block a connecting peer may announce
+ * @opts: the settings of the channels it accepts
  * @addr: the address it is bound to (with the port it got)
  * @backlog: rdma_listen()'s
  * @net: the network namespace it listens in
@@ -187,6 +188,7 @@ struct rmsg_listener {
 	u32 block_size;
 	u32 peer_block_max;
 	bool manual;
+	struct rmsg_chan_opts opts;
 	struct sockaddr_storage addr;
 	int backlog;
 	struct net *net;
@@ -483,6 +485,8 @@ union rmsg_sockaddr {
  *	address), else 0; the ACCEPT lists local addresses of that family
  *	(and IPv4 for AF_INET6) for the peer's repairs to dial
  * @resolve_ms: its address and route resolution timeout
+ * @opts: the channel's own settings, 0 where it has none (written under
+ *	chan_lock, read anywhere)
  * @conn_local: this side's address of the newest connection (chan_lock)
  * @conn_peer: the peer's (chan_lock); both AF_UNSPEC before the first
  * @phase: enum rmsg_repair_phase
@@ -597,6 +601,7 @@ struct rmsg_channel {
 	u32 dial_idx;
 	sa_family_t adv_family;
 	u32 resolve_ms;
+	struct rmsg_chan_opts opts;
 	union rmsg_sockaddr conn_local;
 	union rmsg_sockaddr conn_peer;
 	struct net *net;

@@ -274,6 +274,23 @@ int rmsg_chan_addr(struct rmsg_ep *ep, uint32_t channel,
 		   struct sockaddr_storage *local,
 		   struct sockaddr_storage *peer);
 
+/**
+ * rmsg_chan_set() - change a channel's own settings
+ * @ep: the endpoint
+ * @channel: the channel's id
+ * @opts: the settings; 0 in a field leaves it as it is, RMSG_OPT_OFF
+ *	switches off a repair or the heartbeat
+ *
+ * A real-time program may want a channel to give up after 50 ms of
+ * repair, or to stall quietly for only 5 ms, while the module's defaults
+ * suit the rest (<rdma/rmsg.h>, struct rmsg_chan_opts).
+ *
+ * Return: 0, -ENOENT (no such channel), -EALREADY (it is ending), -EINVAL
+ * (a value out of range), or another negative errno.
+ */
+int rmsg_chan_set(struct rmsg_ep *ep, uint32_t channel,
+		  const struct rmsg_chan_opts *opts);
+
 /*
  * Messages (Documentation/messages.rst). On top of the rings, the library
  * keeps a table of the endpoint's channels and a send area: rmsg_ep_open()

@@ -88,3 +88,14 @@ int rmsg_chan_addr(struct rmsg_ep *ep, uint32_t channel,
 		memcpy(peer, &req.peer, sizeof(*peer));
 	return 0;
 }
+
+int rmsg_chan_set(struct rmsg_ep *ep, uint32_t channel,
+		  const struct rmsg_chan_opts *opts)
+{
+	struct rmsg_chan_set req;
+
+	memset(&req, 0, sizeof(req));
+	req.channel = channel;
+	req.opts = *opts;
+	return ioctl(ep->fd, RMSG_IOC_CHAN_SET, &req) ? -errno : 0;
+}

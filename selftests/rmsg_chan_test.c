@@ -403,6 +403,7 @@ TEST_F_TIMEOUT(chan, explicit_reject, 120)
 
 TEST_F(chan, bad_arguments)
 {
+	struct rmsg_chan_opts opts = { 0 };
 	struct sockaddr_in6 six = { .sin6_family = AF_INET6,
 				    .sin6_addr = IN6ADDR_LOOPBACK_INIT };
 	struct sockaddr_in sin = self->addr;
@@ -439,10 +440,19 @@ TEST_F(chan, bad_arguments)
 	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
 	EXPECT_EQ(EINVAL, errno);
 	conn.flags = 0;
-	conn.resv[0] = 1;
+	/* Settings: readable, and in range. */
+	conn.opts = 8;
+	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
+	EXPECT_EQ(EFAULT, errno);
+	conn.opts = (uintptr_t)&opts;
+	opts.heartbeat_ms = RMSG_OPT_MS_MAX + 1;
 	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
 	EXPECT_EQ(EINVAL, errno);
-	conn.resv[0] = 0;
+	opts.heartbeat_ms = 0;
+	opts.resv[0] = 1;
+	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
+	EXPECT_EQ(EINVAL, errno);
+	conn.opts = 0;
 	/* A source address: readable, whole, and of the peer's family. */
 	conn.src_addr = 0;
 	conn.src_addr_len = sizeof(sin);

@@ -1314,6 +1314,84 @@ TEST_F_TIMEOUT(resil, stall_give_up, 120)
 	EXPECT_TRUE(rmsg_stream_prefix(&ss->s[1]));
 }
 
+/*
+ * A channel's own give-up timeout (rmsg_chan_set()): with the link down,
+ * the channel told to give up after 1.5 s ends with ETIMEDOUT, while its
+ * neighbour on the module's default (30 s) is still being repaired.
+ */
+TEST_F_TIMEOUT(resil, own_give_up_timeout, 120)
+{
+	struct rmsg_chan_opts quick = { .repair_timeout_ms = 1500 };
+	const struct rmsg_chan_info *e;
+	struct rmsg_chan_info *c;
+	struct rmsg_event ev;
+	long t0, ms;
+	int i, n, ret;
+
+	if (!module_has(RMSG_FEAT_REPAIR) || !module_has(RMSG_FEAT_CHAN_OPTS))
+		SKIP(return, "the module does not announce RMSG_FEAT_REPAIR and RMSG_FEAT_CHAN_OPTS");
+	if (!self->netdev)
+		SKIP(return, "RMSG_NETDEV not set: not run by rmsg-vm");
+	ASSERT_EQ(0, connect_n(self, 2));
+	ASSERT_EQ(0, rmsg_chan_set(&self->b, self->b_ch[0], &quick));
+	ASSERT_EQ(0, rmsg_chan_set(&self->a, self->a_ch[0], &quick));
+
+	ASSERT_EQ(0, block_net(self));
+	t0 = rmsg_now_ms();
+	for (i = 0; i < 2; i++) {
+		ret = rmsg_inject_fault(self->b.fd, 0, self->b_ch[i],
+					RMSG_FAULT_QP_ERROR);
+		ASSERT_TRUE(ret == 0 || ret == -ENOTCONN) TH_LOG("fault: %d", ret);
+	}
+	ASSERT_EQ(0, wait_ev(&self->b, RMSG_CQE_CLOSED, &ev,
+			     20000 * rmsg_test_slow()));
+	ms = rmsg_now_ms() - t0;
+	EXPECT_EQ(self->b_ch[0], ev.channel);
+	EXPECT_EQ(-ETIMEDOUT, ev.res);
+	EXPECT_LE(1500, ms);
+	ksft_print_msg("the quick channel ended after %ld ms\n", ms);
+	/* Far from its 30 s, the other is still being repaired. */
+	n = rmsg_chan_list(self->b.fd, 0, &c, NULL);
+	ASSERT_LE(1, n);
+	e = find_info(c, n, self->b_ep, self->b_ch[1]);
+	ASSERT_NE(NULL, e);
+	EXPECT_EQ(RMSG_CHAN_INFO_RECOVERING, e->state);
+	free(c);
+}
+
+/* RMSG_IOC_CHAN_SET refuses what is out of range, and unknown channels. */
+TEST_F(resil, chan_set_bad_arguments)
+{
+	struct rmsg_chan_opts o = { 0 };
+	struct rmsg_chan_set req;
+
+	if (!module_has(RMSG_FEAT_CHAN_OPTS))
+		SKIP(return, "the module does not announce RMSG_FEAT_CHAN_OPTS");
+	ASSERT_EQ(0, connect_n(self, 1));
+	EXPECT_EQ(0, rmsg_chan_set(&self->b, self->b_ch[0], &o));
+	EXPECT_EQ(-ENOENT, rmsg_chan_set(&self->b, RMSG_MAX_CHANNELS - 1, &o));
+	o.repair_timeout_ms = RMSG_OPT_MS_MAX + 1;
+	EXPECT_EQ(-EINVAL, rmsg_chan_set(&self->b, self->b_ch[0], &o));
+	o.repair_timeout_ms = RMSG_OPT_OFF;
+	EXPECT_EQ(0, rmsg_chan_set(&self->b, self->b_ch[0], &o));
+	o.repair_timeout_ms = 0;
+	o.stall_ms = RMSG_OPT_OFF;
+	EXPECT_EQ(-EINVAL, rmsg_chan_set(&self->b, self->b_ch[0], &o));
+	o.stall_ms = 0;
+	o.heartbeat_misses = RMSG_OPT_MISSES_MAX + 1;
+	EXPECT_EQ(-EINVAL, rmsg_chan_set(&self->b, self->b_ch[0], &o));
+	o.heartbeat_misses = 0;
+	o.resv[1] = 1;
+	EXPECT_EQ(-EINVAL, rmsg_chan_set(&self->b, self->b_ch[0], &o));
+	memset(&req, 0, sizeof(req));
+	req.channel = self->b_ch[0];
+	req.flags = 1;
+	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CHAN_SET, &req));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CHAN_SET, NULL));
+	EXPECT_EQ(EFAULT, errno);
+}
+
 #define TRACEFS		"/sys/kernel/tracing"
 
 static int trace_write(const char *file, const char *val)

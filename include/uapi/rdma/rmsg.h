@@ -566,6 +566,40 @@ enum rmsg_cqe_kind {
 /* Channels per endpoint at most; a module parameter may lower it. */
 #define RMSG_MAX_CHANNELS	65536
 
+/* struct rmsg_chan_opts: a setting switched off (no repair, no heartbeat) */
+#define RMSG_OPT_OFF		0xffffffffU
+/* struct rmsg_chan_opts: the largest time a setting takes (a day) */
+#define RMSG_OPT_MS_MAX		86400000U
+/* struct rmsg_chan_opts: the most heartbeat periods that may be missed */
+#define RMSG_OPT_MISSES_MAX	1000U
+
+/**
+ * struct rmsg_chan_opts - a channel's own settings
+ * @repair_timeout_ms: a repair that has not succeeded after this long ends
+ *	the channel (ETIMEDOUT); RMSG_OPT_OFF: no repair, a broken
+ *	connection ends the channel at once
+ * @stall_ms: the quiet period before RMSG_CQE_STALLED (endpoints with
+ *	RMSG_EP_F_STALL_EVENTS)
+ * @heartbeat_ms: the heartbeat period; RMSG_OPT_OFF: none (a silent peer
+ *	is then found only by a failed send)
+ * @heartbeat_misses: periods in a row without an acknowledged send that
+ *	break the connection (1 to RMSG_OPT_MISSES_MAX)
+ * @resv: zero
+ *
+ * 0 in a field keeps what the channel would have without it: for a new
+ * channel the listener's setting (accepted channels) or the module's
+ * parameter (repair_timeout_ms, repair_quiet_ms or the endpoint's
+ * stall_ms, heartbeat_ms, heartbeat_misses); for RMSG_IOC_CHAN_SET the
+ * channel's current one. Times are in ms, at most RMSG_OPT_MS_MAX.
+ */
+struct rmsg_chan_opts {
+	__u32 repair_timeout_ms;
+	__u32 stall_ms;
+	__u32 heartbeat_ms;
+	__u32 heartbeat_misses;
+	__u64 resv[2];
+};
+
 /**
  * struct rmsg_listen - RMSG_IOC_LISTEN argument
  * @addr: user pointer to a struct sockaddr_in or sockaddr_in6 to listen on
@@ -584,7 +618,8 @@ enum rmsg_cqe_kind {
  *	module's default (peer_block_max, 1 MiB); a larger announcement is
  *	rejected
  * @resv32: zero
- * @resv: zero
+ * @opts: 0, or a user pointer to struct rmsg_chan_opts for every channel
+ *	the listener accepts (RMSG_FEAT_CHAN_OPTS)
  */
 struct rmsg_listen {
 	__u64 addr;
@@ -595,7 +630,7 @@ struct rmsg_listen {
 	__u64 user_data;
 	__u32 peer_block_max;
 	__u32 resv32;
-	__u64 resv[1];
+	__u64 opts;
 };
 
 /* The most connection requests a listener lets wait (as ucma's). */
@@ -615,7 +650,8 @@ struct rmsg_listen {
  *	peer's (port 0), which also picks the device, for the first
  *	connection; repairs dial from wherever the node routes, so that a
  *	channel can leave a failed device (Documentation/channels.rst)
- * @resv: zero
+ * @opts: 0, or a user pointer to struct rmsg_chan_opts for this channel
+ *	(RMSG_FEAT_CHAN_OPTS)
  */
 struct rmsg_connect {
 	__u64 addr;
@@ -627,7 +663,7 @@ struct rmsg_connect {
 	__u32 timeout_ms;
 	__u32 src_addr_len;
 	__u64 src_addr;
-	__u64 resv[1];
+	__u64 opts;
 };
 
 /* rmsg_close.flags */
@@ -725,6 +761,8 @@ struct rmsg_ep_stats {
  * @flags: RMSG_ACCEPT_* bits; others must be zero
  * @user_data: for the channel's later events (RMSG_CQE_ACCEPTED when it
  *	is open, RMSG_CQE_CLOSED); unused by a reject
+ * @opts: 0, or a user pointer to struct rmsg_chan_opts: its non-zero
+ *	fields replace the listener's for this channel (RMSG_FEAT_CHAN_OPTS)
  * @resv: zero
  *
  * An accepted channel is reported open by RMSG_CQE_ACCEPTED, or not at
@@ -737,7 +775,8 @@ struct rmsg_accept {
 	__u32 channel;
 	__u32 flags;
 	__u64 user_data;
-	__u64 resv[2];
+	__u64 opts;
+	__u64 resv[1];
 };
 
 #define RMSG_IOC_ACCEPT		_IOW(RMSG_IOC_MAGIC, 0x08, struct rmsg_accept)
@@ -879,6 +918,8 @@ struct rmsg_dereg {
 #define RMSG_FEAT_STALL_EVENTS	(1ULL << 9)	/* RMSG_EP_F_STALL_EVENTS */
 /* RMSG_IOC_CHAN_ADDR, RMSG_CHAN_LIST_F_ADDRS, rmsg_connect.src_addr */
 #define RMSG_FEAT_CHAN_ADDR	(1ULL << 10)
+/* struct rmsg_chan_opts in LISTEN, CONNECT, ACCEPT; RMSG_IOC_CHAN_SET */
+#define RMSG_FEAT_CHAN_OPTS	(1ULL << 11)
 
 /*
  * Long repairs (RMSG_FEAT_STALL_EVENTS). A repair is quiet at first: the
@@ -1069,5 +1110,26 @@ struct rmsg_chan_addr {
 #define RMSG_IOC_CHAN_LIST	_IOWR(RMSG_IOC_MAGIC, 0x0b, struct rmsg_chan_list)
 #define RMSG_IOC_FAULT		_IOW(RMSG_IOC_MAGIC, 0x0c, struct rmsg_fault)
 #define RMSG_IOC_CHAN_ADDR	_IOWR(RMSG_IOC_MAGIC, 0x0d, struct rmsg_chan_addr)
+
+/**
+ * struct rmsg_chan_set - RMSG_IOC_CHAN_SET argument: change a channel's
+ *	settings
+ * @channel: the channel's id in the caller's endpoint
+ * @flags: zero
+ * @opts: the settings; 0 in a field leaves it as it is
+ *
+ * A channel in any state but ending takes them; a heartbeat period or a
+ * quiet period under way keeps its old length, the next one has the new.
+ * A repair under way keeps its deadline. Errors: ENOENT for no such
+ * channel, EALREADY for one that is ending, EINVAL for a value out of
+ * range or nonzero @flags or @opts.resv.
+ */
+struct rmsg_chan_set {
+	__u32 channel;
+	__u32 flags;
+	struct rmsg_chan_opts opts;
+};
+
+#define RMSG_IOC_CHAN_SET	_IOW(RMSG_IOC_MAGIC, 0x0e, struct rmsg_chan_set)
 
 #endif /* _UAPI_RDMA_RMSG_H */
