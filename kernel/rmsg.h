@@ -75,7 +75,8 @@ int rmsg_devices_list(struct rmsg_dev_info *out, u32 capacity, u32 *total,
 				 RMSG_FEAT_EAGER | RMSG_FEAT_RNDV | \
 				 RMSG_FEAT_CHAN_LIST | RMSG_FEAT_FAULT | \
 				 RMSG_FEAT_REPAIR | RMSG_FEAT_STALL_EVENTS | \
-				 RMSG_FEAT_CHAN_ADDR | RMSG_FEAT_CHAN_OPTS)
+				 RMSG_FEAT_CHAN_ADDR | RMSG_FEAT_CHAN_OPTS | \
+				 RMSG_FEAT_ENTER_COUNT)
 
 /* Flags and reserved fields of the ABI must be zero. */
 static inline bool rmsg_all_zero(const void *p, size_t len)
@@ -120,6 +121,7 @@ enum rmsg_ep_stat {
 	RMSG_STAT_REKEYS_OUT,
 	RMSG_STAT_REKEYED_IN,
 	RMSG_STAT_EVENTS_DROPPED,
+	RMSG_STAT_ENTERS,
 	RMSG_STAT_NR,
 };
 

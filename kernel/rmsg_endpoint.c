@@ -478,6 +478,7 @@ long rmsg_ep_enter(struct rmsg_endpoint *ep, void __user *uarg)
 	if ((e.flags & RMSG_ENTER_GETEVENTS) && e.min_complete > ep->cq.entries)
 		return -EINVAL;
 
+	rmsg_ep_count(ep, RMSG_STAT_ENTERS);
 	e.submitted = 0;
 	/*
 	 * With a poller, the SQEs are taken here as well as the poller being
@@ -673,10 +674,11 @@ long rmsg_ep_get_stats(struct rmsg_endpoint *ep, void __user *uarg)
 	u64 *c = &st.sends;
 	int i;
 
-	static_assert(offsetof(struct rmsg_ep_stats, events_dropped) ==
+	static_assert(offsetof(struct rmsg_ep_stats, enters) ==
 		      offsetof(struct rmsg_ep_stats, sends) +
-		      (RMSG_STAT_EVENTS_DROPPED - RMSG_STAT_SENDS) *
-		      sizeof(u64));
+		      (RMSG_STAT_ENTERS - RMSG_STAT_SENDS) * sizeof(u64));
+	static_assert(sizeof(st) == offsetof(struct rmsg_ep_stats, sends) +
+		      (RMSG_STAT_NR - RMSG_STAT_SENDS) * sizeof(u64));
 	st.bad_index = atomic_long_read(&ep->bad_index);
 	st.bad_desc = atomic_long_read(&ep->bad_desc);
 	for (i = 0; i < RMSG_STAT_NR; i++)

@@ -487,6 +487,39 @@ int rmsg_channel_max_msg(struct rmsg_ep *ep, uint32_t channel);
 int rmsg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
 	      size_t len, uint64_t user_data);
 
+/* rmsg_msg_send() flags: more sends follow, enter the kernel once for all */
+#define RMSG_SEND_MORE	(1u << 0)
+
+/**
+ * rmsg_msg_send() - rmsg_send() with flags
+ * @ep: the endpoint
+ * @channel: an open channel
+ * @buf: the message
+ * @len: its bytes, as for rmsg_send()
+ * @flags: 0 or RMSG_SEND_MORE
+ * @user_data: for the send's completion event
+ *
+ * With RMSG_SEND_MORE the send is queued and published, but the kernel is
+ * not entered for it: a kernel poller (RMSG_EP_F_SQPOLL) takes it at once,
+ * otherwise it goes with the next send without the flag, rmsg_ep_flush(),
+ * rmsg_ep_progress() or rmsg_ep_wait(), one system call for the whole
+ * batch. A batch larger than the SQ is entered in SQ-sized parts. Until
+ * one of those calls the peer may not see the message, so a program that
+ * waits for an answer must not end its batch with the flag set.
+ *
+ * Return: as rmsg_send(); -EINVAL for unknown @flags.
+ */
+int rmsg_msg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
+		  size_t len, unsigned int flags, uint64_t user_data);
+
+/**
+ * rmsg_ep_flush() - enter the kernel for sends queued with RMSG_SEND_MORE
+ * @ep: the endpoint
+ *
+ * Return: 0 (nothing queued is 0 too, without a system call), or -EINVAL.
+ */
+int rmsg_ep_flush(struct rmsg_ep *ep);
+
 /**
  * rmsg_reserve() - room in the send area to build a message in place
  * @ep: the endpoint

@@ -195,10 +195,21 @@ static void rmsg_chan_settle(struct rmsg_ep_data *d, __u32 id)
 /* -------------------------------------------------------------------- */
 /* Submitting                                                            */
 
-/* Let the kernel take what was published, if it will not by itself. */
+/*
+ * Let the kernel take what was handed out, if it will not by itself;
+ * during an RMSG_SEND_MORE send only publish it (a poller takes it, the
+ * next kick enters for it).
+ */
 void rmsg_lib_kick(struct rmsg_ep *ep)
 {
 	unsigned int n;
+
+	if (ep->data->more) {
+		/* A: the SQEs are written before the producer publishes them. */
+		__atomic_store_n(ep->sq.producer, ep->sq.cached_prod,
+				 __ATOMIC_RELEASE);
+		return;
+	}
 
 	/*
 	 * Nothing handed out that the kernel has not taken: skip the full
@@ -218,14 +229,20 @@ void rmsg_lib_kick(struct rmsg_ep *ep)
 		rmsg_ep_enter(ep, n, 0, 0);
 }
 
-/* A free SQE; when the SQ is full, let the kernel drain it once first. */
+/*
+ * A free SQE; when the SQ is full, let the kernel drain it once first,
+ * RMSG_SEND_MORE or not: a batch larger than the SQ goes in SQ-sized parts.
+ */
 struct rmsg_sqe *rmsg_lib_sqe(struct rmsg_ep *ep)
 {
 	struct rmsg_sqe *sqe = rmsg_sq_get_sqe(ep);
+	bool more = ep->data->more;
 
 	if (sqe)
 		return sqe;
+	ep->data->more = false;
 	rmsg_lib_kick(ep);
+	ep->data->more = more;
 	return rmsg_sq_get_sqe(ep);
 }
 
@@ -580,6 +597,8 @@ int rmsg_ep_wait(struct rmsg_ep *ep, int timeout_ms)
 	if (!d)
 		return -EINVAL;
 	rmsg_lock(d);
+	/* Sends queued with RMSG_SEND_MORE go before the program sleeps. */
+	rmsg_lib_kick(ep);
 	ready = rmsg_ready_locked(ep);
 	if (!ready) {
 		/*
@@ -670,16 +689,17 @@ static int rmsg_send_submit(struct rmsg_ep *ep, __u32 id, __u32 off,
 	return 0;
 }
 
-int rmsg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
-	      size_t len, uint64_t user_data)
+int rmsg_msg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
+		  size_t len, unsigned int flags, uint64_t user_data)
 {
 	struct rmsg_ep_data *d = ep->data;
 	__u32 off, handle;
 	int ret;
 
-	if (!d)
+	if (!d || (flags & ~RMSG_SEND_MORE))
 		return -EINVAL;
 	rmsg_lock(d);
+	d->more = flags & RMSG_SEND_MORE;
 	/*
 	 * Large, and in a region: zero copy (rmsg_rndv.c). Too large for
 	 * eager counts as large, or a threshold above the channel's eager
@@ -708,8 +728,27 @@ int rmsg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
 	if (ret)
 		rmsg_area_cancel(&d->area, off);
 out:
+	d->more = false;
 	rmsg_unlock(d);
 	return ret;
+}
+
+int rmsg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
+	      size_t len, uint64_t user_data)
+{
+	return rmsg_msg_send(ep, channel, buf, len, 0, user_data);
+}
+
+int rmsg_ep_flush(struct rmsg_ep *ep)
+{
+	struct rmsg_ep_data *d = ep->data;
+
+	if (!d)
+		return -EINVAL;
+	rmsg_lock(d);
+	rmsg_lib_kick(ep);
+	rmsg_unlock(d);
+	return 0;
 }
 
 int rmsg_reserve(struct rmsg_ep *ep, uint32_t channel, size_t len,

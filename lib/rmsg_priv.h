@@ -195,6 +195,11 @@ struct rmsg_ep_data {
 	void *area_map;
 	size_t area_len;
 	bool resv;
+	/*
+	 * A send with RMSG_SEND_MORE is being queued: its SQEs are published
+	 * but the kernel is not entered for them (rmsg_lib_kick()).
+	 */
+	bool more;
 	__u32 resv_chan;
 	__u32 resv_off;
 	__u32 resv_len;

@@ -958,6 +958,97 @@ TEST_F_TIMEOUT(msg, wait_times_out, 120)
 	EXPECT_EQ(1, rmsg_recv(&self->a, self->a_id[0], self->ss->buf, 10));
 }
 
+/* rmsg_ep_stats.enters of @ep, or -1. */
+static long long kernel_enters(struct rmsg_ep *ep)
+{
+	struct rmsg_ep_stats st;
+
+	memset(&st, 0, sizeof(st));
+	if (ioctl(ep->fd, RMSG_IOC_EP_STATS, &st))
+		return -1;
+	return (long long)st.enters;
+}
+
+/*
+ * Receive message @seq of stream @st on channel @ch of @ep, @len bytes,
+ * and check every byte.
+ */
+static bool recv_checked(struct rmsg_ep *ep, unsigned int ch,
+			 unsigned char *buf, size_t size, unsigned int st,
+			 unsigned int seq, unsigned int len)
+{
+	int ret = recv_wait(ep, ch, buf, size, EVENT_TIMEOUT_MS);
+
+	if (ret < 0)
+		return fail("stream %u message %u: %s", st, seq,
+			    strerror(-ret));
+	return check(buf, (unsigned int)ret, st, seq, len);
+}
+
+/*
+ * RMSG_SEND_MORE: a batch of sends costs one ENTER, by the library's own
+ * count (the ioctl wrapper above) and by the kernel's
+ * (rmsg_ep_stats.enters); none of it reaches the peer before the batch
+ * ends, all of it after, in order and intact. A batch larger than the SQ
+ * (256) is entered in SQ-sized parts.
+ */
+TEST_F_TIMEOUT(msg, send_more_batches, 300)
+{
+	const unsigned int len = 100, small = 64, large = 400, nch = 4;
+	unsigned char *buf = self->ss->buf;
+	size_t size = sizeof(self->ss->buf);
+	unsigned long before;
+	long long k0;
+	unsigned int i;
+
+	ASSERT_TRUE(connect_fx(self, nch)) TH_LOG("%s", why);
+	EXPECT_EQ(-EINVAL, rmsg_msg_send(&self->b, self->b_id[0], "x", 1,
+					 1u << 7, 1));
+
+	k0 = kernel_enters(&self->b);
+	ASSERT_LE(0, k0);
+	before = enter_calls;
+	for (i = 0; i < small; i++) {
+		fill(buf, 0, i, len);
+		ASSERT_EQ(0, rmsg_msg_send(&self->b, self->b_id[0], buf, len,
+					   RMSG_SEND_MORE, i));
+	}
+	EXPECT_EQ(0, enter_calls - before);
+	/* Not entered, so not taken: the peer has none of it. */
+	usleep(200000);
+	EXPECT_EQ(-EAGAIN, rmsg_recv(&self->a, self->a_id[0], buf, size));
+	ASSERT_EQ(0, rmsg_ep_flush(&self->b));
+	EXPECT_EQ(1, enter_calls - before);
+	EXPECT_EQ(k0 + 1, kernel_enters(&self->b));
+	for (i = 0; i < small; i++)
+		ASSERT_TRUE(recv_checked(&self->a, self->a_id[0], buf, size,
+					 0, i, len)) TH_LOG("%s", why);
+	/* Nothing queued: no system call. */
+	before = enter_calls;
+	EXPECT_EQ(0, rmsg_ep_flush(&self->b));
+	EXPECT_EQ(0, enter_calls - before);
+
+	/* Across channels, more than the SQ holds: 256, then the rest. */
+	for (i = 0; i < large; i++) {
+		fill(buf, 1 + i % nch, i / nch, len);
+		ASSERT_EQ(0, rmsg_msg_send(&self->b, self->b_id[i % nch], buf,
+					   len, RMSG_SEND_MORE, i))
+			TH_LOG("send %u", i);
+	}
+	EXPECT_EQ(1, enter_calls - before);
+	/* The last send without the flag ends the batch. */
+	fill(buf, 1, large / nch, len);
+	ASSERT_EQ(0, rmsg_msg_send(&self->b, self->b_id[0], buf, len, 0,
+				   large));
+	EXPECT_EQ(2, enter_calls - before);
+	for (i = 0; i < large; i++)
+		ASSERT_TRUE(recv_checked(&self->a, self->a_id[i % nch], buf,
+					 size, 1 + i % nch, i / nch, len))
+			TH_LOG("%s", why);
+	ASSERT_TRUE(recv_checked(&self->a, self->a_id[0], buf, size, 1,
+				 large / nch, len)) TH_LOG("%s", why);
+}
+
 /* A receiver asleep in rmsg_ep_wait() is woken by each new message. */
 TEST_F_TIMEOUT(msg, wait_woken_by_sender, 300)
 {

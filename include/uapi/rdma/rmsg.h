@@ -719,7 +719,8 @@ struct rmsg_close {
  *	completion ring was full and the entries waiting for room reached
  *	8 per channel plus the ring's size (a program that reads no
  *	completions while its peers make events, repairs for instance)
- * @resv: zero
+ * @enters: RMSG_IOC_ENTER calls that got past their argument checks: the
+ *	system calls the data path cost (RMSG_FEAT_ENTER_COUNT; 0 before)
  *
  * Counters since the endpoint was opened, of all its channels.
  */
@@ -739,7 +740,7 @@ struct rmsg_ep_stats {
 	__u64 rekeys_out;
 	__u64 rekeyed_in;
 	__u64 events_dropped;
-	__u64 resv[1];
+	__u64 enters;
 };
 
 #define RMSG_IOC_EP_STATS	_IOR(RMSG_IOC_MAGIC, 0x07, struct rmsg_ep_stats)
@@ -920,6 +921,8 @@ struct rmsg_dereg {
 #define RMSG_FEAT_CHAN_ADDR	(1ULL << 10)
 /* struct rmsg_chan_opts in LISTEN, CONNECT, ACCEPT; RMSG_IOC_CHAN_SET */
 #define RMSG_FEAT_CHAN_OPTS	(1ULL << 11)
+/* rmsg_ep_stats.enters counts RMSG_IOC_ENTER */
+#define RMSG_FEAT_ENTER_COUNT	(1ULL << 12)
 
 /*
  * Long repairs (RMSG_FEAT_STALL_EVENTS). A repair is quiet at first: the
