@@ -551,6 +551,19 @@ int rmsg_commit(struct rmsg_ep *ep, uint32_t channel, size_t len,
 		uint64_t user_data);
 
 /**
+ * rmsg_msg_commit() - rmsg_commit() with flags
+ * @ep: the endpoint
+ * @channel: the channel given to rmsg_reserve()
+ * @len: bytes to send, as for rmsg_commit()
+ * @flags: 0 or RMSG_SEND_MORE (see rmsg_msg_send())
+ * @user_data: for the send's completion event
+ *
+ * Return: as rmsg_commit(); -EINVAL for unknown @flags.
+ */
+int rmsg_msg_commit(struct rmsg_ep *ep, uint32_t channel, size_t len,
+		    unsigned int flags, uint64_t user_data);
+
+/**
  * rmsg_peek() - the next message of a channel, in place (zero copy)
  * @ep: the endpoint
  * @channel: the channel

@@ -778,15 +778,16 @@ out:
 	return ret;
 }
 
-int rmsg_commit(struct rmsg_ep *ep, uint32_t channel, size_t len,
-		uint64_t user_data)
+int rmsg_msg_commit(struct rmsg_ep *ep, uint32_t channel, size_t len,
+		    unsigned int flags, uint64_t user_data)
 {
 	struct rmsg_ep_data *d = ep->data;
 	int ret;
 
-	if (!d)
+	if (!d || (flags & ~RMSG_SEND_MORE))
 		return -EINVAL;
 	rmsg_lock(d);
+	d->more = flags & RMSG_SEND_MORE;
 	if (!d->resv || d->resv_chan != channel || len > d->resv_len) {
 		ret = -EINVAL;
 		goto out;
@@ -805,8 +806,15 @@ int rmsg_commit(struct rmsg_ep *ep, uint32_t channel, size_t len,
 	if (!ret)
 		d->resv = false;
 out:
+	d->more = false;
 	rmsg_unlock(d);
 	return ret;
+}
+
+int rmsg_commit(struct rmsg_ep *ep, uint32_t channel, size_t len,
+		uint64_t user_data)
+{
+	return rmsg_msg_commit(ep, channel, len, 0, user_data);
 }
 
 /* -------------------------------------------------------------------- */

@@ -126,6 +126,7 @@ static struct options {
 	uint32_t sqpoll_idle_ms;	/* 0: the module's default */
 	bool json;
 	bool full_check;
+	bool more;		/* data sends with RMSG_SEND_MORE */
 	int timeout_s;
 	const char *server;	/* NULL: be the server */
 
@@ -687,6 +688,7 @@ static void take_data(struct worker *w, struct chan *c,
 /* Build the next data message of @c in place and send it. */
 static void send_data(struct worker *w, struct chan *c)
 {
+	unsigned int more = opt.more ? RMSG_SEND_MORE : 0;
 	struct waiter wt;
 	void *buf;
 	int ret;
@@ -705,13 +707,14 @@ static void send_data(struct worker *w, struct chan *c)
 		    c->id, strerror(-ret));
 	stamp(buf, w->size, c->tx_seq, w->flags & CTL_F_FULL_CHECK);
 	/* -EAGAIN: no SQE free; the reservation stays for the retry. */
-	ret = rmsg_commit(&w->ep, c->id, w->size, c->tx_seq);
+	ret = rmsg_msg_commit(&w->ep, c->id, w->size, more, c->tx_seq);
 	if (ret == -EAGAIN) {
 		wait_init(&wt, "room in the submission ring");
 		do {
 			pump(w);
 			tick(w, &wt);
-			ret = rmsg_commit(&w->ep, c->id, w->size, c->tx_seq);
+			ret = rmsg_msg_commit(&w->ep, c->id, w->size, more,
+					      c->tx_seq);
 		} while (ret == -EAGAIN);
 	}
 	if (ret)
@@ -2821,6 +2824,9 @@ static void print_usage(FILE *out)
 	      "                       after MS ms without work (module default 10)\n"
 	      "      --full-check     check every byte of every message, not only its\n"
 	      "                       first and last 8\n"
+	      "      --more           send eager data with RMSG_SEND_MORE: the library\n"
+	      "                       enters the kernel once per batch, when it\n"
+	      "                       progresses or waits, not once per message\n"
 	      "\n"
 	      "Rendezvous (any of these, or a size above the largest eager message: both\n"
 	      "sides send from and receive into memory registered with rmsg_reg()):\n"
@@ -2894,7 +2900,7 @@ static uint64_t parse_bytes(const char *s, const char *what, uint64_t min,
 static void parse(int argc, char **argv)
 {
 	enum { OPT_SQPOLL = 256, OPT_JSON, OPT_FULL, OPT_THRESH, OPT_ZC,
-	       OPT_PUT, OPT_REG_MEM, OPT_FAULT, OPT_RNDV_EVERY };
+	       OPT_PUT, OPT_REG_MEM, OPT_FAULT, OPT_RNDV_EVERY, OPT_MORE };
 	static const struct option longopts[] = {
 		{ "size", required_argument, NULL, 's' },
 		{ "all", no_argument, NULL, 'a' },
@@ -2909,6 +2915,7 @@ static void parse(int argc, char **argv)
 		{ "sqpoll", optional_argument, NULL, OPT_SQPOLL },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "full-check", no_argument, NULL, OPT_FULL },
+		{ "more", no_argument, NULL, OPT_MORE },
 		{ "rndv-thresh", required_argument, NULL, OPT_THRESH },
 		{ "zc", no_argument, NULL, OPT_ZC },
 		{ "put", no_argument, NULL, OPT_PUT },
@@ -3034,6 +3041,9 @@ static void parse(int argc, char **argv)
 			break;
 		case OPT_FULL:
 			opt.full_check = true;
+			break;
+		case OPT_MORE:
+			opt.more = true;
 			break;
 		case 'h':
 			print_usage(stdout);
