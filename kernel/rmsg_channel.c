@@ -2739,8 +2739,8 @@ long rmsg_chan_set(struct rmsg_endpoint *ep, void __user *uarg)
 		rmsg_opts_merge(&ch->opts, opts);
 		if (ch->state == RMSG_CHAN_OPEN && !rmsg_chan_hb_ms(ch))
 			del_timer(&ch->hb_timer);
-		else if (ch->state == RMSG_CHAN_OPEN && opts->heartbeat_ms &&
-			 !timer_pending(&ch->hb_timer))
+		else if (ch->state == RMSG_CHAN_OPEN && opts->heartbeat_ms)
+			/* The new period from now, not after the old one. */
 			rmsg_hb_arm(ch);
 	}
 	mutex_unlock(&ep->chan_lock);
