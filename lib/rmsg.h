@@ -489,6 +489,11 @@ int rmsg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
 
 /* rmsg_msg_send() flags: more sends follow, enter the kernel once for all */
 #define RMSG_SEND_MORE	(1u << 0)
+/*
+ * rmsg_msg_send() and rmsg_msg_recv() flags: instead of -EAGAIN, wait (up
+ * to rmsg_ep_set_timeout()'s limit) until the call can be done
+ */
+#define RMSG_MSG_WAIT	(1u << 1)
 
 /**
  * rmsg_msg_send() - rmsg_send() with flags
@@ -496,7 +501,7 @@ int rmsg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
  * @channel: an open channel
  * @buf: the message
  * @len: its bytes, as for rmsg_send()
- * @flags: 0 or RMSG_SEND_MORE
+ * @flags: 0, RMSG_SEND_MORE, RMSG_MSG_WAIT
  * @user_data: for the send's completion event
  *
  * With RMSG_SEND_MORE the send is queued and published, but the kernel is
@@ -507,7 +512,11 @@ int rmsg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
  * one of those calls the peer may not see the message, so a program that
  * waits for an answer must not end its batch with the flag set.
  *
- * Return: as rmsg_send(); -EINVAL for unknown @flags.
+ * With RMSG_MSG_WAIT a send that would return -EAGAIN sleeps until
+ * completions make room, as rmsg_msg_recv() does (see there).
+ *
+ * Return: as rmsg_send(), but -ETIMEDOUT or -EINTR instead of -EAGAIN with
+ * RMSG_MSG_WAIT; -EINVAL for unknown @flags.
  */
 int rmsg_msg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
 		  size_t len, unsigned int flags, uint64_t user_data);
@@ -636,6 +645,46 @@ int rmsg_release(struct rmsg_ep *ep, const struct rmsg_msg *msg);
  * returns.
  */
 int rmsg_recv(struct rmsg_ep *ep, uint32_t channel, void *buf, size_t len);
+
+/**
+ * rmsg_msg_recv() - rmsg_recv() with flags
+ * @ep: the endpoint
+ * @channel: the channel
+ * @buf: where to copy the message
+ * @len: room at @buf
+ * @flags: 0 or RMSG_MSG_WAIT
+ *
+ * With RMSG_MSG_WAIT, while rmsg_recv() would return -EAGAIN the call
+ * sleeps in poll() on the endpoint (after an ARM of @channel) and tries
+ * again, until a message is copied, the channel ends (-ENOTCONN once its
+ * last message is read), or the limit of rmsg_ep_set_timeout() passes
+ * (-ETIMEDOUT). A ping-pong is then one rmsg_msg_send() and one
+ * rmsg_msg_recv() a round.
+ *
+ * Waiting takes the program's events (completions, channel events) off
+ * the completion ring, or poll() would not sleep: they are kept, in their
+ * order, and rmsg_ep_progress() returns them before anything newer. A
+ * program that waits this way reads events only through
+ * rmsg_ep_progress(), never from the ring itself.
+ *
+ * Return: as rmsg_recv(), but -ETIMEDOUT or -EINTR instead of -EAGAIN
+ * with RMSG_MSG_WAIT; -EINVAL for unknown @flags; -ENOMEM when the kept
+ * events found no memory.
+ */
+int rmsg_msg_recv(struct rmsg_ep *ep, uint32_t channel, void *buf,
+		  size_t len, unsigned int flags);
+
+/**
+ * rmsg_ep_set_timeout() - the limit of an endpoint's RMSG_MSG_WAIT calls
+ * @ep: the endpoint
+ * @timeout_ms: milliseconds a call may wait, 0 for not at all (-ETIMEDOUT
+ *	at once instead of -EAGAIN), -1 for no limit (the default)
+ *
+ * Like SO_RCVTIMEO and SO_SNDTIMEO, for sends and receives alike.
+ *
+ * Return: 0, or -EINVAL.
+ */
+int rmsg_ep_set_timeout(struct rmsg_ep *ep, int timeout_ms);
 
 /*
  * Rendezvous (RMSG_FEAT_RNDV, Documentation/rendezvous.rst): a message in

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rmsg_priv.h"
@@ -39,6 +40,7 @@ int rmsg_ep_data_init(struct rmsg_ep *ep, const struct rmsg_ep_setup *p)
 	ep->data = d;
 	d->features = p->features;
 	d->page_size = (size_t)sysconf(_SC_PAGESIZE);
+	d->wait_ms = -1;
 	rmsg_rv_init(d);
 	if (!p->send_area_size)
 		return 0;
@@ -70,6 +72,7 @@ void rmsg_ep_data_free(struct rmsg_ep *ep)
 	}
 	free(d->chans);
 	free(d->active);
+	free(d->aside);
 	free(d);
 	ep->data = NULL;
 }
@@ -502,18 +505,69 @@ int rmsg_lib_progress(struct rmsg_ep *ep, struct rmsg_event *ev,
 	return (int)n;
 }
 
+/*
+ * Take everything on the completion ring: the library's own CQEs are
+ * handled, the program's events go aside for rmsg_ep_progress(). With the
+ * ring empty, poll() on the endpoint sleeps until the kernel posts again.
+ * Return: whether anything was taken, or -ENOMEM (nothing lost: what did
+ * not fit stays on the ring).
+ */
+static int rmsg_aside_fill(struct rmsg_ep *ep)
+{
+	struct rmsg_ep_data *d = ep->data;
+	unsigned int ready = rmsg_cq_ready(ep);
+	struct rmsg_event *ev;
+	__u32 want, cap;
+	int n;
+
+	if (!ready)
+		return 0;
+	if (d->aside_head && d->aside_len)
+		memmove(d->aside, d->aside + d->aside_head,
+			d->aside_len * sizeof(*d->aside));
+	d->aside_head = 0;
+	want = d->aside_len + ready;
+	if (want > d->aside_cap) {
+		cap = d->aside_cap ? d->aside_cap : 16;
+		while (cap < want)
+			cap *= 2;
+		ev = realloc(d->aside, cap * sizeof(*ev));
+		if (!ev)
+			return -ENOMEM;
+		d->aside = ev;
+		d->aside_cap = cap;
+	}
+	n = rmsg_lib_progress(ep, d->aside + d->aside_len,
+			      d->aside_cap - d->aside_len);
+	if (n > 0)
+		d->aside_len += (__u32)n;
+	return 1;
+}
+
 int rmsg_ep_progress(struct rmsg_ep *ep, struct rmsg_event *ev,
 		     unsigned int max)
 {
 	struct rmsg_ep_data *d = ep->data;
-	int n;
+	unsigned int n;
+	int more;
 
 	if (!d || (max && !ev))
 		return -EINVAL;
 	rmsg_lock(d);
-	n = rmsg_lib_progress(ep, ev, max);
+	/* What a waiting call set aside came off the ring first. */
+	n = d->aside_len < max ? d->aside_len : max;
+	if (n) {
+		memcpy(ev, d->aside + d->aside_head, n * sizeof(*ev));
+		d->aside_head += n;
+		d->aside_len -= n;
+		if (!d->aside_len)
+			d->aside_head = 0;
+	}
+	more = d->aside_len ? rmsg_lib_progress(ep, NULL, 0) :
+			      rmsg_lib_progress(ep, max > n ? ev + n : NULL,
+						max - n);
 	rmsg_unlock(d);
-	return n;
+	return more < 0 ? more : (int)n + more;
 }
 
 /* -------------------------------------------------------------------- */
@@ -527,7 +581,7 @@ static bool rmsg_ready_locked(struct rmsg_ep *ep)
 
 	/* Swallow READABLE and the like first, or they would look ready. */
 	rmsg_lib_progress(ep, NULL, 0);
-	if (rmsg_cq_ready(ep))
+	if (rmsg_cq_ready(ep) || d->aside_len)
 		return true;
 	for (i = 0; i < d->nactive; i++)
 		if (rmsg_chan_pending(&d->chans[d->active[i]]) &&
@@ -619,6 +673,111 @@ int rmsg_ep_wait(struct rmsg_ep *ep, int timeout_ms)
 	return ret > 0;
 }
 
+int rmsg_ep_set_timeout(struct rmsg_ep *ep, int timeout_ms)
+{
+	struct rmsg_ep_data *d = ep->data;
+
+	if (!d || timeout_ms < -1)
+		return -EINVAL;
+	rmsg_lock(d);
+	d->wait_ms = timeout_ms;
+	rmsg_unlock(d);
+	return 0;
+}
+
+static __s64 rmsg_now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (__s64)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* When a waiting call that starts now gives up: -1 for never. */
+static __s64 rmsg_wait_deadline(struct rmsg_ep_data *d)
+{
+	int ms;
+
+	rmsg_lock(d);
+	ms = d->wait_ms;
+	rmsg_unlock(d);
+	return ms < 0 ? -1 : rmsg_now_ms() + ms;
+}
+
+/*
+ * One sleep of a waiting call on channel @id that just got -EAGAIN: for
+ * a message on it (@recv), or for what frees room to send (a completion).
+ * The program's events go aside, so that only a new CQE (a completion,
+ * the READABLE of an ARM, a state change) ends the poll(); the caller
+ * then tries again. Return: 0 to try again, -ETIMEDOUT, -EINTR, -ENOMEM.
+ */
+static int rmsg_wait_once(struct rmsg_ep *ep, __u32 id, bool recv,
+			  __s64 deadline)
+{
+	struct rmsg_ep_data *d = ep->data;
+	struct pollfd pfd = { .fd = ep->fd, .events = POLLIN };
+	struct rmsg_chan *ch;
+	struct rmsg_sqe *sqe;
+	int ret, ms = -1;
+
+	rmsg_lock(d);
+	/* Sends queued with RMSG_SEND_MORE go before the program sleeps. */
+	rmsg_lib_kick(ep);
+	ret = rmsg_aside_fill(ep);
+	ch = rmsg_chan_get(d, id);
+	if (ret)
+		goto out;
+	/*
+	 * Not open any more: the call's next try gives the answer, unless
+	 * rmsg_recv()'s transfer is still out (its CQE ends the sleep).
+	 */
+	if (!ch || ((ch->state != RMSG_CH_OPEN || ch->err) &&
+		    !rmsg_rv_blocked(d, id))) {
+		ret = 1;
+		goto out;
+	}
+	if (!recv || rmsg_rv_blocked(d, id))
+		goto out;
+	if (rmsg_chan_pending(ch)) {
+		ret = 1;
+		goto out;
+	}
+	/* A message that lands after the ARM reached the kernel wakes us. */
+	if (!ch->armed && ch->state == RMSG_CH_OPEN) {
+		sqe = rmsg_lib_sqe(ep);
+		if (!sqe) {
+			ret = 1;	/* the SQ is full: its CQEs are coming */
+			goto out;
+		}
+		sqe->opcode = RMSG_OP_ARM;
+		sqe->channel = id;
+		sqe->addr = ch->rx.consumed;
+		sqe->user_data = RMSG_TAG(RMSG_OP_ARM, id);
+		ch->armed = 1;
+		rmsg_lib_kick(ep);
+		ret = rmsg_aside_fill(ep);
+		if (!ret && rmsg_chan_pending(ch))
+			ret = 1;
+	}
+out:
+	rmsg_unlock(d);
+	if (ret)
+		return ret < 0 ? ret : 0;
+	if (deadline >= 0) {
+		__s64 left = deadline - rmsg_now_ms();
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		ms = left > 0x7fffffff ? 0x7fffffff : (int)left;
+	}
+	ret = poll(&pfd, 1, ms);
+	if (ret < 0)
+		return -errno;
+	if (!ret && deadline >= 0 && rmsg_now_ms() >= deadline)
+		return -ETIMEDOUT;
+	return 0;
+}
+
 /* -------------------------------------------------------------------- */
 /* Sending                                                               */
 
@@ -689,15 +848,14 @@ static int rmsg_send_submit(struct rmsg_ep *ep, __u32 id, __u32 off,
 	return 0;
 }
 
-int rmsg_msg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
-		  size_t len, unsigned int flags, uint64_t user_data)
+static int rmsg_msg_send_once(struct rmsg_ep *ep, uint32_t channel,
+			      const void *buf, size_t len, unsigned int flags,
+			      uint64_t user_data)
 {
 	struct rmsg_ep_data *d = ep->data;
 	__u32 off, handle;
 	int ret;
 
-	if (!d || (flags & ~RMSG_SEND_MORE))
-		return -EINVAL;
 	rmsg_lock(d);
 	d->more = flags & RMSG_SEND_MORE;
 	/*
@@ -730,6 +888,28 @@ int rmsg_msg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
 out:
 	d->more = false;
 	rmsg_unlock(d);
+	return ret;
+}
+
+int rmsg_msg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
+		  size_t len, unsigned int flags, uint64_t user_data)
+{
+	struct rmsg_ep_data *d = ep->data;
+	__s64 deadline;
+	int ret;
+
+	if (!d || (flags & ~(RMSG_SEND_MORE | RMSG_MSG_WAIT)))
+		return -EINVAL;
+	ret = rmsg_msg_send_once(ep, channel, buf, len, flags, user_data);
+	if (ret != -EAGAIN || !(flags & RMSG_MSG_WAIT))
+		return ret;
+	deadline = rmsg_wait_deadline(d);
+	do {
+		ret = rmsg_wait_once(ep, channel, false, deadline);
+		if (!ret)
+			ret = rmsg_msg_send_once(ep, channel, buf, len, flags,
+						 user_data);
+	} while (ret == -EAGAIN);
 	return ret;
 }
 
@@ -959,6 +1139,27 @@ int rmsg_release(struct rmsg_ep *ep, const struct rmsg_msg *msg)
 	rmsg_lock(d);
 	ret = rmsg_lib_release(ep, msg);
 	rmsg_unlock(d);
+	return ret;
+}
+
+int rmsg_msg_recv(struct rmsg_ep *ep, uint32_t channel, void *buf,
+		  size_t len, unsigned int flags)
+{
+	struct rmsg_ep_data *d = ep->data;
+	__s64 deadline;
+	int ret;
+
+	if (!d || (flags & ~RMSG_MSG_WAIT))
+		return -EINVAL;
+	ret = rmsg_recv(ep, channel, buf, len);
+	if (ret != -EAGAIN || !(flags & RMSG_MSG_WAIT))
+		return ret;
+	deadline = rmsg_wait_deadline(d);
+	do {
+		ret = rmsg_wait_once(ep, channel, true, deadline);
+		if (!ret)
+			ret = rmsg_recv(ep, channel, buf, len);
+	} while (ret == -EAGAIN);
 	return ret;
 }
 

@@ -217,6 +217,17 @@ struct rmsg_ep_data {
 	__u32 nops;
 	__u32 ops_free;
 	struct rmsg_bounce bounce;
+	/*
+	 * Events a waiting call (RMSG_MSG_WAIT) took off the completion ring
+	 * so that poll() sleeps: rmsg_ep_progress() returns them first, in
+	 * their order. aside[aside_head .. aside_head + aside_len).
+	 */
+	struct rmsg_event *aside;
+	__u32 aside_head;
+	__u32 aside_len;
+	__u32 aside_cap;
+	/* The limit of RMSG_MSG_WAIT calls: ms, -1 for none */
+	int wait_ms;
 };
 
 static inline void rmsg_lock(struct rmsg_ep_data *d)

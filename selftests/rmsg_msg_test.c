@@ -1136,6 +1136,174 @@ TEST_F_TIMEOUT(msg, stream_blocking_receiver, 600)
 	free(w);
 }
 
+/* The far end of waiting_ping_pong: echo @want messages, waiting only. */
+static void *echo_main(void *arg)
+{
+	struct waiter *w = arg;
+	int ret;
+
+	while (w->got < w->want) {
+		ret = rmsg_msg_recv(w->ep, w->ch, w->buf, sizeof(w->buf),
+				    RMSG_MSG_WAIT);
+		if (ret < 0) {
+			w->err = ret;
+			snprintf(w->why, sizeof(w->why), "echo recv %u: %d",
+				 w->got, ret);
+			break;
+		}
+		if (!check_seq(w->buf, ret, 12, w->got, w->max)) {
+			w->err = -EBADMSG;
+			snprintf(w->why, sizeof(w->why), "%s", why);
+			break;
+		}
+		ret = rmsg_msg_send(w->ep, w->ch, w->buf, ret, RMSG_MSG_WAIT,
+				    w->got);
+		if (ret) {
+			w->err = ret;
+			snprintf(w->why, sizeof(w->why), "echo send %u: %d",
+				 w->got, ret);
+			break;
+		}
+		w->got++;
+	}
+	return NULL;
+}
+
+/*
+ * RMSG_MSG_WAIT (issue 17, item 8): a ping-pong of two calls a round, with
+ * no -EAGAIN loop and no rmsg_ep_progress() at either end, checked byte
+ * for byte. The completions the waits took off the ring come afterwards
+ * from rmsg_ep_progress(), every one, in order. Then the limit of
+ * rmsg_ep_set_timeout(), and a wait that ends with its channel.
+ */
+TEST_F_TIMEOUT(msg, waiting_ping_pong, 300)
+{
+	struct waiter *w = calloc(1, sizeof(*w));
+	unsigned char *buf = self->ss->buf;
+	size_t size = sizeof(self->ss->buf);
+	struct rmsg_event ev[64];
+	unsigned int i, len, done = 0;
+	pthread_t thr;
+	long t0;
+	int ret = 0, n, k;
+
+	ASSERT_NE(NULL, w);
+	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
+	EXPECT_EQ(-EINVAL, rmsg_msg_recv(&self->b, self->b_id[0], buf, size,
+					 1u << 7));
+	EXPECT_EQ(-EINVAL, rmsg_ep_set_timeout(&self->b, -2));
+	w->ep = &self->a;
+	w->ch = self->a_id[0];
+	w->max = rmsg_channel_max_msg(&self->b, self->b_id[0]);
+	w->want = 300;
+	ASSERT_EQ(0, pthread_create(&thr, NULL, echo_main, w));
+	for (i = 0; i < w->want; i++) {
+		len = size_of(i, w->max);
+		fill(buf, 12, i, len);
+		ret = rmsg_msg_send(&self->b, self->b_id[0], buf, len,
+				    RMSG_MSG_WAIT, i);
+		if (ret)
+			break;
+		memset(buf, 0, len);
+		ret = rmsg_msg_recv(&self->b, self->b_id[0], buf, size,
+				    RMSG_MSG_WAIT);
+		if (ret < 0 || !check_seq(buf, ret, 12, i, w->max))
+			break;
+	}
+	pthread_join(thr, NULL);
+	ASSERT_EQ(0, w->err) TH_LOG("%s", w->why);
+	ASSERT_EQ(w->want, i) TH_LOG("round %u: %d %s", i, ret, why);
+
+	/* The sends' completions, kept aside by the waits, in order. */
+	t0 = rmsg_now_ms();
+	while (done < w->want && rmsg_now_ms() - t0 < 30000) {
+		n = rmsg_ep_progress(&self->b, ev, 64);
+		ASSERT_LE(0, n);
+		for (k = 0; k < n; k++) {
+			if (ev[k].kind != RMSG_CQE_OP)
+				continue;
+			ASSERT_EQ(0, ev[k].res);
+			ASSERT_EQ(done, ev[k].user_data);
+			done++;
+		}
+		if (!n)
+			rmsg_ep_wait(&self->b, 100);
+	}
+	EXPECT_EQ(w->want, done);
+
+	/* Nothing comes: the limit ends the wait, 0 at once. */
+	ASSERT_EQ(0, rmsg_ep_set_timeout(&self->b, 300));
+	t0 = rmsg_now_ms();
+	EXPECT_EQ(-ETIMEDOUT, rmsg_msg_recv(&self->b, self->b_id[0], buf,
+					    size, RMSG_MSG_WAIT));
+	EXPECT_LE(250, rmsg_now_ms() - t0);
+	ASSERT_EQ(0, rmsg_ep_set_timeout(&self->b, 0));
+	EXPECT_EQ(-ETIMEDOUT, rmsg_msg_recv(&self->b, self->b_id[0], buf,
+					    size, RMSG_MSG_WAIT));
+	EXPECT_EQ(-EAGAIN, rmsg_msg_recv(&self->b, self->b_id[0], buf, size,
+					 0));
+
+	/* The peer closes: a wait with no limit ends, -ENOTCONN. */
+	ASSERT_EQ(0, rmsg_ep_set_timeout(&self->b, -1));
+	ASSERT_EQ(0, rmsg_ep_close_channel(&self->a, self->a_id[0], 0));
+	EXPECT_EQ(-ENOTCONN, rmsg_msg_recv(&self->b, self->b_id[0], buf, size,
+					   RMSG_MSG_WAIT));
+	free(w);
+}
+
+/*
+ * A stream whose sender only ever waits in rmsg_msg_send(): never
+ * progressing by itself, it would hit RMSG_CHAN_MAX_PENDING and -EAGAIN
+ * within a few hundred sends. Every message arrives intact and in order,
+ * every completion is reported once, in order.
+ */
+TEST_F_TIMEOUT(msg, waiting_sender_stream, 600)
+{
+	struct waiter *w = calloc(1, sizeof(*w));
+	unsigned char *buf = self->ss->buf;
+	struct rmsg_event ev[64];
+	unsigned int i, len, done = 0;
+	pthread_t thr;
+	long t0;
+	int ret = 0, n, k;
+
+	ASSERT_NE(NULL, w);
+	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
+	w->ep = &self->a;
+	w->ch = self->a_id[0];
+	w->max = rmsg_channel_max_msg(&self->b, self->b_id[0]);
+	w->want = 3000;
+	ASSERT_EQ(0, pthread_create(&thr, NULL, waiter_main, w));
+	for (i = 0; i < w->want; i++) {
+		len = size_of(i, w->max);
+		fill(buf, 11, i, len);
+		ret = rmsg_msg_send(&self->b, self->b_id[0], buf, len,
+				    RMSG_MSG_WAIT, i);
+		if (ret)
+			break;
+	}
+	EXPECT_EQ(w->want, i) TH_LOG("send %u: %d", i, ret);
+	t0 = rmsg_now_ms();
+	while (done < i && rmsg_now_ms() - t0 < 60000) {
+		n = rmsg_ep_progress(&self->b, ev, 64);
+		ASSERT_LE(0, n);
+		for (k = 0; k < n; k++) {
+			if (ev[k].kind != RMSG_CQE_OP)
+				continue;
+			ASSERT_EQ(0, ev[k].res);
+			ASSERT_EQ(done, ev[k].user_data);
+			done++;
+		}
+		if (!n)
+			rmsg_ep_wait(&self->b, 100);
+	}
+	pthread_join(thr, NULL);
+	ASSERT_EQ(0, w->err) TH_LOG("%s", w->why);
+	EXPECT_EQ(w->want, w->got);
+	EXPECT_EQ(w->want, done);
+	free(w);
+}
+
 /* ------------------------------------------------------------------ */
 /* The end of a channel                                                 */
 
