@@ -349,6 +349,12 @@ log "system calls with the kernel poller"
 rmsg_pair sqpoll-rmsg --sqpoll=1000 lat -- --json --sqpoll=1000 -s 64 \
 	-n "$lat_iters" lat || status=1
 
+# Issue 17's goal: at most 0.1 system calls per 64-byte message without
+# the poller, when the sender queues with RMSG_SEND_MORE.
+log "system calls in batches (RMSG_SEND_MORE), no poller"
+rmsg_pair batch-rmsg rate -- --json -s 64 -n "$stream_msgs" -W "$window" \
+	--more rate || status=1
+
 log "memory per idle channel"
 timeout 900 "$perf" --json -c 200 mem "$addr" >"$out/mem-rmsg" \
 	2>"$out/mem-rmsg.log" || { log "rmsg-perf mem failed"; status=1; }
