@@ -2491,6 +2491,7 @@ static int rmsg_opts_check(const struct rmsg_chan_opts *o)
 	    o->stall_ms > RMSG_OPT_MS_MAX ||
 	    (o->heartbeat_ms > RMSG_OPT_MS_MAX &&
 	     o->heartbeat_ms != RMSG_OPT_OFF) ||
+	    (o->heartbeat_ms && o->heartbeat_ms < RMSG_OPT_HEARTBEAT_MIN_MS) ||
 	    o->heartbeat_misses > RMSG_OPT_MISSES_MAX)
 		return -EINVAL;
 	return 0;

@@ -72,13 +72,13 @@
 enum kind {
 	K_VERSION, K_DEV_LIST, K_EP_SETUP, K_ENTER, K_LISTEN, K_CONNECT,
 	K_CLOSE, K_EP_STATS, K_ACCEPT, K_REG, K_DEREG, K_CHAN_LIST, K_FAULT,
-	K_UNKNOWN, K_NR
+	K_CHAN_ADDR, K_CHAN_SET, K_UNKNOWN, K_NR
 };
 
 static const char *const kind_name[K_NR] = {
 	"VERSION", "DEV_LIST", "EP_SETUP", "ENTER", "LISTEN", "CONNECT",
 	"CLOSE", "EP_STATS", "ACCEPT", "REG", "DEREG", "CHAN_LIST", "FAULT",
-	"unknown",
+	"CHAN_ADDR", "CHAN_SET", "unknown",
 };
 
 /*
@@ -105,6 +105,8 @@ static const int allowed[K_NR][10] = {
 	[K_CHAN_LIST]	= { EFAULT, EINVAL },
 	[K_FAULT]	= { EFAULT, EINVAL, ENOENT, ENOTCONN, EPERM,
 			    EOPNOTSUPP },
+	[K_CHAN_ADDR]	= { EFAULT, EINVAL, ENOENT, ENOTCONN },
+	[K_CHAN_SET]	= { EFAULT, EINVAL, ENOENT, EALREADY },
 	[K_UNKNOWN]	= { ENOTTY },
 };
 
@@ -986,11 +988,42 @@ static void fill_sockaddr(struct sockaddr_storage *ss, __u32 *len,
 	}
 }
 
+/* Settings in and out of their ranges, RMSG_OPT_OFF among them. */
+static void fill_opts(struct rmsg_chan_opts *o)
+{
+	static const uint32_t ms[] = {
+		0, 1, 50, 1000, RMSG_OPT_MS_MAX, RMSG_OPT_MS_MAX + 1,
+		RMSG_OPT_OFF,
+	};
+	const uint32_t n = sizeof(ms) / sizeof(ms[0]);
+
+	memset(o, 0, sizeof(*o));
+	o->repair_timeout_ms = chance(50) ? 0 : ms[rn(n)];
+	o->stall_ms = chance(50) ? 0 : ms[rn(n)];
+	o->heartbeat_ms = chance(50) ? 0 : ms[rn(n)];
+	o->heartbeat_misses = chance(70) ? 0 : rn(RMSG_OPT_MISSES_MAX + 2);
+	maybe_mutate(o, sizeof(*o));
+}
+
+/* A pointer to settings for LISTEN or CONNECT: mostly none. */
+static uint64_t some_opts(struct rmsg_chan_opts *o)
+{
+	size_t len;
+
+	if (chance(70))
+		return 0;
+	fill_opts(o);
+	if (chance(10))
+		return some_addr(&len);
+	return (uintptr_t)o;
+}
+
 static void act_listen(struct slot *s)
 {
 	struct sockaddr_storage ss;
 	struct rmsg_listen l = { 0 };
 	struct sockaddr_in target = local_addr;
+	struct rmsg_chan_opts opts;
 	bool bad;
 
 	target.sin_port = chance(70) ? 0 : htons(20000 + rn(100));
@@ -1006,6 +1039,7 @@ static void act_listen(struct slot *s)
 		       (uint32_t)some_value();
 	l.flags = chance(30) ? RMSG_LISTEN_F_ACCEPT : 0;
 	l.user_data = rnd64();
+	l.opts = some_opts(&opts);
 	maybe_mutate(&l, sizeof(l));
 	/* The bound address is written back. */
 	l.addr = out_ptr(l.addr, l.addr_len < sizeof(ss) ? l.addr_len :
@@ -1020,10 +1054,11 @@ static void act_listen(struct slot *s)
 
 static void act_connect(struct slot *s)
 {
-	struct sockaddr_storage ss;
+	struct sockaddr_storage ss, src;
 	struct rmsg_connect c = { 0 };
 	struct sockaddr_in target = local_addr;
 	struct slot *peer = any_slot();
+	struct rmsg_chan_opts opts;
 	void *arg;
 	bool bad;
 
@@ -1037,6 +1072,14 @@ static void act_connect(struct slot *s)
 	c.block_size = chance(60) ? 0 : chance(50) ? 4096 << rn(4) :
 		       (uint32_t)some_value();
 	c.timeout_ms = chance(70) ? 0 : (uint32_t)some_value();
+	if (chance(20)) {
+		struct sockaddr_in from = local_addr;
+
+		from.sin_port = chance(80) ? 0 : htons(20000 + rn(100));
+		fill_sockaddr(&src, &c.src_addr_len, &from);
+		c.src_addr = (uintptr_t)&src;
+	}
+	c.opts = some_opts(&opts);
 	maybe_mutate(&c, sizeof(c));
 	arg = arg_ptr(&c, sizeof(c), &bad);
 	if (do_ioctl(s->fd, K_CONNECT, RMSG_IOC_CONNECT, arg))
@@ -1125,6 +1168,7 @@ static void act_chan_list(struct slot *s)
 {
 	struct rmsg_chan_info *info = SINK_AT(8, struct rmsg_chan_info);
 	struct rmsg_chan_list l = { 0 };
+	size_t esz;
 	void *arg;
 	bool bad;
 	int i;
@@ -1132,6 +1176,11 @@ static void act_chan_list(struct slot *s)
 	l.chans = (uintptr_t)info;
 	l.capacity = rn(9);
 	l.flags = chance(50) ? RMSG_CHAN_LIST_F_ALL : 0;
+	if (chance(30)) {
+		/* With addresses: larger elements, as far from the end. */
+		l.flags |= RMSG_CHAN_LIST_F_ADDRS;
+		l.chans = (uintptr_t)SINK_AT(8, struct rmsg_chan_info_addrs);
+	}
 	if (chance(15)) {
 		size_t len;
 
@@ -1139,8 +1188,10 @@ static void act_chan_list(struct slot *s)
 		l.capacity = (uint32_t)some_value();
 	}
 	maybe_mutate(&l, sizeof(l));
-	l.chans = out_ptr(l.chans, (uint64_t)l.capacity * sizeof(*info),
-			  NULL, 0);
+	/* What the kernel will write, by the flags it will see. */
+	esz = l.flags & RMSG_CHAN_LIST_F_ADDRS ?
+	      sizeof(struct rmsg_chan_info_addrs) : sizeof(*info);
+	l.chans = out_ptr(l.chans, (uint64_t)l.capacity * esz, NULL, 0);
 	arg = arg_ptr(&l, sizeof(l), &bad);
 	if (do_ioctl(s->fd, K_CHAN_LIST, RMSG_IOC_CHAN_LIST, arg))
 		return;
@@ -1150,13 +1201,35 @@ static void act_chan_list(struct slot *s)
 	}
 	memcpy(&l, arg, sizeof(l));
 	s->ep_id = l.ep_id;
-	if (l.chans != (uintptr_t)info || l.capacity > 8)
+	if (l.chans != (uintptr_t)info || l.capacity > 8 ||
+	    (l.flags & RMSG_CHAN_LIST_F_ADDRS))
 		return;
 	if (l.filled > l.capacity || l.filled > l.total)
 		surprise("CHAN_LIST filled %u of capacity %u", l.filled,
 			 l.capacity);
 	for (i = 0; i < (int)l.filled && i < 8; i++)
 		known_ep_ids[n_ep_ids++ % 16] = info[i].ep_id;
+}
+
+static void act_chan_addr(struct slot *s)
+{
+	struct rmsg_chan_addr a = { .channel = some_channel(s) };
+	bool bad;
+
+	maybe_mutate(&a, sizeof(a));
+	do_ioctl(s->fd, K_CHAN_ADDR, RMSG_IOC_CHAN_ADDR,
+		 arg_ptr(&a, sizeof(a), &bad));
+}
+
+static void act_chan_set(struct slot *s)
+{
+	struct rmsg_chan_set c = { .channel = some_channel(s) };
+	bool bad;
+
+	fill_opts(&c.opts);
+	maybe_mutate(&c, sizeof(c));
+	do_ioctl(s->fd, K_CHAN_SET, RMSG_IOC_CHAN_SET,
+		 arg_ptr(&c, sizeof(c), &bad));
 }
 
 static void act_fault(struct slot *s)
@@ -1236,7 +1309,8 @@ static void act_unknown(struct slot *s)
 	case RMSG_IOC_CLOSE: case RMSG_IOC_EP_STATS:
 	case RMSG_IOC_ACCEPT: case RMSG_IOC_REG:
 	case RMSG_IOC_DEREG: case RMSG_IOC_CHAN_LIST:
-	case RMSG_IOC_FAULT:
+	case RMSG_IOC_FAULT: case RMSG_IOC_CHAN_ADDR:
+	case RMSG_IOC_CHAN_SET:
 		return;
 	}
 	/* Generic file ioctls (FIONREAD, FIOCLEX...) are the VFS's. */
@@ -1438,6 +1512,10 @@ static void step(bool allow_fork)
 		act_chan_list(s);
 	else if (r < 750)
 		act_fault(s);
+	else if (r < 765)
+		act_chan_addr(s);
+	else if (r < 780)
+		act_chan_set(s);
 	else if (r < 800)
 		act_simple(s);
 	else if (r < 830)

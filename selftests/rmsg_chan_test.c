@@ -448,6 +448,9 @@ TEST_F(chan, bad_arguments)
 	opts.heartbeat_ms = RMSG_OPT_MS_MAX + 1;
 	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
 	EXPECT_EQ(EINVAL, errno);
+	opts.heartbeat_ms = RMSG_OPT_HEARTBEAT_MIN_MS - 1;
+	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
+	EXPECT_EQ(EINVAL, errno);
 	opts.heartbeat_ms = 0;
 	opts.resv[0] = 1;
 	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));

@@ -572,6 +572,12 @@ enum rmsg_cqe_kind {
 #define RMSG_OPT_MS_MAX		86400000U
 /* struct rmsg_chan_opts: the most heartbeat periods that may be missed */
 #define RMSG_OPT_MISSES_MAX	1000U
+/*
+ * struct rmsg_chan_opts: the shortest heartbeat period. Each period costs a
+ * send on an idle channel; a user with a thousand channels at 1 ms would
+ * have the kernel send a million messages a second for nothing.
+ */
+#define RMSG_OPT_HEARTBEAT_MIN_MS	10U
 
 /**
  * struct rmsg_chan_opts - a channel's own settings
@@ -580,8 +586,9 @@ enum rmsg_cqe_kind {
  *	connection ends the channel at once
  * @stall_ms: the quiet period before RMSG_CQE_STALLED (endpoints with
  *	RMSG_EP_F_STALL_EVENTS)
- * @heartbeat_ms: the heartbeat period; RMSG_OPT_OFF: none (a silent peer
- *	is then found only by a failed send)
+ * @heartbeat_ms: the heartbeat period, at least RMSG_OPT_HEARTBEAT_MIN_MS;
+ *	RMSG_OPT_OFF: none (a silent peer is then found only by a failed
+ *	send)
  * @heartbeat_misses: periods in a row without an acknowledged send that
  *	break the connection (1 to RMSG_OPT_MISSES_MAX)
  * @resv: zero
