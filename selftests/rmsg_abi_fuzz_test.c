@@ -995,7 +995,8 @@ static void fill_opts(struct rmsg_chan_opts *o)
 		0, 1, 50, 1000, RMSG_OPT_MS_MAX, RMSG_OPT_MS_MAX + 1,
 		RMSG_OPT_OFF,
 	};
-	const uint32_t n = sizeof(ms) / sizeof(ms[0]);
+	const uint32_t n = sizeof(ms) /
+			   sizeof(ms[0]);
 
 	memset(o, 0, sizeof(*o));
 	o->repair_timeout_ms = chance(50) ? 0 : ms[rn(n)];
