@@ -2707,6 +2707,20 @@ long rmsg_chan_addr(struct rmsg_endpoint *ep, void __user *uarg)
 	return ret;
 }
 
+/* Channel @id of @ep, unless it is ending: ERR_PTR -ENOENT or -EALREADY. */
+static struct rmsg_channel *rmsg_chan_live(struct rmsg_endpoint *ep, u32 id)
+{
+	struct rmsg_channel *ch;
+
+	lockdep_assert_held(&ep->chan_lock);
+	ch = xa_load(&ep->channels, id);
+	if (!ch)
+		return ERR_PTR(-ENOENT);
+	if (ch->state == RMSG_CHAN_DYING)
+		return ERR_PTR(-EALREADY);
+	return ch;
+}
+
 /**
  * rmsg_chan_set() - RMSG_IOC_CHAN_SET: change a channel's settings
  * @ep: the caller's endpoint
@@ -2731,11 +2745,9 @@ long rmsg_chan_set(struct rmsg_endpoint *ep, void __user *uarg)
 	if (req.flags || rmsg_opts_check(opts))
 		return -EINVAL;
 	mutex_lock(&ep->chan_lock);
-	ch = xa_load(&ep->channels, req.channel);
-	if (!ch) {
-		ret = -ENOENT;
-	} else if (ch->state == RMSG_CHAN_DYING) {
-		ret = -EALREADY;
+	ch = rmsg_chan_live(ep, req.channel);
+	if (IS_ERR(ch)) {
+		ret = PTR_ERR(ch);
 	} else {
 		rmsg_opts_merge(&ch->opts, opts);
 		if (ch->state == RMSG_CHAN_OPEN && !rmsg_chan_hb_ms(ch))
@@ -2863,11 +2875,9 @@ long rmsg_chan_close(struct rmsg_endpoint *ep, void __user *uarg)
 		return -EINVAL;
 
 	mutex_lock(&ep->chan_lock);
-	ch = xa_load(&ep->channels, req.channel);
-	if (!ch) {
-		ret = -ENOENT;
-	} else if (ch->state == RMSG_CHAN_DYING) {
-		ret = -EALREADY;
+	ch = rmsg_chan_live(ep, req.channel);
+	if (IS_ERR(ch)) {
+		ret = PTR_ERR(ch);
 	} else {
 		ch->abort = req.flags & RMSG_CLOSE_ABORT;
 		rmsg_chan_kill_locked(ch, 0);
