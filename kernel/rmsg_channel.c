@@ -62,8 +62,9 @@
  *   rdma_cm id that is not the channel's current one are ignored.
  *
  * Every state change goes through rmsg_chan_set_state(), every phase
- * change through rmsg_repair_set_phase(): the tracepoints of
- * rmsg_trace.h see them all.
+ * change through rmsg_repair_set_phase(); they allow only what the tables
+ * rmsg_chan_next[] and rmsg_repair_next[] (the two diagrams above) allow,
+ * and the tracepoints of rmsg_trace.h see them all.
  *
  * Locking and lifetime:
  *  - ep->chan_lock guards the endpoint's channel table, its listener and
@@ -332,6 +333,23 @@ void rmsg_chan_event(struct rmsg_channel *ch, u32 kind, int res)
 	rmsg_ep_post_event(ch->ep, &cqe);
 }
 
+/*
+ * The life cycle at the top of this file as a table: the states each state
+ * may go to. A channel is born CONNECTING, REQUESTED or ACCEPTING
+ * (rmsg_chan_init()) and leaves DYING only by being freed.
+ */
+static const u8 rmsg_chan_next[] = {
+	[RMSG_CHAN_CONNECTING]	= BIT(RMSG_CHAN_OPEN) | BIT(RMSG_CHAN_DYING),
+	[RMSG_CHAN_REQUESTED]	= BIT(RMSG_CHAN_ACCEPTING) |
+				  BIT(RMSG_CHAN_DYING),
+	[RMSG_CHAN_ACCEPTING]	= BIT(RMSG_CHAN_OPEN) | BIT(RMSG_CHAN_DYING),
+	[RMSG_CHAN_OPEN]	= BIT(RMSG_CHAN_RECOVERING) |
+				  BIT(RMSG_CHAN_DYING),
+	[RMSG_CHAN_RECOVERING]	= BIT(RMSG_CHAN_OPEN) | BIT(RMSG_CHAN_DYING),
+	[RMSG_CHAN_DYING]	= 0,
+};
+static_assert(ARRAY_SIZE(rmsg_chan_next) == RMSG_CHAN_DYING + 1);
+
 /**
  * rmsg_chan_set_state() - the one place a channel changes state
  * @ch: the channel
@@ -339,20 +357,56 @@ void rmsg_chan_event(struct rmsg_channel *ch, u32 kind, int res)
  * @error: why it is repaired (RECOVERING) or ends (DYING), else 0; for
  *	the tracepoint only
  *
+ * A change that rmsg_chan_next[] does not allow is a bug of rmsg: it
+ * warns once and leaves the state as it was. Callers check the state
+ * they come from first, so that never happens.
+ *
  * Caller holds ep->chan_lock.
+ *
+ * Return: true if the channel is now in @state.
  */
-static void rmsg_chan_set_state(struct rmsg_channel *ch,
+static bool rmsg_chan_set_state(struct rmsg_channel *ch,
 				enum rmsg_chan_state state, int error)
 {
 	lockdep_assert_held(&ch->ep->chan_lock);
+	if (WARN_ON_ONCE(!(rmsg_chan_next[ch->state] & BIT(state))))
+		return false;
 	trace_rmsg_chan_state(ch->ep->id, ch->id, ch->state, state, error);
 	ch->state = state;
+	return true;
 }
 
-/* The one place a repair changes phase: in the channel's work. */
+/*
+ * The repair's phases ("Repair" at the top of this file) as a table. A
+ * failed attempt, or a device lost in any phase, goes back through DOWN's
+ * step (rmsg_repair_drop()) to BACKOFF or WAITING without passing DOWN
+ * itself; a channel that dies keeps the phase it died in.
+ */
+static const u8 rmsg_repair_next[] = {
+	[RMSG_REPAIR_NONE]	= BIT(RMSG_REPAIR_DOWN),
+	[RMSG_REPAIR_DOWN]	= BIT(RMSG_REPAIR_BACKOFF) |
+				  BIT(RMSG_REPAIR_WAITING),
+	[RMSG_REPAIR_BACKOFF]	= BIT(RMSG_REPAIR_BACKOFF) |
+				  BIT(RMSG_REPAIR_DIALING),
+	[RMSG_REPAIR_DIALING]	= BIT(RMSG_REPAIR_BACKOFF) |
+				  BIT(RMSG_REPAIR_NONE),
+	[RMSG_REPAIR_WAITING]	= BIT(RMSG_REPAIR_WAITING) |
+				  BIT(RMSG_REPAIR_ACCEPTING),
+	[RMSG_REPAIR_ACCEPTING]	= BIT(RMSG_REPAIR_WAITING) |
+				  BIT(RMSG_REPAIR_NONE),
+};
+static_assert(ARRAY_SIZE(rmsg_repair_next) == RMSG_REPAIR_ACCEPTING + 1);
+
+/*
+ * The one place a repair changes phase: in the channel's work, so without
+ * a lock. Like rmsg_chan_set_state(), it refuses what the table does not
+ * allow.
+ */
 static void rmsg_repair_set_phase(struct rmsg_channel *ch,
 				  enum rmsg_repair_phase phase)
 {
+	if (WARN_ON_ONCE(!(rmsg_repair_next[ch->phase] & BIT(phase))))
+		return;
 	trace_rmsg_repair_phase(ch->ep->id, ch->id, ch->phase, phase,
 				ch->resil.epoch, ch->resil.attempts);
 	ch->phase = phase;
@@ -1656,6 +1710,11 @@ static void rmsg_repair_done(struct rmsg_channel *ch)
 	if (ch->state == RMSG_CHAN_RECOVERING &&
 	    !test_bit(RMSG_CHAN_DEV_LOST, &ch->flags)) {
 		rmsg_chan_set_state(ch, RMSG_CHAN_OPEN, 0);
+		/*
+		 * With the state, under chan_lock: a fault that comes as soon
+		 * as the lock is dropped starts the next repair from NONE.
+		 */
+		rmsg_repair_set_phase(ch, RMSG_REPAIR_NONE);
 		opened = true;
 		took = ktime_get_ns() - ch->resil.recover_start;
 		/* Nothing is written yet: the rewrite ahead is still whole. */
@@ -1685,13 +1744,13 @@ static void rmsg_repair_done(struct rmsg_channel *ch)
 		ch->hb_misses = 0;
 		set_bit(RMSG_CHAN_HEARD, &ch->flags);
 		rmsg_hb_arm(ch);
+		/* Under chan_lock too: the next fault's rmsg_stall_arm() stays. */
+		del_timer(&ch->stall_timer);
 	}
 	mutex_unlock(&ch->ep->chan_lock);
 	del_timer(&ch->repair_timer);
 	if (!opened)
 		return;
-	rmsg_repair_set_phase(ch, RMSG_REPAIR_NONE);
-	del_timer(&ch->stall_timer);
 	if (late) {
 		trace_rmsg_chan_stall(ch->ep->id, ch->id, false, stalled.len);
 		rmsg_ep_post_event(ch->ep, &stalled);

@@ -91,6 +91,20 @@ enum rmsg_chan_state {
 	RMSG_CHAN_DYING,
 };
 
+/*
+ * The send side of a channel (rmsg_data.c), under ep->lock. It moves
+ * forward only: IDLE -> OPEN -> CLOSING -> CLOSED, or IDLE -> CLOSED for a
+ * channel that ends before it opened. Whether the QP may be posted to is
+ * another matter (@tx_live): a repair stops that while sends are still
+ * taken.
+ */
+enum rmsg_tx_state {
+	RMSG_TX_IDLE,		/* not open yet: SEND is refused */
+	RMSG_TX_OPEN,		/* SEND, CREDIT and ARM are taken */
+	RMSG_TX_CLOSING,	/* ending: a SEND completes with the error */
+	RMSG_TX_CLOSED,		/* the CQEs owed at its end were posted */
+};
+
 /* Where a repair stands (rmsg_channel.c, "Repair"). */
 enum rmsg_repair_phase {
 	RMSG_REPAIR_NONE,	/* no repair under way */
@@ -428,11 +442,9 @@ union rmsg_sockaddr {
  *
  * The data path (rmsg_data.c); everything below is under @ep->lock unless
  * said otherwise:
- * @tx_open: SEND, CREDIT and ARM are taken
+ * @tx_state: enum rmsg_tx_state
  * @pend_close: @pend_tail when the channel began to end: later sends
  *	are never written, only completed with the channel's error
- * @tx_closing: SEND was taken until the channel began to end
- * @tx_finished: the CQEs owed at its end were posted
  * @tx_live: the QP may be posted to
  * @tx_imm: the peer asked for immediates (@peer.flags)
  * @tx: the sender's view of the peer's block
@@ -554,10 +566,8 @@ struct rmsg_channel {
 	bool rx_imm;
 	struct rmsg_ctrl_buf *imm_bufs;
 
-	bool tx_open;
+	enum rmsg_tx_state tx_state;
 	u32 pend_close;
-	bool tx_closing;
-	bool tx_finished;
 	bool tx_live;
 	bool tx_imm;
 	struct rmsg_vb_tx tx;

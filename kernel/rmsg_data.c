@@ -405,8 +405,11 @@ void rmsg_data_open(struct rmsg_channel *ch)
 	rmsg_vb_tx_init(&ch->tx, ch->peer.block_size, 0, 0);
 	ch->max_msg = max;
 	ch->tx_imm = ch->peer.flags & RMSG_HELLO_F_IMM_ARRIVAL;
-	ch->tx_open = true;
-	ch->tx_live = true;
+	/* A channel that ended first stays closed. */
+	if (ch->tx_state == RMSG_TX_IDLE) {
+		ch->tx_state = RMSG_TX_OPEN;
+		ch->tx_live = true;
+	}
 	mutex_unlock(&ch->ep->lock);
 }
 
@@ -554,9 +557,9 @@ void rmsg_data_close(struct rmsg_channel *ch, bool drain)
 	struct rmsg_endpoint *ep = ch->ep;
 
 	mutex_lock(&ep->lock);
-	ch->tx_closing = ch->tx_open;
+	ch->tx_state = ch->tx_state == RMSG_TX_OPEN ? RMSG_TX_CLOSING :
+						      RMSG_TX_CLOSED;
 	ch->pend_close = ch->pend_tail;
-	ch->tx_open = false;
 	mutex_unlock(&ep->lock);
 	if (drain)
 		wait_event_timeout(ch->tx_wq,
@@ -672,7 +675,7 @@ void rmsg_data_finish(struct rmsg_channel *ch, int error, bool all_written)
 		rmsg_ep_post_cqe_locked(ep, &cqe, true);
 	}
 	rmsg_rndv_finish(ch, error);
-	ch->tx_finished = true;
+	ch->tx_state = RMSG_TX_CLOSED;
 	mutex_unlock(&ep->lock);
 }
 
@@ -1291,6 +1294,16 @@ static int rmsg_data_rewrite(struct rmsg_channel *ch)
 }
 
 /*
+ * The end of what is to be written: sends taken once the channel began to
+ * end are only completed with its error. Under ep->lock.
+ */
+static u32 rmsg_data_pend_end(const struct rmsg_channel *ch)
+{
+	return ch->tx_state >= RMSG_TX_CLOSING ? ch->pend_close :
+						 ch->pend_tail;
+}
+
+/*
  * Write pending sends in order while credit and the send queue allow.
  * @more: the caller knows another send of the channel follows at once.
  * Returns what rmsg_data_write() returned for the last one tried.
@@ -1311,9 +1324,7 @@ static int rmsg_data_push(struct rmsg_channel *ch, bool more, bool cqe_now)
 			return -EAGAIN;
 	}
 
-	while (ch->tx_live && ch->pend_posted != (ch->tx_closing ?
-						   ch->pend_close :
-						   ch->pend_tail)) {
+	while (ch->tx_live && ch->pend_posted != rmsg_data_pend_end(ch)) {
 		ret = rmsg_data_write(ch, ch->pend_posted,
 				      more ||
 				      ch->pend_posted + 1 != ch->pend_tail,
@@ -1333,7 +1344,7 @@ static int rmsg_data_push(struct rmsg_channel *ch, bool more, bool cqe_now)
 			ch->wake_due = true;
 		}
 	}
-	if (ch->pend_posted == (ch->tx_closing ? ch->pend_close : ch->pend_tail))
+	if (ch->pend_posted == rmsg_data_pend_end(ch))
 		wake_up(&ch->tx_wq);
 	if (ch->wake_due)
 		rmsg_data_send_ctrls(ch);
@@ -1535,7 +1546,7 @@ bool rmsg_data_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 	 * error, behind the sends it took before: CQEs of a channel stay in
 	 * order.
 	 */
-	if (ch && ch->tx_closing && !ch->tx_finished &&
+	if (ch && ch->tx_state == RMSG_TX_CLOSING &&
 	    sqe->opcode == RMSG_OP_SEND &&
 	    ch->pend_tail - ch->pend_head < RMSG_CHAN_MAX_PENDING) {
 		e = &ch->pend[ch->pend_tail++ & RMSG_PEND_MASK];
@@ -1546,7 +1557,7 @@ bool rmsg_data_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 		ep->cq_reserved++;
 		return false;
 	}
-	if (!ch || !ch->tx_open) {
+	if (!ch || ch->tx_state != RMSG_TX_OPEN) {
 		ret = -ENOTCONN;
 		goto out;
 	}
