@@ -142,7 +142,7 @@ enum rmsg_ep_stat {
  * @sqpoll: the kernel submission poller (RMSG_EP_F_SQPOLL) or NULL; set
  *	under @lock before @ready, cleared by release (rmsg_sqpoll.c)
  * @chan_lock: guards @channels, @listener, @dying and every channel's
- *	state (rmsg_channel.c)
+ *	state (rmsg_lifecycle.c)
  * @channels: the endpoint's channels by id
  * @listener: the listening rdma_cm id, or NULL
  * @dying: release has begun; no new channel

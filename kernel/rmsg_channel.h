@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * rmsg: what the channel's life cycle (rmsg_channel.c) and its data path
+ * rmsg: what the channel's life cycle (rmsg_lifecycle.c) and its data path
  * (rmsg_data.c) share.
  */
 #ifndef _RMSG_CHANNEL_H
@@ -105,7 +105,7 @@ enum rmsg_tx_state {
 	RMSG_TX_CLOSED,		/* the CQEs owed at its end were posted */
 };
 
-/* Where a repair stands (rmsg_channel.c, "Repair"). */
+/* Where a repair stands (rmsg_lifecycle.c, "Repair"). */
 enum rmsg_repair_phase {
 	RMSG_REPAIR_NONE,	/* no repair under way */
 	RMSG_REPAIR_DOWN,	/* the broken connection is still there */
@@ -486,7 +486,7 @@ union rmsg_sockaddr {
  * @rndv: rendezvous state (rmsg_rndv.c)
  * @resil: repairs (Documentation/resilience.rst)
  *
- * Repairs (rmsg_channel.c), in the channel's work unless said otherwise:
+ * Repairs (rmsg_repair.c), in the channel's work unless said otherwise:
  * @peer_addr: where the connecting side dials again
  * @alt_addrs: connecting side: the peer's other addresses, from its
  *	newest ACCEPT (those equal to @peer_addr's left out; chan_lock)
@@ -635,10 +635,22 @@ struct rmsg_channel {
 };
 
 extern struct workqueue_struct *rmsg_wq;
+extern struct workqueue_struct *rmsg_teardown_wq;
 
-/* rmsg_channel.c */
+/* rmsg_channel.c, for rmsg_listen.c: a channel's birth, and its end. */
+void rmsg_chan_init(struct rmsg_channel *ch, struct rmsg_endpoint *ep,
+		    enum rmsg_chan_state state, u64 user_data, u32 size);
+int rmsg_chan_publish(struct rmsg_channel *ch);
+void rmsg_chan_free_work(struct work_struct *work);
+int rmsg_opts_copy(struct rmsg_chan_opts *o, u64 uptr);
+int rmsg_chan_args(struct rmsg_endpoint *ep, u32 *size,
+		   struct sockaddr_storage *ss, u64 uaddr, u32 len);
+
+/* rmsg_lifecycle.c, for the data path and rendezvous too */
 void rmsg_chan_kill_soft(struct rmsg_channel *ch, int error);
 void rmsg_chan_event(struct rmsg_channel *ch, u32 kind, int res);
+
+/* rmsg_conn.c, for the data path and rendezvous too */
 int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type,
 		   u64 arg);
 int rmsg_ctrl_post_recv(struct rmsg_ctrl_buf *buf);
@@ -646,6 +658,8 @@ int rmsg_ctrl_buf_init(struct rmsg_channel *ch, struct rmsg_ctrl_buf *buf,
 		       bool recv);
 void rmsg_ctrl_buf_exit(struct rmsg_channel *ch, struct rmsg_ctrl_buf *buf,
 			bool recv);
+
+/* rmsg_channel.c, for rmsg_ctl.c */
 int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind);
 
 /* rmsg_data.c */

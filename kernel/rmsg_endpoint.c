@@ -124,7 +124,11 @@ void rmsg_ep_destroy(struct rmsg_endpoint *ep)
 	rmsg_ctl_unregister(ep);
 	/* The poller runs SQEs, which will act on channels: it goes first. */
 	rmsg_sqpoll_stop(ep);
-	/* Channels post events into the rings: they go before the rings. */
+	/*
+	 * Channels post events into the rings: they go before the rings.
+	 * The listener goes first, so that no new channel comes meanwhile.
+	 */
+	rmsg_chan_unlisten(ep);
 	rmsg_chan_release_all(ep);
 	/* Transfers still holding a region keep it; the table lets go. */
 	rmsg_regions_release(ep);

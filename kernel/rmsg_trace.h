@@ -3,8 +3,8 @@
  * rmsg: tracepoints of the channel life cycle and of repairs, in the
  * "rmsg" trace system (/sys/kernel/tracing/events/rmsg/). Every change of
  * a channel's state and of a repair's phase goes through one helper in
- * rmsg_channel.c, which fires these; Documentation/resilience.rst,
- * "Tracepoints", says what each field means.
+ * rmsg_lifecycle.c, which fires these (rmsg_repair.c the repair's end);
+ * Documentation/resilience.rst, "Tracepoints", says what each field means.
  *
  * rmsg is built out of tree: rmsg_trace.c defines the events, and finds
  * this header again through TRACE_INCLUDE_PATH "." and its -I$(src).

@@ -1,0 +1,667 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rmsg: a channel's connection on one device: its verbs resources (PD,
+ * CQ, QP, the receive block's mapping and registration, control buffers),
+ * its control messages, and the hello its connection request carries.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/dma-mapping.h>
+#include <linux/kref.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/random.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include <net/ipv6.h>
+#include <rdma/ib_cm.h>
+#include <asm/unaligned.h>
+#include <rdma/rdma_cm.h>
+
+#include "rmsg.h"
+#include "rmsg_channel.h"
+#include "rmsg_conn.h"
+#include "rmsg_lifecycle.h"
+#include "rmsg_trace.h"
+
+/*
+ * The rdma_cm's own choice on RoCE is 2^19 x 4.096 us, 2.1 s for each lost
+ * packet at the end of a burst (nothing after it to be NAKed): a stream
+ * over a lossy link crawls, and four heartbeat periods pass with nothing
+ * acknowledged. 2^16 (268 ms) retries sooner; retry_count 6 then also
+ * finds a dead peer in about 2 s.
+ */
+static unsigned int ack_timeout = 16;
+module_param(ack_timeout, uint, 0644);
+MODULE_PARM_DESC(ack_timeout,
+		 "Local ACK timeout of the channels' QPs, 4.096 us x 2^ack_timeout (default 16: 268 ms; 0: the rdma_cm's default)");
+
+/* --- control messages and registration ------------------------------- */
+
+static u32 rmsg_ctrl_lkey(struct rmsg_channel *ch)
+{
+	return ch->pd->local_dma_lkey;
+}
+
+int rmsg_ctrl_post_recv(struct rmsg_ctrl_buf *buf)
+{
+	struct ib_sge sge = {
+		.addr	= buf->dma,
+		.length	= sizeof(buf->msg),
+		.lkey	= rmsg_ctrl_lkey(buf->ch),
+	};
+	struct ib_recv_wr wr = {
+		.wr_cqe		= &buf->cqe,
+		.sg_list	= &sge,
+		.num_sge	= 1,
+	};
+
+	return ib_post_recv(buf->ch->qp, &wr, NULL);
+}
+
+int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type, u64 arg)
+{
+	struct rmsg_ctrl_buf *buf = &ch->ctrl[idx];
+	struct ib_device *ibdev = ch->rdev->ibdev;
+	struct ib_sge sge = {
+		.addr	= buf->dma,
+		.length	= sizeof(buf->msg),
+		.lkey	= rmsg_ctrl_lkey(ch),
+	};
+	struct ib_send_wr wr = {
+		.wr_cqe		= &buf->cqe,
+		.sg_list	= &sge,
+		.num_sge	= 1,
+		.opcode		= IB_WR_SEND,
+		.send_flags	= IB_SEND_SIGNALED,
+	};
+
+	int ret;
+
+	/* The buffer is free: its last message completed (or none left). */
+	rmsg_ctrl_encode(&buf->msg, type, arg);
+	ib_dma_sync_single_for_device(ibdev, buf->dma, sizeof(buf->msg),
+				      DMA_TO_DEVICE);
+	spin_lock_bh(&ch->post_lock);
+	ret = ib_post_send(ch->qp, &wr, NULL);
+	spin_unlock_bh(&ch->post_lock);
+	return ret;
+}
+
+static void rmsg_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rmsg_channel *ch =
+		container_of(wc->wr_cqe, struct rmsg_channel, reg_cqe);
+
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			rmsg_chan_kill_soft(ch, -EIO);
+		return;
+	}
+	set_bit(RMSG_CHAN_REGISTERED, &ch->flags);
+	queue_work(rmsg_wq, &ch->work);
+}
+
+static void rmsg_ctrl_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rmsg_ctrl_buf *buf =
+		container_of(wc->wr_cqe, struct rmsg_ctrl_buf, cqe);
+	struct rmsg_channel *ch = buf->ch;
+
+	if (buf == &ch->ctrl[RMSG_CTRL_CLOSE_BUF]) {
+		/* In order: every write before the CLOSE went through too. */
+		if (wc->status == IB_WC_SUCCESS)
+			set_bit(RMSG_CHAN_CLOSE_OK, &ch->flags);
+		complete(&ch->close_sent);
+	}
+	if (wc->status == IB_WC_SUCCESS) {
+		/* The peer acknowledged it: it is there. */
+		set_bit(RMSG_CHAN_HEARD, &ch->flags);
+		rmsg_data_ctrl_sent(ch, buf - ch->ctrl);
+	} else if (wc->status != IB_WC_WR_FLUSH_ERR) {
+		rmsg_chan_kill_soft(ch, -ECONNRESET);
+	}
+}
+
+static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rmsg_ctrl_buf *buf =
+		container_of(wc->wr_cqe, struct rmsg_ctrl_buf, cqe);
+	struct rmsg_channel *ch = buf->ch;
+	struct ib_device *ibdev = ch->rdev->ibdev;
+	u8 type;
+	u64 arg;
+
+	/*
+	 * A flush too: receives are always posted, so this is how the QP's
+	 * move to the error state shows (whatever moved it), and the channel
+	 * is repaired. During a repair or a teardown only the first reason
+	 * counts, and those drain the QP on purpose.
+	 */
+	if (wc->status != IB_WC_SUCCESS) {
+		rmsg_chan_kill_soft(ch, -ECONNRESET);
+		return;
+	}
+	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM) {
+		if (rmsg_data_imm_in(ch, wc))
+			return;
+		goto repost;
+	}
+	ib_dma_sync_single_for_cpu(ibdev, buf->dma, sizeof(buf->msg),
+				   DMA_FROM_DEVICE);
+	if (rmsg_ctrl_decode(&buf->msg, wc->byte_len, &type, &arg)) {
+		/* A peer that sends garbage is not one to keep talking to. */
+		pr_notice_ratelimited("channel %u: a control message that is not one (%u bytes)\n",
+				      ch->id, wc->byte_len);
+		rmsg_chan_kill_soft(ch, -EPROTO);
+		return;
+	}
+	if (type == RMSG_CTRL_CLOSE) {
+		set_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags);
+		rmsg_chan_kill_soft(ch, 0);
+		return;
+	}
+	if (type == RMSG_CTRL_RESET) {
+		set_bit(RMSG_CHAN_PEER_RESET, &ch->flags);
+		rmsg_chan_kill_soft(ch, -ECONNRESET);
+		return;
+	}
+	/*
+	 * The buffer is free again before the message is acted on: a FIN
+	 * lets the peer start another transfer, whose RTS and FIN need
+	 * receives too.
+	 */
+	if (rmsg_ctrl_post_recv(buf)) {
+		rmsg_chan_kill_soft(ch, -ECONNRESET);
+		return;
+	}
+	if (type == RMSG_CTRL_READY) {
+		set_bit(RMSG_CHAN_PEER_READY, &ch->flags);
+		queue_work(rmsg_wq, &ch->work);
+	} else if (type == RMSG_CTRL_HEARTBEAT) {
+		/* Arriving was all it had to do. */
+	} else {
+		rmsg_data_ctrl_in(ch, type, arg);
+	}
+	return;
+repost:
+	if (rmsg_ctrl_post_recv(buf))
+		rmsg_chan_kill_soft(ch, -ECONNRESET);
+}
+
+/* --- verbs resources -------------------------------------------------- */
+
+/* A control buffer, mapped for the channel's device. */
+int rmsg_ctrl_buf_init(struct rmsg_channel *ch, struct rmsg_ctrl_buf *buf,
+		       bool recv)
+{
+	struct ib_device *ibdev = ch->rdev->ibdev;
+
+	buf->ch = ch;
+	buf->cqe.done = recv ? rmsg_ctrl_recv_done : rmsg_ctrl_send_done;
+	buf->dma = ib_dma_map_single(ibdev, &buf->msg, sizeof(buf->msg),
+				     recv ? DMA_FROM_DEVICE : DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(ibdev, buf->dma)) {
+		buf->dma = 0;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void rmsg_ctrl_buf_exit(struct rmsg_channel *ch, struct rmsg_ctrl_buf *buf,
+			bool recv)
+{
+	if (buf->dma)
+		ib_dma_unmap_single(ch->rdev->ibdev, buf->dma,
+				    sizeof(buf->msg),
+				    recv ? DMA_FROM_DEVICE : DMA_TO_DEVICE);
+	buf->dma = 0;
+}
+
+/* The receive block's pages: the channel's own, mapped by the program. */
+static int rmsg_block_alloc(struct rmsg_channel *ch)
+{
+	struct rmsg_pages *block;
+	struct scatterlist *sg;
+	int i, ret;
+
+	block = rmsg_pages_new(ch->ep, ch->block_size, 0);
+	if (!block)
+		return -ENOMEM;
+	mutex_lock(&ch->ep->chan_lock);
+	ch->block = block;	/* rmsg_chan_mmap() looks at it */
+	mutex_unlock(&ch->ep->chan_lock);
+	ret = sg_alloc_table(&ch->block_sgt, block->npages, GFP_KERNEL);
+	if (ret)
+		return ret;
+	for_each_sgtable_sg(&ch->block_sgt, sg, i)
+		sg_set_page(sg, block->pages[i], PAGE_SIZE, 0);
+	return 0;
+}
+
+/* The block, mapped for the channel's device and under a new MR. */
+static int rmsg_block_map(struct rmsg_channel *ch)
+{
+	struct ib_device *ibdev = ch->rdev->ibdev;
+	int nents, ret;
+
+	ret = ib_dma_map_sgtable_attrs(ibdev, &ch->block_sgt,
+				       DMA_BIDIRECTIONAL, 0);
+	if (ret)
+		return ret;
+	ch->block_mapped = true;
+	/*
+	 * The program polls the block while the device writes it: a device
+	 * whose mappings need syncs (not DMA-coherent, or bounced through
+	 * swiotlb) would never show it what arrived.
+	 */
+	if (!ib_uses_virt_dma(ibdev) &&
+	    dma_need_sync(ibdev->dma_device,
+			  sg_dma_address(ch->block_sgt.sgl))) {
+		dev_warn_once(&ibdev->dev,
+			      "rmsg: DMA to this device needs syncs (not coherent, or bounce buffers): receive blocks cannot be polled, rmsg does not use it\n");
+		return -EOPNOTSUPP;
+	}
+
+	ch->mr = rmsg_alloc_mr(ch->pd, ch->block->npages);
+	if (IS_ERR(ch->mr)) {
+		ret = PTR_ERR(ch->mr);
+		ch->mr = NULL;
+		return ret;
+	}
+	nents = ib_map_mr_sg(ch->mr, ch->block_sgt.sgl, ch->block_sgt.nents,
+			     NULL, PAGE_SIZE);
+	if (nents != ch->block_sgt.nents)
+		return nents < 0 ? nents : -EINVAL;
+	/*
+	 * The peer addresses the block from 0: the hello must not carry
+	 * the bus address ib_map_mr_sg() starts from (the pages are whole,
+	 * so the offset in the first page stays 0 too).
+	 */
+	ch->mr->iova = 0;
+	ib_update_fast_reg_key(ch->mr, ib_inc_rkey(ch->mr->rkey));
+	return 0;
+}
+
+int rmsg_block_register(struct rmsg_channel *ch)
+{
+	struct ib_reg_wr wr = {
+		.wr = {
+			.opcode		= IB_WR_REG_MR,
+			.wr_cqe		= &ch->reg_cqe,
+			.send_flags	= IB_SEND_SIGNALED,
+		},
+		.mr	= ch->mr,
+		.key	= ch->mr->rkey,
+		/* Not relaxed ordering: arrival is seen by the last byte. */
+		.access	= IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
+	};
+
+	ch->reg_cqe.done = rmsg_reg_done;
+	return ib_post_send(ch->qp, &wr.wr, NULL);
+}
+
+/* RDMA READs in flight each way: enough to keep a rendezvous going. */
+static u8 rmsg_rd_depth(struct ib_device *ibdev)
+{
+	return min3(ibdev->attrs.max_qp_rd_atom,
+		    ibdev->attrs.max_qp_init_rd_atom, 16);
+}
+
+/*
+ * The QP of one connection, on @cm_id's device, with the channel's CQ, and
+ * its receives posted; it is in INIT.
+ */
+static int rmsg_chan_new_qp(struct rmsg_channel *ch, struct rdma_cm_id *id)
+{
+	struct ib_device *ibdev = id->device;
+	struct ib_qp_init_attr attr = {};
+	int i, ret;
+
+	attr.qp_context = ch;
+	attr.send_cq = ch->cq;
+	attr.recv_cq = ch->cq;
+	attr.cap.max_send_wr = RMSG_QP_SEND_WRS;
+	attr.cap.max_recv_wr = RMSG_CTRL_RECVS + RMSG_DRAIN_WRS +
+			       (ch->rx_imm ? RMSG_IMM_RECVS : 0);
+	attr.cap.max_send_sge = min_t(int, ibdev->attrs.max_send_sge,
+				      RMSG_DATA_SGE_MAX);
+	attr.cap.max_recv_sge = 1;
+	attr.cap.max_inline_data = RMSG_MAX_INLINE;
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	attr.qp_type = IB_QPT_RC;
+	if (attr.cap.max_send_sge < RMSG_DATA_SGE_MAX)
+		return -EOPNOTSUPP;
+	ret = rdma_create_qp(id, ch->pd, &attr);
+	if (ret) {
+		/* A device without inline data still does the job. */
+		attr.cap.max_inline_data = 0;
+		ret = rdma_create_qp(id, ch->pd, &attr);
+	}
+	if (ret)
+		return ret;
+	ch->qp = id->qp;
+	rmsg_rndv_init(ch, rmsg_rd_depth(ibdev));
+	ch->max_inline = attr.cap.max_inline_data;
+	ch->max_sge = attr.cap.max_send_sge;
+
+	/* Receives may be posted in INIT: the peer's READY can come early. */
+	for (i = 0; i < RMSG_CTRL_RECVS; i++) {
+		ret = rmsg_ctrl_post_recv(&ch->ctrl[i]);
+		if (ret)
+			return ret;
+	}
+	return rmsg_data_post_recvs(ch);
+}
+
+/**
+ * rmsg_chan_dev_release() - take a channel off its device
+ * @ch: the channel, on a device; its QP is gone, so no device touches its
+ *	memory any more
+ *
+ * Drops everything the channel has on the device (struct rmsg_channel
+ * lists it), not the memory: the block, the shadow and the rings stay, as
+ * do the program's mappings. A REG_MR is due on the next device.
+ *
+ * Return: whether the device is being removed.
+ */
+bool rmsg_chan_dev_release(struct rmsg_channel *ch)
+{
+	struct ib_device *ibdev = ch->rdev->ibdev;
+	struct rmsg_device *rdev = ch->rdev;
+	int i;
+
+	WARN_ON_ONCE(ch->qp);
+	rmsg_data_dev_release(ch);
+	if (ch->cq)
+		ib_cq_pool_put(ch->cq, ch->cq_size);
+	ch->cq = NULL;
+	for (i = 0; i < ARRAY_SIZE(ch->ctrl); i++)
+		rmsg_ctrl_buf_exit(ch, &ch->ctrl[i], i < RMSG_CTRL_RECVS);
+	if (ch->mr)
+		ib_dereg_mr(ch->mr);
+	ch->mr = NULL;
+	if (ch->block_mapped)
+		ib_dma_unmap_sgtable_attrs(ibdev, &ch->block_sgt,
+					   DMA_BIDIRECTIONAL, 0);
+	ch->block_mapped = false;
+	clear_bit(RMSG_CHAN_REGISTERED, &ch->flags);
+	/* Rendezvous submissions look at it under ep->lock. */
+	mutex_lock(&ch->ep->lock);
+	ch->rdev = NULL;
+	mutex_unlock(&ch->ep->lock);
+	/* Every MR in it is gone: the block's and rendezvous' above. */
+	if (ch->fence_mr)
+		ib_dereg_mr(ch->fence_mr);
+	ch->fence_mr = NULL;
+	if (ch->pd)
+		ib_dealloc_pd(ch->pd);
+	ch->pd = NULL;
+	WRITE_ONCE(ch->dev_id, 0);
+	return rmsg_device_detach(rdev, &ch->dev_node);
+}
+
+/*
+ * The channel's own protection domain on @ibdev: a QP of the device can
+ * reach only the memory registered in its own PD, so another channel's
+ * QP (another user's, one a stranger got by connecting to a listener)
+ * cannot use this one's keys, even if it learns them.
+ */
+static int rmsg_chan_pd_alloc(struct rmsg_channel *ch,
+			      struct ib_device *ibdev)
+{
+	ch->pd = ib_alloc_pd(ibdev, 0);
+	if (IS_ERR(ch->pd)) {
+		int ret = PTR_ERR(ch->pd);
+
+		ch->pd = NULL;
+		return ret;
+	}
+	if (ibdev->ops.driver_id != RDMA_DRIVER_RXE)
+		return 0;
+	ch->fence_mr = ib_alloc_mr(ch->pd, IB_MR_TYPE_MEM_REG, 1);
+	if (IS_ERR(ch->fence_mr)) {
+		int ret = PTR_ERR(ch->fence_mr);
+
+		ch->fence_mr = NULL;
+		ib_dealloc_pd(ch->pd);
+		ch->pd = NULL;
+		return ret;
+	}
+	return 0;
+}
+
+/**
+ * rmsg_chan_dev_create() - put a channel on a device
+ * @ch: the channel, on no device, with its own memory
+ * @ibdev: the device of its next connection
+ *
+ * Makes all rmsg_chan_dev_release() drops: the CQ, the block's mapping
+ * and a new MR (its REG_MR goes once connected; the hello carries its
+ * key), the control buffers' and the data path's mappings. Used when the
+ * channel opens, and when a repair lands on a device after the channel
+ * left one (removed, failed, or another device reaches the peer).
+ *
+ * Return: 0, or -ENODEV when rmsg does not (or no longer) use @ibdev,
+ * -ENOMEM, -EOPNOTSUPP; the channel is then on no device.
+ */
+static int rmsg_chan_dev_create(struct rmsg_channel *ch,
+				struct ib_device *ibdev)
+{
+	struct rmsg_device *rdev;
+	int i, ret;
+
+	/*
+	 * iWARP wants the sink of an RDMA READ registered for remote write
+	 * (rdma_rw_ctx does that); rendezvous reads into the local DMA key.
+	 */
+	if (rdma_protocol_iwarp(ibdev, rdma_start_port(ibdev))) {
+		dev_warn_once(&ibdev->dev,
+			      "rmsg: iWARP is not supported (rendezvous reads need registered sinks there)\n");
+		return -EOPNOTSUPP;
+	}
+	rdev = rmsg_device_attach(ibdev, &ch->dev_node);
+	if (!rdev)
+		return -ENODEV;
+	ret = rmsg_chan_pd_alloc(ch, ibdev);
+	if (ret) {
+		rmsg_device_detach(rdev, &ch->dev_node);
+		return ret;
+	}
+	mutex_lock(&ch->ep->lock);
+	ch->rdev = rdev;
+	ch->rndv.released = false;
+	mutex_unlock(&ch->ep->lock);
+	WRITE_ONCE(ch->dev_id, ibdev->index + 1);
+
+	ret = rmsg_block_map(ch);
+	if (!ret)
+		ret = rmsg_data_dev_create(ch);
+	if (ret)
+		goto fail;
+	/* Both queues, the drain's WR of each included. */
+	ch->cq_size = RMSG_QP_SEND_WRS + RMSG_CTRL_RECVS + RMSG_DRAIN_WRS +
+		      (ch->rx_imm ? RMSG_IMM_RECVS : 0);
+	ch->cq = ib_cq_pool_get(ibdev, ch->cq_size, -1, IB_POLL_SOFTIRQ);
+	if (IS_ERR(ch->cq)) {
+		ret = PTR_ERR(ch->cq);
+		ch->cq = NULL;
+		goto fail;
+	}
+	for (i = 0; i < ARRAY_SIZE(ch->ctrl); i++) {
+		ret = rmsg_ctrl_buf_init(ch, &ch->ctrl[i],
+					 i < RMSG_CTRL_RECVS);
+		if (ret)
+			goto fail;
+	}
+	return 0;
+fail:
+	rmsg_chan_dev_release(ch);
+	return ret;
+}
+
+/*
+ * The QP of one connection, on @id's device: the channel moves there
+ * first if it is on no device, or on another.
+ */
+int rmsg_chan_connection(struct rmsg_channel *ch,
+				struct rdma_cm_id *id)
+{
+	int ret;
+
+	/* Rendezvous keys the peer holds are sent again (REKEY). */
+	if (ch->rdev && ch->rdev->ibdev != id->device)
+		rmsg_chan_dev_release(ch);
+	if (!ch->rdev) {
+		ret = rmsg_chan_dev_create(ch, id->device);
+		if (ret)
+			return ret;
+	}
+	return rmsg_chan_new_qp(ch, id);
+}
+
+/*
+ * What the channel keeps for its life (the block's pages, the data
+ * path's memory), then its first connection's device and QP.
+ */
+int rmsg_chan_create_qp(struct rmsg_channel *ch)
+{
+	int ret;
+
+	ret = rmsg_block_alloc(ch);
+	if (!ret)
+		ret = rmsg_data_create(ch, ch->cm_id->device);
+	if (!ret)
+		ret = rmsg_chan_connection(ch, ch->cm_id);
+	return ret;
+}
+
+/**
+ * rmsg_qp_drain() - stop a QP for good and wait for all its completions
+ * @id: the rdma_cm id the QP was made on
+ * @qp: the QP
+ * @handler_held: the caller is @id's event handler (holds its lock)
+ *
+ * While a connection is being made the rdma_cm moves the QP to RTR and RTS
+ * itself, from its handler of the peer's REP (cma_rep_recv()), under the
+ * id's handler lock, and rxe checks and writes a QP's state without a lock
+ * of its own. ib_drain_qp()'s move to ERR, unserialised, can be overwritten
+ * by RTR: the drain's WRITE then goes out to a peer QP that may be gone and
+ * is never flushed. Under the handler lock the ERR comes after the
+ * rdma_cm's last move, or before its next one, which then fails (ERR leads
+ * only to RESET) and turns into a reject. Then the drain is finite: a QP in
+ * ERR flushes everything posted on it, and the QP's retry count is finite
+ * (rmsg_conn_param()) in any case.
+ *
+ * The caller holds no rmsg lock that an rdma_cm handler takes.
+ */
+void rmsg_qp_drain(struct rdma_cm_id *id, struct ib_qp *qp,
+			  bool handler_held)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+	if (!handler_held)
+		rdma_lock_handler(id);
+	/* A failure leaves the state to ib_drain_qp(), which warns. */
+	ib_modify_qp(qp, &attr, IB_QP_STATE);
+	if (!handler_held)
+		rdma_unlock_handler(id);
+	ib_drain_qp(qp);
+}
+
+/*
+ * Everything the channel holds of RDMA. @in_handler: called from the
+ * connection request's handler, which holds its id's handler lock.
+ */
+void rmsg_chan_release_verbs(struct rmsg_channel *ch, bool in_handler)
+{
+	struct rmsg_pages *block;
+
+	if (ch->qp) {
+		/* Afterwards no completion can touch the channel. */
+		rmsg_qp_drain(ch->cm_id, ch->qp, in_handler);
+		rdma_destroy_qp(ch->cm_id);
+		ch->qp = NULL;
+	}
+	if (ch->rdev)
+		ch->dev_gone = rmsg_chan_dev_release(ch);
+	sg_free_table(&ch->block_sgt);
+	mutex_lock(&ch->ep->chan_lock);
+	block = ch->block;
+	ch->block = NULL;
+	mutex_unlock(&ch->ep->chan_lock);
+	if (block)
+		rmsg_pages_put(block);
+}
+
+/*
+ * The hello of a REQ or REP in @data; an ACCEPT lists the addresses the
+ * peer's repairs may dial after it. Return: the bytes of @data to send.
+ */
+u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
+			   struct rmsg_conn_data *data)
+{
+	struct rmsg_hello hello = {
+		.kind		= kind,
+		.incarnation	= ch->ep->incarnation,
+		.block_addr	= ch->mr->iova,
+		.channel	= ch->id,
+		.peer_channel	= kind == RMSG_HELLO_CONNECT ?
+				  RMSG_WIRE_NO_CHANNEL : ch->peer.channel,
+		.block_rkey	= ch->mr->rkey,
+		.block_size	= ch->block_size,
+		.flags		= ch->rx_imm ? RMSG_HELLO_F_IMM_ARRIVAL : 0,
+		.epoch		= ch->resil.epoch,
+	};
+	struct rmsg_addrs addrs;
+
+	if (ch->rndv.rekey_hello)
+		hello.flags |= RMSG_HELLO_F_REKEY;
+
+	/* A repair says where our stream stands: the peer resumes there. */
+	if (ch->state == RMSG_CHAN_RECOVERING) {
+		hello.rx_seq = ch->resume_seq;
+		hello.rx_arrived = ch->resume_arrived;
+		hello.rx_freed = ch->credit;
+	}
+
+	rmsg_hello_encode(&data->hello, &hello);
+	if (kind != RMSG_HELLO_ACCEPT)
+		return sizeof(data->hello);
+	/*
+	 * Where the peer finds us again: every address a listener on a
+	 * wildcard address hears, on a device that can carry the channel.
+	 * A listener bound to one address hears only that one, which the
+	 * peer dialled already: the list is empty.
+	 */
+	addrs.count = 0;
+	if (ch->adv_family && ch->cm_id)
+		rmsg_local_addrs(ch->cm_id->route.addr.dev_addr.net,
+				 ch->adv_family == AF_INET6, &addrs);
+	return sizeof(data->hello) + rmsg_addrs_encode(&data->addrs, &addrs);
+}
+
+void rmsg_conn_param(struct rmsg_channel *ch, struct rdma_cm_id *id,
+			    struct rdma_conn_param *param,
+			    struct rmsg_conn_data *data, u32 len)
+{
+	unsigned int timeout = READ_ONCE(ack_timeout);
+
+	/* Only fails for a QP type that is not RC; ours is. */
+	if (timeout)
+		rdma_set_ack_timeout(id, min(timeout, 31U));
+	memset(param, 0, sizeof(*param));
+	param->private_data = data;
+	param->private_data_len = len;
+	/* Room for rendezvous reads from the start. */
+	param->responder_resources = rmsg_rd_depth(ch->rdev->ibdev);
+	param->initiator_depth = param->responder_resources;
+	/*
+	 * 7 would retry for ever on rxe (and means so for RNR everywhere):
+	 * a QP whose peer is gone must fail in bounded time.
+	 */
+	param->retry_count = 6;
+	param->rnr_retry_count = 7;
+}

@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rmsg: listeners: RMSG_IOC_LISTEN, the rdma_cm handler of every id a
+ * listener makes, and the connection requests it hears (a new channel, or
+ * a repair's RECONNECT for one it has).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/dma-mapping.h>
+#include <linux/kref.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/random.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include <net/ipv6.h>
+#include <rdma/ib_cm.h>
+#include <asm/unaligned.h>
+#include <rdma/rdma_cm.h>
+
+#include "rmsg.h"
+#include "rmsg_channel.h"
+#include "rmsg_cm.h"
+#include "rmsg_conn.h"
+#include "rmsg_lifecycle.h"
+#include "rmsg_trace.h"
+
+/*
+ * An accepting side mirrors the connecting peer's block in memory of its
+ * own (the shadow, up to RMSG_VB_MAX_BLOCK): a stranger who reaches a
+ * listener must not size that beyond what the listener allows.
+ */
+static unsigned int peer_block_max = 1 << 20;
+module_param(peer_block_max, uint, 0644);
+MODULE_PARM_DESC(peer_block_max,
+		 "Largest receive block a connecting peer may announce to a listener that sets no limit of its own, in bytes (default 1 MiB; at least the listener's own block)");
+
+/* The address family of a wildcard address @ss, else 0. */
+static sa_family_t rmsg_wildcard_family(const struct sockaddr_storage *ss)
+{
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)ss;
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)ss;
+
+	if (ss->ss_family == AF_INET && sin->sin_addr.s_addr == INADDR_ANY)
+		return AF_INET;
+	if (ss->ss_family == AF_INET6 && ipv6_addr_any(&sin6->sin6_addr))
+		return AF_INET6;
+	return 0;
+}
+
+/*
+ * The listener hears a RECONNECT: hand it to the channel it names, if that
+ * channel is this peer's and the attempt is newer than any seen. Called in
+ * the listener's handler for the new @cm_id; a non-zero return has the
+ * rdma_cm destroy it.
+ */
+static int rmsg_cm_repair_request(struct rmsg_endpoint *ep,
+				  struct rdma_cm_id *cm_id,
+				  const struct rmsg_hello *h)
+{
+	enum rmsg_repair_verdict verdict = RMSG_REPAIR_INVALID;
+	struct rmsg_channel *ch;
+	int ret = -ECONNRESET;
+
+	mutex_lock(&ep->chan_lock);
+	ch = xa_load(&ep->channels, h->peer_channel);
+	if (ch && !ch->active && ch->shadow &&
+	    (ch->state == RMSG_CHAN_OPEN || ch->state == RMSG_CHAN_RECOVERING))
+		verdict = rmsg_repair_match(ch->peer.incarnation,
+					    ch->peer.channel, ch->resil.epoch,
+					    h);
+	if (verdict == RMSG_REPAIR_RESTARTED)
+		rmsg_chan_kill_locked(ch, -ECONNRESET);
+	if (verdict == RMSG_REPAIR_ACCEPT && ch->repair_id && ch->stale_id)
+		verdict = RMSG_REPAIR_STALE;	/* come again later */
+	if (verdict == RMSG_REPAIR_ACCEPT) {
+		/*
+		 * An attempt taken before and not finished is one the peer
+		 * gave up (it may never have heard our answer, on a path
+		 * that fails one way): drop it now, take this one.
+		 */
+		if (ch->state == RMSG_CHAN_RECOVERING && ch->cm_id)
+			set_bit(RMSG_CHAN_ATTEMPT_FAILED, &ch->flags);
+		/* The peer saw the fault first. */
+		if (ch->state == RMSG_CHAN_OPEN)
+			rmsg_chan_fault_locked(ch, -ECONNRESET);
+		if (ch->repair_id)
+			ch->stale_id = ch->repair_id;
+		ch->repair_id = cm_id;
+		ch->repair_hello = *h;
+		ch->resil.epoch = h->epoch;
+		cm_id->context = &ch->cm;
+		queue_work(rmsg_wq, &ch->work);
+		ret = 0;
+	}
+	mutex_unlock(&ep->chan_lock);
+	/*
+	 * A stale attempt, or one that must come again later, is refused as
+	 * a busy peer would (the dialling side tries again); anything else
+	 * tells the peer the channel is not coming back (it gives up at
+	 * once).
+	 */
+	if (ret)
+		rmsg_repair_reject(cm_id, verdict != RMSG_REPAIR_STALE);
+	return ret;
+}
+
+/* A connection request on the listener; @cm_id is the new connection's. */
+static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
+			   const struct rdma_cm_event *event)
+{
+	struct rmsg_endpoint *ep = l->ep;
+	struct rmsg_channel *ch;
+	int ret;
+
+	ch = kzalloc(sizeof(*ch), RMSG_GFP_CHARGED);
+	if (!ch)
+		return -ENOMEM;
+	ret = rmsg_hello_decode(&ch->peer, event->param.conn.private_data,
+				event->param.conn.private_data_len);
+	if (!ret && ch->peer.kind == RMSG_HELLO_RECONNECT) {
+		ret = rmsg_cm_repair_request(ep, cm_id, &ch->peer);
+		kfree(ch);
+		return ret;
+	}
+	if (!ret && ch->peer.kind != RMSG_HELLO_CONNECT)
+		ret = -EPROTO;
+	if (!ret && ch->peer.block_size > l->peer_block_max)
+		ret = -EMSGSIZE;
+	if (ret) {
+		kfree(ch);
+		return ret;
+	}
+	rmsg_chan_init(ch, ep, l->manual ? RMSG_CHAN_REQUESTED :
+					   RMSG_CHAN_ACCEPTING,
+		       l->user_data, l->block_size);
+	ch->cm_id = cm_id;
+	ch->opts = l->opts;
+	ch->adv_family = rmsg_wildcard_family(&l->addr);
+
+	/*
+	 * Published, the program may close it at once (its id is easy to
+	 * guess): the end waits until this handler is done with it.
+	 */
+	ch->setting_up = true;
+	ret = rmsg_chan_publish(ch);
+	if (ret) {
+		kfree(ch);
+		return ret;
+	}
+	cm_id->context = &ch->cm;
+
+	ret = rmsg_chan_create_qp(ch);
+	if (!ret && l->manual) {
+		rmsg_chan_setup_done(ch);
+		/* Its teardown rejects it if nobody accepts it first. */
+		rmsg_chan_event(ch, RMSG_CQE_REQUEST, 0);
+		return 0;
+	}
+	if (!ret) {
+		/* The channel's work accepts it, once this handler is done. */
+		set_bit(RMSG_CHAN_ACCEPT_DUE, &ch->flags);
+		rmsg_chan_setup_done(ch);
+		queue_work(rmsg_wq, &ch->work);
+		return 0;
+	}
+	/* Returning an error makes the rdma_cm destroy cm_id. */
+	rmsg_chan_release_verbs(ch, true);
+	mutex_lock(&ep->chan_lock);
+	xa_erase(&ep->channels, ch->id);
+	mutex_unlock(&ep->chan_lock);
+	/*
+	 * Not freed here: rmsg_chan_free() waits for the channel's work,
+	 * whose accept step takes a cm handler lock, and this handler holds
+	 * two (lockdep's report, Documentation/design.rst "Lock order").
+	 * Still setting up, the work never touches cm_id, which the rdma_cm
+	 * destroys on return; the endpoint's end waits for nr_channels.
+	 */
+	INIT_WORK(&ch->teardown, rmsg_chan_free_work);
+	queue_work(rmsg_teardown_wq, &ch->teardown);
+	return ret;
+}
+
+/* How often a deaf listener tries to listen again (a device's return). */
+#define RMSG_REBIND_MS		100
+
+/*
+ * The device under a listener goes away. The rdma_cm does not finish
+ * removing it while the id lives, so the id is handed to the rdma_cm to
+ * destroy (a non-zero return) unless rmsg_chan_unlisten() already took it
+ * and is destroying it itself (it waits for this handler). The listener
+ * stays, deaf, and tries to listen again on its address until a device
+ * has it: the peers of its channels dial back there. (A listener on a
+ * wildcard address never hears of this: the rdma_cm keeps it listening on
+ * every device, those to come included.)
+ */
+static int rmsg_cm_listener_removed(struct rmsg_listener *l)
+{
+	struct rmsg_endpoint *ep = l->ep;
+	int ret = 0;
+
+	mutex_lock(&ep->chan_lock);
+	if (ep->listener == l && l->cm_id) {
+		l->cm_id = NULL;
+		ret = 1;
+		queue_delayed_work(rmsg_wq, &l->rebind,
+				   msecs_to_jiffies(RMSG_REBIND_MS));
+	}
+	mutex_unlock(&ep->chan_lock);
+	return ret;
+}
+
+/*
+ * The rdma_cm handler of a listener's id and of every id born of its
+ * requests: the request itself and the listener's own events here, the
+ * events of an id that became a channel's (its context is then the
+ * channel's) in rmsg_cm_handler().
+ */
+static int rmsg_listen_handler(struct rdma_cm_id *cm_id,
+			       struct rdma_cm_event *event)
+{
+	struct rmsg_cm_ctx *ctx = cm_id->context;
+	struct rmsg_listener *l;
+	struct mem_cgroup *old;
+	int ret = 0;
+
+	if (event->event != RDMA_CM_EVENT_CONNECT_REQUEST &&
+	    ctx->kind == RMSG_CM_CHANNEL)
+		return rmsg_cm_handler(cm_id, event);
+	l = container_of(ctx, struct rmsg_listener, cm);
+	old = rmsg_ep_charge_begin(l->ep);
+	if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+		ret = rmsg_cm_request(l, cm_id, event);
+		/*
+		 * ib_cm answers a request whose handler failed with -ENOMEM
+		 * with nothing at all, for the peer to try again: at a
+		 * memory cgroup's limit it would try for a minute and more.
+		 * Any other error is a reject, which the peer hears at once.
+		 */
+		if (ret == -ENOMEM)
+			ret = -ECONNREFUSED;
+	} else if (event->event == RDMA_CM_EVENT_DEVICE_REMOVAL) {
+		ret = rmsg_cm_listener_removed(l);
+	}
+	rmsg_ep_charge_end(old);
+	return ret;
+}
+
+/* A new listening id on the listener's address. */
+static struct rdma_cm_id *rmsg_listen_id(struct rmsg_listener *l,
+					 struct sockaddr *addr)
+{
+	struct rdma_cm_id *cm_id;
+	int ret;
+
+	cm_id = rdma_create_id(l->net, rmsg_listen_handler, &l->cm, RDMA_PS_TCP,
+			       IB_QPT_RC);
+	if (IS_ERR(cm_id))
+		return cm_id;
+	ret = rdma_bind_addr(cm_id, addr);
+	if (!ret)
+		ret = rdma_listen(cm_id, l->backlog);
+	if (ret) {
+		rdma_destroy_id(cm_id);
+		return ERR_PTR(ret);
+	}
+	return cm_id;
+}
+
+/* A deaf listener tries to listen again; rmsg_chan_unlisten() cancels. */
+static void rmsg_listener_rebind(struct work_struct *work)
+{
+	struct rmsg_listener *l = container_of(to_delayed_work(work),
+					       struct rmsg_listener, rebind);
+	struct rmsg_endpoint *ep = l->ep;
+	struct rdma_cm_id *cm_id;
+
+	cm_id = rmsg_listen_id(l, (struct sockaddr *)&l->addr);
+	mutex_lock(&ep->chan_lock);
+	if (!IS_ERR(cm_id) && ep->listener == l && !l->cm_id) {
+		l->cm_id = cm_id;
+		cm_id = NULL;
+	} else if (IS_ERR(cm_id) && ep->listener == l && !l->cm_id) {
+		queue_delayed_work(rmsg_wq, &l->rebind,
+				   msecs_to_jiffies(RMSG_REBIND_MS));
+	}
+	mutex_unlock(&ep->chan_lock);
+	if (!IS_ERR_OR_NULL(cm_id))
+		rdma_destroy_id(cm_id);
+}
+
+/**
+ * rmsg_chan_listen() - RMSG_IOC_LISTEN: accept channels on an address
+ * @ep: the endpoint, with rings
+ * @uarg: struct rmsg_listen
+ *
+ * Return: 0, or -EINVAL, -EFAULT, -EAFNOSUPPORT, -EBUSY (already
+ * listening), -EADDRINUSE, -EADDRNOTAVAIL, -ENOMEM.
+ */
+long rmsg_chan_listen(struct rmsg_endpoint *ep, void __user *uarg)
+{
+	struct rmsg_chan_opts opts;
+	struct sockaddr_storage ss;
+	struct rmsg_listen req;
+	struct rmsg_listener *l;
+	struct rdma_cm_id *cm_id;
+	u32 len;
+	int ret;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if ((req.flags & ~RMSG_LISTEN_F_ACCEPT) || req.resv32)
+		return -EINVAL;
+	ret = rmsg_opts_copy(&opts, req.opts);
+	if (ret)
+		return ret;
+	ret = rmsg_chan_args(ep, &req.block_size, &ss, req.addr, req.addr_len);
+	if (ret)
+		return ret;
+	if (req.peer_block_max && rmsg_vb_check_block(req.peer_block_max))
+		return -EINVAL;
+
+	l = kzalloc(sizeof(*l), RMSG_GFP_CHARGED);
+	if (!l)
+		return -ENOMEM;
+	l->cm.kind = RMSG_CM_LISTENER;
+	l->ep = ep;
+	l->manual = req.flags & RMSG_LISTEN_F_ACCEPT;
+	l->user_data = req.user_data;
+	l->block_size = req.block_size;
+	l->opts = opts;
+	l->peer_block_max = req.peer_block_max ?:
+			    max(READ_ONCE(peer_block_max), req.block_size);
+	/*
+	 * As ucma's max_backlog: iWARP's listen allocates per entry, and the
+	 * program's u32 must not become a negative int.
+	 */
+	l->backlog = clamp_t(u32, req.backlog ?: 128, 1, RMSG_LISTEN_BACKLOG_MAX);
+	l->net = get_net(current->nsproxy->net_ns);
+	INIT_DELAYED_WORK(&l->rebind, rmsg_listener_rebind);
+
+	mutex_lock(&ep->chan_lock);
+	if (ep->listener || ep->dying) {
+		mutex_unlock(&ep->chan_lock);
+		put_net(l->net);
+		kfree(l);
+		return -EBUSY;
+	}
+	ep->listener = l;
+	mutex_unlock(&ep->chan_lock);
+
+	cm_id = rmsg_listen_id(l, (struct sockaddr *)&ss);
+	if (IS_ERR(cm_id)) {
+		ret = PTR_ERR(cm_id);
+		goto fail;
+	}
+	/* Listening again after a device's return: the same port. */
+	memcpy(&l->addr, &cm_id->route.addr.src_addr, sizeof(l->addr));
+	mutex_lock(&ep->chan_lock);
+	l->cm_id = cm_id;
+	mutex_unlock(&ep->chan_lock);
+
+	/* Tell the program which port it got when it asked for any. */
+	len = min_t(u32, req.addr_len, sizeof(ss));
+	if (copy_to_user(u64_to_user_ptr(req.addr),
+			 &cm_id->route.addr.src_addr, len)) {
+		rmsg_chan_unlisten(ep);
+		return -EFAULT;
+	}
+	return 0;
+fail:
+	mutex_lock(&ep->chan_lock);
+	ep->listener = NULL;
+	mutex_unlock(&ep->chan_lock);
+	put_net(l->net);
+	kfree(l);
+	return ret;
+}
+
+/* Stop listening; waits for a connection request being handled. */
+void rmsg_chan_unlisten(struct rmsg_endpoint *ep)
+{
+	struct rmsg_listener *l;
+	struct rdma_cm_id *cm_id;
+
+	mutex_lock(&ep->chan_lock);
+	l = ep->listener;
+	ep->listener = NULL;
+	/* NULL when the rdma_cm destroyed it on device removal. */
+	cm_id = l ? l->cm_id : NULL;
+	mutex_unlock(&ep->chan_lock);
+	if (!l)
+		return;
+	if (cm_id)
+		rdma_destroy_id(cm_id);
+	/* It sees the listener gone, and destroys any id it made itself. */
+	cancel_delayed_work_sync(&l->rebind);
+	put_net(l->net);
+	kfree(l);
+}

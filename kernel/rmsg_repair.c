@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rmsg: repairing a channel whose connection broke, step by step, in the
+ * channel's work (the phases of rmsg_lifecycle.c).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/dma-mapping.h>
+#include <linux/kref.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/random.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include <net/ipv6.h>
+#include <rdma/ib_cm.h>
+#include <asm/unaligned.h>
+#include <rdma/rdma_cm.h>
+
+#include "rmsg.h"
+#include "rmsg_channel.h"
+#include "rmsg_cm.h"
+#include "rmsg_conn.h"
+#include "rmsg_lifecycle.h"
+#include "rmsg_repair.h"
+#include "rmsg_trace.h"
+
+static unsigned int repair_attempt_ms = 5000;
+module_param(repair_attempt_ms, uint, 0644);
+MODULE_PARM_DESC(repair_attempt_ms,
+		 "How long one connection attempt of a repair may take");
+
+/* --- repair ------------------------------------------------------------ */
+
+/* Run the work at @when, or at the give-up deadline if that comes first. */
+static void rmsg_repair_wake_at(struct rmsg_channel *ch, unsigned long when)
+{
+	if (time_after(when, ch->deadline))
+		when = ch->deadline;
+	mod_timer(&ch->repair_timer, when);
+}
+
+/*
+ * DOWN: drop the broken connection (or a failed attempt), keeping
+ * everything that outlives connections.
+ */
+int rmsg_repair_drop(struct rmsg_channel *ch)
+{
+	struct rdma_cm_id *id;
+
+	mutex_lock(&ch->ep->lock);
+	ch->tx_live = false;
+	mutex_unlock(&ch->ep->lock);
+	/*
+	 * Handlers that start from now on ignore the id; one that is running
+	 * (it may be making a QP) finishes in rmsg_cm_settle().
+	 */
+	mutex_lock(&ch->ep->chan_lock);
+	id = ch->cm_id;
+	ch->cm_id = NULL;
+	mutex_unlock(&ch->ep->chan_lock);
+	id = rmsg_cm_settle(ch, id);
+	if (id && test_bit(RMSG_CHAN_CONNECTED, &ch->flags))
+		rmsg_cm_id_disconnect(id);
+	if (ch->qp) {
+		/* Afterwards no completion of it can touch the channel. */
+		rmsg_qp_drain(id, ch->qp, false);
+		rdma_destroy_qp(id);
+		ch->qp = NULL;
+	}
+	if (id)
+		rmsg_cm_id_retire(id);
+	clear_bit(RMSG_CHAN_CONNECTED, &ch->flags);
+	clear_bit(RMSG_CHAN_PEER_READY, &ch->flags);
+	clear_bit(RMSG_CHAN_ATTEMPT_FAILED, &ch->flags);
+	/* Errors from here on are the next attempt's. */
+	WRITE_ONCE(ch->soft_error, 1);
+	return rmsg_data_suspend(ch);
+}
+
+/* DIALING: a new rdma_cm id for the next attempt, resolving the peer. */
+static int rmsg_repair_dial(struct rmsg_channel *ch)
+{
+	struct sockaddr_storage dst;
+	struct rdma_cm_id *id;
+
+	id = rdma_create_id(ch->net, rmsg_cm_handler, &ch->cm, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	mutex_lock(&ch->ep->chan_lock);
+	ch->cm_id = id;
+	ch->resil.epoch++;
+	ch->resil.attempts++;
+	rmsg_dial_addr(ch, &dst);
+	mutex_unlock(&ch->ep->chan_lock);
+	rmsg_repair_set_phase(ch, RMSG_REPAIR_DIALING);
+	pr_debug("channel %u: attempt %u dials %pISp (address %u)\n", ch->id,
+		 ch->resil.attempts, &dst, ch->dial_idx);
+	ch->attempt_end = jiffies + msecs_to_jiffies(repair_attempt_ms);
+	rmsg_repair_wake_at(ch, ch->attempt_end);
+	return rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst,
+				 ch->resolve_ms);
+}
+
+/* ACCEPTING: take the newest attempt the listener handed over. */
+static int rmsg_repair_adopt(struct rmsg_channel *ch)
+{
+	struct rmsg_endpoint *ep = ch->ep;
+	struct rdma_conn_param param;
+	struct rmsg_conn_data data;
+	struct rdma_cm_id *id, *stale;
+	struct rmsg_hello peer;
+	u32 len;
+	int ret;
+
+	mutex_lock(&ep->chan_lock);
+	id = ch->repair_id;
+	stale = ch->stale_id;
+	peer = ch->repair_hello;
+	ch->repair_id = NULL;
+	ch->stale_id = NULL;
+	if (id) {
+		ch->cm_id = id;
+		ch->resil.attempts++;
+	}
+	mutex_unlock(&ep->chan_lock);
+	if (stale)
+		rmsg_repair_refuse(stale, false);
+	if (!id)
+		return 0;
+	rmsg_repair_set_phase(ch, RMSG_REPAIR_ACCEPTING);
+	ch->attempt_end = jiffies + msecs_to_jiffies(repair_attempt_ms);
+	rmsg_repair_wake_at(ch, ch->attempt_end);
+
+	rdma_lock_handler(id);
+	ret = rmsg_chan_connection(ch, id);
+	if (!ret)
+		ret = rmsg_data_resume(ch, &peer);
+	if (!ret) {
+		len = rmsg_chan_hello(ch, RMSG_HELLO_ACCEPT, &data);
+		rmsg_conn_param(ch, id, &param, &data, len);
+		ret = rdma_accept(id, &param);
+	}
+	rdma_unlock_handler(id);
+	return ret;
+}
+
+/* Connected again, and the peer is ready: the channel is open again. */
+static void rmsg_repair_done(struct rmsg_channel *ch)
+{
+	struct rmsg_cqe cqe = {
+		.user_data	= ch->user_data,
+		.flags		= RMSG_CQE_RESUMED,
+		.channel	= ch->id,
+	};
+	struct rmsg_cqe stalled = {
+		.user_data	= ch->user_data,
+		.flags		= RMSG_CQE_STALLED,
+		.channel	= ch->id,
+	};
+	bool opened = false, resumed = false, late = false;
+	u64 took;
+
+	mutex_lock(&ch->ep->chan_lock);
+	/* A device lost meanwhile: the next run of the work leaves it. */
+	if (ch->state == RMSG_CHAN_RECOVERING &&
+	    !test_bit(RMSG_CHAN_DEV_LOST, &ch->flags)) {
+		rmsg_chan_set_state(ch, RMSG_CHAN_OPEN, 0);
+		/*
+		 * With the state, under chan_lock: a fault that comes as soon
+		 * as the lock is dropped starts the next repair from NONE.
+		 */
+		rmsg_repair_set_phase(ch, RMSG_REPAIR_NONE);
+		opened = true;
+		took = ktime_get_ns() - ch->resil.recover_start;
+		/* Nothing is written yet: the rewrite ahead is still whole. */
+		trace_rmsg_repair_done(ch->ep->id, ch->id, ch->resil.epoch,
+				       ch->resil.attempts, took,
+				       ch->retx.end_seq - ch->retx.seq,
+				       ch->retx.end - ch->retx.counter);
+		resumed = ch->resil.stalled;
+		ch->resil.stalled = false;
+		cqe.len = div_u64(took, NSEC_PER_MSEC);
+		/*
+		 * Longer than the quiet period, but the timer's work came
+		 * after this one: the repair is reported all the same, late.
+		 */
+		if (!resumed && ch->ep->stall_events &&
+		    took > (u64)rmsg_stall_quiet_ms(ch) * NSEC_PER_MSEC) {
+			late = true;
+			resumed = true;
+			stalled.res = ch->resil.last_error;
+			stalled.len = cqe.len;
+		}
+		ch->resil.repairs++;
+		ch->resil.recover_ns += took;
+		ch->resil.attempts = 0;
+		/* Under chan_lock: teardown cannot have stopped it yet. */
+		rmsg_data_reopen(ch);
+		ch->hb_misses = 0;
+		set_bit(RMSG_CHAN_HEARD, &ch->flags);
+		rmsg_hb_arm(ch);
+		/* Under chan_lock too: the next fault's rmsg_stall_arm() stays. */
+		del_timer(&ch->stall_timer);
+	}
+	mutex_unlock(&ch->ep->chan_lock);
+	del_timer(&ch->repair_timer);
+	if (!opened)
+		return;
+	if (late) {
+		trace_rmsg_chan_stall(ch->ep->id, ch->id, false, stalled.len);
+		rmsg_ep_post_event(ch->ep, &stalled);
+	}
+	if (resumed) {
+		trace_rmsg_chan_stall(ch->ep->id, ch->id, true, cqe.len);
+		rmsg_ep_post_event(ch->ep, &cqe);
+	}
+}
+
+/*
+ * One step of a repair (the life cycle at the top of rmsg_lifecycle.c). Runs in
+ * the channel's work, so steps never overlap; rdma_cm handlers, the timer
+ * and completions only set bits and queue the work.
+ */
+void rmsg_chan_repair(struct rmsg_channel *ch)
+{
+	unsigned long now = jiffies;
+	bool failed;
+	u32 delay;
+	int ret;
+
+	if (time_after_eq(now, ch->deadline)) {
+		rmsg_chan_kill(ch, -ETIMEDOUT);
+		return;
+	}
+	failed = test_and_clear_bit(RMSG_CHAN_ATTEMPT_FAILED, &ch->flags) ||
+		 test_bit(RMSG_CHAN_DEV_LOST, &ch->flags) ||
+		 ((ch->phase == RMSG_REPAIR_DIALING ||
+		   ch->phase == RMSG_REPAIR_ACCEPTING) &&
+		  time_after_eq(now, ch->attempt_end));
+	if (ch->phase == RMSG_REPAIR_DOWN || failed) {
+		/* An attempt failed: the next one tries the next address. */
+		if (failed && ch->phase == RMSG_REPAIR_DIALING) {
+			mutex_lock(&ch->ep->chan_lock);
+			ch->dial_idx = (ch->dial_idx + 1) %
+				       (ch->alt_addrs.count + 1);
+			mutex_unlock(&ch->ep->chan_lock);
+		}
+		ret = rmsg_repair_drop(ch);
+		if (ret) {
+			rmsg_chan_kill(ch, ret == -EBUSY ? ch->resil.last_error :
+					   ret);
+			return;
+		}
+		/*
+		 * Its device is going, or failed: leave it now (removal waits
+		 * for that). The next attempt brings the channel to whatever
+		 * device then reaches the peer.
+		 */
+		if (test_and_clear_bit(RMSG_CHAN_DEV_LOST, &ch->flags) &&
+		    ch->rdev)
+			rmsg_chan_dev_release(ch);
+		/*
+		 * The drain may have brought the peer's CLOSE (its DREQ can
+		 * overtake it) or RESET: then the peer ended the channel.
+		 */
+		if (test_bit(RMSG_CHAN_PEER_RESET, &ch->flags)) {
+			rmsg_chan_kill(ch, -ECONNRESET);
+			return;
+		}
+		if (test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags)) {
+			rmsg_chan_kill(ch, 0);
+			return;
+		}
+		if (!ch->active) {
+			rmsg_repair_set_phase(ch, RMSG_REPAIR_WAITING);
+			rmsg_repair_wake_at(ch, ch->deadline);
+		} else {
+			/* The first attempt goes at once. */
+			delay = ch->resil.attempts == ch->backoff_from ? 0 :
+				rmsg_backoff_ms(ch->resil.attempts - 1 -
+						ch->backoff_from,
+						repair_backoff_ms,
+						repair_backoff_max_ms,
+						get_random_u32());
+			rmsg_repair_set_phase(ch, RMSG_REPAIR_BACKOFF);
+			ch->attempt_end = now + msecs_to_jiffies(delay);
+			if (delay) {
+				rmsg_repair_wake_at(ch, ch->attempt_end);
+				return;
+			}
+		}
+	}
+
+	switch (ch->phase) {
+	case RMSG_REPAIR_BACKOFF:
+		/* A device came: dial now, and back off from the start. */
+		if (test_and_clear_bit(RMSG_CHAN_DIAL_NOW, &ch->flags))
+			ch->backoff_from = ch->resil.attempts;
+		else if (time_before(now, ch->attempt_end))
+			return;
+		ret = rmsg_repair_dial(ch);
+		if (ret)
+			rmsg_chan_fault(ch, ret);
+		return;
+	case RMSG_REPAIR_WAITING:
+		ret = rmsg_repair_adopt(ch);
+		if (ret == -EPROTO)
+			rmsg_chan_kill(ch, ret);
+		else if (ret)
+			rmsg_chan_fault(ch, ret);
+		return;
+	case RMSG_REPAIR_DIALING:
+	case RMSG_REPAIR_ACCEPTING:
+		if (test_bit(RMSG_CHAN_CONNECTED, &ch->flags) &&
+		    test_bit(RMSG_CHAN_REGISTERED, &ch->flags) &&
+		    test_bit(RMSG_CHAN_PEER_READY, &ch->flags))
+			rmsg_repair_done(ch);
+		return;
+	default:
+		return;
+	}
+}
