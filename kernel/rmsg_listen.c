@@ -71,8 +71,6 @@ static int rmsg_cm_repair_request(struct rmsg_endpoint *ep,
 		verdict = rmsg_repair_match(ch->peer.incarnation,
 					    ch->peer.channel, ch->resil.epoch,
 					    h);
-	if (verdict == RMSG_REPAIR_RESTARTED)
-		rmsg_chan_kill_locked(ch, -ECONNRESET);
 	if (verdict == RMSG_REPAIR_ACCEPT && ch->repair_id && ch->stale_id)
 		verdict = RMSG_REPAIR_STALE;	/* come again later */
 	if (verdict == RMSG_REPAIR_ACCEPT) {

@@ -93,20 +93,19 @@ static int next_wc(struct raw_conn *c, struct ibv_wc *wc, uint64_t min_id)
  * @inc) and wait for the channel's READY: by then its block is
  * registered. 0 or a negative errno.
  */
-static int raw_connect(struct raw_conn *c, struct sockaddr_in *sin,
-		       uint64_t inc, uint32_t chan)
+/*
+ * Dial the listener at @sin with @hello (its block fields are filled in
+ * here). Returns 0 once the connection is established and the ACCEPT
+ * hello is in @c->peer, or what went wrong: -EPROTO for another rdma_cm
+ * event, such as a reject (it is printed).
+ */
+static int raw_dial(struct raw_conn *c, struct sockaddr_in *sin,
+		    struct rmsg_hello hello)
 {
 	struct ibv_qp_init_attr qa = {
 		.cap = { .max_send_wr = 8, .max_recv_wr = NRECV,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 		.qp_type = IBV_QPT_RC,
-	};
-	struct rmsg_hello hello = {
-		.kind = RMSG_HELLO_CONNECT,
-		.incarnation = inc,
-		.channel = chan,
-		.peer_channel = RMSG_WIRE_NO_CHANNEL,
-		.block_size = BLOCK,
 	};
 	struct rdma_conn_param param = {
 		.responder_resources = 1,
@@ -175,6 +174,21 @@ static int raw_connect(struct raw_conn *c, struct sockaddr_in *sin,
 	if (wc.opcode != IBV_WC_RECV)
 		return -EPROTO;
 	return 0;
+}
+
+/* A first connection, channel @chan of endpoint incarnation @inc. */
+static int raw_connect(struct raw_conn *c, struct sockaddr_in *sin,
+		       uint64_t inc, uint32_t chan)
+{
+	struct rmsg_hello hello = {
+		.kind = RMSG_HELLO_CONNECT,
+		.incarnation = inc,
+		.channel = chan,
+		.peer_channel = RMSG_WIRE_NO_CHANNEL,
+		.block_size = BLOCK,
+	};
+
+	return raw_dial(c, sin, hello);
 }
 
 /*
@@ -368,6 +382,53 @@ TEST_F_TIMEOUT(iso, unasked_wakes_make_no_events, 180)
 	EXPECT_EQ(0, st.events_dropped);
 	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(&self->a, &cqe, 1000))
 		TH_LOG("an event of kind %u", RMSG_CQE_KIND(cqe.flags));
+}
+
+/*
+ * A RECONNECT that names an open channel but comes from another endpoint
+ * (another incarnation) is not that channel's peer: it is refused, and the
+ * channel stays as it was. A stranger who reaches the listener could
+ * otherwise end any accepted channel by guessing its small id.
+ */
+TEST_F_TIMEOUT(iso, strangers_reconnect_leaves_channel_alone, 180)
+{
+	uint64_t inc = ((uint64_t)getpid() << 20) | 3;
+	struct rmsg_hello reconnect = {
+		.kind = RMSG_HELLO_RECONNECT,
+		.incarnation = inc + 1,
+		.channel = 1,
+		.epoch = 5,
+		.block_size = BLOCK,
+	};
+	const unsigned char *yblock;
+	struct rmsg_cqe cqe;
+	unsigned int i;
+	int ret;
+
+	ASSERT_EQ(0, raw_connect(self->y, &self->addr, inc, 1));
+	ASSERT_EQ(IBV_WC_SUCCESS, raw_ready(self->y));
+	ASSERT_EQ(0, rmsg_next_cqe(&self->a, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(RMSG_CQE_ACCEPTED, RMSG_CQE_KIND(cqe.flags));
+
+	/* Y's channel id on the listener's side, as its ACCEPT said. */
+	reconnect.peer_channel = self->y->peer.channel;
+	ret = raw_dial(self->x, &self->addr, reconnect);
+	EXPECT_EQ(-EPROTO, ret) TH_LOG("the stranger's RECONNECT: %d", ret);
+
+	/* No event: the channel neither ended nor went into a repair. */
+	ret = rmsg_next_cqe(&self->a, &cqe, 2000);
+	EXPECT_EQ(-ETIMEDOUT, ret)
+		TH_LOG("an event of kind %u, res %d", RMSG_CQE_KIND(cqe.flags),
+		       cqe.res);
+	/* And Y's connection still carries writes into its block. */
+	yblock = map_block(&self->a, self->y->peer.channel);
+	ASSERT_NE(NULL, yblock);
+	ASSERT_EQ(IBV_WC_SUCCESS,
+		  raw_write(self->y, self->y->peer.block_addr + PROBE_OFF,
+			    self->y->peer.block_rkey));
+	for (i = 0; i < 8; i++)
+		EXPECT_EQ(0xa5, yblock[PROBE_OFF + i]);
+	munmap((void *)yblock, BLOCK);
 }
 
 int main(int argc, char **argv)

@@ -292,9 +292,13 @@ enum rmsg_repair_verdict rmsg_repair_match(u64 known_incarnation,
 {
 	if (h->kind != RMSG_HELLO_RECONNECT)
 		return RMSG_REPAIR_INVALID;
-	if (h->incarnation != known_incarnation)
-		return RMSG_REPAIR_RESTARTED;
-	if (h->channel != known_peer_channel)
+	/*
+	 * Another endpoint (a restarted peer has no channel to repair, so it
+	 * never sends a RECONNECT), or another channel of the same one: a
+	 * stranger, who may not end or touch the channel by naming it.
+	 */
+	if (h->incarnation != known_incarnation ||
+	    h->channel != known_peer_channel)
 		return RMSG_REPAIR_INVALID;
 	if ((s32)(h->epoch - cur_epoch) <= 0)
 		return RMSG_REPAIR_STALE;

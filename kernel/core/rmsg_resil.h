@@ -87,15 +87,13 @@ u32 rmsg_backoff_attempts(u32 base_ms, u32 cap_ms, u32 give_up_ms);
  * @RMSG_REPAIR_ACCEPT: the current peer's newer attempt: repair with it
  * @RMSG_REPAIR_STALE: an attempt no newer than the current connection's:
  *	reject it quietly, the channel stays as it is
- * @RMSG_REPAIR_RESTARTED: the peer's endpoint restarted and lost the
- *	channel: the channel fails with ECONNRESET
- * @RMSG_REPAIR_INVALID: not a RECONNECT, or one from another channel of
- *	the peer: reject it, the channel stays as it is
+ * @RMSG_REPAIR_INVALID: not a RECONNECT, or one from another endpoint or
+ *	another channel than the channel's peer: reject it as gone, the
+ *	channel stays as it is
  */
 enum rmsg_repair_verdict {
 	RMSG_REPAIR_ACCEPT,
 	RMSG_REPAIR_STALE,
-	RMSG_REPAIR_RESTARTED,
 	RMSG_REPAIR_INVALID,
 };
 

@@ -442,9 +442,7 @@ static void op_match(struct fuzz_in *in)
 	v = rmsg_repair_match(inc, chan, epoch, &h);
 	if (h.kind != RMSG_HELLO_RECONNECT)
 		want = RMSG_REPAIR_INVALID;
-	else if (h.incarnation != inc)
-		want = RMSG_REPAIR_RESTARTED;
-	else if (h.channel != chan)
+	else if (h.incarnation != inc || h.channel != chan)
 		want = RMSG_REPAIR_INVALID;
 	else if (h.epoch - epoch == 0 || h.epoch - epoch >= 0x80000000U)
 		want = RMSG_REPAIR_STALE;

@@ -832,12 +832,13 @@ TEST(repair_match)
 	EXPECT_EQ(RMSG_REPAIR_ACCEPT, rmsg_repair_match(inc, 42, 2, &h));
 	EXPECT_EQ(RMSG_REPAIR_STALE, rmsg_repair_match(inc, 42, 1, &h));
 
-	/* The peer restarted: whatever the rest says. */
+	/*
+	 * Another endpoint, whatever the rest says: a stranger (a restarted
+	 * peer has no channel to repair), who may not end the channel.
+	 */
 	h.epoch = 5;
-	EXPECT_EQ(RMSG_REPAIR_RESTARTED,
-		  rmsg_repair_match(inc + 1, 42, 2, &h));
-	EXPECT_EQ(RMSG_REPAIR_RESTARTED,
-		  rmsg_repair_match(inc + 1, 43, 9, &h));
+	EXPECT_EQ(RMSG_REPAIR_INVALID, rmsg_repair_match(inc + 1, 42, 2, &h));
+	EXPECT_EQ(RMSG_REPAIR_INVALID, rmsg_repair_match(inc + 1, 43, 9, &h));
 	/* Another channel of the same peer, or not a RECONNECT. */
 	EXPECT_EQ(RMSG_REPAIR_INVALID, rmsg_repair_match(inc, 41, 2, &h));
 	x = h;
