@@ -138,10 +138,16 @@ static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	 * A flush too: receives are always posted, so this is how the QP's
 	 * move to the error state shows (whatever moved it), and the channel
 	 * is repaired. During a repair or a teardown only the first reason
-	 * counts, and those drain the QP on purpose.
+	 * counts, and those drain the QP on purpose. A request our side
+	 * found invalid (a SEND longer than a control message: a local
+	 * length error on most devices, an invalid request on rxe) is no
+	 * fault of the link but of the peer, which is not one to reconnect
+	 * to: the channel ends.
 	 */
 	if (wc->status != IB_WC_SUCCESS) {
-		rmsg_chan_kill_soft(ch, -ECONNRESET);
+		rmsg_chan_kill_soft(ch, wc->status == IB_WC_LOC_LEN_ERR ||
+					wc->status == IB_WC_REM_INV_REQ_ERR ?
+				    -EPROTO : -ECONNRESET);
 		return;
 	}
 	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM) {

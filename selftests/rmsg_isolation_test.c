@@ -431,6 +431,29 @@ TEST_F_TIMEOUT(iso, strangers_reconnect_leaves_channel_alone, 180)
 	munmap((void *)yblock, BLOCK);
 }
 
+/*
+ * A SEND longer than any control message breaks the protocol: the channel
+ * ends with EPROTO at once. (It used to count as a broken link, and the
+ * accepting side waited the whole give-up timeout for a repair.)
+ */
+TEST_F_TIMEOUT(iso, oversized_control_message_ends_channel, 180)
+{
+	uint64_t inc = ((uint64_t)getpid() << 20) | 4;
+	unsigned char *big = self->y->buf + NRECV * 64;
+	struct rmsg_cqe cqe;
+
+	ASSERT_EQ(0, raw_connect(self->y, &self->addr, inc, 1));
+	ASSERT_EQ(IBV_WC_SUCCESS, raw_ready(self->y));
+	ASSERT_EQ(0, rmsg_next_cqe(&self->a, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(RMSG_CQE_ACCEPTED, RMSG_CQE_KIND(cqe.flags));
+
+	memset(big, 0x5a, 256);
+	raw_post(self->y, IBV_WR_SEND, big, 256, 0, 0);
+	ASSERT_EQ(0, rmsg_next_cqe(&self->a, &cqe, EVENT_TIMEOUT_MS));
+	EXPECT_EQ(RMSG_CQE_CLOSED, RMSG_CQE_KIND(cqe.flags));
+	EXPECT_EQ(-EPROTO, cqe.res);
+}
+
 int main(int argc, char **argv)
 {
 	return rmsg_test_main(argc, argv);
