@@ -16,6 +16,13 @@
 /* An RPut's CTS mailbox: 4 KiB to 64 KiB. */
 #define RMSG_RTS_MBOX_MAX_SHIFT	16
 
+/*
+ * A clear-to-send: the rmsg_rts layout, sent between kernels only (into
+ * the sender's mailbox), so the bit is not in the UAPI beside
+ * RMSG_RTS_F_PUT, though it is taken there.
+ */
+#define RMSG_RTS_F_CTS		(1U << 1)
+
 /**
  * struct rmsg_rts_info - a decoded, validated struct rmsg_rts
  * @len: bytes of the message, 1 to RMSG_RNDV_MAX_LEN

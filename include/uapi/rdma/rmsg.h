@@ -30,10 +30,26 @@
 /* ioctl magic: not used by any subsystem in ioctl-number.rst (6.1). */
 #define RMSG_IOC_MAGIC		0xB9
 
-/* Features announced in rmsg_version.features. */
-#define RMSG_FEAT_DEV_LIST	(1ULL << 0)
+/*
+ * Features announced in rmsg_version.features: every bit the module has
+ * ever defined, in one place. A bit is never reused.
+ */
+#define RMSG_FEAT_DEV_LIST	(1ULL << 0)	/* RMSG_IOC_DEV_LIST */
 #define RMSG_FEAT_RINGS		(1ULL << 1)	/* RMSG_IOC_EP_SETUP, _ENTER, mmap */
 #define RMSG_FEAT_SQPOLL	(1ULL << 2)	/* RMSG_EP_F_SQPOLL */
+#define RMSG_FEAT_CHANNELS	(1ULL << 3)	/* LISTEN, CONNECT, CLOSE */
+#define RMSG_FEAT_EAGER		(1ULL << 4)	/* send area, SEND, CREDIT, ARM */
+#define RMSG_FEAT_RNDV		(1ULL << 5)	/* REG, DEREG, SEND_RNDV, ... */
+#define RMSG_FEAT_CHAN_LIST	(1ULL << 6)	/* RMSG_IOC_CHAN_LIST */
+#define RMSG_FEAT_FAULT		(1ULL << 7)	/* RMSG_IOC_FAULT */
+#define RMSG_FEAT_REPAIR	(1ULL << 8)	/* channels are repaired */
+#define RMSG_FEAT_STALL_EVENTS	(1ULL << 9)	/* RMSG_EP_F_STALL_EVENTS */
+/* RMSG_IOC_CHAN_ADDR, RMSG_CHAN_LIST_F_ADDRS, rmsg_connect.src_addr */
+#define RMSG_FEAT_CHAN_ADDR	(1ULL << 10)
+/* struct rmsg_chan_opts in LISTEN, CONNECT, ACCEPT; RMSG_IOC_CHAN_SET */
+#define RMSG_FEAT_CHAN_OPTS	(1ULL << 11)
+/* rmsg_ep_stats.enters counts RMSG_IOC_ENTER */
+#define RMSG_FEAT_ENTER_COUNT	(1ULL << 12)
 
 /**
  * struct rmsg_version - RMSG_IOC_VERSION argument
@@ -548,8 +564,6 @@ struct rmsg_enter {
  * RMSG_IOC_LISTEN. The kernel never drops an event: when the completion
  * ring is full it keeps them and posts them as the program frees entries.
  */
-#define RMSG_FEAT_CHANNELS	(1ULL << 3)	/* LISTEN, CONNECT, CLOSE */
-#define RMSG_FEAT_EAGER		(1ULL << 4)	/* send area, SEND, CREDIT, ARM */
 
 enum rmsg_cqe_kind {
 	RMSG_CQE_OP		= 0,	/* completion of an SQE */
@@ -842,7 +856,8 @@ struct rmsg_accept {
  * With RMSG_RTS_F_PUT (the sender asked for RPut), @addr, @seg_shift and
  * the one key name the sender's CTS mailbox instead: 2^@seg_shift bytes
  * at @addr, which the receiving kernel writes a clear-to-send into. A CTS
- * has the same layout, with RMSG_RTS_F_CTS: it names the destination's
+ * has the same layout, with a flag of its own (bit 1, used between kernels
+ * only, kernel/core/rmsg_rts.h): it names the destination's
  * segments, which the sending kernel RDMA-WRITEs. Programs never see one.
  */
 struct rmsg_rts {
@@ -856,7 +871,6 @@ struct rmsg_rts {
 };
 
 #define RMSG_RTS_F_PUT		(1U << 0)	/* RPut: @rkey[0] is a mailbox */
-#define RMSG_RTS_F_CTS		(1U << 1)	/* a clear-to-send (kernels) */
 
 /*
  * Memory regions (RMSG_FEAT_RNDV): the program's own memory, pinned and
@@ -865,7 +879,6 @@ struct rmsg_rts {
  * with it. Nothing is mapped for a device until a transfer needs it, so a
  * region outlives any one device.
  */
-#define RMSG_FEAT_RNDV		(1ULL << 5)	/* REG, DEREG, SEND_RNDV, ... */
 
 /* The largest region, in bytes. */
 #define RMSG_REG_MAX_LEN	(1ULL << 32)
@@ -919,17 +932,6 @@ struct rmsg_dereg {
  * block lacks is written again from the sender's copy. The program sees a
  * delay, not an error, unless the repair gives up.
  */
-
-#define RMSG_FEAT_CHAN_LIST	(1ULL << 6)	/* RMSG_IOC_CHAN_LIST */
-#define RMSG_FEAT_FAULT		(1ULL << 7)	/* RMSG_IOC_FAULT */
-#define RMSG_FEAT_REPAIR	(1ULL << 8)	/* channels are repaired */
-#define RMSG_FEAT_STALL_EVENTS	(1ULL << 9)	/* RMSG_EP_F_STALL_EVENTS */
-/* RMSG_IOC_CHAN_ADDR, RMSG_CHAN_LIST_F_ADDRS, rmsg_connect.src_addr */
-#define RMSG_FEAT_CHAN_ADDR	(1ULL << 10)
-/* struct rmsg_chan_opts in LISTEN, CONNECT, ACCEPT; RMSG_IOC_CHAN_SET */
-#define RMSG_FEAT_CHAN_OPTS	(1ULL << 11)
-/* rmsg_ep_stats.enters counts RMSG_IOC_ENTER */
-#define RMSG_FEAT_ENTER_COUNT	(1ULL << 12)
 
 /*
  * Long repairs (RMSG_FEAT_STALL_EVENTS). A repair is quiet at first: the
