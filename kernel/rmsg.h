@@ -349,8 +349,6 @@ long rmsg_ctl_chan_list(struct rmsg_endpoint *ep, void __user *uarg);
 long rmsg_ctl_fault(struct rmsg_endpoint *ep, void __user *uarg);
 void rmsg_ctl_device_added(void);
 
-int rmsg_chan_init_module(void);
-void rmsg_chan_exit_module(void);
 long rmsg_chan_listen(struct rmsg_endpoint *ep, void __user *uarg);
 void rmsg_chan_unlisten(struct rmsg_endpoint *ep);
 long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg);

@@ -48,6 +48,7 @@
 
 #include "rmsg.h"
 #include "rmsg_channel.h"
+#include "rmsg_wr.h"
 #include "rmsg_cm.h"
 #include "rmsg_conn.h"
 #include "rmsg_lifecycle.h"
@@ -78,14 +79,6 @@ static unsigned int max_channels = RMSG_MAX_CHANNELS;
 module_param_cb(max_channels, &max_channels_ops, &max_channels, 0644);
 MODULE_PARM_DESC(max_channels,
 		 "Channels per endpoint at most, 1 to 65536 (default 65536)");
-
-struct workqueue_struct *rmsg_wq;
-/*
- * Teardowns sleep (a CLOSE's send, up to close_drain_ms of data, the
- * drain): a mass close must not hold back the data and repair work of every
- * other endpoint, so they have a queue of their own.
- */
-struct workqueue_struct *rmsg_teardown_wq;
 
 static void rmsg_chan_progress(struct work_struct *work);
 static void rmsg_chan_teardown(struct work_struct *work);
@@ -798,25 +791,6 @@ void rmsg_chan_device_added(struct rmsg_endpoint *ep)
 	if (ep->listener && !ep->listener->cm_id)
 		mod_delayed_work(rmsg_wq, &ep->listener->rebind, 0);
 	mutex_unlock(&ep->chan_lock);
-}
-
-int rmsg_chan_init_module(void)
-{
-	rmsg_wq = alloc_workqueue("rmsg", WQ_MEM_RECLAIM, 0);
-	if (!rmsg_wq)
-		return -ENOMEM;
-	rmsg_teardown_wq = alloc_workqueue("rmsg_teardown", WQ_MEM_RECLAIM, 0);
-	if (!rmsg_teardown_wq) {
-		destroy_workqueue(rmsg_wq);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-void rmsg_chan_exit_module(void)
-{
-	destroy_workqueue(rmsg_teardown_wq);
-	destroy_workqueue(rmsg_wq);
 }
 
 /**

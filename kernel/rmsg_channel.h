@@ -646,18 +646,19 @@ int rmsg_opts_copy(struct rmsg_chan_opts *o, u64 uptr);
 int rmsg_chan_args(struct rmsg_endpoint *ep, u32 *size,
 		   struct sockaddr_storage *ss, u64 uaddr, u32 len);
 
-/* rmsg_lifecycle.c, for the data path and rendezvous too */
-void rmsg_chan_kill_soft(struct rmsg_channel *ch, int error);
-void rmsg_chan_event(struct rmsg_channel *ch, u32 kind, int res);
+/*
+ * rmsg_chan_kill() for completion handlers: they run in softirq and may not
+ * take chan_lock (a mutex), so they record the first reason and leave the
+ * rest to the channel's work (rmsg_lifecycle.c).
+ */
+static inline void rmsg_chan_kill_soft(struct rmsg_channel *ch, int error)
+{
+	cmpxchg(&ch->soft_error, 1, error);
+	queue_work(rmsg_wq, &ch->work);
+}
 
-/* rmsg_conn.c, for the data path and rendezvous too */
-int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type,
-		   u64 arg);
-int rmsg_ctrl_post_recv(struct rmsg_ctrl_buf *buf);
-int rmsg_ctrl_buf_init(struct rmsg_channel *ch, struct rmsg_ctrl_buf *buf,
-		       bool recv);
-void rmsg_ctrl_buf_exit(struct rmsg_channel *ch, struct rmsg_ctrl_buf *buf,
-			bool recv);
+/* rmsg_lifecycle.c, for the data path and rendezvous too */
+void rmsg_chan_event(struct rmsg_channel *ch, u32 kind, int res);
 
 /* rmsg_channel.c, for rmsg_ctl.c */
 int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind);
@@ -676,10 +677,8 @@ void rmsg_data_close(struct rmsg_channel *ch, bool drain);
 void rmsg_data_close_sent(struct rmsg_channel *ch);
 void rmsg_data_finish(struct rmsg_channel *ch, int error, bool all_written);
 void rmsg_data_free(struct rmsg_channel *ch);
-void rmsg_data_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg);
-void rmsg_data_ctrl_sent(struct rmsg_channel *ch, unsigned int idx);
 void rmsg_data_work(struct work_struct *work);
-int rmsg_data_imm_in(struct rmsg_channel *ch, const struct ib_wc *wc);
+void rmsg_data_init_module(void);
 void rmsg_data_slot(struct rmsg_channel *ch, struct ib_send_wr *wr,
 		    atomic_t *rndv_done, bool read);
 bool rmsg_data_room(struct rmsg_channel *ch, u32 wrs);
@@ -693,7 +692,6 @@ int rmsg_rndv_ready(struct rmsg_channel *ch, struct rmsg_rndv_tx *t,
 		    void **buf, u64 *dma, u32 *len);
 void rmsg_rndv_written(struct rmsg_channel *ch, struct rmsg_rndv_tx *t,
 		       u32 payload_off);
-void rmsg_rndv_ctrl_sent(struct rmsg_channel *ch, unsigned int idx);
 void rmsg_rndv_suspend(struct rmsg_channel *ch);
 int rmsg_rndv_tx_rewind(struct rmsg_channel *ch, struct rmsg_rndv_tx *t);
 int rmsg_rndv_resume(struct rmsg_channel *ch, u32 arrived, void *shadow);
@@ -702,7 +700,7 @@ bool rmsg_rndv_rereg_due(struct rmsg_channel *ch);
 int rmsg_rndv_moved_send(struct rmsg_channel *ch, struct rmsg_rndv_tx *t);
 u32 rmsg_rndv_tx_len(const struct rmsg_rndv_tx *t);
 void rmsg_rndv_peer_moved(struct rmsg_channel *ch);
-void rmsg_rndv_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg);
+void rmsg_rndv_init_module(void);
 void rmsg_rndv_collect(struct rmsg_channel *ch);
 void rmsg_rndv_progress(struct rmsg_channel *ch);
 int rmsg_rndv_walk(struct rmsg_channel *ch);

@@ -22,6 +22,7 @@
 
 #include "rmsg.h"
 #include "rmsg_channel.h"
+#include "rmsg_wr.h"
 #include "rmsg_cm.h"
 #include "rmsg_conn.h"
 #include "rmsg_lifecycle.h"

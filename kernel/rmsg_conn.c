@@ -22,6 +22,7 @@
 
 #include "rmsg.h"
 #include "rmsg_channel.h"
+#include "rmsg_wr.h"
 #include "rmsg_conn.h"
 #include "rmsg_lifecycle.h"
 #include "rmsg_trace.h"
@@ -38,57 +39,7 @@ module_param(ack_timeout, uint, 0644);
 MODULE_PARM_DESC(ack_timeout,
 		 "Local ACK timeout of the channels' QPs, 4.096 us x 2^ack_timeout (default 16: 268 ms; 0: the rdma_cm's default)");
 
-/* --- control messages and registration ------------------------------- */
-
-static u32 rmsg_ctrl_lkey(struct rmsg_channel *ch)
-{
-	return ch->pd->local_dma_lkey;
-}
-
-int rmsg_ctrl_post_recv(struct rmsg_ctrl_buf *buf)
-{
-	struct ib_sge sge = {
-		.addr	= buf->dma,
-		.length	= sizeof(buf->msg),
-		.lkey	= rmsg_ctrl_lkey(buf->ch),
-	};
-	struct ib_recv_wr wr = {
-		.wr_cqe		= &buf->cqe,
-		.sg_list	= &sge,
-		.num_sge	= 1,
-	};
-
-	return ib_post_recv(buf->ch->qp, &wr, NULL);
-}
-
-int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type, u64 arg)
-{
-	struct rmsg_ctrl_buf *buf = &ch->ctrl[idx];
-	struct ib_device *ibdev = ch->rdev->ibdev;
-	struct ib_sge sge = {
-		.addr	= buf->dma,
-		.length	= sizeof(buf->msg),
-		.lkey	= rmsg_ctrl_lkey(ch),
-	};
-	struct ib_send_wr wr = {
-		.wr_cqe		= &buf->cqe,
-		.sg_list	= &sge,
-		.num_sge	= 1,
-		.opcode		= IB_WR_SEND,
-		.send_flags	= IB_SEND_SIGNALED,
-	};
-
-	int ret;
-
-	/* The buffer is free: its last message completed (or none left). */
-	rmsg_ctrl_encode(&buf->msg, type, arg);
-	ib_dma_sync_single_for_device(ibdev, buf->dma, sizeof(buf->msg),
-				      DMA_TO_DEVICE);
-	spin_lock_bh(&ch->post_lock);
-	ret = ib_post_send(ch->qp, &wr, NULL);
-	spin_unlock_bh(&ch->post_lock);
-	return ret;
-}
+/* --- the block's registration --------------------------------------- */
 
 static void rmsg_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 {
@@ -104,127 +55,7 @@ static void rmsg_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 	queue_work(rmsg_wq, &ch->work);
 }
 
-static void rmsg_ctrl_send_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct rmsg_ctrl_buf *buf =
-		container_of(wc->wr_cqe, struct rmsg_ctrl_buf, cqe);
-	struct rmsg_channel *ch = buf->ch;
-
-	if (buf == &ch->ctrl[RMSG_CTRL_CLOSE_BUF]) {
-		/* In order: every write before the CLOSE went through too. */
-		if (wc->status == IB_WC_SUCCESS)
-			set_bit(RMSG_CHAN_CLOSE_OK, &ch->flags);
-		complete(&ch->close_sent);
-	}
-	if (wc->status == IB_WC_SUCCESS) {
-		/* The peer acknowledged it: it is there. */
-		set_bit(RMSG_CHAN_HEARD, &ch->flags);
-		rmsg_data_ctrl_sent(ch, buf - ch->ctrl);
-	} else if (wc->status != IB_WC_WR_FLUSH_ERR) {
-		rmsg_chan_kill_soft(ch, -ECONNRESET);
-	}
-}
-
-static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct rmsg_ctrl_buf *buf =
-		container_of(wc->wr_cqe, struct rmsg_ctrl_buf, cqe);
-	struct rmsg_channel *ch = buf->ch;
-	struct ib_device *ibdev = ch->rdev->ibdev;
-	u8 type;
-	u64 arg;
-
-	/*
-	 * A flush too: receives are always posted, so this is how the QP's
-	 * move to the error state shows (whatever moved it), and the channel
-	 * is repaired. During a repair or a teardown only the first reason
-	 * counts, and those drain the QP on purpose. A request our side
-	 * found invalid (a SEND longer than a control message: a local
-	 * length error on most devices, an invalid request on rxe) is no
-	 * fault of the link but of the peer, which is not one to reconnect
-	 * to: the channel ends.
-	 */
-	if (wc->status != IB_WC_SUCCESS) {
-		rmsg_chan_kill_soft(ch, wc->status == IB_WC_LOC_LEN_ERR ||
-					wc->status == IB_WC_REM_INV_REQ_ERR ?
-				    -EPROTO : -ECONNRESET);
-		return;
-	}
-	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM) {
-		if (rmsg_data_imm_in(ch, wc))
-			return;
-		goto repost;
-	}
-	ib_dma_sync_single_for_cpu(ibdev, buf->dma, sizeof(buf->msg),
-				   DMA_FROM_DEVICE);
-	if (rmsg_ctrl_decode(&buf->msg, wc->byte_len, &type, &arg)) {
-		/* A peer that sends garbage is not one to keep talking to. */
-		pr_notice_ratelimited("channel %u: a control message that is not one (%u bytes)\n",
-				      ch->id, wc->byte_len);
-		rmsg_chan_kill_soft(ch, -EPROTO);
-		return;
-	}
-	if (type == RMSG_CTRL_CLOSE) {
-		set_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags);
-		rmsg_chan_kill_soft(ch, 0);
-		return;
-	}
-	if (type == RMSG_CTRL_RESET) {
-		set_bit(RMSG_CHAN_PEER_RESET, &ch->flags);
-		rmsg_chan_kill_soft(ch, -ECONNRESET);
-		return;
-	}
-	/*
-	 * The buffer is free again before the message is acted on: a FIN
-	 * lets the peer start another transfer, whose RTS and FIN need
-	 * receives too.
-	 */
-	if (rmsg_ctrl_post_recv(buf)) {
-		rmsg_chan_kill_soft(ch, -ECONNRESET);
-		return;
-	}
-	if (type == RMSG_CTRL_READY) {
-		set_bit(RMSG_CHAN_PEER_READY, &ch->flags);
-		queue_work(rmsg_wq, &ch->work);
-	} else if (type == RMSG_CTRL_HEARTBEAT) {
-		/* Arriving was all it had to do. */
-	} else {
-		rmsg_data_ctrl_in(ch, type, arg);
-	}
-	return;
-repost:
-	if (rmsg_ctrl_post_recv(buf))
-		rmsg_chan_kill_soft(ch, -ECONNRESET);
-}
-
 /* --- verbs resources -------------------------------------------------- */
-
-/* A control buffer, mapped for the channel's device. */
-int rmsg_ctrl_buf_init(struct rmsg_channel *ch, struct rmsg_ctrl_buf *buf,
-		       bool recv)
-{
-	struct ib_device *ibdev = ch->rdev->ibdev;
-
-	buf->ch = ch;
-	buf->cqe.done = recv ? rmsg_ctrl_recv_done : rmsg_ctrl_send_done;
-	buf->dma = ib_dma_map_single(ibdev, &buf->msg, sizeof(buf->msg),
-				     recv ? DMA_FROM_DEVICE : DMA_TO_DEVICE);
-	if (ib_dma_mapping_error(ibdev, buf->dma)) {
-		buf->dma = 0;
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-void rmsg_ctrl_buf_exit(struct rmsg_channel *ch, struct rmsg_ctrl_buf *buf,
-			bool recv)
-{
-	if (buf->dma)
-		ib_dma_unmap_single(ch->rdev->ibdev, buf->dma,
-				    sizeof(buf->msg),
-				    recv ? DMA_FROM_DEVICE : DMA_TO_DEVICE);
-	buf->dma = 0;
-}
 
 /* The receive block's pages: the channel's own, mapped by the program. */
 static int rmsg_block_alloc(struct rmsg_channel *ch)

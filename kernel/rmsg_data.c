@@ -51,6 +51,7 @@
 
 #include "rmsg.h"
 #include "rmsg_channel.h"
+#include "rmsg_wr.h"
 
 static bool force_imm_arrival;
 module_param(force_imm_arrival, bool, 0644);
@@ -171,7 +172,7 @@ static void rmsg_area_map_put(struct rmsg_endpoint *ep,
  * Return: 0, or -EPROTO for an immediate the peer had no business sending
  * (the channel is then being killed).
  */
-int rmsg_data_imm_in(struct rmsg_channel *ch, const struct ib_wc *wc)
+static int rmsg_data_imm_in(struct rmsg_channel *ch, const struct ib_wc *wc)
 {
 	u32 imm = be32_to_cpu(wc->ex.imm_data);
 	u32 off = imm >> RMSG_IMM_OFF_SHIFT;
@@ -432,7 +433,7 @@ void rmsg_data_open(struct rmsg_channel *ch)
 int rmsg_data_suspend(struct rmsg_channel *ch)
 {
 	struct rmsg_rndv *r = &ch->rndv;
-	u32 idx, i;
+	u32 idx;
 	int ret = 0;
 
 	mutex_lock(&ch->ep->lock);
@@ -441,9 +442,7 @@ int rmsg_data_suspend(struct rmsg_channel *ch)
 	ch->wr_done = ch->wr_posted;
 	ch->wr_signalled = ch->wr_posted;
 	ch->sig_owed = false;
-	for (i = RMSG_CTRL_RECVS; i < RMSG_CTRL_BUFS; i++)
-		clear_bit(RMSG_CHAN_CTRL_BUSY + i - RMSG_CTRL_RECVS,
-			  &ch->flags);
+	rmsg_ctrl_free_all(ch);
 	/*
 	 * The hello of the next connection brings the peer's release counter;
 	 * an older one from this connection would look like it went back.
@@ -703,18 +702,21 @@ static void rmsg_data_send_ctrls(struct rmsg_channel *ch)
 	};
 	bool *due[] = { &ch->credit_due, &ch->notify_due, &ch->wake_due };
 	u32 args[] = { ch->credit, ch->notify, 0 };
-	unsigned int i, bit;
+	unsigned int i;
+	int ret;
 
 	if (!ch->tx_live)
 		return;
 	for (i = 0; i < ARRAY_SIZE(kinds); i++) {
-		bit = RMSG_CHAN_CTRL_BUSY + kinds[i].buf - RMSG_CTRL_RECVS;
-		if (!*due[i] || test_and_set_bit(bit, &ch->flags))
+		if (!*due[i])
+			continue;
+		ret = rmsg_ctrl_try_send(ch, kinds[i].buf, kinds[i].type,
+					 args[i]);
+		if (ret == -EAGAIN)
 			continue;
 		*due[i] = false;
-		if (rmsg_ctrl_send(ch, kinds[i].buf, kinds[i].type, args[i])) {
-			clear_bit(bit, &ch->flags);
-			rmsg_chan_kill_soft(ch, -ECONNRESET);
+		if (ret) {
+			rmsg_chan_kill_soft(ch, ret);
 			return;
 		}
 		if (kinds[i].type == RMSG_CTRL_CREDIT)
@@ -724,28 +726,8 @@ static void rmsg_data_send_ctrls(struct rmsg_channel *ch)
 	}
 }
 
-/**
- * rmsg_data_ctrl_sent() - a control send completed (softirq)
- * @ch: the channel
- * @idx: its buffer
- */
-void rmsg_data_ctrl_sent(struct rmsg_channel *ch, unsigned int idx)
-{
-	if (idx < RMSG_CTRL_CREDIT_BUF)
-		return;
-	rmsg_rndv_ctrl_sent(ch, idx);
-	clear_bit(RMSG_CHAN_CTRL_BUSY + idx - RMSG_CTRL_RECVS, &ch->flags);
-	/* A newer value of the kind may be waiting for the buffer. */
-	queue_work(rmsg_wq, &ch->data_work);
-}
-
-/**
- * rmsg_data_ctrl_in() - a control message of the data path arrived (softirq)
- * @ch: the channel
- * @type: RMSG_CTRL_CREDIT, _NOTIFY, _WAKE, _FIN, _CTS or _DONE
- * @arg: its validated argument
- */
-void rmsg_data_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg)
+/* CREDIT, NOTIFY or WAKE arrived, with its validated @arg (softirq). */
+static void rmsg_data_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg)
 {
 	switch (type) {
 	case RMSG_CTRL_CREDIT:
@@ -765,14 +747,17 @@ void rmsg_data_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg)
 		rmsg_ep_count(ch->ep, RMSG_STAT_WAKES_IN);
 		set_bit(RMSG_CHAN_WAKE_IN, &ch->flags);
 		break;
-	case RMSG_CTRL_FIN:
-	case RMSG_CTRL_CTS:
-	case RMSG_CTRL_DONE:
-	case RMSG_CTRL_REKEY:
-		rmsg_rndv_ctrl_in(ch, type, arg);
-		return;
 	}
 	queue_work(rmsg_wq, &ch->data_work);
+}
+
+/* At module load: the control messages of the data path. */
+void __init rmsg_data_init_module(void)
+{
+	rmsg_ctrl_on_recv(RMSG_CTRL_CREDIT, rmsg_data_ctrl_in, false);
+	rmsg_ctrl_on_recv(RMSG_CTRL_NOTIFY, rmsg_data_ctrl_in, false);
+	rmsg_ctrl_on_recv(RMSG_CTRL_WAKE, rmsg_data_ctrl_in, false);
+	rmsg_ctrl_on_imm(rmsg_data_imm_in);
 }
 
 /* --- writing records ---------------------------------------------------- */

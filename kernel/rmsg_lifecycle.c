@@ -83,6 +83,7 @@
 #include "rmsg.h"
 #include "rmsg_channel.h"
 #include "rmsg_conn.h"
+#include "rmsg_wr.h"
 #include "rmsg_lifecycle.h"
 #include "rmsg_trace.h"
 
@@ -330,17 +331,6 @@ void rmsg_chan_kill(struct rmsg_channel *ch, int error)
 }
 
 /*
- * rmsg_chan_kill() for completion handlers: they run in softirq and may not
- * take chan_lock (a mutex), so they record the first reason and leave the
- * rest to the channel's work.
- */
-void rmsg_chan_kill_soft(struct rmsg_channel *ch, int error)
-{
-	cmpxchg(&ch->soft_error, 1, error);
-	queue_work(rmsg_wq, &ch->work);
-}
-
-/*
  * The jiffy at which at least @ms have passed. A timer for jiffies + n
  * fires once n ticks have begun, which is up to a tick less than n
  * ticks of time (the current one has partly gone): the periods users
@@ -471,8 +461,6 @@ void rmsg_chan_fault(struct rmsg_channel *ch, int error)
  */
 void rmsg_chan_heartbeat(struct rmsg_channel *ch)
 {
-	unsigned int bit = RMSG_CHAN_CTRL_BUSY + RMSG_CTRL_HEARTBEAT_BUF -
-			   RMSG_CTRL_RECVS;
 
 	if (test_and_clear_bit(RMSG_CHAN_HEARD, &ch->flags)) {
 		ch->hb_misses = 0;
@@ -483,12 +471,51 @@ void rmsg_chan_heartbeat(struct rmsg_channel *ch)
 		return;
 	}
 	/* One in flight at most: a slow one is a miss for the peer anyway. */
-	if (!test_and_set_bit(bit, &ch->flags) &&
-	    rmsg_ctrl_send(ch, RMSG_CTRL_HEARTBEAT_BUF, RMSG_CTRL_HEARTBEAT,
-			   0)) {
-		clear_bit(bit, &ch->flags);
+	if (rmsg_ctrl_try_send(ch, RMSG_CTRL_HEARTBEAT_BUF, RMSG_CTRL_HEARTBEAT,
+			       0) == -ECONNRESET) {
 		rmsg_chan_fault(ch, -ECONNRESET);
 		return;
 	}
 	rmsg_hb_arm(ch);
+}
+
+/* What arrives for the life cycle: READY, CLOSE, RESET (softirq). */
+static void rmsg_chan_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg)
+{
+	switch (type) {
+	case RMSG_CTRL_READY:
+		set_bit(RMSG_CHAN_PEER_READY, &ch->flags);
+		queue_work(rmsg_wq, &ch->work);
+		break;
+	case RMSG_CTRL_CLOSE:
+		set_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags);
+		rmsg_chan_kill_soft(ch, 0);
+		break;
+	case RMSG_CTRL_RESET:
+		set_bit(RMSG_CHAN_PEER_RESET, &ch->flags);
+		rmsg_chan_kill_soft(ch, -ECONNRESET);
+		break;
+	}
+}
+
+/* Our CLOSE or RESET left, or could not (softirq): teardown waits. */
+static void rmsg_chan_close_sent(struct rmsg_channel *ch, unsigned int idx,
+				 bool ok)
+{
+	/* In order: every write before the CLOSE went through too. */
+	if (ok)
+		set_bit(RMSG_CHAN_CLOSE_OK, &ch->flags);
+	complete(&ch->close_sent);
+}
+
+/*
+ * At module load: the control messages of the life cycle. HEARTBEAT is
+ * not among them: arriving is all it has to do.
+ */
+void __init rmsg_lifecycle_init_module(void)
+{
+	rmsg_ctrl_on_recv(RMSG_CTRL_READY, rmsg_chan_ctrl_in, false);
+	rmsg_ctrl_on_recv(RMSG_CTRL_CLOSE, rmsg_chan_ctrl_in, true);
+	rmsg_ctrl_on_recv(RMSG_CTRL_RESET, rmsg_chan_ctrl_in, true);
+	rmsg_ctrl_on_sent(RMSG_CTRL_CLOSE_BUF, 1, rmsg_chan_close_sent);
 }

@@ -28,5 +28,6 @@ void rmsg_chan_fault_locked(struct rmsg_channel *ch, int error);
 void rmsg_chan_fault(struct rmsg_channel *ch, int error);
 void rmsg_chan_stalled(struct rmsg_channel *ch);
 void rmsg_chan_heartbeat(struct rmsg_channel *ch);
+void rmsg_lifecycle_init_module(void);
 
 #endif

@@ -9,18 +9,25 @@
 #include <linux/module.h>
 
 #include "rmsg.h"
+#include "rmsg_channel.h"
+#include "rmsg_lifecycle.h"
+#include "rmsg_wr.h"
 
 static int __init rmsg_init(void)
 {
 	int ret;
 
 	rmsg_user_init();
-	ret = rmsg_chan_init_module();
+	/* Who takes which control message: before any channel exists. */
+	rmsg_lifecycle_init_module();
+	rmsg_data_init_module();
+	rmsg_rndv_init_module();
+	ret = rmsg_wr_init_module();
 	if (ret)
 		goto out_user;
 	ret = rmsg_devices_init();
 	if (ret)
-		goto out_chan;
+		goto out_wr;
 	ret = rmsg_cdev_init();
 	if (ret)
 		goto out_devices;
@@ -29,8 +36,8 @@ static int __init rmsg_init(void)
 
 out_devices:
 	rmsg_devices_exit();
-out_chan:
-	rmsg_chan_exit_module();
+out_wr:
+	rmsg_wr_exit_module();
 out_user:
 	rmsg_user_exit();
 	return ret;
@@ -44,7 +51,7 @@ static void __exit rmsg_exit(void)
 {
 	rmsg_cdev_exit();
 	rmsg_devices_exit();
-	rmsg_chan_exit_module();
+	rmsg_wr_exit_module();
 	/* Last: everything it counts is gone by now, or leaked. */
 	rmsg_user_exit();
 	pr_info("unloaded\n");

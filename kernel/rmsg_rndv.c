@@ -44,6 +44,7 @@
 
 #include "rmsg.h"
 #include "rmsg_channel.h"
+#include "rmsg_wr.h"
 #include "rmsg_region.h"
 #include "rmsg_rts.h"
 
@@ -610,15 +611,8 @@ static int rmsg_move(struct rmsg_channel *ch, struct rmsg_rndv_move *mv,
 static int rmsg_rndv_ctrl(struct rmsg_channel *ch, unsigned int buf, u8 type,
 			  u64 arg)
 {
-	unsigned int bit = RMSG_CHAN_CTRL_BUSY + buf - RMSG_CTRL_RECVS;
-
-	if (test_and_set_bit(bit, &ch->flags))
-		return -EAGAIN;	/* its send completing will requeue us */
-	if (rmsg_ctrl_send(ch, buf, type, arg)) {
-		clear_bit(bit, &ch->flags);
-		return -ECONNRESET;
-	}
-	return 0;
+	/* -EAGAIN: its send completing will requeue us. */
+	return rmsg_ctrl_try_send(ch, buf, type, arg);
 }
 
 /* --- the sender --------------------------------------------------------- */
@@ -800,7 +794,7 @@ void rmsg_rndv_written(struct rmsg_channel *ch, struct rmsg_rndv_tx *t,
  * @type: which
  * @arg: its validated argument, which names a cookie
  */
-void rmsg_rndv_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg)
+static void rmsg_rndv_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg)
 {
 	struct rmsg_rndv *r = &ch->rndv;
 	u32 i = RMSG_FIN_COOKIE(arg) & RMSG_RNDV_MASK;
@@ -839,18 +833,31 @@ void rmsg_rndv_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg)
 }
 
 /**
- * rmsg_rndv_ctrl_sent() - a control send of ours completed (softirq)
+ * rmsg_rndv_fin_sent() - a FIN buffer's send completed (softirq)
  * @ch: the channel
  * @idx: its buffer
+ * @ok: it arrived
  *
  * A FIN buffer's send completing means the peer has that FIN: a repair
  * need not send it again. (The buffer's next message, a CTS or the next
  * FIN, waits for this completion.)
  */
-void rmsg_rndv_ctrl_sent(struct rmsg_channel *ch, unsigned int idx)
+static void rmsg_rndv_fin_sent(struct rmsg_channel *ch, unsigned int idx,
+			       bool ok)
 {
-	if (idx >= RMSG_CTRL_FIN_BUF && idx < RMSG_CTRL_BUFS)
+	if (ok)
 		atomic64_set(&ch->rndv.fin_sent[idx - RMSG_CTRL_FIN_BUF], 0);
+}
+
+/* At module load: the control messages of rendezvous transfers. */
+void __init rmsg_rndv_init_module(void)
+{
+	rmsg_ctrl_on_recv(RMSG_CTRL_FIN, rmsg_rndv_ctrl_in, false);
+	rmsg_ctrl_on_recv(RMSG_CTRL_CTS, rmsg_rndv_ctrl_in, false);
+	rmsg_ctrl_on_recv(RMSG_CTRL_DONE, rmsg_rndv_ctrl_in, false);
+	rmsg_ctrl_on_recv(RMSG_CTRL_REKEY, rmsg_rndv_ctrl_in, false);
+	rmsg_ctrl_on_sent(RMSG_CTRL_FIN_BUF, RMSG_RNDV_WINDOW,
+			  rmsg_rndv_fin_sent);
 }
 
 /* RPut: take the CTS the peer wrote into @t's mailbox. */

@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rmsg: control messages as work requests. Every channel has one receive
+ * buffer for each message the peer may have in flight and one send buffer
+ * per kind (enum rmsg_ctrl_send_buf, rmsg_channel.h); a kind whose buffer
+ * is busy is sent again, with its newest value, once the buffer is free
+ * (rmsg_ctrl_try_send(), and the channel's data work its completion
+ * queues).
+ *
+ * The files above register, once at module load, what to do with each
+ * type that arrives, with each send buffer's completion and with an
+ * immediate (rmsg_ctrl_on_recv(), _on_sent(), _on_imm()); the tables are
+ * read-only from then on. This file calls none of them by name.
+ *
+ * Layer: below the life cycle, the data path and rendezvous; above the
+ * protocol core (rmsg_wire.c decodes and validates what arrives).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <rdma/ib_verbs.h>
+
+#include "rmsg.h"
+#include "rmsg_channel.h"
+#include "rmsg_wr.h"
+
+/* Every file of a channel queues its work here. */
+struct workqueue_struct *rmsg_wq;
+/*
+ * Teardowns sleep (a CLOSE's send, up to close_drain_ms of data, the
+ * drain): a mass close must not hold back the data and repair work of every
+ * other endpoint, so they have a queue of their own.
+ */
+struct workqueue_struct *rmsg_teardown_wq;
+
+static struct {
+	rmsg_ctrl_recv_fn fn;
+	bool last;
+} rmsg_ctrl_recv_tab[RMSG_CTRL_TYPES] __ro_after_init;
+static rmsg_ctrl_sent_fn rmsg_ctrl_sent_tab[RMSG_CTRL_BUFS] __ro_after_init;
+static rmsg_ctrl_imm_fn rmsg_ctrl_imm __ro_after_init;
+
+/**
+ * rmsg_ctrl_on_recv() - who acts on a control message type that arrives
+ * @type: enum rmsg_ctrl_type
+ * @fn: the handler
+ * @last: nothing follows it on the connection (CLOSE, RESET): its
+ *	receive buffer is not posted again
+ *
+ * At module load only. A type nobody registered is taken and ignored
+ * (HEARTBEAT: arriving is all it has to do).
+ */
+void __init rmsg_ctrl_on_recv(u8 type, rmsg_ctrl_recv_fn fn, bool last)
+{
+	rmsg_ctrl_recv_tab[type].fn = fn;
+	rmsg_ctrl_recv_tab[type].last = last;
+}
+
+/* Who hears of the completions of send buffers @first.. (module load). */
+void __init rmsg_ctrl_on_sent(unsigned int first, unsigned int count,
+			      rmsg_ctrl_sent_fn fn)
+{
+	unsigned int i;
+
+	for (i = first; i < first + count; i++)
+		rmsg_ctrl_sent_tab[i] = fn;
+}
+
+/* Who takes an RDMA WRITE with immediate (module load). */
+void __init rmsg_ctrl_on_imm(rmsg_ctrl_imm_fn fn)
+{
+	rmsg_ctrl_imm = fn;
+}
+
+static unsigned int rmsg_ctrl_busy_bit(unsigned int idx)
+{
+	return RMSG_CHAN_CTRL_BUSY + idx - RMSG_CTRL_RECVS;
+}
+
+static u32 rmsg_ctrl_lkey(struct rmsg_channel *ch)
+{
+	return ch->pd->local_dma_lkey;
+}
+
+int rmsg_ctrl_post_recv(struct rmsg_ctrl_buf *buf)
+{
+	struct ib_sge sge = {
+		.addr	= buf->dma,
+		.length	= sizeof(buf->msg),
+		.lkey	= rmsg_ctrl_lkey(buf->ch),
+	};
+	struct ib_recv_wr wr = {
+		.wr_cqe		= &buf->cqe,
+		.sg_list	= &sge,
+		.num_sge	= 1,
+	};
+
+	return ib_post_recv(buf->ch->qp, &wr, NULL);
+}
+
+/*
+ * Post a control message from send buffer @idx, which must be free (its
+ * kind's last message completed, or it is READY, CLOSE or RESET, each
+ * sent once per connection).
+ */
+int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type, u64 arg)
+{
+	struct rmsg_ctrl_buf *buf = &ch->ctrl[idx];
+	struct ib_device *ibdev = ch->rdev->ibdev;
+	struct ib_sge sge = {
+		.addr	= buf->dma,
+		.length	= sizeof(buf->msg),
+		.lkey	= rmsg_ctrl_lkey(ch),
+	};
+	struct ib_send_wr wr = {
+		.wr_cqe		= &buf->cqe,
+		.sg_list	= &sge,
+		.num_sge	= 1,
+		.opcode		= IB_WR_SEND,
+		.send_flags	= IB_SEND_SIGNALED,
+	};
+
+	int ret;
+
+	/* The buffer is free: its last message completed (or none left). */
+	rmsg_ctrl_encode(&buf->msg, type, arg);
+	ib_dma_sync_single_for_device(ibdev, buf->dma, sizeof(buf->msg),
+				      DMA_TO_DEVICE);
+	spin_lock_bh(&ch->post_lock);
+	ret = ib_post_send(ch->qp, &wr, NULL);
+	spin_unlock_bh(&ch->post_lock);
+	return ret;
+}
+
+/**
+ * rmsg_ctrl_try_send() - send a control message from its buffer, if free
+ * @ch: the channel
+ * @idx: the send buffer of the kind (enum rmsg_ctrl_send_buf)
+ * @type: enum rmsg_ctrl_type
+ * @arg: its argument
+ *
+ * Return: 0; -EAGAIN while the buffer's last message is in flight (its
+ * completion queues the channel's data work, which tries again); or
+ * -ECONNRESET when the QP refused it.
+ */
+int rmsg_ctrl_try_send(struct rmsg_channel *ch, unsigned int idx, u8 type,
+		       u64 arg)
+{
+	unsigned int bit = rmsg_ctrl_busy_bit(idx);
+
+	if (test_and_set_bit(bit, &ch->flags))
+		return -EAGAIN;
+	if (rmsg_ctrl_send(ch, idx, type, arg)) {
+		clear_bit(bit, &ch->flags);
+		return -ECONNRESET;
+	}
+	return 0;
+}
+
+/*
+ * Between two connections: every send buffer is free, since whatever
+ * was in flight on the old QP will not complete.
+ */
+void rmsg_ctrl_free_all(struct rmsg_channel *ch)
+{
+	unsigned int i;
+
+	for (i = RMSG_CTRL_RECVS; i < RMSG_CTRL_BUFS; i++)
+		clear_bit(rmsg_ctrl_busy_bit(i), &ch->flags);
+}
+
+static void rmsg_ctrl_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rmsg_ctrl_buf *buf =
+		container_of(wc->wr_cqe, struct rmsg_ctrl_buf, cqe);
+	struct rmsg_channel *ch = buf->ch;
+	unsigned int idx = buf - ch->ctrl;
+	bool ok = wc->status == IB_WC_SUCCESS;
+
+	/* The peer acknowledged it: it is there. */
+	if (ok)
+		set_bit(RMSG_CHAN_HEARD, &ch->flags);
+	if (rmsg_ctrl_sent_tab[idx])
+		rmsg_ctrl_sent_tab[idx](ch, idx, ok);
+	if (ok) {
+		/*
+		 * After the handler: a new send may take the buffer now, and
+		 * a newer value of the kind may be waiting for it. READY and
+		 * CLOSE never take the bit: nothing waits for them.
+		 */
+		if (test_and_clear_bit(rmsg_ctrl_busy_bit(idx), &ch->flags))
+			queue_work(rmsg_wq, &ch->data_work);
+	} else if (wc->status != IB_WC_WR_FLUSH_ERR) {
+		rmsg_chan_kill_soft(ch, -ECONNRESET);
+	}
+}
+
+static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rmsg_ctrl_buf *buf =
+		container_of(wc->wr_cqe, struct rmsg_ctrl_buf, cqe);
+	struct rmsg_channel *ch = buf->ch;
+	struct ib_device *ibdev = ch->rdev->ibdev;
+	u8 type;
+	u64 arg;
+
+	/*
+	 * A flush too: receives are always posted, so this is how the QP's
+	 * move to the error state shows (whatever moved it), and the channel
+	 * is repaired. During a repair or a teardown only the first reason
+	 * counts, and those drain the QP on purpose. A request our side
+	 * found invalid (a SEND longer than a control message: a local
+	 * length error on most devices, an invalid request on rxe) is no
+	 * fault of the link but of the peer, which is not one to reconnect
+	 * to: the channel ends.
+	 */
+	if (wc->status != IB_WC_SUCCESS) {
+		rmsg_chan_kill_soft(ch, wc->status == IB_WC_LOC_LEN_ERR ||
+					wc->status == IB_WC_REM_INV_REQ_ERR ?
+				    -EPROTO : -ECONNRESET);
+		return;
+	}
+	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM) {
+		if (!rmsg_ctrl_imm || rmsg_ctrl_imm(ch, wc))
+			return;
+		goto repost;
+	}
+	ib_dma_sync_single_for_cpu(ibdev, buf->dma, sizeof(buf->msg),
+				   DMA_FROM_DEVICE);
+	if (rmsg_ctrl_decode(&buf->msg, wc->byte_len, &type, &arg)) {
+		/* A peer that sends garbage is not one to keep talking to. */
+		pr_notice_ratelimited("channel %u: a control message that is not one (%u bytes)\n",
+				      ch->id, wc->byte_len);
+		rmsg_chan_kill_soft(ch, -EPROTO);
+		return;
+	}
+	/* The connection's last message: its buffer stays as it is. */
+	if (rmsg_ctrl_recv_tab[type].last) {
+		rmsg_ctrl_recv_tab[type].fn(ch, type, arg);
+		return;
+	}
+	/*
+	 * The buffer is free again before the message is acted on: a FIN
+	 * lets the peer start another transfer, whose RTS and FIN need
+	 * receives too.
+	 */
+	if (rmsg_ctrl_post_recv(buf)) {
+		rmsg_chan_kill_soft(ch, -ECONNRESET);
+		return;
+	}
+	if (rmsg_ctrl_recv_tab[type].fn)
+		rmsg_ctrl_recv_tab[type].fn(ch, type, arg);
+	return;
+repost:
+	if (rmsg_ctrl_post_recv(buf))
+		rmsg_chan_kill_soft(ch, -ECONNRESET);
+}
+
+/* A control buffer, mapped for the channel's device. */
+int rmsg_ctrl_buf_init(struct rmsg_channel *ch, struct rmsg_ctrl_buf *buf,
+		       bool recv)
+{
+	struct ib_device *ibdev = ch->rdev->ibdev;
+
+	buf->ch = ch;
+	buf->cqe.done = recv ? rmsg_ctrl_recv_done : rmsg_ctrl_send_done;
+	buf->dma = ib_dma_map_single(ibdev, &buf->msg, sizeof(buf->msg),
+				     recv ? DMA_FROM_DEVICE : DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(ibdev, buf->dma)) {
+		buf->dma = 0;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void rmsg_ctrl_buf_exit(struct rmsg_channel *ch, struct rmsg_ctrl_buf *buf,
+			bool recv)
+{
+	if (buf->dma)
+		ib_dma_unmap_single(ch->rdev->ibdev, buf->dma,
+				    sizeof(buf->msg),
+				    recv ? DMA_FROM_DEVICE : DMA_TO_DEVICE);
+	buf->dma = 0;
+}
+
+int rmsg_wr_init_module(void)
+{
+	rmsg_wq = alloc_workqueue("rmsg", WQ_MEM_RECLAIM, 0);
+	if (!rmsg_wq)
+		return -ENOMEM;
+	rmsg_teardown_wq = alloc_workqueue("rmsg_teardown", WQ_MEM_RECLAIM, 0);
+	if (!rmsg_teardown_wq) {
+		destroy_workqueue(rmsg_wq);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void rmsg_wr_exit_module(void)
+{
+	destroy_workqueue(rmsg_teardown_wq);
+	destroy_workqueue(rmsg_wq);
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rmsg_wr.c: control messages as work requests, for every channel file
+ * above it (the life cycle, the data path, rendezvous). They send through
+ * it and register, once at module load, what to do with what arrives, so
+ * that none of them calls another to dispatch a message. It calls
+ * nothing of theirs.
+ */
+#ifndef RMSG_WR_H
+#define RMSG_WR_H
+
+#include "rmsg_channel.h"
+
+/* One more than the highest enum rmsg_ctrl_type. */
+#define RMSG_CTRL_TYPES		(RMSG_CTRL_REKEY + 1)
+
+/*
+ * A control message of @type arrived on @ch, its @arg validated by
+ * rmsg_ctrl_decode(). Softirq; its receive buffer is posted again first,
+ * unless the type was registered as the connection's last.
+ */
+typedef void (*rmsg_ctrl_recv_fn)(struct rmsg_channel *ch, u8 type, u64 arg);
+
+/*
+ * The control send from buffer @idx of @ch completed; @ok: it arrived.
+ * Softirq; called for flushed and failed sends too.
+ */
+typedef void (*rmsg_ctrl_sent_fn)(struct rmsg_channel *ch, unsigned int idx,
+				  bool ok);
+
+/*
+ * An RDMA WRITE with immediate arrived on @ch (the peer's device may place
+ * out of order). Softirq. Return 0 to have its buffer posted again, or a
+ * negative errno when the channel is ending for it.
+ */
+typedef int (*rmsg_ctrl_imm_fn)(struct rmsg_channel *ch,
+				const struct ib_wc *wc);
+
+void rmsg_ctrl_on_recv(u8 type, rmsg_ctrl_recv_fn fn, bool last);
+void rmsg_ctrl_on_sent(unsigned int first, unsigned int count,
+		       rmsg_ctrl_sent_fn fn);
+void rmsg_ctrl_on_imm(rmsg_ctrl_imm_fn fn);
+
+int rmsg_ctrl_buf_init(struct rmsg_channel *ch, struct rmsg_ctrl_buf *buf,
+		       bool recv);
+void rmsg_ctrl_buf_exit(struct rmsg_channel *ch, struct rmsg_ctrl_buf *buf,
+			bool recv);
+int rmsg_ctrl_post_recv(struct rmsg_ctrl_buf *buf);
+int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type,
+		   u64 arg);
+int rmsg_ctrl_try_send(struct rmsg_channel *ch, unsigned int idx, u8 type,
+		       u64 arg);
+void rmsg_ctrl_free_all(struct rmsg_channel *ch);
+
+int rmsg_wr_init_module(void);
+void rmsg_wr_exit_module(void);
+
+#endif
