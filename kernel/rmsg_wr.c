@@ -195,6 +195,20 @@ static void rmsg_ctrl_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 }
 
+/*
+ * Did a receive fail because of what the peer sent, not of the link? A
+ * SEND longer than a control message is a local length error on most
+ * devices; rxe reports an invalid request (newer kernels) or, in 6.1,
+ * a local QP operation error, which the receive side of an RC QP sees
+ * for nothing else the link or a repair can do (those flush).
+ */
+static bool rmsg_ctrl_peer_broke(const struct ib_wc *wc)
+{
+	return wc->status == IB_WC_LOC_LEN_ERR ||
+	       wc->status == IB_WC_REM_INV_REQ_ERR ||
+	       wc->status == IB_WC_LOC_QP_OP_ERR;
+}
+
 static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rmsg_ctrl_buf *buf =
@@ -209,15 +223,12 @@ static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	 * move to the error state shows (whatever moved it), and the channel
 	 * is repaired. During a repair or a teardown only the first reason
 	 * counts, and those drain the QP on purpose. A request our side
-	 * found invalid (a SEND longer than a control message: a local
-	 * length error on most devices, an invalid request on rxe) is no
-	 * fault of the link but of the peer, which is not one to reconnect
-	 * to: the channel ends.
+	 * found invalid is no fault of the link but of the peer, which is
+	 * not one to reconnect to: the channel ends.
 	 */
 	if (wc->status != IB_WC_SUCCESS) {
-		rmsg_chan_kill_soft(ch, wc->status == IB_WC_LOC_LEN_ERR ||
-					wc->status == IB_WC_REM_INV_REQ_ERR ?
-				    -EPROTO : -ECONNRESET);
+		rmsg_chan_kill_soft(ch, rmsg_ctrl_peer_broke(wc) ? -EPROTO :
+								  -ECONNRESET);
 		return;
 	}
 	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM) {
