@@ -1132,10 +1132,12 @@ struct rmsg_chan_addr {
  * @flags: zero
  * @opts: the settings; 0 in a field leaves it as it is
  *
- * A channel in any state but ending takes them; a heartbeat period or a
- * quiet period under way keeps its old length, the next one has the new.
- * A repair under way keeps its deadline. Errors: ENOENT for no such
- * channel, EALREADY for one that is ending, EINVAL for a value out of
+ * A channel in any state but ending takes them. A heartbeat period given
+ * to an open channel takes effect at once: the period under way is dropped
+ * and the next heartbeat comes a new period from now (RMSG_OPT_OFF stops
+ * them). A quiet period under way keeps its old length, the next one has
+ * the new. A repair under way keeps its deadline. Errors: ENOENT for no
+ * such channel, EALREADY for one that is ending, EINVAL for a value out of
  * range or nonzero @flags or @opts.resv.
  */
 struct rmsg_chan_set {
