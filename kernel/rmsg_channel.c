@@ -539,8 +539,10 @@ static struct rmsg_channel *rmsg_chan_live(struct rmsg_endpoint *ep, u32 id)
  * @ep: the caller's endpoint
  * @uarg: struct rmsg_chan_set
  *
- * A heartbeat switched on for an open channel starts now; one switched off
- * stops. Timers already running keep their length.
+ * A heartbeat period given to an open channel takes effect at once: its
+ * heartbeat timer restarts with the new period from now; one switched off
+ * (RMSG_OPT_OFF) stops. The other timers already running (the quiet
+ * period, a repair's deadline) keep their length.
  *
  * Return: 0, -EFAULT, -EINVAL, -ENOENT or -EALREADY (the channel is
  * ending).

@@ -26,8 +26,8 @@
  * Rendezvous transfers each way whose FIN has not come: each costs the
  * sending side a receive for the FIN (or the CTS before it), and the
  * receiving side a FIN send buffer. The five kinds of the channel, the
- * HEARTBEAT and the one DONE buffer fit in the other eight receives (RESET
- * goes in CLOSE's buffer: only one of them is ever sent).
+ * HEARTBEAT, the REKEY and the one DONE buffer take the other eight
+ * receives (RESET goes in CLOSE's buffer: only one of them is ever sent).
  */
 #define RMSG_RNDV_WINDOW	8
 #define RMSG_CTRL_RECVS		(8 + RMSG_RNDV_WINDOW)

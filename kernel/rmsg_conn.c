@@ -2,7 +2,8 @@
 /*
  * rmsg: a channel's connection on one device: its verbs resources (PD,
  * CQ, QP, the receive block's mapping and registration, control buffers),
- * its control messages, and the hello its connection request carries.
+ * and the hello its connection request carries. The control messages
+ * themselves are rmsg_wr.c's.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

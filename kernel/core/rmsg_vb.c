@@ -62,12 +62,13 @@
  * R7 Sequence: DATA records carry consecutive sequence numbers; a WRAP
  *    carries the number of the record after it and consumes none.
  *
- * R8 Credit updates: released bytes travel back in trailers (freed) or in
- *    an explicit update. For one-way traffic rmsg_vb_rx_credit_due() asks
- *    for one when half the block is released but unadvertised, or when the
- *    sender, as the receiver sees it, may lack room for a largest record;
- *    the second condition is what keeps a blocked sender from waiting for
- *    ever on a receiver that has released everything.
+ * R8 Credit updates: released bytes travel back in explicit updates (CREDIT
+ *    messages; rmsg's kernels take no credit from a trailer's freed, which
+ *    a payload could imitate). rmsg_vb_rx_credit_due() asks for one when
+ *    half the block is released but unadvertised, or when the sender, as
+ *    the receiver sees it, may lack room for a largest record; the second
+ *    condition is what keeps a blocked sender from waiting for ever on a
+ *    receiver that has released everything.
  */
 
 #include "rmsg_core_types.h"
@@ -260,10 +261,12 @@ int rmsg_vb_tx_credit(struct rmsg_vb_tx *tx, u32 freed)
  * rmsg_vb_trailer_fill() - fill a trailer in wire byte order
  * @t: the trailer to fill
  * @pl: the placement it belongs to
- * @type: RMSG_VB_DATA for the record, RMSG_VB_WRAP for the WRAP before it
- * @ack: acknowledgement of the reverse stream to piggyback
- * @freed: release counter of the reverse direction's block to piggyback
- *	(rmsg_vb_rx_advertise())
+ * @type: RMSG_VB_DATA or RMSG_VB_RTS for the record, RMSG_VB_WRAP for the
+ *	WRAP before it
+ * @ack: the trailer's ack field, reserved (rmsg's kernels pass 0)
+ * @freed: release counter of the writer's own receive block, for the
+ *	reader's information (rmsg's kernels pass the newest the program
+ *	gave; no kernel takes credit from it)
  */
 void rmsg_vb_trailer_fill(struct rmsg_vb_trailer *t,
 			  const struct rmsg_vb_place *pl,
@@ -444,11 +447,11 @@ int rmsg_vb_rx_release(struct rmsg_vb_rx *rx, u32 end)
  * rmsg_vb_rx_credit_due() - whether an explicit credit update should go out
  * @rx: receiver state
  *
- * Piggybacked credits suffice while traffic flows both ways. Otherwise an
- * update is due when half the block is released but not advertised, or when
- * the sender, by what it has written and been told, might not have room
- * for a largest record; without the second case a sender blocked on a
- * large record could wait for ever on a receiver that has released all.
+ * An update (a CREDIT message: no kernel takes credit from trailers) is
+ * due when half the block is released but not advertised, or when the
+ * sender, by what it has written and been told, might not have room for a
+ * largest record; without the second case a sender blocked on a large
+ * record could wait for ever on a receiver that has released all.
  *
  * Return: true when the caller should send rmsg_vb_rx_advertise()'s value.
  */

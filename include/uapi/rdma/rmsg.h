@@ -212,8 +212,9 @@ struct rmsg_dev_list {
  *  - The payload starts at the record's first byte (16-byte aligned); the
  *    padding between payload and trailer is undefined.
  *  - A record plus its clear zone takes at most half the block, so the
- *    largest payload depends on the block size (4 KiB block: 2016 bytes;
- *    RMSG_VB_MAX_PAYLOAD from 128 KiB up).
+ *    largest payload depends on the block size: (size / 2 - 32) rounded
+ *    down to a multiple of 16, 2016 bytes for a 4 KiB block and 65504 for
+ *    128 KiB, and RMSG_VB_MAX_PAYLOAD from 131136 bytes (128 KiB + 64) up.
  *  - A WRAP trailer carries the seq of the DATA record that follows it and
  *    consumes none; its ack and freed are ignored.
  *  - The block's last trailer must be zero when the channel starts (a
@@ -240,12 +241,13 @@ enum rmsg_vb_type {
 
 /**
  * struct rmsg_vb_trailer - the last bytes of every record in a receive block
- * @ack: the sequence number up to which the sender of this record has
- *	received the reverse stream (piggybacked acknowledgement)
+ * @ack: reserved, kept for the layout: kernels write 0 and nothing reads
+ *	it
  * @freed: bytes of its own receive block the sender of this record has
- *	released, free-running modulo 2^32 (piggybacked credit)
+ *	released, free-running modulo 2^32, for the receiving program's
+ *	information; no kernel takes credit from it (see above)
  * @seq: this record's sequence number, free-running modulo 2^32
- * @len: payload bytes (DATA), 0 (WRAP)
+ * @len: payload bytes (DATA, RTS), 0 (WRAP)
  * @type: enum rmsg_vb_type
  * @flag: RMSG_VB_FLAG_EVEN or _ODD by lap parity; written last
  *
@@ -1130,10 +1132,12 @@ struct rmsg_chan_addr {
  * @flags: zero
  * @opts: the settings; 0 in a field leaves it as it is
  *
- * A channel in any state but ending takes them; a heartbeat period or a
- * quiet period under way keeps its old length, the next one has the new.
- * A repair under way keeps its deadline. Errors: ENOENT for no such
- * channel, EALREADY for one that is ending, EINVAL for a value out of
+ * A channel in any state but ending takes them. A heartbeat period given
+ * to an open channel takes effect at once: the period under way is dropped
+ * and the next heartbeat comes a new period from now (RMSG_OPT_OFF stops
+ * them). A quiet period under way keeps its old length, the next one has
+ * the new. A repair under way keeps its deadline. Errors: ENOENT for no
+ * such channel, EALREADY for one that is ending, EINVAL for a value out of
  * range or nonzero @flags or @opts.resv.
  */
 struct rmsg_chan_set {
