@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/epoll.h>
 
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#include "rmsg_util.h"
 
 /*
  * Counting system calls (syscount.c).
