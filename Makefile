@@ -158,8 +158,10 @@ TOOL_CFLAGS	:= $(USER_CFLAGS) -DRMSG_VERSION='"$(VERSION)"'
 tools/rmsgctl/rmsgctl: tools/rmsgctl/rmsgctl.c lib/librmsg.a lib/rmsg.h $(UAPI)
 	$(CC) $(TOOL_CFLAGS) $< lib/librmsg.a -o $@
 
+# One file per subcommand or family of them, over shared ones
+# (tools/rmsg-perf/rmsg-perf.h says which calls which).
 tools/rmsg-perf/rmsg-perf: $(PERF_SRCS) tools/rmsg-perf/rmsg-perf.h \
-			   lib/librmsg.a lib/rmsg.h $(UAPI)
+			   lib/librmsg.a lib/rmsg.h lib/rmsg_util.h $(UAPI)
 	$(CC) $(TOOL_CFLAGS) $(PERF_SRCS) lib/librmsg.a $(PERF_WRAP) \
 		-lpthread -lm -o $@
 
