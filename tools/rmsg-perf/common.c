@@ -1,13 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rmsg-perf: the options, the state of the threads, dying with a reason,
- * and the stamps every data message carries.
- *
- * Every data message carries its sequence number in its first and last 8
- * bytes (or in every byte, for messages under 16 bytes), and every one
- * received is checked for its length, channel and sequence number. A
- * mismatch stops the run with an error instead of a number: a benchmark
- * must not report figures for data that did not arrive intact and in order.
+ * rmsg-perf: the options, the state of the threads, dying with a reason.
  *
  * Calls librmsg, clock.c and syscount.c only.
  */
@@ -150,47 +143,6 @@ void resolve(const char *host, struct sockaddr_storage *ss,
 	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
 	*len = ai->ai_addrlen;
 	freeaddrinfo(ai);
-}
-
-/* ------------------------------------------------------------------------
- * Messages: stamping, checking, sending, receiving.
- */
-void stamp(uint8_t *p, uint32_t len, uint64_t seq, bool full)
-{
-	uint32_t i;
-
-	if (len < 16) {
-		for (i = 0; i < len; i++)
-			p[i] = seq >> (8 * (i & 7));
-		return;
-	}
-	memcpy(p, &seq, 8);
-	memcpy(p + len - 8, &seq, 8);
-	if (full)
-		for (i = 8; i < len - 8; i++)
-			p[i] = seq + i;
-}
-
-bool stamp_ok(const uint8_t *p, uint32_t len, uint64_t seq, bool full)
-{
-	uint64_t a, b;
-	uint32_t i;
-
-	if (len < 16) {
-		for (i = 0; i < len; i++)
-			if (p[i] != (uint8_t)(seq >> (8 * (i & 7))))
-				return false;
-		return true;
-	}
-	memcpy(&a, p, 8);
-	memcpy(&b, p + len - 8, 8);
-	if (a != seq || b != seq)
-		return false;
-	if (full)
-		for (i = 8; i < len - 8; i++)
-			if (p[i] != (uint8_t)(seq + i))
-				return false;
-	return true;
 }
 
 /*

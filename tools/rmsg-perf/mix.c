@@ -38,19 +38,17 @@ static bool is_stop(struct worker *w, struct chan *c,
  */
 static bool mix_rndv(const struct worker *w, uint64_t seq)
 {
-	return w->rndv_every && seq % w->rndv_every == w->rndv_every - 1;
+	return rmsg_check_rndv(w->rndv_every, seq);
 }
 
 static uint32_t mix_len(const struct worker *w, uint64_t seq)
 {
-	uint32_t h = (uint32_t)seq * 2654435761U;
-
-	return mix_rndv(w, seq) ? 1 + (h >> 8) % MIX_MAX : w->size;
+	return mix_rndv(w, seq) ? rmsg_check_rndv_len(seq, 1) : w->size;
 }
 
 static uint32_t mix_slot(const struct worker *w, uint64_t seq)
 {
-	return seq / w->rndv_every % MIX_SLOTS;
+	return rmsg_check_rndv_slot(w->rndv_every, seq);
 }
 
 /* Where message @seq goes in its slot: sender's (@tx) or receiver's. */
@@ -65,7 +63,7 @@ static uint8_t *mix_buf(const struct worker *w, const struct chan *c,
 
 static const char *mix_proto(const struct worker *w, uint64_t seq)
 {
-	return seq / w->rndv_every % 2 ? "RPut" : "RGet";
+	return rmsg_check_rndv_put(w->rndv_every, seq) ? "RPut" : "RGet";
 }
 
 /* The slots of the mix, in a region; every channel's counters from 0. */
@@ -123,7 +121,8 @@ void mix_send(struct worker *w, struct chan *c)
 	stamp(buf, len, seq, true);
 	wait_init(&wt, "room to send a rendezvous message");
 	while ((ret = rmsg_send_zc(&w->ep, c->id, buf, len,
-				   seq / w->rndv_every % 2 ? RMSG_ZC_PUT : 0,
+				   rmsg_check_rndv_put(w->rndv_every, seq) ?
+				   RMSG_ZC_PUT : 0,
 				   TAG_TX | TAG_MIX | seq)) == -EAGAIN) {
 		pump(w);
 		tick(w, &wt);

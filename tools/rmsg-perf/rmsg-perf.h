@@ -41,6 +41,7 @@
 
 #include <rmsg.h>
 
+#include "rmsg_check.h"
 #include "rmsg_util.h"
 
 /*
@@ -156,14 +157,13 @@ int run_mem(void);
 #define FAULT_HCA_READD		(RMSG_FAULT_DEVICE_FATAL + 1)
 
 /*
- * recover --rndv-every: per channel and direction MIX_SLOTS buffers of
- * MIX_STRIDE bytes, each for one rendezvous message of 1 byte to MIX_MAX
- * that starts at an offset of up to 4 KiB into it. At most MIX_SLOTS
- * rendezvous messages of a channel's direction are in flight (the
- * kernel's window is 8 too).
+ * recover --rndv-every: the rendezvous mix of rmsg_check.h. Per channel
+ * and direction MIX_SLOTS buffers of MIX_STRIDE bytes, each for one
+ * rendezvous message of 1 byte to MIX_MAX that starts at an offset of up
+ * to 4 KiB into it.
  */
-#define MIX_SLOTS	8
-#define MIX_MAX		(192U << 10)
+#define MIX_SLOTS	RMSG_CHECK_RNDV_SLOTS
+#define MIX_MAX		RMSG_CHECK_RNDV_MAX
 #define MIX_STRIDE	(MIX_MAX + 4096)
 
 /* The subcommands; the numbers travel in HELLO (struct ctl's @test). */
@@ -449,13 +449,33 @@ extern uint64_t run_thresh;
 extern const struct sockaddr *server_sa;
 extern socklen_t server_salen;
 
+/*
+ * Every data message carries its sequence number in its first and last 8
+ * bytes (or in every byte, for messages under 16 bytes), with --full-check
+ * (and in recover's streams) a pattern in every byte between, and every
+ * one received is checked for its length, channel and sequence number
+ * (tools/common/rmsg_check.h, RMSG_CHECK_ENDS). A mismatch stops the run
+ * with an error instead of a number: a benchmark must not report figures
+ * for data that did not arrive intact and in order.
+ */
+static inline void stamp(uint8_t *p, uint32_t len, uint64_t seq, bool full)
+{
+	rmsg_check_fill(p, len, full ? RMSG_CHECK_ENDS_FULL : RMSG_CHECK_ENDS,
+			0, seq);
+}
+
+static inline bool stamp_ok(const uint8_t *p, uint32_t len, uint64_t seq,
+			    bool full)
+{
+	return rmsg_check_ok(p, len, full ? RMSG_CHECK_ENDS_FULL :
+			     RMSG_CHECK_ENDS, 0, seq);
+}
+
 /* common.c */
 _Noreturn void die(struct worker *w, const char *fmt, ...);
 void print_chans(struct worker *w, const char *when);
 struct chan *chan_of(struct worker *w, uint32_t id);
 void resolve(const char *host, struct sockaddr_storage *ss, socklen_t *len);
-void stamp(uint8_t *p, uint32_t len, uint64_t seq, bool full);
-bool stamp_ok(const uint8_t *p, uint32_t len, uint64_t seq, bool full);
 void arrived(struct worker *w, bool rndv);
 void check_abort(struct worker *w, const void *data, uint32_t len);
 
