@@ -2,8 +2,8 @@
 /*
  * rmsg-perf: what its source files share.
  *
- * Each file calls only the files above it in this list (and librmsg);
- * main.c may call any. A file lower down reaches a higher one only through
+ * Each file calls only the files above it in this list (and librmsg, and
+ * the checked messages of tools/common/rmsg_check.c); main.c may call any. A file lower down reaches a higher one only through
  * a function pointer it was handed: the client and the server run a test
  * through its struct perf_test, the event pump hands the recover test's
  * own completions to perf_test->mix_op, and the rendezvous mix tells
