@@ -46,7 +46,8 @@ WARN_CFLAGS	+= -Werror
 KBUILD_WERROR	:= KCFLAGS=-Werror
 endif
 USER_CFLAGS	:= $(CFLAGS) $(WARN_CFLAGS) -D_GNU_SOURCE -Iinclude/uapi -Ilib
-TEST_CFLAGS	:= $(USER_CFLAGS) -I$(KSELFTEST_DIR) -Wno-missing-prototypes \
+TEST_CFLAGS	:= $(USER_CFLAGS) -I$(KSELFTEST_DIR) -Itools/common \
+		   -Wno-missing-prototypes \
 		   -Wno-sign-compare \
 		   -Wno-shadow
 SAN_CFLAGS	:= -fsanitize=address,undefined -fno-sanitize-recover=all \
@@ -64,6 +65,8 @@ LIB_OBJS	:= $(patsubst lib/%.c,build/lib/%.o,$(LIB_SRCS)) \
 		   $(patsubst kernel/core/%.c,build/lib/core/%.o,$(LIB_CORE_SRCS))
 # Library code that is plain C and unit-tested on the host.
 UNIT_LIB_SRCS	:= lib/rmsg_area.c
+# And the test programs' checked messages (tools/common/rmsg_check.h).
+UNIT_TOOL_SRCS	:= tools/common/rmsg_check.c
 UNIT_SRCS	:= $(wildcard tools/testing/unit/test_*.c)
 UNIT_BINS	:= $(patsubst tools/testing/unit/%.c,build/unit/%,$(UNIT_SRCS))
 # Fuzz targets of the protocol core (Documentation/fuzzing.rst): libFuzzer
@@ -76,6 +79,11 @@ FUZZ_HDRS	:= tools/testing/fuzz/fuzz.h
 SELFTEST_SRCS	:= $(wildcard selftests/*_test.c)
 SELFTEST_BINS	:= $(SELFTEST_SRCS:.c=)
 PERF_SRCS	:= $(wildcard tools/rmsg-perf/*.c)
+# Checked messages (tools/common/rmsg_check.h): the patterns and the
+# rendezvous mix that rmsg-perf and the selftests' streams share. Test code,
+# so not in librmsg: built once and linked into both.
+CHECK_OBJ	:= build/common/rmsg_check.o
+CHECK_HDRS	:= tools/common/rmsg_check.h
 # rmsg-perf counts system calls with a tracepoint, or failing that with
 # wrappers of the calls a data path makes (tools/rmsg-perf/rmsg-perf.h).
 PERF_WRAP	:= -Wl,--wrap=ioctl,--wrap=poll,--wrap=ppoll,--wrap=epoll_wait
@@ -155,37 +163,46 @@ tools: tools/rmsgctl/rmsgctl tools/rmsg-perf/rmsg-perf
 # tree, inside the guest too, with no install step.
 TOOL_CFLAGS	:= $(USER_CFLAGS) -DRMSG_VERSION='"$(VERSION)"'
 
+$(CHECK_OBJ): tools/common/rmsg_check.c $(CHECK_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -c $< -o $@
+
 tools/rmsgctl/rmsgctl: tools/rmsgctl/rmsgctl.c lib/librmsg.a lib/rmsg.h $(UAPI)
 	$(CC) $(TOOL_CFLAGS) $< lib/librmsg.a -o $@
 
+# One file per subcommand or family of them, over shared ones
+# (tools/rmsg-perf/rmsg-perf.h says which calls which).
 tools/rmsg-perf/rmsg-perf: $(PERF_SRCS) tools/rmsg-perf/rmsg-perf.h \
-			   lib/librmsg.a lib/rmsg.h $(UAPI)
-	$(CC) $(TOOL_CFLAGS) $(PERF_SRCS) lib/librmsg.a $(PERF_WRAP) \
-		-lpthread -lm -o $@
+			   $(CHECK_OBJ) $(CHECK_HDRS) lib/librmsg.a lib/rmsg.h \
+			   lib/rmsg_util.h $(UAPI)
+	$(CC) $(TOOL_CFLAGS) -Itools/common $(PERF_SRCS) $(CHECK_OBJ) \
+		lib/librmsg.a $(PERF_WRAP) -lpthread -lm -o $@
 
 selftests: $(SELFTEST_BINS)
 
 selftests/%_test: selftests/%_test.c selftests/rmsg_test.h lib/librmsg.a \
-		  $(UAPI) | $(KSELFTEST_DIR)/kselftest_harness.h
-	$(CC) $(TEST_CFLAGS) $< lib/librmsg.a -lpthread -o $@
+		  $(CHECK_OBJ) $(CHECK_HDRS) $(UAPI) \
+		  | $(KSELFTEST_DIR)/kselftest_harness.h
+	$(CC) $(TEST_CFLAGS) $< $(CHECK_OBJ) lib/librmsg.a -lpthread -o $@
 
 # Read receive blocks with the protocol core's own receiver.
 CORE_READERS	:= selftests/rmsg_eager_test selftests/rmsg_rndv_test \
 		   selftests/rmsg_rndv_stress_test
 $(CORE_READERS): selftests/%: selftests/%.c selftests/rmsg_test.h \
-			   lib/librmsg.a $(CORE_SRCS) $(CORE_HDRS) $(UAPI) \
+			   lib/librmsg.a $(CHECK_OBJ) $(CHECK_HDRS) \
+			   $(CORE_SRCS) $(CORE_HDRS) $(UAPI) \
 			   | $(KSELFTEST_DIR)/kselftest_harness.h
 	$(CC) $(TEST_CFLAGS) -Ikernel/core $< kernel/core/rmsg_vb.c \
-		lib/librmsg.a -lpthread -o $@
+		$(CHECK_OBJ) lib/librmsg.a -lpthread -o $@
 
 # A raw verbs peer (rdma-core's libraries) that speaks the hello itself.
 selftests/rmsg_isolation_test: selftests/rmsg_isolation_test.c \
-			       selftests/rmsg_test.h lib/librmsg.a $(CORE_SRCS) \
-			       $(CORE_HDRS) $(UAPI) \
+			       selftests/rmsg_test.h lib/librmsg.a $(CHECK_OBJ) \
+			       $(CHECK_HDRS) $(CORE_SRCS) $(CORE_HDRS) $(UAPI) \
 			       | $(KSELFTEST_DIR)/kselftest_harness.h
 	$(CC) $(TEST_CFLAGS) -Ikernel/core $< kernel/core/rmsg_wire.c \
-		kernel/core/rmsg_vb.c lib/librmsg.a -lrdmacm -libverbs \
-		-lpthread -o $@
+		kernel/core/rmsg_vb.c $(CHECK_OBJ) lib/librmsg.a -lrdmacm \
+		-libverbs -lpthread -o $@
 
 unit: $(UNIT_BINS) $(FUZZ_REPLAYS) build/unit/test_man
 
@@ -195,10 +212,11 @@ build/unit/test_man: tools/testing/unit/test_man.sh build/man/.done
 	install -m 755 $< $@
 
 build/unit/%: tools/testing/unit/%.c $(CORE_SRCS) $(CORE_HDRS) $(UAPI) \
-	      $(UNIT_LIB_SRCS) $(LIB_HDRS) | $(KSELFTEST_DIR)/kselftest_harness.h
+	      $(UNIT_LIB_SRCS) $(LIB_HDRS) $(UNIT_TOOL_SRCS) $(CHECK_HDRS) \
+	      | $(KSELFTEST_DIR)/kselftest_harness.h
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) $(SAN_CFLAGS) -Ikernel/core $< $(CORE_SRCS) \
-		$(UNIT_LIB_SRCS) -o $@
+		$(UNIT_LIB_SRCS) $(UNIT_TOOL_SRCS) -o $@
 
 # Each fuzz target once more, with the ordinary compiler and no libFuzzer:
 # it replays the committed seed corpus, so every input that ever broke the
@@ -321,6 +339,7 @@ checkpatch:
 		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG,NEW_TYPEDEFS \
 		-f $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/core/*.[ch] \
 			lib/*.[ch] tools/rmsgctl/*.c tools/rmsg-perf/*.[ch] \
+			tools/common/*.[ch] \
 			selftests/*.[ch] \
 			tools/testing/unit/*.c tools/testing/warn-module/*.c \
 			tools/testing/fuzz/*.[ch])) \

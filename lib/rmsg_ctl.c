@@ -9,8 +9,7 @@
 #include <sys/ioctl.h>
 
 #include "rmsg.h"
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#include "rmsg_util.h"
 
 /* Channels come and go between calls: give up growing after this many. */
 #define RMSG_CHAN_LIST_TRIES	16

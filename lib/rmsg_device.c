@@ -11,8 +11,7 @@
 #include <unistd.h>
 
 #include "rmsg.h"
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#include "rmsg_util.h"
 
 int rmsg_open_device(void)
 {

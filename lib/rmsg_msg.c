@@ -16,6 +16,9 @@
  * so completions are matched without searching. The CQEs of the library's
  * own CREDIT and ARM operations, and the READABLE events ARM asks for, are
  * consumed here and never reach the program.
+ *
+ * Calls rmsg_rndv.c for rendezvous messages, and rmsg_lib.c for what both
+ * share (SQEs, the doorbell, broken channels).
  */
 #include <errno.h>
 #include <poll.h>
@@ -199,57 +202,6 @@ static void rmsg_chan_settle(struct rmsg_ep_data *d, __u32 id)
 /* Submitting                                                            */
 
 /*
- * Let the kernel take what was handed out, if it will not by itself;
- * during an RMSG_SEND_MORE send only publish it (a poller takes it, the
- * next kick enters for it).
- */
-void rmsg_lib_kick(struct rmsg_ep *ep)
-{
-	unsigned int n;
-
-	if (ep->data->more) {
-		/* A: the SQEs are written before the producer publishes them. */
-		__atomic_store_n(ep->sq.producer, ep->sq.cached_prod,
-				 __ATOMIC_RELEASE);
-		return;
-	}
-
-	/*
-	 * Nothing handed out that the kernel has not taken: skip the full
-	 * barrier of rmsg_sq_submit(), which rmsg_ep_progress() would
-	 * otherwise pay on every call of a busy-polling program.
-	 */
-	if (ep->sq.cached_prod == __atomic_load_n(ep->sq.consumer,
-						  __ATOMIC_ACQUIRE))
-		return;
-	n = rmsg_sq_submit(ep);
-
-	/*
-	 * -EBUSY (CQ full) leaves the SQEs in the SQ; rmsg_ep_progress()
-	 * kicks again once it has consumed CQEs. Nothing is lost.
-	 */
-	if (n)
-		rmsg_ep_enter(ep, n, 0, 0);
-}
-
-/*
- * A free SQE; when the SQ is full, let the kernel drain it once first,
- * RMSG_SEND_MORE or not: a batch larger than the SQ goes in SQ-sized parts.
- */
-struct rmsg_sqe *rmsg_lib_sqe(struct rmsg_ep *ep)
-{
-	struct rmsg_sqe *sqe = rmsg_sq_get_sqe(ep);
-	bool more = ep->data->more;
-
-	if (sqe)
-		return sqe;
-	ep->data->more = false;
-	rmsg_lib_kick(ep);
-	ep->data->more = more;
-	return rmsg_sq_get_sqe(ep);
-}
-
-/*
  * Queue a credit update for channel @id when one is due (R8 of rmsg_vb.c).
  * The released counter is only taken (advertised) once an SQE carries it;
  * without an SQE the channel owes the update and rmsg_ep_progress() tries
@@ -295,21 +247,6 @@ static void rmsg_flush(struct rmsg_ep *ep)
 			rmsg_chan_credit(ep, d->active[i]);
 	rmsg_rv_flush(ep);
 	rmsg_lib_kick(ep);
-}
-
-/*
- * The peer wrote something into channel @id's block that the protocol
- * forbids: reading stops there, and the channel is torn down. Its CLOSED
- * event still comes (and is reported), and messages peeked before stay
- * readable until released.
- */
-void rmsg_lib_broken(struct rmsg_ep *ep, __u32 id, int err)
-{
-	struct rmsg_chan *ch = &ep->data->chans[id];
-
-	ch->err = err;
-	if (ch->state == RMSG_CH_OPEN)
-		rmsg_ep_close_channel(ep, id, RMSG_CLOSE_ABORT);
 }
 
 /* -------------------------------------------------------------------- */
@@ -781,20 +718,6 @@ out:
 /* -------------------------------------------------------------------- */
 /* Sending                                                               */
 
-/* The largest eager message of channel @id, or -ENOTCONN. */
-int rmsg_lib_max_msg(struct rmsg_ep_data *d, __u32 id)
-{
-	struct rmsg_chan *ch = rmsg_chan_get(d, id);
-	int ret = -ENOTCONN;
-
-	if (ch && ch->state == RMSG_CH_OPEN) {
-		ret = (int)ch->max_msg;
-		if (d->area_map && rmsg_area_max(&d->area) < ch->max_msg)
-			ret = (int)rmsg_area_max(&d->area);
-	}
-	return ret;
-}
-
 int rmsg_channel_max_msg(struct rmsg_ep *ep, uint32_t channel)
 {
 	struct rmsg_ep_data *d = ep->data;
@@ -1142,6 +1065,131 @@ int rmsg_release(struct rmsg_ep *ep, const struct rmsg_msg *msg)
 	return ret;
 }
 
+/* Make the bounce region at least @len bytes. */
+static int rmsg_bounce_grow(struct rmsg_ep *ep, size_t len)
+{
+	struct rmsg_ep_data *d = ep->data;
+	struct rmsg_bounce *b = &d->bounce;
+	size_t size;
+	__u32 handle;
+	void *map;
+	int ret;
+
+	if (b->map && b->len >= len)
+		return 0;
+	if (b->map) {
+		ret = rmsg_lib_dereg(ep->fd, b->handle);
+		if (ret)
+			return ret;
+		munmap(b->map, b->len);
+		b->map = NULL;
+	}
+	/* Whole pages, and not less than 64 KiB, to grow seldom. */
+	size = len < 65536 ? 65536 : len;
+	size = (size + d->page_size - 1) & ~(d->page_size - 1);
+	map = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		return -ENOMEM;
+	ret = rmsg_lib_reg(ep->fd, map, size, &handle);
+	if (ret) {
+		munmap(map, size);
+		return ret;
+	}
+	b->map = map;
+	b->len = size;
+	b->handle = handle;
+	return 0;
+}
+
+/*
+ * rmsg_recv() of the rendezvous message @msg it peeked (@save: the
+ * channel's state before), through the library's bounce region: answered
+ * with rmsg_rndv.c's answer, its completion taken by progressing the
+ * endpoint. The message stays unread (the peek is undone) unless it is
+ * copied out or failed. Returns what rmsg_recv() returns.
+ */
+static int rmsg_recv_rndv(struct rmsg_ep *ep, const struct rmsg_msg *msg,
+			  const struct rmsg_vb_rx *save, void *buf, size_t len)
+{
+	struct rmsg_ep_data *d = ep->data;
+	struct rmsg_bounce *b = &d->bounce;
+	__u32 id = msg->channel;
+	struct rmsg_chan *ch;
+	struct rmsg_sqe *sqe;
+	int ret;
+
+	if (b->busy && b->channel == id && b->cookie == msg->cookie &&
+	    b->start == save->consumed) {
+		/* Take its CQE, if it is there (nothing is reported). */
+		if (!b->done)
+			rmsg_lib_progress(ep, NULL, 0);
+		ch = &d->chans[id];
+		if (!b->done) {
+			ch->rx = *save;
+			return -EAGAIN;
+		}
+		b->busy = false;
+		ret = b->res;
+		if (!ret) {
+			memcpy(buf, b->map, msg->len);
+			ret = (int)msg->len;
+		}
+		rmsg_lib_release(ep, msg);
+		return ret;
+	}
+	ch = &d->chans[id];
+	if (msg->len > len) {
+		ch->rx = *save;
+		return -EMSGSIZE;
+	}
+	if (!(d->features & RMSG_FEAT_RNDV))
+		return -EOPNOTSUPP;
+	if (ch->state != RMSG_CH_OPEN || ch->err) {
+		/* Its bytes can no longer come: skip it. */
+		rmsg_lib_release(ep, msg);
+		return -ECONNRESET;
+	}
+	if (b->busy) {
+		/* One transfer at a time; perhaps it ends now. */
+		ch->rx = *save;
+		rmsg_lib_progress(ep, NULL, 0);
+		return -EAGAIN;
+	}
+	ret = rmsg_bounce_grow(ep, msg->len);
+	if (ret) {
+		ch->rx = *save;
+		return ret;
+	}
+	/* This call releases what the program holds before it: discard. */
+	if ((__s32)(msg->cookie - ch->rv_drop) > 0)
+		ch->rv_drop = msg->cookie;
+	rmsg_rv_discards(ep, id);
+	if (ch->rv_answer != msg->cookie) {
+		ch->rx = *save;
+		return (__s32)(ch->rv_answer - msg->cookie) > 0 ? -EINVAL :
+								   -EAGAIN;
+	}
+	sqe = rmsg_lib_sqe(ep);
+	if (!sqe) {
+		ch->rx = *save;
+		return -EAGAIN;
+	}
+	rmsg_rv_answer(ch, id, sqe, b->map, msg->len, b->handle,
+		       RMSG_TAG(RMSG_OP_RECV_RNDV, RMSG_RV_TAG_BOUNCE));
+	b->busy = true;
+	b->done = false;
+	b->gone = false;
+	b->res = 0;
+	b->channel = id;
+	b->cookie = msg->cookie;
+	b->start = save->consumed;
+	b->end = msg->end;
+	ch->rx = *save;
+	rmsg_lib_kick(ep);
+	return -EAGAIN;
+}
+
 int rmsg_msg_recv(struct rmsg_ep *ep, uint32_t channel, void *buf,
 		  size_t len, unsigned int flags)
 {
@@ -1186,7 +1234,7 @@ int rmsg_recv(struct rmsg_ep *ep, uint32_t channel, void *buf, size_t len)
 		goto out;
 	if (msg.kind == RMSG_MSG_RNDV) {
 		/* Through the bounce region; the peek may be undone. */
-		ret = rmsg_rv_recv(ep, &msg, &save, buf, len);
+		ret = rmsg_recv_rndv(ep, &msg, &save, buf, len);
 		goto out;
 	}
 	if (msg.len > len) {

@@ -251,14 +251,16 @@ static inline struct rmsg_chan *rmsg_chan_get(struct rmsg_ep_data *d,
 int rmsg_ep_data_init(struct rmsg_ep *ep, const struct rmsg_ep_setup *p);
 void rmsg_ep_data_free(struct rmsg_ep *ep);
 
-/* rmsg_msg.c, for rmsg_rndv.c; the caller holds the endpoint's lock */
+/* rmsg_lib.c, under rmsg_msg.c and rmsg_rndv.c; the caller holds the lock */
 struct rmsg_sqe *rmsg_lib_sqe(struct rmsg_ep *ep);
 void rmsg_lib_kick(struct rmsg_ep *ep);
+void rmsg_lib_broken(struct rmsg_ep *ep, __u32 id, int err);
+int rmsg_lib_max_msg(struct rmsg_ep_data *d, __u32 id);
+
+/* rmsg_msg.c; the caller holds the endpoint's lock */
 int rmsg_lib_progress(struct rmsg_ep *ep, struct rmsg_event *ev,
 		      unsigned int max);
 int rmsg_lib_release(struct rmsg_ep *ep, const struct rmsg_msg *msg);
-void rmsg_lib_broken(struct rmsg_ep *ep, __u32 id, int err);
-int rmsg_lib_max_msg(struct rmsg_ep_data *d, __u32 id);
 
 /* rmsg_region.c: the ioctls alone, for regions kept out of the table */
 int rmsg_lib_reg(int fd, void *addr, size_t len, uint32_t *handle);
@@ -278,8 +280,9 @@ bool rmsg_rv_region_of(struct rmsg_ep_data *d, const void *buf, size_t len,
 		       __u32 *handle);
 int rmsg_rv_send(struct rmsg_ep *ep, __u32 id, const void *buf, size_t len,
 		 unsigned int flags, __u64 user_data, __u32 handle);
-int rmsg_rv_recv(struct rmsg_ep *ep, const struct rmsg_msg *msg,
-		 const struct rmsg_vb_rx *save, void *buf, size_t len);
+void rmsg_rv_answer(struct rmsg_chan *ch, __u32 id, struct rmsg_sqe *sqe,
+		    const void *addr, __u32 len, __u32 handle, __u64 tag);
+void rmsg_rv_discards(struct rmsg_ep *ep, __u32 id);
 bool rmsg_rv_blocked(const struct rmsg_ep_data *d, __u32 id);
 
 #pragma GCC visibility pop

@@ -23,13 +23,16 @@
  * the channel's answer counter goes back to it.
  *
  * rmsg_recv() reads a rendezvous message into a bounce region of the
- * library's own and copies it out once there. Meanwhile the message stays
- * unread (the peek position goes back), so each call finds it again;
- * rmsg_ep_wait() neither counts it as readable nor arms its channel, and
- * wakes on the transfer's CQE instead.
+ * library's own and copies it out once there (rmsg_msg.c, with this file's
+ * answers). Meanwhile the message stays unread (the peek position goes
+ * back), so each call finds it again; rmsg_ep_wait() neither counts it as
+ * readable nor arms its channel, and wakes on the transfer's CQE instead.
  *
  * Completions carry a tag (rmsg_priv.h) with the index of the operation's
  * entry in a table that keeps the program's user_data.
+ *
+ * Calls rmsg_lib.c (SQEs, the doorbell, broken channels) and never
+ * rmsg_msg.c, which calls this file.
  */
 #include <endian.h>
 #include <errno.h>
@@ -172,9 +175,8 @@ static void rmsg_rv_set_owed(struct rmsg_ep_data *d, struct rmsg_chan *ch,
  * Fill @sqe with the answer to channel @id's next rendezvous message: its
  * bytes to @addr in region @handle, or RMSG_RNDV_F_DISCARD (@addr NULL).
  */
-static void rmsg_rv_answer(struct rmsg_chan *ch, __u32 id,
-			   struct rmsg_sqe *sqe, const void *addr, __u32 len,
-			   __u32 handle, __u64 tag)
+void rmsg_rv_answer(struct rmsg_chan *ch, __u32 id, struct rmsg_sqe *sqe,
+		    const void *addr, __u32 len, __u32 handle, __u64 tag)
 {
 	sqe->opcode = RMSG_OP_RECV_RNDV;
 	sqe->channel = id;
@@ -193,7 +195,7 @@ static void rmsg_rv_answer(struct rmsg_chan *ch, __u32 id,
  * Discard the released, unanswered rendezvous messages of channel @id, in
  * order, as far as the SQ has room; the rest stays owed.
  */
-static void rmsg_rv_discards(struct rmsg_ep *ep, __u32 id)
+void rmsg_rv_discards(struct rmsg_ep *ep, __u32 id)
 {
 	struct rmsg_ep_data *d = ep->data;
 	struct rmsg_chan *ch = &d->chans[id];
@@ -574,129 +576,6 @@ int rmsg_discard(struct rmsg_ep *ep, const struct rmsg_msg *msg)
 out:
 	rmsg_unlock(d);
 	return ret;
-}
-
-/* Make the bounce region at least @len bytes. */
-static int rmsg_rv_bounce_grow(struct rmsg_ep *ep, size_t len)
-{
-	struct rmsg_ep_data *d = ep->data;
-	struct rmsg_bounce *b = &d->bounce;
-	size_t size;
-	__u32 handle;
-	void *map;
-	int ret;
-
-	if (b->map && b->len >= len)
-		return 0;
-	if (b->map) {
-		ret = rmsg_lib_dereg(ep->fd, b->handle);
-		if (ret)
-			return ret;
-		munmap(b->map, b->len);
-		b->map = NULL;
-	}
-	/* Whole pages, and not less than 64 KiB, to grow seldom. */
-	size = len < 65536 ? 65536 : len;
-	size = (size + d->page_size - 1) & ~(d->page_size - 1);
-	map = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (map == MAP_FAILED)
-		return -ENOMEM;
-	ret = rmsg_lib_reg(ep->fd, map, size, &handle);
-	if (ret) {
-		munmap(map, size);
-		return ret;
-	}
-	b->map = map;
-	b->len = size;
-	b->handle = handle;
-	return 0;
-}
-
-/*
- * rmsg_recv() of the rendezvous message @msg it peeked (@save: the
- * channel's state before). The message stays unread (the peek is undone)
- * unless it is copied out or failed. Returns what rmsg_recv() returns.
- */
-int rmsg_rv_recv(struct rmsg_ep *ep, const struct rmsg_msg *msg,
-		 const struct rmsg_vb_rx *save, void *buf, size_t len)
-{
-	struct rmsg_ep_data *d = ep->data;
-	struct rmsg_bounce *b = &d->bounce;
-	__u32 id = msg->channel;
-	struct rmsg_chan *ch;
-	struct rmsg_sqe *sqe;
-	int ret;
-
-	if (b->busy && b->channel == id && b->cookie == msg->cookie &&
-	    b->start == save->consumed) {
-		/* Take its CQE, if it is there (nothing is reported). */
-		if (!b->done)
-			rmsg_lib_progress(ep, NULL, 0);
-		ch = &d->chans[id];
-		if (!b->done) {
-			ch->rx = *save;
-			return -EAGAIN;
-		}
-		b->busy = false;
-		ret = b->res;
-		if (!ret) {
-			memcpy(buf, b->map, msg->len);
-			ret = (int)msg->len;
-		}
-		rmsg_lib_release(ep, msg);
-		return ret;
-	}
-	ch = &d->chans[id];
-	if (msg->len > len) {
-		ch->rx = *save;
-		return -EMSGSIZE;
-	}
-	if (!(d->features & RMSG_FEAT_RNDV))
-		return -EOPNOTSUPP;
-	if (ch->state != RMSG_CH_OPEN || ch->err) {
-		/* Its bytes can no longer come: skip it. */
-		rmsg_lib_release(ep, msg);
-		return -ECONNRESET;
-	}
-	if (b->busy) {
-		/* One transfer at a time; perhaps it ends now. */
-		ch->rx = *save;
-		rmsg_lib_progress(ep, NULL, 0);
-		return -EAGAIN;
-	}
-	ret = rmsg_rv_bounce_grow(ep, msg->len);
-	if (ret) {
-		ch->rx = *save;
-		return ret;
-	}
-	/* This call releases what the program holds before it: discard. */
-	if ((__s32)(msg->cookie - ch->rv_drop) > 0)
-		ch->rv_drop = msg->cookie;
-	rmsg_rv_discards(ep, id);
-	if (ch->rv_answer != msg->cookie) {
-		ch->rx = *save;
-		return (__s32)(ch->rv_answer - msg->cookie) > 0 ? -EINVAL :
-								   -EAGAIN;
-	}
-	sqe = rmsg_lib_sqe(ep);
-	if (!sqe) {
-		ch->rx = *save;
-		return -EAGAIN;
-	}
-	rmsg_rv_answer(ch, id, sqe, b->map, msg->len, b->handle,
-		       RMSG_TAG(RMSG_OP_RECV_RNDV, RMSG_RV_TAG_BOUNCE));
-	b->busy = true;
-	b->done = false;
-	b->gone = false;
-	b->res = 0;
-	b->channel = id;
-	b->cookie = msg->cookie;
-	b->start = save->consumed;
-	b->end = msg->end;
-	ch->rx = *save;
-	rmsg_lib_kick(ep);
-	return -EAGAIN;
 }
 
 /* -------------------------------------------------------------------- */

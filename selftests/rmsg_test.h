@@ -25,6 +25,8 @@
 
 #include <rmsg.h>
 
+#include "rmsg_check.h"
+
 /*
  * The harness's own limit for a test without TEST_F_TIMEOUT (30 s in
  * kselftest_harness.h, which must come first) is sized for real hardware
@@ -378,12 +380,13 @@ static inline int rmsg_child_status(pid_t pid)
  * (rmsg_resil_test). A stream is one direction of one channel, sent with
  * rmsg_send() and read in place with rmsg_peek_any(). Each message carries
  * its stream and sequence number in its first RMSG_STREAM_HDR bytes and a
- * pattern of both after them, so the receiver counts what was lost,
- * repeated or corrupted instead of stopping at the first surprise; the
- * test then asserts the counts it expects (rmsg_stream_exact(),
- * rmsg_stream_prefix()). A channel that ends is followed, not failed: its
- * streams stop sending (-ENOTCONN), every send still completes, and what
- * the receive block holds is read out.
+ * pattern of both after them (RMSG_CHECK_HDR of tools/common/rmsg_check.h,
+ * whose rendezvous mix rmsg_streams_rndv() turns on), so the receiver
+ * counts what was lost, repeated or corrupted instead of stopping at the
+ * first surprise; the test then asserts the counts it expects
+ * (rmsg_stream_exact(), rmsg_stream_prefix()). A channel that ends is
+ * followed, not failed: its streams stop sending (-ENOTCONN), every send
+ * still completes, and what the receive block holds is read out.
  *
  * A stream may have only one of its ends in this process (the other in a
  * child, rmsg_streams_add_half()): each process then drives its half, and
@@ -391,7 +394,7 @@ static inline int rmsg_child_status(pid_t pid)
  * messages carry agree.
  */
 #define RMSG_STREAMS_MAX	32
-#define RMSG_STREAM_HDR		12
+#define RMSG_STREAM_HDR		RMSG_CHECK_HDR_LEN
 #define RMSG_STREAM_UD		0x5354000000000000ULL	/* "ST" */
 /* A stream's rendezvous sends, and its answers to them. */
 #define RMSG_STREAM_UD_ZC	0x535a000000000000ULL	/* "SZ" */
@@ -401,8 +404,8 @@ static inline int rmsg_child_status(pid_t pid)
  * buffers of RMSG_STREAM_RNDV_MAX bytes at each end: at most that many of
  * its rendezvous messages are in flight (the kernel's window is 8 too).
  */
-#define RMSG_STREAM_RNDV_SLOTS	8
-#define RMSG_STREAM_RNDV_MAX	(192U << 10)
+#define RMSG_STREAM_RNDV_SLOTS	RMSG_CHECK_RNDV_SLOTS
+#define RMSG_STREAM_RNDV_MAX	RMSG_CHECK_RNDV_MAX
 
 /**
  * struct rmsg_stream - one direction of one channel
@@ -502,16 +505,10 @@ struct rmsg_streams {
 	unsigned char buf[RMSG_VB_MAX_PAYLOAD];
 };
 
-static inline unsigned char rmsg_stream_byte(unsigned int st, __u64 seq,
-					     unsigned int i)
-{
-	return (unsigned char)(seq * 131 + st * 29 + i * 7 + (i >> 8));
-}
-
 static inline bool rmsg_stream_is_rndv(const struct rmsg_stream *s,
 				       __u64 seq)
 {
-	return s->rndv_every && seq % s->rndv_every == s->rndv_every - 1;
+	return rmsg_check_rndv(s->rndv_every, seq);
 }
 
 /*
@@ -524,8 +521,7 @@ static inline __u32 rmsg_stream_len(const struct rmsg_stream *s, __u64 seq)
 	__u32 span = s->max_len - RMSG_STREAM_HDR;
 
 	if (rmsg_stream_is_rndv(s, seq))
-		return RMSG_STREAM_HDR + (h >> 8) % (RMSG_STREAM_RNDV_MAX -
-						     RMSG_STREAM_HDR + 1);
+		return rmsg_check_rndv_len(seq, RMSG_STREAM_HDR);
 	if (seq % 97 == 96)
 		return s->max_len;
 	return RMSG_STREAM_HDR + (h >> 8) % (span < 1500 ? span + 1 : 1500);
@@ -662,7 +658,7 @@ static inline int rmsg_stream_send(struct rmsg_streams *ss, unsigned int i,
 				   unsigned int burst)
 {
 	struct rmsg_stream *s = &ss->s[i];
-	unsigned int k, j, len, slot = 0;
+	unsigned int k, len, slot = 0;
 	unsigned char *p;
 	bool zc;
 	__u64 seq;
@@ -676,18 +672,16 @@ static inline int rmsg_stream_send(struct rmsg_streams *ss, unsigned int i,
 		p = ss->buf;
 		zc = rmsg_stream_is_rndv(s, seq);
 		if (zc) {
-			slot = (seq / s->rndv_every) % RMSG_STREAM_RNDV_SLOTS;
+			slot = rmsg_check_rndv_slot(s->rndv_every, seq);
 			if (s->zc_busy[slot])
 				break;
 			p = s->zc_buf + (size_t)slot * RMSG_STREAM_RNDV_MAX;
 		}
-		memcpy(p, &i, 4);
-		memcpy(p + 4, &seq, 8);
-		for (j = RMSG_STREAM_HDR; j < len; j++)
-			p[j] = rmsg_stream_byte(i, seq, j);
+		rmsg_check_fill(p, len, RMSG_CHECK_HDR, i, seq);
 		if (zc)
 			ret = rmsg_send_zc(s->tx, s->tx_ch, p, len,
-					   seq / s->rndv_every % 2 ?
+					   rmsg_check_rndv_put(s->rndv_every,
+							       seq) ?
 					   RMSG_ZC_PUT : 0,
 					   RMSG_STREAM_UD_ZC | (__u64)i << 32 |
 					   (__u32)seq);
@@ -721,15 +715,13 @@ static inline void rmsg_stream_check(struct rmsg_streams *ss,
 				     struct rmsg_stream *s, unsigned int i,
 				     const unsigned char *p, __u32 len)
 {
-	unsigned int st, j;
-	__u64 seq;
+	uint32_t st;
+	uint64_t seq;
 
-	if (len < RMSG_STREAM_HDR) {
+	if (!rmsg_check_hdr(p, len, &st, &seq)) {
 		s->corrupt++;
 		return;
 	}
-	memcpy(&st, p, 4);
-	memcpy(&seq, p + 4, 8);
 	if (st != i) {
 		s->corrupt++;
 		return;
@@ -741,16 +733,9 @@ static inline void rmsg_stream_check(struct rmsg_streams *ss,
 	s->lost += seq - s->next;
 	s->next = seq + 1;
 	s->received++;
-	if (len != rmsg_stream_len(s, seq)) {
+	if (len != rmsg_stream_len(s, seq) ||
+	    !rmsg_check_ok(p, len, RMSG_CHECK_HDR, i, seq))
 		s->corrupt++;
-		return;
-	}
-	for (j = RMSG_STREAM_HDR; j < len; j++) {
-		if (p[j] != rmsg_stream_byte(i, seq, j)) {
-			s->corrupt++;
-			return;
-		}
-	}
 }
 
 static inline int rmsg_streams_find(struct rmsg_streams *ss, bool tx,
@@ -786,7 +771,7 @@ static inline int rmsg_stream_answer(struct rmsg_streams *ss, unsigned int i,
 		return ret ? rmsg_streams_fail(ss, "stream %u: discard: %d",
 					       i, ret) : 0;
 	}
-	slot = (seq / s->rndv_every) % RMSG_STREAM_RNDV_SLOTS;
+	slot = rmsg_check_rndv_slot(s->rndv_every, seq);
 	if (s->into_seq[slot])
 		return -EAGAIN;
 	ret = rmsg_recv_into(s->rx, msg,
@@ -811,7 +796,7 @@ static inline int rmsg_stream_answered(struct rmsg_streams *ss,
 				       const struct rmsg_event *ev)
 {
 	struct rmsg_stream *s = &ss->s[i];
-	unsigned int slot, j;
+	unsigned int slot;
 	unsigned char *p;
 	__u64 seq;
 
@@ -835,17 +820,9 @@ static inline int rmsg_stream_answered(struct rmsg_streams *ss,
 		return 0;
 	}
 	s->rndv_received++;
-	if (ev->len != rmsg_stream_len(s, seq) || memcmp(p, &i, 4) ||
-	    memcmp(p + 4, &seq, 8)) {
+	if (ev->len != rmsg_stream_len(s, seq) ||
+	    !rmsg_check_ok(p, ev->len, RMSG_CHECK_HDR, i, seq))
 		s->corrupt++;
-		return 0;
-	}
-	for (j = RMSG_STREAM_HDR; j < ev->len; j++) {
-		if (p[j] != rmsg_stream_byte(i, seq, j)) {
-			s->corrupt++;
-			return 0;
-		}
-	}
 	return 0;
 }
 
@@ -973,8 +950,8 @@ static inline int rmsg_streams_events(struct rmsg_streams *ss,
 			if (!s->rndv_every || !rmsg_stream_is_rndv(s, seq))
 				return rmsg_streams_fail(ss, "stream %u: rendezvous completion of %u",
 							 st, seq);
-			s->zc_busy[(seq / s->rndv_every) %
-				   RMSG_STREAM_RNDV_SLOTS] = false;
+			s->zc_busy[rmsg_check_rndv_slot(s->rndv_every,
+							seq)] = false;
 		} else {
 			if (seq != (__u32)s->next_eager_cqe)
 				return rmsg_streams_fail(ss, "stream %u: completion of %u, expected %llu",

@@ -9,6 +9,8 @@
  * x86-64 CPU of the last decade (constant_tsc), so rmsg-perf reads it
  * directly when the kernel's clock source is not one the vDSO serves.
  * RMSG_PERF_CLOCK=tsc|monotonic forces a choice.
+ *
+ * Calls nothing else of rmsg-perf's.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -14,9 +14,12 @@
  * channel are in this kernel, so the figure is divided by 2N.
  *
  * Unlike the selftest this one asserts nothing; it reports.
+ *
+ * Calls common.c, report.c and clock.c.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,4 +276,44 @@ out_a:
 out_ids:
 	free(ids);
 	return ret;
+}
+
+
+
+int run_mem(void)
+{
+	struct sockaddr_storage ss;
+	struct mem_result res;
+	socklen_t len;
+	int ret;
+
+	resolve(opt.server, &ss, &len);
+	if (ss.ss_family == AF_INET)
+		((struct sockaddr_in *)&ss)->sin_port = htons(opt.port);
+	else
+		((struct sockaddr_in6 *)&ss)->sin6_port = htons(opt.port);
+	ret = mem_measure((struct sockaddr *)&ss, len, opt.channels,
+			  opt.block, opt.timeout_s, &res);
+	if (ret)
+		die(NULL, "mem: %s", strerror(-ret));
+	if (opt.json) {
+		printf("{\"test\": \"mem\", \"channels\": %d, \"block\": %u, \"rounds\": %d, \"bytes_per_channel\": %ld, \"warmup_bytes_per_channel\": %ld, \"slab_bytes_per_channel\": %ld, \"vmalloc_bytes_per_channel\": %ld}\n",
+		       opt.channels, opt.block, res.rounds, res.per_end,
+		       res.warmup_per_end, res.slab_per_end,
+		       res.vmalloc_per_end);
+	} else {
+		fputs(rule, stdout);
+		printf(" rmsg-perf mem: memory per idle channel end, %d channels, ",
+		       opt.channels);
+		if (opt.block)
+			printf("receive block %u bytes\n", opt.block);
+		else
+			printf("the module's default receive block\n");
+		fputs(rule, stdout);
+		printf(" %ld bytes (median of %d rounds; slab %ld, vmalloc %ld; warm-up round %ld)\n",
+		       res.per_end, res.rounds, res.slab_per_end,
+		       res.vmalloc_per_end, res.warmup_per_end);
+		fputs(rule, stdout);
+	}
+	return 0;
 }

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rmsg-perf: counting the system calls of a thread (see rmsg-perf.h).
+ * rmsg-perf: counting the system calls of a thread (see rmsg-perf.h), and
+ * the hold-syscount subcommand that keeps a counter open for the test bed.
+ *
+ * Calls nothing else of rmsg-perf's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -154,4 +157,32 @@ const char *sysctr_method_name(enum sc_method method)
 	default:
 		return "none";
 	}
+}
+
+
+
+/*
+ * Keep a system-call counter open until killed. Opening the first one, and
+ * closing the last, patches kernel text (the syscall tracepoint's static
+ * key and static call, perf's scheduler hooks); QEMU's TCG has been seen
+ * to leave both vCPUs spinning on such a patched jump in
+ * syscall_trace_enter() for minutes when two rmsg-perf processes opened
+ * their counters at once. The test bed's guest holds one from boot, so
+ * the kernel's text never changes under a measurement; it waits for the
+ * line "held" with its other vCPU asleep (Documentation/testbed.rst).
+ */
+int hold_syscount(void)
+{
+	struct sysctr sc;
+
+	sysctr_open(&sc);
+	if (sc.method != SC_TRACEPOINT) {
+		fprintf(stderr, "rmsg-perf: no syscall tracepoint counter to hold\n");
+		return 1;
+	}
+	/* The caller may wait for this line: the text is patched by now. */
+	printf("held\n");
+	fflush(stdout);
+	for (;;)
+		pause();
 }
