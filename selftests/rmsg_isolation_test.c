@@ -233,6 +233,28 @@ static int raw_ready(struct raw_conn *c)
 	return raw_ctrl(c, RMSG_CTRL_READY);
 }
 
+/*
+ * Connect @c as channel 1 of incarnation @inc, say READY, and wait for
+ * the listener's endpoint @ep to report the channel ACCEPTED: 0, or what
+ * went wrong.
+ */
+static int raw_open(struct raw_conn *c, struct sockaddr_in *sin,
+		    struct rmsg_ep *ep, uint64_t inc)
+{
+	struct rmsg_cqe cqe;
+	int ret;
+
+	ret = raw_connect(c, sin, inc, 1);
+	if (ret)
+		return ret;
+	if (raw_ready(c) != IBV_WC_SUCCESS)
+		return -EIO;
+	ret = rmsg_next_cqe(ep, &cqe, EVENT_TIMEOUT_MS);
+	if (ret)
+		return ret;
+	return RMSG_CQE_KIND(cqe.flags) == RMSG_CQE_ACCEPTED ? 0 : -EPROTO;
+}
+
 /* RDMA WRITE 8 bytes of 0xa5 through @via into @addr/@rkey: its status. */
 static int raw_write(struct raw_conn *via, uint64_t addr, uint32_t rkey)
 {
@@ -357,10 +379,7 @@ TEST_F_TIMEOUT(iso, unasked_wakes_make_no_events, 180)
 	unsigned int i;
 	long deadline;
 
-	ASSERT_EQ(0, raw_connect(self->y, &self->addr, inc, 1));
-	ASSERT_EQ(IBV_WC_SUCCESS, raw_ready(self->y));
-	ASSERT_EQ(0, rmsg_next_cqe(&self->a, &cqe, EVENT_TIMEOUT_MS));
-	ASSERT_EQ(RMSG_CQE_ACCEPTED, RMSG_CQE_KIND(cqe.flags));
+	ASSERT_EQ(0, raw_open(self->y, &self->addr, &self->a, inc));
 	/* More than the 64-entry ring: one at a time, each taken. */
 	for (i = 0; i < 200; i++)
 		ASSERT_EQ(IBV_WC_SUCCESS, raw_ctrl(self->y, RMSG_CTRL_WAKE))
@@ -405,10 +424,7 @@ TEST_F_TIMEOUT(iso, strangers_reconnect_leaves_channel_alone, 180)
 	unsigned int i;
 	int ret;
 
-	ASSERT_EQ(0, raw_connect(self->y, &self->addr, inc, 1));
-	ASSERT_EQ(IBV_WC_SUCCESS, raw_ready(self->y));
-	ASSERT_EQ(0, rmsg_next_cqe(&self->a, &cqe, EVENT_TIMEOUT_MS));
-	ASSERT_EQ(RMSG_CQE_ACCEPTED, RMSG_CQE_KIND(cqe.flags));
+	ASSERT_EQ(0, raw_open(self->y, &self->addr, &self->a, inc));
 
 	/* Y's channel id on the listener's side, as its ACCEPT said. */
 	reconnect.peer_channel = self->y->peer.channel;
@@ -442,10 +458,7 @@ TEST_F_TIMEOUT(iso, oversized_control_message_ends_channel, 180)
 	unsigned char *big = self->y->buf + NRECV * 64;
 	struct rmsg_cqe cqe;
 
-	ASSERT_EQ(0, raw_connect(self->y, &self->addr, inc, 1));
-	ASSERT_EQ(IBV_WC_SUCCESS, raw_ready(self->y));
-	ASSERT_EQ(0, rmsg_next_cqe(&self->a, &cqe, EVENT_TIMEOUT_MS));
-	ASSERT_EQ(RMSG_CQE_ACCEPTED, RMSG_CQE_KIND(cqe.flags));
+	ASSERT_EQ(0, raw_open(self->y, &self->addr, &self->a, inc));
 
 	memset(big, 0x5a, 256);
 	raw_post(self->y, IBV_WR_SEND, big, 256, 0, 0);
