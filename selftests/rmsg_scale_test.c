@@ -146,6 +146,38 @@ static bool many_alloc(struct many *m, struct rmsg_ep *eps,
 }
 
 /*
+ * For a stall: how many of @ep's channels are in each state, so that the
+ * log says where the missing ones stand (still resolving or connecting,
+ * accepted but not opened, repairing).
+ */
+static void log_states(struct __test_metadata *_metadata,
+		       struct rmsg_ep *ep, const char *name)
+{
+	struct rmsg_chan_info *info = NULL;
+	unsigned int count[8] = { 0 }, other = 0, st;
+	int n, i;
+
+	n = rmsg_chan_list(ep->fd, 0, &info, NULL);
+	if (n < 0) {
+		TH_LOG("%s: rmsg_chan_list: %s", name, strerror(-n));
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (info[i].state < ARRAY_SIZE(count))
+			count[info[i].state]++;
+		else
+			other++;
+	}
+	free(info);
+	for (st = 0; st < ARRAY_SIZE(count); st++)
+		if (count[st])
+			TH_LOG("%s: %u channels %s", name, count[st],
+			       rmsg_chan_state_name(st));
+	if (other)
+		TH_LOG("%s: %u channels in an unknown state", name, other);
+}
+
+/*
  * Connect m->n channels from b to a, at most @window not yet reported at
  * a time, and collect one CONNECTED (res 0) per channel on b and one
  * ACCEPTED per channel on a. Returns the number of failures (logged).
@@ -212,6 +244,8 @@ static int many_open(struct __test_metadata *_metadata, struct many *m,
 		if (rmsg_now_ms() > stall) {
 			TH_LOG("stalled: %d issued, %d connected, %d accepted",
 			       issued, connected, accepted);
+			log_states(_metadata, m->b, "b (connecting)");
+			log_states(_metadata, m->a, "a (listening)");
 			return failed + 1;
 		}
 		wait_eps(m->a, 2, 100);
