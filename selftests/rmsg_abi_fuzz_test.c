@@ -86,7 +86,7 @@ static const char *const kind_name[K_NR] = {
  * ENOMEM: Documentation/uapi.rst, rings.rst, channels.rst, rendezvous.rst,
  * resilience.rst and the header. Anything else is a surprise.
  */
-static const int allowed[K_NR][10] = {
+static const int allowed[K_NR][12] = {
 	[K_VERSION]	= { EFAULT, EINVAL },
 	[K_DEV_LIST]	= { EFAULT, EINVAL },
 	/* EPERM: SQPOLL without CAP_SYS_NICE, where the module asks it. */
@@ -94,9 +94,13 @@ static const int allowed[K_NR][10] = {
 	[K_ENTER]	= { EFAULT, EINVAL, EBUSY },
 	[K_LISTEN]	= { EFAULT, EINVAL, EAFNOSUPPORT, EBUSY, EADDRINUSE,
 			    EADDRNOTAVAIL, ENODEV },
-	/* EDQUOT: a per-user channel limit, where the module has one. */
+	/*
+	 * EDQUOT: a per-user channel limit, where the module has one.
+	 * EADDRINUSE: a source address whose port another id holds.
+	 */
 	[K_CONNECT]	= { EFAULT, EINVAL, EAFNOSUPPORT, ENOSPC, EDQUOT,
-			    EADDRNOTAVAIL, ENETUNREACH, EHOSTUNREACH, ENODEV },
+			    EADDRNOTAVAIL, EADDRINUSE, ENETUNREACH,
+			    EHOSTUNREACH, ENODEV },
 	[K_CLOSE]	= { EFAULT, EINVAL, ENOENT, EALREADY },
 	[K_EP_STATS]	= { EFAULT },
 	[K_ACCEPT]	= { EFAULT, EINVAL, ENOENT },
@@ -116,7 +120,8 @@ static bool is_allowed(enum kind k, int e)
 
 	if (e == EINTR || e == ENOMEM)
 		return true;
-	for (i = 0; i < 10 && allowed[k][i]; i++)
+	for (i = 0; i < (int)(sizeof(allowed[k]) / sizeof(allowed[k][0])) &&
+		    allowed[k][i]; i++)
 		if (allowed[k][i] == e)
 			return true;
 	return false;
