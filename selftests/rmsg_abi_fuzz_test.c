@@ -86,7 +86,8 @@ static const char *const kind_name[K_NR] = {
  * ENOMEM: Documentation/uapi.rst, rings.rst, channels.rst, rendezvous.rst,
  * resilience.rst and the header. Anything else is a surprise.
  */
-static const int allowed[K_NR][12] = {
+#define ALLOWED_MAX 12
+static const int allowed[K_NR][ALLOWED_MAX] = {
 	[K_VERSION]	= { EFAULT, EINVAL },
 	[K_DEV_LIST]	= { EFAULT, EINVAL },
 	/* EPERM: SQPOLL without CAP_SYS_NICE, where the module asks it. */
@@ -120,8 +121,7 @@ static bool is_allowed(enum kind k, int e)
 
 	if (e == EINTR || e == ENOMEM)
 		return true;
-	for (i = 0; i < (int)(sizeof(allowed[k]) / sizeof(allowed[k][0])) &&
-		    allowed[k][i]; i++)
+	for (i = 0; i < ALLOWED_MAX && allowed[k][i]; i++)
 		if (allowed[k][i] == e)
 			return true;
 	return false;
