@@ -41,9 +41,9 @@ static void parse_addr(char *s, struct sockaddr_in *sin)
 
 /*
  * Connecting and accepting are events: take them from rmsg_ep_progress(),
- * sleeping in rmsg_ep_wait() while there is none.
+ * sleeping in rmsg_ep_wait() (up to @ms, -1 for ever) while there is none.
  */
-static struct rmsg_event wait_event(struct rmsg_ep *ep, uint32_t kind)
+static struct rmsg_event wait_event(struct rmsg_ep *ep, uint32_t kind, int ms)
 {
 	struct rmsg_event ev;
 	int n;
@@ -56,7 +56,7 @@ static struct rmsg_event wait_event(struct rmsg_ep *ep, uint32_t kind)
 			die("channel", ev.res);
 		if (n == 1 && ev.kind == kind)
 			return ev;
-		if (n == 0 && rmsg_ep_wait(ep, 10000) == 0)
+		if (n == 0 && rmsg_ep_wait(ep, ms) == 0)
 			die("waiting for the peer", -ETIMEDOUT);
 	}
 }
@@ -96,7 +96,7 @@ int main(int argc, char **argv)
 			die("rmsg_ep_listen", ret);
 		printf("server: listening on port %d\n", ntohs(sin.sin_port));
 		fflush(stdout);
-		ch = wait_event(&ep, RMSG_CQE_ACCEPTED).channel;
+		ch = wait_event(&ep, RMSG_CQE_ACCEPTED, -1).channel;
 		/* Echo until the client closes: -ENOTCONN once all is read. */
 		for (i = 0;; i++) {
 			len = rmsg_msg_recv(&ep, ch, pong, sizeof(pong),
@@ -115,7 +115,7 @@ int main(int argc, char **argv)
 				      0, 0);
 		if (ret < 0)
 			die("rmsg_ep_connect", ret);
-		ch = wait_event(&ep, RMSG_CQE_CONNECTED).channel;
+		ch = wait_event(&ep, RMSG_CQE_CONNECTED, 10000).channel;
 		for (i = 0; i < rounds; i++) {
 			len = snprintf(ping, sizeof(ping), "ping %d", i) + 1;
 			t = now_us();
@@ -136,7 +136,7 @@ int main(int argc, char **argv)
 		       sum / rounds);
 		/* An orderly close: the server reads everything, then ENOTCONN. */
 		rmsg_ep_close_channel(&ep, ch, 0);
-		wait_event(&ep, RMSG_CQE_CLOSED);
+		wait_event(&ep, RMSG_CQE_CLOSED, 10000);
 	}
 	rmsg_ep_close(&ep);
 	return 0;

@@ -94,12 +94,12 @@ static long long parse_size(const char *s)
 
 /*
  * The next event of @kind (and, for a send's or receive's completion, of
- * @user_data), sleeping in rmsg_ep_wait() while there is none. Other
- * events are not needed here: a channel that fails completes each
- * transfer with its error.
+ * @user_data), sleeping in rmsg_ep_wait() (up to @ms, -1 for ever) while
+ * there is none. Other events are not needed here: a channel that fails
+ * completes each transfer with its error.
  */
 static struct rmsg_event wait_event(struct rmsg_ep *ep, uint32_t kind,
-				    uint64_t user_data)
+				    uint64_t user_data, int ms)
 {
 	struct rmsg_event ev;
 	int n;
@@ -111,7 +111,7 @@ static struct rmsg_event wait_event(struct rmsg_ep *ep, uint32_t kind,
 		if (n == 1 && ev.kind == kind &&
 		    (kind != RMSG_CQE_OP || ev.user_data == user_data))
 			return ev;
-		if (n == 0 && rmsg_ep_wait(ep, WAIT_MS) == 0)
+		if (n == 0 && rmsg_ep_wait(ep, ms) == 0)
 			die("waiting for the peer", -ETIMEDOUT);
 	}
 }
@@ -164,7 +164,7 @@ static int sender(struct rmsg_ep *ep, struct sockaddr_in *sin,
 	ret = rmsg_ep_connect(ep, (struct sockaddr *)sin, sizeof(*sin), 0, 0);
 	if (ret < 0)
 		die("rmsg_ep_connect", ret);
-	ev = wait_event(ep, RMSG_CQE_CONNECTED, 0);
+	ev = wait_event(ep, RMSG_CQE_CONNECTED, 0, WAIT_MS);
 	if (ev.res)
 		die("connecting", ev.res);
 	ch = ev.channel;
@@ -180,7 +180,7 @@ static int sender(struct rmsg_ep *ep, struct sockaddr_in *sin,
 		ret = rmsg_send_zc(ep, ch, buf, n, 0, seq);
 		if (ret)
 			die("rmsg_send_zc", ret);
-		ev = wait_event(ep, RMSG_CQE_OP, seq);
+		ev = wait_event(ep, RMSG_CQE_OP, seq, WAIT_MS);
 		if (ev.res)
 			die("sending a chunk", ev.res);
 	}
@@ -189,7 +189,7 @@ static int sender(struct rmsg_ep *ep, struct sockaddr_in *sin,
 		die("rmsg_msg_send", ret);
 	/* An orderly close: the receiver reads everything, then ENOTCONN. */
 	rmsg_ep_close_channel(ep, ch, 0);
-	ev = wait_event(ep, RMSG_CQE_CLOSED, 0);
+	ev = wait_event(ep, RMSG_CQE_CLOSED, 0, WAIT_MS);
 	if (ev.res)
 		die("closing", ev.res);
 	printf("sent %llu bytes in %llu messages, fnv1a64 %016llx\n",
@@ -220,7 +220,7 @@ static int receiver(struct rmsg_ep *ep, struct sockaddr_in *sin,
 		die("rmsg_ep_listen", ret);
 	printf("listening on port %d\n", ntohs(sin->sin_port));
 	fflush(stdout);
-	ch = wait_event(ep, RMSG_CQE_ACCEPTED, 0).channel;
+	ch = wait_event(ep, RMSG_CQE_ACCEPTED, 0, -1).channel;
 
 	/* Read the channel to its end: -ENOTCONN after the sender's close. */
 	for (;;) {
@@ -249,7 +249,7 @@ static int receiver(struct rmsg_ep *ep, struct sockaddr_in *sin,
 		if (ret)
 			die("rmsg_recv_into", ret);
 		rmsg_release(ep, &msg);
-		ev = wait_event(ep, RMSG_CQE_OP, 1);
+		ev = wait_event(ep, RMSG_CQE_OP, 1, WAIT_MS);
 		if (ev.res)
 			die("receiving a chunk", ev.res);
 		for (n = 0; n < ev.len; n += w) {
