@@ -2,7 +2,8 @@
 #
 # rmsg top-level build.
 #
-#   make            module, library and tools
+#   make            module, library, tools and examples
+#   make examples   the example programs of examples/ (make builds them)
 #   make tests      selftests and host unit tests (needs `make deps` first)
 #   make run        install what is missing, build, boot the guest, demo
 #   make check      install what is missing, build, run every test
@@ -79,6 +80,10 @@ FUZZ_HDRS	:= tools/testing/fuzz/fuzz.h
 SELFTEST_SRCS	:= $(wildcard selftests/*_test.c)
 SELFTEST_BINS	:= $(SELFTEST_SRCS:.c=)
 PERF_SRCS	:= $(wildcard tools/rmsg-perf/*.c)
+# Programs for people learning librmsg, one file each (examples/*.c);
+# selftests/examples_test.sh runs them in the guest.
+EXAMPLE_SRCS	:= $(wildcard examples/*.c)
+EXAMPLE_BINS	:= $(EXAMPLE_SRCS:.c=)
 # Checked messages (tools/common/rmsg_check.h): the patterns and the
 # rendezvous mix that rmsg-perf and the selftests' streams share. Test code,
 # so not in librmsg: built once and linked into both.
@@ -88,11 +93,11 @@ CHECK_HDRS	:= tools/common/rmsg_check.h
 # wrappers of the calls a data path makes (tools/rmsg-perf/rmsg-perf.h).
 PERF_WRAP	:= -Wl,--wrap=ioctl,--wrap=poll,--wrap=ppoll,--wrap=epoll_wait
 
-.PHONY: all tests module lib tools selftests unit deps check run bench soak \
-	fuzz abifuzz install install-module install-lib install-man clean \
-	checkpatch check-debug man
+.PHONY: all tests module lib tools examples selftests unit deps check run \
+	bench soak fuzz abifuzz install install-module install-lib install-man \
+	clean checkpatch check-debug man
 
-all: module lib tools
+all: module lib tools examples
 
 # The tests need the kselftest harness from the cache `make deps` fills; a
 # node that only builds and installs rmsg does not.
@@ -177,6 +182,13 @@ tools/rmsg-perf/rmsg-perf: $(PERF_SRCS) tools/rmsg-perf/rmsg-perf.h \
 			   lib/rmsg_util.h $(UAPI)
 	$(CC) $(TOOL_CFLAGS) -Itools/common $(PERF_SRCS) $(CHECK_OBJ) \
 		lib/librmsg.a $(PERF_WRAP) -lpthread -lm -o $@
+
+# Built as a program outside the tree would be, from lib/rmsg.h and the
+# library alone (the static one, to run from the source tree).
+examples: $(EXAMPLE_BINS)
+
+$(EXAMPLE_BINS): examples/%: examples/%.c lib/librmsg.a lib/rmsg.h $(UAPI)
+	$(CC) $(USER_CFLAGS) $< lib/librmsg.a -o $@
 
 selftests: $(SELFTEST_BINS)
 
@@ -340,7 +352,7 @@ checkpatch:
 		-f $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/core/*.[ch] \
 			lib/*.[ch] tools/rmsgctl/*.c tools/rmsg-perf/*.[ch] \
 			tools/common/*.[ch] \
-			selftests/*.[ch] \
+			selftests/*.[ch] examples/*.c \
 			tools/testing/unit/*.c tools/testing/warn-module/*.c \
 			tools/testing/fuzz/*.[ch])) \
 		$(UAPI)
@@ -377,4 +389,5 @@ install-man: man
 clean:
 	-[ -z "$(KDIR)" ] || $(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	rm -rf build lib/librmsg.so* lib/librmsg.a lib/rmsg.pc \
-		tools/rmsgctl/rmsgctl tools/rmsg-perf/rmsg-perf $(SELFTEST_BINS)
+		tools/rmsgctl/rmsgctl tools/rmsg-perf/rmsg-perf $(SELFTEST_BINS) \
+		$(EXAMPLE_BINS)

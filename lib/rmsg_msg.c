@@ -380,6 +380,7 @@ static int rmsg_cqe_take(struct rmsg_ep *ep, const struct rmsg_cqe *cqe,
 			ch->armed = 0;
 		return 0;
 	case RMSG_CQE_READABLE:
+		d->readables++;
 		ch = rmsg_chan_get(d, cqe->channel);
 		if (ch)
 			ch->armed = 0;
@@ -582,6 +583,7 @@ int rmsg_ep_wait(struct rmsg_ep *ep, int timeout_ms)
 {
 	struct rmsg_ep_data *d = ep->data;
 	struct pollfd pfd = { .fd = ep->fd, .events = POLLIN };
+	__u64 readables;
 	bool ready;
 	int ret;
 
@@ -598,8 +600,17 @@ int rmsg_ep_wait(struct rmsg_ep *ep, int timeout_ms)
 		 * makes the kernel post READABLE, which ends the poll().
 		 * When the SQ has no room to arm, do not sleep: the caller
 		 * makes progress and comes back.
+		 *
+		 * The second look swallows READABLEs, and each disarms its
+		 * channel. One may answer an ARM older than this call, made
+		 * before the program read the message it announces: the arm
+		 * step skipped that channel as armed, and sleeping now would
+		 * leave it unarmed, its next message waking nobody. So a
+		 * READABLE taken there sends the caller round once more.
 		 */
-		ready = rmsg_arm_locked(ep) || rmsg_ready_locked(ep);
+		readables = d->readables;
+		ready = rmsg_arm_locked(ep) || rmsg_ready_locked(ep) ||
+			d->readables != readables;
 	}
 	rmsg_unlock(d);
 	if (ready)

@@ -172,6 +172,8 @@ struct rmsg_bounce {
  * @page_size: the system page size
  * @lock: the endpoint's mutex after rmsg_ep_set_locking(), else NULL
  * @lib_errors: library operations (CREDIT, ARM, discards) the kernel failed
+ * @readables: READABLE events taken; rmsg_ep_wait() compares it across its
+ *	arming to see whether an ARM it counts on was answered already
  * @bad_cqes: completions the library could not match to what it sent
  * @rv_thresh: rmsg_send() goes rendezvous from this many bytes
  * @rv_owed: channels with rv_owed set
@@ -207,6 +209,7 @@ struct rmsg_ep_data {
 	size_t page_size;
 	pthread_mutex_t *lock;
 	__u64 lib_errors;
+	__u64 readables;
 	__u64 bad_cqes;
 	size_t rv_thresh;
 	__u32 rv_owed;
