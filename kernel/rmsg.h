@@ -282,7 +282,6 @@ long rmsg_ep_enter(struct rmsg_endpoint *ep, void __user *uarg);
 int rmsg_ep_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma);
 __poll_t rmsg_ep_poll(struct rmsg_endpoint *ep, struct file *file,
 		      poll_table *wait);
-int rmsg_ep_submit(struct rmsg_endpoint *ep, u32 to_submit);
 long rmsg_ep_get_stats(struct rmsg_endpoint *ep, void __user *uarg);
 
 int rmsg_sqpoll_start(struct rmsg_endpoint *ep, u32 idle_ms);
@@ -326,15 +325,11 @@ void rmsg_cdev_exit(void);
 
 struct rmsg_listener;
 
-void rmsg_ep_post_event(struct rmsg_endpoint *ep, const struct rmsg_cqe *cqe);
-void rmsg_ep_post_cqe_locked(struct rmsg_endpoint *ep,
-			     const struct rmsg_cqe *cqe, bool reserved);
 bool rmsg_data_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 		    const struct rmsg_sqe *next, struct rmsg_cqe *cqe);
 void rmsg_data_batch_end(struct rmsg_endpoint *ep);
 bool rmsg_device_ordered(struct ib_device *ibdev);
 struct ib_mr *rmsg_alloc_mr(struct ib_pd *pd, u32 pages);
-void rmsg_ep_flush_events(struct rmsg_endpoint *ep);
 
 static inline bool rmsg_ep_ready(struct rmsg_endpoint *ep)
 {

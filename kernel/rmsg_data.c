@@ -50,6 +50,7 @@
 #include <linux/vmalloc.h>
 
 #include "rmsg.h"
+#include "rmsg_cq.h"
 #include "rmsg_channel.h"
 #include "rmsg_wr.h"
 

@@ -20,6 +20,7 @@
 #include <rdma/rdma_cm.h>
 
 #include "rmsg.h"
+#include "rmsg_cq.h"
 #include "rmsg_channel.h"
 #include "rmsg_cm.h"
 #include "rmsg_conn.h"

@@ -43,6 +43,7 @@
 #include <linux/vmalloc.h>
 
 #include "rmsg.h"
+#include "rmsg_cq.h"
 #include "rmsg_channel.h"
 #include "rmsg_wr.h"
 #include "rmsg_region.h"

@@ -31,6 +31,7 @@
 #include <linux/wait.h>
 
 #include "rmsg.h"
+#include "rmsg_cq.h"
 
 /* SQEs taken per pass, so that the submit mutex is not held too long. */
 #define RMSG_SQPOLL_BATCH	256
