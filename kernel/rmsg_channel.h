@@ -679,9 +679,6 @@ void rmsg_data_finish(struct rmsg_channel *ch, int error, bool all_written);
 void rmsg_data_free(struct rmsg_channel *ch);
 void rmsg_data_work(struct work_struct *work);
 void rmsg_data_init_module(void);
-void rmsg_data_slot(struct rmsg_channel *ch, struct ib_send_wr *wr,
-		    atomic_t *rndv_done, bool read);
-bool rmsg_data_room(struct rmsg_channel *ch, u32 wrs);
 
 /* rmsg_rndv.c */
 int rmsg_rndv_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,

@@ -196,8 +196,6 @@ static int rmsg_data_imm_in(struct rmsg_channel *ch, const struct ib_wc *wc)
 
 /* --- set-up and the end ------------------------------------------------ */
 
-static void rmsg_data_write_done(struct ib_cq *cq, struct ib_wc *wc);
-
 /**
  * rmsg_data_create() - the data path's own memory, before the first QP
  * @ch: the channel
@@ -209,7 +207,6 @@ static void rmsg_data_write_done(struct ib_cq *cq, struct ib_wc *wc);
 int rmsg_data_create(struct rmsg_channel *ch, struct ib_device *ibdev)
 {
 	size_t tsize = (RMSG_TX_SLOTS + 1) * sizeof(*ch->trailers);
-	u32 i;
 
 	ch->rx_imm = READ_ONCE(force_imm_arrival) ||
 		     !rmsg_device_ordered(ibdev);
@@ -232,10 +229,7 @@ int rmsg_data_create(struct rmsg_channel *ch, struct ib_device *ibdev)
 	ch->trailers = kzalloc(tsize, RMSG_GFP_CHARGED);
 	if (!ch->pend || !ch->slots || !ch->trailers)
 		return -ENOMEM;
-	for (i = 0; i < RMSG_TX_SLOTS; i++) {
-		ch->slots[i].ch = ch;
-		ch->slots[i].cqe.done = rmsg_data_write_done;
-	}
+	rmsg_wr_slots_init(ch);
 	return 0;
 }
 
@@ -763,48 +757,6 @@ void __init rmsg_data_init_module(void)
 
 /* --- writing records ---------------------------------------------------- */
 
-static void rmsg_data_write_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct rmsg_tx_slot *slot =
-		container_of(wc->wr_cqe, struct rmsg_tx_slot, cqe);
-	struct rmsg_channel *ch = slot->ch;
-
-	if (wc->status != IB_WC_SUCCESS) {
-		if (wc->status != IB_WC_WR_FLUSH_ERR)
-			rmsg_chan_kill_soft(ch, -ECONNRESET);
-		return;
-	}
-	/* The peer acknowledged it: it is there (see the heartbeat). */
-	if (wc->opcode == IB_WC_RDMA_WRITE || wc->opcode == IB_WC_RDMA_READ)
-		set_bit(RMSG_CHAN_HEARD, &ch->flags);
-	/* Completions come in order: everything up to this WR is done. */
-	WRITE_ONCE(ch->wr_done, slot->wr_end);
-	if (slot->rndv_done) {
-		if (slot->read)
-			WRITE_ONCE(ch->rndv.rd_done, ch->rndv.rd_done + 1);
-		/* The count after the WR's effects; the work reads it. */
-		smp_mb__before_atomic();
-		atomic_inc(slot->rndv_done);
-	}
-	/* Pairs with the work's acquire: the send's bytes are done with. */
-	smp_store_release(&ch->pend_done, slot->pend_end);
-	queue_work(rmsg_wq, &ch->data_work);
-}
-
-/* Fill the bookkeeping of data WR @wr; returns its slot. */
-static struct rmsg_tx_slot *rmsg_slot_fill(struct rmsg_channel *ch, u32 wr,
-					   u32 pend_end, atomic_t *rndv_done,
-					   bool read)
-{
-	struct rmsg_tx_slot *slot = &ch->slots[wr % RMSG_TX_SLOTS];
-
-	slot->wr_end = wr + 1;
-	slot->pend_end = pend_end;
-	slot->rndv_done = rndv_done;
-	slot->read = read;
-	return slot;
-}
-
 /* The trailer of data WR @wr, and where the device reads it. */
 static struct rmsg_vb_trailer *rmsg_trailer(struct rmsg_channel *ch, u32 wr,
 					    bool inl, struct ib_sge *sge)
@@ -923,7 +875,7 @@ static int rmsg_data_place(struct rmsg_channel *ch,
 	ret = rmsg_vb_tx_place(&ch->tx, e->len, pl);
 	if (ret)
 		return ret == -ENOSPC ? -EAGAIN : ret;
-	return rmsg_data_room(ch, pl->wrap_skip ? 2 : 1) ? 0 : -EAGAIN;
+	return rmsg_wr_room(ch, pl->wrap_skip ? 2 : 1) ? 0 : -EAGAIN;
 }
 
 /* The WRs of pending send @e's record were posted: account for them. */
@@ -1000,7 +952,7 @@ static int rmsg_data_write_retained(struct rmsg_channel *ch, u32 idx)
 		wrap_wr.wr.sg_list = &wrap_sge;
 		wrap_wr.wr.send_flags = wrap_inl ? IB_SEND_INLINE : 0;
 		wrap_wr.wr.next = &data_wr.wr;
-		rmsg_slot_fill(ch, ch->wr_posted, idx, NULL, false);
+		rmsg_wr_slot_fill(ch, ch->wr_posted, idx, NULL, false);
 	}
 	bytes = pl.len - cut;
 	inl = bytes <= ch->max_inline;
@@ -1021,7 +973,7 @@ static int rmsg_data_write_retained(struct rmsg_channel *ch, u32 idx)
 	/* Only to reclaim the send queue: no CQE waits for the device. */
 	if (ch->wr_posted + need - ch->wr_signalled >= RMSG_SIGNAL_EVERY)
 		data_wr.wr.send_flags |= IB_SEND_SIGNALED;
-	rmsg_slot_fill(ch, ch->wr_posted + need - 1, idx + 1, NULL, false);
+	rmsg_wr_slot_fill(ch, ch->wr_posted + need - 1, idx + 1, NULL, false);
 
 	ret = ib_post_send(ch->qp, pl.wrap_skip ? &wrap_wr.wr : &data_wr.wr,
 			   NULL);
@@ -1080,7 +1032,7 @@ static int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 		wrap_wr.wr.num_sge = 1;
 		wrap_wr.wr.send_flags = winl ? IB_SEND_INLINE : 0;
 		wrap_wr.wr.next = &data_wr.wr;
-		rmsg_slot_fill(ch, ch->wr_posted, idx, NULL, false);
+		rmsg_wr_slot_fill(ch, ch->wr_posted, idx, NULL, false);
 	}
 
 	bytes = pl.len - cut;
@@ -1139,7 +1091,7 @@ static int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 		data_wr.wr.send_flags |= IB_SEND_SIGNALED;
 		ch->sig_owed = false;
 	}
-	rmsg_slot_fill(ch, ch->wr_posted + need - 1, idx + 1, NULL, false);
+	rmsg_wr_slot_fill(ch, ch->wr_posted + need - 1, idx + 1, NULL, false);
 
 	/* The device reads these trailers from memory, not from the WR. */
 	if (pl.wrap_skip && !winl)
@@ -1152,44 +1104,6 @@ static int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 		return ret;
 	rmsg_data_posted(ch, e, &pl, signal, inl);
 	return inl;
-}
-
-/**
- * rmsg_data_room() - may @wrs more data WRs be posted?
- * @ch: the channel
- * @wrs: how many
- *
- * Return: whether the send queue has room for them beside what is posted.
- */
-bool rmsg_data_room(struct rmsg_channel *ch, u32 wrs)
-{
-	return ch->tx_live &&
-	       ch->wr_posted - READ_ONCE(ch->wr_done) + wrs <= RMSG_SEND_WRS;
-}
-
-/**
- * rmsg_data_slot() - account for a rendezvous WR about to be posted
- * @ch: the channel, with rmsg_data_room() for it
- * @wr: the WR; its wr_cqe is set here
- * @rndv_done: for a signalled WR, counted when it completes; with NULL
- *	the WR is signalled only as often as reclaiming the queue needs
- * @read: an RDMA READ, also counted in ch->rndv.rd_done
- */
-void rmsg_data_slot(struct rmsg_channel *ch, struct ib_send_wr *wr,
-		    atomic_t *rndv_done, bool read)
-{
-	wr->wr_cqe = &rmsg_slot_fill(ch, ch->wr_posted, ch->pend_posted,
-				     rndv_done, read)->cqe;
-	ch->wr_posted++;
-	/*
-	 * Room comes back only with a signalled completion: with none in
-	 * flight, a transfer that ran out of room would wait for ever.
-	 */
-	if (rndv_done ||
-	    ch->wr_posted - ch->wr_signalled >= RMSG_SIGNAL_EVERY) {
-		wr->send_flags |= IB_SEND_SIGNALED;
-		ch->wr_signalled = ch->wr_posted;
-	}
 }
 
 /*
@@ -1209,7 +1123,7 @@ static void rmsg_data_flush_signal(struct rmsg_channel *ch)
 	wr.wr.send_flags = IB_SEND_SIGNALED;
 	wr.remote_addr = ch->peer.block_addr;
 	wr.rkey = ch->peer.block_rkey;
-	rmsg_slot_fill(ch, ch->wr_posted, ch->pend_posted, NULL, false);
+	rmsg_wr_slot_fill(ch, ch->wr_posted, ch->pend_posted, NULL, false);
 	if (ib_post_send(ch->qp, &wr.wr, NULL)) {
 		rmsg_chan_kill_soft(ch, -ECONNRESET);
 		return;
@@ -1235,7 +1149,7 @@ static int rmsg_data_rewrite(struct rmsg_channel *ch)
 	int ret;
 
 	while (ch->retx_due) {
-		if (!rmsg_data_room(ch, 1))
+		if (!rmsg_wr_room(ch, 1))
 			return -EAGAIN;
 		next = ch->retx;
 		ret = rmsg_vb_retx_next(&next, ch->shadow->va, &w);
@@ -1264,7 +1178,7 @@ static int rmsg_data_rewrite(struct rmsg_channel *ch)
 		wr.wr.send_flags = inl ? IB_SEND_INLINE : 0;
 		if (ch->wr_posted + 1 - ch->wr_signalled >= RMSG_SIGNAL_EVERY)
 			wr.wr.send_flags |= IB_SEND_SIGNALED;
-		rmsg_slot_fill(ch, ch->wr_posted, ch->pend_posted, NULL, false);
+		rmsg_wr_slot_fill(ch, ch->wr_posted, ch->pend_posted, NULL, false);
 		ret = ib_post_send(ch->qp, &wr.wr, NULL);
 		if (ret)
 			return ret;

@@ -414,7 +414,7 @@ static int rmsg_segs_fence(struct rmsg_channel *ch)
 		.ex.invalidate_rkey	= ch->fence_mr->rkey,
 	};
 
-	rmsg_data_slot(ch, &wr, NULL, false);
+	rmsg_wr_slot(ch, &wr, NULL, false);
 	return ib_post_send(ch->qp, &wr, NULL);
 }
 
@@ -431,7 +431,7 @@ static int rmsg_segs_post_unfenced(struct rmsg_channel *ch,
 	bool last;
 	int ret;
 
-	while (*posted < s->nseg && rmsg_data_room(ch, 1)) {
+	while (*posted < s->nseg && rmsg_wr_room(ch, 1)) {
 		last = *posted + 1 == s->nseg;
 		if (inv) {
 			memset(&lwr, 0, sizeof(lwr));
@@ -447,7 +447,7 @@ static int rmsg_segs_post_unfenced(struct rmsg_channel *ch,
 			wr = &reg.wr;
 		}
 		/* The last invalidation ends the transfer: it is signalled. */
-		rmsg_data_slot(ch, wr, inv && last ? &s->inv_done : NULL,
+		rmsg_wr_slot(ch, wr, inv && last ? &s->inv_done : NULL,
 			       false);
 		ret = ib_post_send(ch->qp, wr, NULL);
 		if (ret)
@@ -467,7 +467,7 @@ static int rmsg_segs_post(struct rmsg_channel *ch, struct rmsg_rndv_segs *s,
 		return rmsg_segs_post_unfenced(ch, s, inv);
 	if (s->reg_posted == s->nseg)
 		return 0;
-	if (!rmsg_data_room(ch, 2))
+	if (!rmsg_wr_room(ch, 2))
 		return -EAGAIN;
 	spin_lock_bh(&ch->post_lock);
 	ret = rmsg_segs_fence(ch);
@@ -569,7 +569,7 @@ static int rmsg_move(struct rmsg_channel *ch, struct rmsg_rndv_move *mv,
 	if (read)
 		max_sge = min_t(u32, max_sge,
 				ch->rdev->ibdev->attrs.max_sge_rd);
-	while (mv->pos < remote->len && rmsg_data_room(ch, 1) &&
+	while (mv->pos < remote->len && rmsg_wr_room(ch, 1) &&
 	       (!read || r->rd_posted - READ_ONCE(r->rd_done) < r->rd_depth)) {
 		i = rmsg_rts_nseg(remote->addr, mv->pos + 1,
 				  remote->seg_shift) - 1;
@@ -596,7 +596,7 @@ static int rmsg_move(struct rmsg_channel *ch, struct rmsg_rndv_move *mv,
 		wr.wr.num_sge = nsge;
 		wr.remote_addr = remote->addr + mv->pos;
 		wr.rkey = le32_to_cpu(remote->rkey[i]);
-		rmsg_data_slot(ch, &wr.wr, &mv->ops_done, read);
+		rmsg_wr_slot(ch, &wr.wr, &mv->ops_done, read);
 		ret = ib_post_send(ch->qp, &wr.wr, NULL);
 		if (ret)
 			return ret;
@@ -1250,7 +1250,7 @@ static int rmsg_rndv_put_rx(struct rmsg_channel *ch, struct rmsg_rndv_rx *x)
 	if (ret)
 		return ret;
 	if (!x->cts_written) {
-		if (!rmsg_data_room(ch, 1))
+		if (!rmsg_wr_room(ch, 1))
 			return -EAGAIN;
 		sge.addr = s->rts_dma;
 		sge.length = rmsg_rts_size(s->nseg);
@@ -1261,7 +1261,7 @@ static int rmsg_rndv_put_rx(struct rmsg_channel *ch, struct rmsg_rndv_rx *x)
 		wr.wr.num_sge = 1;
 		wr.remote_addr = x->info.addr;
 		wr.rkey = le32_to_cpu(x->info.rkey[0]);
-		rmsg_data_slot(ch, &wr.wr, NULL, false);
+		rmsg_wr_slot(ch, &wr.wr, NULL, false);
 		ret = ib_post_send(ch->qp, &wr.wr, NULL);
 		if (ret)
 			return ret;

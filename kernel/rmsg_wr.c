@@ -312,3 +312,116 @@ void rmsg_wr_exit_module(void)
 	destroy_workqueue(rmsg_teardown_wq);
 	destroy_workqueue(rmsg_wq);
 }
+
+/* --- data work requests: send-queue slots ----------------------------- */
+
+/*
+ * Every data WR (record writes, rendezvous reads, writes and invalidations)
+ * has a slot, by its number modulo RMSG_TX_SLOTS, that says what its
+ * completion finishes. Completions come in order, so a signalled one
+ * accounts for every WR before it. The data path and rendezvous both post
+ * through these; neither calls the other for room.
+ */
+/* A signalled data WR completed (softirq). */
+static void rmsg_wr_data_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rmsg_tx_slot *slot =
+		container_of(wc->wr_cqe, struct rmsg_tx_slot, cqe);
+	struct rmsg_channel *ch = slot->ch;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			rmsg_chan_kill_soft(ch, -ECONNRESET);
+		return;
+	}
+	/* The peer acknowledged it: it is there (see the heartbeat). */
+	if (wc->opcode == IB_WC_RDMA_WRITE || wc->opcode == IB_WC_RDMA_READ)
+		set_bit(RMSG_CHAN_HEARD, &ch->flags);
+	/* Completions come in order: everything up to this WR is done. */
+	WRITE_ONCE(ch->wr_done, slot->wr_end);
+	if (slot->rndv_done) {
+		if (slot->read)
+			WRITE_ONCE(ch->rndv.rd_done, ch->rndv.rd_done + 1);
+		/* The count after the WR's effects; the work reads it. */
+		smp_mb__before_atomic();
+		atomic_inc(slot->rndv_done);
+	}
+	/* Pairs with the work's acquire: the send's bytes are done with. */
+	smp_store_release(&ch->pend_done, slot->pend_end);
+	queue_work(rmsg_wq, &ch->data_work);
+}
+
+/**
+ * rmsg_wr_slots_init() - point the slots of a new channel at it
+ * @ch: the channel, its slots just allocated
+ */
+void rmsg_wr_slots_init(struct rmsg_channel *ch)
+{
+	unsigned int i;
+
+	for (i = 0; i < RMSG_TX_SLOTS; i++) {
+		ch->slots[i].ch = ch;
+		ch->slots[i].cqe.done = rmsg_wr_data_done;
+	}
+}
+
+/**
+ * rmsg_wr_slot_fill() - fill the bookkeeping of data WR @wr
+ * @ch: the channel
+ * @wr: the WR's number (ch->wr_posted when it is the next)
+ * @pend_end: the pending sends done with once it completes
+ * @rndv_done: counted when it completes, or NULL
+ * @read: an RDMA READ, counted in ch->rndv.rd_done too
+ *
+ * Return: its slot, whose cqe the WR carries.
+ */
+struct rmsg_tx_slot *rmsg_wr_slot_fill(struct rmsg_channel *ch, u32 wr,
+				       u32 pend_end, atomic_t *rndv_done,
+				       bool read)
+{
+	struct rmsg_tx_slot *slot = &ch->slots[wr % RMSG_TX_SLOTS];
+
+	slot->wr_end = wr + 1;
+	slot->pend_end = pend_end;
+	slot->rndv_done = rndv_done;
+	slot->read = read;
+	return slot;
+}
+
+/**
+ * rmsg_wr_room() - may @wrs more data WRs be posted?
+ * @ch: the channel
+ * @wrs: how many
+ *
+ * Return: whether the send queue has room for them beside what is posted.
+ */
+bool rmsg_wr_room(struct rmsg_channel *ch, u32 wrs)
+{
+	return ch->tx_live &&
+	       ch->wr_posted - READ_ONCE(ch->wr_done) + wrs <= RMSG_SEND_WRS;
+}
+
+/**
+ * rmsg_wr_slot() - account for a rendezvous WR about to be posted
+ * @ch: the channel, with rmsg_wr_room() for it
+ * @wr: the WR; its wr_cqe is set here
+ * @rndv_done: for a signalled WR, counted when it completes; with NULL
+ *	the WR is signalled only as often as reclaiming the queue needs
+ * @read: an RDMA READ, also counted in ch->rndv.rd_done
+ */
+void rmsg_wr_slot(struct rmsg_channel *ch, struct ib_send_wr *wr,
+		  atomic_t *rndv_done, bool read)
+{
+	wr->wr_cqe = &rmsg_wr_slot_fill(ch, ch->wr_posted, ch->pend_posted,
+				     rndv_done, read)->cqe;
+	ch->wr_posted++;
+	/*
+	 * Room comes back only with a signalled completion: with none in
+	 * flight, a transfer that ran out of room would wait for ever.
+	 */
+	if (rndv_done ||
+	    ch->wr_posted - ch->wr_signalled >= RMSG_SIGNAL_EVERY) {
+		wr->send_flags |= IB_SEND_SIGNALED;
+		ch->wr_signalled = ch->wr_posted;
+	}
+}
