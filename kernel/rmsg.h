@@ -52,7 +52,23 @@ struct rmsg_device {
 	atomic_t port_events[];
 };
 
-int rmsg_devices_init(void);
+/**
+ * struct rmsg_device_watch - what the layers above do when devices change
+ * @added: a device came; channels being repaired may reach peers by it
+ * @removed: @rdev is going: nothing of rmsg may be left on it on return
+ * @fatal: @rdev had a fatal error and stays registered; process context
+ *
+ * rmsg_main.c hands rmsg_devices_init() the channel layer's and the
+ * registry's functions, so that the device layer calls up through this
+ * table alone, and no file of the layers above needs to be known here.
+ */
+struct rmsg_device_watch {
+	void (*added)(void);
+	void (*removed)(struct rmsg_device *rdev);
+	void (*fatal)(struct rmsg_device *rdev);
+};
+
+int rmsg_devices_init(const struct rmsg_device_watch *watch);
 void rmsg_devices_exit(void);
 u32 rmsg_devices_count(void);
 struct rmsg_device *rmsg_device_attach(struct ib_device *ibdev,

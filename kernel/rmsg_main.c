@@ -13,6 +13,13 @@
 #include "rmsg_lifecycle.h"
 #include "rmsg_wr.h"
 
+/* The device layer's calls up: channels and the endpoint registry. */
+static const struct rmsg_device_watch rmsg_device_watch = {
+	.added		= rmsg_ctl_device_added,
+	.removed	= rmsg_chan_device_removed,
+	.fatal		= rmsg_chan_device_fatal,
+};
+
 static int __init rmsg_init(void)
 {
 	int ret;
@@ -25,7 +32,7 @@ static int __init rmsg_init(void)
 	ret = rmsg_wr_init_module();
 	if (ret)
 		goto out_user;
-	ret = rmsg_devices_init();
+	ret = rmsg_devices_init(&rmsg_device_watch);
 	if (ret)
 		goto out_wr;
 	ret = rmsg_cdev_init();
