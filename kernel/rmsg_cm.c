@@ -21,7 +21,7 @@
 #include <rdma/rdma_cm.h>
 
 #include "rmsg.h"
-#include "rmsg_channel.h"
+#include "rmsg_chan.h"
 #include "rmsg_wr.h"
 #include "rmsg_cm.h"
 #include "rmsg_conn.h"

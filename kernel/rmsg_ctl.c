@@ -30,7 +30,7 @@
 #include <linux/xarray.h>
 
 #include "rmsg.h"
-#include "rmsg_channel.h"
+#include "rmsg_chan.h"
 
 static DEFINE_XARRAY_ALLOC1(rmsg_eps);
 static DEFINE_MUTEX(rmsg_eps_lock);

@@ -51,7 +51,7 @@
 
 #include "rmsg.h"
 #include "rmsg_cq.h"
-#include "rmsg_channel.h"
+#include "rmsg_chan.h"
 #include "rmsg_wr.h"
 
 static bool force_imm_arrival;

@@ -82,7 +82,7 @@
 
 #include "rmsg.h"
 #include "rmsg_cq.h"
-#include "rmsg_channel.h"
+#include "rmsg_chan.h"
 #include "rmsg_conn.h"
 #include "rmsg_wr.h"
 #include "rmsg_lifecycle.h"

@@ -9,7 +9,7 @@
 #include <linux/module.h>
 
 #include "rmsg.h"
-#include "rmsg_channel.h"
+#include "rmsg_chan.h"
 #include "rmsg_lifecycle.h"
 #include "rmsg_wr.h"
 

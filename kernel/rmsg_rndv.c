@@ -44,7 +44,7 @@
 
 #include "rmsg.h"
 #include "rmsg_cq.h"
-#include "rmsg_channel.h"
+#include "rmsg_chan.h"
 #include "rmsg_wr.h"
 #include "rmsg_region.h"
 #include "rmsg_rts.h"

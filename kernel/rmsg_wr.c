@@ -2,7 +2,7 @@
 /*
  * rmsg: control messages as work requests. Every channel has one receive
  * buffer for each message the peer may have in flight and one send buffer
- * per kind (enum rmsg_ctrl_send_buf, rmsg_channel.h); a kind whose buffer
+ * per kind (enum rmsg_ctrl_send_buf, rmsg_chan.h); a kind whose buffer
  * is busy is sent again, with its newest value, once the buffer is free
  * (rmsg_ctrl_try_send(), and the channel's data work its completion
  * queues).
@@ -21,7 +21,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "rmsg.h"
-#include "rmsg_channel.h"
+#include "rmsg_chan.h"
 #include "rmsg_wr.h"
 
 /* Every file of a channel queues its work here. */

@@ -10,7 +10,7 @@
 #ifndef RMSG_WR_H
 #define RMSG_WR_H
 
-#include "rmsg_channel.h"
+#include "rmsg_chan.h"
 
 /* One more than the highest enum rmsg_ctrl_type. */
 #define RMSG_CTRL_TYPES		(RMSG_CTRL_REKEY + 1)

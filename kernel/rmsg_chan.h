@@ -3,8 +3,8 @@
  * rmsg: what the channel's life cycle (rmsg_lifecycle.c) and its data path
  * (rmsg_data.c) share.
  */
-#ifndef _RMSG_CHANNEL_H
-#define _RMSG_CHANNEL_H
+#ifndef _RMSG_CHAN_H
+#define _RMSG_CHAN_H
 
 #include <linux/kref.h>
 #include <linux/workqueue.h>
@@ -709,4 +709,4 @@ void rmsg_rndv_finish(struct rmsg_channel *ch, int error);
 void rmsg_rndv_tx_free(struct rmsg_channel *ch, struct rmsg_rndv_tx *t);
 void rmsg_rndv_tx_cqe(const struct rmsg_rndv_tx *t, struct rmsg_cqe *cqe);
 
-#endif /* _RMSG_CHANNEL_H */
+#endif /* _RMSG_CHAN_H */
