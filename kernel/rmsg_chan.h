@@ -398,7 +398,7 @@ union rmsg_sockaddr {
  *	QP, block MR and rendezvous MRs, so that no other channel's QP, of
  *	this program or any other, can use their keys
  * @fence_mr: on rxe only, in @pd, a registration that is never valid,
- *	whose LOCAL_INV fences the REG_MRs that follow (rmsg_rndv.c, "fences")
+ *	whose LOCAL_INV fences the REG_MRs that follow (rmsg_rndv_move.c, "fences")
  * @qp: the RC queue pair (owned by @cm_id)
  * @post_lock: held by posters that run outside ep->lock (control sends)
  *	and by a fence with its REG_MRs, which nothing may come between
@@ -483,7 +483,7 @@ union rmsg_sockaddr {
  * @sig_node: entry in ep->sig_owed
  * @tx_wq: woken when the backlog of pending sends drains
  * @data_work: completions, credits and wake-ups, in process context
- * @rndv: rendezvous state (rmsg_rndv.c)
+ * @rndv: rendezvous state (rmsg_rndv*.c)
  * @resil: repairs (Documentation/resilience.rst)
  *
  * Repairs (rmsg_repair.c), in the channel's work unless said otherwise:
@@ -680,7 +680,7 @@ void rmsg_data_free(struct rmsg_channel *ch);
 void rmsg_data_work(struct work_struct *work);
 void rmsg_data_init_module(void);
 
-/* rmsg_rndv.c */
+/* rmsg_rndv.c and rmsg_rndv_repair.c */
 int rmsg_rndv_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 		   const struct rmsg_sqe *sqe, struct rmsg_pending *e);
 int rmsg_rndv_recv(struct rmsg_endpoint *ep, struct rmsg_channel *ch,

@@ -12,7 +12,7 @@
  *   rmsg_cm.c         the rdma_cm events of a channel's ids
  *   rmsg_lifecycle.c  states, phases, ends and faults (the diagrams)
  *   rmsg_conn.c       the connection's verbs resources, control messages
- *   rmsg_data.c, rmsg_rndv.c, rmsg_devices.c, core/
+ *   rmsg_data.c, rmsg_rndv*.c, rmsg_devices.c, core/
  *
  * Locking and lifetime:
  *  - ep->chan_lock guards the endpoint's channel table, its listener and
