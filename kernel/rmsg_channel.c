@@ -29,6 +29,11 @@
  *    rdma_cm's device removal would race with it): rmsg_cm_give_back().
  *  - Device removal (rmsg_ib_remove) and endpoint release kill their
  *    channels and wait until the teardown of each is done.
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_cm.c, rmsg_conn.c, rmsg_data.c,
+ * rmsg_devices.c, rmsg_lifecycle.c, rmsg_pages.c, rmsg_repair.c,
+ * rmsg_user.c and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

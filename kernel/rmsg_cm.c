@@ -3,6 +3,10 @@
  * rmsg: the rdma_cm side of channels: the event handler of every id
  * rmsg makes, listeners, connection requests (new channels and a
  * repair's RECONNECT), accepting, and the addresses of a connection.
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_conn.c, rmsg_data.c,
+ * rmsg_devices.c, rmsg_lifecycle.c and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

@@ -4,6 +4,10 @@
  * CQ, QP, the receive block's mapping and registration, control buffers),
  * and the hello its connection request carries. The control messages
  * themselves are rmsg_wr.c's.
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_data.c, rmsg_devices.c,
+ * rmsg_pages.c, rmsg_rndv_repair.c and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

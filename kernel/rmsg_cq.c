@@ -9,6 +9,9 @@
  * The consumer index is the program's and untrusted: it is checked
  * (rmsg_ring_cons_ok()) before any slot is written. Barriers C and D are
  * those of Documentation/rings.rst.
+ *
+ * Layer (Documentation/design.rst, "Layers"): it calls no other file of
+ * the module.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

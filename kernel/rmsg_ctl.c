@@ -17,6 +17,9 @@
  * that holds a chan_lock or ep->lock takes rmsg_eps_lock; nothing copies
  * to or from user memory under it (a page fault may take arbitrarily long,
  * and would stall every open and close of /dev/rmsg meanwhile).
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_channel.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

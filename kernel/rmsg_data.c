@@ -41,6 +41,11 @@
  * with xa_load() under ep->lock stays valid until ep->lock is dropped:
  * teardown takes ep->lock after removing it from the table and before
  * freeing it.
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_cq.c, rmsg_data_write.c,
+ * rmsg_devices.c, rmsg_pages.c, rmsg_rndv.c, rmsg_rndv_repair.c and
+ * rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

@@ -11,6 +11,10 @@
  * anyone who finds a device on the list while holding the lock may call into
  * its ib_device: the RDMA core does not finish unregistering it until the
  * remove callback has returned.
+ *
+ * Layer (Documentation/design.rst, "Layers"): it calls no other file of
+ * the module. It reaches the channel layer and the registry only through
+ * the struct rmsg_device_watch rmsg_main.c gives it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

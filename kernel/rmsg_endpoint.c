@@ -16,6 +16,11 @@
  * (SQ producer, CQ consumer), checks every index the program wrote against
  * them with the rmsg_ring_*_ok() helpers, and copies each SQE once into a
  * local struct before looking at it.
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_channel.c, rmsg_cq.c, rmsg_ctl.c,
+ * rmsg_listen.c, rmsg_pages.c, rmsg_region.c, rmsg_sq.c, rmsg_sqpoll.c and
+ * rmsg_user.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

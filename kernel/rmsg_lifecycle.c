@@ -63,6 +63,9 @@
  * change through rmsg_repair_set_phase(); they allow only what the tables
  * rmsg_chan_next[] and rmsg_repair_next[] (the two diagrams above) allow,
  * and the tracepoints of rmsg_trace.h see them all.
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_cq.c and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

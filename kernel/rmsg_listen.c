@@ -3,6 +3,10 @@
  * rmsg: listeners: RMSG_IOC_LISTEN, the rdma_cm handler of every id a
  * listener makes, and the connection requests it hears (a new channel, or
  * a repair's RECONNECT for one it has).
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_channel.c, rmsg_cm.c, rmsg_conn.c,
+ * rmsg_lifecycle.c and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

@@ -3,6 +3,11 @@
  * rmsg: reliable, self-repairing message channels over RDMA.
  *
  * Module entry and exit. Documentation/ describes the design.
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_cdev.c, rmsg_channel.c, rmsg_ctl.c,
+ * rmsg_data.c, rmsg_devices.c, rmsg_lifecycle.c, rmsg_rndv.c, rmsg_user.c
+ * and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

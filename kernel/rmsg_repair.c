@@ -2,6 +2,10 @@
 /*
  * rmsg: repairing a channel whose connection broke, step by step, in the
  * channel's work (the phases of rmsg_lifecycle.c).
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_cm.c, rmsg_conn.c, rmsg_cq.c,
+ * rmsg_data.c, rmsg_devices.c and rmsg_lifecycle.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

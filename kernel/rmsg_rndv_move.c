@@ -7,6 +7,10 @@
  * It posts through rmsg_wr.c and calls no other file of the channel.
  *
  * Everything here runs under ep->lock.
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_devices.c, rmsg_region.c and
+ * rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

@@ -8,6 +8,10 @@
  * the channel's rendezvous state from set-up to the end.
  *
  * Everything here runs under ep->lock.
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_cq.c, rmsg_region.c, rmsg_rndv.c
+ * and rmsg_rndv_move.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

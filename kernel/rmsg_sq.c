@@ -7,6 +7,9 @@
  * checks each index the program wrote (rmsg_ring_prod_ok(),
  * rmsg_ring_cons_ok()), and copies each SQE once before looking at it.
  * Barriers A to D are those of Documentation/rings.rst.
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_cq.c and rmsg_data.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

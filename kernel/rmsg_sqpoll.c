@@ -21,6 +21,9 @@
  * The thread only uses the endpoint, never the file: release stops it
  * (kthread_stop()) before the rings are freed, and it does not keep the
  * file open.
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_sq.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
