@@ -313,8 +313,8 @@ struct rmsg_shadow {
  * transfers"); the sending side's:
  * @moved: the channel left a device since the last resume: every
  *	registration went with it
- * @released: what transfers held on ch->rdev is dropped
- *	(rmsg_rndv_release()): nothing maps there any more, though ch->rdev
+ * @released: what transfers held on ch->conn.rdev is dropped
+ *	(rmsg_rndv_release()): nothing maps there any more, though ch->conn.rdev
  *	stays set until the channel has left the device
  * @rekey_hello: our hellos say so (RMSG_HELLO_F_REKEY), until a
  *	connection opens
@@ -379,17 +379,10 @@ union rmsg_sockaddr {
 };
 
 /**
- * struct rmsg_channel - one channel of an endpoint
- * @cm: what the rdma_cm handler sees first (kind RMSG_CM_CHANNEL)
- * @ep: the endpoint; outlives the channel
- * @id: the channel's id in @ep->channels
- * @user_data: carried by the channel's events
- * @state: enum rmsg_chan_state, under @ep->chan_lock
- * @error: why the channel dies, under @ep->chan_lock
- * @flags: RMSG_CHAN_* bits
+ * struct rmsg_conn - one connection of the channel, on one device
  * @cm_id: its rdma_cm id
  * @rdev: the device the connection runs on, once known; NULL while a
- *	repair has none (written under @ep->lock, and in the channel's work
+ *	repair has none (written under ep->lock, and in the channel's work
  *	or its cm_id's handler)
  * @dev_node: entry in @rdev->channels
  * @dev_id: @rdev's RDMA core index plus one, 0 while on none: for the
@@ -398,27 +391,69 @@ union rmsg_sockaddr {
  *	QP, block MR and rendezvous MRs, so that no other channel's QP, of
  *	this program or any other, can use their keys
  * @fence_mr: on rxe only, in @pd, a registration that is never valid,
- *	whose LOCAL_INV fences the REG_MRs that follow (rmsg_rndv_move.c, "fences")
+ *	whose LOCAL_INV fences the REG_MRs that follow (rmsg_rndv_move.c)
  * @qp: the RC queue pair (owned by @cm_id)
  * @post_lock: held by posters that run outside ep->lock (control sends)
  *	and by a fence with its REG_MRs, which nothing may come between
  * @cq: completion queue from the device's pool
- *
- * What lives on @rdev (rmsg_chan_dev_create() and rmsg_chan_dev_release()
- * make and drop it, at open, at the end, and when a repair moves to a
- * device again): @pd, @fence_mr, @cq, the DMA mappings of @block, @ctrl,
- * @imm_bufs, @trailers and @shadow, @mr, @area_map and the rendezvous
- * registrations.
- * The rest, the pages the program maps above all, is the channel's own.
  * @cq_size: entries taken from the pool
- * @block: the receive block's pages, shared with the program's mappings
- * @block_size: its size in bytes
- * @block_sgt: its pages, for DMA
+ * @block_sgt: the pages of the channel's receive block, for DMA
  * @block_mapped: @block_sgt is DMA-mapped
- * @mr: fast registration of @block for remote write
+ * @mr: fast registration of the receive block for remote write
  * @reg_cqe: completion of the REG_MR
  * @ctrl: control message buffers: RMSG_CTRL_RECVS receives, then one send
  *	buffer per kind (enum rmsg_ctrl_send_buf)
+ * @imm_bufs: RMSG_IMM_RECVS more receive buffers when the channel's
+ *	@rx_imm is set
+ * @max_inline: bytes the QP takes inline
+ * @max_sge: SGEs per send WR
+ * @area_map: the endpoint's send area as this channel's device sees it
+ * @trailers_dma: bus address of the channel's trailers
+ *
+ * All of it belongs to @rdev. rmsg_chan_dev_create() and
+ * rmsg_chan_dev_release() make and drop what is the device's (@pd,
+ * @fence_mr, @cq, the mappings, @mr, @area_map, and the rendezvous
+ * registrations kept in struct rmsg_rndv) at open, at the end, and when a
+ * repair moves the channel to a device again; each connection has its own
+ * @cm_id and @qp. What the channel keeps across connections (the pages
+ * the program maps above all) is in struct rmsg_channel.
+ */
+struct rmsg_conn {
+	struct rdma_cm_id *cm_id;
+	struct rmsg_device *rdev;
+	struct list_head dev_node;
+	u32 dev_id;
+	struct ib_pd *pd;
+	struct ib_mr *fence_mr;
+	struct ib_qp *qp;
+	spinlock_t post_lock;
+	struct ib_cq *cq;
+	u32 cq_size;
+	struct sg_table block_sgt;
+	bool block_mapped;
+	struct ib_mr *mr;
+	struct ib_cqe reg_cqe;
+	struct rmsg_ctrl_buf ctrl[RMSG_CTRL_BUFS];
+	struct rmsg_ctrl_buf *imm_bufs;
+	u32 max_inline;
+	u32 max_sge;
+	struct rmsg_area_map *area_map;
+	u64 trailers_dma;
+};
+
+/**
+ * struct rmsg_channel - one channel of an endpoint
+ * @cm: what the rdma_cm handler sees first (kind RMSG_CM_CHANNEL)
+ * @conn: one connection of the channel, on one device (struct rmsg_conn)
+ * @ep: the endpoint; outlives the channel
+ * @id: the channel's id in @ep->channels
+ * @user_data: carried by the channel's events
+ * @state: enum rmsg_chan_state, under @ep->chan_lock
+ * @error: why the channel dies, under @ep->chan_lock
+ * @flags: RMSG_CHAN_* bits
+ *
+ * @block: the receive block's pages, shared with the program's mappings
+ * @block_size: its size in bytes
  * @soft_error: why a completion (softirq) wants the channel to end, 0 for
  *	orderly; 1 while none does. Acted on by @work.
  * @active: this side connected (else it accepted)
@@ -438,7 +473,6 @@ union rmsg_sockaddr {
  * @peer: the peer's hello
  * @rx_imm: the peer writes our block with immediates (our device may place
  *	out of order); fixed before the hello goes out
- * @imm_bufs: RMSG_IMM_RECVS more receive buffers when @rx_imm
  *
  * The data path (rmsg_data.c); everything below is under @ep->lock unless
  * said otherwise:
@@ -449,12 +483,8 @@ union rmsg_sockaddr {
  * @tx_imm: the peer asked for immediates (@peer.flags)
  * @tx: the sender's view of the peer's block
  * @max_msg: the largest payload a SEND may carry
- * @max_inline: bytes the QP takes inline
- * @max_sge: SGEs per send WR
- * @area_map: the endpoint's send area as this channel's device sees it
  * @slots: RMSG_TX_SLOTS of them, by data WR index
  * @trailers: one per slot, DMA-mapped at @trailers_dma
- * @trailers_dma: bus address of @trailers
  * @wr_posted: data WRs posted
  * @wr_done: data WRs completed (written by completions, in softirq)
  * @wr_signalled: @wr_posted at the last signalled data WR
@@ -533,23 +563,9 @@ struct rmsg_channel {
 	enum rmsg_chan_state state;
 	int error;
 	unsigned long flags;
-	struct rdma_cm_id *cm_id;
-	struct rmsg_device *rdev;
-	struct list_head dev_node;
-	u32 dev_id;
-	struct ib_pd *pd;
-	struct ib_mr *fence_mr;
-	struct ib_qp *qp;
-	spinlock_t post_lock;
-	struct ib_cq *cq;
-	u32 cq_size;
+	struct rmsg_conn conn;
 	struct rmsg_pages *block;
 	u32 block_size;
-	struct sg_table block_sgt;
-	bool block_mapped;
-	struct ib_mr *mr;
-	struct ib_cqe reg_cqe;
-	struct rmsg_ctrl_buf ctrl[RMSG_CTRL_BUFS];
 	int soft_error;
 	bool active;
 	bool abort;
@@ -564,7 +580,6 @@ struct rmsg_channel {
 	struct work_struct teardown;
 	struct rmsg_hello peer;
 	bool rx_imm;
-	struct rmsg_ctrl_buf *imm_bufs;
 
 	enum rmsg_tx_state tx_state;
 	u32 pend_close;
@@ -572,12 +587,8 @@ struct rmsg_channel {
 	bool tx_imm;
 	struct rmsg_vb_tx tx;
 	u32 max_msg;
-	u32 max_inline;
-	u32 max_sge;
-	struct rmsg_area_map *area_map;
 	struct rmsg_tx_slot *slots;
 	struct rmsg_vb_trailer *trailers;
-	u64 trailers_dma;
 	u32 wr_posted;
 	u32 wr_done;
 	u32 wr_signalled;

@@ -36,15 +36,15 @@ static struct rmsg_vb_trailer *rmsg_trailer(struct rmsg_channel *ch, u32 wr,
 	u32 i = wr % RMSG_TX_SLOTS;
 
 	sge->addr = inl ? (u64)(uintptr_t)&ch->trailers[i] :
-			  ch->trailers_dma + i * sizeof(*ch->trailers);
+			  ch->conn.trailers_dma + i * sizeof(*ch->trailers);
 	sge->length = RMSG_VB_TRAILER_SIZE;
-	sge->lkey = ch->pd->local_dma_lkey;
+	sge->lkey = ch->conn.pd->local_dma_lkey;
 	return &ch->trailers[i];
 }
 
 static void rmsg_trailer_sync(struct rmsg_channel *ch, u32 wr)
 {
-	ib_dma_sync_single_for_device(ch->rdev->ibdev, ch->trailers_dma +
+	ib_dma_sync_single_for_device(ch->conn.rdev->ibdev, ch->conn.trailers_dma +
 				      wr % RMSG_TX_SLOTS *
 				      sizeof(*ch->trailers),
 				      sizeof(*ch->trailers), DMA_TO_DEVICE);
@@ -54,9 +54,9 @@ static void rmsg_zeros(struct rmsg_channel *ch, bool inl, u32 len,
 		       struct ib_sge *sge)
 {
 	sge->addr = inl ? (u64)(uintptr_t)&ch->trailers[RMSG_ZEROS] :
-			  ch->trailers_dma + RMSG_ZEROS * sizeof(*ch->trailers);
+			  ch->conn.trailers_dma + RMSG_ZEROS * sizeof(*ch->trailers);
 	sge->length = len;
-	sge->lkey = ch->pd->local_dma_lkey;
+	sge->lkey = ch->conn.pd->local_dma_lkey;
 }
 
 /* The first WR of a chain for the slot of data WR @wr. */
@@ -89,7 +89,7 @@ static u32 rmsg_shadow_sges(struct rmsg_channel *ch, u32 off, u32 len,
 	if (inl) {
 		sge->addr = (u64)(uintptr_t)sh->va + off;
 		sge->length = len;
-		sge->lkey = ch->pd->local_dma_lkey;
+		sge->lkey = ch->conn.pd->local_dma_lkey;
 		return 1;
 	}
 	/* At most three chunks (RMSG_AREA_CHUNK >= a record), and zeros. */
@@ -98,7 +98,7 @@ static u32 rmsg_shadow_sges(struct rmsg_channel *ch, u32 off, u32 len,
 		n = min_t(u32, len, chunk - in);
 		sge[nsge].addr = sh->dma[off >> sh->chunk_shift] + in;
 		sge[nsge].length = n;
-		sge[nsge].lkey = ch->pd->local_dma_lkey;
+		sge[nsge].lkey = ch->conn.pd->local_dma_lkey;
 		ib_dma_sync_single_for_device(sh->ibdev, sge[nsge].addr, n,
 					      DMA_TO_DEVICE);
 		nsge++;
@@ -213,7 +213,7 @@ static int rmsg_data_write_retained(struct rmsg_channel *ch, u32 idx)
 				      e->len);
 
 	if (pl.wrap_skip) {
-		wrap_inl = RMSG_VB_TRAILER_SIZE - cut <= ch->max_inline;
+		wrap_inl = RMSG_VB_TRAILER_SIZE - cut <= ch->conn.max_inline;
 		rmsg_data_wr(ch, &wrap_wr, ch->wr_posted, pl.wrap_off,
 			     pl.wrap_off + RMSG_VB_TRAILER_SIZE - 1,
 			     pl.wrap_flag);
@@ -227,7 +227,7 @@ static int rmsg_data_write_retained(struct rmsg_channel *ch, u32 idx)
 		rmsg_wr_slot_fill(ch, ch->wr_posted, idx, NULL, false);
 	}
 	bytes = pl.len - cut;
-	inl = bytes <= ch->max_inline;
+	inl = bytes <= ch->conn.max_inline;
 	rmsg_data_wr(ch, &data_wr, ch->wr_posted + need - 1, pl.off,
 		     pl.off + pl.len - 1, pl.flag);
 	/*
@@ -247,7 +247,7 @@ static int rmsg_data_write_retained(struct rmsg_channel *ch, u32 idx)
 		data_wr.wr.send_flags |= IB_SEND_SIGNALED;
 	rmsg_wr_slot_fill(ch, ch->wr_posted + need - 1, idx + 1, NULL, false);
 
-	ret = ib_post_send(ch->qp, pl.wrap_skip ? &wrap_wr.wr : &data_wr.wr,
+	ret = ib_post_send(ch->conn.qp, pl.wrap_skip ? &wrap_wr.wr : &data_wr.wr,
 			   NULL);
 	if (ret)
 		return ret;
@@ -268,13 +268,13 @@ int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 {
 	const struct rmsg_pending *e = &ch->pend[idx & RMSG_PEND_MASK];
 	struct rmsg_pages *area = ch->ep->area;
-	struct ib_device *ibdev = ch->rdev->ibdev;
+	struct ib_device *ibdev = ch->conn.rdev->ibdev;
 	struct ib_sge wrap_sge, sge[RMSG_DATA_SGE_MAX];
 	struct ib_rdma_wr wrap_wr, data_wr;
 	struct rmsg_vb_trailer *t;
 	struct rmsg_vb_place pl;
 	u32 need, bytes, off, rem, chunk, in, n, cut, nsge = 0;
-	bool winl = ch->max_inline >= RMSG_VB_TRAILER_SIZE;
+	bool winl = ch->conn.max_inline >= RMSG_VB_TRAILER_SIZE;
 	enum rmsg_vb_type type;
 	bool inl, signal;
 	void *rts;
@@ -308,7 +308,7 @@ int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 	}
 
 	bytes = pl.len - cut;
-	inl = bytes <= ch->max_inline;
+	inl = bytes <= ch->conn.max_inline;
 	rmsg_data_wr(ch, &data_wr, ch->wr_posted + need - 1, pl.off,
 		     pl.off + pl.len - 1, pl.flag);
 	if (pl.payload)
@@ -316,7 +316,7 @@ int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 	if (rts) {
 		sge[nsge].addr = inl ? (u64)(uintptr_t)rts : rts_dma;
 		sge[nsge].length = e->len;
-		sge[nsge].lkey = ch->pd->local_dma_lkey;
+		sge[nsge].lkey = ch->conn.pd->local_dma_lkey;
 		nsge++;
 	}
 	for (off = e->off, rem = rts ? 0 : e->len; rem; off += n, rem -= n) {
@@ -329,12 +329,12 @@ int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 				page_address(area->pages[off >> PAGE_SHIFT]) +
 				offset_in_page(off);
 		} else {
-			sge[nsge].addr = ch->area_map->dma[chunk] + in;
+			sge[nsge].addr = ch->conn.area_map->dma[chunk] + in;
 			ib_dma_sync_single_for_device(ibdev, sge[nsge].addr, n,
 						      DMA_TO_DEVICE);
 		}
 		sge[nsge].length = n;
-		sge[nsge].lkey = ch->pd->local_dma_lkey;
+		sge[nsge].lkey = ch->conn.pd->local_dma_lkey;
 		nsge++;
 	}
 	if (pl.trailer > pl.payload + pl.plen)
@@ -370,7 +370,7 @@ int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 		rmsg_trailer_sync(ch, ch->wr_posted);
 	if (!inl)
 		rmsg_trailer_sync(ch, ch->wr_posted + need - 1);
-	ret = ib_post_send(ch->qp, pl.wrap_skip ? &wrap_wr.wr : &data_wr.wr,
+	ret = ib_post_send(ch->conn.qp, pl.wrap_skip ? &wrap_wr.wr : &data_wr.wr,
 			   NULL);
 	if (ret)
 		return ret;
@@ -396,7 +396,7 @@ void rmsg_data_flush_signal(struct rmsg_channel *ch)
 	wr.remote_addr = ch->peer.block_addr;
 	wr.rkey = ch->peer.block_rkey;
 	rmsg_wr_slot_fill(ch, ch->wr_posted, ch->pend_posted, NULL, false);
-	if (ib_post_send(ch->qp, &wr.wr, NULL)) {
+	if (ib_post_send(ch->conn.qp, &wr.wr, NULL)) {
 		rmsg_chan_kill_soft(ch, -ECONNRESET);
 		return;
 	}
@@ -436,7 +436,7 @@ int rmsg_data_rewrite(struct rmsg_channel *ch)
 		}
 		/* With immediates the flag stays out, as the first time. */
 		bytes = w.len - (ch->tx_imm ? 1 : 0);
-		inl = bytes <= ch->max_inline;
+		inl = bytes <= ch->conn.max_inline;
 		rmsg_data_wr(ch, &wr, ch->wr_posted, w.off, w.flag_off,
 			     w.flag);
 		nsge = 0;
@@ -451,7 +451,7 @@ int rmsg_data_rewrite(struct rmsg_channel *ch)
 		if (ch->wr_posted + 1 - ch->wr_signalled >= RMSG_SIGNAL_EVERY)
 			wr.wr.send_flags |= IB_SEND_SIGNALED;
 		rmsg_wr_slot_fill(ch, ch->wr_posted, ch->pend_posted, NULL, false);
-		ret = ib_post_send(ch->qp, &wr.wr, NULL);
+		ret = ib_post_send(ch->conn.qp, &wr.wr, NULL);
 		if (ret)
 			return ret;
 		ch->wr_posted++;

@@ -83,7 +83,7 @@ static int rmsg_cm_repair_request(struct rmsg_endpoint *ep,
 		 * gave up (it may never have heard our answer, on a path
 		 * that fails one way): drop it now, take this one.
 		 */
-		if (ch->state == RMSG_CHAN_RECOVERING && ch->cm_id)
+		if (ch->state == RMSG_CHAN_RECOVERING && ch->conn.cm_id)
 			set_bit(RMSG_CHAN_ATTEMPT_FAILED, &ch->flags);
 		/* The peer saw the fault first. */
 		if (ch->state == RMSG_CHAN_OPEN)
@@ -138,7 +138,7 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 	rmsg_chan_init(ch, ep, l->manual ? RMSG_CHAN_REQUESTED :
 					   RMSG_CHAN_ACCEPTING,
 		       l->user_data, l->block_size);
-	ch->cm_id = cm_id;
+	ch->conn.cm_id = cm_id;
 	ch->opts = l->opts;
 	ch->adv_family = rmsg_wildcard_family(&l->addr);
 

@@ -63,17 +63,17 @@ int rmsg_repair_drop(struct rmsg_channel *ch)
 	 * (it may be making a QP) finishes in rmsg_cm_settle().
 	 */
 	mutex_lock(&ch->ep->chan_lock);
-	id = ch->cm_id;
-	ch->cm_id = NULL;
+	id = ch->conn.cm_id;
+	ch->conn.cm_id = NULL;
 	mutex_unlock(&ch->ep->chan_lock);
 	id = rmsg_cm_settle(ch, id);
 	if (id && test_bit(RMSG_CHAN_CONNECTED, &ch->flags))
 		rmsg_cm_id_disconnect(id);
-	if (ch->qp) {
+	if (ch->conn.qp) {
 		/* Afterwards no completion of it can touch the channel. */
-		rmsg_qp_drain(id, ch->qp, false);
+		rmsg_qp_drain(id, ch->conn.qp, false);
 		rdma_destroy_qp(id);
-		ch->qp = NULL;
+		ch->conn.qp = NULL;
 	}
 	if (id)
 		rmsg_cm_id_retire(id);
@@ -96,7 +96,7 @@ static int rmsg_repair_dial(struct rmsg_channel *ch)
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	mutex_lock(&ch->ep->chan_lock);
-	ch->cm_id = id;
+	ch->conn.cm_id = id;
 	ch->resil.epoch++;
 	ch->resil.attempts++;
 	rmsg_dial_addr(ch, &dst);
@@ -128,7 +128,7 @@ static int rmsg_repair_adopt(struct rmsg_channel *ch)
 	ch->repair_id = NULL;
 	ch->stale_id = NULL;
 	if (id) {
-		ch->cm_id = id;
+		ch->conn.cm_id = id;
 		ch->resil.attempts++;
 	}
 	mutex_unlock(&ep->chan_lock);
@@ -266,7 +266,7 @@ void rmsg_chan_repair(struct rmsg_channel *ch)
 		 * device then reaches the peer.
 		 */
 		if (test_and_clear_bit(RMSG_CHAN_DEV_LOST, &ch->flags) &&
-		    ch->rdev)
+		    ch->conn.rdev)
 			rmsg_chan_dev_release(ch);
 		/*
 		 * The drain may have brought the peer's CLOSE (its DREQ can
