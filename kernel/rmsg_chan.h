@@ -442,8 +442,64 @@ struct rmsg_conn {
 };
 
 /**
+ * struct rmsg_repair_state - how a channel finds its peer again, and when
+ *	it gives up
+ * @peer_addr: where the connecting side dials again
+ * @alt_addrs: connecting side: the peer's other addresses, from its
+ *	newest ACCEPT (those equal to @peer_addr's left out; chan_lock)
+ * @dial_idx: connecting side: the address of the next attempt: 0 for
+ *	@peer_addr, N for @alt_addrs.addr[N - 1] (chan_lock)
+ * @adv_family: accepting side: its listener's address family when that
+ *	listener is bound to a wildcard address (it hears every local
+ *	address), else 0; the ACCEPT lists local addresses of that family
+ *	(and IPv4 for AF_INET6) for the peer's repairs to dial
+ * @resolve_ms: its address and route resolution timeout
+ * @phase: enum rmsg_repair_phase
+ * @repair_id: accepting side: the newest attempt to adopt (chan_lock)
+ * @stale_id: accepting side: an older one, to reject (chan_lock)
+ * @repair_hello: @repair_id's hello (chan_lock)
+ * @repair_timer: back-off, attempt and give-up deadlines: runs the
+ *	channel's work
+ * @deadline: when the repair gives up (jiffies)
+ * @attempt_end: when the back-off ends, or the attempt under way is
+ *	abandoned (jiffies)
+ * @backoff_from: attempts when the back-off last started from its first
+ *	step (a device came)
+ * @resume_arrived: our block holds complete records up to here (bytes)
+ * @resume_seq: the sequence number the next record must carry
+ * @hb_timer: the heartbeat of an open channel: runs the channel's work
+ * @hb_misses: heartbeat periods in a row in which nothing arrived
+ * @stall_timer: the end of a repair's quiet period: runs the channel's
+ *	work
+ *
+ * All of it is rmsg_repair.c's and rmsg_lifecycle.c's (the timers), in the
+ * channel's work unless a member says otherwise.
+ */
+struct rmsg_repair_state {
+	struct sockaddr_storage peer_addr;
+	struct rmsg_addrs alt_addrs;
+	u32 dial_idx;
+	sa_family_t adv_family;
+	u32 resolve_ms;
+	enum rmsg_repair_phase phase;
+	struct rdma_cm_id *repair_id;
+	struct rdma_cm_id *stale_id;
+	struct rmsg_hello repair_hello;
+	struct timer_list repair_timer;
+	unsigned long deadline;
+	unsigned long attempt_end;
+	u32 backoff_from;
+	u32 resume_arrived;
+	u32 resume_seq;
+	struct timer_list hb_timer;
+	u32 hb_misses;
+	struct timer_list stall_timer;
+};
+
+/**
  * struct rmsg_channel - one channel of an endpoint
  * @cm: what the rdma_cm handler sees first (kind RMSG_CM_CHANNEL)
+ * @repair: how it finds its peer again (struct rmsg_repair_state)
  * @conn: one connection of the channel, on one device (struct rmsg_conn)
  * @ep: the endpoint; outlives the channel
  * @id: the channel's id in @ep->channels
@@ -516,38 +572,14 @@ struct rmsg_conn {
  * @rndv: rendezvous state (rmsg_rndv*.c)
  * @resil: repairs (Documentation/resilience.rst)
  *
- * Repairs (rmsg_repair.c), in the channel's work unless said otherwise:
- * @peer_addr: where the connecting side dials again
- * @alt_addrs: connecting side: the peer's other addresses, from its
- *	newest ACCEPT (those equal to @peer_addr's left out; chan_lock)
- * @dial_idx: connecting side: the address of the next attempt: 0 for
- *	@peer_addr, N for @alt_addrs.addr[N - 1] (chan_lock)
- * @adv_family: accepting side: its listener's address family when that
- *	listener is bound to a wildcard address (it hears every local
- *	address), else 0; the ACCEPT lists local addresses of that family
- *	(and IPv4 for AF_INET6) for the peer's repairs to dial
- * @resolve_ms: its address and route resolution timeout
+ * Settings, addresses and the rdma_cm ids (rmsg_channel.c, rmsg_cm.c), in
+ * the channel's work unless said otherwise:
  * @opts: the channel's own settings, 0 where it has none (written under
  *	chan_lock, read anywhere)
  * @conn_local: this side's address of the newest connection (chan_lock)
  * @conn_peer: the peer's (chan_lock); both AF_UNSPEC before the first
- * @phase: enum rmsg_repair_phase
- * @repair_id: accepting side: the newest attempt to adopt (chan_lock)
- * @stale_id: accepting side: an older one, to reject (chan_lock)
- * @repair_hello: @repair_id's hello (chan_lock)
  * @net: the network namespace the channel was made in
- * @repair_timer: back-off, attempt and give-up deadlines: runs @work
- * @deadline: when the repair gives up (jiffies)
- * @attempt_end: when the back-off ends, or the attempt under way is
- *	abandoned (jiffies)
- * @backoff_from: attempts when the back-off last started from its first
- *	step (a device came)
- * @resume_arrived: our block holds complete records up to here (bytes)
- * @resume_seq: the sequence number the next record must carry
- * @hb_timer: the heartbeat of an open channel: runs @work
- * @hb_misses: heartbeat periods in a row in which nothing arrived
- * @stall_timer: the end of a repair's quiet period: runs @work
- * @cm_busy: handlers running for @cm_id while it was the channel's
+ * @cm_busy: handlers running for @conn.cm_id while it was the channel's
  *	(chan_lock); rmsg_cm_settle() waits for none
  * @route_id: the id whose route query is outstanding, if any (chan_lock)
  * @given_id: an id the channel had let go of (dropped, or dying with the
@@ -617,28 +649,11 @@ struct rmsg_channel {
 	struct rmsg_rndv rndv;
 	struct rmsg_chan_resil resil;
 
-	struct sockaddr_storage peer_addr;
-	struct rmsg_addrs alt_addrs;
-	u32 dial_idx;
-	sa_family_t adv_family;
-	u32 resolve_ms;
+	struct rmsg_repair_state repair;
 	struct rmsg_chan_opts opts;
 	union rmsg_sockaddr conn_local;
 	union rmsg_sockaddr conn_peer;
 	struct net *net;
-	enum rmsg_repair_phase phase;
-	struct rdma_cm_id *repair_id;
-	struct rdma_cm_id *stale_id;
-	struct rmsg_hello repair_hello;
-	struct timer_list repair_timer;
-	unsigned long deadline;
-	unsigned long attempt_end;
-	u32 backoff_from;
-	u32 resume_arrived;
-	u32 resume_seq;
-	struct timer_list hb_timer;
-	u32 hb_misses;
-	struct timer_list stall_timer;
 	unsigned int cm_busy;
 	struct rdma_cm_id *route_id;
 	struct rdma_cm_id *given_id;

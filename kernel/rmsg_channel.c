@@ -247,7 +247,7 @@ static void __rmsg_chan_progress(struct rmsg_channel *ch)
 		ch->reported = true;
 		/* Under chan_lock: teardown cannot have stopped it yet. */
 		rmsg_data_open(ch);
-		ch->hb_misses = 0;
+		ch->repair.hb_misses = 0;
 		set_bit(RMSG_CHAN_HEARD, &ch->flags);
 		rmsg_hb_arm(ch);
 	}
@@ -317,14 +317,14 @@ static void rmsg_chan_teardown(struct work_struct *work)
 	 * of the timer see the channel DYING and do nothing.
 	 */
 	cancel_work_sync(&ch->work);
-	del_timer_sync(&ch->repair_timer);
-	del_timer_sync(&ch->hb_timer);
-	del_timer_sync(&ch->stall_timer);
+	del_timer_sync(&ch->repair.repair_timer);
+	del_timer_sync(&ch->repair.hb_timer);
+	del_timer_sync(&ch->repair.stall_timer);
 	mutex_lock(&ep->chan_lock);
-	repair_id = ch->repair_id;
-	stale_id = ch->stale_id;
-	ch->repair_id = NULL;
-	ch->stale_id = NULL;
+	repair_id = ch->repair.repair_id;
+	stale_id = ch->repair.stale_id;
+	ch->repair.repair_id = NULL;
+	ch->repair.stale_id = NULL;
 	mutex_unlock(&ep->chan_lock);
 	if (repair_id)
 		rmsg_repair_refuse(repair_id, true);
@@ -375,9 +375,9 @@ static void rmsg_chan_teardown(struct work_struct *work)
 	if (ch->conn.cm_id)
 		rmsg_cm_id_retire(ch->conn.cm_id);
 	cancel_work_sync(&ch->work);
-	del_timer_sync(&ch->repair_timer);
-	del_timer_sync(&ch->hb_timer);
-	del_timer_sync(&ch->stall_timer);
+	del_timer_sync(&ch->repair.repair_timer);
+	del_timer_sync(&ch->repair.hb_timer);
+	del_timer_sync(&ch->repair.stall_timer);
 
 	mutex_lock(&ep->chan_lock);
 	xa_erase(&ep->channels, ch->id);
@@ -571,7 +571,7 @@ long rmsg_chan_set(struct rmsg_endpoint *ep, void __user *uarg)
 	} else {
 		rmsg_opts_merge(&ch->opts, opts);
 		if (ch->state == RMSG_CHAN_OPEN && !rmsg_chan_hb_ms(ch))
-			del_timer(&ch->hb_timer);
+			del_timer(&ch->repair.hb_timer);
 		else if (ch->state == RMSG_CHAN_OPEN && opts->heartbeat_ms)
 			/* The new period from now, not after the old one. */
 			rmsg_hb_arm(ch);
@@ -626,8 +626,8 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 		       req.block_size);
 	ch->opts = opts;
 	/* Kept for the repairs, which dial again from a work item. */
-	ch->peer_addr = ss;
-	ch->resolve_ms = req.timeout_ms ?: resolve_timeout_ms;
+	ch->repair.peer_addr = ss;
+	ch->repair.resolve_ms = req.timeout_ms ?: resolve_timeout_ms;
 	ch->net = get_net(current->nsproxy->net_ns);
 	cm_id = rdma_create_id(ch->net, rmsg_cm_handler, &ch->cm, RDMA_PS_TCP,
 			       IB_QPT_RC);
@@ -659,7 +659,7 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 	/* From here on the handler may run; the channel is complete. */
 	ret = rdma_resolve_addr(cm_id, req.src_addr_len ?
 				(struct sockaddr *)&src : NULL,
-				(struct sockaddr *)&ss, ch->resolve_ms);
+				(struct sockaddr *)&ss, ch->repair.resolve_ms);
 	if (ret)
 		goto fail;
 	rmsg_chan_setup_done(ch);

@@ -124,14 +124,14 @@ static bool rmsg_sockaddr_same_ip(const struct sockaddr_storage *a,
 void rmsg_dial_addr(struct rmsg_channel *ch,
 			   struct sockaddr_storage *ss)
 {
-	u32 i = ch->dial_idx;
+	u32 i = ch->repair.dial_idx;
 
 	lockdep_assert_held(&ch->ep->chan_lock);
-	if (!i || i > ch->alt_addrs.count)
-		*ss = ch->peer_addr;
+	if (!i || i > ch->repair.alt_addrs.count)
+		*ss = ch->repair.peer_addr;
 	else
-		rmsg_addr_sockaddr(&ch->alt_addrs.addr[i - 1],
-				   rmsg_sockaddr_port(&ch->peer_addr), ss);
+		rmsg_addr_sockaddr(&ch->repair.alt_addrs.addr[i - 1],
+				   rmsg_sockaddr_port(&ch->repair.peer_addr), ss);
 }
 
 /**
@@ -237,8 +237,8 @@ static int rmsg_cm_peer_addrs(struct rmsg_channel *ch,
 	}
 	for (i = 0; i < addrs.count; i++) {
 		rmsg_addr_sockaddr(&addrs.addr[i],
-				   rmsg_sockaddr_port(&ch->peer_addr), &ss);
-		if (rmsg_sockaddr_same_ip(&ss, &ch->peer_addr))
+				   rmsg_sockaddr_port(&ch->repair.peer_addr), &ss);
+		if (rmsg_sockaddr_same_ip(&ss, &ch->repair.peer_addr))
 			continue;
 		for (j = 0; j < n; j++)
 			if (!memcmp(&addrs.addr[j], &addrs.addr[i],
@@ -252,8 +252,8 @@ static int rmsg_cm_peer_addrs(struct rmsg_channel *ch,
 	}
 	addrs.count = n;
 	mutex_lock(&ch->ep->chan_lock);
-	ch->alt_addrs = addrs;
-	ch->dial_idx = idx;
+	ch->repair.alt_addrs = addrs;
+	ch->repair.dial_idx = idx;
 	mutex_unlock(&ch->ep->chan_lock);
 	return 0;
 }

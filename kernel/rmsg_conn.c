@@ -464,8 +464,8 @@ u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
 
 	/* A repair says where our stream stands: the peer resumes there. */
 	if (ch->state == RMSG_CHAN_RECOVERING) {
-		hello.rx_seq = ch->resume_seq;
-		hello.rx_arrived = ch->resume_arrived;
+		hello.rx_seq = ch->repair.resume_seq;
+		hello.rx_arrived = ch->repair.resume_arrived;
 		hello.rx_freed = ch->credit;
 	}
 
@@ -479,9 +479,9 @@ u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
 	 * peer dialled already: the list is empty.
 	 */
 	addrs.count = 0;
-	if (ch->adv_family && ch->conn.cm_id)
+	if (ch->repair.adv_family && ch->conn.cm_id)
 		rmsg_local_addrs(ch->conn.cm_id->route.addr.dev_addr.net,
-				 ch->adv_family == AF_INET6, &addrs);
+				 ch->repair.adv_family == AF_INET6, &addrs);
 	return sizeof(data->hello) + rmsg_addrs_encode(&data->addrs, &addrs);
 }
 

@@ -446,8 +446,8 @@ int rmsg_data_suspend(struct rmsg_channel *ch)
 	}
 	if (!ret) {
 		rmsg_rndv_suspend(ch);
-		ch->resume_arrived = r->krx.consumed;
-		ch->resume_seq = r->krx.seq;
+		ch->repair.resume_arrived = r->krx.consumed;
+		ch->repair.resume_seq = r->krx.seq;
 	}
 	mutex_unlock(&ch->ep->lock);
 	return ret;

@@ -75,7 +75,7 @@ static int rmsg_cm_repair_request(struct rmsg_endpoint *ep,
 		verdict = rmsg_repair_match(ch->peer.incarnation,
 					    ch->peer.channel, ch->resil.epoch,
 					    h);
-	if (verdict == RMSG_REPAIR_ACCEPT && ch->repair_id && ch->stale_id)
+	if (verdict == RMSG_REPAIR_ACCEPT && ch->repair.repair_id && ch->repair.stale_id)
 		verdict = RMSG_REPAIR_STALE;	/* come again later */
 	if (verdict == RMSG_REPAIR_ACCEPT) {
 		/*
@@ -88,10 +88,10 @@ static int rmsg_cm_repair_request(struct rmsg_endpoint *ep,
 		/* The peer saw the fault first. */
 		if (ch->state == RMSG_CHAN_OPEN)
 			rmsg_chan_fault_locked(ch, -ECONNRESET);
-		if (ch->repair_id)
-			ch->stale_id = ch->repair_id;
-		ch->repair_id = cm_id;
-		ch->repair_hello = *h;
+		if (ch->repair.repair_id)
+			ch->repair.stale_id = ch->repair.repair_id;
+		ch->repair.repair_id = cm_id;
+		ch->repair.repair_hello = *h;
 		ch->resil.epoch = h->epoch;
 		cm_id->context = &ch->cm;
 		queue_work(rmsg_wq, &ch->work);
@@ -140,7 +140,7 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 		       l->user_data, l->block_size);
 	ch->conn.cm_id = cm_id;
 	ch->opts = l->opts;
-	ch->adv_family = rmsg_wildcard_family(&l->addr);
+	ch->repair.adv_family = rmsg_wildcard_family(&l->addr);
 
 	/*
 	 * Published, the program may close it at once (its id is easy to
