@@ -497,8 +497,38 @@ struct rmsg_repair_state {
 };
 
 /**
+ * struct rmsg_chan_flow - credit and wake-ups, both ways
+ * @peer_freed: the newest CREDIT value (written in softirq)
+ * @peer_consumed: the newest NOTIFY value (written in softirq)
+ * @peer_armed: the peer wants a WAKE with the next record
+ * @credit: the newest release counter the program gave
+ * @notify: the consumed counter of the newest ARM
+ * @credit_due: @credit has not been sent yet
+ * @notify_due: @notify has not been sent yet
+ * @wake_due: a WAKE is owed to the peer
+ * @arm_user_data: for the READABLE event of the newest ARM
+ * @armed: that ARM's READABLE event is not posted yet
+ *
+ * CREDIT, NOTIFY and WAKE carry them (rmsg_data.c, "Credit and
+ * wake-ups"); under ep->lock unless a member says otherwise.
+ */
+struct rmsg_chan_flow {
+	u32 peer_freed;
+	u32 peer_consumed;
+	bool peer_armed;
+	u32 credit;
+	u32 notify;
+	bool credit_due;
+	bool notify_due;
+	bool wake_due;
+	u64 arm_user_data;
+	bool armed;
+};
+
+/**
  * struct rmsg_channel - one channel of an endpoint
  * @cm: what the rdma_cm handler sees first (kind RMSG_CM_CHANNEL)
+ * @flow: credit and wake-ups, both ways (struct rmsg_chan_flow)
  * @repair: how it finds its peer again (struct rmsg_repair_state)
  * @conn: one connection of the channel, on one device (struct rmsg_conn)
  * @ep: the endpoint; outlives the channel
@@ -550,16 +580,6 @@ struct rmsg_repair_state {
  * @pend_tail: one past the newest
  * @pend_done: the first whose write has not completed (written by
  *	completions, in softirq)
- * @peer_freed: the newest CREDIT value (written in softirq)
- * @peer_consumed: the newest NOTIFY value (written in softirq)
- * @peer_armed: the peer wants a WAKE with the next record
- * @credit: the newest release counter the program gave
- * @notify: the consumed counter of the newest ARM
- * @credit_due: @credit has not been sent yet
- * @notify_due: @notify has not been sent yet
- * @wake_due: a WAKE is owed to the peer
- * @arm_user_data: for the READABLE event of the newest ARM
- * @armed: that ARM's READABLE event is not posted yet
  * @shadow: what was written into the peer's block, kept for repairs;
  *	NULL when the module's retain parameter was off at open
  * @retx: after a repair: the records the peer's block lacks
@@ -629,16 +649,7 @@ struct rmsg_channel {
 	u32 pend_posted;
 	u32 pend_tail;
 	u32 pend_done;
-	u32 peer_freed;
-	u32 peer_consumed;
-	bool peer_armed;
-	u32 credit;
-	u32 notify;
-	bool credit_due;
-	bool notify_due;
-	bool wake_due;
-	u64 arm_user_data;
-	bool armed;
+	struct rmsg_chan_flow flow;
 	struct rmsg_shadow *shadow;
 	struct rmsg_vb_retx retx;
 	bool retx_due;

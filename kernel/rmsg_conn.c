@@ -466,7 +466,7 @@ u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
 	if (ch->state == RMSG_CHAN_RECOVERING) {
 		hello.rx_seq = ch->repair.resume_seq;
 		hello.rx_arrived = ch->repair.resume_arrived;
-		hello.rx_freed = ch->credit;
+		hello.rx_freed = ch->flow.credit;
 	}
 
 	rmsg_hello_encode(&data->hello, &hello);

@@ -430,10 +430,10 @@ int rmsg_data_suspend(struct rmsg_channel *ch)
 	 */
 	clear_bit(RMSG_CHAN_CREDIT_IN, &ch->flags);
 	clear_bit(RMSG_CHAN_NOTIFY_IN, &ch->flags);
-	ch->peer_armed = false;
-	ch->wake_due = false;
-	ch->credit_due = true;
-	ch->notify_due = ch->armed;
+	ch->flow.peer_armed = false;
+	ch->flow.wake_due = false;
+	ch->flow.credit_due = true;
+	ch->flow.notify_due = ch->flow.armed;
 	for (idx = ch->pend_posted; !ret && idx != ch->pend_tail; idx++)
 		if (ch->pend[idx & RMSG_PEND_MASK].rndv)
 			ret = rmsg_rndv_tx_rewind(ch,
@@ -680,8 +680,8 @@ static void rmsg_data_send_ctrls(struct rmsg_channel *ch)
 		{ RMSG_CTRL_NOTIFY_BUF, RMSG_CTRL_NOTIFY },
 		{ RMSG_CTRL_WAKE_BUF, RMSG_CTRL_WAKE },
 	};
-	bool *due[] = { &ch->credit_due, &ch->notify_due, &ch->wake_due };
-	u32 args[] = { ch->credit, ch->notify, 0 };
+	bool *due[] = { &ch->flow.credit_due, &ch->flow.notify_due, &ch->flow.wake_due };
+	u32 args[] = { ch->flow.credit, ch->flow.notify, 0 };
 	unsigned int i;
 	int ret;
 
@@ -712,13 +712,13 @@ static void rmsg_data_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg)
 	switch (type) {
 	case RMSG_CTRL_CREDIT:
 		rmsg_ep_count(ch->ep, RMSG_STAT_CREDITS_IN);
-		WRITE_ONCE(ch->peer_freed, arg);
+		WRITE_ONCE(ch->flow.peer_freed, arg);
 		/* Value, then bit; the work's test_and_clear_bit() pairs. */
 		smp_mb__before_atomic();
 		set_bit(RMSG_CHAN_CREDIT_IN, &ch->flags);
 		break;
 	case RMSG_CTRL_NOTIFY:
-		WRITE_ONCE(ch->peer_consumed, arg);
+		WRITE_ONCE(ch->flow.peer_consumed, arg);
 		/* Value, then bit, as for CREDIT. */
 		smp_mb__before_atomic();
 		set_bit(RMSG_CHAN_NOTIFY_IN, &ch->flags);
@@ -782,14 +782,14 @@ static int rmsg_data_push(struct rmsg_channel *ch, bool more, bool cqe_now)
 		}
 		ch->pend_posted++;
 		/* The write just made goes to a peer that asked to be woken. */
-		if (ch->peer_armed) {
-			ch->peer_armed = false;
-			ch->wake_due = true;
+		if (ch->flow.peer_armed) {
+			ch->flow.peer_armed = false;
+			ch->flow.wake_due = true;
 		}
 	}
 	if (ch->pend_posted == rmsg_data_pend_end(ch))
 		wake_up(&ch->tx_wq);
-	if (ch->wake_due)
+	if (ch->flow.wake_due)
 		rmsg_data_send_ctrls(ch);
 	return ret;
 }
@@ -798,9 +798,9 @@ static void rmsg_data_take_credit(struct rmsg_channel *ch)
 {
 	if (!test_and_clear_bit(RMSG_CHAN_CREDIT_IN, &ch->flags))
 		return;
-	if (rmsg_vb_tx_credit(&ch->tx, READ_ONCE(ch->peer_freed))) {
+	if (rmsg_vb_tx_credit(&ch->tx, READ_ONCE(ch->flow.peer_freed))) {
 		pr_notice_ratelimited("channel %u: the peer released %u, but %u were released and %u written\n",
-				      ch->id, READ_ONCE(ch->peer_freed),
+				      ch->id, READ_ONCE(ch->flow.peer_freed),
 				      ch->tx.freed, ch->tx.written);
 		rmsg_chan_kill_soft(ch, -EPROTO);
 	}
@@ -847,16 +847,16 @@ static void rmsg_data_progress(struct rmsg_channel *ch)
 	rmsg_rndv_progress(ch);
 	if (test_and_clear_bit(RMSG_CHAN_NOTIFY_IN, &ch->flags)) {
 		/* Written beyond what the peer had read: wake it now. */
-		if (ch->tx.written != READ_ONCE(ch->peer_consumed))
-			ch->wake_due = true;
+		if (ch->tx.written != READ_ONCE(ch->flow.peer_consumed))
+			ch->flow.wake_due = true;
 		else
-			ch->peer_armed = true;
+			ch->flow.peer_armed = true;
 	}
 	/* A WAKE the program did not arm for (a peer may send any) is dropped. */
-	if (test_and_clear_bit(RMSG_CHAN_WAKE_IN, &ch->flags) && ch->armed) {
-		ch->armed = false;
+	if (test_and_clear_bit(RMSG_CHAN_WAKE_IN, &ch->flags) && ch->flow.armed) {
+		ch->flow.armed = false;
 		memset(&cqe, 0, sizeof(cqe));
-		cqe.user_data = ch->arm_user_data;
+		cqe.user_data = ch->flow.arm_user_data;
 		cqe.flags = RMSG_CQE_READABLE;
 		cqe.channel = ch->id;
 		rmsg_ep_post_cqe_locked(ep, &cqe, false);
@@ -1018,9 +1018,9 @@ bool rmsg_data_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 		/* RTS records go before the peer may overwrite them. */
 		rmsg_rndv_collect(ch);
 		/* Only a newer count means anything to the peer. */
-		if ((s32)((u32)sqe->addr - ch->credit) > 0) {
-			ch->credit = sqe->addr;
-			ch->credit_due = true;
+		if ((s32)((u32)sqe->addr - ch->flow.credit) > 0) {
+			ch->flow.credit = sqe->addr;
+			ch->flow.credit_due = true;
 			rmsg_data_send_ctrls(ch);
 		}
 		return false;
@@ -1055,10 +1055,10 @@ bool rmsg_data_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 			ret = -EINVAL;
 			break;
 		}
-		ch->notify = sqe->addr;
-		ch->notify_due = true;
-		ch->arm_user_data = sqe->user_data;
-		ch->armed = true;
+		ch->flow.notify = sqe->addr;
+		ch->flow.notify_due = true;
+		ch->flow.arm_user_data = sqe->user_data;
+		ch->flow.armed = true;
 		rmsg_data_send_ctrls(ch);
 		return false;
 	}

@@ -202,9 +202,9 @@ static int rmsg_data_write_retained(struct rmsg_channel *ch, u32 idx)
 	/* The credit check let these bytes be overwritten: the peer has
 	 * released what the shadow held there.
 	 */
-	rmsg_vb_trailer_fill(&t, &pl, type, 0, ch->credit);
+	rmsg_vb_trailer_fill(&t, &pl, type, 0, ch->flow.credit);
 	if (pl.wrap_skip)
-		rmsg_vb_trailer_fill(&wt, &pl, RMSG_VB_WRAP, 0, ch->credit);
+		rmsg_vb_trailer_fill(&wt, &pl, RMSG_VB_WRAP, 0, ch->flow.credit);
 	rmsg_vb_shadow_put(sh->va, &pl, &t, pl.wrap_skip ? &wt : NULL);
 	if (rts)
 		memcpy(sh->va + pl.off + pl.payload, rts, e->len);
@@ -298,7 +298,7 @@ int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 			     pl.wrap_off + RMSG_VB_TRAILER_SIZE - 1,
 			     pl.wrap_flag);
 		t = rmsg_trailer(ch, ch->wr_posted, winl, &wrap_sge);
-		rmsg_vb_trailer_fill(t, &pl, RMSG_VB_WRAP, 0, ch->credit);
+		rmsg_vb_trailer_fill(t, &pl, RMSG_VB_WRAP, 0, ch->flow.credit);
 		wrap_sge.length -= cut;
 		wrap_wr.wr.sg_list = &wrap_sge;
 		wrap_wr.wr.num_sge = 1;
@@ -341,7 +341,7 @@ int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 		rmsg_zeros(ch, inl, pl.trailer - pl.payload - pl.plen,
 			   &sge[nsge++]);
 	t = rmsg_trailer(ch, ch->wr_posted + need - 1, inl, &sge[nsge]);
-	rmsg_vb_trailer_fill(t, &pl, type, 0, ch->credit);
+	rmsg_vb_trailer_fill(t, &pl, type, 0, ch->flow.credit);
 
 	sge[nsge++].length -= cut;
 	data_wr.wr.sg_list = sge;

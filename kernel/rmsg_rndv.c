@@ -546,7 +546,7 @@ int rmsg_rndv_walk(struct rmsg_channel *ch)
 		rmsg_vb_rx_init(&r->krx, ch->block_size, 0, 0);
 	}
 	/* What the peer may have written is what it was allowed to. */
-	r->krx.advertised = ch->credit;
+	r->krx.advertised = ch->flow.credit;
 	while ((ret = rmsg_vb_rx_poll(&r->krx, r->block_va, &m)) > 0) {
 		if (m.type != RMSG_VB_RTS)
 			continue;
