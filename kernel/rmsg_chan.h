@@ -526,8 +526,34 @@ struct rmsg_chan_flow {
 };
 
 /**
+ * struct rmsg_chan_wrs - a channel's data work requests on its send queue
+ * @slots: RMSG_TX_SLOTS of them, by data WR index
+ * @trailers: one per slot, DMA-mapped at the conn's trailers_dma, then
+ *	RMSG_VB_TRAILER_SIZE zeros
+ * @wr_posted: data WRs posted
+ * @wr_done: data WRs completed (written by completions, in softirq)
+ * @wr_signalled: @wr_posted at the last signalled data WR
+ * @sig_owed: a write a CQE waits for went unsignalled, since another
+ *	was to follow
+ * @sig_node: entry in ep->sig_owed
+ *
+ * Record writes, rendezvous READs, WRITEs, registrations and
+ * invalidations alike: rmsg_wr.c's slots and signalling.
+ */
+struct rmsg_chan_wrs {
+	struct rmsg_tx_slot *slots;
+	struct rmsg_vb_trailer *trailers;
+	u32 wr_posted;
+	u32 wr_done;
+	u32 wr_signalled;
+	bool sig_owed;
+	struct list_head sig_node;
+};
+
+/**
  * struct rmsg_channel - one channel of an endpoint
  * @cm: what the rdma_cm handler sees first (kind RMSG_CM_CHANNEL)
+ * @wrs: the data work requests a channel has on its send queue (struct rmsg_chan_wrs)
  * @flow: credit and wake-ups, both ways (struct rmsg_chan_flow)
  * @repair: how it finds its peer again (struct rmsg_repair_state)
  * @conn: one connection of the channel, on one device (struct rmsg_conn)
@@ -569,11 +595,6 @@ struct rmsg_chan_flow {
  * @tx_imm: the peer asked for immediates (@peer.flags)
  * @tx: the sender's view of the peer's block
  * @max_msg: the largest payload a SEND may carry
- * @slots: RMSG_TX_SLOTS of them, by data WR index
- * @trailers: one per slot, DMA-mapped at @trailers_dma
- * @wr_posted: data WRs posted
- * @wr_done: data WRs completed (written by completions, in softirq)
- * @wr_signalled: @wr_posted at the last signalled data WR
  * @pend: ring of RMSG_CHAN_MAX_PENDING sends whose CQE is owed
  * @pend_head: the oldest of them
  * @pend_posted: the first not yet written
@@ -584,9 +605,6 @@ struct rmsg_chan_flow {
  *	NULL when the module's retain parameter was off at open
  * @retx: after a repair: the records the peer's block lacks
  * @retx_due: some of them are still to be written, before any new send
- * @sig_owed: a write a CQE waits for went unsignalled, since another
- *	was to follow
- * @sig_node: entry in ep->sig_owed
  * @tx_wq: woken when the backlog of pending sends drains
  * @data_work: completions, credits and wake-ups, in process context
  * @rndv: rendezvous state (rmsg_rndv*.c)
@@ -639,11 +657,7 @@ struct rmsg_channel {
 	bool tx_imm;
 	struct rmsg_vb_tx tx;
 	u32 max_msg;
-	struct rmsg_tx_slot *slots;
-	struct rmsg_vb_trailer *trailers;
-	u32 wr_posted;
-	u32 wr_done;
-	u32 wr_signalled;
+	struct rmsg_chan_wrs wrs;
 	struct rmsg_pending *pend;
 	u32 pend_head;
 	u32 pend_posted;
@@ -653,8 +667,6 @@ struct rmsg_channel {
 	struct rmsg_shadow *shadow;
 	struct rmsg_vb_retx retx;
 	bool retx_due;
-	bool sig_owed;
-	struct list_head sig_node;
 	wait_queue_head_t tx_wq;
 	struct work_struct data_work;
 	struct rmsg_rndv rndv;

@@ -108,7 +108,7 @@ void rmsg_chan_init(struct rmsg_channel *ch, struct rmsg_endpoint *ep,
 	rmsg_chan_timers_init(ch);
 	init_waitqueue_head(&ch->tx_wq);
 	init_waitqueue_head(&ch->cm_wq);
-	INIT_LIST_HEAD(&ch->sig_node);
+	INIT_LIST_HEAD(&ch->wrs.sig_node);
 }
 
 /*

@@ -191,7 +191,7 @@ static int rmsg_data_imm_in(struct rmsg_channel *ch, const struct ib_wc *wc)
  */
 int rmsg_data_create(struct rmsg_channel *ch, struct ib_device *ibdev)
 {
-	size_t tsize = (RMSG_TX_SLOTS + 1) * sizeof(*ch->trailers);
+	size_t tsize = (RMSG_TX_SLOTS + 1) * sizeof(*ch->wrs.trailers);
 
 	ch->rx_imm = READ_ONCE(force_imm_arrival) ||
 		     !rmsg_device_ordered(ibdev);
@@ -208,11 +208,11 @@ int rmsg_data_create(struct rmsg_channel *ch, struct ib_device *ibdev)
 
 	ch->pend = kcalloc(RMSG_CHAN_MAX_PENDING, sizeof(*ch->pend),
 			   RMSG_GFP_CHARGED);
-	ch->slots = kcalloc(RMSG_TX_SLOTS, sizeof(*ch->slots),
+	ch->wrs.slots = kcalloc(RMSG_TX_SLOTS, sizeof(*ch->wrs.slots),
 			    RMSG_GFP_CHARGED);
 	/* The trailers, then RMSG_VB_TRAILER_SIZE zeros. */
-	ch->trailers = kzalloc(tsize, RMSG_GFP_CHARGED);
-	if (!ch->pend || !ch->slots || !ch->trailers)
+	ch->wrs.trailers = kzalloc(tsize, RMSG_GFP_CHARGED);
+	if (!ch->pend || !ch->wrs.slots || !ch->wrs.trailers)
 		return -ENOMEM;
 	rmsg_wr_slots_init(ch);
 	return 0;
@@ -239,9 +239,9 @@ int rmsg_data_dev_create(struct rmsg_channel *ch)
 
 	if (!ch->rx_imm && !rmsg_device_ordered(ibdev))
 		return -EOPNOTSUPP;
-	ch->conn.trailers_dma = ib_dma_map_single(ibdev, ch->trailers,
+	ch->conn.trailers_dma = ib_dma_map_single(ibdev, ch->wrs.trailers,
 					     (RMSG_TX_SLOTS + 1) *
-					     sizeof(*ch->trailers),
+					     sizeof(*ch->wrs.trailers),
 					     DMA_TO_DEVICE);
 	if (ib_dma_mapping_error(ibdev, ch->conn.trailers_dma)) {
 		ch->conn.trailers_dma = 0;
@@ -418,10 +418,10 @@ int rmsg_data_suspend(struct rmsg_channel *ch)
 
 	mutex_lock(&ch->ep->lock);
 	ch->tx_live = false;
-	list_del_init(&ch->sig_node);
-	ch->wr_done = ch->wr_posted;
-	ch->wr_signalled = ch->wr_posted;
-	ch->sig_owed = false;
+	list_del_init(&ch->wrs.sig_node);
+	ch->wrs.wr_done = ch->wrs.wr_posted;
+	ch->wrs.wr_signalled = ch->wrs.wr_posted;
+	ch->wrs.sig_owed = false;
 	rmsg_ctrl_free_all(ch);
 	/*
 	 * The hello of the next connection brings the peer's release counter;
@@ -550,7 +550,7 @@ void rmsg_data_close(struct rmsg_channel *ch, bool drain)
 				   msecs_to_jiffies(close_drain_ms));
 	mutex_lock(&ep->lock);
 	ch->tx_live = false;
-	list_del_init(&ch->sig_node);
+	list_del_init(&ch->wrs.sig_node);
 	mutex_unlock(&ep->lock);
 }
 
@@ -568,10 +568,10 @@ void rmsg_data_close(struct rmsg_channel *ch, bool drain)
 void rmsg_data_close_sent(struct rmsg_channel *ch)
 {
 	unsigned long end = jiffies + msecs_to_jiffies(close_drain_ms);
-	u32 done = READ_ONCE(ch->wr_done), now;
+	u32 done = READ_ONCE(ch->wrs.wr_done), now;
 
 	while (!wait_for_completion_timeout(&ch->close_sent, HZ)) {
-		now = READ_ONCE(ch->wr_done);
+		now = READ_ONCE(ch->wrs.wr_done);
 		if (now == done || time_after(jiffies, end))
 			return;
 		done = now;
@@ -606,7 +606,7 @@ void rmsg_data_dev_release(struct rmsg_channel *ch)
 	if (ch->conn.trailers_dma)
 		ib_dma_unmap_single(ibdev, ch->conn.trailers_dma,
 				    (RMSG_TX_SLOTS + 1) *
-				    sizeof(*ch->trailers), DMA_TO_DEVICE);
+				    sizeof(*ch->wrs.trailers), DMA_TO_DEVICE);
 	ch->conn.trailers_dma = 0;
 	if (ch->conn.area_map)
 		rmsg_area_map_put(ch->ep, ch->conn.area_map);
@@ -663,8 +663,8 @@ void rmsg_data_free(struct rmsg_channel *ch)
 	rmsg_data_shadow_free(ch);
 	kfree(ch->conn.imm_bufs);
 	kfree(ch->pend);
-	kfree(ch->slots);
-	kfree(ch->trailers);
+	kfree(ch->wrs.slots);
+	kfree(ch->wrs.trailers);
 }
 
 /* --- control messages --------------------------------------------------- */
@@ -877,8 +877,8 @@ void rmsg_data_batch_end(struct rmsg_endpoint *ep)
 {
 	struct rmsg_channel *ch, *tmp;
 
-	list_for_each_entry_safe(ch, tmp, &ep->sig_owed, sig_node) {
-		list_del_init(&ch->sig_node);
+	list_for_each_entry_safe(ch, tmp, &ep->sig_owed, wrs.sig_node) {
+		list_del_init(&ch->wrs.sig_node);
 		rmsg_data_flush_signal(ch);
 	}
 }
@@ -927,8 +927,8 @@ static int rmsg_data_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 	if (ch->pend_posted != ch->pend_tail)
 		rmsg_ep_count(ep, RMSG_STAT_SEND_WAITS);
 	/* If the next SQE does not write after all, the batch end signals. */
-	if (ch->sig_owed && list_empty(&ch->sig_node))
-		list_add_tail(&ch->sig_node, &ep->sig_owed);
+	if (ch->wrs.sig_owed && list_empty(&ch->wrs.sig_node))
+		list_add_tail(&ch->wrs.sig_node, &ep->sig_owed);
 	/* Inline, and nothing older owed: the device has the bytes already. */
 	if (ret == 1 && ch->pend_head == idx && ch->pend_posted == idx + 1) {
 		ch->pend_head++;

@@ -35,26 +35,26 @@ static struct rmsg_vb_trailer *rmsg_trailer(struct rmsg_channel *ch, u32 wr,
 {
 	u32 i = wr % RMSG_TX_SLOTS;
 
-	sge->addr = inl ? (u64)(uintptr_t)&ch->trailers[i] :
-			  ch->conn.trailers_dma + i * sizeof(*ch->trailers);
+	sge->addr = inl ? (u64)(uintptr_t)&ch->wrs.trailers[i] :
+			  ch->conn.trailers_dma + i * sizeof(*ch->wrs.trailers);
 	sge->length = RMSG_VB_TRAILER_SIZE;
 	sge->lkey = ch->conn.pd->local_dma_lkey;
-	return &ch->trailers[i];
+	return &ch->wrs.trailers[i];
 }
 
 static void rmsg_trailer_sync(struct rmsg_channel *ch, u32 wr)
 {
 	ib_dma_sync_single_for_device(ch->conn.rdev->ibdev, ch->conn.trailers_dma +
 				      wr % RMSG_TX_SLOTS *
-				      sizeof(*ch->trailers),
-				      sizeof(*ch->trailers), DMA_TO_DEVICE);
+				      sizeof(*ch->wrs.trailers),
+				      sizeof(*ch->wrs.trailers), DMA_TO_DEVICE);
 }
 
 static void rmsg_zeros(struct rmsg_channel *ch, bool inl, u32 len,
 		       struct ib_sge *sge)
 {
-	sge->addr = inl ? (u64)(uintptr_t)&ch->trailers[RMSG_ZEROS] :
-			  ch->conn.trailers_dma + RMSG_ZEROS * sizeof(*ch->trailers);
+	sge->addr = inl ? (u64)(uintptr_t)&ch->wrs.trailers[RMSG_ZEROS] :
+			  ch->conn.trailers_dma + RMSG_ZEROS * sizeof(*ch->wrs.trailers);
 	sge->length = len;
 	sge->lkey = ch->conn.pd->local_dma_lkey;
 }
@@ -64,7 +64,7 @@ static void rmsg_data_wr(struct rmsg_channel *ch, struct ib_rdma_wr *wr,
 			 u32 idx, u32 block_off, u32 flag_off, u8 flag)
 {
 	memset(wr, 0, sizeof(*wr));
-	wr->wr.wr_cqe = &ch->slots[idx % RMSG_TX_SLOTS].cqe;
+	wr->wr.wr_cqe = &ch->wrs.slots[idx % RMSG_TX_SLOTS].cqe;
 	wr->remote_addr = ch->peer.block_addr + block_off;
 	wr->rkey = ch->peer.block_rkey;
 	if (ch->tx_imm) {
@@ -157,11 +157,11 @@ static void rmsg_data_posted(struct rmsg_channel *ch,
 			     bool inl)
 {
 	rmsg_vb_tx_commit(&ch->tx, pl);
-	ch->wr_posted += pl->wrap_skip ? 2 : 1;
+	ch->wrs.wr_posted += pl->wrap_skip ? 2 : 1;
 	if (e->rndv)
 		rmsg_rndv_written(ch, e->rndv, pl->off + pl->payload);
 	if (signal) {
-		ch->wr_signalled = ch->wr_posted;
+		ch->wrs.wr_signalled = ch->wrs.wr_posted;
 		rmsg_ep_count(ch->ep, RMSG_STAT_WRITES_SIGNALLED);
 	}
 	if (inl)
@@ -214,7 +214,7 @@ static int rmsg_data_write_retained(struct rmsg_channel *ch, u32 idx)
 
 	if (pl.wrap_skip) {
 		wrap_inl = RMSG_VB_TRAILER_SIZE - cut <= ch->conn.max_inline;
-		rmsg_data_wr(ch, &wrap_wr, ch->wr_posted, pl.wrap_off,
+		rmsg_data_wr(ch, &wrap_wr, ch->wrs.wr_posted, pl.wrap_off,
 			     pl.wrap_off + RMSG_VB_TRAILER_SIZE - 1,
 			     pl.wrap_flag);
 		wrap_wr.wr.num_sge = rmsg_shadow_sges(ch, pl.wrap_off,
@@ -224,11 +224,11 @@ static int rmsg_data_write_retained(struct rmsg_channel *ch, u32 idx)
 		wrap_wr.wr.sg_list = &wrap_sge;
 		wrap_wr.wr.send_flags = wrap_inl ? IB_SEND_INLINE : 0;
 		wrap_wr.wr.next = &data_wr.wr;
-		rmsg_wr_slot_fill(ch, ch->wr_posted, idx, NULL, false);
+		rmsg_wr_slot_fill(ch, ch->wrs.wr_posted, idx, NULL, false);
 	}
 	bytes = pl.len - cut;
 	inl = bytes <= ch->conn.max_inline;
-	rmsg_data_wr(ch, &data_wr, ch->wr_posted + need - 1, pl.off,
+	rmsg_data_wr(ch, &data_wr, ch->wrs.wr_posted + need - 1, pl.off,
 		     pl.off + pl.len - 1, pl.flag);
 	/*
 	 * The clear zone from the zeros, not the shadow: the device may read
@@ -243,9 +243,9 @@ static int rmsg_data_write_retained(struct rmsg_channel *ch, u32 idx)
 	data_wr.wr.sg_list = sge;
 	data_wr.wr.send_flags = inl ? IB_SEND_INLINE : 0;
 	/* Only to reclaim the send queue: no CQE waits for the device. */
-	if (ch->wr_posted + need - ch->wr_signalled >= RMSG_SIGNAL_EVERY)
+	if (ch->wrs.wr_posted + need - ch->wrs.wr_signalled >= RMSG_SIGNAL_EVERY)
 		data_wr.wr.send_flags |= IB_SEND_SIGNALED;
-	rmsg_wr_slot_fill(ch, ch->wr_posted + need - 1, idx + 1, NULL, false);
+	rmsg_wr_slot_fill(ch, ch->wrs.wr_posted + need - 1, idx + 1, NULL, false);
 
 	ret = ib_post_send(ch->conn.qp, pl.wrap_skip ? &wrap_wr.wr : &data_wr.wr,
 			   NULL);
@@ -294,22 +294,22 @@ int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 	cut = ch->tx_imm ? 1 : 0;
 
 	if (pl.wrap_skip) {
-		rmsg_data_wr(ch, &wrap_wr, ch->wr_posted, pl.wrap_off,
+		rmsg_data_wr(ch, &wrap_wr, ch->wrs.wr_posted, pl.wrap_off,
 			     pl.wrap_off + RMSG_VB_TRAILER_SIZE - 1,
 			     pl.wrap_flag);
-		t = rmsg_trailer(ch, ch->wr_posted, winl, &wrap_sge);
+		t = rmsg_trailer(ch, ch->wrs.wr_posted, winl, &wrap_sge);
 		rmsg_vb_trailer_fill(t, &pl, RMSG_VB_WRAP, 0, ch->flow.credit);
 		wrap_sge.length -= cut;
 		wrap_wr.wr.sg_list = &wrap_sge;
 		wrap_wr.wr.num_sge = 1;
 		wrap_wr.wr.send_flags = winl ? IB_SEND_INLINE : 0;
 		wrap_wr.wr.next = &data_wr.wr;
-		rmsg_wr_slot_fill(ch, ch->wr_posted, idx, NULL, false);
+		rmsg_wr_slot_fill(ch, ch->wrs.wr_posted, idx, NULL, false);
 	}
 
 	bytes = pl.len - cut;
 	inl = bytes <= ch->conn.max_inline;
-	rmsg_data_wr(ch, &data_wr, ch->wr_posted + need - 1, pl.off,
+	rmsg_data_wr(ch, &data_wr, ch->wrs.wr_posted + need - 1, pl.off,
 		     pl.off + pl.len - 1, pl.flag);
 	if (pl.payload)
 		rmsg_zeros(ch, inl, pl.payload, &sge[nsge++]);
@@ -340,7 +340,7 @@ int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 	if (pl.trailer > pl.payload + pl.plen)
 		rmsg_zeros(ch, inl, pl.trailer - pl.payload - pl.plen,
 			   &sge[nsge++]);
-	t = rmsg_trailer(ch, ch->wr_posted + need - 1, inl, &sge[nsge]);
+	t = rmsg_trailer(ch, ch->wrs.wr_posted + need - 1, inl, &sge[nsge]);
 	rmsg_vb_trailer_fill(t, &pl, type, 0, ch->flow.credit);
 
 	sge[nsge++].length -= cut;
@@ -352,24 +352,24 @@ int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 	 * Signal when a CQE waits for this write and no later write of this
 	 * burst will cover it, and often enough to reclaim the send queue.
 	 */
-	signal = ch->wr_posted + need - ch->wr_signalled >= RMSG_SIGNAL_EVERY;
+	signal = ch->wrs.wr_posted + need - ch->wrs.wr_signalled >= RMSG_SIGNAL_EVERY;
 	if (!(inl && cqe_now)) {
 		if (more)
-			ch->sig_owed = true;
+			ch->wrs.sig_owed = true;
 		else
 			signal = true;
 	}
 	if (signal) {
 		data_wr.wr.send_flags |= IB_SEND_SIGNALED;
-		ch->sig_owed = false;
+		ch->wrs.sig_owed = false;
 	}
-	rmsg_wr_slot_fill(ch, ch->wr_posted + need - 1, idx + 1, NULL, false);
+	rmsg_wr_slot_fill(ch, ch->wrs.wr_posted + need - 1, idx + 1, NULL, false);
 
 	/* The device reads these trailers from memory, not from the WR. */
 	if (pl.wrap_skip && !winl)
-		rmsg_trailer_sync(ch, ch->wr_posted);
+		rmsg_trailer_sync(ch, ch->wrs.wr_posted);
 	if (!inl)
-		rmsg_trailer_sync(ch, ch->wr_posted + need - 1);
+		rmsg_trailer_sync(ch, ch->wrs.wr_posted + need - 1);
 	ret = ib_post_send(ch->conn.qp, pl.wrap_skip ? &wrap_wr.wr : &data_wr.wr,
 			   NULL);
 	if (ret)
@@ -386,23 +386,23 @@ void rmsg_data_flush_signal(struct rmsg_channel *ch)
 {
 	struct ib_rdma_wr wr;
 
-	if (!ch->sig_owed || !ch->tx_live ||
-	    ch->wr_posted - READ_ONCE(ch->wr_done) >= RMSG_SEND_WRS)
+	if (!ch->wrs.sig_owed || !ch->tx_live ||
+	    ch->wrs.wr_posted - READ_ONCE(ch->wrs.wr_done) >= RMSG_SEND_WRS)
 		return;
 	memset(&wr, 0, sizeof(wr));
-	wr.wr.wr_cqe = &ch->slots[ch->wr_posted % RMSG_TX_SLOTS].cqe;
+	wr.wr.wr_cqe = &ch->wrs.slots[ch->wrs.wr_posted % RMSG_TX_SLOTS].cqe;
 	wr.wr.opcode = IB_WR_RDMA_WRITE;
 	wr.wr.send_flags = IB_SEND_SIGNALED;
 	wr.remote_addr = ch->peer.block_addr;
 	wr.rkey = ch->peer.block_rkey;
-	rmsg_wr_slot_fill(ch, ch->wr_posted, ch->pend_posted, NULL, false);
+	rmsg_wr_slot_fill(ch, ch->wrs.wr_posted, ch->pend_posted, NULL, false);
 	if (ib_post_send(ch->conn.qp, &wr.wr, NULL)) {
 		rmsg_chan_kill_soft(ch, -ECONNRESET);
 		return;
 	}
-	ch->wr_posted++;
-	ch->wr_signalled = ch->wr_posted;
-	ch->sig_owed = false;
+	ch->wrs.wr_posted++;
+	ch->wrs.wr_signalled = ch->wrs.wr_posted;
+	ch->wrs.sig_owed = false;
 }
 
 /*
@@ -437,7 +437,7 @@ int rmsg_data_rewrite(struct rmsg_channel *ch)
 		/* With immediates the flag stays out, as the first time. */
 		bytes = w.len - (ch->tx_imm ? 1 : 0);
 		inl = bytes <= ch->conn.max_inline;
-		rmsg_data_wr(ch, &wr, ch->wr_posted, w.off, w.flag_off,
+		rmsg_data_wr(ch, &wr, ch->wrs.wr_posted, w.off, w.flag_off,
 			     w.flag);
 		nsge = 0;
 		/* Zeros, not the shadow: it may hold the next trailer there. */
@@ -448,15 +448,15 @@ int rmsg_data_rewrite(struct rmsg_channel *ch)
 		wr.wr.sg_list = sge;
 		wr.wr.num_sge = nsge;
 		wr.wr.send_flags = inl ? IB_SEND_INLINE : 0;
-		if (ch->wr_posted + 1 - ch->wr_signalled >= RMSG_SIGNAL_EVERY)
+		if (ch->wrs.wr_posted + 1 - ch->wrs.wr_signalled >= RMSG_SIGNAL_EVERY)
 			wr.wr.send_flags |= IB_SEND_SIGNALED;
-		rmsg_wr_slot_fill(ch, ch->wr_posted, ch->pend_posted, NULL, false);
+		rmsg_wr_slot_fill(ch, ch->wrs.wr_posted, ch->pend_posted, NULL, false);
 		ret = ib_post_send(ch->conn.qp, &wr.wr, NULL);
 		if (ret)
 			return ret;
-		ch->wr_posted++;
+		ch->wrs.wr_posted++;
 		if (wr.wr.send_flags & IB_SEND_SIGNALED)
-			ch->wr_signalled = ch->wr_posted;
+			ch->wrs.wr_signalled = ch->wrs.wr_posted;
 		ch->retx = next;
 		if (w.type != RMSG_VB_WRAP)
 			ch->resil.retx_msgs++;

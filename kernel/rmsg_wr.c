@@ -338,7 +338,7 @@ static void rmsg_wr_data_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->opcode == IB_WC_RDMA_WRITE || wc->opcode == IB_WC_RDMA_READ)
 		set_bit(RMSG_CHAN_HEARD, &ch->flags);
 	/* Completions come in order: everything up to this WR is done. */
-	WRITE_ONCE(ch->wr_done, slot->wr_end);
+	WRITE_ONCE(ch->wrs.wr_done, slot->wr_end);
 	if (slot->rndv_done) {
 		if (slot->read)
 			WRITE_ONCE(ch->rndv.rd_done, ch->rndv.rd_done + 1);
@@ -360,15 +360,15 @@ void rmsg_wr_slots_init(struct rmsg_channel *ch)
 	unsigned int i;
 
 	for (i = 0; i < RMSG_TX_SLOTS; i++) {
-		ch->slots[i].ch = ch;
-		ch->slots[i].cqe.done = rmsg_wr_data_done;
+		ch->wrs.slots[i].ch = ch;
+		ch->wrs.slots[i].cqe.done = rmsg_wr_data_done;
 	}
 }
 
 /**
  * rmsg_wr_slot_fill() - fill the bookkeeping of data WR @wr
  * @ch: the channel
- * @wr: the WR's number (ch->wr_posted when it is the next)
+ * @wr: the WR's number (ch->wrs.wr_posted when it is the next)
  * @pend_end: the pending sends done with once it completes
  * @rndv_done: counted when it completes, or NULL
  * @read: an RDMA READ, counted in ch->rndv.rd_done too
@@ -379,7 +379,7 @@ struct rmsg_tx_slot *rmsg_wr_slot_fill(struct rmsg_channel *ch, u32 wr,
 				       u32 pend_end, atomic_t *rndv_done,
 				       bool read)
 {
-	struct rmsg_tx_slot *slot = &ch->slots[wr % RMSG_TX_SLOTS];
+	struct rmsg_tx_slot *slot = &ch->wrs.slots[wr % RMSG_TX_SLOTS];
 
 	slot->wr_end = wr + 1;
 	slot->pend_end = pend_end;
@@ -398,7 +398,7 @@ struct rmsg_tx_slot *rmsg_wr_slot_fill(struct rmsg_channel *ch, u32 wr,
 bool rmsg_wr_room(struct rmsg_channel *ch, u32 wrs)
 {
 	return ch->tx_live &&
-	       ch->wr_posted - READ_ONCE(ch->wr_done) + wrs <= RMSG_SEND_WRS;
+	       ch->wrs.wr_posted - READ_ONCE(ch->wrs.wr_done) + wrs <= RMSG_SEND_WRS;
 }
 
 /**
@@ -412,16 +412,16 @@ bool rmsg_wr_room(struct rmsg_channel *ch, u32 wrs)
 void rmsg_wr_slot(struct rmsg_channel *ch, struct ib_send_wr *wr,
 		  atomic_t *rndv_done, bool read)
 {
-	wr->wr_cqe = &rmsg_wr_slot_fill(ch, ch->wr_posted, ch->pend_posted,
+	wr->wr_cqe = &rmsg_wr_slot_fill(ch, ch->wrs.wr_posted, ch->pend_posted,
 				     rndv_done, read)->cqe;
-	ch->wr_posted++;
+	ch->wrs.wr_posted++;
 	/*
 	 * Room comes back only with a signalled completion: with none in
 	 * flight, a transfer that ran out of room would wait for ever.
 	 */
 	if (rndv_done ||
-	    ch->wr_posted - ch->wr_signalled >= RMSG_SIGNAL_EVERY) {
+	    ch->wrs.wr_posted - ch->wrs.wr_signalled >= RMSG_SIGNAL_EVERY) {
 		wr->send_flags |= IB_SEND_SIGNALED;
-		ch->wr_signalled = ch->wr_posted;
+		ch->wrs.wr_signalled = ch->wrs.wr_posted;
 	}
 }
