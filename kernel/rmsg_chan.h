@@ -551,9 +551,32 @@ struct rmsg_chan_wrs {
 };
 
 /**
+ * struct rmsg_chan_pending - a channel's sends whose CQE is owed, in order
+ * @pend: ring of RMSG_CHAN_MAX_PENDING sends whose CQE is owed
+ * @pend_head: the oldest of them
+ * @pend_posted: the first not yet written
+ * @pend_tail: one past the newest
+ * @pend_done: the first whose write has not completed (written by
+ *	completions, in softirq)
+ * @pend_close: @pend_tail when the channel began to end: later sends
+ *	are never written, only completed with the channel's error
+ *
+ * The states of a send by its index are in rmsg_data.c's first comment.
+ */
+struct rmsg_chan_pending {
+	struct rmsg_pending *pend;
+	u32 pend_head;
+	u32 pend_posted;
+	u32 pend_tail;
+	u32 pend_done;
+	u32 pend_close;
+};
+
+/**
  * struct rmsg_channel - one channel of an endpoint
  * @cm: what the rdma_cm handler sees first (kind RMSG_CM_CHANNEL)
- * @wrs: the data work requests a channel has on its send queue (struct rmsg_chan_wrs)
+ * @pending: its sends whose CQE is owed, in order (struct rmsg_chan_pending)
+ * @wrs: its data work requests on the send queue (struct rmsg_chan_wrs)
  * @flow: credit and wake-ups, both ways (struct rmsg_chan_flow)
  * @repair: how it finds its peer again (struct rmsg_repair_state)
  * @conn: one connection of the channel, on one device (struct rmsg_conn)
@@ -589,18 +612,10 @@ struct rmsg_chan_wrs {
  * The data path (rmsg_data.c); everything below is under @ep->lock unless
  * said otherwise:
  * @tx_state: enum rmsg_tx_state
- * @pend_close: @pend_tail when the channel began to end: later sends
- *	are never written, only completed with the channel's error
  * @tx_live: the QP may be posted to
  * @tx_imm: the peer asked for immediates (@peer.flags)
  * @tx: the sender's view of the peer's block
  * @max_msg: the largest payload a SEND may carry
- * @pend: ring of RMSG_CHAN_MAX_PENDING sends whose CQE is owed
- * @pend_head: the oldest of them
- * @pend_posted: the first not yet written
- * @pend_tail: one past the newest
- * @pend_done: the first whose write has not completed (written by
- *	completions, in softirq)
  * @shadow: what was written into the peer's block, kept for repairs;
  *	NULL when the module's retain parameter was off at open
  * @retx: after a repair: the records the peer's block lacks
@@ -652,17 +667,12 @@ struct rmsg_channel {
 	bool rx_imm;
 
 	enum rmsg_tx_state tx_state;
-	u32 pend_close;
 	bool tx_live;
 	bool tx_imm;
 	struct rmsg_vb_tx tx;
 	u32 max_msg;
 	struct rmsg_chan_wrs wrs;
-	struct rmsg_pending *pend;
-	u32 pend_head;
-	u32 pend_posted;
-	u32 pend_tail;
-	u32 pend_done;
+	struct rmsg_chan_pending pending;
 	struct rmsg_chan_flow flow;
 	struct rmsg_shadow *shadow;
 	struct rmsg_vb_retx retx;

@@ -206,13 +206,13 @@ int rmsg_data_create(struct rmsg_channel *ch, struct ib_device *ibdev)
 			return -ENOMEM;
 	}
 
-	ch->pend = kcalloc(RMSG_CHAN_MAX_PENDING, sizeof(*ch->pend),
+	ch->pending.pend = kcalloc(RMSG_CHAN_MAX_PENDING, sizeof(*ch->pending.pend),
 			   RMSG_GFP_CHARGED);
 	ch->wrs.slots = kcalloc(RMSG_TX_SLOTS, sizeof(*ch->wrs.slots),
 			    RMSG_GFP_CHARGED);
 	/* The trailers, then RMSG_VB_TRAILER_SIZE zeros. */
 	ch->wrs.trailers = kzalloc(tsize, RMSG_GFP_CHARGED);
-	if (!ch->pend || !ch->wrs.slots || !ch->wrs.trailers)
+	if (!ch->pending.pend || !ch->wrs.slots || !ch->wrs.trailers)
 		return -ENOMEM;
 	rmsg_wr_slots_init(ch);
 	return 0;
@@ -434,10 +434,10 @@ int rmsg_data_suspend(struct rmsg_channel *ch)
 	ch->flow.wake_due = false;
 	ch->flow.credit_due = true;
 	ch->flow.notify_due = ch->flow.armed;
-	for (idx = ch->pend_posted; !ret && idx != ch->pend_tail; idx++)
-		if (ch->pend[idx & RMSG_PEND_MASK].rndv)
+	for (idx = ch->pending.pend_posted; !ret && idx != ch->pending.pend_tail; idx++)
+		if (ch->pending.pend[idx & RMSG_PEND_MASK].rndv)
 			ret = rmsg_rndv_tx_rewind(ch,
-					ch->pend[idx & RMSG_PEND_MASK].rndv);
+					ch->pending.pend[idx & RMSG_PEND_MASK].rndv);
 	if (!ret) {
 		ret = rmsg_rndv_walk(ch);
 		if (ret)
@@ -476,8 +476,8 @@ int rmsg_data_resume(struct rmsg_channel *ch, const struct rmsg_hello *peer)
 	if (peer->flags & RMSG_HELLO_F_REKEY)
 		rmsg_rndv_peer_moved(ch);
 	/* After a move, sends not yet written register on the new device. */
-	for (idx = ch->pend_posted; !ret && idx != ch->pend_tail; idx++) {
-		e = &ch->pend[idx & RMSG_PEND_MASK];
+	for (idx = ch->pending.pend_posted; !ret && idx != ch->pending.pend_tail; idx++) {
+		e = &ch->pending.pend[idx & RMSG_PEND_MASK];
 		if (!e->rndv)
 			continue;
 		ret = rmsg_rndv_moved_send(ch, e->rndv);
@@ -538,12 +538,12 @@ void rmsg_data_close(struct rmsg_channel *ch, bool drain)
 	mutex_lock(&ep->lock);
 	ch->tx_state = ch->tx_state == RMSG_TX_OPEN ? RMSG_TX_CLOSING :
 						      RMSG_TX_CLOSED;
-	ch->pend_close = ch->pend_tail;
+	ch->pending.pend_close = ch->pending.pend_tail;
 	mutex_unlock(&ep->lock);
 	if (drain)
 		wait_event_timeout(ch->tx_wq,
-				   (READ_ONCE(ch->pend_posted) ==
-				    ch->pend_close &&
+				   (READ_ONCE(ch->pending.pend_posted) ==
+				    ch->pending.pend_close &&
 				    rmsg_rndv_idle(ch)) ||
 				   !READ_ONCE(ch->tx_live) ||
 				   READ_ONCE(ch->soft_error) <= 0,
@@ -595,8 +595,8 @@ void rmsg_data_dev_release(struct rmsg_channel *ch)
 
 	/* Rendezvous sends not yet written hold registrations too. */
 	mutex_lock(&ch->ep->lock);
-	for (idx = ch->pend_posted; ch->pend && idx != ch->pend_tail; idx++) {
-		e = &ch->pend[idx & RMSG_PEND_MASK];
+	for (idx = ch->pending.pend_posted; ch->pending.pend && idx != ch->pending.pend_tail; idx++) {
+		e = &ch->pending.pend[idx & RMSG_PEND_MASK];
 		if (e->rndv)
 			rmsg_rndv_tx_release(ch, e->rndv);
 	}
@@ -634,15 +634,15 @@ void rmsg_data_finish(struct rmsg_channel *ch, int error, bool all_written)
 
 	mutex_lock(&ep->lock);
 	/* With a shadow, whatever was written had been copied. */
-	done = all_written || ch->shadow ? ch->pend_posted :
-					   READ_ONCE(ch->pend_done);
-	for (; ch->pend_head != ch->pend_tail; ch->pend_head++) {
-		e = &ch->pend[ch->pend_head & RMSG_PEND_MASK];
+	done = all_written || ch->shadow ? ch->pending.pend_posted :
+					   READ_ONCE(ch->pending.pend_done);
+	for (; ch->pending.pend_head != ch->pending.pend_tail; ch->pending.pend_head++) {
+		e = &ch->pending.pend[ch->pending.pend_head & RMSG_PEND_MASK];
 		/* Written RTS records: the transfer posts its CQE itself. */
-		if (e->rndv && (s32)(ch->pend_head - ch->pend_posted) < 0)
+		if (e->rndv && (s32)(ch->pending.pend_head - ch->pending.pend_posted) < 0)
 			continue;
 		cqe.user_data = e->user_data;
-		cqe.res = (s32)(done - ch->pend_head) > 0 ? 0 : error;
+		cqe.res = (s32)(done - ch->pending.pend_head) > 0 ? 0 : error;
 		cqe.len = e->len;
 		cqe.aux = e->off;
 		if (e->rndv) {
@@ -662,7 +662,7 @@ void rmsg_data_free(struct rmsg_channel *ch)
 {
 	rmsg_data_shadow_free(ch);
 	kfree(ch->conn.imm_bufs);
-	kfree(ch->pend);
+	kfree(ch->pending.pend);
 	kfree(ch->wrs.slots);
 	kfree(ch->wrs.trailers);
 }
@@ -742,8 +742,8 @@ void __init rmsg_data_init_module(void)
 
 static u32 rmsg_data_pend_end(const struct rmsg_channel *ch)
 {
-	return ch->tx_state >= RMSG_TX_CLOSING ? ch->pend_close :
-						 ch->pend_tail;
+	return ch->tx_state >= RMSG_TX_CLOSING ? ch->pending.pend_close :
+						 ch->pending.pend_tail;
 }
 
 /*
@@ -767,12 +767,12 @@ static int rmsg_data_push(struct rmsg_channel *ch, bool more, bool cqe_now)
 			return -EAGAIN;
 	}
 
-	while (ch->tx_live && ch->pend_posted != rmsg_data_pend_end(ch)) {
-		ret = rmsg_data_write(ch, ch->pend_posted,
+	while (ch->tx_live && ch->pending.pend_posted != rmsg_data_pend_end(ch)) {
+		ret = rmsg_data_write(ch, ch->pending.pend_posted,
 				      more ||
-				      ch->pend_posted + 1 != ch->pend_tail,
+				      ch->pending.pend_posted + 1 != ch->pending.pend_tail,
 				      cqe_now &&
-				      ch->pend_posted == ch->pend_head);
+				      ch->pending.pend_posted == ch->pending.pend_head);
 		if (ret == -EAGAIN)
 			break;
 		if (ret < 0) {
@@ -780,14 +780,14 @@ static int rmsg_data_push(struct rmsg_channel *ch, bool more, bool cqe_now)
 			rmsg_chan_kill_soft(ch, ret);
 			break;
 		}
-		ch->pend_posted++;
+		ch->pending.pend_posted++;
 		/* The write just made goes to a peer that asked to be woken. */
 		if (ch->flow.peer_armed) {
 			ch->flow.peer_armed = false;
 			ch->flow.wake_due = true;
 		}
 	}
-	if (ch->pend_posted == rmsg_data_pend_end(ch))
+	if (ch->pending.pend_posted == rmsg_data_pend_end(ch))
 		wake_up(&ch->tx_wq);
 	if (ch->flow.wake_due)
 		rmsg_data_send_ctrls(ch);
@@ -819,9 +819,9 @@ static void rmsg_data_post_done(struct rmsg_channel *ch)
 	u32 done;
 
 	/* Pairs with the completion's release of pend_done. */
-	done = ch->shadow ? ch->pend_posted : smp_load_acquire(&ch->pend_done);
-	for (; (s32)(done - ch->pend_head) > 0; ch->pend_head++) {
-		e = &ch->pend[ch->pend_head & RMSG_PEND_MASK];
+	done = ch->shadow ? ch->pending.pend_posted : smp_load_acquire(&ch->pending.pend_done);
+	for (; (s32)(done - ch->pending.pend_head) > 0; ch->pending.pend_head++) {
+		e = &ch->pending.pend[ch->pending.pend_head & RMSG_PEND_MASK];
 		/* An RTS is written; its transfer completes on the FIN. */
 		if (e->rndv) {
 			e->rndv = NULL;
@@ -912,33 +912,33 @@ static int rmsg_data_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 		return -EFAULT;
 	if (sqe->len > ch->max_msg)
 		return -EMSGSIZE;
-	if (ch->pend_tail - ch->pend_head >= RMSG_CHAN_MAX_PENDING)
+	if (ch->pending.pend_tail - ch->pending.pend_head >= RMSG_CHAN_MAX_PENDING)
 		return -ENOBUFS;
 	rmsg_data_take_credit(ch);
 
 	rmsg_ep_count(ep, RMSG_STAT_SENDS);
-	idx = ch->pend_tail++;
-	e = &ch->pend[idx & RMSG_PEND_MASK];
+	idx = ch->pending.pend_tail++;
+	e = &ch->pending.pend[idx & RMSG_PEND_MASK];
 	e->user_data = sqe->user_data;
 	e->off = sqe->addr;
 	e->len = sqe->len;
 	e->rndv = NULL;
 	ret = rmsg_data_push(ch, more, true);
-	if (ch->pend_posted != ch->pend_tail)
+	if (ch->pending.pend_posted != ch->pending.pend_tail)
 		rmsg_ep_count(ep, RMSG_STAT_SEND_WAITS);
 	/* If the next SQE does not write after all, the batch end signals. */
 	if (ch->wrs.sig_owed && list_empty(&ch->wrs.sig_node))
 		list_add_tail(&ch->wrs.sig_node, &ep->sig_owed);
 	/* Inline, and nothing older owed: the device has the bytes already. */
-	if (ret == 1 && ch->pend_head == idx && ch->pend_posted == idx + 1) {
-		ch->pend_head++;
+	if (ret == 1 && ch->pending.pend_head == idx && ch->pending.pend_posted == idx + 1) {
+		ch->pending.pend_head++;
 		cqe->len = sqe->len;
 		cqe->aux = sqe->addr;
 		return 1;
 	}
 	ep->cq_reserved++;
 	/* Copied into the shadow with older ones: the work posts the CQEs. */
-	if (ch->shadow && ch->pend_head != ch->pend_posted)
+	if (ch->shadow && ch->pending.pend_head != ch->pending.pend_posted)
 		queue_work(rmsg_wq, &ch->data_work);
 	return 0;
 }
@@ -951,14 +951,14 @@ static int rmsg_data_send_rndv(struct rmsg_endpoint *ep,
 	struct rmsg_pending *e;
 	int ret;
 
-	if (ch->pend_tail - ch->pend_head >= RMSG_CHAN_MAX_PENDING)
+	if (ch->pending.pend_tail - ch->pending.pend_head >= RMSG_CHAN_MAX_PENDING)
 		return -ENOBUFS;
-	e = &ch->pend[ch->pend_tail & RMSG_PEND_MASK];
+	e = &ch->pending.pend[ch->pending.pend_tail & RMSG_PEND_MASK];
 	ret = rmsg_rndv_send(ep, ch, sqe, e);
 	if (ret)
 		return ret;
 	rmsg_ep_count(ep, RMSG_STAT_SENDS);
-	ch->pend_tail++;
+	ch->pending.pend_tail++;
 	ep->cq_reserved++;
 	rmsg_data_take_credit(ch);
 	rmsg_data_push(ch, false, false);
@@ -991,8 +991,8 @@ bool rmsg_data_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 	 */
 	if (ch && ch->tx_state == RMSG_TX_CLOSING &&
 	    sqe->opcode == RMSG_OP_SEND &&
-	    ch->pend_tail - ch->pend_head < RMSG_CHAN_MAX_PENDING) {
-		e = &ch->pend[ch->pend_tail++ & RMSG_PEND_MASK];
+	    ch->pending.pend_tail - ch->pending.pend_head < RMSG_CHAN_MAX_PENDING) {
+		e = &ch->pending.pend[ch->pending.pend_tail++ & RMSG_PEND_MASK];
 		e->user_data = sqe->user_data;
 		e->off = sqe->addr;
 		e->len = sqe->len;

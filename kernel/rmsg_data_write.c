@@ -179,7 +179,7 @@ static void rmsg_data_posted(struct rmsg_channel *ch,
  */
 static int rmsg_data_write_retained(struct rmsg_channel *ch, u32 idx)
 {
-	const struct rmsg_pending *e = &ch->pend[idx & RMSG_PEND_MASK];
+	const struct rmsg_pending *e = &ch->pending.pend[idx & RMSG_PEND_MASK];
 	struct rmsg_shadow *sh = ch->shadow;
 	struct ib_sge wrap_sge, sge[RMSG_DATA_SGE_MAX];
 	struct ib_rdma_wr wrap_wr, data_wr;
@@ -266,7 +266,7 @@ static int rmsg_data_write_retained(struct rmsg_channel *ch, u32 idx)
 int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 		    bool cqe_now)
 {
-	const struct rmsg_pending *e = &ch->pend[idx & RMSG_PEND_MASK];
+	const struct rmsg_pending *e = &ch->pending.pend[idx & RMSG_PEND_MASK];
 	struct rmsg_pages *area = ch->ep->area;
 	struct ib_device *ibdev = ch->conn.rdev->ibdev;
 	struct ib_sge wrap_sge, sge[RMSG_DATA_SGE_MAX];
@@ -395,7 +395,7 @@ void rmsg_data_flush_signal(struct rmsg_channel *ch)
 	wr.wr.send_flags = IB_SEND_SIGNALED;
 	wr.remote_addr = ch->peer.block_addr;
 	wr.rkey = ch->peer.block_rkey;
-	rmsg_wr_slot_fill(ch, ch->wrs.wr_posted, ch->pend_posted, NULL, false);
+	rmsg_wr_slot_fill(ch, ch->wrs.wr_posted, ch->pending.pend_posted, NULL, false);
 	if (ib_post_send(ch->conn.qp, &wr.wr, NULL)) {
 		rmsg_chan_kill_soft(ch, -ECONNRESET);
 		return;
@@ -450,7 +450,7 @@ int rmsg_data_rewrite(struct rmsg_channel *ch)
 		wr.wr.send_flags = inl ? IB_SEND_INLINE : 0;
 		if (ch->wrs.wr_posted + 1 - ch->wrs.wr_signalled >= RMSG_SIGNAL_EVERY)
 			wr.wr.send_flags |= IB_SEND_SIGNALED;
-		rmsg_wr_slot_fill(ch, ch->wrs.wr_posted, ch->pend_posted, NULL, false);
+		rmsg_wr_slot_fill(ch, ch->wrs.wr_posted, ch->pending.pend_posted, NULL, false);
 		ret = ib_post_send(ch->conn.qp, &wr.wr, NULL);
 		if (ret)
 			return ret;

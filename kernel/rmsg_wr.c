@@ -347,7 +347,7 @@ static void rmsg_wr_data_done(struct ib_cq *cq, struct ib_wc *wc)
 		atomic_inc(slot->rndv_done);
 	}
 	/* Pairs with the work's acquire: the send's bytes are done with. */
-	smp_store_release(&ch->pend_done, slot->pend_end);
+	smp_store_release(&ch->pending.pend_done, slot->pend_end);
 	queue_work(rmsg_wq, &ch->data_work);
 }
 
@@ -412,7 +412,7 @@ bool rmsg_wr_room(struct rmsg_channel *ch, u32 wrs)
 void rmsg_wr_slot(struct rmsg_channel *ch, struct ib_send_wr *wr,
 		  atomic_t *rndv_done, bool read)
 {
-	wr->wr_cqe = &rmsg_wr_slot_fill(ch, ch->wrs.wr_posted, ch->pend_posted,
+	wr->wr_cqe = &rmsg_wr_slot_fill(ch, ch->wrs.wr_posted, ch->pending.pend_posted,
 				     rndv_done, read)->cqe;
 	ch->wrs.wr_posted++;
 	/*
