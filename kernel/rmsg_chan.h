@@ -573,8 +573,23 @@ struct rmsg_chan_pending {
 };
 
 /**
+ * struct rmsg_chan_retain - what a channel keeps to write again after a repair
+ * @shadow: what was written into the peer's block, kept for repairs;
+ *	NULL when the module's retain parameter was off at open
+ * @retx: after a repair: the records the peer's block lacks
+ * @retx_due: some of them are still to be written, before any new send
+ */
+struct rmsg_chan_retain {
+	struct rmsg_shadow *shadow;
+	struct rmsg_vb_retx retx;
+	bool retx_due;
+};
+
+/**
  * struct rmsg_channel - one channel of an endpoint
  * @cm: what the rdma_cm handler sees first (kind RMSG_CM_CHANNEL)
+ * @retain: what it keeps to write again after a repair
+ *	(struct rmsg_chan_retain)
  * @pending: its sends whose CQE is owed, in order (struct rmsg_chan_pending)
  * @wrs: its data work requests on the send queue (struct rmsg_chan_wrs)
  * @flow: credit and wake-ups, both ways (struct rmsg_chan_flow)
@@ -616,10 +631,6 @@ struct rmsg_chan_pending {
  * @tx_imm: the peer asked for immediates (@peer.flags)
  * @tx: the sender's view of the peer's block
  * @max_msg: the largest payload a SEND may carry
- * @shadow: what was written into the peer's block, kept for repairs;
- *	NULL when the module's retain parameter was off at open
- * @retx: after a repair: the records the peer's block lacks
- * @retx_due: some of them are still to be written, before any new send
  * @tx_wq: woken when the backlog of pending sends drains
  * @data_work: completions, credits and wake-ups, in process context
  * @rndv: rendezvous state (rmsg_rndv*.c)
@@ -674,9 +685,7 @@ struct rmsg_channel {
 	struct rmsg_chan_wrs wrs;
 	struct rmsg_chan_pending pending;
 	struct rmsg_chan_flow flow;
-	struct rmsg_shadow *shadow;
-	struct rmsg_vb_retx retx;
-	bool retx_due;
+	struct rmsg_chan_retain retain;
 	wait_queue_head_t tx_wq;
 	struct work_struct data_work;
 	struct rmsg_rndv rndv;

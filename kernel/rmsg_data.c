@@ -292,14 +292,14 @@ int rmsg_data_shadow_create(struct rmsg_channel *ch)
 	struct rmsg_shadow *sh;
 	int ret;
 
-	if (ch->shadow || !READ_ONCE(retain))
+	if (ch->retain.shadow || !READ_ONCE(retain))
 		return 0;
 	sh = kzalloc(struct_size(sh, dma, DIV_ROUND_UP(size,
 						       PAGE_SIZE << order)),
 		     RMSG_GFP_CHARGED);
 	if (!sh)
 		return -ENOMEM;
-	ch->shadow = sh;
+	ch->retain.shadow = sh;
 	sh->size = size;
 	sh->chunk_shift = PAGE_SHIFT + order;
 	sh->pages = rmsg_pages_new(ch->ep, size, order);
@@ -321,7 +321,7 @@ fail:
 static int rmsg_data_shadow_map(struct rmsg_channel *ch)
 {
 	struct ib_device *ibdev = ch->conn.rdev->ibdev;
-	struct rmsg_shadow *sh = ch->shadow;
+	struct rmsg_shadow *sh = ch->retain.shadow;
 	struct page *page;
 	u32 i, n;
 
@@ -360,7 +360,7 @@ static void rmsg_data_shadow_unmap(struct rmsg_shadow *sh)
 
 static void rmsg_data_shadow_free(struct rmsg_channel *ch)
 {
-	struct rmsg_shadow *sh = ch->shadow;
+	struct rmsg_shadow *sh = ch->retain.shadow;
 
 	if (!sh)
 		return;
@@ -370,7 +370,7 @@ static void rmsg_data_shadow_free(struct rmsg_channel *ch)
 	if (sh->pages)
 		rmsg_pages_put(sh->pages);
 	kfree(sh);
-	ch->shadow = NULL;
+	ch->retain.shadow = NULL;
 }
 
 /**
@@ -487,8 +487,8 @@ int rmsg_data_resume(struct rmsg_channel *ch, const struct rmsg_hello *peer)
 		mutex_unlock(&ch->ep->lock);
 		return ret;
 	}
-	ret = rmsg_vb_tx_resume(&ch->tx, ch->shadow->va, peer->rx_freed,
-				peer->rx_arrived, peer->rx_seq, &ch->retx);
+	ret = rmsg_vb_tx_resume(&ch->tx, ch->retain.shadow->va, peer->rx_freed,
+				peer->rx_arrived, peer->rx_seq, &ch->retain.retx);
 	if (ret)
 		pr_notice_ratelimited("channel %u: the peer's resume point (released %u, arrived %u, seq %u) does not fit what was written (released %u, written %u, seq %u)\n",
 				      ch->id, peer->rx_freed, peer->rx_arrived,
@@ -498,10 +498,10 @@ int rmsg_data_resume(struct rmsg_channel *ch, const struct rmsg_hello *peer)
 		pr_debug("channel %u: resumes at %u (seq %u), written %u (seq %u), released %u\n",
 			 ch->id, peer->rx_arrived, peer->rx_seq, ch->tx.written,
 			 ch->tx.seq, ch->tx.freed);
-		ret = rmsg_rndv_resume(ch, peer->rx_arrived, ch->shadow->va);
+		ret = rmsg_rndv_resume(ch, peer->rx_arrived, ch->retain.shadow->va);
 	}
 	if (!ret) {
-		ch->retx_due = ch->retx.counter != ch->retx.end;
+		ch->retain.retx_due = ch->retain.retx.counter != ch->retain.retx.end;
 		ch->peer.block_addr = peer->block_addr;
 		ch->peer.block_rkey = peer->block_rkey;
 		ch->peer.epoch = peer->epoch;
@@ -611,7 +611,7 @@ void rmsg_data_dev_release(struct rmsg_channel *ch)
 	if (ch->conn.area_map)
 		rmsg_area_map_put(ch->ep, ch->conn.area_map);
 	ch->conn.area_map = NULL;
-	rmsg_data_shadow_unmap(ch->shadow);
+	rmsg_data_shadow_unmap(ch->retain.shadow);
 	for (i = 0; ch->conn.imm_bufs && i < RMSG_IMM_RECVS; i++)
 		rmsg_ctrl_buf_exit(ch, &ch->conn.imm_bufs[i], true);
 }
@@ -634,7 +634,7 @@ void rmsg_data_finish(struct rmsg_channel *ch, int error, bool all_written)
 
 	mutex_lock(&ep->lock);
 	/* With a shadow, whatever was written had been copied. */
-	done = all_written || ch->shadow ? ch->pending.pend_posted :
+	done = all_written || ch->retain.shadow ? ch->pending.pend_posted :
 					   READ_ONCE(ch->pending.pend_done);
 	for (; ch->pending.pend_head != ch->pending.pend_tail; ch->pending.pend_head++) {
 		e = &ch->pending.pend[ch->pending.pend_head & RMSG_PEND_MASK];
@@ -755,9 +755,9 @@ static int rmsg_data_push(struct rmsg_channel *ch, bool more, bool cqe_now)
 {
 	int ret = -EAGAIN;
 
-	if (ch->tx_live && (ch->retx_due || rmsg_rndv_rereg_due(ch))) {
+	if (ch->tx_live && (ch->retain.retx_due || rmsg_rndv_rereg_due(ch))) {
 		ret = rmsg_rndv_rereg(ch);
-		if (!ret && ch->retx_due)
+		if (!ret && ch->retain.retx_due)
 			ret = rmsg_data_rewrite(ch);
 		if (ret && ret != -EAGAIN) {
 			ch->tx_live = false;
@@ -819,7 +819,7 @@ static void rmsg_data_post_done(struct rmsg_channel *ch)
 	u32 done;
 
 	/* Pairs with the completion's release of pend_done. */
-	done = ch->shadow ? ch->pending.pend_posted : smp_load_acquire(&ch->pending.pend_done);
+	done = ch->retain.shadow ? ch->pending.pend_posted : smp_load_acquire(&ch->pending.pend_done);
 	for (; (s32)(done - ch->pending.pend_head) > 0; ch->pending.pend_head++) {
 		e = &ch->pending.pend[ch->pending.pend_head & RMSG_PEND_MASK];
 		/* An RTS is written; its transfer completes on the FIN. */
@@ -863,7 +863,7 @@ static void rmsg_data_progress(struct rmsg_channel *ch)
 	}
 	rmsg_data_push(ch, false, false);
 	/* Sends just copied into the shadow are done with. */
-	if (ch->shadow)
+	if (ch->retain.shadow)
 		rmsg_data_post_done(ch);
 	rmsg_data_send_ctrls(ch);
 	rmsg_data_flush_signal(ch);
@@ -938,7 +938,7 @@ static int rmsg_data_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 	}
 	ep->cq_reserved++;
 	/* Copied into the shadow with older ones: the work posts the CQEs. */
-	if (ch->shadow && ch->pending.pend_head != ch->pending.pend_posted)
+	if (ch->retain.shadow && ch->pending.pend_head != ch->pending.pend_posted)
 		queue_work(rmsg_wq, &ch->data_work);
 	return 0;
 }

@@ -83,7 +83,7 @@ static void rmsg_data_wr(struct rmsg_channel *ch, struct ib_rdma_wr *wr,
 static u32 rmsg_shadow_sges(struct rmsg_channel *ch, u32 off, u32 len,
 			    bool inl, struct ib_sge *sge)
 {
-	struct rmsg_shadow *sh = ch->shadow;
+	struct rmsg_shadow *sh = ch->retain.shadow;
 	u32 n, in, nsge = 0, chunk = 1U << sh->chunk_shift;
 
 	if (inl) {
@@ -180,7 +180,7 @@ static void rmsg_data_posted(struct rmsg_channel *ch,
 static int rmsg_data_write_retained(struct rmsg_channel *ch, u32 idx)
 {
 	const struct rmsg_pending *e = &ch->pending.pend[idx & RMSG_PEND_MASK];
-	struct rmsg_shadow *sh = ch->shadow;
+	struct rmsg_shadow *sh = ch->retain.shadow;
 	struct ib_sge wrap_sge, sge[RMSG_DATA_SGE_MAX];
 	struct ib_rdma_wr wrap_wr, data_wr;
 	struct rmsg_vb_trailer t, wt;
@@ -281,7 +281,7 @@ int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 	u64 rts_dma;
 	int ret;
 
-	if (ch->shadow)
+	if (ch->retain.shadow)
 		return rmsg_data_write_retained(ch, idx);
 	ret = rmsg_data_place(ch, e, &pl, &type, &rts, &rts_dma);
 	if (ret)
@@ -420,18 +420,18 @@ int rmsg_data_rewrite(struct rmsg_channel *ch)
 	bool inl;
 	int ret;
 
-	while (ch->retx_due) {
+	while (ch->retain.retx_due) {
 		if (!rmsg_wr_room(ch, 1))
 			return -EAGAIN;
-		next = ch->retx;
-		ret = rmsg_vb_retx_next(&next, ch->shadow->va, &w);
+		next = ch->retain.retx;
+		ret = rmsg_vb_retx_next(&next, ch->retain.shadow->va, &w);
 		if (ret < 0)
 			pr_notice_ratelimited("channel %u: what the peer lacks cannot be written again (%d): at %u (seq %u, lap %u, pos %u), up to %u (seq %u)\n",
 					      ch->id, ret, next.counter,
 					      next.seq, next.lap, next.pos,
 					      next.end, next.end_seq);
 		if (ret <= 0) {
-			ch->retx_due = false;
+			ch->retain.retx_due = false;
 			return ret;
 		}
 		/* With immediates the flag stays out, as the first time. */
@@ -457,7 +457,7 @@ int rmsg_data_rewrite(struct rmsg_channel *ch)
 		ch->wrs.wr_posted++;
 		if (wr.wr.send_flags & IB_SEND_SIGNALED)
 			ch->wrs.wr_signalled = ch->wrs.wr_posted;
-		ch->retx = next;
+		ch->retain.retx = next;
 		if (w.type != RMSG_VB_WRAP)
 			ch->resil.retx_msgs++;
 		ch->resil.retx_bytes += w.bytes;

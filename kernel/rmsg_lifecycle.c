@@ -398,7 +398,7 @@ void rmsg_chan_stalled(struct rmsg_channel *ch)
 /* Can a connection fault with @error be repaired on this channel? */
 static bool rmsg_chan_repairable(struct rmsg_channel *ch, int error)
 {
-	if (!ch->shadow || !rmsg_chan_repair_ms(ch) ||
+	if (!ch->retain.shadow || !rmsg_chan_repair_ms(ch) ||
 	    test_bit(RMSG_CHAN_PEER_RESET, &ch->flags))
 		return false;
 	switch (error) {

@@ -184,8 +184,8 @@ static void rmsg_repair_done(struct rmsg_channel *ch)
 		/* Nothing is written yet: the rewrite ahead is still whole. */
 		trace_rmsg_repair_done(ch->ep->id, ch->id, ch->resil.epoch,
 				       ch->resil.attempts, took,
-				       ch->retx.end_seq - ch->retx.seq,
-				       ch->retx.end - ch->retx.counter);
+				       ch->retain.retx.end_seq - ch->retain.retx.seq,
+				       ch->retain.retx.end - ch->retain.retx.counter);
 		resumed = ch->resil.stalled;
 		ch->resil.stalled = false;
 		cqe.len = div_u64(took, NSEC_PER_MSEC);
