@@ -354,7 +354,8 @@ static void rmsg_chan_teardown(struct work_struct *work)
 	 * killed), must not look like a broken connection the peer should
 	 * repair: RESET says so. A repaired peer would find nobody anyway.
 	 */
-	else if (connected && ch->conn.qp && (ch->abort || ch->error == -ESHUTDOWN) &&
+	else if (connected && ch->conn.qp &&
+		 (ch->abort || ch->error == -ESHUTDOWN) &&
 		 !test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags) &&
 		 !rmsg_ctrl_send(ch, RMSG_CTRL_CLOSE_BUF, RMSG_CTRL_RESET, 0))
 		rmsg_data_close_sent(ch);
@@ -362,7 +363,8 @@ static void rmsg_chan_teardown(struct work_struct *work)
 		rmsg_cm_id_disconnect(ch->conn.cm_id);
 	if (ch->reject) {
 		rdma_lock_handler(ch->conn.cm_id);
-		rdma_reject(ch->conn.cm_id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+		rdma_reject(ch->conn.cm_id, NULL, 0,
+			    IB_CM_REJ_CONSUMER_DEFINED);
 		rdma_unlock_handler(ch->conn.cm_id);
 	}
 	rmsg_chan_release_verbs(ch, false);
@@ -657,9 +659,9 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 		goto fail;
 	}
 	/* From here on the handler may run; the channel is complete. */
-	ret = rdma_resolve_addr(cm_id, req.src_addr_len ?
-				(struct sockaddr *)&src : NULL,
-				(struct sockaddr *)&ss, ch->repair.resolve_ms);
+	ret = rdma_resolve_addr(
+		cm_id, req.src_addr_len ? (struct sockaddr *)&src : NULL,
+		(struct sockaddr *)&ss, ch->repair.resolve_ms);
 	if (ret)
 		goto fail;
 	rmsg_chan_setup_done(ch);

@@ -131,7 +131,8 @@ void rmsg_dial_addr(struct rmsg_channel *ch,
 		*ss = ch->repair.peer_addr;
 	else
 		rmsg_addr_sockaddr(&ch->repair.alt_addrs.addr[i - 1],
-				   rmsg_sockaddr_port(&ch->repair.peer_addr), ss);
+				   rmsg_sockaddr_port(&ch->repair.peer_addr),
+				   ss);
 }
 
 /**
@@ -160,7 +161,7 @@ struct rdma_cm_id *rmsg_cm_settle(struct rmsg_channel *ch,
 	mutex_lock(&ch->ep->chan_lock);
 	if (id && ch->given_id == id) {
 		ch->given_id = NULL;
-		if (ch->conn.cm_id == id)	/* teardown's */
+		if (ch->conn.cm_id == id) /* teardown's */
 			ch->conn.cm_id = NULL;
 		id = NULL;
 	}
@@ -237,7 +238,8 @@ static int rmsg_cm_peer_addrs(struct rmsg_channel *ch,
 	}
 	for (i = 0; i < addrs.count; i++) {
 		rmsg_addr_sockaddr(&addrs.addr[i],
-				   rmsg_sockaddr_port(&ch->repair.peer_addr), &ss);
+				   rmsg_sockaddr_port(&ch->repair.peer_addr),
+				   &ss);
 		if (rmsg_sockaddr_same_ip(&ss, &ch->repair.peer_addr))
 			continue;
 		for (j = 0; j < n; j++)

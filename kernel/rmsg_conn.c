@@ -113,8 +113,8 @@ static int rmsg_block_map(struct rmsg_channel *ch)
 		ch->conn.mr = NULL;
 		return ret;
 	}
-	nents = ib_map_mr_sg(ch->conn.mr, ch->conn.block_sgt.sgl, ch->conn.block_sgt.nents,
-			     NULL, PAGE_SIZE);
+	nents = ib_map_mr_sg(ch->conn.mr, ch->conn.block_sgt.sgl,
+			     ch->conn.block_sgt.nents, NULL, PAGE_SIZE);
 	if (nents != ch->conn.block_sgt.nents)
 		return nents < 0 ? nents : -EINVAL;
 	/*
@@ -325,8 +325,9 @@ static int rmsg_chan_dev_create(struct rmsg_channel *ch,
 		goto fail;
 	/* Both queues, the drain's WR of each included. */
 	ch->conn.cq_size = RMSG_QP_SEND_WRS + RMSG_CTRL_RECVS + RMSG_DRAIN_WRS +
-		      (ch->rx_imm ? RMSG_IMM_RECVS : 0);
-	ch->conn.cq = ib_cq_pool_get(ibdev, ch->conn.cq_size, -1, IB_POLL_SOFTIRQ);
+			   (ch->rx_imm ? RMSG_IMM_RECVS : 0);
+	ch->conn.cq =
+		ib_cq_pool_get(ibdev, ch->conn.cq_size, -1, IB_POLL_SOFTIRQ);
 	if (IS_ERR(ch->conn.cq)) {
 		ret = PTR_ERR(ch->conn.cq);
 		ch->conn.cq = NULL;
@@ -446,16 +447,17 @@ u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
 			   struct rmsg_conn_data *data)
 {
 	struct rmsg_hello hello = {
-		.kind		= kind,
-		.incarnation	= ch->ep->incarnation,
-		.block_addr	= ch->conn.mr->iova,
-		.channel	= ch->id,
-		.peer_channel	= kind == RMSG_HELLO_CONNECT ?
-				  RMSG_WIRE_NO_CHANNEL : ch->peer.channel,
-		.block_rkey	= ch->conn.mr->rkey,
-		.block_size	= ch->block_size,
-		.flags		= ch->rx_imm ? RMSG_HELLO_F_IMM_ARRIVAL : 0,
-		.epoch		= ch->resil.epoch,
+		.kind = kind,
+		.incarnation = ch->ep->incarnation,
+		.block_addr = ch->conn.mr->iova,
+		.channel = ch->id,
+		.peer_channel = kind == RMSG_HELLO_CONNECT ?
+					RMSG_WIRE_NO_CHANNEL :
+					ch->peer.channel,
+		.block_rkey = ch->conn.mr->rkey,
+		.block_size = ch->block_size,
+		.flags = ch->rx_imm ? RMSG_HELLO_F_IMM_ARRIVAL : 0,
+		.epoch = ch->resil.epoch,
 	};
 	struct rmsg_addrs addrs;
 

@@ -200,16 +200,17 @@ int rmsg_data_create(struct rmsg_channel *ch, struct ib_device *ibdev)
 	 * same queue, in any mix: every receive needs a buffer.
 	 */
 	if (ch->rx_imm) {
-		ch->conn.imm_bufs = kcalloc(RMSG_IMM_RECVS, sizeof(*ch->conn.imm_bufs),
-				       RMSG_GFP_CHARGED);
+		ch->conn.imm_bufs = kcalloc(RMSG_IMM_RECVS,
+					    sizeof(*ch->conn.imm_bufs),
+					    RMSG_GFP_CHARGED);
 		if (!ch->conn.imm_bufs)
 			return -ENOMEM;
 	}
 
-	ch->pending.pend = kcalloc(RMSG_CHAN_MAX_PENDING, sizeof(*ch->pending.pend),
-			   RMSG_GFP_CHARGED);
+	ch->pending.pend = kcalloc(RMSG_CHAN_MAX_PENDING,
+				   sizeof(*ch->pending.pend), RMSG_GFP_CHARGED);
 	ch->wrs.slots = kcalloc(RMSG_TX_SLOTS, sizeof(*ch->wrs.slots),
-			    RMSG_GFP_CHARGED);
+				RMSG_GFP_CHARGED);
 	/* The trailers, then RMSG_VB_TRAILER_SIZE zeros. */
 	ch->wrs.trailers = kzalloc(tsize, RMSG_GFP_CHARGED);
 	if (!ch->pending.pend || !ch->wrs.slots || !ch->wrs.trailers)
@@ -239,10 +240,9 @@ int rmsg_data_dev_create(struct rmsg_channel *ch)
 
 	if (!ch->rx_imm && !rmsg_device_ordered(ibdev))
 		return -EOPNOTSUPP;
-	ch->conn.trailers_dma = ib_dma_map_single(ibdev, ch->wrs.trailers,
-					     (RMSG_TX_SLOTS + 1) *
-					     sizeof(*ch->wrs.trailers),
-					     DMA_TO_DEVICE);
+	ch->conn.trailers_dma = ib_dma_map_single(
+		ibdev, ch->wrs.trailers,
+		(RMSG_TX_SLOTS + 1) * sizeof(*ch->wrs.trailers), DMA_TO_DEVICE);
 	if (ib_dma_mapping_error(ibdev, ch->conn.trailers_dma)) {
 		ch->conn.trailers_dma = 0;
 		return -ENOMEM;
@@ -434,10 +434,12 @@ int rmsg_data_suspend(struct rmsg_channel *ch)
 	ch->flow.wake_due = false;
 	ch->flow.credit_due = true;
 	ch->flow.notify_due = ch->flow.armed;
-	for (idx = ch->pending.pend_posted; !ret && idx != ch->pending.pend_tail; idx++)
+	for (idx = ch->pending.pend_posted;
+	     !ret && idx != ch->pending.pend_tail; idx++)
 		if (ch->pending.pend[idx & RMSG_PEND_MASK].rndv)
-			ret = rmsg_rndv_tx_rewind(ch,
-					ch->pending.pend[idx & RMSG_PEND_MASK].rndv);
+			ret = rmsg_rndv_tx_rewind(
+				ch,
+				ch->pending.pend[idx & RMSG_PEND_MASK].rndv);
 	if (!ret) {
 		ret = rmsg_rndv_walk(ch);
 		if (ret)
@@ -476,7 +478,8 @@ int rmsg_data_resume(struct rmsg_channel *ch, const struct rmsg_hello *peer)
 	if (peer->flags & RMSG_HELLO_F_REKEY)
 		rmsg_rndv_peer_moved(ch);
 	/* After a move, sends not yet written register on the new device. */
-	for (idx = ch->pending.pend_posted; !ret && idx != ch->pending.pend_tail; idx++) {
+	for (idx = ch->pending.pend_posted;
+	     !ret && idx != ch->pending.pend_tail; idx++) {
 		e = &ch->pending.pend[idx & RMSG_PEND_MASK];
 		if (!e->rndv)
 			continue;
@@ -488,7 +491,8 @@ int rmsg_data_resume(struct rmsg_channel *ch, const struct rmsg_hello *peer)
 		return ret;
 	}
 	ret = rmsg_vb_tx_resume(&ch->tx, ch->retain.shadow->va, peer->rx_freed,
-				peer->rx_arrived, peer->rx_seq, &ch->retain.retx);
+				peer->rx_arrived, peer->rx_seq,
+				&ch->retain.retx);
 	if (ret)
 		pr_notice_ratelimited("channel %u: the peer's resume point (released %u, arrived %u, seq %u) does not fit what was written (released %u, written %u, seq %u)\n",
 				      ch->id, peer->rx_freed, peer->rx_arrived,
@@ -498,10 +502,12 @@ int rmsg_data_resume(struct rmsg_channel *ch, const struct rmsg_hello *peer)
 		pr_debug("channel %u: resumes at %u (seq %u), written %u (seq %u), released %u\n",
 			 ch->id, peer->rx_arrived, peer->rx_seq, ch->tx.written,
 			 ch->tx.seq, ch->tx.freed);
-		ret = rmsg_rndv_resume(ch, peer->rx_arrived, ch->retain.shadow->va);
+		ret = rmsg_rndv_resume(ch, peer->rx_arrived,
+				       ch->retain.shadow->va);
 	}
 	if (!ret) {
-		ch->retain.retx_due = ch->retain.retx.counter != ch->retain.retx.end;
+		ch->retain.retx_due = ch->retain.retx.counter !=
+				      ch->retain.retx.end;
 		ch->peer.block_addr = peer->block_addr;
 		ch->peer.block_rkey = peer->block_rkey;
 		ch->peer.epoch = peer->epoch;
@@ -595,7 +601,8 @@ void rmsg_data_dev_release(struct rmsg_channel *ch)
 
 	/* Rendezvous sends not yet written hold registrations too. */
 	mutex_lock(&ch->ep->lock);
-	for (idx = ch->pending.pend_posted; ch->pending.pend && idx != ch->pending.pend_tail; idx++) {
+	for (idx = ch->pending.pend_posted;
+	     ch->pending.pend && idx != ch->pending.pend_tail; idx++) {
 		e = &ch->pending.pend[idx & RMSG_PEND_MASK];
 		if (e->rndv)
 			rmsg_rndv_tx_release(ch, e->rndv);
@@ -634,12 +641,15 @@ void rmsg_data_finish(struct rmsg_channel *ch, int error, bool all_written)
 
 	mutex_lock(&ep->lock);
 	/* With a shadow, whatever was written had been copied. */
-	done = all_written || ch->retain.shadow ? ch->pending.pend_posted :
-					   READ_ONCE(ch->pending.pend_done);
-	for (; ch->pending.pend_head != ch->pending.pend_tail; ch->pending.pend_head++) {
+	done = all_written || ch->retain.shadow ?
+		       ch->pending.pend_posted :
+		       READ_ONCE(ch->pending.pend_done);
+	for (; ch->pending.pend_head != ch->pending.pend_tail;
+	     ch->pending.pend_head++) {
 		e = &ch->pending.pend[ch->pending.pend_head & RMSG_PEND_MASK];
 		/* Written RTS records: the transfer posts its CQE itself. */
-		if (e->rndv && (s32)(ch->pending.pend_head - ch->pending.pend_posted) < 0)
+		if (e->rndv &&
+		    (s32)(ch->pending.pend_head - ch->pending.pend_posted) < 0)
 			continue;
 		cqe.user_data = e->user_data;
 		cqe.res = (s32)(done - ch->pending.pend_head) > 0 ? 0 : error;
@@ -680,7 +690,8 @@ static void rmsg_data_send_ctrls(struct rmsg_channel *ch)
 		{ RMSG_CTRL_NOTIFY_BUF, RMSG_CTRL_NOTIFY },
 		{ RMSG_CTRL_WAKE_BUF, RMSG_CTRL_WAKE },
 	};
-	bool *due[] = { &ch->flow.credit_due, &ch->flow.notify_due, &ch->flow.wake_due };
+	bool *due[] = { &ch->flow.credit_due, &ch->flow.notify_due,
+			&ch->flow.wake_due };
 	u32 args[] = { ch->flow.credit, ch->flow.notify, 0 };
 	unsigned int i;
 	int ret;
@@ -767,12 +778,13 @@ static int rmsg_data_push(struct rmsg_channel *ch, bool more, bool cqe_now)
 			return -EAGAIN;
 	}
 
-	while (ch->tx_live && ch->pending.pend_posted != rmsg_data_pend_end(ch)) {
+	while (ch->tx_live &&
+	       ch->pending.pend_posted != rmsg_data_pend_end(ch)) {
 		ret = rmsg_data_write(ch, ch->pending.pend_posted,
-				      more ||
-				      ch->pending.pend_posted + 1 != ch->pending.pend_tail,
-				      cqe_now &&
-				      ch->pending.pend_posted == ch->pending.pend_head);
+				      more || ch->pending.pend_posted + 1 !=
+						      ch->pending.pend_tail,
+				      cqe_now && ch->pending.pend_posted ==
+							 ch->pending.pend_head);
 		if (ret == -EAGAIN)
 			break;
 		if (ret < 0) {
@@ -799,9 +811,10 @@ static void rmsg_data_take_credit(struct rmsg_channel *ch)
 	if (!test_and_clear_bit(RMSG_CHAN_CREDIT_IN, &ch->flags))
 		return;
 	if (rmsg_vb_tx_credit(&ch->tx, READ_ONCE(ch->flow.peer_freed))) {
-		pr_notice_ratelimited("channel %u: the peer released %u, but %u were released and %u written\n",
-				      ch->id, READ_ONCE(ch->flow.peer_freed),
-				      ch->tx.freed, ch->tx.written);
+		pr_notice_ratelimited(
+			"channel %u: the peer released %u, but %u were released and %u written\n",
+			ch->id, READ_ONCE(ch->flow.peer_freed), ch->tx.freed,
+			ch->tx.written);
 		rmsg_chan_kill_soft(ch, -EPROTO);
 	}
 }
@@ -819,8 +832,12 @@ static void rmsg_data_post_done(struct rmsg_channel *ch)
 	u32 done;
 
 	/* Pairs with the completion's release of pend_done. */
-	done = ch->retain.shadow ? ch->pending.pend_posted : smp_load_acquire(&ch->pending.pend_done);
-	for (; (s32)(done - ch->pending.pend_head) > 0; ch->pending.pend_head++) {
+	done = smp_load_acquire(&ch->pending.pend_done);
+	/* With a shadow, whatever was written had been copied. */
+	if (ch->retain.shadow)
+		done = ch->pending.pend_posted;
+	for (; (s32)(done - ch->pending.pend_head) > 0;
+	     ch->pending.pend_head++) {
 		e = &ch->pending.pend[ch->pending.pend_head & RMSG_PEND_MASK];
 		/* An RTS is written; its transfer completes on the FIN. */
 		if (e->rndv) {
@@ -853,7 +870,8 @@ static void rmsg_data_progress(struct rmsg_channel *ch)
 			ch->flow.peer_armed = true;
 	}
 	/* A WAKE the program did not arm for (a peer may send any) is dropped. */
-	if (test_and_clear_bit(RMSG_CHAN_WAKE_IN, &ch->flags) && ch->flow.armed) {
+	if (test_and_clear_bit(RMSG_CHAN_WAKE_IN, &ch->flags) &&
+	    ch->flow.armed) {
 		ch->flow.armed = false;
 		memset(&cqe, 0, sizeof(cqe));
 		cqe.user_data = ch->flow.arm_user_data;
@@ -912,7 +930,8 @@ static int rmsg_data_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 		return -EFAULT;
 	if (sqe->len > ch->max_msg)
 		return -EMSGSIZE;
-	if (ch->pending.pend_tail - ch->pending.pend_head >= RMSG_CHAN_MAX_PENDING)
+	if (ch->pending.pend_tail - ch->pending.pend_head >=
+	    RMSG_CHAN_MAX_PENDING)
 		return -ENOBUFS;
 	rmsg_data_take_credit(ch);
 
@@ -930,7 +949,8 @@ static int rmsg_data_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 	if (ch->wrs.sig_owed && list_empty(&ch->wrs.sig_node))
 		list_add_tail(&ch->wrs.sig_node, &ep->sig_owed);
 	/* Inline, and nothing older owed: the device has the bytes already. */
-	if (ret == 1 && ch->pending.pend_head == idx && ch->pending.pend_posted == idx + 1) {
+	if (ret == 1 && ch->pending.pend_head == idx &&
+	    ch->pending.pend_posted == idx + 1) {
 		ch->pending.pend_head++;
 		cqe->len = sqe->len;
 		cqe->aux = sqe->addr;
@@ -938,7 +958,8 @@ static int rmsg_data_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 	}
 	ep->cq_reserved++;
 	/* Copied into the shadow with older ones: the work posts the CQEs. */
-	if (ch->retain.shadow && ch->pending.pend_head != ch->pending.pend_posted)
+	if (ch->retain.shadow &&
+	    ch->pending.pend_head != ch->pending.pend_posted)
 		queue_work(rmsg_wq, &ch->data_work);
 	return 0;
 }
@@ -951,7 +972,8 @@ static int rmsg_data_send_rndv(struct rmsg_endpoint *ep,
 	struct rmsg_pending *e;
 	int ret;
 
-	if (ch->pending.pend_tail - ch->pending.pend_head >= RMSG_CHAN_MAX_PENDING)
+	if (ch->pending.pend_tail - ch->pending.pend_head >=
+	    RMSG_CHAN_MAX_PENDING)
 		return -ENOBUFS;
 	e = &ch->pending.pend[ch->pending.pend_tail & RMSG_PEND_MASK];
 	ret = rmsg_rndv_send(ep, ch, sqe, e);
@@ -991,7 +1013,8 @@ bool rmsg_data_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 	 */
 	if (ch && ch->tx_state == RMSG_TX_CLOSING &&
 	    sqe->opcode == RMSG_OP_SEND &&
-	    ch->pending.pend_tail - ch->pending.pend_head < RMSG_CHAN_MAX_PENDING) {
+	    ch->pending.pend_tail - ch->pending.pend_head <
+		    RMSG_CHAN_MAX_PENDING) {
 		e = &ch->pending.pend[ch->pending.pend_tail++ & RMSG_PEND_MASK];
 		e->user_data = sqe->user_data;
 		e->off = sqe->addr;
@@ -1031,7 +1054,8 @@ bool rmsg_data_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 		 * had one that does rendezvous has nothing to go by.
 		 */
 		ret = ch->conn.rdev || ch->rndv.seg_shift ?
-		      rmsg_data_send_rndv(ep, ch, sqe) : -EAGAIN;
+			      rmsg_data_send_rndv(ep, ch, sqe) :
+			      -EAGAIN;
 		if (!ret)
 			return false;
 		break;

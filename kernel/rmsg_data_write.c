@@ -44,9 +44,10 @@ static struct rmsg_vb_trailer *rmsg_trailer(struct rmsg_channel *ch, u32 wr,
 
 static void rmsg_trailer_sync(struct rmsg_channel *ch, u32 wr)
 {
-	ib_dma_sync_single_for_device(ch->conn.rdev->ibdev, ch->conn.trailers_dma +
-				      wr % RMSG_TX_SLOTS *
-				      sizeof(*ch->wrs.trailers),
+	ib_dma_sync_single_for_device(ch->conn.rdev->ibdev,
+				      ch->conn.trailers_dma +
+					      wr % RMSG_TX_SLOTS *
+						      sizeof(*ch->wrs.trailers),
 				      sizeof(*ch->wrs.trailers), DMA_TO_DEVICE);
 }
 
@@ -54,7 +55,8 @@ static void rmsg_zeros(struct rmsg_channel *ch, bool inl, u32 len,
 		       struct ib_sge *sge)
 {
 	sge->addr = inl ? (u64)(uintptr_t)&ch->wrs.trailers[RMSG_ZEROS] :
-			  ch->conn.trailers_dma + RMSG_ZEROS * sizeof(*ch->wrs.trailers);
+			  ch->conn.trailers_dma +
+				    RMSG_ZEROS * sizeof(*ch->wrs.trailers);
 	sge->length = len;
 	sge->lkey = ch->conn.pd->local_dma_lkey;
 }
@@ -204,7 +206,8 @@ static int rmsg_data_write_retained(struct rmsg_channel *ch, u32 idx)
 	 */
 	rmsg_vb_trailer_fill(&t, &pl, type, 0, ch->flow.credit);
 	if (pl.wrap_skip)
-		rmsg_vb_trailer_fill(&wt, &pl, RMSG_VB_WRAP, 0, ch->flow.credit);
+		rmsg_vb_trailer_fill(&wt, &pl, RMSG_VB_WRAP, 0,
+				     ch->flow.credit);
 	rmsg_vb_shadow_put(sh->va, &pl, &t, pl.wrap_skip ? &wt : NULL);
 	if (rts)
 		memcpy(sh->va + pl.off + pl.payload, rts, e->len);
@@ -243,12 +246,14 @@ static int rmsg_data_write_retained(struct rmsg_channel *ch, u32 idx)
 	data_wr.wr.sg_list = sge;
 	data_wr.wr.send_flags = inl ? IB_SEND_INLINE : 0;
 	/* Only to reclaim the send queue: no CQE waits for the device. */
-	if (ch->wrs.wr_posted + need - ch->wrs.wr_signalled >= RMSG_SIGNAL_EVERY)
+	if (ch->wrs.wr_posted + need - ch->wrs.wr_signalled >=
+	    RMSG_SIGNAL_EVERY)
 		data_wr.wr.send_flags |= IB_SEND_SIGNALED;
-	rmsg_wr_slot_fill(ch, ch->wrs.wr_posted + need - 1, idx + 1, NULL, false);
+	rmsg_wr_slot_fill(ch, ch->wrs.wr_posted + need - 1, idx + 1, NULL,
+			  false);
 
-	ret = ib_post_send(ch->conn.qp, pl.wrap_skip ? &wrap_wr.wr : &data_wr.wr,
-			   NULL);
+	ret = ib_post_send(ch->conn.qp,
+			   pl.wrap_skip ? &wrap_wr.wr : &data_wr.wr, NULL);
 	if (ret)
 		return ret;
 	rmsg_data_posted(ch, e, &pl,
@@ -352,7 +357,8 @@ int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 	 * Signal when a CQE waits for this write and no later write of this
 	 * burst will cover it, and often enough to reclaim the send queue.
 	 */
-	signal = ch->wrs.wr_posted + need - ch->wrs.wr_signalled >= RMSG_SIGNAL_EVERY;
+	signal = ch->wrs.wr_posted + need - ch->wrs.wr_signalled >=
+		 RMSG_SIGNAL_EVERY;
 	if (!(inl && cqe_now)) {
 		if (more)
 			ch->wrs.sig_owed = true;
@@ -363,15 +369,16 @@ int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 		data_wr.wr.send_flags |= IB_SEND_SIGNALED;
 		ch->wrs.sig_owed = false;
 	}
-	rmsg_wr_slot_fill(ch, ch->wrs.wr_posted + need - 1, idx + 1, NULL, false);
+	rmsg_wr_slot_fill(ch, ch->wrs.wr_posted + need - 1, idx + 1, NULL,
+			  false);
 
 	/* The device reads these trailers from memory, not from the WR. */
 	if (pl.wrap_skip && !winl)
 		rmsg_trailer_sync(ch, ch->wrs.wr_posted);
 	if (!inl)
 		rmsg_trailer_sync(ch, ch->wrs.wr_posted + need - 1);
-	ret = ib_post_send(ch->conn.qp, pl.wrap_skip ? &wrap_wr.wr : &data_wr.wr,
-			   NULL);
+	ret = ib_post_send(ch->conn.qp,
+			   pl.wrap_skip ? &wrap_wr.wr : &data_wr.wr, NULL);
 	if (ret)
 		return ret;
 	rmsg_data_posted(ch, e, &pl, signal, inl);
@@ -395,7 +402,8 @@ void rmsg_data_flush_signal(struct rmsg_channel *ch)
 	wr.wr.send_flags = IB_SEND_SIGNALED;
 	wr.remote_addr = ch->peer.block_addr;
 	wr.rkey = ch->peer.block_rkey;
-	rmsg_wr_slot_fill(ch, ch->wrs.wr_posted, ch->pending.pend_posted, NULL, false);
+	rmsg_wr_slot_fill(ch, ch->wrs.wr_posted, ch->pending.pend_posted, NULL,
+			  false);
 	if (ib_post_send(ch->conn.qp, &wr.wr, NULL)) {
 		rmsg_chan_kill_soft(ch, -ECONNRESET);
 		return;
@@ -448,9 +456,11 @@ int rmsg_data_rewrite(struct rmsg_channel *ch)
 		wr.wr.sg_list = sge;
 		wr.wr.num_sge = nsge;
 		wr.wr.send_flags = inl ? IB_SEND_INLINE : 0;
-		if (ch->wrs.wr_posted + 1 - ch->wrs.wr_signalled >= RMSG_SIGNAL_EVERY)
+		if (ch->wrs.wr_posted + 1 - ch->wrs.wr_signalled >=
+		    RMSG_SIGNAL_EVERY)
 			wr.wr.send_flags |= IB_SEND_SIGNALED;
-		rmsg_wr_slot_fill(ch, ch->wrs.wr_posted, ch->pending.pend_posted, NULL, false);
+		rmsg_wr_slot_fill(ch, ch->wrs.wr_posted,
+				  ch->pending.pend_posted, NULL, false);
 		ret = ib_post_send(ch->conn.qp, &wr.wr, NULL);
 		if (ret)
 			return ret;

@@ -470,7 +470,7 @@ void rmsg_chan_heartbeat(struct rmsg_channel *ch)
 		ch->repair.hb_misses = 0;
 	} else if (++ch->repair.hb_misses >=
 		   (READ_ONCE(ch->opts.heartbeat_misses) ?:
-		    READ_ONCE(heartbeat_misses))) {
+			    READ_ONCE(heartbeat_misses))) {
 		rmsg_chan_fault(ch, -ETIMEDOUT);
 		return;
 	}

@@ -75,7 +75,8 @@ static int rmsg_cm_repair_request(struct rmsg_endpoint *ep,
 		verdict = rmsg_repair_match(ch->peer.incarnation,
 					    ch->peer.channel, ch->resil.epoch,
 					    h);
-	if (verdict == RMSG_REPAIR_ACCEPT && ch->repair.repair_id && ch->repair.stale_id)
+	if (verdict == RMSG_REPAIR_ACCEPT && ch->repair.repair_id &&
+	    ch->repair.stale_id)
 		verdict = RMSG_REPAIR_STALE;	/* come again later */
 	if (verdict == RMSG_REPAIR_ACCEPT) {
 		/*

@@ -182,10 +182,10 @@ static void rmsg_repair_done(struct rmsg_channel *ch)
 		opened = true;
 		took = ktime_get_ns() - ch->resil.recover_start;
 		/* Nothing is written yet: the rewrite ahead is still whole. */
-		trace_rmsg_repair_done(ch->ep->id, ch->id, ch->resil.epoch,
-				       ch->resil.attempts, took,
-				       ch->retain.retx.end_seq - ch->retain.retx.seq,
-				       ch->retain.retx.end - ch->retain.retx.counter);
+		trace_rmsg_repair_done(
+			ch->ep->id, ch->id, ch->resil.epoch, ch->resil.attempts,
+			took, ch->retain.retx.end_seq - ch->retain.retx.seq,
+			ch->retain.retx.end - ch->retain.retx.counter);
 		resumed = ch->resil.stalled;
 		ch->resil.stalled = false;
 		cqe.len = div_u64(took, NSEC_PER_MSEC);
@@ -251,7 +251,7 @@ void rmsg_chan_repair(struct rmsg_channel *ch)
 		if (failed && ch->repair.phase == RMSG_REPAIR_DIALING) {
 			mutex_lock(&ch->ep->chan_lock);
 			ch->repair.dial_idx = (ch->repair.dial_idx + 1) %
-				       (ch->repair.alt_addrs.count + 1);
+					      (ch->repair.alt_addrs.count + 1);
 			mutex_unlock(&ch->ep->chan_lock);
 		}
 		ret = rmsg_repair_drop(ch);
@@ -285,9 +285,11 @@ void rmsg_chan_repair(struct rmsg_channel *ch)
 			rmsg_repair_wake_at(ch, ch->repair.deadline);
 		} else {
 			/* The first attempt goes at once. */
-			delay = ch->resil.attempts == ch->repair.backoff_from ? 0 :
-				rmsg_backoff_ms(ch->resil.attempts - 1 -
-						ch->repair.backoff_from,
+			delay = ch->resil.attempts == ch->repair.backoff_from ?
+					0 :
+					rmsg_backoff_ms(
+						ch->resil.attempts - 1 -
+							ch->repair.backoff_from,
 						repair_backoff_ms,
 						repair_backoff_max_ms,
 						get_random_u32());

@@ -237,8 +237,8 @@ int rmsg_segs_map(struct rmsg_channel *ch, struct rmsg_rndv_segs *s,
 static int rmsg_segs_fence(struct rmsg_channel *ch)
 {
 	struct ib_send_wr wr = {
-		.opcode			= IB_WR_LOCAL_INV,
-		.ex.invalidate_rkey	= ch->conn.fence_mr->rkey,
+		.opcode = IB_WR_LOCAL_INV,
+		.ex.invalidate_rkey = ch->conn.fence_mr->rkey,
 	};
 
 	rmsg_wr_slot(ch, &wr, NULL, false);

@@ -398,7 +398,8 @@ struct rmsg_tx_slot *rmsg_wr_slot_fill(struct rmsg_channel *ch, u32 wr,
 bool rmsg_wr_room(struct rmsg_channel *ch, u32 wrs)
 {
 	return ch->tx_live &&
-	       ch->wrs.wr_posted - READ_ONCE(ch->wrs.wr_done) + wrs <= RMSG_SEND_WRS;
+	       ch->wrs.wr_posted - READ_ONCE(ch->wrs.wr_done) + wrs <=
+		       RMSG_SEND_WRS;
 }
 
 /**
@@ -412,8 +413,10 @@ bool rmsg_wr_room(struct rmsg_channel *ch, u32 wrs)
 void rmsg_wr_slot(struct rmsg_channel *ch, struct ib_send_wr *wr,
 		  atomic_t *rndv_done, bool read)
 {
-	wr->wr_cqe = &rmsg_wr_slot_fill(ch, ch->wrs.wr_posted, ch->pending.pend_posted,
-				     rndv_done, read)->cqe;
+	wr->wr_cqe = &rmsg_wr_slot_fill(ch, ch->wrs.wr_posted,
+					ch->pending.pend_posted, rndv_done,
+					read)
+			      ->cqe;
 	ch->wrs.wr_posted++;
 	/*
 	 * Room comes back only with a signalled completion: with none in
