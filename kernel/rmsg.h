@@ -52,7 +52,23 @@ struct rmsg_device {
 	atomic_t port_events[];
 };
 
-int rmsg_devices_init(void);
+/**
+ * struct rmsg_device_watch - what the layers above do when devices change
+ * @added: a device came; channels being repaired may reach peers by it
+ * @removed: @rdev is going: nothing of rmsg may be left on it on return
+ * @fatal: @rdev had a fatal error and stays registered; process context
+ *
+ * rmsg_main.c hands rmsg_devices_init() the channel layer's and the
+ * registry's functions, so that the device layer calls up through this
+ * table alone, and no file of the layers above needs to be known here.
+ */
+struct rmsg_device_watch {
+	void (*added)(void);
+	void (*removed)(struct rmsg_device *rdev);
+	void (*fatal)(struct rmsg_device *rdev);
+};
+
+int rmsg_devices_init(const struct rmsg_device_watch *watch);
 void rmsg_devices_exit(void);
 u32 rmsg_devices_count(void);
 struct rmsg_device *rmsg_device_attach(struct ib_device *ibdev,
@@ -282,7 +298,6 @@ long rmsg_ep_enter(struct rmsg_endpoint *ep, void __user *uarg);
 int rmsg_ep_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma);
 __poll_t rmsg_ep_poll(struct rmsg_endpoint *ep, struct file *file,
 		      poll_table *wait);
-int rmsg_ep_submit(struct rmsg_endpoint *ep, u32 to_submit);
 long rmsg_ep_get_stats(struct rmsg_endpoint *ep, void __user *uarg);
 
 int rmsg_sqpoll_start(struct rmsg_endpoint *ep, u32 idle_ms);
@@ -326,15 +341,11 @@ void rmsg_cdev_exit(void);
 
 struct rmsg_listener;
 
-void rmsg_ep_post_event(struct rmsg_endpoint *ep, const struct rmsg_cqe *cqe);
-void rmsg_ep_post_cqe_locked(struct rmsg_endpoint *ep,
-			     const struct rmsg_cqe *cqe, bool reserved);
 bool rmsg_data_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 		    const struct rmsg_sqe *next, struct rmsg_cqe *cqe);
 void rmsg_data_batch_end(struct rmsg_endpoint *ep);
 bool rmsg_device_ordered(struct ib_device *ibdev);
 struct ib_mr *rmsg_alloc_mr(struct ib_pd *pd, u32 pages);
-void rmsg_ep_flush_events(struct rmsg_endpoint *ep);
 
 static inline bool rmsg_ep_ready(struct rmsg_endpoint *ep)
 {

@@ -5,6 +5,10 @@
  * Every ioctl argument is a struct from <rdma/rmsg.h> whose flags and
  * reserved fields must be zero: the kernel rejects anything else with EINVAL
  * so that those fields can be given a meaning later.
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_channel.c, rmsg_ctl.c,
+ * rmsg_devices.c, rmsg_endpoint.c, rmsg_listen.c and rmsg_region.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

@@ -12,7 +12,7 @@
  *   rmsg_cm.c         the rdma_cm events of a channel's ids
  *   rmsg_lifecycle.c  states, phases, ends and faults (the diagrams)
  *   rmsg_conn.c       the connection's verbs resources, control messages
- *   rmsg_data.c, rmsg_rndv.c, rmsg_devices.c, core/
+ *   rmsg_data.c, rmsg_rndv*.c, rmsg_devices.c, core/
  *
  * Locking and lifetime:
  *  - ep->chan_lock guards the endpoint's channel table, its listener and
@@ -29,6 +29,11 @@
  *    rdma_cm's device removal would race with it): rmsg_cm_give_back().
  *  - Device removal (rmsg_ib_remove) and endpoint release kill their
  *    channels and wait until the teardown of each is done.
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_cm.c, rmsg_conn.c, rmsg_data.c,
+ * rmsg_devices.c, rmsg_lifecycle.c, rmsg_pages.c, rmsg_repair.c,
+ * rmsg_user.c and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -47,7 +52,7 @@
 #include <rdma/rdma_cm.h>
 
 #include "rmsg.h"
-#include "rmsg_channel.h"
+#include "rmsg_chan.h"
 #include "rmsg_wr.h"
 #include "rmsg_cm.h"
 #include "rmsg_conn.h"
@@ -94,16 +99,16 @@ void rmsg_chan_init(struct rmsg_channel *ch, struct rmsg_endpoint *ep,
 	ch->soft_error = 1;
 	ch->user_data = user_data;
 	ch->block_size = size;
-	INIT_LIST_HEAD(&ch->dev_node);
+	INIT_LIST_HEAD(&ch->conn.dev_node);
 	init_completion(&ch->close_sent);
-	spin_lock_init(&ch->post_lock);
+	spin_lock_init(&ch->conn.post_lock);
 	INIT_WORK(&ch->work, rmsg_chan_progress);
 	INIT_WORK(&ch->teardown, rmsg_chan_teardown);
 	INIT_WORK(&ch->data_work, rmsg_data_work);
 	rmsg_chan_timers_init(ch);
 	init_waitqueue_head(&ch->tx_wq);
 	init_waitqueue_head(&ch->cm_wq);
-	INIT_LIST_HEAD(&ch->sig_node);
+	INIT_LIST_HEAD(&ch->wrs.sig_node);
 }
 
 /*
@@ -157,11 +162,11 @@ int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind)
 	lockdep_assert_held(&ch->ep->chan_lock);
 	switch (kind) {
 	case RMSG_FAULT_QP_ERROR:
-		if (ch->state != RMSG_CHAN_OPEN || !ch->qp)
+		if (ch->state != RMSG_CHAN_OPEN || !ch->conn.qp)
 			return -ENOTCONN;
-		return ib_modify_qp(ch->qp, &attr, IB_QP_STATE);
+		return ib_modify_qp(ch->conn.qp, &attr, IB_QP_STATE);
 	case RMSG_FAULT_DISCONNECT:
-		if (ch->state != RMSG_CHAN_OPEN || !ch->qp)
+		if (ch->state != RMSG_CHAN_OPEN || !ch->conn.qp)
 			return -ENOTCONN;
 		/*
 		 * The connection carries nothing more once this returns, as
@@ -170,17 +175,17 @@ int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind)
 		 * from the work, or from the repair's first step if that
 		 * comes first.
 		 */
-		ret = ib_modify_qp(ch->qp, &attr, IB_QP_STATE);
+		ret = ib_modify_qp(ch->conn.qp, &attr, IB_QP_STATE);
 		if (ret)
 			return ret;
 		set_bit(RMSG_CHAN_DISCONNECT_DUE, &ch->flags);
 		queue_work(rmsg_wq, &ch->work);
 		return 0;
 	case RMSG_FAULT_DEVICE_FATAL:
-		if (ch->state != RMSG_CHAN_OPEN || !ch->rdev)
+		if (ch->state != RMSG_CHAN_OPEN || !ch->conn.rdev)
 			return -ENOTCONN;
 		/* An open channel is on its device: it cannot go meanwhile. */
-		rmsg_device_fatal(ch->rdev);
+		rmsg_device_fatal(ch->conn.rdev);
 		return 0;
 	default:
 		return -EINVAL;
@@ -218,7 +223,7 @@ static void __rmsg_chan_progress(struct rmsg_channel *ch)
 	if (test_and_clear_bit(RMSG_CHAN_DISCONNECT_DUE, &ch->flags) &&
 	    READ_ONCE(ch->state) == RMSG_CHAN_OPEN &&
 	    test_bit(RMSG_CHAN_CONNECTED, &ch->flags))
-		rdma_disconnect(ch->cm_id);
+		rdma_disconnect(ch->conn.cm_id);
 	if (test_and_clear_bit(RMSG_CHAN_ACCEPT_DUE, &ch->flags))
 		rmsg_chan_do_accept(ch);
 	if (test_and_clear_bit(RMSG_CHAN_STALL_DUE, &ch->flags))
@@ -242,7 +247,7 @@ static void __rmsg_chan_progress(struct rmsg_channel *ch)
 		ch->reported = true;
 		/* Under chan_lock: teardown cannot have stopped it yet. */
 		rmsg_data_open(ch);
-		ch->hb_misses = 0;
+		ch->repair.hb_misses = 0;
 		set_bit(RMSG_CHAN_HEARD, &ch->flags);
 		rmsg_hb_arm(ch);
 	}
@@ -312,14 +317,14 @@ static void rmsg_chan_teardown(struct work_struct *work)
 	 * of the timer see the channel DYING and do nothing.
 	 */
 	cancel_work_sync(&ch->work);
-	del_timer_sync(&ch->repair_timer);
-	del_timer_sync(&ch->hb_timer);
-	del_timer_sync(&ch->stall_timer);
+	del_timer_sync(&ch->repair.repair_timer);
+	del_timer_sync(&ch->repair.hb_timer);
+	del_timer_sync(&ch->repair.stall_timer);
 	mutex_lock(&ep->chan_lock);
-	repair_id = ch->repair_id;
-	stale_id = ch->stale_id;
-	ch->repair_id = NULL;
-	ch->stale_id = NULL;
+	repair_id = ch->repair.repair_id;
+	stale_id = ch->repair.stale_id;
+	ch->repair.repair_id = NULL;
+	ch->repair.stale_id = NULL;
 	mutex_unlock(&ep->chan_lock);
 	if (repair_id)
 		rmsg_repair_refuse(repair_id, true);
@@ -329,9 +334,9 @@ static void rmsg_chan_teardown(struct work_struct *work)
 	 * Handlers ignore a dying channel; wait for one already running (a
 	 * handler that gave the id back to the rdma_cm may be one).
 	 */
-	rmsg_cm_settle(ch, ch->cm_id);
-	connected = ch->cm_id && test_bit(RMSG_CHAN_CONNECTED, &ch->flags);
-	orderly = connected && ch->qp && !ch->error && !ch->abort &&
+	rmsg_cm_settle(ch, ch->conn.cm_id);
+	connected = ch->conn.cm_id && test_bit(RMSG_CHAN_CONNECTED, &ch->flags);
+	orderly = connected && ch->conn.qp && !ch->error && !ch->abort &&
 		  !test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags);
 
 	/* Sends taken before the close are written first, if it is orderly. */
@@ -349,16 +354,18 @@ static void rmsg_chan_teardown(struct work_struct *work)
 	 * killed), must not look like a broken connection the peer should
 	 * repair: RESET says so. A repaired peer would find nobody anyway.
 	 */
-	else if (connected && ch->qp && (ch->abort || ch->error == -ESHUTDOWN) &&
+	else if (connected && ch->conn.qp &&
+		 (ch->abort || ch->error == -ESHUTDOWN) &&
 		 !test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags) &&
 		 !rmsg_ctrl_send(ch, RMSG_CTRL_CLOSE_BUF, RMSG_CTRL_RESET, 0))
 		rmsg_data_close_sent(ch);
 	if (connected)
-		rmsg_cm_id_disconnect(ch->cm_id);
+		rmsg_cm_id_disconnect(ch->conn.cm_id);
 	if (ch->reject) {
-		rdma_lock_handler(ch->cm_id);
-		rdma_reject(ch->cm_id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
-		rdma_unlock_handler(ch->cm_id);
+		rdma_lock_handler(ch->conn.cm_id);
+		rdma_reject(ch->conn.cm_id, NULL, 0,
+			    IB_CM_REJ_CONSUMER_DEFINED);
+		rdma_unlock_handler(ch->conn.cm_id);
 	}
 	rmsg_chan_release_verbs(ch, false);
 	cancel_work_sync(&ch->data_work);
@@ -367,12 +374,12 @@ static void rmsg_chan_teardown(struct work_struct *work)
 	rmsg_data_finish(ch, ch->error ?: -ECONNRESET,
 			 test_bit(RMSG_CHAN_CLOSE_OK, &ch->flags));
 	/* Waits out a handler still running on this id; none can follow. */
-	if (ch->cm_id)
-		rmsg_cm_id_retire(ch->cm_id);
+	if (ch->conn.cm_id)
+		rmsg_cm_id_retire(ch->conn.cm_id);
 	cancel_work_sync(&ch->work);
-	del_timer_sync(&ch->repair_timer);
-	del_timer_sync(&ch->hb_timer);
-	del_timer_sync(&ch->stall_timer);
+	del_timer_sync(&ch->repair.repair_timer);
+	del_timer_sync(&ch->repair.hb_timer);
+	del_timer_sync(&ch->repair.stall_timer);
 
 	mutex_lock(&ep->chan_lock);
 	xa_erase(&ep->channels, ch->id);
@@ -566,7 +573,7 @@ long rmsg_chan_set(struct rmsg_endpoint *ep, void __user *uarg)
 	} else {
 		rmsg_opts_merge(&ch->opts, opts);
 		if (ch->state == RMSG_CHAN_OPEN && !rmsg_chan_hb_ms(ch))
-			del_timer(&ch->hb_timer);
+			del_timer(&ch->repair.hb_timer);
 		else if (ch->state == RMSG_CHAN_OPEN && opts->heartbeat_ms)
 			/* The new period from now, not after the old one. */
 			rmsg_hb_arm(ch);
@@ -621,8 +628,8 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 		       req.block_size);
 	ch->opts = opts;
 	/* Kept for the repairs, which dial again from a work item. */
-	ch->peer_addr = ss;
-	ch->resolve_ms = req.timeout_ms ?: resolve_timeout_ms;
+	ch->repair.peer_addr = ss;
+	ch->repair.resolve_ms = req.timeout_ms ?: resolve_timeout_ms;
 	ch->net = get_net(current->nsproxy->net_ns);
 	cm_id = rdma_create_id(ch->net, rmsg_cm_handler, &ch->cm, RDMA_PS_TCP,
 			       IB_QPT_RC);
@@ -631,7 +638,7 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 		kfree(ch);
 		return PTR_ERR(cm_id);
 	}
-	ch->cm_id = cm_id;
+	ch->conn.cm_id = cm_id;
 	/*
 	 * Published, the id may be closed by another thread at once: the
 	 * end waits until this call is done with the channel (a teardown
@@ -652,9 +659,9 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 		goto fail;
 	}
 	/* From here on the handler may run; the channel is complete. */
-	ret = rdma_resolve_addr(cm_id, req.src_addr_len ?
-				(struct sockaddr *)&src : NULL,
-				(struct sockaddr *)&ss, ch->resolve_ms);
+	ret = rdma_resolve_addr(
+		cm_id, req.src_addr_len ? (struct sockaddr *)&src : NULL,
+		(struct sockaddr *)&ss, ch->repair.resolve_ms);
 	if (ret)
 		goto fail;
 	rmsg_chan_setup_done(ch);
@@ -748,7 +755,7 @@ void rmsg_chan_device_removed(struct rmsg_device *rdev)
 
 	mutex_lock(&rdev->lock);
 	rdev->dying = true;
-	list_for_each_entry(ch, &rdev->channels, dev_node)
+	list_for_each_entry(ch, &rdev->channels, conn.dev_node)
 		rmsg_chan_dev_lost(rdev, ch, -ENODEV);
 	mutex_unlock(&rdev->lock);
 	wait_event(rdev->wq, list_empty_careful(&rdev->channels));
@@ -772,7 +779,7 @@ void rmsg_chan_device_fatal(struct rmsg_device *rdev)
 	struct rmsg_channel *ch;
 
 	mutex_lock(&rdev->lock);
-	list_for_each_entry(ch, &rdev->channels, dev_node)
+	list_for_each_entry(ch, &rdev->channels, conn.dev_node)
 		rmsg_chan_dev_lost(rdev, ch, -EIO);
 	mutex_unlock(&rdev->lock);
 }

@@ -3,6 +3,10 @@
  * rmsg: the rdma_cm side of channels: the event handler of every id
  * rmsg makes, listeners, connection requests (new channels and a
  * repair's RECONNECT), accepting, and the addresses of a connection.
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_conn.c, rmsg_data.c,
+ * rmsg_devices.c, rmsg_lifecycle.c and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -21,7 +25,7 @@
 #include <rdma/rdma_cm.h>
 
 #include "rmsg.h"
-#include "rmsg_channel.h"
+#include "rmsg_chan.h"
 #include "rmsg_wr.h"
 #include "rmsg_cm.h"
 #include "rmsg_conn.h"
@@ -50,7 +54,7 @@ void rmsg_chan_do_accept(struct rmsg_channel *ch)
 	u32 len;
 	int ret;
 
-	rdma_lock_handler(ch->cm_id);
+	rdma_lock_handler(ch->conn.cm_id);
 	mutex_lock(&ch->ep->chan_lock);
 	go = ch->state == RMSG_CHAN_ACCEPTING;
 	mutex_unlock(&ch->ep->chan_lock);
@@ -60,11 +64,11 @@ void rmsg_chan_do_accept(struct rmsg_channel *ch)
 		ret = rmsg_data_shadow_create(ch);
 		if (!ret) {
 			len = rmsg_chan_hello(ch, RMSG_HELLO_ACCEPT, &data);
-			rmsg_conn_param(ch, ch->cm_id, &param, &data, len);
-			ret = rdma_accept(ch->cm_id, &param);
+			rmsg_conn_param(ch, ch->conn.cm_id, &param, &data, len);
+			ret = rdma_accept(ch->conn.cm_id, &param);
 		}
 	}
-	rdma_unlock_handler(ch->cm_id);
+	rdma_unlock_handler(ch->conn.cm_id);
 	if (ret)
 		rmsg_chan_kill(ch, ret);
 }
@@ -120,21 +124,22 @@ static bool rmsg_sockaddr_same_ip(const struct sockaddr_storage *a,
 void rmsg_dial_addr(struct rmsg_channel *ch,
 			   struct sockaddr_storage *ss)
 {
-	u32 i = ch->dial_idx;
+	u32 i = ch->repair.dial_idx;
 
 	lockdep_assert_held(&ch->ep->chan_lock);
-	if (!i || i > ch->alt_addrs.count)
-		*ss = ch->peer_addr;
+	if (!i || i > ch->repair.alt_addrs.count)
+		*ss = ch->repair.peer_addr;
 	else
-		rmsg_addr_sockaddr(&ch->alt_addrs.addr[i - 1],
-				   rmsg_sockaddr_port(&ch->peer_addr), ss);
+		rmsg_addr_sockaddr(&ch->repair.alt_addrs.addr[i - 1],
+				   rmsg_sockaddr_port(&ch->repair.peer_addr),
+				   ss);
 }
 
 /**
  * rmsg_cm_settle() - wait until an id the channel let go of is the caller's
  * @ch: the channel
  * @id: an id it dropped (rmsg_repair_drop()), or its id when it is DYING
- *	(teardown: ch->cm_id is cleared if the rdma_cm took it back; NULL
+ *	(teardown: ch->conn.cm_id is cleared if the rdma_cm took it back; NULL
  *	waits for the handlers only)
  *
  * Handlers that start after the channel let go of @id ignore it; one that
@@ -156,8 +161,8 @@ struct rdma_cm_id *rmsg_cm_settle(struct rmsg_channel *ch,
 	mutex_lock(&ch->ep->chan_lock);
 	if (id && ch->given_id == id) {
 		ch->given_id = NULL;
-		if (ch->cm_id == id)	/* teardown's */
-			ch->cm_id = NULL;
+		if (ch->conn.cm_id == id) /* teardown's */
+			ch->conn.cm_id = NULL;
 		id = NULL;
 	}
 	mutex_unlock(&ch->ep->chan_lock);
@@ -233,8 +238,9 @@ static int rmsg_cm_peer_addrs(struct rmsg_channel *ch,
 	}
 	for (i = 0; i < addrs.count; i++) {
 		rmsg_addr_sockaddr(&addrs.addr[i],
-				   rmsg_sockaddr_port(&ch->peer_addr), &ss);
-		if (rmsg_sockaddr_same_ip(&ss, &ch->peer_addr))
+				   rmsg_sockaddr_port(&ch->repair.peer_addr),
+				   &ss);
+		if (rmsg_sockaddr_same_ip(&ss, &ch->repair.peer_addr))
 			continue;
 		for (j = 0; j < n; j++)
 			if (!memcmp(&addrs.addr[j], &addrs.addr[i],
@@ -248,8 +254,8 @@ static int rmsg_cm_peer_addrs(struct rmsg_channel *ch,
 	}
 	addrs.count = n;
 	mutex_lock(&ch->ep->chan_lock);
-	ch->alt_addrs = addrs;
-	ch->dial_idx = idx;
+	ch->repair.alt_addrs = addrs;
+	ch->repair.dial_idx = idx;
 	mutex_unlock(&ch->ep->chan_lock);
 	return 0;
 }
@@ -267,7 +273,7 @@ static int rmsg_cm_repair_accepted(struct rmsg_channel *ch,
 		return -EPROTO;
 	if (h.incarnation != ch->peer.incarnation)
 		return -ECONNRESET;	/* a stranger now: it restarted */
-	ret = rmsg_cm_peer_addrs(ch, ch->cm_id, event);
+	ret = rmsg_cm_peer_addrs(ch, ch->conn.cm_id, event);
 	if (ret)
 		return ret;
 	return rmsg_data_resume(ch, &h);
@@ -306,8 +312,8 @@ static int rmsg_cm_give_back(struct rmsg_channel *ch,
 	}
 	if (event != RDMA_CM_EVENT_DEVICE_REMOVAL)
 		return 0;
-	if (owned && ch->active && !cm_id->qp && !ch->qp)
-		ch->cm_id = NULL;
+	if (owned && ch->active && !cm_id->qp && !ch->conn.qp)
+		ch->conn.cm_id = NULL;
 	else if (!owned && routing)
 		ch->given_id = cm_id;
 	else
@@ -465,7 +471,7 @@ static int rmsg_cm_channel_event(struct rmsg_channel *ch,
 	 * nothing about the connection the channel is on.
 	 */
 	mutex_lock(&ch->ep->chan_lock);
-	owned = cm_id == ch->cm_id && ch->state != RMSG_CHAN_DYING;
+	owned = cm_id == ch->conn.cm_id && ch->state != RMSG_CHAN_DYING;
 	repair = ch->state == RMSG_CHAN_RECOVERING;
 	ret = rmsg_cm_give_back(ch, cm_id, event->event, owned);
 	if (owned)

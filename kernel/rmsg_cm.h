@@ -7,7 +7,7 @@
 #ifndef RMSG_CM_H
 #define RMSG_CM_H
 
-#include "rmsg_channel.h"
+#include "rmsg_chan.h"
 
 extern unsigned int resolve_timeout_ms;
 

@@ -4,6 +4,10 @@
  * CQ, QP, the receive block's mapping and registration, control buffers),
  * and the hello its connection request carries. The control messages
  * themselves are rmsg_wr.c's.
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_data.c, rmsg_devices.c,
+ * rmsg_pages.c, rmsg_rndv_repair.c and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -22,7 +26,7 @@
 #include <rdma/rdma_cm.h>
 
 #include "rmsg.h"
-#include "rmsg_channel.h"
+#include "rmsg_chan.h"
 #include "rmsg_wr.h"
 #include "rmsg_conn.h"
 #include "rmsg_lifecycle.h"
@@ -45,7 +49,7 @@ MODULE_PARM_DESC(ack_timeout,
 static void rmsg_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rmsg_channel *ch =
-		container_of(wc->wr_cqe, struct rmsg_channel, reg_cqe);
+		container_of(wc->wr_cqe, struct rmsg_channel, conn.reg_cqe);
 
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
@@ -71,10 +75,10 @@ static int rmsg_block_alloc(struct rmsg_channel *ch)
 	mutex_lock(&ch->ep->chan_lock);
 	ch->block = block;	/* rmsg_chan_mmap() looks at it */
 	mutex_unlock(&ch->ep->chan_lock);
-	ret = sg_alloc_table(&ch->block_sgt, block->npages, GFP_KERNEL);
+	ret = sg_alloc_table(&ch->conn.block_sgt, block->npages, GFP_KERNEL);
 	if (ret)
 		return ret;
-	for_each_sgtable_sg(&ch->block_sgt, sg, i)
+	for_each_sgtable_sg(&ch->conn.block_sgt, sg, i)
 		sg_set_page(sg, block->pages[i], PAGE_SIZE, 0);
 	return 0;
 }
@@ -82,14 +86,14 @@ static int rmsg_block_alloc(struct rmsg_channel *ch)
 /* The block, mapped for the channel's device and under a new MR. */
 static int rmsg_block_map(struct rmsg_channel *ch)
 {
-	struct ib_device *ibdev = ch->rdev->ibdev;
+	struct ib_device *ibdev = ch->conn.rdev->ibdev;
 	int nents, ret;
 
-	ret = ib_dma_map_sgtable_attrs(ibdev, &ch->block_sgt,
+	ret = ib_dma_map_sgtable_attrs(ibdev, &ch->conn.block_sgt,
 				       DMA_BIDIRECTIONAL, 0);
 	if (ret)
 		return ret;
-	ch->block_mapped = true;
+	ch->conn.block_mapped = true;
 	/*
 	 * The program polls the block while the device writes it: a device
 	 * whose mappings need syncs (not DMA-coherent, or bounced through
@@ -97,29 +101,29 @@ static int rmsg_block_map(struct rmsg_channel *ch)
 	 */
 	if (!ib_uses_virt_dma(ibdev) &&
 	    dma_need_sync(ibdev->dma_device,
-			  sg_dma_address(ch->block_sgt.sgl))) {
+			  sg_dma_address(ch->conn.block_sgt.sgl))) {
 		dev_warn_once(&ibdev->dev,
 			      "rmsg: DMA to this device needs syncs (not coherent, or bounce buffers): receive blocks cannot be polled, rmsg does not use it\n");
 		return -EOPNOTSUPP;
 	}
 
-	ch->mr = rmsg_alloc_mr(ch->pd, ch->block->npages);
-	if (IS_ERR(ch->mr)) {
-		ret = PTR_ERR(ch->mr);
-		ch->mr = NULL;
+	ch->conn.mr = rmsg_alloc_mr(ch->conn.pd, ch->block->npages);
+	if (IS_ERR(ch->conn.mr)) {
+		ret = PTR_ERR(ch->conn.mr);
+		ch->conn.mr = NULL;
 		return ret;
 	}
-	nents = ib_map_mr_sg(ch->mr, ch->block_sgt.sgl, ch->block_sgt.nents,
-			     NULL, PAGE_SIZE);
-	if (nents != ch->block_sgt.nents)
+	nents = ib_map_mr_sg(ch->conn.mr, ch->conn.block_sgt.sgl,
+			     ch->conn.block_sgt.nents, NULL, PAGE_SIZE);
+	if (nents != ch->conn.block_sgt.nents)
 		return nents < 0 ? nents : -EINVAL;
 	/*
 	 * The peer addresses the block from 0: the hello must not carry
 	 * the bus address ib_map_mr_sg() starts from (the pages are whole,
 	 * so the offset in the first page stays 0 too).
 	 */
-	ch->mr->iova = 0;
-	ib_update_fast_reg_key(ch->mr, ib_inc_rkey(ch->mr->rkey));
+	ch->conn.mr->iova = 0;
+	ib_update_fast_reg_key(ch->conn.mr, ib_inc_rkey(ch->conn.mr->rkey));
 	return 0;
 }
 
@@ -128,17 +132,17 @@ int rmsg_block_register(struct rmsg_channel *ch)
 	struct ib_reg_wr wr = {
 		.wr = {
 			.opcode		= IB_WR_REG_MR,
-			.wr_cqe		= &ch->reg_cqe,
+			.wr_cqe		= &ch->conn.reg_cqe,
 			.send_flags	= IB_SEND_SIGNALED,
 		},
-		.mr	= ch->mr,
-		.key	= ch->mr->rkey,
+		.mr	= ch->conn.mr,
+		.key	= ch->conn.mr->rkey,
 		/* Not relaxed ordering: arrival is seen by the last byte. */
 		.access	= IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
 	};
 
-	ch->reg_cqe.done = rmsg_reg_done;
-	return ib_post_send(ch->qp, &wr.wr, NULL);
+	ch->conn.reg_cqe.done = rmsg_reg_done;
+	return ib_post_send(ch->conn.qp, &wr.wr, NULL);
 }
 
 /* RDMA READs in flight each way: enough to keep a rendezvous going. */
@@ -159,8 +163,8 @@ static int rmsg_chan_new_qp(struct rmsg_channel *ch, struct rdma_cm_id *id)
 	int i, ret;
 
 	attr.qp_context = ch;
-	attr.send_cq = ch->cq;
-	attr.recv_cq = ch->cq;
+	attr.send_cq = ch->conn.cq;
+	attr.recv_cq = ch->conn.cq;
 	attr.cap.max_send_wr = RMSG_QP_SEND_WRS;
 	attr.cap.max_recv_wr = RMSG_CTRL_RECVS + RMSG_DRAIN_WRS +
 			       (ch->rx_imm ? RMSG_IMM_RECVS : 0);
@@ -172,22 +176,22 @@ static int rmsg_chan_new_qp(struct rmsg_channel *ch, struct rdma_cm_id *id)
 	attr.qp_type = IB_QPT_RC;
 	if (attr.cap.max_send_sge < RMSG_DATA_SGE_MAX)
 		return -EOPNOTSUPP;
-	ret = rdma_create_qp(id, ch->pd, &attr);
+	ret = rdma_create_qp(id, ch->conn.pd, &attr);
 	if (ret) {
 		/* A device without inline data still does the job. */
 		attr.cap.max_inline_data = 0;
-		ret = rdma_create_qp(id, ch->pd, &attr);
+		ret = rdma_create_qp(id, ch->conn.pd, &attr);
 	}
 	if (ret)
 		return ret;
-	ch->qp = id->qp;
+	ch->conn.qp = id->qp;
 	rmsg_rndv_init(ch, rmsg_rd_depth(ibdev));
-	ch->max_inline = attr.cap.max_inline_data;
-	ch->max_sge = attr.cap.max_send_sge;
+	ch->conn.max_inline = attr.cap.max_inline_data;
+	ch->conn.max_sge = attr.cap.max_send_sge;
 
 	/* Receives may be posted in INIT: the peer's READY can come early. */
 	for (i = 0; i < RMSG_CTRL_RECVS; i++) {
-		ret = rmsg_ctrl_post_recv(&ch->ctrl[i]);
+		ret = rmsg_ctrl_post_recv(&ch->conn.ctrl[i]);
 		if (ret)
 			return ret;
 	}
@@ -207,38 +211,38 @@ static int rmsg_chan_new_qp(struct rmsg_channel *ch, struct rdma_cm_id *id)
  */
 bool rmsg_chan_dev_release(struct rmsg_channel *ch)
 {
-	struct ib_device *ibdev = ch->rdev->ibdev;
-	struct rmsg_device *rdev = ch->rdev;
+	struct ib_device *ibdev = ch->conn.rdev->ibdev;
+	struct rmsg_device *rdev = ch->conn.rdev;
 	int i;
 
-	WARN_ON_ONCE(ch->qp);
+	WARN_ON_ONCE(ch->conn.qp);
 	rmsg_data_dev_release(ch);
-	if (ch->cq)
-		ib_cq_pool_put(ch->cq, ch->cq_size);
-	ch->cq = NULL;
-	for (i = 0; i < ARRAY_SIZE(ch->ctrl); i++)
-		rmsg_ctrl_buf_exit(ch, &ch->ctrl[i], i < RMSG_CTRL_RECVS);
-	if (ch->mr)
-		ib_dereg_mr(ch->mr);
-	ch->mr = NULL;
-	if (ch->block_mapped)
-		ib_dma_unmap_sgtable_attrs(ibdev, &ch->block_sgt,
+	if (ch->conn.cq)
+		ib_cq_pool_put(ch->conn.cq, ch->conn.cq_size);
+	ch->conn.cq = NULL;
+	for (i = 0; i < ARRAY_SIZE(ch->conn.ctrl); i++)
+		rmsg_ctrl_buf_exit(ch, &ch->conn.ctrl[i], i < RMSG_CTRL_RECVS);
+	if (ch->conn.mr)
+		ib_dereg_mr(ch->conn.mr);
+	ch->conn.mr = NULL;
+	if (ch->conn.block_mapped)
+		ib_dma_unmap_sgtable_attrs(ibdev, &ch->conn.block_sgt,
 					   DMA_BIDIRECTIONAL, 0);
-	ch->block_mapped = false;
+	ch->conn.block_mapped = false;
 	clear_bit(RMSG_CHAN_REGISTERED, &ch->flags);
 	/* Rendezvous submissions look at it under ep->lock. */
 	mutex_lock(&ch->ep->lock);
-	ch->rdev = NULL;
+	ch->conn.rdev = NULL;
 	mutex_unlock(&ch->ep->lock);
 	/* Every MR in it is gone: the block's and rendezvous' above. */
-	if (ch->fence_mr)
-		ib_dereg_mr(ch->fence_mr);
-	ch->fence_mr = NULL;
-	if (ch->pd)
-		ib_dealloc_pd(ch->pd);
-	ch->pd = NULL;
-	WRITE_ONCE(ch->dev_id, 0);
-	return rmsg_device_detach(rdev, &ch->dev_node);
+	if (ch->conn.fence_mr)
+		ib_dereg_mr(ch->conn.fence_mr);
+	ch->conn.fence_mr = NULL;
+	if (ch->conn.pd)
+		ib_dealloc_pd(ch->conn.pd);
+	ch->conn.pd = NULL;
+	WRITE_ONCE(ch->conn.dev_id, 0);
+	return rmsg_device_detach(rdev, &ch->conn.dev_node);
 }
 
 /*
@@ -250,22 +254,22 @@ bool rmsg_chan_dev_release(struct rmsg_channel *ch)
 static int rmsg_chan_pd_alloc(struct rmsg_channel *ch,
 			      struct ib_device *ibdev)
 {
-	ch->pd = ib_alloc_pd(ibdev, 0);
-	if (IS_ERR(ch->pd)) {
-		int ret = PTR_ERR(ch->pd);
+	ch->conn.pd = ib_alloc_pd(ibdev, 0);
+	if (IS_ERR(ch->conn.pd)) {
+		int ret = PTR_ERR(ch->conn.pd);
 
-		ch->pd = NULL;
+		ch->conn.pd = NULL;
 		return ret;
 	}
 	if (ibdev->ops.driver_id != RDMA_DRIVER_RXE)
 		return 0;
-	ch->fence_mr = ib_alloc_mr(ch->pd, IB_MR_TYPE_MEM_REG, 1);
-	if (IS_ERR(ch->fence_mr)) {
-		int ret = PTR_ERR(ch->fence_mr);
+	ch->conn.fence_mr = ib_alloc_mr(ch->conn.pd, IB_MR_TYPE_MEM_REG, 1);
+	if (IS_ERR(ch->conn.fence_mr)) {
+		int ret = PTR_ERR(ch->conn.fence_mr);
 
-		ch->fence_mr = NULL;
-		ib_dealloc_pd(ch->pd);
-		ch->pd = NULL;
+		ch->conn.fence_mr = NULL;
+		ib_dealloc_pd(ch->conn.pd);
+		ch->conn.pd = NULL;
 		return ret;
 	}
 	return 0;
@@ -300,19 +304,19 @@ static int rmsg_chan_dev_create(struct rmsg_channel *ch,
 			      "rmsg: iWARP is not supported (rendezvous reads need registered sinks there)\n");
 		return -EOPNOTSUPP;
 	}
-	rdev = rmsg_device_attach(ibdev, &ch->dev_node);
+	rdev = rmsg_device_attach(ibdev, &ch->conn.dev_node);
 	if (!rdev)
 		return -ENODEV;
 	ret = rmsg_chan_pd_alloc(ch, ibdev);
 	if (ret) {
-		rmsg_device_detach(rdev, &ch->dev_node);
+		rmsg_device_detach(rdev, &ch->conn.dev_node);
 		return ret;
 	}
 	mutex_lock(&ch->ep->lock);
-	ch->rdev = rdev;
+	ch->conn.rdev = rdev;
 	ch->rndv.released = false;
 	mutex_unlock(&ch->ep->lock);
-	WRITE_ONCE(ch->dev_id, ibdev->index + 1);
+	WRITE_ONCE(ch->conn.dev_id, ibdev->index + 1);
 
 	ret = rmsg_block_map(ch);
 	if (!ret)
@@ -320,16 +324,17 @@ static int rmsg_chan_dev_create(struct rmsg_channel *ch,
 	if (ret)
 		goto fail;
 	/* Both queues, the drain's WR of each included. */
-	ch->cq_size = RMSG_QP_SEND_WRS + RMSG_CTRL_RECVS + RMSG_DRAIN_WRS +
-		      (ch->rx_imm ? RMSG_IMM_RECVS : 0);
-	ch->cq = ib_cq_pool_get(ibdev, ch->cq_size, -1, IB_POLL_SOFTIRQ);
-	if (IS_ERR(ch->cq)) {
-		ret = PTR_ERR(ch->cq);
-		ch->cq = NULL;
+	ch->conn.cq_size = RMSG_QP_SEND_WRS + RMSG_CTRL_RECVS + RMSG_DRAIN_WRS +
+			   (ch->rx_imm ? RMSG_IMM_RECVS : 0);
+	ch->conn.cq =
+		ib_cq_pool_get(ibdev, ch->conn.cq_size, -1, IB_POLL_SOFTIRQ);
+	if (IS_ERR(ch->conn.cq)) {
+		ret = PTR_ERR(ch->conn.cq);
+		ch->conn.cq = NULL;
 		goto fail;
 	}
-	for (i = 0; i < ARRAY_SIZE(ch->ctrl); i++) {
-		ret = rmsg_ctrl_buf_init(ch, &ch->ctrl[i],
+	for (i = 0; i < ARRAY_SIZE(ch->conn.ctrl); i++) {
+		ret = rmsg_ctrl_buf_init(ch, &ch->conn.ctrl[i],
 					 i < RMSG_CTRL_RECVS);
 		if (ret)
 			goto fail;
@@ -350,9 +355,9 @@ int rmsg_chan_connection(struct rmsg_channel *ch,
 	int ret;
 
 	/* Rendezvous keys the peer holds are sent again (REKEY). */
-	if (ch->rdev && ch->rdev->ibdev != id->device)
+	if (ch->conn.rdev && ch->conn.rdev->ibdev != id->device)
 		rmsg_chan_dev_release(ch);
-	if (!ch->rdev) {
+	if (!ch->conn.rdev) {
 		ret = rmsg_chan_dev_create(ch, id->device);
 		if (ret)
 			return ret;
@@ -370,9 +375,9 @@ int rmsg_chan_create_qp(struct rmsg_channel *ch)
 
 	ret = rmsg_block_alloc(ch);
 	if (!ret)
-		ret = rmsg_data_create(ch, ch->cm_id->device);
+		ret = rmsg_data_create(ch, ch->conn.cm_id->device);
 	if (!ret)
-		ret = rmsg_chan_connection(ch, ch->cm_id);
+		ret = rmsg_chan_connection(ch, ch->conn.cm_id);
 	return ret;
 }
 
@@ -417,15 +422,15 @@ void rmsg_chan_release_verbs(struct rmsg_channel *ch, bool in_handler)
 {
 	struct rmsg_pages *block;
 
-	if (ch->qp) {
+	if (ch->conn.qp) {
 		/* Afterwards no completion can touch the channel. */
-		rmsg_qp_drain(ch->cm_id, ch->qp, in_handler);
-		rdma_destroy_qp(ch->cm_id);
-		ch->qp = NULL;
+		rmsg_qp_drain(ch->conn.cm_id, ch->conn.qp, in_handler);
+		rdma_destroy_qp(ch->conn.cm_id);
+		ch->conn.qp = NULL;
 	}
-	if (ch->rdev)
+	if (ch->conn.rdev)
 		ch->dev_gone = rmsg_chan_dev_release(ch);
-	sg_free_table(&ch->block_sgt);
+	sg_free_table(&ch->conn.block_sgt);
 	mutex_lock(&ch->ep->chan_lock);
 	block = ch->block;
 	ch->block = NULL;
@@ -442,16 +447,17 @@ u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
 			   struct rmsg_conn_data *data)
 {
 	struct rmsg_hello hello = {
-		.kind		= kind,
-		.incarnation	= ch->ep->incarnation,
-		.block_addr	= ch->mr->iova,
-		.channel	= ch->id,
-		.peer_channel	= kind == RMSG_HELLO_CONNECT ?
-				  RMSG_WIRE_NO_CHANNEL : ch->peer.channel,
-		.block_rkey	= ch->mr->rkey,
-		.block_size	= ch->block_size,
-		.flags		= ch->rx_imm ? RMSG_HELLO_F_IMM_ARRIVAL : 0,
-		.epoch		= ch->resil.epoch,
+		.kind = kind,
+		.incarnation = ch->ep->incarnation,
+		.block_addr = ch->conn.mr->iova,
+		.channel = ch->id,
+		.peer_channel = kind == RMSG_HELLO_CONNECT ?
+					RMSG_WIRE_NO_CHANNEL :
+					ch->peer.channel,
+		.block_rkey = ch->conn.mr->rkey,
+		.block_size = ch->block_size,
+		.flags = ch->rx_imm ? RMSG_HELLO_F_IMM_ARRIVAL : 0,
+		.epoch = ch->resil.epoch,
 	};
 	struct rmsg_addrs addrs;
 
@@ -460,9 +466,9 @@ u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
 
 	/* A repair says where our stream stands: the peer resumes there. */
 	if (ch->state == RMSG_CHAN_RECOVERING) {
-		hello.rx_seq = ch->resume_seq;
-		hello.rx_arrived = ch->resume_arrived;
-		hello.rx_freed = ch->credit;
+		hello.rx_seq = ch->repair.resume_seq;
+		hello.rx_arrived = ch->repair.resume_arrived;
+		hello.rx_freed = ch->flow.credit;
 	}
 
 	rmsg_hello_encode(&data->hello, &hello);
@@ -475,9 +481,9 @@ u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
 	 * peer dialled already: the list is empty.
 	 */
 	addrs.count = 0;
-	if (ch->adv_family && ch->cm_id)
-		rmsg_local_addrs(ch->cm_id->route.addr.dev_addr.net,
-				 ch->adv_family == AF_INET6, &addrs);
+	if (ch->repair.adv_family && ch->conn.cm_id)
+		rmsg_local_addrs(ch->conn.cm_id->route.addr.dev_addr.net,
+				 ch->repair.adv_family == AF_INET6, &addrs);
 	return sizeof(data->hello) + rmsg_addrs_encode(&data->addrs, &addrs);
 }
 
@@ -494,7 +500,7 @@ void rmsg_conn_param(struct rmsg_channel *ch, struct rdma_cm_id *id,
 	param->private_data = data;
 	param->private_data_len = len;
 	/* Room for rendezvous reads from the start. */
-	param->responder_resources = rmsg_rd_depth(ch->rdev->ibdev);
+	param->responder_resources = rmsg_rd_depth(ch->conn.rdev->ibdev);
 	param->initiator_depth = param->responder_resources;
 	/*
 	 * 7 would retry for ever on rxe (and means so for RNR everywhere):

@@ -7,7 +7,7 @@
 #ifndef RMSG_CONN_H
 #define RMSG_CONN_H
 
-#include "rmsg_channel.h"
+#include "rmsg_chan.h"
 
 /*
  * What a REQ or REP carries: the hello, and after an ACCEPT the accepting

@@ -17,6 +17,9 @@
  * that holds a chan_lock or ep->lock takes rmsg_eps_lock; nothing copies
  * to or from user memory under it (a page fault may take arbitrarily long,
  * and would stall every open and close of /dev/rmsg meanwhile).
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_channel.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -30,7 +33,7 @@
 #include <linux/xarray.h>
 
 #include "rmsg.h"
-#include "rmsg_channel.h"
+#include "rmsg_chan.h"
 
 static DEFINE_XARRAY_ALLOC1(rmsg_eps);
 static DEFINE_MUTEX(rmsg_eps_lock);
@@ -147,7 +150,7 @@ static void rmsg_ctl_info(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 	    now > r->recover_start)
 		info->recover_ns += now - r->recover_start;
 	info->block_size = ch->block_size;
-	info->dev = READ_ONCE(ch->dev_id);
+	info->dev = READ_ONCE(ch->conn.dev_id);
 }
 
 /* rmsg_ctl_info() and the channel's addresses (zero before it had any). */

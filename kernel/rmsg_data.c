@@ -41,6 +41,11 @@
  * with xa_load() under ep->lock stays valid until ep->lock is dropped:
  * teardown takes ep->lock after removing it from the table and before
  * freeing it.
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_cq.c, rmsg_data_write.c,
+ * rmsg_devices.c, rmsg_pages.c, rmsg_rndv.c, rmsg_rndv_repair.c and
+ * rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -50,8 +55,10 @@
 #include <linux/vmalloc.h>
 
 #include "rmsg.h"
-#include "rmsg_channel.h"
+#include "rmsg_cq.h"
+#include "rmsg_chan.h"
 #include "rmsg_wr.h"
+#include "rmsg_data_write.h"
 
 static bool force_imm_arrival;
 module_param(force_imm_arrival, bool, 0644);
@@ -70,27 +77,6 @@ MODULE_PARM_DESC(close_drain_ms,
 
 static void rmsg_data_shadow_free(struct rmsg_channel *ch);
 static void rmsg_data_shadow_unmap(struct rmsg_shadow *sh);
-
-#define RMSG_PEND_MASK		(RMSG_CHAN_MAX_PENDING - 1)
-static_assert(!(RMSG_CHAN_MAX_PENDING & RMSG_PEND_MASK));
-static_assert(RMSG_MAX_INLINE >= RMSG_VB_TRAILER_SIZE);
-/* The zeros for clear zones and padding sit after the trailers. */
-#define RMSG_ZEROS		RMSG_TX_SLOTS
-static_assert(RMSG_VB_CLEAR <= RMSG_VB_TRAILER_SIZE);
-
-/**
- * struct rmsg_area_map - the send area as one device sees it
- * @node: entry in ep->area_maps
- * @ibdev: the device
- * @users: channels on @ibdev using it
- * @dma: bus address of each RMSG_AREA_CHUNK of the area
- */
-struct rmsg_area_map {
-	struct list_head node;
-	struct ib_device *ibdev;
-	u32 users;
-	u64 dma[];
-};
 
 static u32 rmsg_area_chunks(struct rmsg_endpoint *ep)
 {
@@ -195,8 +181,6 @@ static int rmsg_data_imm_in(struct rmsg_channel *ch, const struct ib_wc *wc)
 
 /* --- set-up and the end ------------------------------------------------ */
 
-static void rmsg_data_write_done(struct ib_cq *cq, struct ib_wc *wc);
-
 /**
  * rmsg_data_create() - the data path's own memory, before the first QP
  * @ch: the channel
@@ -207,8 +191,7 @@ static void rmsg_data_write_done(struct ib_cq *cq, struct ib_wc *wc);
  */
 int rmsg_data_create(struct rmsg_channel *ch, struct ib_device *ibdev)
 {
-	size_t tsize = (RMSG_TX_SLOTS + 1) * sizeof(*ch->trailers);
-	u32 i;
+	size_t tsize = (RMSG_TX_SLOTS + 1) * sizeof(*ch->wrs.trailers);
 
 	ch->rx_imm = READ_ONCE(force_imm_arrival) ||
 		     !rmsg_device_ordered(ibdev);
@@ -217,24 +200,22 @@ int rmsg_data_create(struct rmsg_channel *ch, struct ib_device *ibdev)
 	 * same queue, in any mix: every receive needs a buffer.
 	 */
 	if (ch->rx_imm) {
-		ch->imm_bufs = kcalloc(RMSG_IMM_RECVS, sizeof(*ch->imm_bufs),
-				       RMSG_GFP_CHARGED);
-		if (!ch->imm_bufs)
+		ch->conn.imm_bufs = kcalloc(RMSG_IMM_RECVS,
+					    sizeof(*ch->conn.imm_bufs),
+					    RMSG_GFP_CHARGED);
+		if (!ch->conn.imm_bufs)
 			return -ENOMEM;
 	}
 
-	ch->pend = kcalloc(RMSG_CHAN_MAX_PENDING, sizeof(*ch->pend),
-			   RMSG_GFP_CHARGED);
-	ch->slots = kcalloc(RMSG_TX_SLOTS, sizeof(*ch->slots),
-			    RMSG_GFP_CHARGED);
+	ch->pending.pend = kcalloc(RMSG_CHAN_MAX_PENDING,
+				   sizeof(*ch->pending.pend), RMSG_GFP_CHARGED);
+	ch->wrs.slots = kcalloc(RMSG_TX_SLOTS, sizeof(*ch->wrs.slots),
+				RMSG_GFP_CHARGED);
 	/* The trailers, then RMSG_VB_TRAILER_SIZE zeros. */
-	ch->trailers = kzalloc(tsize, RMSG_GFP_CHARGED);
-	if (!ch->pend || !ch->slots || !ch->trailers)
+	ch->wrs.trailers = kzalloc(tsize, RMSG_GFP_CHARGED);
+	if (!ch->pending.pend || !ch->wrs.slots || !ch->wrs.trailers)
 		return -ENOMEM;
-	for (i = 0; i < RMSG_TX_SLOTS; i++) {
-		ch->slots[i].ch = ch;
-		ch->slots[i].cqe.done = rmsg_data_write_done;
-	}
+	rmsg_wr_slots_init(ch);
 	return 0;
 }
 
@@ -242,7 +223,7 @@ static int rmsg_data_shadow_map(struct rmsg_channel *ch);
 
 /**
  * rmsg_data_dev_create() - the data path on the channel's device
- * @ch: the channel, just attached to a device (ch->rdev)
+ * @ch: the channel, just attached to a device (ch->conn.rdev)
  *
  * Maps the trailers, the shadow, the receive buffers of immediates and
  * the endpoint's send area for the device. rmsg_data_dev_release() undoes
@@ -253,27 +234,26 @@ static int rmsg_data_shadow_map(struct rmsg_channel *ch);
  */
 int rmsg_data_dev_create(struct rmsg_channel *ch)
 {
-	struct ib_device *ibdev = ch->rdev->ibdev;
+	struct ib_device *ibdev = ch->conn.rdev->ibdev;
 	struct rmsg_endpoint *ep = ch->ep;
 	int i, ret;
 
 	if (!ch->rx_imm && !rmsg_device_ordered(ibdev))
 		return -EOPNOTSUPP;
-	ch->trailers_dma = ib_dma_map_single(ibdev, ch->trailers,
-					     (RMSG_TX_SLOTS + 1) *
-					     sizeof(*ch->trailers),
-					     DMA_TO_DEVICE);
-	if (ib_dma_mapping_error(ibdev, ch->trailers_dma)) {
-		ch->trailers_dma = 0;
+	ch->conn.trailers_dma = ib_dma_map_single(
+		ibdev, ch->wrs.trailers,
+		(RMSG_TX_SLOTS + 1) * sizeof(*ch->wrs.trailers), DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(ibdev, ch->conn.trailers_dma)) {
+		ch->conn.trailers_dma = 0;
 		return -ENOMEM;
 	}
 	if (ep->area) {
-		ch->area_map = rmsg_area_map_get(ep, ibdev);
-		if (!ch->area_map)
+		ch->conn.area_map = rmsg_area_map_get(ep, ibdev);
+		if (!ch->conn.area_map)
 			return -ENOMEM;
 	}
-	for (i = 0; ch->imm_bufs && i < RMSG_IMM_RECVS; i++) {
-		ret = rmsg_ctrl_buf_init(ch, &ch->imm_bufs[i], true);
+	for (i = 0; ch->conn.imm_bufs && i < RMSG_IMM_RECVS; i++) {
+		ret = rmsg_ctrl_buf_init(ch, &ch->conn.imm_bufs[i], true);
 		if (ret)
 			return ret;
 	}
@@ -285,8 +265,8 @@ int rmsg_data_post_recvs(struct rmsg_channel *ch)
 {
 	int i, ret;
 
-	for (i = 0; ch->imm_bufs && i < RMSG_IMM_RECVS; i++) {
-		ret = rmsg_ctrl_post_recv(&ch->imm_bufs[i]);
+	for (i = 0; ch->conn.imm_bufs && i < RMSG_IMM_RECVS; i++) {
+		ret = rmsg_ctrl_post_recv(&ch->conn.imm_bufs[i]);
 		if (ret)
 			return ret;
 	}
@@ -312,14 +292,14 @@ int rmsg_data_shadow_create(struct rmsg_channel *ch)
 	struct rmsg_shadow *sh;
 	int ret;
 
-	if (ch->shadow || !READ_ONCE(retain))
+	if (ch->retain.shadow || !READ_ONCE(retain))
 		return 0;
 	sh = kzalloc(struct_size(sh, dma, DIV_ROUND_UP(size,
 						       PAGE_SIZE << order)),
 		     RMSG_GFP_CHARGED);
 	if (!sh)
 		return -ENOMEM;
-	ch->shadow = sh;
+	ch->retain.shadow = sh;
 	sh->size = size;
 	sh->chunk_shift = PAGE_SHIFT + order;
 	sh->pages = rmsg_pages_new(ch->ep, size, order);
@@ -340,8 +320,8 @@ fail:
 /* The shadow's chunks, for the device to read; all or none. */
 static int rmsg_data_shadow_map(struct rmsg_channel *ch)
 {
-	struct ib_device *ibdev = ch->rdev->ibdev;
-	struct rmsg_shadow *sh = ch->shadow;
+	struct ib_device *ibdev = ch->conn.rdev->ibdev;
+	struct rmsg_shadow *sh = ch->retain.shadow;
 	struct page *page;
 	u32 i, n;
 
@@ -380,7 +360,7 @@ static void rmsg_data_shadow_unmap(struct rmsg_shadow *sh)
 
 static void rmsg_data_shadow_free(struct rmsg_channel *ch)
 {
-	struct rmsg_shadow *sh = ch->shadow;
+	struct rmsg_shadow *sh = ch->retain.shadow;
 
 	if (!sh)
 		return;
@@ -390,7 +370,7 @@ static void rmsg_data_shadow_free(struct rmsg_channel *ch)
 	if (sh->pages)
 		rmsg_pages_put(sh->pages);
 	kfree(sh);
-	ch->shadow = NULL;
+	ch->retain.shadow = NULL;
 }
 
 /**
@@ -438,10 +418,10 @@ int rmsg_data_suspend(struct rmsg_channel *ch)
 
 	mutex_lock(&ch->ep->lock);
 	ch->tx_live = false;
-	list_del_init(&ch->sig_node);
-	ch->wr_done = ch->wr_posted;
-	ch->wr_signalled = ch->wr_posted;
-	ch->sig_owed = false;
+	list_del_init(&ch->wrs.sig_node);
+	ch->wrs.wr_done = ch->wrs.wr_posted;
+	ch->wrs.wr_signalled = ch->wrs.wr_posted;
+	ch->wrs.sig_owed = false;
 	rmsg_ctrl_free_all(ch);
 	/*
 	 * The hello of the next connection brings the peer's release counter;
@@ -450,14 +430,16 @@ int rmsg_data_suspend(struct rmsg_channel *ch)
 	 */
 	clear_bit(RMSG_CHAN_CREDIT_IN, &ch->flags);
 	clear_bit(RMSG_CHAN_NOTIFY_IN, &ch->flags);
-	ch->peer_armed = false;
-	ch->wake_due = false;
-	ch->credit_due = true;
-	ch->notify_due = ch->armed;
-	for (idx = ch->pend_posted; !ret && idx != ch->pend_tail; idx++)
-		if (ch->pend[idx & RMSG_PEND_MASK].rndv)
-			ret = rmsg_rndv_tx_rewind(ch,
-					ch->pend[idx & RMSG_PEND_MASK].rndv);
+	ch->flow.peer_armed = false;
+	ch->flow.wake_due = false;
+	ch->flow.credit_due = true;
+	ch->flow.notify_due = ch->flow.armed;
+	for (idx = ch->pending.pend_posted;
+	     !ret && idx != ch->pending.pend_tail; idx++)
+		if (ch->pending.pend[idx & RMSG_PEND_MASK].rndv)
+			ret = rmsg_rndv_tx_rewind(
+				ch,
+				ch->pending.pend[idx & RMSG_PEND_MASK].rndv);
 	if (!ret) {
 		ret = rmsg_rndv_walk(ch);
 		if (ret)
@@ -466,8 +448,8 @@ int rmsg_data_suspend(struct rmsg_channel *ch)
 	}
 	if (!ret) {
 		rmsg_rndv_suspend(ch);
-		ch->resume_arrived = r->krx.consumed;
-		ch->resume_seq = r->krx.seq;
+		ch->repair.resume_arrived = r->krx.consumed;
+		ch->repair.resume_seq = r->krx.seq;
 	}
 	mutex_unlock(&ch->ep->lock);
 	return ret;
@@ -496,8 +478,9 @@ int rmsg_data_resume(struct rmsg_channel *ch, const struct rmsg_hello *peer)
 	if (peer->flags & RMSG_HELLO_F_REKEY)
 		rmsg_rndv_peer_moved(ch);
 	/* After a move, sends not yet written register on the new device. */
-	for (idx = ch->pend_posted; !ret && idx != ch->pend_tail; idx++) {
-		e = &ch->pend[idx & RMSG_PEND_MASK];
+	for (idx = ch->pending.pend_posted;
+	     !ret && idx != ch->pending.pend_tail; idx++) {
+		e = &ch->pending.pend[idx & RMSG_PEND_MASK];
 		if (!e->rndv)
 			continue;
 		ret = rmsg_rndv_moved_send(ch, e->rndv);
@@ -507,8 +490,9 @@ int rmsg_data_resume(struct rmsg_channel *ch, const struct rmsg_hello *peer)
 		mutex_unlock(&ch->ep->lock);
 		return ret;
 	}
-	ret = rmsg_vb_tx_resume(&ch->tx, ch->shadow->va, peer->rx_freed,
-				peer->rx_arrived, peer->rx_seq, &ch->retx);
+	ret = rmsg_vb_tx_resume(&ch->tx, ch->retain.shadow->va, peer->rx_freed,
+				peer->rx_arrived, peer->rx_seq,
+				&ch->retain.retx);
 	if (ret)
 		pr_notice_ratelimited("channel %u: the peer's resume point (released %u, arrived %u, seq %u) does not fit what was written (released %u, written %u, seq %u)\n",
 				      ch->id, peer->rx_freed, peer->rx_arrived,
@@ -518,10 +502,12 @@ int rmsg_data_resume(struct rmsg_channel *ch, const struct rmsg_hello *peer)
 		pr_debug("channel %u: resumes at %u (seq %u), written %u (seq %u), released %u\n",
 			 ch->id, peer->rx_arrived, peer->rx_seq, ch->tx.written,
 			 ch->tx.seq, ch->tx.freed);
-		ret = rmsg_rndv_resume(ch, peer->rx_arrived, ch->shadow->va);
+		ret = rmsg_rndv_resume(ch, peer->rx_arrived,
+				       ch->retain.shadow->va);
 	}
 	if (!ret) {
-		ch->retx_due = ch->retx.counter != ch->retx.end;
+		ch->retain.retx_due = ch->retain.retx.counter !=
+				      ch->retain.retx.end;
 		ch->peer.block_addr = peer->block_addr;
 		ch->peer.block_rkey = peer->block_rkey;
 		ch->peer.epoch = peer->epoch;
@@ -558,19 +544,19 @@ void rmsg_data_close(struct rmsg_channel *ch, bool drain)
 	mutex_lock(&ep->lock);
 	ch->tx_state = ch->tx_state == RMSG_TX_OPEN ? RMSG_TX_CLOSING :
 						      RMSG_TX_CLOSED;
-	ch->pend_close = ch->pend_tail;
+	ch->pending.pend_close = ch->pending.pend_tail;
 	mutex_unlock(&ep->lock);
 	if (drain)
 		wait_event_timeout(ch->tx_wq,
-				   (READ_ONCE(ch->pend_posted) ==
-				    ch->pend_close &&
+				   (READ_ONCE(ch->pending.pend_posted) ==
+				    ch->pending.pend_close &&
 				    rmsg_rndv_idle(ch)) ||
 				   !READ_ONCE(ch->tx_live) ||
 				   READ_ONCE(ch->soft_error) <= 0,
 				   msecs_to_jiffies(close_drain_ms));
 	mutex_lock(&ep->lock);
 	ch->tx_live = false;
-	list_del_init(&ch->sig_node);
+	list_del_init(&ch->wrs.sig_node);
 	mutex_unlock(&ep->lock);
 }
 
@@ -588,10 +574,10 @@ void rmsg_data_close(struct rmsg_channel *ch, bool drain)
 void rmsg_data_close_sent(struct rmsg_channel *ch)
 {
 	unsigned long end = jiffies + msecs_to_jiffies(close_drain_ms);
-	u32 done = READ_ONCE(ch->wr_done), now;
+	u32 done = READ_ONCE(ch->wrs.wr_done), now;
 
 	while (!wait_for_completion_timeout(&ch->close_sent, HZ)) {
-		now = READ_ONCE(ch->wr_done);
+		now = READ_ONCE(ch->wrs.wr_done);
 		if (now == done || time_after(jiffies, end))
 			return;
 		done = now;
@@ -608,32 +594,33 @@ void rmsg_data_close_sent(struct rmsg_channel *ch)
  */
 void rmsg_data_dev_release(struct rmsg_channel *ch)
 {
-	struct ib_device *ibdev = ch->rdev->ibdev;
+	struct ib_device *ibdev = ch->conn.rdev->ibdev;
 	struct rmsg_pending *e;
 	u32 idx;
 	int i;
 
 	/* Rendezvous sends not yet written hold registrations too. */
 	mutex_lock(&ch->ep->lock);
-	for (idx = ch->pend_posted; ch->pend && idx != ch->pend_tail; idx++) {
-		e = &ch->pend[idx & RMSG_PEND_MASK];
+	for (idx = ch->pending.pend_posted;
+	     ch->pending.pend && idx != ch->pending.pend_tail; idx++) {
+		e = &ch->pending.pend[idx & RMSG_PEND_MASK];
 		if (e->rndv)
 			rmsg_rndv_tx_release(ch, e->rndv);
 	}
 	/* With no gap in which a new send could register on the device. */
 	rmsg_rndv_release(ch);
 	mutex_unlock(&ch->ep->lock);
-	if (ch->trailers_dma)
-		ib_dma_unmap_single(ibdev, ch->trailers_dma,
+	if (ch->conn.trailers_dma)
+		ib_dma_unmap_single(ibdev, ch->conn.trailers_dma,
 				    (RMSG_TX_SLOTS + 1) *
-				    sizeof(*ch->trailers), DMA_TO_DEVICE);
-	ch->trailers_dma = 0;
-	if (ch->area_map)
-		rmsg_area_map_put(ch->ep, ch->area_map);
-	ch->area_map = NULL;
-	rmsg_data_shadow_unmap(ch->shadow);
-	for (i = 0; ch->imm_bufs && i < RMSG_IMM_RECVS; i++)
-		rmsg_ctrl_buf_exit(ch, &ch->imm_bufs[i], true);
+				    sizeof(*ch->wrs.trailers), DMA_TO_DEVICE);
+	ch->conn.trailers_dma = 0;
+	if (ch->conn.area_map)
+		rmsg_area_map_put(ch->ep, ch->conn.area_map);
+	ch->conn.area_map = NULL;
+	rmsg_data_shadow_unmap(ch->retain.shadow);
+	for (i = 0; ch->conn.imm_bufs && i < RMSG_IMM_RECVS; i++)
+		rmsg_ctrl_buf_exit(ch, &ch->conn.imm_bufs[i], true);
 }
 
 /**
@@ -654,15 +641,18 @@ void rmsg_data_finish(struct rmsg_channel *ch, int error, bool all_written)
 
 	mutex_lock(&ep->lock);
 	/* With a shadow, whatever was written had been copied. */
-	done = all_written || ch->shadow ? ch->pend_posted :
-					   READ_ONCE(ch->pend_done);
-	for (; ch->pend_head != ch->pend_tail; ch->pend_head++) {
-		e = &ch->pend[ch->pend_head & RMSG_PEND_MASK];
+	done = all_written || ch->retain.shadow ?
+		       ch->pending.pend_posted :
+		       READ_ONCE(ch->pending.pend_done);
+	for (; ch->pending.pend_head != ch->pending.pend_tail;
+	     ch->pending.pend_head++) {
+		e = &ch->pending.pend[ch->pending.pend_head & RMSG_PEND_MASK];
 		/* Written RTS records: the transfer posts its CQE itself. */
-		if (e->rndv && (s32)(ch->pend_head - ch->pend_posted) < 0)
+		if (e->rndv &&
+		    (s32)(ch->pending.pend_head - ch->pending.pend_posted) < 0)
 			continue;
 		cqe.user_data = e->user_data;
-		cqe.res = (s32)(done - ch->pend_head) > 0 ? 0 : error;
+		cqe.res = (s32)(done - ch->pending.pend_head) > 0 ? 0 : error;
 		cqe.len = e->len;
 		cqe.aux = e->off;
 		if (e->rndv) {
@@ -681,10 +671,10 @@ void rmsg_data_finish(struct rmsg_channel *ch, int error, bool all_written)
 void rmsg_data_free(struct rmsg_channel *ch)
 {
 	rmsg_data_shadow_free(ch);
-	kfree(ch->imm_bufs);
-	kfree(ch->pend);
-	kfree(ch->slots);
-	kfree(ch->trailers);
+	kfree(ch->conn.imm_bufs);
+	kfree(ch->pending.pend);
+	kfree(ch->wrs.slots);
+	kfree(ch->wrs.trailers);
 }
 
 /* --- control messages --------------------------------------------------- */
@@ -700,8 +690,9 @@ static void rmsg_data_send_ctrls(struct rmsg_channel *ch)
 		{ RMSG_CTRL_NOTIFY_BUF, RMSG_CTRL_NOTIFY },
 		{ RMSG_CTRL_WAKE_BUF, RMSG_CTRL_WAKE },
 	};
-	bool *due[] = { &ch->credit_due, &ch->notify_due, &ch->wake_due };
-	u32 args[] = { ch->credit, ch->notify, 0 };
+	bool *due[] = { &ch->flow.credit_due, &ch->flow.notify_due,
+			&ch->flow.wake_due };
+	u32 args[] = { ch->flow.credit, ch->flow.notify, 0 };
 	unsigned int i;
 	int ret;
 
@@ -732,13 +723,13 @@ static void rmsg_data_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg)
 	switch (type) {
 	case RMSG_CTRL_CREDIT:
 		rmsg_ep_count(ch->ep, RMSG_STAT_CREDITS_IN);
-		WRITE_ONCE(ch->peer_freed, arg);
+		WRITE_ONCE(ch->flow.peer_freed, arg);
 		/* Value, then bit; the work's test_and_clear_bit() pairs. */
 		smp_mb__before_atomic();
 		set_bit(RMSG_CHAN_CREDIT_IN, &ch->flags);
 		break;
 	case RMSG_CTRL_NOTIFY:
-		WRITE_ONCE(ch->peer_consumed, arg);
+		WRITE_ONCE(ch->flow.peer_consumed, arg);
 		/* Value, then bit, as for CREDIT. */
 		smp_mb__before_atomic();
 		set_bit(RMSG_CHAN_NOTIFY_IN, &ch->flags);
@@ -760,532 +751,10 @@ void __init rmsg_data_init_module(void)
 	rmsg_ctrl_on_imm(rmsg_data_imm_in);
 }
 
-/* --- writing records ---------------------------------------------------- */
-
-static void rmsg_data_write_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct rmsg_tx_slot *slot =
-		container_of(wc->wr_cqe, struct rmsg_tx_slot, cqe);
-	struct rmsg_channel *ch = slot->ch;
-
-	if (wc->status != IB_WC_SUCCESS) {
-		if (wc->status != IB_WC_WR_FLUSH_ERR)
-			rmsg_chan_kill_soft(ch, -ECONNRESET);
-		return;
-	}
-	/* The peer acknowledged it: it is there (see the heartbeat). */
-	if (wc->opcode == IB_WC_RDMA_WRITE || wc->opcode == IB_WC_RDMA_READ)
-		set_bit(RMSG_CHAN_HEARD, &ch->flags);
-	/* Completions come in order: everything up to this WR is done. */
-	WRITE_ONCE(ch->wr_done, slot->wr_end);
-	if (slot->rndv_done) {
-		if (slot->read)
-			WRITE_ONCE(ch->rndv.rd_done, ch->rndv.rd_done + 1);
-		/* The count after the WR's effects; the work reads it. */
-		smp_mb__before_atomic();
-		atomic_inc(slot->rndv_done);
-	}
-	/* Pairs with the work's acquire: the send's bytes are done with. */
-	smp_store_release(&ch->pend_done, slot->pend_end);
-	queue_work(rmsg_wq, &ch->data_work);
-}
-
-/* Fill the bookkeeping of data WR @wr; returns its slot. */
-static struct rmsg_tx_slot *rmsg_slot_fill(struct rmsg_channel *ch, u32 wr,
-					   u32 pend_end, atomic_t *rndv_done,
-					   bool read)
-{
-	struct rmsg_tx_slot *slot = &ch->slots[wr % RMSG_TX_SLOTS];
-
-	slot->wr_end = wr + 1;
-	slot->pend_end = pend_end;
-	slot->rndv_done = rndv_done;
-	slot->read = read;
-	return slot;
-}
-
-/* The trailer of data WR @wr, and where the device reads it. */
-static struct rmsg_vb_trailer *rmsg_trailer(struct rmsg_channel *ch, u32 wr,
-					    bool inl, struct ib_sge *sge)
-{
-	u32 i = wr % RMSG_TX_SLOTS;
-
-	sge->addr = inl ? (u64)(uintptr_t)&ch->trailers[i] :
-			  ch->trailers_dma + i * sizeof(*ch->trailers);
-	sge->length = RMSG_VB_TRAILER_SIZE;
-	sge->lkey = ch->pd->local_dma_lkey;
-	return &ch->trailers[i];
-}
-
-static void rmsg_trailer_sync(struct rmsg_channel *ch, u32 wr)
-{
-	ib_dma_sync_single_for_device(ch->rdev->ibdev, ch->trailers_dma +
-				      wr % RMSG_TX_SLOTS *
-				      sizeof(*ch->trailers),
-				      sizeof(*ch->trailers), DMA_TO_DEVICE);
-}
-
-static void rmsg_zeros(struct rmsg_channel *ch, bool inl, u32 len,
-		       struct ib_sge *sge)
-{
-	sge->addr = inl ? (u64)(uintptr_t)&ch->trailers[RMSG_ZEROS] :
-			  ch->trailers_dma + RMSG_ZEROS * sizeof(*ch->trailers);
-	sge->length = len;
-	sge->lkey = ch->pd->local_dma_lkey;
-}
-
-/* The first WR of a chain for the slot of data WR @wr. */
-static void rmsg_data_wr(struct rmsg_channel *ch, struct ib_rdma_wr *wr,
-			 u32 idx, u32 block_off, u32 flag_off, u8 flag)
-{
-	memset(wr, 0, sizeof(*wr));
-	wr->wr.wr_cqe = &ch->slots[idx % RMSG_TX_SLOTS].cqe;
-	wr->remote_addr = ch->peer.block_addr + block_off;
-	wr->rkey = ch->peer.block_rkey;
-	if (ch->tx_imm) {
-		wr->wr.opcode = IB_WR_RDMA_WRITE_WITH_IMM;
-		wr->wr.ex.imm_data = cpu_to_be32(flag_off << RMSG_IMM_OFF_SHIFT |
-						 (flag == RMSG_VB_FLAG_ODD ?
-						  RMSG_IMM_ODD : 0));
-	} else {
-		wr->wr.opcode = IB_WR_RDMA_WRITE;
-	}
-}
-
-/* --- writing records from the shadow ------------------------------------ */
-
-/* SGEs at @sge for the device to read shadow bytes [@off, @off + @len). */
-static u32 rmsg_shadow_sges(struct rmsg_channel *ch, u32 off, u32 len,
-			    bool inl, struct ib_sge *sge)
-{
-	struct rmsg_shadow *sh = ch->shadow;
-	u32 n, in, nsge = 0, chunk = 1U << sh->chunk_shift;
-
-	if (inl) {
-		sge->addr = (u64)(uintptr_t)sh->va + off;
-		sge->length = len;
-		sge->lkey = ch->pd->local_dma_lkey;
-		return 1;
-	}
-	/* At most three chunks (RMSG_AREA_CHUNK >= a record), and zeros. */
-	for (; len; off += n, len -= n) {
-		in = off & (chunk - 1);
-		n = min_t(u32, len, chunk - in);
-		sge[nsge].addr = sh->dma[off >> sh->chunk_shift] + in;
-		sge[nsge].length = n;
-		sge[nsge].lkey = ch->pd->local_dma_lkey;
-		ib_dma_sync_single_for_device(sh->ibdev, sge[nsge].addr, n,
-					      DMA_TO_DEVICE);
-		nsge++;
-	}
-	return nsge;
-}
-
-/* Copy @len bytes at send-area offset @off to @dst. */
-static void rmsg_shadow_copy_area(struct rmsg_channel *ch, u8 *dst, u32 off,
-				  u32 len)
-{
-	struct rmsg_pages *area = ch->ep->area;
-	u32 n;
-
-	for (; len; off += n, len -= n, dst += n) {
-		n = min_t(u32, len, RMSG_AREA_CHUNK - off % RMSG_AREA_CHUNK);
-		/* The chunk is contiguous in the direct map. */
-		memcpy(dst, page_address(area->pages[off >> PAGE_SHIFT]) +
-		       offset_in_page(off), n);
-	}
-}
-
-/*
- * Where pending send @e's record goes, if it may be written now: its RTS
- * is ready (a rendezvous send), the peer left room and so does the send
- * queue. Returns 0, -EAGAIN (it stays pending) or another negative errno.
- */
-static int rmsg_data_place(struct rmsg_channel *ch,
-			   const struct rmsg_pending *e,
-			   struct rmsg_vb_place *pl, enum rmsg_vb_type *type,
-			   void **rts, u64 *rts_dma)
-{
-	u32 rts_len;
-	int ret;
-
-	*type = RMSG_VB_DATA;
-	*rts = NULL;
-	*rts_dma = 0;
-	/* A rendezvous send writes its RTS, once its REG_MRs are posted. */
-	if (e->rndv) {
-		ret = rmsg_rndv_ready(ch, e->rndv, rts, rts_dma, &rts_len);
-		if (ret)
-			return ret;
-		*type = RMSG_VB_RTS;
-	}
-	ret = rmsg_vb_tx_place(&ch->tx, e->len, pl);
-	if (ret)
-		return ret == -ENOSPC ? -EAGAIN : ret;
-	return rmsg_data_room(ch, pl->wrap_skip ? 2 : 1) ? 0 : -EAGAIN;
-}
-
-/* The WRs of pending send @e's record were posted: account for them. */
-static void rmsg_data_posted(struct rmsg_channel *ch,
-			     const struct rmsg_pending *e,
-			     const struct rmsg_vb_place *pl, bool signal,
-			     bool inl)
-{
-	rmsg_vb_tx_commit(&ch->tx, pl);
-	ch->wr_posted += pl->wrap_skip ? 2 : 1;
-	if (e->rndv)
-		rmsg_rndv_written(ch, e->rndv, pl->off + pl->payload);
-	if (signal) {
-		ch->wr_signalled = ch->wr_posted;
-		rmsg_ep_count(ch->ep, RMSG_STAT_WRITES_SIGNALLED);
-	}
-	if (inl)
-		rmsg_ep_count(ch->ep, RMSG_STAT_WRITES_INLINE);
-	if (pl->wrap_skip)
-		rmsg_ep_count(ch->ep, RMSG_STAT_WRAPS);
-}
-
-/*
- * Write pending send @idx through the shadow: the record (and the WRAP
- * before it) goes into the shadow at its place in the peer's block, and
- * the device reads it from there. Returns 1 when written (the program's
- * bytes are free at once), -EAGAIN without credit or send-queue room (it
- * stays pending), another negative errno when the QP refused it.
- */
-static int rmsg_data_write_retained(struct rmsg_channel *ch, u32 idx)
-{
-	const struct rmsg_pending *e = &ch->pend[idx & RMSG_PEND_MASK];
-	struct rmsg_shadow *sh = ch->shadow;
-	struct ib_sge wrap_sge, sge[RMSG_DATA_SGE_MAX];
-	struct ib_rdma_wr wrap_wr, data_wr;
-	struct rmsg_vb_trailer t, wt;
-	enum rmsg_vb_type type;
-	struct rmsg_vb_place pl;
-	u32 need, cut, bytes, nsge;
-	bool inl, wrap_inl;
-	void *rts;
-	u64 rts_dma;
-	int ret;
-
-	ret = rmsg_data_place(ch, e, &pl, &type, &rts, &rts_dma);
-	if (ret)
-		return ret;
-	need = pl.wrap_skip ? 2 : 1;
-	/* With immediates the flag stays out: the receiving kernel sets it. */
-	cut = ch->tx_imm ? 1 : 0;
-
-	/* The credit check let these bytes be overwritten: the peer has
-	 * released what the shadow held there.
-	 */
-	rmsg_vb_trailer_fill(&t, &pl, type, 0, ch->credit);
-	if (pl.wrap_skip)
-		rmsg_vb_trailer_fill(&wt, &pl, RMSG_VB_WRAP, 0, ch->credit);
-	rmsg_vb_shadow_put(sh->va, &pl, &t, pl.wrap_skip ? &wt : NULL);
-	if (rts)
-		memcpy(sh->va + pl.off + pl.payload, rts, e->len);
-	else
-		rmsg_shadow_copy_area(ch, sh->va + pl.off + pl.payload, e->off,
-				      e->len);
-
-	if (pl.wrap_skip) {
-		wrap_inl = RMSG_VB_TRAILER_SIZE - cut <= ch->max_inline;
-		rmsg_data_wr(ch, &wrap_wr, ch->wr_posted, pl.wrap_off,
-			     pl.wrap_off + RMSG_VB_TRAILER_SIZE - 1,
-			     pl.wrap_flag);
-		wrap_wr.wr.num_sge = rmsg_shadow_sges(ch, pl.wrap_off,
-						      RMSG_VB_TRAILER_SIZE -
-						      cut, wrap_inl,
-						      &wrap_sge);
-		wrap_wr.wr.sg_list = &wrap_sge;
-		wrap_wr.wr.send_flags = wrap_inl ? IB_SEND_INLINE : 0;
-		wrap_wr.wr.next = &data_wr.wr;
-		rmsg_slot_fill(ch, ch->wr_posted, idx, NULL, false);
-	}
-	bytes = pl.len - cut;
-	inl = bytes <= ch->max_inline;
-	rmsg_data_wr(ch, &data_wr, ch->wr_posted + need - 1, pl.off,
-		     pl.off + pl.len - 1, pl.flag);
-	/*
-	 * The clear zone from the zeros, not the shadow: the device may read
-	 * the shadow after the next record's trailer went there.
-	 */
-	nsge = 0;
-	if (pl.payload)
-		rmsg_zeros(ch, inl, pl.payload, &sge[nsge++]);
-	nsge += rmsg_shadow_sges(ch, pl.off + pl.payload, bytes - pl.payload,
-				 inl, &sge[nsge]);
-	data_wr.wr.num_sge = nsge;
-	data_wr.wr.sg_list = sge;
-	data_wr.wr.send_flags = inl ? IB_SEND_INLINE : 0;
-	/* Only to reclaim the send queue: no CQE waits for the device. */
-	if (ch->wr_posted + need - ch->wr_signalled >= RMSG_SIGNAL_EVERY)
-		data_wr.wr.send_flags |= IB_SEND_SIGNALED;
-	rmsg_slot_fill(ch, ch->wr_posted + need - 1, idx + 1, NULL, false);
-
-	ret = ib_post_send(ch->qp, pl.wrap_skip ? &wrap_wr.wr : &data_wr.wr,
-			   NULL);
-	if (ret)
-		return ret;
-	rmsg_data_posted(ch, e, &pl,
-			 data_wr.wr.send_flags & IB_SEND_SIGNALED, inl);
-	return 1;
-}
-
-/*
- * Write pending send @idx. Returns 1 when it went inline, 0 when the
- * device reads it later, -EAGAIN without credit or send-queue room (it
- * stays pending), another negative errno when the QP refused it.
- * @cqe_now: the caller posts the CQE itself if the write goes inline, so
- * no completion need be signalled for it.
- */
-static int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
-			   bool cqe_now)
-{
-	const struct rmsg_pending *e = &ch->pend[idx & RMSG_PEND_MASK];
-	struct rmsg_pages *area = ch->ep->area;
-	struct ib_device *ibdev = ch->rdev->ibdev;
-	struct ib_sge wrap_sge, sge[RMSG_DATA_SGE_MAX];
-	struct ib_rdma_wr wrap_wr, data_wr;
-	struct rmsg_vb_trailer *t;
-	struct rmsg_vb_place pl;
-	u32 need, bytes, off, rem, chunk, in, n, cut, nsge = 0;
-	bool winl = ch->max_inline >= RMSG_VB_TRAILER_SIZE;
-	enum rmsg_vb_type type;
-	bool inl, signal;
-	void *rts;
-	u64 rts_dma;
-	int ret;
-
-	if (ch->shadow)
-		return rmsg_data_write_retained(ch, idx);
-	ret = rmsg_data_place(ch, e, &pl, &type, &rts, &rts_dma);
-	if (ret)
-		return ret;
-	/* An RTS's CQE waits for the FIN, not for this write. */
-	if (rts)
-		cqe_now = false;
-	need = pl.wrap_skip ? 2 : 1;
-	/* With immediates the flag stays out: the receiving kernel sets it. */
-	cut = ch->tx_imm ? 1 : 0;
-
-	if (pl.wrap_skip) {
-		rmsg_data_wr(ch, &wrap_wr, ch->wr_posted, pl.wrap_off,
-			     pl.wrap_off + RMSG_VB_TRAILER_SIZE - 1,
-			     pl.wrap_flag);
-		t = rmsg_trailer(ch, ch->wr_posted, winl, &wrap_sge);
-		rmsg_vb_trailer_fill(t, &pl, RMSG_VB_WRAP, 0, ch->credit);
-		wrap_sge.length -= cut;
-		wrap_wr.wr.sg_list = &wrap_sge;
-		wrap_wr.wr.num_sge = 1;
-		wrap_wr.wr.send_flags = winl ? IB_SEND_INLINE : 0;
-		wrap_wr.wr.next = &data_wr.wr;
-		rmsg_slot_fill(ch, ch->wr_posted, idx, NULL, false);
-	}
-
-	bytes = pl.len - cut;
-	inl = bytes <= ch->max_inline;
-	rmsg_data_wr(ch, &data_wr, ch->wr_posted + need - 1, pl.off,
-		     pl.off + pl.len - 1, pl.flag);
-	if (pl.payload)
-		rmsg_zeros(ch, inl, pl.payload, &sge[nsge++]);
-	if (rts) {
-		sge[nsge].addr = inl ? (u64)(uintptr_t)rts : rts_dma;
-		sge[nsge].length = e->len;
-		sge[nsge].lkey = ch->pd->local_dma_lkey;
-		nsge++;
-	}
-	for (off = e->off, rem = rts ? 0 : e->len; rem; off += n, rem -= n) {
-		chunk = off / RMSG_AREA_CHUNK;
-		in = off % RMSG_AREA_CHUNK;
-		n = min_t(u32, rem, RMSG_AREA_CHUNK - in);
-		if (inl) {
-			/* The chunk is contiguous in the direct map too. */
-			sge[nsge].addr = (u64)(uintptr_t)
-				page_address(area->pages[off >> PAGE_SHIFT]) +
-				offset_in_page(off);
-		} else {
-			sge[nsge].addr = ch->area_map->dma[chunk] + in;
-			ib_dma_sync_single_for_device(ibdev, sge[nsge].addr, n,
-						      DMA_TO_DEVICE);
-		}
-		sge[nsge].length = n;
-		sge[nsge].lkey = ch->pd->local_dma_lkey;
-		nsge++;
-	}
-	if (pl.trailer > pl.payload + pl.plen)
-		rmsg_zeros(ch, inl, pl.trailer - pl.payload - pl.plen,
-			   &sge[nsge++]);
-	t = rmsg_trailer(ch, ch->wr_posted + need - 1, inl, &sge[nsge]);
-	rmsg_vb_trailer_fill(t, &pl, type, 0, ch->credit);
-
-	sge[nsge++].length -= cut;
-	data_wr.wr.sg_list = sge;
-	data_wr.wr.num_sge = nsge;
-	data_wr.wr.send_flags = inl ? IB_SEND_INLINE : 0;
-
-	/*
-	 * Signal when a CQE waits for this write and no later write of this
-	 * burst will cover it, and often enough to reclaim the send queue.
-	 */
-	signal = ch->wr_posted + need - ch->wr_signalled >= RMSG_SIGNAL_EVERY;
-	if (!(inl && cqe_now)) {
-		if (more)
-			ch->sig_owed = true;
-		else
-			signal = true;
-	}
-	if (signal) {
-		data_wr.wr.send_flags |= IB_SEND_SIGNALED;
-		ch->sig_owed = false;
-	}
-	rmsg_slot_fill(ch, ch->wr_posted + need - 1, idx + 1, NULL, false);
-
-	/* The device reads these trailers from memory, not from the WR. */
-	if (pl.wrap_skip && !winl)
-		rmsg_trailer_sync(ch, ch->wr_posted);
-	if (!inl)
-		rmsg_trailer_sync(ch, ch->wr_posted + need - 1);
-	ret = ib_post_send(ch->qp, pl.wrap_skip ? &wrap_wr.wr : &data_wr.wr,
-			   NULL);
-	if (ret)
-		return ret;
-	rmsg_data_posted(ch, e, &pl, signal, inl);
-	return inl;
-}
-
-/**
- * rmsg_data_room() - may @wrs more data WRs be posted?
- * @ch: the channel
- * @wrs: how many
- *
- * Return: whether the send queue has room for them beside what is posted.
- */
-bool rmsg_data_room(struct rmsg_channel *ch, u32 wrs)
-{
-	return ch->tx_live &&
-	       ch->wr_posted - READ_ONCE(ch->wr_done) + wrs <= RMSG_SEND_WRS;
-}
-
-/**
- * rmsg_data_slot() - account for a rendezvous WR about to be posted
- * @ch: the channel, with rmsg_data_room() for it
- * @wr: the WR; its wr_cqe is set here
- * @rndv_done: for a signalled WR, counted when it completes; with NULL
- *	the WR is signalled only as often as reclaiming the queue needs
- * @read: an RDMA READ, also counted in ch->rndv.rd_done
- */
-void rmsg_data_slot(struct rmsg_channel *ch, struct ib_send_wr *wr,
-		    atomic_t *rndv_done, bool read)
-{
-	wr->wr_cqe = &rmsg_slot_fill(ch, ch->wr_posted, ch->pend_posted,
-				     rndv_done, read)->cqe;
-	ch->wr_posted++;
-	/*
-	 * Room comes back only with a signalled completion: with none in
-	 * flight, a transfer that ran out of room would wait for ever.
-	 */
-	if (rndv_done ||
-	    ch->wr_posted - ch->wr_signalled >= RMSG_SIGNAL_EVERY) {
-		wr->send_flags |= IB_SEND_SIGNALED;
-		ch->wr_signalled = ch->wr_posted;
-	}
-}
-
-/*
- * A zero-length signalled write, for when the write a CQE waits for was
- * left unsignalled because more were to follow, and none did.
- */
-static void rmsg_data_flush_signal(struct rmsg_channel *ch)
-{
-	struct ib_rdma_wr wr;
-
-	if (!ch->sig_owed || !ch->tx_live ||
-	    ch->wr_posted - READ_ONCE(ch->wr_done) >= RMSG_SEND_WRS)
-		return;
-	memset(&wr, 0, sizeof(wr));
-	wr.wr.wr_cqe = &ch->slots[ch->wr_posted % RMSG_TX_SLOTS].cqe;
-	wr.wr.opcode = IB_WR_RDMA_WRITE;
-	wr.wr.send_flags = IB_SEND_SIGNALED;
-	wr.remote_addr = ch->peer.block_addr;
-	wr.rkey = ch->peer.block_rkey;
-	rmsg_slot_fill(ch, ch->wr_posted, ch->pend_posted, NULL, false);
-	if (ib_post_send(ch->qp, &wr.wr, NULL)) {
-		rmsg_chan_kill_soft(ch, -ECONNRESET);
-		return;
-	}
-	ch->wr_posted++;
-	ch->wr_signalled = ch->wr_posted;
-	ch->sig_owed = false;
-}
-
-/*
- * After a repair: write again, record by record and before any new send,
- * what the peer's block lacks. Returns -EAGAIN while some remain (no
- * send-queue room yet), 0 when done, or a negative errno.
- */
-static int rmsg_data_rewrite(struct rmsg_channel *ch)
-{
-	struct ib_sge sge[RMSG_DATA_SGE_MAX];
-	struct rmsg_vb_rewrite w;
-	struct rmsg_vb_retx next;
-	struct ib_rdma_wr wr;
-	u32 bytes, nsge;
-	bool inl;
-	int ret;
-
-	while (ch->retx_due) {
-		if (!rmsg_data_room(ch, 1))
-			return -EAGAIN;
-		next = ch->retx;
-		ret = rmsg_vb_retx_next(&next, ch->shadow->va, &w);
-		if (ret < 0)
-			pr_notice_ratelimited("channel %u: what the peer lacks cannot be written again (%d): at %u (seq %u, lap %u, pos %u), up to %u (seq %u)\n",
-					      ch->id, ret, next.counter,
-					      next.seq, next.lap, next.pos,
-					      next.end, next.end_seq);
-		if (ret <= 0) {
-			ch->retx_due = false;
-			return ret;
-		}
-		/* With immediates the flag stays out, as the first time. */
-		bytes = w.len - (ch->tx_imm ? 1 : 0);
-		inl = bytes <= ch->max_inline;
-		rmsg_data_wr(ch, &wr, ch->wr_posted, w.off, w.flag_off,
-			     w.flag);
-		nsge = 0;
-		/* Zeros, not the shadow: it may hold the next trailer there. */
-		if (w.clear)
-			rmsg_zeros(ch, inl, w.clear, &sge[nsge++]);
-		nsge += rmsg_shadow_sges(ch, w.off + w.clear, bytes - w.clear,
-					 inl, &sge[nsge]);
-		wr.wr.sg_list = sge;
-		wr.wr.num_sge = nsge;
-		wr.wr.send_flags = inl ? IB_SEND_INLINE : 0;
-		if (ch->wr_posted + 1 - ch->wr_signalled >= RMSG_SIGNAL_EVERY)
-			wr.wr.send_flags |= IB_SEND_SIGNALED;
-		rmsg_slot_fill(ch, ch->wr_posted, ch->pend_posted, NULL, false);
-		ret = ib_post_send(ch->qp, &wr.wr, NULL);
-		if (ret)
-			return ret;
-		ch->wr_posted++;
-		if (wr.wr.send_flags & IB_SEND_SIGNALED)
-			ch->wr_signalled = ch->wr_posted;
-		ch->retx = next;
-		if (w.type != RMSG_VB_WRAP)
-			ch->resil.retx_msgs++;
-		ch->resil.retx_bytes += w.bytes;
-	}
-	return 0;
-}
-
-/*
- * The end of what is to be written: sends taken once the channel began to
- * end are only completed with its error. Under ep->lock.
- */
 static u32 rmsg_data_pend_end(const struct rmsg_channel *ch)
 {
-	return ch->tx_state >= RMSG_TX_CLOSING ? ch->pend_close :
-						 ch->pend_tail;
+	return ch->tx_state >= RMSG_TX_CLOSING ? ch->pending.pend_close :
+						 ch->pending.pend_tail;
 }
 
 /*
@@ -1297,9 +766,9 @@ static int rmsg_data_push(struct rmsg_channel *ch, bool more, bool cqe_now)
 {
 	int ret = -EAGAIN;
 
-	if (ch->tx_live && (ch->retx_due || rmsg_rndv_rereg_due(ch))) {
+	if (ch->tx_live && (ch->retain.retx_due || rmsg_rndv_rereg_due(ch))) {
 		ret = rmsg_rndv_rereg(ch);
-		if (!ret && ch->retx_due)
+		if (!ret && ch->retain.retx_due)
 			ret = rmsg_data_rewrite(ch);
 		if (ret && ret != -EAGAIN) {
 			ch->tx_live = false;
@@ -1309,12 +778,13 @@ static int rmsg_data_push(struct rmsg_channel *ch, bool more, bool cqe_now)
 			return -EAGAIN;
 	}
 
-	while (ch->tx_live && ch->pend_posted != rmsg_data_pend_end(ch)) {
-		ret = rmsg_data_write(ch, ch->pend_posted,
-				      more ||
-				      ch->pend_posted + 1 != ch->pend_tail,
-				      cqe_now &&
-				      ch->pend_posted == ch->pend_head);
+	while (ch->tx_live &&
+	       ch->pending.pend_posted != rmsg_data_pend_end(ch)) {
+		ret = rmsg_data_write(ch, ch->pending.pend_posted,
+				      more || ch->pending.pend_posted + 1 !=
+						      ch->pending.pend_tail,
+				      cqe_now && ch->pending.pend_posted ==
+							 ch->pending.pend_head);
 		if (ret == -EAGAIN)
 			break;
 		if (ret < 0) {
@@ -1322,16 +792,16 @@ static int rmsg_data_push(struct rmsg_channel *ch, bool more, bool cqe_now)
 			rmsg_chan_kill_soft(ch, ret);
 			break;
 		}
-		ch->pend_posted++;
+		ch->pending.pend_posted++;
 		/* The write just made goes to a peer that asked to be woken. */
-		if (ch->peer_armed) {
-			ch->peer_armed = false;
-			ch->wake_due = true;
+		if (ch->flow.peer_armed) {
+			ch->flow.peer_armed = false;
+			ch->flow.wake_due = true;
 		}
 	}
-	if (ch->pend_posted == rmsg_data_pend_end(ch))
+	if (ch->pending.pend_posted == rmsg_data_pend_end(ch))
 		wake_up(&ch->tx_wq);
-	if (ch->wake_due)
+	if (ch->flow.wake_due)
 		rmsg_data_send_ctrls(ch);
 	return ret;
 }
@@ -1340,10 +810,11 @@ static void rmsg_data_take_credit(struct rmsg_channel *ch)
 {
 	if (!test_and_clear_bit(RMSG_CHAN_CREDIT_IN, &ch->flags))
 		return;
-	if (rmsg_vb_tx_credit(&ch->tx, READ_ONCE(ch->peer_freed))) {
-		pr_notice_ratelimited("channel %u: the peer released %u, but %u were released and %u written\n",
-				      ch->id, READ_ONCE(ch->peer_freed),
-				      ch->tx.freed, ch->tx.written);
+	if (rmsg_vb_tx_credit(&ch->tx, READ_ONCE(ch->flow.peer_freed))) {
+		pr_notice_ratelimited(
+			"channel %u: the peer released %u, but %u were released and %u written\n",
+			ch->id, READ_ONCE(ch->flow.peer_freed), ch->tx.freed,
+			ch->tx.written);
 		rmsg_chan_kill_soft(ch, -EPROTO);
 	}
 }
@@ -1361,9 +832,13 @@ static void rmsg_data_post_done(struct rmsg_channel *ch)
 	u32 done;
 
 	/* Pairs with the completion's release of pend_done. */
-	done = ch->shadow ? ch->pend_posted : smp_load_acquire(&ch->pend_done);
-	for (; (s32)(done - ch->pend_head) > 0; ch->pend_head++) {
-		e = &ch->pend[ch->pend_head & RMSG_PEND_MASK];
+	done = smp_load_acquire(&ch->pending.pend_done);
+	/* With a shadow, whatever was written had been copied. */
+	if (ch->retain.shadow)
+		done = ch->pending.pend_posted;
+	for (; (s32)(done - ch->pending.pend_head) > 0;
+	     ch->pending.pend_head++) {
+		e = &ch->pending.pend[ch->pending.pend_head & RMSG_PEND_MASK];
 		/* An RTS is written; its transfer completes on the FIN. */
 		if (e->rndv) {
 			e->rndv = NULL;
@@ -1389,23 +864,24 @@ static void rmsg_data_progress(struct rmsg_channel *ch)
 	rmsg_rndv_progress(ch);
 	if (test_and_clear_bit(RMSG_CHAN_NOTIFY_IN, &ch->flags)) {
 		/* Written beyond what the peer had read: wake it now. */
-		if (ch->tx.written != READ_ONCE(ch->peer_consumed))
-			ch->wake_due = true;
+		if (ch->tx.written != READ_ONCE(ch->flow.peer_consumed))
+			ch->flow.wake_due = true;
 		else
-			ch->peer_armed = true;
+			ch->flow.peer_armed = true;
 	}
 	/* A WAKE the program did not arm for (a peer may send any) is dropped. */
-	if (test_and_clear_bit(RMSG_CHAN_WAKE_IN, &ch->flags) && ch->armed) {
-		ch->armed = false;
+	if (test_and_clear_bit(RMSG_CHAN_WAKE_IN, &ch->flags) &&
+	    ch->flow.armed) {
+		ch->flow.armed = false;
 		memset(&cqe, 0, sizeof(cqe));
-		cqe.user_data = ch->arm_user_data;
+		cqe.user_data = ch->flow.arm_user_data;
 		cqe.flags = RMSG_CQE_READABLE;
 		cqe.channel = ch->id;
 		rmsg_ep_post_cqe_locked(ep, &cqe, false);
 	}
 	rmsg_data_push(ch, false, false);
 	/* Sends just copied into the shadow are done with. */
-	if (ch->shadow)
+	if (ch->retain.shadow)
 		rmsg_data_post_done(ch);
 	rmsg_data_send_ctrls(ch);
 	rmsg_data_flush_signal(ch);
@@ -1419,8 +895,8 @@ void rmsg_data_batch_end(struct rmsg_endpoint *ep)
 {
 	struct rmsg_channel *ch, *tmp;
 
-	list_for_each_entry_safe(ch, tmp, &ep->sig_owed, sig_node) {
-		list_del_init(&ch->sig_node);
+	list_for_each_entry_safe(ch, tmp, &ep->sig_owed, wrs.sig_node) {
+		list_del_init(&ch->wrs.sig_node);
 		rmsg_data_flush_signal(ch);
 	}
 }
@@ -1454,33 +930,36 @@ static int rmsg_data_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 		return -EFAULT;
 	if (sqe->len > ch->max_msg)
 		return -EMSGSIZE;
-	if (ch->pend_tail - ch->pend_head >= RMSG_CHAN_MAX_PENDING)
+	if (ch->pending.pend_tail - ch->pending.pend_head >=
+	    RMSG_CHAN_MAX_PENDING)
 		return -ENOBUFS;
 	rmsg_data_take_credit(ch);
 
 	rmsg_ep_count(ep, RMSG_STAT_SENDS);
-	idx = ch->pend_tail++;
-	e = &ch->pend[idx & RMSG_PEND_MASK];
+	idx = ch->pending.pend_tail++;
+	e = &ch->pending.pend[idx & RMSG_PEND_MASK];
 	e->user_data = sqe->user_data;
 	e->off = sqe->addr;
 	e->len = sqe->len;
 	e->rndv = NULL;
 	ret = rmsg_data_push(ch, more, true);
-	if (ch->pend_posted != ch->pend_tail)
+	if (ch->pending.pend_posted != ch->pending.pend_tail)
 		rmsg_ep_count(ep, RMSG_STAT_SEND_WAITS);
 	/* If the next SQE does not write after all, the batch end signals. */
-	if (ch->sig_owed && list_empty(&ch->sig_node))
-		list_add_tail(&ch->sig_node, &ep->sig_owed);
+	if (ch->wrs.sig_owed && list_empty(&ch->wrs.sig_node))
+		list_add_tail(&ch->wrs.sig_node, &ep->sig_owed);
 	/* Inline, and nothing older owed: the device has the bytes already. */
-	if (ret == 1 && ch->pend_head == idx && ch->pend_posted == idx + 1) {
-		ch->pend_head++;
+	if (ret == 1 && ch->pending.pend_head == idx &&
+	    ch->pending.pend_posted == idx + 1) {
+		ch->pending.pend_head++;
 		cqe->len = sqe->len;
 		cqe->aux = sqe->addr;
 		return 1;
 	}
 	ep->cq_reserved++;
 	/* Copied into the shadow with older ones: the work posts the CQEs. */
-	if (ch->shadow && ch->pend_head != ch->pend_posted)
+	if (ch->retain.shadow &&
+	    ch->pending.pend_head != ch->pending.pend_posted)
 		queue_work(rmsg_wq, &ch->data_work);
 	return 0;
 }
@@ -1493,14 +972,15 @@ static int rmsg_data_send_rndv(struct rmsg_endpoint *ep,
 	struct rmsg_pending *e;
 	int ret;
 
-	if (ch->pend_tail - ch->pend_head >= RMSG_CHAN_MAX_PENDING)
+	if (ch->pending.pend_tail - ch->pending.pend_head >=
+	    RMSG_CHAN_MAX_PENDING)
 		return -ENOBUFS;
-	e = &ch->pend[ch->pend_tail & RMSG_PEND_MASK];
+	e = &ch->pending.pend[ch->pending.pend_tail & RMSG_PEND_MASK];
 	ret = rmsg_rndv_send(ep, ch, sqe, e);
 	if (ret)
 		return ret;
 	rmsg_ep_count(ep, RMSG_STAT_SENDS);
-	ch->pend_tail++;
+	ch->pending.pend_tail++;
 	ep->cq_reserved++;
 	rmsg_data_take_credit(ch);
 	rmsg_data_push(ch, false, false);
@@ -1533,8 +1013,9 @@ bool rmsg_data_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 	 */
 	if (ch && ch->tx_state == RMSG_TX_CLOSING &&
 	    sqe->opcode == RMSG_OP_SEND &&
-	    ch->pend_tail - ch->pend_head < RMSG_CHAN_MAX_PENDING) {
-		e = &ch->pend[ch->pend_tail++ & RMSG_PEND_MASK];
+	    ch->pending.pend_tail - ch->pending.pend_head <
+		    RMSG_CHAN_MAX_PENDING) {
+		e = &ch->pending.pend[ch->pending.pend_tail++ & RMSG_PEND_MASK];
 		e->user_data = sqe->user_data;
 		e->off = sqe->addr;
 		e->len = sqe->len;
@@ -1560,9 +1041,9 @@ bool rmsg_data_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 		/* RTS records go before the peer may overwrite them. */
 		rmsg_rndv_collect(ch);
 		/* Only a newer count means anything to the peer. */
-		if ((s32)((u32)sqe->addr - ch->credit) > 0) {
-			ch->credit = sqe->addr;
-			ch->credit_due = true;
+		if ((s32)((u32)sqe->addr - ch->flow.credit) > 0) {
+			ch->flow.credit = sqe->addr;
+			ch->flow.credit_due = true;
 			rmsg_data_send_ctrls(ch);
 		}
 		return false;
@@ -1572,8 +1053,9 @@ bool rmsg_data_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 		 * waits; the next device registers it. A channel that never
 		 * had one that does rendezvous has nothing to go by.
 		 */
-		ret = ch->rdev || ch->rndv.seg_shift ?
-		      rmsg_data_send_rndv(ep, ch, sqe) : -EAGAIN;
+		ret = ch->conn.rdev || ch->rndv.seg_shift ?
+			      rmsg_data_send_rndv(ep, ch, sqe) :
+			      -EAGAIN;
 		if (!ret)
 			return false;
 		break;
@@ -1597,10 +1079,10 @@ bool rmsg_data_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 			ret = -EINVAL;
 			break;
 		}
-		ch->notify = sqe->addr;
-		ch->notify_due = true;
-		ch->arm_user_data = sqe->user_data;
-		ch->armed = true;
+		ch->flow.notify = sqe->addr;
+		ch->flow.notify_due = true;
+		ch->flow.arm_user_data = sqe->user_data;
+		ch->flow.armed = true;
 		rmsg_data_send_ctrls(ch);
 		return false;
 	}

@@ -11,6 +11,10 @@
  * anyone who finds a device on the list while holding the lock may call into
  * its ib_device: the RDMA core does not finish unregistering it until the
  * remove callback has returned.
+ *
+ * Layer (Documentation/design.rst, "Layers"): it calls no other file of
+ * the module. It reaches the channel layer and the registry only through
+ * the struct rmsg_device_watch rmsg_main.c gives it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -36,13 +40,15 @@ static u32 rmsg_devices_generation;
 static u32 rmsg_devices_nr;
 
 static struct ib_client rmsg_ib_client;
+/* Set once at module load, before the client is registered. */
+static const struct rmsg_device_watch *rmsg_watch __ro_after_init;
 
 static void rmsg_fatal_work(struct work_struct *work)
 {
 	struct rmsg_device *rdev = container_of(work, struct rmsg_device,
 						fatal_work);
 
-	rmsg_chan_device_fatal(rdev);
+	rmsg_watch->fatal(rdev);
 }
 
 /**
@@ -50,7 +56,7 @@ static void rmsg_fatal_work(struct work_struct *work)
  * @rdev: the device, which stays registered
  *
  * Any context. Its channels are repaired elsewhere, leaving it first
- * (rmsg_chan_device_fatal(), in process context).
+ * (the watch's @fatal, rmsg_chan_device_fatal(), in process context).
  */
 void rmsg_device_fatal(struct rmsg_device *rdev)
 {
@@ -363,7 +369,7 @@ static int rmsg_ib_add(struct ib_device *ibdev)
 
 	dev_info(&ibdev->dev, "rmsg: device added (%u ports)\n", nports);
 	/* Channels being repaired may reach their peers through it. */
-	rmsg_ctl_device_added();
+	rmsg_watch->added();
 	return 0;
 }
 
@@ -380,7 +386,7 @@ static void rmsg_ib_remove(struct ib_device *ibdev, void *client_data)
 	/* No fatal work from now on, but an injected one may be queued. */
 	ib_unregister_event_handler(&rdev->event_handler);
 	/* Before the callback returns, nothing of rmsg may be left on it. */
-	rmsg_chan_device_removed(rdev);
+	rmsg_watch->removed(rdev);
 	/* No channel is on it to inject another one. */
 	cancel_work_sync(&rdev->fatal_work);
 	/* Nobody parks an id on it any more (it is dying). */
@@ -605,8 +611,16 @@ bool rmsg_device_detach(struct rmsg_device *rdev, struct list_head *node)
 	return dying;
 }
 
-int rmsg_devices_init(void)
+/**
+ * rmsg_devices_init() - start tracking devices
+ * @watch: what to call as they come, go and fail; it must outlive the
+ *	module's devices (rmsg_devices_exit())
+ *
+ * Return: 0 or a negative errno of ib_register_client().
+ */
+int rmsg_devices_init(const struct rmsg_device_watch *watch)
 {
+	rmsg_watch = watch;
 	return ib_register_client(&rmsg_ib_client);
 }
 

@@ -5,12 +5,22 @@
  * with mmap(). <rdma/rmsg.h> and Documentation/rings.rst describe the ABI
  * and the barrier pairing (A to D) the comments below refer to.
  *
+ * This file makes and tears down the endpoint and its rings and answers
+ * its file operations (ENTER, poll(), mmap, statistics). What moves
+ * through the rings is elsewhere: rmsg_sq.c takes and runs SQEs, rmsg_cq.c
+ * posts CQEs and keeps the events that find the ring full.
+ *
  * Everything in the shared regions is written by the program and therefore
  * untrusted: the kernel keeps its own copy of each index it owns (SQ
  * consumer, CQ producer) and of the last index of the program's it accepted
  * (SQ producer, CQ consumer), checks every index the program wrote against
  * them with the rmsg_ring_*_ok() helpers, and copies each SQE once into a
  * local struct before looking at it.
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_channel.c, rmsg_cq.c, rmsg_ctl.c,
+ * rmsg_listen.c, rmsg_pages.c, rmsg_region.c, rmsg_sq.c, rmsg_sqpoll.c and
+ * rmsg_user.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -29,6 +39,7 @@
 #include <linux/vmalloc.h>
 
 #include "rmsg.h"
+#include "rmsg_cq.h"
 #include "rmsg_region.h"
 #include "rmsg_ring.h"
 
@@ -47,14 +58,6 @@ static_assert(sizeof(struct rmsg_cqe) == 32);
 static_assert(sizeof(struct rmsg_enter) == 40);
 static_assert(RMSG_MAX_CQ_ENTRIES <= RMSG_RING_MAX_SIZE);
 static_assert(RMSG_OFF_CQ_RING % PAGE_SIZE == 0);
-
-/* An event that found the completion ring full. */
-struct rmsg_event {
-	struct list_head node;
-	struct rmsg_cqe cqe;
-};
-
-static bool rmsg_ep_flush_locked(struct rmsg_endpoint *ep);
 
 /* Pages of both rings, as charged at setup. */
 static unsigned long rmsg_ep_ring_pages(struct rmsg_endpoint *ep)
@@ -115,8 +118,6 @@ struct rmsg_endpoint *rmsg_ep_create(void)
  */
 void rmsg_ep_destroy(struct rmsg_endpoint *ep)
 {
-	struct rmsg_event *ev, *next;
-
 	/*
 	 * Out of the registry before anything is torn down: other
 	 * endpoints' ioctls find this one there only (rmsg_ctl.c).
@@ -132,8 +133,7 @@ void rmsg_ep_destroy(struct rmsg_endpoint *ep)
 	rmsg_chan_release_all(ep);
 	/* Transfers still holding a region keep it; the table lets go. */
 	rmsg_regions_release(ep);
-	list_for_each_entry_safe(ev, next, &ep->overflow, node)
-		kfree(ev);
+	rmsg_cq_drop_kept(ep);
 	xa_destroy(&ep->channels);
 	mutex_destroy(&ep->chan_lock);
 	if (ep->sq.mem)
@@ -310,163 +310,6 @@ int rmsg_ep_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma)
 	return remap_vmalloc_range(vma, ring->mem, 0);
 }
 
-/*
- * Run one SQE (the kernel's own copy; @next is a copy of the SQE after it,
- * or NULL). Returns whether *@cqe was filled in: a SEND may owe its CQE
- * until its write completes, and CREDIT and ARM post none unless they fail.
- */
-static bool rmsg_ep_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
-			 const struct rmsg_sqe *next, struct rmsg_cqe *cqe)
-{
-	int res = -EINVAL;
-
-	memset(cqe, 0, sizeof(*cqe));
-	cqe->user_data = sqe->user_data;
-	cqe->channel = sqe->channel;
-	if (sqe->resv0 || !rmsg_all_zero(sqe->resv, sizeof(sqe->resv)))
-		goto done;
-	/* Only rendezvous operations take a region, a cookie or flags. */
-	if (sqe->opcode != RMSG_OP_SEND_RNDV &&
-	    sqe->opcode != RMSG_OP_RECV_RNDV &&
-	    (sqe->flags || sqe->region || sqe->aux))
-		goto done;
-	switch (sqe->opcode) {
-	case RMSG_OP_NOP:
-		if (!sqe->channel && !sqe->addr && !sqe->len)
-			res = 0;
-		break;
-	case RMSG_OP_SEND:
-	case RMSG_OP_CREDIT:
-	case RMSG_OP_ARM:
-	case RMSG_OP_SEND_RNDV:
-	case RMSG_OP_RECV_RNDV:
-		return rmsg_data_exec(ep, sqe, next, cqe);
-	default:
-		break;
-	}
-done:
-	if (res == -EINVAL)
-		atomic_long_inc(&ep->bad_desc);
-	cqe->res = res;
-	return true;
-}
-
-/*
- * Take up to @to_submit SQEs, stopping early when the CQ is full: a CQE the
- * program has not consumed is never overwritten. Returns the number taken,
- * -EBUSY when SQEs were waiting but the CQ had no room for any, -EINVAL
- * (taking nothing) when the program wrote an impossible index. Called by
- * ENTER, or by the endpoint's kernel poller (rmsg_sqpoll.c) instead.
- */
-int rmsg_ep_submit(struct rmsg_endpoint *ep, u32 to_submit)
-{
-	struct rmsg_ep_ring *sq = &ep->sq, *cq = &ep->cq;
-	const struct rmsg_sqe *sqes = sq->descs;
-	struct rmsg_cqe *cqes = cq->descs;
-	u32 prod, cons, sq_cons, cq_prod, n, done;
-	struct rmsg_sqe sqe, next;
-	struct rmsg_cqe cqe;
-	int ret;
-
-	mutex_lock(&ep->lock);
-	/* A: the SQEs before prod were written before prod. */
-	prod = smp_load_acquire(sq->producer);
-	/* D: the program finished reading the CQEs before cons. */
-	cons = smp_load_acquire(cq->consumer);
-	if (!rmsg_ring_prod_ok(sq->entries, ep->sq_cons, ep->sq_prod, prod) ||
-	    !rmsg_ring_cons_ok(ep->cq_prod, ep->cq_cons, cons)) {
-		atomic_long_inc(&ep->bad_index);
-		ret = -EINVAL;
-		goto out;
-	}
-	ep->sq_prod = prod;
-	ep->cq_cons = cons;
-	/* Kept events are older than what this call completes. */
-	rmsg_ep_flush_locked(ep);
-	/* The program may have overwritten it; the poller owns it, if any. */
-	if (!ep->sqpoll)
-		WRITE_ONCE(*sq->flags, RMSG_SQ_NEED_WAKEUP);
-
-	sq_cons = ep->sq_cons;
-	cq_prod = ep->cq_prod;
-	n = min(to_submit, rmsg_ring_used(prod, sq_cons));
-	/*
-	 * One copy of each SQE, then only the copy is looked at: the program
-	 * may rewrite a slot at any time (no double fetch). The next one is
-	 * copied ahead, for a SEND to see whether more follow on its channel.
-	 */
-	if (n)
-		memcpy(&sqe, &sqes[rmsg_ring_slot(sq->entries, sq_cons)],
-		       sizeof(sqe));
-	for (done = 0; done < n; done++) {
-		/* Room for this SQE's CQE beside those owed to SENDs. */
-		if (rmsg_ring_free(cq->entries, cq_prod, cons) <=
-		    ep->cq_reserved)
-			break;
-		if (done + 1 < n)
-			memcpy(&next, &sqes[rmsg_ring_slot(sq->entries,
-							   sq_cons + 1)],
-			       sizeof(next));
-		barrier();
-		if (rmsg_ep_exec(ep, &sqe, done + 1 < n ? &next : NULL, &cqe))
-			cqes[rmsg_ring_slot(cq->entries, cq_prod++)] = cqe;
-		sq_cons++;
-		sqe = next;
-	}
-	rmsg_data_batch_end(ep);
-	if (done) {
-		ep->sq_cons = sq_cons;
-		WRITE_ONCE(ep->cq_prod, cq_prod);
-		/* D: the SQEs are read before their slots are handed back. */
-		smp_store_release(sq->consumer, sq_cons);
-		/* C: the CQEs are written before the producer publishes them. */
-		smp_store_release(cq->producer, cq_prod);
-		wake_up_interruptible_poll(&ep->wq, EPOLLIN | EPOLLRDNORM);
-	}
-	ret = done ? done : n ? -EBUSY : 0;
-out:
-	mutex_unlock(&ep->lock);
-	return ret;
-}
-
-/* CQEs ready for the program: kernel producer minus program's consumer. */
-static u32 rmsg_ep_cq_ready(struct rmsg_endpoint *ep)
-{
-	return rmsg_ring_used(READ_ONCE(ep->cq_prod),
-			      READ_ONCE(*ep->cq.consumer));
-}
-
-/*
- * Wait until @min CQEs are ready. A consumer index that leaves more than
- * the CQ's size ready is impossible: the wait ends with -EINVAL. (One that
- * went backwards within range is caught by the next submission.)
- */
-/* Enough entries, or kept events that now have room to be posted. */
-static bool rmsg_ep_wait_done(struct rmsg_endpoint *ep, u32 min, u32 *ready)
-{
-	*ready = rmsg_ep_cq_ready(ep);
-	return *ready >= min ||
-	       (*ready < ep->cq.entries && !list_empty_careful(&ep->overflow));
-}
-
-static int rmsg_ep_wait(struct rmsg_endpoint *ep, u32 min)
-{
-	u32 ready;
-
-	for (;;) {
-		rmsg_ep_flush_events(ep);
-		if (wait_event_interruptible(ep->wq,
-					     rmsg_ep_wait_done(ep, min, &ready)))
-			return -EINTR;
-		if (ready > ep->cq.entries) {
-			atomic_long_inc(&ep->bad_index);
-			return -EINVAL;
-		}
-		if (ready >= min)
-			return 0;
-	}
-}
-
 long rmsg_ep_enter(struct rmsg_endpoint *ep, void __user *uarg)
 {
 	struct rmsg_enter e;
@@ -502,7 +345,7 @@ long rmsg_ep_enter(struct rmsg_endpoint *ep, void __user *uarg)
 	if (ep->sqpoll)
 		rmsg_sqpoll_wake(ep);
 	if (!ret && (e.flags & RMSG_ENTER_GETEVENTS) && e.min_complete)
-		ret = rmsg_ep_wait(ep, e.min_complete);
+		ret = rmsg_cq_wait(ep, e.min_complete);
 	/* As io_uring_enter(): what was taken counts more than the wait. */
 	if (e.submitted)
 		ret = 0;
@@ -518,151 +361,7 @@ __poll_t rmsg_ep_poll(struct rmsg_endpoint *ep, struct file *file,
 	if (!rmsg_ep_ready(ep))
 		return 0;
 	rmsg_ep_flush_events(ep);
-	return rmsg_ep_cq_ready(ep) ? EPOLLIN | EPOLLRDNORM : 0;
-}
-
-/*
- * Move kept events into the completion ring while it has room. The
- * consumer index is the program's: an impossible one leaves the events
- * kept. Caller holds ep->lock.
- */
-static bool rmsg_ep_flush_locked(struct rmsg_endpoint *ep)
-{
-	struct rmsg_cqe *cqes = ep->cq.descs;
-	struct rmsg_event *ev;
-	u32 cons, prod = ep->cq_prod;
-	bool posted = false;
-
-	/* D: the program finished reading the CQEs before cons. */
-	cons = smp_load_acquire(ep->cq.consumer);
-	if (!rmsg_ring_cons_ok(prod, ep->cq_cons, cons))
-		return false;
-	ep->cq_cons = cons;
-	while (!list_empty(&ep->overflow) &&
-	       rmsg_ring_free(ep->cq.entries, prod, cons)) {
-		ev = list_first_entry(&ep->overflow, struct rmsg_event, node);
-		list_del(&ev->node);
-		ep->overflow_len--;
-		cqes[rmsg_ring_slot(ep->cq.entries, prod)] = ev->cqe;
-		kfree(ev);
-		prod++;
-		posted = true;
-	}
-	if (posted) {
-		WRITE_ONCE(ep->cq_prod, prod);
-		/* C: the CQEs are written before the producer publishes them. */
-		smp_store_release(ep->cq.producer, prod);
-	}
-	return posted;
-}
-
-/**
- * rmsg_ep_flush_events() - post kept events the completion ring has room for
- * @ep: the endpoint
- */
-void rmsg_ep_flush_events(struct rmsg_endpoint *ep)
-{
-	bool posted;
-
-	if (!rmsg_ep_ready(ep) || list_empty_careful(&ep->overflow))
-		return;
-	mutex_lock(&ep->lock);
-	posted = rmsg_ep_flush_locked(ep);
-	mutex_unlock(&ep->lock);
-	if (posted)
-		wake_up_interruptible_poll(&ep->wq, EPOLLIN | EPOLLRDNORM);
-}
-
-/*
- * Entries kept while the completion ring is full, at most: a few events per
- * channel (opened, stalled, resumed, readable, closed) beyond the ring.
- */
-#define RMSG_EP_KEPT_PER_CHANNEL	8
-
-/*
- * Keep @cqe, in order, until the program makes room in the ring. The
- * memory is charged to the opener's cgroup, and bounded: a program that
- * reads no completions while its peers make events (a peer can force
- * repairs, each one STALLED and RESUMED) must not grow the kernel's memory
- * without end. Past the bound the entry is dropped and counted
- * (rmsg_ep_stats.events_dropped). Within it the allocation does not fail,
- * even at the cgroup's limit (which it may pass by the bound's small
- * entries), and calls no OOM killer: an event such as the CONNECTED
- * that reports a failure for want of memory must not be lost to it.
- */
-static void rmsg_ep_keep_locked(struct rmsg_endpoint *ep,
-				const struct rmsg_cqe *cqe)
-{
-	u32 max = ep->cq.entries + RMSG_EP_KEPT_PER_CHANNEL *
-		  (atomic_read(&ep->nr_channels) + 1);
-	struct rmsg_event *ev = NULL;
-
-	lockdep_assert_held(&ep->lock);
-	if (ep->overflow_len < max)
-		ev = kmalloc(sizeof(*ev), GFP_KERNEL_ACCOUNT | __GFP_NORETRY |
-			     __GFP_NOFAIL);
-	if (!ev) {
-		rmsg_ep_count(ep, RMSG_STAT_EVENTS_DROPPED);
-		pr_notice_ratelimited("endpoint %u: completion ring full, %u entries waiting: an entry is dropped\n",
-				      ep->id, ep->overflow_len);
-		return;
-	}
-	ev->cqe = *cqe;
-	list_add_tail(&ev->node, &ep->overflow);
-	ep->overflow_len++;
-}
-
-/**
- * rmsg_ep_post_event() - report an event of a channel on the completion ring
- * @ep: the endpoint, with rings
- * @cqe: the entry
- *
- * When the ring is full the event is kept, in order, until the program
- * makes room (within a bound: rmsg_ep_keep_locked()). Process context.
- */
-void rmsg_ep_post_event(struct rmsg_endpoint *ep, const struct rmsg_cqe *cqe)
-{
-	mutex_lock(&ep->lock);
-	rmsg_ep_keep_locked(ep, cqe);
-	rmsg_ep_flush_locked(ep);
-	mutex_unlock(&ep->lock);
-	/* Also wakes a waiter whose ring was full: it may flush later. */
-	wake_up_interruptible_poll(&ep->wq, EPOLLIN | EPOLLRDNORM);
-}
-
-/**
- * rmsg_ep_post_cqe_locked() - post a CQE from the data path
- * @ep: the endpoint; the caller holds ep->lock
- * @cqe: the entry
- * @reserved: it is owed to an earlier SQE, for which submission kept a
- *	completion ring entry free (ep->cq_reserved)
- *
- * A reserved CQE goes straight in unless the program wrote an impossible
- * consumer index. Any CQE that does not fit waits, as an event would, on
- * the overflow list.
- */
-void rmsg_ep_post_cqe_locked(struct rmsg_endpoint *ep,
-			     const struct rmsg_cqe *cqe, bool reserved)
-{
-	u32 prod;
-
-	lockdep_assert_held(&ep->lock);
-	if (reserved && !WARN_ON_ONCE(!ep->cq_reserved))
-		ep->cq_reserved--;
-	/* Older kept events go first; this one may then fit behind them. */
-	rmsg_ep_flush_locked(ep);
-	prod = ep->cq_prod;
-	if (list_empty(&ep->overflow) &&
-	    rmsg_ring_free(ep->cq.entries, prod, ep->cq_cons)) {
-		((struct rmsg_cqe *)ep->cq.descs)[rmsg_ring_slot(ep->cq.entries,
-								 prod)] = *cqe;
-		WRITE_ONCE(ep->cq_prod, prod + 1);
-		/* C: the CQE is written before the producer publishes it. */
-		smp_store_release(ep->cq.producer, prod + 1);
-	} else {
-		rmsg_ep_keep_locked(ep, cqe);
-	}
-	wake_up_interruptible_poll(&ep->wq, EPOLLIN | EPOLLRDNORM);
+	return rmsg_cq_ready(ep) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
 /**

@@ -63,6 +63,9 @@
  * change through rmsg_repair_set_phase(); they allow only what the tables
  * rmsg_chan_next[] and rmsg_repair_next[] (the two diagrams above) allow,
  * and the tracepoints of rmsg_trace.h see them all.
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_cq.c and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -81,7 +84,8 @@
 #include <rdma/rdma_cm.h>
 
 #include "rmsg.h"
-#include "rmsg_channel.h"
+#include "rmsg_cq.h"
+#include "rmsg_chan.h"
 #include "rmsg_conn.h"
 #include "rmsg_wr.h"
 #include "rmsg_lifecycle.h"
@@ -118,14 +122,14 @@ MODULE_PARM_DESC(heartbeat_misses,
 
 static void rmsg_repair_timer(struct timer_list *t)
 {
-	struct rmsg_channel *ch = from_timer(ch, t, repair_timer);
+	struct rmsg_channel *ch = from_timer(ch, t, repair.repair_timer);
 
 	queue_work(rmsg_wq, &ch->work);
 }
 
 static void rmsg_hb_timer(struct timer_list *t)
 {
-	struct rmsg_channel *ch = from_timer(ch, t, hb_timer);
+	struct rmsg_channel *ch = from_timer(ch, t, repair.hb_timer);
 
 	set_bit(RMSG_CHAN_HEARTBEAT_DUE, &ch->flags);
 	queue_work(rmsg_wq, &ch->work);
@@ -133,7 +137,7 @@ static void rmsg_hb_timer(struct timer_list *t)
 
 static void rmsg_stall_timer(struct timer_list *t)
 {
-	struct rmsg_channel *ch = from_timer(ch, t, stall_timer);
+	struct rmsg_channel *ch = from_timer(ch, t, repair.stall_timer);
 
 	set_bit(RMSG_CHAN_STALL_DUE, &ch->flags);
 	queue_work(rmsg_wq, &ch->work);
@@ -142,9 +146,9 @@ static void rmsg_stall_timer(struct timer_list *t)
 /* The timers of a channel that is being born. */
 void rmsg_chan_timers_init(struct rmsg_channel *ch)
 {
-	timer_setup(&ch->repair_timer, rmsg_repair_timer, 0);
-	timer_setup(&ch->hb_timer, rmsg_hb_timer, 0);
-	timer_setup(&ch->stall_timer, rmsg_stall_timer, 0);
+	timer_setup(&ch->repair.repair_timer, rmsg_repair_timer, 0);
+	timer_setup(&ch->repair.hb_timer, rmsg_hb_timer, 0);
+	timer_setup(&ch->repair.stall_timer, rmsg_stall_timer, 0);
 }
 
 /*
@@ -177,7 +181,7 @@ void rmsg_hb_arm(struct rmsg_channel *ch)
 	unsigned int ms = rmsg_chan_hb_ms(ch);
 
 	if (ms)
-		mod_timer(&ch->hb_timer, jiffies + msecs_to_jiffies(ms));
+		mod_timer(&ch->repair.hb_timer, jiffies + msecs_to_jiffies(ms));
 }
 
 /* --- events and state changes ---------------------------------------- */
@@ -273,11 +277,11 @@ static_assert(ARRAY_SIZE(rmsg_repair_next) == RMSG_REPAIR_ACCEPTING + 1);
 void rmsg_repair_set_phase(struct rmsg_channel *ch,
 				  enum rmsg_repair_phase phase)
 {
-	if (WARN_ON_ONCE(!(rmsg_repair_next[ch->phase] & BIT(phase))))
+	if (WARN_ON_ONCE(!(rmsg_repair_next[ch->repair.phase] & BIT(phase))))
 		return;
-	trace_rmsg_repair_phase(ch->ep->id, ch->id, ch->phase, phase,
+	trace_rmsg_repair_phase(ch->ep->id, ch->id, ch->repair.phase, phase,
 				ch->resil.epoch, ch->resil.attempts);
-	ch->phase = phase;
+	ch->repair.phase = phase;
 }
 
 /*
@@ -359,7 +363,7 @@ static void rmsg_stall_arm(struct rmsg_channel *ch)
 
 	clear_bit(RMSG_CHAN_STALL_DUE, &ch->flags);
 	if (ch->ep->stall_events)
-		mod_timer(&ch->stall_timer, rmsg_jiffies_after_ms(ms));
+		mod_timer(&ch->repair.stall_timer, rmsg_jiffies_after_ms(ms));
 }
 
 /*
@@ -394,7 +398,7 @@ void rmsg_chan_stalled(struct rmsg_channel *ch)
 /* Can a connection fault with @error be repaired on this channel? */
 static bool rmsg_chan_repairable(struct rmsg_channel *ch, int error)
 {
-	if (!ch->shadow || !rmsg_chan_repair_ms(ch) ||
+	if (!ch->retain.shadow || !rmsg_chan_repair_ms(ch) ||
 	    test_bit(RMSG_CHAN_PEER_RESET, &ch->flags))
 		return false;
 	switch (error) {
@@ -429,12 +433,12 @@ void rmsg_chan_fault_locked(struct rmsg_channel *ch, int error)
 	rmsg_repair_set_phase(ch, RMSG_REPAIR_DOWN);
 	ch->resil.last_error = error;
 	ch->resil.attempts = 0;
-	ch->backoff_from = 0;
+	ch->repair.backoff_from = 0;
 	ch->resil.max_attempts =
 		rmsg_backoff_attempts(repair_backoff_ms, repair_backoff_max_ms,
 				      rmsg_chan_repair_ms(ch));
 	ch->resil.recover_start = ktime_get_ns();
-	ch->deadline = rmsg_jiffies_after_ms(rmsg_chan_repair_ms(ch));
+	ch->repair.deadline = rmsg_jiffies_after_ms(rmsg_chan_repair_ms(ch));
 	rmsg_stall_arm(ch);
 	queue_work(rmsg_wq, &ch->work);
 }
@@ -463,10 +467,10 @@ void rmsg_chan_heartbeat(struct rmsg_channel *ch)
 {
 
 	if (test_and_clear_bit(RMSG_CHAN_HEARD, &ch->flags)) {
-		ch->hb_misses = 0;
-	} else if (++ch->hb_misses >=
+		ch->repair.hb_misses = 0;
+	} else if (++ch->repair.hb_misses >=
 		   (READ_ONCE(ch->opts.heartbeat_misses) ?:
-		    READ_ONCE(heartbeat_misses))) {
+			    READ_ONCE(heartbeat_misses))) {
 		rmsg_chan_fault(ch, -ETIMEDOUT);
 		return;
 	}

@@ -7,7 +7,7 @@
 #ifndef RMSG_LIFECYCLE_H
 #define RMSG_LIFECYCLE_H
 
-#include "rmsg_channel.h"
+#include "rmsg_chan.h"
 
 extern unsigned int repair_backoff_ms;
 extern unsigned int repair_backoff_max_ms;

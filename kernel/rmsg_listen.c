@@ -3,6 +3,10 @@
  * rmsg: listeners: RMSG_IOC_LISTEN, the rdma_cm handler of every id a
  * listener makes, and the connection requests it hears (a new channel, or
  * a repair's RECONNECT for one it has).
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_channel.c, rmsg_cm.c, rmsg_conn.c,
+ * rmsg_lifecycle.c and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -21,7 +25,7 @@
 #include <rdma/rdma_cm.h>
 
 #include "rmsg.h"
-#include "rmsg_channel.h"
+#include "rmsg_chan.h"
 #include "rmsg_cm.h"
 #include "rmsg_conn.h"
 #include "rmsg_lifecycle.h"
@@ -66,12 +70,13 @@ static int rmsg_cm_repair_request(struct rmsg_endpoint *ep,
 
 	mutex_lock(&ep->chan_lock);
 	ch = xa_load(&ep->channels, h->peer_channel);
-	if (ch && !ch->active && ch->shadow &&
+	if (ch && !ch->active && ch->retain.shadow &&
 	    (ch->state == RMSG_CHAN_OPEN || ch->state == RMSG_CHAN_RECOVERING))
 		verdict = rmsg_repair_match(ch->peer.incarnation,
 					    ch->peer.channel, ch->resil.epoch,
 					    h);
-	if (verdict == RMSG_REPAIR_ACCEPT && ch->repair_id && ch->stale_id)
+	if (verdict == RMSG_REPAIR_ACCEPT && ch->repair.repair_id &&
+	    ch->repair.stale_id)
 		verdict = RMSG_REPAIR_STALE;	/* come again later */
 	if (verdict == RMSG_REPAIR_ACCEPT) {
 		/*
@@ -79,15 +84,15 @@ static int rmsg_cm_repair_request(struct rmsg_endpoint *ep,
 		 * gave up (it may never have heard our answer, on a path
 		 * that fails one way): drop it now, take this one.
 		 */
-		if (ch->state == RMSG_CHAN_RECOVERING && ch->cm_id)
+		if (ch->state == RMSG_CHAN_RECOVERING && ch->conn.cm_id)
 			set_bit(RMSG_CHAN_ATTEMPT_FAILED, &ch->flags);
 		/* The peer saw the fault first. */
 		if (ch->state == RMSG_CHAN_OPEN)
 			rmsg_chan_fault_locked(ch, -ECONNRESET);
-		if (ch->repair_id)
-			ch->stale_id = ch->repair_id;
-		ch->repair_id = cm_id;
-		ch->repair_hello = *h;
+		if (ch->repair.repair_id)
+			ch->repair.stale_id = ch->repair.repair_id;
+		ch->repair.repair_id = cm_id;
+		ch->repair.repair_hello = *h;
 		ch->resil.epoch = h->epoch;
 		cm_id->context = &ch->cm;
 		queue_work(rmsg_wq, &ch->work);
@@ -134,9 +139,9 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 	rmsg_chan_init(ch, ep, l->manual ? RMSG_CHAN_REQUESTED :
 					   RMSG_CHAN_ACCEPTING,
 		       l->user_data, l->block_size);
-	ch->cm_id = cm_id;
+	ch->conn.cm_id = cm_id;
 	ch->opts = l->opts;
-	ch->adv_family = rmsg_wildcard_family(&l->addr);
+	ch->repair.adv_family = rmsg_wildcard_family(&l->addr);
 
 	/*
 	 * Published, the program may close it at once (its id is easy to

@@ -3,15 +3,27 @@
  * rmsg: reliable, self-repairing message channels over RDMA.
  *
  * Module entry and exit. Documentation/ describes the design.
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_cdev.c, rmsg_channel.c, rmsg_ctl.c,
+ * rmsg_data.c, rmsg_devices.c, rmsg_lifecycle.c, rmsg_rndv.c, rmsg_user.c
+ * and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
 
 #include "rmsg.h"
-#include "rmsg_channel.h"
+#include "rmsg_chan.h"
 #include "rmsg_lifecycle.h"
 #include "rmsg_wr.h"
+
+/* The device layer's calls up: channels and the endpoint registry. */
+static const struct rmsg_device_watch rmsg_device_watch = {
+	.added		= rmsg_ctl_device_added,
+	.removed	= rmsg_chan_device_removed,
+	.fatal		= rmsg_chan_device_fatal,
+};
 
 static int __init rmsg_init(void)
 {
@@ -25,7 +37,7 @@ static int __init rmsg_init(void)
 	ret = rmsg_wr_init_module();
 	if (ret)
 		goto out_user;
-	ret = rmsg_devices_init();
+	ret = rmsg_devices_init(&rmsg_device_watch);
 	if (ret)
 		goto out_wr;
 	ret = rmsg_cdev_init();

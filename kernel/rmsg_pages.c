@@ -2,6 +2,9 @@
 /*
  * rmsg: page sets that programs map and devices read or write: receive
  * blocks and send areas.
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_user.c.
  */
 #include <linux/mm.h>
 #include <linux/slab.h>

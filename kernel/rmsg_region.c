@@ -18,6 +18,9 @@
  * region is never removed between a transfer finding it and marking it
  * busy. Nothing else is done under it; pinning and unpinning happen
  * outside.
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_user.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

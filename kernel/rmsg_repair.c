@@ -2,6 +2,10 @@
 /*
  * rmsg: repairing a channel whose connection broke, step by step, in the
  * channel's work (the phases of rmsg_lifecycle.c).
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_cm.c, rmsg_conn.c, rmsg_cq.c,
+ * rmsg_data.c, rmsg_devices.c and rmsg_lifecycle.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -20,7 +24,8 @@
 #include <rdma/rdma_cm.h>
 
 #include "rmsg.h"
-#include "rmsg_channel.h"
+#include "rmsg_cq.h"
+#include "rmsg_chan.h"
 #include "rmsg_cm.h"
 #include "rmsg_conn.h"
 #include "rmsg_lifecycle.h"
@@ -37,9 +42,9 @@ MODULE_PARM_DESC(repair_attempt_ms,
 /* Run the work at @when, or at the give-up deadline if that comes first. */
 static void rmsg_repair_wake_at(struct rmsg_channel *ch, unsigned long when)
 {
-	if (time_after(when, ch->deadline))
-		when = ch->deadline;
-	mod_timer(&ch->repair_timer, when);
+	if (time_after(when, ch->repair.deadline))
+		when = ch->repair.deadline;
+	mod_timer(&ch->repair.repair_timer, when);
 }
 
 /*
@@ -58,17 +63,17 @@ int rmsg_repair_drop(struct rmsg_channel *ch)
 	 * (it may be making a QP) finishes in rmsg_cm_settle().
 	 */
 	mutex_lock(&ch->ep->chan_lock);
-	id = ch->cm_id;
-	ch->cm_id = NULL;
+	id = ch->conn.cm_id;
+	ch->conn.cm_id = NULL;
 	mutex_unlock(&ch->ep->chan_lock);
 	id = rmsg_cm_settle(ch, id);
 	if (id && test_bit(RMSG_CHAN_CONNECTED, &ch->flags))
 		rmsg_cm_id_disconnect(id);
-	if (ch->qp) {
+	if (ch->conn.qp) {
 		/* Afterwards no completion of it can touch the channel. */
-		rmsg_qp_drain(id, ch->qp, false);
+		rmsg_qp_drain(id, ch->conn.qp, false);
 		rdma_destroy_qp(id);
-		ch->qp = NULL;
+		ch->conn.qp = NULL;
 	}
 	if (id)
 		rmsg_cm_id_retire(id);
@@ -91,18 +96,18 @@ static int rmsg_repair_dial(struct rmsg_channel *ch)
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	mutex_lock(&ch->ep->chan_lock);
-	ch->cm_id = id;
+	ch->conn.cm_id = id;
 	ch->resil.epoch++;
 	ch->resil.attempts++;
 	rmsg_dial_addr(ch, &dst);
 	mutex_unlock(&ch->ep->chan_lock);
 	rmsg_repair_set_phase(ch, RMSG_REPAIR_DIALING);
 	pr_debug("channel %u: attempt %u dials %pISp (address %u)\n", ch->id,
-		 ch->resil.attempts, &dst, ch->dial_idx);
-	ch->attempt_end = jiffies + msecs_to_jiffies(repair_attempt_ms);
-	rmsg_repair_wake_at(ch, ch->attempt_end);
+		 ch->resil.attempts, &dst, ch->repair.dial_idx);
+	ch->repair.attempt_end = jiffies + msecs_to_jiffies(repair_attempt_ms);
+	rmsg_repair_wake_at(ch, ch->repair.attempt_end);
 	return rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst,
-				 ch->resolve_ms);
+				 ch->repair.resolve_ms);
 }
 
 /* ACCEPTING: take the newest attempt the listener handed over. */
@@ -117,13 +122,13 @@ static int rmsg_repair_adopt(struct rmsg_channel *ch)
 	int ret;
 
 	mutex_lock(&ep->chan_lock);
-	id = ch->repair_id;
-	stale = ch->stale_id;
-	peer = ch->repair_hello;
-	ch->repair_id = NULL;
-	ch->stale_id = NULL;
+	id = ch->repair.repair_id;
+	stale = ch->repair.stale_id;
+	peer = ch->repair.repair_hello;
+	ch->repair.repair_id = NULL;
+	ch->repair.stale_id = NULL;
 	if (id) {
-		ch->cm_id = id;
+		ch->conn.cm_id = id;
 		ch->resil.attempts++;
 	}
 	mutex_unlock(&ep->chan_lock);
@@ -132,8 +137,8 @@ static int rmsg_repair_adopt(struct rmsg_channel *ch)
 	if (!id)
 		return 0;
 	rmsg_repair_set_phase(ch, RMSG_REPAIR_ACCEPTING);
-	ch->attempt_end = jiffies + msecs_to_jiffies(repair_attempt_ms);
-	rmsg_repair_wake_at(ch, ch->attempt_end);
+	ch->repair.attempt_end = jiffies + msecs_to_jiffies(repair_attempt_ms);
+	rmsg_repair_wake_at(ch, ch->repair.attempt_end);
 
 	rdma_lock_handler(id);
 	ret = rmsg_chan_connection(ch, id);
@@ -177,10 +182,10 @@ static void rmsg_repair_done(struct rmsg_channel *ch)
 		opened = true;
 		took = ktime_get_ns() - ch->resil.recover_start;
 		/* Nothing is written yet: the rewrite ahead is still whole. */
-		trace_rmsg_repair_done(ch->ep->id, ch->id, ch->resil.epoch,
-				       ch->resil.attempts, took,
-				       ch->retx.end_seq - ch->retx.seq,
-				       ch->retx.end - ch->retx.counter);
+		trace_rmsg_repair_done(
+			ch->ep->id, ch->id, ch->resil.epoch, ch->resil.attempts,
+			took, ch->retain.retx.end_seq - ch->retain.retx.seq,
+			ch->retain.retx.end - ch->retain.retx.counter);
 		resumed = ch->resil.stalled;
 		ch->resil.stalled = false;
 		cqe.len = div_u64(took, NSEC_PER_MSEC);
@@ -200,14 +205,14 @@ static void rmsg_repair_done(struct rmsg_channel *ch)
 		ch->resil.attempts = 0;
 		/* Under chan_lock: teardown cannot have stopped it yet. */
 		rmsg_data_reopen(ch);
-		ch->hb_misses = 0;
+		ch->repair.hb_misses = 0;
 		set_bit(RMSG_CHAN_HEARD, &ch->flags);
 		rmsg_hb_arm(ch);
 		/* Under chan_lock too: the next fault's rmsg_stall_arm() stays. */
-		del_timer(&ch->stall_timer);
+		del_timer(&ch->repair.stall_timer);
 	}
 	mutex_unlock(&ch->ep->chan_lock);
-	del_timer(&ch->repair_timer);
+	del_timer(&ch->repair.repair_timer);
 	if (!opened)
 		return;
 	if (late) {
@@ -232,21 +237,21 @@ void rmsg_chan_repair(struct rmsg_channel *ch)
 	u32 delay;
 	int ret;
 
-	if (time_after_eq(now, ch->deadline)) {
+	if (time_after_eq(now, ch->repair.deadline)) {
 		rmsg_chan_kill(ch, -ETIMEDOUT);
 		return;
 	}
 	failed = test_and_clear_bit(RMSG_CHAN_ATTEMPT_FAILED, &ch->flags) ||
 		 test_bit(RMSG_CHAN_DEV_LOST, &ch->flags) ||
-		 ((ch->phase == RMSG_REPAIR_DIALING ||
-		   ch->phase == RMSG_REPAIR_ACCEPTING) &&
-		  time_after_eq(now, ch->attempt_end));
-	if (ch->phase == RMSG_REPAIR_DOWN || failed) {
+		 ((ch->repair.phase == RMSG_REPAIR_DIALING ||
+		   ch->repair.phase == RMSG_REPAIR_ACCEPTING) &&
+		  time_after_eq(now, ch->repair.attempt_end));
+	if (ch->repair.phase == RMSG_REPAIR_DOWN || failed) {
 		/* An attempt failed: the next one tries the next address. */
-		if (failed && ch->phase == RMSG_REPAIR_DIALING) {
+		if (failed && ch->repair.phase == RMSG_REPAIR_DIALING) {
 			mutex_lock(&ch->ep->chan_lock);
-			ch->dial_idx = (ch->dial_idx + 1) %
-				       (ch->alt_addrs.count + 1);
+			ch->repair.dial_idx = (ch->repair.dial_idx + 1) %
+					      (ch->repair.alt_addrs.count + 1);
 			mutex_unlock(&ch->ep->chan_lock);
 		}
 		ret = rmsg_repair_drop(ch);
@@ -261,7 +266,7 @@ void rmsg_chan_repair(struct rmsg_channel *ch)
 		 * device then reaches the peer.
 		 */
 		if (test_and_clear_bit(RMSG_CHAN_DEV_LOST, &ch->flags) &&
-		    ch->rdev)
+		    ch->conn.rdev)
 			rmsg_chan_dev_release(ch);
 		/*
 		 * The drain may have brought the peer's CLOSE (its DREQ can
@@ -277,30 +282,32 @@ void rmsg_chan_repair(struct rmsg_channel *ch)
 		}
 		if (!ch->active) {
 			rmsg_repair_set_phase(ch, RMSG_REPAIR_WAITING);
-			rmsg_repair_wake_at(ch, ch->deadline);
+			rmsg_repair_wake_at(ch, ch->repair.deadline);
 		} else {
 			/* The first attempt goes at once. */
-			delay = ch->resil.attempts == ch->backoff_from ? 0 :
-				rmsg_backoff_ms(ch->resil.attempts - 1 -
-						ch->backoff_from,
+			delay = ch->resil.attempts == ch->repair.backoff_from ?
+					0 :
+					rmsg_backoff_ms(
+						ch->resil.attempts - 1 -
+							ch->repair.backoff_from,
 						repair_backoff_ms,
 						repair_backoff_max_ms,
 						get_random_u32());
 			rmsg_repair_set_phase(ch, RMSG_REPAIR_BACKOFF);
-			ch->attempt_end = now + msecs_to_jiffies(delay);
+			ch->repair.attempt_end = now + msecs_to_jiffies(delay);
 			if (delay) {
-				rmsg_repair_wake_at(ch, ch->attempt_end);
+				rmsg_repair_wake_at(ch, ch->repair.attempt_end);
 				return;
 			}
 		}
 	}
 
-	switch (ch->phase) {
+	switch (ch->repair.phase) {
 	case RMSG_REPAIR_BACKOFF:
 		/* A device came: dial now, and back off from the start. */
 		if (test_and_clear_bit(RMSG_CHAN_DIAL_NOW, &ch->flags))
-			ch->backoff_from = ch->resil.attempts;
-		else if (time_before(now, ch->attempt_end))
+			ch->repair.backoff_from = ch->resil.attempts;
+		else if (time_before(now, ch->repair.attempt_end))
 			return;
 		ret = rmsg_repair_dial(ch);
 		if (ret)

@@ -6,7 +6,7 @@
 #ifndef RMSG_REPAIR_H
 #define RMSG_REPAIR_H
 
-#include "rmsg_channel.h"
+#include "rmsg_chan.h"
 
 int rmsg_repair_drop(struct rmsg_channel *ch);
 void rmsg_chan_repair(struct rmsg_channel *ch);

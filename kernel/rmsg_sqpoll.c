@@ -21,6 +21,9 @@
  * The thread only uses the endpoint, never the file: release stops it
  * (kthread_stop()) before the rings are freed, and it does not keep the
  * file open.
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_sq.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -31,6 +34,7 @@
 #include <linux/wait.h>
 
 #include "rmsg.h"
+#include "rmsg_cq.h"
 
 /* SQEs taken per pass, so that the submit mutex is not held too long. */
 #define RMSG_SQPOLL_BATCH	256

@@ -17,7 +17,7 @@
 
 #include <linux/tracepoint.h>
 
-#include "rmsg_channel.h"
+#include "rmsg_chan.h"
 
 TRACE_DEFINE_ENUM(RMSG_CHAN_CONNECTING);
 TRACE_DEFINE_ENUM(RMSG_CHAN_REQUESTED);

@@ -22,6 +22,9 @@
  * Live objects of the whole module are counted too, for the leak checks:
  * /sys/kernel/debug/rmsg/objects shows them, and unloading with any of
  * them non-zero is a bug (rmsg_user_exit() warns).
+ *
+ * Layer (Documentation/design.rst, "Layers"): it calls no other file of
+ * the module.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

@@ -2,7 +2,7 @@
 /*
  * rmsg: control messages as work requests. Every channel has one receive
  * buffer for each message the peer may have in flight and one send buffer
- * per kind (enum rmsg_ctrl_send_buf, rmsg_channel.h); a kind whose buffer
+ * per kind (enum rmsg_ctrl_send_buf, rmsg_chan.h); a kind whose buffer
  * is busy is sent again, with its newest value, once the buffer is free
  * (rmsg_ctrl_try_send(), and the channel's data work its completion
  * queues).
@@ -21,7 +21,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "rmsg.h"
-#include "rmsg_channel.h"
+#include "rmsg_chan.h"
 #include "rmsg_wr.h"
 
 /* Every file of a channel queues its work here. */
@@ -79,7 +79,7 @@ static unsigned int rmsg_ctrl_busy_bit(unsigned int idx)
 
 static u32 rmsg_ctrl_lkey(struct rmsg_channel *ch)
 {
-	return ch->pd->local_dma_lkey;
+	return ch->conn.pd->local_dma_lkey;
 }
 
 int rmsg_ctrl_post_recv(struct rmsg_ctrl_buf *buf)
@@ -95,7 +95,7 @@ int rmsg_ctrl_post_recv(struct rmsg_ctrl_buf *buf)
 		.num_sge	= 1,
 	};
 
-	return ib_post_recv(buf->ch->qp, &wr, NULL);
+	return ib_post_recv(buf->ch->conn.qp, &wr, NULL);
 }
 
 /*
@@ -105,8 +105,8 @@ int rmsg_ctrl_post_recv(struct rmsg_ctrl_buf *buf)
  */
 int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type, u64 arg)
 {
-	struct rmsg_ctrl_buf *buf = &ch->ctrl[idx];
-	struct ib_device *ibdev = ch->rdev->ibdev;
+	struct rmsg_ctrl_buf *buf = &ch->conn.ctrl[idx];
+	struct ib_device *ibdev = ch->conn.rdev->ibdev;
 	struct ib_sge sge = {
 		.addr	= buf->dma,
 		.length	= sizeof(buf->msg),
@@ -126,9 +126,9 @@ int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type, u64 arg)
 	rmsg_ctrl_encode(&buf->msg, type, arg);
 	ib_dma_sync_single_for_device(ibdev, buf->dma, sizeof(buf->msg),
 				      DMA_TO_DEVICE);
-	spin_lock_bh(&ch->post_lock);
-	ret = ib_post_send(ch->qp, &wr, NULL);
-	spin_unlock_bh(&ch->post_lock);
+	spin_lock_bh(&ch->conn.post_lock);
+	ret = ib_post_send(ch->conn.qp, &wr, NULL);
+	spin_unlock_bh(&ch->conn.post_lock);
 	return ret;
 }
 
@@ -174,7 +174,7 @@ static void rmsg_ctrl_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct rmsg_ctrl_buf *buf =
 		container_of(wc->wr_cqe, struct rmsg_ctrl_buf, cqe);
 	struct rmsg_channel *ch = buf->ch;
-	unsigned int idx = buf - ch->ctrl;
+	unsigned int idx = buf - ch->conn.ctrl;
 	bool ok = wc->status == IB_WC_SUCCESS;
 
 	/* The peer acknowledged it: it is there. */
@@ -214,7 +214,7 @@ static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct rmsg_ctrl_buf *buf =
 		container_of(wc->wr_cqe, struct rmsg_ctrl_buf, cqe);
 	struct rmsg_channel *ch = buf->ch;
-	struct ib_device *ibdev = ch->rdev->ibdev;
+	struct ib_device *ibdev = ch->conn.rdev->ibdev;
 	u8 type;
 	u64 arg;
 
@@ -271,7 +271,7 @@ repost:
 int rmsg_ctrl_buf_init(struct rmsg_channel *ch, struct rmsg_ctrl_buf *buf,
 		       bool recv)
 {
-	struct ib_device *ibdev = ch->rdev->ibdev;
+	struct ib_device *ibdev = ch->conn.rdev->ibdev;
 
 	buf->ch = ch;
 	buf->cqe.done = recv ? rmsg_ctrl_recv_done : rmsg_ctrl_send_done;
@@ -288,7 +288,7 @@ void rmsg_ctrl_buf_exit(struct rmsg_channel *ch, struct rmsg_ctrl_buf *buf,
 			bool recv)
 {
 	if (buf->dma)
-		ib_dma_unmap_single(ch->rdev->ibdev, buf->dma,
+		ib_dma_unmap_single(ch->conn.rdev->ibdev, buf->dma,
 				    sizeof(buf->msg),
 				    recv ? DMA_FROM_DEVICE : DMA_TO_DEVICE);
 	buf->dma = 0;
@@ -311,4 +311,120 @@ void rmsg_wr_exit_module(void)
 {
 	destroy_workqueue(rmsg_teardown_wq);
 	destroy_workqueue(rmsg_wq);
+}
+
+/* --- data work requests: send-queue slots ----------------------------- */
+
+/*
+ * Every data WR (record writes, rendezvous reads, writes and invalidations)
+ * has a slot, by its number modulo RMSG_TX_SLOTS, that says what its
+ * completion finishes. Completions come in order, so a signalled one
+ * accounts for every WR before it. The data path and rendezvous both post
+ * through these; neither calls the other for room.
+ */
+/* A signalled data WR completed (softirq). */
+static void rmsg_wr_data_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rmsg_tx_slot *slot =
+		container_of(wc->wr_cqe, struct rmsg_tx_slot, cqe);
+	struct rmsg_channel *ch = slot->ch;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			rmsg_chan_kill_soft(ch, -ECONNRESET);
+		return;
+	}
+	/* The peer acknowledged it: it is there (see the heartbeat). */
+	if (wc->opcode == IB_WC_RDMA_WRITE || wc->opcode == IB_WC_RDMA_READ)
+		set_bit(RMSG_CHAN_HEARD, &ch->flags);
+	/* Completions come in order: everything up to this WR is done. */
+	WRITE_ONCE(ch->wrs.wr_done, slot->wr_end);
+	if (slot->rndv_done) {
+		if (slot->read)
+			WRITE_ONCE(ch->rndv.rd_done, ch->rndv.rd_done + 1);
+		/* The count after the WR's effects; the work reads it. */
+		smp_mb__before_atomic();
+		atomic_inc(slot->rndv_done);
+	}
+	/* Pairs with the work's acquire: the send's bytes are done with. */
+	smp_store_release(&ch->pending.pend_done, slot->pend_end);
+	queue_work(rmsg_wq, &ch->data_work);
+}
+
+/**
+ * rmsg_wr_slots_init() - point the slots of a new channel at it
+ * @ch: the channel, its slots just allocated
+ */
+void rmsg_wr_slots_init(struct rmsg_channel *ch)
+{
+	unsigned int i;
+
+	for (i = 0; i < RMSG_TX_SLOTS; i++) {
+		ch->wrs.slots[i].ch = ch;
+		ch->wrs.slots[i].cqe.done = rmsg_wr_data_done;
+	}
+}
+
+/**
+ * rmsg_wr_slot_fill() - fill the bookkeeping of data WR @wr
+ * @ch: the channel
+ * @wr: the WR's number (ch->wrs.wr_posted when it is the next)
+ * @pend_end: the pending sends done with once it completes
+ * @rndv_done: counted when it completes, or NULL
+ * @read: an RDMA READ, counted in ch->rndv.rd_done too
+ *
+ * Return: its slot, whose cqe the WR carries.
+ */
+struct rmsg_tx_slot *rmsg_wr_slot_fill(struct rmsg_channel *ch, u32 wr,
+				       u32 pend_end, atomic_t *rndv_done,
+				       bool read)
+{
+	struct rmsg_tx_slot *slot = &ch->wrs.slots[wr % RMSG_TX_SLOTS];
+
+	slot->wr_end = wr + 1;
+	slot->pend_end = pend_end;
+	slot->rndv_done = rndv_done;
+	slot->read = read;
+	return slot;
+}
+
+/**
+ * rmsg_wr_room() - may @wrs more data WRs be posted?
+ * @ch: the channel
+ * @wrs: how many
+ *
+ * Return: whether the send queue has room for them beside what is posted.
+ */
+bool rmsg_wr_room(struct rmsg_channel *ch, u32 wrs)
+{
+	return ch->tx_live &&
+	       ch->wrs.wr_posted - READ_ONCE(ch->wrs.wr_done) + wrs <=
+		       RMSG_SEND_WRS;
+}
+
+/**
+ * rmsg_wr_slot() - account for a rendezvous WR about to be posted
+ * @ch: the channel, with rmsg_wr_room() for it
+ * @wr: the WR; its wr_cqe is set here
+ * @rndv_done: for a signalled WR, counted when it completes; with NULL
+ *	the WR is signalled only as often as reclaiming the queue needs
+ * @read: an RDMA READ, also counted in ch->rndv.rd_done
+ */
+void rmsg_wr_slot(struct rmsg_channel *ch, struct ib_send_wr *wr,
+		  atomic_t *rndv_done, bool read)
+{
+	wr->wr_cqe = &rmsg_wr_slot_fill(ch, ch->wrs.wr_posted,
+					ch->pending.pend_posted, rndv_done,
+					read)
+			      ->cqe;
+	ch->wrs.wr_posted++;
+	/*
+	 * Room comes back only with a signalled completion: with none in
+	 * flight, a transfer that ran out of room would wait for ever.
+	 */
+	if (rndv_done ||
+	    ch->wrs.wr_posted - ch->wrs.wr_signalled >= RMSG_SIGNAL_EVERY) {
+		wr->send_flags |= IB_SEND_SIGNALED;
+		ch->wrs.wr_signalled = ch->wrs.wr_posted;
+	}
 }

@@ -3,13 +3,14 @@
  * rmsg_wr.c: control messages as work requests, for every channel file
  * above it (the life cycle, the data path, rendezvous). They send through
  * it and register, once at module load, what to do with what arrives, so
- * that none of them calls another to dispatch a message. It calls
- * nothing of theirs.
+ * that none of them calls another to dispatch a message. It also keeps
+ * the send queue's slots of data WRs, which the data path and rendezvous
+ * share. It calls nothing of theirs.
  */
 #ifndef RMSG_WR_H
 #define RMSG_WR_H
 
-#include "rmsg_channel.h"
+#include "rmsg_chan.h"
 
 /* One more than the highest enum rmsg_ctrl_type. */
 #define RMSG_CTRL_TYPES		(RMSG_CTRL_REKEY + 1)
@@ -51,6 +52,14 @@ int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type,
 int rmsg_ctrl_try_send(struct rmsg_channel *ch, unsigned int idx, u8 type,
 		       u64 arg);
 void rmsg_ctrl_free_all(struct rmsg_channel *ch);
+
+void rmsg_wr_slots_init(struct rmsg_channel *ch);
+struct rmsg_tx_slot *rmsg_wr_slot_fill(struct rmsg_channel *ch, u32 wr,
+				       u32 pend_end, atomic_t *rndv_done,
+				       bool read);
+bool rmsg_wr_room(struct rmsg_channel *ch, u32 wrs);
+void rmsg_wr_slot(struct rmsg_channel *ch, struct ib_send_wr *wr,
+		  atomic_t *rndv_done, bool read);
 
 int rmsg_wr_init_module(void);
 void rmsg_wr_exit_module(void);

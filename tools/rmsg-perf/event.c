@@ -4,7 +4,7 @@
  * the control protocol between client and server (struct ctl).
  *
  * Calls common.c, clock.c and syscount.c; the completions of recover's
- * rendezvous mix go to perf_test->mix_op.
+ * rendezvous mix go to perf_test->on_mix_op.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -118,10 +118,10 @@ static void on_op(struct worker *w, const struct rmsg_event *ev)
 	struct chan *c = chan_of(w, ev->channel);
 
 	if (c && (ev->user_data & TAG_MIX)) {
-		if (!perf_test->mix_op)
+		if (!perf_test->on_mix_op)
 			die(w, "completion of a rendezvous operation not made, channel %u, message %" PRIu64,
 			    c->id, ev->user_data & TAG_SEQ);
-		perf_test->mix_op(w, c, ev);
+		perf_test->on_mix_op(w, c, ev);
 		return;
 	}
 	if (c && (ev->user_data & TAG_RX)) {

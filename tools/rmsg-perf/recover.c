@@ -501,7 +501,7 @@ const struct perf_test recover_test = {
 	.client = recover_client,
 	.server = recover_server,
 	.report = recover_report,
-	.mix_op = mix_op,
+	.on_mix_op = mix_op,
 	.finish = recover_finish,
 	.samples = true,
 };

@@ -6,7 +6,7 @@
  * the checked messages of tools/common/rmsg_check.c); main.c may call any. A file lower down reaches a higher one only through
  * a function pointer it was handed: the client and the server run a test
  * through its struct perf_test, the event pump hands the recover test's
- * own completions to perf_test->mix_op, and the rendezvous mix tells
+ * own completions to perf_test->on_mix_op, and the rendezvous mix tells
  * recover of an arrival through worker->arrival.
  *
  *   clock.c      time without a system call
@@ -426,8 +426,8 @@ struct perf_test {
 	 * Completions of the operations tagged TAG_MIX (the rendezvous mix
 	 * of mix.c); also says the test runs that mix (--rndv-every).
 	 */
-	void (*mix_op)(struct worker *w, struct chan *c,
-		       const struct rmsg_event *ev);
+	void (*on_mix_op)(struct worker *w, struct chan *c,
+			  const struct rmsg_event *ev);
 	/* After the last report: the exit status (NULL: 0). */
 	int (*finish)(void);
 	bool pingpong;		/* both sides send and receive in turn */

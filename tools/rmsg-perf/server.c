@@ -173,7 +173,7 @@ void *srv_thread(void *arg)
 		w->flags = run.flags;
 		w->thresh = run.rndv_thresh;
 		/* Only a test that runs the mix takes its --rndv-every. */
-		w->rndv_every = perf_test->mix_op ? run.rndv_every : 0;
+		w->rndv_every = perf_test->on_mix_op ? run.rndv_every : 0;
 		setup_run(w, perf_test->pingpong, true);
 		memset(&res, 0, sizeof(res));
 		perf_test->server(w, &res);

@@ -3,8 +3,8 @@
  * rmsg: what the channel's life cycle (rmsg_lifecycle.c) and its data path
  * (rmsg_data.c) share.
  */
-#ifndef _RMSG_CHANNEL_H
-#define _RMSG_CHANNEL_H
+#ifndef _RMSG_CHAN_H
+#define _RMSG_CHAN_H
 
 #include <linux/kref.h>
 #include <linux/workqueue.h>
@@ -313,8 +313,8 @@ struct rmsg_shadow {
  * transfers"); the sending side's:
  * @moved: the channel left a device since the last resume: every
  *	registration went with it
- * @released: what transfers held on ch->rdev is dropped
- *	(rmsg_rndv_release()): nothing maps there any more, though ch->rdev
+ * @released: what transfers held on ch->conn.rdev is dropped
+ *	(rmsg_rndv_release()): nothing maps there any more, though ch->conn.rdev
  *	stays set until the channel has left the device
  * @rekey_hello: our hellos say so (RMSG_HELLO_F_REKEY), until a
  *	connection opens
@@ -379,17 +379,10 @@ union rmsg_sockaddr {
 };
 
 /**
- * struct rmsg_channel - one channel of an endpoint
- * @cm: what the rdma_cm handler sees first (kind RMSG_CM_CHANNEL)
- * @ep: the endpoint; outlives the channel
- * @id: the channel's id in @ep->channels
- * @user_data: carried by the channel's events
- * @state: enum rmsg_chan_state, under @ep->chan_lock
- * @error: why the channel dies, under @ep->chan_lock
- * @flags: RMSG_CHAN_* bits
+ * struct rmsg_conn - one connection of the channel, on one device
  * @cm_id: its rdma_cm id
  * @rdev: the device the connection runs on, once known; NULL while a
- *	repair has none (written under @ep->lock, and in the channel's work
+ *	repair has none (written under ep->lock, and in the channel's work
  *	or its cm_id's handler)
  * @dev_node: entry in @rdev->channels
  * @dev_id: @rdev's RDMA core index plus one, 0 while on none: for the
@@ -398,27 +391,219 @@ union rmsg_sockaddr {
  *	QP, block MR and rendezvous MRs, so that no other channel's QP, of
  *	this program or any other, can use their keys
  * @fence_mr: on rxe only, in @pd, a registration that is never valid,
- *	whose LOCAL_INV fences the REG_MRs that follow (rmsg_rndv.c, "fences")
+ *	whose LOCAL_INV fences the REG_MRs that follow (rmsg_rndv_move.c)
  * @qp: the RC queue pair (owned by @cm_id)
  * @post_lock: held by posters that run outside ep->lock (control sends)
  *	and by a fence with its REG_MRs, which nothing may come between
  * @cq: completion queue from the device's pool
- *
- * What lives on @rdev (rmsg_chan_dev_create() and rmsg_chan_dev_release()
- * make and drop it, at open, at the end, and when a repair moves to a
- * device again): @pd, @fence_mr, @cq, the DMA mappings of @block, @ctrl,
- * @imm_bufs, @trailers and @shadow, @mr, @area_map and the rendezvous
- * registrations.
- * The rest, the pages the program maps above all, is the channel's own.
  * @cq_size: entries taken from the pool
- * @block: the receive block's pages, shared with the program's mappings
- * @block_size: its size in bytes
- * @block_sgt: its pages, for DMA
+ * @block_sgt: the pages of the channel's receive block, for DMA
  * @block_mapped: @block_sgt is DMA-mapped
- * @mr: fast registration of @block for remote write
+ * @mr: fast registration of the receive block for remote write
  * @reg_cqe: completion of the REG_MR
  * @ctrl: control message buffers: RMSG_CTRL_RECVS receives, then one send
  *	buffer per kind (enum rmsg_ctrl_send_buf)
+ * @imm_bufs: RMSG_IMM_RECVS more receive buffers when the channel's
+ *	@rx_imm is set
+ * @max_inline: bytes the QP takes inline
+ * @max_sge: SGEs per send WR
+ * @area_map: the endpoint's send area as this channel's device sees it
+ * @trailers_dma: bus address of the channel's trailers
+ *
+ * All of it belongs to @rdev. rmsg_chan_dev_create() and
+ * rmsg_chan_dev_release() make and drop what is the device's (@pd,
+ * @fence_mr, @cq, the mappings, @mr, @area_map, and the rendezvous
+ * registrations kept in struct rmsg_rndv) at open, at the end, and when a
+ * repair moves the channel to a device again; each connection has its own
+ * @cm_id and @qp. What the channel keeps across connections (the pages
+ * the program maps above all) is in struct rmsg_channel.
+ */
+struct rmsg_conn {
+	struct rdma_cm_id *cm_id;
+	struct rmsg_device *rdev;
+	struct list_head dev_node;
+	u32 dev_id;
+	struct ib_pd *pd;
+	struct ib_mr *fence_mr;
+	struct ib_qp *qp;
+	spinlock_t post_lock;
+	struct ib_cq *cq;
+	u32 cq_size;
+	struct sg_table block_sgt;
+	bool block_mapped;
+	struct ib_mr *mr;
+	struct ib_cqe reg_cqe;
+	struct rmsg_ctrl_buf ctrl[RMSG_CTRL_BUFS];
+	struct rmsg_ctrl_buf *imm_bufs;
+	u32 max_inline;
+	u32 max_sge;
+	struct rmsg_area_map *area_map;
+	u64 trailers_dma;
+};
+
+/**
+ * struct rmsg_repair_state - how a channel finds its peer again, and when
+ *	it gives up
+ * @peer_addr: where the connecting side dials again
+ * @alt_addrs: connecting side: the peer's other addresses, from its
+ *	newest ACCEPT (those equal to @peer_addr's left out; chan_lock)
+ * @dial_idx: connecting side: the address of the next attempt: 0 for
+ *	@peer_addr, N for @alt_addrs.addr[N - 1] (chan_lock)
+ * @adv_family: accepting side: its listener's address family when that
+ *	listener is bound to a wildcard address (it hears every local
+ *	address), else 0; the ACCEPT lists local addresses of that family
+ *	(and IPv4 for AF_INET6) for the peer's repairs to dial
+ * @resolve_ms: its address and route resolution timeout
+ * @phase: enum rmsg_repair_phase
+ * @repair_id: accepting side: the newest attempt to adopt (chan_lock)
+ * @stale_id: accepting side: an older one, to reject (chan_lock)
+ * @repair_hello: @repair_id's hello (chan_lock)
+ * @repair_timer: back-off, attempt and give-up deadlines: runs the
+ *	channel's work
+ * @deadline: when the repair gives up (jiffies)
+ * @attempt_end: when the back-off ends, or the attempt under way is
+ *	abandoned (jiffies)
+ * @backoff_from: attempts when the back-off last started from its first
+ *	step (a device came)
+ * @resume_arrived: our block holds complete records up to here (bytes)
+ * @resume_seq: the sequence number the next record must carry
+ * @hb_timer: the heartbeat of an open channel: runs the channel's work
+ * @hb_misses: heartbeat periods in a row in which nothing arrived
+ * @stall_timer: the end of a repair's quiet period: runs the channel's
+ *	work
+ *
+ * All of it is rmsg_repair.c's and rmsg_lifecycle.c's (the timers), in the
+ * channel's work unless a member says otherwise.
+ */
+struct rmsg_repair_state {
+	struct sockaddr_storage peer_addr;
+	struct rmsg_addrs alt_addrs;
+	u32 dial_idx;
+	sa_family_t adv_family;
+	u32 resolve_ms;
+	enum rmsg_repair_phase phase;
+	struct rdma_cm_id *repair_id;
+	struct rdma_cm_id *stale_id;
+	struct rmsg_hello repair_hello;
+	struct timer_list repair_timer;
+	unsigned long deadline;
+	unsigned long attempt_end;
+	u32 backoff_from;
+	u32 resume_arrived;
+	u32 resume_seq;
+	struct timer_list hb_timer;
+	u32 hb_misses;
+	struct timer_list stall_timer;
+};
+
+/**
+ * struct rmsg_chan_flow - credit and wake-ups, both ways
+ * @peer_freed: the newest CREDIT value (written in softirq)
+ * @peer_consumed: the newest NOTIFY value (written in softirq)
+ * @peer_armed: the peer wants a WAKE with the next record
+ * @credit: the newest release counter the program gave
+ * @notify: the consumed counter of the newest ARM
+ * @credit_due: @credit has not been sent yet
+ * @notify_due: @notify has not been sent yet
+ * @wake_due: a WAKE is owed to the peer
+ * @arm_user_data: for the READABLE event of the newest ARM
+ * @armed: that ARM's READABLE event is not posted yet
+ *
+ * CREDIT, NOTIFY and WAKE carry them (rmsg_data.c, "Credit and
+ * wake-ups"); under ep->lock unless a member says otherwise.
+ */
+struct rmsg_chan_flow {
+	u32 peer_freed;
+	u32 peer_consumed;
+	bool peer_armed;
+	u32 credit;
+	u32 notify;
+	bool credit_due;
+	bool notify_due;
+	bool wake_due;
+	u64 arm_user_data;
+	bool armed;
+};
+
+/**
+ * struct rmsg_chan_wrs - a channel's data work requests on its send queue
+ * @slots: RMSG_TX_SLOTS of them, by data WR index
+ * @trailers: one per slot, DMA-mapped at the conn's trailers_dma, then
+ *	RMSG_VB_TRAILER_SIZE zeros
+ * @wr_posted: data WRs posted
+ * @wr_done: data WRs completed (written by completions, in softirq)
+ * @wr_signalled: @wr_posted at the last signalled data WR
+ * @sig_owed: a write a CQE waits for went unsignalled, since another
+ *	was to follow
+ * @sig_node: entry in ep->sig_owed
+ *
+ * Record writes, rendezvous READs, WRITEs, registrations and
+ * invalidations alike: rmsg_wr.c's slots and signalling.
+ */
+struct rmsg_chan_wrs {
+	struct rmsg_tx_slot *slots;
+	struct rmsg_vb_trailer *trailers;
+	u32 wr_posted;
+	u32 wr_done;
+	u32 wr_signalled;
+	bool sig_owed;
+	struct list_head sig_node;
+};
+
+/**
+ * struct rmsg_chan_pending - a channel's sends whose CQE is owed, in order
+ * @pend: ring of RMSG_CHAN_MAX_PENDING sends whose CQE is owed
+ * @pend_head: the oldest of them
+ * @pend_posted: the first not yet written
+ * @pend_tail: one past the newest
+ * @pend_done: the first whose write has not completed (written by
+ *	completions, in softirq)
+ * @pend_close: @pend_tail when the channel began to end: later sends
+ *	are never written, only completed with the channel's error
+ *
+ * The states of a send by its index are in rmsg_data.c's first comment.
+ */
+struct rmsg_chan_pending {
+	struct rmsg_pending *pend;
+	u32 pend_head;
+	u32 pend_posted;
+	u32 pend_tail;
+	u32 pend_done;
+	u32 pend_close;
+};
+
+/**
+ * struct rmsg_chan_retain - what a channel keeps to write again after a repair
+ * @shadow: what was written into the peer's block, kept for repairs;
+ *	NULL when the module's retain parameter was off at open
+ * @retx: after a repair: the records the peer's block lacks
+ * @retx_due: some of them are still to be written, before any new send
+ */
+struct rmsg_chan_retain {
+	struct rmsg_shadow *shadow;
+	struct rmsg_vb_retx retx;
+	bool retx_due;
+};
+
+/**
+ * struct rmsg_channel - one channel of an endpoint
+ * @cm: what the rdma_cm handler sees first (kind RMSG_CM_CHANNEL)
+ * @retain: what it keeps to write again after a repair
+ *	(struct rmsg_chan_retain)
+ * @pending: its sends whose CQE is owed, in order (struct rmsg_chan_pending)
+ * @wrs: its data work requests on the send queue (struct rmsg_chan_wrs)
+ * @flow: credit and wake-ups, both ways (struct rmsg_chan_flow)
+ * @repair: how it finds its peer again (struct rmsg_repair_state)
+ * @conn: one connection of the channel, on one device (struct rmsg_conn)
+ * @ep: the endpoint; outlives the channel
+ * @id: the channel's id in @ep->channels
+ * @user_data: carried by the channel's events
+ * @state: enum rmsg_chan_state, under @ep->chan_lock
+ * @error: why the channel dies, under @ep->chan_lock
+ * @flags: RMSG_CHAN_* bits
+ *
+ * @block: the receive block's pages, shared with the program's mappings
+ * @block_size: its size in bytes
  * @soft_error: why a completion (softirq) wants the channel to end, 0 for
  *	orderly; 1 while none does. Acted on by @work.
  * @active: this side connected (else it accepted)
@@ -438,86 +623,27 @@ union rmsg_sockaddr {
  * @peer: the peer's hello
  * @rx_imm: the peer writes our block with immediates (our device may place
  *	out of order); fixed before the hello goes out
- * @imm_bufs: RMSG_IMM_RECVS more receive buffers when @rx_imm
  *
  * The data path (rmsg_data.c); everything below is under @ep->lock unless
  * said otherwise:
  * @tx_state: enum rmsg_tx_state
- * @pend_close: @pend_tail when the channel began to end: later sends
- *	are never written, only completed with the channel's error
  * @tx_live: the QP may be posted to
  * @tx_imm: the peer asked for immediates (@peer.flags)
  * @tx: the sender's view of the peer's block
  * @max_msg: the largest payload a SEND may carry
- * @max_inline: bytes the QP takes inline
- * @max_sge: SGEs per send WR
- * @area_map: the endpoint's send area as this channel's device sees it
- * @slots: RMSG_TX_SLOTS of them, by data WR index
- * @trailers: one per slot, DMA-mapped at @trailers_dma
- * @trailers_dma: bus address of @trailers
- * @wr_posted: data WRs posted
- * @wr_done: data WRs completed (written by completions, in softirq)
- * @wr_signalled: @wr_posted at the last signalled data WR
- * @pend: ring of RMSG_CHAN_MAX_PENDING sends whose CQE is owed
- * @pend_head: the oldest of them
- * @pend_posted: the first not yet written
- * @pend_tail: one past the newest
- * @pend_done: the first whose write has not completed (written by
- *	completions, in softirq)
- * @peer_freed: the newest CREDIT value (written in softirq)
- * @peer_consumed: the newest NOTIFY value (written in softirq)
- * @peer_armed: the peer wants a WAKE with the next record
- * @credit: the newest release counter the program gave
- * @notify: the consumed counter of the newest ARM
- * @credit_due: @credit has not been sent yet
- * @notify_due: @notify has not been sent yet
- * @wake_due: a WAKE is owed to the peer
- * @arm_user_data: for the READABLE event of the newest ARM
- * @armed: that ARM's READABLE event is not posted yet
- * @shadow: what was written into the peer's block, kept for repairs;
- *	NULL when the module's retain parameter was off at open
- * @retx: after a repair: the records the peer's block lacks
- * @retx_due: some of them are still to be written, before any new send
- * @sig_owed: a write a CQE waits for went unsignalled, since another
- *	was to follow
- * @sig_node: entry in ep->sig_owed
  * @tx_wq: woken when the backlog of pending sends drains
  * @data_work: completions, credits and wake-ups, in process context
- * @rndv: rendezvous state (rmsg_rndv.c)
+ * @rndv: rendezvous state (rmsg_rndv*.c)
  * @resil: repairs (Documentation/resilience.rst)
  *
- * Repairs (rmsg_repair.c), in the channel's work unless said otherwise:
- * @peer_addr: where the connecting side dials again
- * @alt_addrs: connecting side: the peer's other addresses, from its
- *	newest ACCEPT (those equal to @peer_addr's left out; chan_lock)
- * @dial_idx: connecting side: the address of the next attempt: 0 for
- *	@peer_addr, N for @alt_addrs.addr[N - 1] (chan_lock)
- * @adv_family: accepting side: its listener's address family when that
- *	listener is bound to a wildcard address (it hears every local
- *	address), else 0; the ACCEPT lists local addresses of that family
- *	(and IPv4 for AF_INET6) for the peer's repairs to dial
- * @resolve_ms: its address and route resolution timeout
+ * Settings, addresses and the rdma_cm ids (rmsg_channel.c, rmsg_cm.c), in
+ * the channel's work unless said otherwise:
  * @opts: the channel's own settings, 0 where it has none (written under
  *	chan_lock, read anywhere)
  * @conn_local: this side's address of the newest connection (chan_lock)
  * @conn_peer: the peer's (chan_lock); both AF_UNSPEC before the first
- * @phase: enum rmsg_repair_phase
- * @repair_id: accepting side: the newest attempt to adopt (chan_lock)
- * @stale_id: accepting side: an older one, to reject (chan_lock)
- * @repair_hello: @repair_id's hello (chan_lock)
  * @net: the network namespace the channel was made in
- * @repair_timer: back-off, attempt and give-up deadlines: runs @work
- * @deadline: when the repair gives up (jiffies)
- * @attempt_end: when the back-off ends, or the attempt under way is
- *	abandoned (jiffies)
- * @backoff_from: attempts when the back-off last started from its first
- *	step (a device came)
- * @resume_arrived: our block holds complete records up to here (bytes)
- * @resume_seq: the sequence number the next record must carry
- * @hb_timer: the heartbeat of an open channel: runs @work
- * @hb_misses: heartbeat periods in a row in which nothing arrived
- * @stall_timer: the end of a repair's quiet period: runs @work
- * @cm_busy: handlers running for @cm_id while it was the channel's
+ * @cm_busy: handlers running for @conn.cm_id while it was the channel's
  *	(chan_lock); rmsg_cm_settle() waits for none
  * @route_id: the id whose route query is outstanding, if any (chan_lock)
  * @given_id: an id the channel had let go of (dropped, or dying with the
@@ -533,23 +659,9 @@ struct rmsg_channel {
 	enum rmsg_chan_state state;
 	int error;
 	unsigned long flags;
-	struct rdma_cm_id *cm_id;
-	struct rmsg_device *rdev;
-	struct list_head dev_node;
-	u32 dev_id;
-	struct ib_pd *pd;
-	struct ib_mr *fence_mr;
-	struct ib_qp *qp;
-	spinlock_t post_lock;
-	struct ib_cq *cq;
-	u32 cq_size;
+	struct rmsg_conn conn;
 	struct rmsg_pages *block;
 	u32 block_size;
-	struct sg_table block_sgt;
-	bool block_mapped;
-	struct ib_mr *mr;
-	struct ib_cqe reg_cqe;
-	struct rmsg_ctrl_buf ctrl[RMSG_CTRL_BUFS];
 	int soft_error;
 	bool active;
 	bool abort;
@@ -564,70 +676,26 @@ struct rmsg_channel {
 	struct work_struct teardown;
 	struct rmsg_hello peer;
 	bool rx_imm;
-	struct rmsg_ctrl_buf *imm_bufs;
 
 	enum rmsg_tx_state tx_state;
-	u32 pend_close;
 	bool tx_live;
 	bool tx_imm;
 	struct rmsg_vb_tx tx;
 	u32 max_msg;
-	u32 max_inline;
-	u32 max_sge;
-	struct rmsg_area_map *area_map;
-	struct rmsg_tx_slot *slots;
-	struct rmsg_vb_trailer *trailers;
-	u64 trailers_dma;
-	u32 wr_posted;
-	u32 wr_done;
-	u32 wr_signalled;
-	struct rmsg_pending *pend;
-	u32 pend_head;
-	u32 pend_posted;
-	u32 pend_tail;
-	u32 pend_done;
-	u32 peer_freed;
-	u32 peer_consumed;
-	bool peer_armed;
-	u32 credit;
-	u32 notify;
-	bool credit_due;
-	bool notify_due;
-	bool wake_due;
-	u64 arm_user_data;
-	bool armed;
-	struct rmsg_shadow *shadow;
-	struct rmsg_vb_retx retx;
-	bool retx_due;
-	bool sig_owed;
-	struct list_head sig_node;
+	struct rmsg_chan_wrs wrs;
+	struct rmsg_chan_pending pending;
+	struct rmsg_chan_flow flow;
+	struct rmsg_chan_retain retain;
 	wait_queue_head_t tx_wq;
 	struct work_struct data_work;
 	struct rmsg_rndv rndv;
 	struct rmsg_chan_resil resil;
 
-	struct sockaddr_storage peer_addr;
-	struct rmsg_addrs alt_addrs;
-	u32 dial_idx;
-	sa_family_t adv_family;
-	u32 resolve_ms;
+	struct rmsg_repair_state repair;
 	struct rmsg_chan_opts opts;
 	union rmsg_sockaddr conn_local;
 	union rmsg_sockaddr conn_peer;
 	struct net *net;
-	enum rmsg_repair_phase phase;
-	struct rdma_cm_id *repair_id;
-	struct rdma_cm_id *stale_id;
-	struct rmsg_hello repair_hello;
-	struct timer_list repair_timer;
-	unsigned long deadline;
-	unsigned long attempt_end;
-	u32 backoff_from;
-	u32 resume_arrived;
-	u32 resume_seq;
-	struct timer_list hb_timer;
-	u32 hb_misses;
-	struct timer_list stall_timer;
 	unsigned int cm_busy;
 	struct rdma_cm_id *route_id;
 	struct rdma_cm_id *given_id;
@@ -679,11 +747,8 @@ void rmsg_data_finish(struct rmsg_channel *ch, int error, bool all_written);
 void rmsg_data_free(struct rmsg_channel *ch);
 void rmsg_data_work(struct work_struct *work);
 void rmsg_data_init_module(void);
-void rmsg_data_slot(struct rmsg_channel *ch, struct ib_send_wr *wr,
-		    atomic_t *rndv_done, bool read);
-bool rmsg_data_room(struct rmsg_channel *ch, u32 wrs);
 
-/* rmsg_rndv.c */
+/* rmsg_rndv.c and rmsg_rndv_repair.c */
 int rmsg_rndv_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 		   const struct rmsg_sqe *sqe, struct rmsg_pending *e);
 int rmsg_rndv_recv(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
@@ -712,4 +777,4 @@ void rmsg_rndv_finish(struct rmsg_channel *ch, int error);
 void rmsg_rndv_tx_free(struct rmsg_channel *ch, struct rmsg_rndv_tx *t);
 void rmsg_rndv_tx_cqe(const struct rmsg_rndv_tx *t, struct rmsg_cqe *cqe);
 
-#endif /* _RMSG_CHANNEL_H */
+#endif /* _RMSG_CHAN_H */

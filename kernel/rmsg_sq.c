@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rmsg: the submission ring (SQ) from the kernel's side: taking the
+ * program's SQEs, for ENTER (rmsg_endpoint.c) or the endpoint's kernel
+ * poller (rmsg_sqpoll.c), and running each. The SQ is written by the
+ * program and untrusted: the kernel keeps its own copy of the indices,
+ * checks each index the program wrote (rmsg_ring_prod_ok(),
+ * rmsg_ring_cons_ok()), and copies each SQE once before looking at it.
+ * Barriers A to D are those of Documentation/rings.rst.
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_cq.c and rmsg_data.c.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/minmax.h>
+#include <linux/poll.h>
+#include <linux/string.h>
+
+#include "rmsg.h"
+#include "rmsg_cq.h"
+#include "rmsg_ring.h"
+
+/*
+ * Run one SQE (the kernel's own copy; @next is a copy of the SQE after it,
+ * or NULL). Returns whether *@cqe was filled in: a SEND may owe its CQE
+ * until its write completes, and CREDIT and ARM post none unless they fail.
+ */
+static bool rmsg_ep_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
+			 const struct rmsg_sqe *next, struct rmsg_cqe *cqe)
+{
+	int res = -EINVAL;
+
+	memset(cqe, 0, sizeof(*cqe));
+	cqe->user_data = sqe->user_data;
+	cqe->channel = sqe->channel;
+	if (sqe->resv0 || !rmsg_all_zero(sqe->resv, sizeof(sqe->resv)))
+		goto done;
+	/* Only rendezvous operations take a region, a cookie or flags. */
+	if (sqe->opcode != RMSG_OP_SEND_RNDV &&
+	    sqe->opcode != RMSG_OP_RECV_RNDV &&
+	    (sqe->flags || sqe->region || sqe->aux))
+		goto done;
+	switch (sqe->opcode) {
+	case RMSG_OP_NOP:
+		if (!sqe->channel && !sqe->addr && !sqe->len)
+			res = 0;
+		break;
+	case RMSG_OP_SEND:
+	case RMSG_OP_CREDIT:
+	case RMSG_OP_ARM:
+	case RMSG_OP_SEND_RNDV:
+	case RMSG_OP_RECV_RNDV:
+		return rmsg_data_exec(ep, sqe, next, cqe);
+	default:
+		break;
+	}
+done:
+	if (res == -EINVAL)
+		atomic_long_inc(&ep->bad_desc);
+	cqe->res = res;
+	return true;
+}
+
+/*
+ * Take up to @to_submit SQEs, stopping early when the CQ is full: a CQE the
+ * program has not consumed is never overwritten. Returns the number taken,
+ * -EBUSY when SQEs were waiting but the CQ had no room for any, -EINVAL
+ * (taking nothing) when the program wrote an impossible index. Called by
+ * ENTER, or by the endpoint's kernel poller (rmsg_sqpoll.c) instead.
+ */
+int rmsg_ep_submit(struct rmsg_endpoint *ep, u32 to_submit)
+{
+	struct rmsg_ep_ring *sq = &ep->sq, *cq = &ep->cq;
+	const struct rmsg_sqe *sqes = sq->descs;
+	struct rmsg_cqe *cqes = cq->descs;
+	u32 prod, cons, sq_cons, cq_prod, n, done;
+	struct rmsg_sqe sqe, next;
+	struct rmsg_cqe cqe;
+	int ret;
+
+	mutex_lock(&ep->lock);
+	/* A: the SQEs before prod were written before prod. */
+	prod = smp_load_acquire(sq->producer);
+	/* D: the program finished reading the CQEs before cons. */
+	cons = smp_load_acquire(cq->consumer);
+	if (!rmsg_ring_prod_ok(sq->entries, ep->sq_cons, ep->sq_prod, prod) ||
+	    !rmsg_ring_cons_ok(ep->cq_prod, ep->cq_cons, cons)) {
+		atomic_long_inc(&ep->bad_index);
+		ret = -EINVAL;
+		goto out;
+	}
+	ep->sq_prod = prod;
+	ep->cq_cons = cons;
+	/* Kept events are older than what this call completes. */
+	rmsg_cq_flush_locked(ep);
+	/* The program may have overwritten it; the poller owns it, if any. */
+	if (!ep->sqpoll)
+		WRITE_ONCE(*sq->flags, RMSG_SQ_NEED_WAKEUP);
+
+	sq_cons = ep->sq_cons;
+	cq_prod = ep->cq_prod;
+	n = min(to_submit, rmsg_ring_used(prod, sq_cons));
+	/*
+	 * One copy of each SQE, then only the copy is looked at: the program
+	 * may rewrite a slot at any time (no double fetch). The next one is
+	 * copied ahead, for a SEND to see whether more follow on its channel.
+	 */
+	if (n)
+		memcpy(&sqe, &sqes[rmsg_ring_slot(sq->entries, sq_cons)],
+		       sizeof(sqe));
+	for (done = 0; done < n; done++) {
+		/* Room for this SQE's CQE beside those owed to SENDs. */
+		if (rmsg_ring_free(cq->entries, cq_prod, cons) <=
+		    ep->cq_reserved)
+			break;
+		if (done + 1 < n)
+			memcpy(&next, &sqes[rmsg_ring_slot(sq->entries,
+							   sq_cons + 1)],
+			       sizeof(next));
+		barrier();
+		if (rmsg_ep_exec(ep, &sqe, done + 1 < n ? &next : NULL, &cqe))
+			cqes[rmsg_ring_slot(cq->entries, cq_prod++)] = cqe;
+		sq_cons++;
+		sqe = next;
+	}
+	rmsg_data_batch_end(ep);
+	if (done) {
+		ep->sq_cons = sq_cons;
+		WRITE_ONCE(ep->cq_prod, cq_prod);
+		/* D: the SQEs are read before their slots are handed back. */
+		smp_store_release(sq->consumer, sq_cons);
+		/* C: the CQEs are written before the producer publishes them. */
+		smp_store_release(cq->producer, cq_prod);
+		wake_up_interruptible_poll(&ep->wq, EPOLLIN | EPOLLRDNORM);
+	}
+	ret = done ? done : n ? -EBUSY : 0;
+out:
+	mutex_unlock(&ep->lock);
+	return ret;
+}
