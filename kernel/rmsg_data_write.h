@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * rmsg_data_write.c: the record writers, and what they share with
- * rmsg_data.c, which calls them
+ * rmsg_data_write.c: the record writer and the rewrite after a repair,
+ * and what they share with rmsg_data.c, which calls them
  */
 #ifndef _RMSG_DATA_WRITE_H
 #define _RMSG_DATA_WRITE_H
