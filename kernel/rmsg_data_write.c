@@ -5,14 +5,14 @@
  * as one RDMA WRITE of clear zone, payload and trailer, after a WRAP's
  * own small write when the block wraps (Documentation/veloblock.rst).
  *
- * rmsg_data_write() writes one pending send. A channel that retains (the
- * default) copies the record into its shadow, the copy of what the peer's
- * block should hold, and the device reads it from there
- * (rmsg_data_write_retained()), so that after a repair
- * rmsg_data_rewrite() can write again what the peer lacks. Without
- * retention (module parameter retain=0, a measurement mode) the device
- * reads the program's send area directly. rmsg_data_flush_signal()
- * signals what a batch left unsignalled.
+ * rmsg_data_write() is the one writer of a pending send. A channel that
+ * retains (the default) copies the record into its shadow, the copy of
+ * what the peer's block should hold, and the device reads it from there,
+ * so that after a repair rmsg_data_rewrite() can write again what the peer
+ * lacks. Without retention (module parameter retain=0, a measurement mode)
+ * the device reads the program's send area directly: a choice of byte
+ * source inside the writer (rmsg_data_sges()), not a second path.
+ * rmsg_data_flush_signal() signals what a batch left unsignalled.
  *
  * Layer: below rmsg_data.c, above rmsg_wr.c (slots and signalling) and
  * the protocol core (placement). Everything here runs under ep->lock.
@@ -173,151 +173,52 @@ static void rmsg_data_posted(struct rmsg_channel *ch,
 }
 
 /*
- * Write pending send @idx through the shadow: the record (and the WRAP
- * before it) goes into the shadow at its place in the peer's block, and
- * the device reads it from there. Returns 1 when written (the program's
- * bytes are free at once), -EAGAIN without credit or send-queue room (it
- * stays pending), another negative errno when the QP refused it.
+ * A retaining channel's record goes into the shadow at its place in the
+ * peer's block, trailers (and the WRAP's) included, before the device
+ * reads it from there. The credit check let these bytes be overwritten:
+ * the peer has released what the shadow held there.
  */
-static int rmsg_data_write_retained(struct rmsg_channel *ch, u32 idx)
+static void rmsg_data_keep(struct rmsg_channel *ch,
+			   const struct rmsg_pending *e,
+			   const struct rmsg_vb_place *pl,
+			   enum rmsg_vb_type type, const void *rts)
 {
-	const struct rmsg_pending *e = &ch->pending.pend[idx & RMSG_PEND_MASK];
 	struct rmsg_shadow *sh = ch->retain.shadow;
-	struct ib_sge wrap_sge, sge[RMSG_DATA_SGE_MAX];
-	struct ib_rdma_wr wrap_wr, data_wr;
 	struct rmsg_vb_trailer t, wt;
-	enum rmsg_vb_type type;
-	struct rmsg_vb_place pl;
-	u32 need, cut, bytes, nsge;
-	bool inl, wrap_inl;
-	void *rts;
-	u64 rts_dma;
-	int ret;
 
-	ret = rmsg_data_place(ch, e, &pl, &type, &rts, &rts_dma);
-	if (ret)
-		return ret;
-	need = pl.wrap_skip ? 2 : 1;
-	/* With immediates the flag stays out: the receiving kernel sets it. */
-	cut = ch->tx_imm ? 1 : 0;
-
-	/* The credit check let these bytes be overwritten: the peer has
-	 * released what the shadow held there.
-	 */
-	rmsg_vb_trailer_fill(&t, &pl, type, 0, ch->flow.credit);
-	if (pl.wrap_skip)
-		rmsg_vb_trailer_fill(&wt, &pl, RMSG_VB_WRAP, 0,
+	rmsg_vb_trailer_fill(&t, pl, type, 0, ch->flow.credit);
+	if (pl->wrap_skip)
+		rmsg_vb_trailer_fill(&wt, pl, RMSG_VB_WRAP, 0,
 				     ch->flow.credit);
-	rmsg_vb_shadow_put(sh->va, &pl, &t, pl.wrap_skip ? &wt : NULL);
+	rmsg_vb_shadow_put(sh->va, pl, &t, pl->wrap_skip ? &wt : NULL);
 	if (rts)
-		memcpy(sh->va + pl.off + pl.payload, rts, e->len);
+		memcpy(sh->va + pl->off + pl->payload, rts, e->len);
 	else
-		rmsg_shadow_copy_area(ch, sh->va + pl.off + pl.payload, e->off,
-				      e->len);
-
-	if (pl.wrap_skip) {
-		wrap_inl = RMSG_VB_TRAILER_SIZE - cut <= ch->conn.max_inline;
-		rmsg_data_wr(ch, &wrap_wr, ch->wrs.wr_posted, pl.wrap_off,
-			     pl.wrap_off + RMSG_VB_TRAILER_SIZE - 1,
-			     pl.wrap_flag);
-		wrap_wr.wr.num_sge = rmsg_shadow_sges(ch, pl.wrap_off,
-						      RMSG_VB_TRAILER_SIZE -
-						      cut, wrap_inl,
-						      &wrap_sge);
-		wrap_wr.wr.sg_list = &wrap_sge;
-		wrap_wr.wr.send_flags = wrap_inl ? IB_SEND_INLINE : 0;
-		wrap_wr.wr.next = &data_wr.wr;
-		rmsg_wr_slot_fill(ch, ch->wrs.wr_posted, idx, NULL, false);
-	}
-	bytes = pl.len - cut;
-	inl = bytes <= ch->conn.max_inline;
-	rmsg_data_wr(ch, &data_wr, ch->wrs.wr_posted + need - 1, pl.off,
-		     pl.off + pl.len - 1, pl.flag);
-	/*
-	 * The clear zone from the zeros, not the shadow: the device may read
-	 * the shadow after the next record's trailer went there.
-	 */
-	nsge = 0;
-	if (pl.payload)
-		rmsg_zeros(ch, inl, pl.payload, &sge[nsge++]);
-	nsge += rmsg_shadow_sges(ch, pl.off + pl.payload, bytes - pl.payload,
-				 inl, &sge[nsge]);
-	data_wr.wr.num_sge = nsge;
-	data_wr.wr.sg_list = sge;
-	data_wr.wr.send_flags = inl ? IB_SEND_INLINE : 0;
-	/* Only to reclaim the send queue: no CQE waits for the device. */
-	if (ch->wrs.wr_posted + need - ch->wrs.wr_signalled >=
-	    RMSG_SIGNAL_EVERY)
-		data_wr.wr.send_flags |= IB_SEND_SIGNALED;
-	rmsg_wr_slot_fill(ch, ch->wrs.wr_posted + need - 1, idx + 1, NULL,
-			  false);
-
-	ret = ib_post_send(ch->conn.qp,
-			   pl.wrap_skip ? &wrap_wr.wr : &data_wr.wr, NULL);
-	if (ret)
-		return ret;
-	rmsg_data_posted(ch, e, &pl,
-			 data_wr.wr.send_flags & IB_SEND_SIGNALED, inl);
-	return 1;
+		rmsg_shadow_copy_area(ch, sh->va + pl->off + pl->payload,
+				      e->off, e->len);
 }
 
 /*
- * Write pending send @idx. Returns 1 when it went inline, 0 when the
- * device reads it later, -EAGAIN without credit or send-queue room (it
- * stays pending), another negative errno when the QP refused it.
- * @cqe_now: the caller posts the CQE itself if the write goes inline, so
- * no completion need be signalled for it.
+ * The SGEs of the record's write, but for its clear zone: from the shadow
+ * when the channel retains; else the RTS or the send area's bytes, the
+ * padding's zeros and the trailer built in data WR @wr's slot. @bytes:
+ * what the write carries past the clear zone (the arrival flag cut when
+ * the peer wants immediates).
  */
-int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
-		    bool cqe_now)
+static u32 rmsg_data_sges(struct rmsg_channel *ch,
+			  const struct rmsg_pending *e,
+			  const struct rmsg_vb_place *pl,
+			  enum rmsg_vb_type type, void *rts, u64 rts_dma,
+			  u32 wr, u32 bytes, bool inl, struct ib_sge *sge)
 {
-	const struct rmsg_pending *e = &ch->pending.pend[idx & RMSG_PEND_MASK];
-	struct rmsg_pages *area = ch->ep->area;
 	struct ib_device *ibdev = ch->conn.rdev->ibdev;
-	struct ib_sge wrap_sge, sge[RMSG_DATA_SGE_MAX];
-	struct ib_rdma_wr wrap_wr, data_wr;
+	struct rmsg_pages *area = ch->ep->area;
+	u32 off, rem, chunk, in, n, cut, nsge = 0;
 	struct rmsg_vb_trailer *t;
-	struct rmsg_vb_place pl;
-	u32 need, bytes, off, rem, chunk, in, n, cut, nsge = 0;
-	bool winl = ch->conn.max_inline >= RMSG_VB_TRAILER_SIZE;
-	enum rmsg_vb_type type;
-	bool inl, signal;
-	void *rts;
-	u64 rts_dma;
-	int ret;
 
 	if (ch->retain.shadow)
-		return rmsg_data_write_retained(ch, idx);
-	ret = rmsg_data_place(ch, e, &pl, &type, &rts, &rts_dma);
-	if (ret)
-		return ret;
-	/* An RTS's CQE waits for the FIN, not for this write. */
-	if (rts)
-		cqe_now = false;
-	need = pl.wrap_skip ? 2 : 1;
-	/* With immediates the flag stays out: the receiving kernel sets it. */
-	cut = ch->tx_imm ? 1 : 0;
-
-	if (pl.wrap_skip) {
-		rmsg_data_wr(ch, &wrap_wr, ch->wrs.wr_posted, pl.wrap_off,
-			     pl.wrap_off + RMSG_VB_TRAILER_SIZE - 1,
-			     pl.wrap_flag);
-		t = rmsg_trailer(ch, ch->wrs.wr_posted, winl, &wrap_sge);
-		rmsg_vb_trailer_fill(t, &pl, RMSG_VB_WRAP, 0, ch->flow.credit);
-		wrap_sge.length -= cut;
-		wrap_wr.wr.sg_list = &wrap_sge;
-		wrap_wr.wr.num_sge = 1;
-		wrap_wr.wr.send_flags = winl ? IB_SEND_INLINE : 0;
-		wrap_wr.wr.next = &data_wr.wr;
-		rmsg_wr_slot_fill(ch, ch->wrs.wr_posted, idx, NULL, false);
-	}
-
-	bytes = pl.len - cut;
-	inl = bytes <= ch->conn.max_inline;
-	rmsg_data_wr(ch, &data_wr, ch->wrs.wr_posted + need - 1, pl.off,
-		     pl.off + pl.len - 1, pl.flag);
-	if (pl.payload)
-		rmsg_zeros(ch, inl, pl.payload, &sge[nsge++]);
+		return rmsg_shadow_sges(ch, pl->off + pl->payload, bytes,
+					inl, sge);
 	if (rts) {
 		sge[nsge].addr = inl ? (u64)(uintptr_t)rts : rts_dma;
 		sge[nsge].length = e->len;
@@ -342,24 +243,113 @@ int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 		sge[nsge].lkey = ch->conn.pd->local_dma_lkey;
 		nsge++;
 	}
-	if (pl.trailer > pl.payload + pl.plen)
-		rmsg_zeros(ch, inl, pl.trailer - pl.payload - pl.plen,
+	if (pl->trailer > pl->payload + pl->plen)
+		rmsg_zeros(ch, inl, pl->trailer - pl->payload - pl->plen,
 			   &sge[nsge++]);
-	t = rmsg_trailer(ch, ch->wrs.wr_posted + need - 1, inl, &sge[nsge]);
-	rmsg_vb_trailer_fill(t, &pl, type, 0, ch->flow.credit);
-
+	t = rmsg_trailer(ch, wr, inl, &sge[nsge]);
+	rmsg_vb_trailer_fill(t, pl, type, 0, ch->flow.credit);
+	cut = pl->len - pl->payload - bytes;
 	sge[nsge++].length -= cut;
+	return nsge;
+}
+
+/**
+ * rmsg_data_write() - write pending send @idx into the peer's block
+ * @ch: the channel
+ * @idx: the send's index in the pending ring
+ * @more: another send of the channel follows at once
+ * @cqe_now: the caller posts the CQE itself if the bytes are free when
+ *	this returns, so no completion need be signalled for it
+ *
+ * One writer for both byte sources: a retaining channel's record goes
+ * through the shadow (its bytes are free at once), another's is read by
+ * the device from the send area (free once the write completes, at once
+ * when it went inline).
+ *
+ * Return: 1 when the send's bytes are free now, 0 when the device reads
+ * them later, -EAGAIN without credit or send-queue room (it stays
+ * pending), another negative errno when the QP refused it.
+ */
+int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
+		    bool cqe_now)
+{
+	const struct rmsg_pending *e = &ch->pending.pend[idx & RMSG_PEND_MASK];
+	struct ib_sge wrap_sge, sge[RMSG_DATA_SGE_MAX];
+	bool keep = ch->retain.shadow, inl, wrap_inl, signal;
+	struct ib_rdma_wr wrap_wr, data_wr;
+	u32 need, bytes, cut, nsge = 0;
+	struct rmsg_vb_trailer *t;
+	enum rmsg_vb_type type;
+	struct rmsg_vb_place pl;
+	void *rts;
+	u64 rts_dma;
+	int ret;
+
+	ret = rmsg_data_place(ch, e, &pl, &type, &rts, &rts_dma);
+	if (ret)
+		return ret;
+	if (keep)
+		rmsg_data_keep(ch, e, &pl, type, rts);
+	/* An RTS's CQE waits for the FIN, not for this write. */
+	if (rts)
+		cqe_now = false;
+	need = pl.wrap_skip ? 2 : 1;
+	/* With immediates the flag stays out: the receiving kernel sets it. */
+	cut = ch->tx_imm ? 1 : 0;
+
+	wrap_inl = RMSG_VB_TRAILER_SIZE - cut <= ch->conn.max_inline;
+	if (pl.wrap_skip) {
+		rmsg_data_wr(ch, &wrap_wr, ch->wrs.wr_posted, pl.wrap_off,
+			     pl.wrap_off + RMSG_VB_TRAILER_SIZE - 1,
+			     pl.wrap_flag);
+		/*
+		 * One SGE: a trailer, RMSG_VB_ALIGN-aligned and no larger,
+		 * never spans two chunks of the shadow.
+		 */
+		if (keep) {
+			wrap_wr.wr.num_sge =
+				rmsg_shadow_sges(ch, pl.wrap_off,
+						 RMSG_VB_TRAILER_SIZE - cut,
+						 wrap_inl, &wrap_sge);
+		} else {
+			t = rmsg_trailer(ch, ch->wrs.wr_posted, wrap_inl,
+					 &wrap_sge);
+			rmsg_vb_trailer_fill(t, &pl, RMSG_VB_WRAP, 0,
+					     ch->flow.credit);
+			wrap_sge.length -= cut;
+			wrap_wr.wr.num_sge = 1;
+		}
+		wrap_wr.wr.sg_list = &wrap_sge;
+		wrap_wr.wr.send_flags = wrap_inl ? IB_SEND_INLINE : 0;
+		wrap_wr.wr.next = &data_wr.wr;
+		rmsg_wr_slot_fill(ch, ch->wrs.wr_posted, idx, NULL, false);
+	}
+
+	bytes = pl.len - cut;
+	inl = bytes <= ch->conn.max_inline;
+	rmsg_data_wr(ch, &data_wr, ch->wrs.wr_posted + need - 1, pl.off,
+		     pl.off + pl.len - 1, pl.flag);
+	/*
+	 * The clear zone from the zeros, not the shadow: the device may read
+	 * the shadow after the next record's trailer went there.
+	 */
+	if (pl.payload)
+		rmsg_zeros(ch, inl, pl.payload, &sge[nsge++]);
+	nsge += rmsg_data_sges(ch, e, &pl, type, rts, rts_dma,
+			       ch->wrs.wr_posted + need - 1,
+			       bytes - pl.payload, inl, &sge[nsge]);
 	data_wr.wr.sg_list = sge;
 	data_wr.wr.num_sge = nsge;
 	data_wr.wr.send_flags = inl ? IB_SEND_INLINE : 0;
 
 	/*
-	 * Signal when a CQE waits for this write and no later write of this
-	 * burst will cover it, and often enough to reclaim the send queue.
+	 * Signal often enough to reclaim the send queue, and, for bytes the
+	 * device still reads, when a CQE waits for this write and no later
+	 * write of this burst will cover it.
 	 */
 	signal = ch->wrs.wr_posted + need - ch->wrs.wr_signalled >=
 		 RMSG_SIGNAL_EVERY;
-	if (!(inl && cqe_now)) {
+	if (!keep && !(inl && cqe_now)) {
 		if (more)
 			ch->wrs.sig_owed = true;
 		else
@@ -373,16 +363,16 @@ int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 			  false);
 
 	/* The device reads these trailers from memory, not from the WR. */
-	if (pl.wrap_skip && !winl)
+	if (!keep && pl.wrap_skip && !wrap_inl)
 		rmsg_trailer_sync(ch, ch->wrs.wr_posted);
-	if (!inl)
+	if (!keep && !inl)
 		rmsg_trailer_sync(ch, ch->wrs.wr_posted + need - 1);
 	ret = ib_post_send(ch->conn.qp,
 			   pl.wrap_skip ? &wrap_wr.wr : &data_wr.wr, NULL);
 	if (ret)
 		return ret;
 	rmsg_data_posted(ch, e, &pl, signal, inl);
-	return inl;
+	return keep ? 1 : inl;
 }
 
 /*

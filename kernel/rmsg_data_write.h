@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * rmsg_data_write.c: the record writers, and what they share with
- * rmsg_data.c, which calls them
+ * rmsg_data_write.c: the record writer and the rewrite after a repair,
+ * and what they share with rmsg_data.c, which calls them
  */
 #ifndef _RMSG_DATA_WRITE_H
 #define _RMSG_DATA_WRITE_H
@@ -18,6 +18,9 @@ static_assert(RMSG_MAX_INLINE >= RMSG_VB_TRAILER_SIZE);
 /* The zeros for clear zones and padding sit after the trailers. */
 #define RMSG_ZEROS		RMSG_TX_SLOTS
 static_assert(RMSG_VB_CLEAR <= RMSG_VB_TRAILER_SIZE);
+/* A trailer never spans two pages, nor two chunks of the shadow. */
+static_assert(RMSG_VB_TRAILER_SIZE <= RMSG_VB_ALIGN &&
+	      PAGE_SIZE % RMSG_VB_ALIGN == 0);
 
 /**
  * struct rmsg_area_map - the send area as one device sees it
