@@ -19,8 +19,8 @@ static_assert(RMSG_MAX_INLINE >= RMSG_VB_TRAILER_SIZE);
 #define RMSG_ZEROS		RMSG_TX_SLOTS
 static_assert(RMSG_VB_CLEAR <= RMSG_VB_TRAILER_SIZE);
 /* A trailer never spans two pages, nor two chunks of the shadow. */
-static_assert(RMSG_VB_TRAILER_SIZE <= RMSG_VB_ALIGN &&
-	      PAGE_SIZE % RMSG_VB_ALIGN == 0);
+static_assert(RMSG_VB_ALIGN >= RMSG_VB_TRAILER_SIZE);
+static_assert(!(PAGE_SIZE % RMSG_VB_ALIGN));
 
 /**
  * struct rmsg_area_map - the send area as one device sees it
