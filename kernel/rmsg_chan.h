@@ -313,8 +313,8 @@ struct rmsg_shadow {
  * transfers"); the sending side's:
  * @moved: the channel left a device since the last resume: every
  *	registration went with it
- * @released: what transfers held on ch->conn.rdev is dropped
- *	(rmsg_rndv_release()): nothing maps there any more, though ch->conn.rdev
+ * @released: what transfers held on ch->dev.rdev is dropped
+ *	(rmsg_rndv_release()): nothing maps there any more, though ch->dev.rdev
  *	stays set until the channel has left the device
  * @rekey_hello: our hellos say so (RMSG_HELLO_F_REKEY), until a
  *	connection opens
@@ -379,11 +379,9 @@ union rmsg_sockaddr {
 };
 
 /**
- * struct rmsg_conn - one connection of the channel, on one device
- * @cm_id: its rdma_cm id
- * @rdev: the device the connection runs on, once known; NULL while a
- *	repair has none (written under ep->lock, and in the channel's work
- *	or its cm_id's handler)
+ * struct rmsg_chan_dev - what a channel has on the device it runs on
+ * @rdev: the device, once known; NULL while a repair has none (written
+ *	under ep->lock, and in the channel's work or its cm_id's handler)
  * @dev_node: entry in @rdev->channels
  * @dev_id: @rdev's RDMA core index plus one, 0 while on none: for the
  *	channel list only (read without a lock)
@@ -392,7 +390,6 @@ union rmsg_sockaddr {
  *	this program or any other, can use their keys
  * @fence_mr: on rxe only, in @pd, a registration that is never valid,
  *	whose LOCAL_INV fences the REG_MRs that follow (rmsg_rndv_move.c)
- * @qp: the RC queue pair (owned by @cm_id)
  * @post_lock: held by posters that run outside ep->lock (control sends)
  *	and by a fence with its REG_MRs, which nothing may come between
  * @cq: completion queue from the device's pool
@@ -405,27 +402,22 @@ union rmsg_sockaddr {
  *	buffer per kind (enum rmsg_ctrl_send_buf)
  * @imm_bufs: RMSG_IMM_RECVS more receive buffers when the channel's
  *	@rx_imm is set
- * @max_inline: bytes the QP takes inline
- * @max_sge: SGEs per send WR
  * @area_map: the endpoint's send area as this channel's device sees it
  * @trailers_dma: bus address of the channel's trailers
  *
- * All of it belongs to @rdev. rmsg_chan_dev_create() and
- * rmsg_chan_dev_release() make and drop what is the device's (@pd,
- * @fence_mr, @cq, the mappings, @mr, @area_map, and the rendezvous
- * registrations kept in struct rmsg_rndv) at open, at the end, and when a
- * repair moves the channel to a device again; each connection has its own
- * @cm_id and @qp. What the channel keeps across connections (the pages
- * the program maps above all) is in struct rmsg_channel.
+ * All of it belongs to @rdev and serves every connection the channel makes
+ * on it: rmsg_chan_dev_create() and rmsg_chan_dev_release() make and drop
+ * it (with the rendezvous registrations kept in struct rmsg_rndv) when the
+ * channel opens, when it ends, and when a repair takes it to another
+ * device, never for a repair on the same device. @post_lock outlives
+ * devices: it is set up once, with the channel.
  */
-struct rmsg_conn {
-	struct rdma_cm_id *cm_id;
+struct rmsg_chan_dev {
 	struct rmsg_device *rdev;
 	struct list_head dev_node;
 	u32 dev_id;
 	struct ib_pd *pd;
 	struct ib_mr *fence_mr;
-	struct ib_qp *qp;
 	spinlock_t post_lock;
 	struct ib_cq *cq;
 	u32 cq_size;
@@ -435,10 +427,35 @@ struct rmsg_conn {
 	struct ib_cqe reg_cqe;
 	struct rmsg_ctrl_buf ctrl[RMSG_CTRL_BUFS];
 	struct rmsg_ctrl_buf *imm_bufs;
-	u32 max_inline;
-	u32 max_sge;
 	struct rmsg_area_map *area_map;
 	u64 trailers_dma;
+};
+
+/**
+ * struct rmsg_conn - one connection of a channel: one rdma_cm id, one QP
+ * @cm_id: its rdma_cm id; NULL once the rdma_cm took it back (a device
+ *	removed while its route was resolved) or a drop let go of it
+ *	(chan_lock)
+ * @qp: the RC queue pair (owned by @cm_id), once made
+ * @max_inline: bytes @qp takes inline
+ * @max_sge: SGEs per send WR of @qp
+ *
+ * Each connection the channel makes, the first and every repair's attempt,
+ * is a new one (rmsg_conn_new()), installed as the channel's @conn when
+ * the attempt starts and freed by rmsg_conn_free() once its QP is
+ * destroyed and its id let go of: at a repair's DOWN step, or at the
+ * channel's end. A channel between two attempts has none. @conn is written
+ * under both ep->lock and chan_lock, so holding either keeps the one seen
+ * alive; the channel's work, the only writer, needs neither to read it.
+ * The data path and completions use it only while the channel is
+ * connected, which a connection outlives (its QP is drained before it is
+ * freed).
+ */
+struct rmsg_conn {
+	struct rdma_cm_id *cm_id;
+	struct ib_qp *qp;
+	u32 max_inline;
+	u32 max_sge;
 };
 
 /**
@@ -594,7 +611,9 @@ struct rmsg_chan_retain {
  * @wrs: its data work requests on the send queue (struct rmsg_chan_wrs)
  * @flow: credit and wake-ups, both ways (struct rmsg_chan_flow)
  * @repair: how it finds its peer again (struct rmsg_repair_state)
- * @conn: one connection of the channel, on one device (struct rmsg_conn)
+ * @conn: its connection, if it has one now (struct rmsg_conn; lifetime
+ *	there)
+ * @dev: what it has on its device (struct rmsg_chan_dev)
  * @ep: the endpoint; outlives the channel
  * @id: the channel's id in @ep->channels
  * @user_data: carried by the channel's events
@@ -643,7 +662,7 @@ struct rmsg_chan_retain {
  * @conn_local: this side's address of the newest connection (chan_lock)
  * @conn_peer: the peer's (chan_lock); both AF_UNSPEC before the first
  * @net: the network namespace the channel was made in
- * @cm_busy: handlers running for @conn.cm_id while it was the channel's
+ * @cm_busy: handlers running for @conn->cm_id while it was the channel's
  *	(chan_lock); rmsg_cm_settle() waits for none
  * @route_id: the id whose route query is outstanding, if any (chan_lock)
  * @given_id: an id the channel had let go of (dropped, or dying with the
@@ -659,7 +678,8 @@ struct rmsg_channel {
 	enum rmsg_chan_state state;
 	int error;
 	unsigned long flags;
-	struct rmsg_conn conn;
+	struct rmsg_conn *conn;
+	struct rmsg_chan_dev dev;
 	struct rmsg_pages *block;
 	u32 block_size;
 	int soft_error;
@@ -719,6 +739,18 @@ int rmsg_chan_args(struct rmsg_endpoint *ep, u32 *size,
  * take chan_lock (a mutex), so they record the first reason and leave the
  * rest to the channel's work (rmsg_lifecycle.c).
  */
+/* The channel's rdma_cm id, or NULL while it has none (struct rmsg_conn). */
+static inline struct rdma_cm_id *rmsg_chan_cm_id(const struct rmsg_channel *ch)
+{
+	return ch->conn ? ch->conn->cm_id : NULL;
+}
+
+/* Its QP, or NULL while it has none (struct rmsg_conn). */
+static inline struct ib_qp *rmsg_chan_qp(const struct rmsg_channel *ch)
+{
+	return ch->conn ? ch->conn->qp : NULL;
+}
+
 static inline void rmsg_chan_kill_soft(struct rmsg_channel *ch, int error)
 {
 	cmpxchg(&ch->soft_error, 1, error);

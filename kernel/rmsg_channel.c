@@ -99,9 +99,9 @@ void rmsg_chan_init(struct rmsg_channel *ch, struct rmsg_endpoint *ep,
 	ch->soft_error = 1;
 	ch->user_data = user_data;
 	ch->block_size = size;
-	INIT_LIST_HEAD(&ch->conn.dev_node);
+	INIT_LIST_HEAD(&ch->dev.dev_node);
 	init_completion(&ch->close_sent);
-	spin_lock_init(&ch->conn.post_lock);
+	spin_lock_init(&ch->dev.post_lock);
 	INIT_WORK(&ch->work, rmsg_chan_progress);
 	INIT_WORK(&ch->teardown, rmsg_chan_teardown);
 	INIT_WORK(&ch->data_work, rmsg_data_work);
@@ -162,11 +162,11 @@ int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind)
 	lockdep_assert_held(&ch->ep->chan_lock);
 	switch (kind) {
 	case RMSG_FAULT_QP_ERROR:
-		if (ch->state != RMSG_CHAN_OPEN || !ch->conn.qp)
+		if (ch->state != RMSG_CHAN_OPEN || !rmsg_chan_qp(ch))
 			return -ENOTCONN;
-		return ib_modify_qp(ch->conn.qp, &attr, IB_QP_STATE);
+		return ib_modify_qp(ch->conn->qp, &attr, IB_QP_STATE);
 	case RMSG_FAULT_DISCONNECT:
-		if (ch->state != RMSG_CHAN_OPEN || !ch->conn.qp)
+		if (ch->state != RMSG_CHAN_OPEN || !rmsg_chan_qp(ch))
 			return -ENOTCONN;
 		/*
 		 * The connection carries nothing more once this returns, as
@@ -175,17 +175,17 @@ int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind)
 		 * from the work, or from the repair's first step if that
 		 * comes first.
 		 */
-		ret = ib_modify_qp(ch->conn.qp, &attr, IB_QP_STATE);
+		ret = ib_modify_qp(ch->conn->qp, &attr, IB_QP_STATE);
 		if (ret)
 			return ret;
 		set_bit(RMSG_CHAN_DISCONNECT_DUE, &ch->flags);
 		queue_work(rmsg_wq, &ch->work);
 		return 0;
 	case RMSG_FAULT_DEVICE_FATAL:
-		if (ch->state != RMSG_CHAN_OPEN || !ch->conn.rdev)
+		if (ch->state != RMSG_CHAN_OPEN || !ch->dev.rdev)
 			return -ENOTCONN;
 		/* An open channel is on its device: it cannot go meanwhile. */
-		rmsg_device_fatal(ch->conn.rdev);
+		rmsg_device_fatal(ch->dev.rdev);
 		return 0;
 	default:
 		return -EINVAL;
@@ -223,7 +223,7 @@ static void __rmsg_chan_progress(struct rmsg_channel *ch)
 	if (test_and_clear_bit(RMSG_CHAN_DISCONNECT_DUE, &ch->flags) &&
 	    READ_ONCE(ch->state) == RMSG_CHAN_OPEN &&
 	    test_bit(RMSG_CHAN_CONNECTED, &ch->flags))
-		rdma_disconnect(ch->conn.cm_id);
+		rdma_disconnect(ch->conn->cm_id);
 	if (test_and_clear_bit(RMSG_CHAN_ACCEPT_DUE, &ch->flags))
 		rmsg_chan_do_accept(ch);
 	if (test_and_clear_bit(RMSG_CHAN_STALL_DUE, &ch->flags))
@@ -288,6 +288,8 @@ static void rmsg_chan_free(struct rmsg_channel *ch, bool counted)
 	rmsg_data_free(ch);
 	if (ch->net)
 		put_net(ch->net);
+	/* Its last connection, whose id and QP are gone. */
+	kfree(ch->conn);
 	kfree(ch);
 	if (counted)
 		rmsg_user_chan_del(ep);
@@ -307,7 +309,7 @@ static void rmsg_chan_teardown(struct work_struct *work)
 	struct rmsg_channel *ch =
 		container_of(work, struct rmsg_channel, teardown);
 	struct rmsg_endpoint *ep = ch->ep;
-	struct rdma_cm_id *repair_id, *stale_id;
+	struct rdma_cm_id *repair_id, *stale_id, *id;
 	bool connected, orderly;
 	u32 kind = 0;
 	int res;
@@ -334,9 +336,11 @@ static void rmsg_chan_teardown(struct work_struct *work)
 	 * Handlers ignore a dying channel; wait for one already running (a
 	 * handler that gave the id back to the rdma_cm may be one).
 	 */
-	rmsg_cm_settle(ch, ch->conn.cm_id);
-	connected = ch->conn.cm_id && test_bit(RMSG_CHAN_CONNECTED, &ch->flags);
-	orderly = connected && ch->conn.qp && !ch->error && !ch->abort &&
+	rmsg_cm_settle(ch, rmsg_chan_cm_id(ch));
+	/* Nothing takes it from the channel from here on. */
+	id = rmsg_chan_cm_id(ch);
+	connected = id && test_bit(RMSG_CHAN_CONNECTED, &ch->flags);
+	orderly = connected && rmsg_chan_qp(ch) && !ch->error && !ch->abort &&
 		  !test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags);
 
 	/* Sends taken before the close are written first, if it is orderly. */
@@ -354,18 +358,17 @@ static void rmsg_chan_teardown(struct work_struct *work)
 	 * killed), must not look like a broken connection the peer should
 	 * repair: RESET says so. A repaired peer would find nobody anyway.
 	 */
-	else if (connected && ch->conn.qp &&
+	else if (connected && rmsg_chan_qp(ch) &&
 		 (ch->abort || ch->error == -ESHUTDOWN) &&
 		 !test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags) &&
 		 !rmsg_ctrl_send(ch, RMSG_CTRL_CLOSE_BUF, RMSG_CTRL_RESET, 0))
 		rmsg_data_close_sent(ch);
 	if (connected)
-		rmsg_cm_id_disconnect(ch->conn.cm_id);
+		rmsg_cm_id_disconnect(id);
 	if (ch->reject) {
-		rdma_lock_handler(ch->conn.cm_id);
-		rdma_reject(ch->conn.cm_id, NULL, 0,
-			    IB_CM_REJ_CONSUMER_DEFINED);
-		rdma_unlock_handler(ch->conn.cm_id);
+		rdma_lock_handler(id);
+		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+		rdma_unlock_handler(id);
 	}
 	rmsg_chan_release_verbs(ch, false);
 	cancel_work_sync(&ch->data_work);
@@ -374,8 +377,8 @@ static void rmsg_chan_teardown(struct work_struct *work)
 	rmsg_data_finish(ch, ch->error ?: -ECONNRESET,
 			 test_bit(RMSG_CHAN_CLOSE_OK, &ch->flags));
 	/* Waits out a handler still running on this id; none can follow. */
-	if (ch->conn.cm_id)
-		rmsg_cm_id_retire(ch->conn.cm_id);
+	if (id)
+		rmsg_cm_id_retire(id);
 	cancel_work_sync(&ch->work);
 	del_timer_sync(&ch->repair.repair_timer);
 	del_timer_sync(&ch->repair.hb_timer);
@@ -624,6 +627,11 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 	ch = kzalloc(sizeof(*ch), RMSG_GFP_CHARGED);
 	if (!ch)
 		return -ENOMEM;
+	ch->conn = rmsg_conn_new(NULL);
+	if (!ch->conn) {
+		kfree(ch);
+		return -ENOMEM;
+	}
 	rmsg_chan_init(ch, ep, RMSG_CHAN_CONNECTING, req.user_data,
 		       req.block_size);
 	ch->opts = opts;
@@ -635,10 +643,11 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 			       IB_QPT_RC);
 	if (IS_ERR(cm_id)) {
 		put_net(ch->net);
+		kfree(ch->conn);
 		kfree(ch);
 		return PTR_ERR(cm_id);
 	}
-	ch->conn.cm_id = cm_id;
+	ch->conn->cm_id = cm_id;
 	/*
 	 * Published, the id may be closed by another thread at once: the
 	 * end waits until this call is done with the channel (a teardown
@@ -649,6 +658,7 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 	if (ret) {
 		rdma_destroy_id(cm_id);
 		put_net(ch->net);
+		kfree(ch->conn);
 		kfree(ch);
 		return ret;
 	}
@@ -755,7 +765,7 @@ void rmsg_chan_device_removed(struct rmsg_device *rdev)
 
 	mutex_lock(&rdev->lock);
 	rdev->dying = true;
-	list_for_each_entry(ch, &rdev->channels, conn.dev_node)
+	list_for_each_entry(ch, &rdev->channels, dev.dev_node)
 		rmsg_chan_dev_lost(rdev, ch, -ENODEV);
 	mutex_unlock(&rdev->lock);
 	wait_event(rdev->wq, list_empty_careful(&rdev->channels));
@@ -779,7 +789,7 @@ void rmsg_chan_device_fatal(struct rmsg_device *rdev)
 	struct rmsg_channel *ch;
 
 	mutex_lock(&rdev->lock);
-	list_for_each_entry(ch, &rdev->channels, conn.dev_node)
+	list_for_each_entry(ch, &rdev->channels, dev.dev_node)
 		rmsg_chan_dev_lost(rdev, ch, -EIO);
 	mutex_unlock(&rdev->lock);
 }

@@ -54,7 +54,7 @@ void rmsg_chan_do_accept(struct rmsg_channel *ch)
 	u32 len;
 	int ret;
 
-	rdma_lock_handler(ch->conn.cm_id);
+	rdma_lock_handler(ch->conn->cm_id);
 	mutex_lock(&ch->ep->chan_lock);
 	go = ch->state == RMSG_CHAN_ACCEPTING;
 	mutex_unlock(&ch->ep->chan_lock);
@@ -64,11 +64,11 @@ void rmsg_chan_do_accept(struct rmsg_channel *ch)
 		ret = rmsg_data_shadow_create(ch);
 		if (!ret) {
 			len = rmsg_chan_hello(ch, RMSG_HELLO_ACCEPT, &data);
-			rmsg_conn_param(ch, ch->conn.cm_id, &param, &data, len);
-			ret = rdma_accept(ch->conn.cm_id, &param);
+			rmsg_conn_param(ch, ch->conn->cm_id, &param, &data, len);
+			ret = rdma_accept(ch->conn->cm_id, &param);
 		}
 	}
-	rdma_unlock_handler(ch->conn.cm_id);
+	rdma_unlock_handler(ch->conn->cm_id);
 	if (ret)
 		rmsg_chan_kill(ch, ret);
 }
@@ -139,8 +139,8 @@ void rmsg_dial_addr(struct rmsg_channel *ch,
  * rmsg_cm_settle() - wait until an id the channel let go of is the caller's
  * @ch: the channel
  * @id: an id it dropped (rmsg_repair_drop()), or its id when it is DYING
- *	(teardown: ch->conn.cm_id is cleared if the rdma_cm took it back; NULL
- *	waits for the handlers only)
+ *	(teardown: the connection's id is cleared if the rdma_cm took it
+ *	back); NULL waits for the handlers only
  *
  * Handlers that start after the channel let go of @id ignore it; one that
  * found it the channel's (it may be making a QP) is waited for here, and
@@ -161,8 +161,8 @@ struct rdma_cm_id *rmsg_cm_settle(struct rmsg_channel *ch,
 	mutex_lock(&ch->ep->chan_lock);
 	if (id && ch->given_id == id) {
 		ch->given_id = NULL;
-		if (ch->conn.cm_id == id) /* teardown's */
-			ch->conn.cm_id = NULL;
+		if (rmsg_chan_cm_id(ch) == id) /* teardown's */
+			ch->conn->cm_id = NULL;
 		id = NULL;
 	}
 	mutex_unlock(&ch->ep->chan_lock);
@@ -273,7 +273,7 @@ static int rmsg_cm_repair_accepted(struct rmsg_channel *ch,
 		return -EPROTO;
 	if (h.incarnation != ch->peer.incarnation)
 		return -ECONNRESET;	/* a stranger now: it restarted */
-	ret = rmsg_cm_peer_addrs(ch, ch->conn.cm_id, event);
+	ret = rmsg_cm_peer_addrs(ch, ch->conn->cm_id, event);
 	if (ret)
 		return ret;
 	return rmsg_data_resume(ch, &h);
@@ -312,8 +312,8 @@ static int rmsg_cm_give_back(struct rmsg_channel *ch,
 	}
 	if (event != RDMA_CM_EVENT_DEVICE_REMOVAL)
 		return 0;
-	if (owned && ch->active && !cm_id->qp && !ch->conn.qp)
-		ch->conn.cm_id = NULL;
+	if (owned && ch->active && !cm_id->qp && !ch->conn->qp)
+		ch->conn->cm_id = NULL;
 	else if (!owned && routing)
 		ch->given_id = cm_id;
 	else
@@ -471,7 +471,7 @@ static int rmsg_cm_channel_event(struct rmsg_channel *ch,
 	 * nothing about the connection the channel is on.
 	 */
 	mutex_lock(&ch->ep->chan_lock);
-	owned = cm_id == ch->conn.cm_id && ch->state != RMSG_CHAN_DYING;
+	owned = cm_id == rmsg_chan_cm_id(ch) && ch->state != RMSG_CHAN_DYING;
 	repair = ch->state == RMSG_CHAN_RECOVERING;
 	ret = rmsg_cm_give_back(ch, cm_id, event->event, owned);
 	if (owned)

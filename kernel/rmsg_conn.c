@@ -49,7 +49,7 @@ MODULE_PARM_DESC(ack_timeout,
 static void rmsg_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rmsg_channel *ch =
-		container_of(wc->wr_cqe, struct rmsg_channel, conn.reg_cqe);
+		container_of(wc->wr_cqe, struct rmsg_channel, dev.reg_cqe);
 
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
@@ -58,6 +58,49 @@ static void rmsg_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	set_bit(RMSG_CHAN_REGISTERED, &ch->flags);
 	queue_work(rmsg_wq, &ch->work);
+}
+
+/* --- the connection ------------------------------------------------------ */
+
+/**
+ * rmsg_conn_new() - a new connection for a channel
+ * @id: its rdma_cm id, or NULL to be set before the channel is published
+ *
+ * Return: the connection, with no QP yet, or NULL without memory.
+ */
+struct rmsg_conn *rmsg_conn_new(struct rdma_cm_id *id)
+{
+	struct rmsg_conn *conn = kzalloc(sizeof(*conn), RMSG_GFP_CHARGED);
+
+	if (conn)
+		conn->cm_id = id;
+	return conn;
+}
+
+/**
+ * rmsg_chan_set_conn() - make @conn the channel's connection
+ * @ch: the channel, published; the caller is its work and holds chan_lock
+ * @conn: a new connection, or NULL once the old one is let go of
+ *
+ * Frees the connection it replaces, whose QP must be destroyed and whose
+ * id let go of (rmsg_repair_drop()): a repair never builds on the last
+ * connection, only on the channel and, when it stays on the same device,
+ * on struct rmsg_chan_dev.
+ */
+void rmsg_chan_set_conn(struct rmsg_channel *ch, struct rmsg_conn *conn)
+{
+	struct rmsg_conn *old;
+
+	lockdep_assert_held(&ch->ep->chan_lock);
+	/* Readers hold either lock (struct rmsg_conn). */
+	mutex_lock(&ch->ep->lock);
+	old = ch->conn;
+	ch->conn = conn;
+	mutex_unlock(&ch->ep->lock);
+	if (old) {
+		WARN_ON_ONCE(old->qp || old->cm_id);
+		kfree(old);
+	}
 }
 
 /* --- verbs resources -------------------------------------------------- */
@@ -75,10 +118,10 @@ static int rmsg_block_alloc(struct rmsg_channel *ch)
 	mutex_lock(&ch->ep->chan_lock);
 	ch->block = block;	/* rmsg_chan_mmap() looks at it */
 	mutex_unlock(&ch->ep->chan_lock);
-	ret = sg_alloc_table(&ch->conn.block_sgt, block->npages, GFP_KERNEL);
+	ret = sg_alloc_table(&ch->dev.block_sgt, block->npages, GFP_KERNEL);
 	if (ret)
 		return ret;
-	for_each_sgtable_sg(&ch->conn.block_sgt, sg, i)
+	for_each_sgtable_sg(&ch->dev.block_sgt, sg, i)
 		sg_set_page(sg, block->pages[i], PAGE_SIZE, 0);
 	return 0;
 }
@@ -86,14 +129,14 @@ static int rmsg_block_alloc(struct rmsg_channel *ch)
 /* The block, mapped for the channel's device and under a new MR. */
 static int rmsg_block_map(struct rmsg_channel *ch)
 {
-	struct ib_device *ibdev = ch->conn.rdev->ibdev;
+	struct ib_device *ibdev = ch->dev.rdev->ibdev;
 	int nents, ret;
 
-	ret = ib_dma_map_sgtable_attrs(ibdev, &ch->conn.block_sgt,
+	ret = ib_dma_map_sgtable_attrs(ibdev, &ch->dev.block_sgt,
 				       DMA_BIDIRECTIONAL, 0);
 	if (ret)
 		return ret;
-	ch->conn.block_mapped = true;
+	ch->dev.block_mapped = true;
 	/*
 	 * The program polls the block while the device writes it: a device
 	 * whose mappings need syncs (not DMA-coherent, or bounced through
@@ -101,29 +144,29 @@ static int rmsg_block_map(struct rmsg_channel *ch)
 	 */
 	if (!ib_uses_virt_dma(ibdev) &&
 	    dma_need_sync(ibdev->dma_device,
-			  sg_dma_address(ch->conn.block_sgt.sgl))) {
+			  sg_dma_address(ch->dev.block_sgt.sgl))) {
 		dev_warn_once(&ibdev->dev,
 			      "rmsg: DMA to this device needs syncs (not coherent, or bounce buffers): receive blocks cannot be polled, rmsg does not use it\n");
 		return -EOPNOTSUPP;
 	}
 
-	ch->conn.mr = rmsg_alloc_mr(ch->conn.pd, ch->block->npages);
-	if (IS_ERR(ch->conn.mr)) {
-		ret = PTR_ERR(ch->conn.mr);
-		ch->conn.mr = NULL;
+	ch->dev.mr = rmsg_alloc_mr(ch->dev.pd, ch->block->npages);
+	if (IS_ERR(ch->dev.mr)) {
+		ret = PTR_ERR(ch->dev.mr);
+		ch->dev.mr = NULL;
 		return ret;
 	}
-	nents = ib_map_mr_sg(ch->conn.mr, ch->conn.block_sgt.sgl,
-			     ch->conn.block_sgt.nents, NULL, PAGE_SIZE);
-	if (nents != ch->conn.block_sgt.nents)
+	nents = ib_map_mr_sg(ch->dev.mr, ch->dev.block_sgt.sgl,
+			     ch->dev.block_sgt.nents, NULL, PAGE_SIZE);
+	if (nents != ch->dev.block_sgt.nents)
 		return nents < 0 ? nents : -EINVAL;
 	/*
 	 * The peer addresses the block from 0: the hello must not carry
 	 * the bus address ib_map_mr_sg() starts from (the pages are whole,
 	 * so the offset in the first page stays 0 too).
 	 */
-	ch->conn.mr->iova = 0;
-	ib_update_fast_reg_key(ch->conn.mr, ib_inc_rkey(ch->conn.mr->rkey));
+	ch->dev.mr->iova = 0;
+	ib_update_fast_reg_key(ch->dev.mr, ib_inc_rkey(ch->dev.mr->rkey));
 	return 0;
 }
 
@@ -132,17 +175,17 @@ int rmsg_block_register(struct rmsg_channel *ch)
 	struct ib_reg_wr wr = {
 		.wr = {
 			.opcode		= IB_WR_REG_MR,
-			.wr_cqe		= &ch->conn.reg_cqe,
+			.wr_cqe		= &ch->dev.reg_cqe,
 			.send_flags	= IB_SEND_SIGNALED,
 		},
-		.mr	= ch->conn.mr,
-		.key	= ch->conn.mr->rkey,
+		.mr	= ch->dev.mr,
+		.key	= ch->dev.mr->rkey,
 		/* Not relaxed ordering: arrival is seen by the last byte. */
 		.access	= IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
 	};
 
-	ch->conn.reg_cqe.done = rmsg_reg_done;
-	return ib_post_send(ch->conn.qp, &wr.wr, NULL);
+	ch->dev.reg_cqe.done = rmsg_reg_done;
+	return ib_post_send(ch->conn->qp, &wr.wr, NULL);
 }
 
 /* RDMA READs in flight each way: enough to keep a rendezvous going. */
@@ -163,8 +206,8 @@ static int rmsg_chan_new_qp(struct rmsg_channel *ch, struct rdma_cm_id *id)
 	int i, ret;
 
 	attr.qp_context = ch;
-	attr.send_cq = ch->conn.cq;
-	attr.recv_cq = ch->conn.cq;
+	attr.send_cq = ch->dev.cq;
+	attr.recv_cq = ch->dev.cq;
 	attr.cap.max_send_wr = RMSG_QP_SEND_WRS;
 	attr.cap.max_recv_wr = RMSG_CTRL_RECVS + RMSG_DRAIN_WRS +
 			       (ch->rx_imm ? RMSG_IMM_RECVS : 0);
@@ -176,22 +219,22 @@ static int rmsg_chan_new_qp(struct rmsg_channel *ch, struct rdma_cm_id *id)
 	attr.qp_type = IB_QPT_RC;
 	if (attr.cap.max_send_sge < RMSG_DATA_SGE_MAX)
 		return -EOPNOTSUPP;
-	ret = rdma_create_qp(id, ch->conn.pd, &attr);
+	ret = rdma_create_qp(id, ch->dev.pd, &attr);
 	if (ret) {
 		/* A device without inline data still does the job. */
 		attr.cap.max_inline_data = 0;
-		ret = rdma_create_qp(id, ch->conn.pd, &attr);
+		ret = rdma_create_qp(id, ch->dev.pd, &attr);
 	}
 	if (ret)
 		return ret;
-	ch->conn.qp = id->qp;
+	ch->conn->qp = id->qp;
 	rmsg_rndv_init(ch, rmsg_rd_depth(ibdev));
-	ch->conn.max_inline = attr.cap.max_inline_data;
-	ch->conn.max_sge = attr.cap.max_send_sge;
+	ch->conn->max_inline = attr.cap.max_inline_data;
+	ch->conn->max_sge = attr.cap.max_send_sge;
 
 	/* Receives may be posted in INIT: the peer's READY can come early. */
 	for (i = 0; i < RMSG_CTRL_RECVS; i++) {
-		ret = rmsg_ctrl_post_recv(&ch->conn.ctrl[i]);
+		ret = rmsg_ctrl_post_recv(&ch->dev.ctrl[i]);
 		if (ret)
 			return ret;
 	}
@@ -211,38 +254,38 @@ static int rmsg_chan_new_qp(struct rmsg_channel *ch, struct rdma_cm_id *id)
  */
 bool rmsg_chan_dev_release(struct rmsg_channel *ch)
 {
-	struct ib_device *ibdev = ch->conn.rdev->ibdev;
-	struct rmsg_device *rdev = ch->conn.rdev;
+	struct ib_device *ibdev = ch->dev.rdev->ibdev;
+	struct rmsg_device *rdev = ch->dev.rdev;
 	int i;
 
-	WARN_ON_ONCE(ch->conn.qp);
+	WARN_ON_ONCE(rmsg_chan_qp(ch));
 	rmsg_data_dev_release(ch);
-	if (ch->conn.cq)
-		ib_cq_pool_put(ch->conn.cq, ch->conn.cq_size);
-	ch->conn.cq = NULL;
-	for (i = 0; i < ARRAY_SIZE(ch->conn.ctrl); i++)
-		rmsg_ctrl_buf_exit(ch, &ch->conn.ctrl[i], i < RMSG_CTRL_RECVS);
-	if (ch->conn.mr)
-		ib_dereg_mr(ch->conn.mr);
-	ch->conn.mr = NULL;
-	if (ch->conn.block_mapped)
-		ib_dma_unmap_sgtable_attrs(ibdev, &ch->conn.block_sgt,
+	if (ch->dev.cq)
+		ib_cq_pool_put(ch->dev.cq, ch->dev.cq_size);
+	ch->dev.cq = NULL;
+	for (i = 0; i < ARRAY_SIZE(ch->dev.ctrl); i++)
+		rmsg_ctrl_buf_exit(ch, &ch->dev.ctrl[i], i < RMSG_CTRL_RECVS);
+	if (ch->dev.mr)
+		ib_dereg_mr(ch->dev.mr);
+	ch->dev.mr = NULL;
+	if (ch->dev.block_mapped)
+		ib_dma_unmap_sgtable_attrs(ibdev, &ch->dev.block_sgt,
 					   DMA_BIDIRECTIONAL, 0);
-	ch->conn.block_mapped = false;
+	ch->dev.block_mapped = false;
 	clear_bit(RMSG_CHAN_REGISTERED, &ch->flags);
 	/* Rendezvous submissions look at it under ep->lock. */
 	mutex_lock(&ch->ep->lock);
-	ch->conn.rdev = NULL;
+	ch->dev.rdev = NULL;
 	mutex_unlock(&ch->ep->lock);
 	/* Every MR in it is gone: the block's and rendezvous' above. */
-	if (ch->conn.fence_mr)
-		ib_dereg_mr(ch->conn.fence_mr);
-	ch->conn.fence_mr = NULL;
-	if (ch->conn.pd)
-		ib_dealloc_pd(ch->conn.pd);
-	ch->conn.pd = NULL;
-	WRITE_ONCE(ch->conn.dev_id, 0);
-	return rmsg_device_detach(rdev, &ch->conn.dev_node);
+	if (ch->dev.fence_mr)
+		ib_dereg_mr(ch->dev.fence_mr);
+	ch->dev.fence_mr = NULL;
+	if (ch->dev.pd)
+		ib_dealloc_pd(ch->dev.pd);
+	ch->dev.pd = NULL;
+	WRITE_ONCE(ch->dev.dev_id, 0);
+	return rmsg_device_detach(rdev, &ch->dev.dev_node);
 }
 
 /*
@@ -254,22 +297,22 @@ bool rmsg_chan_dev_release(struct rmsg_channel *ch)
 static int rmsg_chan_pd_alloc(struct rmsg_channel *ch,
 			      struct ib_device *ibdev)
 {
-	ch->conn.pd = ib_alloc_pd(ibdev, 0);
-	if (IS_ERR(ch->conn.pd)) {
-		int ret = PTR_ERR(ch->conn.pd);
+	ch->dev.pd = ib_alloc_pd(ibdev, 0);
+	if (IS_ERR(ch->dev.pd)) {
+		int ret = PTR_ERR(ch->dev.pd);
 
-		ch->conn.pd = NULL;
+		ch->dev.pd = NULL;
 		return ret;
 	}
 	if (ibdev->ops.driver_id != RDMA_DRIVER_RXE)
 		return 0;
-	ch->conn.fence_mr = ib_alloc_mr(ch->conn.pd, IB_MR_TYPE_MEM_REG, 1);
-	if (IS_ERR(ch->conn.fence_mr)) {
-		int ret = PTR_ERR(ch->conn.fence_mr);
+	ch->dev.fence_mr = ib_alloc_mr(ch->dev.pd, IB_MR_TYPE_MEM_REG, 1);
+	if (IS_ERR(ch->dev.fence_mr)) {
+		int ret = PTR_ERR(ch->dev.fence_mr);
 
-		ch->conn.fence_mr = NULL;
-		ib_dealloc_pd(ch->conn.pd);
-		ch->conn.pd = NULL;
+		ch->dev.fence_mr = NULL;
+		ib_dealloc_pd(ch->dev.pd);
+		ch->dev.pd = NULL;
 		return ret;
 	}
 	return 0;
@@ -304,19 +347,19 @@ static int rmsg_chan_dev_create(struct rmsg_channel *ch,
 			      "rmsg: iWARP is not supported (rendezvous reads need registered sinks there)\n");
 		return -EOPNOTSUPP;
 	}
-	rdev = rmsg_device_attach(ibdev, &ch->conn.dev_node);
+	rdev = rmsg_device_attach(ibdev, &ch->dev.dev_node);
 	if (!rdev)
 		return -ENODEV;
 	ret = rmsg_chan_pd_alloc(ch, ibdev);
 	if (ret) {
-		rmsg_device_detach(rdev, &ch->conn.dev_node);
+		rmsg_device_detach(rdev, &ch->dev.dev_node);
 		return ret;
 	}
 	mutex_lock(&ch->ep->lock);
-	ch->conn.rdev = rdev;
+	ch->dev.rdev = rdev;
 	ch->rndv.released = false;
 	mutex_unlock(&ch->ep->lock);
-	WRITE_ONCE(ch->conn.dev_id, ibdev->index + 1);
+	WRITE_ONCE(ch->dev.dev_id, ibdev->index + 1);
 
 	ret = rmsg_block_map(ch);
 	if (!ret)
@@ -324,17 +367,17 @@ static int rmsg_chan_dev_create(struct rmsg_channel *ch,
 	if (ret)
 		goto fail;
 	/* Both queues, the drain's WR of each included. */
-	ch->conn.cq_size = RMSG_QP_SEND_WRS + RMSG_CTRL_RECVS + RMSG_DRAIN_WRS +
+	ch->dev.cq_size = RMSG_QP_SEND_WRS + RMSG_CTRL_RECVS + RMSG_DRAIN_WRS +
 			   (ch->rx_imm ? RMSG_IMM_RECVS : 0);
-	ch->conn.cq =
-		ib_cq_pool_get(ibdev, ch->conn.cq_size, -1, IB_POLL_SOFTIRQ);
-	if (IS_ERR(ch->conn.cq)) {
-		ret = PTR_ERR(ch->conn.cq);
-		ch->conn.cq = NULL;
+	ch->dev.cq =
+		ib_cq_pool_get(ibdev, ch->dev.cq_size, -1, IB_POLL_SOFTIRQ);
+	if (IS_ERR(ch->dev.cq)) {
+		ret = PTR_ERR(ch->dev.cq);
+		ch->dev.cq = NULL;
 		goto fail;
 	}
-	for (i = 0; i < ARRAY_SIZE(ch->conn.ctrl); i++) {
-		ret = rmsg_ctrl_buf_init(ch, &ch->conn.ctrl[i],
+	for (i = 0; i < ARRAY_SIZE(ch->dev.ctrl); i++) {
+		ret = rmsg_ctrl_buf_init(ch, &ch->dev.ctrl[i],
 					 i < RMSG_CTRL_RECVS);
 		if (ret)
 			goto fail;
@@ -355,9 +398,9 @@ int rmsg_chan_connection(struct rmsg_channel *ch,
 	int ret;
 
 	/* Rendezvous keys the peer holds are sent again (REKEY). */
-	if (ch->conn.rdev && ch->conn.rdev->ibdev != id->device)
+	if (ch->dev.rdev && ch->dev.rdev->ibdev != id->device)
 		rmsg_chan_dev_release(ch);
-	if (!ch->conn.rdev) {
+	if (!ch->dev.rdev) {
 		ret = rmsg_chan_dev_create(ch, id->device);
 		if (ret)
 			return ret;
@@ -375,9 +418,9 @@ int rmsg_chan_create_qp(struct rmsg_channel *ch)
 
 	ret = rmsg_block_alloc(ch);
 	if (!ret)
-		ret = rmsg_data_create(ch, ch->conn.cm_id->device);
+		ret = rmsg_data_create(ch, ch->conn->cm_id->device);
 	if (!ret)
-		ret = rmsg_chan_connection(ch, ch->conn.cm_id);
+		ret = rmsg_chan_connection(ch, ch->conn->cm_id);
 	return ret;
 }
 
@@ -420,17 +463,18 @@ void rmsg_qp_drain(struct rdma_cm_id *id, struct ib_qp *qp,
  */
 void rmsg_chan_release_verbs(struct rmsg_channel *ch, bool in_handler)
 {
+	struct rmsg_conn *conn = ch->conn;
 	struct rmsg_pages *block;
 
-	if (ch->conn.qp) {
+	if (conn && conn->qp) {
 		/* Afterwards no completion can touch the channel. */
-		rmsg_qp_drain(ch->conn.cm_id, ch->conn.qp, in_handler);
-		rdma_destroy_qp(ch->conn.cm_id);
-		ch->conn.qp = NULL;
+		rmsg_qp_drain(conn->cm_id, conn->qp, in_handler);
+		rdma_destroy_qp(conn->cm_id);
+		conn->qp = NULL;
 	}
-	if (ch->conn.rdev)
+	if (ch->dev.rdev)
 		ch->dev_gone = rmsg_chan_dev_release(ch);
-	sg_free_table(&ch->conn.block_sgt);
+	sg_free_table(&ch->dev.block_sgt);
 	mutex_lock(&ch->ep->chan_lock);
 	block = ch->block;
 	ch->block = NULL;
@@ -449,12 +493,12 @@ u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
 	struct rmsg_hello hello = {
 		.kind = kind,
 		.incarnation = ch->ep->incarnation,
-		.block_addr = ch->conn.mr->iova,
+		.block_addr = ch->dev.mr->iova,
 		.channel = ch->id,
 		.peer_channel = kind == RMSG_HELLO_CONNECT ?
 					RMSG_WIRE_NO_CHANNEL :
 					ch->peer.channel,
-		.block_rkey = ch->conn.mr->rkey,
+		.block_rkey = ch->dev.mr->rkey,
 		.block_size = ch->block_size,
 		.flags = ch->rx_imm ? RMSG_HELLO_F_IMM_ARRIVAL : 0,
 		.epoch = ch->resil.epoch,
@@ -481,8 +525,8 @@ u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
 	 * peer dialled already: the list is empty.
 	 */
 	addrs.count = 0;
-	if (ch->repair.adv_family && ch->conn.cm_id)
-		rmsg_local_addrs(ch->conn.cm_id->route.addr.dev_addr.net,
+	if (ch->repair.adv_family && rmsg_chan_cm_id(ch))
+		rmsg_local_addrs(rmsg_chan_cm_id(ch)->route.addr.dev_addr.net,
 				 ch->repair.adv_family == AF_INET6, &addrs);
 	return sizeof(data->hello) + rmsg_addrs_encode(&data->addrs, &addrs);
 }
@@ -500,7 +544,7 @@ void rmsg_conn_param(struct rmsg_channel *ch, struct rdma_cm_id *id,
 	param->private_data = data;
 	param->private_data_len = len;
 	/* Room for rendezvous reads from the start. */
-	param->responder_resources = rmsg_rd_depth(ch->conn.rdev->ibdev);
+	param->responder_resources = rmsg_rd_depth(ch->dev.rdev->ibdev);
 	param->initiator_depth = param->responder_resources;
 	/*
 	 * 7 would retry for ever on rxe (and means so for RNR everywhere):

@@ -20,6 +20,8 @@ struct rmsg_conn_data {
 static_assert(offsetof(struct rmsg_conn_data, addrs) == RMSG_WIRE_HELLO_SIZE);
 static_assert(sizeof(struct rmsg_conn_data) <= RMSG_WIRE_REP_SIZE);
 
+struct rmsg_conn *rmsg_conn_new(struct rdma_cm_id *id);
+void rmsg_chan_set_conn(struct rmsg_channel *ch, struct rmsg_conn *conn);
 int rmsg_block_register(struct rmsg_channel *ch);
 int rmsg_chan_connection(struct rmsg_channel *ch, struct rdma_cm_id *id);
 int rmsg_chan_create_qp(struct rmsg_channel *ch);

@@ -150,7 +150,7 @@ static void rmsg_ctl_info(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 	    now > r->recover_start)
 		info->recover_ns += now - r->recover_start;
 	info->block_size = ch->block_size;
-	info->dev = READ_ONCE(ch->conn.dev_id);
+	info->dev = READ_ONCE(ch->dev.dev_id);
 }
 
 /* rmsg_ctl_info() and the channel's addresses (zero before it had any). */

@@ -200,10 +200,10 @@ int rmsg_data_create(struct rmsg_channel *ch, struct ib_device *ibdev)
 	 * same queue, in any mix: every receive needs a buffer.
 	 */
 	if (ch->rx_imm) {
-		ch->conn.imm_bufs = kcalloc(RMSG_IMM_RECVS,
-					    sizeof(*ch->conn.imm_bufs),
+		ch->dev.imm_bufs = kcalloc(RMSG_IMM_RECVS,
+					    sizeof(*ch->dev.imm_bufs),
 					    RMSG_GFP_CHARGED);
-		if (!ch->conn.imm_bufs)
+		if (!ch->dev.imm_bufs)
 			return -ENOMEM;
 	}
 
@@ -223,7 +223,7 @@ static int rmsg_data_shadow_map(struct rmsg_channel *ch);
 
 /**
  * rmsg_data_dev_create() - the data path on the channel's device
- * @ch: the channel, just attached to a device (ch->conn.rdev)
+ * @ch: the channel, just attached to a device (ch->dev.rdev)
  *
  * Maps the trailers, the shadow, the receive buffers of immediates and
  * the endpoint's send area for the device. rmsg_data_dev_release() undoes
@@ -234,26 +234,26 @@ static int rmsg_data_shadow_map(struct rmsg_channel *ch);
  */
 int rmsg_data_dev_create(struct rmsg_channel *ch)
 {
-	struct ib_device *ibdev = ch->conn.rdev->ibdev;
+	struct ib_device *ibdev = ch->dev.rdev->ibdev;
 	struct rmsg_endpoint *ep = ch->ep;
 	int i, ret;
 
 	if (!ch->rx_imm && !rmsg_device_ordered(ibdev))
 		return -EOPNOTSUPP;
-	ch->conn.trailers_dma = ib_dma_map_single(
+	ch->dev.trailers_dma = ib_dma_map_single(
 		ibdev, ch->wrs.trailers,
 		(RMSG_TX_SLOTS + 1) * sizeof(*ch->wrs.trailers), DMA_TO_DEVICE);
-	if (ib_dma_mapping_error(ibdev, ch->conn.trailers_dma)) {
-		ch->conn.trailers_dma = 0;
+	if (ib_dma_mapping_error(ibdev, ch->dev.trailers_dma)) {
+		ch->dev.trailers_dma = 0;
 		return -ENOMEM;
 	}
 	if (ep->area) {
-		ch->conn.area_map = rmsg_area_map_get(ep, ibdev);
-		if (!ch->conn.area_map)
+		ch->dev.area_map = rmsg_area_map_get(ep, ibdev);
+		if (!ch->dev.area_map)
 			return -ENOMEM;
 	}
-	for (i = 0; ch->conn.imm_bufs && i < RMSG_IMM_RECVS; i++) {
-		ret = rmsg_ctrl_buf_init(ch, &ch->conn.imm_bufs[i], true);
+	for (i = 0; ch->dev.imm_bufs && i < RMSG_IMM_RECVS; i++) {
+		ret = rmsg_ctrl_buf_init(ch, &ch->dev.imm_bufs[i], true);
 		if (ret)
 			return ret;
 	}
@@ -265,8 +265,8 @@ int rmsg_data_post_recvs(struct rmsg_channel *ch)
 {
 	int i, ret;
 
-	for (i = 0; ch->conn.imm_bufs && i < RMSG_IMM_RECVS; i++) {
-		ret = rmsg_ctrl_post_recv(&ch->conn.imm_bufs[i]);
+	for (i = 0; ch->dev.imm_bufs && i < RMSG_IMM_RECVS; i++) {
+		ret = rmsg_ctrl_post_recv(&ch->dev.imm_bufs[i]);
 		if (ret)
 			return ret;
 	}
@@ -320,7 +320,7 @@ fail:
 /* The shadow's chunks, for the device to read; all or none. */
 static int rmsg_data_shadow_map(struct rmsg_channel *ch)
 {
-	struct ib_device *ibdev = ch->conn.rdev->ibdev;
+	struct ib_device *ibdev = ch->dev.rdev->ibdev;
 	struct rmsg_shadow *sh = ch->retain.shadow;
 	struct page *page;
 	u32 i, n;
@@ -594,7 +594,7 @@ void rmsg_data_close_sent(struct rmsg_channel *ch)
  */
 void rmsg_data_dev_release(struct rmsg_channel *ch)
 {
-	struct ib_device *ibdev = ch->conn.rdev->ibdev;
+	struct ib_device *ibdev = ch->dev.rdev->ibdev;
 	struct rmsg_pending *e;
 	u32 idx;
 	int i;
@@ -610,17 +610,17 @@ void rmsg_data_dev_release(struct rmsg_channel *ch)
 	/* With no gap in which a new send could register on the device. */
 	rmsg_rndv_release(ch);
 	mutex_unlock(&ch->ep->lock);
-	if (ch->conn.trailers_dma)
-		ib_dma_unmap_single(ibdev, ch->conn.trailers_dma,
+	if (ch->dev.trailers_dma)
+		ib_dma_unmap_single(ibdev, ch->dev.trailers_dma,
 				    (RMSG_TX_SLOTS + 1) *
 				    sizeof(*ch->wrs.trailers), DMA_TO_DEVICE);
-	ch->conn.trailers_dma = 0;
-	if (ch->conn.area_map)
-		rmsg_area_map_put(ch->ep, ch->conn.area_map);
-	ch->conn.area_map = NULL;
+	ch->dev.trailers_dma = 0;
+	if (ch->dev.area_map)
+		rmsg_area_map_put(ch->ep, ch->dev.area_map);
+	ch->dev.area_map = NULL;
 	rmsg_data_shadow_unmap(ch->retain.shadow);
-	for (i = 0; ch->conn.imm_bufs && i < RMSG_IMM_RECVS; i++)
-		rmsg_ctrl_buf_exit(ch, &ch->conn.imm_bufs[i], true);
+	for (i = 0; ch->dev.imm_bufs && i < RMSG_IMM_RECVS; i++)
+		rmsg_ctrl_buf_exit(ch, &ch->dev.imm_bufs[i], true);
 }
 
 /**
@@ -671,7 +671,7 @@ void rmsg_data_finish(struct rmsg_channel *ch, int error, bool all_written)
 void rmsg_data_free(struct rmsg_channel *ch)
 {
 	rmsg_data_shadow_free(ch);
-	kfree(ch->conn.imm_bufs);
+	kfree(ch->dev.imm_bufs);
 	kfree(ch->pending.pend);
 	kfree(ch->wrs.slots);
 	kfree(ch->wrs.trailers);
@@ -1053,7 +1053,7 @@ bool rmsg_data_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 		 * waits; the next device registers it. A channel that never
 		 * had one that does rendezvous has nothing to go by.
 		 */
-		ret = ch->conn.rdev || ch->rndv.seg_shift ?
+		ret = ch->dev.rdev || ch->rndv.seg_shift ?
 			      rmsg_data_send_rndv(ep, ch, sqe) :
 			      -EAGAIN;
 		if (!ret)

@@ -36,16 +36,16 @@ static struct rmsg_vb_trailer *rmsg_trailer(struct rmsg_channel *ch, u32 wr,
 	u32 i = wr % RMSG_TX_SLOTS;
 
 	sge->addr = inl ? (u64)(uintptr_t)&ch->wrs.trailers[i] :
-			  ch->conn.trailers_dma + i * sizeof(*ch->wrs.trailers);
+			  ch->dev.trailers_dma + i * sizeof(*ch->wrs.trailers);
 	sge->length = RMSG_VB_TRAILER_SIZE;
-	sge->lkey = ch->conn.pd->local_dma_lkey;
+	sge->lkey = ch->dev.pd->local_dma_lkey;
 	return &ch->wrs.trailers[i];
 }
 
 static void rmsg_trailer_sync(struct rmsg_channel *ch, u32 wr)
 {
-	ib_dma_sync_single_for_device(ch->conn.rdev->ibdev,
-				      ch->conn.trailers_dma +
+	ib_dma_sync_single_for_device(ch->dev.rdev->ibdev,
+				      ch->dev.trailers_dma +
 					      wr % RMSG_TX_SLOTS *
 						      sizeof(*ch->wrs.trailers),
 				      sizeof(*ch->wrs.trailers), DMA_TO_DEVICE);
@@ -55,10 +55,10 @@ static void rmsg_zeros(struct rmsg_channel *ch, bool inl, u32 len,
 		       struct ib_sge *sge)
 {
 	sge->addr = inl ? (u64)(uintptr_t)&ch->wrs.trailers[RMSG_ZEROS] :
-			  ch->conn.trailers_dma +
+			  ch->dev.trailers_dma +
 				    RMSG_ZEROS * sizeof(*ch->wrs.trailers);
 	sge->length = len;
-	sge->lkey = ch->conn.pd->local_dma_lkey;
+	sge->lkey = ch->dev.pd->local_dma_lkey;
 }
 
 /* The first WR of a chain for the slot of data WR @wr. */
@@ -91,7 +91,7 @@ static u32 rmsg_shadow_sges(struct rmsg_channel *ch, u32 off, u32 len,
 	if (inl) {
 		sge->addr = (u64)(uintptr_t)sh->va + off;
 		sge->length = len;
-		sge->lkey = ch->conn.pd->local_dma_lkey;
+		sge->lkey = ch->dev.pd->local_dma_lkey;
 		return 1;
 	}
 	/* At most three chunks (RMSG_AREA_CHUNK >= a record), and zeros. */
@@ -100,7 +100,7 @@ static u32 rmsg_shadow_sges(struct rmsg_channel *ch, u32 off, u32 len,
 		n = min_t(u32, len, chunk - in);
 		sge[nsge].addr = sh->dma[off >> sh->chunk_shift] + in;
 		sge[nsge].length = n;
-		sge[nsge].lkey = ch->conn.pd->local_dma_lkey;
+		sge[nsge].lkey = ch->dev.pd->local_dma_lkey;
 		ib_dma_sync_single_for_device(sh->ibdev, sge[nsge].addr, n,
 					      DMA_TO_DEVICE);
 		nsge++;
@@ -211,7 +211,7 @@ static u32 rmsg_data_sges(struct rmsg_channel *ch,
 			  enum rmsg_vb_type type, void *rts, u64 rts_dma,
 			  u32 wr, u32 bytes, bool inl, struct ib_sge *sge)
 {
-	struct ib_device *ibdev = ch->conn.rdev->ibdev;
+	struct ib_device *ibdev = ch->dev.rdev->ibdev;
 	struct rmsg_pages *area = ch->ep->area;
 	u32 off, rem, chunk, in, n, cut, nsge = 0;
 	struct rmsg_vb_trailer *t;
@@ -222,7 +222,7 @@ static u32 rmsg_data_sges(struct rmsg_channel *ch,
 	if (rts) {
 		sge[nsge].addr = inl ? (u64)(uintptr_t)rts : rts_dma;
 		sge[nsge].length = e->len;
-		sge[nsge].lkey = ch->conn.pd->local_dma_lkey;
+		sge[nsge].lkey = ch->dev.pd->local_dma_lkey;
 		nsge++;
 	}
 	for (off = e->off, rem = rts ? 0 : e->len; rem; off += n, rem -= n) {
@@ -235,12 +235,12 @@ static u32 rmsg_data_sges(struct rmsg_channel *ch,
 				page_address(area->pages[off >> PAGE_SHIFT]) +
 				offset_in_page(off);
 		} else {
-			sge[nsge].addr = ch->conn.area_map->dma[chunk] + in;
+			sge[nsge].addr = ch->dev.area_map->dma[chunk] + in;
 			ib_dma_sync_single_for_device(ibdev, sge[nsge].addr, n,
 						      DMA_TO_DEVICE);
 		}
 		sge[nsge].length = n;
-		sge[nsge].lkey = ch->conn.pd->local_dma_lkey;
+		sge[nsge].lkey = ch->dev.pd->local_dma_lkey;
 		nsge++;
 	}
 	if (pl->trailer > pl->payload + pl->plen)
@@ -297,7 +297,7 @@ int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 	/* With immediates the flag stays out: the receiving kernel sets it. */
 	cut = ch->tx_imm ? 1 : 0;
 
-	wrap_inl = RMSG_VB_TRAILER_SIZE - cut <= ch->conn.max_inline;
+	wrap_inl = RMSG_VB_TRAILER_SIZE - cut <= ch->conn->max_inline;
 	if (pl.wrap_skip) {
 		rmsg_data_wr(ch, &wrap_wr, ch->wrs.wr_posted, pl.wrap_off,
 			     pl.wrap_off + RMSG_VB_TRAILER_SIZE - 1,
@@ -326,7 +326,7 @@ int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 	}
 
 	bytes = pl.len - cut;
-	inl = bytes <= ch->conn.max_inline;
+	inl = bytes <= ch->conn->max_inline;
 	rmsg_data_wr(ch, &data_wr, ch->wrs.wr_posted + need - 1, pl.off,
 		     pl.off + pl.len - 1, pl.flag);
 	/*
@@ -367,7 +367,7 @@ int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 		rmsg_trailer_sync(ch, ch->wrs.wr_posted);
 	if (!keep && !inl)
 		rmsg_trailer_sync(ch, ch->wrs.wr_posted + need - 1);
-	ret = ib_post_send(ch->conn.qp,
+	ret = ib_post_send(ch->conn->qp,
 			   pl.wrap_skip ? &wrap_wr.wr : &data_wr.wr, NULL);
 	if (ret)
 		return ret;
@@ -394,7 +394,7 @@ void rmsg_data_flush_signal(struct rmsg_channel *ch)
 	wr.rkey = ch->peer.block_rkey;
 	rmsg_wr_slot_fill(ch, ch->wrs.wr_posted, ch->pending.pend_posted, NULL,
 			  false);
-	if (ib_post_send(ch->conn.qp, &wr.wr, NULL)) {
+	if (ib_post_send(ch->conn->qp, &wr.wr, NULL)) {
 		rmsg_chan_kill_soft(ch, -ECONNRESET);
 		return;
 	}
@@ -434,7 +434,7 @@ int rmsg_data_rewrite(struct rmsg_channel *ch)
 		}
 		/* With immediates the flag stays out, as the first time. */
 		bytes = w.len - (ch->tx_imm ? 1 : 0);
-		inl = bytes <= ch->conn.max_inline;
+		inl = bytes <= ch->conn->max_inline;
 		rmsg_data_wr(ch, &wr, ch->wrs.wr_posted, w.off, w.flag_off,
 			     w.flag);
 		nsge = 0;
@@ -451,7 +451,7 @@ int rmsg_data_rewrite(struct rmsg_channel *ch)
 			wr.wr.send_flags |= IB_SEND_SIGNALED;
 		rmsg_wr_slot_fill(ch, ch->wrs.wr_posted,
 				  ch->pending.pend_posted, NULL, false);
-		ret = ib_post_send(ch->conn.qp, &wr.wr, NULL);
+		ret = ib_post_send(ch->conn->qp, &wr.wr, NULL);
 		if (ret)
 			return ret;
 		ch->wrs.wr_posted++;

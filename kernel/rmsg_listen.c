@@ -84,7 +84,7 @@ static int rmsg_cm_repair_request(struct rmsg_endpoint *ep,
 		 * gave up (it may never have heard our answer, on a path
 		 * that fails one way): drop it now, take this one.
 		 */
-		if (ch->state == RMSG_CHAN_RECOVERING && ch->conn.cm_id)
+		if (ch->state == RMSG_CHAN_RECOVERING && rmsg_chan_cm_id(ch))
 			set_bit(RMSG_CHAN_ATTEMPT_FAILED, &ch->flags);
 		/* The peer saw the fault first. */
 		if (ch->state == RMSG_CHAN_OPEN)
@@ -132,6 +132,11 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 		ret = -EPROTO;
 	if (!ret && ch->peer.block_size > l->peer_block_max)
 		ret = -EMSGSIZE;
+	if (!ret) {
+		ch->conn = rmsg_conn_new(cm_id);
+		if (!ch->conn)
+			ret = -ENOMEM;
+	}
 	if (ret) {
 		kfree(ch);
 		return ret;
@@ -139,7 +144,6 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 	rmsg_chan_init(ch, ep, l->manual ? RMSG_CHAN_REQUESTED :
 					   RMSG_CHAN_ACCEPTING,
 		       l->user_data, l->block_size);
-	ch->conn.cm_id = cm_id;
 	ch->opts = l->opts;
 	ch->repair.adv_family = rmsg_wildcard_family(&l->addr);
 
@@ -150,6 +154,7 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 	ch->setting_up = true;
 	ret = rmsg_chan_publish(ch);
 	if (ret) {
+		kfree(ch->conn);
 		kfree(ch);
 		return ret;
 	}

@@ -53,7 +53,8 @@ static void rmsg_repair_wake_at(struct rmsg_channel *ch, unsigned long when)
  */
 int rmsg_repair_drop(struct rmsg_channel *ch)
 {
-	struct rdma_cm_id *id;
+	struct rmsg_conn *conn;
+	struct rdma_cm_id *id = NULL;
 
 	mutex_lock(&ch->ep->lock);
 	ch->tx_live = false;
@@ -63,20 +64,27 @@ int rmsg_repair_drop(struct rmsg_channel *ch)
 	 * (it may be making a QP) finishes in rmsg_cm_settle().
 	 */
 	mutex_lock(&ch->ep->chan_lock);
-	id = ch->conn.cm_id;
-	ch->conn.cm_id = NULL;
+	conn = ch->conn;
+	if (conn) {
+		id = conn->cm_id;
+		conn->cm_id = NULL;
+	}
 	mutex_unlock(&ch->ep->chan_lock);
 	id = rmsg_cm_settle(ch, id);
 	if (id && test_bit(RMSG_CHAN_CONNECTED, &ch->flags))
 		rmsg_cm_id_disconnect(id);
-	if (ch->conn.qp) {
+	if (conn && conn->qp) {
 		/* Afterwards no completion of it can touch the channel. */
-		rmsg_qp_drain(id, ch->conn.qp, false);
+		rmsg_qp_drain(id, conn->qp, false);
 		rdma_destroy_qp(id);
-		ch->conn.qp = NULL;
+		conn->qp = NULL;
 	}
 	if (id)
 		rmsg_cm_id_retire(id);
+	/* The next attempt builds a connection of its own. */
+	mutex_lock(&ch->ep->chan_lock);
+	rmsg_chan_set_conn(ch, NULL);
+	mutex_unlock(&ch->ep->chan_lock);
 	clear_bit(RMSG_CHAN_CONNECTED, &ch->flags);
 	clear_bit(RMSG_CHAN_PEER_READY, &ch->flags);
 	clear_bit(RMSG_CHAN_ATTEMPT_FAILED, &ch->flags);
@@ -89,14 +97,21 @@ int rmsg_repair_drop(struct rmsg_channel *ch)
 static int rmsg_repair_dial(struct rmsg_channel *ch)
 {
 	struct sockaddr_storage dst;
+	struct rmsg_conn *conn;
 	struct rdma_cm_id *id;
 
+	conn = rmsg_conn_new(NULL);
+	if (!conn)
+		return -ENOMEM;
 	id = rdma_create_id(ch->net, rmsg_cm_handler, &ch->cm, RDMA_PS_TCP,
 			    IB_QPT_RC);
-	if (IS_ERR(id))
+	if (IS_ERR(id)) {
+		kfree(conn);
 		return PTR_ERR(id);
+	}
+	conn->cm_id = id;
 	mutex_lock(&ch->ep->chan_lock);
-	ch->conn.cm_id = id;
+	rmsg_chan_set_conn(ch, conn);
 	ch->resil.epoch++;
 	ch->resil.attempts++;
 	rmsg_dial_addr(ch, &dst);
@@ -117,10 +132,15 @@ static int rmsg_repair_adopt(struct rmsg_channel *ch)
 	struct rdma_conn_param param;
 	struct rmsg_conn_data data;
 	struct rdma_cm_id *id, *stale;
+	struct rmsg_conn *conn;
 	struct rmsg_hello peer;
 	u32 len;
 	int ret;
 
+	/* Before the attempt is taken: without memory it waits its turn. */
+	conn = rmsg_conn_new(NULL);
+	if (!conn)
+		return -ENOMEM;
 	mutex_lock(&ep->chan_lock);
 	id = ch->repair.repair_id;
 	stale = ch->repair.stale_id;
@@ -128,10 +148,13 @@ static int rmsg_repair_adopt(struct rmsg_channel *ch)
 	ch->repair.repair_id = NULL;
 	ch->repair.stale_id = NULL;
 	if (id) {
-		ch->conn.cm_id = id;
+		conn->cm_id = id;
+		rmsg_chan_set_conn(ch, conn);
+		conn = NULL;
 		ch->resil.attempts++;
 	}
 	mutex_unlock(&ep->chan_lock);
+	kfree(conn);
 	if (stale)
 		rmsg_repair_refuse(stale, false);
 	if (!id)
@@ -266,7 +289,7 @@ void rmsg_chan_repair(struct rmsg_channel *ch)
 		 * device then reaches the peer.
 		 */
 		if (test_and_clear_bit(RMSG_CHAN_DEV_LOST, &ch->flags) &&
-		    ch->conn.rdev)
+		    ch->dev.rdev)
 			rmsg_chan_dev_release(ch);
 		/*
 		 * The drain may have brought the peer's CLOSE (its DREQ can

@@ -203,7 +203,7 @@ int rmsg_rndv_ready(struct rmsg_channel *ch, struct rmsg_rndv_tx *t,
 	/* The rest of the RTS was filled when the segments were mapped. */
 	t->cookie = r->tx_next;
 	t->segs.rts->cookie = cpu_to_le32(t->cookie);
-	ib_dma_sync_single_for_device(ch->conn.rdev->ibdev, t->segs.rts_dma,
+	ib_dma_sync_single_for_device(ch->dev.rdev->ibdev, t->segs.rts_dma,
 				      rmsg_rts_size(t->segs.nseg),
 				      DMA_TO_DEVICE);
 	*buf = t->segs.rts;
@@ -302,7 +302,7 @@ void __init rmsg_rndv_init_module(void)
 /* RPut: take the CTS the peer wrote into @t's mailbox. */
 static int rmsg_rndv_cts_take(struct rmsg_channel *ch, struct rmsg_rndv_tx *t)
 {
-	struct ib_device *ibdev = ch->conn.rdev->ibdev;
+	struct ib_device *ibdev = ch->dev.rdev->ibdev;
 	const struct rmsg_rts *cts = t->mbox;
 	u32 nseg;
 
@@ -652,7 +652,7 @@ static int rmsg_rndv_rx_start(struct rmsg_channel *ch, struct rmsg_rndv_rx *x)
 	if (ret)
 		return ret;
 	rmsg_rts_encode(s->rts, &cts);
-	ib_dma_sync_single_for_device(ch->conn.rdev->ibdev, s->rts_dma,
+	ib_dma_sync_single_for_device(ch->dev.rdev->ibdev, s->rts_dma,
 				      rmsg_rts_size(s->nseg), DMA_TO_DEVICE);
 	return 0;
 }
@@ -692,7 +692,7 @@ static int rmsg_rndv_put_rx(struct rmsg_channel *ch, struct rmsg_rndv_rx *x)
 			return -EAGAIN;
 		sge.addr = s->rts_dma;
 		sge.length = rmsg_rts_size(s->nseg);
-		sge.lkey = ch->conn.pd->local_dma_lkey;
+		sge.lkey = ch->dev.pd->local_dma_lkey;
 		memset(&wr, 0, sizeof(wr));
 		wr.wr.opcode = IB_WR_RDMA_WRITE;
 		wr.wr.sg_list = &sge;
@@ -700,7 +700,7 @@ static int rmsg_rndv_put_rx(struct rmsg_channel *ch, struct rmsg_rndv_rx *x)
 		wr.remote_addr = x->info.addr;
 		wr.rkey = le32_to_cpu(x->info.rkey[0]);
 		rmsg_wr_slot(ch, &wr.wr, NULL, false);
-		ret = ib_post_send(ch->conn.qp, &wr.wr, NULL);
+		ret = ib_post_send(ch->conn->qp, &wr.wr, NULL);
 		if (ret)
 			return ret;
 		x->cts_written = true;
@@ -954,7 +954,7 @@ static void rmsg_rndv_rx_progress(struct rmsg_channel *ch)
 void rmsg_rndv_progress(struct rmsg_channel *ch)
 {
 	/*
-	 * Between devices (ep->lock guards ch->conn.rdev) nothing can move, and
+	 * Between devices (ep->lock guards ch->dev.rdev) nothing can move, and
 	 * nothing is mapped to undo: the next device takes it up.
 	 */
 	if (!ch->rndv.seg_shift || !rmsg_rndv_on_device(ch))

@@ -50,7 +50,7 @@ static struct ib_mr *rmsg_mr_get(struct rmsg_channel *ch)
 		if (!r->mr_free)
 			return ERR_PTR(-ENOMEM);
 	}
-	mr = rmsg_alloc_mr(ch->conn.pd, 1U << (r->seg_shift - PAGE_SHIFT));
+	mr = rmsg_alloc_mr(ch->dev.pd, 1U << (r->seg_shift - PAGE_SHIFT));
 	if (!IS_ERR(mr))
 		r->mr_total++;
 	return mr;
@@ -78,14 +78,14 @@ void rmsg_mr_destroy(struct rmsg_channel *ch, struct ib_mr *mr)
 }
 
 /*
- * May transfers map, register and post on ch->conn.rdev? Not between devices,
+ * May transfers map, register and post on ch->dev.rdev? Not between devices,
  * nor once rmsg_rndv_release() dropped what they held there: the device
  * may be on its way out, and the move maps them anew on the next one.
  * The caller holds ep->lock.
  */
 bool rmsg_rndv_on_device(const struct rmsg_channel *ch)
 {
-	return ch->conn.rdev && !ch->rndv.released;
+	return ch->dev.rdev && !ch->rndv.released;
 }
 
 /* log2 of what one registration covers on @ibdev. */
@@ -103,7 +103,7 @@ u32 rmsg_rndv_seg_shift(struct ib_device *ibdev)
 void rmsg_segs_unmap(struct rmsg_channel *ch, struct rmsg_rndv_segs *s,
 		     bool valid)
 {
-	struct ib_device *ibdev = ch->conn.rdev->ibdev;
+	struct ib_device *ibdev = ch->dev.rdev->ibdev;
 	u32 i;
 
 	for (i = 0; s->mrs && i < s->nseg; i++) {
@@ -166,7 +166,7 @@ int rmsg_segs_map(struct rmsg_channel *ch, struct rmsg_rndv_segs *s,
 		  struct rmsg_region *region, void *kbuf, u64 iova,
 		  u64 len, u32 shift)
 {
-	struct ib_device *ibdev = ch->conn.rdev->ibdev;
+	struct ib_device *ibdev = ch->dev.rdev->ibdev;
 	struct rmsg_span span;
 	struct ib_mr *mr;
 	u32 i;
@@ -232,17 +232,17 @@ int rmsg_segs_map(struct rmsg_channel *ch, struct rmsg_rndv_segs *s,
  * registration can rewind to it: its completion comes before that of any
  * later WR. So on rxe each batch of REG_MRs follows a LOCAL_INV of the
  * device's fence_mr (never valid, so invalidating it is harmless), and no
- * other WR may be posted between the two: ch->conn.post_lock.
+ * other WR may be posted between the two: ch->dev.post_lock.
  */
 static int rmsg_segs_fence(struct rmsg_channel *ch)
 {
 	struct ib_send_wr wr = {
 		.opcode = IB_WR_LOCAL_INV,
-		.ex.invalidate_rkey = ch->conn.fence_mr->rkey,
+		.ex.invalidate_rkey = ch->dev.fence_mr->rkey,
 	};
 
 	rmsg_wr_slot(ch, &wr, NULL, false);
-	return ib_post_send(ch->conn.qp, &wr, NULL);
+	return ib_post_send(ch->conn->qp, &wr, NULL);
 }
 
 /* Post what @s may still post of its REG_MRs (@inv: LOCAL_INVs), as room
@@ -276,7 +276,7 @@ static int rmsg_segs_post_unfenced(struct rmsg_channel *ch,
 		/* The last invalidation ends the transfer: it is signalled. */
 		rmsg_wr_slot(ch, wr, inv && last ? &s->inv_done : NULL,
 			       false);
-		ret = ib_post_send(ch->conn.qp, wr, NULL);
+		ret = ib_post_send(ch->conn->qp, wr, NULL);
 		if (ret)
 			return ret;
 		(*posted)++;
@@ -290,17 +290,17 @@ int rmsg_segs_post(struct rmsg_channel *ch, struct rmsg_rndv_segs *s,
 {
 	int ret;
 
-	if (inv || !ch->conn.fence_mr)
+	if (inv || !ch->dev.fence_mr)
 		return rmsg_segs_post_unfenced(ch, s, inv);
 	if (s->reg_posted == s->nseg)
 		return 0;
 	if (!rmsg_wr_room(ch, 2))
 		return -EAGAIN;
-	spin_lock_bh(&ch->conn.post_lock);
+	spin_lock_bh(&ch->dev.post_lock);
 	ret = rmsg_segs_fence(ch);
 	if (!ret)
 		ret = rmsg_segs_post_unfenced(ch, s, false);
-	spin_unlock_bh(&ch->conn.post_lock);
+	spin_unlock_bh(&ch->dev.post_lock);
 	return ret;
 }
 
@@ -314,7 +314,7 @@ static int rmsg_move_map_sgt(struct rmsg_channel *ch,
 	atomic_set(&mv->ops_done, 0);
 	mv->pos = 0;
 	mv->ops = 0;
-	ret = ib_dma_map_sgtable_attrs(ch->conn.rdev->ibdev, &mv->sgt, dir, 0);
+	ret = ib_dma_map_sgtable_attrs(ch->dev.rdev->ibdev, &mv->sgt, dir, 0);
 	if (ret) {
 		sg_free_table(&mv->sgt);
 		return ret;
@@ -334,7 +334,7 @@ int rmsg_move_map(struct rmsg_channel *ch, struct rmsg_rndv_move *mv,
 	int ret;
 
 	ret = rmsg_region_sgt(region, addr, len, &mv->sgt,
-			      ib_dma_max_seg_size(ch->conn.rdev->ibdev));
+			      ib_dma_max_seg_size(ch->dev.rdev->ibdev));
 	if (ret)
 		return ret;
 	return rmsg_move_map_sgt(ch, mv, dir);
@@ -357,7 +357,7 @@ void rmsg_move_unmap(struct rmsg_channel *ch, struct rmsg_rndv_move *mv)
 {
 	if (!mv->mapped)
 		return;
-	ib_dma_unmap_sgtable_attrs(ch->conn.rdev->ibdev, &mv->sgt, mv->dir, 0);
+	ib_dma_unmap_sgtable_attrs(ch->dev.rdev->ibdev, &mv->sgt, mv->dir, 0);
 	sg_free_table(&mv->sgt);
 	mv->mapped = false;
 }
@@ -385,17 +385,20 @@ int rmsg_move(struct rmsg_channel *ch, struct rmsg_rndv_move *mv,
 	      const struct rmsg_rts_info *remote, bool read)
 {
 	struct rmsg_rndv *r = &ch->rndv;
-	u32 max_sge = min_t(u32, ch->conn.max_sge, RMSG_DATA_SGE_MAX);
 	struct ib_sge sge[RMSG_DATA_SGE_MAX];
 	struct ib_rdma_wr wr;
 	struct rmsg_span seg;
 	u64 want, got;
-	u32 i, n, nsge;
+	u32 i, n, nsge, max_sge;
 	int ret;
 
+	/* Nothing goes out between two connections, or on none. */
+	if (!rmsg_wr_room(ch, 1))
+		return 0;
+	max_sge = min_t(u32, ch->conn->max_sge, RMSG_DATA_SGE_MAX);
 	if (read)
 		max_sge = min_t(u32, max_sge,
-				ch->conn.rdev->ibdev->attrs.max_sge_rd);
+				ch->dev.rdev->ibdev->attrs.max_sge_rd);
 	while (mv->pos < remote->len && rmsg_wr_room(ch, 1) &&
 	       (!read || r->rd_posted - READ_ONCE(r->rd_done) < r->rd_depth)) {
 		i = rmsg_rts_nseg(remote->addr, mv->pos + 1,
@@ -409,7 +412,7 @@ int rmsg_move(struct rmsg_channel *ch, struct rmsg_rndv_move *mv,
 				  want - got);
 			sge[nsge].addr = sg_dma_address(mv->sg) + mv->sg_off;
 			sge[nsge].length = n;
-			sge[nsge].lkey = ch->conn.pd->local_dma_lkey;
+			sge[nsge].lkey = ch->dev.pd->local_dma_lkey;
 			got += n;
 			mv->sg_off += n;
 			if (mv->sg_off == sg_dma_len(mv->sg)) {
@@ -424,7 +427,7 @@ int rmsg_move(struct rmsg_channel *ch, struct rmsg_rndv_move *mv,
 		wr.remote_addr = remote->addr + mv->pos;
 		wr.rkey = le32_to_cpu(remote->rkey[i]);
 		rmsg_wr_slot(ch, &wr.wr, &mv->ops_done, read);
-		ret = ib_post_send(ch->conn.qp, &wr.wr, NULL);
+		ret = ib_post_send(ch->conn->qp, &wr.wr, NULL);
 		if (ret)
 			return ret;
 		mv->pos += got;

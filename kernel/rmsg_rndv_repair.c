@@ -78,7 +78,7 @@ static int rmsg_rndv_tx_remap(struct rmsg_channel *ch, struct rmsg_rndv_tx *t,
 	if (ret || !written)
 		return ret;
 	t->segs.rts->cookie = cpu_to_le32(t->cookie);
-	ib_dma_sync_single_for_device(ch->conn.rdev->ibdev, t->segs.rts_dma,
+	ib_dma_sync_single_for_device(ch->dev.rdev->ibdev, t->segs.rts_dma,
 				      rmsg_rts_size(t->segs.nseg),
 				      DMA_TO_DEVICE);
 	return 0;
@@ -427,7 +427,7 @@ bool rmsg_rndv_idle(struct rmsg_channel *ch)
  */
 void rmsg_rndv_init(struct rmsg_channel *ch, u32 rd_depth)
 {
-	ch->rndv.seg_shift = rmsg_rndv_seg_shift(ch->conn.rdev->ibdev);
+	ch->rndv.seg_shift = rmsg_rndv_seg_shift(ch->dev.rdev->ibdev);
 	ch->rndv.rd_depth = max_t(u32, rd_depth, 1);
 }
 

@@ -79,7 +79,7 @@ static unsigned int rmsg_ctrl_busy_bit(unsigned int idx)
 
 static u32 rmsg_ctrl_lkey(struct rmsg_channel *ch)
 {
-	return ch->conn.pd->local_dma_lkey;
+	return ch->dev.pd->local_dma_lkey;
 }
 
 int rmsg_ctrl_post_recv(struct rmsg_ctrl_buf *buf)
@@ -95,7 +95,7 @@ int rmsg_ctrl_post_recv(struct rmsg_ctrl_buf *buf)
 		.num_sge	= 1,
 	};
 
-	return ib_post_recv(buf->ch->conn.qp, &wr, NULL);
+	return ib_post_recv(buf->ch->conn->qp, &wr, NULL);
 }
 
 /*
@@ -105,8 +105,8 @@ int rmsg_ctrl_post_recv(struct rmsg_ctrl_buf *buf)
  */
 int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type, u64 arg)
 {
-	struct rmsg_ctrl_buf *buf = &ch->conn.ctrl[idx];
-	struct ib_device *ibdev = ch->conn.rdev->ibdev;
+	struct rmsg_ctrl_buf *buf = &ch->dev.ctrl[idx];
+	struct ib_device *ibdev = ch->dev.rdev->ibdev;
 	struct ib_sge sge = {
 		.addr	= buf->dma,
 		.length	= sizeof(buf->msg),
@@ -126,9 +126,9 @@ int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type, u64 arg)
 	rmsg_ctrl_encode(&buf->msg, type, arg);
 	ib_dma_sync_single_for_device(ibdev, buf->dma, sizeof(buf->msg),
 				      DMA_TO_DEVICE);
-	spin_lock_bh(&ch->conn.post_lock);
-	ret = ib_post_send(ch->conn.qp, &wr, NULL);
-	spin_unlock_bh(&ch->conn.post_lock);
+	spin_lock_bh(&ch->dev.post_lock);
+	ret = ib_post_send(ch->conn->qp, &wr, NULL);
+	spin_unlock_bh(&ch->dev.post_lock);
 	return ret;
 }
 
@@ -174,7 +174,7 @@ static void rmsg_ctrl_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct rmsg_ctrl_buf *buf =
 		container_of(wc->wr_cqe, struct rmsg_ctrl_buf, cqe);
 	struct rmsg_channel *ch = buf->ch;
-	unsigned int idx = buf - ch->conn.ctrl;
+	unsigned int idx = buf - ch->dev.ctrl;
 	bool ok = wc->status == IB_WC_SUCCESS;
 
 	/* The peer acknowledged it: it is there. */
@@ -214,7 +214,7 @@ static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct rmsg_ctrl_buf *buf =
 		container_of(wc->wr_cqe, struct rmsg_ctrl_buf, cqe);
 	struct rmsg_channel *ch = buf->ch;
-	struct ib_device *ibdev = ch->conn.rdev->ibdev;
+	struct ib_device *ibdev = ch->dev.rdev->ibdev;
 	u8 type;
 	u64 arg;
 
@@ -271,7 +271,7 @@ repost:
 int rmsg_ctrl_buf_init(struct rmsg_channel *ch, struct rmsg_ctrl_buf *buf,
 		       bool recv)
 {
-	struct ib_device *ibdev = ch->conn.rdev->ibdev;
+	struct ib_device *ibdev = ch->dev.rdev->ibdev;
 
 	buf->ch = ch;
 	buf->cqe.done = recv ? rmsg_ctrl_recv_done : rmsg_ctrl_send_done;
@@ -288,7 +288,7 @@ void rmsg_ctrl_buf_exit(struct rmsg_channel *ch, struct rmsg_ctrl_buf *buf,
 			bool recv)
 {
 	if (buf->dma)
-		ib_dma_unmap_single(ch->conn.rdev->ibdev, buf->dma,
+		ib_dma_unmap_single(ch->dev.rdev->ibdev, buf->dma,
 				    sizeof(buf->msg),
 				    recv ? DMA_FROM_DEVICE : DMA_TO_DEVICE);
 	buf->dma = 0;
