@@ -216,7 +216,14 @@ selftests/rmsg_isolation_test: selftests/rmsg_isolation_test.c \
 		kernel/core/rmsg_vb.c $(CHECK_OBJ) lib/librmsg.a -lrdmacm \
 		-libverbs -lpthread -o $@
 
-unit: $(UNIT_BINS) $(FUZZ_REPLAYS) build/unit/test_man
+unit: $(UNIT_BINS) $(FUZZ_REPLAYS) build/unit/test_man build/unit/test_layers
+
+# The module's files form layers with no circle, and each says which files
+# it calls (Documentation/design.rst, "Layers"); read from the objects of
+# the last `make module`, which `make check` builds first.
+build/unit/test_layers: tools/testing/layers
+	@mkdir -p $(@D)
+	install -m 755 $< $@
 
 # Every exported function has its page (a unit test of make check).
 build/unit/test_man: tools/testing/unit/test_man.sh build/man/.done

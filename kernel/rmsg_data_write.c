@@ -14,8 +14,10 @@
  * source inside the writer (rmsg_data_sges()), not a second path.
  * rmsg_data_flush_signal() signals what a batch left unsignalled.
  *
- * Layer: below rmsg_data.c, above rmsg_wr.c (slots and signalling) and
- * the protocol core (placement). Everything here runs under ep->lock.
+ * Everything here runs under ep->lock.
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_rndv.c and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

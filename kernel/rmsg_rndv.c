@@ -35,9 +35,13 @@
  * Everything here runs under ep->lock, but rmsg_rndv_fin_in() (softirq),
  * which stores a value and queues the work.
  *
- * Layer: the middle of rendezvous's three files (rmsg_rndv_types.h); it
- * calls rmsg_rndv_move.c for registrations and moved bytes, and
- * rmsg_rndv_repair.c carries the transfers across repairs.
+ * The middle of rendezvous's three files (rmsg_rndv_types.h):
+ * rmsg_rndv_move.c below it registers and moves bytes, and
+ * rmsg_rndv_repair.c above it carries the transfers across repairs.
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_cq.c, rmsg_region.c,
+ * rmsg_rndv_move.c and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

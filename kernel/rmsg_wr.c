@@ -12,8 +12,12 @@
  * immediate (rmsg_ctrl_on_recv(), _on_sent(), _on_imm()); the tables are
  * read-only from then on. This file calls none of them by name.
  *
- * Layer: below the life cycle, the data path and rendezvous; above the
- * protocol core (rmsg_wire.c decodes and validates what arrives).
+ * Below the life cycle, the data path and rendezvous, which reach each
+ * other's messages only through it; above the protocol core (rmsg_wire.c
+ * decodes and validates what arrives).
+ *
+ * Layer (Documentation/design.rst, "Layers"): it calls no other file of
+ * the module.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
