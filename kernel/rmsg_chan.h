@@ -472,10 +472,10 @@ struct rmsg_conn {
  *	(and IPv4 for AF_INET6) for the peer's repairs to dial
  * @resolve_ms: its address and route resolution timeout
  * @phase: enum rmsg_repair_phase
- * @repair_id: accepting side: the newest attempt to adopt (chan_lock)
+ * @id: accepting side: the newest attempt to adopt (chan_lock)
  * @stale_id: accepting side: an older one, to reject (chan_lock)
- * @repair_hello: @repair_id's hello (chan_lock)
- * @repair_timer: back-off, attempt and give-up deadlines: runs the
+ * @hello: @id's hello (chan_lock)
+ * @timer: back-off, attempt and give-up deadlines: runs the
  *	channel's work
  * @deadline: when the repair gives up (jiffies)
  * @attempt_end: when the back-off ends, or the attempt under way is
@@ -499,10 +499,10 @@ struct rmsg_repair_state {
 	sa_family_t adv_family;
 	u32 resolve_ms;
 	enum rmsg_repair_phase phase;
-	struct rdma_cm_id *repair_id;
+	struct rdma_cm_id *id;
 	struct rdma_cm_id *stale_id;
-	struct rmsg_hello repair_hello;
-	struct timer_list repair_timer;
+	struct rmsg_hello hello;
+	struct timer_list timer;
 	unsigned long deadline;
 	unsigned long attempt_end;
 	u32 backoff_from;
@@ -547,9 +547,9 @@ struct rmsg_chan_flow {
  * @slots: RMSG_TX_SLOTS of them, by data WR index
  * @trailers: one per slot, DMA-mapped at the conn's trailers_dma, then
  *	RMSG_VB_TRAILER_SIZE zeros
- * @wr_posted: data WRs posted
- * @wr_done: data WRs completed (written by completions, in softirq)
- * @wr_signalled: @wr_posted at the last signalled data WR
+ * @posted: data WRs posted
+ * @done: data WRs completed (written by completions, in softirq)
+ * @signalled: @posted at the last signalled data WR
  * @sig_owed: a write a CQE waits for went unsignalled, since another
  *	was to follow
  * @sig_node: entry in ep->sig_owed
@@ -560,33 +560,33 @@ struct rmsg_chan_flow {
 struct rmsg_chan_wrs {
 	struct rmsg_tx_slot *slots;
 	struct rmsg_vb_trailer *trailers;
-	u32 wr_posted;
-	u32 wr_done;
-	u32 wr_signalled;
+	u32 posted;
+	u32 done;
+	u32 signalled;
 	bool sig_owed;
 	struct list_head sig_node;
 };
 
 /**
  * struct rmsg_chan_pending - a channel's sends whose CQE is owed, in order
- * @pend: ring of RMSG_CHAN_MAX_PENDING sends whose CQE is owed
- * @pend_head: the oldest of them
- * @pend_posted: the first not yet written
- * @pend_tail: one past the newest
- * @pend_done: the first whose write has not completed (written by
+ * @ring: RMSG_CHAN_MAX_PENDING sends whose CQE is owed
+ * @head: the oldest of them
+ * @posted: the first not yet written
+ * @tail: one past the newest
+ * @done: the first whose write has not completed (written by
  *	completions, in softirq)
- * @pend_close: @pend_tail when the channel began to end: later sends
+ * @close: @tail when the channel began to end: later sends
  *	are never written, only completed with the channel's error
  *
  * The states of a send by its index are in rmsg_data.c's first comment.
  */
 struct rmsg_chan_pending {
-	struct rmsg_pending *pend;
-	u32 pend_head;
-	u32 pend_posted;
-	u32 pend_tail;
-	u32 pend_done;
-	u32 pend_close;
+	struct rmsg_pending *ring;
+	u32 head;
+	u32 posted;
+	u32 tail;
+	u32 done;
+	u32 close;
 };
 
 /**

@@ -319,13 +319,13 @@ static void rmsg_chan_teardown(struct work_struct *work)
 	 * of the timer see the channel DYING and do nothing.
 	 */
 	cancel_work_sync(&ch->work);
-	del_timer_sync(&ch->repair.repair_timer);
+	del_timer_sync(&ch->repair.timer);
 	del_timer_sync(&ch->repair.hb_timer);
 	del_timer_sync(&ch->repair.stall_timer);
 	mutex_lock(&ep->chan_lock);
-	repair_id = ch->repair.repair_id;
+	repair_id = ch->repair.id;
 	stale_id = ch->repair.stale_id;
-	ch->repair.repair_id = NULL;
+	ch->repair.id = NULL;
 	ch->repair.stale_id = NULL;
 	mutex_unlock(&ep->chan_lock);
 	if (repair_id)
@@ -380,7 +380,7 @@ static void rmsg_chan_teardown(struct work_struct *work)
 	if (id)
 		rmsg_cm_id_retire(id);
 	cancel_work_sync(&ch->work);
-	del_timer_sync(&ch->repair.repair_timer);
+	del_timer_sync(&ch->repair.timer);
 	del_timer_sync(&ch->repair.hb_timer);
 	del_timer_sync(&ch->repair.stall_timer);
 

@@ -19,9 +19,9 @@
  *
  * State of a pending send, by its index in the ring:
  *
- *   [pend_head, pend_done)    written; CQE owed (posted by the work item)
- *   [pend_done, pend_posted)  posted, write not yet known complete
- *   [pend_posted, pend_tail)  waiting for credit or send-queue room
+ *   [head, done)      written; CQE owed (posted by the work item)
+ *   [done, posted)    posted, write not yet known complete
+ *   [posted, tail)    waiting for credit or send-queue room
  *
  * Credit and wake-ups travel as control messages the kernels exchange:
  *  - CREDIT (arg: the receiver's release counter) when the program asks
@@ -207,13 +207,13 @@ int rmsg_data_create(struct rmsg_channel *ch, struct ib_device *ibdev)
 			return -ENOMEM;
 	}
 
-	ch->pending.pend = kcalloc(RMSG_CHAN_MAX_PENDING,
-				   sizeof(*ch->pending.pend), RMSG_GFP_CHARGED);
+	ch->pending.ring = kcalloc(RMSG_CHAN_MAX_PENDING,
+				   sizeof(*ch->pending.ring), RMSG_GFP_CHARGED);
 	ch->wrs.slots = kcalloc(RMSG_TX_SLOTS, sizeof(*ch->wrs.slots),
 				RMSG_GFP_CHARGED);
 	/* The trailers, then RMSG_VB_TRAILER_SIZE zeros. */
 	ch->wrs.trailers = kzalloc(tsize, RMSG_GFP_CHARGED);
-	if (!ch->pending.pend || !ch->wrs.slots || !ch->wrs.trailers)
+	if (!ch->pending.ring || !ch->wrs.slots || !ch->wrs.trailers)
 		return -ENOMEM;
 	rmsg_wr_slots_init(ch);
 	return 0;
@@ -419,8 +419,8 @@ int rmsg_data_suspend(struct rmsg_channel *ch)
 	mutex_lock(&ch->ep->lock);
 	ch->tx_live = false;
 	list_del_init(&ch->wrs.sig_node);
-	ch->wrs.wr_done = ch->wrs.wr_posted;
-	ch->wrs.wr_signalled = ch->wrs.wr_posted;
+	ch->wrs.done = ch->wrs.posted;
+	ch->wrs.signalled = ch->wrs.posted;
 	ch->wrs.sig_owed = false;
 	rmsg_ctrl_free_all(ch);
 	/*
@@ -434,12 +434,12 @@ int rmsg_data_suspend(struct rmsg_channel *ch)
 	ch->flow.wake_due = false;
 	ch->flow.credit_due = true;
 	ch->flow.notify_due = ch->flow.armed;
-	for (idx = ch->pending.pend_posted;
-	     !ret && idx != ch->pending.pend_tail; idx++)
-		if (ch->pending.pend[idx & RMSG_PEND_MASK].rndv)
+	for (idx = ch->pending.posted;
+	     !ret && idx != ch->pending.tail; idx++)
+		if (ch->pending.ring[idx & RMSG_PEND_MASK].rndv)
 			ret = rmsg_rndv_tx_rewind(
 				ch,
-				ch->pending.pend[idx & RMSG_PEND_MASK].rndv);
+				ch->pending.ring[idx & RMSG_PEND_MASK].rndv);
 	if (!ret) {
 		ret = rmsg_rndv_walk(ch);
 		if (ret)
@@ -478,9 +478,9 @@ int rmsg_data_resume(struct rmsg_channel *ch, const struct rmsg_hello *peer)
 	if (peer->flags & RMSG_HELLO_F_REKEY)
 		rmsg_rndv_peer_moved(ch);
 	/* After a move, sends not yet written register on the new device. */
-	for (idx = ch->pending.pend_posted;
-	     !ret && idx != ch->pending.pend_tail; idx++) {
-		e = &ch->pending.pend[idx & RMSG_PEND_MASK];
+	for (idx = ch->pending.posted;
+	     !ret && idx != ch->pending.tail; idx++) {
+		e = &ch->pending.ring[idx & RMSG_PEND_MASK];
 		if (!e->rndv)
 			continue;
 		ret = rmsg_rndv_moved_send(ch, e->rndv);
@@ -544,12 +544,12 @@ void rmsg_data_close(struct rmsg_channel *ch, bool drain)
 	mutex_lock(&ep->lock);
 	ch->tx_state = ch->tx_state == RMSG_TX_OPEN ? RMSG_TX_CLOSING :
 						      RMSG_TX_CLOSED;
-	ch->pending.pend_close = ch->pending.pend_tail;
+	ch->pending.close = ch->pending.tail;
 	mutex_unlock(&ep->lock);
 	if (drain)
 		wait_event_timeout(ch->tx_wq,
-				   (READ_ONCE(ch->pending.pend_posted) ==
-				    ch->pending.pend_close &&
+				   (READ_ONCE(ch->pending.posted) ==
+				    ch->pending.close &&
 				    rmsg_rndv_idle(ch)) ||
 				   !READ_ONCE(ch->tx_live) ||
 				   READ_ONCE(ch->soft_error) <= 0,
@@ -574,10 +574,10 @@ void rmsg_data_close(struct rmsg_channel *ch, bool drain)
 void rmsg_data_close_sent(struct rmsg_channel *ch)
 {
 	unsigned long end = jiffies + msecs_to_jiffies(close_drain_ms);
-	u32 done = READ_ONCE(ch->wrs.wr_done), now;
+	u32 done = READ_ONCE(ch->wrs.done), now;
 
 	while (!wait_for_completion_timeout(&ch->close_sent, HZ)) {
-		now = READ_ONCE(ch->wrs.wr_done);
+		now = READ_ONCE(ch->wrs.done);
 		if (now == done || time_after(jiffies, end))
 			return;
 		done = now;
@@ -601,9 +601,9 @@ void rmsg_data_dev_release(struct rmsg_channel *ch)
 
 	/* Rendezvous sends not yet written hold registrations too. */
 	mutex_lock(&ch->ep->lock);
-	for (idx = ch->pending.pend_posted;
-	     ch->pending.pend && idx != ch->pending.pend_tail; idx++) {
-		e = &ch->pending.pend[idx & RMSG_PEND_MASK];
+	for (idx = ch->pending.posted;
+	     ch->pending.ring && idx != ch->pending.tail; idx++) {
+		e = &ch->pending.ring[idx & RMSG_PEND_MASK];
 		if (e->rndv)
 			rmsg_rndv_tx_release(ch, e->rndv);
 	}
@@ -642,17 +642,17 @@ void rmsg_data_finish(struct rmsg_channel *ch, int error, bool all_written)
 	mutex_lock(&ep->lock);
 	/* With a shadow, whatever was written had been copied. */
 	done = all_written || ch->retain.shadow ?
-		       ch->pending.pend_posted :
-		       READ_ONCE(ch->pending.pend_done);
-	for (; ch->pending.pend_head != ch->pending.pend_tail;
-	     ch->pending.pend_head++) {
-		e = &ch->pending.pend[ch->pending.pend_head & RMSG_PEND_MASK];
+		       ch->pending.posted :
+		       READ_ONCE(ch->pending.done);
+	for (; ch->pending.head != ch->pending.tail;
+	     ch->pending.head++) {
+		e = &ch->pending.ring[ch->pending.head & RMSG_PEND_MASK];
 		/* Written RTS records: the transfer posts its CQE itself. */
 		if (e->rndv &&
-		    (s32)(ch->pending.pend_head - ch->pending.pend_posted) < 0)
+		    (s32)(ch->pending.head - ch->pending.posted) < 0)
 			continue;
 		cqe.user_data = e->user_data;
-		cqe.res = (s32)(done - ch->pending.pend_head) > 0 ? 0 : error;
+		cqe.res = (s32)(done - ch->pending.head) > 0 ? 0 : error;
 		cqe.len = e->len;
 		cqe.aux = e->off;
 		if (e->rndv) {
@@ -672,7 +672,7 @@ void rmsg_data_free(struct rmsg_channel *ch)
 {
 	rmsg_data_shadow_free(ch);
 	kfree(ch->dev.imm_bufs);
-	kfree(ch->pending.pend);
+	kfree(ch->pending.ring);
 	kfree(ch->wrs.slots);
 	kfree(ch->wrs.trailers);
 }
@@ -753,8 +753,8 @@ void __init rmsg_data_init_module(void)
 
 static u32 rmsg_data_pend_end(const struct rmsg_channel *ch)
 {
-	return ch->tx_state >= RMSG_TX_CLOSING ? ch->pending.pend_close :
-						 ch->pending.pend_tail;
+	return ch->tx_state >= RMSG_TX_CLOSING ? ch->pending.close :
+						 ch->pending.tail;
 }
 
 /*
@@ -779,12 +779,12 @@ static int rmsg_data_push(struct rmsg_channel *ch, bool more, bool cqe_now)
 	}
 
 	while (ch->tx_live &&
-	       ch->pending.pend_posted != rmsg_data_pend_end(ch)) {
-		ret = rmsg_data_write(ch, ch->pending.pend_posted,
-				      more || ch->pending.pend_posted + 1 !=
-						      ch->pending.pend_tail,
-				      cqe_now && ch->pending.pend_posted ==
-							 ch->pending.pend_head);
+	       ch->pending.posted != rmsg_data_pend_end(ch)) {
+		ret = rmsg_data_write(ch, ch->pending.posted,
+				      more || ch->pending.posted + 1 !=
+						      ch->pending.tail,
+				      cqe_now && ch->pending.posted ==
+							 ch->pending.head);
 		if (ret == -EAGAIN)
 			break;
 		if (ret < 0) {
@@ -792,14 +792,14 @@ static int rmsg_data_push(struct rmsg_channel *ch, bool more, bool cqe_now)
 			rmsg_chan_kill_soft(ch, ret);
 			break;
 		}
-		ch->pending.pend_posted++;
+		ch->pending.posted++;
 		/* The write just made goes to a peer that asked to be woken. */
 		if (ch->flow.peer_armed) {
 			ch->flow.peer_armed = false;
 			ch->flow.wake_due = true;
 		}
 	}
-	if (ch->pending.pend_posted == rmsg_data_pend_end(ch))
+	if (ch->pending.posted == rmsg_data_pend_end(ch))
 		wake_up(&ch->tx_wq);
 	if (ch->flow.wake_due)
 		rmsg_data_send_ctrls(ch);
@@ -831,14 +831,14 @@ static void rmsg_data_post_done(struct rmsg_channel *ch)
 	};
 	u32 done;
 
-	/* Pairs with the completion's release of pend_done. */
-	done = smp_load_acquire(&ch->pending.pend_done);
+	/* Pairs with the completion's release of pending.done. */
+	done = smp_load_acquire(&ch->pending.done);
 	/* With a shadow, whatever was written had been copied. */
 	if (ch->retain.shadow)
-		done = ch->pending.pend_posted;
-	for (; (s32)(done - ch->pending.pend_head) > 0;
-	     ch->pending.pend_head++) {
-		e = &ch->pending.pend[ch->pending.pend_head & RMSG_PEND_MASK];
+		done = ch->pending.posted;
+	for (; (s32)(done - ch->pending.head) > 0;
+	     ch->pending.head++) {
+		e = &ch->pending.ring[ch->pending.head & RMSG_PEND_MASK];
 		/* An RTS is written; its transfer completes on the FIN. */
 		if (e->rndv) {
 			e->rndv = NULL;
@@ -930,28 +930,28 @@ static int rmsg_data_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 		return -EFAULT;
 	if (sqe->len > ch->max_msg)
 		return -EMSGSIZE;
-	if (ch->pending.pend_tail - ch->pending.pend_head >=
+	if (ch->pending.tail - ch->pending.head >=
 	    RMSG_CHAN_MAX_PENDING)
 		return -ENOBUFS;
 	rmsg_data_take_credit(ch);
 
 	rmsg_ep_count(ep, RMSG_STAT_SENDS);
-	idx = ch->pending.pend_tail++;
-	e = &ch->pending.pend[idx & RMSG_PEND_MASK];
+	idx = ch->pending.tail++;
+	e = &ch->pending.ring[idx & RMSG_PEND_MASK];
 	e->user_data = sqe->user_data;
 	e->off = sqe->addr;
 	e->len = sqe->len;
 	e->rndv = NULL;
 	ret = rmsg_data_push(ch, more, true);
-	if (ch->pending.pend_posted != ch->pending.pend_tail)
+	if (ch->pending.posted != ch->pending.tail)
 		rmsg_ep_count(ep, RMSG_STAT_SEND_WAITS);
 	/* If the next SQE does not write after all, the batch end signals. */
 	if (ch->wrs.sig_owed && list_empty(&ch->wrs.sig_node))
 		list_add_tail(&ch->wrs.sig_node, &ep->sig_owed);
 	/* Inline, and nothing older owed: the device has the bytes already. */
-	if (ret == 1 && ch->pending.pend_head == idx &&
-	    ch->pending.pend_posted == idx + 1) {
-		ch->pending.pend_head++;
+	if (ret == 1 && ch->pending.head == idx &&
+	    ch->pending.posted == idx + 1) {
+		ch->pending.head++;
 		cqe->len = sqe->len;
 		cqe->aux = sqe->addr;
 		return 1;
@@ -959,7 +959,7 @@ static int rmsg_data_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 	ep->cq_reserved++;
 	/* Copied into the shadow with older ones: the work posts the CQEs. */
 	if (ch->retain.shadow &&
-	    ch->pending.pend_head != ch->pending.pend_posted)
+	    ch->pending.head != ch->pending.posted)
 		queue_work(rmsg_wq, &ch->data_work);
 	return 0;
 }
@@ -972,15 +972,15 @@ static int rmsg_data_send_rndv(struct rmsg_endpoint *ep,
 	struct rmsg_pending *e;
 	int ret;
 
-	if (ch->pending.pend_tail - ch->pending.pend_head >=
+	if (ch->pending.tail - ch->pending.head >=
 	    RMSG_CHAN_MAX_PENDING)
 		return -ENOBUFS;
-	e = &ch->pending.pend[ch->pending.pend_tail & RMSG_PEND_MASK];
+	e = &ch->pending.ring[ch->pending.tail & RMSG_PEND_MASK];
 	ret = rmsg_rndv_send(ep, ch, sqe, e);
 	if (ret)
 		return ret;
 	rmsg_ep_count(ep, RMSG_STAT_SENDS);
-	ch->pending.pend_tail++;
+	ch->pending.tail++;
 	ep->cq_reserved++;
 	rmsg_data_take_credit(ch);
 	rmsg_data_push(ch, false, false);
@@ -1013,9 +1013,9 @@ bool rmsg_data_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 	 */
 	if (ch && ch->tx_state == RMSG_TX_CLOSING &&
 	    sqe->opcode == RMSG_OP_SEND &&
-	    ch->pending.pend_tail - ch->pending.pend_head <
+	    ch->pending.tail - ch->pending.head <
 		    RMSG_CHAN_MAX_PENDING) {
-		e = &ch->pending.pend[ch->pending.pend_tail++ & RMSG_PEND_MASK];
+		e = &ch->pending.ring[ch->pending.tail++ & RMSG_PEND_MASK];
 		e->user_data = sqe->user_data;
 		e->off = sqe->addr;
 		e->len = sqe->len;

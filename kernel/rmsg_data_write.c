@@ -161,11 +161,11 @@ static void rmsg_data_posted(struct rmsg_channel *ch,
 			     bool inl)
 {
 	rmsg_vb_tx_commit(&ch->tx, pl);
-	ch->wrs.wr_posted += pl->wrap_skip ? 2 : 1;
+	ch->wrs.posted += pl->wrap_skip ? 2 : 1;
 	if (e->rndv)
 		rmsg_rndv_written(ch, e->rndv, pl->off + pl->payload);
 	if (signal) {
-		ch->wrs.wr_signalled = ch->wrs.wr_posted;
+		ch->wrs.signalled = ch->wrs.posted;
 		rmsg_ep_count(ch->ep, RMSG_STAT_WRITES_SIGNALLED);
 	}
 	if (inl)
@@ -275,7 +275,7 @@ static u32 rmsg_data_sges(struct rmsg_channel *ch,
 int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 		    bool cqe_now)
 {
-	const struct rmsg_pending *e = &ch->pending.pend[idx & RMSG_PEND_MASK];
+	const struct rmsg_pending *e = &ch->pending.ring[idx & RMSG_PEND_MASK];
 	struct ib_sge wrap_sge, sge[RMSG_DATA_SGE_MAX];
 	bool keep = ch->retain.shadow, inl, wrap_inl, signal;
 	struct ib_rdma_wr wrap_wr, data_wr;
@@ -301,7 +301,7 @@ int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 
 	wrap_inl = RMSG_VB_TRAILER_SIZE - cut <= ch->conn->max_inline;
 	if (pl.wrap_skip) {
-		rmsg_data_wr(ch, &wrap_wr, ch->wrs.wr_posted, pl.wrap_off,
+		rmsg_data_wr(ch, &wrap_wr, ch->wrs.posted, pl.wrap_off,
 			     pl.wrap_off + RMSG_VB_TRAILER_SIZE - 1,
 			     pl.wrap_flag);
 		/*
@@ -314,7 +314,7 @@ int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 						 RMSG_VB_TRAILER_SIZE - cut,
 						 wrap_inl, &wrap_sge);
 		} else {
-			t = rmsg_trailer(ch, ch->wrs.wr_posted, wrap_inl,
+			t = rmsg_trailer(ch, ch->wrs.posted, wrap_inl,
 					 &wrap_sge);
 			rmsg_vb_trailer_fill(t, &pl, RMSG_VB_WRAP, 0,
 					     ch->flow.credit);
@@ -324,12 +324,12 @@ int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 		wrap_wr.wr.sg_list = &wrap_sge;
 		wrap_wr.wr.send_flags = wrap_inl ? IB_SEND_INLINE : 0;
 		wrap_wr.wr.next = &data_wr.wr;
-		rmsg_wr_slot_fill(ch, ch->wrs.wr_posted, idx, NULL, false);
+		rmsg_wr_slot_fill(ch, ch->wrs.posted, idx, NULL, false);
 	}
 
 	bytes = pl.len - cut;
 	inl = bytes <= ch->conn->max_inline;
-	rmsg_data_wr(ch, &data_wr, ch->wrs.wr_posted + need - 1, pl.off,
+	rmsg_data_wr(ch, &data_wr, ch->wrs.posted + need - 1, pl.off,
 		     pl.off + pl.len - 1, pl.flag);
 	/*
 	 * The clear zone from the zeros, not the shadow: the device may read
@@ -338,7 +338,7 @@ int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 	if (pl.payload)
 		rmsg_zeros(ch, inl, pl.payload, &sge[nsge++]);
 	nsge += rmsg_data_sges(ch, e, &pl, type, rts, rts_dma,
-			       ch->wrs.wr_posted + need - 1,
+			       ch->wrs.posted + need - 1,
 			       bytes - pl.payload, inl, &sge[nsge]);
 	data_wr.wr.sg_list = sge;
 	data_wr.wr.num_sge = nsge;
@@ -349,7 +349,7 @@ int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 	 * device still reads, when a CQE waits for this write and no later
 	 * write of this burst will cover it.
 	 */
-	signal = ch->wrs.wr_posted + need - ch->wrs.wr_signalled >=
+	signal = ch->wrs.posted + need - ch->wrs.signalled >=
 		 RMSG_SIGNAL_EVERY;
 	if (!keep && !(inl && cqe_now)) {
 		if (more)
@@ -361,14 +361,14 @@ int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 		data_wr.wr.send_flags |= IB_SEND_SIGNALED;
 		ch->wrs.sig_owed = false;
 	}
-	rmsg_wr_slot_fill(ch, ch->wrs.wr_posted + need - 1, idx + 1, NULL,
+	rmsg_wr_slot_fill(ch, ch->wrs.posted + need - 1, idx + 1, NULL,
 			  false);
 
 	/* The device reads these trailers from memory, not from the WR. */
 	if (!keep && pl.wrap_skip && !wrap_inl)
-		rmsg_trailer_sync(ch, ch->wrs.wr_posted);
+		rmsg_trailer_sync(ch, ch->wrs.posted);
 	if (!keep && !inl)
-		rmsg_trailer_sync(ch, ch->wrs.wr_posted + need - 1);
+		rmsg_trailer_sync(ch, ch->wrs.posted + need - 1);
 	ret = ib_post_send(ch->conn->qp,
 			   pl.wrap_skip ? &wrap_wr.wr : &data_wr.wr, NULL);
 	if (ret)
@@ -386,22 +386,22 @@ void rmsg_data_flush_signal(struct rmsg_channel *ch)
 	struct ib_rdma_wr wr;
 
 	if (!ch->wrs.sig_owed || !ch->tx_live ||
-	    ch->wrs.wr_posted - READ_ONCE(ch->wrs.wr_done) >= RMSG_SEND_WRS)
+	    ch->wrs.posted - READ_ONCE(ch->wrs.done) >= RMSG_SEND_WRS)
 		return;
 	memset(&wr, 0, sizeof(wr));
-	wr.wr.wr_cqe = &ch->wrs.slots[ch->wrs.wr_posted % RMSG_TX_SLOTS].cqe;
+	wr.wr.wr_cqe = &ch->wrs.slots[ch->wrs.posted % RMSG_TX_SLOTS].cqe;
 	wr.wr.opcode = IB_WR_RDMA_WRITE;
 	wr.wr.send_flags = IB_SEND_SIGNALED;
 	wr.remote_addr = ch->peer.block_addr;
 	wr.rkey = ch->peer.block_rkey;
-	rmsg_wr_slot_fill(ch, ch->wrs.wr_posted, ch->pending.pend_posted, NULL,
+	rmsg_wr_slot_fill(ch, ch->wrs.posted, ch->pending.posted, NULL,
 			  false);
 	if (ib_post_send(ch->conn->qp, &wr.wr, NULL)) {
 		rmsg_chan_kill_soft(ch, -ECONNRESET);
 		return;
 	}
-	ch->wrs.wr_posted++;
-	ch->wrs.wr_signalled = ch->wrs.wr_posted;
+	ch->wrs.posted++;
+	ch->wrs.signalled = ch->wrs.posted;
 	ch->wrs.sig_owed = false;
 }
 
@@ -437,7 +437,7 @@ int rmsg_data_rewrite(struct rmsg_channel *ch)
 		/* With immediates the flag stays out, as the first time. */
 		bytes = w.len - (ch->tx_imm ? 1 : 0);
 		inl = bytes <= ch->conn->max_inline;
-		rmsg_data_wr(ch, &wr, ch->wrs.wr_posted, w.off, w.flag_off,
+		rmsg_data_wr(ch, &wr, ch->wrs.posted, w.off, w.flag_off,
 			     w.flag);
 		nsge = 0;
 		/* Zeros, not the shadow: it may hold the next trailer there. */
@@ -448,17 +448,17 @@ int rmsg_data_rewrite(struct rmsg_channel *ch)
 		wr.wr.sg_list = sge;
 		wr.wr.num_sge = nsge;
 		wr.wr.send_flags = inl ? IB_SEND_INLINE : 0;
-		if (ch->wrs.wr_posted + 1 - ch->wrs.wr_signalled >=
+		if (ch->wrs.posted + 1 - ch->wrs.signalled >=
 		    RMSG_SIGNAL_EVERY)
 			wr.wr.send_flags |= IB_SEND_SIGNALED;
-		rmsg_wr_slot_fill(ch, ch->wrs.wr_posted,
-				  ch->pending.pend_posted, NULL, false);
+		rmsg_wr_slot_fill(ch, ch->wrs.posted,
+				  ch->pending.posted, NULL, false);
 		ret = ib_post_send(ch->conn->qp, &wr.wr, NULL);
 		if (ret)
 			return ret;
-		ch->wrs.wr_posted++;
+		ch->wrs.posted++;
 		if (wr.wr.send_flags & IB_SEND_SIGNALED)
-			ch->wrs.wr_signalled = ch->wrs.wr_posted;
+			ch->wrs.signalled = ch->wrs.posted;
 		ch->retain.retx = next;
 		if (w.type != RMSG_VB_WRAP)
 			ch->resil.retx_msgs++;

@@ -122,7 +122,7 @@ MODULE_PARM_DESC(heartbeat_misses,
 
 static void rmsg_repair_timer(struct timer_list *t)
 {
-	struct rmsg_channel *ch = from_timer(ch, t, repair.repair_timer);
+	struct rmsg_channel *ch = from_timer(ch, t, repair.timer);
 
 	queue_work(rmsg_wq, &ch->work);
 }
@@ -146,7 +146,7 @@ static void rmsg_stall_timer(struct timer_list *t)
 /* The timers of a channel that is being born. */
 void rmsg_chan_timers_init(struct rmsg_channel *ch)
 {
-	timer_setup(&ch->repair.repair_timer, rmsg_repair_timer, 0);
+	timer_setup(&ch->repair.timer, rmsg_repair_timer, 0);
 	timer_setup(&ch->repair.hb_timer, rmsg_hb_timer, 0);
 	timer_setup(&ch->repair.stall_timer, rmsg_stall_timer, 0);
 }

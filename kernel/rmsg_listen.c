@@ -75,7 +75,7 @@ static int rmsg_cm_repair_request(struct rmsg_endpoint *ep,
 		verdict = rmsg_repair_match(ch->peer.incarnation,
 					    ch->peer.channel, ch->resil.epoch,
 					    h);
-	if (verdict == RMSG_REPAIR_ACCEPT && ch->repair.repair_id &&
+	if (verdict == RMSG_REPAIR_ACCEPT && ch->repair.id &&
 	    ch->repair.stale_id)
 		verdict = RMSG_REPAIR_STALE;	/* come again later */
 	if (verdict == RMSG_REPAIR_ACCEPT) {
@@ -89,10 +89,10 @@ static int rmsg_cm_repair_request(struct rmsg_endpoint *ep,
 		/* The peer saw the fault first. */
 		if (ch->state == RMSG_CHAN_OPEN)
 			rmsg_chan_fault_locked(ch, -ECONNRESET);
-		if (ch->repair.repair_id)
-			ch->repair.stale_id = ch->repair.repair_id;
-		ch->repair.repair_id = cm_id;
-		ch->repair.repair_hello = *h;
+		if (ch->repair.id)
+			ch->repair.stale_id = ch->repair.id;
+		ch->repair.id = cm_id;
+		ch->repair.hello = *h;
 		ch->resil.epoch = h->epoch;
 		cm_id->context = &ch->cm;
 		queue_work(rmsg_wq, &ch->work);

@@ -44,7 +44,7 @@ static void rmsg_repair_wake_at(struct rmsg_channel *ch, unsigned long when)
 {
 	if (time_after(when, ch->repair.deadline))
 		when = ch->repair.deadline;
-	mod_timer(&ch->repair.repair_timer, when);
+	mod_timer(&ch->repair.timer, when);
 }
 
 /*
@@ -142,10 +142,10 @@ static int rmsg_repair_adopt(struct rmsg_channel *ch)
 	if (!conn)
 		return -ENOMEM;
 	mutex_lock(&ep->chan_lock);
-	id = ch->repair.repair_id;
+	id = ch->repair.id;
 	stale = ch->repair.stale_id;
-	peer = ch->repair.repair_hello;
-	ch->repair.repair_id = NULL;
+	peer = ch->repair.hello;
+	ch->repair.id = NULL;
 	ch->repair.stale_id = NULL;
 	if (id) {
 		conn->cm_id = id;
@@ -235,7 +235,7 @@ static void rmsg_repair_done(struct rmsg_channel *ch)
 		del_timer(&ch->repair.stall_timer);
 	}
 	mutex_unlock(&ch->ep->chan_lock);
-	del_timer(&ch->repair.repair_timer);
+	del_timer(&ch->repair.timer);
 	if (!opened)
 		return;
 	if (late) {

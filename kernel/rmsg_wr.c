@@ -342,7 +342,7 @@ static void rmsg_wr_data_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->opcode == IB_WC_RDMA_WRITE || wc->opcode == IB_WC_RDMA_READ)
 		set_bit(RMSG_CHAN_HEARD, &ch->flags);
 	/* Completions come in order: everything up to this WR is done. */
-	WRITE_ONCE(ch->wrs.wr_done, slot->wr_end);
+	WRITE_ONCE(ch->wrs.done, slot->wr_end);
 	if (slot->rndv_done) {
 		if (slot->read)
 			WRITE_ONCE(ch->rndv.rd_done, ch->rndv.rd_done + 1);
@@ -351,7 +351,7 @@ static void rmsg_wr_data_done(struct ib_cq *cq, struct ib_wc *wc)
 		atomic_inc(slot->rndv_done);
 	}
 	/* Pairs with the work's acquire: the send's bytes are done with. */
-	smp_store_release(&ch->pending.pend_done, slot->pend_end);
+	smp_store_release(&ch->pending.done, slot->pend_end);
 	queue_work(rmsg_wq, &ch->data_work);
 }
 
@@ -372,7 +372,7 @@ void rmsg_wr_slots_init(struct rmsg_channel *ch)
 /**
  * rmsg_wr_slot_fill() - fill the bookkeeping of data WR @wr
  * @ch: the channel
- * @wr: the WR's number (ch->wrs.wr_posted when it is the next)
+ * @wr: the WR's number (ch->wrs.posted when it is the next)
  * @pend_end: the pending sends done with once it completes
  * @rndv_done: counted when it completes, or NULL
  * @read: an RDMA READ, counted in ch->rndv.rd_done too
@@ -402,7 +402,7 @@ struct rmsg_tx_slot *rmsg_wr_slot_fill(struct rmsg_channel *ch, u32 wr,
 bool rmsg_wr_room(struct rmsg_channel *ch, u32 wrs)
 {
 	return ch->tx_live &&
-	       ch->wrs.wr_posted - READ_ONCE(ch->wrs.wr_done) + wrs <=
+	       ch->wrs.posted - READ_ONCE(ch->wrs.done) + wrs <=
 		       RMSG_SEND_WRS;
 }
 
@@ -417,18 +417,18 @@ bool rmsg_wr_room(struct rmsg_channel *ch, u32 wrs)
 void rmsg_wr_slot(struct rmsg_channel *ch, struct ib_send_wr *wr,
 		  atomic_t *rndv_done, bool read)
 {
-	wr->wr_cqe = &rmsg_wr_slot_fill(ch, ch->wrs.wr_posted,
-					ch->pending.pend_posted, rndv_done,
+	wr->wr_cqe = &rmsg_wr_slot_fill(ch, ch->wrs.posted,
+					ch->pending.posted, rndv_done,
 					read)
 			      ->cqe;
-	ch->wrs.wr_posted++;
+	ch->wrs.posted++;
 	/*
 	 * Room comes back only with a signalled completion: with none in
 	 * flight, a transfer that ran out of room would wait for ever.
 	 */
 	if (rndv_done ||
-	    ch->wrs.wr_posted - ch->wrs.wr_signalled >= RMSG_SIGNAL_EVERY) {
+	    ch->wrs.posted - ch->wrs.signalled >= RMSG_SIGNAL_EVERY) {
 		wr->send_flags |= IB_SEND_SIGNALED;
-		ch->wrs.wr_signalled = ch->wrs.wr_posted;
+		ch->wrs.signalled = ch->wrs.posted;
 	}
 }
