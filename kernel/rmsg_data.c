@@ -831,11 +831,15 @@ static void rmsg_data_post_done(struct rmsg_channel *ch)
 	};
 	u32 done;
 
-	/* Pairs with the completion's release of pending.done. */
-	done = smp_load_acquire(&ch->pending.done);
-	/* With a shadow, whatever was written had been copied. */
+	/*
+	 * With a shadow, whatever was written had been copied; else the
+	 * device is done with a send's bytes when its write completed.
+	 * Pairs with the completion's release of pending.done.
+	 */
 	if (ch->retain.shadow)
 		done = ch->pending.posted;
+	else
+		done = smp_load_acquire(&ch->pending.done);
 	for (; (s32)(done - ch->pending.head) > 0;
 	     ch->pending.head++) {
 		e = &ch->pending.ring[ch->pending.head & RMSG_PEND_MASK];
