@@ -834,11 +834,10 @@ static void rmsg_data_post_done(struct rmsg_channel *ch)
 	/*
 	 * With a shadow, whatever was written had been copied; else the
 	 * device is done with a send's bytes when its write completed.
-	 * Pairs with the completion's release of pending.done.
 	 */
 	if (ch->retain.shadow)
 		done = ch->pending.posted;
-	else
+	else /* Pairs with the completion's release of pending.done. */
 		done = smp_load_acquire(&ch->pending.done);
 	for (; (s32)(done - ch->pending.head) > 0;
 	     ch->pending.head++) {
