@@ -92,7 +92,7 @@ int rmsg_devices_list(struct rmsg_dev_info *out, u32 capacity, u32 *total,
 				 RMSG_FEAT_CHAN_LIST | RMSG_FEAT_FAULT | \
 				 RMSG_FEAT_REPAIR | RMSG_FEAT_STALL_EVENTS | \
 				 RMSG_FEAT_CHAN_ADDR | RMSG_FEAT_CHAN_OPTS | \
-				 RMSG_FEAT_ENTER_COUNT)
+				 RMSG_FEAT_ENTER_COUNT | RMSG_FEAT_RNDV_PIN)
 
 /* Flags and reserved fields of the ABI must be zero. */
 static inline bool rmsg_all_zero(const void *p, size_t len)
@@ -192,6 +192,11 @@ enum rmsg_ep_stat {
  *	reference), NULL when the opener had CAP_IPC_LOCK
  * @mlock_limit: the opener's RLIMIT_MEMLOCK in pages
  * @ring_user: whom the rings were charged to (rmsg_mlock_charge())
+ * @pin_mm: the memory the poller's transfers from no region pin: that of
+ *	the task that started the poller (grabbed while it runs), NULL
+ *	without a poller (rmsg_sqpoll.c, rmsg_region.c)
+ * @pin_limit: that task's RLIMIT_MEMLOCK in pages, ULONG_MAX when it had
+ *	CAP_IPC_LOCK
  */
 struct rmsg_endpoint {
 	struct mutex lock;
@@ -234,6 +239,8 @@ struct rmsg_endpoint {
 	struct user_struct *mlock_user;
 	unsigned long mlock_limit;
 	struct user_struct *ring_user;
+	struct mm_struct *pin_mm;
+	unsigned long pin_limit;
 };
 
 /*

@@ -13,6 +13,11 @@
  * the pages and uncharges the mm that was charged, which is not
  * necessarily current's: release may run in another task or a work item.
  *
+ * A transfer from or to memory in no region (an SQE's region 0) pins its
+ * span for its own life: rmsg_region_pin() makes a region that is in no
+ * table, charged and counted as any other, whose transfer's
+ * rmsg_region_put() drops the only reference and unpins it.
+ *
  * Locking. The table's own lock (xa_lock) orders lookup-and-busy in
  * rmsg_region_get() against the busy check and removal in DEREG, so a
  * region is never removed between a transfer finding it and marking it
@@ -55,6 +60,8 @@ static_assert((RMSG_REG_MAX_LEN >> PAGE_SHIFT) + 1 < INT_MAX);
  * @len: bytes from @addr
  * @npages: pages in @pages: every page @addr to @addr + @len touches
  * @pages: the pinned pages; @pages[0] holds @addr
+ * @writable: pinned for writing: a registered region, or the sink of one
+ *	receive; the pages are dirtied when unpinned
  */
 struct rmsg_region {
 	struct kref ref;
@@ -64,6 +71,7 @@ struct rmsg_region {
 	u64 len;
 	unsigned long npages;
 	struct page **pages;
+	bool writable;
 };
 
 /* Pages [addr, addr + len) touches; the span must not wrap. */
@@ -91,7 +99,7 @@ static void rmsg_region_release(struct kref *ref)
 {
 	struct rmsg_region *r = container_of(ref, struct rmsg_region, ref);
 
-	unpin_user_pages_dirty_lock(r->pages, r->npages, true);
+	unpin_user_pages_dirty_lock(r->pages, r->npages, r->writable);
 	rmsg_region_uncharge(r->mm, r->npages);
 	atomic_long_dec(&rmsg_live[RMSG_LIVE_REGIONS]);
 	atomic_long_sub(r->npages, &rmsg_live[RMSG_LIVE_REGION_PAGES]);
@@ -128,26 +136,36 @@ void rmsg_regions_release(struct rmsg_endpoint *ep)
  * caller lacks CAP_IPC_LOCK, so concurrent registrations never exceed the
  * limit together.
  */
-static int rmsg_region_charge(struct mm_struct *mm, unsigned long npages)
+static int rmsg_region_charge(struct mm_struct *mm, unsigned long npages,
+			      unsigned long limit)
 {
-	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 	u64 pinned = atomic64_add_return(npages, &mm->pinned_vm);
 
-	if (pinned > limit && !capable(CAP_IPC_LOCK)) {
+	if (pinned > limit) {
 		rmsg_region_uncharge(mm, npages);
 		return -ENOMEM;
 	}
 	return 0;
 }
 
+/* current's RLIMIT_MEMLOCK in pages, ULONG_MAX with CAP_IPC_LOCK. */
+unsigned long rmsg_region_pin_limit(void)
+{
+	return capable(CAP_IPC_LOCK) ? ULONG_MAX :
+				       rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+}
+
 /*
- * Pin every page of the region, writable and long-term. Anything less than
+ * Pin every page of the region, long-term, and writable when it is to be
+ * written (@mm: current's, or the poller's pin_mm). Anything less than
  * all of them (a hole, a read-only or PROT_NONE mapping) fails the whole
  * registration with what was pinned given back.
  */
-static int rmsg_region_pin(struct rmsg_region *r)
+static int rmsg_region_pin_pages(struct rmsg_region *r, struct mm_struct *mm)
 {
+	unsigned int flags = FOLL_LONGTERM | (r->writable ? FOLL_WRITE : 0);
 	unsigned long start = r->addr & PAGE_MASK;
+	bool remote = mm != current->mm;
 	unsigned long done = 0;
 	int want, n, ret = 0;
 
@@ -158,9 +176,17 @@ static int rmsg_region_pin(struct rmsg_region *r)
 		}
 		want = min_t(unsigned long, r->npages - done,
 			     RMSG_REG_PIN_BATCH);
-		n = pin_user_pages_fast(start + done * PAGE_SIZE, want,
-					FOLL_WRITE | FOLL_LONGTERM,
-					r->pages + done);
+		if (remote) {
+			/* The poller's: another task's memory, locked. */
+			mmap_read_lock(mm);
+			n = pin_user_pages_remote(mm, start + done * PAGE_SIZE,
+						  want, flags, r->pages + done,
+						  NULL, NULL);
+			mmap_read_unlock(mm);
+		} else {
+			n = pin_user_pages_fast(start + done * PAGE_SIZE, want,
+						flags, r->pages + done);
+		}
 		if (n > 0)
 			done += n;
 		if (n != want) {
@@ -172,6 +198,62 @@ static int rmsg_region_pin(struct rmsg_region *r)
 	if (ret && done)
 		unpin_user_pages(r->pages, done);
 	return ret;
+}
+
+/* Can [addr, addr + len) be a program's memory? @len is 1 or more. */
+static bool rmsg_span_ok(u64 addr, u64 len)
+{
+	return addr + len > addr && addr == (unsigned long)addr &&
+	       PAGE_ALIGN(addr + len) >= addr + len &&
+	       access_ok(u64_to_user_ptr(addr), len);
+}
+
+/*
+ * A region of @mm's memory [addr, addr + len), a span rmsg_span_ok()
+ * accepted: pinned, charged to @mm against @limit pages, counted, with one
+ * reference and not busy.
+ */
+static struct rmsg_region *rmsg_region_make(struct mm_struct *mm, u64 addr,
+					    u64 len, bool writable,
+					    unsigned long limit)
+{
+	struct rmsg_region *r;
+	int ret;
+
+	r = kzalloc(sizeof(*r), RMSG_GFP_CHARGED);
+	if (!r)
+		return ERR_PTR(-ENOMEM);
+	kref_init(&r->ref);
+	atomic_set(&r->busy, 0);
+	r->addr = addr;
+	r->len = len;
+	r->writable = writable;
+	r->npages = rmsg_span_pages(addr, len);
+	r->pages = kvmalloc_array(r->npages, sizeof(*r->pages),
+				  RMSG_GFP_CHARGED);
+	if (!r->pages) {
+		ret = -ENOMEM;
+		goto free;
+	}
+	ret = rmsg_region_charge(mm, r->npages, limit);
+	if (ret)
+		goto free;
+	ret = rmsg_region_pin_pages(r, mm);
+	if (ret) {
+		rmsg_region_uncharge(mm, r->npages);
+		goto free;
+	}
+	/* From here on the region is whole and only its release undoes it. */
+	mmgrab(mm);
+	r->mm = mm;
+	atomic_long_inc(&rmsg_live[RMSG_LIVE_REGIONS]);
+	atomic_long_add(r->npages, &rmsg_live[RMSG_LIVE_REGION_PAGES]);
+	return r;
+
+free:
+	kvfree(r->pages);
+	kfree(r);
+	return ERR_PTR(ret);
 }
 
 /**
@@ -198,39 +280,13 @@ long rmsg_region_reg(struct rmsg_endpoint *ep, void __user *uarg)
 	if (!reg.len || reg.len > RMSG_REG_MAX_LEN ||
 	    reg.addr + reg.len < reg.addr)
 		return -EINVAL;
-	if (reg.addr != (unsigned long)reg.addr ||
-	    PAGE_ALIGN(reg.addr + reg.len) < reg.addr + reg.len ||
-	    !access_ok(u64_to_user_ptr(reg.addr), reg.len) || !mm)
+	if (!rmsg_span_ok(reg.addr, reg.len) || !mm)
 		return -EFAULT;
 
-	r = kzalloc(sizeof(*r), RMSG_GFP_CHARGED);
-	if (!r)
-		return -ENOMEM;
-	kref_init(&r->ref);
-	atomic_set(&r->busy, 0);
-	r->addr = reg.addr;
-	r->len = reg.len;
-	r->npages = rmsg_span_pages(reg.addr, reg.len);
-	r->pages = kvmalloc_array(r->npages, sizeof(*r->pages),
-				  RMSG_GFP_CHARGED);
-	if (!r->pages) {
-		ret = -ENOMEM;
-		goto free;
-	}
-	ret = rmsg_region_charge(mm, r->npages);
-	if (ret)
-		goto free;
-	ret = rmsg_region_pin(r);
-	if (ret) {
-		rmsg_region_uncharge(mm, r->npages);
-		goto free;
-	}
-	/* From here on the region is whole and only its release undoes it. */
-	mmgrab(mm);
-	r->mm = mm;
-	atomic_long_inc(&rmsg_live[RMSG_LIVE_REGIONS]);
-	atomic_long_add(r->npages, &rmsg_live[RMSG_LIVE_REGION_PAGES]);
-
+	r = rmsg_region_make(mm, reg.addr, reg.len, true,
+			     rmsg_region_pin_limit());
+	if (IS_ERR(r))
+		return PTR_ERR(r);
 	ret = xa_alloc(&ep->regions, &handle, r, xa_limit_32b,
 		       RMSG_GFP_CHARGED);
 	if (ret) {
@@ -246,11 +302,6 @@ long rmsg_region_reg(struct rmsg_endpoint *ep, void __user *uarg)
 		return -EFAULT;
 	}
 	return 0;
-
-free:
-	kvfree(r->pages);
-	kfree(r);
-	return ret;
 }
 
 /**
@@ -311,6 +362,33 @@ struct rmsg_region *rmsg_region_get(struct rmsg_endpoint *ep, u32 handle,
 		kref_get(&r->ref);
 	}
 	xa_unlock(&ep->regions);
+	return r;
+}
+
+struct rmsg_region *rmsg_region_pin(struct rmsg_endpoint *ep, u64 addr,
+				    u64 len, bool writable)
+{
+	struct mm_struct *mm = current->mm;
+	unsigned long limit = ep->pin_limit;
+	struct rmsg_region *r;
+
+	if (!len)
+		return ERR_PTR(-EINVAL);
+	if (!rmsg_span_ok(addr, len))
+		return ERR_PTR(-EFAULT);
+	if (mm) {
+		limit = rmsg_region_pin_limit();
+	} else {
+		/* The poller: its starter's memory, while that lives. */
+		mm = ep->pin_mm;
+		if (!mm || !mmget_not_zero(mm))
+			return ERR_PTR(-EFAULT);
+	}
+	r = rmsg_region_make(mm, addr, len, writable, limit);
+	if (mm != current->mm)
+		mmput(mm);
+	if (!IS_ERR(r))
+		atomic_set(&r->busy, 1);
 	return r;
 }
 

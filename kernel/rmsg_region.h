@@ -21,6 +21,9 @@ struct rmsg_region;
 void rmsg_regions_init(struct rmsg_endpoint *ep);
 void rmsg_regions_release(struct rmsg_endpoint *ep);
 
+/* current's RLIMIT_MEMLOCK in pages, ULONG_MAX with CAP_IPC_LOCK. */
+unsigned long rmsg_region_pin_limit(void);
+
 /* The ioctls. */
 long rmsg_region_reg(struct rmsg_endpoint *ep, void __user *uarg);
 long rmsg_region_dereg(struct rmsg_endpoint *ep, void __user *uarg);
@@ -41,6 +44,27 @@ long rmsg_region_dereg(struct rmsg_endpoint *ep, void __user *uarg);
  */
 struct rmsg_region *rmsg_region_get(struct rmsg_endpoint *ep, u32 handle,
 				    u64 addr, u64 len);
+
+/**
+ * rmsg_region_pin() - pin memory in no region for one transfer
+ * @ep: the endpoint
+ * @addr: first byte, a program address, untrusted
+ * @len: bytes, untrusted
+ * @writable: the transfer writes the memory (a receive's sink); a send
+ *	may come from read-only memory
+ *
+ * The memory is current's, or for the endpoint's poller (a kernel thread
+ * with none) that of the task that started it. The pages are charged
+ * against its RLIMIT_MEMLOCK as RMSG_IOC_REG's are, and stay pinned until
+ * the transfer's rmsg_region_put(), even if the program unmaps them
+ * meanwhile. May sleep (page faults); called under ep->lock.
+ *
+ * Return: a region, busy, that rmsg_region_put() unpins; ERR_PTR(-EINVAL)
+ * for @len 0, ERR_PTR(-EFAULT) for memory not mapped (writable), -ENOMEM
+ * over RLIMIT_MEMLOCK or without memory, -EINTR for a fatal signal.
+ */
+struct rmsg_region *rmsg_region_pin(struct rmsg_endpoint *ep, u64 addr,
+				    u64 len, bool writable);
 
 /*
  * The transfer is over: the region is no longer busy on its account. May

@@ -153,7 +153,10 @@ int rmsg_rndv_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 				       ch->rndv.seg_shift);
 	if (rmsg_rts_size(nseg) > ch->max_msg || nseg > rmsg_rndv_mrs_max)
 		return -EMSGSIZE;
-	region = rmsg_region_get(ep, sqe->region, sqe->addr, sqe->len);
+	/* Region 0: memory in none, pinned for this transfer only. */
+	region = sqe->region ?
+		rmsg_region_get(ep, sqe->region, sqe->addr, sqe->len) :
+		rmsg_region_pin(ep, sqe->addr, sqe->len, false);
 	if (IS_ERR(region))
 		return PTR_ERR(region);
 	t = kzalloc(sizeof(*t), RMSG_GFP_CHARGED);
@@ -591,7 +594,10 @@ int rmsg_rndv_recv(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 	if (r->rx_answer - r->rx_oldest >= RMSG_RNDV_WINDOW)
 		return -EINVAL;
 	if (!discard) {
-		region = rmsg_region_get(ep, sqe->region, sqe->addr, sqe->len);
+		region = sqe->region ?
+			rmsg_region_get(ep, sqe->region, sqe->addr,
+					sqe->len) :
+			rmsg_region_pin(ep, sqe->addr, sqe->len, true);
 		if (IS_ERR(region))
 			return PTR_ERR(region);
 	}

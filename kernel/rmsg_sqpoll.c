@@ -23,7 +23,7 @@
  * file open.
  *
  * Layer (Documentation/design.rst, "Layers"): of the module's files it
- * calls only these, all below it: rmsg_sq.c.
+ * calls only these, all below it: rmsg_region.c and rmsg_sq.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -35,6 +35,7 @@
 
 #include "rmsg.h"
 #include "rmsg_cq.h"
+#include "rmsg_region.h"
 
 /* SQEs taken per pass, so that the submit mutex is not held too long. */
 #define RMSG_SQPOLL_BATCH	256
@@ -155,11 +156,17 @@ int rmsg_sqpoll_start(struct rmsg_endpoint *ep, u32 idle_ms)
 	init_waitqueue_head(&sqp->wq);
 	atomic_set(&sqp->wake, 0);
 	sqp->idle = msecs_to_jiffies(idle_ms ?: RMSG_SQPOLL_IDLE_DEFAULT_MS);
+	/* Transfers from memory in no region pin the starter's (rmsg_region.c). */
+	mmgrab(current->mm);
+	ep->pin_mm = current->mm;
+	ep->pin_limit = rmsg_region_pin_limit();
 	/* Awake from the start: the program need not enter. */
 	WRITE_ONCE(*ep->sq.flags, 0);
 	task = kthread_run(rmsg_sqpoll_thread, sqp, "rmsg-sqp/%d",
 			   task_tgid_nr(current));
 	if (IS_ERR(task)) {
+		mmdrop(ep->pin_mm);
+		ep->pin_mm = NULL;
 		kfree(sqp);
 		return PTR_ERR(task);
 	}
@@ -177,6 +184,8 @@ void rmsg_sqpoll_stop(struct rmsg_endpoint *ep)
 		return;
 	kthread_stop(sqp->task);
 	ep->sqpoll = NULL;
+	mmdrop(ep->pin_mm);
+	ep->pin_mm = NULL;
 	kfree(sqp);
 }
 

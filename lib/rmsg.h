@@ -475,14 +475,23 @@ int rmsg_channel_max_msg(struct rmsg_ep *ep, uint32_t channel);
  * When @len is at least rmsg_ep_rndv_threshold(), or above the channel's
  * largest eager message (unless the threshold is SIZE_MAX), and
  * @buf..@buf+@len lies in a region registered with rmsg_reg() on @ep, the
- * message goes as rmsg_send_zc() with flags 0 instead: @buf belongs to the transfer until
- * its completion event, which may come after those of later sends. With
- * no region registered nothing changes.
+ * message goes as rmsg_send_zc() with flags 0 instead: @buf belongs to
+ * the transfer until its completion event, which may come after those of
+ * later sends.
+ *
+ * A message too large for eager from memory in no region goes zero copy
+ * too, up to RMSG_RNDV_MAX_LEN: the kernel pins its pages for this send
+ * only (RMSG_FEAT_RNDV_PIN; charged to RLIMIT_MEMLOCK while in flight),
+ * and @buf again belongs to the transfer until its completion event.
+ * Freeing it meanwhile is safe (the pinned pages outlive the mapping) but
+ * sends what they held.
  *
  * Return: 0; -EAGAIN when the send area or the SQ is full, or
  * RMSG_CHAN_MAX_PENDING sends of the channel wait for completion (call
  * rmsg_ep_progress() or rmsg_ep_wait()); -EMSGSIZE; -ENOTCONN (not open,
- * or closed); -ENOBUFS (the endpoint has no send area).
+ * or closed); -ENOBUFS (the endpoint has no send area). A zero-copy send
+ * of pinned pages completes with -ENOMEM over RLIMIT_MEMLOCK, -EFAULT for
+ * memory not mapped.
  */
 int rmsg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
 	      size_t len, uint64_t user_data);
@@ -707,7 +716,8 @@ int rmsg_ep_set_timeout(struct rmsg_ep *ep, int timeout_ms);
  * @msg: an RMSG_MSG_RNDV message from rmsg_peek() or rmsg_peek_any(),
  *	not released yet
  * @buf: where its bytes go: inside one region registered with rmsg_reg()
- *	on @ep
+ *	on @ep, or any writable memory, whose pages the kernel then pins
+ *	for this receive only (RMSG_FEAT_RNDV_PIN)
  * @room: bytes at @buf
  * @user_data: for the completion event
  *
@@ -719,9 +729,11 @@ int rmsg_ep_set_timeout(struct rmsg_ep *ep, int timeout_ms);
  *
  * Return: 0; -EMSGSIZE when @room < msg->len (nothing answered: receive
  * again or discard); -EFAULT when @buf..@buf+@room is not inside one
- * region; -EINVAL for an eager message, one answered already, or one
- * whose channel has an earlier rendezvous message unanswered; -EAGAIN
- * when the SQ is full; -ENOTCONN when the channel is gone.
+ * region (without RMSG_FEAT_RNDV_PIN); -EINVAL for an eager message, one
+ * answered already, or one whose channel has an earlier rendezvous
+ * message unanswered; -EAGAIN when the SQ is full; -ENOTCONN when the
+ * channel is gone. Pinned pages: the completion has res -ENOMEM over
+ * RLIMIT_MEMLOCK, -EFAULT for memory not mapped writable.
  */
 int rmsg_recv_into(struct rmsg_ep *ep, const struct rmsg_msg *msg, void *buf,
 		   size_t room, uint64_t user_data);
@@ -742,7 +754,9 @@ int rmsg_discard(struct rmsg_ep *ep, const struct rmsg_msg *msg);
  * rmsg_send_zc() - send a message zero copy (rendezvous)
  * @ep: the endpoint
  * @channel: an open channel
- * @buf: the message, inside one region registered with rmsg_reg() on @ep
+ * @buf: the message, inside one region registered with rmsg_reg() on @ep,
+ *	or in any readable memory, whose pages the kernel then pins for this
+ *	send only (RMSG_FEAT_RNDV_PIN)
  * @len: its bytes, 1 to RMSG_RNDV_MAX_LEN
  * @flags: 0, or RMSG_ZC_PUT
  * @user_data: for the completion event
@@ -753,8 +767,8 @@ int rmsg_discard(struct rmsg_ep *ep, const struct rmsg_msg *msg);
  * discarded the message; or the channel's error). The message keeps its
  * place in the channel's order.
  *
- * Return: 0; -EFAULT when @buf..@buf+@len is not inside one region;
- * -EMSGSIZE; -EINVAL for unknown @flags; -EOPNOTSUPP without
+ * Return: 0; -EFAULT when @buf..@buf+@len is not inside one region (without
+ * RMSG_FEAT_RNDV_PIN); -EMSGSIZE; -EINVAL for unknown @flags; -EOPNOTSUPP without
  * RMSG_FEAT_RNDV; or what rmsg_send() returns (-EAGAIN, -ENOTCONN).
  */
 int rmsg_send_zc(struct rmsg_ep *ep, uint32_t channel, const void *buf,

@@ -808,6 +808,17 @@ static int rmsg_msg_send_once(struct rmsg_ep *ep, uint32_t channel,
 				   handle);
 		goto out;
 	}
+	/*
+	 * Too large for eager, in no region: zero copy all the same, from
+	 * pages the kernel pins for this send only (handle 0).
+	 */
+	if (len <= RMSG_RNDV_MAX_LEN && (d->features & RMSG_FEAT_RNDV_PIN) &&
+	    (long long)len > rmsg_lib_max_msg(d, channel) &&
+	    rmsg_lib_max_msg(d, channel) >= 0) {
+		rmsg_resv_drop(d);
+		ret = rmsg_rv_send(ep, channel, buf, len, 0, user_data, 0);
+		goto out;
+	}
 	ret = rmsg_send_check(d, channel, len);
 	if (ret)
 		goto out;

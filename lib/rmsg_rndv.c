@@ -102,13 +102,17 @@ void rmsg_rv_free(struct rmsg_ep *ep)
 	free(d->ops);
 }
 
-/* Whether @buf..@buf+@len lies in one region; its handle in *@handle. */
+/*
+ * Whether @buf..@buf+@len lies in one region; its handle in *@handle, else
+ * 0 (for the kernel: pin it for one transfer, RMSG_FEAT_RNDV_PIN).
+ */
 bool rmsg_rv_region_of(struct rmsg_ep_data *d, const void *buf, size_t len,
 		       __u32 *handle)
 {
 	uintptr_t a = (uintptr_t)buf;
 	__u32 i;
 
+	*handle = 0;	/* none: the kernel's pin-for-one-transfer */
 	for (i = 0; i < d->nregs; i++) {
 		const struct rmsg_rv_region *r = &d->regs[i];
 
@@ -447,7 +451,9 @@ int rmsg_send_zc(struct rmsg_ep *ep, uint32_t channel, const void *buf,
 	if (!len || len > RMSG_RNDV_MAX_LEN)
 		return -EMSGSIZE;
 	rmsg_lock(d);
-	if (!rmsg_rv_region_of(d, buf, len, &handle))
+	/* In no region: the kernel pins it for this send (handle 0). */
+	if (!rmsg_rv_region_of(d, buf, len, &handle) &&
+	    !(d->features & RMSG_FEAT_RNDV_PIN))
 		ret = -EFAULT;
 	else
 		ret = rmsg_rv_send(ep, channel, buf, len, flags, user_data,
@@ -530,7 +536,8 @@ int rmsg_recv_into(struct rmsg_ep *ep, const struct rmsg_msg *msg, void *buf,
 		ret = -EMSGSIZE;
 		goto out;
 	}
-	if (!rmsg_rv_region_of(d, buf, room, &handle)) {
+	if (!rmsg_rv_region_of(d, buf, room, &handle) &&
+	    !(d->features & RMSG_FEAT_RNDV_PIN)) {
 		ret = -EFAULT;
 		goto out;
 	}

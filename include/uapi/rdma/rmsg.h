@@ -50,6 +50,8 @@
 #define RMSG_FEAT_CHAN_OPTS	(1ULL << 11)
 /* rmsg_ep_stats.enters counts RMSG_IOC_ENTER */
 #define RMSG_FEAT_ENTER_COUNT	(1ULL << 12)
+/* SEND_RNDV, RECV_RNDV with region 0: memory pinned for the transfer only */
+#define RMSG_FEAT_RNDV_PIN	(1ULL << 13)
 
 /**
  * struct rmsg_version - RMSG_IOC_VERSION argument
@@ -450,8 +452,9 @@ enum rmsg_op {
  * @user_data: copied into the operation's CQE
  * @addr: user pointer to the operation's buffer (unused by NOP, zero)
  * @len: bytes at @addr (unused by NOP, zero)
- * @region: SEND_RNDV, RECV_RNDV: handle of the region @addr lies in;
- *	zero for the others
+ * @region: SEND_RNDV, RECV_RNDV: handle of the region @addr lies in, or
+ *	0 for memory in no region, which the kernel pins for the transfer's
+ *	life only (RMSG_FEAT_RNDV_PIN); zero for the others
  * @aux: RECV_RNDV: the cookie of the rendezvous message answered; zero for
  *	the others
  * @resv: must be zero
