@@ -480,7 +480,8 @@ int rmsg_channel_max_msg(struct rmsg_ep *ep, uint32_t channel);
  * later sends.
  *
  * A message too large for eager from memory in no region goes zero copy
- * too, up to RMSG_RNDV_MAX_LEN: the kernel pins its pages for this send
+ * too (unless the threshold is SIZE_MAX), up to RMSG_RNDV_MAX_LEN: the
+ * kernel pins its pages for this send
  * only (RMSG_FEAT_RNDV_PIN; charged to RLIMIT_MEMLOCK while in flight),
  * and @buf again belongs to the transfer until its completion event.
  * Freeing it meanwhile is safe (the pinned pages outlive the mapping) but

@@ -813,6 +813,7 @@ static int rmsg_msg_send_once(struct rmsg_ep *ep, uint32_t channel,
 	 * pages the kernel pins for this send only (handle 0).
 	 */
 	if (len <= RMSG_RNDV_MAX_LEN && (d->features & RMSG_FEAT_RNDV_PIN) &&
+	    d->rv_thresh != SIZE_MAX &&
 	    (long long)len > rmsg_lib_max_msg(d, channel) &&
 	    rmsg_lib_max_msg(d, channel) >= 0) {
 		rmsg_resv_drop(d);

@@ -10,10 +10,13 @@
  * twice: arrival flags written by the device, and the write-with-immediate
  * fallback forced.
  */
+#include <linux/capability.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 
 #include "kselftest_harness.h"
 #include "rmsg_test.h"
@@ -191,13 +194,15 @@ static int send_wait(struct pair *p, const void *buf, size_t len, uint64_t ud)
 	}
 }
 
-static int open_side(struct side *s)
+static int open_side(struct side *s, bool region)
 {
 	int ret = rmsg_ep_open(&s->ep, 256, 1024);
 
 	if (ret)
 		return ret;
 	s->open = true;
+	if (!region)
+		return 0;
 	s->mem = mmap(NULL, REGION, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (s->mem == MAP_FAILED) {
@@ -216,8 +221,8 @@ static void close_side(struct side *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* Open both endpoints and connect b to a. */
-static bool pair_open(struct pair *p)
+/* Open both endpoints, each with a region if @region, and connect b to a. */
+static bool pair_open_how(struct pair *p, bool region)
 {
 	struct sockaddr_in addr;
 	struct rmsg_event ev;
@@ -225,9 +230,9 @@ static bool pair_open(struct pair *p)
 
 	if (!rmsg_local_addr(&addr, 0))
 		return fail("RMSG_LOCAL_ADDR not set");
-	ret = open_side(&p->a);
+	ret = open_side(&p->a, region);
 	if (!ret)
-		ret = open_side(&p->b);
+		ret = open_side(&p->b, region);
 	if (ret)
 		return fail("opening an endpoint: %d", ret);
 	ret = rmsg_ep_listen(&p->a.ep, (struct sockaddr *)&addr, sizeof(addr),
@@ -249,6 +254,11 @@ static bool pair_open(struct pair *p)
 		return fail("ACCEPTED: res %d", ev.res);
 	p->a.ch = ev.channel;
 	return true;
+}
+
+static bool pair_open(struct pair *p)
+{
+	return pair_open_how(p, true);
 }
 
 static void pair_close(struct pair *p)
@@ -416,7 +426,7 @@ TEST_F_TIMEOUT(lrndv, send_picks_by_threshold, 600)
 	ASSERT_TRUE(xfer(p, seq++, GUARD + 3, GUARD, max, RMSG_MSG_RNDV))
 		TH_LOG("%s", why);
 
-	/* Not in a region: eager whatever the size, -EMSGSIZE beyond. */
+	/* Not in a region: eager up to the eager maximum. */
 	heap = malloc((size_t)max + 1);
 	ASSERT_NE(NULL, heap);
 	fill(heap, 77, max);
@@ -429,11 +439,7 @@ TEST_F_TIMEOUT(lrndv, send_picks_by_threshold, 600)
 	ASSERT_TRUE(wait_ev(p, &p->b, RMSG_CQE_OP, 77, &ev, EVENT_TIMEOUT_MS))
 		TH_LOG("%s", why);
 	ASSERT_EQ(0, ev.res);
-	ASSERT_EQ(-EMSGSIZE, rmsg_send(&p->b.ep, p->b.ch, heap, max + 1, 78));
 	free(heap);
-	/* A span that leaves the region is not in it: eager, too large. */
-	ASSERT_EQ(-EMSGSIZE, rmsg_send(&p->b.ep, p->b.ch,
-				       p->b.mem + REGION - 100000, 200000, 79));
 	/* A threshold above the eager maximum: too large goes rendezvous. */
 	ASSERT_EQ(0, rmsg_ep_set_rndv_threshold(&p->b.ep, max + 1000));
 	ASSERT_TRUE(xfer(p, seq++, GUARD, GUARD, max, RMSG_MSG_EAGER))
@@ -772,6 +778,302 @@ TEST_F_TIMEOUT(lrndv, recv_copy_path, 300)
 	TH_LOG("%u waits for %d rendezvous copies", waits, 4);
 	ASSERT_EQ(-EAGAIN, rmsg_recv(&p->a.ep, p->a.ch, buf, cap));
 	free(buf);
+}
+
+/*
+ * Memory in no region (RMSG_FEAT_RNDV_PIN): @tx sends @len bytes of
+ * pattern @seq from malloc() memory at an odd offset with rmsg_send() (or
+ * rmsg_send_zc() when @zc, RPut for ZC_PUT); @rx
+ * takes it eager, or receives it with rmsg_recv_into() into malloc()
+ * memory between guards. Both completions and every byte are checked.
+ */
+static bool xfer_plain(struct pair *p, struct side *tx, struct side *rx,
+		       unsigned int seq, size_t len, int zc)
+{
+	uint64_t ud = 0x91000000ULL + seq, rud = 0x92000000ULL + seq;
+	int max = rmsg_channel_max_msg(&tx->ep, tx->ch);
+	unsigned char *src = malloc(len + 3), *dst = malloc(len + 2 * GUARD);
+	long deadline = rmsg_now_ms() + XFER_TIMEOUT_MS;
+	unsigned int kind = zc || (long)len > max ? RMSG_MSG_RNDV :
+						   RMSG_MSG_EAGER;
+	struct rmsg_event ev;
+	struct rmsg_msg m;
+	bool ok = false;
+	int ret;
+
+	if (!src || !dst || max <= 0) {
+		fail("malloc of %zu bytes, or eager maximum %d", len, max);
+		goto out;
+	}
+	fill(src + 3, seq, len);
+	memset(dst, 0xee, len + 2 * GUARD);
+	while ((ret = zc ? rmsg_send_zc(&tx->ep, tx->ch, src + 3, len,
+					zc == ZC_PUT ? RMSG_ZC_PUT : 0, ud) :
+			   rmsg_send(&tx->ep, tx->ch, src + 3, len, ud)) ==
+	       -EAGAIN && rmsg_now_ms() < deadline)
+		if (!pump(&p->a) || !pump(&p->b))
+			goto out;
+	if (ret) {
+		fail("rmsg_send of %zu bytes in no region: %d", len, ret);
+		goto out;
+	}
+	while ((ret = rmsg_peek(&rx->ep, rx->ch, &m)) == -EAGAIN &&
+	       rmsg_now_ms() < deadline)
+		if (!pump(&p->a) || !pump(&p->b))
+			goto out;
+	if (ret || m.kind != kind || m.len != len) {
+		fail("%zu bytes: peek %d, kind %u len %u, expected kind %u",
+		     len, ret, m.kind, m.len, kind);
+		goto out;
+	}
+	if (kind == RMSG_MSG_EAGER) {
+		if (!check(m.data, seq, len))
+			goto out;
+	} else {
+		ret = rmsg_recv_into(&rx->ep, &m, dst + GUARD, len, rud);
+		if (ret) {
+			fail("rmsg_recv_into(%zu bytes), no region: %d", len,
+			     ret);
+			goto out;
+		}
+	}
+	if (rmsg_release(&rx->ep, &m)) {
+		fail("rmsg_release");
+		goto out;
+	}
+	if (kind == RMSG_MSG_RNDV) {
+		if (!wait_ev(p, rx, RMSG_CQE_OP, rud, &ev, XFER_TIMEOUT_MS))
+			goto out;
+		if (ev.res || ev.len != len) {
+			fail("receive event: res %d len %u", ev.res, ev.len);
+			goto out;
+		}
+		if (!check(dst + GUARD, seq, len) ||
+		    !check_guards(dst + GUARD, len, 0xee))
+			goto out;
+	}
+	if (!wait_ev(p, tx, RMSG_CQE_OP, ud, &ev, XFER_TIMEOUT_MS))
+		goto out;
+	if (ev.res || ev.len != len) {
+		fail("send event of %zu bytes: res %d len %u", len, ev.res,
+		     ev.len);
+		goto out;
+	}
+	ok = true;
+out:
+	free(src);
+	free(dst);
+	return ok;
+}
+
+static bool pin_supported(struct side *s)
+{
+	struct rmsg_version ver;
+
+	return !rmsg_query_version(s->ep.fd, &ver) &&
+	       (ver.features & RMSG_FEAT_RNDV_PIN);
+}
+
+/*
+ * Any size from and into malloc() memory, both ways: eager up to the
+ * eager maximum, zero copy from pages pinned for the transfer above it,
+ * up to 64 MiB; pinned memory goes back after each.
+ */
+TEST_F_TIMEOUT(lrndv, plain_memory_sizes, 900)
+{
+	struct pair *p = &self->p;
+	int max = rmsg_channel_max_msg(&p->b.ep, p->b.ch);
+	long pin0 = rmsg_vmpin_kb(), pins0 = rmsg_pins();
+	size_t sizes[] = {
+		0, 1, 4000, max, max + 1, (100U << 10) + 7, 1U << 20,
+		(16U << 20) + 5, 64U << 20,
+	};
+	unsigned int i, seq = 100;
+
+	if (!pin_supported(&p->b))
+		SKIP(return, "the module does not announce RMSG_FEAT_RNDV_PIN");
+	ASSERT_LT(0, max);
+	ASSERT_LE(0, pin0);
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		ASSERT_TRUE(xfer_plain(p, &p->b, &p->a, seq++, sizes[i], 0))
+			TH_LOG("b to a: %s", why);
+		ASSERT_TRUE(xfer_plain(p, &p->a, &p->b, seq++, sizes[i], 0))
+			TH_LOG("a to b: %s", why);
+		EXPECT_EQ(pin0, rmsg_vmpin_kb()) TH_LOG("%zu bytes", sizes[i]);
+		EXPECT_TRUE(rmsg_pins_are(pins0, 0)) TH_LOG("%zu bytes",
+							    sizes[i]);
+	}
+	/* rmsg_send_zc() from memory in no region: the same path, RPut too. */
+	ASSERT_TRUE(xfer_plain(p, &p->b, &p->a, seq++, 3U << 20, 1))
+		TH_LOG("%s", why);
+	ASSERT_TRUE(xfer_plain(p, &p->b, &p->a, seq++, 100, ZC_PUT))
+		TH_LOG("%s", why);
+	EXPECT_EQ(pin0, rmsg_vmpin_kb());
+}
+
+/* Drop CAP_IPC_LOCK: RLIMIT_MEMLOCK then holds for pinned pages. */
+static int drop_ipc_lock(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2];
+	unsigned int i = CAP_IPC_LOCK / 32, bit = 1U << (CAP_IPC_LOCK % 32);
+
+	if (syscall(SYS_capget, &h, d))
+		return -errno;
+	d[i].effective &= ~bit;
+	d[i].permitted &= ~bit;
+	d[i].inheritable &= ~bit;
+	return syscall(SYS_capset, &h, d) ? -errno : 0;
+}
+
+/*
+ * Without CAP_IPC_LOCK, in a child with a 16 MiB RLIMIT_MEMLOCK and no
+ * region: a 32 MiB send from memory in no region completes with -ENOMEM
+ * and leaves nothing charged; 4 MiB both ways (8 MiB pinned at once in
+ * this process) goes through. Returns 0, or the step that failed.
+ */
+static int memlock_child(void)
+{
+	struct rlimit rl = { .rlim_cur = 16U << 20, .rlim_max = 16U << 20 };
+	size_t big = 32U << 20;
+	struct rmsg_event ev;
+	struct pair p = {};
+	unsigned char *buf;
+	long pin0;
+
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) || drop_ipc_lock())
+		return 1;
+	pin0 = rmsg_vmpin_kb();
+	if (pin0 < 0 || !pair_open_how(&p, false))
+		return 2;
+	if (!pin_supported(&p.b))
+		return 0;
+	buf = malloc(big);
+	if (!buf)
+		return 3;
+	memset(buf, 1, big);
+	if (send_wait(&p, buf, big, 7))
+		return 4;
+	if (!wait_ev(&p, &p.b, RMSG_CQE_OP, 7, &ev, EVENT_TIMEOUT_MS))
+		return 5;
+	if (ev.res != -ENOMEM)
+		return 6;
+	if (rmsg_vmpin_kb() != pin0)
+		return 7;
+	if (!xfer_plain(&p, &p.b, &p.a, 8, 4U << 20, 0))
+		return 8;
+	if (rmsg_vmpin_kb() != pin0)
+		return 9;
+	free(buf);
+	pair_close(&p);
+	return 0;
+}
+
+/* Only for its timeout: a child with a pair of its own. */
+FIXTURE(plain) {
+	int unused;
+};
+
+FIXTURE_SETUP(plain)
+{
+}
+
+FIXTURE_TEARDOWN(plain)
+{
+}
+
+TEST_F_TIMEOUT(plain, memlock, 300)
+{
+	struct sockaddr_in addr;
+	long pins0 = rmsg_pins();
+	int status;
+	pid_t pid;
+
+	if (!rmsg_local_addr(&addr, 0))
+		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
+	if (!rndv_supported())
+		SKIP(return, "the module does not announce RMSG_FEAT_RNDV");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		status = memlock_child();
+		if (status)
+			fprintf(stderr, "# step %d: %s\n", status, why);
+		_exit(status);
+	}
+	EXPECT_EQ(0, rmsg_child_status(pid)) TH_LOG("the child failed a step");
+	EXPECT_TRUE(rmsg_pins_are(pins0, 0));
+}
+
+/*
+ * The program unmaps its buffer while the send is in flight: the pinned
+ * pages outlive the mapping, the peer gets the bytes they held, nothing
+ * leaks. A sink in read-only memory is refused (-EFAULT in the receive's
+ * event, the message still to answer); a source in read-only memory is
+ * fine.
+ */
+TEST_F_TIMEOUT(lrndv, plain_memory_unmapped_and_read_only, 600)
+{
+	struct pair *p = &self->p;
+	size_t len = 8U << 20;
+	long pin0 = rmsg_vmpin_kb(), pins0 = rmsg_pins();
+	unsigned char *src, *dst;
+	struct rmsg_event ev;
+	struct rmsg_msg m;
+
+	if (!pin_supported(&p->b))
+		SKIP(return, "the module does not announce RMSG_FEAT_RNDV_PIN");
+	src = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	dst = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, src);
+	ASSERT_NE(MAP_FAILED, dst);
+	fill(src, 41, len);
+	ASSERT_EQ(0, send_wait(p, src, len, 41));
+	/* The kernel took the SQE (and pinned) once the event can come. */
+	ASSERT_TRUE(next_msg(p, &m, EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
+	ASSERT_EQ(RMSG_MSG_RNDV, m.kind);
+	ASSERT_EQ(0, munmap(src, len));
+	/* Read-only: refused for the sink, and the message stays to answer. */
+	ASSERT_EQ(0, mprotect(dst, len, PROT_READ));
+	ASSERT_EQ(0, rmsg_recv_into(&p->a.ep, &m, dst, len, 42));
+	ASSERT_TRUE(wait_ev(p, &p->a, RMSG_CQE_OP, 42, &ev, EVENT_TIMEOUT_MS))
+		TH_LOG("%s", why);
+	EXPECT_EQ(-EFAULT, ev.res);
+	ASSERT_EQ(0, mprotect(dst, len, PROT_READ | PROT_WRITE));
+	ASSERT_EQ(0, rmsg_recv_into(&p->a.ep, &m, dst, len, 43));
+	ASSERT_EQ(0, rmsg_release(&p->a.ep, &m));
+	ASSERT_TRUE(wait_ev(p, &p->a, RMSG_CQE_OP, 43, &ev, XFER_TIMEOUT_MS))
+		TH_LOG("%s", why);
+	ASSERT_EQ(0, ev.res);
+	EXPECT_TRUE(check(dst, 41, len)) TH_LOG("%s", why);
+	ASSERT_TRUE(wait_ev(p, &p->b, RMSG_CQE_OP, 41, &ev, XFER_TIMEOUT_MS))
+		TH_LOG("%s", why);
+	EXPECT_EQ(0, ev.res);
+	EXPECT_EQ(pin0, rmsg_vmpin_kb());
+	EXPECT_TRUE(rmsg_pins_are(pins0, 0));
+
+	/* A source that is read-only is read all the same. */
+	fill(dst, 44, len);
+	ASSERT_EQ(0, mprotect(dst, len, PROT_READ));
+	ASSERT_EQ(0, send_wait(p, dst, len, 44));
+	ASSERT_TRUE(next_msg(p, &m, EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
+	ASSERT_EQ(RMSG_MSG_RNDV, m.kind);
+	ASSERT_EQ(0, rmsg_recv_into(&p->a.ep, &m, p->a.mem, len, 45));
+	ASSERT_EQ(0, rmsg_release(&p->a.ep, &m));
+	ASSERT_TRUE(wait_ev(p, &p->a, RMSG_CQE_OP, 45, &ev, XFER_TIMEOUT_MS))
+		TH_LOG("%s", why);
+	ASSERT_EQ(0, ev.res);
+	EXPECT_TRUE(check(p->a.mem, 44, len)) TH_LOG("%s", why);
+	ASSERT_TRUE(wait_ev(p, &p->b, RMSG_CQE_OP, 44, &ev, XFER_TIMEOUT_MS))
+		TH_LOG("%s", why);
+	EXPECT_EQ(0, ev.res);
+	munmap(dst, len);
+	EXPECT_EQ(pin0, rmsg_vmpin_kb());
+	EXPECT_TRUE(rmsg_pins_are(pins0, 0));
 }
 
 static bool has(const char *text, const char *want)
