@@ -273,7 +273,8 @@ void *cli_thread(void *arg)
 		w->flags = opt.full_check ? CTL_F_FULL_CHECK : 0;
 		if (opt.reg)
 			w->flags |= CTL_F_REG | (opt.zc ? CTL_F_ZC : 0) |
-				    (opt.put ? CTL_F_PUT : 0);
+				    (opt.put ? CTL_F_PUT : 0) |
+				    (opt.unreg ? CTL_F_UNREG : 0);
 		w->thresh = run_thresh;
 		w->rndv_every = opt.rndv_every;
 		setup_run(w, true, perf_test->pingpong);

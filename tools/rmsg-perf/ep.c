@@ -71,20 +71,26 @@ void open_ep(struct worker *w)
 
 /*
  * The registered region of rendezvous runs: at least @need bytes, grown
- * (registered anew) between runs, when no transfer is using it.
+ * (registered anew) between runs, when no transfer is using it. With
+ * CTL_F_UNREG the same memory is left in no region (handle 0): the kernel
+ * pins each transfer's pages itself.
  */
 void reg_grow(struct worker *w, size_t need)
 {
 	size_t len = (need + (2UL << 20) - 1) & ~((2UL << 20) - 1);
+	bool unreg = w->flags & CTL_F_UNREG;
 	void *p;
 	int ret;
 
-	if (need <= w->reg_len)
+	if (need <= w->reg_len && !w->reg_handle == unreg)
 		return;
-	if (w->reg) {
+	if (w->reg_handle) {
 		ret = rmsg_dereg(&w->ep, w->reg_handle);
 		if (ret)
 			die(w, "rmsg_dereg: %s", strerror(-ret));
+		w->reg_handle = 0;
+	}
+	if (w->reg) {
 		munmap(w->reg, w->reg_len);
 		w->reg = NULL;
 		w->reg_len = 0;
@@ -94,14 +100,18 @@ void reg_grow(struct worker *w, size_t need)
 	if (p == MAP_FAILED)
 		die(w, "mapping %zu bytes for the buffers: %s", len,
 		    strerror(errno));
+	w->reg = p;
+	w->reg_len = len;
+	/* Touched, so that the first transfer does not pay the faults. */
+	memset(p, 0, len);
+	if (unreg)
+		return;
 	ret = rmsg_reg(&w->ep, p, len, &w->reg_handle);
 	if (ret == -ENOMEM)
 		die(w, "registering %zu bytes: %s (pinned memory counts in RLIMIT_MEMLOCK: raise ulimit -l, or lower --reg-mem)",
 		    len, strerror(-ret));
 	if (ret)
 		die(w, "registering %zu bytes: %s", len, strerror(-ret));
-	w->reg = p;
-	w->reg_len = len;
 }
 
 static uint32_t clamp_slots(uint64_t fit, uint32_t most)

@@ -87,6 +87,8 @@ static void print_usage(FILE *out)
 	      "                       default: the library's (RMSG_RNDV_THRESH)\n"
 	      "      --zc             every message with rmsg_send_zc() (rendezvous)\n"
 	      "      --put            RPut (rmsg_send_zc() with RMSG_ZC_PUT); implies --zc\n"
+	      "      --unreg          the same buffers, never registered: the kernel pins\n"
+	      "                       each transfer's pages for it (RMSG_FEAT_RNDV_PIN)\n"
 	      "  -S, --max-size=BYTES -a stops here (64M)\n"
 	      "      --reg-mem=BYTES  registered memory per thread and side (128M)\n"
 	      "\n"
@@ -152,7 +154,8 @@ static uint64_t parse_bytes(const char *s, const char *what, uint64_t min,
 static void parse(int argc, char **argv)
 {
 	enum { OPT_SQPOLL = 256, OPT_JSON, OPT_FULL, OPT_THRESH, OPT_ZC,
-	       OPT_PUT, OPT_REG_MEM, OPT_FAULT, OPT_RNDV_EVERY, OPT_MORE };
+	       OPT_PUT, OPT_REG_MEM, OPT_FAULT, OPT_RNDV_EVERY, OPT_MORE,
+	       OPT_UNREG };
 	static const struct option longopts[] = {
 		{ "size", required_argument, NULL, 's' },
 		{ "all", no_argument, NULL, 'a' },
@@ -171,6 +174,7 @@ static void parse(int argc, char **argv)
 		{ "rndv-thresh", required_argument, NULL, OPT_THRESH },
 		{ "zc", no_argument, NULL, OPT_ZC },
 		{ "put", no_argument, NULL, OPT_PUT },
+		{ "unreg", no_argument, NULL, OPT_UNREG },
 		{ "max-size", required_argument, NULL, 'S' },
 		{ "reg-mem", required_argument, NULL, OPT_REG_MEM },
 		{ "fault", required_argument, NULL, OPT_FAULT },
@@ -204,6 +208,10 @@ static void parse(int argc, char **argv)
 				opt.rndv_thresh = parse_bytes(optarg,
 						"rndv-thresh", 0, UINT64_MAX);
 			opt.thresh_set = true;
+			opt.reg = true;
+			break;
+		case OPT_UNREG:
+			opt.unreg = true;
 			opt.reg = true;
 			break;
 		case OPT_PUT:

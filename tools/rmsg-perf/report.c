@@ -26,6 +26,7 @@ void print_header(void)
 	       !opt.reg ? "eager messages" :
 	       opt.put ? "rmsg_send_zc(RMSG_ZC_PUT), RPut zero copy" :
 	       opt.zc ? "rmsg_send_zc(), RGet zero copy" :
+	       opt.unreg ? "rmsg_send() from memory in no region" :
 	       "rmsg_send() from registered memory",
 	       opt.test == TEST_LAT ?
 	       "ping-pong, half of the round trip" :
@@ -35,8 +36,9 @@ void print_header(void)
 	else if (opt.reg && !opt.zc)
 		printf(" rendezvous threshold: %" PRIu64 " bytes; ", run_thresh);
 	if (opt.reg)
-		printf("%sreceived with rmsg_recv_into() into registered memory\n",
-		       opt.zc ? " " : "");
+		printf("%sreceived with rmsg_recv_into() into %s memory\n",
+		       opt.zc ? " " : "",
+		       opt.unreg ? "pinned-per-transfer" : "registered");
 	printf(" server %s, port %u; %d thread(s) x %d channel(s); ",
 	       opt.server, opt.port, opt.threads, opt.channels);
 	if (opt.block)

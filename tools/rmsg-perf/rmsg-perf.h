@@ -200,6 +200,7 @@ struct options {
 	bool reg;		/* registered buffers, rmsg_send(): see above */
 	bool zc;		/* rmsg_send_zc() for every message */
 	bool put;		/* RPut (RMSG_ZC_PUT) */
+	bool unreg;		/* the buffers in no region (pinned per transfer) */
 	bool thresh_set;
 	uint64_t rndv_thresh;	/* THRESH_NEVER: never automatically */
 	uint32_t max_size;	/* -a stops here (0: the default) */
@@ -248,6 +249,7 @@ enum ctl_type {
 #define CTL_F_REG		(1U << 2)	/* RUN: registered buffers */
 #define CTL_F_ZC		(1U << 3)	/* RUN: rmsg_send_zc() always */
 #define CTL_F_PUT		(1U << 4)	/* RUN: RPut */
+#define CTL_F_UNREG		(1U << 5)	/* RUN: buffers in no region */
 
 #define CTL_CAP_RNDV		(1U << 0)	/* ACK: the flags above */
 
@@ -352,7 +354,7 @@ struct worker {
 	/* The registered region (rendezvous runs), grown as needed. */
 	uint8_t *reg;
 	size_t reg_len;
-	uint32_t reg_handle;
+	uint32_t reg_handle;	/* 0: in no region (CTL_F_UNREG) */
 
 	/* The control protocol's extension (see struct ctl). */
 	size_t ctl_len;

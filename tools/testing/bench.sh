@@ -28,6 +28,8 @@
 #                                         ib_read_lat
 #   rndv-put-bw-rmsg.N, rndv-put-bw-ib.N  RPut streams against ib_write_bw
 #   rndv-put.skip             why the RPut part did not run (when not)
+#   rndv-unreg-rmsg.N,        1 MiB RGet streams from memory in no region
+#   rndv-reg-rmsg.N           and from registered memory, back to back
 #   recover-rmsg.N            rmsg-perf recover: QP errors, repair times
 #   recover-readd-rmsg.N      rmsg-perf recover: rxe0 deleted and made
 #                             again, repair times from its return
@@ -225,6 +227,23 @@ rndv_bw() {
 	done
 }
 
+# 1 MiB RGet streams from memory in no region (pinned per transfer) and
+# from registered memory, one after the other, the order alternating by
+# round: rndv-unreg-rmsg.N and rndv-reg-rmsg.N, for rndv_bw_unreg_1m.
+rndv_unreg_pair() {
+	local r=$1 k
+	for k in $(((r % 2)) $(((r + 1) % 2))); do
+		if [ "$k" = 0 ]; then
+			rmsg_pair "rndv-reg-rmsg.$r" bw -T 120 -- --json -T 120 \
+				-s 1048576 -n 64 -w 0 -W 16 bw || return 1
+		else
+			rmsg_pair "rndv-unreg-rmsg.$r" bw -T 120 -- --json \
+				-T 120 --unreg -s 1048576 -n 64 -w 0 -W 16 bw ||
+				return 1
+		fi
+	done
+}
+
 # Is RPut there? One short stream says; why not goes to rndv-put.skip.
 rput_works() {
 	local log=$out/rndv-put-probe.log
@@ -307,6 +326,8 @@ for r in $(seq "$rounds"); do
 	if want rndv; then
 		log "round $r of $rounds: rendezvous (RGet) streams"
 		rndv_bw rndv-bw ib_read_bw "$r" || status=1
+		log "round $r of $rounds: 1 MiB from memory in no region"
+		rndv_unreg_pair "$r" || status=1
 		log "round $r of $rounds: rendezvous (RGet) latency, 64 KiB"
 		rmsg_pair "rndv-lat-rmsg.$r" lat -T 120 -- --json -T 120 \
 			--zc -s "$rndv_lat_size" -n "$rndv_lat_iters" -w 2 lat ||
