@@ -194,9 +194,16 @@ static int send_wait(struct pair *p, const void *buf, size_t len, uint64_t ud)
 	}
 }
 
-static int open_side(struct side *s, bool region)
+static int open_side(struct side *s, bool region, bool sqpoll)
 {
-	int ret = rmsg_ep_open(&s->ep, 256, 1024);
+	struct rmsg_ep_setup setup = {
+		.sq_entries = 256,
+		.cq_entries = 1024,
+		.flags = RMSG_EP_F_SQPOLL,
+		.send_area_size = RMSG_LIB_SEND_AREA,
+	};
+	int ret = sqpoll ? rmsg_ep_open_setup(&s->ep, &setup) :
+			   rmsg_ep_open(&s->ep, 256, 1024);
 
 	if (ret)
 		return ret;
@@ -221,8 +228,11 @@ static void close_side(struct side *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* Open both endpoints, each with a region if @region, and connect b to a. */
-static bool pair_open_how(struct pair *p, bool region)
+/*
+ * Open both endpoints, each with a region if @region, b with the kernel
+ * poller if @sqpoll, and connect b to a.
+ */
+static bool pair_open_how(struct pair *p, bool region, bool sqpoll)
 {
 	struct sockaddr_in addr;
 	struct rmsg_event ev;
@@ -230,9 +240,9 @@ static bool pair_open_how(struct pair *p, bool region)
 
 	if (!rmsg_local_addr(&addr, 0))
 		return fail("RMSG_LOCAL_ADDR not set");
-	ret = open_side(&p->a, region);
+	ret = open_side(&p->a, region, false);
 	if (!ret)
-		ret = open_side(&p->b, region);
+		ret = open_side(&p->b, region, sqpoll);
 	if (ret)
 		return fail("opening an endpoint: %d", ret);
 	ret = rmsg_ep_listen(&p->a.ep, (struct sockaddr *)&addr, sizeof(addr),
@@ -258,7 +268,7 @@ static bool pair_open_how(struct pair *p, bool region)
 
 static bool pair_open(struct pair *p)
 {
-	return pair_open_how(p, true);
+	return pair_open_how(p, true, false);
 }
 
 static void pair_close(struct pair *p)
@@ -946,7 +956,7 @@ static int memlock_child(void)
 	if (setrlimit(RLIMIT_MEMLOCK, &rl) || drop_ipc_lock())
 		return 1;
 	pin0 = rmsg_vmpin_kb();
-	if (pin0 < 0 || !pair_open_how(&p, false))
+	if (pin0 < 0 || !pair_open_how(&p, false, false))
 		return 2;
 	if (!pin_supported(&p.b))
 		return 0;
@@ -982,6 +992,36 @@ FIXTURE_SETUP(plain)
 
 FIXTURE_TEARDOWN(plain)
 {
+}
+
+/*
+ * With the kernel poller, whose thread has no memory of its own: it pins
+ * the memory of the task that started it, which is this one.
+ */
+TEST_F_TIMEOUT(plain, sqpoll, 300)
+{
+	struct sockaddr_in addr;
+	long pin0 = rmsg_vmpin_kb(), pins0 = rmsg_pins();
+	struct pair p = {};
+
+	if (!rmsg_local_addr(&addr, 0))
+		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
+	if (!rndv_supported())
+		SKIP(return, "the module does not announce RMSG_FEAT_RNDV");
+	ASSERT_TRUE(pair_open_how(&p, false, true)) TH_LOG("%s", why);
+	if (!pin_supported(&p.b)) {
+		pair_close(&p);
+		SKIP(return, "the module does not announce RMSG_FEAT_RNDV_PIN");
+	}
+	EXPECT_TRUE(xfer_plain(&p, &p.b, &p.a, 200, (4U << 20) + 1, 0))
+		TH_LOG("from the poller's side: %s", why);
+	EXPECT_TRUE(xfer_plain(&p, &p.a, &p.b, 201, 1U << 20, 0))
+		TH_LOG("into the poller's side: %s", why);
+	EXPECT_TRUE(xfer_plain(&p, &p.b, &p.a, 202, 5000, ZC_PUT))
+		TH_LOG("RPut from the poller's side: %s", why);
+	pair_close(&p);
+	EXPECT_EQ(pin0, rmsg_vmpin_kb());
+	EXPECT_TRUE(rmsg_pins_are(pins0, 0));
 }
 
 TEST_F_TIMEOUT(plain, memlock, 300)
