@@ -131,10 +131,10 @@ void rmsg_regions_release(struct rmsg_endpoint *ep)
 }
 
 /*
- * Charge @npages to current's mm the way ib_umem_get() does: the counter
- * goes up first, and back down when it passes RLIMIT_MEMLOCK and the
- * caller lacks CAP_IPC_LOCK, so concurrent registrations never exceed the
- * limit together.
+ * Charge @npages to @mm the way ib_umem_get() does: the counter goes up
+ * first, and back down when it passes @limit (pages: the RLIMIT_MEMLOCK of
+ * whoever pins, ULONG_MAX with CAP_IPC_LOCK), so concurrent pins never
+ * exceed the limit together.
  */
 static int rmsg_region_charge(struct mm_struct *mm, unsigned long npages,
 			      unsigned long limit)
