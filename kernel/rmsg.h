@@ -92,7 +92,8 @@ int rmsg_devices_list(struct rmsg_dev_info *out, u32 capacity, u32 *total,
 				 RMSG_FEAT_CHAN_LIST | RMSG_FEAT_FAULT | \
 				 RMSG_FEAT_REPAIR | RMSG_FEAT_STALL_EVENTS | \
 				 RMSG_FEAT_CHAN_ADDR | RMSG_FEAT_CHAN_OPTS | \
-				 RMSG_FEAT_ENTER_COUNT | RMSG_FEAT_RNDV_PIN)
+				 RMSG_FEAT_ENTER_COUNT | RMSG_FEAT_RNDV_PIN | \
+				 RMSG_FEAT_SQPOLL_USER)
 
 /* Flags and reserved fields of the ABI must be zero. */
 static inline bool rmsg_all_zero(const void *p, size_t len)
@@ -294,6 +295,8 @@ int rmsg_user_open(struct rmsg_endpoint *ep);
 void rmsg_user_close(struct rmsg_endpoint *ep);
 bool rmsg_user_chan_add(struct rmsg_endpoint *ep);
 void rmsg_user_chan_del(struct rmsg_endpoint *ep);
+int rmsg_user_sqpoll_add(struct rmsg_endpoint *ep, u32 *idle_ms);
+void rmsg_user_sqpoll_del(struct rmsg_endpoint *ep);
 int rmsg_mlock_charge(struct rmsg_endpoint *ep, unsigned long npages,
 		      struct user_struct **user);
 void rmsg_mlock_uncharge(struct user_struct *user, unsigned long npages);

@@ -196,13 +196,6 @@ long rmsg_ep_setup(struct rmsg_endpoint *ep, void __user *uarg)
 		return -EINVAL;
 	if (p.cq_entries > RMSG_MAX_CQ_ENTRIES)
 		return -EINVAL;
-	/*
-	 * The poller is a kernel thread: the CPU it spins on is charged to
-	 * no cgroup of the caller's, so only who may raise priorities gets
-	 * one.
-	 */
-	if (p.flags & RMSG_EP_F_SQPOLL && !capable(CAP_SYS_NICE))
-		return -EPERM;
 	sq_n = roundup_pow_of_two(p.sq_entries);
 	cq_n = p.cq_entries ? roundup_pow_of_two(p.cq_entries) : 2 * sq_n;
 	if (cq_n < sq_n)

@@ -18,15 +18,20 @@
  * store, so either the poller sees the new SQEs and stays awake, or the
  * program sees NEED_WAKEUP and calls RMSG_IOC_ENTER, which wakes the thread.
  *
+ * It runs in the caller's cgroups at its nice level; callers without
+ * CAP_SYS_NICE are bounded per user (rmsg_user_sqpoll_add()).
+ *
  * The thread only uses the endpoint, never the file: release stops it
  * (kthread_stop()) before the rings are freed, and it does not keep the
  * file open.
  *
  * Layer (Documentation/design.rst, "Layers"): of the module's files it
- * calls only these, all below it: rmsg_region.c and rmsg_sq.c.
+ * calls only these, all below it: rmsg_region.c, rmsg_sq.c and
+ * rmsg_user.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cgroup.h>
 #include <linux/jiffies.h>
 #include <linux/kthread.h>
 #include <linux/sched.h>
@@ -141,17 +146,25 @@ static int rmsg_sqpoll_thread(void *data)
 
 /*
  * Start the poller of @ep, whose rings exist; called under ep->lock. A
- * spinning kernel thread costs a CPU: RMSG_IOC_EP_SETUP lets only callers
- * with CAP_SYS_NICE ask for one.
+ * spinning kernel thread costs a CPU: it runs in the caller's cgroups (its
+ * cpu controller's share and limits apply, as to the vhost workers), at
+ * the caller's nice level, and rmsg_user_sqpoll_add() bounds how many a
+ * user without CAP_SYS_NICE may have and how long they spin idle.
  */
 int rmsg_sqpoll_start(struct rmsg_endpoint *ep, u32 idle_ms)
 {
 	struct rmsg_sqpoll *sqp;
 	struct task_struct *task;
+	int ret;
 
+	ret = rmsg_user_sqpoll_add(ep, &idle_ms);
+	if (ret)
+		return ret;
 	sqp = kzalloc(sizeof(*sqp), RMSG_GFP_CHARGED);
-	if (!sqp)
+	if (!sqp) {
+		rmsg_user_sqpoll_del(ep);
 		return -ENOMEM;
+	}
 	sqp->ep = ep;
 	init_waitqueue_head(&sqp->wq);
 	atomic_set(&sqp->wake, 0);
@@ -162,14 +175,22 @@ int rmsg_sqpoll_start(struct rmsg_endpoint *ep, u32 idle_ms)
 	ep->pin_limit = rmsg_region_pin_limit();
 	/* Awake from the start: the program need not enter. */
 	WRITE_ONCE(*ep->sq.flags, 0);
-	task = kthread_run(rmsg_sqpoll_thread, sqp, "rmsg-sqp/%d",
-			   task_tgid_nr(current));
-	if (IS_ERR(task)) {
+	task = kthread_create(rmsg_sqpoll_thread, sqp, "rmsg-sqp/%d",
+			      task_tgid_nr(current));
+	ret = IS_ERR(task) ? PTR_ERR(task) : cgroup_attach_task_all(current,
+								    task);
+	if (ret) {
+		/* Never woken, it stops without running its function. */
+		if (!IS_ERR(task))
+			kthread_stop(task);
 		mmdrop(ep->pin_mm);
 		ep->pin_mm = NULL;
 		kfree(sqp);
-		return PTR_ERR(task);
+		rmsg_user_sqpoll_del(ep);
+		return ret;
 	}
+	set_user_nice(task, task_nice(current));
+	wake_up_process(task);
 	sqp->task = task;
 	ep->sqpoll = sqp;
 	return 0;
@@ -187,6 +208,7 @@ void rmsg_sqpoll_stop(struct rmsg_endpoint *ep)
 	mmdrop(ep->pin_mm);
 	ep->pin_mm = NULL;
 	kfree(sqp);
+	rmsg_user_sqpoll_del(ep);
 }
 
 /* RMSG_IOC_ENTER: make the poller look at the SQ (wake it if it sleeps). */

@@ -51,6 +51,16 @@ module_param(max_channels_per_user, uint, 0644);
 MODULE_PARM_DESC(max_channels_per_user,
 		 "Channels of all endpoints of a user at most, unless CAP_SYS_RESOURCE (0: no limit; default 1024)");
 
+static unsigned int sqpoll_per_user = 2;
+module_param(sqpoll_per_user, uint, 0644);
+MODULE_PARM_DESC(sqpoll_per_user,
+		 "Kernel pollers (RMSG_EP_F_SQPOLL) a user may have at once without CAP_SYS_NICE (0: none; default 2)");
+
+static unsigned int sqpoll_user_idle_ms = 1000;
+module_param(sqpoll_user_idle_ms, uint, 0644);
+MODULE_PARM_DESC(sqpoll_user_idle_ms,
+		 "Longest a poller of a caller without CAP_SYS_NICE spins without work before it sleeps, in ms (default 1000)");
+
 /**
  * struct rmsg_user - what one user holds
  * @node: in rmsg_users, under rmsg_users_lock
@@ -58,6 +68,7 @@ MODULE_PARM_DESC(max_channels_per_user,
  * @uid: the effective uid the endpoints were opened with
  * @endpoints: endpoints counted against max_endpoints_per_user
  * @channels: channels counted against max_channels_per_user
+ * @pollers: kernel pollers of its endpoints, privileged or not
  */
 struct rmsg_user {
 	struct hlist_node node;
@@ -65,6 +76,7 @@ struct rmsg_user {
 	kuid_t uid;
 	atomic_t endpoints;
 	atomic_t channels;
+	atomic_t pollers;
 };
 
 static DEFINE_HASHTABLE(rmsg_users, 6);
@@ -212,6 +224,42 @@ void rmsg_user_chan_del(struct rmsg_endpoint *ep)
 {
 	atomic_dec(&ep->owner->channels);
 	atomic_long_dec(&rmsg_live[RMSG_LIVE_CHANNELS]);
+}
+
+/**
+ * rmsg_user_sqpoll_add() - count a kernel poller of @ep against its owner
+ * @ep: the endpoint
+ * @idle_ms: in: the idle period asked for (0: the default); out: capped
+ *	at sqpoll_user_idle_ms for a caller without CAP_SYS_NICE
+ *
+ * A poller spins on a CPU while there is work and for @idle_ms after, in
+ * the caller's cgroups (rmsg_sqpoll.c). Who may raise priorities may have
+ * any number; anyone else sqpoll_per_user at once, that sleep soon.
+ *
+ * Return: 0; -EPERM when sqpoll_per_user is 0 and the caller lacks
+ * CAP_SYS_NICE; -EBUSY when its owner has sqpoll_per_user pollers.
+ */
+int rmsg_user_sqpoll_add(struct rmsg_endpoint *ep, u32 *idle_ms)
+{
+	unsigned int max = READ_ONCE(sqpoll_per_user);
+
+	if (capable(CAP_SYS_NICE)) {
+		atomic_inc(&ep->owner->pollers);
+		return 0;
+	}
+	if (!max)
+		return -EPERM;
+	if (!rmsg_user_take(&ep->owner->pollers, max, false))
+		return -EBUSY;
+	*idle_ms = min(*idle_ms ?: RMSG_SQPOLL_IDLE_DEFAULT_MS,
+		       max(READ_ONCE(sqpoll_user_idle_ms), 1U));
+	return 0;
+}
+
+/* The poller of @ep is gone. */
+void rmsg_user_sqpoll_del(struct rmsg_endpoint *ep)
+{
+	atomic_dec(&ep->owner->pollers);
 }
 
 /**

@@ -149,7 +149,10 @@ int rmsg_ep_open(struct rmsg_ep *ep, unsigned int sq_entries,
  * returns 0 while it polls and the program need not call rmsg_ep_enter().
  * A program waiting for CQEs should still call rmsg_sq_submit() now and
  * then (cheap), and enter when it returns non-zero: the poller may have
- * gone to sleep, e.g. with SQEs left behind a full CQ.
+ * gone to sleep, e.g. with SQEs left behind a full CQ. Any user may ask for
+ * one (RMSG_FEAT_SQPOLL_USER); without CAP_SYS_NICE a user has at most the
+ * module's sqpoll_per_user at once (-EBUSY beyond; -EPERM when that is 0),
+ * and each sleeps after at most sqpoll_user_idle_ms without work.
  *
  * Return: 0 or a negative errno (@ep is then unusable).
  */

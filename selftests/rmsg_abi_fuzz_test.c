@@ -90,7 +90,10 @@ static const char *const kind_name[K_NR] = {
 static const int allowed[K_NR][ALLOWED_MAX] = {
 	[K_VERSION]	= { EFAULT, EINVAL },
 	[K_DEV_LIST]	= { EFAULT, EINVAL },
-	/* EPERM: SQPOLL without CAP_SYS_NICE, where the module asks it. */
+	/*
+	 * EPERM, EBUSY: SQPOLL past the per-user bound of pollers (or again
+	 * on a set-up endpoint: EBUSY).
+	 */
 	[K_EP_SETUP]	= { EFAULT, EINVAL, EBUSY, EPERM },
 	[K_ENTER]	= { EFAULT, EINVAL, EBUSY },
 	[K_LISTEN]	= { EFAULT, EINVAL, EAFNOSUPPORT, EBUSY, EADDRINUSE,

@@ -26,7 +26,7 @@
 #include "kselftest_harness.h"
 #include "rmsg_test.h"
 
-#define NOBODY		65534
+#define NOBODY		RMSG_NOBODY
 #define PG		4096
 #define PARAMS		"/sys/module/rmsg/parameters/"
 #define OBJECTS		"/sys/kernel/debug/rmsg/objects"
@@ -88,16 +88,6 @@ static int param_set(const char *name, int v)
 		return -errno;
 	fprintf(f, "%d\n", v);
 	return fclose(f) ? -errno : 0;
-}
-
-static int become_nobody(void)
-{
-	gid_t g = NOBODY;
-
-	if (setgroups(1, &g) || setresgid(NOBODY, NOBODY, NOBODY) ||
-	    setresuid(NOBODY, NOBODY, NOBODY))
-		return -1;
-	return geteuid() == NOBODY ? 0 : -1;
 }
 
 static int set_memlock(rlim_t bytes)
@@ -208,7 +198,7 @@ static int nobody_open_child(bool expect_ok)
 {
 	int fd;
 
-	if (become_nobody())
+	if (rmsg_become_nobody())
 		return 1;
 	fd = open(RMSG_DEVICE_PATH, O_RDWR);
 	if (expect_ok ? fd < 0 : fd >= 0 || errno != EACCES)
@@ -235,7 +225,7 @@ static int endpoint_cap_child(void)
 {
 	int fds[5], i, fd;
 
-	if (become_nobody())
+	if (rmsg_become_nobody())
 		return 1;
 	for (i = 0; i < 4; i++) {
 		fds[i] = open(RMSG_DEVICE_PATH, O_RDWR);
@@ -304,7 +294,7 @@ static int channel_cap_child(unsigned short port)
 	struct rmsg_cqe ca, cb;
 	int id;
 
-	if (become_nobody())
+	if (rmsg_become_nobody())
 		return 1;
 	if (!rmsg_local_addr(&sin, port))
 		return 2;
@@ -329,7 +319,7 @@ static int channel_cap3_child(unsigned short port)
 	struct rmsg_cqe ca, cb, ev;
 	int id;
 
-	if (become_nobody())
+	if (rmsg_become_nobody())
 		return 1;
 	if (!rmsg_local_addr(&sin, port))
 		return 2;
@@ -390,7 +380,7 @@ static int memlock_child(void)
 	int e1, e2, e3;
 	void *area;
 
-	if (set_memlock(20 * PG) || become_nobody())
+	if (set_memlock(20 * PG) || rmsg_become_nobody())
 		return 1;
 	e1 = open(RMSG_DEVICE_PATH, O_RDWR);
 	e2 = open(RMSG_DEVICE_PATH, O_RDWR);
@@ -408,17 +398,6 @@ static int memlock_child(void)
 		return 6;
 	if (setup(e3, 8, 0) != -EBUSY)
 		return 7;
-	/* A kernel poller needs CAP_SYS_NICE. */
-	{
-		struct rmsg_ep_setup p = { .sq_entries = 8,
-					   .flags = RMSG_EP_F_SQPOLL };
-		int e4 = open(RMSG_DEVICE_PATH, O_RDWR);
-
-		if (e4 < 0 || ioctl(e4, RMSG_IOC_EP_SETUP, &p) != -1 ||
-		    errno != EPERM)
-			return 14;
-		close(e4);
-	}
 	/*
 	 * A mapping holds the file: e2 (rings and area, 18 pages) stays
 	 * until its area is unmapped, and so does its charge.
@@ -468,7 +447,7 @@ static int memlock_block_child(unsigned short port)
 	int id;
 
 	/* Rings of 2 pages each endpoint, then less than a 16-page block. */
-	if (set_memlock(19 * PG) || become_nobody())
+	if (set_memlock(19 * PG) || rmsg_become_nobody())
 		return 1;
 	if (!rmsg_local_addr(&sin, port))
 		return 2;
@@ -592,7 +571,7 @@ static int passed_fd_child(int sock, const struct pair *p)
 	unsigned int i;
 	void *sq;
 
-	if (become_nobody())
+	if (rmsg_become_nobody())
 		return 1;
 	ep.fd = recv_fd(sock);
 	if (ep.fd < 0)
@@ -668,7 +647,7 @@ static int foreign_names_child(const struct pair *p, __u32 a_region)
 	__u32 h;
 	void *blk;
 
-	if (become_nobody())
+	if (rmsg_become_nobody())
 		return 1;
 	if (open_ep(&ep))
 		return 2;

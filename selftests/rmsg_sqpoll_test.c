@@ -5,6 +5,7 @@
  * indices and descriptors while it runs, and its end (close, kill, fork).
  */
 #include <dirent.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
@@ -256,46 +257,199 @@ TEST(setup_rejects_bad_flags_and_idle)
  * not the default 10 ms: a busy host stops the guest's vCPUs for tens of
  * milliseconds at a time, and the poller would fall asleep in those gaps.
  */
+/*
+ * @n NOPs through @ep's poller, a window of 128 in flight, one
+ * rmsg_sq_submit() per NOP, the CQ busy-polled (within 240 s). Returns the
+ * NOPs completed; wrong CQEs are counted in *@bad, system calls in
+ * *@enters.
+ */
+static unsigned int nop_stream(struct rmsg_ep *ep, unsigned int n,
+			       unsigned long *enters, unsigned int *bad)
+{
+	unsigned int sent = 0, got = 0, window = 128;
+	long deadline = rmsg_now_ms() + 240000;
+	unsigned long idle_spins = 0;
+	struct rmsg_cqe *cqe;
+
+	while (got < n && rmsg_now_ms() < deadline) {
+		bool progress = false;
+
+		while (sent < n && sent - got < window) {
+			if (!rmsg_queue_nop(ep, ud(2, sent)) ||
+			    kick(ep, enters) < 0)
+				return got;
+			sent++;
+			progress = true;
+		}
+		while ((cqe = rmsg_cq_peek(ep))) {
+			if (cqe->user_data != ud(2, got) || cqe->res)
+				(*bad)++;
+			rmsg_cq_advance(ep, 1);
+			got++;
+			progress = true;
+		}
+		/* Nothing moved: the poller may be asleep. */
+		if (!progress && !(++idle_spins & 1023) && kick(ep, enters) < 0)
+			return got;
+	}
+	return got;
+}
+
 TEST_F_TIMEOUT(sqp, nops_without_syscalls, 300)
 {
-	enum { N = 100000, WINDOW = 128 };
-	unsigned int sent = 0, got = 0, bad = 0;
-	unsigned long enters = 0, idle_spins = 0;
-	struct rmsg_cqe *cqe;
+	enum { N = 100000 };
+	unsigned int got, bad = 0;
+	unsigned long enters = 0;
 	struct rmsg_ep ep;
-	long t0, deadline;
+	long t0;
 	int ret;
 
 	ret = sqp_open(&ep, 256, 512, 1000);
 	ASSERT_EQ(0, ret) TH_LOG("sqp_open: %s", strerror(-ret));
 	t0 = rmsg_now_ms();
-	deadline = t0 + 240000;
-	while (got < N && rmsg_now_ms() < deadline) {
-		bool progress = false;
-
-		while (sent < N && sent - got < WINDOW) {
-			ASSERT_TRUE(rmsg_queue_nop(&ep, ud(2, sent)));
-			sent++;
-			ASSERT_LE(0, kick(&ep, &enters));
-			progress = true;
-		}
-		while ((cqe = rmsg_cq_peek(&ep))) {
-			if (cqe->user_data != ud(2, got) || cqe->res)
-				bad++;
-			rmsg_cq_advance(&ep, 1);
-			got++;
-			progress = true;
-		}
-		/* Nothing moved: the poller may be asleep. */
-		if (!progress && !(++idle_spins & 1023))
-			ASSERT_LE(0, kick(&ep, &enters));
-	}
+	got = nop_stream(&ep, N, &enters, &bad);
 	TH_LOG("%u NOPs in %ld ms with %lu enter calls", got,
 	       rmsg_now_ms() - t0, enters);
 	EXPECT_EQ(N, got);
 	EXPECT_EQ(0, bad);
 	EXPECT_GE(N / 100, enters);
 	rmsg_ep_close(&ep);
+}
+
+/* The nice value of thread @tid, or 100 when it cannot be read. */
+static int thread_nice(pid_t tid)
+{
+	char path[64], buf[1024], *p;
+	int nice = 100;
+	FILE *f;
+	size_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return nice;
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[len] = 0;
+	p = strrchr(buf, ')');
+	/* After the comm: fields 3 (state) to 18, then the nice value. */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %d",
+			 &nice) != 1)
+		return 100;
+	return nice;
+}
+
+/*
+ * As nobody, without CAP_SYS_NICE, in a child: two pollers at once
+ * (sqpoll_per_user's default), the third refused with EBUSY until one
+ * goes; a poller that asked to spin 10 s idle sleeps after the 1 s of
+ * sqpoll_user_idle_ms; its nice level is the caller's; NOPs through it
+ * need as few system calls as a privileged one's. Returns the step that
+ * failed, or 0.
+ */
+static int unprivileged_child(void)
+{
+	unsigned long enters = 0;
+	struct rmsg_ep e1, e2, e3;
+	unsigned int bad = 0;
+	pid_t tid = 0;
+
+	if (rmsg_become_nobody() || nice(3) == -1)
+		return 1;
+	if (sqp_open(&e1, 8, 0, RMSG_SQPOLL_IDLE_MAX_MS))
+		return 2;
+	if (pollers(getpid(), &tid) != 1 || thread_nice(tid) != 3)
+		return 3;
+	if (sqp_open(&e2, 256, 512, 0))
+		return 4;
+	if (sqp_open(&e3, 8, 0, 0) != -EBUSY)
+		return 5;
+	/* Asked for 10 s; the bound is 1 s: a loaded host gets 5 more. */
+	if (!wait_flag(&e1, true, 6000))
+		return 6;
+	rmsg_ep_close(&e1);
+	if (sqp_open(&e3, 8, 0, 0))
+		return 7;
+	if (nop_stream(&e2, 20000, &enters, &bad) != 20000 || bad)
+		return 8;
+	fprintf(stderr, "# unprivileged: 20000 NOPs, %lu enter calls\n",
+		enters);
+	if (enters > 20000 / 100)
+		return 9;
+	rmsg_ep_close(&e2);
+	rmsg_ep_close(&e3);
+	return 0;
+}
+
+TEST_F_TIMEOUT(sqp, unprivileged, 300)
+{
+	int fd = rmsg_open_device();
+	char old[16];
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	close(fd);
+	ASSERT_EQ(0, rmsg_read_param("sqpoll_per_user", old, sizeof(old)))
+		TH_LOG("a module without sqpoll_per_user");
+	ASSERT_EQ(0, rmsg_write_param("sqpoll_per_user", "2"));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(unprivileged_child());
+	EXPECT_EQ(0, rmsg_child_status(pid)) TH_LOG("the child failed a step");
+
+	/* 0: no poller without CAP_SYS_NICE. */
+	ASSERT_EQ(0, rmsg_write_param("sqpoll_per_user", "0"));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct rmsg_ep ep;
+
+		_exit(rmsg_become_nobody() ? 1 :
+		      sqp_open(&ep, 8, 0, 0) == -EPERM ? 0 : 2);
+	}
+	EXPECT_EQ(0, rmsg_child_status(pid));
+	EXPECT_EQ(0, rmsg_write_param("sqpoll_per_user", old));
+}
+
+/*
+ * The poller runs in its starter's cgroup (cgroup v2: a child group made
+ * for the test), so the CPU it spins on is charged there.
+ */
+TEST_F_TIMEOUT(sqp, poller_in_callers_cgroup, 60)
+{
+	const char *grp = "/sys/fs/cgroup/rmsg-sqpoll-test";
+	char path[300], line[300] = "";
+	struct rmsg_ep ep;
+	pid_t pid, tid = 0;
+	int status;
+	FILE *f;
+
+	if (access("/sys/fs/cgroup/cgroup.procs", F_OK) &&
+	    rmsg_sh("mount -t cgroup2 none /sys/fs/cgroup"))
+		SKIP(return, "no cgroup2 hierarchy at /sys/fs/cgroup");
+	rmdir(grp);
+	ASSERT_EQ(0, mkdir(grp, 0755)) TH_LOG("mkdir %s: %s", grp,
+					      strerror(errno));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		status = rmsg_sh("echo %d > %s/cgroup.procs", getpid(), grp);
+		if (status || sqp_open(&ep, 8, 0, 0) ||
+		    pollers(getpid(), &tid) != 1)
+			_exit(1);
+		snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)tid);
+		f = fopen(path, "r");
+		if (!f || !fgets(line, sizeof(line), f))
+			_exit(2);
+		fclose(f);
+		fprintf(stderr, "# the poller's cgroup: %s", line);
+		_exit(strcmp(line, "0::/rmsg-sqpoll-test\n") ? 3 : 0);
+	}
+	EXPECT_EQ(0, rmsg_child_status(pid));
+	/* Its endpoint closed with the child: the poller leaves the group. */
+	EXPECT_EQ(0, wait_pollers(pid, 0, 5000));
+	EXPECT_EQ(0, rmdir(grp)) TH_LOG("rmdir %s: %s", grp, strerror(errno));
 }
 
 /*

@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -363,6 +364,20 @@ static inline long rmsg_pins(void)
 static inline bool rmsg_pins_are(long base, long n)
 {
 	return base < 0 || rmsg_pins() == base + n;
+}
+
+#define RMSG_NOBODY	65534
+
+/* Become nobody (uid and gid 65534, no other groups): 0 or -1. */
+static inline int rmsg_become_nobody(void)
+{
+	gid_t g = RMSG_NOBODY;
+
+	if (setgroups(1, &g) || setresgid(RMSG_NOBODY, RMSG_NOBODY,
+					  RMSG_NOBODY) ||
+	    setresuid(RMSG_NOBODY, RMSG_NOBODY, RMSG_NOBODY))
+		return -1;
+	return geteuid() == RMSG_NOBODY ? 0 : -1;
 }
 
 /* Wait for a child; its exit status, or -1 when it did not exit. */

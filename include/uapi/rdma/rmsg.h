@@ -52,6 +52,8 @@
 #define RMSG_FEAT_ENTER_COUNT	(1ULL << 12)
 /* SEND_RNDV, RECV_RNDV with region 0: memory pinned for the transfer only */
 #define RMSG_FEAT_RNDV_PIN	(1ULL << 13)
+/* RMSG_EP_F_SQPOLL without CAP_SYS_NICE, bounded per user */
+#define RMSG_FEAT_SQPOLL_USER	(1ULL << 14)
 
 /**
  * struct rmsg_version - RMSG_IOC_VERSION argument
@@ -348,7 +350,11 @@ struct rmsg_ring_offsets {
 /*
  * rmsg_ep_setup.flags. RMSG_EP_F_SQPOLL: a kernel thread of the endpoint
  * takes SQEs as the program publishes them, without RMSG_IOC_ENTER, while
- * RMSG_SQ_NEED_WAKEUP is clear (RMSG_FEAT_SQPOLL announces it).
+ * RMSG_SQ_NEED_WAKEUP is clear (RMSG_FEAT_SQPOLL announces it). It runs in
+ * the caller's cgroups at the caller's nice level. A caller without
+ * CAP_SYS_NICE may have it too (RMSG_FEAT_SQPOLL_USER): up to the module's
+ * sqpoll_per_user pollers per user at once (EBUSY beyond), each going to
+ * sleep after at most sqpoll_user_idle_ms without work.
  */
 #define RMSG_EP_F_SQPOLL		(1U << 0)
 /*
