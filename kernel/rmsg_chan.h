@@ -488,6 +488,8 @@ struct rmsg_conn {
  * @hb_misses: heartbeat periods in a row in which nothing arrived
  * @stall_timer: the end of a repair's quiet period: runs the channel's
  *	work
+ * @open_by: a channel not open yet gives up then (jiffies, its connect
+ *	timeout; @timer runs the work then); 0: never
  *
  * All of it is rmsg_repair.c's and rmsg_lifecycle.c's (the timers), in the
  * channel's work unless a member says otherwise.
@@ -511,6 +513,7 @@ struct rmsg_repair_state {
 	struct timer_list hb_timer;
 	u32 hb_misses;
 	struct timer_list stall_timer;
+	unsigned long open_by;
 };
 
 /**

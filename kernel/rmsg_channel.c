@@ -218,6 +218,10 @@ static void __rmsg_chan_progress(struct rmsg_channel *ch)
 		rmsg_chan_kill(ch, 0);
 		return;
 	}
+	if (rmsg_chan_late(ch)) {
+		rmsg_chan_kill(ch, -ETIMEDOUT);
+		return;
+	}
 	if (soft_error < 0)
 		rmsg_chan_fault(ch, soft_error);
 	if (test_and_clear_bit(RMSG_CHAN_DISCONNECT_DUE, &ch->flags) &&
@@ -416,9 +420,13 @@ static void rmsg_chan_teardown(struct work_struct *work)
 /* --- the program's requests ------------------------------------------- */
 
 /* The ranges of struct rmsg_chan_opts: 0 or -EINVAL. */
+static_assert(sizeof(struct rmsg_chan_opts) == 32);
+
 static int rmsg_opts_check(const struct rmsg_chan_opts *o)
 {
-	if (!rmsg_all_zero(o->resv, sizeof(o->resv)) ||
+	if (o->resv0 || o->resv ||
+	    (o->connect_timeout_ms > RMSG_OPT_MS_MAX &&
+	     o->connect_timeout_ms != RMSG_OPT_OFF) ||
 	    (o->repair_timeout_ms > RMSG_OPT_MS_MAX &&
 	     o->repair_timeout_ms != RMSG_OPT_OFF) ||
 	    o->stall_ms > RMSG_OPT_MS_MAX ||
@@ -456,6 +464,8 @@ static void rmsg_opts_merge(struct rmsg_chan_opts *to,
 		WRITE_ONCE(to->heartbeat_ms, from->heartbeat_ms);
 	if (from->heartbeat_misses)
 		WRITE_ONCE(to->heartbeat_misses, from->heartbeat_misses);
+	if (from->connect_timeout_ms)
+		WRITE_ONCE(to->connect_timeout_ms, from->connect_timeout_ms);
 }
 
 static int rmsg_copy_addr(struct sockaddr_storage *ss, u64 uaddr, u32 len)
@@ -674,6 +684,8 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 		(struct sockaddr *)&ss, ch->repair.resolve_ms);
 	if (ret)
 		goto fail;
+	/* Before the end may come: teardown stops the timer. */
+	rmsg_chan_open_by(ch);
 	rmsg_chan_setup_done(ch);
 	return 0;
 fail:

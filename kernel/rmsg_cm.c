@@ -58,6 +58,8 @@ void rmsg_chan_do_accept(struct rmsg_channel *ch)
 	mutex_lock(&ch->ep->chan_lock);
 	go = ch->state == RMSG_CHAN_ACCEPTING;
 	mutex_unlock(&ch->ep->chan_lock);
+	if (go)
+		rmsg_chan_open_by(ch);
 	ret = 0;
 	if (go) {
 		/* Sized by the peer: made only once the request is accepted. */

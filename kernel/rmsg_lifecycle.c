@@ -115,6 +115,11 @@ module_param(heartbeat_ms, uint, 0644);
 MODULE_PARM_DESC(heartbeat_ms,
 		 "Each open channel sends a HEARTBEAT this often, and checks that the peer acknowledged something of its own (0: no heartbeats)");
 
+static unsigned int connect_timeout_ms;
+module_param(connect_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(connect_timeout_ms,
+		 "A channel not open this long after its connect, or after its accept began, ends with ETIMEDOUT (0: no bound but the rdma_cm's; default 0)");
+
 static unsigned int heartbeat_misses = 4;
 module_param(heartbeat_misses, uint, 0644);
 MODULE_PARM_DESC(heartbeat_misses,
@@ -173,6 +178,36 @@ static unsigned int rmsg_chan_repair_ms(const struct rmsg_channel *ch)
 {
 	return rmsg_opt(READ_ONCE(ch->opts.repair_timeout_ms),
 			READ_ONCE(repair_timeout_ms));
+}
+
+/**
+ * rmsg_chan_open_by() - bound the time a channel may take to open
+ * @ch: a channel connecting, or whose accept begins; in its work, or not
+ *	published yet
+ *
+ * Its connect timeout (struct rmsg_chan_opts) from now: rmsg_chan_late()
+ * says when it is past.
+ */
+void rmsg_chan_open_by(struct rmsg_channel *ch)
+{
+	unsigned int ms = rmsg_opt(READ_ONCE(ch->opts.connect_timeout_ms),
+				   READ_ONCE(connect_timeout_ms));
+
+	if (!ms)
+		return;
+	/* Never 0, which means none. */
+	ch->repair.open_by = (jiffies + msecs_to_jiffies(ms)) | 1;
+	mod_timer(&ch->repair.timer, ch->repair.open_by);
+}
+
+/* Is @ch not open yet and past its connect timeout? In its work. */
+bool rmsg_chan_late(const struct rmsg_channel *ch)
+{
+	enum rmsg_chan_state state = READ_ONCE(ch->state);
+
+	return (state == RMSG_CHAN_CONNECTING ||
+		state == RMSG_CHAN_ACCEPTING) && ch->repair.open_by &&
+	       time_after_eq(jiffies, ch->repair.open_by);
 }
 
 /* The next heartbeat of a channel that is open (again). */

@@ -15,6 +15,8 @@ extern unsigned int repair_backoff_max_ms;
 void rmsg_chan_timers_init(struct rmsg_channel *ch);
 unsigned int rmsg_chan_hb_ms(const struct rmsg_channel *ch);
 void rmsg_hb_arm(struct rmsg_channel *ch);
+void rmsg_chan_open_by(struct rmsg_channel *ch);
+bool rmsg_chan_late(const struct rmsg_channel *ch);
 unsigned int rmsg_stall_quiet_ms(const struct rmsg_channel *ch);
 
 bool rmsg_chan_set_state(struct rmsg_channel *ch, enum rmsg_chan_state state,

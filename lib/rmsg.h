@@ -792,6 +792,22 @@ int rmsg_send_zc(struct rmsg_ep *ep, uint32_t channel, const void *buf,
 int rmsg_ep_set_rndv_threshold(struct rmsg_ep *ep, size_t bytes);
 
 /**
+ * rmsg_chan_set_rndv_threshold() - a channel's own rendezvous threshold
+ * @ep: the endpoint
+ * @channel: an open channel
+ * @bytes: as for rmsg_ep_set_rndv_threshold(), for this channel's
+ *	rmsg_send()s only; the endpoint's threshold no longer applies to it
+ *
+ * E.g. a channel carrying bulk data goes zero copy from 4 KiB while a
+ * control channel of the same endpoint stays eager up to its maximum. It
+ * lasts as long as the channel.
+ *
+ * Return: 0, -ENOTCONN (no such channel open), -EINVAL.
+ */
+int rmsg_chan_set_rndv_threshold(struct rmsg_ep *ep, uint32_t channel,
+				 size_t bytes);
+
+/**
  * rmsg_ep_rndv_threshold() - the threshold of rmsg_ep_set_rndv_threshold()
  * @ep: the endpoint
  *

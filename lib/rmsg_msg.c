@@ -788,10 +788,12 @@ static int rmsg_msg_send_once(struct rmsg_ep *ep, uint32_t channel,
 {
 	struct rmsg_ep_data *d = ep->data;
 	__u32 off, handle;
+	size_t thresh;
 	int ret;
 
 	rmsg_lock(d);
 	d->more = flags & RMSG_SEND_MORE;
+	thresh = rmsg_rv_thresh(d, channel);
 	/*
 	 * Large, and in a region: zero copy (rmsg_rndv.c). Too large for
 	 * eager counts as large, or a threshold above the channel's eager
@@ -799,8 +801,8 @@ static int rmsg_msg_send_once(struct rmsg_ep *ep, uint32_t channel,
 	 */
 	if (d->nregs && len && len <= RMSG_RNDV_MAX_LEN &&
 	    (d->features & RMSG_FEAT_RNDV) &&
-	    (len >= d->rv_thresh ||
-	     (d->rv_thresh != SIZE_MAX &&
+	    (len >= thresh ||
+	     (thresh != SIZE_MAX &&
 	      (long long)len > rmsg_lib_max_msg(d, channel))) &&
 	    rmsg_rv_region_of(d, buf, len, &handle)) {
 		rmsg_resv_drop(d);
@@ -813,7 +815,7 @@ static int rmsg_msg_send_once(struct rmsg_ep *ep, uint32_t channel,
 	 * pages the kernel pins for this send only (handle 0).
 	 */
 	if (len <= RMSG_RNDV_MAX_LEN && (d->features & RMSG_FEAT_RNDV_PIN) &&
-	    d->rv_thresh != SIZE_MAX &&
+	    thresh != SIZE_MAX &&
 	    (long long)len > rmsg_lib_max_msg(d, channel) &&
 	    rmsg_lib_max_msg(d, channel) >= 0) {
 		rmsg_resv_drop(d);

@@ -73,6 +73,9 @@ enum rmsg_chan_state {
  *	them not answered yet are discarded by the library
  * @rv_end: the end (rmsg_msg.end) of each rendezvous message peeked, by
  *	cookie % RMSG_RV_RING
+ * @rv_own: the channel has its own rendezvous threshold, @rv_thresh
+ *	(rmsg_chan_set_rndv_threshold()), instead of the endpoint's
+ * @rv_thresh: that threshold
  */
 struct rmsg_chan {
 	struct rmsg_vb_rx rx;
@@ -91,6 +94,8 @@ struct rmsg_chan {
 	__u32 rv_answer;
 	__u32 rv_drop;
 	__u32 rv_end[RMSG_RV_RING];
+	bool rv_own;
+	size_t rv_thresh;
 };
 
 /**
@@ -279,6 +284,7 @@ void rmsg_rv_chan_gone(struct rmsg_ep_data *d, __u32 id);
 void rmsg_rv_flush(struct rmsg_ep *ep);
 int rmsg_rv_cqe(struct rmsg_ep *ep, const struct rmsg_cqe *cqe,
 		struct rmsg_event *ev);
+size_t rmsg_rv_thresh(struct rmsg_ep_data *d, __u32 id);
 bool rmsg_rv_region_of(struct rmsg_ep_data *d, const void *buf, size_t len,
 		       __u32 *handle);
 int rmsg_rv_send(struct rmsg_ep *ep, __u32 id, const void *buf, size_t len,

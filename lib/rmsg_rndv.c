@@ -474,6 +474,35 @@ int rmsg_ep_set_rndv_threshold(struct rmsg_ep *ep, size_t bytes)
 	return 0;
 }
 
+/* The threshold of @id's sends: its own, else the endpoint's. */
+size_t rmsg_rv_thresh(struct rmsg_ep_data *d, __u32 id)
+{
+	const struct rmsg_chan *ch = rmsg_chan_get(d, id);
+
+	return ch && ch->rv_own ? ch->rv_thresh : d->rv_thresh;
+}
+
+int rmsg_chan_set_rndv_threshold(struct rmsg_ep *ep, uint32_t channel,
+				 size_t bytes)
+{
+	struct rmsg_ep_data *d = ep->data;
+	struct rmsg_chan *ch;
+	int ret = 0;
+
+	if (!d)
+		return -EINVAL;
+	rmsg_lock(d);
+	ch = rmsg_chan_get(d, channel);
+	if (!ch || ch->state != RMSG_CH_OPEN) {
+		ret = -ENOTCONN;
+	} else {
+		ch->rv_thresh = bytes;
+		ch->rv_own = true;
+	}
+	rmsg_unlock(d);
+	return ret;
+}
+
 size_t rmsg_ep_rndv_threshold(struct rmsg_ep *ep)
 {
 	struct rmsg_ep_data *d = ep->data;
@@ -613,7 +642,7 @@ int rmsg_protocol_info(struct rmsg_ep *ep, uint32_t channel, FILE *out)
 {
 	struct rmsg_ep_data *d = ep->data;
 	unsigned long long eager, zc, top = RMSG_RNDV_MAX_LEN;
-	bool rndv;
+	bool rndv, pin;
 	size_t t;
 	int max;
 
@@ -621,8 +650,9 @@ int rmsg_protocol_info(struct rmsg_ep *ep, uint32_t channel, FILE *out)
 		return -EINVAL;
 	rmsg_lock(d);
 	max = rmsg_lib_max_msg(d, channel);
-	t = d->rv_thresh;
+	t = rmsg_rv_thresh(d, channel);
 	rndv = d->features & RMSG_FEAT_RNDV;
+	pin = d->features & RMSG_FEAT_RNDV_PIN;
 	rmsg_unlock(d);
 	if (max < 0)
 		return max;
@@ -645,11 +675,13 @@ int rmsg_protocol_info(struct rmsg_ep *ep, uint32_t channel, FILE *out)
 	}
 	if (zc > eager)
 		rmsg_rv_line(out, eager, zc - 1 < top ? zc - 1 : top,
-			     rndv ? "too large for eager (-EMSGSIZE); rmsg_send_zc() from a region" :
-				    "too large (-EMSGSIZE): no rendezvous in this module");
+			     !rndv ? "too large (-EMSGSIZE): no rendezvous in this module" :
+			     pin ? "too large for eager (-EMSGSIZE); rmsg_send_zc() from any memory" :
+				   "too large for eager (-EMSGSIZE); rmsg_send_zc() from a region");
 	if (rndv)
 		rmsg_rv_line(out, zc > eager ? zc : eager, top,
-			     "rendezvous RGet zero copy (region required)");
+			     pin ? "rendezvous RGet zero copy (a region's, or pinned for the send)" :
+				   "rendezvous RGet zero copy (region required)");
 	if (ferror(out))
 		return -EIO;
 	return 0;

@@ -415,6 +415,39 @@ TEST_F_TIMEOUT(chan, explicit_reject, 120)
 	EXPECT_GT(0, cqe.res);
 }
 
+/*
+ * A connect timeout (struct rmsg_chan_opts) ends a connect that a listener
+ * holds unanswered: CONNECTED with -ETIMEDOUT. The rdma_cm's own give-up
+ * takes a minute of REQ retries; the bound here is 300 ms, so the event's
+ * wait may be long under any load and still tell the two apart.
+ */
+TEST_F_TIMEOUT(chan, connect_timeout, 120)
+{
+	struct rmsg_chan_opts opts = { .connect_timeout_ms = 300 };
+	struct rmsg_connect conn;
+	struct sockaddr_in caddr;
+	struct rmsg_version ver;
+	struct rmsg_cqe cqe;
+	struct rmsg_ep c;
+
+	ASSERT_EQ(0, rmsg_query_version(self->b.fd, &ver));
+	if (!(ver.features & RMSG_FEAT_CONNECT_TIMEOUT))
+		SKIP(return, "no RMSG_FEAT_CONNECT_TIMEOUT");
+	ASSERT_EQ(0, asking_listener(_metadata, &c, &caddr));
+	memset(&conn, 0, sizeof(conn));
+	conn.addr = (uintptr_t)&caddr;
+	conn.addr_len = sizeof(caddr);
+	conn.user_data = 0xb9;
+	conn.opts = (uintptr_t)&opts;
+	ASSERT_EQ(0, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
+	EXPECT_EVENT(&c, RMSG_CQE_REQUEST, &cqe);
+	EXPECT_EVENT(&self->b, RMSG_CQE_CONNECTED, &cqe);
+	EXPECT_EQ(-ETIMEDOUT, cqe.res);
+	EXPECT_EQ(conn.channel, cqe.channel);
+	EXPECT_EQ(0xb9, cqe.user_data);
+	rmsg_ep_close(&c);
+}
+
 TEST_F(chan, bad_arguments)
 {
 	struct rmsg_chan_opts opts = { 0 };
@@ -466,7 +499,15 @@ TEST_F(chan, bad_arguments)
 	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
 	EXPECT_EQ(EINVAL, errno);
 	opts.heartbeat_ms = 0;
-	opts.resv[0] = 1;
+	opts.resv = 1;
+	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
+	EXPECT_EQ(EINVAL, errno);
+	opts.resv = 0;
+	opts.resv0 = 1;
+	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
+	EXPECT_EQ(EINVAL, errno);
+	opts.resv0 = 0;
+	opts.connect_timeout_ms = RMSG_OPT_MS_MAX + 1;
 	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
 	EXPECT_EQ(EINVAL, errno);
 	conn.opts = 0;

@@ -355,6 +355,11 @@ static bool xfer(struct pair *p, unsigned int seq, size_t src, size_t dst,
 	return xfer_how(p, seq, src, dst, len, kind, false);
 }
 
+static bool has(const char *text, const char *want)
+{
+	return strstr(text, want) ? true : fail("no \"%s\" in:\n%s", want, text);
+}
+
 /* No OP event waits on @s (after taking what there is). */
 static bool no_op_event(struct pair *p, struct side *s)
 {
@@ -477,6 +482,45 @@ TEST_F_TIMEOUT(lrndv, send_picks_by_threshold, 600)
 		TH_LOG("%s", why);
 	ASSERT_TRUE(xfer(p, seq++, GUARD, GUARD, 0, RMSG_MSG_EAGER))
 		TH_LOG("%s", why);
+}
+
+/*
+ * A channel's own threshold: its rmsg_send()s follow it, not the
+ * endpoint's, and rmsg_protocol_info() shows it.
+ */
+TEST_F_TIMEOUT(lrndv, channel_threshold, 300)
+{
+	struct pair *p = &self->p;
+	char *text = NULL;
+	unsigned int seq = 300;
+	size_t n = 0;
+	FILE *f;
+
+	EXPECT_EQ(-ENOTCONN, rmsg_chan_set_rndv_threshold(&p->b.ep, 4000,
+							  100));
+	/* The endpoint's 8 KiB: 10000 bytes from the region go zero copy. */
+	ASSERT_TRUE(xfer(p, seq++, GUARD, GUARD, 10000, RMSG_MSG_RNDV))
+		TH_LOG("%s", why);
+	/* The channel's: never, then from 100 bytes. */
+	ASSERT_EQ(0, rmsg_chan_set_rndv_threshold(&p->b.ep, p->b.ch,
+						  SIZE_MAX));
+	ASSERT_TRUE(xfer(p, seq++, GUARD, GUARD, 10000, RMSG_MSG_EAGER))
+		TH_LOG("%s", why);
+	ASSERT_EQ(0, rmsg_chan_set_rndv_threshold(&p->b.ep, p->b.ch, 100));
+	ASSERT_TRUE(xfer(p, seq++, GUARD + 1, GUARD, 200, RMSG_MSG_RNDV))
+		TH_LOG("%s", why);
+	ASSERT_TRUE(xfer(p, seq++, GUARD, GUARD, 99, RMSG_MSG_EAGER))
+		TH_LOG("%s", why);
+	/* The endpoint's threshold no longer applies to it. */
+	ASSERT_EQ(0, rmsg_ep_set_rndv_threshold(&p->b.ep, SIZE_MAX));
+	ASSERT_TRUE(xfer(p, seq++, GUARD, GUARD, 300, RMSG_MSG_RNDV))
+		TH_LOG("%s", why);
+	f = open_memstream(&text, &n);
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(0, rmsg_protocol_info(&p->b.ep, p->b.ch, f));
+	fclose(f);
+	EXPECT_TRUE(has(text, "0 .. 99 ")) TH_LOG("%s", why);
+	free(text);
 }
 
 /* Eager and rendezvous messages interleaved arrive in their order. */
@@ -1137,11 +1181,6 @@ TEST_F_TIMEOUT(lrndv, plain_memory_unmapped_and_read_only, 600)
 	EXPECT_TRUE(rmsg_pins_are(pins0, 0));
 }
 
-static bool has(const char *text, const char *want)
-{
-	return strstr(text, want) ? true : fail("no \"%s\" in:\n%s", want, text);
-}
-
 /* rmsg_protocol_info() shows the boundaries. */
 TEST_F(lrndv, protocol_info)
 {
@@ -1164,7 +1203,9 @@ TEST_F(lrndv, protocol_info)
 	snprintf(want, sizeof(want), "%d .. 1 GiB ", max + 1);
 	ASSERT_TRUE(has(text, want)) TH_LOG("%s", why);
 	ASSERT_TRUE(has(text, "eager copy")) TH_LOG("%s", why);
-	ASSERT_TRUE(has(text, "rendezvous RGet zero copy (region required)"))
+	ASSERT_TRUE(has(text, pin_supported(&p->b) ?
+			"rendezvous RGet zero copy (a region's, or pinned for the send)" :
+			"rendezvous RGet zero copy (region required)"))
 		TH_LOG("%s", why);
 	free(text);
 

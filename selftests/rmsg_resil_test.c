@@ -1381,8 +1381,14 @@ TEST_F(resil, chan_set_bad_arguments)
 	o.heartbeat_misses = RMSG_OPT_MISSES_MAX + 1;
 	EXPECT_EQ(-EINVAL, rmsg_chan_set(&self->b, self->b_ch[0], &o));
 	o.heartbeat_misses = 0;
-	o.resv[1] = 1;
+	o.resv = 1;
 	EXPECT_EQ(-EINVAL, rmsg_chan_set(&self->b, self->b_ch[0], &o));
+	o.resv = 0;
+	o.connect_timeout_ms = RMSG_OPT_MS_MAX + 1;
+	EXPECT_EQ(-EINVAL, rmsg_chan_set(&self->b, self->b_ch[0], &o));
+	o.connect_timeout_ms = RMSG_OPT_OFF;
+	EXPECT_EQ(0, rmsg_chan_set(&self->b, self->b_ch[0], &o));
+	o.connect_timeout_ms = 0;
 	memset(&req, 0, sizeof(req));
 	req.channel = self->b_ch[0];
 	req.flags = 1;

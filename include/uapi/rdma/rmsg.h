@@ -54,6 +54,8 @@
 #define RMSG_FEAT_RNDV_PIN	(1ULL << 13)
 /* RMSG_EP_F_SQPOLL without CAP_SYS_NICE, bounded per user */
 #define RMSG_FEAT_SQPOLL_USER	(1ULL << 14)
+/* struct rmsg_chan_opts.connect_timeout_ms */
+#define RMSG_FEAT_CONNECT_TIMEOUT (1ULL << 15)
 
 /**
  * struct rmsg_version - RMSG_IOC_VERSION argument
@@ -616,12 +618,19 @@ enum rmsg_cqe_kind {
  *	send)
  * @heartbeat_misses: periods in a row without an acknowledged send that
  *	break the connection (1 to RMSG_OPT_MISSES_MAX)
+ * @connect_timeout_ms: a channel that is not open this long after its
+ *	CONNECT, or after its accept began, ends: its RMSG_CQE_CONNECTED or
+ *	RMSG_CQE_ACCEPTED has res -ETIMEDOUT (RMSG_FEAT_CONNECT_TIMEOUT);
+ *	RMSG_OPT_OFF: no bound but the rdma_cm's own. Changing it on an
+ *	open channel changes nothing.
+ * @resv0: zero
  * @resv: zero
  *
  * 0 in a field keeps what the channel would have without it: for a new
  * channel the listener's setting (accepted channels) or the module's
  * parameter (repair_timeout_ms, repair_quiet_ms or the endpoint's
- * stall_ms, heartbeat_ms, heartbeat_misses); for RMSG_IOC_CHAN_SET the
+ * stall_ms, heartbeat_ms, heartbeat_misses, connect_timeout_ms); for
+ * RMSG_IOC_CHAN_SET the
  * channel's current one. Times are in ms, at most RMSG_OPT_MS_MAX.
  */
 struct rmsg_chan_opts {
@@ -629,7 +638,9 @@ struct rmsg_chan_opts {
 	__u32 stall_ms;
 	__u32 heartbeat_ms;
 	__u32 heartbeat_misses;
-	__u64 resv[2];
+	__u32 connect_timeout_ms;
+	__u32 resv0;
+	__u64 resv;
 };
 
 /**
