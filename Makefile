@@ -13,6 +13,7 @@
 #   make fuzz       libFuzzer on the protocol core, FUZZ_SECONDS per target
 #   make abifuzz    the ioctl/mmap/ring fuzzer in the guest, ABIFUZZ_SECS
 #   make install    module (depmod), library, headers, pkg-config, tools
+#   make lib tools  no kernel headers needed (then install-lib install-tools)
 #
 # KDIR selects the kernel headers (default: the running kernel's, from
 # /lib/modules/$(uname -r)/build or Debian's /usr/src/linux-headers-*; else
@@ -95,6 +96,7 @@ PERF_WRAP	:= -Wl,--wrap=ioctl,--wrap=poll,--wrap=ppoll,--wrap=epoll_wait
 
 .PHONY: all tests module lib tools examples selftests unit deps check run \
 	bench soak fuzz abifuzz install install-module install-lib install-man \
+	install-tools \
 	clean checkpatch check-debug man
 
 all: module lib tools examples
@@ -366,7 +368,12 @@ checkpatch:
 
 # --- install ---------------------------------------------------------------
 
-install: install-module install-lib install-man
+install: install-module install-lib install-tools install-man
+
+# A node without kernel headers (its module comes from DKMS or a package)
+# builds and installs the rest: make lib tools && make install-lib
+# install-tools.
+install-tools: tools
 	install -D -m 755 tools/rmsgctl/rmsgctl $(DESTDIR)$(BINDIR)/rmsgctl
 	install -D -m 755 tools/rmsg-perf/rmsg-perf \
 		$(DESTDIR)$(BINDIR)/rmsg-perf
