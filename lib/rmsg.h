@@ -13,6 +13,7 @@
 #include <string.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <rdma/rmsg.h>
 
 #ifdef __cplusplus
@@ -533,6 +534,30 @@ int rmsg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
  */
 int rmsg_msg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
 		  size_t len, unsigned int flags, uint64_t user_data);
+
+/* rmsg_sendv(): pieces of one message at most */
+#define RMSG_IOV_MAX	64
+
+/**
+ * rmsg_sendv() - send one message gathered from pieces
+ * @ep: the endpoint
+ * @channel: an open channel
+ * @iov: the pieces, in order; a piece may be empty
+ * @iovcnt: how many, 1 to RMSG_IOV_MAX
+ * @flags: 0, RMSG_SEND_MORE, RMSG_MSG_WAIT, as for rmsg_msg_send()
+ * @user_data: for the send's completion event
+ *
+ * The peer gets one message of all the pieces' bytes. The rules of
+ * rmsg_send() pick eager or rendezvous by the total length; several pieces
+ * are copied either way (into the send area, or for a rendezvous into
+ * memory of the library's that the send's completion frees), so they may
+ * be reused at once. A single piece is rmsg_msg_send() of it.
+ *
+ * Return: as rmsg_msg_send(); -EINVAL for @iovcnt out of range, -EMSGSIZE
+ * for more than RMSG_RNDV_MAX_LEN bytes in all, -ENOMEM.
+ */
+int rmsg_sendv(struct rmsg_ep *ep, uint32_t channel, const struct iovec *iov,
+	       int iovcnt, unsigned int flags, uint64_t user_data);
 
 /**
  * rmsg_ep_flush() - enter the kernel for sends queued with RMSG_SEND_MORE

@@ -782,13 +782,35 @@ static int rmsg_send_submit(struct rmsg_ep *ep, __u32 id, __u32 off,
 	return 0;
 }
 
+/* The @iovcnt pieces of @iov, @len bytes in all, one after the other. */
+static void rmsg_gather(unsigned char *to, const struct iovec *iov,
+			int iovcnt)
+{
+	int i;
+
+	for (i = 0; i < iovcnt; i++) {
+		if (iov[i].iov_len)
+			memcpy(to, iov[i].iov_base, iov[i].iov_len);
+		to += iov[i].iov_len;
+	}
+}
+
+/*
+ * One message of @len bytes from the pieces of @iov, by the rules of
+ * rmsg_send() (the threshold, regions, pinning). A single piece may go
+ * zero copy from where it is; several that go rendezvous are gathered into
+ * memory of the library's, which the kernel pins and the send's completion
+ * frees (rmsg_rv_send()), so the program may reuse its pieces at once.
+ */
 static int rmsg_msg_send_once(struct rmsg_ep *ep, uint32_t channel,
-			      const void *buf, size_t len, unsigned int flags,
-			      uint64_t user_data)
+			      const struct iovec *iov, int iovcnt, size_t len,
+			      unsigned int flags, uint64_t user_data)
 {
 	struct rmsg_ep_data *d = ep->data;
+	const void *buf = iov[0].iov_base;
 	__u32 off, handle;
 	size_t thresh;
+	void *copy;
 	int ret;
 
 	rmsg_lock(d);
@@ -799,7 +821,7 @@ static int rmsg_msg_send_once(struct rmsg_ep *ep, uint32_t channel,
 	 * eager counts as large, or a threshold above the channel's eager
 	 * maximum would leave sizes that fail with -EMSGSIZE.
 	 */
-	if (d->nregs && len && len <= RMSG_RNDV_MAX_LEN &&
+	if (iovcnt == 1 && d->nregs && len && len <= RMSG_RNDV_MAX_LEN &&
 	    (d->features & RMSG_FEAT_RNDV) &&
 	    (len >= thresh ||
 	     (thresh != SIZE_MAX &&
@@ -807,7 +829,7 @@ static int rmsg_msg_send_once(struct rmsg_ep *ep, uint32_t channel,
 	    rmsg_rv_region_of(d, buf, len, &handle)) {
 		rmsg_resv_drop(d);
 		ret = rmsg_rv_send(ep, channel, buf, len, 0, user_data,
-				   handle);
+				   handle, NULL);
 		goto out;
 	}
 	/*
@@ -819,7 +841,18 @@ static int rmsg_msg_send_once(struct rmsg_ep *ep, uint32_t channel,
 	    (long long)len > rmsg_lib_max_msg(d, channel) &&
 	    rmsg_lib_max_msg(d, channel) >= 0) {
 		rmsg_resv_drop(d);
-		ret = rmsg_rv_send(ep, channel, buf, len, 0, user_data, 0);
+		copy = NULL;
+		if (iovcnt > 1) {
+			copy = malloc(len);
+			if (!copy) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			rmsg_gather(copy, iov, iovcnt);
+			buf = copy;
+		}
+		ret = rmsg_rv_send(ep, channel, buf, len, 0, user_data, 0,
+				   copy);
 		goto out;
 	}
 	ret = rmsg_send_check(d, channel, len);
@@ -829,7 +862,7 @@ static int rmsg_msg_send_once(struct rmsg_ep *ep, uint32_t channel,
 	ret = rmsg_area_alloc(&d->area, (__u32)len, &off);
 	if (ret)
 		goto out;
-	memcpy(d->area.base + off, buf, len);
+	rmsg_gather(d->area.base + off, iov, iovcnt);
 	ret = rmsg_send_submit(ep, channel, off, (__u32)len, user_data);
 	if (ret)
 		rmsg_area_cancel(&d->area, off);
@@ -839,26 +872,42 @@ out:
 	return ret;
 }
 
-int rmsg_msg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
-		  size_t len, unsigned int flags, uint64_t user_data)
+int rmsg_sendv(struct rmsg_ep *ep, uint32_t channel, const struct iovec *iov,
+	       int iovcnt, unsigned int flags, uint64_t user_data)
 {
 	struct rmsg_ep_data *d = ep->data;
+	size_t len = 0;
 	__s64 deadline;
-	int ret;
+	int i, ret;
 
-	if (!d || (flags & ~(RMSG_SEND_MORE | RMSG_MSG_WAIT)))
+	if (!d || !iov || iovcnt < 1 || iovcnt > RMSG_IOV_MAX ||
+	    (flags & ~(RMSG_SEND_MORE | RMSG_MSG_WAIT)))
 		return -EINVAL;
-	ret = rmsg_msg_send_once(ep, channel, buf, len, flags, user_data);
+	for (i = 0; i < iovcnt; i++) {
+		if (iov[i].iov_len > RMSG_RNDV_MAX_LEN - len)
+			return -EMSGSIZE;
+		len += iov[i].iov_len;
+	}
+	ret = rmsg_msg_send_once(ep, channel, iov, iovcnt, len, flags,
+				 user_data);
 	if (ret != -EAGAIN || !(flags & RMSG_MSG_WAIT))
 		return ret;
 	deadline = rmsg_wait_deadline(d);
 	do {
 		ret = rmsg_wait_once(ep, channel, false, deadline);
 		if (!ret)
-			ret = rmsg_msg_send_once(ep, channel, buf, len, flags,
-						 user_data);
+			ret = rmsg_msg_send_once(ep, channel, iov, iovcnt, len,
+						 flags, user_data);
 	} while (ret == -EAGAIN);
 	return ret;
+}
+
+int rmsg_msg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
+		  size_t len, unsigned int flags, uint64_t user_data)
+{
+	struct iovec one = { .iov_base = (void *)buf, .iov_len = len };
+
+	return rmsg_sendv(ep, channel, &one, 1, flags, user_data);
 }
 
 int rmsg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,

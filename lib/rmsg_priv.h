@@ -122,11 +122,14 @@ enum rmsg_rv_op_type {
  * @user_data: the program's
  * @next_free: FREE: index + 1 of the next free entry, 0 for none
  * @type: enum rmsg_rv_op_type
+ * @copy: a gather's bytes copied by the library (rmsg_sendv()), freed
+ *	with the entry; else NULL
  */
 struct rmsg_rv_op {
 	__u64 user_data;
 	__u32 next_free;
 	__u32 type;
+	void *copy;
 };
 
 /**
@@ -288,7 +291,7 @@ size_t rmsg_rv_thresh(struct rmsg_ep_data *d, __u32 id);
 bool rmsg_rv_region_of(struct rmsg_ep_data *d, const void *buf, size_t len,
 		       __u32 *handle);
 int rmsg_rv_send(struct rmsg_ep *ep, __u32 id, const void *buf, size_t len,
-		 unsigned int flags, __u64 user_data, __u32 handle);
+		 unsigned int flags, __u64 user_data, __u32 handle, void *copy);
 void rmsg_rv_answer(struct rmsg_chan *ch, __u32 id, struct rmsg_sqe *sqe,
 		    const void *addr, __u32 len, __u32 handle, __u64 tag);
 void rmsg_rv_discards(struct rmsg_ep *ep, __u32 id);

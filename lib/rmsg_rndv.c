@@ -96,8 +96,13 @@ void rmsg_rv_free(struct rmsg_ep *ep)
 	struct rmsg_ep_data *d = ep->data;
 
 	/* The kernel drops the region with the endpoint. */
+	__u32 i;
+
 	if (d->bounce.map)
 		munmap(d->bounce.map, d->bounce.len);
+	/* The kernel holds the pages of a copy still in flight pinned. */
+	for (i = 0; i < d->nops; i++)
+		free(d->ops[i].copy);
 	free(d->regs);
 	free(d->ops);
 }
@@ -139,6 +144,7 @@ static int rmsg_rv_op_get(struct rmsg_ep_data *d, __u32 type, __u64 ud,
 			return -ENOMEM;
 		for (i = d->nops; i < n; i++) {
 			p[i].type = RMSG_RVOP_FREE;
+			p[i].copy = NULL;
 			p[i].next_free = i + 1 < n ? i + 2 : 0;
 		}
 		d->ops_free = d->nops + 1;
@@ -155,6 +161,8 @@ static int rmsg_rv_op_get(struct rmsg_ep_data *d, __u32 type, __u64 ud,
 
 static void rmsg_rv_op_put(struct rmsg_ep_data *d, __u32 i)
 {
+	free(d->ops[i].copy);
+	d->ops[i].copy = NULL;
 	d->ops[i].type = RMSG_RVOP_FREE;
 	d->ops[i].next_free = d->ops_free;
 	d->ops_free = i + 1;
@@ -400,9 +408,13 @@ int rmsg_rv_cqe(struct rmsg_ep *ep, const struct rmsg_cqe *cqe,
 /* -------------------------------------------------------------------- */
 /* Sending                                                               */
 
-/* Submit a SEND_RNDV; the caller checked @len, @flags and the region. */
+/*
+ * Submit a SEND_RNDV; the caller checked @len, @flags and the region.
+ * @copy: memory of the library's that holds @buf (a gather's copy); it is
+ * freed at the send's completion, or at once when this fails.
+ */
 int rmsg_rv_send(struct rmsg_ep *ep, __u32 id, const void *buf, size_t len,
-		 unsigned int flags, __u64 user_data, __u32 handle)
+		 unsigned int flags, __u64 user_data, __u32 handle, void *copy)
 {
 	struct rmsg_ep_data *d = ep->data;
 	struct rmsg_chan *ch = rmsg_chan_get(d, id);
@@ -411,13 +423,17 @@ int rmsg_rv_send(struct rmsg_ep *ep, __u32 id, const void *buf, size_t len,
 	int ret;
 
 	if (!ch || ch->state != RMSG_CH_OPEN || ch->err)
-		return -ENOTCONN;
+		ret = -ENOTCONN;
 	/* Counted with the eager sends: see the top of this file. */
-	if (ch->inflight >= RMSG_CHAN_MAX_PENDING)
-		return -EAGAIN;
-	ret = rmsg_rv_op_get(d, RMSG_RVOP_SEND, user_data, &idx);
-	if (ret)
+	else if (ch->inflight >= RMSG_CHAN_MAX_PENDING)
+		ret = -EAGAIN;
+	else
+		ret = rmsg_rv_op_get(d, RMSG_RVOP_SEND, user_data, &idx);
+	if (ret) {
+		free(copy);
 		return ret;
+	}
+	d->ops[idx].copy = copy;
 	sqe = rmsg_lib_sqe(ep);
 	if (!sqe) {
 		rmsg_rv_op_put(d, idx);
@@ -457,7 +473,7 @@ int rmsg_send_zc(struct rmsg_ep *ep, uint32_t channel, const void *buf,
 		ret = -EFAULT;
 	else
 		ret = rmsg_rv_send(ep, channel, buf, len, flags, user_data,
-				   handle);
+				   handle, NULL);
 	rmsg_unlock(d);
 	return ret;
 }

@@ -941,6 +941,137 @@ out:
 }
 
 /*
+ * rmsg_sendv() from b to a of @n pieces, @len bytes in all (pattern @seq),
+ * each piece malloc()ed on its own at an odd address and overwritten and
+ * freed as soon as the call returns (the library copied what it needs).
+ * a takes the one message eager, or with rmsg_recv_into() into malloc()
+ * memory; both completions and every byte are checked.
+ */
+static bool xfer_gather(struct pair *p, unsigned int seq, int n, size_t len)
+{
+	uint64_t ud = 0x93000000ULL + seq, rud = 0x94000000ULL + seq;
+	int max = rmsg_channel_max_msg(&p->b.ep, p->b.ch);
+	unsigned int kind = (long)len > max ? RMSG_MSG_RNDV : RMSG_MSG_EAGER;
+	long deadline = rmsg_now_ms() + XFER_TIMEOUT_MS;
+	unsigned char *whole = malloc(len + 1), *dst = NULL;
+	struct iovec iov[RMSG_IOV_MAX];
+	size_t off = 0, piece;
+	struct rmsg_event ev;
+	struct rmsg_msg m;
+	bool ok = false;
+	int i, ret;
+
+	memset(iov, 0, sizeof(iov));
+	if (!whole || n < 1 || n > RMSG_IOV_MAX)
+		return fail("malloc, or %d pieces", n);
+	fill(whole, seq, len);
+	/* Uneven pieces, some empty; the last takes the rest. */
+	for (i = 0; i < n; i++) {
+		piece = i == n - 1 ? len - off :
+			(i % 5 == 3) ? 0 : (len / n) + (i % 3) - 1;
+		if (piece > len - off)
+			piece = len - off;
+		iov[i].iov_base = (unsigned char *)malloc(piece + 8) + (i % 7);
+		iov[i].iov_len = piece;
+		memcpy(iov[i].iov_base, whole + off, piece);
+		off += piece;
+	}
+	while ((ret = rmsg_sendv(&p->b.ep, p->b.ch, iov, n, 0, ud)) ==
+	       -EAGAIN && rmsg_now_ms() < deadline)
+		if (!pump(&p->a) || !pump(&p->b))
+			goto out;
+	for (i = 0; i < n; i++) {
+		memset(iov[i].iov_base, 0x55, iov[i].iov_len);
+		free((unsigned char *)iov[i].iov_base - (i % 7));
+	}
+	if (ret) {
+		fail("rmsg_sendv of %d pieces, %zu bytes: %d", n, len, ret);
+		goto out;
+	}
+	if (!next_msg(p, &m, XFER_TIMEOUT_MS))
+		goto out;
+	if (m.kind != kind || m.len != len) {
+		fail("%d pieces: message kind %u len %u, expected %u and %zu",
+		     n, m.kind, m.len, kind, len);
+		goto out;
+	}
+	if (kind == RMSG_MSG_EAGER) {
+		if (!check(m.data, seq, len))
+			goto out;
+	} else {
+		dst = malloc(len);
+		if (!dst || rmsg_recv_into(&p->a.ep, &m, dst, len, rud)) {
+			fail("receiving %zu bytes", len);
+			goto out;
+		}
+	}
+	if (rmsg_release(&p->a.ep, &m)) {
+		fail("rmsg_release");
+		goto out;
+	}
+	if (kind == RMSG_MSG_RNDV &&
+	    (!wait_ev(p, &p->a, RMSG_CQE_OP, rud, &ev, XFER_TIMEOUT_MS) ||
+	     (ev.res && fail("receive event: res %d", ev.res)) ||
+	     !check(dst, seq, len)))
+		goto out;
+	if (!wait_ev(p, &p->b, RMSG_CQE_OP, ud, &ev, XFER_TIMEOUT_MS))
+		goto out;
+	ok = ev.res == 0 && ev.len == len ? true :
+	     fail("send event: res %d len %u", ev.res, ev.len);
+out:
+	free(whole);
+	free(dst);
+	return ok;
+}
+
+/*
+ * rmsg_sendv(): 1 to 64 pieces, one message each, eager and (from pieces
+ * gathered by the library, pinned by the kernel) rendezvous.
+ */
+TEST_F_TIMEOUT(lrndv, sendv, 600)
+{
+	struct pair *p = &self->p;
+	int max = rmsg_channel_max_msg(&p->b.ep, p->b.ch);
+	static const int counts[] = { 1, 2, 3, 17, 64 };
+	struct iovec iov[RMSG_IOV_MAX + 1];
+	unsigned int seq = 400, i;
+	long pin0 = rmsg_vmpin_kb();
+
+	ASSERT_LT(0, max);
+	memset(iov, 0, sizeof(iov));
+	iov[0].iov_base = p->b.mem;
+	iov[0].iov_len = 1;
+	EXPECT_EQ(-EINVAL, rmsg_sendv(&p->b.ep, p->b.ch, iov, 0, 0, 1));
+	EXPECT_EQ(-EINVAL, rmsg_sendv(&p->b.ep, p->b.ch, iov,
+				      RMSG_IOV_MAX + 1, 0, 1));
+	EXPECT_EQ(-EINVAL, rmsg_sendv(&p->b.ep, p->b.ch, NULL, 1, 0, 1));
+	EXPECT_EQ(-EINVAL, rmsg_sendv(&p->b.ep, p->b.ch, iov, 1, 0x80, 1));
+	/* More than a rendezvous carries, in all: nothing is read. */
+	iov[0].iov_len = RMSG_RNDV_MAX_LEN / 2 + 1;
+	iov[1].iov_base = p->b.mem;
+	iov[1].iov_len = RMSG_RNDV_MAX_LEN / 2 + 1;
+	EXPECT_EQ(-EMSGSIZE, rmsg_sendv(&p->b.ep, p->b.ch, iov, 2, 0, 1));
+	EXPECT_EQ(-ENOTCONN, rmsg_sendv(&p->b.ep, 4000, iov, 1, 0, 1));
+	ASSERT_TRUE(no_op_event(p, &p->b)) TH_LOG("%s", why);
+
+	for (i = 0; i < ARRAY_SIZE(counts); i++) {
+		ASSERT_TRUE(xfer_gather(p, seq++, counts[i], counts[i] * 7))
+			TH_LOG("%d pieces, eager: %s", counts[i], why);
+		ASSERT_TRUE(xfer_gather(p, seq++, counts[i], max))
+			TH_LOG("%d pieces, the eager maximum: %s", counts[i],
+			       why);
+		if (!pin_supported(&p->b))
+			continue;
+		ASSERT_TRUE(xfer_gather(p, seq++, counts[i], max + 1))
+			TH_LOG("%d pieces, rendezvous: %s", counts[i], why);
+		ASSERT_TRUE(xfer_gather(p, seq++, counts[i],
+					(1U << 20) + counts[i]))
+			TH_LOG("%d pieces, 1 MiB: %s", counts[i], why);
+	}
+	EXPECT_EQ(pin0, rmsg_vmpin_kb());
+}
+
+/*
  * Any size from and into malloc() memory, both ways: eager up to the
  * eager maximum, zero copy from pages pinned for the transfer above it,
  * up to 64 MiB; pinned memory goes back after each.
