@@ -942,8 +942,10 @@ out:
 
 /*
  * rmsg_sendv() from b to a of @n pieces, @len bytes in all (pattern @seq),
- * each piece malloc()ed on its own at an odd address and overwritten and
- * freed as soon as the call returns (the library copied what it needs).
+ * each piece malloc()ed on its own at an odd address and, when there are
+ * several, overwritten and freed as soon as the call returns (the library
+ * copied them); a single piece belongs to its send until the completion,
+ * as for rmsg_send().
  * a takes the one message eager, or with rmsg_recv_into() into malloc()
  * memory; both completions and every byte are checked.
  */
@@ -980,7 +982,7 @@ static bool xfer_gather(struct pair *p, unsigned int seq, int n, size_t len)
 	       -EAGAIN && rmsg_now_ms() < deadline)
 		if (!pump(&p->a) || !pump(&p->b))
 			goto out;
-	for (i = 0; i < n; i++) {
+	for (i = 0; n > 1 && i < n; i++) {
 		memset(iov[i].iov_base, 0x55, iov[i].iov_len);
 		free((unsigned char *)iov[i].iov_base - (i % 7));
 	}
@@ -1019,6 +1021,8 @@ static bool xfer_gather(struct pair *p, unsigned int seq, int n, size_t len)
 	ok = ev.res == 0 && ev.len == len ? true :
 	     fail("send event: res %d len %u", ev.res, ev.len);
 out:
+	if (n == 1)
+		free((unsigned char *)iov[0].iov_base);
 	free(whole);
 	free(dst);
 	return ok;
