@@ -611,6 +611,7 @@ static bool connect_fx(msg_fixture *self, int n)
 /* What a channel offers once open. */
 TEST_F(msg, channel_limits)
 {
+	struct rmsg_version ver;
 	int max;
 
 	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
@@ -619,8 +620,19 @@ TEST_F(msg, channel_limits)
 	EXPECT_EQ(BLOCK / 2 - 32, max);
 	EXPECT_EQ(max, rmsg_channel_max_msg(&self->a, self->a_id[0]));
 	EXPECT_EQ(-ENOTCONN, rmsg_channel_max_msg(&self->b, 999));
-	EXPECT_EQ(-EMSGSIZE, rmsg_send(&self->b, self->b_id[0], self->ss->buf,
-				       max + 1, 1));
+	ASSERT_EQ(0, rmsg_query_version(self->b.fd, &ver));
+	if (ver.features & RMSG_FEAT_RNDV_PIN) {
+		/* Above it: zero copy, from pages pinned for the send. */
+		EXPECT_EQ(0, rmsg_send(&self->b, self->b_id[0], self->ss->buf,
+				       max + 1, 2));
+		EXPECT_EQ(max + 1, recv_wait(&self->a, self->a_id[0],
+					     self->ss->buf,
+					     sizeof(self->ss->buf),
+					     EVENT_TIMEOUT_MS));
+	} else {
+		EXPECT_EQ(-EMSGSIZE, rmsg_send(&self->b, self->b_id[0],
+					       self->ss->buf, max + 1, 1));
+	}
 	EXPECT_EQ(0, rmsg_send(&self->b, self->b_id[0], self->ss->buf, max, 1));
 	EXPECT_EQ(max, recv_wait(&self->a, self->a_id[0], self->ss->buf,
 				 sizeof(self->ss->buf), EVENT_TIMEOUT_MS));
