@@ -1099,7 +1099,8 @@ TEST_F(pair, destination_unmapped_mid_transfer)
 
 /*
  * Spans a region does not hold, handles that name nothing, addresses
- * never mapped: each SQE fails with the errno of include/uapi/rdma/rmsg.h
+ * never mapped (in a region or in none): each SQE fails with the errno of
+ * include/uapi/rdma/rmsg.h
  * and nothing reaches the peer. A refused answer leaves the RTS waiting
  * for a good one.
  */
@@ -1137,7 +1138,8 @@ TEST_F(pair, spans_outside_regions)
 	tx[2] = (typeof(tx[0])){ hs, nowhere, 10, 0, 0, -EFAULT };
 	tx[3] = (typeof(tx[0])){ hs, ~0ULL - 10, 100, 0, 0, -EFAULT };
 	tx[4] = (typeof(tx[0])){ gone, (uintptr_t)dbuf, 10, 0, 0, -ENOENT };
-	tx[5] = (typeof(tx[0])){ 0, (uintptr_t)src, 10, 0, 0, -ENOENT };
+	/* Region 0: memory in no region, pinned for the send, if mapped. */
+	tx[5] = (typeof(tx[0])){ 0, nowhere, 10, 0, 0, -EFAULT };
 	tx[6] = (typeof(tx[0])){ hs, (uintptr_t)src, 0, 0, 0, -EINVAL };
 	tx[7] = (typeof(tx[0])){ hs, (uintptr_t)src, RMSG_RNDV_MAX_LEN + 1, 0,
 				 0, -EINVAL };
