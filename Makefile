@@ -96,10 +96,10 @@ PERF_WRAP	:= -Wl,--wrap=ioctl,--wrap=poll,--wrap=ppoll,--wrap=epoll_wait
 
 .PHONY: all tests module lib tools examples selftests unit deps check run \
 	bench soak fuzz abifuzz install install-module install-lib install-man \
-	install-tools \
+	install-tools install-prov prov \
 	clean checkpatch check-debug man
 
-all: module lib tools examples
+all: module lib tools examples prov
 
 # The tests need the kselftest harness from the cache `make deps` fills; a
 # node that only builds and installs rmsg does not.
@@ -161,6 +161,31 @@ lib/rmsg.pc: lib/rmsg.pc.in Makefile
 	    -e 's|@LIBDIR@|$(patsubst $(PREFIX)%,$${prefix}%,$(LIBDIR))|' \
 	    -e 's|@INCLUDEDIR@|$(patsubst $(PREFIX)%,$${prefix}%,$(INCLUDEDIR))|' \
 	    -e 's|@VERSION@|$(VERSION)|' $< >$@
+
+# --- the libfabric provider (Documentation/libfabric.rst) -----------------
+
+# librmsg-fi.so for Debian's libfabric, with librmsg linked in and kept
+# local. Built when libfabric-dev is there (make deps installs it); a node
+# without it builds everything else.
+PROV_SRCS	:= $(wildcard prov/*.c)
+PROV_HDRS	:= $(wildcard prov/*.h)
+HAVE_FABRIC	:= $(shell pkg-config --exists libfabric 2>/dev/null && echo 1)
+FI_PROVDIR	?= $(shell pkg-config --variable=libdir libfabric 2>/dev/null)/libfabric
+
+ifeq ($(HAVE_FABRIC),1)
+prov: build/prov/librmsg-fi.so
+else
+prov:
+	@echo "librmsg-fi.so not built: no libfabric-dev (pkg-config libfabric)"
+endif
+
+build/prov/librmsg-fi.so: $(PROV_SRCS) $(PROV_HDRS) lib/librmsg.a \
+			  $(LIB_HDRS) $(UAPI)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $$(pkg-config --cflags libfabric) -fPIC \
+		-fvisibility=hidden -shared $(PROV_SRCS) lib/librmsg.a \
+		-Wl,--exclude-libs,ALL -Wl,--no-undefined \
+		$$(pkg-config --libs libfabric) -lpthread -o $@
 
 # --- tools and tests -------------------------------------------------------
 
@@ -363,12 +388,18 @@ checkpatch:
 			tools/common/*.[ch] \
 			selftests/*.[ch] examples/*.c \
 			tools/testing/unit/*.c tools/testing/warn-module/*.c \
-			tools/testing/fuzz/*.[ch])) \
+			tools/testing/fuzz/*.[ch] prov/*.[ch])) \
 		$(UAPI)
 
 # --- install ---------------------------------------------------------------
 
-install: install-module install-lib install-tools install-man
+install: install-module install-lib install-tools install-man \
+	 $(if $(HAVE_FABRIC),install-prov)
+
+# Where Debian's libfabric looks for providers by default.
+install-prov: prov
+	install -D -m 755 build/prov/librmsg-fi.so \
+		$(DESTDIR)$(FI_PROVDIR)/librmsg-fi.so
 
 # A node without kernel headers (its module comes from DKMS or a package)
 # builds and installs the rest: make lib tools && make install-lib

@@ -4,15 +4,17 @@
 # Runs rmsg's selftests inside the test guest (see tools/testing/rmsg-vm):
 # each test program prints KTAP; the exit status is non-zero if any failed.
 # Arguments: test program names (default: all built ones, then
-# examples_test.sh, which runs the programs of examples/; pair_test.sh is
-# for the two-node guests, not for this one).
+# examples_test.sh, which runs the programs of examples/, and
+# libfabric_test.sh, Debian's libfabric programs over the provider;
+# pair_test.sh is for the two-node guests, not for this one).
 
 cd "$(dirname "$0")/.." || exit 1
 tests=("$@")
 all=0
 if ((${#tests[@]} == 0)); then
 	all=1
-	for t in selftests/*_test selftests/examples_test.sh; do
+	for t in selftests/*_test selftests/examples_test.sh \
+		 selftests/libfabric_test.sh; do
 		[ -x "$t" ] && tests+=("$(basename "$t")")
 	done
 fi

@@ -1,0 +1,760 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR BSD-2-Clause
+/*
+ * librmsg-fi.so: the provider, fi_getinfo()'s answer, the fabric, the
+ * domain, the event queue and address vectors.
+ *
+ * libfabric's core does not check a provider's answer against the hints
+ * again (src/fabric.c of 1.17): rfi_getinfo() matches every attribute it
+ * was asked for itself, and answers -FI_ENODATA for anything it cannot
+ * give. It leaves fabric_attr->prov_name NULL: the core fills it in (a
+ * name already there would be taken for a utility provider's layering).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rmsg_fi.h"
+
+/* --- no-ops every object needs in its tables -------------------------- */
+
+int rfi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	return -FI_ENOSYS;
+}
+
+int rfi_no_control(struct fid *fid, int command, void *arg)
+{
+	return -FI_ENOSYS;
+}
+
+int rfi_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
+		    void **ops, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+int rfi_no_tostr(const struct fid *fid, char *buf, size_t len)
+{
+	return -FI_ENOSYS;
+}
+
+int rfi_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
+		   void *ops, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+/* --- fi_getinfo() ------------------------------------------------------ */
+
+/* Is the module there, with what the provider needs? */
+static bool rfi_module_usable(void)
+{
+	const uint64_t need = RMSG_FEAT_CHANNELS | RMSG_FEAT_EAGER |
+			      RMSG_FEAT_RNDV | RMSG_FEAT_RNDV_PIN;
+	struct rmsg_version ver;
+	int fd = rmsg_open_device();
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = !rmsg_query_version(fd, &ver) && (ver.features & need) == need;
+	close(fd);
+	return ok;
+}
+
+/*
+ * The IPv4 address endpoints listen on: the provider's "addr" parameter
+ * (FI_RMSG_ADDR), else that of the network device of the first port rmsg
+ * sees active.
+ */
+int rfi_local_addr(struct sockaddr_in *sin)
+{
+	struct rmsg_dev_info *devs = NULL;
+	struct ifaddrs *ifa, *i;
+	char *param = NULL;
+	const char *want = NULL;
+	int fd, n, d, p, ret = -FI_ENODATA;
+
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	if (!fi_param_get_str(&rfi_prov, "addr", &param) && param &&
+	    inet_pton(AF_INET, param, &sin->sin_addr) == 1)
+		return 0;
+	fd = rmsg_open_device();
+	if (fd < 0)
+		return -FI_ENODEV;
+	n = rmsg_query_devices(fd, &devs, NULL);
+	close(fd);
+	for (d = 0; d < n && !want; d++)
+		for (p = 0; p < (int)devs[d].num_ports && p < RMSG_MAX_PORTS &&
+			    !want; p++)
+			if (devs[d].port[p].state == RMSG_PORT_ACTIVE &&
+			    devs[d].port[p].netdev[0])
+				want = devs[d].port[p].netdev;
+	if (want && !getifaddrs(&ifa)) {
+		for (i = ifa; i; i = i->ifa_next)
+			if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+			    !strcmp(i->ifa_name, want)) {
+				sin->sin_addr =
+					((struct sockaddr_in *)i->ifa_addr)->sin_addr;
+				ret = 0;
+				break;
+			}
+		freeifaddrs(ifa);
+	}
+	free(devs);
+	return ret;
+}
+
+static bool rfi_hints_fit(const struct fi_info *h)
+{
+	if (!h)
+		return true;
+	if (h->caps & ~RFI_CAPS)
+		return false;
+	if (h->addr_format && h->addr_format != FI_SOCKADDR_IN &&
+	    h->addr_format != FI_SOCKADDR)
+		return false;
+	if (h->ep_attr && h->ep_attr->type != FI_EP_UNSPEC &&
+	    h->ep_attr->type != FI_EP_RDM)
+		return false;
+	if (h->ep_attr && h->ep_attr->protocol != FI_PROTO_UNSPEC)
+		return false;
+	if (h->fabric_attr && h->fabric_attr->name &&
+	    strcmp(h->fabric_attr->name, RFI_NAME))
+		return false;
+	if (h->domain_attr) {
+		const struct fi_domain_attr *d = h->domain_attr;
+
+		if (d->name && strcmp(d->name, RFI_NAME))
+			return false;
+		if (d->control_progress == FI_PROGRESS_AUTO ||
+		    d->data_progress == FI_PROGRESS_AUTO)
+			return false;
+		if (d->av_type != FI_AV_UNSPEC && d->av_type != FI_AV_MAP &&
+		    d->av_type != FI_AV_TABLE)
+			return false;
+		/* Registrations the program would have to make: none here. */
+		if (d->mr_mode & (FI_MR_BASIC | FI_MR_SCALABLE))
+			return false;
+	}
+	if (h->tx_attr && (h->tx_attr->msg_order & ~FI_ORDER_SAS))
+		return false;
+	if (h->rx_attr && (h->rx_attr->msg_order & ~FI_ORDER_SAS))
+		return false;
+	return true;
+}
+
+static struct fi_info *rfi_info_new(const struct fi_info *h)
+{
+	struct fi_info *fi = fi_allocinfo();
+	uint64_t caps = h && h->caps ? h->caps : RFI_CAPS;
+
+	if (!fi)
+		return NULL;
+	/* Asked for only one side's: both are there all the same. */
+	if (!(caps & (FI_MSG | FI_TAGGED)))
+		caps |= FI_MSG | FI_TAGGED;
+	caps |= FI_SEND | FI_RECV;
+	fi->caps = caps;
+	fi->mode = 0;
+	fi->addr_format = FI_SOCKADDR_IN;
+	fi->fabric_attr->name = strdup(RFI_NAME);
+	fi->domain_attr->name = strdup(RFI_NAME);
+	fi->domain_attr->threading = FI_THREAD_SAFE;
+	fi->domain_attr->control_progress = FI_PROGRESS_MANUAL;
+	fi->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
+	fi->domain_attr->av_type = h && h->domain_attr &&
+				   h->domain_attr->av_type != FI_AV_UNSPEC ?
+				   h->domain_attr->av_type : FI_AV_MAP;
+	fi->domain_attr->mr_mode = 0;
+	fi->domain_attr->cq_data_size = sizeof(uint64_t);
+	fi->domain_attr->cq_cnt = 256;
+	fi->domain_attr->ep_cnt = 256;
+	fi->domain_attr->tx_ctx_cnt = 256;
+	fi->domain_attr->rx_ctx_cnt = 256;
+	fi->domain_attr->max_ep_tx_ctx = 1;
+	fi->domain_attr->max_ep_rx_ctx = 1;
+	fi->domain_attr->caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
+	fi->ep_attr->type = FI_EP_RDM;
+	fi->ep_attr->protocol = FI_PROTO_UNSPEC;
+	fi->ep_attr->max_msg_size = RMSG_RNDV_MAX_LEN;
+	fi->ep_attr->mem_tag_format = ~0ULL;
+	fi->ep_attr->tx_ctx_cnt = 1;
+	fi->ep_attr->rx_ctx_cnt = 1;
+	fi->tx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_SEND);
+	fi->tx_attr->msg_order = FI_ORDER_SAS;
+	fi->tx_attr->comp_order = FI_ORDER_NONE;
+	fi->tx_attr->inject_size = RFI_INJECT_SIZE;
+	fi->tx_attr->size = RFI_QUEUE_SIZE;
+	fi->tx_attr->iov_limit = 4;
+	fi->rx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RECV |
+				    FI_DIRECTED_RECV | FI_SOURCE);
+	fi->rx_attr->msg_order = FI_ORDER_SAS;
+	fi->rx_attr->comp_order = FI_ORDER_NONE;
+	fi->rx_attr->size = RFI_QUEUE_SIZE;
+	fi->rx_attr->iov_limit = 4;
+	if (h && h->tx_attr)
+		fi->tx_attr->op_flags = h->tx_attr->op_flags;
+	if (h && h->rx_attr)
+		fi->rx_attr->op_flags = h->rx_attr->op_flags;
+	if (!fi->fabric_attr->name || !fi->domain_attr->name) {
+		fi_freeinfo(fi);
+		return NULL;
+	}
+	return fi;
+}
+
+static int rfi_getinfo(uint32_t version, const char *node,
+		       const char *service, uint64_t flags,
+		       const struct fi_info *hints, struct fi_info **info)
+{
+	struct sockaddr_in *src;
+	struct fi_info *fi;
+
+	*info = NULL;
+	if (!rfi_hints_fit(hints) || !rfi_module_usable())
+		return -FI_ENODATA;
+	fi = rfi_info_new(hints);
+	if (!fi)
+		return -FI_ENOMEM;
+	src = calloc(1, sizeof(*src));
+	if (!src || rfi_local_addr(src)) {
+		free(src);
+		fi_freeinfo(fi);
+		return -FI_ENODATA;
+	}
+	fi->src_addr = src;
+	fi->src_addrlen = sizeof(*src);
+	if (hints && hints->dest_addr &&
+	    hints->dest_addrlen >= sizeof(struct sockaddr_in) &&
+	    ((struct sockaddr *)hints->dest_addr)->sa_family == AF_INET) {
+		fi->dest_addr = malloc(sizeof(struct sockaddr_in));
+		if (fi->dest_addr) {
+			memcpy(fi->dest_addr, hints->dest_addr,
+			       sizeof(struct sockaddr_in));
+			fi->dest_addrlen = sizeof(struct sockaddr_in);
+		}
+	}
+	*info = fi;
+	return 0;
+}
+
+/* --- event queue: nothing ever comes -------------------------------------- */
+
+static ssize_t rfi_eq_read(struct fid_eq *eq, uint32_t *event, void *buf,
+			   size_t len, uint64_t flags)
+{
+	return -FI_EAGAIN;
+}
+
+static ssize_t rfi_eq_readerr(struct fid_eq *eq, struct fi_eq_err_entry *buf,
+			      uint64_t flags)
+{
+	return -FI_EAGAIN;
+}
+
+static ssize_t rfi_eq_write(struct fid_eq *eq, uint32_t event,
+			    const void *buf, size_t len, uint64_t flags)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t rfi_eq_sread(struct fid_eq *eq, uint32_t *event, void *buf,
+			    size_t len, int timeout, uint64_t flags)
+{
+	if (timeout > 0)
+		usleep(timeout * 1000);
+	return -FI_EAGAIN;
+}
+
+static const char *rfi_eq_strerror(struct fid_eq *eq, int prov_errno,
+				   const void *err_data, char *buf, size_t len)
+{
+	return strerror(prov_errno);
+}
+
+static struct fi_ops_eq rfi_eq_ops = {
+	.size = sizeof(struct fi_ops_eq),
+	.read = rfi_eq_read,
+	.readerr = rfi_eq_readerr,
+	.write = rfi_eq_write,
+	.sread = rfi_eq_sread,
+	.strerror = rfi_eq_strerror,
+};
+
+static int rfi_eq_close(struct fid *fid)
+{
+	free(container_of(fid, struct rfi_eq, eq.fid));
+	return 0;
+}
+
+static struct fi_ops rfi_eq_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = rfi_eq_close,
+	.bind = rfi_no_bind,
+	.control = rfi_no_control,
+	.ops_open = rfi_no_ops_open,
+	.tostr = rfi_no_tostr,
+	.ops_set = rfi_no_ops_set,
+};
+
+static int rfi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
+		       struct fid_eq **eq, void *context)
+{
+	struct rfi_eq *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return -FI_ENOMEM;
+	q->eq.fid.fclass = FI_CLASS_EQ;
+	q->eq.fid.context = context;
+	q->eq.fid.ops = &rfi_eq_fi_ops;
+	q->eq.ops = &rfi_eq_ops;
+	*eq = &q->eq;
+	return 0;
+}
+
+/* --- address vectors ---------------------------------------------------- */
+
+int rfi_av_addr(struct rfi_av *av, fi_addr_t addr, struct sockaddr_in *sin)
+{
+	if (addr >= av->n || av->addrs[addr].sin_family != AF_INET)
+		return -FI_EINVAL;
+	*sin = av->addrs[addr];
+	return 0;
+}
+
+fi_addr_t rfi_av_find(struct rfi_av *av, const struct sockaddr_in *sin)
+{
+	size_t i;
+
+	for (i = 0; av && i < av->n; i++)
+		if (av->addrs[i].sin_family == AF_INET &&
+		    av->addrs[i].sin_port == sin->sin_port &&
+		    av->addrs[i].sin_addr.s_addr == sin->sin_addr.s_addr)
+			return i;
+	return FI_ADDR_NOTAVAIL;
+}
+
+static int rfi_av_insert(struct fid_av *fav, const void *addr, size_t count,
+			 fi_addr_t *fi_addr, uint64_t flags, void *context)
+{
+	struct rfi_av *av = container_of(fav, struct rfi_av, av);
+	const struct sockaddr_in *in = addr;
+	struct sockaddr_in *grown;
+	size_t i, cap;
+	int done = 0;
+
+	if (flags || (count && !addr))
+		return -FI_EINVAL;
+	pthread_mutex_lock(&av->dom->lock);
+	if (av->n + count > av->cap) {
+		cap = av->cap ? av->cap : 64;
+		while (cap < av->n + count)
+			cap *= 2;
+		grown = realloc(av->addrs, cap * sizeof(*grown));
+		if (!grown) {
+			pthread_mutex_unlock(&av->dom->lock);
+			return -FI_ENOMEM;
+		}
+		av->addrs = grown;
+		av->cap = cap;
+	}
+	for (i = 0; i < count; i++) {
+		if (in[i].sin_family != AF_INET) {
+			if (fi_addr)
+				fi_addr[i] = FI_ADDR_NOTAVAIL;
+			continue;
+		}
+		av->addrs[av->n] = in[i];
+		if (fi_addr)
+			fi_addr[i] = av->n;
+		av->n++;
+		done++;
+	}
+	pthread_mutex_unlock(&av->dom->lock);
+	return done;
+}
+
+static int rfi_av_insertsvc(struct fid_av *fav, const char *node,
+			    const char *service, fi_addr_t *fi_addr,
+			    uint64_t flags, void *context)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+
+	if (!node || !service || inet_pton(AF_INET, node, &sin.sin_addr) != 1)
+		return -FI_EINVAL;
+	sin.sin_port = htons((uint16_t)atoi(service));
+	return rfi_av_insert(fav, &sin, 1, fi_addr, flags, context);
+}
+
+static int rfi_av_insertsym(struct fid_av *av, const char *node,
+			    size_t nodecnt, const char *service, size_t svccnt,
+			    fi_addr_t *fi_addr, uint64_t flags, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+/* Removed entries keep their place: fi_addr_t values never move. */
+static int rfi_av_remove(struct fid_av *fav, fi_addr_t *fi_addr, size_t count,
+			 uint64_t flags)
+{
+	struct rfi_av *av = container_of(fav, struct rfi_av, av);
+	size_t i;
+	int ret = 0;
+
+	pthread_mutex_lock(&av->dom->lock);
+	for (i = 0; i < count; i++) {
+		if (fi_addr[i] >= av->n)
+			ret = -FI_EINVAL;
+		else
+			av->addrs[fi_addr[i]].sin_family = 0;
+	}
+	pthread_mutex_unlock(&av->dom->lock);
+	return ret;
+}
+
+static int rfi_av_lookup(struct fid_av *fav, fi_addr_t fi_addr, void *addr,
+			 size_t *addrlen)
+{
+	struct rfi_av *av = container_of(fav, struct rfi_av, av);
+	struct sockaddr_in sin;
+	int ret;
+
+	pthread_mutex_lock(&av->dom->lock);
+	ret = rfi_av_addr(av, fi_addr, &sin);
+	pthread_mutex_unlock(&av->dom->lock);
+	if (ret)
+		return ret;
+	memcpy(addr, &sin, *addrlen < sizeof(sin) ? *addrlen : sizeof(sin));
+	*addrlen = sizeof(sin);
+	return 0;
+}
+
+static const char *rfi_av_straddr(struct fid_av *av, const void *addr,
+				  char *buf, size_t *len)
+{
+	const struct sockaddr_in *sin = addr;
+	char ip[INET_ADDRSTRLEN], s[64];
+	int n;
+
+	if (!inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip)))
+		return NULL;
+	n = snprintf(s, sizeof(s), "fi_sockaddr_in://%s:%u", ip,
+		     ntohs(sin->sin_port));
+	if (*len)
+		snprintf(buf, *len, "%s", s);
+	*len = n + 1;
+	return buf;
+}
+
+static int rfi_av_set(struct fid_av *av, struct fi_av_set_attr *attr,
+		      struct fid_av_set **av_set, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static struct fi_ops_av rfi_av_ops = {
+	.size = sizeof(struct fi_ops_av),
+	.insert = rfi_av_insert,
+	.insertsvc = rfi_av_insertsvc,
+	.insertsym = rfi_av_insertsym,
+	.remove = rfi_av_remove,
+	.lookup = rfi_av_lookup,
+	.straddr = rfi_av_straddr,
+	.av_set = rfi_av_set,
+};
+
+static int rfi_av_close(struct fid *fid)
+{
+	struct rfi_av *av = container_of(fid, struct rfi_av, av.fid);
+
+	free(av->addrs);
+	free(av);
+	return 0;
+}
+
+static struct fi_ops rfi_av_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = rfi_av_close,
+	.bind = rfi_no_bind,
+	.control = rfi_no_control,
+	.ops_open = rfi_no_ops_open,
+	.tostr = rfi_no_tostr,
+	.ops_set = rfi_no_ops_set,
+};
+
+int rfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
+		struct fid_av **fav, void *context)
+{
+	struct rfi_domain *dom = container_of(domain, struct rfi_domain,
+					      domain);
+	struct rfi_av *av;
+
+	if (!attr || (attr->type != FI_AV_UNSPEC && attr->type != FI_AV_MAP &&
+		      attr->type != FI_AV_TABLE) || attr->rx_ctx_bits ||
+	    (attr->flags & ~FI_SYMMETRIC) || attr->name)
+		return -FI_EINVAL;
+	av = calloc(1, sizeof(*av));
+	if (!av)
+		return -FI_ENOMEM;
+	av->dom = dom;
+	av->type = attr->type == FI_AV_UNSPEC ? FI_AV_MAP : attr->type;
+	av->av.fid.fclass = FI_CLASS_AV;
+	av->av.fid.context = context;
+	av->av.fid.ops = &rfi_av_fi_ops;
+	av->av.ops = &rfi_av_ops;
+	*fav = &av->av;
+	return 0;
+}
+
+/* --- domain ------------------------------------------------------------ */
+
+static int rfi_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
+			      struct fid_ep **sep, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static int rfi_no_cntr_open(struct fid_domain *domain,
+			    struct fi_cntr_attr *attr, struct fid_cntr **cntr,
+			    void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static int rfi_no_poll_open(struct fid_domain *domain,
+			    struct fi_poll_attr *attr, struct fid_poll **pollset)
+{
+	return -FI_ENOSYS;
+}
+
+static int rfi_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
+			  struct fid_stx **stx, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static int rfi_no_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
+			  struct fid_ep **rx_ep, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static int rfi_no_query_atomic(struct fid_domain *domain,
+			       enum fi_datatype datatype, enum fi_op op,
+			       struct fi_atomic_attr *attr, uint64_t flags)
+{
+	return -FI_ENOSYS;
+}
+
+static int rfi_no_query_collective(struct fid_domain *domain,
+				   enum fi_collective_op coll,
+				   struct fi_collective_attr *attr,
+				   uint64_t flags)
+{
+	return -FI_ENOSYS;
+}
+
+static int rfi_endpoint2(struct fid_domain *domain, struct fi_info *info,
+			 struct fid_ep **ep, uint64_t flags, void *context)
+{
+	return flags ? -FI_EINVAL : rfi_endpoint(domain, info, ep, context);
+}
+
+static struct fi_ops_domain rfi_domain_ops = {
+	.size = sizeof(struct fi_ops_domain),
+	.av_open = rfi_av_open,
+	.cq_open = rfi_cq_open,
+	.endpoint = rfi_endpoint,
+	.scalable_ep = rfi_no_scalable_ep,
+	.cntr_open = rfi_no_cntr_open,
+	.poll_open = rfi_no_poll_open,
+	.stx_ctx = rfi_no_stx_ctx,
+	.srx_ctx = rfi_no_srx_ctx,
+	.query_atomic = rfi_no_query_atomic,
+	.query_collective = rfi_no_query_collective,
+	.endpoint2 = rfi_endpoint2,
+};
+
+/* Nothing needs registering: sends and receives take any memory. */
+static int rfi_mr_reg(struct fid *fid, const void *buf, size_t len,
+		      uint64_t access, uint64_t offset, uint64_t requested_key,
+		      uint64_t flags, struct fid_mr **mr, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static int rfi_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
+		       uint64_t access, uint64_t offset,
+		       uint64_t requested_key, uint64_t flags,
+		       struct fid_mr **mr, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static int rfi_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
+			  uint64_t flags, struct fid_mr **mr)
+{
+	return -FI_ENOSYS;
+}
+
+static struct fi_ops_mr rfi_mr_ops = {
+	.size = sizeof(struct fi_ops_mr),
+	.reg = rfi_mr_reg,
+	.regv = rfi_mr_regv,
+	.regattr = rfi_mr_regattr,
+};
+
+static int rfi_domain_close(struct fid *fid)
+{
+	struct rfi_domain *dom = container_of(fid, struct rfi_domain,
+					      domain.fid);
+
+	pthread_mutex_destroy(&dom->lock);
+	fi_freeinfo(dom->info);
+	free(dom);
+	return 0;
+}
+
+static struct fi_ops rfi_domain_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = rfi_domain_close,
+	.bind = rfi_no_bind,
+	.control = rfi_no_control,
+	.ops_open = rfi_no_ops_open,
+	.tostr = rfi_no_tostr,
+	.ops_set = rfi_no_ops_set,
+};
+
+static int rfi_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+			   struct fid_domain **domain, void *context)
+{
+	struct rfi_domain *dom;
+	pthread_mutexattr_t ma;
+
+	if (!info || (info->domain_attr && info->domain_attr->name &&
+		      strcmp(info->domain_attr->name, RFI_NAME)))
+		return -FI_EINVAL;
+	dom = calloc(1, sizeof(*dom));
+	if (!dom)
+		return -FI_ENOMEM;
+	dom->info = fi_dupinfo(info);
+	if (!dom->info) {
+		free(dom);
+		return -FI_ENOMEM;
+	}
+	/* Recursive: a CQ read progresses endpoints that take it again. */
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&dom->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
+	dom->fab = container_of(fabric, struct rfi_fabric, fabric);
+	dom->domain.fid.fclass = FI_CLASS_DOMAIN;
+	dom->domain.fid.context = context;
+	dom->domain.fid.ops = &rfi_domain_fi_ops;
+	dom->domain.ops = &rfi_domain_ops;
+	dom->domain.mr = &rfi_mr_ops;
+	*domain = &dom->domain;
+	return 0;
+}
+
+/* --- fabric ------------------------------------------------------------ */
+
+static int rfi_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
+			     struct fid_pep **pep, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static int rfi_no_wait_open(struct fid_fabric *fabric,
+			    struct fi_wait_attr *attr,
+			    struct fid_wait **waitset)
+{
+	return -FI_ENOSYS;
+}
+
+/* Nothing to check before sleeping on a CQ's descriptor: always go. */
+static int rfi_trywait(struct fid_fabric *fabric, struct fid **fids,
+		       int count)
+{
+	return 0;
+}
+
+static int rfi_domain2(struct fid_fabric *fabric, struct fi_info *info,
+		       struct fid_domain **dom, uint64_t flags, void *context)
+{
+	return flags ? -FI_EINVAL : rfi_domain_open(fabric, info, dom,
+						    context);
+}
+
+static struct fi_ops_fabric rfi_fabric_ops = {
+	.size = sizeof(struct fi_ops_fabric),
+	.domain = rfi_domain_open,
+	.passive_ep = rfi_no_passive_ep,
+	.eq_open = rfi_eq_open,
+	.wait_open = rfi_no_wait_open,
+	.trywait = rfi_trywait,
+	.domain2 = rfi_domain2,
+};
+
+static int rfi_fabric_close(struct fid *fid)
+{
+	free(container_of(fid, struct rfi_fabric, fabric.fid));
+	return 0;
+}
+
+static struct fi_ops rfi_fabric_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = rfi_fabric_close,
+	.bind = rfi_no_bind,
+	.control = rfi_no_control,
+	.ops_open = rfi_no_ops_open,
+	.tostr = rfi_no_tostr,
+	.ops_set = rfi_no_ops_set,
+};
+
+static int rfi_fabric_open(struct fi_fabric_attr *attr,
+			   struct fid_fabric **fabric, void *context)
+{
+	struct rfi_fabric *fab;
+
+	if (attr && attr->name && strcmp(attr->name, RFI_NAME))
+		return -FI_EINVAL;
+	fab = calloc(1, sizeof(*fab));
+	if (!fab)
+		return -FI_ENOMEM;
+	fab->fabric.fid.fclass = FI_CLASS_FABRIC;
+	fab->fabric.fid.context = context;
+	fab->fabric.fid.ops = &rfi_fabric_fi_ops;
+	fab->fabric.ops = &rfi_fabric_ops;
+	*fabric = &fab->fabric;
+	return 0;
+}
+
+static void rfi_cleanup(void)
+{
+}
+
+/* The core writes into ->context: not const. */
+struct fi_provider rfi_prov = {
+	.name = RFI_NAME,
+	.version = RFI_VERSION,
+	.fi_version = RFI_FI_VERSION,
+	.getinfo = rfi_getinfo,
+	.fabric = rfi_fabric_open,
+	.cleanup = rfi_cleanup,
+};
+
+FI_EXT_INI
+{
+	fi_param_define(&rfi_prov, "addr", FI_PARAM_STRING,
+			"IPv4 address endpoints listen on (default: that of the first active RDMA port rmsg sees)");
+	return &rfi_prov;
+}

@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later OR BSD-2-Clause */
+/*
+ * librmsg-fi.so: the libfabric provider "rmsg" (Documentation/libfabric.rst).
+ *
+ * Objects: one fabric, one domain, address vectors, completion queues, a
+ * do-nothing event queue (fi_pingpong opens one for RDM too), and
+ * reliable-datagram endpoints, each one librmsg endpoint with a listener.
+ * Files: rmsg_fi.c (the provider, fabric, domain, EQ, AV),
+ * rmsg_fi_cq.c (completion queues), rmsg_fi_ep.c (endpoints: peers,
+ * channels, progress) and rmsg_fi_msg.c (sends, receives, matching).
+ *
+ * Locking: every object of a domain takes the domain's one mutex, so
+ * FI_THREAD_SAFE holds; librmsg's endpoint is used only under it.
+ */
+#ifndef RMSG_FI_H
+#define RMSG_FI_H
+
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/providers/fi_log.h>
+#include <rdma/providers/fi_prov.h>
+
+#include <rmsg.h>
+
+#define RFI_NAME		"rmsg"
+#define RFI_VERSION		FI_VERSION(0, 1)
+/* fi_getinfo() skips providers older than the version asked for. */
+#define RFI_FI_VERSION		FI_VERSION(1, 17)
+
+#define RFI_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
+			 FI_LOCAL_COMM | FI_REMOTE_COMM | FI_DIRECTED_RECV | \
+			 FI_SOURCE)
+/* Sends of at most this many bytes may be injected (copied at once). */
+#define RFI_INJECT_SIZE	4096
+#define RFI_QUEUE_SIZE	1024
+/* Endpoints one CQ may serve. */
+#define RFI_CQ_EPS	4
+
+extern struct fi_provider rfi_prov;
+
+#define RFI_WARN(fmt, ...) \
+	FI_WARN(&rfi_prov, FI_LOG_CORE, fmt, ##__VA_ARGS__)
+#define RFI_DBG(fmt, ...) \
+	FI_DBG(&rfi_prov, FI_LOG_CORE, fmt, ##__VA_ARGS__)
+
+/*
+ * What goes first in every message of a channel: a message, a tagged
+ * message, or the sender's name (the first message of a channel its
+ * connecting side opened). With RFI_F_RNDV the payload is the channel's
+ * next message, a rendezvous one; else it follows the header in this one.
+ */
+enum rfi_kind {
+	RFI_HELLO	= 1,
+	RFI_MSG		= 2,
+	RFI_TAGGED	= 3,
+};
+
+#define RFI_F_DATA	(1U << 0)	/* @data is remote CQ data */
+#define RFI_F_RNDV	(1U << 1)	/* the payload comes as the next message */
+
+struct rfi_hdr {
+	uint8_t kind;
+	uint8_t flags;
+	uint16_t resv;
+	uint32_t len;
+	uint64_t tag;
+	uint64_t data;
+	uint64_t resv2;
+};
+
+struct rfi_domain;
+struct rfi_ep;
+
+struct rfi_fabric {
+	struct fid_fabric fabric;
+};
+
+/* The do-nothing EQ: no event ever comes on an RDM endpoint. */
+struct rfi_eq {
+	struct fid_eq eq;
+};
+
+/* A completion, as the CQ keeps it until read. */
+struct rfi_comp {
+	struct fi_cq_err_entry e;	/* err 0: a success */
+	fi_addr_t src;
+};
+
+struct rfi_cq {
+	struct fid_cq cq;
+	struct rfi_domain *dom;
+	enum fi_cq_format format;
+	struct rfi_comp *ring;
+	size_t cap, head, count;	/* successes and errors, in order */
+	struct rfi_ep *eps[RFI_CQ_EPS];	/* bound endpoints, progressed on read */
+	unsigned int neps;
+};
+
+struct rfi_av {
+	struct fid_av av;
+	struct rfi_domain *dom;
+	enum fi_av_type type;
+	struct sockaddr_in *addrs;	/* by fi_addr_t; sin_family 0: removed */
+	size_t n, cap;
+};
+
+struct rfi_domain {
+	struct fid_domain domain;
+	struct rfi_fabric *fab;
+	pthread_mutex_t lock;
+	struct fi_info *info;
+};
+
+/* An operation posted by the program, until it completes. */
+struct rfi_op {
+	struct rfi_op *next;
+	void *context;
+	uint64_t flags;		/* FI_SEND/FI_RECV, FI_MSG/FI_TAGGED, ... */
+	struct iovec iov[4];
+	size_t iov_count;
+	size_t len;		/* bytes in @iov */
+	fi_addr_t addr;		/* send: destination; receive: source or UNSPEC */
+	uint64_t tag, ignore, data;
+	bool complete;		/* write a completion when done */
+	/* send */
+	struct rfi_hdr hdr;
+	void *copy;		/* an injected or gathered payload */
+	uint64_t slot;		/* its index in rfi_ep.inflight, if slotted */
+	bool slotted;
+	unsigned int sent;	/* librmsg sends of it made: header, payload */
+	unsigned int done;	/* and completed */
+	bool queued;		/* in its peer's queue: not all of it sent */
+	int err;		/* the first failure, for its completion */
+	/* receive */
+	struct rfi_unexp *claimed;	/* FI_CLAIM: the message it takes */
+};
+
+/* A message that came before its receive, or one peeked (FI_PEEK). */
+struct rfi_unexp {
+	struct rfi_unexp *next;
+	struct rfi_hdr hdr;
+	fi_addr_t src;
+	void *buf;		/* its payload (a copy), hdr.len bytes */
+	bool arrived;		/* rendezvous: its bytes are in @buf */
+	bool claimed;
+	void *claim_ctx;
+	struct rfi_op *waiting;	/* matched before its bytes arrived */
+};
+
+/* A peer this endpoint talks with, by address vector entry. */
+struct rfi_peer {
+	struct sockaddr_in name;
+	int chan;		/* the channel sends take; -1: none yet */
+	bool open;		/* it is open (CONNECTED, or ACCEPTED + hello) */
+	bool ours;		/* this side opened it (a hello is due) */
+	size_t max_eager;	/* payload bytes that go with their header */
+	struct rfi_op *queue, *queue_tail;	/* sends waiting for it */
+};
+
+/* What the endpoint knows of each librmsg channel. */
+struct rfi_chan {
+	bool used;
+	bool named;		/* its peer's name is known */
+	struct sockaddr_in name;
+	fi_addr_t src;		/* the AV entry of that name, or FI_ADDR_NOTAVAIL */
+	struct rfi_hdr pending;	/* a header whose payload is the next message */
+	bool has_pending;
+};
+
+struct rfi_ep {
+	struct fid_ep ep;
+	struct rfi_domain *dom;
+	struct fi_info *info;
+	struct rmsg_ep rep;
+	bool rep_open, enabled;
+	struct sockaddr_in name;
+	struct rfi_av *av;
+	struct rfi_cq *tx_cq, *rx_cq;
+	uint64_t tx_flags, rx_flags;	/* bind flags: FI_SELECTIVE_COMPLETION */
+	uint64_t caps;
+	struct rfi_peer *peers;		/* by fi_addr_t */
+	size_t npeers;
+	struct rfi_chan *chans;		/* by librmsg channel id */
+	size_t nchans;
+	struct rfi_op *posted_msg, *posted_tag;		/* receives */
+	struct rfi_unexp *unexp_msg, *unexp_tag;	/* in arrival order */
+	struct rfi_op **inflight;	/* by librmsg send tag */
+	size_t ninflight;
+};
+
+/* rmsg_fi.c */
+int rfi_local_addr(struct sockaddr_in *sin);
+int rfi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int rfi_no_control(struct fid *fid, int command, void *arg);
+int rfi_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
+		    void **ops, void *context);
+int rfi_no_tostr(const struct fid *fid, char *buf, size_t len);
+int rfi_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
+		   void *ops, void *context);
+int rfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
+		struct fid_av **av, void *context);
+int rfi_av_addr(struct rfi_av *av, fi_addr_t addr, struct sockaddr_in *sin);
+fi_addr_t rfi_av_find(struct rfi_av *av, const struct sockaddr_in *sin);
+
+/* rmsg_fi_cq.c */
+int rfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		struct fid_cq **cq, void *context);
+int rfi_cq_push(struct rfi_cq *cq, const struct fi_cq_err_entry *e,
+		fi_addr_t src);
+
+/* rmsg_fi_msg.c: the endpoints' operation tables */
+extern struct fi_ops_msg rfi_msg_ops;
+extern struct fi_ops_tagged rfi_tagged_ops;
+extern struct fi_ops_rma rfi_rma_ops;
+extern struct fi_ops_atomic rfi_atomic_ops;
+extern struct fi_ops_collective rfi_collective_ops;
+
+/* rmsg_fi_ep.c */
+int rfi_endpoint(struct fid_domain *domain, struct fi_info *info,
+		 struct fid_ep **ep, void *context);
+void rfi_ep_progress(struct rfi_ep *ep);
+int rfi_ep_wait(struct rfi_ep *ep, int timeout_ms);
+ssize_t rfi_send(struct rfi_ep *ep, const struct iovec *iov, size_t count,
+		 fi_addr_t dest, uint64_t tag, uint64_t data, uint64_t flags,
+		 void *context);
+ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
+		 fi_addr_t src, uint64_t tag, uint64_t ignore, uint64_t flags,
+		 void *context);
+
+#endif /* RMSG_FI_H */

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR BSD-2-Clause
+/*
+ * librmsg-fi.so: completion queues. A CQ keeps its completions, successes
+ * and errors, in one ring in the order they happened; a read takes the
+ * successes up to the first error, which fi_cq_readerr() takes
+ * (-FI_EAVAIL meanwhile). Reads progress the endpoints bound to the CQ
+ * first: progress is manual (FI_PROGRESS_MANUAL). The ring grows as
+ * needed, so no completion is ever dropped; what bounds it is what the
+ * program posted.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "rmsg_fi.h"
+
+int rfi_cq_push(struct rfi_cq *cq, const struct fi_cq_err_entry *e,
+		fi_addr_t src)
+{
+	struct rfi_comp *grown;
+	size_t cap, i;
+
+	if (cq->count == cq->cap) {
+		cap = cq->cap ? 2 * cq->cap : 64;
+		grown = malloc(cap * sizeof(*grown));
+		if (!grown)
+			return -FI_ENOMEM;
+		for (i = 0; i < cq->count; i++)
+			grown[i] = cq->ring[(cq->head + i) % cq->cap];
+		free(cq->ring);
+		cq->ring = grown;
+		cq->cap = cap;
+		cq->head = 0;
+	}
+	i = (cq->head + cq->count) % cq->cap;
+	cq->ring[i].e = *e;
+	cq->ring[i].src = src;
+	cq->count++;
+	return 0;
+}
+
+static void rfi_cq_progress(struct rfi_cq *cq)
+{
+	unsigned int i;
+
+	for (i = 0; i < cq->neps; i++)
+		rfi_ep_progress(cq->eps[i]);
+}
+
+/* One entry in the CQ's format at @buf; returns its size. */
+static size_t rfi_cq_fill(const struct rfi_cq *cq, void *buf,
+			  const struct fi_cq_err_entry *e)
+{
+	struct fi_cq_tagged_entry *t = buf;
+
+	switch (cq->format) {
+	case FI_CQ_FORMAT_CONTEXT:
+		((struct fi_cq_entry *)buf)->op_context = e->op_context;
+		return sizeof(struct fi_cq_entry);
+	case FI_CQ_FORMAT_MSG:
+		((struct fi_cq_msg_entry *)buf)->op_context = e->op_context;
+		((struct fi_cq_msg_entry *)buf)->flags = e->flags;
+		((struct fi_cq_msg_entry *)buf)->len = e->len;
+		return sizeof(struct fi_cq_msg_entry);
+	case FI_CQ_FORMAT_DATA:
+		((struct fi_cq_data_entry *)buf)->op_context = e->op_context;
+		((struct fi_cq_data_entry *)buf)->flags = e->flags;
+		((struct fi_cq_data_entry *)buf)->len = e->len;
+		((struct fi_cq_data_entry *)buf)->buf = e->buf;
+		((struct fi_cq_data_entry *)buf)->data = e->data;
+		return sizeof(struct fi_cq_data_entry);
+	default:
+		t->op_context = e->op_context;
+		t->flags = e->flags;
+		t->len = e->len;
+		t->buf = e->buf;
+		t->data = e->data;
+		t->tag = e->tag;
+		return sizeof(*t);
+	}
+}
+
+static ssize_t rfi_cq_readfrom(struct fid_cq *fcq, void *buf, size_t count,
+			       fi_addr_t *src_addr)
+{
+	struct rfi_cq *cq = container_of(fcq, struct rfi_cq, cq);
+	unsigned char *p = buf;
+	ssize_t n = 0;
+
+	pthread_mutex_lock(&cq->dom->lock);
+	rfi_cq_progress(cq);
+	while ((size_t)n < count && cq->count &&
+	       !cq->ring[cq->head].e.err) {
+		p += rfi_cq_fill(cq, p, &cq->ring[cq->head].e);
+		if (src_addr)
+			src_addr[n] = cq->ring[cq->head].src;
+		cq->head = (cq->head + 1) % cq->cap;
+		cq->count--;
+		n++;
+	}
+	if (!n)
+		n = cq->count ? -FI_EAVAIL : -FI_EAGAIN;
+	pthread_mutex_unlock(&cq->dom->lock);
+	return n;
+}
+
+static ssize_t rfi_cq_read(struct fid_cq *fcq, void *buf, size_t count)
+{
+	return rfi_cq_readfrom(fcq, buf, count, NULL);
+}
+
+static ssize_t rfi_cq_readerr(struct fid_cq *fcq, struct fi_cq_err_entry *buf,
+			      uint64_t flags)
+{
+	struct rfi_cq *cq = container_of(fcq, struct rfi_cq, cq);
+	ssize_t ret = -FI_EAGAIN;
+	size_t err_data_size;
+	void *err_data;
+
+	pthread_mutex_lock(&cq->dom->lock);
+	if (cq->count && cq->ring[cq->head].e.err) {
+		/* Since 1.5 the caller's err_data buffer is kept. */
+		err_data = buf->err_data;
+		err_data_size = buf->err_data_size;
+		*buf = cq->ring[cq->head].e;
+		buf->err_data = err_data;
+		buf->err_data_size = 0;
+		(void)err_data_size;
+		cq->head = (cq->head + 1) % cq->cap;
+		cq->count--;
+		ret = 1;
+	}
+	pthread_mutex_unlock(&cq->dom->lock);
+	return ret;
+}
+
+/*
+ * Waits on the endpoints' librmsg descriptors (one endpoint: its own
+ * rmsg_ep_wait(); several: each in turn, briefly).
+ */
+static ssize_t rfi_cq_sreadfrom(struct fid_cq *fcq, void *buf, size_t count,
+				fi_addr_t *src_addr, const void *cond,
+				int timeout)
+{
+	struct rfi_cq *cq = container_of(fcq, struct rfi_cq, cq);
+	struct timespec now, end;
+	ssize_t ret;
+	int left;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += timeout / 1000;
+	end.tv_nsec += (long)(timeout % 1000) * 1000000;
+	for (;;) {
+		ret = rfi_cq_readfrom(fcq, buf, count, src_addr);
+		if (ret != -FI_EAGAIN)
+			return ret;
+		left = -1;
+		if (timeout >= 0) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			left = (int)((end.tv_sec - now.tv_sec) * 1000 +
+				     (end.tv_nsec - now.tv_nsec) / 1000000);
+			if (left <= 0)
+				return -FI_EAGAIN;
+		}
+		pthread_mutex_lock(&cq->dom->lock);
+		if (cq->neps)
+			rfi_ep_wait(cq->eps[0], cq->neps > 1 ? 1 :
+					  left < 0 || left > 100 ? 100 : left);
+		pthread_mutex_unlock(&cq->dom->lock);
+	}
+}
+
+static ssize_t rfi_cq_sread(struct fid_cq *fcq, void *buf, size_t count,
+			    const void *cond, int timeout)
+{
+	return rfi_cq_sreadfrom(fcq, buf, count, NULL, cond, timeout);
+}
+
+static int rfi_cq_signal(struct fid_cq *cq)
+{
+	return 0;
+}
+
+static const char *rfi_cq_strerror(struct fid_cq *cq, int prov_errno,
+				   const void *err_data, char *buf, size_t len)
+{
+	const char *s = strerror(prov_errno < 0 ? -prov_errno : prov_errno);
+
+	if (buf && len)
+		snprintf(buf, len, "%s", s);
+	return buf && len ? buf : s;
+}
+
+static struct fi_ops_cq rfi_cq_ops = {
+	.size = sizeof(struct fi_ops_cq),
+	.read = rfi_cq_read,
+	.readfrom = rfi_cq_readfrom,
+	.readerr = rfi_cq_readerr,
+	.sread = rfi_cq_sread,
+	.sreadfrom = rfi_cq_sreadfrom,
+	.signal = rfi_cq_signal,
+	.strerror = rfi_cq_strerror,
+};
+
+static int rfi_cq_close(struct fid *fid)
+{
+	struct rfi_cq *cq = container_of(fid, struct rfi_cq, cq.fid);
+
+	if (cq->neps)
+		return -FI_EBUSY;
+	free(cq->ring);
+	free(cq);
+	return 0;
+}
+
+static struct fi_ops rfi_cq_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = rfi_cq_close,
+	.bind = rfi_no_bind,
+	.control = rfi_no_control,
+	.ops_open = rfi_no_ops_open,
+	.tostr = rfi_no_tostr,
+	.ops_set = rfi_no_ops_set,
+};
+
+int rfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		struct fid_cq **fcq, void *context)
+{
+	struct rfi_domain *dom = container_of(domain, struct rfi_domain,
+					      domain);
+	struct rfi_cq *cq;
+
+	if (!attr || attr->flags ||
+	    (attr->wait_obj != FI_WAIT_NONE &&
+	     attr->wait_obj != FI_WAIT_UNSPEC) ||
+	    (attr->format != FI_CQ_FORMAT_UNSPEC &&
+	     attr->format != FI_CQ_FORMAT_CONTEXT &&
+	     attr->format != FI_CQ_FORMAT_MSG &&
+	     attr->format != FI_CQ_FORMAT_DATA &&
+	     attr->format != FI_CQ_FORMAT_TAGGED))
+		return -FI_ENOSYS;
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return -FI_ENOMEM;
+	cq->dom = dom;
+	cq->format = attr->format == FI_CQ_FORMAT_UNSPEC ?
+			     FI_CQ_FORMAT_CONTEXT : attr->format;
+	cq->cq.fid.fclass = FI_CLASS_CQ;
+	cq->cq.fid.context = context;
+	cq->cq.fid.ops = &rfi_cq_fi_ops;
+	cq->cq.ops = &rfi_cq_ops;
+	*fcq = &cq->cq;
+	return 0;
+}

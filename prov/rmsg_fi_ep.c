@@ -1,0 +1,1174 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR BSD-2-Clause
+/*
+ * librmsg-fi.so: reliable-datagram endpoints over rmsg channels.
+ *
+ * An endpoint is a librmsg endpoint that listens on the node's RDMA
+ * address; its name is that address. A send to a peer goes on the first
+ * channel the endpoint has with it: the one the peer opened, if its hello
+ * came first, else one this endpoint opens (rmsg_ep_connect()) and greets
+ * with its own name. Sends wait in the peer's queue until that channel is
+ * open; once chosen, a peer's channel is the one every send to it takes,
+ * so each direction keeps its order (FI_ORDER_SAS).
+ *
+ * Every message starts with a struct rfi_hdr. Up to the channel's largest
+ * eager message the payload follows it in the same message (one
+ * rmsg_sendv()); above, the header says so (RFI_F_RNDV) and the payload is
+ * the channel's next message, a rendezvous one, which the receiving side
+ * reads straight into the posted buffer (rmsg_recv_into(): the kernel pins
+ * it) or, if no receive matches yet, into memory of the provider's.
+ *
+ * Progress is manual: rfi_ep_progress(), from CQ reads and every post,
+ * takes librmsg's events (channels opened and ended, sends completed) and
+ * the messages that arrived, and matches them against posted receives.
+ * Everything here runs under the domain's lock.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rmsg_fi.h"
+
+/* librmsg user_data of the provider's operations: kind and index. */
+#define RFI_UD_SEND	(1ULL << 40)
+#define RFI_UD_RECV	(2ULL << 40)
+#define RFI_UD_PEER	(3ULL << 40)
+#define RFI_UD_KIND(ud)	((ud) & (0xffULL << 40))
+#define RFI_UD_IDX(ud)	((ud) & 0xffffffffULL)
+
+/* --- small helpers ------------------------------------------------------ */
+
+static size_t rfi_iov_len(const struct iovec *iov, size_t count)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < count; i++)
+		n += iov[i].iov_len;
+	return n;
+}
+
+/* Copy @len bytes of @src into the pieces of @iov; returns bytes copied. */
+static size_t rfi_scatter(const struct iovec *iov, size_t count,
+			  const void *src, size_t len)
+{
+	const unsigned char *p = src;
+	size_t i, n, done = 0;
+
+	for (i = 0; i < count && done < len; i++) {
+		n = iov[i].iov_len < len - done ? iov[i].iov_len : len - done;
+		memcpy(iov[i].iov_base, p + done, n);
+		done += n;
+	}
+	return done;
+}
+
+/* The pieces of @iov one after the other at @to. */
+static void rfi_gather(void *to, const struct iovec *iov, size_t count)
+{
+	size_t i, off = 0;
+
+	for (i = 0; i < count; i++) {
+		memcpy((char *)to + off, iov[i].iov_base, iov[i].iov_len);
+		off += iov[i].iov_len;
+	}
+}
+
+/* A slot in the endpoint's table of operations librmsg is doing. */
+static int rfi_slot_get(struct rfi_ep *ep, struct rfi_op *op, uint64_t *idx)
+{
+	struct rfi_op **grown;
+	size_t i, n;
+
+	for (i = 0; i < ep->ninflight; i++)
+		if (!ep->inflight[i])
+			break;
+	if (i == ep->ninflight) {
+		n = ep->ninflight ? 2 * ep->ninflight : 64;
+		grown = realloc(ep->inflight, n * sizeof(*grown));
+		if (!grown)
+			return -FI_ENOMEM;
+		memset(grown + ep->ninflight, 0,
+		       (n - ep->ninflight) * sizeof(*grown));
+		ep->inflight = grown;
+		ep->ninflight = n;
+	}
+	ep->inflight[i] = op;
+	*idx = i;
+	return 0;
+}
+
+static struct rfi_chan *rfi_chan(struct rfi_ep *ep, uint32_t id)
+{
+	struct rfi_chan *grown;
+	size_t n;
+
+	if (id >= ep->nchans) {
+		n = ep->nchans ? ep->nchans : 16;
+		while (n <= id)
+			n *= 2;
+		grown = realloc(ep->chans, n * sizeof(*grown));
+		if (!grown)
+			return NULL;
+		memset(grown + ep->nchans, 0,
+		       (n - ep->nchans) * sizeof(*grown));
+		ep->chans = grown;
+		ep->nchans = n;
+	}
+	return &ep->chans[id];
+}
+
+static struct rfi_peer *rfi_peer(struct rfi_ep *ep, fi_addr_t addr)
+{
+	struct rfi_peer *grown;
+	size_t i, n;
+
+	if (!ep->av || addr >= ep->av->n)
+		return NULL;
+	if (addr >= ep->npeers) {
+		n = ep->av->cap > addr ? ep->av->cap : addr + 1;
+		grown = realloc(ep->peers, n * sizeof(*grown));
+		if (!grown)
+			return NULL;
+		for (i = ep->npeers; i < n; i++) {
+			memset(&grown[i], 0, sizeof(grown[i]));
+			grown[i].chan = -1;
+		}
+		ep->peers = grown;
+		ep->npeers = n;
+	}
+	return &ep->peers[addr];
+}
+
+static void rfi_complete(struct rfi_ep *ep, struct rfi_op *op, size_t len,
+			 uint64_t tag, uint64_t data, uint64_t extra,
+			 fi_addr_t src, int err, size_t olen)
+{
+	struct rfi_cq *cq = op->flags & FI_SEND ? ep->tx_cq : ep->rx_cq;
+	struct fi_cq_err_entry e;
+
+	if (!cq || (!op->complete && !err))
+		return;
+	memset(&e, 0, sizeof(e));
+	e.op_context = op->context;
+	e.flags = (op->flags & (FI_SEND | FI_RECV | FI_MSG | FI_TAGGED)) |
+		  extra;
+	e.len = len;
+	e.buf = op->flags & FI_RECV && op->iov_count ? op->iov[0].iov_base :
+						       NULL;
+	e.data = data;
+	e.tag = tag;
+	e.err = err;
+	e.prov_errno = err;
+	e.olen = olen;
+	if (rfi_cq_push(cq, &e, src))
+		RFI_WARN("a completion lost: no memory\n");
+}
+
+static void rfi_op_free(struct rfi_op *op)
+{
+	free(op->copy);
+	free(op);
+}
+
+/* --- sending ----------------------------------------------------------- */
+
+/* The librmsg sends @op takes: one, or a header and a rendezvous. */
+static unsigned int rfi_send_parts(const struct rfi_ep *ep,
+				   const struct rfi_op *op)
+{
+	return op->len <= ep->peers[op->addr].max_eager ? 1 : 2;
+}
+
+/* @peer's channel is open: what it takes with a header, in one message. */
+static void rfi_peer_open(struct rfi_ep *ep, struct rfi_peer *peer)
+{
+	int max = rmsg_channel_max_msg(&ep->rep, peer->chan);
+
+	peer->max_eager = max > (int)sizeof(struct rfi_hdr) ?
+			  max - sizeof(struct rfi_hdr) : 0;
+	peer->open = true;
+}
+
+/*
+ * Put @op on its channel: 0 when librmsg took all of it (its completion
+ * comes with librmsg's), -FI_EAGAIN when the send queue or the send area
+ * is full (it stays first in the peer's queue, and what was sent of it
+ * stays sent), or another error for the send's error completion.
+ */
+static int rfi_send_now(struct rfi_ep *ep, struct rfi_peer *peer,
+			struct rfi_op *op)
+{
+	const void *buf;
+	struct iovec iov[5];
+	size_t i, off;
+	int ret;
+
+	if (!op->slotted) {
+		if (rfi_slot_get(ep, op, &op->slot))
+			return -FI_ENOMEM;
+		op->slotted = true;
+	}
+	if (rfi_send_parts(ep, op) == 1) {
+		iov[0].iov_base = &op->hdr;
+		iov[0].iov_len = sizeof(op->hdr);
+		if (op->copy) {
+			iov[1].iov_base = op->copy;
+			iov[1].iov_len = op->len;
+			i = 1;
+		} else {
+			for (i = 0; i < op->iov_count; i++)
+				iov[i + 1] = op->iov[i];
+			i = op->iov_count;
+		}
+		ret = rmsg_sendv(&ep->rep, peer->chan, iov, (int)i + 1, 0,
+				 RFI_UD_SEND | op->slot);
+		if (ret)
+			return ret == -EAGAIN ? -FI_EAGAIN : ret;
+		op->sent = 1;
+		return 0;
+	}
+	/* Rendezvous: the header, then the payload as the next message. */
+	if (!op->sent) {
+		op->hdr.flags |= RFI_F_RNDV;
+		ret = rmsg_send(&ep->rep, peer->chan, &op->hdr,
+				sizeof(op->hdr), RFI_UD_SEND | op->slot);
+		if (ret)
+			return ret == -EAGAIN ? -FI_EAGAIN : ret;
+		op->sent = 1;
+	}
+	if (op->iov_count > 1 && !op->copy) {
+		op->copy = malloc(op->len);
+		if (!op->copy)
+			return -FI_ENOMEM;
+		for (i = 0, off = 0; i < op->iov_count; i++) {
+			memcpy((char *)op->copy + off, op->iov[i].iov_base,
+			       op->iov[i].iov_len);
+			off += op->iov[i].iov_len;
+		}
+	}
+	buf = op->copy ? op->copy : op->iov[0].iov_base;
+	ret = rmsg_send_zc(&ep->rep, peer->chan, buf, op->len, 0,
+			   RFI_UD_SEND | op->slot);
+	if (ret)
+		return ret == -EAGAIN ? -FI_EAGAIN : ret;
+	op->sent = 2;
+	return 0;
+}
+
+/* @op's send is over: its completion, and it is gone. */
+static void rfi_send_end(struct rfi_ep *ep, struct rfi_op *op)
+{
+	if (op->slotted)
+		ep->inflight[op->slot] = NULL;
+	if (op->err)
+		rfi_complete(ep, op, 0, op->tag, 0, 0, FI_ADDR_NOTAVAIL,
+			     op->err, 0);
+	else
+		rfi_complete(ep, op, op->len, op->tag, 0, 0, FI_ADDR_NOTAVAIL,
+			     0, 0);
+	rfi_op_free(op);
+}
+
+/*
+ * Fail @op's send, off its peer's queue: it ends now, or with the last
+ * completion of what librmsg has of it.
+ */
+static void rfi_send_fail(struct rfi_ep *ep, struct rfi_op *op, int err)
+{
+	op->queued = false;
+	if (!op->err)
+		op->err = err > 0 ? err : -err;
+	if (op->done == op->sent)
+		rfi_send_end(ep, op);
+}
+
+/* Send what waits for @peer, in order, as far as librmsg takes it. */
+static void rfi_peer_flush(struct rfi_ep *ep, struct rfi_peer *peer)
+{
+	struct rfi_op *op;
+	int ret;
+
+	while (peer->open && (op = peer->queue)) {
+		ret = rfi_send_now(ep, peer, op);
+		if (ret == -FI_EAGAIN)
+			return;
+		peer->queue = op->next;
+		if (!peer->queue)
+			peer->queue_tail = NULL;
+		op->next = NULL;
+		op->queued = false;
+		if (ret)
+			rfi_send_fail(ep, op, ret);
+		else if (op->done == op->sent)
+			rfi_send_end(ep, op);	/* completed meanwhile */
+	}
+}
+
+/* Greet a channel this endpoint opened: who it is. */
+static int rfi_hello(struct rfi_ep *ep, struct rfi_peer *peer)
+{
+	struct rfi_hdr hdr = {
+		.kind = RFI_HELLO,
+		.len = sizeof(ep->name),
+	};
+	struct iovec iov[2] = {
+		{ &hdr, sizeof(hdr) },
+		{ &ep->name, sizeof(ep->name) },
+	};
+
+	return rmsg_sendv(&ep->rep, peer->chan, iov, 2, 0, RFI_UD_PEER);
+}
+
+ssize_t rfi_send(struct rfi_ep *ep, const struct iovec *iov, size_t count,
+		 fi_addr_t dest, uint64_t tag, uint64_t data, uint64_t flags,
+		 void *context)
+{
+	struct sockaddr_in name;
+	struct rfi_peer *peer;
+	struct rfi_op *op;
+	size_t len = rfi_iov_len(iov, count);
+	int ch;
+
+	if (count > 4 || len > RMSG_RNDV_MAX_LEN ||
+	    ((flags & FI_INJECT) && len > RFI_INJECT_SIZE))
+		return -FI_EINVAL;
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	pthread_mutex_lock(&ep->dom->lock);
+	peer = rfi_peer(ep, dest);
+	if (!peer || rfi_av_addr(ep->av, dest, &name)) {
+		pthread_mutex_unlock(&ep->dom->lock);
+		return -FI_EINVAL;
+	}
+	op = calloc(1, sizeof(*op));
+	if (!op) {
+		pthread_mutex_unlock(&ep->dom->lock);
+		return -FI_ENOMEM;
+	}
+	op->context = context;
+	op->flags = FI_SEND | (flags & FI_TAGGED ? FI_TAGGED : FI_MSG);
+	op->complete = !(flags & FI_INJECT) &&
+		       (!(ep->tx_flags & FI_SELECTIVE_COMPLETION) ||
+			(flags & FI_COMPLETION));
+	memcpy(op->iov, iov, count * sizeof(*iov));
+	op->iov_count = count;
+	op->len = len;
+	op->addr = dest;
+	op->tag = tag;
+	op->hdr.kind = flags & FI_TAGGED ? RFI_TAGGED : RFI_MSG;
+	op->hdr.flags = flags & FI_REMOTE_CQ_DATA ? RFI_F_DATA : 0;
+	op->hdr.len = (uint32_t)len;
+	op->hdr.tag = tag;
+	op->hdr.data = data;
+	/* Injected: the program's buffer is free when this returns. */
+	if (flags & FI_INJECT) {
+		op->copy = malloc(len ? len : 1);
+		if (!op->copy) {
+			free(op);
+			pthread_mutex_unlock(&ep->dom->lock);
+			return -FI_ENOMEM;
+		}
+		rfi_gather(op->copy, iov, count);
+	}
+	if (peer->chan < 0) {
+		ch = rmsg_ep_connect(&ep->rep, (struct sockaddr *)&name,
+				     sizeof(name), RFI_UD_PEER | dest, 0);
+		if (ch < 0) {
+			rfi_op_free(op);
+			pthread_mutex_unlock(&ep->dom->lock);
+			return ch == -EAGAIN ? -FI_EAGAIN : ch;
+		}
+		peer->chan = ch;
+		peer->open = false;
+		peer->ours = true;
+		if (rfi_chan(ep, ch)) {
+			ep->chans[ch].used = true;
+			ep->chans[ch].named = true;
+			ep->chans[ch].name = name;
+			ep->chans[ch].src = dest;
+		}
+	}
+	op->queued = true;
+	if (peer->queue_tail)
+		peer->queue_tail->next = op;
+	else
+		peer->queue = op;
+	peer->queue_tail = op;
+	rfi_peer_flush(ep, peer);
+	rfi_ep_progress(ep);
+	pthread_mutex_unlock(&ep->dom->lock);
+	return 0;
+}
+
+/* --- receiving --------------------------------------------------------- */
+
+static bool rfi_matches(const struct rfi_ep *ep, const struct rfi_op *op,
+			const struct rfi_hdr *hdr, fi_addr_t src)
+{
+	if ((op->flags & FI_TAGGED) != (hdr->kind == RFI_TAGGED ? FI_TAGGED :
+								0))
+		return false;
+	if ((ep->caps & FI_DIRECTED_RECV) && op->addr != FI_ADDR_UNSPEC &&
+	    op->addr != src)
+		return false;
+	return !(op->flags & FI_TAGGED) ||
+	       ((hdr->tag ^ op->tag) & ~op->ignore) == 0;
+}
+
+static uint64_t rfi_rx_flags(const struct rfi_hdr *hdr)
+{
+	return hdr->flags & RFI_F_DATA ? FI_REMOTE_CQ_DATA : 0;
+}
+
+/* Deliver @len bytes at @payload to the receive @op and complete it. */
+static void rfi_deliver(struct rfi_ep *ep, struct rfi_op *op,
+			const struct rfi_hdr *hdr, const void *payload,
+			fi_addr_t src)
+{
+	size_t got = rfi_scatter(op->iov, op->iov_count, payload, hdr->len);
+
+	if (got < hdr->len)
+		rfi_complete(ep, op, got, hdr->tag, hdr->data,
+			     rfi_rx_flags(hdr), src, FI_ETRUNC,
+			     hdr->len - got);
+	else
+		rfi_complete(ep, op, got, hdr->tag, hdr->data,
+			     rfi_rx_flags(hdr), src, 0, 0);
+	rfi_op_free(op);
+}
+
+/* Take the first posted receive that matches, off its queue. */
+static struct rfi_op *rfi_take_posted(struct rfi_ep *ep,
+				      const struct rfi_hdr *hdr, fi_addr_t src)
+{
+	struct rfi_op **pp = hdr->kind == RFI_TAGGED ? &ep->posted_tag :
+						       &ep->posted_msg;
+	struct rfi_op *op;
+
+	for (; (op = *pp); pp = &op->next)
+		if (rfi_matches(ep, op, hdr, src)) {
+			*pp = op->next;
+			op->next = NULL;
+			return op;
+		}
+	return NULL;
+}
+
+static void rfi_unexp_add(struct rfi_ep *ep, struct rfi_unexp *u)
+{
+	struct rfi_unexp **pp = u->hdr.kind == RFI_TAGGED ? &ep->unexp_tag :
+							    &ep->unexp_msg;
+
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = u;
+}
+
+/* An eager message of a channel: matched, or kept for a receive to come. */
+static void rfi_rx_eager(struct rfi_ep *ep, const struct rfi_hdr *hdr,
+			 const void *payload, fi_addr_t src)
+{
+	struct rfi_op *op = rfi_take_posted(ep, hdr, src);
+	struct rfi_unexp *u;
+
+	if (op) {
+		rfi_deliver(ep, op, hdr, payload, src);
+		return;
+	}
+	u = calloc(1, sizeof(*u));
+	if (u)
+		u->buf = malloc(hdr->len ? hdr->len : 1);
+	if (!u || !u->buf) {
+		RFI_WARN("a message dropped: no memory for it\n");
+		free(u);
+		return;
+	}
+	u->hdr = *hdr;
+	u->src = src;
+	memcpy(u->buf, payload, hdr->len);
+	u->arrived = true;
+	rfi_unexp_add(ep, u);
+}
+
+/*
+ * The rendezvous payload @msg of header @hdr: straight into a matching
+ * receive's single buffer when it has room, else into memory of the
+ * provider's. Returns 0, or -EAGAIN to be tried again (nothing changed).
+ */
+static int rfi_rx_rndv(struct rfi_ep *ep, const struct rfi_hdr *hdr,
+		       const struct rmsg_msg *msg, fi_addr_t src)
+{
+	struct rfi_op *op = rfi_take_posted(ep, hdr, src);
+	struct rfi_unexp *u;
+	uint64_t idx;
+	int ret;
+
+	if (op && op->iov_count == 1 && op->iov[0].iov_len >= hdr->len) {
+		op->hdr = *hdr;
+		op->addr = src;
+		if (rfi_slot_get(ep, op, &idx))
+			goto fail_op;
+		ret = rmsg_recv_into(&ep->rep, msg, op->iov[0].iov_base,
+				     hdr->len, RFI_UD_RECV | idx);
+		if (!ret)
+			return 0;
+		ep->inflight[idx] = NULL;
+		if (ret == -EAGAIN)
+			goto again_op;
+		rfi_complete(ep, op, 0, hdr->tag, hdr->data, 0, src, -ret, 0);
+		rfi_op_free(op);
+		return 0;
+	}
+	u = calloc(1, sizeof(*u));
+	if (u)
+		u->buf = malloc(hdr->len);
+	if (!u || !u->buf) {
+		free(u);
+		goto fail_op;
+	}
+	u->hdr = *hdr;
+	u->src = src;
+	u->waiting = op;
+	/* The slot names the message that came early, not an op. */
+	if (rfi_slot_get(ep, (struct rfi_op *)u, &idx)) {
+		free(u->buf);
+		free(u);
+		goto fail_op;
+	}
+	ret = rmsg_recv_into(&ep->rep, msg, u->buf, hdr->len,
+			     RFI_UD_RECV | (1ULL << 32) | idx);
+	if (ret) {
+		ep->inflight[idx] = NULL;
+		free(u->buf);
+		free(u);
+		if (ret == -EAGAIN)
+			goto again_op;
+		goto fail_op;
+	}
+	if (!op)
+		rfi_unexp_add(ep, u);
+	return 0;
+again_op:
+	if (op) {
+		/* Back to the front of its queue, where it was. */
+		struct rfi_op **pp = hdr->kind == RFI_TAGGED ? &ep->posted_tag :
+							       &ep->posted_msg;
+		op->next = *pp;
+		*pp = op;
+	}
+	return -EAGAIN;
+fail_op:
+	if (op) {
+		rfi_complete(ep, op, 0, hdr->tag, hdr->data, 0, src, FI_ENOMEM,
+			     0);
+		rfi_op_free(op);
+	}
+	rmsg_discard(&ep->rep, msg);
+	return 0;
+}
+
+/* The first message of a channel the peer opened: the peer's name. */
+static void rfi_rx_hello(struct rfi_ep *ep, uint32_t id,
+			 const struct rfi_hdr *hdr, const void *payload)
+{
+	struct rfi_chan *c = rfi_chan(ep, id);
+	struct rfi_peer *peer;
+	fi_addr_t src;
+
+	if (!c || hdr->len != sizeof(struct sockaddr_in))
+		return;
+	memcpy(&c->name, payload, sizeof(c->name));
+	c->named = true;
+	src = rfi_av_find(ep->av, &c->name);
+	c->src = src;
+	peer = src == FI_ADDR_NOTAVAIL ? NULL : rfi_peer(ep, src);
+	/* No channel of its own to that peer yet: sends take this one. */
+	if (peer && peer->chan < 0) {
+		peer->chan = id;
+		peer->ours = false;
+		rfi_peer_open(ep, peer);
+		rfi_peer_flush(ep, peer);
+	}
+}
+
+/* Take the messages that arrived, in each channel's order. */
+static void rfi_rx_progress(struct rfi_ep *ep)
+{
+	struct rmsg_msg msg;
+	struct rfi_hdr hdr;
+	struct rfi_chan *c;
+	fi_addr_t src;
+
+	while (!rmsg_peek_any(&ep->rep, &msg)) {
+		c = rfi_chan(ep, msg.channel);
+		if (!c)
+			return;
+		src = c->named ? c->src : FI_ADDR_NOTAVAIL;
+		if (c->has_pending) {
+			if (msg.kind != RMSG_MSG_RNDV ||
+			    msg.len != c->pending.len) {
+				RFI_WARN("channel %u: no payload after its header\n",
+					 msg.channel);
+				c->has_pending = false;
+				rmsg_release(&ep->rep, &msg);
+				continue;
+			}
+			if (rfi_rx_rndv(ep, &c->pending, &msg, src) == -EAGAIN)
+				return;
+			c->has_pending = false;
+			rmsg_release(&ep->rep, &msg);
+			continue;
+		}
+		if (msg.kind != RMSG_MSG_EAGER || msg.len < sizeof(hdr)) {
+			/* Not ours: a peer that speaks something else. */
+			if (msg.kind == RMSG_MSG_RNDV)
+				rmsg_discard(&ep->rep, &msg);
+			rmsg_release(&ep->rep, &msg);
+			continue;
+		}
+		memcpy(&hdr, msg.data, sizeof(hdr));
+		if (hdr.kind == RFI_HELLO) {
+			rfi_rx_hello(ep, msg.channel, &hdr,
+				     (const char *)msg.data + sizeof(hdr));
+		} else if (hdr.flags & RFI_F_RNDV) {
+			c->pending = hdr;
+			c->has_pending = true;
+		} else if (sizeof(hdr) + hdr.len <= msg.len &&
+			   (hdr.kind == RFI_MSG || hdr.kind == RFI_TAGGED)) {
+			rfi_rx_eager(ep, &hdr,
+				     (const char *)msg.data + sizeof(hdr), src);
+		}
+		rmsg_release(&ep->rep, &msg);
+	}
+}
+
+/* librmsg finished a send or a rendezvous receive of the provider's. */
+static void rfi_op_done(struct rfi_ep *ep, const struct rmsg_event *ev)
+{
+	uint64_t idx = RFI_UD_IDX(ev->user_data);
+	bool early = ev->user_data & (1ULL << 32);
+	struct rfi_unexp *u;
+	struct rfi_op *op;
+
+	if (RFI_UD_KIND(ev->user_data) == RFI_UD_PEER)
+		return;		/* a hello */
+	if (idx >= ep->ninflight || !ep->inflight[idx])
+		return;
+	if (RFI_UD_KIND(ev->user_data) == RFI_UD_RECV && early) {
+		u = (struct rfi_unexp *)ep->inflight[idx];
+		ep->inflight[idx] = NULL;
+		u->arrived = true;
+		if (ev->res)
+			u->hdr.len = 0;
+		if (u->waiting) {
+			op = u->waiting;
+			rfi_deliver(ep, op, &u->hdr, u->buf, u->src);
+			free(u->buf);
+			free(u);
+		}
+		return;
+	}
+	op = ep->inflight[idx];
+	if (RFI_UD_KIND(ev->user_data) == RFI_UD_RECV) {
+		ep->inflight[idx] = NULL;
+		if (ev->res)
+			rfi_complete(ep, op, 0, op->hdr.tag, op->hdr.data, 0,
+				     op->addr, FI_EIO, 0);
+		else
+			rfi_complete(ep, op, op->hdr.len, op->hdr.tag,
+				     op->hdr.data, rfi_rx_flags(&op->hdr),
+				     op->addr, 0, 0);
+		rfi_op_free(op);
+		return;
+	}
+	/* A send: it ends with the completion of the last of its parts. */
+	op->done++;
+	if (ev->res && !op->err)
+		op->err = FI_EIO;
+	if (op->done < op->sent || op->queued)
+		return;
+	rfi_send_end(ep, op);
+}
+
+/* A channel ended: its peer's waiting sends fail; the next one reopens. */
+static void rfi_chan_gone(struct rfi_ep *ep, uint32_t id, int res)
+{
+	struct rfi_op *op;
+	size_t i;
+
+	for (i = 0; i < ep->npeers; i++) {
+		struct rfi_peer *peer = &ep->peers[i];
+
+		if (peer->chan != (int)id)
+			continue;
+		peer->chan = -1;
+		peer->open = false;
+		while ((op = peer->queue)) {
+			peer->queue = op->next;
+			op->next = NULL;
+			rfi_send_fail(ep, op, FI_EIO);
+		}
+		peer->queue_tail = NULL;
+	}
+	if (id < ep->nchans)
+		memset(&ep->chans[id], 0, sizeof(ep->chans[id]));
+}
+
+void rfi_ep_progress(struct rfi_ep *ep)
+{
+	struct rmsg_event ev[32];
+	struct rfi_peer *peer;
+	int n, i;
+	size_t p;
+
+	if (!ep->enabled)
+		return;
+	while ((n = rmsg_ep_progress(&ep->rep, ev, 32)) > 0) {
+		for (i = 0; i < n; i++) {
+			switch (ev[i].kind) {
+			case RMSG_CQE_OP:
+				rfi_op_done(ep, &ev[i]);
+				break;
+			case RMSG_CQE_CONNECTED:
+				peer = rfi_peer(ep, RFI_UD_IDX(ev[i].user_data));
+				if (!peer || peer->chan != (int)ev[i].channel)
+					break;
+				if (ev[i].res) {
+					rfi_chan_gone(ep, ev[i].channel,
+						      ev[i].res);
+					break;
+				}
+				/* The hello first: nothing of ours before it. */
+				if (rfi_hello(ep, peer)) {
+					rmsg_ep_close_channel(&ep->rep,
+							      ev[i].channel, 0);
+					rfi_chan_gone(ep, ev[i].channel, -EIO);
+					break;
+				}
+				rfi_peer_open(ep, peer);
+				rfi_peer_flush(ep, peer);
+				break;
+			case RMSG_CQE_ACCEPTED:
+				if (!ev[i].res && rfi_chan(ep, ev[i].channel))
+					ep->chans[ev[i].channel].used = true;
+				break;
+			case RMSG_CQE_CLOSED:
+				rfi_chan_gone(ep, ev[i].channel, ev[i].res);
+				break;
+			default:
+				break;
+			}
+		}
+		if (n < 32)
+			break;
+	}
+	rfi_rx_progress(ep);
+	for (p = 0; p < ep->npeers; p++)
+		if (ep->peers[p].queue)
+			rfi_peer_flush(ep, &ep->peers[p]);
+}
+
+int rfi_ep_wait(struct rfi_ep *ep, int timeout_ms)
+{
+	return ep->enabled ? rmsg_ep_wait(&ep->rep, timeout_ms) : 0;
+}
+
+ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
+		 fi_addr_t src, uint64_t tag, uint64_t ignore, uint64_t flags,
+		 void *context)
+{
+	struct rfi_unexp **pp, *u;
+	struct rfi_op *op, **qp;
+	struct rfi_hdr probe;
+
+	if (count > 4)
+		return -FI_EINVAL;
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	op = calloc(1, sizeof(*op));
+	if (!op)
+		return -FI_ENOMEM;
+	op->context = context;
+	op->flags = FI_RECV | (flags & FI_TAGGED ? FI_TAGGED : FI_MSG);
+	op->complete = !(ep->rx_flags & FI_SELECTIVE_COMPLETION) ||
+		       (flags & FI_COMPLETION);
+	memcpy(op->iov, iov, count * sizeof(*iov));
+	op->iov_count = count;
+	op->len = rfi_iov_len(iov, count);
+	op->addr = (ep->caps & FI_DIRECTED_RECV) ? src : FI_ADDR_UNSPEC;
+	op->tag = tag;
+	op->ignore = ignore;
+	memset(&probe, 0, sizeof(probe));
+	probe.kind = flags & FI_TAGGED ? RFI_TAGGED : RFI_MSG;
+
+	pthread_mutex_lock(&ep->dom->lock);
+	rfi_ep_progress(ep);
+	pp = flags & FI_TAGGED ? &ep->unexp_tag : &ep->unexp_msg;
+	for (; (u = *pp); pp = &u->next) {
+		probe.tag = u->hdr.tag;
+		if (flags & FI_CLAIM ? u->claimed && u->claim_ctx == context :
+		    !u->claimed && !u->waiting &&
+		    rfi_matches(ep, op, &probe, u->src))
+			break;
+	}
+	if (flags & FI_PEEK) {
+		if (!u) {
+			op->complete = true;
+			rfi_complete(ep, op, 0, tag, 0, 0, FI_ADDR_NOTAVAIL,
+				     FI_ENOMSG, 0);
+		} else {
+			if (flags & FI_CLAIM) {
+				u->claimed = true;
+				u->claim_ctx = context;
+			}
+			op->complete = true;
+			rfi_complete(ep, op, u->hdr.len, u->hdr.tag,
+				     u->hdr.data, rfi_rx_flags(&u->hdr),
+				     u->src, 0, 0);
+		}
+		free(op);
+		pthread_mutex_unlock(&ep->dom->lock);
+		return 0;
+	}
+	if (u) {
+		*pp = u->next;
+		if (flags & FI_DISCARD) {
+			rfi_complete(ep, op, 0, u->hdr.tag, u->hdr.data, 0,
+				     u->src, 0, 0);
+			free(op);
+		} else if (u->arrived) {
+			rfi_deliver(ep, op, &u->hdr, u->buf, u->src);
+		} else {
+			/* Its bytes are still coming: it completes then. */
+			u->waiting = op;
+			pthread_mutex_unlock(&ep->dom->lock);
+			return 0;
+		}
+		free(u->buf);
+		free(u);
+		pthread_mutex_unlock(&ep->dom->lock);
+		return 0;
+	}
+	if (flags & FI_CLAIM) {
+		free(op);
+		pthread_mutex_unlock(&ep->dom->lock);
+		return -FI_EINVAL;
+	}
+	qp = flags & FI_TAGGED ? &ep->posted_tag : &ep->posted_msg;
+	while (*qp)
+		qp = &(*qp)->next;
+	*qp = op;
+	pthread_mutex_unlock(&ep->dom->lock);
+	return 0;
+}
+
+/* fi_cancel(): a posted receive goes, with an FI_ECANCELED completion. */
+static ssize_t rfi_cancel(fid_t fid, void *context)
+{
+	struct rfi_ep *ep = container_of(fid, struct rfi_ep, ep.fid);
+	struct rfi_op **qs[2] = { &ep->posted_tag, &ep->posted_msg };
+	struct rfi_op **pp, *op;
+	int q;
+
+	pthread_mutex_lock(&ep->dom->lock);
+	for (q = 0; q < 2; q++)
+		for (pp = qs[q]; (op = *pp); pp = &op->next)
+			if (op->context == context) {
+				*pp = op->next;
+				op->complete = true;
+				rfi_complete(ep, op, 0, op->tag, 0, 0,
+					     FI_ADDR_NOTAVAIL, FI_ECANCELED,
+					     0);
+				free(op);
+				pthread_mutex_unlock(&ep->dom->lock);
+				return 0;
+			}
+	pthread_mutex_unlock(&ep->dom->lock);
+	return -FI_ENOENT;
+}
+
+/* --- the endpoint object ----------------------------------------------- */
+
+static int rfi_getopt(fid_t fid, int level, int optname, void *optval,
+		      size_t *optlen)
+{
+	return -FI_ENOPROTOOPT;
+}
+
+static int rfi_setopt(fid_t fid, int level, int optname, const void *optval,
+		      size_t optlen)
+{
+	return -FI_ENOPROTOOPT;
+}
+
+static int rfi_no_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
+		      struct fid_ep **tx_ep, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static int rfi_no_rx_ctx(struct fid_ep *sep, int index,
+			 struct fi_rx_attr *attr, struct fid_ep **rx_ep,
+			 void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t rfi_size_left(struct fid_ep *ep)
+{
+	return RFI_QUEUE_SIZE;
+}
+
+static struct fi_ops_ep rfi_ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = rfi_cancel,
+	.getopt = rfi_getopt,
+	.setopt = rfi_setopt,
+	.tx_ctx = rfi_no_ctx,
+	.rx_ctx = rfi_no_rx_ctx,
+	.rx_size_left = rfi_size_left,
+	.tx_size_left = rfi_size_left,
+};
+
+static int rfi_setname(fid_t fid, void *addr, size_t addrlen)
+{
+	return -FI_ENOSYS;
+}
+
+static int rfi_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct rfi_ep *ep = container_of(fid, struct rfi_ep, ep.fid);
+	size_t len = *addrlen;
+
+	*addrlen = sizeof(ep->name);
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	if (len < sizeof(ep->name))
+		return -FI_ETOOSMALL;
+	memcpy(addr, &ep->name, sizeof(ep->name));
+	return 0;
+}
+
+static int rfi_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
+{
+	return -FI_ENOSYS;
+}
+
+static int rfi_connect(struct fid_ep *ep, const void *addr, const void *param,
+		       size_t paramlen)
+{
+	return -FI_ENOSYS;
+}
+
+static int rfi_listen(struct fid_pep *pep)
+{
+	return -FI_ENOSYS;
+}
+
+static int rfi_accept(struct fid_ep *ep, const void *param, size_t paramlen)
+{
+	return -FI_ENOSYS;
+}
+
+static int rfi_reject(struct fid_pep *pep, fid_t handle, const void *param,
+		      size_t paramlen)
+{
+	return -FI_ENOSYS;
+}
+
+static int rfi_shutdown(struct fid_ep *ep, uint64_t flags)
+{
+	return -FI_ENOSYS;
+}
+
+static int rfi_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+		    struct fid_mc **mc, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static struct fi_ops_cm rfi_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = rfi_setname,
+	.getname = rfi_getname,
+	.getpeer = rfi_getpeer,
+	.connect = rfi_connect,
+	.listen = rfi_listen,
+	.accept = rfi_accept,
+	.reject = rfi_reject,
+	.shutdown = rfi_shutdown,
+	.join = rfi_join,
+};
+
+static void rfi_cq_unbind(struct rfi_cq *cq, struct rfi_ep *ep)
+{
+	unsigned int i;
+
+	for (i = 0; cq && i < cq->neps; i++)
+		if (cq->eps[i] == ep) {
+			cq->eps[i] = cq->eps[--cq->neps];
+			return;
+		}
+}
+
+static int rfi_ep_close(struct fid *fid)
+{
+	struct rfi_ep *ep = container_of(fid, struct rfi_ep, ep.fid);
+	struct rfi_unexp *u;
+	struct rfi_op *op;
+	size_t i;
+
+	pthread_mutex_lock(&ep->dom->lock);
+	rfi_cq_unbind(ep->tx_cq, ep);
+	if (ep->rx_cq != ep->tx_cq)
+		rfi_cq_unbind(ep->rx_cq, ep);
+	/* The kernel keeps what is still pinned until its transfer ends. */
+	if (ep->rep_open)
+		rmsg_ep_close(&ep->rep);
+	for (i = 0; i < ep->npeers; i++)
+		while ((op = ep->peers[i].queue)) {
+			ep->peers[i].queue = op->next;
+			rfi_op_free(op);
+		}
+	while ((op = ep->posted_msg)) {
+		ep->posted_msg = op->next;
+		free(op);
+	}
+	while ((op = ep->posted_tag)) {
+		ep->posted_tag = op->next;
+		free(op);
+	}
+	while ((u = ep->unexp_msg) || (u = ep->unexp_tag)) {
+		if (u == ep->unexp_msg)
+			ep->unexp_msg = u->next;
+		else
+			ep->unexp_tag = u->next;
+		free(u->buf);
+		free(u);
+	}
+	pthread_mutex_unlock(&ep->dom->lock);
+	free(ep->inflight);
+	free(ep->peers);
+	free(ep->chans);
+	fi_freeinfo(ep->info);
+	free(ep);
+	return 0;
+}
+
+static int rfi_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct rfi_ep *ep = container_of(fid, struct rfi_ep, ep.fid);
+	struct rfi_cq *cq;
+
+	switch (bfid->fclass) {
+	case FI_CLASS_AV:
+		ep->av = container_of(bfid, struct rfi_av, av.fid);
+		return 0;
+	case FI_CLASS_EQ:
+		return 0;
+	case FI_CLASS_CQ:
+		cq = container_of(bfid, struct rfi_cq, cq.fid);
+		if (!(flags & (FI_TRANSMIT | FI_RECV)))
+			return -FI_EINVAL;
+		if (cq->neps == RFI_CQ_EPS)
+			return -FI_ENOSPC;
+		pthread_mutex_lock(&ep->dom->lock);
+		if (flags & FI_TRANSMIT) {
+			ep->tx_cq = cq;
+			ep->tx_flags = flags;
+		}
+		if (flags & FI_RECV) {
+			ep->rx_cq = cq;
+			ep->rx_flags = flags;
+		}
+		rfi_cq_unbind(cq, ep);
+		cq->eps[cq->neps++] = ep;
+		pthread_mutex_unlock(&ep->dom->lock);
+		return 0;
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+/* FI_ENABLE: the librmsg endpoint and its listener; the name is known. */
+static int rfi_ep_enable(struct rfi_ep *ep)
+{
+	socklen_t len = sizeof(ep->name);
+	int ret;
+
+	if (ep->enabled)
+		return 0;
+	if (!ep->av || !ep->tx_cq || !ep->rx_cq)
+		return -FI_ENOCQ;
+	ret = rfi_local_addr(&ep->name);
+	if (ret)
+		return ret;
+	ep->name.sin_port = 0;
+	ret = rmsg_ep_open(&ep->rep, 256, 1024);
+	if (ret)
+		return ret;
+	ep->rep_open = true;
+	rmsg_ep_set_locking(&ep->rep);
+	ret = rmsg_ep_listen(&ep->rep, (struct sockaddr *)&ep->name, len, 0,
+			     0);
+	if (ret)
+		return ret;
+	ep->enabled = true;
+	return 0;
+}
+
+static int rfi_ep_control(struct fid *fid, int command, void *arg)
+{
+	struct rfi_ep *ep = container_of(fid, struct rfi_ep, ep.fid);
+	int ret;
+
+	if (command != FI_ENABLE)
+		return -FI_ENOSYS;
+	pthread_mutex_lock(&ep->dom->lock);
+	ret = rfi_ep_enable(ep);
+	pthread_mutex_unlock(&ep->dom->lock);
+	return ret;
+}
+
+static struct fi_ops rfi_ep_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = rfi_ep_close,
+	.bind = rfi_ep_bind,
+	.control = rfi_ep_control,
+	.ops_open = rfi_no_ops_open,
+	.tostr = rfi_no_tostr,
+	.ops_set = rfi_no_ops_set,
+};
+
+int rfi_endpoint(struct fid_domain *domain, struct fi_info *info,
+		 struct fid_ep **fep, void *context)
+{
+	struct rfi_domain *dom = container_of(domain, struct rfi_domain,
+					      domain);
+	struct rfi_ep *ep;
+
+	if (!info || !info->ep_attr || info->ep_attr->type != FI_EP_RDM)
+		return -FI_EINVAL;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -FI_ENOMEM;
+	ep->info = fi_dupinfo(info);
+	if (!ep->info) {
+		free(ep);
+		return -FI_ENOMEM;
+	}
+	ep->dom = dom;
+	ep->caps = info->caps;
+	ep->ep.fid.fclass = FI_CLASS_EP;
+	ep->ep.fid.context = context;
+	ep->ep.fid.ops = &rfi_ep_fi_ops;
+	ep->ep.ops = &rfi_ep_ops;
+	ep->ep.cm = &rfi_cm_ops;
+	ep->ep.msg = &rfi_msg_ops;
+	ep->ep.tagged = &rfi_tagged_ops;
+	ep->ep.rma = &rfi_rma_ops;
+	ep->ep.atomic = &rfi_atomic_ops;
+	ep->ep.collective = &rfi_collective_ops;
+	*fep = &ep->ep;
+	return 0;
+}

@@ -1,0 +1,106 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The libfabric provider (build/prov/librmsg-fi.so, Documentation/
+# libfabric.rst) under Debian's own libfabric and its own programs,
+# unmodified:
+#
+#   fi_info             fi_info -p rmsg lists the provider: an RDM
+#                       endpoint with FI_MSG and FI_TAGGED, 64 tag bits
+#   pingpong_msg        fi_pingpong -p rmsg -e rdm, every size of -S all
+#                       (0 B to 6 MiB: eager and rendezvous), data checked
+#                       by fi_pingpong itself (-c); both sides exit 0
+#   pingpong_tagged     the same with tagged messages (-m tagged)
+#
+# Run in the test guest by selftests/run.sh; prints KTAP. A guest or a
+# build without libfabric skips, saying so.
+
+# The t_* functions are called by name.
+# shellcheck disable=SC2317
+cd "$(dirname "$0")/.." || exit 1
+export LC_ALL=C
+slow=${RMSG_TEST_SLOW:-1}
+[[ "$slow" =~ ^[1-9][0-9]?$ ]] || slow=1
+limit=$((300 * slow))
+addr=${RMSG_LOCAL_ADDR:-}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export FI_PROVIDER_PATH=$PWD/build/prov
+
+tests=(fi_info pingpong_msg pingpong_tagged)
+echo "TAP version 13"
+echo "1..${#tests[@]}"
+
+skip=
+if [ -z "$addr" ]; then
+	skip="no RMSG_LOCAL_ADDR: not in the test guest"
+elif [ ! -e /dev/rmsg ]; then
+	skip="no /dev/rmsg: rmsg.ko is not loaded"
+elif [ ! -e build/prov/librmsg-fi.so ]; then
+	skip="build/prov/librmsg-fi.so not built (no libfabric-dev: make deps)"
+elif ! command -v fi_info >/dev/null || ! command -v fi_pingpong >/dev/null; then
+	skip="no fi_info or fi_pingpong (libfabric-bin: make deps)"
+fi
+
+why=
+fail() { why+="${*//$'\n'/ | }; "; }
+
+t_fi_info() {
+	local out=$tmp/fi_info.out
+
+	timeout -k 5 60 fi_info -p rmsg -v >"$out" 2>&1 ||
+		fail "fi_info -p rmsg exited $?: $(tail -n 2 "$out")"
+	grep -q 'prov_name: rmsg$' "$out" || fail "no provider rmsg listed"
+	grep -q 'type: FI_EP_RDM' "$out" || fail "no FI_EP_RDM"
+	grep -q 'caps: \[ FI_MSG, FI_TAGGED' "$out" ||
+		fail "no FI_MSG and FI_TAGGED"
+	grep -q 'mem_tag_format: 0xffffffffffffffff' "$out" ||
+		fail "not 64 tag bits"
+}
+
+# fi_pingpong with -S all and its own data check, server and client.
+pingpong() {
+	local mode=$1 s c
+
+	timeout -k 5 "$limit" fi_pingpong -p rmsg -e rdm -m "$mode" -c \
+		-S all >"$tmp/server.$mode" 2>&1 &
+	s=$!
+	sleep 1
+	timeout -k 5 "$limit" fi_pingpong -p rmsg -e rdm -m "$mode" -c \
+		-S all "$addr" >"$tmp/client.$mode" 2>&1
+	c=$?
+	wait "$s"
+	s=$?
+	[ "$c" = 0 ] || fail "the client exited $c: $(tail -n 2 "$tmp/client.$mode")"
+	[ "$s" = 0 ] || fail "the server exited $s: $(tail -n 2 "$tmp/server.$mode")"
+	# Every size ran its iterations: 6 MiB, the last of -S all, too.
+	grep -q '^6m ' "$tmp/client.$mode" ||
+		fail "no 6 MiB line: $(tail -n 2 "$tmp/client.$mode")"
+	grep -q -i 'error\|fail' "$tmp/client.$mode" "$tmp/server.$mode" &&
+		fail "an error was printed: $(grep -i -m 1 'error\|fail' "$tmp/client.$mode" "$tmp/server.$mode")"
+	echo "# $mode: $(grep -c '^[0-9]' "$tmp/client.$mode") sizes; 1 KiB: $(awk '$1 == "1k" { print $7 " us" }' "$tmp/client.$mode")"
+}
+
+t_pingpong_msg() { pingpong msg; }
+t_pingpong_tagged() { pingpong tagged; }
+
+n=0
+status=0
+for t in "${tests[@]}"; do
+	n=$((n + 1))
+	if [ -n "$skip" ]; then
+		echo "ok $n libfabric.$t # SKIP $skip"
+		continue
+	fi
+	why=
+	start=$SECONDS
+	"t_$t"
+	echo "# time: $((SECONDS - start)) s"
+	if [ -z "$why" ]; then
+		echo "ok $n libfabric.$t"
+	else
+		echo "not ok $n libfabric.$t # $why"
+		status=1
+	fi
+done
+exit $status
