@@ -10,7 +10,14 @@
 #   pingpong_msg        fi_pingpong -p rmsg -e rdm, every size of -S all
 #                       (0 B to 6 MiB: eager and rendezvous), data checked
 #                       by fi_pingpong itself (-c); both sides exit 0
-#   pingpong_tagged     the same with tagged messages (-m tagged)
+#   pingpong_tagged     the same with tagged messages (-m tagged),
+#                       fi_pingpong's default sizes (64 B to 1 MiB)
+#   netpipe_openmpi     Open MPI's NetPIPE (NPopenmpi) over the provider
+#                       (pml cm, mtl ofi, provider_include rmsg), two
+#                       ranks, in its integrity mode (-i: every byte of
+#                       every size up to 1 MiB checked), exit 0; and the
+#                       same without the provider fails (nothing else
+#                       could have carried it)
 #
 # Run in the test guest by selftests/run.sh; prints KTAP. A guest or a
 # build without libfabric skips, saying so.
@@ -27,7 +34,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export FI_PROVIDER_PATH=$PWD/build/prov
 
-tests=(fi_info pingpong_msg pingpong_tagged)
+tests=(fi_info pingpong_msg pingpong_tagged netpipe_openmpi)
 echo "TAP version 13"
 echo "1..${#tests[@]}"
 
@@ -58,31 +65,68 @@ t_fi_info() {
 		fail "not 64 tag bits"
 }
 
-# fi_pingpong with -S all and its own data check, server and client.
+# fi_pingpong with its own data check, server and client: mode $1, the
+# largest size as it prints it $2, then more of its options.
 pingpong() {
-	local mode=$1 s c
+	local mode=$1 last=$2 s c
 
-	timeout -k 5 "$limit" fi_pingpong -p rmsg -e rdm -m "$mode" -c \
-		-S all >"$tmp/server.$mode" 2>&1 &
+	shift 2
+	timeout -k 5 "$limit" fi_pingpong -p rmsg -e rdm -m "$mode" -c "$@" \
+		>"$tmp/server.$mode" 2>&1 &
 	s=$!
 	sleep 1
-	timeout -k 5 "$limit" fi_pingpong -p rmsg -e rdm -m "$mode" -c \
-		-S all "$addr" >"$tmp/client.$mode" 2>&1
+	timeout -k 5 "$limit" fi_pingpong -p rmsg -e rdm -m "$mode" -c "$@" \
+		"$addr" >"$tmp/client.$mode" 2>&1
 	c=$?
 	wait "$s"
 	s=$?
 	[ "$c" = 0 ] || fail "the client exited $c: $(tail -n 2 "$tmp/client.$mode")"
 	[ "$s" = 0 ] || fail "the server exited $s: $(tail -n 2 "$tmp/server.$mode")"
-	# Every size ran its iterations: 6 MiB, the last of -S all, too.
-	grep -q '^6m ' "$tmp/client.$mode" ||
-		fail "no 6 MiB line: $(tail -n 2 "$tmp/client.$mode")"
+	# Every size ran its iterations, the largest too.
+	grep -q "^$last " "$tmp/client.$mode" ||
+		fail "no $last line: $(tail -n 2 "$tmp/client.$mode")"
 	grep -q -i 'error\|fail' "$tmp/client.$mode" "$tmp/server.$mode" &&
 		fail "an error was printed: $(grep -i -m 1 'error\|fail' "$tmp/client.$mode" "$tmp/server.$mode")"
 	echo "# $mode: $(grep -c '^[0-9]' "$tmp/client.$mode") sizes; 1 KiB: $(awk '$1 == "1k" { print $7 " us" }' "$tmp/client.$mode")"
 }
 
-t_pingpong_msg() { pingpong msg; }
-t_pingpong_tagged() { pingpong tagged; }
+t_pingpong_msg() { pingpong msg 6m -S all; }
+t_pingpong_tagged() { pingpong tagged 1m; }
+
+# Open MPI as root, in a guest without a host name or /dev/shm of its
+# own: what it needs to start at all (Documentation/libfabric.rst).
+mpi() {
+	hostname rmsg-guest 2>/dev/null
+	mountpoint -q /dev/shm ||
+		{ mkdir -p /dev/shm && mount -t tmpfs tmpfs /dev/shm; }
+	(cd "$tmp" && HOME=$tmp OMPI_ALLOW_RUN_AS_ROOT=1 \
+		OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 5 "$limit" \
+		mpirun -np 2 --allow-run-as-root --mca pml cm --mca mtl ofi \
+		--mca mtl_ofi_provider_include rmsg --mca btl self \
+		-x FI_PROVIDER_PATH "$@")
+}
+
+t_netpipe_openmpi() {
+	local out=$tmp/np.log n
+
+	if ! command -v mpirun >/dev/null || ! command -v NPopenmpi >/dev/null; then
+		fail "no mpirun or NPopenmpi (openmpi-bin, netpipe-openmpi: make deps)"
+		return
+	fi
+	mpi NPopenmpi -i -u 1048576 -o "$tmp/np.out" >"$out" 2>&1 ||
+		fail "NPopenmpi -i exited $?: $(tail -n 3 "$out")"
+	grep -q -i 'integrity check failed\|error' "$out" &&
+		fail "$(grep -i -m 1 'integrity check failed\|error' "$out")"
+	# Each size says so; the last ones are over 512 KiB.
+	n=$(grep -c 'Integrity check passed' "$out")
+	[ "$n" -ge 30 ] || fail "$n sizes passed the integrity check"
+	grep -q '  7864[0-9][0-9] bytes.*Integrity check passed' "$out" ||
+		fail "no size near 768 KiB passed: $(tail -n 2 "$out")"
+	FI_PROVIDER_PATH=/nonexistent mpi NPopenmpi -u 64 \
+		>"$tmp/np-none.log" 2>&1 &&
+		fail "NetPIPE ran without the rmsg provider: another one carried it"
+	echo "# NetPIPE -i: $n sizes, every byte checked"
+}
 
 n=0
 status=0
