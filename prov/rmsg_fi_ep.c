@@ -146,7 +146,12 @@ static void rfi_complete(struct rfi_ep *ep, struct rfi_op *op, size_t len,
 	struct rfi_cq *cq = op->flags & FI_SEND ? ep->tx_cq : ep->rx_cq;
 	struct fi_cq_err_entry e;
 
-	if (!cq || (!op->complete && !err))
+	/*
+	 * An operation without a completion still reports its failure,
+	 * unless it has no context to name it by (an inject): Open MPI
+	 * takes every error entry's context for its request.
+	 */
+	if (!cq || (!op->complete && (!err || !op->context)))
 		return;
 	memset(&e, 0, sizeof(e));
 	e.op_context = op->context;
