@@ -295,15 +295,7 @@ static int rfi_eq_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops rfi_eq_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = rfi_eq_close,
-	.bind = rfi_no_bind,
-	.control = rfi_no_control,
-	.ops_open = rfi_no_ops_open,
-	.tostr = rfi_no_tostr,
-	.ops_set = rfi_no_ops_set,
-};
+RFI_FI_OPS(rfi_eq_fi_ops, rfi_eq_close);
 
 static int rfi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		       struct fid_eq **eq, void *context)
@@ -480,15 +472,7 @@ static int rfi_av_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops rfi_av_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = rfi_av_close,
-	.bind = rfi_no_bind,
-	.control = rfi_no_control,
-	.ops_open = rfi_no_ops_open,
-	.tostr = rfi_no_tostr,
-	.ops_set = rfi_no_ops_set,
-};
+RFI_FI_OPS(rfi_av_fi_ops, rfi_av_close);
 
 int rfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		struct fid_av **fav, void *context)
@@ -623,15 +607,7 @@ static int rfi_domain_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops rfi_domain_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = rfi_domain_close,
-	.bind = rfi_no_bind,
-	.control = rfi_no_control,
-	.ops_open = rfi_no_ops_open,
-	.tostr = rfi_no_tostr,
-	.ops_set = rfi_no_ops_set,
-};
+RFI_FI_OPS(rfi_domain_fi_ops, rfi_domain_close);
 
 static int rfi_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 			   struct fid_domain **domain, void *context)
@@ -710,15 +686,7 @@ static int rfi_fabric_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops rfi_fabric_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = rfi_fabric_close,
-	.bind = rfi_no_bind,
-	.control = rfi_no_control,
-	.ops_open = rfi_no_ops_open,
-	.tostr = rfi_no_tostr,
-	.ops_set = rfi_no_ops_set,
-};
+RFI_FI_OPS(rfi_fabric_fi_ops, rfi_fabric_close);
 
 static int rfi_fabric_open(struct fi_fabric_attr *attr,
 			   struct fid_fabric **fabric, void *context)

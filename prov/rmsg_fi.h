@@ -199,6 +199,18 @@ struct rfi_ep {
 	size_t ninflight;
 };
 
+/* The fi_ops of an object with nothing but its close. */
+#define RFI_FI_OPS(name, close_fn)			\
+	static struct fi_ops name = {			\
+		.size = sizeof(struct fi_ops),		\
+		.close = close_fn,			\
+		.bind = rfi_no_bind,			\
+		.control = rfi_no_control,		\
+		.ops_open = rfi_no_ops_open,		\
+		.tostr = rfi_no_tostr,			\
+		.ops_set = rfi_no_ops_set,		\
+	}
+
 /* rmsg_fi.c */
 int rfi_local_addr(struct sockaddr_in *sin);
 int rfi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);

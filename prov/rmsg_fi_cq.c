@@ -116,18 +116,15 @@ static ssize_t rfi_cq_readerr(struct fid_cq *fcq, struct fi_cq_err_entry *buf,
 {
 	struct rfi_cq *cq = container_of(fcq, struct rfi_cq, cq);
 	ssize_t ret = -FI_EAGAIN;
-	size_t err_data_size;
 	void *err_data;
 
 	pthread_mutex_lock(&cq->dom->lock);
 	if (cq->count && cq->ring[cq->head].e.err) {
 		/* Since 1.5 the caller's err_data buffer is kept. */
 		err_data = buf->err_data;
-		err_data_size = buf->err_data_size;
 		*buf = cq->ring[cq->head].e;
 		buf->err_data = err_data;
 		buf->err_data_size = 0;
-		(void)err_data_size;
 		cq->head = (cq->head + 1) % cq->cap;
 		cq->count--;
 		ret = 1;
@@ -215,15 +212,7 @@ static int rfi_cq_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops rfi_cq_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = rfi_cq_close,
-	.bind = rfi_no_bind,
-	.control = rfi_no_control,
-	.ops_open = rfi_no_ops_open,
-	.tostr = rfi_no_tostr,
-	.ops_set = rfi_no_ops_set,
-};
+RFI_FI_OPS(rfi_cq_fi_ops, rfi_cq_close);
 
 int rfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		struct fid_cq **fcq, void *context)

@@ -205,7 +205,7 @@ static int rfi_send_now(struct rfi_ep *ep, struct rfi_peer *peer,
 {
 	const void *buf;
 	struct iovec iov[5];
-	size_t i, off;
+	size_t i;
 	int ret;
 
 	if (!op->slotted) {
@@ -245,11 +245,7 @@ static int rfi_send_now(struct rfi_ep *ep, struct rfi_peer *peer,
 		op->copy = malloc(op->len);
 		if (!op->copy)
 			return -FI_ENOMEM;
-		for (i = 0, off = 0; i < op->iov_count; i++) {
-			memcpy((char *)op->copy + off, op->iov[i].iov_base,
-			       op->iov[i].iov_len);
-			off += op->iov[i].iov_len;
-		}
+		rfi_gather(op->copy, op->iov, op->iov_count);
 	}
 	buf = op->copy ? op->copy : op->iov[0].iov_base;
 	ret = rmsg_send_zc(&ep->rep, peer->chan, buf, op->len, 0,
