@@ -39,6 +39,21 @@ netdev_by_mac() {
 
 kmod() { modprobe -d "$RMSG_KROOT" -S "$RMSG_ABI" "$@"; }
 
+# peer_answers ADDR DEV: the peer answers a ping on DEV within 120 s;
+# otherwise say what the link saw and fail.
+peer_answers() {
+	local addr=$1 dev=$2 until=$((SECONDS + 120))
+
+	while ((SECONDS < until)); do
+		ping -c 1 -W 1 "$addr" >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	echo "the peer $addr does not answer on $dev after 120 s:"
+	ip -s link show "$dev"
+	ip neigh show dev "$dev"
+	return 1
+}
+
 setup() {
 	mount -t debugfs debugfs /sys/kernel/debug
 	mountpoint -q /sys/kernel/tracing ||
@@ -87,6 +102,12 @@ setup() {
 		       RMSG_PEER_ADDR=$RMSG_NET.$peer
 		export RMSG_NETDEV2=$dev1 RMSG_LOCAL_ADDR2=$RMSG_NET2.$me \
 		       RMSG_PEER_ADDR2=$RMSG_NET2.$peer
+		# A pair whose networks carry nothing (a QEMU socket netdev
+		# that never connected) stops here with a reason, rather
+		# than in every test after minutes of timeouts. The peer
+		# boots up to tens of seconds later under TCG.
+		peer_answers "$RMSG_PEER_ADDR" "$dev0" &&
+		peer_answers "$RMSG_PEER_ADDR2" "$dev1" || return 1
 		;;
 	esac
 	if [ "$RMSG_LOAD" = 1 ]; then
