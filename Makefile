@@ -146,12 +146,12 @@ build/lib/core/%.o: kernel/core/%.c $(CORE_HDRS) $(UAPI)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -Ikernel/core -fvisibility=hidden -fPIC -c $< -o $@
 
-lib/librmsg.so.0: $(LIB_OBJS) lib/librmsg.map
-	$(CC) $(CFLAGS) -shared -Wl,-soname,librmsg.so.0 \
+lib/librmsg.so.1: $(LIB_OBJS) lib/librmsg.map
+	$(CC) $(CFLAGS) -shared -Wl,-soname,librmsg.so.1 \
 		-Wl,--version-script,lib/librmsg.map $(LIB_OBJS) -o $@
 
-lib/librmsg.so: lib/librmsg.so.0
-	ln -sf librmsg.so.0 $@
+lib/librmsg.so: lib/librmsg.so.1
+	ln -sf librmsg.so.1 $@
 
 lib/librmsg.a: $(LIB_OBJS)
 	$(AR) rcs $@ $^
@@ -418,8 +418,8 @@ install-module: module
 install-lib: lib
 	install -D -m 644 $(UAPI) $(DESTDIR)$(INCLUDEDIR)/rdma/rmsg.h
 	install -D -m 644 lib/rmsg.h $(DESTDIR)$(INCLUDEDIR)/rmsg.h
-	install -D -m 755 lib/librmsg.so.0 $(DESTDIR)$(LIBDIR)/librmsg.so.0
-	ln -sf librmsg.so.0 $(DESTDIR)$(LIBDIR)/librmsg.so
+	install -D -m 755 lib/librmsg.so.1 $(DESTDIR)$(LIBDIR)/librmsg.so.1
+	ln -sf librmsg.so.1 $(DESTDIR)$(LIBDIR)/librmsg.so
 	install -D -m 644 lib/librmsg.a $(DESTDIR)$(LIBDIR)/librmsg.a
 	install -D -m 644 lib/rmsg.pc $(DESTDIR)$(PKGCONFIGDIR)/rmsg.pc
 	-[ -n "$(DESTDIR)" ] || ldconfig

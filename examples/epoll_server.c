@@ -9,11 +9,12 @@
  *                                            and gone (0: at SIGINT/SIGTERM)
  *   epoll_server client ADDR[:PORT] K [M]   K channels, M messages each
  *
- * An endpoint is waited on through its file descriptor, ep.fd, which is
+ * An endpoint is waited on through its file descriptor, rmsg_ep_fd(ep), which
+ * is
  * readable while an event waits on its completion ring. A message that
  * arrives is such an event only on a channel that was armed, so the loop
  * is: take the events (rmsg_ep_progress()), arm every channel
- * (rmsg_ep_arm()), read every message there (rmsg_peek_any()), and sleep
+ * (rmsg_ep_arm()), read every message there (rmsg_msg_peek_any()), and sleep
  * only when there was none: a message that came before the arm is read
  * then, one that comes after it wakes epoll_wait(). See
  * Documentation/messages.rst, "Waiting".
@@ -78,8 +79,8 @@ static int run_server(struct rmsg_ep *ep, struct sockaddr_in *sin,
 	efd = epoll_create1(EPOLL_CLOEXEC);
 	if (sfd < 0 || efd < 0)
 		die("signalfd, epoll_create1", -errno);
-	ee.data.fd = ep->fd;
-	if (epoll_ctl(efd, EPOLL_CTL_ADD, ep->fd, &ee))
+	ee.data.fd = rmsg_ep_fd(ep);
+	if (epoll_ctl(efd, EPOLL_CTL_ADD, rmsg_ep_fd(ep), &ee))
 		die("epoll_ctl", -errno);
 	ee.data.fd = sfd;
 	if (epoll_ctl(efd, EPOLL_CTL_ADD, sfd, &ee))
@@ -107,7 +108,7 @@ static int run_server(struct rmsg_ep *ep, struct sockaddr_in *sin,
 			busy = true;	/* the SQ was full: no sleep */
 		else if (ret)
 			die("rmsg_ep_arm", ret);
-		while ((ret = rmsg_peek_any(ep, &msg)) == 0) {
+		while ((ret = rmsg_msg_peek_any(ep, &msg)) == 0) {
 			/*
 			 * Echo, then give the message back. A client whose
 			 * block is full holds everyone up for a moment here;
@@ -119,17 +120,17 @@ static int run_server(struct rmsg_ep *ep, struct sockaddr_in *sin,
 			else if (rmsg_msg_send(ep, msg.channel, msg.data,
 					       msg.len, RMSG_MSG_WAIT, 0))
 				errs++;
-			rmsg_release(ep, &msg);
+			rmsg_msg_release(ep, &msg);
 			msgs++;
 			bytes += msg.len;
 			busy = true;
 		}
 		if (ret == -EPROTO) {
-			rmsg_ep_close_channel(ep, msg.channel,
-					      RMSG_CLOSE_ABORT);
+			rmsg_chan_close(ep, msg.channel,
+					RMSG_CLOSE_ABORT);
 			errs++;
 		} else if (ret != -EAGAIN) {
-			die("rmsg_peek_any", ret);
+			die("rmsg_msg_peek_any", ret);
 		}
 		/*
 		 * Sleep only when nothing happened. (A send that waited put
@@ -182,10 +183,11 @@ static int run_client(struct rmsg_ep *ep, struct sockaddr_in *sin,
 	if (!nch || !nmsg || !ch)
 		die("client", -EINVAL);
 	for (k = 0; k < nch; k++) {
-		ret = rmsg_ep_connect(ep, (struct sockaddr *)sin, sizeof(*sin),
-				      k, 0);
+		ret = rmsg_chan_connect(ep, (struct sockaddr *)sin,
+					sizeof(*sin),
+					k, 0);
 		if (ret < 0)
-			die("rmsg_ep_connect", ret);
+			die("rmsg_chan_connect", ret);
 		ch[k].id = ret;
 	}
 	while (done < nch) {
@@ -206,17 +208,18 @@ static int run_client(struct rmsg_ep *ep, struct sockaddr_in *sin,
 			while (ch[k].sent < nmsg &&
 			       ch[k].sent - ch[k].got < WINDOW) {
 				len = pattern(k, ch[k].sent, want);
-				ret = rmsg_send(ep, ch[k].id, want, len, 0);
+				ret = rmsg_msg_send(ep, ch[k].id, want, len, 0,
+						    0);
 				if (ret == -EAGAIN)
 					break;	/* after rmsg_ep_progress() */
 				if (ret)
-					die("rmsg_send", ret);
+					die("rmsg_msg_send", ret);
 				ch[k].sent++;
 				busy = true;
 			}
 		}
 		/* Each echo must be the message sent, byte for byte. */
-		while (!(ret = rmsg_peek_any(ep, &msg))) {
+		while (!(ret = rmsg_msg_peek_any(ep, &msg))) {
 			for (k = 0; k < nch && ch[k].id != msg.channel; k++)
 				;
 			if (k == nch || ch[k].got >= ch[k].sent)
@@ -227,21 +230,21 @@ static int run_client(struct rmsg_ep *ep, struct sockaddr_in *sin,
 					k, ch[k].got, msg.len, len);
 				exit(1);
 			}
-			rmsg_release(ep, &msg);
+			rmsg_msg_release(ep, &msg);
 			bytes += len;
 			if (++ch[k].got == nmsg)
 				done++;
 			busy = true;
 		}
 		if (ret != -EAGAIN)
-			die("rmsg_peek_any", ret);
+			die("rmsg_msg_peek_any", ret);
 		/* rmsg_ep_wait() is the short way: arm, look, poll(). */
 		if (!busy && rmsg_ep_wait(ep, WAIT_MS) == 0)
 			die("waiting for echoes", -ETIMEDOUT);
 	}
 	/* An orderly close of each, and wait for every CLOSED. */
 	for (k = 0; k < nch; k++)
-		rmsg_ep_close_channel(ep, ch[k].id, 0);
+		rmsg_chan_close(ep, ch[k].id, 0);
 	while (open > 0) {
 		n = rmsg_ep_progress(ep, ev, 64);
 		if (n < 0)
@@ -262,7 +265,7 @@ int main(int argc, char **argv)
 {
 	bool srv = argc >= 3 && !strcmp(argv[1], "server");
 	struct sockaddr_in sin;
-	struct rmsg_ep ep;
+	struct rmsg_ep *ep = NULL;
 	int ret;
 
 	if (argc < 3 || (!srv && (argc < 4 || strcmp(argv[1], "client")))) {
@@ -275,13 +278,13 @@ int main(int argc, char **argv)
 	ret = rmsg_ep_open(&ep, 256, 0);
 	if (ret)
 		die("rmsg_ep_open", ret);
-	rmsg_ep_set_timeout(&ep, WAIT_MS);
+	rmsg_ep_set_timeout(ep, WAIT_MS);
 	if (srv)
-		ret = run_server(&ep, &sin,
+		ret = run_server(ep, &sin,
 				 argc > 3 ? strtoul(argv[3], NULL, 0) : 0);
 	else
-		ret = run_client(&ep, &sin, atoi(argv[3]),
-			     argc > 4 ? atoi(argv[4]) : 1000);
-	rmsg_ep_close(&ep);
+		ret = run_client(ep, &sin, atoi(argv[3]),
+				 argc > 4 ? atoi(argv[4]) : 1000);
+	rmsg_ep_close(ep);
 	return ret;
 }

@@ -74,7 +74,7 @@ int main(int argc, char **argv)
 	int i, len, ret, rounds = argc > 3 ? atoi(argv[3]) : 10;
 	char ping[64], pong[64];
 	struct sockaddr_in sin;
-	struct rmsg_ep ep;
+	struct rmsg_ep *ep = NULL;
 	double t, sum = 0;
 	uint32_t ch;
 
@@ -87,42 +87,45 @@ int main(int argc, char **argv)
 	ret = rmsg_ep_open(&ep, 64, 0);
 	if (ret)
 		die("rmsg_ep_open", ret);
-	rmsg_ep_set_timeout(&ep, 10000);	/* no call waits longer */
+	rmsg_ep_set_timeout(ep, 10000);	/* no call waits longer */
 
 	if (!strcmp(argv[1], "server")) {
-		ret = rmsg_ep_listen(&ep, (struct sockaddr *)&sin, sizeof(sin),
+		ret = rmsg_ep_listen(ep, (struct sockaddr *)&sin, sizeof(sin),
 				     0, 0);
 		if (ret)
 			die("rmsg_ep_listen", ret);
 		printf("server: listening on port %d\n", ntohs(sin.sin_port));
 		fflush(stdout);
-		ch = wait_event(&ep, RMSG_CQE_ACCEPTED, -1).channel;
+		ch = wait_event(ep, RMSG_CQE_ACCEPTED, -1).channel;
 		/* Echo until the client closes: -ENOTCONN once all is read. */
 		for (i = 0;; i++) {
-			len = rmsg_msg_recv(&ep, ch, pong, sizeof(pong),
+			len = rmsg_msg_recv(ep, ch, pong, sizeof(pong),
 					    RMSG_MSG_WAIT);
 			if (len == -ENOTCONN)
 				break;
 			if (len < 0)
 				die("rmsg_msg_recv", len);
-			ret = rmsg_msg_send(&ep, ch, pong, len, RMSG_MSG_WAIT, i);
+			ret = rmsg_msg_send(ep, ch, pong, len, RMSG_MSG_WAIT,
+					    i);
 			if (ret)
 				die("rmsg_msg_send", ret);
 		}
 		printf("server: %d round trips\n", i);
 	} else {
-		ret = rmsg_ep_connect(&ep, (struct sockaddr *)&sin, sizeof(sin),
-				      0, 0);
+		ret = rmsg_chan_connect(ep, (struct sockaddr *)&sin,
+					sizeof(sin),
+					0, 0);
 		if (ret < 0)
-			die("rmsg_ep_connect", ret);
-		ch = wait_event(&ep, RMSG_CQE_CONNECTED, 10000).channel;
+			die("rmsg_chan_connect", ret);
+		ch = wait_event(ep, RMSG_CQE_CONNECTED, 10000).channel;
 		for (i = 0; i < rounds; i++) {
 			len = snprintf(ping, sizeof(ping), "ping %d", i) + 1;
 			t = now_us();
-			ret = rmsg_msg_send(&ep, ch, ping, len, RMSG_MSG_WAIT, i);
+			ret = rmsg_msg_send(ep, ch, ping, len, RMSG_MSG_WAIT,
+					    i);
 			if (ret)
 				die("rmsg_msg_send", ret);
-			ret = rmsg_msg_recv(&ep, ch, pong, sizeof(pong),
+			ret = rmsg_msg_recv(ep, ch, pong, sizeof(pong),
 					    RMSG_MSG_WAIT);
 			if (ret < 0)
 				die("rmsg_msg_recv", ret);
@@ -135,9 +138,9 @@ int main(int argc, char **argv)
 		printf("client: %d round trips, %.1f us on average\n", rounds,
 		       sum / rounds);
 		/* An orderly close: the server reads everything, then ENOTCONN. */
-		rmsg_ep_close_channel(&ep, ch, 0);
-		wait_event(&ep, RMSG_CQE_CLOSED, 10000);
+		rmsg_chan_close(ep, ch, 0);
+		wait_event(ep, RMSG_CQE_CLOSED, 10000);
 	}
-	rmsg_ep_close(&ep);
+	rmsg_ep_close(ep);
 	return 0;
 }

@@ -14,7 +14,7 @@
  *
  * Rendezvous moves bytes between registered memory: each side registers
  * one chunk buffer with rmsg_reg() and copies between it and the file.
- * rmsg_send_zc() sends from it, rmsg_recv_into() receives into it. (A
+ * rmsg_msg_send_zc() sends from it, rmsg_msg_recv_into() receives into it. (A
  * receiver may also take a rendezvous message into plain memory with
  * rmsg_msg_recv(), through a bounce region of the library's.) Sending large
  * messages from plain malloc() memory is issue 17's item 1, not built yet:
@@ -161,9 +161,9 @@ static int sender(struct rmsg_ep *ep, struct sockaddr_in *sin,
 		if (fd < 0)
 			die(what, -errno);
 	}
-	ret = rmsg_ep_connect(ep, (struct sockaddr *)sin, sizeof(*sin), 0, 0);
+	ret = rmsg_chan_connect(ep, (struct sockaddr *)sin, sizeof(*sin), 0, 0);
 	if (ret < 0)
-		die("rmsg_ep_connect", ret);
+		die("rmsg_chan_connect", ret);
 	ev = wait_event(ep, RMSG_CQE_CONNECTED, 0, WAIT_MS);
 	if (ev.res)
 		die("connecting", ev.res);
@@ -177,9 +177,9 @@ static int sender(struct rmsg_ep *ep, struct sockaddr_in *sin,
 	for (seq = 1; (n = fill(fd, &left, &gen, buf)) > 0; seq++) {
 		t.fnv = fnv1a(t.fnv, buf, n);
 		t.len += n;
-		ret = rmsg_send_zc(ep, ch, buf, n, 0, seq);
+		ret = rmsg_msg_send_zc(ep, ch, buf, n, 0, seq);
 		if (ret)
-			die("rmsg_send_zc", ret);
+			die("rmsg_msg_send_zc", ret);
 		ev = wait_event(ep, RMSG_CQE_OP, seq, WAIT_MS);
 		if (ev.res)
 			die("sending a chunk", ev.res);
@@ -188,7 +188,7 @@ static int sender(struct rmsg_ep *ep, struct sockaddr_in *sin,
 	if (ret)
 		die("rmsg_msg_send", ret);
 	/* An orderly close: the receiver reads everything, then ENOTCONN. */
-	rmsg_ep_close_channel(ep, ch, 0);
+	rmsg_chan_close(ep, ch, 0);
 	ev = wait_event(ep, RMSG_CQE_CLOSED, 0, WAIT_MS);
 	if (ev.res)
 		die("closing", ev.res);
@@ -224,7 +224,7 @@ static int receiver(struct rmsg_ep *ep, struct sockaddr_in *sin,
 
 	/* Read the channel to its end: -ENOTCONN after the sender's close. */
 	for (;;) {
-		ret = rmsg_peek(ep, ch, &msg);
+		ret = rmsg_msg_peek(ep, ch, &msg);
 		if (ret == -EAGAIN) {
 			if (rmsg_ep_progress(ep, &ev, 1) == 0 &&
 			    rmsg_ep_wait(ep, WAIT_MS) == 0)
@@ -234,21 +234,21 @@ static int receiver(struct rmsg_ep *ep, struct sockaddr_in *sin,
 		if (ret == -ENOTCONN && done)
 			break;
 		if (ret)
-			die("rmsg_peek", ret);
+			die("rmsg_msg_peek", ret);
 		if (msg.kind == RMSG_MSG_EAGER) {
 			/* The trailer. */
 			if (msg.len != sizeof(sent) || done)
 				die("an unexpected message", -EPROTO);
 			memcpy(&sent, msg.data, sizeof(sent));
-			rmsg_release(ep, &msg);
+			rmsg_msg_release(ep, &msg);
 			done = true;
 			continue;
 		}
 		/* A chunk: its bytes come into buf, then the event. */
-		ret = rmsg_recv_into(ep, &msg, buf, CHUNK, 1);
+		ret = rmsg_msg_recv_into(ep, &msg, buf, CHUNK, 1);
 		if (ret)
-			die("rmsg_recv_into", ret);
-		rmsg_release(ep, &msg);
+			die("rmsg_msg_recv_into", ret);
+		rmsg_msg_release(ep, &msg);
 		ev = wait_event(ep, RMSG_CQE_OP, 1, WAIT_MS);
 		if (ev.res)
 			die("receiving a chunk", ev.res);
@@ -277,7 +277,7 @@ int main(int argc, char **argv)
 {
 	struct sockaddr_in sin;
 	unsigned char *buf;
-	struct rmsg_ep ep;
+	struct rmsg_ep *ep = NULL;
 	uint32_t handle;
 	int ret;
 
@@ -290,19 +290,19 @@ int main(int argc, char **argv)
 	ret = rmsg_ep_open(&ep, 64, 0);
 	if (ret)
 		die("rmsg_ep_open", ret);
-	rmsg_ep_set_timeout(&ep, WAIT_MS);
+	rmsg_ep_set_timeout(ep, WAIT_MS);
 	/* Pinned until the endpoint closes; counts in RLIMIT_MEMLOCK. */
 	buf = malloc(CHUNK);
 	if (!buf)
 		die("malloc", -ENOMEM);
-	ret = rmsg_reg(&ep, buf, CHUNK, &handle);
+	ret = rmsg_reg(ep, buf, CHUNK, &handle);
 	if (ret)
 		die("rmsg_reg", ret);
 	if (!strcmp(argv[1], "send"))
-		ret = sender(&ep, &sin, argv[3], buf);
+		ret = sender(ep, &sin, argv[3], buf);
 	else
-		ret = receiver(&ep, &sin, argv[3], buf);
-	rmsg_ep_close(&ep);
+		ret = receiver(ep, &sin, argv[3], buf);
+	rmsg_ep_close(ep);
 	free(buf);
 	return ret;
 }

@@ -21,24 +21,24 @@ extern "C" {
 #endif
 
 /**
- * rmsg_open_device() - open /dev/rmsg
+ * rmsg_node_open() - open /dev/rmsg
  *
  * Return: a file descriptor (close-on-exec) or a negative errno.
  */
-int rmsg_open_device(void);
+int rmsg_node_open(void);
 
 /**
- * rmsg_query_version() - the running module's ABI version and features
+ * rmsg_node_version() - the running module's ABI version and features
  * @fd: a /dev/rmsg file descriptor
  * @ver: filled in
  *
  * Return: 0, -EPROTO when the module's ABI is not the one this library was
  * built for (@ver is filled in all the same), or another negative errno.
  */
-int rmsg_query_version(int fd, struct rmsg_version *ver);
+int rmsg_node_version(int fd, struct rmsg_version *ver);
 
 /**
- * rmsg_query_devices() - the RDMA devices rmsg sees
+ * rmsg_node_devices() - the RDMA devices rmsg sees
  * @fd: a /dev/rmsg file descriptor
  * @devs: set to an array the caller releases with free()
  * @generation: if not NULL, set to the device list's generation
@@ -47,8 +47,8 @@ int rmsg_query_version(int fd, struct rmsg_version *ver);
  *
  * Return: the number of devices (0 or more) or a negative errno.
  */
-int rmsg_query_devices(int fd, struct rmsg_dev_info **devs,
-		       unsigned int *generation);
+int rmsg_node_devices(int fd, struct rmsg_dev_info **devs,
+		      unsigned int *generation);
 
 /**
  * rmsg_port_state_name() - a port's state by name
@@ -114,33 +114,57 @@ struct rmsg_ring_view {
 };
 
 /**
- * struct rmsg_ep - an endpoint
- * @fd: its /dev/rmsg file descriptor
+ * struct rmsg_rings - an endpoint's two rings, as the program sees them
  * @sq: submission ring
  * @cq: completion ring
- * @data: the library's channel table and send area (eager messaging)
+ *
+ * struct rmsg_ep is opaque: the library allocates it and may grow it. It
+ * begins with its rings, the one part the inline helpers below read, and
+ * that stays so for this soname.
  */
-struct rmsg_ep {
-	int fd;
+struct rmsg_rings {
 	struct rmsg_ring_view sq;
 	struct rmsg_ring_view cq;
-	struct rmsg_ep_data *data;
 };
+
+struct rmsg_ep;
+
+/**
+ * rmsg_ep_rings() - the rings of an endpoint
+ * @ep: an open endpoint
+ *
+ * Return: its rings, valid until rmsg_ep_close().
+ */
+static inline struct rmsg_rings *rmsg_ep_rings(struct rmsg_ep *ep)
+{
+	return (struct rmsg_rings *)ep;
+}
+
+/**
+ * rmsg_ep_fd() - the /dev/rmsg file descriptor of an endpoint
+ * @ep: an open endpoint
+ *
+ * For poll() and epoll: it is readable when the completion ring holds
+ * events (after rmsg_ep_arm()). The endpoint owns it: do not close it.
+ *
+ * Return: the descriptor.
+ */
+int rmsg_ep_fd(const struct rmsg_ep *ep);
 
 /**
  * rmsg_ep_open() - open an endpoint and map its rings
- * @ep: filled in
+ * @ep: set to the new endpoint
  * @sq_entries: SQ size (rounded up to a power of two by the kernel)
  * @cq_entries: CQ size, 0 for twice the SQ size
  *
- * Return: 0 or a negative errno (@ep is then unusable).
+ * Return: 0 or a negative errno (@ep is then left alone).
  */
-int rmsg_ep_open(struct rmsg_ep *ep, unsigned int sq_entries,
+int rmsg_ep_open(struct rmsg_ep **ep, unsigned int sq_entries,
 		 unsigned int cq_entries);
 
 /**
  * rmsg_ep_open_setup() - rmsg_ep_open() with every setup parameter
- * @ep: filled in
+ * @ep: set to the new endpoint
  * @p: in: sq_entries, cq_entries, flags (RMSG_EP_F_*), sqpoll_idle_ms,
  *	stall_ms and send_area_size (RMSG_LIB_SEND_AREA for the message
  *	functions, which need one; 0 for none), the rest zero; out: what
@@ -155,17 +179,18 @@ int rmsg_ep_open(struct rmsg_ep *ep, unsigned int sq_entries,
  * module's sqpoll_per_user at once (-EBUSY beyond; -EPERM when that is 0),
  * and each sleeps after at most sqpoll_user_idle_ms without work.
  *
- * Return: 0 or a negative errno (@ep is then unusable).
+ * Return: 0 or a negative errno (@ep is then left alone).
  */
-int rmsg_ep_open_setup(struct rmsg_ep *ep, struct rmsg_ep_setup *p);
+int rmsg_ep_open_setup(struct rmsg_ep **ep, struct rmsg_ep_setup *p);
 
 /**
- * rmsg_ep_close() - close an endpoint
- * @ep: an endpoint rmsg_ep_open() or rmsg_ep_open_setup() opened
+ * rmsg_ep_close() - close an endpoint and free it
+ * @ep: an endpoint rmsg_ep_open() or rmsg_ep_open_setup() opened, or NULL
  *
- * Unmaps its rings and closes its file. Every channel still there ends as
+ * Unmaps its rings, closes its file and frees @ep. Every channel still there
+ * ends as
  * after RMSG_CLOSE_ABORT: its peer sees ECONNRESET (close channels with
- * rmsg_ep_close_channel() and wait for their events for an orderly end),
+ * rmsg_chan_close() and wait for their events for an orderly end),
  * a connection request waiting for an answer is rejected, and every
  * region is unregistered.
  */
@@ -208,7 +233,7 @@ int rmsg_ep_listen(struct rmsg_ep *ep, const struct sockaddr *addr,
  * @user_data: carried by the events of accepted channels
  * @block_size: receive block of accepted channels; 0 for the default
  * @flags: RMSG_LISTEN_F_ACCEPT to answer each request with
- *	rmsg_ep_accept() after its RMSG_CQE_REQUEST event
+ *	rmsg_chan_accept() after its RMSG_CQE_REQUEST event
  *
  * Return: 0 or a negative errno.
  */
@@ -217,7 +242,7 @@ int rmsg_ep_listen_flags(struct rmsg_ep *ep, const struct sockaddr *addr,
 			 uint32_t block_size, unsigned int flags);
 
 /**
- * rmsg_ep_accept() - accept or reject a connection request
+ * rmsg_chan_accept() - accept or reject a connection request
  * @ep: the endpoint that listens with RMSG_LISTEN_F_ACCEPT
  * @channel: from the RMSG_CQE_REQUEST event
  * @user_data: for the channel's later events
@@ -228,11 +253,11 @@ int rmsg_ep_listen_flags(struct rmsg_ep *ep, const struct sockaddr *addr,
  * Return: 0, -ENOENT, -EINVAL (not awaiting an answer), or another
  * negative errno.
  */
-int rmsg_ep_accept(struct rmsg_ep *ep, uint32_t channel, uint64_t user_data,
-		   unsigned int flags);
+int rmsg_chan_accept(struct rmsg_ep *ep, uint32_t channel, uint64_t user_data,
+		     unsigned int flags);
 
 /**
- * rmsg_ep_connect() - start connecting a channel
+ * rmsg_chan_connect() - start connecting a channel
  * @ep: an open endpoint
  * @addr: the peer's address
  * @addrlen: its length
@@ -243,12 +268,12 @@ int rmsg_ep_accept(struct rmsg_ep *ep, uint32_t channel, uint64_t user_data,
  *
  * Return: the channel's id (0 or more) or a negative errno.
  */
-int rmsg_ep_connect(struct rmsg_ep *ep, const struct sockaddr *addr,
-		    socklen_t addrlen, uint64_t user_data,
-		    uint32_t block_size);
+int rmsg_chan_connect(struct rmsg_ep *ep, const struct sockaddr *addr,
+		      socklen_t addrlen, uint64_t user_data,
+		      uint32_t block_size);
 
 /**
- * rmsg_ep_close_channel() - end a channel
+ * rmsg_chan_close() - end a channel
  * @ep: the endpoint
  * @channel: the channel's id
  * @flags: RMSG_CLOSE_ABORT to skip telling the peer
@@ -258,8 +283,8 @@ int rmsg_ep_connect(struct rmsg_ep *ep, const struct sockaddr *addr,
  *
  * Return: 0 or a negative errno.
  */
-int rmsg_ep_close_channel(struct rmsg_ep *ep, uint32_t channel,
-			  unsigned int flags);
+int rmsg_chan_close(struct rmsg_ep *ep, uint32_t channel,
+		    unsigned int flags);
 
 /**
  * rmsg_chan_addr() - a channel's addresses, as getsockname() and getpeername()
@@ -325,8 +350,8 @@ int rmsg_chan_set(struct rmsg_ep *ep, uint32_t channel,
 /**
  * struct rmsg_event - what rmsg_ep_progress() reports
  * @kind: enum rmsg_cqe_kind: RMSG_CQE_OP for the completion of a send
- *	or of rmsg_recv_into() (@user_data as given to rmsg_send(),
- *	rmsg_commit(), rmsg_send_zc() or rmsg_recv_into()),
+ *	or of rmsg_msg_recv_into() (@user_data as given to rmsg_msg_send(),
+ *	rmsg_msg_commit(), rmsg_msg_send_zc() or rmsg_msg_recv_into()),
  *	RMSG_CQE_CONNECTED, _ACCEPTED, _CLOSED or _REQUEST for a channel;
  *	RMSG_CQE_STALLED and _RESUMED for a long repair, on an endpoint
  *	opened with RMSG_EP_F_STALL_EVENTS (rmsg_ep_open_setup()). A kind
@@ -336,7 +361,7 @@ int rmsg_chan_set(struct rmsg_ep *ep, uint32_t channel,
  *	repair (the channel is still alive)
  * @channel: the channel
  * @len: OP: bytes sent (0 when the send failed before it was taken),
- *	rmsg_recv_into(): the message's bytes;
+ *	rmsg_msg_recv_into(): the message's bytes;
  *	CONNECTED, ACCEPTED: this side's receive block size; REQUEST: the
  *	peer's; STALLED, RESUMED: milliseconds since the fault
  * @user_data: OP: the send's; channel events: the connect's, listen's or
@@ -353,24 +378,24 @@ struct rmsg_event {
 /* rmsg_msg.kind */
 enum rmsg_msg_kind {
 	RMSG_MSG_EAGER	= 0,	/* the bytes are in the receive block */
-	RMSG_MSG_RNDV	= 1,	/* announced only: rmsg_recv_into() them */
+	RMSG_MSG_RNDV	= 1,	/* announced only: rmsg_msg_recv_into() them */
 };
 
 /**
  * struct rmsg_msg - a received message, in place in the receive block
- * @data: EAGER: its first byte; valid until rmsg_release() of it or of a
+ * @data: EAGER: its first byte; valid until rmsg_msg_release() of it or of a
  *	later message of the channel, even after the channel closed.
  *	RNDV: NULL
  * @len: its bytes (RNDV: at most RMSG_RNDV_MAX_LEN)
  * @channel: the channel it came on
- * @end: the library's position after it (for rmsg_release())
+ * @end: the library's position after it (for rmsg_msg_release())
  * @kind: enum rmsg_msg_kind
  * @cookie: RNDV: the transfer's cookie (the library's business)
  *
  * A rendezvous message (RMSG_MSG_RNDV) is only announced in the receive
  * block: its bytes are still in the sender's memory and come with
- * rmsg_recv_into() (zero copy, into a region), rmsg_recv() (a copy), or
- * not at all with rmsg_discard(). It takes its place in the channel's
+ * rmsg_msg_recv_into() (zero copy, into a region), rmsg_msg_recv() (a copy), or
+ * not at all with rmsg_msg_discard(). It takes its place in the channel's
  * order like any message.
  */
 struct rmsg_msg {
@@ -387,7 +412,7 @@ struct rmsg_msg {
  * @ep: the endpoint
  *
  * Call before a second thread uses @ep. From then on every message
- * function (rmsg_ep_progress() to rmsg_recv()) takes a mutex of the
+ * function (rmsg_ep_progress() to rmsg_msg_recv()) takes a mutex of the
  * endpoint; calling it again does nothing.
  *
  * Return: 0 or -ENOMEM.
@@ -426,7 +451,7 @@ int rmsg_ep_progress(struct rmsg_ep *ep, struct rmsg_event *ev,
  * Returns at once if a message (on any channel) or a CQE for the program
  * is waiting. Otherwise asks the kernel for a wake-up on each open channel
  * (RMSG_OP_ARM, once until it fires), looks again, and sleeps in poll() on
- * ep->fd. Busy-polling programs never arm and take no interrupt. The lock
+ * rmsg_ep_fd(). Busy-polling programs never arm and take no interrupt. The lock
  * of rmsg_ep_set_locking() is not held while sleeping.
  *
  * A CQE the program leaves unconsumed makes every call return at once:
@@ -438,11 +463,11 @@ int rmsg_ep_progress(struct rmsg_ep *ep, struct rmsg_event *ev,
 int rmsg_ep_wait(struct rmsg_ep *ep, int timeout_ms);
 
 /**
- * rmsg_ep_arm() - ask for POLLIN on ep->fd when a message arrives
+ * rmsg_ep_arm() - ask for POLLIN on rmsg_ep_fd() when a message arrives
  * @ep: the endpoint
  *
  * For programs that wait in their own poll() or epoll loop: arm, check
- * for messages once more (rmsg_peek_any()), then wait. Each open channel
+ * for messages once more (rmsg_msg_peek_any()), then wait. Each open channel
  * is armed once until its wake-up has been seen by rmsg_ep_progress().
  *
  * Return: 0, -EAGAIN when the SQ had no room for every channel (do not
@@ -451,7 +476,7 @@ int rmsg_ep_wait(struct rmsg_ep *ep, int timeout_ms);
 int rmsg_ep_arm(struct rmsg_ep *ep);
 
 /**
- * rmsg_channel_max_msg() - the largest message a channel can send
+ * rmsg_chan_max_msg() - the largest message a channel can send
  * @ep: the endpoint
  * @channel: an open channel
  *
@@ -460,26 +485,36 @@ int rmsg_ep_arm(struct rmsg_ep *ep);
  *
  * Return: bytes, or a negative errno (-ENOTCONN).
  */
-int rmsg_channel_max_msg(struct rmsg_ep *ep, uint32_t channel);
+int rmsg_chan_max_msg(struct rmsg_ep *ep, uint32_t channel);
+
+/* rmsg_msg_send() flags: more sends follow, enter the kernel once for all */
+#define RMSG_SEND_MORE	(1u << 0)
+/*
+ * rmsg_msg_send() and rmsg_msg_recv() flags: instead of -EAGAIN, wait (up
+ * to rmsg_ep_set_timeout()'s limit) until the call can be done
+ */
+#define RMSG_MSG_WAIT	(1u << 1)
+
 
 /**
- * rmsg_send() - send a message, by copy or zero copy as fits
+ * rmsg_msg_send() - send a message, by copy or zero copy as fits
  * @ep: the endpoint
  * @channel: an open channel
  * @buf: the message
- * @len: its bytes, at most rmsg_channel_max_msg() (or RMSG_RNDV_MAX_LEN,
+ * @len: its bytes, at most rmsg_chan_max_msg() (or RMSG_RNDV_MAX_LEN,
  *	see below); 0 is a message too
+ * @flags: 0, RMSG_SEND_MORE, RMSG_MSG_WAIT
  * @user_data: for the send's completion event
  *
  * A copy (eager): @buf may be reused at once. The completion comes
  * through rmsg_ep_progress(), exactly once, in order with the channel's
  * other sends; res 0 means the message was written into the peer's
- * receive block. An uncommitted rmsg_reserve() is dropped.
+ * receive block. An uncommitted rmsg_msg_reserve() is dropped.
  *
  * When @len is at least rmsg_ep_rndv_threshold(), or above the channel's
  * largest eager message (unless the threshold is SIZE_MAX), and
  * @buf..@buf+@len lies in a region registered with rmsg_reg() on @ep, the
- * message goes as rmsg_send_zc() with flags 0 instead: @buf belongs to
+ * message goes as rmsg_msg_send_zc() with flags 0 instead: @buf belongs to
  * the transfer until its completion event, which may come after those of
  * later sends.
  *
@@ -490,33 +525,6 @@ int rmsg_channel_max_msg(struct rmsg_ep *ep, uint32_t channel);
  * and @buf again belongs to the transfer until its completion event.
  * Freeing it meanwhile is safe (the pinned pages outlive the mapping) but
  * sends what they held.
- *
- * Return: 0; -EAGAIN when the send area or the SQ is full, or
- * RMSG_CHAN_MAX_PENDING sends of the channel wait for completion (call
- * rmsg_ep_progress() or rmsg_ep_wait()); -EMSGSIZE; -ENOTCONN (not open,
- * or closed); -ENOBUFS (the endpoint has no send area). A zero-copy send
- * of pinned pages completes with -ENOMEM over RLIMIT_MEMLOCK, -EFAULT for
- * memory not mapped.
- */
-int rmsg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
-	      size_t len, uint64_t user_data);
-
-/* rmsg_msg_send() flags: more sends follow, enter the kernel once for all */
-#define RMSG_SEND_MORE	(1u << 0)
-/*
- * rmsg_msg_send() and rmsg_msg_recv() flags: instead of -EAGAIN, wait (up
- * to rmsg_ep_set_timeout()'s limit) until the call can be done
- */
-#define RMSG_MSG_WAIT	(1u << 1)
-
-/**
- * rmsg_msg_send() - rmsg_send() with flags
- * @ep: the endpoint
- * @channel: an open channel
- * @buf: the message
- * @len: its bytes, as for rmsg_send()
- * @flags: 0, RMSG_SEND_MORE, RMSG_MSG_WAIT
- * @user_data: for the send's completion event
  *
  * With RMSG_SEND_MORE the send is queued and published, but the kernel is
  * not entered for it: a kernel poller (RMSG_EP_F_SQPOLL) takes it at once,
@@ -529,17 +537,22 @@ int rmsg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
  * With RMSG_MSG_WAIT a send that would return -EAGAIN sleeps until
  * completions make room, as rmsg_msg_recv() does (see there).
  *
- * Return: as rmsg_send(), but -ETIMEDOUT or -EINTR instead of -EAGAIN with
- * RMSG_MSG_WAIT; -EINVAL for unknown @flags.
+ * Return: 0; -EAGAIN when the send area or the SQ is full, or
+ * RMSG_CHAN_MAX_PENDING sends of the channel wait for completion (call
+ * rmsg_ep_progress() or rmsg_ep_wait()); -EMSGSIZE; -ENOTCONN (not open,
+ * or closed); -ENOBUFS (the endpoint has no send area). A zero-copy send
+ * of pinned pages completes with -ENOMEM over RLIMIT_MEMLOCK, -EFAULT for
+ * memory not mapped. With RMSG_MSG_WAIT -ETIMEDOUT or -EINTR instead of
+ * -EAGAIN; -EINVAL for unknown @flags.
  */
 int rmsg_msg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
 		  size_t len, unsigned int flags, uint64_t user_data);
 
-/* rmsg_sendv(): pieces of one message at most */
+/* rmsg_msg_sendv(): pieces of one message at most */
 #define RMSG_IOV_MAX	64
 
 /**
- * rmsg_sendv() - send one message gathered from pieces
+ * rmsg_msg_sendv() - send one message gathered from pieces
  * @ep: the endpoint
  * @channel: an open channel
  * @iov: the pieces, in order; a piece may be empty
@@ -548,7 +561,7 @@ int rmsg_msg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
  * @user_data: for the send's completion event
  *
  * The peer gets one message of all the pieces' bytes. The rules of
- * rmsg_send() pick eager or rendezvous by the total length; several pieces
+ * rmsg_msg_send() pick eager or rendezvous by the total length; several pieces
  * are copied either way (into the send area, or for a rendezvous into
  * memory of the library's that the send's completion frees), so they may
  * be reused at once. A single piece is rmsg_msg_send() of it.
@@ -556,8 +569,9 @@ int rmsg_msg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
  * Return: as rmsg_msg_send(); -EINVAL for @iovcnt out of range, -EMSGSIZE
  * for more than RMSG_RNDV_MAX_LEN bytes in all, -ENOMEM.
  */
-int rmsg_sendv(struct rmsg_ep *ep, uint32_t channel, const struct iovec *iov,
-	       int iovcnt, unsigned int flags, uint64_t user_data);
+int rmsg_msg_sendv(struct rmsg_ep *ep, uint32_t channel,
+		   const struct iovec *iov,
+		   int iovcnt, unsigned int flags, uint64_t user_data);
 
 /**
  * rmsg_ep_flush() - enter the kernel for sends queued with RMSG_SEND_MORE
@@ -568,56 +582,46 @@ int rmsg_sendv(struct rmsg_ep *ep, uint32_t channel, const struct iovec *iov,
 int rmsg_ep_flush(struct rmsg_ep *ep);
 
 /**
- * rmsg_reserve() - room in the send area to build a message in place
+ * rmsg_msg_reserve() - room in the send area to build a message in place
  * @ep: the endpoint
  * @channel: an open channel
- * @len: bytes at most, at most rmsg_channel_max_msg()
+ * @len: bytes at most, at most rmsg_chan_max_msg()
  * @buf: set to the room, 16-byte aligned
  *
- * The room is given to rmsg_commit() before any other send on @ep: a later
- * rmsg_send() or rmsg_reserve() drops it.
+ * The room is given to rmsg_msg_commit() before any other send on @ep: a later
+ * rmsg_msg_send() or rmsg_msg_reserve() drops it.
  *
- * Return: 0, or what rmsg_send() returns.
+ * Return: 0, or what rmsg_msg_send() returns.
  */
-int rmsg_reserve(struct rmsg_ep *ep, uint32_t channel, size_t len,
-		 void **buf);
+int rmsg_msg_reserve(struct rmsg_ep *ep, uint32_t channel, size_t len,
+		     void **buf);
 
 /**
- * rmsg_commit() - send what was built in rmsg_reserve()'s room
+ * rmsg_msg_commit() - send what was built in rmsg_msg_reserve()'s room
  * @ep: the endpoint
- * @channel: the channel given to rmsg_reserve()
+ * @channel: the channel given to rmsg_msg_reserve()
  * @len: bytes to send, at most what was reserved; the rest of the room
  *	goes back to the send area
+ * @flags: 0 or RMSG_SEND_MORE (see rmsg_msg_send())
  * @user_data: for the send's completion event
  *
  * Return: 0; -EINVAL without a reservation for @channel of at least @len
  * bytes; -EAGAIN (the reservation stays: commit again later); -ENOTCONN
- * (the channel closed; the reservation is dropped).
- */
-int rmsg_commit(struct rmsg_ep *ep, uint32_t channel, size_t len,
-		uint64_t user_data);
-
-/**
- * rmsg_msg_commit() - rmsg_commit() with flags
- * @ep: the endpoint
- * @channel: the channel given to rmsg_reserve()
- * @len: bytes to send, as for rmsg_commit()
- * @flags: 0 or RMSG_SEND_MORE (see rmsg_msg_send())
- * @user_data: for the send's completion event
- *
- * Return: as rmsg_commit(); -EINVAL for unknown @flags.
+ * (the channel closed; the reservation is dropped); -EINVAL for unknown
+ * @flags.
  */
 int rmsg_msg_commit(struct rmsg_ep *ep, uint32_t channel, size_t len,
 		    unsigned int flags, uint64_t user_data);
 
+
 /**
- * rmsg_peek() - the next message of a channel, in place (zero copy)
+ * rmsg_msg_peek() - the next message of a channel, in place (zero copy)
  * @ep: the endpoint
  * @channel: the channel
  * @msg: filled in
  *
  * Peeking again returns the next message, so several may be held at once;
- * they are given back in order with rmsg_release(). Held messages keep
+ * they are given back in order with rmsg_msg_release(). Held messages keep
  * their bytes in the receive block: the sender stalls once the block is
  * full of them. A channel's messages stay readable after its CLOSED event
  * until the last one is released.
@@ -627,10 +631,10 @@ int rmsg_msg_commit(struct rmsg_ep *ep, uint32_t channel, size_t len,
  * -EPROTO when the block holds something the protocol forbids (the
  * channel is then closed, and later calls return -EPROTO too).
  */
-int rmsg_peek(struct rmsg_ep *ep, uint32_t channel, struct rmsg_msg *msg);
+int rmsg_msg_peek(struct rmsg_ep *ep, uint32_t channel, struct rmsg_msg *msg);
 
 /**
- * rmsg_peek_any() - rmsg_peek() on whichever channel has a message
+ * rmsg_msg_peek_any() - rmsg_msg_peek() on whichever channel has a message
  * @ep: the endpoint
  * @msg: filled in; msg->channel says which
  *
@@ -640,12 +644,12 @@ int rmsg_peek(struct rmsg_ep *ep, uint32_t channel, struct rmsg_msg *msg);
  * Return: 0, -EAGAIN when no channel has a message, -EPROTO (msg->channel
  * says which channel broke), or another negative errno.
  */
-int rmsg_peek_any(struct rmsg_ep *ep, struct rmsg_msg *msg);
+int rmsg_msg_peek_any(struct rmsg_ep *ep, struct rmsg_msg *msg);
 
 /**
- * rmsg_release() - give back a peeked message and every earlier one
+ * rmsg_msg_release() - give back a peeked message and every earlier one
  * @ep: the endpoint
- * @msg: from rmsg_peek() or rmsg_peek_any()
+ * @msg: from rmsg_msg_peek() or rmsg_msg_peek_any()
  *
  * The bytes go back to the sender as credit when enough have gathered
  * (RMSG_OP_CREDIT). Releasing a message again, or one before a message
@@ -653,46 +657,32 @@ int rmsg_peek_any(struct rmsg_ep *ep, struct rmsg_msg *msg);
  * overwritten at any time.
  *
  * Rendezvous messages among those released that were not answered yet
- * (rmsg_recv_into(), rmsg_discard()) are discarded first: their senders
- * complete with -ECANCELED. A message answered with rmsg_recv_into() may
+ * (rmsg_msg_recv_into(), rmsg_msg_discard()) are discarded first: their senders
+ * complete with -ECANCELED. A message answered with rmsg_msg_recv_into() may
  * be released at once; its transfer goes on.
  *
  * Return: 0; -EINVAL for a message not peeked; -ENOTCONN when the channel
  * is gone.
  */
-int rmsg_release(struct rmsg_ep *ep, const struct rmsg_msg *msg);
+int rmsg_msg_release(struct rmsg_ep *ep, const struct rmsg_msg *msg);
 
 /**
- * rmsg_recv() - copy the next message of a channel out and release it
+ * rmsg_msg_recv() - copy the next message of a channel out and release it
  * @ep: the endpoint
  * @channel: the channel
  * @buf: where to copy it
  * @len: room at @buf
+ * @flags: 0 or RMSG_MSG_WAIT
  *
- * Releases any message of the channel still held from rmsg_peek() too.
+ * Releases any message of the channel still held from rmsg_msg_peek() too.
  *
  * A rendezvous message is read into a region the library keeps for it
  * (registered on @ep, grown to the largest message, one transfer at a
- * time per endpoint) and copied to @buf once there: until then rmsg_recv()
+ * time per endpoint) and copied to @buf once there: until then rmsg_msg_recv()
  * returns -EAGAIN and is called again (rmsg_ep_wait() sleeps meanwhile).
- * rmsg_recv_into() is the zero-copy way.
+ * rmsg_msg_recv_into() is the zero-copy way.
  *
- * Return: the message's bytes; -EMSGSIZE when it is longer than @len (it
- * stays, unread); -EAGAIN; -ENOMEM (no bounce region; the message stays),
- * the transfer's error (the message is released); or what rmsg_peek()
- * returns.
- */
-int rmsg_recv(struct rmsg_ep *ep, uint32_t channel, void *buf, size_t len);
-
-/**
- * rmsg_msg_recv() - rmsg_recv() with flags
- * @ep: the endpoint
- * @channel: the channel
- * @buf: where to copy the message
- * @len: room at @buf
- * @flags: 0 or RMSG_MSG_WAIT
- *
- * With RMSG_MSG_WAIT, while rmsg_recv() would return -EAGAIN the call
+ * With RMSG_MSG_WAIT, while rmsg_msg_recv() would return -EAGAIN the call
  * sleeps in poll() on the endpoint (after an ARM of @channel) and tries
  * again, until a message is copied, the channel ends (-ENOTCONN once its
  * last message is read), or the limit of rmsg_ep_set_timeout() passes
@@ -705,12 +695,15 @@ int rmsg_recv(struct rmsg_ep *ep, uint32_t channel, void *buf, size_t len);
  * program that waits this way reads events only through
  * rmsg_ep_progress(), never from the ring itself.
  *
- * Return: as rmsg_recv(), but -ETIMEDOUT or -EINTR instead of -EAGAIN
- * with RMSG_MSG_WAIT; -EINVAL for unknown @flags; -ENOMEM when the kept
- * events found no memory.
+ * Return: the message's bytes; -EMSGSIZE when it is longer than @len (it
+ * stays, unread); -EAGAIN; -ENOMEM (no bounce region; the message stays),
+ * the transfer's error (the message is released); or what rmsg_msg_peek()
+ * returns. With RMSG_MSG_WAIT -ETIMEDOUT or -EINTR instead of -EAGAIN;
+ * -EINVAL for unknown @flags; -ENOMEM when the kept events found no memory.
  */
 int rmsg_msg_recv(struct rmsg_ep *ep, uint32_t channel, void *buf,
 		  size_t len, unsigned int flags);
+
 
 /**
  * rmsg_ep_set_timeout() - the limit of an endpoint's RMSG_MSG_WAIT calls
@@ -727,22 +720,22 @@ int rmsg_ep_set_timeout(struct rmsg_ep *ep, int timeout_ms);
 /*
  * Rendezvous (RMSG_FEAT_RNDV, Documentation/rendezvous.rst): a message in
  * a registered region goes zero copy. The receiver peeks an RMSG_MSG_RNDV
- * message and answers it with rmsg_recv_into(), rmsg_discard() or
- * rmsg_recv(); the kernels move the bytes. rmsg_send() goes this way by
+ * message and answers it with rmsg_msg_recv_into(), rmsg_msg_discard() or
+ * rmsg_msg_recv(); the kernels move the bytes. rmsg_msg_send() goes this way by
  * itself for messages of the threshold's size or more that lie in a
- * region; rmsg_send_zc() always does.
+ * region; rmsg_msg_send_zc() always does.
  */
 
 /* The built-in rendezvous threshold (bytes), unless RMSG_RNDV_THRESH. */
 #define RMSG_RNDV_THRESH_DEFAULT	16384
 
-/* rmsg_send_zc() flags */
+/* rmsg_msg_send_zc() flags */
 #define RMSG_ZC_PUT	(1U << 0)	/* RPut (RMSG_RNDV_F_PUT) */
 
 /**
- * rmsg_recv_into() - receive a rendezvous message into a region
+ * rmsg_msg_recv_into() - receive a rendezvous message into a region
  * @ep: the endpoint
- * @msg: an RMSG_MSG_RNDV message from rmsg_peek() or rmsg_peek_any(),
+ * @msg: an RMSG_MSG_RNDV message from rmsg_msg_peek() or rmsg_msg_peek_any(),
  *	not released yet
  * @buf: where its bytes go: inside one region registered with rmsg_reg()
  *	on @ep, or any writable memory, whose pages the kernel then pins
@@ -754,7 +747,7 @@ int rmsg_ep_set_timeout(struct rmsg_ep *ep, int timeout_ms);
  * completion comes through rmsg_ep_progress(): kind RMSG_CQE_OP,
  * @user_data, res 0 (the bytes are in @buf) or a negative errno, len the
  * message's bytes. The message is not released: do that with
- * rmsg_release(), at once if wanted.
+ * rmsg_msg_release(), at once if wanted.
  *
  * Return: 0; -EMSGSIZE when @room < msg->len (nothing answered: receive
  * again or discard); -EFAULT when @buf..@buf+@room is not inside one
@@ -764,23 +757,24 @@ int rmsg_ep_set_timeout(struct rmsg_ep *ep, int timeout_ms);
  * channel is gone. Pinned pages: the completion has res -ENOMEM over
  * RLIMIT_MEMLOCK, -EFAULT for memory not mapped writable.
  */
-int rmsg_recv_into(struct rmsg_ep *ep, const struct rmsg_msg *msg, void *buf,
-		   size_t room, uint64_t user_data);
+int rmsg_msg_recv_into(struct rmsg_ep *ep, const struct rmsg_msg *msg,
+		       void *buf,
+		       size_t room, uint64_t user_data);
 
 /**
- * rmsg_discard() - decline a rendezvous message
+ * rmsg_msg_discard() - decline a rendezvous message
  * @ep: the endpoint
  * @msg: an RMSG_MSG_RNDV message, peeked and not answered
  *
  * The sender's transfer completes with -ECANCELED; no event comes here.
  * The message is not released.
  *
- * Return: 0, or the errors of rmsg_recv_into() (not -EMSGSIZE, -EFAULT).
+ * Return: 0, or the errors of rmsg_msg_recv_into() (not -EMSGSIZE, -EFAULT).
  */
-int rmsg_discard(struct rmsg_ep *ep, const struct rmsg_msg *msg);
+int rmsg_msg_discard(struct rmsg_ep *ep, const struct rmsg_msg *msg);
 
 /**
- * rmsg_send_zc() - send a message zero copy (rendezvous)
+ * rmsg_msg_send_zc() - send a message zero copy (rendezvous)
  * @ep: the endpoint
  * @channel: an open channel
  * @buf: the message, inside one region registered with rmsg_reg() on @ep,
@@ -798,13 +792,13 @@ int rmsg_discard(struct rmsg_ep *ep, const struct rmsg_msg *msg);
  *
  * Return: 0; -EFAULT when @buf..@buf+@len is not inside one region (without
  * RMSG_FEAT_RNDV_PIN); -EMSGSIZE; -EINVAL for unknown @flags; -EOPNOTSUPP without
- * RMSG_FEAT_RNDV; or what rmsg_send() returns (-EAGAIN, -ENOTCONN).
+ * RMSG_FEAT_RNDV; or what rmsg_msg_send() returns (-EAGAIN, -ENOTCONN).
  */
-int rmsg_send_zc(struct rmsg_ep *ep, uint32_t channel, const void *buf,
-		 size_t len, unsigned int flags, uint64_t user_data);
+int rmsg_msg_send_zc(struct rmsg_ep *ep, uint32_t channel, const void *buf,
+		     size_t len, unsigned int flags, uint64_t user_data);
 
 /**
- * rmsg_ep_set_rndv_threshold() - when rmsg_send() goes rendezvous
+ * rmsg_ep_set_rndv_threshold() - when rmsg_msg_send() goes rendezvous
  * @ep: the endpoint
  * @bytes: messages of this many bytes or more that lie in a region go
  *	rendezvous (and those too large for eager); SIZE_MAX: never
@@ -821,7 +815,7 @@ int rmsg_ep_set_rndv_threshold(struct rmsg_ep *ep, size_t bytes);
  * @ep: the endpoint
  * @channel: an open channel
  * @bytes: as for rmsg_ep_set_rndv_threshold(), for this channel's
- *	rmsg_send()s only; the endpoint's threshold no longer applies to it
+ *	rmsg_msg_send()s only; the endpoint's threshold no longer applies to it
  *
  * E.g. a channel carrying bulk data goes zero copy from 4 KiB while a
  * control channel of the same endpoint stays eager up to its maximum. It
@@ -841,7 +835,8 @@ int rmsg_chan_set_rndv_threshold(struct rmsg_ep *ep, uint32_t channel,
 size_t rmsg_ep_rndv_threshold(struct rmsg_ep *ep);
 
 /**
- * rmsg_protocol_info() - print which protocol rmsg_send() takes by size
+ * rmsg_chan_protocol_info() - print which protocol rmsg_msg_send() takes by
+ * size
  * @ep: the endpoint
  * @channel: an open channel
  * @out: where to print the table
@@ -851,13 +846,13 @@ size_t rmsg_ep_rndv_threshold(struct rmsg_ep *ep);
  *
  * Return: 0 or a negative errno (-ENOTCONN, -EIO).
  */
-int rmsg_protocol_info(struct rmsg_ep *ep, uint32_t channel, FILE *out);
+int rmsg_chan_protocol_info(struct rmsg_ep *ep, uint32_t channel, FILE *out);
 
 /*
  * Memory regions (RMSG_FEAT_RNDV): memory the kernel pins for rendezvous
  * transfers to read and write in place. Documentation/rendezvous.rst. The
  * library keeps a table of the regions of @ep, to find the region of a
- * buffer (rmsg_send(), rmsg_send_zc(), rmsg_recv_into()).
+ * buffer (rmsg_msg_send(), rmsg_msg_send_zc(), rmsg_msg_recv_into()).
  */
 
 /**
@@ -894,12 +889,12 @@ int rmsg_dereg(struct rmsg_ep *ep, uint32_t handle);
 /*
  * Resilience (Documentation/resilience.rst): looking at channels, of this
  * endpoint or of others, and injecting faults into them. Both take any
- * /dev/rmsg file descriptor: an endpoint's (ep->fd), or one opened with
- * rmsg_open_device() only to ask.
+ * /dev/rmsg file descriptor: an endpoint's (rmsg_ep_fd()), or one opened with
+ * rmsg_node_open() only to ask.
  */
 
 /**
- * rmsg_chan_list() - the channels of endpoints, with their repair counters
+ * rmsg_node_channels() - the channels of endpoints, with their repair counters
  * @fd: a /dev/rmsg file descriptor
  * @flags: 0 for @fd's own endpoint; RMSG_CHAN_LIST_F_ALL for every
  *	endpoint the caller may see (all with CAP_NET_ADMIN, else its own
@@ -910,25 +905,27 @@ int rmsg_dereg(struct rmsg_ep *ep, uint32_t handle);
  *
  * Return: the number of channels (0 or more) or a negative errno.
  */
-int rmsg_chan_list(int fd, unsigned int flags, struct rmsg_chan_info **chans,
-		   uint32_t *ep_id);
+int rmsg_node_channels(int fd, unsigned int flags,
+		       struct rmsg_chan_info **chans,
+		       uint32_t *ep_id);
 
 /**
- * rmsg_chan_list_addrs() - rmsg_chan_list() with each channel's addresses
+ * rmsg_node_channel_addrs() - rmsg_node_channels() with each channel's
+ * addresses
  * @fd: a /dev/rmsg file descriptor
- * @flags: as for rmsg_chan_list()
+ * @flags: as for rmsg_node_channels()
  * @chans: set to an array the caller releases with free(), or NULL
  * @ep_id: if not NULL, set to the id of @fd's own endpoint
  *
  * Return: the number of channels (0 or more) or a negative errno.
  */
-int rmsg_chan_list_addrs(int fd, unsigned int flags,
-			 struct rmsg_chan_info_addrs **chans, uint32_t *ep_id);
+int rmsg_node_channel_addrs(int fd, unsigned int flags,
+			    struct rmsg_chan_info_addrs **chans, uint32_t *ep_id);
 
 /**
- * rmsg_inject_fault() - inject a fault into a channel
+ * rmsg_node_fault() - inject a fault into a channel
  * @fd: a /dev/rmsg file descriptor
- * @ep_id: the channel's endpoint (from rmsg_chan_list()), 0 for @fd's own
+ * @ep_id: the channel's endpoint (from rmsg_node_channels()), 0 for @fd's own
  * @channel: the channel's id in that endpoint
  * @kind: enum rmsg_fault_kind
  *
@@ -937,8 +934,8 @@ int rmsg_chan_list_addrs(int fd, unsigned int flags,
  * user's endpoint without CAP_NET_ADMIN; -EOPNOTSUPP for a kind the module
  * cannot inject yet.
  */
-int rmsg_inject_fault(int fd, uint32_t ep_id, uint32_t channel,
-		      uint32_t kind);
+int rmsg_node_fault(int fd, uint32_t ep_id, uint32_t channel,
+		    uint32_t kind);
 
 /**
  * rmsg_chan_state_name() - a listed channel's state by name
@@ -965,7 +962,7 @@ const char *rmsg_fault_kind_name(unsigned int kind);
  */
 static inline struct rmsg_sqe *rmsg_sq_get_sqe(struct rmsg_ep *ep)
 {
-	struct rmsg_ring_view *sq = &ep->sq;
+	struct rmsg_ring_view *sq = &rmsg_ep_rings(ep)->sq;
 	struct rmsg_sqe *sqe;
 
 	if (sq->cached_prod - sq->cached_cons >= sq->entries) {
@@ -989,7 +986,7 @@ static inline struct rmsg_sqe *rmsg_sq_get_sqe(struct rmsg_ep *ep)
  */
 static inline unsigned int rmsg_sq_submit(struct rmsg_ep *ep)
 {
-	struct rmsg_ring_view *sq = &ep->sq;
+	struct rmsg_ring_view *sq = &rmsg_ep_rings(ep)->sq;
 
 	/* A: the SQEs are written before the producer publishes them. */
 	__atomic_store_n(sq->producer, sq->cached_prod, __ATOMIC_RELEASE);
@@ -1009,7 +1006,7 @@ static inline unsigned int rmsg_sq_submit(struct rmsg_ep *ep)
 /* CQEs ready to be consumed. */
 static inline unsigned int rmsg_cq_ready(struct rmsg_ep *ep)
 {
-	struct rmsg_ring_view *cq = &ep->cq;
+	struct rmsg_ring_view *cq = &rmsg_ep_rings(ep)->cq;
 
 	/* C: the CQEs are written before the producer that publishes them. */
 	cq->cached_prod = __atomic_load_n(cq->producer, __ATOMIC_ACQUIRE);
@@ -1025,7 +1022,7 @@ static inline unsigned int rmsg_cq_ready(struct rmsg_ep *ep)
  */
 static inline struct rmsg_cqe *rmsg_cq_peek(struct rmsg_ep *ep)
 {
-	struct rmsg_ring_view *cq = &ep->cq;
+	struct rmsg_ring_view *cq = &rmsg_ep_rings(ep)->cq;
 
 	if (cq->cached_prod == cq->cached_cons && !rmsg_cq_ready(ep))
 		return NULL;
@@ -1039,7 +1036,7 @@ static inline struct rmsg_cqe *rmsg_cq_peek(struct rmsg_ep *ep)
  */
 static inline void rmsg_cq_advance(struct rmsg_ep *ep, unsigned int n)
 {
-	struct rmsg_ring_view *cq = &ep->cq;
+	struct rmsg_ring_view *cq = &rmsg_ep_rings(ep)->cq;
 
 	cq->cached_cons += n;
 	/* D: the CQEs are read before their slots go back to the kernel. */

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
-#include "rmsg.h"
+#include "rmsg_priv.h"
 
 int rmsg_ep_listen_flags(struct rmsg_ep *ep, const struct sockaddr *addr,
 			 socklen_t addrlen, uint64_t user_data,
@@ -31,8 +31,8 @@ int rmsg_ep_listen(struct rmsg_ep *ep, const struct sockaddr *addr,
 				    0);
 }
 
-int rmsg_ep_accept(struct rmsg_ep *ep, uint32_t channel, uint64_t user_data,
-		   unsigned int flags)
+int rmsg_chan_accept(struct rmsg_ep *ep, uint32_t channel, uint64_t user_data,
+		     unsigned int flags)
 {
 	struct rmsg_accept req;
 
@@ -43,9 +43,9 @@ int rmsg_ep_accept(struct rmsg_ep *ep, uint32_t channel, uint64_t user_data,
 	return ioctl(ep->fd, RMSG_IOC_ACCEPT, &req) ? -errno : 0;
 }
 
-int rmsg_ep_connect(struct rmsg_ep *ep, const struct sockaddr *addr,
-		    socklen_t addrlen, uint64_t user_data,
-		    uint32_t block_size)
+int rmsg_chan_connect(struct rmsg_ep *ep, const struct sockaddr *addr,
+		      socklen_t addrlen, uint64_t user_data,
+		      uint32_t block_size)
 {
 	struct rmsg_connect req;
 
@@ -59,8 +59,8 @@ int rmsg_ep_connect(struct rmsg_ep *ep, const struct sockaddr *addr,
 	return (int)req.channel;
 }
 
-int rmsg_ep_close_channel(struct rmsg_ep *ep, uint32_t channel,
-			  unsigned int flags)
+int rmsg_chan_close(struct rmsg_ep *ep, uint32_t channel,
+		    unsigned int flags)
 {
 	struct rmsg_close req;
 

@@ -58,23 +58,24 @@ static int chan_list(int fd, unsigned int flags, size_t esize, void **chans,
 	return req.filled;
 }
 
-int rmsg_chan_list(int fd, unsigned int flags, struct rmsg_chan_info **chans,
-		   uint32_t *ep_id)
+int rmsg_node_channels(int fd, unsigned int flags,
+		       struct rmsg_chan_info **chans,
+		       uint32_t *ep_id)
 {
 	if (flags & RMSG_CHAN_LIST_F_ADDRS)
 		return -EINVAL;
 	return chan_list(fd, flags, sizeof(**chans), (void **)chans, ep_id);
 }
 
-int rmsg_chan_list_addrs(int fd, unsigned int flags,
-			 struct rmsg_chan_info_addrs **chans, uint32_t *ep_id)
+int rmsg_node_channel_addrs(int fd, unsigned int flags,
+			    struct rmsg_chan_info_addrs **chans, uint32_t *ep_id)
 {
 	return chan_list(fd, flags | RMSG_CHAN_LIST_F_ADDRS, sizeof(**chans),
 			 (void **)chans, ep_id);
 }
 
-int rmsg_inject_fault(int fd, uint32_t ep_id, uint32_t channel,
-		      uint32_t kind)
+int rmsg_node_fault(int fd, uint32_t ep_id, uint32_t channel,
+		    uint32_t kind)
 {
 	struct rmsg_fault req;
 

@@ -13,14 +13,14 @@
 #include "rmsg.h"
 #include "rmsg_util.h"
 
-int rmsg_open_device(void)
+int rmsg_node_open(void)
 {
 	int fd = open(RMSG_DEVICE_PATH, O_RDWR | O_CLOEXEC);
 
 	return fd < 0 ? -errno : fd;
 }
 
-int rmsg_query_version(int fd, struct rmsg_version *ver)
+int rmsg_node_version(int fd, struct rmsg_version *ver)
 {
 	memset(ver, 0, sizeof(*ver));
 	if (ioctl(fd, RMSG_IOC_VERSION, ver))
@@ -37,8 +37,8 @@ static int rmsg_dev_list(int fd, struct rmsg_dev_info *devs, unsigned int cap,
 	return ioctl(fd, RMSG_IOC_DEV_LIST, req) ? -errno : 0;
 }
 
-int rmsg_query_devices(int fd, struct rmsg_dev_info **devs,
-		       unsigned int *generation)
+int rmsg_node_devices(int fd, struct rmsg_dev_info **devs,
+		      unsigned int *generation)
 {
 	struct rmsg_dev_info *buf = NULL, *bigger;
 	struct rmsg_dev_list req;

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -34,51 +35,70 @@ static int rmsg_ring_map(int fd, struct rmsg_ring_view *r, __u64 offset,
 	return 0;
 }
 
+/* Undo what rmsg_ep_do_open() did, in reverse; @ep may be half built. */
+static void rmsg_ep_free(struct rmsg_ep *ep)
+{
+	rmsg_ep_data_free(ep);
+	if (ep->rings.sq.map)
+		munmap(ep->rings.sq.map, ep->rings.sq.map_size);
+	if (ep->rings.cq.map)
+		munmap(ep->rings.cq.map, ep->rings.cq.map_size);
+	if (ep->fd >= 0)
+		close(ep->fd);
+	free(ep);
+}
+
 /*
  * Open and set up an endpoint. With @want_area, ask for the library's
  * default send area if the module has a data path (an older module would
  * refuse the field).
  */
-static int rmsg_ep_do_open(struct rmsg_ep *ep, struct rmsg_ep_setup *p,
+static int rmsg_ep_do_open(struct rmsg_ep **epp, struct rmsg_ep_setup *p,
 			   bool want_area)
 {
 	struct rmsg_version ver;
+	struct rmsg_ep *ep;
 	int ret;
 
-	memset(ep, 0, sizeof(*ep));
-	ep->fd = rmsg_open_device();
-	if (ep->fd < 0)
-		return ep->fd;
-	if (want_area && !rmsg_query_version(ep->fd, &ver) &&
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -ENOMEM;
+	ep->fd = rmsg_node_open();
+	if (ep->fd < 0) {
+		ret = ep->fd;
+		goto fail;
+	}
+	if (want_area && !rmsg_node_version(ep->fd, &ver) &&
 	    (ver.features & RMSG_FEAT_EAGER))
 		p->send_area_size = RMSG_LIB_SEND_AREA;
 	if (ioctl(ep->fd, RMSG_IOC_EP_SETUP, p)) {
 		ret = -errno;
 		goto fail;
 	}
-	ret = rmsg_ring_map(ep->fd, &ep->sq, RMSG_OFF_SQ_RING, p->sq_mmap_size,
-			    &p->sq_off, p->sq_entries);
+	ret = rmsg_ring_map(ep->fd, &ep->rings.sq, RMSG_OFF_SQ_RING,
+			    p->sq_mmap_size, &p->sq_off, p->sq_entries);
 	if (ret)
 		goto fail;
-	ret = rmsg_ring_map(ep->fd, &ep->cq, RMSG_OFF_CQ_RING, p->cq_mmap_size,
-			    &p->cq_off, p->cq_entries);
+	ret = rmsg_ring_map(ep->fd, &ep->rings.cq, RMSG_OFF_CQ_RING,
+			    p->cq_mmap_size, &p->cq_off, p->cq_entries);
 	if (ret)
 		goto fail;
 	ret = rmsg_ep_data_init(ep, p);
 	if (ret)
 		goto fail;
+	*epp = ep;
 	return 0;
 fail:
-	rmsg_ep_close(ep);
+	rmsg_ep_free(ep);
 	return ret;
 }
 
-int rmsg_ep_open_setup(struct rmsg_ep *ep, struct rmsg_ep_setup *p)
+int rmsg_ep_open_setup(struct rmsg_ep **ep, struct rmsg_ep_setup *p)
 {
 	return rmsg_ep_do_open(ep, p, false);
 }
 
-int rmsg_ep_open(struct rmsg_ep *ep, unsigned int sq_entries,
+int rmsg_ep_open(struct rmsg_ep **ep, unsigned int sq_entries,
 		 unsigned int cq_entries)
 {
 	struct rmsg_ep_setup p;
@@ -91,15 +111,13 @@ int rmsg_ep_open(struct rmsg_ep *ep, unsigned int sq_entries,
 
 void rmsg_ep_close(struct rmsg_ep *ep)
 {
-	rmsg_ep_data_free(ep);
-	if (ep->sq.map)
-		munmap(ep->sq.map, ep->sq.map_size);
-	if (ep->cq.map)
-		munmap(ep->cq.map, ep->cq.map_size);
-	if (ep->fd >= 0)
-		close(ep->fd);
-	memset(ep, 0, sizeof(*ep));
-	ep->fd = -1;
+	if (ep)
+		rmsg_ep_free(ep);
+}
+
+int rmsg_ep_fd(const struct rmsg_ep *ep)
+{
+	return ep->fd;
 }
 
 int rmsg_ep_enter(struct rmsg_ep *ep, unsigned int to_submit,

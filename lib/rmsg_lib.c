@@ -24,7 +24,8 @@ void rmsg_lib_kick(struct rmsg_ep *ep)
 
 	if (ep->data->more) {
 		/* A: the SQEs are written before the producer publishes them. */
-		__atomic_store_n(ep->sq.producer, ep->sq.cached_prod,
+		__atomic_store_n(ep->rings.sq.producer,
+				 ep->rings.sq.cached_prod,
 				 __ATOMIC_RELEASE);
 		return;
 	}
@@ -34,8 +35,8 @@ void rmsg_lib_kick(struct rmsg_ep *ep)
 	 * barrier of rmsg_sq_submit(), which rmsg_ep_progress() would
 	 * otherwise pay on every call of a busy-polling program.
 	 */
-	if (ep->sq.cached_prod == __atomic_load_n(ep->sq.consumer,
-						  __ATOMIC_ACQUIRE))
+	if (ep->rings.sq.cached_prod == __atomic_load_n(ep->rings.sq.consumer,
+							__ATOMIC_ACQUIRE))
 		return;
 	n = rmsg_sq_submit(ep);
 
@@ -76,7 +77,7 @@ void rmsg_lib_broken(struct rmsg_ep *ep, __u32 id, int err)
 
 	ch->err = err;
 	if (ch->state == RMSG_CH_OPEN)
-		rmsg_ep_close_channel(ep, id, RMSG_CLOSE_ABORT);
+		rmsg_chan_close(ep, id, RMSG_CLOSE_ABORT);
 }
 
 /* The largest eager message of channel @id, or -ENOTCONN. */

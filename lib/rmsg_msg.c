@@ -146,7 +146,7 @@ static void rmsg_active_del(struct rmsg_ep_data *d, __u32 id)
 		d->next = 0;
 }
 
-/* Drop the reservation of rmsg_reserve(), if any: nothing came after it. */
+/* Drop the reservation of rmsg_msg_reserve(), if any: nothing came after it. */
 static void rmsg_resv_drop(struct rmsg_ep_data *d)
 {
 	if (d->resv)
@@ -310,7 +310,7 @@ static void rmsg_chan_abort(struct rmsg_ep *ep, __u32 id)
 		memset(&d->chans[id].rx, 0, sizeof(d->chans[id].rx));
 		d->chans[id].state = RMSG_CH_DEAD;
 	}
-	rmsg_ep_close_channel(ep, id, RMSG_CLOSE_ABORT);
+	rmsg_chan_close(ep, id, RMSG_CLOSE_ABORT);
 }
 
 static void rmsg_chan_closed(struct rmsg_ep_data *d, __u32 id)
@@ -424,7 +424,7 @@ static int rmsg_cqe_take(struct rmsg_ep *ep, const struct rmsg_cqe *cqe,
 int rmsg_lib_progress(struct rmsg_ep *ep, struct rmsg_event *ev,
 		      unsigned int max)
 {
-	struct rmsg_ring_view *cq = &ep->cq;
+	struct rmsg_ring_view *cq = &ep->rings.cq;
 	unsigned int n = 0, done, ready = rmsg_cq_ready(ep);
 	const struct rmsg_cqe *cqe;
 	int r;
@@ -543,7 +543,7 @@ static int rmsg_arm_locked(struct rmsg_ep *ep)
 		if (ch->state != RMSG_CH_OPEN || ch->armed || ch->err)
 			continue;
 		/*
-		 * rmsg_recv()'s transfer holds up the channel: its CQE, not
+		 * rmsg_msg_recv()'s transfer holds up the channel: its CQE, not
 		 * a READABLE for the message it waits on, is the wake-up.
 		 */
 		if (rmsg_rv_blocked(d, d->active[i]))
@@ -677,7 +677,7 @@ static int rmsg_wait_once(struct rmsg_ep *ep, __u32 id, bool recv,
 		goto out;
 	/*
 	 * Not open any more: the call's next try gives the answer, unless
-	 * rmsg_recv()'s transfer is still out (its CQE ends the sleep).
+	 * rmsg_msg_recv()'s transfer is still out (its CQE ends the sleep).
 	 */
 	if (!ch || ((ch->state != RMSG_CH_OPEN || ch->err) &&
 		    !rmsg_rv_blocked(d, id))) {
@@ -729,7 +729,7 @@ out:
 /* -------------------------------------------------------------------- */
 /* Sending                                                               */
 
-int rmsg_channel_max_msg(struct rmsg_ep *ep, uint32_t channel)
+int rmsg_chan_max_msg(struct rmsg_ep *ep, uint32_t channel)
 {
 	struct rmsg_ep_data *d = ep->data;
 	int ret;
@@ -797,7 +797,7 @@ static void rmsg_gather(unsigned char *to, const struct iovec *iov,
 
 /*
  * One message of @len bytes from the pieces of @iov, by the rules of
- * rmsg_send() (the threshold, regions, pinning). A single piece may go
+ * rmsg_msg_send() (the threshold, regions, pinning). A single piece may go
  * zero copy from where it is; several that go rendezvous are gathered into
  * memory of the library's, which the kernel pins and the send's completion
  * frees (rmsg_rv_send()), so the program may reuse its pieces at once.
@@ -872,8 +872,9 @@ out:
 	return ret;
 }
 
-int rmsg_sendv(struct rmsg_ep *ep, uint32_t channel, const struct iovec *iov,
-	       int iovcnt, unsigned int flags, uint64_t user_data)
+int rmsg_msg_sendv(struct rmsg_ep *ep, uint32_t channel,
+		   const struct iovec *iov,
+		   int iovcnt, unsigned int flags, uint64_t user_data)
 {
 	struct rmsg_ep_data *d = ep->data;
 	size_t len = 0;
@@ -907,13 +908,7 @@ int rmsg_msg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
 {
 	struct iovec one = { .iov_base = (void *)buf, .iov_len = len };
 
-	return rmsg_sendv(ep, channel, &one, 1, flags, user_data);
-}
-
-int rmsg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
-	      size_t len, uint64_t user_data)
-{
-	return rmsg_msg_send(ep, channel, buf, len, 0, user_data);
+	return rmsg_msg_sendv(ep, channel, &one, 1, flags, user_data);
 }
 
 int rmsg_ep_flush(struct rmsg_ep *ep)
@@ -928,8 +923,8 @@ int rmsg_ep_flush(struct rmsg_ep *ep)
 	return 0;
 }
 
-int rmsg_reserve(struct rmsg_ep *ep, uint32_t channel, size_t len,
-		 void **buf)
+int rmsg_msg_reserve(struct rmsg_ep *ep, uint32_t channel, size_t len,
+		     void **buf)
 {
 	struct rmsg_ep_data *d = ep->data;
 	__u32 off;
@@ -988,18 +983,12 @@ out:
 	return ret;
 }
 
-int rmsg_commit(struct rmsg_ep *ep, uint32_t channel, size_t len,
-		uint64_t user_data)
-{
-	return rmsg_msg_commit(ep, channel, len, 0, user_data);
-}
-
 /* -------------------------------------------------------------------- */
 /* Receiving                                                             */
 
 /*
  * The next message of channel @id, without forgetting a drained closed
- * channel (rmsg_peek_any() walks the active list). -EAGAIN: nothing yet;
+ * channel (rmsg_msg_peek_any() walks the active list). -EAGAIN: nothing yet;
  * -ENOTCONN: nothing and the channel is closed (or unknown).
  */
 static int rmsg_chan_next(struct rmsg_ep *ep, __u32 id, struct rmsg_msg *msg)
@@ -1079,7 +1068,7 @@ int rmsg_lib_release(struct rmsg_ep *ep, const struct rmsg_msg *msg)
 	return 0;
 }
 
-int rmsg_peek(struct rmsg_ep *ep, uint32_t channel, struct rmsg_msg *msg)
+int rmsg_msg_peek(struct rmsg_ep *ep, uint32_t channel, struct rmsg_msg *msg)
 {
 	struct rmsg_ep_data *d = ep->data;
 	int ret;
@@ -1094,7 +1083,7 @@ int rmsg_peek(struct rmsg_ep *ep, uint32_t channel, struct rmsg_msg *msg)
 	return ret;
 }
 
-int rmsg_peek_any(struct rmsg_ep *ep, struct rmsg_msg *msg)
+int rmsg_msg_peek_any(struct rmsg_ep *ep, struct rmsg_msg *msg)
 {
 	struct rmsg_ep_data *d = ep->data;
 	int ret = -EAGAIN;
@@ -1126,7 +1115,7 @@ int rmsg_peek_any(struct rmsg_ep *ep, struct rmsg_msg *msg)
 	return ret;
 }
 
-int rmsg_release(struct rmsg_ep *ep, const struct rmsg_msg *msg)
+int rmsg_msg_release(struct rmsg_ep *ep, const struct rmsg_msg *msg)
 {
 	struct rmsg_ep_data *d = ep->data;
 	int ret;
@@ -1177,11 +1166,11 @@ static int rmsg_bounce_grow(struct rmsg_ep *ep, size_t len)
 }
 
 /*
- * rmsg_recv() of the rendezvous message @msg it peeked (@save: the
+ * rmsg_msg_recv() of the rendezvous message @msg it peeked (@save: the
  * channel's state before), through the library's bounce region: answered
  * with rmsg_rndv.c's answer, its completion taken by progressing the
  * endpoint. The message stays unread (the peek is undone) unless it is
- * copied out or failed. Returns what rmsg_recv() returns.
+ * copied out or failed. Returns what rmsg_msg_recv() returns.
  */
 static int rmsg_recv_rndv(struct rmsg_ep *ep, const struct rmsg_msg *msg,
 			  const struct rmsg_vb_rx *save, void *buf, size_t len)
@@ -1264,28 +1253,9 @@ static int rmsg_recv_rndv(struct rmsg_ep *ep, const struct rmsg_msg *msg,
 	return -EAGAIN;
 }
 
-int rmsg_msg_recv(struct rmsg_ep *ep, uint32_t channel, void *buf,
-		  size_t len, unsigned int flags)
-{
-	struct rmsg_ep_data *d = ep->data;
-	__s64 deadline;
-	int ret;
-
-	if (!d || (flags & ~RMSG_MSG_WAIT))
-		return -EINVAL;
-	ret = rmsg_recv(ep, channel, buf, len);
-	if (ret != -EAGAIN || !(flags & RMSG_MSG_WAIT))
-		return ret;
-	deadline = rmsg_wait_deadline(d);
-	do {
-		ret = rmsg_wait_once(ep, channel, true, deadline);
-		if (!ret)
-			ret = rmsg_recv(ep, channel, buf, len);
-	} while (ret == -EAGAIN);
-	return ret;
-}
-
-int rmsg_recv(struct rmsg_ep *ep, uint32_t channel, void *buf, size_t len)
+/* One try of rmsg_msg_recv(): -EAGAIN when nothing can be copied yet. */
+static int rmsg_recv_once(struct rmsg_ep *ep, uint32_t channel, void *buf,
+			  size_t len)
 {
 	struct rmsg_ep_data *d = ep->data;
 	struct rmsg_vb_rx save;
@@ -1325,3 +1295,25 @@ out:
 	rmsg_unlock(d);
 	return ret;
 }
+
+int rmsg_msg_recv(struct rmsg_ep *ep, uint32_t channel, void *buf,
+		  size_t len, unsigned int flags)
+{
+	struct rmsg_ep_data *d = ep->data;
+	__s64 deadline;
+	int ret;
+
+	if (!d || (flags & ~RMSG_MSG_WAIT))
+		return -EINVAL;
+	ret = rmsg_recv_once(ep, channel, buf, len);
+	if (ret != -EAGAIN || !(flags & RMSG_MSG_WAIT))
+		return ret;
+	deadline = rmsg_wait_deadline(d);
+	do {
+		ret = rmsg_wait_once(ep, channel, true, deadline);
+		if (!ret)
+			ret = rmsg_recv_once(ep, channel, buf, len);
+	} while (ret == -EAGAIN);
+	return ret;
+}
+

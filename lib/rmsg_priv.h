@@ -7,6 +7,7 @@
 #define _RMSG_PRIV_H
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdbool.h>
 
 #include "rmsg.h"
@@ -14,6 +15,19 @@
 #include "rmsg_vb.h"
 
 #pragma GCC visibility push(hidden)
+
+/*
+ * An endpoint (opaque to programs). It begins with its rings: the inline
+ * helpers of rmsg.h reach them through rmsg_ep_rings(), a cast, so they
+ * stay first for as long as the soname does. Anything may follow.
+ */
+struct rmsg_ep {
+	struct rmsg_rings rings;
+	int fd;
+	struct rmsg_ep_data *data;
+};
+_Static_assert(offsetof(struct rmsg_ep, rings) == 0,
+	       "rmsg_ep_rings() casts the endpoint to its rings");
 
 /*
  * The library owns the user_data of the SQEs it submits and tags them, so
@@ -35,7 +49,7 @@
 
 /* RECV_RNDV tags of the library's own answers (no table entry). */
 #define RMSG_RV_TAG_DISCARD	0xfffffffU	/* a message released unanswered */
-#define RMSG_RV_TAG_BOUNCE	0xffffffeU	/* rmsg_recv()'s bounce region */
+#define RMSG_RV_TAG_BOUNCE	0xffffffeU	/* rmsg_msg_recv()'s bounce region */
 #define RMSG_RV_OPS_MAX		0x1000000U	/* table entries at most */
 
 /*
@@ -113,8 +127,8 @@ struct rmsg_rv_region {
 /* rmsg_rv_op.type */
 enum rmsg_rv_op_type {
 	RMSG_RVOP_FREE = 0,
-	RMSG_RVOP_SEND,		/* rmsg_send_zc() or a rendezvous rmsg_send() */
-	RMSG_RVOP_RECV,		/* rmsg_recv_into() */
+	RMSG_RVOP_SEND,		/* rmsg_msg_send_zc() or a rendezvous rmsg_msg_send() */
+	RMSG_RVOP_RECV,		/* rmsg_msg_recv_into() */
 };
 
 /**
@@ -122,7 +136,7 @@ enum rmsg_rv_op_type {
  * @user_data: the program's
  * @next_free: FREE: index + 1 of the next free entry, 0 for none
  * @type: enum rmsg_rv_op_type
- * @copy: a gather's bytes copied by the library (rmsg_sendv()), freed
+ * @copy: a gather's bytes copied by the library (rmsg_msg_sendv()), freed
  *	with the entry; else NULL
  */
 struct rmsg_rv_op {
@@ -133,7 +147,7 @@ struct rmsg_rv_op {
 };
 
 /**
- * struct rmsg_bounce - rmsg_recv()'s region for rendezvous messages
+ * struct rmsg_bounce - rmsg_msg_recv()'s region for rendezvous messages
  * @map: its memory (mmap), or NULL
  * @len: its bytes
  * @handle: its region
@@ -167,12 +181,12 @@ struct rmsg_bounce {
  * @active: ids of the channels with a mapped block, in no order
  * @nactive: entries used in @active
  * @active_cap: entries allocated in @active
- * @next: where rmsg_peek_any() looks first in @active
+ * @next: where rmsg_msg_peek_any() looks first in @active
  * @owed: channels with credit_owed set
  * @area: allocator over the send area
  * @area_map: the send area's mapping, or NULL
  * @area_len: its length
- * @resv: a reservation of rmsg_reserve() waits for rmsg_commit()
+ * @resv: a reservation of rmsg_msg_reserve() waits for rmsg_msg_commit()
  * @resv_chan: its channel
  * @resv_off: its payload offset in the send area
  * @resv_len: its bytes
@@ -183,7 +197,7 @@ struct rmsg_bounce {
  * @readables: READABLE events taken; rmsg_ep_wait() compares it across its
  *	arming to see whether an ARM it counts on was answered already
  * @bad_cqes: completions the library could not match to what it sent
- * @rv_thresh: rmsg_send() goes rendezvous from this many bytes
+ * @rv_thresh: rmsg_msg_send() goes rendezvous from this many bytes
  * @rv_owed: channels with rv_owed set
  * @regs: the regions registered with rmsg_reg(), in no order
  * @nregs: entries used in @regs
@@ -191,7 +205,7 @@ struct rmsg_bounce {
  * @ops: rendezvous operations, by the index in their tag
  * @nops: entries in @ops
  * @ops_free: index + 1 of the first free entry of @ops, 0 for none
- * @bounce: rmsg_recv()'s region for rendezvous messages
+ * @bounce: rmsg_msg_recv()'s region for rendezvous messages
  */
 struct rmsg_ep_data {
 	struct rmsg_chan *chans;

@@ -3,7 +3,8 @@
  * librmsg: memory regions for rendezvous transfers.
  *
  * The library keeps a table of the regions registered on each endpoint, so
- * that rmsg_send(), rmsg_send_zc() and rmsg_recv_into() find the handle of
+ * that rmsg_msg_send(), rmsg_msg_send_zc() and rmsg_msg_recv_into() find the
+ * handle of
  * a buffer themselves (rmsg_rv_region_of() in rmsg_rndv.c). The kernel
  * checks the span again in every SQE; the table only spares the program
  * from naming handles.

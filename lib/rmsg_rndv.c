@@ -3,9 +3,9 @@
  * librmsg: rendezvous messages (Documentation/rendezvous.rst,
  * Documentation/messages.rst).
  *
- * Sending: rmsg_send_zc() names the program's bytes in a region it
+ * Sending: rmsg_msg_send_zc() names the program's bytes in a region it
  * registered (the library keeps a table of them to find the handle) and
- * submits RMSG_OP_SEND_RNDV; rmsg_send() does the same by itself for large
+ * submits RMSG_OP_SEND_RNDV; rmsg_msg_send() does the same by itself for large
  * messages in a region. Such a send counts in the channel's inflight sends
  * like an eager one, until its CQE: the kernel holds it in the channel's
  * pending ring (at most RMSG_CHAN_MAX_PENDING, eager and rendezvous
@@ -22,7 +22,7 @@
  * answer the kernel refuses outright (its CQE has len 0) was not taken:
  * the channel's answer counter goes back to it.
  *
- * rmsg_recv() reads a rendezvous message into a bounce region of the
+ * rmsg_msg_recv() reads a rendezvous message into a bounce region of the
  * library's own and copies it out once there (rmsg_msg.c, with this file's
  * answers). Meanwhile the message stays unread (the peek position goes
  * back), so each call finds it again; rmsg_ep_wait() neither counts it as
@@ -289,7 +289,7 @@ int rmsg_rv_peeked(struct rmsg_chan *ch, const void *rts, __u32 size,
 		ch->rv_seen++;
 	} else if (back > RMSG_RV_RING ||
 		   ch->rv_end[c % RMSG_RV_RING] != end) {
-		/* Seen again (rmsg_recv() put it back) must be the same. */
+		/* Seen again (rmsg_msg_recv() put it back) must be the same. */
 		return -EPROTO;
 	}
 	msg->data = NULL;
@@ -299,7 +299,7 @@ int rmsg_rv_peeked(struct rmsg_chan *ch, const void *rts, __u32 size,
 	return 0;
 }
 
-/* rmsg_recv() will not come back for the bounce transfer's message. */
+/* rmsg_msg_recv() will not come back for the bounce transfer's message. */
 static void rmsg_rv_bounce_abandon(struct rmsg_bounce *b)
 {
 	if (b->done)
@@ -327,7 +327,7 @@ void rmsg_rv_released(struct rmsg_ep *ep, __u32 id, __u32 end)
 	rmsg_rv_discards(ep, id);
 }
 
-/* Channel @id is forgotten: rmsg_recv() will not come for its message. */
+/* Channel @id is forgotten: rmsg_msg_recv() will not come for its message. */
 void rmsg_rv_chan_gone(struct rmsg_ep_data *d, __u32 id)
 {
 	struct rmsg_bounce *b = &d->bounce;
@@ -336,7 +336,7 @@ void rmsg_rv_chan_gone(struct rmsg_ep_data *d, __u32 id)
 		rmsg_rv_bounce_abandon(b);
 }
 
-/* rmsg_recv()'s transfer waits, and its message is the next to read. */
+/* rmsg_msg_recv()'s transfer waits, and its message is the next to read. */
 bool rmsg_rv_blocked(const struct rmsg_ep_data *d, __u32 id)
 {
 	const struct rmsg_bounce *b = &d->bounce;
@@ -451,8 +451,8 @@ int rmsg_rv_send(struct rmsg_ep *ep, __u32 id, const void *buf, size_t len,
 	return 0;
 }
 
-int rmsg_send_zc(struct rmsg_ep *ep, uint32_t channel, const void *buf,
-		 size_t len, unsigned int flags, uint64_t user_data)
+int rmsg_msg_send_zc(struct rmsg_ep *ep, uint32_t channel, const void *buf,
+		     size_t len, unsigned int flags, uint64_t user_data)
 {
 	struct rmsg_ep_data *d = ep->data;
 	__u32 handle;
@@ -562,8 +562,9 @@ static int rmsg_rv_answerable(struct rmsg_ep_data *d,
 	return 0;
 }
 
-int rmsg_recv_into(struct rmsg_ep *ep, const struct rmsg_msg *msg, void *buf,
-		   size_t room, uint64_t user_data)
+int rmsg_msg_recv_into(struct rmsg_ep *ep, const struct rmsg_msg *msg,
+		       void *buf,
+		       size_t room, uint64_t user_data)
 {
 	struct rmsg_ep_data *d = ep->data;
 	struct rmsg_chan *ch;
@@ -604,7 +605,7 @@ out:
 	return ret;
 }
 
-int rmsg_discard(struct rmsg_ep *ep, const struct rmsg_msg *msg)
+int rmsg_msg_discard(struct rmsg_ep *ep, const struct rmsg_msg *msg)
 {
 	struct rmsg_ep_data *d = ep->data;
 	struct rmsg_chan *ch;
@@ -654,7 +655,7 @@ static void rmsg_rv_line(FILE *out, unsigned long long lo,
 	fprintf(out, "    %-19s %s\n", range, what);
 }
 
-int rmsg_protocol_info(struct rmsg_ep *ep, uint32_t channel, FILE *out)
+int rmsg_chan_protocol_info(struct rmsg_ep *ep, uint32_t channel, FILE *out)
 {
 	struct rmsg_ep_data *d = ep->data;
 	unsigned long long eager, zc, top = RMSG_RNDV_MAX_LEN;
@@ -675,7 +676,7 @@ int rmsg_protocol_info(struct rmsg_ep *ep, uint32_t channel, FILE *out)
 	if (!d->area_map)
 		max = -1;	/* no send area: no eager message at all */
 	eager = (unsigned long long)(max + 1);	/* first size not eager */
-	/* rmsg_send() goes rendezvous from zc bytes (0 is always eager). */
+	/* rmsg_msg_send() goes rendezvous from zc bytes (0 is always eager). */
 	if (!rndv || t == SIZE_MAX)
 		zc = top + 1;
 	else
@@ -692,12 +693,12 @@ int rmsg_protocol_info(struct rmsg_ep *ep, uint32_t channel, FILE *out)
 	if (zc > eager)
 		rmsg_rv_line(out, eager, zc - 1 < top ? zc - 1 : top,
 			     !rndv ? "too large (-EMSGSIZE): no rendezvous in this module" :
-			     pin ? "too large for eager (-EMSGSIZE); rmsg_send_zc() from any memory" :
-				   "too large for eager (-EMSGSIZE); rmsg_send_zc() from a region");
+			     pin ? "too large for eager (-EMSGSIZE); rmsg_msg_send_zc() from any memory" :
+			     "too large for eager (-EMSGSIZE); rmsg_msg_send_zc() from a region");
 	if (rndv)
 		rmsg_rv_line(out, zc > eager ? zc : eager, top,
 			     pin ? "rendezvous RGet zero copy (a region's, or pinned for the send)" :
-				   "rendezvous RGet zero copy (region required)");
+			     "rendezvous RGet zero copy (region required)");
 	if (ferror(out))
 		return -EIO;
 	return 0;

@@ -57,12 +57,12 @@ static bool rfi_module_usable(void)
 	const uint64_t need = RMSG_FEAT_CHANNELS | RMSG_FEAT_EAGER |
 			      RMSG_FEAT_RNDV | RMSG_FEAT_RNDV_PIN;
 	struct rmsg_version ver;
-	int fd = rmsg_open_device();
+	int fd = rmsg_node_open();
 	bool ok;
 
 	if (fd < 0)
 		return false;
-	ok = !rmsg_query_version(fd, &ver) && (ver.features & need) == need;
+	ok = !rmsg_node_version(fd, &ver) && (ver.features & need) == need;
 	close(fd);
 	return ok;
 }
@@ -85,14 +85,14 @@ int rfi_local_addr(struct sockaddr_in *sin)
 	if (!fi_param_get_str(&rfi_prov, "addr", &param) && param &&
 	    inet_pton(AF_INET, param, &sin->sin_addr) == 1)
 		return 0;
-	fd = rmsg_open_device();
+	fd = rmsg_node_open();
 	if (fd < 0)
 		return -FI_ENODEV;
-	n = rmsg_query_devices(fd, &devs, NULL);
+	n = rmsg_node_devices(fd, &devs, NULL);
 	close(fd);
 	for (d = 0; d < n && !want; d++)
 		for (p = 0; p < (int)devs[d].num_ports && p < RMSG_MAX_PORTS &&
-			    !want; p++)
+		     !want; p++)
 			if (devs[d].port[p].state == RMSG_PORT_ACTIVE &&
 			    devs[d].port[p].netdev[0])
 				want = devs[d].port[p].netdev;

@@ -182,7 +182,7 @@ struct rfi_ep {
 	struct fid_ep ep;
 	struct rfi_domain *dom;
 	struct fi_info *info;
-	struct rmsg_ep rep;
+	struct rmsg_ep *rep;
 	bool rep_open, enabled;
 	struct sockaddr_in name;
 	struct rfi_av *av;

@@ -5,16 +5,16 @@
  * An endpoint is a librmsg endpoint that listens on the node's RDMA
  * address; its name is that address. A send to a peer goes on the first
  * channel the endpoint has with it: the one the peer opened, if its hello
- * came first, else one this endpoint opens (rmsg_ep_connect()) and greets
+ * came first, else one this endpoint opens (rmsg_chan_connect()) and greets
  * with its own name. Sends wait in the peer's queue until that channel is
  * open; once chosen, a peer's channel is the one every send to it takes,
  * so each direction keeps its order (FI_ORDER_SAS).
  *
  * Every message starts with a struct rfi_hdr. Up to the channel's largest
  * eager message the payload follows it in the same message (one
- * rmsg_sendv()); above, the header says so (RFI_F_RNDV) and the payload is
+ * rmsg_msg_sendv()); above, the header says so (RFI_F_RNDV) and the payload is
  * the channel's next message, a rendezvous one, which the receiving side
- * reads straight into the posted buffer (rmsg_recv_into(): the kernel pins
+ * reads straight into the posted buffer (rmsg_msg_recv_into(): the kernel pins
  * it) or, if no receive matches yet, into memory of the provider's.
  *
  * Progress is manual: rfi_ep_progress(), from CQ reads and every post,
@@ -187,7 +187,7 @@ static unsigned int rfi_send_parts(const struct rfi_ep *ep,
 /* @peer's channel is open: what it takes with a header, in one message. */
 static void rfi_peer_open(struct rfi_ep *ep, struct rfi_peer *peer)
 {
-	int max = rmsg_channel_max_msg(&ep->rep, peer->chan);
+	int max = rmsg_chan_max_msg(ep->rep, peer->chan);
 
 	peer->max_eager = max > (int)sizeof(struct rfi_hdr) ?
 			  max - sizeof(struct rfi_hdr) : 0;
@@ -225,8 +225,8 @@ static int rfi_send_now(struct rfi_ep *ep, struct rfi_peer *peer,
 				iov[i + 1] = op->iov[i];
 			i = op->iov_count;
 		}
-		ret = rmsg_sendv(&ep->rep, peer->chan, iov, (int)i + 1, 0,
-				 RFI_UD_SEND | op->slot);
+		ret = rmsg_msg_sendv(ep->rep, peer->chan, iov, (int)i + 1, 0,
+				     RFI_UD_SEND | op->slot);
 		if (ret)
 			return ret == -EAGAIN ? -FI_EAGAIN : ret;
 		op->sent = 1;
@@ -235,8 +235,8 @@ static int rfi_send_now(struct rfi_ep *ep, struct rfi_peer *peer,
 	/* Rendezvous: the header, then the payload as the next message. */
 	if (!op->sent) {
 		op->hdr.flags |= RFI_F_RNDV;
-		ret = rmsg_send(&ep->rep, peer->chan, &op->hdr,
-				sizeof(op->hdr), RFI_UD_SEND | op->slot);
+		ret = rmsg_msg_send(ep->rep, peer->chan, &op->hdr,
+				    sizeof(op->hdr), 0, RFI_UD_SEND | op->slot);
 		if (ret)
 			return ret == -EAGAIN ? -FI_EAGAIN : ret;
 		op->sent = 1;
@@ -248,8 +248,8 @@ static int rfi_send_now(struct rfi_ep *ep, struct rfi_peer *peer,
 		rfi_gather(op->copy, op->iov, op->iov_count);
 	}
 	buf = op->copy ? op->copy : op->iov[0].iov_base;
-	ret = rmsg_send_zc(&ep->rep, peer->chan, buf, op->len, 0,
-			   RFI_UD_SEND | op->slot);
+	ret = rmsg_msg_send_zc(ep->rep, peer->chan, buf, op->len, 0,
+			       RFI_UD_SEND | op->slot);
 	if (ret)
 		return ret == -EAGAIN ? -FI_EAGAIN : ret;
 	op->sent = 2;
@@ -317,7 +317,7 @@ static int rfi_hello(struct rfi_ep *ep, struct rfi_peer *peer)
 		{ &ep->name, sizeof(ep->name) },
 	};
 
-	return rmsg_sendv(&ep->rep, peer->chan, iov, 2, 0, RFI_UD_PEER);
+	return rmsg_msg_sendv(ep->rep, peer->chan, iov, 2, 0, RFI_UD_PEER);
 }
 
 ssize_t rfi_send(struct rfi_ep *ep, const struct iovec *iov, size_t count,
@@ -372,8 +372,8 @@ ssize_t rfi_send(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 		rfi_gather(op->copy, iov, count);
 	}
 	if (peer->chan < 0) {
-		ch = rmsg_ep_connect(&ep->rep, (struct sockaddr *)&name,
-				     sizeof(name), RFI_UD_PEER | dest, 0);
+		ch = rmsg_chan_connect(ep->rep, (struct sockaddr *)&name,
+				       sizeof(name), RFI_UD_PEER | dest, 0);
 		if (ch < 0) {
 			rfi_op_free(op);
 			pthread_mutex_unlock(&ep->dom->lock);
@@ -509,8 +509,8 @@ static int rfi_rx_rndv(struct rfi_ep *ep, const struct rfi_hdr *hdr,
 		op->addr = src;
 		if (rfi_slot_get(ep, op, &idx))
 			goto fail_op;
-		ret = rmsg_recv_into(&ep->rep, msg, op->iov[0].iov_base,
-				     hdr->len, RFI_UD_RECV | idx);
+		ret = rmsg_msg_recv_into(ep->rep, msg, op->iov[0].iov_base,
+					 hdr->len, RFI_UD_RECV | idx);
 		if (!ret)
 			return 0;
 		ep->inflight[idx] = NULL;
@@ -536,8 +536,8 @@ static int rfi_rx_rndv(struct rfi_ep *ep, const struct rfi_hdr *hdr,
 		free(u);
 		goto fail_op;
 	}
-	ret = rmsg_recv_into(&ep->rep, msg, u->buf, hdr->len,
-			     RFI_UD_RECV | (1ULL << 32) | idx);
+	ret = rmsg_msg_recv_into(ep->rep, msg, u->buf, hdr->len,
+				 RFI_UD_RECV | (1ULL << 32) | idx);
 	if (ret) {
 		ep->inflight[idx] = NULL;
 		free(u->buf);
@@ -564,7 +564,7 @@ fail_op:
 			     0);
 		rfi_op_free(op);
 	}
-	rmsg_discard(&ep->rep, msg);
+	rmsg_msg_discard(ep->rep, msg);
 	return 0;
 }
 
@@ -600,7 +600,7 @@ static void rfi_rx_progress(struct rfi_ep *ep)
 	struct rfi_chan *c;
 	fi_addr_t src;
 
-	while (!rmsg_peek_any(&ep->rep, &msg)) {
+	while (!rmsg_msg_peek_any(ep->rep, &msg)) {
 		c = rfi_chan(ep, msg.channel);
 		if (!c)
 			return;
@@ -611,20 +611,20 @@ static void rfi_rx_progress(struct rfi_ep *ep)
 				RFI_WARN("channel %u: no payload after its header\n",
 					 msg.channel);
 				c->has_pending = false;
-				rmsg_release(&ep->rep, &msg);
+				rmsg_msg_release(ep->rep, &msg);
 				continue;
 			}
 			if (rfi_rx_rndv(ep, &c->pending, &msg, src) == -EAGAIN)
 				return;
 			c->has_pending = false;
-			rmsg_release(&ep->rep, &msg);
+			rmsg_msg_release(ep->rep, &msg);
 			continue;
 		}
 		if (msg.kind != RMSG_MSG_EAGER || msg.len < sizeof(hdr)) {
 			/* Not ours: a peer that speaks something else. */
 			if (msg.kind == RMSG_MSG_RNDV)
-				rmsg_discard(&ep->rep, &msg);
-			rmsg_release(&ep->rep, &msg);
+				rmsg_msg_discard(ep->rep, &msg);
+			rmsg_msg_release(ep->rep, &msg);
 			continue;
 		}
 		memcpy(&hdr, msg.data, sizeof(hdr));
@@ -639,7 +639,7 @@ static void rfi_rx_progress(struct rfi_ep *ep)
 			rfi_rx_eager(ep, &hdr,
 				     (const char *)msg.data + sizeof(hdr), src);
 		}
-		rmsg_release(&ep->rep, &msg);
+		rmsg_msg_release(ep->rep, &msg);
 	}
 }
 
@@ -724,7 +724,7 @@ void rfi_ep_progress(struct rfi_ep *ep)
 
 	if (!ep->enabled)
 		return;
-	while ((n = rmsg_ep_progress(&ep->rep, ev, 32)) > 0) {
+	while ((n = rmsg_ep_progress(ep->rep, ev, 32)) > 0) {
 		for (i = 0; i < n; i++) {
 			switch (ev[i].kind) {
 			case RMSG_CQE_OP:
@@ -741,8 +741,8 @@ void rfi_ep_progress(struct rfi_ep *ep)
 				}
 				/* The hello first: nothing of ours before it. */
 				if (rfi_hello(ep, peer)) {
-					rmsg_ep_close_channel(&ep->rep,
-							      ev[i].channel, 0);
+					rmsg_chan_close(ep->rep,
+							ev[i].channel, 0);
 					rfi_chan_gone(ep, ev[i].channel, -EIO);
 					break;
 				}
@@ -771,7 +771,7 @@ void rfi_ep_progress(struct rfi_ep *ep)
 
 int rfi_ep_wait(struct rfi_ep *ep, int timeout_ms)
 {
-	return ep->enabled ? rmsg_ep_wait(&ep->rep, timeout_ms) : 0;
+	return ep->enabled ? rmsg_ep_wait(ep->rep, timeout_ms) : 0;
 }
 
 ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
@@ -1025,7 +1025,7 @@ static int rfi_ep_close(struct fid *fid)
 		rfi_cq_unbind(ep->rx_cq, ep);
 	/* The kernel keeps what is still pinned until its transfer ends. */
 	if (ep->rep_open)
-		rmsg_ep_close(&ep->rep);
+		rmsg_ep_close(ep->rep);
 	for (i = 0; i < ep->npeers; i++)
 		while ((op = ep->peers[i].queue)) {
 			ep->peers[i].queue = op->next;
@@ -1109,8 +1109,8 @@ static int rfi_ep_enable(struct rfi_ep *ep)
 	if (ret)
 		return ret;
 	ep->rep_open = true;
-	rmsg_ep_set_locking(&ep->rep);
-	ret = rmsg_ep_listen(&ep->rep, (struct sockaddr *)&ep->name, len, 0,
+	rmsg_ep_set_locking(ep->rep);
+	ret = rmsg_ep_listen(ep->rep, (struct sockaddr *)&ep->name, len, 0,
 			     0);
 	if (ret)
 		return ret;

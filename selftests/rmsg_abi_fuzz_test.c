@@ -1857,7 +1857,7 @@ static int run_pass(const char *name, int num, uid_t uid, uint64_t seed,
 static int wait_kind(struct rmsg_ep *ep, unsigned int kind, uint32_t *channel)
 {
 	struct rmsg_event ev;
-	struct pollfd pfd = { .fd = ep->fd, .events = POLLIN };
+	struct pollfd pfd = { .fd = rmsg_ep_fd(ep), .events = POLLIN };
 	int i, n;
 
 	for (i = 0; i < 3000; i++) {
@@ -1881,40 +1881,40 @@ static const char *round_trip(void)
 	static char why[160];
 	unsigned char out[1000], in[1000];
 	struct sockaddr_in sin = local_addr;
-	struct rmsg_ep a, b;
+	struct rmsg_ep *a = NULL, *b = NULL;
 	uint32_t ca = 0, cb = 0;
 	int ret, i;
 
 	if (rmsg_ep_open(&a, 16, 0))
 		return "rmsg_ep_open fails";
 	if (rmsg_ep_open(&b, 16, 0)) {
-		rmsg_ep_close(&a);
+		rmsg_ep_drop(&a);
 		return "rmsg_ep_open fails";
 	}
 	sin.sin_port = 0;
-	ret = rmsg_ep_listen(&a, (struct sockaddr *)&sin, sizeof(sin), 1, 0);
+	ret = rmsg_ep_listen(a, (struct sockaddr *)&sin, sizeof(sin), 1, 0);
 	if (!ret) {
-		ret = rmsg_ep_connect(&b, (struct sockaddr *)&sin, sizeof(sin),
-				      2, 0);
+		ret = rmsg_chan_connect(b, (struct sockaddr *)&sin, sizeof(sin),
+					2, 0);
 		cb = ret;
-		ret = ret < 0 ? ret : wait_kind(&b, RMSG_CQE_CONNECTED, NULL);
+		ret = ret < 0 ? ret : wait_kind(b, RMSG_CQE_CONNECTED, NULL);
 	}
 	if (!ret)
-		ret = wait_kind(&a, RMSG_CQE_ACCEPTED, &ca);
+		ret = wait_kind(a, RMSG_CQE_ACCEPTED, &ca);
 	for (i = 0; i < (int)sizeof(out); i++)
 		out[i] = i * 7 + 3;
 	if (!ret)
-		ret = rmsg_send(&b, cb, out, sizeof(out), 3);
+		ret = rmsg_msg_send(b, cb, out, sizeof(out), 0, 3);
 	for (i = 0; !ret && i < 3000; i++) {
-		ret = rmsg_recv(&a, ca, in, sizeof(in));
+		ret = rmsg_msg_recv(a, ca, in, sizeof(in), 0);
 		if (ret != -EAGAIN)
 			break;
-		rmsg_ep_progress(&a, NULL, 0);
+		rmsg_ep_progress(a, NULL, 0);
 		ret = 0;
 		usleep(1000);
 	}
-	rmsg_ep_close(&b);
-	rmsg_ep_close(&a);
+	rmsg_ep_drop(&b);
+	rmsg_ep_drop(&a);
 	if (ret != (int)sizeof(out) || memcmp(in, out, sizeof(out))) {
 		snprintf(why, sizeof(why),
 			 "a fresh channel does not carry a message: %d", ret);

@@ -29,8 +29,8 @@
 } while (0)
 
 FIXTURE(chan) {
-	struct rmsg_ep a;	/* listens */
-	struct rmsg_ep b;	/* connects */
+	struct rmsg_ep *a;	/* listens */
+	struct rmsg_ep *b;	/* connects */
 	struct sockaddr_in addr;
 	bool opened;
 };
@@ -42,7 +42,7 @@ FIXTURE_SETUP(chan)
 	ASSERT_EQ(0, rmsg_ep_open(&self->a, 64, 1024));
 	ASSERT_EQ(0, rmsg_ep_open(&self->b, 64, 1024));
 	self->opened = true;
-	ASSERT_EQ(0, rmsg_ep_listen(&self->a, (struct sockaddr *)&self->addr,
+	ASSERT_EQ(0, rmsg_ep_listen(self->a, (struct sockaddr *)&self->addr,
 				    sizeof(self->addr), 0xa0, 0));
 	ASSERT_NE(0, self->addr.sin_port);
 }
@@ -55,8 +55,8 @@ FIXTURE_TEARDOWN(chan)
 	const char *netdev = getenv("RMSG_NETDEV");
 
 	if (self->opened) {
-		rmsg_ep_close(&self->a);
-		rmsg_ep_close(&self->b);
+		rmsg_ep_drop(&self->a);
+		rmsg_ep_drop(&self->b);
 	}
 	if (netdev && rmsg_sh("rdma link show rxe0/1 >/dev/null 2>&1"))
 		rmsg_sh("rdma link add rxe0 type rxe netdev %s", netdev);
@@ -70,7 +70,7 @@ struct pair {
 	struct sockaddr_in *addr;
 };
 
-#define PAIR(f) (&(struct pair){ &(f)->a, &(f)->b, &(f)->addr })
+#define PAIR(f) (&(struct pair){ (f)->a, (f)->b, &(f)->addr })
 
 /* Connect one channel from b to a; returns b's id, a's id in *peer. */
 static int open_channel(struct __test_metadata *_metadata,
@@ -80,8 +80,8 @@ static int open_channel(struct __test_metadata *_metadata,
 	struct rmsg_cqe cqe;
 	int id;
 
-	id = rmsg_ep_connect(self->b, (struct sockaddr *)self->addr,
-			     sizeof(*self->addr), user_data, 0);
+	id = rmsg_chan_connect(self->b, (struct sockaddr *)self->addr,
+			       sizeof(*self->addr), user_data, 0);
 	EXPECT_LE(0, id);
 	if (id < 0)
 		return id;
@@ -106,18 +106,18 @@ TEST_F_TIMEOUT(chan, connect_accept_close, 120)
 
 	id = open_channel(_metadata, PAIR(self), 0xb1, &peer);
 	ASSERT_LE(0, id);
-	ASSERT_EQ(0, rmsg_ep_close_channel(&self->b, id, 0));
-	EXPECT_EVENT(&self->b, RMSG_CQE_CLOSED, &cqe);
+	ASSERT_EQ(0, rmsg_chan_close(self->b, id, 0));
+	EXPECT_EVENT(self->b, RMSG_CQE_CLOSED, &cqe);
 	EXPECT_EQ(0, cqe.res);
 	EXPECT_EQ(id, cqe.channel);
 	EXPECT_EQ(0xb1, cqe.user_data);
-	EXPECT_EVENT(&self->a, RMSG_CQE_CLOSED, &cqe);
+	EXPECT_EVENT(self->a, RMSG_CQE_CLOSED, &cqe);
 	EXPECT_EQ(0, cqe.res) TH_LOG("the peer's orderly close is not an error");
 	EXPECT_EQ(peer, cqe.channel);
 	EXPECT_EQ(0xa0, cqe.user_data);
 	/* Each side heard exactly what it should, nothing more. */
-	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(&self->a, &cqe, 300));
-	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(&self->b, &cqe, 300));
+	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(self->a, &cqe, 300));
+	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(self->b, &cqe, 300));
 }
 
 static bool all_zero(const unsigned char *p, size_t len)
@@ -136,7 +136,7 @@ static int asking_listener(struct __test_metadata *_metadata,
 {
 	if (!rmsg_local_addr(addr, 0))
 		return -EINVAL;
-	EXPECT_EQ(0, rmsg_ep_open(c, 64, 1024));
+	EXPECT_EQ(0, rmsg_ep_open(&c, 64, 1024));
 	return rmsg_ep_listen_flags(c, (struct sockaddr *)addr, sizeof(*addr),
 				    0xc0, 0, RMSG_LISTEN_F_ACCEPT);
 }
@@ -157,37 +157,37 @@ TEST_F_TIMEOUT(chan, addresses, 120)
 	struct sockaddr_in caddr;
 	struct rmsg_cqe cqe;
 	unsigned int peer;
-	struct rmsg_ep c;
+	struct rmsg_ep *c = NULL;
 	int id;
 
 	/*
 	 * Not connected yet, however fast the host: a request that a
 	 * listener which asks has not answered holds the connect back.
 	 */
-	ASSERT_EQ(0, asking_listener(_metadata, &c, &caddr));
-	id = rmsg_ep_connect(&self->b, (struct sockaddr *)&caddr,
-			     sizeof(caddr), 0xb3, 0);
+	ASSERT_EQ(0, asking_listener(_metadata, c, &caddr));
+	id = rmsg_chan_connect(self->b, (struct sockaddr *)&caddr,
+			       sizeof(caddr), 0xb3, 0);
 	ASSERT_LE(0, id);
-	EXPECT_EVENT(&c, RMSG_CQE_REQUEST, &cqe);
-	EXPECT_EQ(-ENOTCONN, rmsg_chan_addr(&self->b, id, &b_local, &b_peer));
-	rmsg_ep_close(&c);
-	EXPECT_EVENT(&self->b, RMSG_CQE_CONNECTED, &cqe);
+	EXPECT_EVENT(c, RMSG_CQE_REQUEST, &cqe);
+	EXPECT_EQ(-ENOTCONN, rmsg_chan_addr(self->b, id, &b_local, &b_peer));
+	rmsg_ep_drop(&c);
+	EXPECT_EVENT(self->b, RMSG_CQE_CONNECTED, &cqe);
 	EXPECT_GT(0, cqe.res);
 
-	id = rmsg_ep_connect(&self->b, (struct sockaddr *)&self->addr,
-			     sizeof(self->addr), 0xb3, 0);
+	id = rmsg_chan_connect(self->b, (struct sockaddr *)&self->addr,
+			       sizeof(self->addr), 0xb3, 0);
 	ASSERT_LE(0, id);
-	ASSERT_EQ(0, rmsg_next_cqe(&self->b, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_next_cqe(self->b, &cqe, EVENT_TIMEOUT_MS));
 	ASSERT_EQ(RMSG_CQE_CONNECTED, RMSG_CQE_KIND(cqe.flags));
 	ASSERT_EQ(0, cqe.res);
-	ASSERT_EQ(0, rmsg_next_cqe(&self->a, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_next_cqe(self->a, &cqe, EVENT_TIMEOUT_MS));
 	ASSERT_EQ(RMSG_CQE_ACCEPTED, RMSG_CQE_KIND(cqe.flags));
 	peer = cqe.channel;
 
 	memset(&a_local, 0xee, sizeof(a_local));
 	memset(&b_peer, 0xee, sizeof(b_peer));
-	ASSERT_EQ(0, rmsg_chan_addr(&self->b, id, &b_local, &b_peer));
-	ASSERT_EQ(0, rmsg_chan_addr(&self->a, peer, &a_local, &a_peer));
+	ASSERT_EQ(0, rmsg_chan_addr(self->b, id, &b_local, &b_peer));
+	ASSERT_EQ(0, rmsg_chan_addr(self->a, peer, &a_local, &a_peer));
 	EXPECT_EQ(AF_INET, al->sin_family);
 	EXPECT_EQ(AF_INET, bl->sin_family);
 	EXPECT_EQ(AF_INET, ap->sin_family);
@@ -201,29 +201,29 @@ TEST_F_TIMEOUT(chan, addresses, 120)
 	EXPECT_NE(0, bl->sin_port);
 	/* The kernel fills the whole storage: nothing of ours is left. */
 	EXPECT_TRUE(all_zero((unsigned char *)&a_local + sizeof(*al),
-				  sizeof(a_local) - sizeof(*al)));
+			     sizeof(a_local) - sizeof(*al)));
 	EXPECT_TRUE(all_zero((unsigned char *)&b_peer + sizeof(*bp),
-				  sizeof(b_peer) - sizeof(*bp)));
+			     sizeof(b_peer) - sizeof(*bp)));
 	/* Either pointer may be NULL. */
-	EXPECT_EQ(0, rmsg_chan_addr(&self->a, peer, NULL, NULL));
+	EXPECT_EQ(0, rmsg_chan_addr(self->a, peer, NULL, NULL));
 
-	EXPECT_EQ(-ENOENT, rmsg_chan_addr(&self->a, RMSG_MAX_CHANNELS - 1,
+	EXPECT_EQ(-ENOENT, rmsg_chan_addr(self->a, RMSG_MAX_CHANNELS - 1,
 					  NULL, NULL));
 	memset(&req, 0, sizeof(req));
 	req.channel = peer;
 	req.flags = 1;
-	EXPECT_EQ(-1, ioctl(self->a.fd, RMSG_IOC_CHAN_ADDR, &req));
+	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->a), RMSG_IOC_CHAN_ADDR, &req));
 	EXPECT_EQ(EINVAL, errno);
 	req.flags = 0;
 	req.resv = 1;
-	EXPECT_EQ(-1, ioctl(self->a.fd, RMSG_IOC_CHAN_ADDR, &req));
+	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->a), RMSG_IOC_CHAN_ADDR, &req));
 	EXPECT_EQ(EINVAL, errno);
-	EXPECT_EQ(-1, ioctl(self->a.fd, RMSG_IOC_CHAN_ADDR, NULL));
+	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->a), RMSG_IOC_CHAN_ADDR, NULL));
 	EXPECT_EQ(EFAULT, errno);
 
-	ASSERT_EQ(0, rmsg_ep_close_channel(&self->b, id, 0));
-	EXPECT_EVENT(&self->b, RMSG_CQE_CLOSED, &cqe);
-	EXPECT_EVENT(&self->a, RMSG_CQE_CLOSED, &cqe);
+	ASSERT_EQ(0, rmsg_chan_close(self->b, id, 0));
+	EXPECT_EVENT(self->b, RMSG_CQE_CLOSED, &cqe);
+	EXPECT_EVENT(self->a, RMSG_CQE_CLOSED, &cqe);
 }
 
 /* A connect from a named source address: the node's, or refused at once. */
@@ -241,28 +241,28 @@ TEST_F_TIMEOUT(chan, source_address, 120)
 	conn.src_addr = (uintptr_t)&src;
 	conn.src_addr_len = sizeof(src);
 	conn.user_data = 0xb4;
-	ASSERT_EQ(0, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
-	ASSERT_EQ(0, rmsg_next_cqe(&self->b, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_CONNECT, &conn));
+	ASSERT_EQ(0, rmsg_next_cqe(self->b, &cqe, EVENT_TIMEOUT_MS));
 	ASSERT_EQ(RMSG_CQE_CONNECTED, RMSG_CQE_KIND(cqe.flags));
 	ASSERT_EQ(0, cqe.res);
-	ASSERT_EQ(0, rmsg_chan_addr(&self->b, conn.channel, &local, NULL));
+	ASSERT_EQ(0, rmsg_chan_addr(self->b, conn.channel, &local, NULL));
 	EXPECT_EQ(src.sin_addr.s_addr,
 		  ((struct sockaddr_in *)&local)->sin_addr.s_addr);
-	EXPECT_EVENT(&self->a, RMSG_CQE_ACCEPTED, &cqe);
-	ASSERT_EQ(0, rmsg_ep_close_channel(&self->b, conn.channel, 0));
-	EXPECT_EVENT(&self->b, RMSG_CQE_CLOSED, &cqe);
-	EXPECT_EVENT(&self->a, RMSG_CQE_CLOSED, &cqe);
+	EXPECT_EVENT(self->a, RMSG_CQE_ACCEPTED, &cqe);
+	ASSERT_EQ(0, rmsg_chan_close(self->b, conn.channel, 0));
+	EXPECT_EVENT(self->b, RMSG_CQE_CLOSED, &cqe);
+	EXPECT_EVENT(self->a, RMSG_CQE_CLOSED, &cqe);
 
 	/* TEST-NET-1 (RFC 5737) is no address of this node. */
 	away.sin_port = 0;
 	away.sin_addr.s_addr = htonl(0xc0000201);
 	conn.src_addr = (uintptr_t)&away;
 	conn.channel = 0;
-	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
+	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_CONNECT, &conn));
 	EXPECT_TRUE(errno == EADDRNOTAVAIL || errno == ENODEV)
 		TH_LOG("errno %d (%s)", errno, strerror(errno));
 	/* Refused at once: no channel, no event. */
-	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(&self->b, &cqe, 300));
+	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(self->b, &cqe, 300));
 }
 
 TEST_F_TIMEOUT(chan, close_by_acceptor, 120)
@@ -273,14 +273,14 @@ TEST_F_TIMEOUT(chan, close_by_acceptor, 120)
 
 	id = open_channel(_metadata, PAIR(self), 0xb2, &peer);
 	ASSERT_LE(0, id);
-	ASSERT_EQ(0, rmsg_ep_close_channel(&self->a, peer, 0));
-	EXPECT_EVENT(&self->a, RMSG_CQE_CLOSED, &cqe);
+	ASSERT_EQ(0, rmsg_chan_close(self->a, peer, 0));
+	EXPECT_EVENT(self->a, RMSG_CQE_CLOSED, &cqe);
 	EXPECT_EQ(0, cqe.res);
-	EXPECT_EVENT(&self->b, RMSG_CQE_CLOSED, &cqe);
+	EXPECT_EVENT(self->b, RMSG_CQE_CLOSED, &cqe);
 	EXPECT_EQ(0, cqe.res);
 	EXPECT_EQ(id, cqe.channel);
 	/* Closing again: the channel is gone, or going. */
-	EXPECT_GT(0, rmsg_ep_close_channel(&self->a, peer, 0));
+	EXPECT_GT(0, rmsg_chan_close(self->a, peer, 0));
 }
 
 /* An abort does not tell the peer: it sees a reset, not a close. */
@@ -292,10 +292,10 @@ TEST_F_TIMEOUT(chan, abort_is_a_reset_for_the_peer, 120)
 
 	id = open_channel(_metadata, PAIR(self), 0xb3, &peer);
 	ASSERT_LE(0, id);
-	ASSERT_EQ(0, rmsg_ep_close_channel(&self->b, id, RMSG_CLOSE_ABORT));
-	EXPECT_EVENT(&self->b, RMSG_CQE_CLOSED, &cqe);
+	ASSERT_EQ(0, rmsg_chan_close(self->b, id, RMSG_CLOSE_ABORT));
+	EXPECT_EVENT(self->b, RMSG_CQE_CLOSED, &cqe);
 	EXPECT_EQ(0, cqe.res);
-	EXPECT_EVENT(&self->a, RMSG_CQE_CLOSED, &cqe);
+	EXPECT_EVENT(self->a, RMSG_CQE_CLOSED, &cqe);
 	EXPECT_GT(0, cqe.res);
 	TH_LOG("peer saw %d (%s)", cqe.res, strerror(-cqe.res));
 }
@@ -308,15 +308,15 @@ TEST_F_TIMEOUT(chan, connect_refused, 120)
 	int id;
 
 	none.sin_port = htons(ntohs(self->addr.sin_port) + 1);
-	id = rmsg_ep_connect(&self->b, (struct sockaddr *)&none, sizeof(none),
-			     0xb4, 0);
+	id = rmsg_chan_connect(self->b, (struct sockaddr *)&none, sizeof(none),
+			       0xb4, 0);
 	ASSERT_LE(0, id);
-	EXPECT_EVENT(&self->b, RMSG_CQE_CONNECTED, &cqe);
+	EXPECT_EVENT(self->b, RMSG_CQE_CONNECTED, &cqe);
 	EXPECT_EQ(-ECONNREFUSED, cqe.res) TH_LOG("res %d", cqe.res);
 	EXPECT_EQ(id, cqe.channel);
-	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(&self->a, &cqe, 300));
+	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(self->a, &cqe, 300));
 	/* The id is free again. */
-	EXPECT_EQ(-ENOENT, rmsg_ep_close_channel(&self->b, id, 0));
+	EXPECT_EQ(-ENOENT, rmsg_chan_close(self->b, id, 0));
 }
 
 /* An address nobody answers for: the connect fails, it does not hang. */
@@ -328,15 +328,15 @@ TEST_F_TIMEOUT(chan, connect_unreachable, 120)
 
 	ASSERT_TRUE(rmsg_local_addr(&nobody, 4791));
 	nobody.sin_addr.s_addr = htonl(ntohl(nobody.sin_addr.s_addr) + 98);
-	id = rmsg_ep_connect(&self->b, (struct sockaddr *)&nobody,
-			     sizeof(nobody), 0xb5, 0);
+	id = rmsg_chan_connect(self->b, (struct sockaddr *)&nobody,
+			       sizeof(nobody), 0xb5, 0);
 	if (id < 0) {
 		/* Refused at once is as good as refused later. */
 		EXPECT_TRUE(id == -EHOSTUNREACH || id == -ENETUNREACH ||
 			    id == -EADDRNOTAVAIL) TH_LOG("%d", id);
 		return;
 	}
-	EXPECT_EVENT(&self->b, RMSG_CQE_CONNECTED, &cqe);
+	EXPECT_EVENT(self->b, RMSG_CQE_CONNECTED, &cqe);
 	EXPECT_GT(0, cqe.res);
 	TH_LOG("unreachable: %d (%s)", cqe.res, strerror(-cqe.res));
 }
@@ -345,73 +345,73 @@ TEST_F_TIMEOUT(chan, explicit_accept, 120)
 {
 	struct sockaddr_in addr;
 	struct rmsg_cqe cqe;
-	struct rmsg_ep c;
+	struct rmsg_ep *c = NULL;
 	unsigned int req;
 	int id;
 
-	ASSERT_EQ(0, asking_listener(_metadata, &c, &addr));
-	id = rmsg_ep_connect(&self->b, (struct sockaddr *)&addr, sizeof(addr),
-			     0xb6, 16384);
+	ASSERT_EQ(0, asking_listener(_metadata, c, &addr));
+	id = rmsg_chan_connect(self->b, (struct sockaddr *)&addr, sizeof(addr),
+			       0xb6, 16384);
 	ASSERT_LE(0, id);
-	EXPECT_EVENT(&c, RMSG_CQE_REQUEST, &cqe);
+	EXPECT_EVENT(c, RMSG_CQE_REQUEST, &cqe);
 	EXPECT_EQ(0, cqe.res);
 	EXPECT_EQ(0xc0, cqe.user_data);
 	EXPECT_EQ(16384, cqe.len) TH_LOG("the peer's block size");
 	req = cqe.channel;
 	/* Nothing opens until the program says so. */
-	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(&self->b, &cqe, 1000));
-	EXPECT_EQ(-EINVAL, rmsg_ep_accept(&c, req, 0, 2));
-	EXPECT_EQ(-ENOENT, rmsg_ep_accept(&c, req + 1000, 0, 0));
-	ASSERT_EQ(0, rmsg_ep_accept(&c, req, 0xacc, 0));
-	EXPECT_EQ(-EINVAL, rmsg_ep_accept(&c, req, 0xacc, 0))
+	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(self->b, &cqe, 1000));
+	EXPECT_EQ(-EINVAL, rmsg_chan_accept(c, req, 0, 2));
+	EXPECT_EQ(-ENOENT, rmsg_chan_accept(c, req + 1000, 0, 0));
+	ASSERT_EQ(0, rmsg_chan_accept(c, req, 0xacc, 0));
+	EXPECT_EQ(-EINVAL, rmsg_chan_accept(c, req, 0xacc, 0))
 		TH_LOG("answered already");
-	EXPECT_EVENT(&self->b, RMSG_CQE_CONNECTED, &cqe);
+	EXPECT_EVENT(self->b, RMSG_CQE_CONNECTED, &cqe);
 	EXPECT_EQ(0, cqe.res);
 	EXPECT_EQ(id, cqe.channel);
-	EXPECT_EVENT(&c, RMSG_CQE_ACCEPTED, &cqe);
+	EXPECT_EVENT(c, RMSG_CQE_ACCEPTED, &cqe);
 	EXPECT_EQ(0, cqe.res);
 	EXPECT_EQ(req, cqe.channel);
 	EXPECT_EQ(0xacc, cqe.user_data) TH_LOG("the accept's user_data");
-	ASSERT_EQ(0, rmsg_ep_close_channel(&self->b, id, 0));
-	EXPECT_EVENT(&c, RMSG_CQE_CLOSED, &cqe);
+	ASSERT_EQ(0, rmsg_chan_close(self->b, id, 0));
+	EXPECT_EVENT(c, RMSG_CQE_CLOSED, &cqe);
 	EXPECT_EQ(0xacc, cqe.user_data);
-	EXPECT_EVENT(&self->b, RMSG_CQE_CLOSED, &cqe);
-	rmsg_ep_close(&c);
+	EXPECT_EVENT(self->b, RMSG_CQE_CLOSED, &cqe);
+	rmsg_ep_drop(&c);
 }
 
 TEST_F_TIMEOUT(chan, explicit_reject, 120)
 {
 	struct sockaddr_in addr;
 	struct rmsg_cqe cqe;
-	struct rmsg_ep c;
+	struct rmsg_ep *c = NULL;
 	int id, i;
 
-	ASSERT_EQ(0, asking_listener(_metadata, &c, &addr));
+	ASSERT_EQ(0, asking_listener(_metadata, c, &addr));
 	/* Refused by the answer, then by a close before any answer. */
 	for (i = 0; i < 2; i++) {
-		id = rmsg_ep_connect(&self->b, (struct sockaddr *)&addr,
-				     sizeof(addr), 0xb7, 0);
+		id = rmsg_chan_connect(self->b, (struct sockaddr *)&addr,
+				       sizeof(addr), 0xb7, 0);
 		ASSERT_LE(0, id);
-		EXPECT_EVENT(&c, RMSG_CQE_REQUEST, &cqe);
+		EXPECT_EVENT(c, RMSG_CQE_REQUEST, &cqe);
 		if (i == 0) {
-			ASSERT_EQ(0, rmsg_ep_accept(&c, cqe.channel, 0,
-						    RMSG_ACCEPT_REJECT));
+			ASSERT_EQ(0, rmsg_chan_accept(c, cqe.channel, 0,
+						      RMSG_ACCEPT_REJECT));
 		} else {
-			ASSERT_EQ(0, rmsg_ep_close_channel(&c, cqe.channel, 0));
+			ASSERT_EQ(0, rmsg_chan_close(c, cqe.channel, 0));
 		}
-		EXPECT_EVENT(&self->b, RMSG_CQE_CONNECTED, &cqe);
+		EXPECT_EVENT(self->b, RMSG_CQE_CONNECTED, &cqe);
 		EXPECT_EQ(-ECONNREFUSED, cqe.res) TH_LOG("res %d", cqe.res);
 		EXPECT_EQ(id, cqe.channel);
 		/* The refused channel leaves no event behind. */
-		EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(&c, &cqe, 300));
+		EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(c, &cqe, 300));
 	}
 	/* A request nobody answers goes when the endpoint does. */
-	id = rmsg_ep_connect(&self->b, (struct sockaddr *)&addr, sizeof(addr),
-			     0xb8, 0);
+	id = rmsg_chan_connect(self->b, (struct sockaddr *)&addr, sizeof(addr),
+			       0xb8, 0);
 	ASSERT_LE(0, id);
-	EXPECT_EVENT(&c, RMSG_CQE_REQUEST, &cqe);
-	rmsg_ep_close(&c);
-	EXPECT_EVENT(&self->b, RMSG_CQE_CONNECTED, &cqe);
+	EXPECT_EVENT(c, RMSG_CQE_REQUEST, &cqe);
+	rmsg_ep_drop(&c);
+	EXPECT_EVENT(self->b, RMSG_CQE_CONNECTED, &cqe);
 	EXPECT_GT(0, cqe.res);
 }
 
@@ -428,24 +428,24 @@ TEST_F_TIMEOUT(chan, connect_timeout, 120)
 	struct sockaddr_in caddr;
 	struct rmsg_version ver;
 	struct rmsg_cqe cqe;
-	struct rmsg_ep c;
+	struct rmsg_ep *c = NULL;
 
-	ASSERT_EQ(0, rmsg_query_version(self->b.fd, &ver));
+	ASSERT_EQ(0, rmsg_node_version(rmsg_ep_fd(self->b), &ver));
 	if (!(ver.features & RMSG_FEAT_CONNECT_TIMEOUT))
 		SKIP(return, "no RMSG_FEAT_CONNECT_TIMEOUT");
-	ASSERT_EQ(0, asking_listener(_metadata, &c, &caddr));
+	ASSERT_EQ(0, asking_listener(_metadata, c, &caddr));
 	memset(&conn, 0, sizeof(conn));
 	conn.addr = (uintptr_t)&caddr;
 	conn.addr_len = sizeof(caddr);
 	conn.user_data = 0xb9;
 	conn.opts = (uintptr_t)&opts;
-	ASSERT_EQ(0, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
-	EXPECT_EVENT(&c, RMSG_CQE_REQUEST, &cqe);
-	EXPECT_EVENT(&self->b, RMSG_CQE_CONNECTED, &cqe);
+	ASSERT_EQ(0, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_CONNECT, &conn));
+	EXPECT_EVENT(c, RMSG_CQE_REQUEST, &cqe);
+	EXPECT_EVENT(self->b, RMSG_CQE_CONNECTED, &cqe);
 	EXPECT_EQ(-ETIMEDOUT, cqe.res);
 	EXPECT_EQ(conn.channel, cqe.channel);
 	EXPECT_EQ(0xb9, cqe.user_data);
-	rmsg_ep_close(&c);
+	rmsg_ep_drop(&c);
 }
 
 TEST_F(chan, bad_arguments)
@@ -460,80 +460,80 @@ TEST_F(chan, bad_arguments)
 	int fd;
 
 	/* One listener per endpoint. */
-	EXPECT_EQ(-EBUSY, rmsg_ep_listen(&self->a, (struct sockaddr *)&sin,
+	EXPECT_EQ(-EBUSY, rmsg_ep_listen(self->a, (struct sockaddr *)&sin,
 					 sizeof(sin), 0, 0));
-	EXPECT_EQ(-EFAULT, rmsg_ep_connect(&self->b, NULL, sizeof(sin), 0, 0));
-	EXPECT_EQ(-EINVAL, rmsg_ep_connect(&self->b, (struct sockaddr *)&sin,
-					   1, 0, 0));
-	EXPECT_EQ(-EINVAL, rmsg_ep_connect(&self->b, (struct sockaddr *)&sin,
-					   4096, 0, 0));
+	EXPECT_EQ(-EFAULT, rmsg_chan_connect(self->b, NULL, sizeof(sin), 0, 0));
+	EXPECT_EQ(-EINVAL, rmsg_chan_connect(self->b, (struct sockaddr *)&sin,
+					     1, 0, 0));
+	EXPECT_EQ(-EINVAL, rmsg_chan_connect(self->b, (struct sockaddr *)&sin,
+					     4096, 0, 0));
 	sin.sin_family = AF_UNIX;
-	EXPECT_EQ(-EAFNOSUPPORT, rmsg_ep_connect(&self->b,
-						 (struct sockaddr *)&sin,
+	EXPECT_EQ(-EAFNOSUPPORT, rmsg_chan_connect(self->b,
+						   (struct sockaddr *)&sin,
 						 sizeof(sin), 0, 0));
 	sin = self->addr;
 	/* Receive blocks the Veloblock core would refuse. */
-	EXPECT_EQ(-EINVAL, rmsg_ep_connect(&self->b, (struct sockaddr *)&sin,
-					   sizeof(sin), 0, 100));
-	EXPECT_EQ(-EINVAL, rmsg_ep_connect(&self->b, (struct sockaddr *)&sin,
-					   sizeof(sin), 0, 4096 + 8));
-	EXPECT_EQ(-EINVAL, rmsg_ep_connect(&self->b, (struct sockaddr *)&sin,
-					   sizeof(sin), 0, 1U << 30));
+	EXPECT_EQ(-EINVAL, rmsg_chan_connect(self->b, (struct sockaddr *)&sin,
+					     sizeof(sin), 0, 100));
+	EXPECT_EQ(-EINVAL, rmsg_chan_connect(self->b, (struct sockaddr *)&sin,
+					     sizeof(sin), 0, 4096 + 8));
+	EXPECT_EQ(-EINVAL, rmsg_chan_connect(self->b, (struct sockaddr *)&sin,
+					     sizeof(sin), 0, 1U << 30));
 
 	memset(&conn, 0, sizeof(conn));
 	conn.addr = (uintptr_t)&sin;
 	conn.addr_len = sizeof(sin);
 	conn.flags = 1;
-	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
+	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_CONNECT, &conn));
 	EXPECT_EQ(EINVAL, errno);
 	conn.flags = 0;
 	/* Settings: readable, and in range. */
 	conn.opts = 8;
-	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
+	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_CONNECT, &conn));
 	EXPECT_EQ(EFAULT, errno);
 	conn.opts = (uintptr_t)&opts;
 	opts.heartbeat_ms = RMSG_OPT_MS_MAX + 1;
-	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
+	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_CONNECT, &conn));
 	EXPECT_EQ(EINVAL, errno);
 	opts.heartbeat_ms = RMSG_OPT_HEARTBEAT_MIN_MS - 1;
-	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
+	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_CONNECT, &conn));
 	EXPECT_EQ(EINVAL, errno);
 	opts.heartbeat_ms = 0;
 	opts.resv = 1;
-	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
+	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_CONNECT, &conn));
 	EXPECT_EQ(EINVAL, errno);
 	opts.resv = 0;
 	opts.resv0 = 1;
-	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
+	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_CONNECT, &conn));
 	EXPECT_EQ(EINVAL, errno);
 	opts.resv0 = 0;
 	opts.connect_timeout_ms = RMSG_OPT_MS_MAX + 1;
-	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
+	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_CONNECT, &conn));
 	EXPECT_EQ(EINVAL, errno);
 	conn.opts = 0;
 	/* A source address: readable, whole, and of the peer's family. */
 	conn.src_addr = 0;
 	conn.src_addr_len = sizeof(sin);
-	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
+	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_CONNECT, &conn));
 	EXPECT_EQ(EFAULT, errno);
 	conn.src_addr = (uintptr_t)&sin;
 	conn.src_addr_len = 2;
-	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
+	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_CONNECT, &conn));
 	EXPECT_EQ(EINVAL, errno);
 	conn.src_addr_len = 4096;
-	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
+	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_CONNECT, &conn));
 	EXPECT_EQ(EINVAL, errno);
 	conn.src_addr = (uintptr_t)&six;
 	conn.src_addr_len = sizeof(six);
-	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CONNECT, &conn));
+	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_CONNECT, &conn));
 	EXPECT_EQ(EINVAL, errno);
 
 	memset(&cl, 0, sizeof(cl));
 	cl.channel = 12345;
-	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CLOSE, &cl));
+	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_CLOSE, &cl));
 	EXPECT_EQ(ENOENT, errno);
 	cl.flags = 2;
-	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CLOSE, &cl));
+	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_CLOSE, &cl));
 	EXPECT_EQ(EINVAL, errno);
 
 	/* Without rings there is nowhere to report events. */
@@ -556,8 +556,8 @@ static int connect_block(struct __test_metadata *_metadata, struct rmsg_ep *b,
 	struct rmsg_cqe cqe;
 	int id;
 
-	id = rmsg_ep_connect(b, (struct sockaddr *)sin, sizeof(*sin), block,
-			     block);
+	id = rmsg_chan_connect(b, (struct sockaddr *)sin, sizeof(*sin), block,
+			       block);
 	EXPECT_LE(0, id);
 	if (id < 0)
 		return id;
@@ -578,14 +578,14 @@ TEST_F_TIMEOUT(chan, peer_block_limit, 180)
 	struct sockaddr_in sin;
 	struct rmsg_listen lis;
 	struct rmsg_cqe cqe;
-	struct rmsg_ep c;
+	struct rmsg_ep *c = NULL;
 
-	EXPECT_GT(0, connect_block(_metadata, &self->b, &self->addr, 2 << 20));
-	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(&self->a, &cqe, 500))
+	EXPECT_GT(0, connect_block(_metadata, self->b, &self->addr, 2 << 20));
+	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(self->a, &cqe, 500))
 		TH_LOG("the refused request made event %u",
 		       RMSG_CQE_KIND(cqe.flags));
-	EXPECT_EQ(0, connect_block(_metadata, &self->b, &self->addr, 1 << 20));
-	EXPECT_EVENT(&self->a, RMSG_CQE_ACCEPTED, &cqe);
+	EXPECT_EQ(0, connect_block(_metadata, self->b, &self->addr, 1 << 20));
+	EXPECT_EVENT(self->a, RMSG_CQE_ACCEPTED, &cqe);
 
 	ASSERT_EQ(0, rmsg_ep_open(&c, 16, 64));
 	ASSERT_TRUE(rmsg_local_addr(&sin, 0));
@@ -593,19 +593,19 @@ TEST_F_TIMEOUT(chan, peer_block_limit, 180)
 	lis.addr = (uintptr_t)&sin;
 	lis.addr_len = sizeof(sin);
 	lis.peer_block_max = 100;
-	EXPECT_EQ(-1, ioctl(c.fd, RMSG_IOC_LISTEN, &lis));
+	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(c), RMSG_IOC_LISTEN, &lis));
 	EXPECT_EQ(EINVAL, errno);
 	lis.peer_block_max = 65536;
 	lis.resv32 = 1;
-	EXPECT_EQ(-1, ioctl(c.fd, RMSG_IOC_LISTEN, &lis));
+	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(c), RMSG_IOC_LISTEN, &lis));
 	EXPECT_EQ(EINVAL, errno);
 	lis.resv32 = 0;
-	ASSERT_EQ(0, ioctl(c.fd, RMSG_IOC_LISTEN, &lis));
-	EXPECT_GT(0, connect_block(_metadata, &self->b, &sin, 131072));
-	EXPECT_EQ(0, connect_block(_metadata, &self->b, &sin, 65536));
-	EXPECT_EVENT(&c, RMSG_CQE_ACCEPTED, &cqe);
-	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(&c, &cqe, 300));
-	rmsg_ep_close(&c);
+	ASSERT_EQ(0, ioctl(rmsg_ep_fd(c), RMSG_IOC_LISTEN, &lis));
+	EXPECT_GT(0, connect_block(_metadata, self->b, &sin, 131072));
+	EXPECT_EQ(0, connect_block(_metadata, self->b, &sin, 65536));
+	EXPECT_EVENT(c, RMSG_CQE_ACCEPTED, &cqe);
+	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(c, &cqe, 300));
+	rmsg_ep_drop(&c);
 }
 
 #define MANY 100
@@ -619,28 +619,28 @@ TEST_F_TIMEOUT(chan, many_channels, 300)
 	memset(seen_a, 0, sizeof(seen_a));
 	memset(seen_b, 0, sizeof(seen_b));
 	for (i = 0; i < MANY; i++) {
-		ids[i] = rmsg_ep_connect(&self->b,
-					 (struct sockaddr *)&self->addr,
-					 sizeof(self->addr), 1000 + i, 0);
+		ids[i] = rmsg_chan_connect(self->b,
+					   (struct sockaddr *)&self->addr,
+					   sizeof(self->addr), 1000 + i, 0);
 		ASSERT_LE(0, ids[i]);
 	}
 	for (i = 0; i < MANY; i++) {
-		EXPECT_EVENT(&self->b, RMSG_CQE_CONNECTED, &cqe);
+		EXPECT_EVENT(self->b, RMSG_CQE_CONNECTED, &cqe);
 		ASSERT_EQ(0, cqe.res) TH_LOG("channel %u", cqe.channel);
 		ASSERT_LE(1000, cqe.user_data);
 		ASSERT_GT(1000 + MANY, cqe.user_data);
 		/* The event names the channel the user_data belongs to. */
 		ASSERT_EQ(ids[cqe.user_data - 1000], cqe.channel);
 		ASSERT_EQ(0, seen_b[cqe.user_data - 1000]++);
-		EXPECT_EVENT(&self->a, RMSG_CQE_ACCEPTED, &cqe);
+		EXPECT_EVENT(self->a, RMSG_CQE_ACCEPTED, &cqe);
 		ASSERT_EQ(0, seen_a[cqe.channel]++);
 	}
 	for (i = 0; i < MANY; i++)
-		ASSERT_EQ(0, rmsg_ep_close_channel(&self->b, ids[i], 0));
+		ASSERT_EQ(0, rmsg_chan_close(self->b, ids[i], 0));
 	for (i = 0; i < MANY; i++) {
-		EXPECT_EVENT(&self->b, RMSG_CQE_CLOSED, &cqe);
+		EXPECT_EVENT(self->b, RMSG_CQE_CLOSED, &cqe);
 		EXPECT_EQ(0, cqe.res);
-		EXPECT_EVENT(&self->a, RMSG_CQE_CLOSED, &cqe);
+		EXPECT_EVENT(self->a, RMSG_CQE_CLOSED, &cqe);
 		EXPECT_EQ(0, cqe.res);
 		ASSERT_EQ(1, seen_a[cqe.channel]++);
 	}
@@ -649,7 +649,7 @@ TEST_F_TIMEOUT(chan, many_channels, 300)
 /* Events that find the completion ring full wait; none is lost. */
 TEST_F_TIMEOUT(chan, events_wait_for_room, 300)
 {
-	struct rmsg_ep small;
+	struct rmsg_ep *small = NULL;
 	struct sockaddr_in sin;
 	struct rmsg_cqe cqe;
 	unsigned char seen[64] = { 0 };
@@ -657,26 +657,26 @@ TEST_F_TIMEOUT(chan, events_wait_for_room, 300)
 
 	ASSERT_EQ(0, rmsg_ep_open(&small, 8, 16));
 	ASSERT_TRUE(rmsg_local_addr(&sin, 0));
-	ASSERT_EQ(0, rmsg_ep_listen(&small, (struct sockaddr *)&sin,
+	ASSERT_EQ(0, rmsg_ep_listen(small, (struct sockaddr *)&sin,
 				    sizeof(sin), 0x5a, 0));
 	for (i = 0; i < n; i++)
-		ASSERT_LE(0, rmsg_ep_connect(&self->b, (struct sockaddr *)&sin,
-					     sizeof(sin), i, 0));
+		ASSERT_LE(0, rmsg_chan_connect(self->b, (struct sockaddr *)&sin,
+					       sizeof(sin), i, 0));
 	/* All are open before the small endpoint reaps anything. */
 	for (i = 0; i < n; i++) {
-		EXPECT_EVENT(&self->b, RMSG_CQE_CONNECTED, &cqe);
+		EXPECT_EVENT(self->b, RMSG_CQE_CONNECTED, &cqe);
 		ASSERT_EQ(0, cqe.res);
 	}
 	for (i = 0; i < n; i++) {
-		EXPECT_EVENT(&small, RMSG_CQE_ACCEPTED, &cqe);
+		EXPECT_EVENT(small, RMSG_CQE_ACCEPTED, &cqe);
 		ASSERT_GT(64, cqe.channel);
 		ASSERT_EQ(0, seen[cqe.channel]++);
 	}
-	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(&small, &cqe, 300));
-	rmsg_ep_close(&small);
+	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(small, &cqe, 300));
+	rmsg_ep_drop(&small);
 	/* Releasing the endpoint ends its channels: the peers hear it. */
 	for (i = 0; i < n; i++) {
-		EXPECT_EVENT(&self->b, RMSG_CQE_CLOSED, &cqe);
+		EXPECT_EVENT(self->b, RMSG_CQE_CLOSED, &cqe);
 		EXPECT_GT(0, cqe.res);
 	}
 }
@@ -697,10 +697,10 @@ TEST_F_TIMEOUT(chan, receive_block_mapping, 120)
 	id = open_channel(_metadata, PAIR(self), 0xd0, &peer);
 	ASSERT_LE(0, id);
 
-	blk = mmap(NULL, size, PROT_READ, MAP_SHARED, self->b.fd,
+	blk = mmap(NULL, size, PROT_READ, MAP_SHARED, rmsg_ep_fd(self->b),
 		   RMSG_OFF_BLOCK(id));
 	ASSERT_NE(MAP_FAILED, blk) TH_LOG("%s", strerror(errno));
-	peer_blk = mmap(NULL, size, PROT_READ, MAP_SHARED, self->a.fd,
+	peer_blk = mmap(NULL, size, PROT_READ, MAP_SHARED, rmsg_ep_fd(self->a),
 			RMSG_OFF_BLOCK(peer));
 	ASSERT_NE(MAP_FAILED, peer_blk);
 	/* Nothing was sent yet: both blocks are as allocated, zero. */
@@ -709,38 +709,38 @@ TEST_F_TIMEOUT(chan, receive_block_mapping, 120)
 
 	/* Read-only, and it stays so. */
 	EXPECT_EQ(MAP_FAILED, mmap(NULL, size, PROT_READ | PROT_WRITE,
-				   MAP_SHARED, self->b.fd, RMSG_OFF_BLOCK(id)));
+				   MAP_SHARED, rmsg_ep_fd(self->b), RMSG_OFF_BLOCK(id)));
 	EXPECT_EQ(EPERM, errno);
 	EXPECT_EQ(-1, mprotect(blk, size, PROT_READ | PROT_WRITE));
 	EXPECT_EQ(EACCES, errno);
 	/* Shared only; no larger than the block; whole channel slots. */
 	EXPECT_EQ(MAP_FAILED, mmap(NULL, size, PROT_READ, MAP_PRIVATE,
-				   self->b.fd, RMSG_OFF_BLOCK(id)));
+				   rmsg_ep_fd(self->b), RMSG_OFF_BLOCK(id)));
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(MAP_FAILED, mmap(NULL, size + 4096, PROT_READ, MAP_SHARED,
-				   self->b.fd, RMSG_OFF_BLOCK(id)));
+				   rmsg_ep_fd(self->b), RMSG_OFF_BLOCK(id)));
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(MAP_FAILED, mmap(NULL, 4096, PROT_READ, MAP_SHARED,
-				   self->b.fd, RMSG_OFF_BLOCK(id) + 4096));
+				   rmsg_ep_fd(self->b), RMSG_OFF_BLOCK(id) + 4096));
 	EXPECT_EQ(EINVAL, errno);
 	/* Another endpoint's channel ids are not this endpoint's. */
 	EXPECT_EQ(MAP_FAILED, mmap(NULL, 4096, PROT_READ, MAP_SHARED,
-				   self->b.fd, RMSG_OFF_BLOCK(id + 1000)));
+				   rmsg_ep_fd(self->b), RMSG_OFF_BLOCK(id + 1000)));
 	EXPECT_EQ(ENOENT, errno);
 	/* A smaller mapping of the start is fine. */
-	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, self->b.fd,
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, rmsg_ep_fd(self->b),
 		 RMSG_OFF_BLOCK(id));
 	ASSERT_NE(MAP_FAILED, p);
 	EXPECT_EQ(0, munmap(p, 4096));
 
-	ASSERT_EQ(0, rmsg_ep_close_channel(&self->b, id, 0));
-	EXPECT_EVENT(&self->b, RMSG_CQE_CLOSED, &cqe);
-	EXPECT_EVENT(&self->a, RMSG_CQE_CLOSED, &cqe);
+	ASSERT_EQ(0, rmsg_chan_close(self->b, id, 0));
+	EXPECT_EVENT(self->b, RMSG_CQE_CLOSED, &cqe);
+	EXPECT_EVENT(self->a, RMSG_CQE_CLOSED, &cqe);
 	/* The channel is gone; its pages are not, while mapped. */
 	EXPECT_TRUE(all_zero(blk, size));
 	EXPECT_TRUE(all_zero(peer_blk, size));
 	EXPECT_EQ(MAP_FAILED, mmap(NULL, size, PROT_READ, MAP_SHARED,
-				   self->b.fd, RMSG_OFF_BLOCK(id)));
+				   rmsg_ep_fd(self->b), RMSG_OFF_BLOCK(id)));
 	EXPECT_EQ(ENOENT, errno);
 	EXPECT_EQ(0, munmap(blk, size));
 	EXPECT_EQ(0, munmap(peer_blk, size));
@@ -772,9 +772,9 @@ TEST_F_TIMEOUT(chan, device_removed_under_channels, 120)
 				     REPAIR_TIMEOUT));
 	ASSERT_EQ(0, rmsg_sh("rdma link delete rxe0"));
 	for (i = 0; i < 3; i++) {
-		EXPECT_EVENT(&self->a, RMSG_CQE_CLOSED, &cqe);
+		EXPECT_EVENT(self->a, RMSG_CQE_CLOSED, &cqe);
 		EXPECT_EQ(-ENODEV, cqe.res);
-		EXPECT_EVENT(&self->b, RMSG_CQE_CLOSED, &cqe);
+		EXPECT_EVENT(self->b, RMSG_CQE_CLOSED, &cqe);
 		EXPECT_EQ(-ENODEV, cqe.res);
 	}
 }
@@ -810,7 +810,7 @@ TEST_F_TIMEOUT(chan, close_races_failing_connect, 120)
 	struct sockaddr_in nowhere = { .sin_family = AF_INET,
 				       .sin_port = htons(7) };
 	struct rmsg_connect c = { 0 };
-	struct racer r = { .fd = self->b.fd };
+	struct racer r = { .fd = rmsg_ep_fd(self->b) };
 	struct rmsg_cqe cqe;
 	pthread_t t;
 	int i, unreach = 0;
@@ -821,9 +821,9 @@ TEST_F_TIMEOUT(chan, close_races_failing_connect, 120)
 		memset(&c, 0, sizeof(c));
 		c.addr = (uintptr_t)&nowhere;
 		c.addr_len = sizeof(nowhere);
-		if (ioctl(self->b.fd, RMSG_IOC_CONNECT, &c))
+		if (ioctl(rmsg_ep_fd(self->b), RMSG_IOC_CONNECT, &c))
 			unreach += errno == ENETUNREACH;
-		while (rmsg_take_cqe(&self->b, &cqe))
+		while (rmsg_take_cqe(self->b, &cqe))
 			;
 	}
 	__atomic_store_n(&r.stop, true, __ATOMIC_RELAXED);

@@ -61,7 +61,7 @@ TEST_F(dev, version)
 	EXPECT_EQ(RMSG_ABI_VERSION, ver.abi_version);
 	EXPECT_TRUE(ver.features & RMSG_FEAT_DEV_LIST);
 	/* The library reports the same and agrees on the ABI. */
-	ASSERT_EQ(0, rmsg_query_version(self->fd, &ver));
+	ASSERT_EQ(0, rmsg_node_version(self->fd, &ver));
 	EXPECT_EQ(RMSG_ABI_VERSION, ver.abi_version);
 }
 
@@ -323,7 +323,7 @@ static void *churn_lister(void *arg)
 	int i, n;
 
 	while (!__atomic_load_n(&c->stop, __ATOMIC_RELAXED)) {
-		n = rmsg_query_devices(c->fd, &devs, NULL);
+		n = rmsg_node_devices(c->fd, &devs, NULL);
 		if (n < 0) {
 			c->errors++;
 			continue;

@@ -26,7 +26,7 @@
 #define IMM_PARAM		"/sys/module/rmsg/parameters/force_imm_arrival"
 
 struct side {
-	struct rmsg_ep ep;
+	struct rmsg_ep *ep;
 	unsigned char *area;
 	const unsigned char *block;
 	unsigned int block_len;
@@ -71,7 +71,7 @@ static int open_side(struct side *s, unsigned int area)
 	if (!area)
 		return 0;
 	s->area = mmap(NULL, p.send_area_size, PROT_READ | PROT_WRITE,
-		       MAP_SHARED, s->ep.fd, RMSG_OFF_SEND_AREA);
+		       MAP_SHARED, rmsg_ep_fd(s->ep), RMSG_OFF_SEND_AREA);
 	return s->area == MAP_FAILED ? -errno : 0;
 }
 
@@ -83,7 +83,7 @@ static int start_side(struct side *s, const struct rmsg_cqe *cqe)
 	s->channel = cqe->channel;
 	s->max_msg = cqe->aux;
 	s->block_len = cqe->len;
-	p = mmap(NULL, cqe->len, PROT_READ, MAP_SHARED, s->ep.fd,
+	p = mmap(NULL, cqe->len, PROT_READ, MAP_SHARED, rmsg_ep_fd(s->ep),
 		 RMSG_OFF_BLOCK(cqe->channel));
 	if (p == MAP_FAILED)
 		return -errno;
@@ -146,7 +146,7 @@ FIXTURE_SETUP(eager)
 	ASSERT_EQ(0, open_side(&self->a, AREA));
 	ASSERT_EQ(0, open_side(&self->b, AREA));
 	self->opened = true;
-	ret = rmsg_pair_up(&self->a.ep, &self->b.ep, &self->addr, &ca, &cb,
+	ret = rmsg_pair_up(self->a.ep, self->b.ep, &self->addr, &ca, &cb,
 			   EVENT_TIMEOUT_MS);
 	ASSERT_EQ(0, ret) TH_LOG("pairing: %s", strerror(-ret));
 	ASSERT_EQ(0, start_side(&self->b, &cb));
@@ -156,8 +156,8 @@ FIXTURE_SETUP(eager)
 FIXTURE_TEARDOWN(eager)
 {
 	if (self->opened) {
-		rmsg_ep_close(&self->a.ep);
-		rmsg_ep_close(&self->b.ep);
+		rmsg_ep_drop(&self->a.ep);
+		rmsg_ep_drop(&self->b.ep);
 	}
 	if (self->imm_set)
 		set_imm(false);
@@ -198,16 +198,16 @@ static void stream(struct __test_metadata *_metadata, struct side *tx,
 			for (i = 0; i < len; i++)
 				tx->area[sent % SLOTS * SLOT + i] =
 					pattern(sent, i);
-			if (!queue(&tx->ep, RMSG_OP_SEND, tx->channel,
+			if (!queue(tx->ep, RMSG_OP_SEND, tx->channel,
 				   sent % SLOTS * SLOT, len, sent))
 				break;
 			sent++;
 		}
-		ASSERT_LE(0, submit(&tx->ep));
-		while (rmsg_take_cqe(&tx->ep, &cqe)) {
+		ASSERT_LE(0, submit(tx->ep));
+		while (rmsg_take_cqe(tx->ep, &cqe)) {
 			ASSERT_EQ(RMSG_CQE_OP, RMSG_CQE_KIND(cqe.flags));
 			ASSERT_EQ(0, cqe.res) TH_LOG("send %llu",
-						    cqe.user_data);
+						     cqe.user_data);
 			ASSERT_EQ(completed, cqe.user_data);
 			ASSERT_EQ(size_of(completed, tx->max_msg), cqe.len);
 			ASSERT_EQ(completed % SLOTS * SLOT, cqe.aux);
@@ -227,17 +227,17 @@ static void stream(struct __test_metadata *_metadata, struct side *tx,
 		}
 		ASSERT_EQ(0, ret) TH_LOG("the block broke the protocol");
 		if (rmsg_vb_rx_credit_due(&rx->rx)) {
-			ASSERT_TRUE(queue(&rx->ep, RMSG_OP_CREDIT, rx->channel,
+			ASSERT_TRUE(queue(rx->ep, RMSG_OP_CREDIT, rx->channel,
 					  rmsg_vb_rx_advertise(&rx->rx), 0, 0));
-			ASSERT_LE(0, submit(&rx->ep));
+			ASSERT_LE(0, submit(rx->ep));
 		}
 		/* CREDIT posts nothing when it works. */
-		ASSERT_FALSE(rmsg_take_cqe(&rx->ep, &cqe))
+		ASSERT_FALSE(rmsg_take_cqe(rx->ep, &cqe))
 			TH_LOG("kind %u res %d", RMSG_CQE_KIND(cqe.flags),
 			       cqe.res);
 	}
 	while (completed < n) {
-		ASSERT_EQ(0, rmsg_next_cqe(&tx->ep, &cqe, EVENT_TIMEOUT_MS))
+		ASSERT_EQ(0, rmsg_next_cqe(tx->ep, &cqe, EVENT_TIMEOUT_MS))
 			TH_LOG("send %u never completed", completed);
 		ASSERT_EQ(0, cqe.res);
 		ASSERT_EQ(completed, cqe.user_data);
@@ -250,7 +250,7 @@ static void get_stats(struct __test_metadata *_metadata, struct side *s,
 		      struct rmsg_ep_stats *st)
 {
 	memset(st, 0xff, sizeof(*st));
-	ASSERT_EQ(0, ioctl(s->ep.fd, RMSG_IOC_EP_STATS, st));
+	ASSERT_EQ(0, ioctl(rmsg_ep_fd(s->ep), RMSG_IOC_EP_STATS, st));
 }
 
 /* Enough traffic to go round the 32 KiB block hundreds of times. */
@@ -297,37 +297,37 @@ TEST_F(eager, send_errors)
 {
 	struct rmsg_cqe cqe;
 
-	ASSERT_TRUE(queue(&self->b.ep, RMSG_OP_SEND, self->b.channel + 100, 0,
+	ASSERT_TRUE(queue(self->b.ep, RMSG_OP_SEND, self->b.channel + 100, 0,
 			  1, 1));
-	ASSERT_TRUE(queue(&self->b.ep, RMSG_OP_SEND, self->b.channel,
+	ASSERT_TRUE(queue(self->b.ep, RMSG_OP_SEND, self->b.channel,
 			  AREA - 8, 9, 2));
-	ASSERT_TRUE(queue(&self->b.ep, RMSG_OP_SEND, self->b.channel,
+	ASSERT_TRUE(queue(self->b.ep, RMSG_OP_SEND, self->b.channel,
 			  ~0ULL - 4, 8, 3));
-	ASSERT_TRUE(queue(&self->b.ep, RMSG_OP_SEND, self->b.channel, 0,
+	ASSERT_TRUE(queue(self->b.ep, RMSG_OP_SEND, self->b.channel, 0,
 			  self->b.max_msg + 1, 4));
-	ASSERT_TRUE(queue(&self->b.ep, RMSG_OP_CREDIT, self->b.channel,
+	ASSERT_TRUE(queue(self->b.ep, RMSG_OP_CREDIT, self->b.channel,
 			  1ULL << 32, 0, 5));
-	ASSERT_TRUE(queue(&self->b.ep, RMSG_OP_ARM, self->b.channel, 0, 1, 6));
-	ASSERT_LE(0, submit(&self->b.ep));
+	ASSERT_TRUE(queue(self->b.ep, RMSG_OP_ARM, self->b.channel, 0, 1, 6));
+	ASSERT_LE(0, submit(self->b.ep));
 	/* A failed SEND's CQE carries its len and offset like any other. */
-	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_next_cqe(self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(-ENOTCONN, cqe.res);
 	EXPECT_EQ(1, cqe.len);
 	EXPECT_EQ(0, cqe.aux);
-	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_next_cqe(self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(-EFAULT, cqe.res);
 	EXPECT_EQ(9, cqe.len);
 	EXPECT_EQ(AREA - 8, cqe.aux);
-	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_next_cqe(self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(-EFAULT, cqe.res);
 	EXPECT_EQ(~0ULL - 4, cqe.aux);
-	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_next_cqe(self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(-EMSGSIZE, cqe.res);
 	EXPECT_EQ(self->b.max_msg + 1, cqe.len);
-	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_next_cqe(self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(-EINVAL, cqe.res);
 	EXPECT_EQ(5, cqe.user_data);
-	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_next_cqe(self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(-EINVAL, cqe.res);
 	EXPECT_EQ(6, cqe.user_data);
 	/* Nothing reached the peer. */
@@ -343,16 +343,16 @@ TEST_F(eager, arm_then_message)
 	struct rmsg_vb_msg msg;
 	struct rmsg_cqe cqe;
 
-	ASSERT_TRUE(queue(&self->a.ep, RMSG_OP_ARM, self->a.channel,
+	ASSERT_TRUE(queue(self->a.ep, RMSG_OP_ARM, self->a.channel,
 			  self->a.rx.consumed, 0, 0xa1));
-	ASSERT_LE(0, submit(&self->a.ep));
+	ASSERT_LE(0, submit(self->a.ep));
 	/* Nothing to wake for yet. */
-	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(&self->a.ep, &cqe, 500));
+	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(self->a.ep, &cqe, 500));
 	memset(self->b.area, 0x42, 100);
-	ASSERT_TRUE(queue(&self->b.ep, RMSG_OP_SEND, self->b.channel, 0, 100,
+	ASSERT_TRUE(queue(self->b.ep, RMSG_OP_SEND, self->b.channel, 0, 100,
 			  1));
-	ASSERT_LE(0, submit(&self->b.ep));
-	ASSERT_EQ(0, rmsg_next_cqe(&self->a.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_LE(0, submit(self->b.ep));
+	ASSERT_EQ(0, rmsg_next_cqe(self->a.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(RMSG_CQE_READABLE, RMSG_CQE_KIND(cqe.flags));
 	EXPECT_EQ(0xa1, cqe.user_data);
 	EXPECT_EQ(self->a.channel, cqe.channel);
@@ -361,11 +361,11 @@ TEST_F(eager, arm_then_message)
 	EXPECT_EQ(100, msg.len);
 	EXPECT_EQ(0x42, self->a.block[msg.off + 99]);
 	/* One event per ARM. */
-	ASSERT_TRUE(queue(&self->b.ep, RMSG_OP_SEND, self->b.channel, 0, 100,
+	ASSERT_TRUE(queue(self->b.ep, RMSG_OP_SEND, self->b.channel, 0, 100,
 			  2));
-	ASSERT_LE(0, submit(&self->b.ep));
-	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
-	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(&self->a.ep, &cqe, 500));
+	ASSERT_LE(0, submit(self->b.ep));
+	ASSERT_EQ(0, rmsg_next_cqe(self->b.ep, &cqe, EVENT_TIMEOUT_MS));
+	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(self->a.ep, &cqe, 500));
 }
 
 /* The message came before the ARM: READABLE at once, not never. */
@@ -374,16 +374,16 @@ TEST_F(eager, message_then_arm)
 	struct rmsg_cqe cqe;
 
 	memset(self->b.area, 0x43, 10);
-	ASSERT_TRUE(queue(&self->b.ep, RMSG_OP_SEND, self->b.channel, 0, 10,
+	ASSERT_TRUE(queue(self->b.ep, RMSG_OP_SEND, self->b.channel, 0, 10,
 			  1));
-	ASSERT_LE(0, submit(&self->b.ep));
-	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_LE(0, submit(self->b.ep));
+	ASSERT_EQ(0, rmsg_next_cqe(self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	ASSERT_EQ(0, cqe.res);
 	/* The program looked before the message landed, then armed. */
-	ASSERT_TRUE(queue(&self->a.ep, RMSG_OP_ARM, self->a.channel,
+	ASSERT_TRUE(queue(self->a.ep, RMSG_OP_ARM, self->a.channel,
 			  self->a.rx.consumed, 0, 0xa2));
-	ASSERT_LE(0, submit(&self->a.ep));
-	ASSERT_EQ(0, rmsg_next_cqe(&self->a.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_LE(0, submit(self->a.ep));
+	ASSERT_EQ(0, rmsg_next_cqe(self->a.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(RMSG_CQE_READABLE, RMSG_CQE_KIND(cqe.flags));
 	EXPECT_EQ(0xa2, cqe.user_data);
 }
@@ -404,11 +404,11 @@ TEST_F_TIMEOUT(eager, close_delivers_pending_sends, 180)
 
 	for (i = 0; i < n; i++) {
 		memset(self->b.area + i * len, (int)i, len);
-		ASSERT_TRUE(queue(&self->b.ep, RMSG_OP_SEND, self->b.channel,
+		ASSERT_TRUE(queue(self->b.ep, RMSG_OP_SEND, self->b.channel,
 				  i * len, len, i));
 	}
-	ASSERT_LE(0, submit(&self->b.ep));
-	ASSERT_EQ(0, rmsg_ep_close_channel(&self->b.ep, self->b.channel, 0));
+	ASSERT_LE(0, submit(self->b.ep));
+	ASSERT_EQ(0, rmsg_chan_close(self->b.ep, self->b.channel, 0));
 	deadline = rmsg_now_ms() + 60000;
 	while (got < n || !closed) {
 		ASSERT_GT(deadline, rmsg_now_ms()) TH_LOG("got %u", got);
@@ -422,13 +422,13 @@ TEST_F_TIMEOUT(eager, close_delivers_pending_sends, 180)
 		}
 		ASSERT_LE(0, ret);
 		if (!closed && rmsg_vb_rx_credit_due(&self->a.rx)) {
-			ASSERT_TRUE(queue(&self->a.ep, RMSG_OP_CREDIT,
+			ASSERT_TRUE(queue(self->a.ep, RMSG_OP_CREDIT,
 					  self->a.channel,
 					  rmsg_vb_rx_advertise(&self->a.rx), 0,
 					  0));
-			ASSERT_LE(0, submit(&self->a.ep));
+			ASSERT_LE(0, submit(self->a.ep));
 		}
-		if (rmsg_take_cqe(&self->a.ep, &cqe)) {
+		if (rmsg_take_cqe(self->a.ep, &cqe)) {
 			/* A CREDIT racing the close may fail; nothing else. */
 			if (RMSG_CQE_KIND(cqe.flags) == RMSG_CQE_OP) {
 				EXPECT_EQ(-ENOTCONN, cqe.res);
@@ -443,13 +443,13 @@ TEST_F_TIMEOUT(eager, close_delivers_pending_sends, 180)
 	EXPECT_EQ(n, got);
 	/* The sender's side: every send completed, then the close. */
 	while (completed < n) {
-		ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
+		ASSERT_EQ(0, rmsg_next_cqe(self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 		ASSERT_EQ(RMSG_CQE_OP, RMSG_CQE_KIND(cqe.flags));
 		ASSERT_EQ(0, cqe.res) TH_LOG("send %llu", cqe.user_data);
 		ASSERT_EQ(completed, cqe.user_data);
 		completed++;
 	}
-	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_next_cqe(self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(RMSG_CQE_CLOSED, RMSG_CQE_KIND(cqe.flags));
 	EXPECT_EQ(0, cqe.res);
 }
@@ -459,12 +459,12 @@ TEST_F(eager, send_after_close)
 {
 	struct rmsg_cqe cqe;
 
-	ASSERT_EQ(0, rmsg_ep_close_channel(&self->b.ep, self->b.channel, 0));
-	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_chan_close(self->b.ep, self->b.channel, 0));
+	ASSERT_EQ(0, rmsg_next_cqe(self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	ASSERT_EQ(RMSG_CQE_CLOSED, RMSG_CQE_KIND(cqe.flags));
-	ASSERT_TRUE(queue(&self->b.ep, RMSG_OP_SEND, self->b.channel, 0, 8, 9));
-	ASSERT_LE(0, submit(&self->b.ep));
-	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_TRUE(queue(self->b.ep, RMSG_OP_SEND, self->b.channel, 0, 8, 9));
+	ASSERT_LE(0, submit(self->b.ep));
+	ASSERT_EQ(0, rmsg_next_cqe(self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(-ENOTCONN, cqe.res);
 	EXPECT_EQ(9, cqe.user_data);
 }
@@ -473,11 +473,11 @@ TEST_F(eager, send_after_close)
 TEST(send_area_setup)
 {
 	struct rmsg_ep_setup p;
-	struct rmsg_ep ep;
+	struct rmsg_ep *ep = NULL;
 	void *m;
 	int fd;
 
-	fd = rmsg_open_device();
+	fd = rmsg_node_open();
 	ASSERT_LE(0, fd);
 	memset(&p, 0, sizeof(p));
 	p.sq_entries = 8;
@@ -513,8 +513,8 @@ TEST(send_area_setup)
 
 	/* No area: no mapping of one, and SEND cannot name one. */
 	ASSERT_EQ(0, rmsg_ep_open(&ep, 8, 0) < 0 ? -1 : 0);
-	rmsg_ep_close(&ep);
-	fd = rmsg_open_device();
+	rmsg_ep_drop(&ep);
+	fd = rmsg_node_open();
 	memset(&p, 0, sizeof(p));
 	p.sq_entries = 8;
 	ASSERT_EQ(0, ioctl(fd, RMSG_IOC_EP_SETUP, &p));
@@ -528,7 +528,7 @@ TEST(send_area_setup)
 TEST(device_reports_ordering)
 {
 	struct rmsg_dev_info info;
-	int fd = rmsg_open_device();
+	int fd = rmsg_node_open();
 
 	ASSERT_LE(0, fd);
 	if (rmsg_find_dev(fd, "rxe0", &info, NULL) != 1)

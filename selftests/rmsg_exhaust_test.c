@@ -181,7 +181,7 @@ TEST(max_channels_bounds)
 
 FIXTURE(chans) {
 	struct sockaddr_in addr;
-	struct rmsg_ep a, b, c;
+	struct rmsg_ep *a, *b, *c;
 	unsigned int saved;
 	bool set, opened;
 };
@@ -200,16 +200,16 @@ FIXTURE_SETUP(chans)
 	ASSERT_EQ(0, rmsg_ep_open(&self->b, 64, 256));
 	ASSERT_EQ(0, rmsg_ep_open(&self->c, 64, 256));
 	self->opened = true;
-	ASSERT_EQ(0, rmsg_ep_listen(&self->a, (struct sockaddr *)&self->addr,
+	ASSERT_EQ(0, rmsg_ep_listen(self->a, (struct sockaddr *)&self->addr,
 				    sizeof(self->addr), 0xa0, 0));
 }
 
 FIXTURE_TEARDOWN(chans)
 {
 	if (self->opened) {
-		rmsg_ep_close(&self->a);
-		rmsg_ep_close(&self->b);
-		rmsg_ep_close(&self->c);
+		rmsg_ep_drop(&self->a);
+		rmsg_ep_drop(&self->b);
+		rmsg_ep_drop(&self->c);
 	}
 	if (self->set)
 		write_param(MAX_CH_PARAM, self->saved);
@@ -227,43 +227,43 @@ TEST_F_TIMEOUT(chans, beyond_max_channels, 300)
 	struct rmsg_cqe cqe;
 
 	for (i = 0; i < SMALL_MAX; i++) {
-		ids[i] = rmsg_ep_connect(&self->b, sa, sizeof(self->addr),
-					 i, 0);
+		ids[i] = rmsg_chan_connect(self->b, sa, sizeof(self->addr),
+					   i, 0);
 		ASSERT_LE(0, ids[i]) TH_LOG("connect %d: %d", i, ids[i]);
 	}
 	/* The dialler's own limit, before anything goes out. */
-	EXPECT_EQ(-ENOSPC, rmsg_ep_connect(&self->b, sa, sizeof(self->addr),
-					   99, 0));
+	EXPECT_EQ(-ENOSPC, rmsg_chan_connect(self->b, sa, sizeof(self->addr),
+					     99, 0));
 	for (i = 0; i < SMALL_MAX; i++) {
-		ASSERT_EQ(0, next_of_kind(&self->b, RMSG_CQE_CONNECTED, &cqe,
+		ASSERT_EQ(0, next_of_kind(self->b, RMSG_CQE_CONNECTED, &cqe,
 					  NULL));
 		ASSERT_EQ(0, cqe.res);
-		ASSERT_EQ(0, next_of_kind(&self->a, RMSG_CQE_ACCEPTED, &cqe,
+		ASSERT_EQ(0, next_of_kind(self->a, RMSG_CQE_ACCEPTED, &cqe,
 					  NULL));
 	}
 	/* The listener is full: another endpoint is refused, cleanly. */
-	id = rmsg_ep_connect(&self->c, sa, sizeof(self->addr), 0xc0, 0);
+	id = rmsg_chan_connect(self->c, sa, sizeof(self->addr), 0xc0, 0);
 	ASSERT_LE(0, id);
-	ASSERT_EQ(0, next_of_kind(&self->c, RMSG_CQE_CONNECTED, &cqe, NULL));
+	ASSERT_EQ(0, next_of_kind(self->c, RMSG_CQE_CONNECTED, &cqe, NULL));
 	EXPECT_EQ(id, (int)cqe.channel);
 	EXPECT_EQ(-ECONNREFUSED, cqe.res) TH_LOG("res %d (%s)", cqe.res,
 						 strerror(-cqe.res));
 	/* Its id is free again: the same CONNECT gets it once more. */
-	EXPECT_EQ(id, rmsg_ep_connect(&self->c, sa, sizeof(self->addr),
-				      0xc1, 0));
-	ASSERT_EQ(0, next_of_kind(&self->c, RMSG_CQE_CONNECTED, &cqe, NULL));
+	EXPECT_EQ(id, rmsg_chan_connect(self->c, sa, sizeof(self->addr),
+					0xc1, 0));
+	ASSERT_EQ(0, next_of_kind(self->c, RMSG_CQE_CONNECTED, &cqe, NULL));
 	EXPECT_EQ(-ECONNREFUSED, cqe.res);
 	/* One channel fewer at the listener: room for c's. */
-	ASSERT_EQ(0, rmsg_ep_close_channel(&self->b, ids[0], 0));
-	ASSERT_EQ(0, next_of_kind(&self->b, RMSG_CQE_CLOSED, &cqe, NULL));
-	ASSERT_EQ(0, next_of_kind(&self->a, RMSG_CQE_CLOSED, &cqe, NULL));
-	id = rmsg_ep_connect(&self->c, sa, sizeof(self->addr), 0xc2, 0);
+	ASSERT_EQ(0, rmsg_chan_close(self->b, ids[0], 0));
+	ASSERT_EQ(0, next_of_kind(self->b, RMSG_CQE_CLOSED, &cqe, NULL));
+	ASSERT_EQ(0, next_of_kind(self->a, RMSG_CQE_CLOSED, &cqe, NULL));
+	id = rmsg_chan_connect(self->c, sa, sizeof(self->addr), 0xc2, 0);
 	ASSERT_LE(0, id);
-	ASSERT_EQ(0, next_of_kind(&self->c, RMSG_CQE_CONNECTED, &cqe, NULL));
+	ASSERT_EQ(0, next_of_kind(self->c, RMSG_CQE_CONNECTED, &cqe, NULL));
 	EXPECT_EQ(0, cqe.res);
 	/* And b's freed id is b's again. */
-	EXPECT_EQ(ids[0], rmsg_ep_connect(&self->b, sa, sizeof(self->addr),
-					  0, 0));
+	EXPECT_EQ(ids[0], rmsg_chan_connect(self->b, sa, sizeof(self->addr),
+					    0, 0));
 }
 
 /*
@@ -278,7 +278,7 @@ TEST_F_TIMEOUT(chans, cq_nobody_reaps, 300)
 	struct sockaddr *sa = (struct sockaddr *)&self->addr;
 	struct rmsg_ep_setup p = { .sq_entries = 8, .cq_entries = 8,
 				   .send_area_size = RMSG_SEND_AREA_ALIGN };
-	struct rmsg_ep small;
+	struct rmsg_ep *small = NULL;
 	struct rmsg_cqe cqe;
 	unsigned int queued = 0, got = 0, busy = 0, total = 40, i;
 	unsigned int a_ch;
@@ -286,11 +286,11 @@ TEST_F_TIMEOUT(chans, cq_nobody_reaps, 300)
 	long deadline;
 
 	ASSERT_EQ(0, rmsg_ep_open_setup(&small, &p));
-	id = rmsg_ep_connect(&small, sa, sizeof(self->addr), 0x5, 0);
+	id = rmsg_chan_connect(small, sa, sizeof(self->addr), 0x5, 0);
 	ASSERT_LE(0, id);
-	ASSERT_EQ(0, next_of_kind(&small, RMSG_CQE_CONNECTED, &cqe, NULL));
+	ASSERT_EQ(0, next_of_kind(small, RMSG_CQE_CONNECTED, &cqe, NULL));
 	ASSERT_EQ(0, cqe.res);
-	ASSERT_EQ(0, next_of_kind(&self->a, RMSG_CQE_ACCEPTED, &cqe, NULL));
+	ASSERT_EQ(0, next_of_kind(self->a, RMSG_CQE_ACCEPTED, &cqe, NULL));
 	a_ch = cqe.channel;
 
 	/* 40 SENDs of 64 bytes each, raw, through an 8-entry CQ. */
@@ -298,15 +298,15 @@ TEST_F_TIMEOUT(chans, cq_nobody_reaps, 300)
 	while (busy < 3 && rmsg_now_ms() < deadline) {
 		struct rmsg_sqe *sqe;
 
-		while (queued < total && (sqe = rmsg_sq_get_sqe(&small))) {
+		while (queued < total && (sqe = rmsg_sq_get_sqe(small))) {
 			sqe->opcode = RMSG_OP_SEND;
 			sqe->channel = id;
 			sqe->addr = (queued % 64) * 64;
 			sqe->len = 64;
 			sqe->user_data = queued++;
 		}
-		rmsg_sq_submit(&small);
-		ret = rmsg_ep_enter(&small, 8, 0, 0);
+		rmsg_sq_submit(small);
+		ret = rmsg_ep_enter(small, 8, 0, 0);
 		if (ret == -EBUSY)
 			busy++;
 		else
@@ -315,25 +315,26 @@ TEST_F_TIMEOUT(chans, cq_nobody_reaps, 300)
 	}
 	ASSERT_EQ(3, busy) TH_LOG("ENTER never said the CQ was full");
 	/* Full, not past full; the SQ holds what was not taken. */
-	EXPECT_EQ(8, rmsg_cq_ready(&small));
-	EXPECT_EQ(queued - 8, *small.sq.producer - *small.sq.consumer);
+	EXPECT_EQ(8, rmsg_cq_ready(small));
+	EXPECT_EQ(queued - 8,
+		  *rmsg_ep_rings(small)->sq.producer - *rmsg_ep_rings(small)->sq.consumer);
 	/* In order from the consumer (the CONNECTED event came first). */
 	for (i = 0; i < 8; i++) {
-		cqe = ((struct rmsg_cqe *)small.cq.descs)
-			[(small.cq.cached_cons + i) & small.cq.mask];
+		cqe = ((struct rmsg_cqe *)rmsg_ep_rings(small)->cq.descs)
+			[(rmsg_ep_rings(small)->cq.cached_cons + i) & rmsg_ep_rings(small)->cq.mask];
 		EXPECT_EQ(i, cqe.user_data);
 		EXPECT_EQ(0, cqe.res);
 	}
 
 	/* The peer closes meanwhile: the event has to wait for room. */
-	ASSERT_EQ(0, rmsg_ep_close_channel(&self->a, a_ch, 0));
+	ASSERT_EQ(0, rmsg_chan_close(self->a, a_ch, 0));
 	usleep(500000);
-	EXPECT_EQ(8, rmsg_cq_ready(&small));
+	EXPECT_EQ(8, rmsg_cq_ready(small));
 
 	/* Reap: every SEND once, in order, then CLOSED. */
 	deadline = rmsg_now_ms() + EVENT_MS;
 	while (closed_at < 0 && rmsg_now_ms() < deadline) {
-		while (rmsg_take_cqe(&small, &cqe)) {
+		while (rmsg_take_cqe(small, &cqe)) {
 			if (RMSG_CQE_KIND(cqe.flags) == RMSG_CQE_CLOSED) {
 				closed_at = got;
 				EXPECT_EQ(0, cqe.res);
@@ -346,25 +347,25 @@ TEST_F_TIMEOUT(chans, cq_nobody_reaps, 300)
 				TH_LOG("SEND %u: %d", got, cqe.res);
 			got++;
 		}
-		rmsg_ep_enter(&small, 8, 0, 0);
+		rmsg_ep_enter(small, 8, 0, 0);
 		usleep(10000);
 	}
 	/*
 	 * Every SEND completes: those taken after the close with ENOTCONN.
 	 */
 	while (got < queued && rmsg_now_ms() < deadline) {
-		if (rmsg_take_cqe(&small, &cqe)) {
+		if (rmsg_take_cqe(small, &cqe)) {
 			EXPECT_EQ(got, cqe.user_data);
 			EXPECT_EQ(-ENOTCONN, cqe.res);
 			got++;
 		} else {
-			rmsg_ep_enter(&small, 8, 0, 0);
+			rmsg_ep_enter(small, 8, 0, 0);
 			usleep(10000);
 		}
 	}
 	EXPECT_EQ(queued, got);
 	EXPECT_LE(8, closed_at);
-	rmsg_ep_close(&small);
+	rmsg_ep_drop(&small);
 }
 
 /*
@@ -375,7 +376,7 @@ TEST_F_TIMEOUT(chans, cq_nobody_reaps, 300)
 static int memlock_child(int fd)
 {
 	struct rlimit rl = { .rlim_cur = 16 * PG, .rlim_max = 16 * PG };
-	struct rmsg_ep ep = { .fd = fd };
+	int epfd = fd;
 	unsigned char *buf = mmap(NULL, 64 * PG, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	__u32 h[64];
@@ -387,7 +388,7 @@ static int memlock_child(int fd)
 		return 2;
 	memset(buf, 1, 64 * PG);
 	while (n < 64) {
-		ret = rmsg_reg(&ep, buf + n * PG, PG, &h[n]);
+		ret = rmsg_fd_reg(epfd, buf + n * PG, PG, &h[n]);
 		if (ret)
 			break;
 		n++;
@@ -396,11 +397,11 @@ static int memlock_child(int fd)
 		return 3;
 	if (n != 16)
 		return 4;
-	if (rmsg_dereg(&ep, h[3]))
+	if (rmsg_fd_dereg(epfd, h[3]))
 		return 5;
-	if (rmsg_reg(&ep, buf + 40 * PG, PG, &h[3]))
+	if (rmsg_fd_reg(epfd, buf + 40 * PG, PG, &h[3]))
 		return 6;
-	if (rmsg_reg(&ep, buf + 41 * PG, PG, &h[16]) != -ENOMEM)
+	if (rmsg_fd_reg(epfd, buf + 41 * PG, PG, &h[16]) != -ENOMEM)
 		return 7;
 	return 0;
 }
@@ -500,7 +501,7 @@ static int cg_echo(struct rmsg_ep *tx, __u32 ct, struct rmsg_ep *rx, __u32 cr,
 
 	memset(out, tag, sizeof(out));
 	do {
-		ret = rmsg_send(tx, ct, out, sizeof(out), tag);
+		ret = rmsg_msg_send(tx, ct, out, sizeof(out), 0, tag);
 		if (ret == -EAGAIN)
 			rmsg_ep_wait(tx, 10);
 	} while (ret == -EAGAIN && rmsg_now_ms() - t0 < EVENT_MS);
@@ -508,7 +509,7 @@ static int cg_echo(struct rmsg_ep *tx, __u32 ct, struct rmsg_ep *rx, __u32 cr,
 		return ret;
 	do {
 		rmsg_ep_progress(tx, NULL, 0);
-		ret = rmsg_recv(rx, cr, in, sizeof(in));
+		ret = rmsg_msg_recv(rx, cr, in, sizeof(in), 0);
 		if (ret == -EAGAIN)
 			rmsg_ep_wait(rx, 10);
 	} while (ret == -EAGAIN && rmsg_now_ms() - t0 < EVENT_MS);
@@ -520,7 +521,7 @@ static int cg_echo(struct rmsg_ep *tx, __u32 ct, struct rmsg_ep *rx, __u32 cr,
 static int memcg_child(const struct sockaddr_in *addr)
 {
 	const struct sockaddr *sa = (const struct sockaddr *)addr;
-	struct rmsg_ep a, b;
+	struct rmsg_ep *a = NULL, *b = NULL;
 	struct rmsg_event ev;
 	__u32 a0 = 0, b0 = 0;
 	char pid[32];
@@ -547,21 +548,21 @@ static int memcg_child(const struct sockaddr_in *addr)
 	/* An endpoint charges its opener's cgroup from its open on. */
 	if (rmsg_ep_open(&a, 64, 256) || rmsg_ep_open(&b, 64, 256))
 		return 10;
-	if (rmsg_ep_listen(&a, sa, sizeof(*addr), 0xa0, CG_BLOCK))
+	if (rmsg_ep_listen(a, sa, sizeof(*addr), 0xa0, CG_BLOCK))
 		return 11;
 	for (i = 0; i < CG_CHANNELS && !why; i++) {
-		id = rmsg_ep_connect(&b, sa, sizeof(*addr), i, CG_BLOCK);
+		id = rmsg_chan_connect(b, sa, sizeof(*addr), i, CG_BLOCK);
 		if (id < 0) {
 			why = id;
 			break;
 		}
-		if (lib_event(&b, RMSG_CQE_CONNECTED, &ev))
+		if (lib_event(b, RMSG_CQE_CONNECTED, &ev))
 			return 13;
 		if (ev.res) {
 			why = ev.res;
 			break;
 		}
-		if (lib_event(&a, RMSG_CQE_ACCEPTED, &ev))
+		if (lib_event(a, RMSG_CQE_ACCEPTED, &ev))
 			return 14;
 		if (ev.res) {
 			why = ev.res;
@@ -579,10 +580,10 @@ static int memcg_child(const struct sockaddr_in *addr)
 	if (why != -ENOMEM && why != -ECONNREFUSED)
 		return 16;		/* the limit was never met, or an odd error */
 	/* At the limit, the first channel still works both ways. */
-	if (cg_echo(&b, b0, &a, a0, 0x5a) || cg_echo(&a, a0, &b, b0, 0xa5))
+	if (cg_echo(b, b0, a, a0, 0x5a) || cg_echo(a, a0, b, b0, 0xa5))
 		return 17;
-	rmsg_ep_close(&b);
-	rmsg_ep_close(&a);
+	rmsg_ep_drop(&b);
+	rmsg_ep_drop(&a);
 	return 0;
 }
 

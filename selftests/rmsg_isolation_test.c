@@ -281,7 +281,7 @@ static void raw_close(struct raw_conn *c)
 }
 
 FIXTURE(iso) {
-	struct rmsg_ep a;
+	struct rmsg_ep *a;
 	struct sockaddr_in addr;
 	struct raw_conn *x, *y;
 	bool opened;
@@ -293,7 +293,7 @@ FIXTURE_SETUP(iso)
 		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
 	ASSERT_EQ(0, rmsg_ep_open(&self->a, 16, 64));
 	self->opened = true;
-	ASSERT_EQ(0, rmsg_ep_listen(&self->a, (struct sockaddr *)&self->addr,
+	ASSERT_EQ(0, rmsg_ep_listen(self->a, (struct sockaddr *)&self->addr,
 				    sizeof(self->addr), 0xa0, BLOCK));
 	self->x = calloc(1, sizeof(*self->x));
 	self->y = calloc(1, sizeof(*self->y));
@@ -310,13 +310,13 @@ FIXTURE_TEARDOWN(iso)
 	free(self->x);
 	free(self->y);
 	if (self->opened)
-		rmsg_ep_close(&self->a);
+		rmsg_ep_drop(&self->a);
 }
 
 /* The block of the accepted channel the ACCEPTED event names, mapped. */
 static const unsigned char *map_block(struct rmsg_ep *ep, __u32 channel)
 {
-	void *p = mmap(NULL, BLOCK, PROT_READ, MAP_SHARED, ep->fd,
+	void *p = mmap(NULL, BLOCK, PROT_READ, MAP_SHARED, rmsg_ep_fd(ep),
 		       RMSG_OFF_BLOCK(channel));
 
 	return p == MAP_FAILED ? NULL : p;
@@ -341,11 +341,11 @@ TEST_F_TIMEOUT(iso, other_channels_key_is_refused, 180)
 	ASSERT_EQ(IBV_WC_SUCCESS, raw_ready(self->y));
 	ASSERT_EQ(IBV_WC_SUCCESS, raw_ready(self->x));
 	for (i = 0; i < 2; i++) {
-		ASSERT_EQ(0, rmsg_next_cqe(&self->a, &cqe, EVENT_TIMEOUT_MS));
+		ASSERT_EQ(0, rmsg_next_cqe(self->a, &cqe, EVENT_TIMEOUT_MS));
 		ASSERT_EQ(RMSG_CQE_ACCEPTED, RMSG_CQE_KIND(cqe.flags));
 	}
 	/* The ACCEPT hello names the channel on the listener's side. */
-	yblock = map_block(&self->a, self->y->peer.channel);
+	yblock = map_block(self->a, self->y->peer.channel);
 	ASSERT_NE(NULL, yblock);
 
 	/* The way in is right: through Y's own connection. */
@@ -379,7 +379,7 @@ TEST_F_TIMEOUT(iso, unasked_wakes_make_no_events, 180)
 	unsigned int i;
 	long deadline;
 
-	ASSERT_EQ(0, raw_open(self->y, &self->addr, &self->a, inc));
+	ASSERT_EQ(0, raw_open(self->y, &self->addr, self->a, inc));
 	/* More than the 64-entry ring: one at a time, each taken. */
 	for (i = 0; i < 200; i++)
 		ASSERT_EQ(IBV_WC_SUCCESS, raw_ctrl(self->y, RMSG_CTRL_WAKE))
@@ -392,14 +392,15 @@ TEST_F_TIMEOUT(iso, unasked_wakes_make_no_events, 180)
 	deadline = rmsg_now_ms() + EVENT_TIMEOUT_MS;
 	do {
 		memset(&st, 0, sizeof(st));
-		ASSERT_EQ(0, ioctl(self->a.fd, RMSG_IOC_EP_STATS, &st));
+		ASSERT_EQ(0, ioctl(rmsg_ep_fd(self->a), RMSG_IOC_EP_STATS,
+				   &st));
 		if (st.wakes_in >= 200)
 			break;
 		usleep(10000);
 	} while (rmsg_now_ms() < deadline);
 	EXPECT_EQ(200, st.wakes_in);
 	EXPECT_EQ(0, st.events_dropped);
-	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(&self->a, &cqe, 1000))
+	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(self->a, &cqe, 1000))
 		TH_LOG("an event of kind %u", RMSG_CQE_KIND(cqe.flags));
 }
 
@@ -424,7 +425,7 @@ TEST_F_TIMEOUT(iso, strangers_reconnect_leaves_channel_alone, 180)
 	unsigned int i;
 	int ret;
 
-	ASSERT_EQ(0, raw_open(self->y, &self->addr, &self->a, inc));
+	ASSERT_EQ(0, raw_open(self->y, &self->addr, self->a, inc));
 
 	/* Y's channel id on the listener's side, as its ACCEPT said. */
 	reconnect.peer_channel = self->y->peer.channel;
@@ -432,12 +433,12 @@ TEST_F_TIMEOUT(iso, strangers_reconnect_leaves_channel_alone, 180)
 	EXPECT_EQ(-EPROTO, ret) TH_LOG("the stranger's RECONNECT: %d", ret);
 
 	/* No event: the channel neither ended nor went into a repair. */
-	ret = rmsg_next_cqe(&self->a, &cqe, 2000);
+	ret = rmsg_next_cqe(self->a, &cqe, 2000);
 	EXPECT_EQ(-ETIMEDOUT, ret)
 		TH_LOG("an event of kind %u, res %d", RMSG_CQE_KIND(cqe.flags),
 		       cqe.res);
 	/* And Y's connection still carries writes into its block. */
-	yblock = map_block(&self->a, self->y->peer.channel);
+	yblock = map_block(self->a, self->y->peer.channel);
 	ASSERT_NE(NULL, yblock);
 	ASSERT_EQ(IBV_WC_SUCCESS,
 		  raw_write(self->y, self->y->peer.block_addr + PROBE_OFF,
@@ -458,11 +459,11 @@ TEST_F_TIMEOUT(iso, oversized_control_message_ends_channel, 180)
 	unsigned char *big = self->y->buf + NRECV * 64;
 	struct rmsg_cqe cqe;
 
-	ASSERT_EQ(0, raw_open(self->y, &self->addr, &self->a, inc));
+	ASSERT_EQ(0, raw_open(self->y, &self->addr, self->a, inc));
 
 	memset(big, 0x5a, 256);
 	raw_post(self->y, IBV_WR_SEND, big, 256, 0, 0);
-	ASSERT_EQ(0, rmsg_next_cqe(&self->a, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_next_cqe(self->a, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(RMSG_CQE_CLOSED, RMSG_CQE_KIND(cqe.flags));
 	EXPECT_EQ(-EPROTO, cqe.res);
 }

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Rendezvous messages through librmsg's message API (lib/rmsg_rndv.c):
- * rmsg_send() choosing eager or rendezvous by the threshold, rmsg_send_zc(),
- * rmsg_recv_into() with its completion events, rmsg_discard() and the
- * discards of rmsg_release(), rmsg_recv()'s copy path, the threshold's
- * environment variable and rmsg_protocol_info(). Both endpoints live in
+ * rmsg_msg_send() choosing eager or rendezvous by the threshold,
+ * rmsg_msg_send_zc(),
+ * rmsg_msg_recv_into() with its completion events, rmsg_msg_discard() and the
+ * discards of rmsg_msg_release(), rmsg_msg_recv()'s copy path, the threshold's
+ * environment variable and rmsg_chan_protocol_info(). Both endpoints live in
  * this process and talk over the guest's rxe device. Every byte received
  * is checked, and so are the bytes around each destination. Each test runs
  * twice: arrival flags written by the device, and the write-with-immediate
@@ -81,12 +82,12 @@ static bool check_guards(const unsigned char *p, size_t len, unsigned char c)
 static bool rndv_supported(void)
 {
 	struct rmsg_version ver;
-	int fd = rmsg_open_device();
+	int fd = rmsg_node_open();
 	bool ok;
 
 	if (fd < 0)
 		return false;
-	ok = !rmsg_query_version(fd, &ver) && (ver.features & RMSG_FEAT_RNDV) &&
+	ok = !rmsg_node_version(fd, &ver) && (ver.features & RMSG_FEAT_RNDV) &&
 	     (ver.features & RMSG_FEAT_EAGER);
 	close(fd);
 	return ok;
@@ -94,7 +95,7 @@ static bool rndv_supported(void)
 
 /* One endpoint, its events not yet looked at, and a registered region. */
 struct side {
-	struct rmsg_ep ep;
+	struct rmsg_ep *ep;
 	struct rmsg_event ev[LOG_MAX];
 	unsigned int nev;
 	unsigned int ch;
@@ -113,7 +114,7 @@ static bool pin_supported(struct side *s)
 {
 	struct rmsg_version ver;
 
-	return !rmsg_query_version(s->ep.fd, &ver) &&
+	return !rmsg_node_version(rmsg_ep_fd(s->ep), &ver) &&
 	       (ver.features & RMSG_FEAT_RNDV_PIN);
 }
 
@@ -123,7 +124,7 @@ static bool pump(struct side *s)
 
 	if (s->nev == LOG_MAX)
 		return fail("event log full");
-	n = rmsg_ep_progress(&s->ep, s->ev + s->nev, LOG_MAX - s->nev);
+	n = rmsg_ep_progress(s->ep, s->ev + s->nev, LOG_MAX - s->nev);
 	if (n < 0)
 		return fail("rmsg_ep_progress: %d", n);
 	s->nev += n;
@@ -174,27 +175,27 @@ static bool next_msg(struct pair *p, struct rmsg_msg *m, int timeout_ms)
 	int ret;
 
 	for (;;) {
-		ret = rmsg_peek(&p->a.ep, p->a.ch, m);
+		ret = rmsg_msg_peek(p->a.ep, p->a.ch, m);
 		if (!ret)
 			return true;
 		if (ret != -EAGAIN)
-			return fail("rmsg_peek: %d", ret);
+			return fail("rmsg_msg_peek: %d", ret);
 		if (!pump(&p->a) || !pump(&p->b))
 			return false;
 		if (rmsg_now_ms() > deadline)
 			return fail("no message in %d ms", timeout_ms);
-		rmsg_ep_wait(&p->a.ep, 10);
+		rmsg_ep_wait(p->a.ep, 10);
 	}
 }
 
-/* Send with rmsg_send(), retrying while the library says -EAGAIN. */
+/* Send with rmsg_msg_send(), retrying while the library says -EAGAIN. */
 static int send_wait(struct pair *p, const void *buf, size_t len, uint64_t ud)
 {
 	long deadline = rmsg_now_ms() + EVENT_TIMEOUT_MS;
 	int ret;
 
 	for (;;) {
-		ret = rmsg_send(&p->b.ep, p->b.ch, buf, len, ud);
+		ret = rmsg_msg_send(p->b.ep, p->b.ch, buf, len, 0, ud);
 		if (ret != -EAGAIN || rmsg_now_ms() > deadline)
 			return ret;
 		if (!pump(&p->a) || !pump(&p->b))
@@ -225,13 +226,13 @@ static int open_side(struct side *s, bool region, bool sqpoll)
 		s->mem = NULL;
 		return -errno;
 	}
-	return rmsg_reg(&s->ep, s->mem, REGION, &s->handle);
+	return rmsg_reg(s->ep, s->mem, REGION, &s->handle);
 }
 
 static void close_side(struct side *s)
 {
 	if (s->open)
-		rmsg_ep_close(&s->ep);
+		rmsg_ep_drop(&s->ep);
 	if (s->mem)
 		munmap(s->mem, REGION);
 	memset(s, 0, sizeof(*s));
@@ -254,14 +255,14 @@ static bool pair_open_how(struct pair *p, bool region, bool sqpoll)
 		ret = open_side(&p->b, region, sqpoll);
 	if (ret)
 		return fail("opening an endpoint: %d", ret);
-	ret = rmsg_ep_listen(&p->a.ep, (struct sockaddr *)&addr, sizeof(addr),
+	ret = rmsg_ep_listen(p->a.ep, (struct sockaddr *)&addr, sizeof(addr),
 			     0xa0, 0);
 	if (ret)
 		return fail("rmsg_ep_listen: %d", ret);
-	id = rmsg_ep_connect(&p->b.ep, (struct sockaddr *)&addr, sizeof(addr),
-			     0xb0, 0);
+	id = rmsg_chan_connect(p->b.ep, (struct sockaddr *)&addr, sizeof(addr),
+			       0xb0, 0);
 	if (id < 0)
-		return fail("rmsg_ep_connect: %d", id);
+		return fail("rmsg_chan_connect: %d", id);
 	if (!wait_ev(p, &p->b, RMSG_CQE_CONNECTED, 0, &ev, EVENT_TIMEOUT_MS))
 		return false;
 	if (ev.res || ev.channel != (unsigned int)id)
@@ -288,11 +289,14 @@ static void pair_close(struct pair *p)
 
 /*
  * Send @len bytes of pattern @seq from b's region at offset @src with
- * rmsg_send(); a must see a message of @kind and, for a rendezvous one,
- * receive it with rmsg_recv_into() at offset @dst of its region. Both
+ * rmsg_msg_send(); a must see a message of @kind and, for a rendezvous one,
+ * receive it with rmsg_msg_recv_into() at offset @dst of its region. Both
  * completions and every byte are checked.
  */
-/* xfer_how()'s @zc: 0 for rmsg_send(), else rmsg_send_zc(), or with RPut. */
+/*
+ * xfer_how()'s @zc: 0 for rmsg_msg_send(), else rmsg_msg_send_zc(), or
+ * with RPut.
+ */
 #define ZC_PUT	2
 
 static bool xfer_how(struct pair *p, unsigned int seq, size_t src,
@@ -307,8 +311,8 @@ static bool xfer_how(struct pair *p, unsigned int seq, size_t src,
 	fill(from, seq, len);
 	memset(to - GUARD, 0xee, len + 2 * GUARD);
 	if (zc)
-		ret = rmsg_send_zc(&p->b.ep, p->b.ch, from, len,
-				   zc == ZC_PUT ? RMSG_ZC_PUT : 0, ud);
+		ret = rmsg_msg_send_zc(p->b.ep, p->b.ch, from, len,
+				       zc == ZC_PUT ? RMSG_ZC_PUT : 0, ud);
 	else
 		ret = send_wait(p, from, len, ud);
 	if (ret)
@@ -324,13 +328,14 @@ static bool xfer_how(struct pair *p, unsigned int seq, size_t src,
 	} else {
 		if (m.data)
 			return fail("a rendezvous message with data");
-		ret = rmsg_recv_into(&p->a.ep, &m, to, len, rud);
+		ret = rmsg_msg_recv_into(p->a.ep, &m, to, len, rud);
 		if (ret)
-			return fail("rmsg_recv_into(%zu bytes): %d", len, ret);
+			return fail("rmsg_msg_recv_into(%zu bytes): %d", len,
+				    ret);
 		/* It may go at once; the transfer goes on. */
-		ret = rmsg_release(&p->a.ep, &m);
+		ret = rmsg_msg_release(p->a.ep, &m);
 		if (ret)
-			return fail("rmsg_release: %d", ret);
+			return fail("rmsg_msg_release: %d", ret);
 		if (!wait_ev(p, &p->a, RMSG_CQE_OP, rud, &ev, XFER_TIMEOUT_MS))
 			return false;
 		if (ev.res || ev.len != len || ev.channel != p->a.ch)
@@ -339,8 +344,8 @@ static bool xfer_how(struct pair *p, unsigned int seq, size_t src,
 		if (!check(to, seq, len) || !check_guards(to, len, 0xee))
 			return false;
 	}
-	if (kind == RMSG_MSG_EAGER && rmsg_release(&p->a.ep, &m))
-		return fail("rmsg_release failed");
+	if (kind == RMSG_MSG_EAGER && rmsg_msg_release(p->a.ep, &m))
+		return fail("rmsg_msg_release failed");
 	if (!wait_ev(p, &p->b, RMSG_CQE_OP, ud, &ev, XFER_TIMEOUT_MS))
 		return false;
 	if (ev.res || ev.len != len)
@@ -409,8 +414,8 @@ FIXTURE_SETUP(lrndv)
 	}
 	unsetenv("RMSG_RNDV_THRESH");
 	ASSERT_TRUE(pair_open(&self->p)) TH_LOG("%s", why);
-	ASSERT_EQ(0, rmsg_ep_set_rndv_threshold(&self->p.b.ep, THRESH));
-	ASSERT_EQ(THRESH, rmsg_ep_rndv_threshold(&self->p.b.ep));
+	ASSERT_EQ(0, rmsg_ep_set_rndv_threshold(self->p.b.ep, THRESH));
+	ASSERT_EQ(THRESH, rmsg_ep_rndv_threshold(self->p.b.ep));
 }
 
 FIXTURE_TEARDOWN(lrndv)
@@ -420,11 +425,11 @@ FIXTURE_TEARDOWN(lrndv)
 		rmsg_sh("echo 0 > " IMM_PARAM);
 }
 
-/* rmsg_send() on both sides of the threshold, up to 16 MiB, unaligned. */
+/* rmsg_msg_send() on both sides of the threshold, up to 16 MiB, unaligned. */
 TEST_F_TIMEOUT(lrndv, send_picks_by_threshold, 600)
 {
 	struct pair *p = &self->p;
-	int max = rmsg_channel_max_msg(&p->b.ep, p->b.ch);
+	int max = rmsg_chan_max_msg(p->b.ep, p->b.ch);
 	static const size_t rsizes[] = {
 		THRESH, THRESH + 1, THRESH + 4095, 65536, 1U << 20,
 		(1U << 20) + 3, 16U << 20,
@@ -459,25 +464,26 @@ TEST_F_TIMEOUT(lrndv, send_picks_by_threshold, 600)
 	ASSERT_EQ(RMSG_MSG_EAGER, m.kind);
 	ASSERT_EQ((unsigned int)max, m.len);
 	ASSERT_TRUE(check(m.data, 77, max)) TH_LOG("%s", why);
-	ASSERT_EQ(0, rmsg_release(&p->a.ep, &m));
+	ASSERT_EQ(0, rmsg_msg_release(p->a.ep, &m));
 	ASSERT_TRUE(wait_ev(p, &p->b, RMSG_CQE_OP, 77, &ev, EVENT_TIMEOUT_MS))
 		TH_LOG("%s", why);
 	ASSERT_EQ(0, ev.res);
 	free(heap);
 	/* A threshold above the eager maximum: too large goes rendezvous. */
-	ASSERT_EQ(0, rmsg_ep_set_rndv_threshold(&p->b.ep, max + 1000));
+	ASSERT_EQ(0, rmsg_ep_set_rndv_threshold(p->b.ep, max + 1000));
 	ASSERT_TRUE(xfer(p, seq++, GUARD, GUARD, max, RMSG_MSG_EAGER))
 		TH_LOG("%s", why);
 	ASSERT_TRUE(xfer(p, seq++, GUARD + 1, GUARD, max + 1, RMSG_MSG_RNDV))
 		TH_LOG("%s", why);
 	/* SIZE_MAX: never rendezvous. */
-	ASSERT_EQ(0, rmsg_ep_set_rndv_threshold(&p->b.ep, SIZE_MAX));
+	ASSERT_EQ(0, rmsg_ep_set_rndv_threshold(p->b.ep, SIZE_MAX));
 	ASSERT_TRUE(xfer(p, seq++, GUARD, GUARD, THRESH * 2 < max ?
 			 THRESH * 2 : max, RMSG_MSG_EAGER)) TH_LOG("%s", why);
-	ASSERT_EQ(-EMSGSIZE, rmsg_send(&p->b.ep, p->b.ch, p->b.mem, 1U << 20,
+	ASSERT_EQ(-EMSGSIZE, rmsg_msg_send(p->b.ep, p->b.ch, p->b.mem, 1U << 20,
+					   0,
 				       80));
 	/* 0: rendezvous from one byte on (an empty message stays eager). */
-	ASSERT_EQ(0, rmsg_ep_set_rndv_threshold(&p->b.ep, 0));
+	ASSERT_EQ(0, rmsg_ep_set_rndv_threshold(p->b.ep, 0));
 	ASSERT_TRUE(xfer(p, seq++, GUARD, GUARD + 5, 1, RMSG_MSG_RNDV))
 		TH_LOG("%s", why);
 	ASSERT_TRUE(xfer(p, seq++, GUARD, GUARD, 0, RMSG_MSG_EAGER))
@@ -485,8 +491,8 @@ TEST_F_TIMEOUT(lrndv, send_picks_by_threshold, 600)
 }
 
 /*
- * A channel's own threshold: its rmsg_send()s follow it, not the
- * endpoint's, and rmsg_protocol_info() shows it.
+ * A channel's own threshold: its rmsg_msg_send()s follow it, not the
+ * endpoint's, and rmsg_chan_protocol_info() shows it.
  */
 TEST_F_TIMEOUT(lrndv, channel_threshold, 300)
 {
@@ -496,28 +502,28 @@ TEST_F_TIMEOUT(lrndv, channel_threshold, 300)
 	size_t n = 0;
 	FILE *f;
 
-	EXPECT_EQ(-ENOTCONN, rmsg_chan_set_rndv_threshold(&p->b.ep, 4000,
+	EXPECT_EQ(-ENOTCONN, rmsg_chan_set_rndv_threshold(p->b.ep, 4000,
 							  100));
 	/* The endpoint's 8 KiB: 10000 bytes from the region go zero copy. */
 	ASSERT_TRUE(xfer(p, seq++, GUARD, GUARD, 10000, RMSG_MSG_RNDV))
 		TH_LOG("%s", why);
 	/* The channel's: never, then from 100 bytes. */
-	ASSERT_EQ(0, rmsg_chan_set_rndv_threshold(&p->b.ep, p->b.ch,
+	ASSERT_EQ(0, rmsg_chan_set_rndv_threshold(p->b.ep, p->b.ch,
 						  SIZE_MAX));
 	ASSERT_TRUE(xfer(p, seq++, GUARD, GUARD, 10000, RMSG_MSG_EAGER))
 		TH_LOG("%s", why);
-	ASSERT_EQ(0, rmsg_chan_set_rndv_threshold(&p->b.ep, p->b.ch, 100));
+	ASSERT_EQ(0, rmsg_chan_set_rndv_threshold(p->b.ep, p->b.ch, 100));
 	ASSERT_TRUE(xfer(p, seq++, GUARD + 1, GUARD, 200, RMSG_MSG_RNDV))
 		TH_LOG("%s", why);
 	ASSERT_TRUE(xfer(p, seq++, GUARD, GUARD, 99, RMSG_MSG_EAGER))
 		TH_LOG("%s", why);
 	/* The endpoint's threshold no longer applies to it. */
-	ASSERT_EQ(0, rmsg_ep_set_rndv_threshold(&p->b.ep, SIZE_MAX));
+	ASSERT_EQ(0, rmsg_ep_set_rndv_threshold(p->b.ep, SIZE_MAX));
 	ASSERT_TRUE(xfer(p, seq++, GUARD, GUARD, 300, RMSG_MSG_RNDV))
 		TH_LOG("%s", why);
 	f = open_memstream(&text, &n);
 	ASSERT_NE(NULL, f);
-	ASSERT_EQ(0, rmsg_protocol_info(&p->b.ep, p->b.ch, f));
+	ASSERT_EQ(0, rmsg_chan_protocol_info(p->b.ep, p->b.ch, f));
 	fclose(f);
 	EXPECT_TRUE(has(text, "0 .. 99 ")) TH_LOG("%s", why);
 	free(text);
@@ -555,14 +561,14 @@ TEST_F_TIMEOUT(lrndv, interleaved_in_order, 600)
 		if (sent < N) {
 			buf = sent % 3 == 1 ? (void *)(p->b.mem + off[sent]) :
 					      (void *)small[sent];
-			ret = rmsg_send(&p->b.ep, p->b.ch, buf, len[sent],
-					0x100 + sent);
+			ret = rmsg_msg_send(p->b.ep, p->b.ch, buf, len[sent], 0,
+					    0x100 + sent);
 			if (ret != -EAGAIN) {
 				ASSERT_EQ(0, ret);
 				sent++;
 			}
 		}
-		ret = rmsg_peek(&p->a.ep, p->a.ch, &m);
+		ret = rmsg_msg_peek(p->a.ep, p->a.ch, &m);
 		if (ret == -EAGAIN) {
 			ASSERT_TRUE(pump(&p->a) && pump(&p->b)) TH_LOG("%s", why);
 			continue;
@@ -576,11 +582,11 @@ TEST_F_TIMEOUT(lrndv, interleaved_in_order, 600)
 		} else {
 			dst[got] = next_dst;
 			next_dst += len[got] + 32;
-			ASSERT_EQ(0, rmsg_recv_into(&p->a.ep, &m,
-						    p->a.mem + dst[got],
+			ASSERT_EQ(0, rmsg_msg_recv_into(p->a.ep, &m,
+							p->a.mem + dst[got],
 						    len[got], 0x200 + got));
 		}
-		ASSERT_EQ(0, rmsg_release(&p->a.ep, &m));
+		ASSERT_EQ(0, rmsg_msg_release(p->a.ep, &m));
 		got++;
 	}
 	for (i = 0; i < N; i++) {
@@ -600,7 +606,7 @@ TEST_F_TIMEOUT(lrndv, interleaved_in_order, 600)
 	}
 }
 
-/* rmsg_recv_into()'s checks, and its completion events. */
+/* rmsg_msg_recv_into()'s checks, and its completion events. */
 TEST_F_TIMEOUT(lrndv, recv_into_checks, 300)
 {
 	struct pair *p = &self->p;
@@ -632,24 +638,26 @@ TEST_F_TIMEOUT(lrndv, recv_into_checks, 300)
 	 * Out of order; too small; outside any region (an answer the kernel
 	 * pins for, where it can: plain_memory_*); eager.
 	 */
-	EXPECT_EQ(-EINVAL, rmsg_recv_into(&p->a.ep, &m[1], to, L, 0x12));
-	EXPECT_EQ(-EMSGSIZE, rmsg_recv_into(&p->a.ep, &m[0], to, L - 1, 0x11));
+	EXPECT_EQ(-EINVAL, rmsg_msg_recv_into(p->a.ep, &m[1], to, L, 0x12));
+	EXPECT_EQ(-EMSGSIZE, rmsg_msg_recv_into(p->a.ep, &m[0], to, L - 1,
+						0x11));
 	if (!pin_supported(&p->a)) {
-		EXPECT_EQ(-EFAULT, rmsg_recv_into(&p->a.ep, &m[0], heap, L,
-						  0x11));
-		EXPECT_EQ(-EFAULT, rmsg_recv_into(&p->a.ep, &m[0],
-						  p->a.mem + REGION - L / 2,
+		EXPECT_EQ(-EFAULT, rmsg_msg_recv_into(p->a.ep, &m[0], heap, L,
+						      0x11));
+		EXPECT_EQ(-EFAULT, rmsg_msg_recv_into(p->a.ep, &m[0],
+						      p->a.mem + REGION - L / 2,
 						  L, 0x11));
 	}
-	EXPECT_EQ(-EINVAL, rmsg_recv_into(&p->a.ep, &m[3], to, L, 0x14));
-	EXPECT_EQ(-EINVAL, rmsg_discard(&p->a.ep, &m[3]));
+	EXPECT_EQ(-EINVAL, rmsg_msg_recv_into(p->a.ep, &m[3], to, L, 0x14));
+	EXPECT_EQ(-EINVAL, rmsg_msg_discard(p->a.ep, &m[3]));
 	/* In order, each once; more room than needed is fine. */
-	ASSERT_EQ(0, rmsg_recv_into(&p->a.ep, &m[0], to, L + 100, 0x11));
-	EXPECT_EQ(-EINVAL, rmsg_recv_into(&p->a.ep, &m[0], to, L, 0x11));
-	ASSERT_EQ(0, rmsg_recv_into(&p->a.ep, &m[1], to + L + GUARD, L, 0x12));
-	ASSERT_EQ(0, rmsg_recv_into(&p->a.ep, &m[2], to + 2 * (L + GUARD), L,
-				    0x13));
-	ASSERT_EQ(0, rmsg_release(&p->a.ep, &m[3]));
+	ASSERT_EQ(0, rmsg_msg_recv_into(p->a.ep, &m[0], to, L + 100, 0x11));
+	EXPECT_EQ(-EINVAL, rmsg_msg_recv_into(p->a.ep, &m[0], to, L, 0x11));
+	ASSERT_EQ(0, rmsg_msg_recv_into(p->a.ep, &m[1], to + L + GUARD, L,
+					0x12));
+	ASSERT_EQ(0, rmsg_msg_recv_into(p->a.ep, &m[2], to + 2 * (L + GUARD), L,
+					0x13));
+	ASSERT_EQ(0, rmsg_msg_release(p->a.ep, &m[3]));
 	for (i = 0; i < 3; i++) {
 		ASSERT_TRUE(wait_ev(p, &p->a, RMSG_CQE_OP, 0x11 + i, &ev,
 				    XFER_TIMEOUT_MS)) TH_LOG("%s", why);
@@ -668,26 +676,28 @@ TEST_F_TIMEOUT(lrndv, recv_into_checks, 300)
 	free(heap);
 }
 
-/* rmsg_send_zc()'s checks; it goes rendezvous whatever the size. */
+/* rmsg_msg_send_zc()'s checks; it goes rendezvous whatever the size. */
 TEST_F_TIMEOUT(lrndv, send_zc, 300)
 {
 	struct pair *p = &self->p;
 	unsigned char heap[64];
 
-	EXPECT_EQ(-EMSGSIZE, rmsg_send_zc(&p->b.ep, p->b.ch, p->b.mem, 0, 0, 1));
-	EXPECT_EQ(-EMSGSIZE, rmsg_send_zc(&p->b.ep, p->b.ch, p->b.mem,
-					  (size_t)RMSG_RNDV_MAX_LEN + 1, 0, 1));
+	EXPECT_EQ(-EMSGSIZE, rmsg_msg_send_zc(p->b.ep, p->b.ch, p->b.mem, 0, 0,
+					      1));
+	EXPECT_EQ(-EMSGSIZE, rmsg_msg_send_zc(p->b.ep, p->b.ch, p->b.mem,
+					      (size_t)RMSG_RNDV_MAX_LEN + 1, 0, 1));
 	/* Outside any region: refused, unless the kernel pins for it. */
 	if (!pin_supported(&p->b)) {
-		EXPECT_EQ(-EFAULT, rmsg_send_zc(&p->b.ep, p->b.ch, heap,
-						sizeof(heap), 0, 1));
-		EXPECT_EQ(-EFAULT, rmsg_send_zc(&p->b.ep, p->b.ch,
-						p->b.mem + REGION - 10, 11, 0,
+		EXPECT_EQ(-EFAULT, rmsg_msg_send_zc(p->b.ep, p->b.ch, heap,
+						    sizeof(heap), 0, 1));
+		EXPECT_EQ(-EFAULT, rmsg_msg_send_zc(p->b.ep, p->b.ch,
+						    p->b.mem + REGION - 10, 11, 0,
 						1));
 	}
-	EXPECT_EQ(-EINVAL, rmsg_send_zc(&p->b.ep, p->b.ch, p->b.mem, 10,
-					0x80, 1));
-	EXPECT_EQ(-ENOTCONN, rmsg_send_zc(&p->b.ep, 4000, p->b.mem, 10, 0, 1));
+	EXPECT_EQ(-EINVAL, rmsg_msg_send_zc(p->b.ep, p->b.ch, p->b.mem, 10,
+					    0x80, 1));
+	EXPECT_EQ(-ENOTCONN, rmsg_msg_send_zc(p->b.ep, 4000, p->b.mem, 10, 0,
+					      1));
 	ASSERT_TRUE(no_op_event(p, &p->b)) TH_LOG("%s", why);
 	ASSERT_TRUE(xfer_how(p, 1, GUARD + 1, GUARD, 1, RMSG_MSG_RNDV, true))
 		TH_LOG("%s", why);
@@ -702,7 +712,7 @@ TEST_F_TIMEOUT(lrndv, send_zc, 300)
 			     RMSG_MSG_RNDV, ZC_PUT)) TH_LOG("%s", why);
 }
 
-/* rmsg_discard(): the sender hears -ECANCELED, the receiver nothing. */
+/* rmsg_msg_discard(): the sender hears -ECANCELED, the receiver nothing. */
 TEST_F_TIMEOUT(lrndv, discard, 300)
 {
 	struct pair *p = &self->p;
@@ -716,17 +726,17 @@ TEST_F_TIMEOUT(lrndv, discard, 300)
 	ASSERT_EQ(0, send_wait(p, small, sizeof(small), 0x32));
 	ASSERT_TRUE(next_msg(p, &m, EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
 	ASSERT_EQ(RMSG_MSG_RNDV, m.kind);
-	ASSERT_EQ(0, rmsg_discard(&p->a.ep, &m));
-	EXPECT_EQ(-EINVAL, rmsg_discard(&p->a.ep, &m));
-	EXPECT_EQ(-EINVAL, rmsg_recv_into(&p->a.ep, &m, p->a.mem, 3 * THRESH,
-					  0x33));
+	ASSERT_EQ(0, rmsg_msg_discard(p->a.ep, &m));
+	EXPECT_EQ(-EINVAL, rmsg_msg_discard(p->a.ep, &m));
+	EXPECT_EQ(-EINVAL, rmsg_msg_recv_into(p->a.ep, &m, p->a.mem, 3 * THRESH,
+					      0x33));
 	ASSERT_TRUE(wait_ev(p, &p->b, RMSG_CQE_OP, 0x31, &ev, XFER_TIMEOUT_MS))
 		TH_LOG("%s", why);
 	EXPECT_EQ(-ECANCELED, ev.res);
 	ASSERT_TRUE(next_msg(p, &e, EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
 	ASSERT_EQ(RMSG_MSG_EAGER, e.kind);
 	ASSERT_TRUE(check(e.data, 2, sizeof(small))) TH_LOG("%s", why);
-	ASSERT_EQ(0, rmsg_release(&p->a.ep, &e));
+	ASSERT_EQ(0, rmsg_msg_release(p->a.ep, &e));
 	ASSERT_TRUE(wait_ev(p, &p->b, RMSG_CQE_OP, 0x32, &ev, XFER_TIMEOUT_MS))
 		TH_LOG("%s", why);
 	EXPECT_EQ(0, ev.res);
@@ -756,21 +766,22 @@ TEST_F_TIMEOUT(lrndv, release_discards, 300)
 	while (got < N) {
 		ASSERT_LT(rmsg_now_ms(), deadline);
 		if (sent < N) {
-			ret = rmsg_send(&p->b.ep, p->b.ch, p->b.mem, THRESH,
-					0x400 + sent);
+			ret = rmsg_msg_send(p->b.ep, p->b.ch, p->b.mem, THRESH,
+					    0,
+					    0x400 + sent);
 			if (ret != -EAGAIN) {
 				ASSERT_EQ(0, ret);
 				sent++;
 			}
 		}
-		ret = rmsg_peek(&p->a.ep, p->a.ch, &m);
+		ret = rmsg_msg_peek(p->a.ep, p->a.ch, &m);
 		if (ret == -EAGAIN) {
 			ASSERT_TRUE(pump(&p->a) && pump(&p->b)) TH_LOG("%s", why);
 			continue;
 		}
 		ASSERT_EQ(0, ret);
 		ASSERT_EQ(RMSG_MSG_RNDV, m.kind);
-		ASSERT_EQ(0, rmsg_release(&p->a.ep, &m));
+		ASSERT_EQ(0, rmsg_msg_release(p->a.ep, &m));
 		got++;
 	}
 	for (i = 0; i < N; i++) {
@@ -786,8 +797,9 @@ TEST_F_TIMEOUT(lrndv, release_discards, 300)
 	ASSERT_TRUE(next_msg(p, &m2, EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
 	ASSERT_EQ(RMSG_MSG_RNDV, m.kind);
 	ASSERT_EQ(RMSG_MSG_EAGER, m2.kind);
-	ASSERT_EQ(0, rmsg_release(&p->a.ep, &m2));
-	EXPECT_EQ(-EINVAL, rmsg_recv_into(&p->a.ep, &m, p->a.mem, THRESH, 1));
+	ASSERT_EQ(0, rmsg_msg_release(p->a.ep, &m2));
+	EXPECT_EQ(-EINVAL, rmsg_msg_recv_into(p->a.ep, &m, p->a.mem, THRESH,
+					      1));
 	ASSERT_TRUE(wait_ev(p, &p->b, RMSG_CQE_OP, 0x500, &ev, XFER_TIMEOUT_MS))
 		TH_LOG("%s", why);
 	EXPECT_EQ(-ECANCELED, ev.res);
@@ -799,7 +811,7 @@ TEST_F_TIMEOUT(lrndv, release_discards, 300)
 		TH_LOG("%s", why);
 }
 
-/* rmsg_recv() copies rendezvous messages out, in order with eager ones. */
+/* rmsg_msg_recv() copies rendezvous messages out, in order with eager ones. */
 TEST_F_TIMEOUT(lrndv, recv_copy_path, 300)
 {
 	struct pair *p = &self->p;
@@ -827,16 +839,16 @@ TEST_F_TIMEOUT(lrndv, recv_copy_path, 300)
 	}
 	for (i = 0; i < N; i++) {
 		/* Too small: -EMSGSIZE at once, and the message stays. */
-		EXPECT_EQ(-EMSGSIZE, rmsg_recv(&p->a.ep, p->a.ch, buf,
-					       len[i] - 1)) TH_LOG("message %u", i);
+		EXPECT_EQ(-EMSGSIZE, rmsg_msg_recv(p->a.ep, p->a.ch, buf,
+						   len[i] - 1, 0)) TH_LOG("message %u", i);
 		memset(buf, 0xee, cap);
 		for (;;) {
-			ret = rmsg_recv(&p->a.ep, p->a.ch, buf, cap);
+			ret = rmsg_msg_recv(p->a.ep, p->a.ch, buf, cap, 0);
 			if (ret != -EAGAIN)
 				break;
 			ASSERT_LT(rmsg_now_ms(), deadline);
 			/* It sleeps until the transfer's CQE. */
-			ASSERT_LE(0, rmsg_ep_wait(&p->a.ep, 1000));
+			ASSERT_LE(0, rmsg_ep_wait(p->a.ep, 1000));
 			waits++;
 		}
 		ASSERT_EQ((int)len[i], ret) TH_LOG("message %u", i);
@@ -850,22 +862,22 @@ TEST_F_TIMEOUT(lrndv, recv_copy_path, 300)
 	}
 	ASSERT_TRUE(no_op_event(p, &p->a)) TH_LOG("%s", why);
 	TH_LOG("%u waits for %d rendezvous copies", waits, 4);
-	ASSERT_EQ(-EAGAIN, rmsg_recv(&p->a.ep, p->a.ch, buf, cap));
+	ASSERT_EQ(-EAGAIN, rmsg_msg_recv(p->a.ep, p->a.ch, buf, cap, 0));
 	free(buf);
 }
 
 /*
  * Memory in no region (RMSG_FEAT_RNDV_PIN): @tx sends @len bytes of
- * pattern @seq from malloc() memory at an odd offset with rmsg_send() (or
- * rmsg_send_zc() when @zc, RPut for ZC_PUT); @rx
- * takes it eager, or receives it with rmsg_recv_into() into malloc()
+ * pattern @seq from malloc() memory at an odd offset with rmsg_msg_send() (or
+ * rmsg_msg_send_zc() when @zc, RPut for ZC_PUT); @rx
+ * takes it eager, or receives it with rmsg_msg_recv_into() into malloc()
  * memory between guards. Both completions and every byte are checked.
  */
 static bool xfer_plain(struct pair *p, struct side *tx, struct side *rx,
 		       unsigned int seq, size_t len, int zc)
 {
 	uint64_t ud = 0x91000000ULL + seq, rud = 0x92000000ULL + seq;
-	int max = rmsg_channel_max_msg(&tx->ep, tx->ch);
+	int max = rmsg_chan_max_msg(tx->ep, tx->ch);
 	unsigned char *src = malloc(len + 3), *dst = malloc(len + 2 * GUARD);
 	long deadline = rmsg_now_ms() + XFER_TIMEOUT_MS;
 	unsigned int kind = zc || (long)len > max ? RMSG_MSG_RNDV :
@@ -881,17 +893,18 @@ static bool xfer_plain(struct pair *p, struct side *tx, struct side *rx,
 	}
 	fill(src + 3, seq, len);
 	memset(dst, 0xee, len + 2 * GUARD);
-	while ((ret = zc ? rmsg_send_zc(&tx->ep, tx->ch, src + 3, len,
-					zc == ZC_PUT ? RMSG_ZC_PUT : 0, ud) :
-			   rmsg_send(&tx->ep, tx->ch, src + 3, len, ud)) ==
+	while ((ret = zc ? rmsg_msg_send_zc(tx->ep, tx->ch, src + 3, len,
+					    zc == ZC_PUT ? RMSG_ZC_PUT : 0, ud) :
+			   rmsg_msg_send(tx->ep, tx->ch, src + 3, len, 0,
+					 ud)) ==
 	       -EAGAIN && rmsg_now_ms() < deadline)
 		if (!pump(&p->a) || !pump(&p->b))
 			goto out;
 	if (ret) {
-		fail("rmsg_send of %zu bytes in no region: %d", len, ret);
+		fail("rmsg_msg_send of %zu bytes in no region: %d", len, ret);
 		goto out;
 	}
-	while ((ret = rmsg_peek(&rx->ep, rx->ch, &m)) == -EAGAIN &&
+	while ((ret = rmsg_msg_peek(rx->ep, rx->ch, &m)) == -EAGAIN &&
 	       rmsg_now_ms() < deadline)
 		if (!pump(&p->a) || !pump(&p->b))
 			goto out;
@@ -904,15 +917,16 @@ static bool xfer_plain(struct pair *p, struct side *tx, struct side *rx,
 		if (!check(m.data, seq, len))
 			goto out;
 	} else {
-		ret = rmsg_recv_into(&rx->ep, &m, dst + GUARD, len, rud);
+		ret = rmsg_msg_recv_into(rx->ep, &m, dst + GUARD, len, rud);
 		if (ret) {
-			fail("rmsg_recv_into(%zu bytes), no region: %d", len,
+			fail("rmsg_msg_recv_into(%zu bytes), no region: %d",
+			     len,
 			     ret);
 			goto out;
 		}
 	}
-	if (rmsg_release(&rx->ep, &m)) {
-		fail("rmsg_release");
+	if (rmsg_msg_release(rx->ep, &m)) {
+		fail("rmsg_msg_release");
 		goto out;
 	}
 	if (kind == RMSG_MSG_RNDV) {
@@ -941,18 +955,18 @@ out:
 }
 
 /*
- * rmsg_sendv() from b to a of @n pieces, @len bytes in all (pattern @seq),
+ * rmsg_msg_sendv() from b to a of @n pieces, @len bytes in all (pattern @seq),
  * each piece malloc()ed on its own at an odd address and, when there are
  * several, overwritten and freed as soon as the call returns (the library
  * copied them); a single piece belongs to its send until the completion,
- * as for rmsg_send().
- * a takes the one message eager, or with rmsg_recv_into() into malloc()
+ * as for rmsg_msg_send().
+ * a takes the one message eager, or with rmsg_msg_recv_into() into malloc()
  * memory; both completions and every byte are checked.
  */
 static bool xfer_gather(struct pair *p, unsigned int seq, int n, size_t len)
 {
 	uint64_t ud = 0x93000000ULL + seq, rud = 0x94000000ULL + seq;
-	int max = rmsg_channel_max_msg(&p->b.ep, p->b.ch);
+	int max = rmsg_chan_max_msg(p->b.ep, p->b.ch);
 	unsigned int kind = (long)len > max ? RMSG_MSG_RNDV : RMSG_MSG_EAGER;
 	long deadline = rmsg_now_ms() + XFER_TIMEOUT_MS;
 	unsigned char *whole = malloc(len + 1), *dst = NULL;
@@ -978,7 +992,7 @@ static bool xfer_gather(struct pair *p, unsigned int seq, int n, size_t len)
 		memcpy(iov[i].iov_base, whole + off, piece);
 		off += piece;
 	}
-	while ((ret = rmsg_sendv(&p->b.ep, p->b.ch, iov, n, 0, ud)) ==
+	while ((ret = rmsg_msg_sendv(p->b.ep, p->b.ch, iov, n, 0, ud)) ==
 	       -EAGAIN && rmsg_now_ms() < deadline)
 		if (!pump(&p->a) || !pump(&p->b))
 			goto out;
@@ -987,7 +1001,7 @@ static bool xfer_gather(struct pair *p, unsigned int seq, int n, size_t len)
 		free((unsigned char *)iov[i].iov_base - (i % 7));
 	}
 	if (ret) {
-		fail("rmsg_sendv of %d pieces, %zu bytes: %d", n, len, ret);
+		fail("rmsg_msg_sendv of %d pieces, %zu bytes: %d", n, len, ret);
 		goto out;
 	}
 	if (!next_msg(p, &m, XFER_TIMEOUT_MS))
@@ -1002,13 +1016,13 @@ static bool xfer_gather(struct pair *p, unsigned int seq, int n, size_t len)
 			goto out;
 	} else {
 		dst = malloc(len);
-		if (!dst || rmsg_recv_into(&p->a.ep, &m, dst, len, rud)) {
+		if (!dst || rmsg_msg_recv_into(p->a.ep, &m, dst, len, rud)) {
 			fail("receiving %zu bytes", len);
 			goto out;
 		}
 	}
-	if (rmsg_release(&p->a.ep, &m)) {
-		fail("rmsg_release");
+	if (rmsg_msg_release(p->a.ep, &m)) {
+		fail("rmsg_msg_release");
 		goto out;
 	}
 	if (kind == RMSG_MSG_RNDV &&
@@ -1029,13 +1043,13 @@ out:
 }
 
 /*
- * rmsg_sendv(): 1 to 64 pieces, one message each, eager and (from pieces
+ * rmsg_msg_sendv(): 1 to 64 pieces, one message each, eager and (from pieces
  * gathered by the library, pinned by the kernel) rendezvous.
  */
 TEST_F_TIMEOUT(lrndv, sendv, 600)
 {
 	struct pair *p = &self->p;
-	int max = rmsg_channel_max_msg(&p->b.ep, p->b.ch);
+	int max = rmsg_chan_max_msg(p->b.ep, p->b.ch);
 	static const int counts[] = { 1, 2, 3, 17, 64 };
 	struct iovec iov[RMSG_IOV_MAX + 1];
 	unsigned int seq = 400, i;
@@ -1045,17 +1059,17 @@ TEST_F_TIMEOUT(lrndv, sendv, 600)
 	memset(iov, 0, sizeof(iov));
 	iov[0].iov_base = p->b.mem;
 	iov[0].iov_len = 1;
-	EXPECT_EQ(-EINVAL, rmsg_sendv(&p->b.ep, p->b.ch, iov, 0, 0, 1));
-	EXPECT_EQ(-EINVAL, rmsg_sendv(&p->b.ep, p->b.ch, iov,
-				      RMSG_IOV_MAX + 1, 0, 1));
-	EXPECT_EQ(-EINVAL, rmsg_sendv(&p->b.ep, p->b.ch, NULL, 1, 0, 1));
-	EXPECT_EQ(-EINVAL, rmsg_sendv(&p->b.ep, p->b.ch, iov, 1, 0x80, 1));
+	EXPECT_EQ(-EINVAL, rmsg_msg_sendv(p->b.ep, p->b.ch, iov, 0, 0, 1));
+	EXPECT_EQ(-EINVAL, rmsg_msg_sendv(p->b.ep, p->b.ch, iov,
+					  RMSG_IOV_MAX + 1, 0, 1));
+	EXPECT_EQ(-EINVAL, rmsg_msg_sendv(p->b.ep, p->b.ch, NULL, 1, 0, 1));
+	EXPECT_EQ(-EINVAL, rmsg_msg_sendv(p->b.ep, p->b.ch, iov, 1, 0x80, 1));
 	/* More than a rendezvous carries, in all: nothing is read. */
 	iov[0].iov_len = RMSG_RNDV_MAX_LEN / 2 + 1;
 	iov[1].iov_base = p->b.mem;
 	iov[1].iov_len = RMSG_RNDV_MAX_LEN / 2 + 1;
-	EXPECT_EQ(-EMSGSIZE, rmsg_sendv(&p->b.ep, p->b.ch, iov, 2, 0, 1));
-	EXPECT_EQ(-ENOTCONN, rmsg_sendv(&p->b.ep, 4000, iov, 1, 0, 1));
+	EXPECT_EQ(-EMSGSIZE, rmsg_msg_sendv(p->b.ep, p->b.ch, iov, 2, 0, 1));
+	EXPECT_EQ(-ENOTCONN, rmsg_msg_sendv(p->b.ep, 4000, iov, 1, 0, 1));
 	ASSERT_TRUE(no_op_event(p, &p->b)) TH_LOG("%s", why);
 
 	for (i = 0; i < ARRAY_SIZE(counts); i++) {
@@ -1083,7 +1097,7 @@ TEST_F_TIMEOUT(lrndv, sendv, 600)
 TEST_F_TIMEOUT(lrndv, plain_memory_sizes, 900)
 {
 	struct pair *p = &self->p;
-	int max = rmsg_channel_max_msg(&p->b.ep, p->b.ch);
+	int max = rmsg_chan_max_msg(p->b.ep, p->b.ch);
 	long pin0 = rmsg_vmpin_kb(), pins0 = rmsg_pins();
 	size_t sizes[] = {
 		0, 1, 4000, max, max + 1, (100U << 10) + 7, 1U << 20,
@@ -1104,7 +1118,7 @@ TEST_F_TIMEOUT(lrndv, plain_memory_sizes, 900)
 		EXPECT_TRUE(rmsg_pins_are(pins0, 0)) TH_LOG("%zu bytes",
 							    sizes[i]);
 	}
-	/* rmsg_send_zc() from memory in no region: the same path, RPut too. */
+	/* rmsg_msg_send_zc() from memory in no region: same path, RPut too. */
 	ASSERT_TRUE(xfer_plain(p, &p->b, &p->a, seq++, 3U << 20, 1))
 		TH_LOG("%s", why);
 	ASSERT_TRUE(xfer_plain(p, &p->b, &p->a, seq++, 100, ZC_PUT))
@@ -1270,13 +1284,13 @@ TEST_F_TIMEOUT(lrndv, plain_memory_unmapped_and_read_only, 600)
 	ASSERT_EQ(0, munmap(src, len));
 	/* Read-only: refused for the sink, and the message stays to answer. */
 	ASSERT_EQ(0, mprotect(dst, len, PROT_READ));
-	ASSERT_EQ(0, rmsg_recv_into(&p->a.ep, &m, dst, len, 42));
+	ASSERT_EQ(0, rmsg_msg_recv_into(p->a.ep, &m, dst, len, 42));
 	ASSERT_TRUE(wait_ev(p, &p->a, RMSG_CQE_OP, 42, &ev, EVENT_TIMEOUT_MS))
 		TH_LOG("%s", why);
 	EXPECT_EQ(-EFAULT, ev.res);
 	ASSERT_EQ(0, mprotect(dst, len, PROT_READ | PROT_WRITE));
-	ASSERT_EQ(0, rmsg_recv_into(&p->a.ep, &m, dst, len, 43));
-	ASSERT_EQ(0, rmsg_release(&p->a.ep, &m));
+	ASSERT_EQ(0, rmsg_msg_recv_into(p->a.ep, &m, dst, len, 43));
+	ASSERT_EQ(0, rmsg_msg_release(p->a.ep, &m));
 	ASSERT_TRUE(wait_ev(p, &p->a, RMSG_CQE_OP, 43, &ev, XFER_TIMEOUT_MS))
 		TH_LOG("%s", why);
 	ASSERT_EQ(0, ev.res);
@@ -1289,7 +1303,8 @@ TEST_F_TIMEOUT(lrndv, plain_memory_unmapped_and_read_only, 600)
 
 	/* A source that runs into unmapped memory: the send's -EFAULT. */
 	ASSERT_EQ(0, munmap(dst + len - 4096, 4096));
-	ASSERT_EQ(0, rmsg_send_zc(&p->b.ep, p->b.ch, dst + len - 8192, 8192, 0,
+	ASSERT_EQ(0, rmsg_msg_send_zc(p->b.ep, p->b.ch, dst + len - 8192, 8192,
+				      0,
 				  46));
 	ASSERT_TRUE(wait_ev(p, &p->b, RMSG_CQE_OP, 46, &ev, EVENT_TIMEOUT_MS))
 		TH_LOG("%s", why);
@@ -1302,8 +1317,8 @@ TEST_F_TIMEOUT(lrndv, plain_memory_unmapped_and_read_only, 600)
 	ASSERT_EQ(0, send_wait(p, dst, len, 44));
 	ASSERT_TRUE(next_msg(p, &m, EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
 	ASSERT_EQ(RMSG_MSG_RNDV, m.kind);
-	ASSERT_EQ(0, rmsg_recv_into(&p->a.ep, &m, p->a.mem, len, 45));
-	ASSERT_EQ(0, rmsg_release(&p->a.ep, &m));
+	ASSERT_EQ(0, rmsg_msg_recv_into(p->a.ep, &m, p->a.mem, len, 45));
+	ASSERT_EQ(0, rmsg_msg_release(p->a.ep, &m));
 	ASSERT_TRUE(wait_ev(p, &p->a, RMSG_CQE_OP, 45, &ev, XFER_TIMEOUT_MS))
 		TH_LOG("%s", why);
 	ASSERT_EQ(0, ev.res);
@@ -1316,11 +1331,11 @@ TEST_F_TIMEOUT(lrndv, plain_memory_unmapped_and_read_only, 600)
 	EXPECT_TRUE(rmsg_pins_are(pins0, 0));
 }
 
-/* rmsg_protocol_info() shows the boundaries. */
+/* rmsg_chan_protocol_info() shows the boundaries. */
 TEST_F(lrndv, protocol_info)
 {
 	struct pair *p = &self->p;
-	int max = rmsg_channel_max_msg(&p->b.ep, p->b.ch);
+	int max = rmsg_chan_max_msg(p->b.ep, p->b.ch);
 	char want[64], *text = NULL;
 	size_t n = 0;
 	FILE *f;
@@ -1328,7 +1343,7 @@ TEST_F(lrndv, protocol_info)
 	ASSERT_GT(max, THRESH);
 	f = open_memstream(&text, &n);
 	ASSERT_NE(NULL, f);
-	ASSERT_EQ(0, rmsg_protocol_info(&p->b.ep, p->b.ch, f));
+	ASSERT_EQ(0, rmsg_chan_protocol_info(p->b.ep, p->b.ch, f));
 	fclose(f);
 	TH_LOG("\n%s", text);
 	ASSERT_TRUE(has(text, "size range")) TH_LOG("%s", why);
@@ -1344,10 +1359,10 @@ TEST_F(lrndv, protocol_info)
 		TH_LOG("%s", why);
 	free(text);
 
-	ASSERT_EQ(0, rmsg_ep_set_rndv_threshold(&p->b.ep, 1000));
+	ASSERT_EQ(0, rmsg_ep_set_rndv_threshold(p->b.ep, 1000));
 	f = open_memstream(&text, &n);
 	ASSERT_NE(NULL, f);
-	ASSERT_EQ(0, rmsg_protocol_info(&p->b.ep, p->b.ch, f));
+	ASSERT_EQ(0, rmsg_chan_protocol_info(p->b.ep, p->b.ch, f));
 	fclose(f);
 	ASSERT_TRUE(has(text, "0 .. 999 ")) TH_LOG("%s", why);
 	snprintf(want, sizeof(want), "1000 .. %d ", max);
@@ -1355,10 +1370,10 @@ TEST_F(lrndv, protocol_info)
 	free(text);
 
 	/* Above the eager maximum: no gap between eager and rendezvous. */
-	ASSERT_EQ(0, rmsg_ep_set_rndv_threshold(&p->b.ep, max + 1000));
+	ASSERT_EQ(0, rmsg_ep_set_rndv_threshold(p->b.ep, max + 1000));
 	f = open_memstream(&text, &n);
 	ASSERT_NE(NULL, f);
-	ASSERT_EQ(0, rmsg_protocol_info(&p->b.ep, p->b.ch, f));
+	ASSERT_EQ(0, rmsg_chan_protocol_info(p->b.ep, p->b.ch, f));
 	fclose(f);
 	snprintf(want, sizeof(want), "0 .. %d ", max);
 	ASSERT_TRUE(has(text, want)) TH_LOG("%s", why);
@@ -1369,7 +1384,7 @@ TEST_F(lrndv, protocol_info)
 
 	f = open_memstream(&text, &n);
 	ASSERT_NE(NULL, f);
-	EXPECT_EQ(-ENOTCONN, rmsg_protocol_info(&p->b.ep, 4000, f));
+	EXPECT_EQ(-ENOTCONN, rmsg_chan_protocol_info(p->b.ep, 4000, f));
 	fclose(f);
 	free(text);
 }
@@ -1387,7 +1402,7 @@ TEST(env_threshold)
 	};
 	struct sockaddr_in addr;
 	struct pair p;
-	struct rmsg_ep ep;
+	struct rmsg_ep *ep = NULL;
 	unsigned int i;
 
 	if (!rmsg_local_addr(&addr, 0))
@@ -1397,16 +1412,16 @@ TEST(env_threshold)
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		ASSERT_EQ(0, setenv("RMSG_RNDV_THRESH", cases[i].val, 1));
 		ASSERT_EQ(0, rmsg_ep_open(&ep, 8, 0));
-		EXPECT_EQ(cases[i].want, rmsg_ep_rndv_threshold(&ep))
+		EXPECT_EQ(cases[i].want, rmsg_ep_rndv_threshold(ep))
 			TH_LOG("RMSG_RNDV_THRESH=%s", cases[i].val);
-		rmsg_ep_close(&ep);
+		rmsg_ep_drop(&ep);
 	}
 	ASSERT_EQ(0, unsetenv("RMSG_RNDV_THRESH"));
 	ASSERT_EQ(0, rmsg_ep_open(&ep, 8, 0));
-	EXPECT_EQ(RMSG_RNDV_THRESH_DEFAULT, rmsg_ep_rndv_threshold(&ep));
-	rmsg_ep_close(&ep);
+	EXPECT_EQ(RMSG_RNDV_THRESH_DEFAULT, rmsg_ep_rndv_threshold(ep));
+	rmsg_ep_drop(&ep);
 
-	/* And rmsg_send() follows it. */
+	/* And rmsg_msg_send() follows it. */
 	memset(&p, 0, sizeof(p));
 	ASSERT_EQ(0, setenv("RMSG_RNDV_THRESH", "4K", 1));
 	ASSERT_TRUE(pair_open(&p)) TH_LOG("%s", why);

@@ -90,7 +90,7 @@ TEST_F_TIMEOUT(module, load_unload_repeated, 180)
 		ASSERT_EQ(0, rmsg_load(self->ko)) TH_LOG("round %d", i);
 		fd = rmsg_open_when_ready();
 		ASSERT_LE(0, fd) TH_LOG("round %d: %s", i, strerror(errno));
-		EXPECT_EQ(0, rmsg_query_version(fd, &ver));
+		EXPECT_EQ(0, rmsg_node_version(fd, &ver));
 		/* The device that was there before the load is found. */
 		EXPECT_EQ(1, rmsg_find_dev(fd, "rxe0", NULL, NULL));
 		close(fd);
@@ -121,7 +121,7 @@ TEST_F(module, unload_while_open_refused)
 	EXPECT_TRUE(ret == -EWOULDBLOCK || ret == -EBUSY)
 		TH_LOG("delete_module: %s", strerror(-ret));
 	EXPECT_TRUE(rmsg_loaded());
-	EXPECT_EQ(0, rmsg_query_version(fd, &ver));
+	EXPECT_EQ(0, rmsg_node_version(fd, &ver));
 	EXPECT_EQ(1, rmsg_find_dev(fd, "rxe0", NULL, NULL));
 	EXPECT_NE(0, rmsg_sh("rmmod rmsg 2>/dev/null"));
 	close(fd);

@@ -172,7 +172,7 @@ static bool wait_event(struct rmsg_ep *ep, struct evlog *log,
 		       int timeout_ms)
 {
 	long deadline = rmsg_now_ms() + timeout_ms;
-	struct pollfd pfd = { .fd = ep->fd, .events = POLLIN };
+	struct pollfd pfd = { .fd = rmsg_ep_fd(ep), .events = POLLIN };
 
 	for (;;) {
 		if (!pump_log(ep, log))
@@ -189,7 +189,7 @@ static bool wait_event(struct rmsg_ep *ep, struct evlog *log,
 /* ------------------------------------------------------------------ */
 /* Channels                                                             */
 
-/* A rmsg_recv() that waits up to @timeout_ms; returns what it returned. */
+/* A rmsg_msg_recv() that waits up to @timeout_ms; returns what it returned. */
 static int recv_wait(struct rmsg_ep *ep, unsigned int ch, void *buf,
 		     size_t len, int timeout_ms)
 {
@@ -197,7 +197,7 @@ static int recv_wait(struct rmsg_ep *ep, unsigned int ch, void *buf,
 	int ret;
 
 	for (;;) {
-		ret = rmsg_recv(ep, ch, buf, len);
+		ret = rmsg_msg_recv(ep, ch, buf, len, 0);
 		if (ret != -EAGAIN || rmsg_now_ms() > deadline)
 			return ret;
 		rmsg_ep_progress(ep, NULL, 0);
@@ -220,8 +220,9 @@ static bool connect_n(struct rmsg_ep *a, struct evlog *alog, struct rmsg_ep *b,
 	int i, id, ret;
 
 	for (i = 0; i < n; i++) {
-		id = rmsg_ep_connect(b, (struct sockaddr *)addr, sizeof(*addr),
-				     0xb000 + i, 0);
+		id = rmsg_chan_connect(b, (struct sockaddr *)addr,
+				       sizeof(*addr),
+				       0xb000 + i, 0);
 		if (id < 0)
 			return fail("connect %d: %d", i, id);
 		b_ids[i] = id;
@@ -242,7 +243,8 @@ static bool connect_n(struct rmsg_ep *a, struct evlog *alog, struct rmsg_ep *b,
 	}
 	for (i = 0; i < n; i++) {
 		idx = i;
-		ret = rmsg_send(b, b_ids[i], &idx, sizeof(idx), 0xc000 + i);
+		ret = rmsg_msg_send(b, b_ids[i], &idx, sizeof(idx), 0,
+				    0xc000 + i);
 		if (ret)
 			return fail("hello %d: %d", i, ret);
 	}
@@ -276,8 +278,8 @@ enum { RECV_COPY, RECV_PEEK, RECV_ANY };
  * @tx_ch: the channel's id at @tx
  * @rx_ch: its id at @rx
  * @total: messages to send
- * @max: the largest message (rmsg_channel_max_msg())
- * @sent: messages accepted by rmsg_send() or rmsg_commit()
+ * @max: the largest message (rmsg_chan_max_msg())
+ * @sent: messages accepted by rmsg_msg_send() or rmsg_msg_commit()
  * @completed: their completions seen, in order
  * @received: messages received and checked, in order
  * @held: messages peeked and not released yet
@@ -318,14 +320,14 @@ static int stream_send(struct streams *ss, unsigned int i)
 		return 0;
 	if (reserve) {
 		/* Reserve the most, build in place, send what was built. */
-		ret = rmsg_reserve(s->tx, s->tx_ch, s->max, &room);
+		ret = rmsg_msg_reserve(s->tx, s->tx_ch, s->max, &room);
 		if (!ret) {
 			fill(room, i, s->sent, len);
-			ret = rmsg_commit(s->tx, s->tx_ch, len, ud);
+			ret = rmsg_msg_commit(s->tx, s->tx_ch, len, 0, ud);
 		}
 	} else {
 		fill(ss->buf, i, s->sent, len);
-		ret = rmsg_send(s->tx, s->tx_ch, ss->buf, len, ud);
+		ret = rmsg_msg_send(s->tx, s->tx_ch, ss->buf, len, 0, ud);
 	}
 	if (ret == -EAGAIN) {
 		ss->eagain++;
@@ -350,7 +352,8 @@ static int stream_recv(struct streams *ss, unsigned int i)
 
 	switch (s->recv_mode) {
 	case RECV_COPY:
-		ret = rmsg_recv(s->rx, s->rx_ch, ss->buf, sizeof(ss->buf));
+		ret = rmsg_msg_recv(s->rx, s->rx_ch, ss->buf, sizeof(ss->buf),
+				    0);
 		if (ret == -EAGAIN)
 			return 0;
 		if (ret < 0)
@@ -362,7 +365,7 @@ static int stream_recv(struct streams *ss, unsigned int i)
 		s->received++;
 		return 1;
 	case RECV_ANY:
-		ret = rmsg_peek_any(s->rx, &msg);
+		ret = rmsg_msg_peek_any(s->rx, &msg);
 		if (ret == -EAGAIN)
 			return 0;
 		if (ret < 0)
@@ -377,11 +380,11 @@ static int stream_recv(struct streams *ss, unsigned int i)
 		i = j;
 		break;
 	default:
-		ret = rmsg_peek(s->rx, s->rx_ch, &msg);
+		ret = rmsg_msg_peek(s->rx, s->rx_ch, &msg);
 		if (ret == -EAGAIN) {
 			/* Nothing more for now: give back what is held. */
 			if (s->held) {
-				ret = rmsg_release(s->rx, &s->last);
+				ret = rmsg_msg_release(s->rx, &s->last);
 				if (ret)
 					return fail("release: %d", ret), -1;
 				s->held = 0;
@@ -402,7 +405,7 @@ static int stream_recv(struct streams *ss, unsigned int i)
 	s->received++;
 	s->last = msg;
 	if (++s->held >= s->hold || s->recv_mode == RECV_ANY) {
-		ret = rmsg_release(s->rx, &msg);
+		ret = rmsg_msg_release(s->rx, &msg);
 		if (ret)
 			return fail("stream %u: release: %d", i, ret), -1;
 		s->held = 0;
@@ -520,7 +523,7 @@ static void stream_init(struct stream *s, struct rmsg_ep *tx,
 	s->tx_ch = tx_ch;
 	s->rx_ch = rx_ch;
 	s->total = total;
-	s->max = rmsg_channel_max_msg(tx, tx_ch);
+	s->max = rmsg_chan_max_msg(tx, tx_ch);
 	s->send_mode = send_mode;
 	s->recv_mode = recv_mode;
 	s->hold = hold ? hold : 1;
@@ -530,8 +533,8 @@ static void stream_init(struct stream *s, struct rmsg_ep *tx,
 /* The fixture: a listening endpoint a, a connecting endpoint b         */
 
 FIXTURE(msg) {
-	struct rmsg_ep a;	/* listens */
-	struct rmsg_ep b;	/* connects */
+	struct rmsg_ep *a;	/* listens */
+	struct rmsg_ep *b;	/* connects */
 	struct evlog alog, blog;
 	struct sockaddr_in addr;
 	unsigned int a_id[MAX_STREAMS], b_id[MAX_STREAMS];
@@ -555,12 +558,12 @@ FIXTURE_VARIANT_ADD(msg, imm) {
 static bool eager_supported(void)
 {
 	struct rmsg_version ver;
-	int fd = rmsg_open_device();
+	int fd = rmsg_node_open();
 	bool ok;
 
 	if (fd < 0)
 		return false;
-	ok = !rmsg_query_version(fd, &ver) && (ver.features & RMSG_FEAT_EAGER);
+	ok = !rmsg_node_version(fd, &ver) && (ver.features & RMSG_FEAT_EAGER);
 	close(fd);
 	return ok;
 }
@@ -584,15 +587,15 @@ FIXTURE_SETUP(msg)
 	ASSERT_EQ(0, rmsg_ep_open(&self->a, 256, 2048));
 	ASSERT_EQ(0, rmsg_ep_open(&self->b, 256, 2048));
 	self->opened = true;
-	ASSERT_EQ(0, rmsg_ep_listen(&self->a, (struct sockaddr *)&self->addr,
+	ASSERT_EQ(0, rmsg_ep_listen(self->a, (struct sockaddr *)&self->addr,
 				    sizeof(self->addr), 0xa0, 0));
 }
 
 FIXTURE_TEARDOWN(msg)
 {
 	if (self->opened) {
-		rmsg_ep_close(&self->a);
-		rmsg_ep_close(&self->b);
+		rmsg_ep_drop(&self->a);
+		rmsg_ep_drop(&self->b);
 	}
 	if (self->imm_set)
 		set_imm(false);
@@ -604,7 +607,7 @@ typedef FIXTURE_DATA(msg) msg_fixture;
 /* Open @n channels between the fixture's endpoints. */
 static bool connect_fx(msg_fixture *self, int n)
 {
-	return connect_n(&self->a, &self->alog, &self->b, &self->blog,
+	return connect_n(self->a, &self->alog, self->b, &self->blog,
 			 &self->addr, n, self->a_id, self->b_id);
 }
 
@@ -615,26 +618,28 @@ TEST_F(msg, channel_limits)
 	int max;
 
 	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
-	max = rmsg_channel_max_msg(&self->b, self->b_id[0]);
+	max = rmsg_chan_max_msg(self->b, self->b_id[0]);
 	/* A 32 KiB block takes records of up to half of it. */
 	EXPECT_EQ(BLOCK / 2 - 32, max);
-	EXPECT_EQ(max, rmsg_channel_max_msg(&self->a, self->a_id[0]));
-	EXPECT_EQ(-ENOTCONN, rmsg_channel_max_msg(&self->b, 999));
-	ASSERT_EQ(0, rmsg_query_version(self->b.fd, &ver));
+	EXPECT_EQ(max, rmsg_chan_max_msg(self->a, self->a_id[0]));
+	EXPECT_EQ(-ENOTCONN, rmsg_chan_max_msg(self->b, 999));
+	ASSERT_EQ(0, rmsg_node_version(rmsg_ep_fd(self->b), &ver));
 	if (ver.features & RMSG_FEAT_RNDV_PIN) {
 		/* Above it: zero copy, from pages pinned for the send. */
-		EXPECT_EQ(0, rmsg_send(&self->b, self->b_id[0], self->ss->buf,
-				       max + 1, 2));
-		EXPECT_EQ(max + 1, recv_wait(&self->a, self->a_id[0],
+		EXPECT_EQ(0, rmsg_msg_send(self->b, self->b_id[0],
+					   self->ss->buf,
+				       max + 1, 0, 2));
+		EXPECT_EQ(max + 1, recv_wait(self->a, self->a_id[0],
 					     self->ss->buf,
 					     sizeof(self->ss->buf),
 					     EVENT_TIMEOUT_MS));
 	} else {
-		EXPECT_EQ(-EMSGSIZE, rmsg_send(&self->b, self->b_id[0],
-					       self->ss->buf, max + 1, 1));
+		EXPECT_EQ(-EMSGSIZE, rmsg_msg_send(self->b, self->b_id[0],
+						   self->ss->buf, max + 1, 0, 1));
 	}
-	EXPECT_EQ(0, rmsg_send(&self->b, self->b_id[0], self->ss->buf, max, 1));
-	EXPECT_EQ(max, recv_wait(&self->a, self->a_id[0], self->ss->buf,
+	EXPECT_EQ(0, rmsg_msg_send(self->b, self->b_id[0], self->ss->buf, max,
+				   0, 1));
+	EXPECT_EQ(max, recv_wait(self->a, self->a_id[0], self->ss->buf,
 				 sizeof(self->ss->buf), EVENT_TIMEOUT_MS));
 }
 
@@ -648,7 +653,7 @@ static bool check_stats(struct rmsg_ep *rx, bool imm, unsigned int msgs)
 	struct rmsg_ep_stats st;
 
 	memset(&st, 0, sizeof(st));
-	if (ioctl(rx->fd, RMSG_IOC_EP_STATS, &st))
+	if (ioctl(rmsg_ep_fd(rx), RMSG_IOC_EP_STATS, &st))
 		return fail("RMSG_IOC_EP_STATS: %s", strerror(errno));
 	if (imm ? st.imm_arrivals < msgs : st.imm_arrivals != 0)
 		return fail("%llu arrival flags set by the kernel for %u messages",
@@ -666,11 +671,11 @@ TEST_F_TIMEOUT(msg, stream_copy, 600)
 
 	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
 	ss->n = 1;
-	stream_init(&ss->s[0], &self->b, self->b_id[0], &self->a,
+	stream_init(&ss->s[0], self->b, self->b_id[0], self->a,
 		    self->a_id[0], STREAM_MSGS, SEND_COPY, RECV_COPY, 0);
 	ASSERT_TRUE(run_streams(ss, 500000)) TH_LOG("%s", why);
 	TH_LOG("max %u, %lu times no room", ss->s[0].max, ss->eagain);
-	ASSERT_TRUE(check_stats(&self->a, variant->imm, STREAM_MSGS))
+	ASSERT_TRUE(check_stats(self->a, variant->imm, STREAM_MSGS))
 		TH_LOG("%s", why);
 }
 
@@ -684,18 +689,18 @@ TEST_F_TIMEOUT(msg, stream_both_ways_zero_copy, 600)
 
 	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
 	ss->n = 2;
-	stream_init(&ss->s[0], &self->b, self->b_id[0], &self->a,
+	stream_init(&ss->s[0], self->b, self->b_id[0], self->a,
 		    self->a_id[0], STREAM_MSGS, SEND_MIXED, RECV_PEEK, 5);
-	stream_init(&ss->s[1], &self->a, self->a_id[0], &self->b,
+	stream_init(&ss->s[1], self->a, self->a_id[0], self->b,
 		    self->b_id[0], STREAM_MSGS, SEND_RESERVE, RECV_PEEK, 3);
 	ASSERT_TRUE(run_streams(ss, 500000)) TH_LOG("%s", why);
-	ASSERT_TRUE(check_stats(&self->a, variant->imm, STREAM_MSGS))
+	ASSERT_TRUE(check_stats(self->a, variant->imm, STREAM_MSGS))
 		TH_LOG("%s", why);
-	ASSERT_TRUE(check_stats(&self->b, variant->imm, STREAM_MSGS))
+	ASSERT_TRUE(check_stats(self->b, variant->imm, STREAM_MSGS))
 		TH_LOG("%s", why);
 }
 
-/* 32 channels, both ways, interleaved; read with rmsg_peek_any(). */
+/* 32 channels, both ways, interleaved; read with rmsg_msg_peek_any(). */
 TEST_F_TIMEOUT(msg, many_channels_interleaved, 600)
 {
 	struct streams *ss = self->ss;
@@ -704,16 +709,16 @@ TEST_F_TIMEOUT(msg, many_channels_interleaved, 600)
 	ASSERT_TRUE(connect_fx(self, n)) TH_LOG("%s", why);
 	ss->n = 2 * n;
 	for (i = 0; i < n; i++) {
-		stream_init(&ss->s[i], &self->b, self->b_id[i], &self->a,
+		stream_init(&ss->s[i], self->b, self->b_id[i], self->a,
 			    self->a_id[i], 150 + 4 * i, SEND_MIXED, RECV_ANY, 0);
-		stream_init(&ss->s[n + i], &self->a, self->a_id[i], &self->b,
+		stream_init(&ss->s[n + i], self->a, self->a_id[i], self->b,
 			    self->b_id[i], 100 + 3 * i, SEND_COPY,
 			    i % 2 ? RECV_PEEK : RECV_COPY, i % 4);
 	}
 	ASSERT_TRUE(run_streams(ss, 500000)) TH_LOG("%s", why);
 }
 
-/* rmsg_peek_any() takes turns: a busy channel cannot starve another. */
+/* rmsg_msg_peek_any() takes turns: a busy channel cannot starve another. */
 TEST_F_TIMEOUT(msg, peek_any_takes_turns, 120)
 {
 	struct rmsg_event ev;
@@ -723,26 +728,27 @@ TEST_F_TIMEOUT(msg, peek_any_takes_turns, 120)
 
 	ASSERT_TRUE(connect_fx(self, 2)) TH_LOG("%s", why);
 	for (i = 0; i < 20; i++)
-		ASSERT_EQ(0, rmsg_send(&self->b, self->b_id[i % 2], &c, 1, i));
+		ASSERT_EQ(0, rmsg_msg_send(self->b, self->b_id[i % 2], &c, 1, 0,
+					   i));
 	/*
 	 * A completed send has landed in the peer's block. With the
 	 * fallback its flag follows a moment later, when the receiving
 	 * kernel handles the write's completion.
 	 */
 	for (i = 0; i < 20; i++)
-		ASSERT_TRUE(wait_event(&self->b, &self->blog, RMSG_CQE_OP, -1,
+		ASSERT_TRUE(wait_event(self->b, &self->blog, RMSG_CQE_OP, -1,
 				       &ev, EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
 	usleep(300000);
 	for (i = 0; i < 20; i++) {
-		ASSERT_EQ(0, rmsg_peek_any(&self->a, &msg));
+		ASSERT_EQ(0, rmsg_msg_peek_any(self->a, &msg));
 		ASSERT_NE(last, msg.channel) TH_LOG("message %u", i);
 		last = msg.channel;
 		got[msg.channel == self->a_id[1]]++;
-		ASSERT_EQ(0, rmsg_release(&self->a, &msg));
+		ASSERT_EQ(0, rmsg_msg_release(self->a, &msg));
 	}
 	EXPECT_EQ(10, got[0]);
 	EXPECT_EQ(10, got[1]);
-	EXPECT_EQ(-EAGAIN, rmsg_peek_any(&self->a, &msg));
+	EXPECT_EQ(-EAGAIN, rmsg_msg_peek_any(self->a, &msg));
 }
 
 /*
@@ -758,16 +764,17 @@ TEST_F_TIMEOUT(msg, zero_copy_hold_and_release, 120)
 	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
 	for (i = 0; i < n; i++) {
 		fill(self->ss->buf, 7, i, len);
-		ASSERT_EQ(0, rmsg_send(&self->b, self->b_id[0], self->ss->buf,
-				       len, i));
+		ASSERT_EQ(0, rmsg_msg_send(self->b, self->b_id[0],
+					   self->ss->buf,
+				       len, 0, i));
 	}
 	/* Peek without releasing until nothing more comes. */
 	for (;;) {
-		int ret = rmsg_peek(&self->a, self->a_id[0], &msg);
+		int ret = rmsg_msg_peek(self->a, self->a_id[0], &msg);
 
 		if (ret == -EAGAIN) {
 			usleep(300000);
-			ret = rmsg_peek(&self->a, self->a_id[0], &msg);
+			ret = rmsg_msg_peek(self->a, self->a_id[0], &msg);
 			if (ret == -EAGAIN)
 				break;
 		}
@@ -779,7 +786,7 @@ TEST_F_TIMEOUT(msg, zero_copy_hold_and_release, 120)
 	TH_LOG("%u of %u messages arrived while all were held", got, n);
 	ASSERT_LT(20, got);
 	ASSERT_GE(BLOCK / (len + 24), got);
-	while (pump_log(&self->b, &self->blog) && self->blog.n)
+	while (pump_log(self->b, &self->blog) && self->blog.n)
 		done += log_take(&self->blog, RMSG_CQE_OP, -1, &ev);
 	EXPECT_GE(got, done) TH_LOG("a send completed before its bytes landed");
 	/* Every held message is still intact and where it was. */
@@ -789,27 +796,27 @@ TEST_F_TIMEOUT(msg, zero_copy_hold_and_release, 120)
 	for (i = 1; i < got; i++)
 		ASSERT_NE(held[i - 1].data, held[i].data);
 	/* Release the first few, then the rest at once (the last covers all). */
-	ASSERT_EQ(0, rmsg_release(&self->a, &held[2]));
-	ASSERT_EQ(0, rmsg_release(&self->a, &held[got - 1]));
+	ASSERT_EQ(0, rmsg_msg_release(self->a, &held[2]));
+	ASSERT_EQ(0, rmsg_msg_release(self->a, &held[got - 1]));
 	/* Releasing again, or an earlier message, changes nothing. */
-	ASSERT_EQ(0, rmsg_release(&self->a, &held[got - 1]));
-	ASSERT_EQ(0, rmsg_release(&self->a, &held[0]));
+	ASSERT_EQ(0, rmsg_msg_release(self->a, &held[got - 1]));
+	ASSERT_EQ(0, rmsg_msg_release(self->a, &held[0]));
 	for (i = got; i < n; i++) {
-		ASSERT_EQ(len, recv_wait(&self->a, self->a_id[0],
+		ASSERT_EQ(len, recv_wait(self->a, self->a_id[0],
 					 self->ss->buf, sizeof(self->ss->buf),
 					 EVENT_TIMEOUT_MS));
 		ASSERT_TRUE(check(self->ss->buf, len, 7, i, len))
 			TH_LOG("%s", why);
 	}
 	for (; done < n; done++) {
-		ASSERT_TRUE(wait_event(&self->b, &self->blog, RMSG_CQE_OP, -1,
+		ASSERT_TRUE(wait_event(self->b, &self->blog, RMSG_CQE_OP, -1,
 				       &ev, EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
 		ASSERT_EQ(0, ev.res);
 	}
-	EXPECT_EQ(-EAGAIN, rmsg_peek(&self->a, self->a_id[0], &msg));
+	EXPECT_EQ(-EAGAIN, rmsg_msg_peek(self->a, self->a_id[0], &msg));
 }
 
-/* rmsg_recv() into a buffer too small leaves the message where it was. */
+/* rmsg_msg_recv() into a buffer too small leaves the message where it was. */
 TEST_F_TIMEOUT(msg, recv_too_small, 120)
 {
 	unsigned char buf[200];
@@ -817,26 +824,28 @@ TEST_F_TIMEOUT(msg, recv_too_small, 120)
 
 	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
 	fill(self->ss->buf, 3, 0, 100);
-	ASSERT_EQ(0, rmsg_send(&self->b, self->b_id[0], self->ss->buf, 100, 1));
+	ASSERT_EQ(0, rmsg_msg_send(self->b, self->b_id[0], self->ss->buf, 100,
+				   0, 1));
 	fill(self->ss->buf, 3, 1, 17);
-	ASSERT_EQ(0, rmsg_send(&self->b, self->b_id[0], self->ss->buf, 17, 2));
+	ASSERT_EQ(0, rmsg_msg_send(self->b, self->b_id[0], self->ss->buf, 17, 0,
+				   2));
 	/* Wait until it is there; the first too-small try must not eat it. */
-	ASSERT_EQ(-EMSGSIZE, recv_wait(&self->a, self->a_id[0], buf, 99,
+	ASSERT_EQ(-EMSGSIZE, recv_wait(self->a, self->a_id[0], buf, 99,
 				       EVENT_TIMEOUT_MS));
-	ASSERT_EQ(-EMSGSIZE, rmsg_recv(&self->a, self->a_id[0], buf, 0));
-	ASSERT_EQ(0, rmsg_peek(&self->a, self->a_id[0], &msg));
+	ASSERT_EQ(-EMSGSIZE, rmsg_msg_recv(self->a, self->a_id[0], buf, 0, 0));
+	ASSERT_EQ(0, rmsg_msg_peek(self->a, self->a_id[0], &msg));
 	EXPECT_EQ(100, msg.len);
 	/* recv after a peek returns the next message: the peek took this one. */
-	ASSERT_EQ(17, recv_wait(&self->a, self->a_id[0], buf, sizeof(buf),
+	ASSERT_EQ(17, recv_wait(self->a, self->a_id[0], buf, sizeof(buf),
 				EVENT_TIMEOUT_MS));
 	EXPECT_TRUE(check(buf, 17, 3, 1, 17)) TH_LOG("%s", why);
 	EXPECT_TRUE(check(msg.data, msg.len, 3, 0, 100)) TH_LOG("%s", why);
-	EXPECT_EQ(0, rmsg_release(&self->a, &msg));
-	EXPECT_EQ(-EAGAIN, rmsg_recv(&self->a, self->a_id[0], buf,
-				     sizeof(buf)));
+	EXPECT_EQ(0, rmsg_msg_release(self->a, &msg));
+	EXPECT_EQ(-EAGAIN, rmsg_msg_recv(self->a, self->a_id[0], buf,
+					 sizeof(buf), 0));
 }
 
-/* Building a message in the send area, and what rmsg_commit() refuses. */
+/* Building a message in the send area, and what rmsg_msg_commit() refuses. */
 TEST_F_TIMEOUT(msg, reserve_and_commit, 120)
 {
 	unsigned int ch, max;
@@ -846,46 +855,46 @@ TEST_F_TIMEOUT(msg, reserve_and_commit, 120)
 
 	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
 	ch = self->b_id[0];
-	max = rmsg_channel_max_msg(&self->b, ch);
-	EXPECT_EQ(-EINVAL, rmsg_commit(&self->b, ch, 1, 1))
+	max = rmsg_chan_max_msg(self->b, ch);
+	EXPECT_EQ(-EINVAL, rmsg_msg_commit(self->b, ch, 1, 0, 1))
 		TH_LOG("nothing reserved");
-	EXPECT_EQ(-EMSGSIZE, rmsg_reserve(&self->b, ch, max + 1, &room));
-	EXPECT_EQ(-ENOTCONN, rmsg_reserve(&self->b, 999, 1, &room));
-	ASSERT_EQ(0, rmsg_reserve(&self->b, ch, 40, &room));
-	EXPECT_EQ(-EINVAL, rmsg_commit(&self->b, ch, 41, 1));
-	EXPECT_EQ(-EINVAL, rmsg_commit(&self->b, 999, 10, 1));
+	EXPECT_EQ(-EMSGSIZE, rmsg_msg_reserve(self->b, ch, max + 1, &room));
+	EXPECT_EQ(-ENOTCONN, rmsg_msg_reserve(self->b, 999, 1, &room));
+	ASSERT_EQ(0, rmsg_msg_reserve(self->b, ch, 40, &room));
+	EXPECT_EQ(-EINVAL, rmsg_msg_commit(self->b, ch, 41, 0, 1));
+	EXPECT_EQ(-EINVAL, rmsg_msg_commit(self->b, 999, 10, 0, 1));
 	fill(room, 5, 0, 33);
-	ASSERT_EQ(0, rmsg_commit(&self->b, ch, 33, 0x33));
-	EXPECT_EQ(-EINVAL, rmsg_commit(&self->b, ch, 33, 0x33))
+	ASSERT_EQ(0, rmsg_msg_commit(self->b, ch, 33, 0, 0x33));
+	EXPECT_EQ(-EINVAL, rmsg_msg_commit(self->b, ch, 33, 0, 0x33))
 		TH_LOG("a reservation is committed once");
 	/* A send drops an uncommitted reservation. */
-	ASSERT_EQ(0, rmsg_reserve(&self->b, ch, max, &room));
+	ASSERT_EQ(0, rmsg_msg_reserve(self->b, ch, max, &room));
 	fill(self->ss->buf, 5, 1, 20);
-	ASSERT_EQ(0, rmsg_send(&self->b, ch, self->ss->buf, 20, 0x20));
-	EXPECT_EQ(-EINVAL, rmsg_commit(&self->b, ch, 1, 1));
+	ASSERT_EQ(0, rmsg_msg_send(self->b, ch, self->ss->buf, 20, 0, 0x20));
+	EXPECT_EQ(-EINVAL, rmsg_msg_commit(self->b, ch, 1, 0, 1));
 	/* A second reservation replaces the first. */
-	ASSERT_EQ(0, rmsg_reserve(&self->b, ch, 100, &room));
-	ASSERT_EQ(0, rmsg_reserve(&self->b, ch, 100, &room2));
+	ASSERT_EQ(0, rmsg_msg_reserve(self->b, ch, 100, &room));
+	ASSERT_EQ(0, rmsg_msg_reserve(self->b, ch, 100, &room2));
 	fill(room2, 5, 2, 0);
-	ASSERT_EQ(0, rmsg_commit(&self->b, ch, 0, 0x0));
+	ASSERT_EQ(0, rmsg_msg_commit(self->b, ch, 0, 0, 0x0));
 
-	ASSERT_EQ(33, recv_wait(&self->a, self->a_id[0], buf, sizeof(buf),
+	ASSERT_EQ(33, recv_wait(self->a, self->a_id[0], buf, sizeof(buf),
 				EVENT_TIMEOUT_MS));
 	EXPECT_TRUE(check(buf, 33, 5, 0, 33)) TH_LOG("%s", why);
-	ASSERT_EQ(20, recv_wait(&self->a, self->a_id[0], buf, sizeof(buf),
+	ASSERT_EQ(20, recv_wait(self->a, self->a_id[0], buf, sizeof(buf),
 				EVENT_TIMEOUT_MS));
 	EXPECT_TRUE(check(buf, 20, 5, 1, 20)) TH_LOG("%s", why);
-	ASSERT_EQ(0, recv_wait(&self->a, self->a_id[0], buf, sizeof(buf),
+	ASSERT_EQ(0, recv_wait(self->a, self->a_id[0], buf, sizeof(buf),
 			       EVENT_TIMEOUT_MS));
 	/* Three completions, in order, with the lengths committed. */
-	ASSERT_TRUE(wait_event(&self->b, &self->blog, RMSG_CQE_OP, ch, &ev,
+	ASSERT_TRUE(wait_event(self->b, &self->blog, RMSG_CQE_OP, ch, &ev,
 			       EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
 	EXPECT_EQ(0x33, ev.user_data);
 	EXPECT_EQ(33, ev.len);
-	ASSERT_TRUE(wait_event(&self->b, &self->blog, RMSG_CQE_OP, ch, &ev,
+	ASSERT_TRUE(wait_event(self->b, &self->blog, RMSG_CQE_OP, ch, &ev,
 			       EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
 	EXPECT_EQ(0x20, ev.user_data);
-	ASSERT_TRUE(wait_event(&self->b, &self->blog, RMSG_CQE_OP, ch, &ev,
+	ASSERT_TRUE(wait_event(self->b, &self->blog, RMSG_CQE_OP, ch, &ev,
 			       EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
 	EXPECT_EQ(0, ev.user_data);
 	EXPECT_EQ(0, ev.len);
@@ -915,7 +924,7 @@ static void *waiter_main(void *arg)
 	int ret;
 
 	while (w->got < w->want) {
-		ret = rmsg_recv(w->ep, w->ch, w->buf, sizeof(w->buf));
+		ret = rmsg_msg_recv(w->ep, w->ch, w->buf, sizeof(w->buf), 0);
 		if (ret == -EAGAIN) {
 			rmsg_ep_progress(w->ep, NULL, 0);
 			w->waits++;
@@ -956,18 +965,19 @@ TEST_F_TIMEOUT(msg, wait_times_out, 120)
 
 	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
 	t0 = rmsg_now_ms();
-	EXPECT_EQ(0, rmsg_ep_wait(&self->a, 300));
+	EXPECT_EQ(0, rmsg_ep_wait(self->a, 300));
 	EXPECT_LE(250, rmsg_now_ms() - t0);
 	/* Armed already: the second wait arms nothing and still sleeps. */
 	t0 = rmsg_now_ms();
-	EXPECT_EQ(0, rmsg_ep_wait(&self->a, 200));
+	EXPECT_EQ(0, rmsg_ep_wait(self->a, 200));
 	EXPECT_LE(150, rmsg_now_ms() - t0);
 	/* A message waiting: at once. */
-	ASSERT_EQ(0, rmsg_send(&self->b, self->b_id[0], "x", 1, 1));
+	ASSERT_EQ(0, rmsg_msg_send(self->b, self->b_id[0], "x", 1, 0, 1));
 	t0 = rmsg_now_ms();
-	EXPECT_EQ(1, rmsg_ep_wait(&self->a, 10000));
+	EXPECT_EQ(1, rmsg_ep_wait(self->a, 10000));
 	EXPECT_GT(5000, rmsg_now_ms() - t0);
-	EXPECT_EQ(1, rmsg_recv(&self->a, self->a_id[0], self->ss->buf, 10));
+	EXPECT_EQ(1, rmsg_msg_recv(self->a, self->a_id[0], self->ss->buf, 10,
+				   0));
 }
 
 /* rmsg_ep_stats.enters of @ep, or -1. */
@@ -976,7 +986,7 @@ static long long kernel_enters(struct rmsg_ep *ep)
 	struct rmsg_ep_stats st;
 
 	memset(&st, 0, sizeof(st));
-	if (ioctl(ep->fd, RMSG_IOC_EP_STATS, &st))
+	if (ioctl(rmsg_ep_fd(ep), RMSG_IOC_EP_STATS, &st))
 		return -1;
 	return (long long)st.enters;
 }
@@ -1014,50 +1024,50 @@ TEST_F_TIMEOUT(msg, send_more_batches, 300)
 	unsigned int i;
 
 	ASSERT_TRUE(connect_fx(self, nch)) TH_LOG("%s", why);
-	EXPECT_EQ(-EINVAL, rmsg_msg_send(&self->b, self->b_id[0], "x", 1,
+	EXPECT_EQ(-EINVAL, rmsg_msg_send(self->b, self->b_id[0], "x", 1,
 					 1u << 7, 1));
 
-	k0 = kernel_enters(&self->b);
+	k0 = kernel_enters(self->b);
 	ASSERT_LE(0, k0);
 	before = enter_calls;
 	for (i = 0; i < small; i++) {
 		fill(buf, 0, i, len);
-		ASSERT_EQ(0, rmsg_msg_send(&self->b, self->b_id[0], buf, len,
+		ASSERT_EQ(0, rmsg_msg_send(self->b, self->b_id[0], buf, len,
 					   RMSG_SEND_MORE, i));
 	}
 	EXPECT_EQ(0, enter_calls - before);
 	/* Not entered, so not taken: the peer has none of it. */
 	usleep(200000);
-	EXPECT_EQ(-EAGAIN, rmsg_recv(&self->a, self->a_id[0], buf, size));
-	ASSERT_EQ(0, rmsg_ep_flush(&self->b));
+	EXPECT_EQ(-EAGAIN, rmsg_msg_recv(self->a, self->a_id[0], buf, size, 0));
+	ASSERT_EQ(0, rmsg_ep_flush(self->b));
 	EXPECT_EQ(1, enter_calls - before);
-	EXPECT_EQ(k0 + 1, kernel_enters(&self->b));
+	EXPECT_EQ(k0 + 1, kernel_enters(self->b));
 	for (i = 0; i < small; i++)
-		ASSERT_TRUE(recv_checked(&self->a, self->a_id[0], buf, size,
+		ASSERT_TRUE(recv_checked(self->a, self->a_id[0], buf, size,
 					 0, i, len)) TH_LOG("%s", why);
 	/* Nothing queued: no system call. */
 	before = enter_calls;
-	EXPECT_EQ(0, rmsg_ep_flush(&self->b));
+	EXPECT_EQ(0, rmsg_ep_flush(self->b));
 	EXPECT_EQ(0, enter_calls - before);
 
 	/* Across channels, more than the SQ holds: 256, then the rest. */
 	for (i = 0; i < large; i++) {
 		fill(buf, 1 + i % nch, i / nch, len);
-		ASSERT_EQ(0, rmsg_msg_send(&self->b, self->b_id[i % nch], buf,
+		ASSERT_EQ(0, rmsg_msg_send(self->b, self->b_id[i % nch], buf,
 					   len, RMSG_SEND_MORE, i))
 			TH_LOG("send %u", i);
 	}
 	EXPECT_EQ(1, enter_calls - before);
 	/* The last send without the flag ends the batch. */
 	fill(buf, 1, large / nch, len);
-	ASSERT_EQ(0, rmsg_msg_send(&self->b, self->b_id[0], buf, len, 0,
+	ASSERT_EQ(0, rmsg_msg_send(self->b, self->b_id[0], buf, len, 0,
 				   large));
 	EXPECT_EQ(2, enter_calls - before);
 	for (i = 0; i < large; i++)
-		ASSERT_TRUE(recv_checked(&self->a, self->a_id[i % nch], buf,
+		ASSERT_TRUE(recv_checked(self->a, self->a_id[i % nch], buf,
 					 size, 1 + i % nch, i / nch, len))
 			TH_LOG("%s", why);
-	ASSERT_TRUE(recv_checked(&self->a, self->a_id[0], buf, size, 1,
+	ASSERT_TRUE(recv_checked(self->a, self->a_id[0], buf, size, 1,
 				 large / nch, len)) TH_LOG("%s", why);
 }
 
@@ -1072,9 +1082,9 @@ TEST_F_TIMEOUT(msg, wait_woken_by_sender, 300)
 
 	ASSERT_NE(NULL, w);
 	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
-	w->ep = &self->a;
+	w->ep = self->a;
 	w->ch = self->a_id[0];
-	w->max = rmsg_channel_max_msg(&self->b, self->b_id[0]);
+	w->max = rmsg_chan_max_msg(self->b, self->b_id[0]);
 	w->want = 40;
 	ASSERT_EQ(0, pthread_create(&thr, NULL, waiter_main, w));
 	/* One at a time, with pauses in which the receiver falls asleep. */
@@ -1082,12 +1092,13 @@ TEST_F_TIMEOUT(msg, wait_woken_by_sender, 300)
 		usleep(i % 4 ? 2000 : 150000);
 		len = size_of(i, w->max);
 		fill(self->ss->buf, 11, i, len);
-		ASSERT_EQ(0, rmsg_send(&self->b, self->b_id[0], self->ss->buf,
-				       len, i));
+		ASSERT_EQ(0, rmsg_msg_send(self->b, self->b_id[0],
+					   self->ss->buf,
+				       len, 0, i));
 	}
 	t0 = rmsg_now_ms();
 	while (done < w->want && rmsg_now_ms() - t0 < 60000) {
-		if (wait_event(&self->b, &self->blog, RMSG_CQE_OP, -1, &ev,
+		if (wait_event(self->b, &self->blog, RMSG_CQE_OP, -1, &ev,
 			       1000))
 			done++;
 	}
@@ -1113,9 +1124,9 @@ TEST_F_TIMEOUT(msg, stream_blocking_receiver, 600)
 
 	ASSERT_NE(NULL, w);
 	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
-	w->ep = &self->a;
+	w->ep = self->a;
 	w->ch = self->a_id[0];
-	w->max = rmsg_channel_max_msg(&self->b, self->b_id[0]);
+	w->max = rmsg_chan_max_msg(self->b, self->b_id[0]);
 	w->want = 5000;
 	ASSERT_EQ(0, pthread_create(&thr, NULL, waiter_main, w));
 	deadline = rmsg_now_ms() + 500000;
@@ -1123,21 +1134,22 @@ TEST_F_TIMEOUT(msg, stream_blocking_receiver, 600)
 		if (sent < w->want) {
 			len = size_of(sent, w->max);
 			fill(self->ss->buf, 11, sent, len);
-			ret = rmsg_send(&self->b, self->b_id[0], self->ss->buf,
-					len, sent);
+			ret = rmsg_msg_send(self->b, self->b_id[0],
+					    self->ss->buf,
+					    len, 0, sent);
 			if (!ret)
 				sent++;
 			else if (ret != -EAGAIN)
 				break;
 		}
-		n = rmsg_ep_progress(&self->b, ev, 32);
+		n = rmsg_ep_progress(self->b, ev, 32);
 		for (i = 0; i < n; i++)
 			if (ev[i].kind == RMSG_CQE_OP && !ev[i].res &&
 			    ev[i].user_data == done)
 				done++;
 		/* The sender blocks too, when it has nothing to do. */
 		if (sent == w->want || ret == -EAGAIN)
-			rmsg_ep_wait(&self->b, 1000);
+			rmsg_ep_wait(self->b, 1000);
 	}
 	pthread_join(thr, NULL);
 	ASSERT_EQ(0, w->err) TH_LOG("%s", w->why);
@@ -1230,23 +1242,23 @@ TEST_F_TIMEOUT(msg, waiting_ping_pong, 300)
 
 	ASSERT_NE(NULL, w);
 	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
-	EXPECT_EQ(-EINVAL, rmsg_msg_recv(&self->b, self->b_id[0], buf, size,
+	EXPECT_EQ(-EINVAL, rmsg_msg_recv(self->b, self->b_id[0], buf, size,
 					 1u << 7));
-	EXPECT_EQ(-EINVAL, rmsg_ep_set_timeout(&self->b, -2));
-	w->ep = &self->a;
+	EXPECT_EQ(-EINVAL, rmsg_ep_set_timeout(self->b, -2));
+	w->ep = self->a;
 	w->ch = self->a_id[0];
-	w->max = rmsg_channel_max_msg(&self->b, self->b_id[0]);
+	w->max = rmsg_chan_max_msg(self->b, self->b_id[0]);
 	w->want = 300;
 	ASSERT_EQ(0, pthread_create(&thr, NULL, echo_main, w));
 	for (i = 0; i < w->want; i++) {
 		len = size_of(i, w->max);
 		fill(buf, 12, i, len);
-		ret = rmsg_msg_send(&self->b, self->b_id[0], buf, len,
+		ret = rmsg_msg_send(self->b, self->b_id[0], buf, len,
 				    RMSG_MSG_WAIT, i);
 		if (ret)
 			break;
 		memset(buf, 0, len);
-		ret = rmsg_msg_recv(&self->b, self->b_id[0], buf, size,
+		ret = rmsg_msg_recv(self->b, self->b_id[0], buf, size,
 				    RMSG_MSG_WAIT);
 		if (ret < 0 || !check_seq(buf, ret, 12, i, w->max))
 			break;
@@ -1256,24 +1268,24 @@ TEST_F_TIMEOUT(msg, waiting_ping_pong, 300)
 	ASSERT_EQ(w->want, i) TH_LOG("round %u: %d %s", i, ret, why);
 
 	/* The sends' completions, kept aside by the waits, in order. */
-	EXPECT_TRUE(sends_completed(&self->b, w->want)) TH_LOG("%s", why);
+	EXPECT_TRUE(sends_completed(self->b, w->want)) TH_LOG("%s", why);
 
 	/* Nothing comes: the limit ends the wait, 0 at once. */
-	ASSERT_EQ(0, rmsg_ep_set_timeout(&self->b, 300));
+	ASSERT_EQ(0, rmsg_ep_set_timeout(self->b, 300));
 	t0 = rmsg_now_ms();
-	EXPECT_EQ(-ETIMEDOUT, rmsg_msg_recv(&self->b, self->b_id[0], buf,
+	EXPECT_EQ(-ETIMEDOUT, rmsg_msg_recv(self->b, self->b_id[0], buf,
 					    size, RMSG_MSG_WAIT));
 	EXPECT_LE(250, rmsg_now_ms() - t0);
-	ASSERT_EQ(0, rmsg_ep_set_timeout(&self->b, 0));
-	EXPECT_EQ(-ETIMEDOUT, rmsg_msg_recv(&self->b, self->b_id[0], buf,
+	ASSERT_EQ(0, rmsg_ep_set_timeout(self->b, 0));
+	EXPECT_EQ(-ETIMEDOUT, rmsg_msg_recv(self->b, self->b_id[0], buf,
 					    size, RMSG_MSG_WAIT));
-	EXPECT_EQ(-EAGAIN, rmsg_msg_recv(&self->b, self->b_id[0], buf, size,
+	EXPECT_EQ(-EAGAIN, rmsg_msg_recv(self->b, self->b_id[0], buf, size,
 					 0));
 
 	/* The peer closes: a wait with no limit ends, -ENOTCONN. */
-	ASSERT_EQ(0, rmsg_ep_set_timeout(&self->b, -1));
-	ASSERT_EQ(0, rmsg_ep_close_channel(&self->a, self->a_id[0], 0));
-	EXPECT_EQ(-ENOTCONN, rmsg_msg_recv(&self->b, self->b_id[0], buf, size,
+	ASSERT_EQ(0, rmsg_ep_set_timeout(self->b, -1));
+	ASSERT_EQ(0, rmsg_chan_close(self->a, self->a_id[0], 0));
+	EXPECT_EQ(-ENOTCONN, rmsg_msg_recv(self->b, self->b_id[0], buf, size,
 					   RMSG_MSG_WAIT));
 	free(w);
 }
@@ -1294,21 +1306,21 @@ TEST_F_TIMEOUT(msg, waiting_sender_stream, 600)
 
 	ASSERT_NE(NULL, w);
 	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
-	w->ep = &self->a;
+	w->ep = self->a;
 	w->ch = self->a_id[0];
-	w->max = rmsg_channel_max_msg(&self->b, self->b_id[0]);
+	w->max = rmsg_chan_max_msg(self->b, self->b_id[0]);
 	w->want = 3000;
 	ASSERT_EQ(0, pthread_create(&thr, NULL, waiter_main, w));
 	for (i = 0; i < w->want; i++) {
 		len = size_of(i, w->max);
 		fill(buf, 11, i, len);
-		ret = rmsg_msg_send(&self->b, self->b_id[0], buf, len,
+		ret = rmsg_msg_send(self->b, self->b_id[0], buf, len,
 				    RMSG_MSG_WAIT, i);
 		if (ret)
 			break;
 	}
 	EXPECT_EQ(w->want, i) TH_LOG("send %u: %d", i, ret);
-	EXPECT_TRUE(sends_completed(&self->b, i)) TH_LOG("%s", why);
+	EXPECT_TRUE(sends_completed(self->b, i)) TH_LOG("%s", why);
 	pthread_join(thr, NULL);
 	ASSERT_EQ(0, w->err) TH_LOG("%s", w->why);
 	EXPECT_EQ(w->want, w->got);
@@ -1333,50 +1345,55 @@ TEST_F_TIMEOUT(msg, close_with_messages_in_flight, 120)
 	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
 	for (i = 0; i < n; i++) {
 		fill(self->ss->buf, 9, i, size_of(i, max));
-		ASSERT_EQ(0, rmsg_send(&self->b, self->b_id[0], self->ss->buf,
-				       size_of(i, max), i));
+		ASSERT_EQ(0, rmsg_msg_send(self->b, self->b_id[0],
+					   self->ss->buf,
+				       size_of(i, max), 0, i));
 	}
-	ASSERT_EQ(0, rmsg_ep_close_channel(&self->b, self->b_id[0], 0));
+	ASSERT_EQ(0, rmsg_chan_close(self->b, self->b_id[0], 0));
 	/* The sender hears of each send, then of the close. */
 	for (i = 0; i < n; i++) {
-		ASSERT_TRUE(wait_event(&self->b, &self->blog, RMSG_CQE_OP,
+		ASSERT_TRUE(wait_event(self->b, &self->blog, RMSG_CQE_OP,
 				       self->b_id[0], &ev, EVENT_TIMEOUT_MS))
 			TH_LOG("%s", why);
 		EXPECT_EQ(i, ev.user_data);
 		ok += !ev.res;
 	}
 	EXPECT_EQ(n, ok) TH_LOG("an orderly close writes what was sent first");
-	ASSERT_TRUE(wait_event(&self->b, &self->blog, RMSG_CQE_CLOSED,
+	ASSERT_TRUE(wait_event(self->b, &self->blog, RMSG_CQE_CLOSED,
 			       self->b_id[0], &ev, EVENT_TIMEOUT_MS))
 		TH_LOG("%s", why);
 	EXPECT_EQ(0, ev.res);
-	EXPECT_EQ(-ENOTCONN, rmsg_send(&self->b, self->b_id[0], &c, 1, 1));
-	EXPECT_EQ(-ENOTCONN, rmsg_reserve(&self->b, self->b_id[0], 1, &room));
-	EXPECT_EQ(-ENOTCONN, rmsg_channel_max_msg(&self->b, self->b_id[0]));
+	EXPECT_EQ(-ENOTCONN, rmsg_msg_send(self->b, self->b_id[0], &c, 1, 0,
+					   1));
+	EXPECT_EQ(-ENOTCONN, rmsg_msg_reserve(self->b, self->b_id[0], 1,
+					      &room));
+	EXPECT_EQ(-ENOTCONN, rmsg_chan_max_msg(self->b, self->b_id[0]));
 
 	/* The receiver reads nothing until it has seen the close. */
-	ASSERT_TRUE(wait_event(&self->a, &self->alog, RMSG_CQE_CLOSED,
+	ASSERT_TRUE(wait_event(self->a, &self->alog, RMSG_CQE_CLOSED,
 			       self->a_id[0], &ev, EVENT_TIMEOUT_MS))
 		TH_LOG("%s", why);
 	EXPECT_EQ(0, ev.res);
-	EXPECT_EQ(-ENOTCONN, rmsg_send(&self->a, self->a_id[0], &c, 1, 1));
+	EXPECT_EQ(-ENOTCONN, rmsg_msg_send(self->a, self->a_id[0], &c, 1, 0,
+					   1));
 	/* Held across the close, and released after the last one. */
-	ASSERT_EQ(0, rmsg_peek(&self->a, self->a_id[0], &msg));
+	ASSERT_EQ(0, rmsg_msg_peek(self->a, self->a_id[0], &msg));
 	ASSERT_TRUE(check_seq(msg.data, msg.len, 9, 0, max)) TH_LOG("%s", why);
 	for (i = 1; i < n; i++) {
 		ASSERT_EQ(size_of(i, max),
-			  rmsg_recv(&self->a, self->a_id[0], self->ss->buf,
-				    sizeof(self->ss->buf))) TH_LOG("message %u", i);
+			  rmsg_msg_recv(self->a, self->a_id[0], self->ss->buf,
+					sizeof(self->ss->buf), 0)) TH_LOG("message %u", i);
 		ASSERT_TRUE(check_seq(self->ss->buf, size_of(i, max), 9, i, max))
 			TH_LOG("%s", why);
 	}
-	EXPECT_EQ(-ENOTCONN, rmsg_peek(&self->a, self->a_id[0], &msg));
-	EXPECT_EQ(-ENOTCONN, rmsg_recv(&self->a, self->a_id[0], self->ss->buf,
-				       10));
-	EXPECT_EQ(-ENOTCONN, rmsg_peek(&self->a, self->a_id[0], &msg));
+	EXPECT_EQ(-ENOTCONN, rmsg_msg_peek(self->a, self->a_id[0], &msg));
+	EXPECT_EQ(-ENOTCONN, rmsg_msg_recv(self->a, self->a_id[0],
+					   self->ss->buf,
+				       10, 0));
+	EXPECT_EQ(-ENOTCONN, rmsg_msg_peek(self->a, self->a_id[0], &msg));
 	/* Nothing of the channel is left in the library. */
-	EXPECT_EQ(-EAGAIN, rmsg_peek_any(&self->a, &msg));
-	EXPECT_EQ(0, rmsg_ep_wait(&self->a, 100));
+	EXPECT_EQ(-EAGAIN, rmsg_msg_peek_any(self->a, &msg));
+	EXPECT_EQ(0, rmsg_ep_wait(self->a, 100));
 }
 
 /* A message held across the end of its channel stays readable. */
@@ -1387,19 +1404,20 @@ TEST_F_TIMEOUT(msg, held_message_outlives_the_channel, 120)
 
 	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
 	fill(self->ss->buf, 4, 0, 500);
-	ASSERT_EQ(0, rmsg_send(&self->b, self->b_id[0], self->ss->buf, 500, 1));
-	while (rmsg_peek(&self->a, self->a_id[0], &msg) == -EAGAIN)
+	ASSERT_EQ(0, rmsg_msg_send(self->b, self->b_id[0], self->ss->buf, 500,
+				   0, 1));
+	while (rmsg_msg_peek(self->a, self->a_id[0], &msg) == -EAGAIN)
 		usleep(1000);
-	ASSERT_EQ(0, rmsg_ep_close_channel(&self->a, self->a_id[0],
-					   RMSG_CLOSE_ABORT));
-	ASSERT_TRUE(wait_event(&self->a, &self->alog, RMSG_CQE_CLOSED,
+	ASSERT_EQ(0, rmsg_chan_close(self->a, self->a_id[0],
+				     RMSG_CLOSE_ABORT));
+	ASSERT_TRUE(wait_event(self->a, &self->alog, RMSG_CQE_CLOSED,
 			       self->a_id[0], &ev, EVENT_TIMEOUT_MS))
 		TH_LOG("%s", why);
 	EXPECT_TRUE(check(msg.data, msg.len, 4, 0, 500)) TH_LOG("%s", why);
-	EXPECT_EQ(-ENOTCONN, rmsg_peek(&self->a, self->a_id[0], &other));
+	EXPECT_EQ(-ENOTCONN, rmsg_msg_peek(self->a, self->a_id[0], &other));
 	EXPECT_TRUE(check(msg.data, msg.len, 4, 0, 500)) TH_LOG("%s", why);
-	EXPECT_EQ(0, rmsg_release(&self->a, &msg));
-	EXPECT_EQ(-ENOTCONN, rmsg_release(&self->a, &msg))
+	EXPECT_EQ(0, rmsg_msg_release(self->a, &msg));
+	EXPECT_EQ(-ENOTCONN, rmsg_msg_release(self->a, &msg))
 		TH_LOG("the channel is gone once all is released");
 }
 
@@ -1412,36 +1430,36 @@ TEST_F_TIMEOUT(msg, api_errors, 120)
 	struct rmsg_ep_setup p = { .sq_entries = 64 };
 	struct rmsg_msg msg = { 0 };
 	struct rmsg_event ev[4];
-	struct rmsg_ep none;
+	struct rmsg_ep *none = NULL;
 
 	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
-	EXPECT_EQ(-ENOTCONN, rmsg_send(&self->b, 12345, "x", 1, 1));
-	EXPECT_EQ(-ENOTCONN, rmsg_peek(&self->b, 12345, &msg));
-	EXPECT_EQ(-ENOTCONN, rmsg_recv(&self->b, 12345, ev, sizeof(ev)));
-	EXPECT_EQ(-EAGAIN, rmsg_peek(&self->a, self->a_id[0], &msg));
-	EXPECT_EQ(-EINVAL, rmsg_ep_progress(&self->a, NULL, 4));
+	EXPECT_EQ(-ENOTCONN, rmsg_msg_send(self->b, 12345, "x", 1, 0, 1));
+	EXPECT_EQ(-ENOTCONN, rmsg_msg_peek(self->b, 12345, &msg));
+	EXPECT_EQ(-ENOTCONN, rmsg_msg_recv(self->b, 12345, ev, sizeof(ev), 0));
+	EXPECT_EQ(-EAGAIN, rmsg_msg_peek(self->a, self->a_id[0], &msg));
+	EXPECT_EQ(-EINVAL, rmsg_ep_progress(self->a, NULL, 4));
 	/* Releasing what was never peeked. */
 	msg.channel = self->a_id[0];
 	msg.end = 4096;
-	EXPECT_EQ(-EINVAL, rmsg_release(&self->a, &msg));
+	EXPECT_EQ(-EINVAL, rmsg_msg_release(self->a, &msg));
 	msg.channel = 12345;
-	EXPECT_EQ(-ENOTCONN, rmsg_release(&self->a, &msg));
+	EXPECT_EQ(-ENOTCONN, rmsg_msg_release(self->a, &msg));
 
 	/* An endpoint without a send area can receive, not send. */
 	ASSERT_EQ(0, rmsg_ep_open_setup(&none, &p));
 	EXPECT_EQ(0U, p.send_area_size);
-	ASSERT_LE(0, rmsg_ep_connect(&none, (struct sockaddr *)&self->addr,
-				     sizeof(self->addr), 7, 0));
-	ASSERT_TRUE(wait_event(&none, &self->blog, RMSG_CQE_CONNECTED, -1,
+	ASSERT_LE(0, rmsg_chan_connect(none, (struct sockaddr *)&self->addr,
+				       sizeof(self->addr), 7, 0));
+	ASSERT_TRUE(wait_event(none, &self->blog, RMSG_CQE_CONNECTED, -1,
 			       &ev[0], EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
 	ASSERT_EQ(0, ev[0].res);
-	EXPECT_EQ(-ENOBUFS, rmsg_send(&none, ev[0].channel, "x", 1, 1));
-	ASSERT_TRUE(wait_event(&self->a, &self->alog, RMSG_CQE_ACCEPTED, -1,
+	EXPECT_EQ(-ENOBUFS, rmsg_msg_send(none, ev[0].channel, "x", 1, 0, 1));
+	ASSERT_TRUE(wait_event(self->a, &self->alog, RMSG_CQE_ACCEPTED, -1,
 			       &ev[1], EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
-	ASSERT_EQ(0, rmsg_send(&self->a, ev[1].channel, "hi", 2, 1));
-	EXPECT_EQ(2, recv_wait(&none, ev[0].channel, self->ss->buf, 10,
+	ASSERT_EQ(0, rmsg_msg_send(self->a, ev[1].channel, "hi", 2, 0, 1));
+	EXPECT_EQ(2, recv_wait(none, ev[0].channel, self->ss->buf, 10,
 			       EVENT_TIMEOUT_MS));
-	rmsg_ep_close(&none);
+	rmsg_ep_drop(&none);
 }
 
 /* A listener that decides: REQUEST passes through, the accepted works. */
@@ -1449,51 +1467,51 @@ TEST_F_TIMEOUT(msg, explicit_accept, 120)
 {
 	struct rmsg_event ev, req;
 	struct sockaddr_in sin;
-	struct rmsg_ep l;
+	struct rmsg_ep *l = NULL;
 	unsigned char buf[8];
 	int id, refused;
 
 	ASSERT_EQ(0, rmsg_ep_open(&l, 64, 256));
 	ASSERT_TRUE(rmsg_local_addr(&sin, 0));
-	ASSERT_EQ(0, rmsg_ep_listen_flags(&l, (struct sockaddr *)&sin,
+	ASSERT_EQ(0, rmsg_ep_listen_flags(l, (struct sockaddr *)&sin,
 					  sizeof(sin), 0x1, 0,
 					  RMSG_LISTEN_F_ACCEPT));
-	refused = rmsg_ep_connect(&self->b, (struct sockaddr *)&sin,
-				  sizeof(sin), 0x2, 8192);
+	refused = rmsg_chan_connect(self->b, (struct sockaddr *)&sin,
+				    sizeof(sin), 0x2, 8192);
 	ASSERT_LE(0, refused);
-	ASSERT_TRUE(wait_event(&l, &self->alog, RMSG_CQE_REQUEST, -1, &req,
+	ASSERT_TRUE(wait_event(l, &self->alog, RMSG_CQE_REQUEST, -1, &req,
 			       EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
 	EXPECT_EQ(8192, req.len) TH_LOG("the peer's block size");
 	EXPECT_EQ(0x1, req.user_data);
-	ASSERT_EQ(0, rmsg_ep_accept(&l, req.channel, 0, RMSG_ACCEPT_REJECT));
-	ASSERT_TRUE(wait_event(&self->b, &self->blog, RMSG_CQE_CONNECTED,
+	ASSERT_EQ(0, rmsg_chan_accept(l, req.channel, 0, RMSG_ACCEPT_REJECT));
+	ASSERT_TRUE(wait_event(self->b, &self->blog, RMSG_CQE_CONNECTED,
 			       refused, &ev, EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
 	EXPECT_EQ(-ECONNREFUSED, ev.res);
-	EXPECT_EQ(-ENOTCONN, rmsg_send(&self->b, refused, "x", 1, 1));
+	EXPECT_EQ(-ENOTCONN, rmsg_msg_send(self->b, refused, "x", 1, 0, 1));
 
-	id = rmsg_ep_connect(&self->b, (struct sockaddr *)&sin, sizeof(sin),
-			     0x3, 0);
+	id = rmsg_chan_connect(self->b, (struct sockaddr *)&sin, sizeof(sin),
+			       0x3, 0);
 	ASSERT_LE(0, id);
-	ASSERT_TRUE(wait_event(&l, &self->alog, RMSG_CQE_REQUEST, -1, &req,
+	ASSERT_TRUE(wait_event(l, &self->alog, RMSG_CQE_REQUEST, -1, &req,
 			       EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
 	EXPECT_EQ(BLOCK, req.len);
-	ASSERT_EQ(0, rmsg_ep_accept(&l, req.channel, 0x4, 0));
-	ASSERT_TRUE(wait_event(&l, &self->alog, RMSG_CQE_ACCEPTED, req.channel,
+	ASSERT_EQ(0, rmsg_chan_accept(l, req.channel, 0x4, 0));
+	ASSERT_TRUE(wait_event(l, &self->alog, RMSG_CQE_ACCEPTED, req.channel,
 			       &ev, EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
 	EXPECT_EQ(0, ev.res);
 	EXPECT_EQ(0x4, ev.user_data);
-	ASSERT_TRUE(wait_event(&self->b, &self->blog, RMSG_CQE_CONNECTED, id,
+	ASSERT_TRUE(wait_event(self->b, &self->blog, RMSG_CQE_CONNECTED, id,
 			       &ev, EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
 	ASSERT_EQ(0, ev.res);
-	ASSERT_EQ(0, rmsg_send(&self->b, id, "hello", 5, 5));
-	ASSERT_EQ(5, recv_wait(&l, req.channel, buf, sizeof(buf),
+	ASSERT_EQ(0, rmsg_msg_send(self->b, id, "hello", 5, 0, 5));
+	ASSERT_EQ(5, recv_wait(l, req.channel, buf, sizeof(buf),
 			       EVENT_TIMEOUT_MS));
 	EXPECT_EQ(0, memcmp(buf, "hello", 5));
-	ASSERT_EQ(0, rmsg_send(&l, req.channel, "back", 4, 6));
-	ASSERT_EQ(4, recv_wait(&self->b, id, buf, sizeof(buf),
+	ASSERT_EQ(0, rmsg_msg_send(l, req.channel, "back", 4, 0, 6));
+	ASSERT_EQ(4, recv_wait(self->b, id, buf, sizeof(buf),
 			       EVENT_TIMEOUT_MS));
 	EXPECT_EQ(0, memcmp(buf, "back", 4));
-	rmsg_ep_close(&l);
+	rmsg_ep_drop(&l);
 }
 
 /* With a kernel submission poller, a stream makes no system call. */
@@ -1507,7 +1525,7 @@ TEST_F_TIMEOUT(msg, sqpoll_stream_without_enter, 600)
 		.send_area_size = RMSG_LIB_SEND_AREA,
 	};
 	struct streams *ss = self->ss;
-	struct rmsg_ep sa, sb;
+	struct rmsg_ep *sa = NULL, *sb = NULL;
 	struct evlog *la = calloc(1, sizeof(*la)), *lb = calloc(1, sizeof(*lb));
 	unsigned int a_id, b_id;
 	struct sockaddr_in sin;
@@ -1517,7 +1535,7 @@ TEST_F_TIMEOUT(msg, sqpoll_stream_without_enter, 600)
 	/* The counter sees ENTER at all: a plain endpoint's stream enters. */
 	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
 	ss->n = 1;
-	stream_init(&ss->s[0], &self->b, self->b_id[0], &self->a,
+	stream_init(&ss->s[0], self->b, self->b_id[0], self->a,
 		    self->a_id[0], 200, SEND_COPY, RECV_COPY, 0);
 	before = enter_calls;
 	ASSERT_TRUE(run_streams(ss, 100000)) TH_LOG("%s", why);
@@ -1530,20 +1548,20 @@ TEST_F_TIMEOUT(msg, sqpoll_stream_without_enter, 600)
 	p.send_area_size = RMSG_LIB_SEND_AREA;
 	ASSERT_EQ(0, rmsg_ep_open_setup(&sb, &p));
 	ASSERT_TRUE(rmsg_local_addr(&sin, 0));
-	ASSERT_EQ(0, rmsg_ep_listen(&sa, (struct sockaddr *)&sin, sizeof(sin),
+	ASSERT_EQ(0, rmsg_ep_listen(sa, (struct sockaddr *)&sin, sizeof(sin),
 				    0xa0, 0));
-	ASSERT_TRUE(connect_n(&sa, la, &sb, lb, &sin, 1, &a_id, &b_id))
+	ASSERT_TRUE(connect_n(sa, la, sb, lb, &sin, 1, &a_id, &b_id))
 		TH_LOG("%s", why);
 	/* The pollers are awake now (the hello went through them). */
-	stream_init(&ss->s[0], &sb, b_id, &sa, a_id, STREAM_MSGS / 4,
+	stream_init(&ss->s[0], sb, b_id, sa, a_id, STREAM_MSGS / 4,
 		    SEND_MIXED, RECV_PEEK, 4);
 	before = enter_calls;
 	ASSERT_TRUE(run_streams(ss, 500000)) TH_LOG("%s", why);
 	EXPECT_EQ(0, enter_calls - before)
 		TH_LOG("%lu ENTER calls for %u messages (plain: %lu for 200)",
 		       enter_calls - before, ss->s[0].total, plain);
-	rmsg_ep_close(&sa);
-	rmsg_ep_close(&sb);
+	rmsg_ep_drop(&sa);
+	rmsg_ep_drop(&sb);
 	free(la);
 	free(lb);
 }
@@ -1573,8 +1591,8 @@ static void *sharer_main(void *arg)
 		if (sent < s->total) {
 			len = size_of(sent, s->max);
 			fill(s->buf, s->st, sent, len);
-			ret = rmsg_send(s->ep, s->ch, s->buf, len,
-					(__u64)s->st << 32 | sent);
+			ret = rmsg_msg_send(s->ep, s->ch, s->buf, len, 0,
+					    (__u64)s->st << 32 | sent);
 			if (!ret) {
 				sent++;
 			} else if (ret != -EAGAIN) {
@@ -1610,21 +1628,21 @@ TEST_F_TIMEOUT(msg, two_threads_share_a_locked_endpoint, 600)
 
 	ASSERT_NE(NULL, sh);
 	ASSERT_TRUE(connect_fx(self, 2)) TH_LOG("%s", why);
-	ASSERT_EQ(0, rmsg_ep_set_locking(&self->b));
-	ASSERT_EQ(0, rmsg_ep_set_locking(&self->b)) TH_LOG("twice is fine");
+	ASSERT_EQ(0, rmsg_ep_set_locking(self->b));
+	ASSERT_EQ(0, rmsg_ep_set_locking(self->b)) TH_LOG("twice is fine");
 	for (i = 0; i < 2; i++) {
-		sh[i].ep = &self->b;
+		sh[i].ep = self->b;
 		sh[i].ch = self->b_id[i];
 		sh[i].st = i;
 		sh[i].total = 3000;
-		sh[i].max = rmsg_channel_max_msg(&self->b, self->b_id[i]);
+		sh[i].max = rmsg_chan_max_msg(self->b, self->b_id[i]);
 		sh[i].completed = completed;
 		ASSERT_EQ(0, pthread_create(&thr[i], NULL, sharer_main,
 					    &sh[i]));
 	}
 	deadline = rmsg_now_ms() + 300000;
 	while ((got[0] < 3000 || got[1] < 3000) && rmsg_now_ms() < deadline) {
-		ret = rmsg_peek_any(&self->a, &msg);
+		ret = rmsg_msg_peek_any(self->a, &msg);
 		if (ret == -EAGAIN)
 			continue;
 		ASSERT_EQ(0, ret);
@@ -1632,7 +1650,7 @@ TEST_F_TIMEOUT(msg, two_threads_share_a_locked_endpoint, 600)
 		ASSERT_TRUE(check_seq(msg.data, msg.len, st, got[st], sh[st].max))
 			TH_LOG("%s", why);
 		got[st]++;
-		ASSERT_EQ(0, rmsg_release(&self->a, &msg));
+		ASSERT_EQ(0, rmsg_msg_release(self->a, &msg));
 	}
 	for (i = 0; i < 2; i++)
 		pthread_join(thr[i], NULL);

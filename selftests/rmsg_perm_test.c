@@ -133,7 +133,7 @@ static int wait_kind(struct rmsg_ep *ep, unsigned int kind,
 
 static int open_ep(struct rmsg_ep *ep)
 {
-	return rmsg_ep_open(ep, 16, 0);
+	return rmsg_ep_open(&ep, 16, 0);
 }
 
 /* The object counts a test started from; every test ends at them. */
@@ -289,7 +289,7 @@ TEST_F(perm, endpoint_cap)
  */
 static int channel_cap_child(unsigned short port)
 {
-	struct rmsg_ep a, b;
+	struct rmsg_ep *a = NULL, *b = NULL;
 	struct sockaddr_in sin;
 	struct rmsg_cqe ca, cb;
 	int id;
@@ -298,12 +298,12 @@ static int channel_cap_child(unsigned short port)
 		return 1;
 	if (!rmsg_local_addr(&sin, port))
 		return 2;
-	if (open_ep(&a) || open_ep(&b))
+	if (open_ep(a) || open_ep(b))
 		return 3;
-	if (rmsg_pair_up(&a, &b, &sin, &ca, &cb, EVENT_MS))
+	if (rmsg_pair_up(a, b, &sin, &ca, &cb, EVENT_MS))
 		return 4;
-	id = rmsg_ep_connect(&b, (struct sockaddr *)&sin, sizeof(sin), 0xb1,
-			     0);
+	id = rmsg_chan_connect(b, (struct sockaddr *)&sin, sizeof(sin), 0xb1,
+			       0);
 	if (id != -EDQUOT)
 		return 5;
 	if (param_set("max_channels_per_user", 3) != -EACCES)
@@ -314,7 +314,7 @@ static int channel_cap_child(unsigned short port)
 
 static int channel_cap3_child(unsigned short port)
 {
-	struct rmsg_ep a, b;
+	struct rmsg_ep *a = NULL, *b = NULL;
 	struct sockaddr_in sin;
 	struct rmsg_cqe ca, cb, ev;
 	int id;
@@ -323,28 +323,28 @@ static int channel_cap3_child(unsigned short port)
 		return 1;
 	if (!rmsg_local_addr(&sin, port))
 		return 2;
-	if (open_ep(&a) || open_ep(&b))
+	if (open_ep(a) || open_ep(b))
 		return 3;
-	if (rmsg_pair_up(&a, &b, &sin, &ca, &cb, EVENT_MS))
+	if (rmsg_pair_up(a, b, &sin, &ca, &cb, EVENT_MS))
 		return 4;
 	/* The third channel is ours; the fourth, the peer's end, is not. */
-	id = rmsg_ep_connect(&b, (struct sockaddr *)&sin, sizeof(sin), 0xb1,
-			     0);
+	id = rmsg_chan_connect(b, (struct sockaddr *)&sin, sizeof(sin), 0xb1,
+			       0);
 	if (id < 0)
 		return 5;
-	if (wait_kind(&b, RMSG_CQE_CONNECTED, &ev) || ev.channel != (__u32)id)
+	if (wait_kind(b, RMSG_CQE_CONNECTED, &ev) || ev.channel != (__u32)id)
 		return 6;
 	if (ev.res >= 0)
 		return 7;
 	/* Its id is free again, so the count is back at 2: one more. */
-	id = rmsg_ep_connect(&b, (struct sockaddr *)&sin, sizeof(sin), 0xb2,
-			     0);
+	id = rmsg_chan_connect(b, (struct sockaddr *)&sin, sizeof(sin), 0xb2,
+			       0);
 	if (id < 0)
 		return 8;
-	if (wait_kind(&b, RMSG_CQE_CONNECTED, &ev) || ev.res >= 0)
+	if (wait_kind(b, RMSG_CQE_CONNECTED, &ev) || ev.res >= 0)
 		return 9;
-	rmsg_ep_close(&b);
-	rmsg_ep_close(&a);
+	rmsg_ep_drop(&b);
+	rmsg_ep_drop(&a);
 	return 0;
 }
 
@@ -441,7 +441,7 @@ TEST_F(perm, memlock_kernel_pages)
 static int memlock_block_child(unsigned short port)
 {
 	struct rmsg_ep_setup p = { .sq_entries = 16 };
-	struct rmsg_ep a, b;
+	struct rmsg_ep *a = NULL, *b = NULL;
 	struct sockaddr_in sin;
 	struct rmsg_cqe ev;
 	int id;
@@ -457,21 +457,21 @@ static int memlock_block_child(unsigned short port)
 	p.sq_entries = 16;
 	if (rmsg_ep_open_setup(&b, &p))
 		return 4;
-	if (rmsg_ep_listen(&a, (struct sockaddr *)&sin, sizeof(sin), 0xa0,
+	if (rmsg_ep_listen(a, (struct sockaddr *)&sin, sizeof(sin), 0xa0,
 			   64 << 10))
 		return 5;
-	id = rmsg_ep_connect(&b, (struct sockaddr *)&sin, sizeof(sin), 0xb0,
-			     64 << 10);
+	id = rmsg_chan_connect(b, (struct sockaddr *)&sin, sizeof(sin), 0xb0,
+			       64 << 10);
 	if (id < 0)
 		return 6;
-	if (wait_kind(&b, RMSG_CQE_CONNECTED, &ev))
+	if (wait_kind(b, RMSG_CQE_CONNECTED, &ev))
 		return 7;
 	if (ev.res != -ENOMEM) {
 		fprintf(stderr, "# CONNECTED res %d\n", ev.res);
 		return 8;
 	}
-	rmsg_ep_close(&b);
-	rmsg_ep_close(&a);
+	rmsg_ep_drop(&b);
+	rmsg_ep_drop(&a);
 	return 0;
 }
 
@@ -487,7 +487,7 @@ TEST_F_TIMEOUT(perm, memlock_receive_block, 60)
 
 /* Root's pair: a listens, b connects; one channel each. */
 struct pair {
-	struct rmsg_ep a, b;
+	struct rmsg_ep *a, *b;
 	__u32 a_ch, b_ch, a_id, b_id;
 };
 
@@ -498,19 +498,19 @@ static int pair_up(struct pair *p, unsigned short port)
 	struct rmsg_chan_list req;
 	struct rmsg_chan_info info;
 
-	if (!rmsg_local_addr(&sin, port) || open_ep(&p->a) || open_ep(&p->b))
+	if (!rmsg_local_addr(&sin, port) || open_ep(p->a) || open_ep(p->b))
 		return -1;
-	if (rmsg_pair_up(&p->a, &p->b, &sin, &ca, &cb, EVENT_MS))
+	if (rmsg_pair_up(p->a, p->b, &sin, &ca, &cb, EVENT_MS))
 		return -1;
 	p->a_ch = ca.channel;
 	p->b_ch = cb.channel;
 	memset(&req, 0, sizeof(req));
 	req.chans = (uintptr_t)&info;
 	req.capacity = 1;
-	if (ioctl(p->a.fd, RMSG_IOC_CHAN_LIST, &req))
+	if (ioctl(rmsg_ep_fd(p->a), RMSG_IOC_CHAN_LIST, &req))
 		return -1;
 	p->a_id = req.ep_id;
-	if (ioctl(p->b.fd, RMSG_IOC_CHAN_LIST, &req))
+	if (ioctl(rmsg_ep_fd(p->b), RMSG_IOC_CHAN_LIST, &req))
 		return -1;
 	p->b_id = req.ep_id;
 	return 0;
@@ -567,41 +567,41 @@ static int passed_fd_child(int sock, const struct pair *p)
 	struct rmsg_chan_info c[8];
 	struct rmsg_chan_list req;
 	struct rmsg_ep_stats st;
-	struct rmsg_ep ep;
+	int fd;
 	unsigned int i;
 	void *sq;
 
 	if (rmsg_become_nobody())
 		return 1;
-	ep.fd = recv_fd(sock);
-	if (ep.fd < 0)
+	fd = recv_fd(sock);
+	if (fd < 0)
 		return 2;
-	sq = mmap(NULL, PG, PROT_READ, MAP_SHARED, ep.fd, RMSG_OFF_SQ_RING);
+	sq = mmap(NULL, PG, PROT_READ, MAP_SHARED, fd, RMSG_OFF_SQ_RING);
 	if (sq == MAP_FAILED)
 		return 3;
 	munmap(sq, PG);
 	memset(&req, 0, sizeof(req));
 	req.chans = (uintptr_t)c;
 	req.capacity = 8;
-	if (ioctl(ep.fd, RMSG_IOC_CHAN_LIST, &req) || req.filled != 1 ||
+	if (ioctl(fd, RMSG_IOC_CHAN_LIST, &req) || req.filled != 1 ||
 	    req.ep_id != p->b_id)
 		return 4;
 	if (c[0].uid != 0 || c[0].channel != p->b_ch)
 		return 5;
 	req.flags = RMSG_CHAN_LIST_F_ALL;
-	if (ioctl(ep.fd, RMSG_IOC_CHAN_LIST, &req))
+	if (ioctl(fd, RMSG_IOC_CHAN_LIST, &req))
 		return 6;
 	for (i = 0; i < req.filled; i++)
 		if (c[i].ep_id == p->a_id)
 			return 7;
-	if (fault(ep.fd, p->a_id, p->a_ch, RMSG_FAULT_QP_ERROR) != -EPERM)
+	if (fault(fd, p->a_id, p->a_ch, RMSG_FAULT_QP_ERROR) != -EPERM)
 		return 8;
-	if (fault(ep.fd, 0, p->b_ch, RMSG_FAULT_DEVICE_FATAL) != -EPERM)
+	if (fault(fd, 0, p->b_ch, RMSG_FAULT_DEVICE_FATAL) != -EPERM)
 		return 9;
-	if (fault(ep.fd, p->a_id, p->a_ch, RMSG_FAULT_DEVICE_FATAL) != -EPERM)
+	if (fault(fd, p->a_id, p->a_ch, RMSG_FAULT_DEVICE_FATAL) != -EPERM)
 		return 10;
 	/* The endpoint answers whoever holds the descriptor. */
-	if (ioctl(ep.fd, RMSG_IOC_EP_STATS, &st))
+	if (ioctl(fd, RMSG_IOC_EP_STATS, &st))
 		return 11;
 	return 0;
 }
@@ -622,13 +622,14 @@ TEST_F_TIMEOUT(perm, passed_descriptor, 60)
 	}
 	close(sv[1]);
 	usleep(100000);
-	ASSERT_EQ(0, send_fd(sv[0], p.b.fd));
+	ASSERT_EQ(0, send_fd(sv[0], rmsg_ep_fd(p.b)));
 	EXPECT_EQ(0, rmsg_child_status(pid));
 	close(sv[0]);
 	/* Root may, on either: the device error is not injected here. */
-	EXPECT_EQ(-ENOENT, fault(p.a.fd, 0, 12345, RMSG_FAULT_DEVICE_FATAL));
-	rmsg_ep_close(&p.b);
-	rmsg_ep_close(&p.a);
+	EXPECT_EQ(-ENOENT, fault(rmsg_ep_fd(p.a), 0, 12345,
+				 RMSG_FAULT_DEVICE_FATAL));
+	rmsg_ep_drop(&p.b);
+	rmsg_ep_drop(&p.a);
 }
 
 /*
@@ -640,7 +641,7 @@ TEST_F_TIMEOUT(perm, passed_descriptor, 60)
 static int foreign_names_child(const struct pair *p, __u32 a_region)
 {
 	struct rmsg_dereg d = { .handle = a_region };
-	struct rmsg_ep ep;
+	struct rmsg_ep *ep = NULL;
 	struct rmsg_sqe *sqe;
 	struct rmsg_cqe cqe;
 	char *buf;
@@ -649,44 +650,44 @@ static int foreign_names_child(const struct pair *p, __u32 a_region)
 
 	if (rmsg_become_nobody())
 		return 1;
-	if (open_ep(&ep))
+	if (open_ep(ep))
 		return 2;
 	/* a's region handle: nobody's endpoint has no such region. */
-	if (ioctl(ep.fd, RMSG_IOC_DEREG, &d) != -1 || errno != ENOENT)
+	if (ioctl(rmsg_ep_fd(ep), RMSG_IOC_DEREG, &d) != -1 || errno != ENOENT)
 		return 3;
 	/* a's channel's receive block: no such channel here. */
-	blk = mmap(NULL, PG, PROT_READ, MAP_SHARED, ep.fd,
+	blk = mmap(NULL, PG, PROT_READ, MAP_SHARED, rmsg_ep_fd(ep),
 		   RMSG_OFF_BLOCK(p->a_ch));
 	if (blk != MAP_FAILED || errno != ENOENT)
 		return 4;
 	/* A region of our own, then SQEs naming a's channel id. */
 	buf = mmap(NULL, 4 * PG, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (buf == MAP_FAILED || rmsg_reg(&ep, buf, 4 * PG, &h))
+	if (buf == MAP_FAILED || rmsg_reg(ep, buf, 4 * PG, &h))
 		return 5;
-	sqe = rmsg_sq_get_sqe(&ep);
+	sqe = rmsg_sq_get_sqe(ep);
 	sqe->opcode = RMSG_OP_SEND_RNDV;
 	sqe->channel = p->a_ch;
 	sqe->addr = (uintptr_t)buf;
 	sqe->len = PG;
 	sqe->region = h;
 	sqe->user_data = 1;
-	sqe = rmsg_sq_get_sqe(&ep);
+	sqe = rmsg_sq_get_sqe(ep);
 	sqe->opcode = RMSG_OP_RECV_RNDV;
 	sqe->channel = p->a_ch;
 	sqe->addr = (uintptr_t)buf;
 	sqe->len = PG;
 	sqe->region = a_region;
 	sqe->user_data = 2;
-	if (rmsg_ep_enter(&ep, rmsg_sq_submit(&ep), 0, 0) < 0)
+	if (rmsg_ep_enter(ep, rmsg_sq_submit(ep), 0, 0) < 0)
 		return 6;
-	if (rmsg_next_cqe(&ep, &cqe, EVENT_MS) || cqe.user_data != 1 ||
+	if (rmsg_next_cqe(ep, &cqe, EVENT_MS) || cqe.user_data != 1 ||
 	    cqe.res != -ENOTCONN)
 		return 7;
-	if (rmsg_next_cqe(&ep, &cqe, EVENT_MS) || cqe.user_data != 2 ||
+	if (rmsg_next_cqe(ep, &cqe, EVENT_MS) || cqe.user_data != 2 ||
 	    cqe.res != -ENOTCONN)
 		return 8;
-	rmsg_ep_close(&ep);
+	rmsg_ep_drop(&ep);
 	return 0;
 }
 
@@ -702,14 +703,14 @@ TEST_F_TIMEOUT(perm, foreign_names, 60)
 
 	ASSERT_NE(MAP_FAILED, buf);
 	ASSERT_EQ(0, pair_up(&p, 4814));
-	ASSERT_EQ(0, rmsg_reg(&p.a, buf, 4 * PG, &h));
+	ASSERT_EQ(0, rmsg_reg(p.a, buf, 4 * PG, &h));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid)
 		_exit(foreign_names_child(&p, h));
 	EXPECT_EQ(0, rmsg_child_status(pid));
 	/* a's own answer to a cookie its channel has not reached: EINVAL. */
-	sqe = rmsg_sq_get_sqe(&p.a);
+	sqe = rmsg_sq_get_sqe(p.a);
 	ASSERT_NE(NULL, sqe);
 	sqe->opcode = RMSG_OP_RECV_RNDV;
 	sqe->channel = p.a_ch;
@@ -718,14 +719,14 @@ TEST_F_TIMEOUT(perm, foreign_names, 60)
 	sqe->region = h;
 	sqe->aux = 7;
 	sqe->user_data = 3;
-	ASSERT_LE(0, rmsg_ep_enter(&p.a, rmsg_sq_submit(&p.a), 0, 0));
-	ASSERT_EQ(0, rmsg_next_cqe(&p.a, &cqe, EVENT_MS));
+	ASSERT_LE(0, rmsg_ep_enter(p.a, rmsg_sq_submit(p.a), 0, 0));
+	ASSERT_EQ(0, rmsg_next_cqe(p.a, &cqe, EVENT_MS));
 	EXPECT_EQ(3, cqe.user_data);
 	EXPECT_EQ(-EINVAL, cqe.res);
 	/* The region is a's still, and unused. */
-	EXPECT_EQ(0, rmsg_dereg(&p.a, h));
-	rmsg_ep_close(&p.b);
-	rmsg_ep_close(&p.a);
+	EXPECT_EQ(0, rmsg_dereg(p.a, h));
+	rmsg_ep_drop(&p.b);
+	rmsg_ep_drop(&p.a);
 	munmap(buf, 4 * PG);
 }
 

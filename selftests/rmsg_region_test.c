@@ -113,16 +113,16 @@ static uint64_t pfn_of(const void *p)
 TEST(version_announces_rndv)
 {
 	struct rmsg_version ver;
-	int fd = rmsg_open_device();
+	int fd = rmsg_node_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rmsg_query_version(fd, &ver));
+	ASSERT_EQ(0, rmsg_node_version(fd, &ver));
 	EXPECT_TRUE(ver.features & RMSG_FEAT_RNDV);
 	close(fd);
 }
 
 FIXTURE(region) {
-	struct rmsg_ep ep;
+	struct rmsg_ep *ep;
 	long pin0;
 	long pins0;
 };
@@ -141,7 +141,7 @@ FIXTURE_SETUP(region)
 
 FIXTURE_TEARDOWN(region)
 {
-	rmsg_ep_close(&self->ep);
+	rmsg_ep_drop(&self->ep);
 }
 
 TEST_F(region, reg_dereg_keeps_data)
@@ -154,7 +154,7 @@ TEST_F(region, reg_dereg_keeps_data)
 	ASSERT_NE(NULL, buf);
 	fill(buf, len, 1);
 	pfn = pfn_of(buf + 5 * PG);
-	ASSERT_EQ(0, rmsg_reg(&self->ep, buf, len, &h));
+	ASSERT_EQ(0, rmsg_reg(self->ep, buf, len, &h));
 	EXPECT_NE(0, h);
 	EXPECT_EQ(self->pin0 + 64, rmsg_vmpin_kb());
 	EXPECT_TRUE(rmsg_pins_are(self->pins0, 16));
@@ -164,11 +164,11 @@ TEST_F(region, reg_dereg_keeps_data)
 	EXPECT_TRUE(filled(buf, len, 2));
 	EXPECT_EQ(pfn, pfn ? pfn_of(buf + 5 * PG) : 0);
 
-	ASSERT_EQ(0, rmsg_dereg(&self->ep, h));
+	ASSERT_EQ(0, rmsg_dereg(self->ep, h));
 	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	EXPECT_TRUE(rmsg_pins_are(self->pins0, 0));
 	EXPECT_TRUE(filled(buf, len, 2));
-	EXPECT_EQ(-ENOENT, rmsg_dereg(&self->ep, h));
+	EXPECT_EQ(-ENOENT, rmsg_dereg(self->ep, h));
 	/* The memory is the program's again: it can go. */
 	EXPECT_EQ(0, munmap(buf, len));
 }
@@ -178,16 +178,16 @@ TEST(without_rings)
 {
 	unsigned char *buf = map_pages(3, PROT_READ | PROT_WRITE);
 	long pin0 = rmsg_vmpin_kb();
-	struct rmsg_ep ep = { .fd = rmsg_open_device() };
-	__u32 h;
+	int epfd = rmsg_node_open();
+	__u32 h = 0;
 
-	ASSERT_LE(0, ep.fd);
+	ASSERT_LE(0, epfd);
 	ASSERT_NE(NULL, buf);
-	ASSERT_EQ(0, rmsg_reg(&ep, buf + 1, 2 * PG, &h));
+	ASSERT_EQ(0, rmsg_fd_reg(epfd, buf + 1, 2 * PG, &h));
 	EXPECT_EQ(pin0 + 12, rmsg_vmpin_kb());
-	EXPECT_EQ(0, rmsg_dereg(&ep, h));
+	EXPECT_EQ(0, rmsg_fd_dereg(epfd, h));
 	EXPECT_EQ(pin0, rmsg_vmpin_kb());
-	close(ep.fd);
+	close(epfd);
 	munmap(buf, 3 * PG);
 }
 
@@ -209,13 +209,13 @@ TEST_F(region, unaligned_spans)
 		unsigned char *p = buf + cases[i].off;
 		long pages = span_pages((uintptr_t)p, cases[i].len);
 
-		ASSERT_EQ(0, rmsg_reg(&self->ep, p, cases[i].len, &h))
+		ASSERT_EQ(0, rmsg_reg(self->ep, p, cases[i].len, &h))
 			TH_LOG("case %u", i);
 		EXPECT_EQ(self->pin0 + 4 * pages, rmsg_vmpin_kb())
 			TH_LOG("case %u: off %zu len %zu", i, cases[i].off,
 			       cases[i].len);
 		EXPECT_TRUE(rmsg_pins_are(self->pins0, pages)) TH_LOG("case %u", i);
-		ASSERT_EQ(0, rmsg_dereg(&self->ep, h));
+		ASSERT_EQ(0, rmsg_dereg(self->ep, h));
 		EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	}
 	EXPECT_TRUE(filled(buf, 8 * PG, 3));
@@ -229,13 +229,13 @@ TEST_F(region, same_memory_twice)
 	__u32 a, b;
 
 	ASSERT_NE(NULL, buf);
-	ASSERT_EQ(0, rmsg_reg(&self->ep, buf, 2 * PG, &a));
-	ASSERT_EQ(0, rmsg_reg(&self->ep, buf, 2 * PG, &b));
+	ASSERT_EQ(0, rmsg_reg(self->ep, buf, 2 * PG, &a));
+	ASSERT_EQ(0, rmsg_reg(self->ep, buf, 2 * PG, &b));
 	EXPECT_NE(a, b);
 	EXPECT_EQ(self->pin0 + 16, rmsg_vmpin_kb());
-	EXPECT_EQ(0, rmsg_dereg(&self->ep, a));
+	EXPECT_EQ(0, rmsg_dereg(self->ep, a));
 	EXPECT_EQ(self->pin0 + 8, rmsg_vmpin_kb());
-	EXPECT_EQ(0, rmsg_dereg(&self->ep, b));
+	EXPECT_EQ(0, rmsg_dereg(self->ep, b));
 	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	munmap(buf, 2 * PG);
 }
@@ -247,24 +247,24 @@ TEST_F(region, handle_reuse)
 	__u32 h1, h2, h3;
 
 	ASSERT_NE(NULL, buf);
-	ASSERT_EQ(0, rmsg_reg(&self->ep, buf, PG, &h1));
-	ASSERT_EQ(0, rmsg_reg(&self->ep, buf + PG, 2 * PG, &h2));
+	ASSERT_EQ(0, rmsg_reg(self->ep, buf, PG, &h1));
+	ASSERT_EQ(0, rmsg_reg(self->ep, buf + PG, 2 * PG, &h2));
 	EXPECT_NE(0, h1);
 	EXPECT_NE(0, h2);
 	EXPECT_NE(h1, h2);
 	EXPECT_EQ(self->pin0 + 12, rmsg_vmpin_kb());
-	ASSERT_EQ(0, rmsg_dereg(&self->ep, h1));
+	ASSERT_EQ(0, rmsg_dereg(self->ep, h1));
 	EXPECT_EQ(self->pin0 + 8, rmsg_vmpin_kb());
 
-	ASSERT_EQ(0, rmsg_reg(&self->ep, buf + 3 * PG, 4 * PG, &h3));
+	ASSERT_EQ(0, rmsg_reg(self->ep, buf + 3 * PG, 4 * PG, &h3));
 	EXPECT_EQ(h1, h3);
 	EXPECT_EQ(self->pin0 + 24, rmsg_vmpin_kb());
 	/* h2 is untouched by all that; h3 is the 4-page region. */
-	ASSERT_EQ(0, rmsg_dereg(&self->ep, h2));
+	ASSERT_EQ(0, rmsg_dereg(self->ep, h2));
 	EXPECT_EQ(self->pin0 + 16, rmsg_vmpin_kb());
-	ASSERT_EQ(0, rmsg_dereg(&self->ep, h3));
+	ASSERT_EQ(0, rmsg_dereg(self->ep, h3));
 	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
-	EXPECT_EQ(-ENOENT, rmsg_dereg(&self->ep, h1));
+	EXPECT_EQ(-ENOENT, rmsg_dereg(self->ep, h1));
 	munmap(buf, 8 * PG);
 }
 
@@ -274,16 +274,16 @@ TEST_F(region, unknown_handles)
 	__u32 h;
 
 	ASSERT_NE(NULL, buf);
-	EXPECT_EQ(-ENOENT, rmsg_dereg(&self->ep, 0));
-	EXPECT_EQ(-ENOENT, rmsg_dereg(&self->ep, 1));
-	EXPECT_EQ(-ENOENT, rmsg_dereg(&self->ep, 0xffffffffU));
-	ASSERT_EQ(0, rmsg_reg(&self->ep, buf, PG, &h));
-	EXPECT_EQ(-ENOENT, rmsg_dereg(&self->ep, h + 1));
-	EXPECT_EQ(-ENOENT, rmsg_dereg(&self->ep, 0));
-	EXPECT_EQ(-ENOENT, rmsg_dereg(&self->ep, h ^ 0x80000000U));
+	EXPECT_EQ(-ENOENT, rmsg_dereg(self->ep, 0));
+	EXPECT_EQ(-ENOENT, rmsg_dereg(self->ep, 1));
+	EXPECT_EQ(-ENOENT, rmsg_dereg(self->ep, 0xffffffffU));
+	ASSERT_EQ(0, rmsg_reg(self->ep, buf, PG, &h));
+	EXPECT_EQ(-ENOENT, rmsg_dereg(self->ep, h + 1));
+	EXPECT_EQ(-ENOENT, rmsg_dereg(self->ep, 0));
+	EXPECT_EQ(-ENOENT, rmsg_dereg(self->ep, h ^ 0x80000000U));
 	EXPECT_EQ(self->pin0 + 4, rmsg_vmpin_kb());
-	EXPECT_EQ(0, rmsg_dereg(&self->ep, h));
-	EXPECT_EQ(-ENOENT, rmsg_dereg(&self->ep, h));
+	EXPECT_EQ(0, rmsg_dereg(self->ep, h));
+	EXPECT_EQ(-ENOENT, rmsg_dereg(self->ep, h));
 	munmap(buf, PG);
 }
 
@@ -291,16 +291,16 @@ TEST_F(region, unknown_handles)
 TEST_F(region, handles_are_per_endpoint)
 {
 	unsigned char *buf = map_pages(1, PROT_READ | PROT_WRITE);
-	int other = rmsg_open_device();
+	int other = rmsg_node_open();
 	__u32 h;
 
 	ASSERT_LE(0, other);
 	ASSERT_NE(NULL, buf);
-	ASSERT_EQ(0, rmsg_reg(&self->ep, buf, PG, &h));
+	ASSERT_EQ(0, rmsg_reg(self->ep, buf, PG, &h));
 	EXPECT_EQ(-ENOENT, dereg(other, h));
 	close(other);
 	EXPECT_EQ(self->pin0 + 4, rmsg_vmpin_kb());
-	EXPECT_EQ(0, rmsg_dereg(&self->ep, h));
+	EXPECT_EQ(0, rmsg_dereg(self->ep, h));
 	munmap(buf, PG);
 }
 
@@ -308,7 +308,7 @@ TEST_F(region, bad_fields)
 {
 	unsigned char *buf = map_pages(2, PROT_READ | PROT_WRITE);
 	__u64 a = (uintptr_t)buf;
-	int fd = self->ep.fd;
+	int fd = rmsg_ep_fd(self->ep);
 	__u32 h;
 
 	ASSERT_NE(NULL, buf);
@@ -322,7 +322,7 @@ TEST_F(region, bad_fields)
 	/* addr + len wraps around. */
 	EXPECT_EQ(-EINVAL, raw_reg(fd, ~0ULL - 10, 100, 0, 0, 0, &h));
 	EXPECT_EQ(-EINVAL, raw_reg(fd, ~0ULL, 1ULL << 20, 0, 0, 0, &h));
-	EXPECT_EQ(-EINVAL, rmsg_reg(&self->ep, buf, 0, &h));
+	EXPECT_EQ(-EINVAL, rmsg_reg(self->ep, buf, 0, &h));
 	EXPECT_EQ(-1, ioctl(fd, RMSG_IOC_REG, NULL));
 	EXPECT_EQ(EFAULT, errno);
 	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
@@ -350,7 +350,7 @@ TEST_F(region, max_len_is_valid)
 	if (res == MAP_FAILED)
 		SKIP(return, "no room for a %llu-byte reservation",
 		     (unsigned long long)RMSG_REG_MAX_LEN);
-	EXPECT_EQ(-EFAULT, rmsg_reg(&self->ep, res, RMSG_REG_MAX_LEN, &h));
+	EXPECT_EQ(-EFAULT, rmsg_reg(self->ep, res, RMSG_REG_MAX_LEN, &h));
 	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	munmap(res, RMSG_REG_MAX_LEN);
 }
@@ -370,32 +370,33 @@ TEST_F(region, efault)
 	gone[0] = 1;
 	ASSERT_EQ(0, munmap(gone, 2 * PG));
 
-	EXPECT_EQ(-EFAULT, rmsg_reg(&self->ep, (void *)PG, PG, &h));
-	EXPECT_EQ(-EFAULT, raw_reg(self->ep.fd, 0xffff888000000000ULL, PG,
+	EXPECT_EQ(-EFAULT, rmsg_reg(self->ep, (void *)PG, PG, &h));
+	EXPECT_EQ(-EFAULT, raw_reg(rmsg_ep_fd(self->ep), 0xffff888000000000ULL,
+				   PG,
 				   0, 0, 0, &h));
-	EXPECT_EQ(-EFAULT, rmsg_reg(&self->ep, ro, PG, &h));
-	EXPECT_EQ(-EFAULT, rmsg_reg(&self->ep, ro + 10, 1, &h));
-	EXPECT_EQ(-EFAULT, rmsg_reg(&self->ep, none, 2 * PG, &h));
-	EXPECT_EQ(-EFAULT, rmsg_reg(&self->ep, gone, 2 * PG, &h));
-	EXPECT_EQ(-EFAULT, rmsg_reg(&self->ep, gone + PG - 1, 2, &h));
+	EXPECT_EQ(-EFAULT, rmsg_reg(self->ep, ro, PG, &h));
+	EXPECT_EQ(-EFAULT, rmsg_reg(self->ep, ro + 10, 1, &h));
+	EXPECT_EQ(-EFAULT, rmsg_reg(self->ep, none, 2 * PG, &h));
+	EXPECT_EQ(-EFAULT, rmsg_reg(self->ep, gone, 2 * PG, &h));
+	EXPECT_EQ(-EFAULT, rmsg_reg(self->ep, gone + PG - 1, 2, &h));
 	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	EXPECT_TRUE(rmsg_pins_are(self->pins0, 0));
 
 	/* Writable at the start, not at the end: nothing stays pinned. */
 	ASSERT_EQ(0, mprotect(buf + 3 * PG, PG, PROT_READ));
-	EXPECT_EQ(-EFAULT, rmsg_reg(&self->ep, buf, 4 * PG, &h));
-	EXPECT_EQ(-EFAULT, rmsg_reg(&self->ep, buf + 3 * PG - 1, 2, &h));
+	EXPECT_EQ(-EFAULT, rmsg_reg(self->ep, buf, 4 * PG, &h));
+	EXPECT_EQ(-EFAULT, rmsg_reg(self->ep, buf + 3 * PG - 1, 2, &h));
 	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	EXPECT_TRUE(rmsg_pins_are(self->pins0, 0));
 	/* A hole in the middle. */
 	ASSERT_EQ(0, munmap(buf + PG, PG));
-	EXPECT_EQ(-EFAULT, rmsg_reg(&self->ep, buf, 3 * PG, &h));
+	EXPECT_EQ(-EFAULT, rmsg_reg(self->ep, buf, 3 * PG, &h));
 	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	EXPECT_TRUE(rmsg_pins_are(self->pins0, 0));
 	/* What is left writable still registers. */
-	ASSERT_EQ(0, rmsg_reg(&self->ep, buf + 2 * PG, PG, &h));
+	ASSERT_EQ(0, rmsg_reg(self->ep, buf + 2 * PG, PG, &h));
 	EXPECT_EQ(self->pin0 + 4, rmsg_vmpin_kb());
-	EXPECT_EQ(0, rmsg_dereg(&self->ep, h));
+	EXPECT_EQ(0, rmsg_dereg(self->ep, h));
 	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	munmap(buf, 4 * PG);
 	munmap(ro, 2 * PG);
@@ -411,13 +412,13 @@ TEST_F(region, efault_after_many_pages)
 
 	ASSERT_NE(NULL, buf);
 	ASSERT_EQ(0, mprotect(buf + (n - 1) * PG, PG, PROT_READ));
-	EXPECT_EQ(-EFAULT, rmsg_reg(&self->ep, buf + 1, n * PG - 1, &h));
+	EXPECT_EQ(-EFAULT, rmsg_reg(self->ep, buf + 1, n * PG - 1, &h));
 	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	EXPECT_TRUE(rmsg_pins_are(self->pins0, 0));
-	ASSERT_EQ(0, rmsg_reg(&self->ep, buf + 1, (n - 1) * PG - 1, &h));
+	ASSERT_EQ(0, rmsg_reg(self->ep, buf + 1, (n - 1) * PG - 1, &h));
 	EXPECT_EQ(self->pin0 + 4 * (long)(n - 1), rmsg_vmpin_kb());
 	EXPECT_TRUE(rmsg_pins_are(self->pins0, n - 1));
-	EXPECT_EQ(0, rmsg_dereg(&self->ep, h));
+	EXPECT_EQ(0, rmsg_dereg(self->ep, h));
 	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	EXPECT_TRUE(rmsg_pins_are(self->pins0, 0));
 	munmap(buf, n * PG);
@@ -430,10 +431,10 @@ TEST_F(region, efault_after_many_pages)
 static int memlock_child(int fd)
 {
 	struct rlimit rl = { .rlim_cur = 16 * PG, .rlim_max = 16 * PG };
-	struct rmsg_ep ep = { .fd = fd };
+	int epfd = fd;
 	unsigned char *buf = map_pages(40, PROT_READ | PROT_WRITE);
 	long pin0;
-	__u32 a, b, c;
+	__u32 a = 0, b = 0, c = 0;
 
 	if (!buf || setrlimit(RLIMIT_MEMLOCK, &rl))
 		return 1;
@@ -443,32 +444,32 @@ static int memlock_child(int fd)
 	if (pin0 < 0)
 		return 3;
 	/* 8 of 16 pages, then 12 more is over: nothing of those stays. */
-	if (rmsg_reg(&ep, buf, 8 * PG, &a))
+	if (rmsg_fd_reg(epfd, buf, 8 * PG, &a))
 		return 4;
-	if (rmsg_reg(&ep, buf + 8 * PG, 12 * PG, &b) != -ENOMEM)
+	if (rmsg_fd_reg(epfd, buf + 8 * PG, 12 * PG, &b) != -ENOMEM)
 		return 5;
 	if (rmsg_vmpin_kb() != pin0 + 32)
 		return 6;
 	/* Up to the limit exactly, then one byte more is one page more. */
-	if (rmsg_reg(&ep, buf + 8 * PG, 8 * PG, &b))
+	if (rmsg_fd_reg(epfd, buf + 8 * PG, 8 * PG, &b))
 		return 7;
-	if (rmsg_reg(&ep, buf + 20 * PG, 1, &c) != -ENOMEM)
+	if (rmsg_fd_reg(epfd, buf + 20 * PG, 1, &c) != -ENOMEM)
 		return 8;
 	if (rmsg_vmpin_kb() != pin0 + 64)
 		return 9;
-	if (rmsg_dereg(&ep, a) || rmsg_dereg(&ep, b))
+	if (rmsg_fd_dereg(epfd, a) || rmsg_fd_dereg(epfd, b))
 		return 10;
 	if (rmsg_vmpin_kb() != pin0)
 		return 11;
 	/* 16 pages' worth of bytes, unaligned, touch 17 pages. */
-	if (rmsg_reg(&ep, buf + 1, 16 * PG, &a) != -ENOMEM)
+	if (rmsg_fd_reg(epfd, buf + 1, 16 * PG, &a) != -ENOMEM)
 		return 12;
-	if (rmsg_reg(&ep, buf + 1, 16 * PG - 1, &a))
+	if (rmsg_fd_reg(epfd, buf + 1, 16 * PG - 1, &a))
 		return 13;
-	if (rmsg_dereg(&ep, a))
+	if (rmsg_fd_dereg(epfd, a))
 		return 14;
 	/* Far over the limit, and failing after the charge: no leak. */
-	if (rmsg_reg(&ep, buf, 40 * PG, &a) != -ENOMEM)
+	if (rmsg_fd_reg(epfd, buf, 40 * PG, &a) != -ENOMEM)
 		return 15;
 	if (rmsg_vmpin_kb() != pin0)
 		return 16;
@@ -478,7 +479,7 @@ static int memlock_child(int fd)
 TEST(memlock_unprivileged)
 {
 	long pin0 = rmsg_vmpin_kb(), pins0 = rmsg_pins();
-	int fd = rmsg_open_device();
+	int fd = rmsg_node_open();
 	pid_t pid;
 
 	ASSERT_LE(0, fd);
@@ -502,9 +503,9 @@ TEST_F(region, memlock_capable)
 	ASSERT_NE(NULL, buf);
 	ASSERT_EQ(0, getrlimit(RLIMIT_MEMLOCK, &old));
 	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
-	EXPECT_EQ(0, rmsg_reg(&self->ep, buf, 32 * PG, &h));
+	EXPECT_EQ(0, rmsg_reg(self->ep, buf, 32 * PG, &h));
 	EXPECT_EQ(self->pin0 + 128, rmsg_vmpin_kb());
-	EXPECT_EQ(0, rmsg_dereg(&self->ep, h));
+	EXPECT_EQ(0, rmsg_dereg(self->ep, h));
 	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	setrlimit(RLIMIT_MEMLOCK, &old);
 	munmap(buf, 32 * PG);
@@ -515,12 +516,12 @@ TEST(close_unpins)
 {
 	unsigned char *buf = map_pages(8, PROT_READ | PROT_WRITE);
 	long pin0 = rmsg_vmpin_kb(), pins0 = rmsg_pins();
-	struct rmsg_ep ep;
+	struct rmsg_ep *ep = NULL;
 	__u32 h;
 	int fd;
 
 	ASSERT_NE(NULL, buf);
-	fd = rmsg_open_device();
+	fd = rmsg_node_open();
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, reg(fd, buf, 3 * PG, &h));
 	ASSERT_EQ(0, reg(fd, buf + 100, 5000, &h));
@@ -531,11 +532,11 @@ TEST(close_unpins)
 	EXPECT_EQ(pin0, rmsg_vmpin_kb());
 	EXPECT_TRUE(rmsg_pins_are(pins0, 0));
 
-	/* And with rings, mapped and then unmapped by rmsg_ep_close(). */
+	/* And with rings, mapped and then unmapped by rmsg_ep_drop(&). */
 	ASSERT_EQ(0, rmsg_ep_open(&ep, 8, 0));
-	ASSERT_EQ(0, rmsg_reg(&ep, buf, 8 * PG, &h));
+	ASSERT_EQ(0, rmsg_reg(ep, buf, 8 * PG, &h));
 	EXPECT_EQ(pin0 + 32, rmsg_vmpin_kb());
-	rmsg_ep_close(&ep);
+	rmsg_ep_drop(&ep);
 	EXPECT_EQ(pin0, rmsg_vmpin_kb());
 	EXPECT_TRUE(rmsg_pins_are(pins0, 0));
 	munmap(buf, 8 * PG);
@@ -551,7 +552,7 @@ TEST(many_regions_then_close)
 	__u32 h[N];
 
 	ASSERT_NE(NULL, buf);
-	fd = rmsg_open_device();
+	fd = rmsg_node_open();
 	ASSERT_LE(0, fd);
 	for (i = 0; i < N; i++) {
 		ASSERT_EQ(0, reg(fd, buf + i * PG + i % 7, PG - i % 7, &h[i]))
@@ -591,7 +592,7 @@ TEST_F(region, fork_child_close_keeps_regions)
 
 	ASSERT_NE(NULL, buf);
 	fill(buf, len, 5);
-	ASSERT_EQ(0, rmsg_reg(&self->ep, buf, len, &h));
+	ASSERT_EQ(0, rmsg_reg(self->ep, buf, len, &h));
 	pfn = pfn_of(buf);
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -599,7 +600,7 @@ TEST_F(region, fork_child_close_keeps_regions)
 		int bad = !filled(buf, len, 5);
 
 		fill(buf, len, 6);
-		rmsg_ep_close(&self->ep);
+		rmsg_ep_drop(&self->ep);
 		_exit(bad);
 	}
 	EXPECT_EQ(0, rmsg_child_status(pid));
@@ -610,7 +611,7 @@ TEST_F(region, fork_child_close_keeps_regions)
 	EXPECT_TRUE(filled(buf, len, 7));
 	/* Page frame numbers need root; without them, nothing to compare. */
 	EXPECT_EQ(pfn, pfn ? pfn_of(buf) : 0);
-	EXPECT_EQ(0, rmsg_dereg(&self->ep, h));
+	EXPECT_EQ(0, rmsg_dereg(self->ep, h));
 	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	munmap(buf, len);
 }
@@ -631,8 +632,8 @@ TEST_F(region, fork_child_region_outlives_child)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		int bad = rmsg_reg(&self->ep, buf, 4 * PG, &h[0]) ||
-			  rmsg_reg(&self->ep, buf + 1, PG, &h[1]) ||
+		int bad = rmsg_reg(self->ep, buf, 4 * PG, &h[0]) ||
+			  rmsg_reg(self->ep, buf + 1, PG, &h[1]) ||
 			  rmsg_vmpin_kb() != 16 + 8;
 
 		if (write(pipefd[1], h, sizeof(h)) != sizeof(h))
@@ -645,7 +646,7 @@ TEST_F(region, fork_child_region_outlives_child)
 	close(pipefd[0]);
 	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	EXPECT_TRUE(rmsg_pins_are(self->pins0, 4 + 2));
-	EXPECT_EQ(0, rmsg_dereg(&self->ep, h[0]));
+	EXPECT_EQ(0, rmsg_dereg(self->ep, h[0]));
 	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	EXPECT_TRUE(rmsg_pins_are(self->pins0, 2));
 	/* h[1] goes with the endpoint, in the fixture's teardown. */

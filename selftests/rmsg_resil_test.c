@@ -46,7 +46,7 @@ static int wait_ev(struct rmsg_ep *ep, unsigned int kind,
 		   struct rmsg_event *ev, int timeout_ms)
 {
 	long deadline = rmsg_now_ms() + timeout_ms;
-	struct pollfd pfd = { .fd = ep->fd, .events = POLLIN };
+	struct pollfd pfd = { .fd = rmsg_ep_fd(ep), .events = POLLIN };
 	int n;
 
 	for (;;) {
@@ -64,12 +64,12 @@ static int wait_ev(struct rmsg_ep *ep, unsigned int kind,
 static bool module_has(__u64 feature)
 {
 	struct rmsg_version ver;
-	int fd = rmsg_open_device();
+	int fd = rmsg_node_open();
 	bool ok;
 
 	if (fd < 0)
 		return false;
-	ok = !rmsg_query_version(fd, &ver) && (ver.features & feature);
+	ok = !rmsg_node_version(fd, &ver) && (ver.features & feature);
 	close(fd);
 	return ok;
 }
@@ -122,8 +122,8 @@ struct saved_param {
 };
 
 FIXTURE(resil) {
-	struct rmsg_ep a;	/* listens */
-	struct rmsg_ep b;	/* connects */
+	struct rmsg_ep *a;	/* listens */
+	struct rmsg_ep *b;	/* connects */
 	struct sockaddr_in addr;
 	__u32 a_ep, b_ep;	/* endpoint ids */
 	__u32 a_ch[MAX_CHANS], b_ch[MAX_CHANS];
@@ -149,7 +149,7 @@ static int probe_connect(void)
 	int wait_ms = 5000 * rmsg_test_slow();
 	struct sockaddr_in addr;
 	struct rmsg_event ev;
-	struct rmsg_ep l, c;
+	struct rmsg_ep *l = NULL, *c = NULL;
 	int ret, id;
 
 	if (!rmsg_local_addr(&addr, 0))
@@ -159,26 +159,26 @@ static int probe_connect(void)
 		return ret;
 	ret = rmsg_ep_open(&c, 64, 0);
 	if (ret) {
-		rmsg_ep_close(&l);
+		rmsg_ep_drop(&l);
 		return ret;
 	}
-	ret = rmsg_ep_listen(&l, (struct sockaddr *)&addr, sizeof(addr), 1,
+	ret = rmsg_ep_listen(l, (struct sockaddr *)&addr, sizeof(addr), 1,
 			     0);
-	id = ret ? ret : rmsg_ep_connect(&c, (struct sockaddr *)&addr,
-					 sizeof(addr), 2, 0);
+	id = ret ? ret : rmsg_chan_connect(c, (struct sockaddr *)&addr,
+					   sizeof(addr), 2, 0);
 	if (id < 0) {
 		ret = id;
 	} else {
 		/* A wait that ran out, a connect that timed out: both -110. */
-		ret = wait_ev(&c, RMSG_CQE_CONNECTED, &ev, wait_ms);
+		ret = wait_ev(c, RMSG_CQE_CONNECTED, &ev, wait_ms);
 		if (ret)
 			ksft_print_msg("probe: no CONNECTED event: %d\n", ret);
 		else if (ev.res)
 			ksft_print_msg("probe: CONNECTED with %d\n", ev.res);
 		ret = ret ?: ev.res;
 	}
-	rmsg_ep_close(&c);
-	rmsg_ep_close(&l);
+	rmsg_ep_drop(&c);
+	rmsg_ep_drop(&l);
 	return ret;
 }
 
@@ -198,7 +198,7 @@ static bool link_up(const char *netdev, bool may_remake)
 
 	if (rmsg_sh("ip link set %s up", netdev))
 		return false;
-	fd = rmsg_open_device();
+	fd = rmsg_node_open();
 	if (fd < 0)
 		return false;
 	ok = rmsg_wait_dev(fd, "rxe0", true, RMSG_PORT_ACTIVE, 20000);
@@ -231,10 +231,12 @@ FIXTURE_SETUP(resil)
 	ASSERT_EQ(0, rmsg_ep_open(&self->a, 256, 2048));
 	ASSERT_EQ(0, rmsg_ep_open(&self->b, 256, 2048));
 	self->opened = true;
-	ASSERT_EQ(0, rmsg_ep_listen(&self->a, (struct sockaddr *)&self->addr,
+	ASSERT_EQ(0, rmsg_ep_listen(self->a, (struct sockaddr *)&self->addr,
 				    sizeof(self->addr), 0xa0, LISTEN_BLOCK));
-	ASSERT_EQ(0, rmsg_chan_list(self->a.fd, 0, &c, &self->a_ep));
-	ASSERT_EQ(0, rmsg_chan_list(self->b.fd, 0, &c, &self->b_ep));
+	ASSERT_EQ(0, rmsg_node_channels(rmsg_ep_fd(self->a), 0, &c,
+					&self->a_ep));
+	ASSERT_EQ(0, rmsg_node_channels(rmsg_ep_fd(self->b), 0, &c,
+					&self->b_ep));
 	ASSERT_NE(0, self->a_ep);
 	ASSERT_NE(0, self->b_ep);
 	ASSERT_NE(self->a_ep, self->b_ep);
@@ -248,8 +250,8 @@ FIXTURE_TEARDOWN(resil)
 	int i;
 
 	if (self->opened) {
-		rmsg_ep_close(&self->a);
-		rmsg_ep_close(&self->b);
+		rmsg_ep_drop(&self->a);
+		rmsg_ep_drop(&self->b);
 	}
 	free(self->ss);
 	/* Leave the guest as the next test expects it. */
@@ -280,17 +282,17 @@ static int connect_n(resil_fixture *self, int n)
 	int i, id, ret;
 
 	for (i = 0; i < n; i++) {
-		id = rmsg_ep_connect(&self->b, (struct sockaddr *)&self->addr,
-				     sizeof(self->addr), 0xb0 + i,
-				     CONNECT_BLOCK);
+		id = rmsg_chan_connect(self->b, (struct sockaddr *)&self->addr,
+				       sizeof(self->addr), 0xb0 + i,
+				       CONNECT_BLOCK);
 		if (id < 0)
 			return id;
-		ret = wait_ev(&self->b, RMSG_CQE_CONNECTED, &ev,
+		ret = wait_ev(self->b, RMSG_CQE_CONNECTED, &ev,
 			      EVENT_TIMEOUT_MS);
 		if (ret || ev.res || ev.channel != (__u32)id)
 			return ret ?: ev.res ?: -EPROTO;
 		self->b_ch[i] = id;
-		ret = wait_ev(&self->a, RMSG_CQE_ACCEPTED, &ev,
+		ret = wait_ev(self->a, RMSG_CQE_ACCEPTED, &ev,
 			      EVENT_TIMEOUT_MS);
 		if (ret || ev.res)
 			return ret ?: ev.res;
@@ -344,7 +346,7 @@ static int chan_get(int fd, __u32 ep_id, __u32 ch, struct rmsg_chan_info *out)
 	struct rmsg_chan_info *c;
 	int n;
 
-	n = rmsg_chan_list(fd, RMSG_CHAN_LIST_F_ALL, &c, NULL);
+	n = rmsg_node_channels(fd, RMSG_CHAN_LIST_F_ALL, &c, NULL);
 	if (n < 0)
 		return n;
 	e = find_info(c, n, ep_id, ch);
@@ -391,12 +393,12 @@ static void start_streams(struct __test_metadata *_metadata,
 
 	ASSERT_EQ(0, connect_n(self, nch));
 	for (i = 0; i < nch; i++) {
-		ASSERT_EQ(2 * i, rmsg_streams_add(ss, &self->b, self->b_ch[i],
-						  &self->a, self->a_ch[i],
+		ASSERT_EQ(2 * i, rmsg_streams_add(ss, self->b, self->b_ch[i],
+						  self->a, self->a_ch[i],
 						  total));
 		ASSERT_EQ(2 * i + 1,
-			  rmsg_streams_add(ss, &self->a, self->a_ch[i],
-					   &self->b, self->b_ch[i], total));
+			  rmsg_streams_add(ss, self->a, self->a_ch[i],
+					   self->b, self->b_ch[i], total));
 	}
 	ASSERT_TRUE(rmsg_streams_run(ss, WARMUP_MSGS, 60000))
 		TH_LOG("%s", ss->why);
@@ -447,7 +449,8 @@ static void dump_state(resil_fixture *self)
 			       i % 2 ? "a to b" : "b to a", buf,
 			       ss->s[i].tx_dead ? ", send refused" : "");
 	}
-	n = rmsg_chan_list(self->b.fd, RMSG_CHAN_LIST_F_ALL, &c, NULL);
+	n = rmsg_node_channels(rmsg_ep_fd(self->b), RMSG_CHAN_LIST_F_ALL, &c,
+			       NULL);
 	if (n < 0) {
 		ksft_print_msg("channel list: %s\n", strerror(-n));
 		return;
@@ -472,13 +475,13 @@ TEST_F(resil, chan_list_own)
 	struct rmsg_event ev;
 	int i;
 
-	ASSERT_EQ(0, chan_list(self->a.fd, c, MAX_CHANS, 0, &req));
+	ASSERT_EQ(0, chan_list(rmsg_ep_fd(self->a), c, MAX_CHANS, 0, &req));
 	EXPECT_EQ(0, req.filled);
 	EXPECT_EQ(0, req.total);
 	EXPECT_EQ(self->a_ep, req.ep_id);
 
 	ASSERT_EQ(0, connect_n(self, 3));
-	ASSERT_EQ(0, chan_list(self->a.fd, c, MAX_CHANS, 0, &req));
+	ASSERT_EQ(0, chan_list(rmsg_ep_fd(self->a), c, MAX_CHANS, 0, &req));
 	EXPECT_EQ(self->a_ep, req.ep_id);
 	ASSERT_EQ(3, req.filled);
 	ASSERT_EQ(3, req.total);
@@ -500,7 +503,7 @@ TEST_F(resil, chan_list_own)
 		/* An open channel is on a device. */
 		EXPECT_NE(0, e->dev);
 	}
-	ASSERT_EQ(0, chan_list(self->b.fd, c, MAX_CHANS, 0, &req));
+	ASSERT_EQ(0, chan_list(rmsg_ep_fd(self->b), c, MAX_CHANS, 0, &req));
 	EXPECT_EQ(self->b_ep, req.ep_id);
 	ASSERT_EQ(3, req.filled);
 	for (i = 0; i < 3; i++) {
@@ -513,11 +516,11 @@ TEST_F(resil, chan_list_own)
 		EXPECT_EQ((__u32)getpid(), e->pid);
 	}
 	/* A closed channel leaves the list once its end is reported. */
-	ASSERT_EQ(0, rmsg_ep_close_channel(&self->b, self->b_ch[0], 0));
-	ASSERT_EQ(0, wait_ev(&self->b, RMSG_CQE_CLOSED, &ev,
+	ASSERT_EQ(0, rmsg_chan_close(self->b, self->b_ch[0], 0));
+	ASSERT_EQ(0, wait_ev(self->b, RMSG_CQE_CLOSED, &ev,
 			     EVENT_TIMEOUT_MS));
 	EXPECT_EQ(self->b_ch[0], ev.channel);
-	ASSERT_EQ(0, chan_list(self->b.fd, c, MAX_CHANS, 0, &req));
+	ASSERT_EQ(0, chan_list(rmsg_ep_fd(self->b), c, MAX_CHANS, 0, &req));
 	EXPECT_EQ(2, req.total);
 	EXPECT_EQ(NULL, find_info(c, req.filled, self->b_ep, self->b_ch[0]));
 }
@@ -531,13 +534,13 @@ TEST_F(resil, chan_list_capacity)
 	int n;
 
 	ASSERT_EQ(0, connect_n(self, 5));
-	ASSERT_EQ(0, chan_list(self->b.fd, NULL, 0, 0, &req));
+	ASSERT_EQ(0, chan_list(rmsg_ep_fd(self->b), NULL, 0, 0, &req));
 	EXPECT_EQ(0, req.filled);
 	EXPECT_EQ(5, req.total);
 	EXPECT_EQ(self->b_ep, req.ep_id);
 
 	memset(c, 0xee, sizeof(c));
-	ASSERT_EQ(0, chan_list(self->b.fd, c, 2, 0, &req));
+	ASSERT_EQ(0, chan_list(rmsg_ep_fd(self->b), c, 2, 0, &req));
 	EXPECT_EQ(2, req.filled);
 	EXPECT_EQ(5, req.total);
 	EXPECT_EQ(self->b_ep, c[0].ep_id);
@@ -546,12 +549,12 @@ TEST_F(resil, chan_list_capacity)
 	EXPECT_EQ(0xeeeeeeeeU, c[2].ep_id);
 
 	/* The kernel must not size anything by what the caller claims. */
-	ASSERT_EQ(0, chan_list(self->b.fd, c, UINT32_MAX, 0, &req));
+	ASSERT_EQ(0, chan_list(rmsg_ep_fd(self->b), c, UINT32_MAX, 0, &req));
 	EXPECT_EQ(5, req.filled);
 	EXPECT_EQ(5, req.total);
 
 	/* The same through the library. */
-	n = rmsg_chan_list(self->b.fd, 0, &lc, &id);
+	n = rmsg_node_channels(rmsg_ep_fd(self->b), 0, &lc, &id);
 	ASSERT_EQ(5, n);
 	EXPECT_EQ(self->b_ep, id);
 	EXPECT_EQ(5, count_ep(lc, n, self->b_ep));
@@ -567,25 +570,27 @@ TEST_F(resil, chan_list_errors)
 	ASSERT_EQ(0, connect_n(self, 1));
 	memset(&req, 0, sizeof(req));
 	req.flags = 1U << 2;	/* the first flag no kernel knows */
-	EXPECT_EQ(-1, ioctl(self->a.fd, RMSG_IOC_CHAN_LIST, &req));
+	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->a), RMSG_IOC_CHAN_LIST, &req));
 	EXPECT_EQ(EINVAL, errno);
 	memset(&req, 0, sizeof(req));
 	req.flags = RMSG_CHAN_LIST_F_ALL | (1U << 31);
-	EXPECT_EQ(-1, ioctl(self->a.fd, RMSG_IOC_CHAN_LIST, &req));
+	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->a), RMSG_IOC_CHAN_LIST, &req));
 	EXPECT_EQ(EINVAL, errno);
 	memset(&req, 0, sizeof(req));
 	req.resv = 1;
-	EXPECT_EQ(-1, ioctl(self->a.fd, RMSG_IOC_CHAN_LIST, &req));
+	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->a), RMSG_IOC_CHAN_LIST, &req));
 	EXPECT_EQ(EINVAL, errno);
 
-	EXPECT_EQ(-EFAULT, chan_list(self->a.fd, NULL, 4, 0, &req));
-	EXPECT_EQ(-EFAULT, chan_list(self->a.fd, (void *)8, 4, 0, &req));
-	EXPECT_EQ(-EFAULT, chan_list(self->a.fd, (void *)8, 4,
+	EXPECT_EQ(-EFAULT, chan_list(rmsg_ep_fd(self->a), NULL, 4, 0, &req));
+	EXPECT_EQ(-EFAULT, chan_list(rmsg_ep_fd(self->a), (void *)8, 4, 0,
+				     &req));
+	EXPECT_EQ(-EFAULT, chan_list(rmsg_ep_fd(self->a), (void *)8, 4,
 				     RMSG_CHAN_LIST_F_ALL, &req));
-	EXPECT_EQ(-1, ioctl(self->a.fd, RMSG_IOC_CHAN_LIST, (void *)8));
+	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->a), RMSG_IOC_CHAN_LIST,
+			    (void *)8));
 	EXPECT_EQ(EFAULT, errno);
 	/* And the endpoint is none the worse. */
-	EXPECT_EQ(0, chan_list(self->a.fd, c, MAX_CHANS, 0, &req));
+	EXPECT_EQ(0, chan_list(rmsg_ep_fd(self->a), c, MAX_CHANS, 0, &req));
 	EXPECT_EQ(1, req.filled);
 }
 
@@ -602,7 +607,8 @@ TEST_F(resil, chan_list_all_as_root)
 	if (geteuid())
 		SKIP(return, "needs root");
 	ASSERT_EQ(0, connect_n(self, 2));
-	n = rmsg_chan_list(self->a.fd, RMSG_CHAN_LIST_F_ALL, &c, NULL);
+	n = rmsg_node_channels(rmsg_ep_fd(self->a), RMSG_CHAN_LIST_F_ALL, &c,
+			       NULL);
 	ASSERT_LE(4, n);
 	EXPECT_EQ(2, count_ep(c, n, self->a_ep));
 	EXPECT_EQ(2, count_ep(c, n, self->b_ep));
@@ -631,7 +637,8 @@ TEST_F(resil, chan_list_addrs)
 	int i, n;
 
 	ASSERT_EQ(0, connect_n(self, 1));
-	n = rmsg_chan_list_addrs(self->a.fd, RMSG_CHAN_LIST_F_ALL, &c, NULL);
+	n = rmsg_node_channel_addrs(rmsg_ep_fd(self->a), RMSG_CHAN_LIST_F_ALL,
+				    &c, NULL);
 	ASSERT_LE(2, n);
 	for (i = 0; i < n; i++) {
 		if (c[i].info.ep_id == self->a_ep &&
@@ -658,7 +665,8 @@ TEST_F(resil, chan_list_addrs)
 			     ntohs(bp->sin_port)));
 	free(c);
 	/* The old list refuses the flag it cannot hold. */
-	EXPECT_EQ(-EINVAL, rmsg_chan_list(self->a.fd, RMSG_CHAN_LIST_F_ADDRS,
+	EXPECT_EQ(-EINVAL, rmsg_node_channels(rmsg_ep_fd(self->a),
+					      RMSG_CHAN_LIST_F_ADDRS,
 					  (struct rmsg_chan_info **)&c, NULL));
 }
 
@@ -674,10 +682,10 @@ static int nobody_child(resil_fixture *self)
 
 	if (setgid(NOBODY) || setuid(NOBODY) || getuid() != NOBODY)
 		return 1;
-	if (chan_list(self->a.fd, c, 64, 0, &req) || req.filled != 2 ||
+	if (chan_list(rmsg_ep_fd(self->a), c, 64, 0, &req) || req.filled != 2 ||
 	    req.ep_id != self->a_ep)
 		return 2;
-	if (chan_list(self->a.fd, c, 64, RMSG_CHAN_LIST_F_ALL, &req))
+	if (chan_list(rmsg_ep_fd(self->a), c, 64, RMSG_CHAN_LIST_F_ALL, &req))
 		return 3;
 	if (req.filled != req.total || count_ep(c, req.filled, self->a_ep) != 2)
 		return 4;
@@ -686,19 +694,23 @@ static int nobody_child(resil_fixture *self)
 	/* Only a's: no other user's endpoint either. */
 	if (count_ep(c, req.filled, self->a_ep) != (int)req.filled)
 		return 6;
-	if (fault(self->a.fd, self->b_ep, self->b_ch[0],
+	if (fault(rmsg_ep_fd(self->a), self->b_ep, self->b_ch[0],
 		  RMSG_FAULT_QP_ERROR) != -EPERM)
 		return 7;
-	if (fault(self->a.fd, self->b_ep, 12345, RMSG_FAULT_QP_ERROR) !=
+	if (fault(rmsg_ep_fd(self->a), self->b_ep, 12345,
+		  RMSG_FAULT_QP_ERROR) !=
 	    -EPERM)
 		return 8;
 	/* Its own endpoint, by 0 and by id, is the caller's to fault. */
-	if (fault(self->a.fd, 0, 12345, RMSG_FAULT_QP_ERROR) != -ENOENT)
+	if (fault(rmsg_ep_fd(self->a), 0, 12345,
+		  RMSG_FAULT_QP_ERROR) != -ENOENT)
 		return 9;
-	if (fault(self->a.fd, self->a_ep, 12345, RMSG_FAULT_QP_ERROR) !=
+	if (fault(rmsg_ep_fd(self->a), self->a_ep, 12345,
+		  RMSG_FAULT_QP_ERROR) !=
 	    -ENOENT)
 		return 10;
-	if (fault(self->a.fd, 0x7ffffff0, 0, RMSG_FAULT_QP_ERROR) != -ENOENT)
+	if (fault(rmsg_ep_fd(self->a), 0x7ffffff0, 0,
+		  RMSG_FAULT_QP_ERROR) != -ENOENT)
 		return 11;
 	return 0;
 }
@@ -719,7 +731,8 @@ TEST_F(resil, as_nobody)
 		_exit(nobody_child(self));
 	EXPECT_EQ(0, rmsg_child_status(pid));
 	/* Root sees both, and b's channel was not touched. */
-	n = rmsg_chan_list(self->a.fd, RMSG_CHAN_LIST_F_ALL, &c, NULL);
+	n = rmsg_node_channels(rmsg_ep_fd(self->a), RMSG_CHAN_LIST_F_ALL, &c,
+			       NULL);
 	ASSERT_LE(4, n);
 	e = find_info(c, n, self->b_ep, self->b_ch[0]);
 	ASSERT_NE(NULL, e);
@@ -733,31 +746,33 @@ TEST_F(resil, fault_errors)
 	struct rmsg_fault req;
 
 	ASSERT_EQ(0, connect_n(self, 1));
-	EXPECT_EQ(-EINVAL, fault(self->b.fd, 0, self->b_ch[0], 0));
-	EXPECT_EQ(-EINVAL, fault(self->b.fd, 0, self->b_ch[0], 4));
-	EXPECT_EQ(-EINVAL, fault(self->b.fd, 0, self->b_ch[0], UINT32_MAX));
+	EXPECT_EQ(-EINVAL, fault(rmsg_ep_fd(self->b), 0, self->b_ch[0], 0));
+	EXPECT_EQ(-EINVAL, fault(rmsg_ep_fd(self->b), 0, self->b_ch[0], 4));
+	EXPECT_EQ(-EINVAL, fault(rmsg_ep_fd(self->b), 0, self->b_ch[0],
+				 UINT32_MAX));
 	memset(&req, 0, sizeof(req));
 	req.channel = self->b_ch[0];
 	req.kind = RMSG_FAULT_QP_ERROR;
 	req.flags = 1;
-	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_FAULT, &req));
+	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_FAULT, &req));
 	EXPECT_EQ(EINVAL, errno);
 	req.flags = 0;
 	req.resv = 1;
-	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_FAULT, &req));
+	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_FAULT, &req));
 	EXPECT_EQ(EINVAL, errno);
-	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_FAULT, (void *)8));
+	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_FAULT, (void *)8));
 	EXPECT_EQ(EFAULT, errno);
-	EXPECT_EQ(-ENOENT, fault(self->b.fd, 0, self->b_ch[0] + 1000,
+	EXPECT_EQ(-ENOENT, fault(rmsg_ep_fd(self->b), 0, self->b_ch[0] + 1000,
 				 RMSG_FAULT_QP_ERROR));
-	EXPECT_EQ(-ENOENT, fault(self->b.fd, self->b_ep, self->b_ch[0] + 1000,
+	EXPECT_EQ(-ENOENT, fault(rmsg_ep_fd(self->b), self->b_ep,
+				 self->b_ch[0] + 1000,
 				 RMSG_FAULT_QP_ERROR));
-	EXPECT_EQ(-ENOENT, fault(self->b.fd, 0x7ffffff0, self->b_ch[0],
+	EXPECT_EQ(-ENOENT, fault(rmsg_ep_fd(self->b), 0x7ffffff0, self->b_ch[0],
 				 RMSG_FAULT_QP_ERROR));
 	/* Through the library, and rmsgctl. */
-	EXPECT_EQ(-ENOENT, rmsg_inject_fault(self->b.fd, 0, 999,
-					     RMSG_FAULT_QP_ERROR));
-	EXPECT_EQ(-EINVAL, rmsg_inject_fault(self->b.fd, 0, 0, 9));
+	EXPECT_EQ(-ENOENT, rmsg_node_fault(rmsg_ep_fd(self->b), 0, 999,
+					   RMSG_FAULT_QP_ERROR));
+	EXPECT_EQ(-EINVAL, rmsg_node_fault(rmsg_ep_fd(self->b), 0, 0, 9));
 	EXPECT_NE(0, rmsg_sh("tools/rmsgctl/rmsgctl fault qp-error %u:%u 2>/dev/null",
 			     self->b_ep, self->b_ch[0] + 1000));
 	EXPECT_EQ(2, rmsg_sh("tools/rmsgctl/rmsgctl fault bogus %u:%u 2>/dev/null",
@@ -778,40 +793,41 @@ TEST_F(resil, fault_not_open)
 	struct rmsg_chan_info *c;
 	const struct rmsg_chan_info *e;
 	struct rmsg_event ev;
-	struct rmsg_ep l;
+	struct rmsg_ep *l = NULL;
 	int id, n;
 
 	ASSERT_TRUE(rmsg_local_addr(&addr, 0));
 	ASSERT_EQ(0, rmsg_ep_open(&l, 64, 0));
-	ASSERT_EQ(0, rmsg_ep_listen_flags(&l, (struct sockaddr *)&addr,
+	ASSERT_EQ(0, rmsg_ep_listen_flags(l, (struct sockaddr *)&addr,
 					  sizeof(addr), 0x1, 0,
 					  RMSG_LISTEN_F_ACCEPT));
-	id = rmsg_ep_connect(&self->b, (struct sockaddr *)&addr, sizeof(addr),
-			     0xb9, 0);
+	id = rmsg_chan_connect(self->b, (struct sockaddr *)&addr, sizeof(addr),
+			       0xb9, 0);
 	ASSERT_LE(0, id);
-	ASSERT_EQ(0, wait_ev(&l, RMSG_CQE_REQUEST, &ev, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, wait_ev(l, RMSG_CQE_REQUEST, &ev, EVENT_TIMEOUT_MS));
 
-	n = rmsg_chan_list(l.fd, 0, &c, NULL);
+	n = rmsg_node_channels(rmsg_ep_fd(l), 0, &c, NULL);
 	ASSERT_EQ(1, n);
 	EXPECT_EQ(ev.channel, c[0].channel);
 	EXPECT_EQ(RMSG_CHAN_INFO_REQUESTED, c[0].state);
 	free(c);
-	n = rmsg_chan_list(self->b.fd, 0, &c, NULL);
+	n = rmsg_node_channels(rmsg_ep_fd(self->b), 0, &c, NULL);
 	ASSERT_EQ(1, n);
 	e = find_info(c, n, self->b_ep, id);
 	ASSERT_NE(NULL, e);
 	EXPECT_EQ(RMSG_CHAN_INFO_CONNECTING, e->state);
 	free(c);
 
-	EXPECT_EQ(-ENOTCONN, rmsg_inject_fault(l.fd, 0, ev.channel,
+	EXPECT_EQ(-ENOTCONN, rmsg_node_fault(rmsg_ep_fd(l), 0, ev.channel,
+					     RMSG_FAULT_QP_ERROR));
+	EXPECT_EQ(-ENOTCONN, rmsg_node_fault(rmsg_ep_fd(self->a), self->b_ep,
+					     id,
 					       RMSG_FAULT_QP_ERROR));
-	EXPECT_EQ(-ENOTCONN, rmsg_inject_fault(self->a.fd, self->b_ep, id,
-					       RMSG_FAULT_QP_ERROR));
-	ASSERT_EQ(0, rmsg_ep_accept(&l, ev.channel, 0, RMSG_ACCEPT_REJECT));
-	ASSERT_EQ(0, wait_ev(&self->b, RMSG_CQE_CONNECTED, &ev,
+	ASSERT_EQ(0, rmsg_chan_accept(l, ev.channel, 0, RMSG_ACCEPT_REJECT));
+	ASSERT_EQ(0, wait_ev(self->b, RMSG_CQE_CONNECTED, &ev,
 			     EVENT_TIMEOUT_MS));
 	EXPECT_NE(0, ev.res);
-	rmsg_ep_close(&l);
+	rmsg_ep_drop(&l);
 }
 
 /* Both ends of channel @i OPEN again after at least one repair. */
@@ -819,8 +835,8 @@ static bool both_repaired(resil_fixture *self, int i)
 {
 	struct rmsg_chan_info ea, eb;
 
-	return !chan_get(self->a.fd, self->b_ep, self->b_ch[i], &eb) &&
-	       !chan_get(self->a.fd, self->a_ep, self->a_ch[i], &ea) &&
+	return !chan_get(rmsg_ep_fd(self->a), self->b_ep, self->b_ch[i], &eb) &&
+	       !chan_get(rmsg_ep_fd(self->a), self->a_ep, self->a_ch[i], &ea) &&
 	       eb.state == RMSG_CHAN_INFO_OPEN && eb.epoch >= 1 &&
 	       ea.state == RMSG_CHAN_INFO_OPEN && ea.epoch >= 1;
 }
@@ -863,8 +879,10 @@ static void fault_streams(struct __test_metadata *_metadata,
 	 */
 	start_streams(_metadata, self, 4, repair ? ENDLESS : STREAM_MSGS);
 
-	ASSERT_EQ(0, rmsg_inject_fault(self->b.fd, 0, self->b_ch[1], kind));
-	ASSERT_EQ(0, rmsg_inject_fault(self->b.fd, self->a_ep, self->a_ch[2],
+	ASSERT_EQ(0, rmsg_node_fault(rmsg_ep_fd(self->b), 0, self->b_ch[1],
+				     kind));
+	ASSERT_EQ(0, rmsg_node_fault(rmsg_ep_fd(self->b), self->a_ep,
+				     self->a_ch[2],
 				       kind));
 	if (repair) {
 		deadline = rmsg_now_ms() + 60000;
@@ -912,11 +930,11 @@ static void fault_streams(struct __test_metadata *_metadata,
 	}
 
 	for (k = 0; k < 2; k++) {
-		struct rmsg_ep *ep = k ? &self->a : &self->b;
+		struct rmsg_ep *ep = k ? self->a : self->b;
 		__u32 ep_id = k ? self->a_ep : self->b_ep;
 		__u32 *ids = k ? self->a_ch : self->b_ch;
 
-		n = rmsg_chan_list(ep->fd, 0, &c, NULL);
+		n = rmsg_node_channels(rmsg_ep_fd(ep), 0, &c, NULL);
 		ASSERT_LE(0, n);
 		for (i = 0; i < 4; i++) {
 			e = find_info(c, n, ep_id, ids[i]);
@@ -986,8 +1004,8 @@ static int reopen_stall(resil_fixture *self, __u32 a_ms, __u32 b_ms)
 	struct rmsg_ep_setup p;
 	int k, ret;
 
-	rmsg_ep_close(&self->a);
-	rmsg_ep_close(&self->b);
+	rmsg_ep_drop(&self->a);
+	rmsg_ep_drop(&self->b);
 	self->opened = false;
 	for (k = 0; k < 2; k++) {
 		memset(&p, 0, sizeof(p));
@@ -999,18 +1017,20 @@ static int reopen_stall(resil_fixture *self, __u32 a_ms, __u32 b_ms)
 		ret = rmsg_ep_open_setup(k ? &self->b : &self->a, &p);
 		if (ret) {
 			if (k)
-				rmsg_ep_close(&self->a);
+				rmsg_ep_drop(&self->a);
 			return ret;
 		}
 	}
 	self->opened = true;
 	self->addr.sin_port = 0;
-	ret = rmsg_ep_listen(&self->a, (struct sockaddr *)&self->addr,
+	ret = rmsg_ep_listen(self->a, (struct sockaddr *)&self->addr,
 			     sizeof(self->addr), 0xa0, LISTEN_BLOCK);
 	if (!ret)
-		ret = rmsg_chan_list(self->a.fd, 0, &c, &self->a_ep);
+		ret = rmsg_node_channels(rmsg_ep_fd(self->a), 0, &c,
+					 &self->a_ep);
 	if (ret >= 0)
-		ret = rmsg_chan_list(self->b.fd, 0, &c, &self->b_ep);
+		ret = rmsg_node_channels(rmsg_ep_fd(self->b), 0, &c,
+					 &self->b_ep);
 	return ret < 0 ? ret : 0;
 }
 
@@ -1022,7 +1042,7 @@ static void print_stall_evs(resil_fixture *self, long t0)
 	for (i = 0; i < self->ss->nstall && i < RMSG_STALL_EVS; i++) {
 		v = &self->ss->stall[i];
 		ksft_print_msg("%c:%u %s res %d, %u ms (at %ld ms)\n",
-			       v->ep == &self->a ? 'a' : 'b', v->channel,
+			       v->ep == self->a ? 'a' : 'b', v->channel,
 			       v->kind == RMSG_CQE_STALLED ? "STALLED" :
 			       "RESUMED", v->res, v->ms, v->at_ms - t0);
 	}
@@ -1065,7 +1085,7 @@ static bool wait_repaired(resil_fixture *self, __u32 ep_id, __u32 ch,
 	do {
 		if (!rmsg_streams_run_for(self->ss, 5))
 			return false;
-		if (!chan_get(self->b.fd, ep_id, ch, &e) &&
+		if (!chan_get(rmsg_ep_fd(self->b), ep_id, ch, &e) &&
 		    e.state == RMSG_CHAN_INFO_OPEN && e.repairs >= repairs)
 			return true;
 	} while (rmsg_now_ms() < deadline);
@@ -1098,10 +1118,10 @@ TEST_F_TIMEOUT(resil, stall_events, 120)
 	start_streams(_metadata, self, 2, ENDLESS);
 	ASSERT_EQ(0, ss->nstall);
 
-	ASSERT_EQ(0, rmsg_inject_fault(self->b.fd, 0, self->b_ch[0],
-				       RMSG_FAULT_QP_ERROR));
+	ASSERT_EQ(0, rmsg_node_fault(rmsg_ep_fd(self->b), 0, self->b_ch[0],
+				     RMSG_FAULT_QP_ERROR));
 	t0 = rmsg_now_ms();
-	while (!has_stall_ev(ss, &self->b, self->b_ch[0], RMSG_CQE_RESUMED) &&
+	while (!has_stall_ev(ss, self->b, self->b_ch[0], RMSG_CQE_RESUMED) &&
 	       rmsg_now_ms() - t0 < STALL_WAIT_MS)
 		ASSERT_TRUE(rmsg_streams_run_for(ss, 5)) TH_LOG("%s", ss->why);
 	/* The streams go on across the repair, and end exact. */
@@ -1110,15 +1130,16 @@ TEST_F_TIMEOUT(resil, stall_events, 120)
 	check_exact(_metadata, ss);
 	print_stall_evs(self, t0);
 
-	ASSERT_EQ(0, chan_get(self->b.fd, self->b_ep, self->b_ch[0], &eb));
+	ASSERT_EQ(0, chan_get(rmsg_ep_fd(self->b), self->b_ep, self->b_ch[0],
+			      &eb));
 	print_info('b', &eb);
 	EXPECT_EQ(1, eb.repairs);
 	ASSERT_EQ(2, ss->nstall) TH_LOG("b's STALLED and RESUMED only");
 	st = &ss->stall[0];
 	rs = &ss->stall[1];
-	EXPECT_TRUE(st->ep == &self->b && st->channel == self->b_ch[0] &&
+	EXPECT_TRUE(st->ep == self->b && st->channel == self->b_ch[0] &&
 		    st->kind == RMSG_CQE_STALLED);
-	EXPECT_TRUE(rs->ep == &self->b && rs->channel == self->b_ch[0] &&
+	EXPECT_TRUE(rs->ep == self->b && rs->channel == self->b_ch[0] &&
 		    rs->kind == RMSG_CQE_RESUMED);
 	/* STALLED says why, RESUMED how long it took. */
 	EXPECT_NE(0, st->res);
@@ -1152,7 +1173,7 @@ TEST_F_TIMEOUT(resil, unread_events_are_bounded, 300)
 	    !module_has(RMSG_FEAT_STALL_EVENTS))
 		SKIP(return, "the module does not announce RMSG_FEAT_REPAIR and RMSG_FEAT_STALL_EVENTS");
 	ASSERT_EQ(0, set_param(self, "repair_quiet_ms", "1"));
-	rmsg_ep_close(&self->b);
+	rmsg_ep_drop(&self->b);
 	self->opened = false;
 	memset(&p, 0, sizeof(p));
 	p.sq_entries = 16;
@@ -1160,33 +1181,35 @@ TEST_F_TIMEOUT(resil, unread_events_are_bounded, 300)
 	p.flags = RMSG_EP_F_STALL_EVENTS;
 	ASSERT_EQ(0, rmsg_ep_open_setup(&self->b, &p));
 	self->opened = true;
-	ASSERT_EQ(cq, self->b.cq.entries);
-	b_ch = rmsg_ep_connect(&self->b, (struct sockaddr *)&self->addr,
-			       sizeof(self->addr), 0xb0, 0);
+	ASSERT_EQ(cq, rmsg_ep_rings(self->b)->cq.entries);
+	b_ch = rmsg_chan_connect(self->b, (struct sockaddr *)&self->addr,
+				 sizeof(self->addr), 0xb0, 0);
 	ASSERT_LE(0, b_ch);
-	ASSERT_EQ(0, rmsg_next_cqe(&self->a, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_next_cqe(self->a, &cqe, EVENT_TIMEOUT_MS));
 	ASSERT_EQ(RMSG_CQE_ACCEPTED, RMSG_CQE_KIND(cqe.flags));
 	a_ch = cqe.channel;
 	/* b's CONNECTED stays in its ring, unread, as everything after it. */
 
 	for (i = 1; i <= kept; i++) {
-		ASSERT_EQ(0, rmsg_inject_fault(self->a.fd, 0, a_ch,
-					       RMSG_FAULT_QP_ERROR));
+		ASSERT_EQ(0, rmsg_node_fault(rmsg_ep_fd(self->a), 0, a_ch,
+					     RMSG_FAULT_QP_ERROR));
 		deadline = rmsg_now_ms() + EVENT_TIMEOUT_MS;
 		do {
 			usleep(2000);
-			ASSERT_EQ(0, chan_get(self->a.fd, self->a_ep, a_ch,
+			ASSERT_EQ(0, chan_get(rmsg_ep_fd(self->a), self->a_ep,
+					      a_ch,
 					      &ea));
 			ASSERT_GT(deadline, rmsg_now_ms())
 				TH_LOG("repair %u did not end", i);
 		} while (ea.state != RMSG_CHAN_INFO_OPEN || ea.repairs < i);
 		memset(&st, 0, sizeof(st));
-		ASSERT_EQ(0, ioctl(self->b.fd, RMSG_IOC_EP_STATS, &st));
+		ASSERT_EQ(0, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_EP_STATS,
+				   &st));
 		if (st.events_dropped)
 			break;
 	}
 	EXPECT_LT(0, st.events_dropped) TH_LOG("%u repairs", i);
-	while (rmsg_next_cqe(&self->b, &cqe, 1000) == 0) {
+	while (rmsg_next_cqe(self->b, &cqe, 1000) == 0) {
 		got++;
 		stalled += RMSG_CQE_KIND(cqe.flags) == RMSG_CQE_STALLED;
 		resumed += RMSG_CQE_KIND(cqe.flags) == RMSG_CQE_RESUMED;
@@ -1216,10 +1239,10 @@ TEST_F_TIMEOUT(resil, stall_quiet, 120)
 	ASSERT_EQ(0, set_param(self, "repair_quiet_ms", "5000"));
 	ASSERT_EQ(0, reopen_stall(self, 0, 0));
 	start_streams(_metadata, self, 3, ENDLESS);
-	ASSERT_EQ(0, rmsg_inject_fault(self->b.fd, 0, self->b_ch[0],
-				       RMSG_FAULT_QP_ERROR));
-	ASSERT_EQ(0, rmsg_inject_fault(self->a.fd, 0, self->a_ch[1],
-				       RMSG_FAULT_QP_ERROR));
+	ASSERT_EQ(0, rmsg_node_fault(rmsg_ep_fd(self->b), 0, self->b_ch[0],
+				     RMSG_FAULT_QP_ERROR));
+	ASSERT_EQ(0, rmsg_node_fault(rmsg_ep_fd(self->a), 0, self->a_ch[1],
+				     RMSG_FAULT_QP_ERROR));
 	for (i = 0; i < 2; i++)
 		ASSERT_TRUE(wait_repaired(self, i ? self->a_ep : self->b_ep,
 					  i ? self->a_ch[1] : self->b_ch[0], 1,
@@ -1230,7 +1253,8 @@ TEST_F_TIMEOUT(resil, stall_quiet, 120)
 	check_exact(_metadata, ss);
 	print_stall_evs(self, 0);
 	for (i = 0; i < 2; i++) {
-		ASSERT_EQ(0, chan_get(self->b.fd, i ? self->a_ep : self->b_ep,
+		ASSERT_EQ(0, chan_get(rmsg_ep_fd(self->b),
+				      i ? self->a_ep : self->b_ep,
 				      i ? self->a_ch[1] : self->b_ch[0], &e));
 		print_info(i ? 'a' : 'b', &e);
 		EXPECT_LE(1, e.repairs);
@@ -1273,11 +1297,11 @@ TEST_F_TIMEOUT(resil, stall_give_up, 120)
 	 * there before this line): the repair that stalls is under way
 	 * all the same.
 	 */
-	ret = rmsg_inject_fault(self->b.fd, 0, self->b_ch[0],
-				RMSG_FAULT_QP_ERROR);
+	ret = rmsg_node_fault(rmsg_ep_fd(self->b), 0, self->b_ch[0],
+			      RMSG_FAULT_QP_ERROR);
 	ASSERT_TRUE(ret == 0 || ret == -ENOTCONN) TH_LOG("fault: %d", ret);
 	t0 = rmsg_now_ms();
-	while (!has_stall_ev(ss, &self->b, self->b_ch[0], RMSG_CQE_STALLED) &&
+	while (!has_stall_ev(ss, self->b, self->b_ch[0], RMSG_CQE_STALLED) &&
 	       !bs->tx_closed && rmsg_now_ms() - t0 < STALL_WAIT_MS)
 		ASSERT_TRUE(rmsg_streams_run_for(ss, 5)) TH_LOG("%s", ss->why);
 	stalled_open = !bs->tx_closed;
@@ -1297,14 +1321,14 @@ TEST_F_TIMEOUT(resil, stall_give_up, 120)
 	 * Both ends stall, in either order: the link going down may break
 	 * a's connection before the fault breaks b's.
 	 */
-	st = find_stall_ev(ss, &self->b, self->b_ch[0], RMSG_CQE_STALLED);
+	st = find_stall_ev(ss, self->b, self->b_ch[0], RMSG_CQE_STALLED);
 	ASSERT_NE(NULL, st) TH_LOG("b's channel never reported STALLED");
 	EXPECT_NE(0, st->res);
 	EXPECT_LE(200, st->ms);
 	EXPECT_GT(1500, st->ms);
-	EXPECT_FALSE(has_stall_ev(ss, &self->b, self->b_ch[0],
+	EXPECT_FALSE(has_stall_ev(ss, self->b, self->b_ch[0],
 				  RMSG_CQE_RESUMED));
-	EXPECT_FALSE(has_stall_ev(ss, &self->a, self->a_ch[0],
+	EXPECT_FALSE(has_stall_ev(ss, self->a, self->a_ch[0],
 				  RMSG_CQE_RESUMED));
 	EXPECT_EQ(-ETIMEDOUT, bs->tx_res);
 	/* The sends queued during the stall failed; none was lost. */
@@ -1333,17 +1357,17 @@ TEST_F_TIMEOUT(resil, own_give_up_timeout, 120)
 	if (!self->netdev)
 		SKIP(return, "RMSG_NETDEV not set: not run by rmsg-vm");
 	ASSERT_EQ(0, connect_n(self, 2));
-	ASSERT_EQ(0, rmsg_chan_set(&self->b, self->b_ch[0], &quick));
-	ASSERT_EQ(0, rmsg_chan_set(&self->a, self->a_ch[0], &quick));
+	ASSERT_EQ(0, rmsg_chan_set(self->b, self->b_ch[0], &quick));
+	ASSERT_EQ(0, rmsg_chan_set(self->a, self->a_ch[0], &quick));
 
 	ASSERT_EQ(0, block_net(self));
 	t0 = rmsg_now_ms();
 	for (i = 0; i < 2; i++) {
-		ret = rmsg_inject_fault(self->b.fd, 0, self->b_ch[i],
-					RMSG_FAULT_QP_ERROR);
+		ret = rmsg_node_fault(rmsg_ep_fd(self->b), 0, self->b_ch[i],
+				      RMSG_FAULT_QP_ERROR);
 		ASSERT_TRUE(ret == 0 || ret == -ENOTCONN) TH_LOG("fault: %d", ret);
 	}
-	ASSERT_EQ(0, wait_ev(&self->b, RMSG_CQE_CLOSED, &ev,
+	ASSERT_EQ(0, wait_ev(self->b, RMSG_CQE_CLOSED, &ev,
 			     20000 * rmsg_test_slow()));
 	ms = rmsg_now_ms() - t0;
 	EXPECT_EQ(self->b_ch[0], ev.channel);
@@ -1351,7 +1375,7 @@ TEST_F_TIMEOUT(resil, own_give_up_timeout, 120)
 	EXPECT_LE(1500, ms);
 	ksft_print_msg("the quick channel ended after %ld ms\n", ms);
 	/* Far from its 30 s, the other is still being repaired. */
-	n = rmsg_chan_list(self->b.fd, 0, &c, NULL);
+	n = rmsg_node_channels(rmsg_ep_fd(self->b), 0, &c, NULL);
 	ASSERT_LE(1, n);
 	e = find_info(c, n, self->b_ep, self->b_ch[1]);
 	ASSERT_NE(NULL, e);
@@ -1368,33 +1392,33 @@ TEST_F(resil, chan_set_bad_arguments)
 	if (!module_has(RMSG_FEAT_CHAN_OPTS))
 		SKIP(return, "the module does not announce RMSG_FEAT_CHAN_OPTS");
 	ASSERT_EQ(0, connect_n(self, 1));
-	EXPECT_EQ(0, rmsg_chan_set(&self->b, self->b_ch[0], &o));
-	EXPECT_EQ(-ENOENT, rmsg_chan_set(&self->b, RMSG_MAX_CHANNELS - 1, &o));
+	EXPECT_EQ(0, rmsg_chan_set(self->b, self->b_ch[0], &o));
+	EXPECT_EQ(-ENOENT, rmsg_chan_set(self->b, RMSG_MAX_CHANNELS - 1, &o));
 	o.repair_timeout_ms = RMSG_OPT_MS_MAX + 1;
-	EXPECT_EQ(-EINVAL, rmsg_chan_set(&self->b, self->b_ch[0], &o));
+	EXPECT_EQ(-EINVAL, rmsg_chan_set(self->b, self->b_ch[0], &o));
 	o.repair_timeout_ms = RMSG_OPT_OFF;
-	EXPECT_EQ(0, rmsg_chan_set(&self->b, self->b_ch[0], &o));
+	EXPECT_EQ(0, rmsg_chan_set(self->b, self->b_ch[0], &o));
 	o.repair_timeout_ms = 0;
 	o.stall_ms = RMSG_OPT_OFF;
-	EXPECT_EQ(-EINVAL, rmsg_chan_set(&self->b, self->b_ch[0], &o));
+	EXPECT_EQ(-EINVAL, rmsg_chan_set(self->b, self->b_ch[0], &o));
 	o.stall_ms = 0;
 	o.heartbeat_misses = RMSG_OPT_MISSES_MAX + 1;
-	EXPECT_EQ(-EINVAL, rmsg_chan_set(&self->b, self->b_ch[0], &o));
+	EXPECT_EQ(-EINVAL, rmsg_chan_set(self->b, self->b_ch[0], &o));
 	o.heartbeat_misses = 0;
 	o.resv = 1;
-	EXPECT_EQ(-EINVAL, rmsg_chan_set(&self->b, self->b_ch[0], &o));
+	EXPECT_EQ(-EINVAL, rmsg_chan_set(self->b, self->b_ch[0], &o));
 	o.resv = 0;
 	o.connect_timeout_ms = RMSG_OPT_MS_MAX + 1;
-	EXPECT_EQ(-EINVAL, rmsg_chan_set(&self->b, self->b_ch[0], &o));
+	EXPECT_EQ(-EINVAL, rmsg_chan_set(self->b, self->b_ch[0], &o));
 	o.connect_timeout_ms = RMSG_OPT_OFF;
-	EXPECT_EQ(0, rmsg_chan_set(&self->b, self->b_ch[0], &o));
+	EXPECT_EQ(0, rmsg_chan_set(self->b, self->b_ch[0], &o));
 	o.connect_timeout_ms = 0;
 	memset(&req, 0, sizeof(req));
 	req.channel = self->b_ch[0];
 	req.flags = 1;
-	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CHAN_SET, &req));
+	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_CHAN_SET, &req));
 	EXPECT_EQ(EINVAL, errno);
-	EXPECT_EQ(-1, ioctl(self->b.fd, RMSG_IOC_CHAN_SET, NULL));
+	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_CHAN_SET, NULL));
 	EXPECT_EQ(EFAULT, errno);
 }
 
@@ -1503,8 +1527,8 @@ TEST_F_TIMEOUT(resil, trace_repair, 120)
 	start_streams(_metadata, self, 2, ENDLESS);
 	ASSERT_EQ(0, trace_write("trace", ""));
 	ASSERT_EQ(0, trace_write("events/rmsg/enable", "1"));
-	ASSERT_EQ(0, rmsg_inject_fault(self->b.fd, 0, self->b_ch[0],
-				       RMSG_FAULT_QP_ERROR));
+	ASSERT_EQ(0, rmsg_node_fault(rmsg_ep_fd(self->b), 0, self->b_ch[0],
+				     RMSG_FAULT_QP_ERROR));
 	ASSERT_TRUE(wait_repaired(self, self->b_ep, self->b_ch[0], 1,
 				  STALL_WAIT_MS))
 		TH_LOG("%s", ss->why);
@@ -1571,8 +1595,8 @@ TEST_F_TIMEOUT(resil, repeated_faults, 300)
 		ch = k % 2 ? self->a_ch[0] : self->b_ch[0];
 		deadline = rmsg_now_ms() + 30000;
 		for (;;) {
-			ret = rmsg_inject_fault(self->b.fd, ep_id, ch,
-						RMSG_FAULT_QP_ERROR);
+			ret = rmsg_node_fault(rmsg_ep_fd(self->b), ep_id, ch,
+					      RMSG_FAULT_QP_ERROR);
 			if (ret != -ENOTCONN)
 				break;
 			busy++;
@@ -1610,8 +1634,10 @@ TEST_F_TIMEOUT(resil, repeated_faults, 300)
 	stop_streams(ss);
 	check_exact(_metadata, ss);
 
-	ASSERT_EQ(0, chan_get(self->a.fd, self->b_ep, self->b_ch[0], &eb));
-	ASSERT_EQ(0, chan_get(self->a.fd, self->a_ep, self->a_ch[0], &ea));
+	ASSERT_EQ(0, chan_get(rmsg_ep_fd(self->a), self->b_ep, self->b_ch[0],
+			      &eb));
+	ASSERT_EQ(0, chan_get(rmsg_ep_fd(self->a), self->a_ep, self->a_ch[0],
+			      &ea));
 	print_info('b', &eb);
 	print_info('a', &ea);
 	ksft_print_msg("%d faults in %ld ms, %d refused with ENOTCONN (a repair under way)\n",
@@ -1625,7 +1651,8 @@ TEST_F_TIMEOUT(resil, repeated_faults, 300)
 	EXPECT_LE(2, ea.repairs);
 	EXPECT_GE(eb.epoch, eb.repairs);
 	/* The other channel was not touched. */
-	ASSERT_EQ(0, chan_get(self->a.fd, self->b_ep, self->b_ch[1], &e1));
+	ASSERT_EQ(0, chan_get(rmsg_ep_fd(self->a), self->b_ep, self->b_ch[1],
+			      &e1));
 	EXPECT_EQ(0, e1.epoch);
 	EXPECT_EQ(0, e1.repairs);
 }
@@ -1651,19 +1678,19 @@ static int peer_child(int wfd, const struct sockaddr_in *addr, bool connects)
 	struct rmsg_streams *ss;
 	struct sockaddr_in la;
 	struct rmsg_event ev;
-	struct rmsg_ep ep;
+	struct rmsg_ep *ep = NULL;
 	int id;
 
 	ss = calloc(1, sizeof(*ss));
 	if (!ss || rmsg_ep_open(&ep, 256, 2048))
 		return 10;
-	if (rmsg_chan_list(ep.fd, 0, &c, &hello.ep_id) < 0)
+	if (rmsg_node_channels(rmsg_ep_fd(ep), 0, &c, &hello.ep_id) < 0)
 		return 11;
 	free(c);
 	if (!connects) {
 		la = *addr;
 		la.sin_port = 0;
-		if (rmsg_ep_listen(&ep, (struct sockaddr *)&la, sizeof(la),
+		if (rmsg_ep_listen(ep, (struct sockaddr *)&la, sizeof(la),
 				   0xc0, LISTEN_BLOCK))
 			return 12;
 		hello.port = la.sin_port;
@@ -1671,20 +1698,20 @@ static int peer_child(int wfd, const struct sockaddr_in *addr, bool connects)
 	if (write(wfd, &hello, sizeof(hello)) != sizeof(hello))
 		return 13;
 	if (connects) {
-		id = rmsg_ep_connect(&ep, (const struct sockaddr *)addr,
-				     sizeof(*addr), 0xc1, CONNECT_BLOCK);
+		id = rmsg_chan_connect(ep, (const struct sockaddr *)addr,
+				       sizeof(*addr), 0xc1, CONNECT_BLOCK);
 		if (id < 0 ||
-		    wait_ev(&ep, RMSG_CQE_CONNECTED, &ev, EVENT_TIMEOUT_MS) ||
+		    wait_ev(ep, RMSG_CQE_CONNECTED, &ev, EVENT_TIMEOUT_MS) ||
 		    ev.res)
 			return 14;
-	} else if (wait_ev(&ep, RMSG_CQE_ACCEPTED, &ev, EVENT_TIMEOUT_MS) ||
+	} else if (wait_ev(ep, RMSG_CQE_ACCEPTED, &ev, EVENT_TIMEOUT_MS) ||
 		   ev.res) {
 		return 15;
 	}
 	/* Parent to child is stream 0, child to parent stream 1. */
-	if (rmsg_streams_add_half(ss, false, &ep, ev.channel, HALF_LEN,
+	if (rmsg_streams_add_half(ss, false, ep, ev.channel, HALF_LEN,
 				  ENDLESS) != 0 ||
-	    rmsg_streams_add_half(ss, true, &ep, ev.channel, HALF_LEN,
+	    rmsg_streams_add_half(ss, true, ep, ev.channel, HALF_LEN,
 				  ENDLESS) != 1)
 		return 16;
 	rmsg_streams_run(ss, ENDLESS, 120000);
@@ -1706,7 +1733,7 @@ static void peer_killed(struct __test_metadata *_metadata,
 	struct rmsg_chan_info *c, e;
 	struct sockaddr_in to;
 	struct rmsg_event ev;
-	struct rmsg_ep *ep;
+	struct rmsg_ep *ep = NULL;
 	long t0, t_end, deadline;
 	int pfd[2], n, id;
 	char buf[256];
@@ -1728,17 +1755,17 @@ static void peer_killed(struct __test_metadata *_metadata,
 						   rmsg_child_status(pid));
 	}
 	if (child_connects) {
-		ep = &self->a;
+		ep = self->a;
 		ASSERT_EQ(0, wait_ev(ep, RMSG_CQE_ACCEPTED, &ev,
 				     EVENT_TIMEOUT_MS));
 		ASSERT_EQ(0, ev.res);
 		id = ev.channel;
 	} else {
-		ep = &self->b;
+		ep = self->b;
 		to = self->addr;
 		to.sin_port = hello.port;
-		id = rmsg_ep_connect(ep, (struct sockaddr *)&to, sizeof(to),
-				     0xb0, CONNECT_BLOCK);
+		id = rmsg_chan_connect(ep, (struct sockaddr *)&to, sizeof(to),
+				       0xb0, CONNECT_BLOCK);
 		ASSERT_LE(0, id);
 		ASSERT_EQ(0, wait_ev(ep, RMSG_CQE_CONNECTED, &ev,
 				     EVENT_TIMEOUT_MS));
@@ -1779,11 +1806,13 @@ static void peer_killed(struct __test_metadata *_metadata,
 	EXPECT_EQ(rx->received, rx->next);
 
 	/* Both channels leave the list: the peer's endpoint is gone too. */
-	EXPECT_EQ(-ENOENT, chan_get(ep->fd, child_connects ? self->a_ep :
+	EXPECT_EQ(-ENOENT, chan_get(rmsg_ep_fd(ep),
+				    child_connects ? self->a_ep :
 				    self->b_ep, id, &e));
 	deadline = rmsg_now_ms() + 5000;
 	do {
-		n = rmsg_chan_list(ep->fd, RMSG_CHAN_LIST_F_ALL, &c, NULL);
+		n = rmsg_node_channels(rmsg_ep_fd(ep), RMSG_CHAN_LIST_F_ALL, &c,
+				       NULL);
 		ASSERT_LE(0, n);
 		n = count_ep(c, n, hello.ep_id);
 		free(c);
@@ -1856,7 +1885,8 @@ TEST_F_TIMEOUT(resil, netem_loss, 120)
 	check_exact(_metadata, ss);
 	for (i = 0; i < self->nch; i++)
 		for (k = 0; k < 2; k++)
-			if (!chan_get(self->a.fd, k ? self->a_ep : self->b_ep,
+			if (!chan_get(rmsg_ep_fd(self->a),
+				      k ? self->a_ep : self->b_ep,
 				      k ? self->a_ch[i] : self->b_ch[i], &e))
 				print_info(k ? 'a' : 'b', &e);
 	/* A skip must not hide a failure of the streams. */
@@ -1877,7 +1907,7 @@ TEST_F_TIMEOUT(resil, netem_loss, 120)
 TEST_F_TIMEOUT(resil, give_up, 120)
 {
 	struct rmsg_streams *ss = self->ss;
-	struct pollfd pfd = { .fd = self->b.fd, .events = POLLIN };
+	struct pollfd pfd = { .fd = rmsg_ep_fd(self->b), .events = POLLIN };
 	struct rmsg_stream *bs = &ss->s[0], *as = &ss->s[1];
 	struct rmsg_chan_info e;
 	long t0, t_rec, t_end = -1, t_a;
@@ -1900,11 +1930,11 @@ TEST_F_TIMEOUT(resil, give_up, 120)
 	 * fails a send on a port that is down): a repair is under way all
 	 * the same.
 	 */
-	ret = rmsg_inject_fault(self->b.fd, 0, self->b_ch[0],
-				RMSG_FAULT_QP_ERROR);
+	ret = rmsg_node_fault(rmsg_ep_fd(self->b), 0, self->b_ch[0],
+			      RMSG_FAULT_QP_ERROR);
 	ASSERT_TRUE(ret == 0 || ret == -ENOTCONN) TH_LOG("fault: %d", ret);
 	t0 = rmsg_now_ms();
-	ASSERT_TRUE(wait_state(self->b.fd, self->b_ep, self->b_ch[0],
+	ASSERT_TRUE(wait_state(rmsg_ep_fd(self->b), self->b_ep, self->b_ch[0],
 			       RMSG_CHAN_INFO_RECOVERING, 1000));
 	t_rec = rmsg_now_ms() - t0;
 	/* Sends into the channel under repair wait; b's are all queued. */
@@ -1914,7 +1944,7 @@ TEST_F_TIMEOUT(resil, give_up, 120)
 		TH_LOG("%s", ss->why);
 	rmsg_stream_send(ss, 1, GIVE_UP_SENDS);
 	queued = bs->sent - bs->ok;
-	if (!chan_get(self->b.fd, self->b_ep, self->b_ch[0], &e))
+	if (!chan_get(rmsg_ep_fd(self->b), self->b_ep, self->b_ch[0], &e))
 		ksft_print_msg("b:%u %s, attempt %u of %u, %llu sends queued\n",
 			       e.channel, rmsg_chan_state_name(e.state),
 			       e.attempts, e.max_attempts,
@@ -1925,7 +1955,7 @@ TEST_F_TIMEOUT(resil, give_up, 120)
 		n = poll(&pfd, 1, GIVE_UP_MS + 10000);
 		ASSERT_LE(0, n);
 		if (n && (pfd.revents & POLLIN)) {
-			ASSERT_LE(0, rmsg_streams_events(ss, &self->b))
+			ASSERT_LE(0, rmsg_streams_events(ss, self->b))
 				TH_LOG("%s", ss->why);
 			if (bs->tx_closed) {
 				t_end = rmsg_now_ms() - t0;
@@ -1963,7 +1993,8 @@ TEST_F_TIMEOUT(resil, give_up, 120)
 	EXPECT_LE(queued, bs->failed);
 	EXPECT_LT(0, queued);
 	EXPECT_NE(0, as->tx_res);
-	EXPECT_EQ(-ENOENT, chan_get(self->b.fd, self->b_ep, self->b_ch[0],
+	EXPECT_EQ(-ENOENT, chan_get(rmsg_ep_fd(self->b), self->b_ep,
+				    self->b_ch[0],
 				    &e));
 }
 
@@ -1998,38 +2029,39 @@ TEST_F_TIMEOUT(resil, unload_during_recovery, 120)
 	 * Channel 0 from its connecting end, 1 from its accepting end.
 	 * ENOTCONN: the link going down broke the connection first.
 	 */
-	ret = rmsg_inject_fault(self->b.fd, 0, self->b_ch[0],
-				RMSG_FAULT_QP_ERROR);
+	ret = rmsg_node_fault(rmsg_ep_fd(self->b), 0, self->b_ch[0],
+			      RMSG_FAULT_QP_ERROR);
 	ASSERT_TRUE(ret == 0 || ret == -ENOTCONN) TH_LOG("fault: %d", ret);
-	ret = rmsg_inject_fault(self->a.fd, 0, self->a_ch[1],
-				RMSG_FAULT_QP_ERROR);
+	ret = rmsg_node_fault(rmsg_ep_fd(self->a), 0, self->a_ch[1],
+			      RMSG_FAULT_QP_ERROR);
 	ASSERT_TRUE(ret == 0 || ret == -ENOTCONN) TH_LOG("fault: %d", ret);
-	ASSERT_TRUE(wait_state(self->b.fd, self->b_ep, self->b_ch[0],
+	ASSERT_TRUE(wait_state(rmsg_ep_fd(self->b), self->b_ep, self->b_ch[0],
 			       RMSG_CHAN_INFO_RECOVERING, 2000));
-	ASSERT_TRUE(wait_state(self->a.fd, self->a_ep, self->a_ch[1],
+	ASSERT_TRUE(wait_state(rmsg_ep_fd(self->a), self->a_ep, self->a_ch[1],
 			       RMSG_CHAN_INFO_RECOVERING, 2000));
 	/* Sends go on into the channels under repair, and wait there. */
 	ASSERT_TRUE(rmsg_streams_run_for(self->ss, 300))
 		TH_LOG("%s", self->ss->why);
 	for (i = 0; i < 2; i++) {
-		ASSERT_EQ(0, chan_get(self->a.fd, i ? self->a_ep : self->b_ep,
+		ASSERT_EQ(0, chan_get(rmsg_ep_fd(self->a),
+				      i ? self->a_ep : self->b_ep,
 				      i ? self->a_ch[1] : self->b_ch[0], &e));
 		print_info(i ? 'a' : 'b', &e);
 		EXPECT_EQ(RMSG_CHAN_INFO_RECOVERING, e.state);
 	}
 
 	t0 = rmsg_now_ms();
-	rmsg_ep_close(&self->b);
-	rmsg_ep_close(&self->a);
+	rmsg_ep_drop(&self->b);
+	rmsg_ep_drop(&self->a);
 	self->opened = false;
 	t_close = rmsg_now_ms() - t0;
 	ksft_print_msg("both endpoints closed in %ld ms during the repair\n",
 		       t_close);
 	EXPECT_GT(3000, t_close);
 
-	fd = rmsg_open_device();
+	fd = rmsg_node_open();
 	ASSERT_LE(0, fd);
-	n = rmsg_chan_list(fd, RMSG_CHAN_LIST_F_ALL, &c, NULL);
+	n = rmsg_node_channels(fd, RMSG_CHAN_LIST_F_ALL, &c, NULL);
 	ASSERT_LE(0, n);
 	EXPECT_EQ(0, count_ep(c, n, self->a_ep));
 	EXPECT_EQ(0, count_ep(c, n, self->b_ep));
@@ -2077,7 +2109,7 @@ static bool rxe_add(resil_fixture *self)
 
 	if (!rxe_make(self))
 		return false;
-	fd = rmsg_open_device();
+	fd = rmsg_node_open();
 	if (fd < 0)
 		return false;
 	ok = rmsg_wait_dev(fd, "rxe0", true, RMSG_PORT_ACTIVE, 20000);
@@ -2097,7 +2129,7 @@ static bool wait_all(resil_fixture *self, __u32 state, int timeout_ms)
 		all = true;
 		for (i = 0; i < self->nch && all; i++)
 			for (k = 0; k < 2 && all; k++)
-				all = !chan_get(self->a.fd,
+				all = !chan_get(rmsg_ep_fd(self->a),
 						k ? self->a_ep : self->b_ep,
 						k ? self->a_ch[i] : self->b_ch[i],
 						&e) && e.state == state;
@@ -2116,7 +2148,8 @@ static bool all_repaired(resil_fixture *self)
 
 	for (i = 0; i < self->nch; i++)
 		for (k = 0; k < 2; k++)
-			if (chan_get(self->a.fd, k ? self->a_ep : self->b_ep,
+			if (chan_get(rmsg_ep_fd(self->a),
+				     k ? self->a_ep : self->b_ep,
 				     k ? self->a_ch[i] : self->b_ch[i], &e) ||
 			    e.state != RMSG_CHAN_INFO_OPEN || !e.repairs)
 				return false;
@@ -2135,7 +2168,7 @@ static void check_repaired(struct __test_metadata *_metadata,
 
 	for (i = 0; i < self->nch; i++)
 		for (k = 0; k < 2; k++) {
-			ASSERT_EQ(0, chan_get(self->a.fd,
+			ASSERT_EQ(0, chan_get(rmsg_ep_fd(self->a),
 					      k ? self->a_ep : self->b_ep,
 					      k ? self->a_ch[i] : self->b_ch[i],
 					      &e));
@@ -2248,20 +2281,20 @@ TEST_F_TIMEOUT(resil, hca_readd_rndv_held, 300)
 	for (i = 0; i < 2 * HELD_LEN; i++)
 		src[i] = (__u8)(i * 7 + i / 4093);
 	memset(dst, 0, 2 * HELD_LEN);
-	ASSERT_EQ(0, rmsg_reg(&self->a, src, 2 * HELD_LEN, &hsrc));
-	ASSERT_EQ(0, rmsg_reg(&self->b, dst, 2 * HELD_LEN, &hdst));
-	ASSERT_EQ(0, rmsg_send_zc(&self->a, self->a_ch[0], src, HELD_LEN, 0,
-				  1));
-	ASSERT_EQ(0, rmsg_send_zc(&self->a, self->a_ch[0], src + HELD_LEN,
-				  HELD_LEN, RMSG_ZC_PUT, 2));
+	ASSERT_EQ(0, rmsg_reg(self->a, src, 2 * HELD_LEN, &hsrc));
+	ASSERT_EQ(0, rmsg_reg(self->b, dst, 2 * HELD_LEN, &hdst));
+	ASSERT_EQ(0, rmsg_msg_send_zc(self->a, self->a_ch[0], src, HELD_LEN, 0,
+				      1));
+	ASSERT_EQ(0, rmsg_msg_send_zc(self->a, self->a_ch[0], src + HELD_LEN,
+				      HELD_LEN, RMSG_ZC_PUT, 2));
 	for (i = 0; i < 2; i++) {
 		long deadline = rmsg_now_ms() + 10000;
 		int ret;
 
-		while ((ret = rmsg_peek(&self->b, self->b_ch[0], &m[i])) ==
+		while ((ret = rmsg_msg_peek(self->b, self->b_ch[0], &m[i])) ==
 		       -EAGAIN && rmsg_now_ms() < deadline) {
-			rmsg_ep_progress(&self->a, NULL, 0);
-			rmsg_ep_progress(&self->b, NULL, 0);
+			rmsg_ep_progress(self->a, NULL, 0);
+			rmsg_ep_progress(self->b, NULL, 0);
 			usleep(1000);
 		}
 		ASSERT_EQ(0, ret);
@@ -2274,27 +2307,27 @@ TEST_F_TIMEOUT(resil, hca_readd_rndv_held, 300)
 	ASSERT_TRUE(rxe_add(self));
 	ASSERT_TRUE(wait_all(self, RMSG_CHAN_INFO_OPEN, 30000));
 
-	ASSERT_EQ(0, rmsg_recv_into(&self->b, &m[0], dst, HELD_LEN, 11));
-	ASSERT_EQ(0, rmsg_recv_into(&self->b, &m[1], dst + HELD_LEN,
-				    HELD_LEN, 12));
-	ASSERT_EQ(0, rmsg_release(&self->b, &m[1]));
+	ASSERT_EQ(0, rmsg_msg_recv_into(self->b, &m[0], dst, HELD_LEN, 11));
+	ASSERT_EQ(0, rmsg_msg_recv_into(self->b, &m[1], dst + HELD_LEN,
+					HELD_LEN, 12));
+	ASSERT_EQ(0, rmsg_msg_release(self->b, &m[1]));
 	for (i = 0; i < 2; i++) {
-		ASSERT_EQ(0, op_result(&self->b, 11 + i, &res));
+		ASSERT_EQ(0, op_result(self->b, 11 + i, &res));
 		EXPECT_EQ(0, res) TH_LOG("receive %d", i);
-		ASSERT_EQ(0, op_result(&self->a, 1 + i, &res));
+		ASSERT_EQ(0, op_result(self->a, 1 + i, &res));
 		EXPECT_EQ(0, res) TH_LOG("send %d", i);
 	}
 	EXPECT_EQ(0, memcmp(src, dst, 2 * HELD_LEN));
-	ASSERT_EQ(0, ioctl(self->a.fd, RMSG_IOC_EP_STATS, &sa));
-	ASSERT_EQ(0, ioctl(self->b.fd, RMSG_IOC_EP_STATS, &sb));
+	ASSERT_EQ(0, ioctl(rmsg_ep_fd(self->a), RMSG_IOC_EP_STATS, &sa));
+	ASSERT_EQ(0, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_EP_STATS, &sb));
 	ksft_print_msg("a: %llu REKEY sent; b: %llu transfers rekeyed\n",
 		       (unsigned long long)sa.rekeys_out,
 		       (unsigned long long)sb.rekeyed_in);
 	EXPECT_LE(1, sa.rekeys_out);
 	EXPECT_EQ(2, sb.rekeyed_in);
 	check_repaired(_metadata, self);
-	ASSERT_EQ(0, rmsg_dereg(&self->a, hsrc));
-	ASSERT_EQ(0, rmsg_dereg(&self->b, hdst));
+	ASSERT_EQ(0, rmsg_dereg(self->a, hsrc));
+	ASSERT_EQ(0, rmsg_dereg(self->b, hdst));
 	free(src);
 	free(dst);
 }
@@ -2342,9 +2375,9 @@ TEST_F_TIMEOUT(resil, hca_gone_give_up, 120)
 	}
 	EXPECT_LE(1400, t_end);
 	for (i = 0; i < (unsigned int)self->nch; i++) {
-		EXPECT_EQ(-ENOENT, chan_get(self->a.fd, self->a_ep,
+		EXPECT_EQ(-ENOENT, chan_get(rmsg_ep_fd(self->a), self->a_ep,
 					    self->a_ch[i], &e));
-		EXPECT_EQ(-ENOENT, chan_get(self->a.fd, self->b_ep,
+		EXPECT_EQ(-ENOENT, chan_get(rmsg_ep_fd(self->a), self->b_ep,
 					    self->b_ch[i], &e));
 	}
 	/* rxe0 comes back, and the listener, deaf meanwhile, hears again. */
@@ -2373,8 +2406,8 @@ TEST_F_TIMEOUT(resil, hca_gone_unload, 120)
 	ASSERT_TRUE(rmsg_streams_run_for(self->ss, 200))
 		TH_LOG("%s", self->ss->why);
 	t0 = rmsg_now_ms();
-	rmsg_ep_close(&self->b);
-	rmsg_ep_close(&self->a);
+	rmsg_ep_drop(&self->b);
+	rmsg_ep_drop(&self->a);
 	self->opened = false;
 	t_close = rmsg_now_ms() - t0;
 	ksft_print_msg("both endpoints closed in %ld ms with rxe0 gone\n",
@@ -2392,7 +2425,7 @@ TEST_F_TIMEOUT(resil, hca_gone_unload, 120)
 	}
 	ASSERT_TRUE(module_loaded());
 	self->nparams = 0;
-	fd = rmsg_open_device();
+	fd = rmsg_node_open();
 	ASSERT_LE(0, fd);
 	EXPECT_TRUE(rmsg_wait_dev(fd, "rxe0", true, RMSG_PORT_ACTIVE, 20000));
 	close(fd);
@@ -2415,8 +2448,8 @@ TEST_F_TIMEOUT(resil, device_fatal_streams, 300)
 	rmsg_streams_rndv(ss, RNDV_EVERY);
 	start_streams(_metadata, self, HCA_CHANS, ENDLESS);
 	t0 = rmsg_now_ms();
-	ASSERT_EQ(0, rmsg_inject_fault(self->b.fd, 0, self->b_ch[1],
-				       RMSG_FAULT_DEVICE_FATAL));
+	ASSERT_EQ(0, rmsg_node_fault(rmsg_ep_fd(self->b), 0, self->b_ch[1],
+				     RMSG_FAULT_DEVICE_FATAL));
 	/* Open again, and repaired: the work acts on it a moment later. */
 	ok = true;
 	while (ok && !all_repaired(self) && rmsg_now_ms() - t0 < 30000)

@@ -57,7 +57,7 @@ static int submit_all(struct rmsg_ep *ep)
 }
 
 FIXTURE(ring) {
-	struct rmsg_ep ep;
+	struct rmsg_ep *ep;
 };
 
 FIXTURE_SETUP(ring)
@@ -69,16 +69,16 @@ FIXTURE_SETUP(ring)
 
 FIXTURE_TEARDOWN(ring)
 {
-	rmsg_ep_close(&self->ep);
+	rmsg_ep_drop(&self->ep);
 }
 
 TEST(version_announces_rings)
 {
 	struct rmsg_version ver;
-	int fd = rmsg_open_device();
+	int fd = rmsg_node_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rmsg_query_version(fd, &ver));
+	ASSERT_EQ(0, rmsg_node_version(fd, &ver));
 	EXPECT_TRUE(ver.features & RMSG_FEAT_RINGS);
 	EXPECT_TRUE(ver.features & RMSG_FEAT_DEV_LIST);
 	close(fd);
@@ -88,7 +88,7 @@ TEST(setup_rejects_bad_arguments)
 {
 	struct rmsg_ep_setup p;
 	unsigned int i;
-	int fd = rmsg_open_device();
+	int fd = rmsg_node_open();
 
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-EINVAL, ep_setup(fd, &p, 0, 0));
@@ -137,7 +137,7 @@ TEST(setup_rejects_bad_arguments)
 TEST(second_setup_keeps_send_area)
 {
 	struct rmsg_ep_setup p = { .sq_entries = 8, .send_area_size = 65536 };
-	int fd = rmsg_open_device();
+	int fd = rmsg_node_open();
 	unsigned char *area;
 	int i;
 
@@ -182,7 +182,7 @@ TEST(setup_rounds_and_reports_layout)
 		__u64 size[2], dsize[2] = { sizeof(struct rmsg_sqe),
 					    sizeof(struct rmsg_cqe) };
 		__u32 n[2];
-		int j, fd = rmsg_open_device();
+		int j, fd = rmsg_node_open();
 
 		ASSERT_LE(0, fd);
 		ASSERT_EQ(0, ep_setup(fd, &p, cases[i].sq, cases[i].cq))
@@ -222,7 +222,7 @@ TEST(mmap_rules)
 	__u32 *prod, *flags, submitted = 0;
 	struct rmsg_sqe *sqe;
 	void *m, *sq;
-	int rfd, fd = rmsg_open_device();
+	int rfd, fd = rmsg_node_open();
 
 	ASSERT_LE(0, fd);
 	/* Before setup there is nothing to map. */
@@ -321,7 +321,7 @@ TEST(enter_rejects_bad_arguments)
 	struct rmsg_enter e;
 	struct rmsg_ep_setup p;
 	unsigned int i;
-	int fd = rmsg_open_device();
+	int fd = rmsg_node_open();
 
 	ASSERT_LE(0, fd);
 	/* Before setup. */
@@ -355,14 +355,14 @@ TEST(enter_rejects_bad_arguments)
 /* 100000 NOPs in batches of every size: indices wrap the ring often. */
 TEST_F_TIMEOUT(ring, nop_round_trips, 120)
 {
-	struct rmsg_ep *ep = &self->ep;
+	struct rmsg_ep *ep = self->ep;
 	unsigned int sent = 0, got = 0, batch = 1, i, n;
 	const unsigned int total = 100000;
 	struct rmsg_cqe *cqe;
 	int ret;
 
-	EXPECT_EQ(8, ep->sq.entries);
-	EXPECT_EQ(16, ep->cq.entries);
+	EXPECT_EQ(8, rmsg_ep_rings(ep)->sq.entries);
+	EXPECT_EQ(16, rmsg_ep_rings(ep)->cq.entries);
 	while (got < total) {
 		for (i = 0; i < batch && sent < total; i++) {
 			if (!rmsg_queue_nop(ep, ud(1, sent)))
@@ -372,7 +372,7 @@ TEST_F_TIMEOUT(ring, nop_round_trips, 120)
 		ret = submit_all(ep);
 		ASSERT_LE(0, ret) TH_LOG("enter: %s", strerror(-ret));
 		n = rmsg_cq_ready(ep);
-		ASSERT_LE(n, ep->cq.entries);
+		ASSERT_LE(n, rmsg_ep_rings(ep)->cq.entries);
 		for (i = 0; i < n; i++) {
 			cqe = rmsg_cq_peek(ep);
 			ASSERT_NE(NULL, cqe);
@@ -390,10 +390,14 @@ TEST_F_TIMEOUT(ring, nop_round_trips, 120)
 	EXPECT_EQ(total, sent);
 	EXPECT_EQ(NULL, rmsg_cq_peek(ep));
 	/* The indices in the shared memory moved as far as we did. */
-	EXPECT_EQ(total, __atomic_load_n(ep->sq.producer, __ATOMIC_ACQUIRE));
-	EXPECT_EQ(total, __atomic_load_n(ep->sq.consumer, __ATOMIC_ACQUIRE));
-	EXPECT_EQ(total, __atomic_load_n(ep->cq.producer, __ATOMIC_ACQUIRE));
-	EXPECT_EQ(total, __atomic_load_n(ep->cq.consumer, __ATOMIC_ACQUIRE));
+	EXPECT_EQ(total, __atomic_load_n(rmsg_ep_rings(ep)->sq.producer,
+					 __ATOMIC_ACQUIRE));
+	EXPECT_EQ(total, __atomic_load_n(rmsg_ep_rings(ep)->sq.consumer,
+					 __ATOMIC_ACQUIRE));
+	EXPECT_EQ(total, __atomic_load_n(rmsg_ep_rings(ep)->cq.producer,
+					 __ATOMIC_ACQUIRE));
+	EXPECT_EQ(total, __atomic_load_n(rmsg_ep_rings(ep)->cq.consumer,
+					 __ATOMIC_ACQUIRE));
 }
 
 /*
@@ -402,7 +406,7 @@ TEST_F_TIMEOUT(ring, nop_round_trips, 120)
  */
 TEST_F(ring, cq_full_back_pressure)
 {
-	struct rmsg_ep *ep = &self->ep;
+	struct rmsg_ep *ep = self->ep;
 	const unsigned int total = 3 * 16;
 	unsigned char seen[3 * 16] = { 0 };
 	unsigned int queued = 0, got = 0, i, n, rounds = 0;
@@ -427,7 +431,8 @@ TEST_F(ring, cq_full_back_pressure)
 	EXPECT_EQ(-EBUSY, rmsg_ep_enter(ep, 8, 0, 0));
 	/* The full CQ holds the first 16, in order, untouched. */
 	for (i = 0; i < 16; i++)
-		EXPECT_EQ(ud(2, i), ((struct rmsg_cqe *)ep->cq.descs)[i].user_data);
+		EXPECT_EQ(ud(2, i),
+			  ((struct rmsg_cqe *)rmsg_ep_rings(ep)->cq.descs)[i].user_data);
 
 	while (got < total) {
 		ASSERT_LT(++rounds, 1000);
@@ -475,30 +480,34 @@ static int ring_works(struct rmsg_ep *ep, unsigned int stream, unsigned int n)
 
 TEST_F(ring, bad_sq_producer)
 {
-	struct rmsg_ep *ep = &self->ep;
+	struct rmsg_ep *ep = self->ep;
 	__u32 good, cq_prod;
 
 	ASSERT_EQ(0, ring_works(ep, 3, 5));
-	good = *ep->sq.producer;
-	cq_prod = *ep->cq.producer;
+	good = *rmsg_ep_rings(ep)->sq.producer;
+	cq_prod = *rmsg_ep_rings(ep)->cq.producer;
 
 	/* Far ahead, and just more than one ring ahead of the consumer. */
-	__atomic_store_n(ep->sq.producer, good + 0x10000000, __ATOMIC_RELEASE);
+	__atomic_store_n(rmsg_ep_rings(ep)->sq.producer, good + 0x10000000,
+			 __ATOMIC_RELEASE);
 	EXPECT_EQ(-EINVAL, rmsg_ep_enter(ep, 1, 0, 0));
-	__atomic_store_n(ep->sq.producer, good + 9, __ATOMIC_RELEASE);
+	__atomic_store_n(rmsg_ep_rings(ep)->sq.producer, good + 9,
+			 __ATOMIC_RELEASE);
 	EXPECT_EQ(-EINVAL, rmsg_ep_enter(ep, 1, 0, 0));
 	/* Backwards, behind what was accepted. */
-	__atomic_store_n(ep->sq.producer, good - 1, __ATOMIC_RELEASE);
+	__atomic_store_n(rmsg_ep_rings(ep)->sq.producer, good - 1,
+			 __ATOMIC_RELEASE);
 	EXPECT_EQ(-EINVAL, rmsg_ep_enter(ep, 1, 0, 0));
-	__atomic_store_n(ep->sq.producer, good - 0x80000000U,
+	__atomic_store_n(rmsg_ep_rings(ep)->sq.producer, good - 0x80000000U,
 			 __ATOMIC_RELEASE);
 	EXPECT_EQ(-EINVAL, rmsg_ep_enter(ep, 100, 0, 0));
 	/* Nothing was taken or completed. */
-	EXPECT_EQ(good, *ep->sq.consumer);
-	EXPECT_EQ(cq_prod, *ep->cq.producer);
+	EXPECT_EQ(good, *rmsg_ep_rings(ep)->sq.consumer);
+	EXPECT_EQ(cq_prod, *rmsg_ep_rings(ep)->cq.producer);
 
 	/* Put right, the ring works again. */
-	__atomic_store_n(ep->sq.producer, good, __ATOMIC_RELEASE);
+	__atomic_store_n(rmsg_ep_rings(ep)->sq.producer, good,
+			 __ATOMIC_RELEASE);
 	EXPECT_EQ(0, ring_works(ep, 4, 8));
 	/* Exactly one ring ahead is allowed. */
 	EXPECT_EQ(0, ring_works(ep, 5, 8));
@@ -506,7 +515,7 @@ TEST_F(ring, bad_sq_producer)
 
 TEST_F(ring, bad_cq_consumer)
 {
-	struct rmsg_ep *ep = &self->ep;
+	struct rmsg_ep *ep = self->ep;
 	__u32 good, sq_cons;
 
 	ASSERT_EQ(0, ring_works(ep, 6, 3));
@@ -515,25 +524,30 @@ TEST_F(ring, bad_cq_consumer)
 	 * that it has accepted 3 and the program has moved on to 4.
 	 */
 	ASSERT_EQ(0, ring_works(ep, 6, 1));
-	good = *ep->cq.consumer;
+	good = *rmsg_ep_rings(ep)->cq.consumer;
 	ASSERT_EQ(4, good);
 	ASSERT_TRUE(rmsg_queue_nop(ep, 7));
 	ASSERT_EQ(1, rmsg_sq_submit(ep));
-	sq_cons = *ep->sq.consumer;
+	sq_cons = *rmsg_ep_rings(ep)->sq.consumer;
 
 	/* Past the producer, behind what was accepted, and far off. */
-	__atomic_store_n(ep->cq.consumer, good + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(rmsg_ep_rings(ep)->cq.consumer, good + 1,
+			 __ATOMIC_RELEASE);
 	EXPECT_EQ(-EINVAL, rmsg_ep_enter(ep, 1, 0, 0));
-	__atomic_store_n(ep->cq.consumer, good - 2, __ATOMIC_RELEASE);
+	__atomic_store_n(rmsg_ep_rings(ep)->cq.consumer, good - 2,
+			 __ATOMIC_RELEASE);
 	EXPECT_EQ(-EINVAL, rmsg_ep_enter(ep, 1, 0, 0));
-	__atomic_store_n(ep->cq.consumer, good + 0x40000000, __ATOMIC_RELEASE);
+	__atomic_store_n(rmsg_ep_rings(ep)->cq.consumer, good + 0x40000000,
+			 __ATOMIC_RELEASE);
 	EXPECT_EQ(-EINVAL, rmsg_ep_enter(ep, 1, 0, 0));
 	/* A wait that could never be right ends instead of hanging. */
-	__atomic_store_n(ep->cq.consumer, good + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(rmsg_ep_rings(ep)->cq.consumer, good + 1,
+			 __ATOMIC_RELEASE);
 	EXPECT_EQ(-EINVAL, rmsg_ep_enter(ep, 0, 1, RMSG_ENTER_GETEVENTS));
-	EXPECT_EQ(sq_cons, *ep->sq.consumer);
+	EXPECT_EQ(sq_cons, *rmsg_ep_rings(ep)->sq.consumer);
 
-	__atomic_store_n(ep->cq.consumer, good, __ATOMIC_RELEASE);
+	__atomic_store_n(rmsg_ep_rings(ep)->cq.consumer, good,
+			 __ATOMIC_RELEASE);
 	EXPECT_EQ(1, rmsg_ep_enter(ep, 1, 0, 0));
 	ASSERT_NE(NULL, rmsg_cq_peek(ep));
 	EXPECT_EQ(7, rmsg_cq_peek(ep)->user_data);
@@ -543,7 +557,7 @@ TEST_F(ring, bad_cq_consumer)
 
 TEST_F(ring, bad_sqes_complete_with_einval)
 {
-	struct rmsg_ep *ep = &self->ep;
+	struct rmsg_ep *ep = self->ep;
 	struct rmsg_sqe *sqe;
 	struct rmsg_cqe *cqe;
 	unsigned int i, k;
@@ -604,8 +618,8 @@ TEST_F(ring, bad_sqes_complete_with_einval)
 
 TEST_F(ring, poll_and_epoll)
 {
-	struct rmsg_ep *ep = &self->ep;
-	struct pollfd pfd = { .fd = ep->fd, .events = POLLIN };
+	struct rmsg_ep *ep = self->ep;
+	struct pollfd pfd = { .fd = rmsg_ep_fd(ep), .events = POLLIN };
 	struct epoll_event ev = { .events = EPOLLIN }, out;
 	long t0;
 	int efd;
@@ -622,7 +636,7 @@ TEST_F(ring, poll_and_epoll)
 
 	efd = epoll_create1(0);
 	ASSERT_LE(0, efd);
-	ASSERT_EQ(0, epoll_ctl(efd, EPOLL_CTL_ADD, ep->fd, &ev));
+	ASSERT_EQ(0, epoll_ctl(efd, EPOLL_CTL_ADD, rmsg_ep_fd(ep), &ev));
 	EXPECT_EQ(0, epoll_wait(efd, &out, 1, 50));
 	ASSERT_TRUE(rmsg_queue_nop(ep, 12));
 	ASSERT_EQ(1, submit_all(ep));
@@ -633,7 +647,7 @@ TEST_F(ring, poll_and_epoll)
 	close(efd);
 
 	/* Before setup: nothing to report, no error. */
-	pfd.fd = rmsg_open_device();
+	pfd.fd = rmsg_node_open();
 	ASSERT_LE(0, pfd.fd);
 	EXPECT_EQ(0, poll(&pfd, 1, 20));
 	close(pfd.fd);
@@ -661,7 +675,7 @@ static void on_usr1(int sig)
 
 TEST_F(ring, getevents_waits_for_completions)
 {
-	struct rmsg_ep *ep = &self->ep;
+	struct rmsg_ep *ep = self->ep;
 	struct waiter w = { .ep = ep, .min = 2 };
 	pthread_t t;
 	long t0;
@@ -699,7 +713,7 @@ TEST_F(ring, getevents_waits_for_completions)
 TEST_F(ring, getevents_interrupted_by_signal)
 {
 	struct sigaction sa = { .sa_handler = on_usr1 };
-	struct waiter w = { .ep = &self->ep, .min = 1 };
+	struct waiter w = { .ep = self->ep, .min = 1 };
 	pthread_t t;
 	long t0;
 
@@ -723,7 +737,7 @@ TEST_F(ring, getevents_interrupted_by_signal)
 TEST(many_endpoints)
 {
 	enum { NEP = 64, OPS = 1000 };
-	static struct rmsg_ep eps[NEP];
+	static struct rmsg_ep *eps[NEP];
 	unsigned int sent[NEP] = { 0 }, got[NEP] = { 0 };
 	unsigned int i, k, done = 0;
 	struct rmsg_cqe *cqe;
@@ -737,17 +751,18 @@ TEST(many_endpoints)
 		done = 0;
 		for (i = 0; i < NEP; i++) {
 			for (k = 0; k < 1 + (i + sent[i]) % 5 &&
-				    sent[i] < OPS; k++) {
-				if (!rmsg_queue_nop(&eps[i], ud(100 + i, sent[i])))
+			     sent[i] < OPS; k++) {
+				if (!rmsg_queue_nop(eps[i], ud(100 + i,
+							       sent[i])))
 					break;
 				sent[i]++;
 			}
-			ret = submit_all(&eps[i]);
+			ret = submit_all(eps[i]);
 			ASSERT_LE(0, ret) TH_LOG("endpoint %u", i);
-			while ((cqe = rmsg_cq_peek(&eps[i]))) {
+			while ((cqe = rmsg_cq_peek(eps[i]))) {
 				ASSERT_EQ(ud(100 + i, got[i]), cqe->user_data)
 					TH_LOG("endpoint %u op %u", i, got[i]);
-				rmsg_cq_advance(&eps[i], 1);
+				rmsg_cq_advance(eps[i], 1);
 				got[i]++;
 			}
 			done += got[i] == OPS;
@@ -755,7 +770,7 @@ TEST(many_endpoints)
 	}
 	for (i = 0; i < NEP; i++) {
 		EXPECT_EQ(OPS, sent[i]);
-		rmsg_ep_close(&eps[i]);
+		rmsg_ep_drop(&eps[i]);
 	}
 }
 
@@ -765,47 +780,50 @@ TEST(many_endpoints)
  */
 TEST(close_while_mapped)
 {
-	struct rmsg_ep ep;
-	struct rmsg_ep other;
+	struct rmsg_ep *ep = NULL;
+	struct rmsg_ep *other = NULL;
 	struct rmsg_cqe *cqe;
 	int i;
 
 	for (i = 0; i < 20; i++) {
 		ASSERT_EQ(0, rmsg_ep_open(&ep, 4, 0));
-		ASSERT_TRUE(rmsg_queue_nop(&ep, ud(20, i)));
-		ASSERT_EQ(1, submit_all(&ep));
-		ASSERT_EQ(0, close(ep.fd));
-		ep.fd = -1;
+		ASSERT_TRUE(rmsg_queue_nop(ep, ud(20, i)));
+		ASSERT_EQ(1, submit_all(ep));
+		ASSERT_EQ(0, close(rmsg_ep_fd(ep)));
 
 		/* The memory is still the rings'. */
-		cqe = rmsg_cq_peek(&ep);
+		cqe = rmsg_cq_peek(ep);
 		ASSERT_NE(NULL, cqe);
 		EXPECT_EQ(ud(20, i), cqe->user_data);
-		rmsg_cq_advance(&ep, 1);
-		EXPECT_TRUE(rmsg_queue_nop(&ep, 1));
-		rmsg_sq_submit(&ep);
-		memset(ep.sq.descs, 0x5a, 4 * sizeof(struct rmsg_sqe));
-		EXPECT_EQ(0x5a, ((unsigned char *)ep.sq.descs)[255]);
+		rmsg_cq_advance(ep, 1);
+		EXPECT_TRUE(rmsg_queue_nop(ep, 1));
+		rmsg_sq_submit(ep);
+		memset(rmsg_ep_rings(ep)->sq.descs, 0x5a,
+		       4 * sizeof(struct rmsg_sqe));
+		EXPECT_EQ(0x5a,
+			  ((unsigned char *)rmsg_ep_rings(ep)->sq.descs)[255]);
 		/* Unmap the SQ first, then the CQ: each holds the file. */
-		EXPECT_EQ(0, munmap(ep.sq.map, ep.sq.map_size));
+		EXPECT_EQ(0, munmap(rmsg_ep_rings(ep)->sq.map,
+				    rmsg_ep_rings(ep)->sq.map_size));
 		EXPECT_EQ(ud(20, i),
-			  ((struct rmsg_cqe *)ep.cq.descs)[0].user_data);
-		*ep.cq.consumer = 12345;
-		EXPECT_EQ(0, munmap(ep.cq.map, ep.cq.map_size));
+			  ((struct rmsg_cqe *)rmsg_ep_rings(ep)->cq.descs)[0].user_data);
+		*rmsg_ep_rings(ep)->cq.consumer = 12345;
+		EXPECT_EQ(0, munmap(rmsg_ep_rings(ep)->cq.map,
+				    rmsg_ep_rings(ep)->cq.map_size));
 	}
 	/* A new endpoint gets fresh, zeroed rings. */
 	ASSERT_EQ(0, rmsg_ep_open(&other, 4, 0));
-	EXPECT_EQ(0, *other.cq.consumer);
-	EXPECT_EQ(0, *other.sq.producer);
-	EXPECT_EQ(NULL, rmsg_cq_peek(&other));
-	EXPECT_EQ(0, ring_works(&other, 21, 4));
-	rmsg_ep_close(&other);
+	EXPECT_EQ(0, *rmsg_ep_rings(other)->cq.consumer);
+	EXPECT_EQ(0, *rmsg_ep_rings(other)->sq.producer);
+	EXPECT_EQ(NULL, rmsg_cq_peek(other));
+	EXPECT_EQ(0, ring_works(other, 21, 4));
+	rmsg_ep_drop(&other);
 }
 
 /* A child process inherits the mapping; the kernel copes. */
 TEST(mapping_survives_fork_and_exit)
 {
-	struct rmsg_ep ep;
+	struct rmsg_ep *ep = NULL;
 	pid_t pid;
 	int status;
 
@@ -813,19 +831,19 @@ TEST(mapping_survives_fork_and_exit)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		close(ep.fd);
+		close(rmsg_ep_fd(ep));
 		/* The child writes into the shared SQ; the parent sees it. */
-		ep.fd = -1;
-		rmsg_queue_nop(&ep, 77);
-		rmsg_sq_submit(&ep);
+		rmsg_queue_nop(ep, 77);
+		rmsg_sq_submit(ep);
 		_exit(0);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_EQ(1, __atomic_load_n(ep.sq.producer, __ATOMIC_ACQUIRE));
-	EXPECT_EQ(1, rmsg_ep_enter(&ep, 1, 1, RMSG_ENTER_GETEVENTS));
-	ASSERT_NE(NULL, rmsg_cq_peek(&ep));
-	EXPECT_EQ(77, rmsg_cq_peek(&ep)->user_data);
-	rmsg_ep_close(&ep);
+	EXPECT_EQ(1, __atomic_load_n(rmsg_ep_rings(ep)->sq.producer,
+				     __ATOMIC_ACQUIRE));
+	EXPECT_EQ(1, rmsg_ep_enter(ep, 1, 1, RMSG_ENTER_GETEVENTS));
+	ASSERT_NE(NULL, rmsg_cq_peek(ep));
+	EXPECT_EQ(77, rmsg_cq_peek(ep)->user_data);
+	rmsg_ep_drop(&ep);
 }
 
 int main(int argc, char **argv)

@@ -141,12 +141,12 @@ static int open_ep(struct rmsg_ep *ep, unsigned int sq, unsigned int cq,
 		.send_area_size = area,
 	};
 	void *m;
-	int ret = rmsg_ep_open_setup(ep, &p);
+	int ret = rmsg_ep_open_setup(&ep, &p);
 
 	if (ret || !area_map)
 		return ret;
 	m = mmap(NULL, p.send_area_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 ep->fd, RMSG_OFF_SEND_AREA);
+		 rmsg_ep_fd(ep), RMSG_OFF_SEND_AREA);
 	if (m == MAP_FAILED)
 		return -errno;
 	*area_map = m;
@@ -162,7 +162,7 @@ static int start_chan(struct rmsg_ep *ep, struct chan_end *ch,
 	ch->id = cqe->channel;
 	ch->block_len = cqe->len;
 	ch->max_msg = cqe->aux;
-	p = mmap(NULL, cqe->len, PROT_READ, MAP_SHARED, ep->fd,
+	p = mmap(NULL, cqe->len, PROT_READ, MAP_SHARED, rmsg_ep_fd(ep),
 		 RMSG_OFF_BLOCK(cqe->channel));
 	if (p == MAP_FAILED)
 		return -errno;
@@ -201,8 +201,9 @@ static int connect_chans(struct rmsg_ep *a, struct chan_end *ca,
 	if (ret)
 		return ret;
 	for (i = 0; i < n; i++) {
-		id = rmsg_ep_connect(b, (struct sockaddr *)addr, sizeof(*addr),
-				     0xb0 + i, 0);
+		id = rmsg_chan_connect(b, (struct sockaddr *)addr,
+				       sizeof(*addr),
+				       0xb0 + i, 0);
 		if (id < 0)
 			return id;
 		ret = wait_event_ok(b, RMSG_CQE_CONNECTED, &ev);
@@ -384,7 +385,7 @@ struct flow {
 };
 
 struct end {
-	struct rmsg_ep ep;
+	struct rmsg_ep *ep;
 	unsigned char *area;
 	__u64 area_used;
 	unsigned char *mem;
@@ -540,10 +541,10 @@ FIXTURE_SETUP(stress)
 	self->s = s;
 	s->put_odd = variant->put_odd;
 	for (i = 0; i < 2; i++)
-		ASSERT_EQ(0, open_ep(&s->end[i].ep, 256, 4096, STRESS_AREA,
+		ASSERT_EQ(0, open_ep(s->end[i].ep, 256, 4096, STRESS_AREA,
 				     &s->end[i].area));
-	ASSERT_EQ(0, connect_chans(&s->end[0].ep, s->end[0].ch,
-				   &s->end[1].ep, s->end[1].ch, NCHAN,
+	ASSERT_EQ(0, connect_chans(s->end[0].ep, s->end[0].ch,
+				   s->end[1].ep, s->end[1].ch, NCHAN,
 				   &self->addr));
 	self->pin0 = rmsg_vmpin_kb();
 	self->pins0 = rmsg_pins();
@@ -564,8 +565,8 @@ FIXTURE_TEARDOWN(stress)
 	if (!self->s)
 		return;
 	for (i = 0; i < 2; i++) {
-		if (self->s->end[i].ep.fd > 0)
-			rmsg_ep_close(&self->s->end[i].ep);
+		if (self->s->end[i].ep)
+			rmsg_ep_drop(&self->s->end[i].ep);
 		if (self->s->end[i].mem)
 			munmap(self->s->end[i].mem, self->s->end[i].mem_len);
 	}
@@ -585,7 +586,7 @@ static void queue_flow(struct __test_metadata *_metadata, struct stress *s,
 	for (; max && f->queued < f->n; max--, f->queued++) {
 		i = f->queued;
 		it = &f->items[i];
-		sqe = sqe_of(&tx->ep, it->rndv ? RMSG_OP_SEND_RNDV :
+		sqe = sqe_of(tx->ep, it->rndv ? RMSG_OP_SEND_RNDV :
 				      RMSG_OP_SEND, tx->ch[c].id,
 			     tag(it->rndv ? K_TX : K_EAGER, way, c, i));
 		ASSERT_NE(NULL, sqe);
@@ -629,7 +630,7 @@ static void read_flow(struct __test_metadata *_metadata, struct stress *s,
 			ASSERT_LE(sizeof(*rts), msg.len);
 			ASSERT_EQ(it->len, le64toh(rts->len));
 			ASSERT_EQ(it->k, le32toh(rts->cookie));
-			ASSERT_EQ(0, queue_answer(&rx->ep, ch, rx->region,
+			ASSERT_EQ(0, queue_answer(rx->ep, ch, rx->region,
 						  rx->mem + rx->rx_base +
 						  it->dst, it->room, it->k, 0,
 						  tag(K_RX, way, c, f->read)));
@@ -650,7 +651,7 @@ static void read_flow(struct __test_metadata *_metadata, struct stress *s,
 				 c, way);
 	/* The answers go in the batch before the credit. */
 	if (rmsg_vb_rx_credit_due(&ch->rx)) {
-		struct rmsg_sqe *sqe = sqe_of(&rx->ep, RMSG_OP_CREDIT, ch->id,
+		struct rmsg_sqe *sqe = sqe_of(rx->ep, RMSG_OP_CREDIT, ch->id,
 					      0);
 
 		ASSERT_NE(NULL, sqe);
@@ -775,7 +776,7 @@ TEST_F_TIMEOUT(stress, many_channels_both_ways, 600)
 
 	for (e = 0; e < 2; e++) {
 		memset(s->end[e].mem, GUARD_BYTE, s->end[e].mem_len);
-		ASSERT_EQ(0, rmsg_reg(&s->end[e].ep, s->end[e].mem,
+		ASSERT_EQ(0, rmsg_reg(s->end[e].ep, s->end[e].mem,
 				      s->end[e].mem_len, &s->end[e].region));
 	}
 	for (c = 0; c < NCHAN; c++) {
@@ -785,7 +786,7 @@ TEST_F_TIMEOUT(stress, many_channels_both_ways, 600)
 			for (i = 0; i < s->flow[c][way].n; i++) {
 				it = &s->flow[c][way].items[i];
 				fill(it->rndv ? txe->mem + it->src :
-					txe->area + it->src, it->len, it->id);
+				     txe->area + it->src, it->len, it->id);
 				bytes += it->rndv ? it->len : 0;
 			}
 		}
@@ -798,16 +799,16 @@ TEST_F_TIMEOUT(stress, many_channels_both_ways, 600)
 		for (e = 0; e < 2; e++) {
 			for (c = 0; c < NCHAN; c++)
 				queue_flow(_metadata, s, c, !e, 3);
-			ASSERT_EQ(0, submit(&s->end[e].ep));
+			ASSERT_EQ(0, submit(s->end[e].ep));
 		}
 		for (e = 0; e < 2; e++) {
 			for (c = 0; c < NCHAN; c++)
 				read_flow(_metadata, s, c, e);
-			ASSERT_EQ(0, submit(&s->end[e].ep));
+			ASSERT_EQ(0, submit(s->end[e].ep));
 		}
 		idle = true;
 		for (e = 0; e < 2; e++) {
-			while (rmsg_take_cqe(&s->end[e].ep, &cqe)) {
+			while (rmsg_take_cqe(s->end[e].ep, &cqe)) {
 				account(_metadata, s, e, &cqe);
 				idle = false;
 			}
@@ -826,8 +827,9 @@ TEST_F_TIMEOUT(stress, many_channels_both_ways, 600)
 			EXPECT_EQ(0, rmsg_vb_rx_poll(&s->end[e].ch[c].rx,
 						     s->end[e].ch[c].block,
 						     &msg));
-		EXPECT_FALSE(rmsg_take_cqe(&s->end[e].ep, &cqe));
-		ASSERT_EQ(0, ioctl(s->end[e].ep.fd, RMSG_IOC_EP_STATS, &st));
+		EXPECT_FALSE(rmsg_take_cqe(s->end[e].ep, &cqe));
+		ASSERT_EQ(0, ioctl(rmsg_ep_fd(s->end[e].ep), RMSG_IOC_EP_STATS,
+				   &st));
 		EXPECT_EQ(0, st.bad_desc + st.bad_index);
 		/* The kernel set arrival flags only when told to. */
 		EXPECT_EQ(variant->imm, st.imm_arrivals > 0);
@@ -836,7 +838,7 @@ TEST_F_TIMEOUT(stress, many_channels_both_ways, 600)
 	check_dst(_metadata, s, 1);
 	/* Every transfer is over: the regions go at once, and their pins. */
 	for (e = 0; e < 2; e++)
-		EXPECT_EQ(0, rmsg_dereg(&s->end[e].ep, s->end[e].region));
+		EXPECT_EQ(0, rmsg_dereg(s->end[e].ep, s->end[e].region));
 	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	EXPECT_TRUE(rmsg_pins_are(self->pins0, 0));
 }
@@ -844,8 +846,8 @@ TEST_F_TIMEOUT(stress, many_channels_both_ways, 600)
 /* --- one channel: limits, freed memory, bad spans ----------------------- */
 
 FIXTURE(pair) {
-	struct rmsg_ep a;	/* listens, receives */
-	struct rmsg_ep b;	/* connects, sends */
+	struct rmsg_ep *a;	/* listens, receives */
+	struct rmsg_ep *b;	/* connects, sends */
 	struct chan_end ca;
 	struct chan_end cb;
 	struct sockaddr_in addr;
@@ -859,10 +861,10 @@ FIXTURE_SETUP(pair)
 {
 	if (!rmsg_local_addr(&self->addr, 0))
 		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
-	ASSERT_EQ(0, open_ep(&self->a, 64, 256, 0, NULL));
-	ASSERT_EQ(0, open_ep(&self->b, 64, 256, 0, NULL));
+	ASSERT_EQ(0, open_ep(self->a, 64, 256, 0, NULL));
+	ASSERT_EQ(0, open_ep(self->b, 64, 256, 0, NULL));
 	self->opened = true;
-	ASSERT_EQ(0, connect_chans(&self->a, &self->ca, &self->b, &self->cb,
+	ASSERT_EQ(0, connect_chans(self->a, &self->ca, self->b, &self->cb,
 				   1, &self->addr));
 	self->pin0 = rmsg_vmpin_kb();
 	ASSERT_LE(0, self->pin0) TH_LOG("no VmPin in /proc/self/status");
@@ -873,8 +875,8 @@ FIXTURE_TEARDOWN(pair)
 {
 	if (self->opened) {
 		if (!self->a_closed)
-			rmsg_ep_close(&self->a);
-		rmsg_ep_close(&self->b);
+			rmsg_ep_drop(&self->a);
+		rmsg_ep_drop(&self->b);
 	}
 }
 
@@ -959,7 +961,7 @@ TEST_F(pair, memlock_through_transfers)
 
 	ASSERT_LE(0, pid);
 	if (!pid)
-		_exit(memlock_child(&self->a, &self->ca, &self->b, &self->cb));
+		_exit(memlock_child(self->a, &self->ca, self->b, &self->cb));
 	EXPECT_EQ(0, rmsg_child_status(pid)) TH_LOG("the child failed a step");
 	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	EXPECT_TRUE(rmsg_pins_are(self->pins0, 0));
@@ -984,8 +986,8 @@ TEST_F(pair, source_unmapped)
 	fill(src, n1, 1);
 	fill(src + n1 + 3, n2, 2);
 	memset(dst, GUARD_BYTE, dlen);
-	ASSERT_EQ(0, rmsg_reg(&self->b, src, len - 200, &hs));
-	ASSERT_EQ(0, rmsg_reg(&self->a, dst, dlen, &hd));
+	ASSERT_EQ(0, rmsg_reg(self->b, src, len - 200, &hs));
+	ASSERT_EQ(0, rmsg_reg(self->a, dst, dlen, &hd));
 	pages = span_pages(src, len - 200) + span_pages(dst, dlen);
 	ASSERT_EQ(0, munmap(buf, len));
 	again = mmap(buf, len, PROT_READ | PROT_WRITE,
@@ -996,12 +998,12 @@ TEST_F(pair, source_unmapped)
 	EXPECT_TRUE(rmsg_pins_are(self->pins0, pages));
 
 	/* Across a 2 MiB segment boundary, then a piece after it. */
-	ASSERT_EQ(0, xfer(&self->b, &self->cb, hs, src, n1, &self->a,
+	ASSERT_EQ(0, xfer(self->b, &self->cb, hs, src, n1, self->a,
 			  &self->ca, hd, dst + 1, n1, 0));
 	EXPECT_EQ(1, first_not(dst, 1, GUARD_BYTE));
 	EXPECT_EQ(n1, first_bad(dst + 1, n1, 1));
-	ASSERT_EQ(0, xfer(&self->b, &self->cb, hs, src + n1 + 3, n2,
-			  &self->a, &self->ca, hd, dst + (2 << 20) + 7000, n2,
+	ASSERT_EQ(0, xfer(self->b, &self->cb, hs, src + n1 + 3, n2,
+			  self->a, &self->ca, hd, dst + (2 << 20) + 7000, n2,
 			  1));
 	EXPECT_EQ(n2, first_bad(dst + (2 << 20) + 7000, n2, 2));
 	EXPECT_EQ(dlen - (2 << 20) - 7000 - n2,
@@ -1010,8 +1012,8 @@ TEST_F(pair, source_unmapped)
 	/* The new mapping was never touched. */
 	EXPECT_EQ(len, first_not(again, len, 0x33));
 
-	EXPECT_EQ(0, rmsg_dereg(&self->b, hs));
-	EXPECT_EQ(0, rmsg_dereg(&self->a, hd));
+	EXPECT_EQ(0, rmsg_dereg(self->b, hs));
+	EXPECT_EQ(0, rmsg_dereg(self->a, hd));
 	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	EXPECT_TRUE(rmsg_pins_are(self->pins0, 0));
 	munmap(again, len);
@@ -1043,23 +1045,23 @@ TEST_F(pair, destination_unmapped_mid_transfer)
 	ASSERT_NE(MAP_FAILED, dst);
 	memset(dst, GUARD_BYTE, dlen);
 	fill(src + 5, n, 3);
-	ASSERT_EQ(0, rmsg_reg(&self->b, src, slen, &hs));
-	ASSERT_EQ(0, rmsg_reg(&self->a, dst, dlen, &hd));
+	ASSERT_EQ(0, rmsg_reg(self->b, src, slen, &hs));
+	ASSERT_EQ(0, rmsg_reg(self->a, dst, dlen, &hd));
 
-	ASSERT_EQ(0, send_rndv(&self->b, &self->cb, hs, src + 5, n, 1));
+	ASSERT_EQ(0, send_rndv(self->b, &self->cb, hs, src + 5, n, 1));
 	ASSERT_EQ(0, wait_rts(&self->ca, &msg, n, 0));
 	/* Unanswered: the sender's region is busy already. */
-	EXPECT_EQ(-EBUSY, rmsg_dereg(&self->b, hs));
-	ASSERT_EQ(0, queue_answer(&self->a, &self->ca, hd, dst + off, n, 0, 0,
+	EXPECT_EQ(-EBUSY, rmsg_dereg(self->b, hs));
+	ASSERT_EQ(0, queue_answer(self->a, &self->ca, hd, dst + off, n, 0, 0,
 				  2));
-	ASSERT_EQ(0, release(&self->a, &self->ca, &msg));
+	ASSERT_EQ(0, release(self->a, &self->ca, &msg));
 	/* Answered, 8 MiB to read: busy, and the mapping goes meanwhile. */
-	EXPECT_EQ(-EBUSY, rmsg_dereg(&self->a, hd));
+	EXPECT_EQ(-EBUSY, rmsg_dereg(self->a, hd));
 	ASSERT_EQ(0, munmap(dst, dlen));
 	deadline = rmsg_now_ms() + EVENT_TIMEOUT_MS;
-	while (!rmsg_take_cqe(&self->a, &cqe)) {
+	while (!rmsg_take_cqe(self->a, &cqe)) {
 		ASSERT_GT(deadline, rmsg_now_ms());
-		ret = rmsg_dereg(&self->a, hd);
+		ret = rmsg_dereg(self->a, hd);
 		if (ret == -EBUSY) {
 			busy++;
 			usleep(10000);
@@ -1067,7 +1069,7 @@ TEST_F(pair, destination_unmapped_mid_transfer)
 		}
 		/* Gone before its CQE: only if the CQE is there now. */
 		ASSERT_EQ(0, ret);
-		ASSERT_TRUE(rmsg_take_cqe(&self->a, &cqe));
+		ASSERT_TRUE(rmsg_take_cqe(self->a, &cqe));
 		hd = 0;
 		break;
 	}
@@ -1075,12 +1077,12 @@ TEST_F(pair, destination_unmapped_mid_transfer)
 	EXPECT_EQ(0, cqe.res);
 	EXPECT_EQ(n, cqe.len);
 	if (hd)
-		EXPECT_EQ(0, rmsg_dereg(&self->a, hd));
+		EXPECT_EQ(0, rmsg_dereg(self->a, hd));
 	TH_LOG("%u DEREGs refused with EBUSY while the message was read",
 	       busy);
-	ASSERT_EQ(0, wait_op(&self->b, 1, &cqe));
+	ASSERT_EQ(0, wait_op(self->b, 1, &cqe));
 	EXPECT_EQ(0, cqe.res);
-	EXPECT_EQ(0, rmsg_dereg(&self->b, hs));
+	EXPECT_EQ(0, rmsg_dereg(self->b, hs));
 	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	EXPECT_TRUE(rmsg_pins_are(self->pins0, 0));
 
@@ -1126,10 +1128,10 @@ TEST_F(pair, spans_outside_regions)
 	ASSERT_NE(NULL, dbuf);
 	src = buf + PG;
 	dst = dbuf + PG;
-	ASSERT_EQ(0, rmsg_reg(&self->b, src, 4 * PG, &hs));
-	ASSERT_EQ(0, rmsg_reg(&self->a, dst, 4 * PG, &hd));
-	ASSERT_EQ(0, rmsg_reg(&self->a, dbuf, PG, &gone));
-	ASSERT_EQ(0, rmsg_dereg(&self->a, gone));
+	ASSERT_EQ(0, rmsg_reg(self->b, src, 4 * PG, &hs));
+	ASSERT_EQ(0, rmsg_reg(self->a, dst, 4 * PG, &hd));
+	ASSERT_EQ(0, rmsg_reg(self->a, dbuf, PG, &gone));
+	ASSERT_EQ(0, rmsg_dereg(self->a, gone));
 
 	/* The sender's SQEs. */
 	tx[0] = (typeof(tx[0])){ hs, (uintptr_t)src - 1, 10, 0, 0, -EFAULT };
@@ -1144,7 +1146,7 @@ TEST_F(pair, spans_outside_regions)
 	tx[7] = (typeof(tx[0])){ hs, (uintptr_t)src, RMSG_RNDV_MAX_LEN + 1, 0,
 				 0, -EINVAL };
 	for (i = 0; i < ARRAY_SIZE(tx); i++) {
-		struct rmsg_sqe *sqe = sqe_of(&self->b, RMSG_OP_SEND_RNDV,
+		struct rmsg_sqe *sqe = sqe_of(self->b, RMSG_OP_SEND_RNDV,
 					      self->cb.id, 10 + i);
 
 		ASSERT_NE(NULL, sqe);
@@ -1152,9 +1154,9 @@ TEST_F(pair, spans_outside_regions)
 		sqe->addr = tx[i].addr;
 		sqe->len = tx[i].len;
 	}
-	ASSERT_EQ(0, submit(&self->b));
+	ASSERT_EQ(0, submit(self->b));
 	for (i = 0; i < ARRAY_SIZE(tx); i++) {
-		ASSERT_EQ(0, wait_op(&self->b, 10 + i, &cqe));
+		ASSERT_EQ(0, wait_op(self->b, 10 + i, &cqe));
 		EXPECT_EQ(tx[i].res, cqe.res) TH_LOG("send %u", i);
 		EXPECT_EQ(tx[i].len, cqe.len);
 		EXPECT_EQ(tx[i].addr, cqe.aux);
@@ -1164,7 +1166,7 @@ TEST_F(pair, spans_outside_regions)
 	/* A good message; the receiver's answers, all bad but the last. */
 	fill(src + 3, len, 4);
 	memset(dbuf, GUARD_BYTE, 8 * PG);
-	ASSERT_EQ(0, send_rndv(&self->b, &self->cb, hs, src + 3, len, 1));
+	ASSERT_EQ(0, send_rndv(self->b, &self->cb, hs, src + 3, len, 1));
 	ASSERT_EQ(0, wait_rts(&self->ca, &msg, len, 0));
 	rx[0] = (typeof(rx[0])){ hd, (uintptr_t)dst - 1, len, 0, 0, -EFAULT };
 	rx[1] = (typeof(rx[0])){ hd, (uintptr_t)dst + 4 * PG - len + 1, len,
@@ -1178,26 +1180,26 @@ TEST_F(pair, spans_outside_regions)
 				 RMSG_RNDV_F_DISCARD, 0, -EINVAL };
 	rx[8] = (typeof(rx[0])){ hd, (uintptr_t)dst + 11, len, 0, 0, 0 };
 	for (i = 0; i < ARRAY_SIZE(rx); i++)
-		ASSERT_EQ(0, queue_answer(&self->a, &self->ca, rx[i].region,
+		ASSERT_EQ(0, queue_answer(self->a, &self->ca, rx[i].region,
 					  (void *)(uintptr_t)rx[i].addr,
 					  rx[i].len, rx[i].cookie,
 					  rx[i].flags, 20 + i));
-	ASSERT_EQ(0, release(&self->a, &self->ca, &msg));
+	ASSERT_EQ(0, release(self->a, &self->ca, &msg));
 	for (i = 0; i < ARRAY_SIZE(rx); i++) {
-		ASSERT_EQ(0, wait_op(&self->a, 20 + i, &cqe));
+		ASSERT_EQ(0, wait_op(self->a, 20 + i, &cqe));
 		EXPECT_EQ(rx[i].res, cqe.res) TH_LOG("answer %u", i);
 		EXPECT_EQ(rx[i].cookie, cqe.aux);
 	}
 	EXPECT_EQ(len, cqe.len);
-	ASSERT_EQ(0, wait_op(&self->b, 1, &cqe));
+	ASSERT_EQ(0, wait_op(self->b, 1, &cqe));
 	EXPECT_EQ(0, cqe.res);
 	EXPECT_EQ(PG + 11, first_not(dbuf, PG + 11, GUARD_BYTE));
 	EXPECT_EQ(len, first_bad(dst + 11, len, 4));
 	EXPECT_EQ(7 * PG - 11 - len, first_not(dst + 11 + len,
 					       7 * PG - 11 - len, GUARD_BYTE));
-	EXPECT_EQ(0, rmsg_dereg(&self->b, hs));
-	EXPECT_EQ(0, rmsg_dereg(&self->a, hd));
-	EXPECT_EQ(-ENOENT, rmsg_dereg(&self->a, gone));
+	EXPECT_EQ(0, rmsg_dereg(self->b, hs));
+	EXPECT_EQ(0, rmsg_dereg(self->a, hd));
+	EXPECT_EQ(-ENOENT, rmsg_dereg(self->a, gone));
 	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	EXPECT_TRUE(rmsg_pins_are(self->pins0, 0));
 	munmap(buf, 8 * PG);
@@ -1230,8 +1232,8 @@ static int child_open(struct rmsg_ep *ep, struct chan_end *ch,
 	ret = rmsg_reg(ep, *mem, BIG + 2 * PG, region);
 	if (ret)
 		return ret;
-	id = rmsg_ep_connect(ep, (const struct sockaddr *)addr,
-			     sizeof(*addr), 0xc0, 0);
+	id = rmsg_chan_connect(ep, (const struct sockaddr *)addr,
+			       sizeof(*addr), 0xc0, 0);
 	if (id < 0)
 		return id;
 	ret = wait_event_ok(ep, RMSG_CQE_CONNECTED, &ev);
@@ -1324,7 +1326,7 @@ static bool pins_back(long pins0)
 }
 
 FIXTURE(peer) {
-	struct rmsg_ep a;
+	struct rmsg_ep *a;
 	struct chan_end ca;
 	struct sockaddr_in addr;
 	int pipefd[2];
@@ -1341,9 +1343,9 @@ FIXTURE_SETUP(peer)
 		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
 	self->pin0 = rmsg_vmpin_kb();
 	self->pins0 = rmsg_pins();
-	ASSERT_EQ(0, open_ep(&self->a, 64, 256, 64 << 10, NULL));
+	ASSERT_EQ(0, open_ep(self->a, 64, 256, 64 << 10, NULL));
 	self->opened = true;
-	ASSERT_EQ(0, rmsg_ep_listen(&self->a, (struct sockaddr *)&self->addr,
+	ASSERT_EQ(0, rmsg_ep_listen(self->a, (struct sockaddr *)&self->addr,
 				    sizeof(self->addr), 0xa0, 0));
 	ASSERT_EQ(0, pipe(self->pipefd));
 }
@@ -1355,7 +1357,7 @@ FIXTURE_TEARDOWN(peer)
 		waitpid(self->pid, NULL, 0);
 	}
 	if (self->opened)
-		rmsg_ep_close(&self->a);
+		rmsg_ep_drop(&self->a);
 }
 
 /* Accept the child's channel; the child has connected by then. */
@@ -1398,44 +1400,44 @@ TEST_F_TIMEOUT(peer, reader_killed, 300)
 	self->pid = fork();
 	ASSERT_LE(0, self->pid);
 	if (!self->pid) {
-		struct rmsg_ep ep;
+		struct rmsg_ep *ep = NULL;
 		struct chan_end ch;
 		struct rmsg_vb_msg msg;
 		unsigned char *dst;
 		__u32 h;
 
 		close(self->pipefd[0]);
-		if (child_open(&ep, &ch, &dst, &h, &self->addr) ||
+		if (child_open(ep, &ch, &dst, &h, &self->addr) ||
 		    wait_rts(&ch, &msg, BIG, 0) ||
-		    queue_answer(&ep, &ch, h, dst + 1, BIG, 0, 0, 9) ||
-		    release(&ep, &ch, &msg))
+		    queue_answer(ep, &ch, h, dst + 1, BIG, 0, 0, 9) ||
+		    release(ep, &ch, &msg))
 			_exit(1);
 		/* The first MiB is in, the last byte is not. */
 		if (!wait_byte(dst, 1 << 20, 0x5a))
 			_exit(1);
 		child_signal_and_wait(self->pipefd[1], dst[BIG] ? 'F' : 'R');
 	}
-	accept_child(_metadata, &self->a, &self->ca, &self->pipefd[1]);
+	accept_child(_metadata, self->a, &self->ca, &self->pipefd[1]);
 	memset(mem, 0x5a, BIG + (2 << 20));
-	ASSERT_EQ(0, rmsg_reg(&self->a, mem, BIG + (2 << 20), &region));
-	ASSERT_EQ(0, send_rndv(&self->a, &self->ca, region, mem, BIG, 1));
+	ASSERT_EQ(0, rmsg_reg(self->a, mem, BIG + (2 << 20), &region));
+	ASSERT_EQ(0, send_rndv(self->a, &self->ca, region, mem, BIG, 1));
 	uds[0] = 1;
 	for (i = 1; i < 13; i++) {
 		uds[i] = 1 + i;
-		ASSERT_EQ(0, send_rndv(&self->a, &self->ca, region,
+		ASSERT_EQ(0, send_rndv(self->a, &self->ca, region,
 				       mem + BIG + i * 8192 + i, 4097 + i,
 				       uds[i]));
 	}
-	sqe = sqe_of(&self->a, RMSG_OP_SEND, self->ca.id, 20);
+	sqe = sqe_of(self->a, RMSG_OP_SEND, self->ca.id, 20);
 	ASSERT_NE(NULL, sqe);
 	sqe->len = 100;
 	uds[13] = 20;
-	ASSERT_EQ(0, submit(&self->a));
+	ASSERT_EQ(0, submit(self->a));
 	ASSERT_EQ('R', from_child(self->pipefd[0]))
 		TH_LOG("the child never saw the bytes arrive, or all of them");
 	kill_child(_metadata, &self->pid);
-	expect_all_fail(_metadata, &self->a, uds, ARRAY_SIZE(uds), 0);
-	EXPECT_EQ(0, rmsg_dereg(&self->a, region));
+	expect_all_fail(_metadata, self->a, uds, ARRAY_SIZE(uds), 0);
+	EXPECT_EQ(0, rmsg_dereg(self->a, region));
 	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	EXPECT_TRUE(pins_back(self->pins0));
 	munmap(mem, BIG + (2 << 20));
@@ -1458,40 +1460,40 @@ TEST_F_TIMEOUT(peer, sender_killed, 300)
 	self->pid = fork();
 	ASSERT_LE(0, self->pid);
 	if (!self->pid) {
-		struct rmsg_ep ep;
+		struct rmsg_ep *ep = NULL;
 		struct chan_end ch;
 		unsigned char *src;
 		__u32 h;
 
 		close(self->pipefd[0]);
-		if (child_open(&ep, &ch, &src, &h, &self->addr))
+		if (child_open(ep, &ch, &src, &h, &self->addr))
 			_exit(1);
 		memset(src, 0x5a, BIG + 2 * PG);
-		if (send_rndv(&ep, &ch, h, src, BIG, 1) ||
-		    send_rndv(&ep, &ch, h, src + 1, 1 << 20, 2))
+		if (send_rndv(ep, &ch, h, src, BIG, 1) ||
+		    send_rndv(ep, &ch, h, src + 1, 1 << 20, 2))
 			_exit(1);
 		child_signal_and_wait(self->pipefd[1], 'S');
 	}
-	accept_child(_metadata, &self->a, &self->ca, &self->pipefd[1]);
-	ASSERT_EQ(0, rmsg_reg(&self->a, mem, BIG + (2 << 20), &region));
+	accept_child(_metadata, self->a, &self->ca, &self->pipefd[1]);
+	ASSERT_EQ(0, rmsg_reg(self->a, mem, BIG + (2 << 20), &region));
 	ASSERT_EQ(0, wait_rts(&self->ca, &msg, BIG, 0));
-	ASSERT_EQ(0, queue_answer(&self->a, &self->ca, region, mem + 1, BIG,
+	ASSERT_EQ(0, queue_answer(self->a, &self->ca, region, mem + 1, BIG,
 				  0, 0, 9));
-	ASSERT_EQ(0, release(&self->a, &self->ca, &msg));
+	ASSERT_EQ(0, release(self->a, &self->ca, &msg));
 	/* The second waits for the reads of the first: answered, unread. */
 	ASSERT_EQ(0, wait_rts(&self->ca, &msg, 1 << 20, 1));
-	ASSERT_EQ(0, queue_answer(&self->a, &self->ca, region,
+	ASSERT_EQ(0, queue_answer(self->a, &self->ca, region,
 				  mem + BIG + 1, 1 << 20, 1, 0, 10));
-	ASSERT_EQ(0, release(&self->a, &self->ca, &msg));
+	ASSERT_EQ(0, release(self->a, &self->ca, &msg));
 	ASSERT_EQ('S', from_child(self->pipefd[0]));
 	ASSERT_TRUE(wait_byte(mem, 1 << 20, 0x5a));
 	ASSERT_EQ(0, mem[BIG]) TH_LOG("all of it came before the kill");
 	kill_child(_metadata, &self->pid);
-	expect_all_fail(_metadata, &self->a, uds, ARRAY_SIZE(uds), 0);
+	expect_all_fail(_metadata, self->a, uds, ARRAY_SIZE(uds), 0);
 	EXPECT_EQ(0, mem[0]);
 	/* Nothing past the first room, nothing of the second message. */
 	EXPECT_EQ((2 << 20) - 1, first_not(mem + BIG + 1, (2 << 20) - 1, 0));
-	EXPECT_EQ(0, rmsg_dereg(&self->a, region));
+	EXPECT_EQ(0, rmsg_dereg(self->a, region));
 	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	EXPECT_TRUE(pins_back(self->pins0));
 	munmap(mem, BIG + (2 << 20));
@@ -1531,13 +1533,13 @@ TEST_F(pair, fork_while_reading)
 	ASSERT_NE(NULL, dst);
 	fill(src + 5, n, 5);
 	memset(dst, GUARD_BYTE, len + PG);
-	ASSERT_EQ(0, rmsg_reg(&self->b, src, len, &hs));
-	ASSERT_EQ(0, rmsg_reg(&self->a, dst, len + PG, &hd));
-	ASSERT_EQ(0, send_rndv(&self->b, &self->cb, hs, src + 5, n, 1));
+	ASSERT_EQ(0, rmsg_reg(self->b, src, len, &hs));
+	ASSERT_EQ(0, rmsg_reg(self->a, dst, len + PG, &hd));
+	ASSERT_EQ(0, send_rndv(self->b, &self->cb, hs, src + 5, n, 1));
 	ASSERT_EQ(0, wait_rts(&self->ca, &msg, n, 0));
-	ASSERT_EQ(0, queue_answer(&self->a, &self->ca, hd, dst + 3, n, 0, 0,
+	ASSERT_EQ(0, queue_answer(self->a, &self->ca, hd, dst + 3, n, 0, 0,
 				  2));
-	ASSERT_EQ(0, release(&self->a, &self->ca, &msg));
+	ASSERT_EQ(0, release(self->a, &self->ca, &msg));
 	ASSERT_TRUE(wait_bytes(dst + 3, 4096, 5));
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -1547,16 +1549,16 @@ TEST_F(pair, fork_while_reading)
 	dst[0] = GUARD_BYTE;
 	dst[3 + n] = GUARD_BYTE;
 	EXPECT_EQ(0, rmsg_child_status(pid));
-	ASSERT_EQ(0, wait_op(&self->a, 2, &cqe));
+	ASSERT_EQ(0, wait_op(self->a, 2, &cqe));
 	EXPECT_EQ(0, cqe.res);
-	ASSERT_EQ(0, wait_op(&self->b, 1, &cqe));
+	ASSERT_EQ(0, wait_op(self->b, 1, &cqe));
 	EXPECT_EQ(0, cqe.res);
 	EXPECT_EQ(3, first_not(dst, 3, GUARD_BYTE));
 	EXPECT_EQ(n, first_bad(dst + 3, n, 5));
 	EXPECT_EQ(len + PG - 3 - n, first_not(dst + 3 + n, len + PG - 3 - n,
 					      GUARD_BYTE));
-	EXPECT_EQ(0, rmsg_dereg(&self->a, hd));
-	EXPECT_EQ(0, rmsg_dereg(&self->b, hs));
+	EXPECT_EQ(0, rmsg_dereg(self->a, hd));
+	EXPECT_EQ(0, rmsg_dereg(self->b, hs));
 	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	EXPECT_TRUE(rmsg_pins_are(self->pins0, 0));
 	munmap(src, len);
@@ -1579,22 +1581,22 @@ TEST_F(pair, receiver_released_mid_read)
 	ASSERT_NE(NULL, src);
 	ASSERT_NE(NULL, dst);
 	memset(src, 0x5a, len);
-	ASSERT_EQ(0, rmsg_reg(&self->b, src, len, &hs));
-	ASSERT_EQ(0, rmsg_reg(&self->a, dst, len, &hd));
-	ASSERT_EQ(0, send_rndv(&self->b, &self->cb, hs, src, len, 1));
+	ASSERT_EQ(0, rmsg_reg(self->b, src, len, &hs));
+	ASSERT_EQ(0, rmsg_reg(self->a, dst, len, &hd));
+	ASSERT_EQ(0, send_rndv(self->b, &self->cb, hs, src, len, 1));
 	ASSERT_EQ(0, wait_rts(&self->ca, &msg, len, 0));
-	ASSERT_EQ(0, queue_answer(&self->a, &self->ca, hd, dst, len, 0, 0,
+	ASSERT_EQ(0, queue_answer(self->a, &self->ca, hd, dst, len, 0, 0,
 				  2));
-	ASSERT_EQ(0, release(&self->a, &self->ca, &msg));
+	ASSERT_EQ(0, release(self->a, &self->ca, &msg));
 	ASSERT_TRUE(wait_byte(dst, (1 << 20) - 1, 0x5a));
 	ASSERT_EQ(0, dst[len - 1]) TH_LOG("all of it came before the close");
 	munmap((void *)self->ca.block, self->ca.block_len);
-	rmsg_ep_close(&self->a);
+	rmsg_ep_drop(&self->a);
 	self->a_closed = true;
 	EXPECT_EQ(self->pin0 + 4 * span_pages(src, len), rmsg_vmpin_kb());
 	EXPECT_TRUE(rmsg_pins_are(self->pins0, span_pages(src, len)));
-	expect_all_fail(_metadata, &self->b, uds, ARRAY_SIZE(uds), 0);
-	EXPECT_EQ(0, rmsg_dereg(&self->b, hs));
+	expect_all_fail(_metadata, self->b, uds, ARRAY_SIZE(uds), 0);
+	EXPECT_EQ(0, rmsg_dereg(self->b, hs));
 	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	EXPECT_TRUE(rmsg_pins_are(self->pins0, 0));
 	munmap(src, len);

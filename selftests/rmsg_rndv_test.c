@@ -26,7 +26,7 @@
 #define IMM_PARAM		"/sys/module/rmsg/parameters/force_imm_arrival"
 
 struct side {
-	struct rmsg_ep ep;
+	struct rmsg_ep *ep;
 	const unsigned char *block;
 	struct rmsg_vb_rx rx;
 	unsigned int channel;
@@ -73,7 +73,7 @@ static int reg(struct rmsg_ep *ep, void *addr, __u64 len, __u32 *handle)
 		.len	= len,
 	};
 
-	if (ioctl(ep->fd, RMSG_IOC_REG, &r))
+	if (ioctl(rmsg_ep_fd(ep), RMSG_IOC_REG, &r))
 		return -errno;
 	*handle = r.handle;
 	return 0;
@@ -83,7 +83,7 @@ static int dereg(struct rmsg_ep *ep, __u32 handle)
 {
 	struct rmsg_dereg d = { .handle = handle };
 
-	return ioctl(ep->fd, RMSG_IOC_DEREG, &d) ? -errno : 0;
+	return ioctl(rmsg_ep_fd(ep), RMSG_IOC_DEREG, &d) ? -errno : 0;
 }
 
 static int open_side(struct side *s)
@@ -101,7 +101,7 @@ static int open_side(struct side *s)
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (s->mem == MAP_FAILED)
 		return -errno;
-	return reg(&s->ep, s->mem, REGION, &s->region);
+	return reg(s->ep, s->mem, REGION, &s->region);
 }
 
 static int start_side(struct side *s, const struct rmsg_cqe *cqe)
@@ -109,7 +109,7 @@ static int start_side(struct side *s, const struct rmsg_cqe *cqe)
 	void *p;
 
 	s->channel = cqe->channel;
-	p = mmap(NULL, cqe->len, PROT_READ, MAP_SHARED, s->ep.fd,
+	p = mmap(NULL, cqe->len, PROT_READ, MAP_SHARED, rmsg_ep_fd(s->ep),
 		 RMSG_OFF_BLOCK(cqe->channel));
 	if (p == MAP_FAILED)
 		return -errno;
@@ -160,7 +160,7 @@ FIXTURE_SETUP(rndv)
 	ASSERT_EQ(0, open_side(&self->a));
 	ASSERT_EQ(0, open_side(&self->b));
 	self->opened = true;
-	ret = rmsg_pair_up(&self->a.ep, &self->b.ep, &self->addr, &ca, &cb,
+	ret = rmsg_pair_up(self->a.ep, self->b.ep, &self->addr, &ca, &cb,
 			   EVENT_TIMEOUT_MS);
 	ASSERT_EQ(0, ret) TH_LOG("pairing: %s", strerror(-ret));
 	ASSERT_EQ(0, start_side(&self->b, &cb));
@@ -172,8 +172,8 @@ FIXTURE_SETUP(rndv)
 FIXTURE_TEARDOWN(rndv)
 {
 	if (self->opened) {
-		rmsg_ep_close(&self->a.ep);
-		rmsg_ep_close(&self->b.ep);
+		rmsg_ep_drop(&self->a.ep);
+		rmsg_ep_drop(&self->b.ep);
 		munmap(self->a.mem, REGION);
 		munmap(self->b.mem, REGION);
 	}
@@ -191,7 +191,7 @@ static void queue_send(struct __test_metadata *_metadata, struct side *tx,
 
 	for (i = 0; i < x->len; i++)
 		tx->mem[x->src + i] = pattern(seq, i);
-	sqe = sqe_of(&tx->ep, RMSG_OP_SEND_RNDV, tx->channel, seq);
+	sqe = sqe_of(tx->ep, RMSG_OP_SEND_RNDV, tx->channel, seq);
 	ASSERT_NE(NULL, sqe);
 	sqe->region = tx->region;
 	sqe->addr = (__u64)(uintptr_t)tx->mem + x->src;
@@ -211,7 +211,7 @@ static void answer(struct __test_metadata *_metadata, struct side *rx,
 	ASSERT_LE(sizeof(*rts), msg->len);
 	ASSERT_EQ(x->len, le64toh(rts->len));
 	ASSERT_EQ(seq, le32toh(rts->cookie));
-	sqe = sqe_of(&rx->ep, RMSG_OP_RECV_RNDV, rx->channel, RX_TAG | seq);
+	sqe = sqe_of(rx->ep, RMSG_OP_RECV_RNDV, rx->channel, RX_TAG | seq);
 	ASSERT_NE(NULL, sqe);
 	sqe->aux = seq;
 	if (x->discard) {
@@ -224,11 +224,11 @@ static void answer(struct __test_metadata *_metadata, struct side *rx,
 	/* The answer goes before the credit that lets the record go. */
 	ASSERT_EQ(0, rmsg_vb_rx_release(&rx->rx, msg->end));
 	if (rmsg_vb_rx_credit_due(&rx->rx)) {
-		sqe = sqe_of(&rx->ep, RMSG_OP_CREDIT, rx->channel, 0);
+		sqe = sqe_of(rx->ep, RMSG_OP_CREDIT, rx->channel, 0);
 		ASSERT_NE(NULL, sqe);
 		sqe->addr = rmsg_vb_rx_advertise(&rx->rx);
 	}
-	ASSERT_LE(0, submit(&rx->ep));
+	ASSERT_LE(0, submit(rx->ep));
 }
 
 /* The GUARD bytes either side of @x's room, in the receiver's memory. */
@@ -263,7 +263,7 @@ static void run(struct __test_metadata *_metadata, struct side *tx,
 	}
 	for (i = 0; i < n; i++)
 		queue_send(_metadata, tx, &xs[i], base + i);
-	ASSERT_LE(0, submit(&tx->ep));
+	ASSERT_LE(0, submit(tx->ep));
 	while (tx_done < n || rx_done < n) {
 		ASSERT_GT(deadline, rmsg_now_ms())
 			TH_LOG("stuck: answered %u, done tx %u rx %u",
@@ -275,7 +275,7 @@ static void run(struct __test_metadata *_metadata, struct side *tx,
 			answered++;
 		}
 		ASSERT_EQ(0, ret) TH_LOG("the block broke the protocol");
-		while (rmsg_take_cqe(&tx->ep, &cqe)) {
+		while (rmsg_take_cqe(tx->ep, &cqe)) {
 			ASSERT_EQ(RMSG_CQE_OP, RMSG_CQE_KIND(cqe.flags));
 			i = cqe.user_data - base;
 			ASSERT_GT(n, i);
@@ -285,7 +285,7 @@ static void run(struct __test_metadata *_metadata, struct side *tx,
 			EXPECT_EQ((__u64)(uintptr_t)tx->mem + x->src, cqe.aux);
 			tx_done++;
 		}
-		while (rmsg_take_cqe(&rx->ep, &cqe)) {
+		while (rmsg_take_cqe(rx->ep, &cqe)) {
 			ASSERT_EQ(RMSG_CQE_OP, RMSG_CQE_KIND(cqe.flags));
 			ASSERT_TRUE(cqe.user_data & RX_TAG);
 			i = (__u32)cqe.user_data - base;
@@ -406,27 +406,27 @@ TEST_F_TIMEOUT(rndv, dereg_while_busy, 300)
 	int ret;
 
 	queue_send(_metadata, &self->b, &x, 0);
-	ASSERT_LE(0, submit(&self->b.ep));
+	ASSERT_LE(0, submit(self->b.ep));
 	/* Not answered yet: the sender's region is busy. */
 	while ((ret = rmsg_vb_rx_poll(&self->a.rx, self->a.block, &msg)) == 0)
 		ASSERT_GT(deadline, rmsg_now_ms());
 	ASSERT_EQ(1, ret);
-	EXPECT_EQ(-EBUSY, dereg(&self->b.ep, self->b.region));
+	EXPECT_EQ(-EBUSY, dereg(self->b.ep, self->b.region));
 	answer(_metadata, &self->a, &msg, &x, 0);
 	/* Answered: the receiver's region is busy until its CQE. */
-	ret = dereg(&self->a.ep, self->a.region);
-	ASSERT_EQ(0, rmsg_next_cqe(&self->a.ep, &cqe, EVENT_TIMEOUT_MS));
+	ret = dereg(self->a.ep, self->a.region);
+	ASSERT_EQ(0, rmsg_next_cqe(self->a.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(0, cqe.res);
 	EXPECT_TRUE(ret == -EBUSY || ret == 0) TH_LOG("dereg: %d", ret);
-	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_next_cqe(self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(0, cqe.res);
-	EXPECT_EQ(0, dereg(&self->b.ep, self->b.region));
+	EXPECT_EQ(0, dereg(self->b.ep, self->b.region));
 	if (ret)
-		EXPECT_EQ(0, dereg(&self->a.ep, self->a.region));
-	EXPECT_EQ(-ENOENT, dereg(&self->b.ep, self->b.region));
+		EXPECT_EQ(0, dereg(self->a.ep, self->a.region));
+	EXPECT_EQ(-ENOENT, dereg(self->b.ep, self->b.region));
 	/* Registered again, the channel goes on. */
-	ASSERT_EQ(0, reg(&self->b.ep, self->b.mem, REGION, &self->b.region));
-	ASSERT_EQ(0, reg(&self->a.ep, self->a.mem, REGION, &self->a.region));
+	ASSERT_EQ(0, reg(self->b.ep, self->b.mem, REGION, &self->b.region));
+	ASSERT_EQ(0, reg(self->a.ep, self->a.mem, REGION, &self->a.region));
 	self->seq = 1;
 	run(_metadata, &self->b, &self->a, &x, 1, &self->seq);
 }
@@ -454,7 +454,7 @@ TEST_F(rndv, bad_sqes)
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		sqe = sqe_of(&self->b.ep, RMSG_OP_SEND_RNDV, self->b.channel, i);
+		sqe = sqe_of(self->b.ep, RMSG_OP_SEND_RNDV, self->b.channel, i);
 		ASSERT_NE(NULL, sqe);
 		sqe->region = self->b.region + cases[i].region_delta;
 		sqe->addr = base + cases[i].off;
@@ -462,24 +462,24 @@ TEST_F(rndv, bad_sqes)
 		sqe->flags = cases[i].flags;
 	}
 	/* Answers to a cookie that is not next, and a region on a SEND. */
-	sqe = sqe_of(&self->b.ep, RMSG_OP_RECV_RNDV, self->b.channel, 10);
+	sqe = sqe_of(self->b.ep, RMSG_OP_RECV_RNDV, self->b.channel, 10);
 	sqe->region = self->b.region;
 	sqe->addr = base;
 	sqe->len = 10;
 	sqe->aux = 5;
-	sqe = sqe_of(&self->b.ep, RMSG_OP_SEND, self->b.channel, 11);
+	sqe = sqe_of(self->b.ep, RMSG_OP_SEND, self->b.channel, 11);
 	sqe->region = self->b.region;
-	ASSERT_LE(0, submit(&self->b.ep));
+	ASSERT_LE(0, submit(self->b.ep));
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe,
+		ASSERT_EQ(0, rmsg_next_cqe(self->b.ep, &cqe,
 					   EVENT_TIMEOUT_MS));
 		EXPECT_EQ(i, cqe.user_data);
 		EXPECT_EQ(cases[i].res, cqe.res) TH_LOG("case %u", i);
 	}
-	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_next_cqe(self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(10, cqe.user_data);
 	EXPECT_EQ(-EINVAL, cqe.res);
-	ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_next_cqe(self->b.ep, &cqe, EVENT_TIMEOUT_MS));
 	EXPECT_EQ(11, cqe.user_data);
 	EXPECT_EQ(-EINVAL, cqe.res);
 	/* Nothing reached the peer. */
@@ -506,18 +506,18 @@ TEST_F_TIMEOUT(rndv, peer_closes_mid_transfer, 300)
 
 	queue_send(_metadata, &self->b, &xs[0], 0);
 	queue_send(_metadata, &self->b, &xs[1], 1);
-	ASSERT_LE(0, submit(&self->b.ep));
+	ASSERT_LE(0, submit(self->b.ep));
 	/* Answer the first (8 MiB, slow to read), not the second. */
 	while ((ret = rmsg_vb_rx_poll(&self->a.rx, self->a.block, &msg)) == 0)
 		ASSERT_GT(deadline, rmsg_now_ms());
 	ASSERT_EQ(1, ret);
 	answer(_metadata, &self->a, &msg, &xs[0], 0);
 	usleep(50000);
-	ASSERT_EQ(0, rmsg_ep_close_channel(&self->a.ep, self->a.channel,
-					   RMSG_CLOSE_ABORT));
+	ASSERT_EQ(0, rmsg_chan_close(self->a.ep, self->a.channel,
+				     RMSG_CLOSE_ABORT));
 	/* The receiver: its RECV_RNDV fails (or had finished), then CLOSED. */
 	while (!closed) {
-		ASSERT_EQ(0, rmsg_next_cqe(&self->a.ep, &cqe,
+		ASSERT_EQ(0, rmsg_next_cqe(self->a.ep, &cqe,
 					   EVENT_TIMEOUT_MS));
 		if (RMSG_CQE_KIND(cqe.flags) == RMSG_CQE_CLOSED)
 			closed = 1;
@@ -527,7 +527,7 @@ TEST_F_TIMEOUT(rndv, peer_closes_mid_transfer, 300)
 	/* The sender: two CQEs, the second an error, then CLOSED. */
 	closed = 0;
 	while (!closed) {
-		ASSERT_EQ(0, rmsg_next_cqe(&self->b.ep, &cqe,
+		ASSERT_EQ(0, rmsg_next_cqe(self->b.ep, &cqe,
 					   EVENT_TIMEOUT_MS));
 		if (RMSG_CQE_KIND(cqe.flags) == RMSG_CQE_CLOSED) {
 			closed = 1;
@@ -541,8 +541,8 @@ TEST_F_TIMEOUT(rndv, peer_closes_mid_transfer, 300)
 	}
 	EXPECT_EQ(2, got);
 	EXPECT_LE(1, failed);
-	EXPECT_EQ(0, dereg(&self->b.ep, self->b.region));
-	EXPECT_EQ(0, dereg(&self->a.ep, self->a.region));
+	EXPECT_EQ(0, dereg(self->b.ep, self->b.region));
+	EXPECT_EQ(0, dereg(self->a.ep, self->a.region));
 }
 
 int main(int argc, char **argv)

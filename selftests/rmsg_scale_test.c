@@ -34,13 +34,13 @@
  * Wait until one of @n endpoints may have a CQE, at most @timeout_ms. The
  * poll also lets the kernel post events that waited for room.
  */
-static void wait_eps(struct rmsg_ep *eps, int n, int timeout_ms)
+static void wait_eps(struct rmsg_ep **eps, int n, int timeout_ms)
 {
 	struct pollfd pfd[2 * PAIRS];
 	int i;
 
 	for (i = 0; i < n && i < 2 * PAIRS; i++) {
-		pfd[i].fd = eps[i].fd;
+		pfd[i].fd = rmsg_ep_fd(eps[i]);
 		pfd[i].events = POLLIN;
 		pfd[i].revents = 0;
 	}
@@ -48,7 +48,7 @@ static void wait_eps(struct rmsg_ep *eps, int n, int timeout_ms)
 }
 
 /* After a short quiet time, no endpoint of @eps has anything left. */
-static int count_stray(struct rmsg_ep *eps, int n, int quiet_ms)
+static int count_stray(struct rmsg_ep **eps, int n, int quiet_ms)
 {
 	struct rmsg_cqe cqe;
 	int i, stray = 0;
@@ -56,13 +56,13 @@ static int count_stray(struct rmsg_ep *eps, int n, int quiet_ms)
 	usleep(quiet_ms * 1000);
 	wait_eps(eps, n, 0);
 	for (i = 0; i < n; i++)
-		while (rmsg_take_cqe(&eps[i], &cqe))
+		while (rmsg_take_cqe(eps[i], &cqe))
 			stray++;
 	return stray;
 }
 
 FIXTURE(scale) {
-	struct rmsg_ep *eps;	/* all endpoints of the test */
+	struct rmsg_ep **eps;	/* all endpoints of the test */
 	int neps;		/* how many of them are open */
 	struct sockaddr_in addr;
 	char heartbeat_ms[32];	/* to restore, if a test changed it */
@@ -81,7 +81,7 @@ FIXTURE_TEARDOWN(scale)
 	int i;
 
 	for (i = 0; i < self->neps; i++)
-		rmsg_ep_close(&self->eps[i]);
+		rmsg_ep_drop(&self->eps[i]);
 	free(self->eps);
 	/* Also after a failed assertion: later tests want the module's. */
 	if (self->heartbeat_ms[0])
@@ -102,6 +102,7 @@ FIXTURE_TEARDOWN(scale)
  * a_seen[] counts the events of each of the listening side's ids.
  */
 struct many {
+	struct rmsg_ep **eps;	/* a and b */
 	struct rmsg_ep *a, *b;
 	struct sockaddr_in *addr;
 	int n;
@@ -127,11 +128,12 @@ static void many_free(struct many *m)
 	free(m->b_id_used);
 }
 
-static bool many_alloc(struct many *m, struct rmsg_ep *eps,
+static bool many_alloc(struct many *m, struct rmsg_ep **eps,
 		       struct sockaddr_in *addr, int n, u_int32_t block_size)
 {
-	m->a = &eps[0];
-	m->b = &eps[1];
+	m->eps = eps;
+	m->a = eps[0];
+	m->b = eps[1];
 	m->addr = addr;
 	m->n = n;
 	m->block_size = block_size;
@@ -157,9 +159,9 @@ static void log_states(struct __test_metadata *_metadata,
 	unsigned int count[8] = { 0 }, other = 0, st;
 	int n, i;
 
-	n = rmsg_chan_list(ep->fd, 0, &info, NULL);
+	n = rmsg_node_channels(rmsg_ep_fd(ep), 0, &info, NULL);
 	if (n < 0) {
-		TH_LOG("%s: rmsg_chan_list: %s", name, strerror(-n));
+		TH_LOG("%s: rmsg_node_channels: %s", name, strerror(-n));
 		return;
 	}
 	for (i = 0; i < n; i++) {
@@ -194,9 +196,9 @@ static int many_open(struct __test_metadata *_metadata, struct many *m,
 	while (connected < m->n || accepted < m->n) {
 		progress = false;
 		while (issued < m->n && issued - connected < window) {
-			id = rmsg_ep_connect(m->b, (struct sockaddr *)m->addr,
-					     sizeof(*m->addr), issued,
-					     m->block_size);
+			id = rmsg_chan_connect(m->b, (struct sockaddr *)m->addr,
+					       sizeof(*m->addr), issued,
+					       m->block_size);
 			if (id < 0) {
 				TH_LOG("connect %d: %d (%s)", issued, id,
 				       strerror(-id));
@@ -248,7 +250,7 @@ static int many_open(struct __test_metadata *_metadata, struct many *m,
 			log_states(_metadata, m->a, "a (listening)");
 			return failed + 1;
 		}
-		wait_eps(m->a, 2, 100);
+		wait_eps(m->eps, 2, 100);
 	}
 	return failed;
 }
@@ -265,7 +267,7 @@ static int many_close(struct __test_metadata *_metadata, struct many *m)
 	bool progress;
 
 	for (i = 0; i < m->n; i++) {
-		ret = rmsg_ep_close_channel(m->b, m->b_ids[i], 0);
+		ret = rmsg_chan_close(m->b, m->b_ids[i], 0);
 		if (ret) {
 			TH_LOG("close %d (id %d): %d", i, m->b_ids[i], ret);
 			return failed + m->n - i;
@@ -312,7 +314,7 @@ static int many_close(struct __test_metadata *_metadata, struct many *m)
 			       a_closed);
 			return failed + 1;
 		}
-		wait_eps(m->a, 2, 100);
+		wait_eps(m->eps, 2, 100);
 	}
 	return failed;
 }
@@ -321,7 +323,7 @@ static int many_close(struct __test_metadata *_metadata, struct many *m)
 #define OPEN_TWO(cq_entries, block_size) do { \
 	OPEN_EP(64, cq_entries); \
 	OPEN_EP(64, cq_entries); \
-	ASSERT_EQ(0, rmsg_ep_listen(&self->eps[0], \
+	ASSERT_EQ(0, rmsg_ep_listen(self->eps[0], \
 				    (struct sockaddr *)&self->addr, \
 				    sizeof(self->addr), LISTENER_DATA, \
 				    block_size)); \
@@ -394,7 +396,7 @@ TEST_F_TIMEOUT(scale, sixty_four_endpoints, 600)
 	struct sockaddr_in addr[PAIRS];
 	int b_id[PAIRS], a_id[PAIRS];
 	unsigned char a_ev[PAIRS] = { 0 }, b_ev[PAIRS] = { 0 };
-	struct rmsg_ep *a = self->eps, *b = self->eps + PAIRS;
+	struct rmsg_ep **a = self->eps, **b = self->eps + PAIRS;
 	long stall, t0;
 	struct rmsg_cqe cqe;
 	int i, done, phase;
@@ -404,7 +406,7 @@ TEST_F_TIMEOUT(scale, sixty_four_endpoints, 600)
 		OPEN_EP(8, 16);
 	for (i = 0; i < PAIRS; i++) {
 		ASSERT_TRUE(rmsg_local_addr(&addr[i], 0));
-		ASSERT_EQ(0, rmsg_ep_listen(&a[i], (struct sockaddr *)&addr[i],
+		ASSERT_EQ(0, rmsg_ep_listen(a[i], (struct sockaddr *)&addr[i],
 					    sizeof(addr[i]), PAIR_A_DATA + i,
 					    0));
 	}
@@ -419,8 +421,8 @@ TEST_F_TIMEOUT(scale, sixty_four_endpoints, 600)
 
 	t0 = rmsg_now_ms();
 	for (i = 0; i < PAIRS; i++) {
-		b_id[i] = rmsg_ep_connect(&b[i], (struct sockaddr *)&addr[i],
-					  sizeof(addr[i]), PAIR_B_DATA + i, 0);
+		b_id[i] = rmsg_chan_connect(b[i], (struct sockaddr *)&addr[i],
+					    sizeof(addr[i]), PAIR_B_DATA + i, 0);
 		ASSERT_LE(0, b_id[i]) TH_LOG("pair %d", i);
 	}
 
@@ -434,7 +436,7 @@ TEST_F_TIMEOUT(scale, sixty_four_endpoints, 600)
 		while (done < 2 * PAIRS) {
 			progress = false;
 			for (i = 0; i < PAIRS; i++) {
-				while (rmsg_take_cqe(&b[i], &cqe)) {
+				while (rmsg_take_cqe(b[i], &cqe)) {
 					progress = true;
 					done++;
 					ASSERT_EQ(b_kind, RMSG_CQE_KIND(cqe.flags))
@@ -446,7 +448,7 @@ TEST_F_TIMEOUT(scale, sixty_four_endpoints, 600)
 					ASSERT_EQ(b_id[i], cqe.channel);
 					ASSERT_EQ(phase, b_ev[i]++);
 				}
-				while (rmsg_take_cqe(&a[i], &cqe)) {
+				while (rmsg_take_cqe(a[i], &cqe)) {
 					progress = true;
 					done++;
 					ASSERT_EQ(a_kind, RMSG_CQE_KIND(cqe.flags))
@@ -479,11 +481,11 @@ TEST_F_TIMEOUT(scale, sixty_four_endpoints, 600)
 		t0 = rmsg_now_ms();
 		for (i = 0; i < PAIRS; i++) {
 			if (i & 1) {
-				ASSERT_EQ(0, rmsg_ep_close_channel(&a[i],
-								   a_id[i], 0));
+				ASSERT_EQ(0, rmsg_chan_close(a[i],
+							     a_id[i], 0));
 			} else {
-				ASSERT_EQ(0, rmsg_ep_close_channel(&b[i],
-								   b_id[i], 0));
+				ASSERT_EQ(0, rmsg_chan_close(b[i],
+							     b_id[i], 0));
 			}
 		}
 	}

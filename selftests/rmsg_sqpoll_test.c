@@ -31,7 +31,7 @@ static int sqp_open(struct rmsg_ep *ep, __u32 sq, __u32 cq, __u32 idle_ms)
 	p.cq_entries = cq;
 	p.flags = RMSG_EP_F_SQPOLL;
 	p.sqpoll_idle_ms = idle_ms;
-	return rmsg_ep_open_setup(ep, &p);
+	return rmsg_ep_open_setup(&ep, &p);
 }
 
 static int raw_setup(int fd, __u32 sq, __u32 flags, __u32 idle_ms,
@@ -76,7 +76,7 @@ static bool wait_cqes(struct rmsg_ep *ep, unsigned int want,
 
 static bool sqp_flag(struct rmsg_ep *ep)
 {
-	return __atomic_load_n(ep->sq.flags, __ATOMIC_ACQUIRE) &
+	return __atomic_load_n(rmsg_ep_rings(ep)->sq.flags, __ATOMIC_ACQUIRE) &
 		RMSG_SQ_NEED_WAKEUP;
 }
 
@@ -178,14 +178,14 @@ TEST(setup_announces_sqpoll)
 {
 	struct rmsg_ep_setup p;
 	struct rmsg_version ver;
-	struct rmsg_ep ep;
+	struct rmsg_ep *ep = NULL;
 	unsigned long enters = 0;
 	pid_t tid = 0;
 	int ret;
 
-	ret = rmsg_open_device();
+	ret = rmsg_node_open();
 	ASSERT_LE(0, ret);
-	ASSERT_EQ(0, rmsg_query_version(ret, &ver));
+	ASSERT_EQ(0, rmsg_node_version(ret, &ver));
 	EXPECT_TRUE(ver.features & RMSG_FEAT_SQPOLL);
 	close(ret);
 
@@ -199,22 +199,22 @@ TEST(setup_announces_sqpoll)
 	EXPECT_TRUE(p.features & RMSG_FEAT_SQPOLL);
 	EXPECT_EQ(8, p.sq_entries);
 	EXPECT_EQ(16, p.cq_entries);
-	EXPECT_NE(NULL, ep.sq.map);
-	EXPECT_NE(NULL, ep.cq.map);
+	EXPECT_NE(NULL, rmsg_ep_rings(ep)->sq.map);
+	EXPECT_NE(NULL, rmsg_ep_rings(ep)->cq.map);
 	/* Awake from the start: no wakeup needed. */
-	EXPECT_FALSE(sqp_flag(&ep));
+	EXPECT_FALSE(sqp_flag(ep));
 	EXPECT_EQ(1, pollers(getpid(), &tid));
 
 	/* A NOP goes through without a system call. */
-	ASSERT_TRUE(rmsg_queue_nop(&ep, ud(1, 0)));
-	EXPECT_EQ(0, rmsg_sq_submit(&ep));
-	ASSERT_TRUE(wait_cqes(&ep, 1, NULL, 5000));
-	EXPECT_EQ(ud(1, 0), rmsg_cq_peek(&ep)->user_data);
-	EXPECT_EQ(0, rmsg_cq_peek(&ep)->res);
-	rmsg_cq_advance(&ep, 1);
+	ASSERT_TRUE(rmsg_queue_nop(ep, ud(1, 0)));
+	EXPECT_EQ(0, rmsg_sq_submit(ep));
+	ASSERT_TRUE(wait_cqes(ep, 1, NULL, 5000));
+	EXPECT_EQ(ud(1, 0), rmsg_cq_peek(ep)->user_data);
+	EXPECT_EQ(0, rmsg_cq_peek(ep)->res);
+	rmsg_cq_advance(ep, 1);
 	EXPECT_EQ(0, enters);
 
-	rmsg_ep_close(&ep);
+	rmsg_ep_drop(&ep);
 	EXPECT_EQ(0, wait_pollers(getpid(), 0, 2000));
 }
 
@@ -232,7 +232,7 @@ TEST(setup_rejects_bad_flags_and_idle)
 	};
 	struct rmsg_ep_setup p;
 	unsigned int i;
-	int fd = rmsg_open_device();
+	int fd = rmsg_node_open();
 
 	ASSERT_LE(0, fd);
 	for (i = 0; i < ARRAY_SIZE(bad); i++)
@@ -300,20 +300,20 @@ TEST_F_TIMEOUT(sqp, nops_without_syscalls, 300)
 	enum { N = 100000 };
 	unsigned int got, bad = 0;
 	unsigned long enters = 0;
-	struct rmsg_ep ep;
+	struct rmsg_ep *ep = NULL;
 	long t0;
 	int ret;
 
-	ret = sqp_open(&ep, 256, 512, 1000);
+	ret = sqp_open(ep, 256, 512, 1000);
 	ASSERT_EQ(0, ret) TH_LOG("sqp_open: %s", strerror(-ret));
 	t0 = rmsg_now_ms();
-	got = nop_stream(&ep, N, &enters, &bad);
+	got = nop_stream(ep, N, &enters, &bad);
 	TH_LOG("%u NOPs in %ld ms with %lu enter calls", got,
 	       rmsg_now_ms() - t0, enters);
 	EXPECT_EQ(N, got);
 	EXPECT_EQ(0, bad);
 	EXPECT_GE(N / 100, enters);
-	rmsg_ep_close(&ep);
+	rmsg_ep_drop(&ep);
 }
 
 /* The nice value of thread @tid, or 100 when it cannot be read. */
@@ -350,40 +350,40 @@ static int thread_nice(pid_t tid)
 static int unprivileged_child(void)
 {
 	unsigned long enters = 0;
-	struct rmsg_ep e1, e2, e3;
+	struct rmsg_ep *e1 = NULL, *e2 = NULL, *e3 = NULL;
 	unsigned int bad = 0;
 	pid_t tid = 0;
 
 	if (rmsg_become_nobody() || nice(3) == -1)
 		return 1;
-	if (sqp_open(&e1, 8, 0, RMSG_SQPOLL_IDLE_MAX_MS))
+	if (sqp_open(e1, 8, 0, RMSG_SQPOLL_IDLE_MAX_MS))
 		return 2;
 	if (pollers(getpid(), &tid) != 1 || thread_nice(tid) != 3)
 		return 3;
-	if (sqp_open(&e2, 256, 512, 0))
+	if (sqp_open(e2, 256, 512, 0))
 		return 4;
-	if (sqp_open(&e3, 8, 0, 0) != -EBUSY)
+	if (sqp_open(e3, 8, 0, 0) != -EBUSY)
 		return 5;
 	/* Asked for 10 s; the bound is 1 s: a loaded host gets 5 more. */
-	if (!wait_flag(&e1, true, 6000))
+	if (!wait_flag(e1, true, 6000))
 		return 6;
-	rmsg_ep_close(&e1);
-	if (sqp_open(&e3, 8, 0, 0))
+	rmsg_ep_drop(&e1);
+	if (sqp_open(e3, 8, 0, 0))
 		return 7;
-	if (nop_stream(&e2, 20000, &enters, &bad) != 20000 || bad)
+	if (nop_stream(e2, 20000, &enters, &bad) != 20000 || bad)
 		return 8;
 	fprintf(stderr, "# unprivileged: 20000 NOPs, %lu enter calls\n",
 		enters);
 	if (enters > 20000 / 100)
 		return 9;
-	rmsg_ep_close(&e2);
-	rmsg_ep_close(&e3);
+	rmsg_ep_drop(&e2);
+	rmsg_ep_drop(&e3);
 	return 0;
 }
 
 TEST_F_TIMEOUT(sqp, unprivileged, 300)
 {
-	int fd = rmsg_open_device();
+	int fd = rmsg_node_open();
 	char old[16];
 	pid_t pid;
 
@@ -403,10 +403,10 @@ TEST_F_TIMEOUT(sqp, unprivileged, 300)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		struct rmsg_ep ep;
+		struct rmsg_ep *ep = NULL;
 
 		_exit(rmsg_become_nobody() ? 1 :
-		      sqp_open(&ep, 8, 0, 0) == -EPERM ? 0 : 2);
+		      sqp_open(ep, 8, 0, 0) == -EPERM ? 0 : 2);
 	}
 	EXPECT_EQ(0, rmsg_child_status(pid));
 	EXPECT_EQ(0, rmsg_write_param("sqpoll_per_user", old));
@@ -420,7 +420,7 @@ TEST_F_TIMEOUT(sqp, poller_in_callers_cgroup, 60)
 {
 	const char *grp = "/sys/fs/cgroup/rmsg-sqpoll-test";
 	char path[300], line[300] = "";
-	struct rmsg_ep ep;
+	struct rmsg_ep *ep = NULL;
 	pid_t pid, tid = 0;
 	int status;
 	FILE *f;
@@ -435,7 +435,7 @@ TEST_F_TIMEOUT(sqp, poller_in_callers_cgroup, 60)
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		status = rmsg_sh("echo %d > %s/cgroup.procs", getpid(), grp);
-		if (status || sqp_open(&ep, 8, 0, 0) ||
+		if (status || sqp_open(ep, 8, 0, 0) ||
 		    pollers(getpid(), &tid) != 1)
 			_exit(1);
 		snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)tid);
@@ -459,31 +459,31 @@ TEST_F_TIMEOUT(sqp, poller_in_callers_cgroup, 60)
 TEST_F_TIMEOUT(sqp, idle_sets_need_wakeup_and_enter_wakes, 60)
 {
 	unsigned int entered = 0;
-	struct rmsg_ep ep;
+	struct rmsg_ep *ep = NULL;
 	long t1, t2;
 	pid_t tid = 0;
 	char state = '?';
 	int i, ret;
 
-	ret = sqp_open(&ep, 8, 0, 200);
+	ret = sqp_open(ep, 8, 0, 200);
 	ASSERT_EQ(0, ret) TH_LOG("sqp_open: %s", strerror(-ret));
 	ASSERT_EQ(1, pollers(getpid(), &tid));
 
-	ASSERT_TRUE(rmsg_queue_nop(&ep, ud(3, 0)));
+	ASSERT_TRUE(rmsg_queue_nop(ep, ud(3, 0)));
 	/*
 	 * A loaded host may have let the new poller idle already; ENTER
 	 * then takes the SQE itself (1) or leaves it to the poller (0).
 	 */
-	if (rmsg_sq_submit(&ep))
-		ASSERT_LE(0, rmsg_ep_enter(&ep, 1, 0, 0));
-	ASSERT_TRUE(wait_cqes(&ep, 1, NULL, 5000));
-	rmsg_cq_advance(&ep, 1);
+	if (rmsg_sq_submit(ep))
+		ASSERT_LE(0, rmsg_ep_enter(ep, 1, 0, 0));
+	ASSERT_TRUE(wait_cqes(ep, 1, NULL, 5000));
+	rmsg_cq_advance(ep, 1);
 
 	/*
 	 * Idle: the flag is set and the thread sleeps, using no CPU. The
 	 * wait is long only for a busy host; the poller sleeps after 200 ms.
 	 */
-	ASSERT_TRUE(wait_flag(&ep, true, 20000));
+	ASSERT_TRUE(wait_flag(ep, true, 20000));
 	/*
 	 * The CPU time of /proc is the scheduler's clock: a host that stops
 	 * the vCPU just before the poller's schedule() charges the poller
@@ -504,23 +504,24 @@ TEST_F_TIMEOUT(sqp, idle_sets_need_wakeup_and_enter_wakes, 60)
 	EXPECT_GE(5, t2 - t1);
 
 	/* A submit now asks for ENTER, and nothing happens without it. */
-	ASSERT_TRUE(rmsg_queue_nop(&ep, ud(3, 1)));
-	EXPECT_EQ(1, rmsg_sq_submit(&ep));
+	ASSERT_TRUE(rmsg_queue_nop(ep, ud(3, 1)));
+	EXPECT_EQ(1, rmsg_sq_submit(ep));
 	usleep(300000);
-	EXPECT_EQ(0, rmsg_cq_ready(&ep));
+	EXPECT_EQ(0, rmsg_cq_ready(ep));
 	/*
 	 * ENTER takes the SQE (or waits for the poller it woke to take it):
 	 * the CQE is there when it returns, without a second ENTER.
 	 */
-	ret = rmsg_ep_enter(&ep, 1, 0, 0);
+	ret = rmsg_ep_enter(ep, 1, 0, 0);
 	EXPECT_TRUE(ret == 0 || ret == 1) TH_LOG("enter: %d", ret);
-	EXPECT_EQ(1, rmsg_cq_ready(&ep));
-	EXPECT_EQ(ep.sq.cached_prod,
-		  __atomic_load_n(ep.sq.consumer, __ATOMIC_ACQUIRE));
-	ASSERT_TRUE(wait_cqes(&ep, 1, NULL, 5000));
-	EXPECT_EQ(ud(3, 1), rmsg_cq_peek(&ep)->user_data);
-	EXPECT_EQ(0, rmsg_cq_peek(&ep)->res);
-	rmsg_cq_advance(&ep, 1);
+	EXPECT_EQ(1, rmsg_cq_ready(ep));
+	EXPECT_EQ(rmsg_ep_rings(ep)->sq.cached_prod,
+		  __atomic_load_n(rmsg_ep_rings(ep)->sq.consumer,
+				  __ATOMIC_ACQUIRE));
+	ASSERT_TRUE(wait_cqes(ep, 1, NULL, 5000));
+	EXPECT_EQ(ud(3, 1), rmsg_cq_peek(ep)->user_data);
+	EXPECT_EQ(0, rmsg_cq_peek(ep)->res);
+	rmsg_cq_advance(ep, 1);
 	/*
 	 * Awake again once it runs: the flag clears, and a submit needs no
 	 * system call. A host that stops this process for longer than the
@@ -528,14 +529,14 @@ TEST_F_TIMEOUT(sqp, idle_sets_need_wakeup_and_enter_wakes, 60)
 	 * submit asks for ENTER, and the test tries again (a few times).
 	 */
 	for (i = 0; i < 5; i++) {
-		EXPECT_TRUE(wait_flag(&ep, false, 5000));
-		ASSERT_TRUE(rmsg_queue_nop(&ep, ud(3, 2 + i)));
-		entered = rmsg_sq_submit(&ep);
+		EXPECT_TRUE(wait_flag(ep, false, 5000));
+		ASSERT_TRUE(rmsg_queue_nop(ep, ud(3, 2 + i)));
+		entered = rmsg_sq_submit(ep);
 		if (entered)
-			ASSERT_LE(0, rmsg_ep_enter(&ep, 1, 0, 0));
-		ASSERT_TRUE(wait_cqes(&ep, 1, NULL, 5000));
-		EXPECT_EQ(ud(3, 2 + i), rmsg_cq_peek(&ep)->user_data);
-		rmsg_cq_advance(&ep, 1);
+			ASSERT_LE(0, rmsg_ep_enter(ep, 1, 0, 0));
+		ASSERT_TRUE(wait_cqes(ep, 1, NULL, 5000));
+		EXPECT_EQ(ud(3, 2 + i), rmsg_cq_peek(ep)->user_data);
+		rmsg_cq_advance(ep, 1);
 		if (!entered)
 			break;
 		TH_LOG("the poller fell asleep before submit %d", i);
@@ -543,52 +544,53 @@ TEST_F_TIMEOUT(sqp, idle_sets_need_wakeup_and_enter_wakes, 60)
 	EXPECT_EQ(0, entered);
 
 	/* Asleep again; ENTER with GETEVENTS wakes it and waits. */
-	ASSERT_TRUE(wait_flag(&ep, true, 20000));
-	ASSERT_TRUE(rmsg_queue_nop(&ep, ud(3, 10)));
-	ASSERT_TRUE(rmsg_queue_nop(&ep, ud(3, 11)));
-	EXPECT_EQ(2, rmsg_sq_submit(&ep));
-	ret = rmsg_ep_enter(&ep, 2, 2, RMSG_ENTER_GETEVENTS);
+	ASSERT_TRUE(wait_flag(ep, true, 20000));
+	ASSERT_TRUE(rmsg_queue_nop(ep, ud(3, 10)));
+	ASSERT_TRUE(rmsg_queue_nop(ep, ud(3, 11)));
+	EXPECT_EQ(2, rmsg_sq_submit(ep));
+	ret = rmsg_ep_enter(ep, 2, 2, RMSG_ENTER_GETEVENTS);
 	EXPECT_TRUE(ret >= 0 && ret <= 2) TH_LOG("enter: %d", ret);
-	ASSERT_EQ(2, rmsg_cq_ready(&ep));
-	EXPECT_EQ(ud(3, 10), rmsg_cq_peek(&ep)->user_data);
-	rmsg_cq_advance(&ep, 1);
-	EXPECT_EQ(ud(3, 11), rmsg_cq_peek(&ep)->user_data);
-	rmsg_cq_advance(&ep, 1);
-	rmsg_ep_close(&ep);
+	ASSERT_EQ(2, rmsg_cq_ready(ep));
+	EXPECT_EQ(ud(3, 10), rmsg_cq_peek(ep)->user_data);
+	rmsg_cq_advance(ep, 1);
+	EXPECT_EQ(ud(3, 11), rmsg_cq_peek(ep)->user_data);
+	rmsg_cq_advance(ep, 1);
+	rmsg_ep_drop(&ep);
 }
 
 /* A full CQ stops the poller; consuming CQEs lets it go on. */
 TEST_F_TIMEOUT(sqp, cq_full_back_pressure, 60)
 {
 	unsigned long enters = 0;
-	struct rmsg_ep ep;
+	struct rmsg_ep *ep = NULL;
 	unsigned int i;
 	int ret;
 
-	ret = sqp_open(&ep, 4, 4, 5000);
+	ret = sqp_open(ep, 4, 4, 5000);
 	ASSERT_EQ(0, ret) TH_LOG("sqp_open: %s", strerror(-ret));
 	for (i = 0; i < 4; i++)
-		ASSERT_TRUE(rmsg_queue_nop(&ep, ud(4, i)));
-	kick(&ep, &enters);
-	ASSERT_TRUE(wait_cqes(&ep, 4, &enters, 5000));
+		ASSERT_TRUE(rmsg_queue_nop(ep, ud(4, i)));
+	kick(ep, &enters);
+	ASSERT_TRUE(wait_cqes(ep, 4, &enters, 5000));
 	for (i = 4; i < 8; i++)
-		ASSERT_TRUE(rmsg_queue_nop(&ep, ud(4, i)));
-	kick(&ep, &enters);
+		ASSERT_TRUE(rmsg_queue_nop(ep, ud(4, i)));
+	kick(ep, &enters);
 	usleep(200000);
 	/* The CQ is full: nothing more was taken. */
-	EXPECT_EQ(4, rmsg_cq_ready(&ep));
-	EXPECT_EQ(4, __atomic_load_n(ep.sq.consumer, __ATOMIC_ACQUIRE));
+	EXPECT_EQ(4, rmsg_cq_ready(ep));
+	EXPECT_EQ(4, __atomic_load_n(rmsg_ep_rings(ep)->sq.consumer,
+				     __ATOMIC_ACQUIRE));
 	for (i = 0; i < 4; i++) {
-		EXPECT_EQ(ud(4, i), rmsg_cq_peek(&ep)->user_data);
-		rmsg_cq_advance(&ep, 1);
+		EXPECT_EQ(ud(4, i), rmsg_cq_peek(ep)->user_data);
+		rmsg_cq_advance(ep, 1);
 	}
-	ASSERT_TRUE(wait_cqes(&ep, 4, &enters, 5000));
+	ASSERT_TRUE(wait_cqes(ep, 4, &enters, 5000));
 	for (i = 4; i < 8; i++) {
-		EXPECT_EQ(ud(4, i), rmsg_cq_peek(&ep)->user_data);
-		rmsg_cq_advance(&ep, 1);
+		EXPECT_EQ(ud(4, i), rmsg_cq_peek(ep)->user_data);
+		rmsg_cq_advance(ep, 1);
 	}
 	EXPECT_EQ(0, enters);
-	rmsg_ep_close(&ep);
+	rmsg_ep_drop(&ep);
 }
 
 /* Bad descriptors and indices while the poller runs: as with ENTER. */
@@ -596,77 +598,81 @@ TEST_F_TIMEOUT(sqp, bad_sqes_and_indices, 60)
 {
 	unsigned long enters = 0;
 	struct rmsg_sqe *sqe;
-	struct rmsg_ep ep;
+	struct rmsg_ep *ep = NULL;
 	__u32 good;
 	int ret;
 
-	ret = sqp_open(&ep, 8, 0, 5000);
+	ret = sqp_open(ep, 8, 0, 5000);
 	ASSERT_EQ(0, ret) TH_LOG("sqp_open: %s", strerror(-ret));
 
 	/* A bad SQE completes with -EINVAL; the ones around it run. */
-	ASSERT_TRUE(rmsg_queue_nop(&ep, ud(5, 0)));
-	sqe = rmsg_sq_get_sqe(&ep);
+	ASSERT_TRUE(rmsg_queue_nop(ep, ud(5, 0)));
+	sqe = rmsg_sq_get_sqe(ep);
 	ASSERT_NE(NULL, sqe);
 	sqe->opcode = 200;
 	sqe->user_data = ud(5, 1);
-	sqe = rmsg_sq_get_sqe(&ep);
+	sqe = rmsg_sq_get_sqe(ep);
 	ASSERT_NE(NULL, sqe);
 	sqe->opcode = RMSG_OP_NOP;
 	sqe->len = 1;
 	sqe->user_data = ud(5, 2);
-	ASSERT_TRUE(rmsg_queue_nop(&ep, ud(5, 3)));
-	kick(&ep, &enters);
-	ASSERT_TRUE(wait_cqes(&ep, 4, &enters, 5000));
-	EXPECT_EQ(0, rmsg_cq_peek(&ep)->res);
-	rmsg_cq_advance(&ep, 1);
-	EXPECT_EQ(ud(5, 1), rmsg_cq_peek(&ep)->user_data);
-	EXPECT_EQ(-EINVAL, rmsg_cq_peek(&ep)->res);
-	rmsg_cq_advance(&ep, 1);
-	EXPECT_EQ(ud(5, 2), rmsg_cq_peek(&ep)->user_data);
-	EXPECT_EQ(-EINVAL, rmsg_cq_peek(&ep)->res);
-	rmsg_cq_advance(&ep, 1);
-	EXPECT_EQ(ud(5, 3), rmsg_cq_peek(&ep)->user_data);
-	EXPECT_EQ(0, rmsg_cq_peek(&ep)->res);
-	rmsg_cq_advance(&ep, 1);
+	ASSERT_TRUE(rmsg_queue_nop(ep, ud(5, 3)));
+	kick(ep, &enters);
+	ASSERT_TRUE(wait_cqes(ep, 4, &enters, 5000));
+	EXPECT_EQ(0, rmsg_cq_peek(ep)->res);
+	rmsg_cq_advance(ep, 1);
+	EXPECT_EQ(ud(5, 1), rmsg_cq_peek(ep)->user_data);
+	EXPECT_EQ(-EINVAL, rmsg_cq_peek(ep)->res);
+	rmsg_cq_advance(ep, 1);
+	EXPECT_EQ(ud(5, 2), rmsg_cq_peek(ep)->user_data);
+	EXPECT_EQ(-EINVAL, rmsg_cq_peek(ep)->res);
+	rmsg_cq_advance(ep, 1);
+	EXPECT_EQ(ud(5, 3), rmsg_cq_peek(ep)->user_data);
+	EXPECT_EQ(0, rmsg_cq_peek(ep)->res);
+	rmsg_cq_advance(ep, 1);
 
 	/* A producer too far ahead, then one behind: nothing is taken. */
-	good = ep.sq.cached_prod;
-	__atomic_store_n(ep.sq.producer, good + ep.sq.entries + 3,
+	good = rmsg_ep_rings(ep)->sq.cached_prod;
+	__atomic_store_n(rmsg_ep_rings(ep)->sq.producer,
+			 good + rmsg_ep_rings(ep)->sq.entries + 3,
 			 __ATOMIC_RELEASE);
 	usleep(200000);
-	__atomic_store_n(ep.sq.producer, good - 1, __ATOMIC_RELEASE);
+	__atomic_store_n(rmsg_ep_rings(ep)->sq.producer, good - 1,
+			 __ATOMIC_RELEASE);
 	usleep(200000);
-	EXPECT_EQ(0, rmsg_cq_ready(&ep));
-	EXPECT_EQ(good, __atomic_load_n(ep.sq.consumer, __ATOMIC_ACQUIRE));
+	EXPECT_EQ(0, rmsg_cq_ready(ep));
+	EXPECT_EQ(good, __atomic_load_n(rmsg_ep_rings(ep)->sq.consumer,
+					__ATOMIC_ACQUIRE));
 
 	/* Put right, the endpoint works again. */
-	ASSERT_TRUE(rmsg_queue_nop(&ep, ud(5, 4)));
-	kick(&ep, &enters);
-	ASSERT_TRUE(wait_cqes(&ep, 1, &enters, 5000));
-	EXPECT_EQ(ud(5, 4), rmsg_cq_peek(&ep)->user_data);
-	EXPECT_EQ(0, rmsg_cq_peek(&ep)->res);
-	rmsg_cq_advance(&ep, 1);
-	rmsg_ep_close(&ep);
+	ASSERT_TRUE(rmsg_queue_nop(ep, ud(5, 4)));
+	kick(ep, &enters);
+	ASSERT_TRUE(wait_cqes(ep, 1, &enters, 5000));
+	EXPECT_EQ(ud(5, 4), rmsg_cq_peek(ep)->user_data);
+	EXPECT_EQ(0, rmsg_cq_peek(ep)->res);
+	rmsg_cq_advance(ep, 1);
+	rmsg_ep_drop(&ep);
 }
 
 /* Closing, or being killed, while the poller is busy: no hang, no leak. */
 TEST_F_TIMEOUT(sqp, close_while_busy, 120)
 {
-	struct rmsg_ep ep;
+	struct rmsg_ep *ep = NULL;
 	unsigned int i, k, round;
 	int ret, status;
 	pid_t pid;
 
 	for (round = 0; round < 30; round++) {
-		ret = sqp_open(&ep, 256, 256, 0);
+		ret = sqp_open(ep, 256, 256, 0);
 		ASSERT_EQ(0, ret) TH_LOG("sqp_open: %s", strerror(-ret));
 		for (i = 0; i < 256; i++)
-			ASSERT_TRUE(rmsg_queue_nop(&ep, ud(6, i)));
-		rmsg_sq_submit(&ep);
+			ASSERT_TRUE(rmsg_queue_nop(ep, ud(6, i)));
+		rmsg_sq_submit(ep);
 		/* Close with the poller still taking them. */
 		for (k = 0; k < round * 100; k++)
-			__atomic_load_n(ep.cq.producer, __ATOMIC_ACQUIRE);
-		rmsg_ep_close(&ep);
+			__atomic_load_n(rmsg_ep_rings(ep)->cq.producer,
+					__ATOMIC_ACQUIRE);
+		rmsg_ep_drop(&ep);
 	}
 	EXPECT_EQ(0, wait_pollers(getpid(), 0, 2000));
 
@@ -677,13 +683,13 @@ TEST_F_TIMEOUT(sqp, close_while_busy, 120)
 			unsigned long enters = 0;
 			unsigned int n = 0;
 
-			if (sqp_open(&ep, 64, 0, 0))
+			if (sqp_open(ep, 64, 0, 0))
 				_exit(1);
 			for (;;) {
-				while (rmsg_queue_nop(&ep, n))
+				while (rmsg_queue_nop(ep, n))
 					n++;
-				kick(&ep, &enters);
-				rmsg_cq_advance(&ep, rmsg_cq_ready(&ep));
+				kick(ep, &enters);
+				rmsg_cq_advance(ep, rmsg_cq_ready(ep));
 			}
 		}
 		ASSERT_EQ(1, wait_pollers(pid, 1, 5000));
@@ -699,7 +705,7 @@ TEST_F_TIMEOUT(sqp, close_while_busy, 120)
 TEST_F_TIMEOUT(sqp, sixteen_endpoints, 300)
 {
 	enum { NEP = 16, OPS = 2000, WINDOW = 16 };
-	static struct rmsg_ep eps[NEP];
+	static struct rmsg_ep *eps[NEP];
 	unsigned int sent[NEP] = { 0 }, got[NEP] = { 0 }, bad = 0;
 	unsigned long enters = 0;
 	unsigned int i, done = 0;
@@ -708,7 +714,7 @@ TEST_F_TIMEOUT(sqp, sixteen_endpoints, 300)
 	int ret;
 
 	for (i = 0; i < NEP; i++) {
-		ret = sqp_open(&eps[i], 32, 0, 0);
+		ret = sqp_open(eps[i], 32, 0, 0);
 		ASSERT_EQ(0, ret) TH_LOG("endpoint %u: %s", i, strerror(-ret));
 	}
 	EXPECT_EQ(NEP, pollers(getpid(), NULL));
@@ -717,19 +723,19 @@ TEST_F_TIMEOUT(sqp, sixteen_endpoints, 300)
 		done = 0;
 		for (i = 0; i < NEP; i++) {
 			while (sent[i] < OPS && sent[i] - got[i] < WINDOW &&
-			       rmsg_queue_nop(&eps[i], ud(100 + i, sent[i]))) {
+			       rmsg_queue_nop(eps[i], ud(100 + i, sent[i]))) {
 				sent[i]++;
-				ASSERT_LE(0, kick(&eps[i], &enters));
+				ASSERT_LE(0, kick(eps[i], &enters));
 			}
-			while ((cqe = rmsg_cq_peek(&eps[i]))) {
+			while ((cqe = rmsg_cq_peek(eps[i]))) {
 				if (cqe->user_data != ud(100 + i, got[i]) ||
 				    cqe->res)
 					bad++;
-				rmsg_cq_advance(&eps[i], 1);
+				rmsg_cq_advance(eps[i], 1);
 				got[i]++;
 			}
 			if (sent[i] != got[i])
-				ASSERT_LE(0, kick(&eps[i], &enters));
+				ASSERT_LE(0, kick(eps[i], &enters));
 			done += got[i] == OPS;
 		}
 	}
@@ -737,7 +743,7 @@ TEST_F_TIMEOUT(sqp, sixteen_endpoints, 300)
 	EXPECT_EQ(NEP, done);
 	EXPECT_EQ(0, bad);
 	for (i = 0; i < NEP; i++)
-		rmsg_ep_close(&eps[i]);
+		rmsg_ep_drop(&eps[i]);
 	EXPECT_EQ(0, wait_pollers(getpid(), 0, 2000));
 }
 
@@ -748,33 +754,33 @@ TEST_F_TIMEOUT(sqp, sixteen_endpoints, 300)
 TEST_F_TIMEOUT(sqp, fork_and_exit, 60)
 {
 	unsigned long enters = 0;
-	struct rmsg_ep ep;
+	struct rmsg_ep *ep = NULL;
 	int ret, status, go[2];
 	pid_t pid;
 	char c;
 
-	ret = sqp_open(&ep, 8, 0, 0);
+	ret = sqp_open(ep, 8, 0, 0);
 	ASSERT_EQ(0, ret) TH_LOG("sqp_open: %s", strerror(-ret));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		rmsg_queue_nop(&ep, 77);
-		kick(&ep, &enters);
+		rmsg_queue_nop(ep, 77);
+		kick(ep, &enters);
 		_exit(0);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	/* The child's SQE went through the shared ring. */
-	ep.sq.cached_prod = __atomic_load_n(ep.sq.producer, __ATOMIC_ACQUIRE);
-	ASSERT_TRUE(wait_cqes(&ep, 1, &enters, 5000));
-	EXPECT_EQ(77, rmsg_cq_peek(&ep)->user_data);
-	rmsg_cq_advance(&ep, 1);
+	rmsg_ep_rings(ep)->sq.cached_prod = __atomic_load_n(rmsg_ep_rings(ep)->sq.producer, __ATOMIC_ACQUIRE);
+	ASSERT_TRUE(wait_cqes(ep, 1, &enters, 5000));
+	EXPECT_EQ(77, rmsg_cq_peek(ep)->user_data);
+	rmsg_cq_advance(ep, 1);
 	EXPECT_EQ(1, pollers(getpid(), NULL));
-	ASSERT_TRUE(rmsg_queue_nop(&ep, 78));
-	kick(&ep, &enters);
-	ASSERT_TRUE(wait_cqes(&ep, 1, &enters, 5000));
-	EXPECT_EQ(78, rmsg_cq_peek(&ep)->user_data);
-	rmsg_cq_advance(&ep, 1);
+	ASSERT_TRUE(rmsg_queue_nop(ep, 78));
+	kick(ep, &enters);
+	ASSERT_TRUE(wait_cqes(ep, 1, &enters, 5000));
+	EXPECT_EQ(78, rmsg_cq_peek(ep)->user_data);
+	rmsg_cq_advance(ep, 1);
 
 	/* The child uses the ring only after the parent let go of it. */
 	ASSERT_EQ(0, pipe(go));
@@ -784,15 +790,15 @@ TEST_F_TIMEOUT(sqp, fork_and_exit, 60)
 		close(go[1]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(2);
-		rmsg_queue_nop(&ep, 79);
-		kick(&ep, &enters);
-		if (!wait_cqes(&ep, 1, &enters, 5000) ||
-		    rmsg_cq_peek(&ep)->user_data != 79)
+		rmsg_queue_nop(ep, 79);
+		kick(ep, &enters);
+		if (!wait_cqes(ep, 1, &enters, 5000) ||
+		    rmsg_cq_peek(ep)->user_data != 79)
 			_exit(1);
 		_exit(0);
 	}
 	close(go[0]);
-	rmsg_ep_close(&ep);
+	rmsg_ep_drop(&ep);
 	/* The child still holds the endpoint: the poller lives on. */
 	EXPECT_EQ(1, pollers(getpid(), NULL));
 	EXPECT_EQ(1, write(go[1], "g", 1));

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -185,7 +186,7 @@ static inline int rmsg_find_dev(int fd, const char *name,
 	struct rmsg_dev_info *devs;
 	int i, n, found = 0;
 
-	n = rmsg_query_devices(fd, &devs, generation);
+	n = rmsg_node_devices(fd, &devs, generation);
 	if (n < 0)
 		return n;
 	for (i = 0; i < n; i++) {
@@ -235,6 +236,42 @@ static inline bool rmsg_local_addr(struct sockaddr_in *sin,
 	return ip && inet_pton(AF_INET, ip, &sin->sin_addr) == 1;
 }
 
+/*
+ * Close an endpoint and forget it: a fixture's teardown closes what is
+ * left, and a test may have closed some already.
+ */
+static inline void rmsg_ep_drop(struct rmsg_ep **ep)
+{
+	rmsg_ep_close(*ep);
+	*ep = NULL;
+}
+
+/*
+ * Register and unregister on a bare /dev/rmsg file, with no endpoint set
+ * up on it (rmsg_reg() needs an endpoint): what the kernel accepts there.
+ */
+static inline int rmsg_fd_reg(int fd, void *addr, size_t len, __u32 *handle)
+{
+	struct rmsg_reg r;
+
+	memset(&r, 0, sizeof(r));
+	r.addr = (uintptr_t)addr;
+	r.len = len;
+	if (ioctl(fd, RMSG_IOC_REG, &r))
+		return -errno;
+	*handle = r.handle;
+	return 0;
+}
+
+static inline int rmsg_fd_dereg(int fd, __u32 handle)
+{
+	struct rmsg_dereg d;
+
+	memset(&d, 0, sizeof(d));
+	d.handle = handle;
+	return ioctl(fd, RMSG_IOC_DEREG, &d) ? -errno : 0;
+}
+
 /* Queue one NOP; false when the SQ is full. */
 static inline bool rmsg_queue_nop(struct rmsg_ep *ep, __u64 user_data)
 {
@@ -264,7 +301,7 @@ static inline int rmsg_next_cqe(struct rmsg_ep *ep, struct rmsg_cqe *out,
 				int timeout_ms)
 {
 	long deadline = rmsg_now_ms() + timeout_ms;
-	struct pollfd pfd = { .fd = ep->fd, .events = POLLIN };
+	struct pollfd pfd = { .fd = rmsg_ep_fd(ep), .events = POLLIN };
 
 	for (;;) {
 		if (rmsg_take_cqe(ep, out))
@@ -293,8 +330,8 @@ static inline int rmsg_pair_up(struct rmsg_ep *a, struct rmsg_ep *b,
 			     0xa0, 0);
 	if (ret)
 		return ret;
-	id = rmsg_ep_connect(b, (const struct sockaddr *)addr, sizeof(*addr),
-			     0xb0, 0);
+	id = rmsg_chan_connect(b, (const struct sockaddr *)addr, sizeof(*addr),
+			       0xb0, 0);
 	if (id < 0)
 		return id;
 	ret = rmsg_next_cqe(b, cb, timeout_ms);
@@ -393,7 +430,8 @@ static inline int rmsg_child_status(pid_t pid)
 /*
  * Byte-checked streams, for tests that break channels underneath traffic
  * (rmsg_resil_test). A stream is one direction of one channel, sent with
- * rmsg_send() and read in place with rmsg_peek_any(). Each message carries
+ * rmsg_msg_send() and read in place with rmsg_msg_peek_any(). Each message
+ * carries
  * its stream and sequence number in its first RMSG_STREAM_HDR bytes and a
  * pattern of both after them (RMSG_CHECK_HDR of tools/common/rmsg_check.h,
  * whose rendezvous mix rmsg_streams_rndv() turns on), so the receiver
@@ -430,7 +468,7 @@ static inline int rmsg_child_status(pid_t pid)
  * @rx_ch: its id at @rx
  * @total: messages to send
  * @max_len: the largest message
- * @sent: accepted by rmsg_send()
+ * @sent: accepted by rmsg_msg_send()
  * @ok: completed with res 0 (a prefix of those sent)
  * @failed: completed with an error (after the last @ok)
  * @received: messages read, each counted once
@@ -439,7 +477,7 @@ static inline int rmsg_child_status(pid_t pid)
  * @dup: messages at or behind one already read
  * @corrupt: messages of the wrong length or content
  * @first_error: the first send or completion error, 0 if none
- * @tx_dead: rmsg_send() said the channel is gone: no more sending
+ * @tx_dead: rmsg_msg_send() said the channel is gone: no more sending
  * @tx_closed: the sending end's CLOSED event came, with @tx_res
  * @rx_closed: the receiving end's CLOSED event came, with @rx_res
  * @rx_drained: and everything its block held has been read
@@ -557,8 +595,8 @@ static inline void rmsg_streams_ep(struct rmsg_streams *ss,
 
 /*
  * Streams added from now on send every @every-th message by rendezvous
- * (rmsg_send_zc(), alternately RGet and RPut) and answer those with
- * rmsg_recv_into(); 0 turns it off. Both ends must be in this process.
+ * (rmsg_msg_send_zc(), alternately RGet and RPut) and answer those with
+ * rmsg_msg_recv_into(); 0 turns it off. Both ends must be in this process.
  */
 static inline void rmsg_streams_rndv(struct rmsg_streams *ss,
 				     unsigned int every)
@@ -607,7 +645,7 @@ static inline int rmsg_streams_add(struct rmsg_streams *ss, struct rmsg_ep *tx,
 				   __u64 total)
 {
 	struct rmsg_stream *s;
-	int max = rmsg_channel_max_msg(tx, tx_ch);
+	int max = rmsg_chan_max_msg(tx, tx_ch);
 
 	if (ss->n == RMSG_STREAMS_MAX || max < RMSG_STREAM_HDR)
 		return -1;
@@ -640,7 +678,7 @@ static inline int rmsg_streams_add_half(struct rmsg_streams *ss, bool tx,
 
 	if (ss->n == RMSG_STREAMS_MAX || max_len < RMSG_STREAM_HDR ||
 	    max_len > RMSG_VB_MAX_PAYLOAD ||
-	    (tx && rmsg_channel_max_msg(ep, ch) < (int)max_len))
+	    (tx && rmsg_chan_max_msg(ep, ch) < (int)max_len))
 		return -1;
 	s = &ss->s[ss->n];
 	memset(s, 0, sizeof(*s));
@@ -694,16 +732,16 @@ static inline int rmsg_stream_send(struct rmsg_streams *ss, unsigned int i,
 		}
 		rmsg_check_fill(p, len, RMSG_CHECK_HDR, i, seq);
 		if (zc)
-			ret = rmsg_send_zc(s->tx, s->tx_ch, p, len,
-					   rmsg_check_rndv_put(s->rndv_every,
-							       seq) ?
+			ret = rmsg_msg_send_zc(s->tx, s->tx_ch, p, len,
+					       rmsg_check_rndv_put(s->rndv_every,
+								   seq) ?
 					   RMSG_ZC_PUT : 0,
 					   RMSG_STREAM_UD_ZC | (__u64)i << 32 |
 					   (__u32)seq);
 		else
-			ret = rmsg_send(s->tx, s->tx_ch, p, len,
-					RMSG_STREAM_UD | (__u64)i << 32 |
-					(__u32)seq);
+			ret = rmsg_msg_send(s->tx, s->tx_ch, p, len, 0,
+					    RMSG_STREAM_UD | (__u64)i << 32 |
+					    (__u32)seq);
 		if (ret == -EAGAIN)
 			break;
 		if (ret == -ENOTCONN) {
@@ -760,7 +798,7 @@ static inline int rmsg_streams_find(struct rmsg_streams *ss, bool tx,
 
 	for (i = 0; i < ss->n; i++) {
 		if (tx ? ss->s[i].tx == ep && ss->s[i].tx_ch == ch :
-			 ss->s[i].rx == ep && ss->s[i].rx_ch == ch)
+		    ss->s[i].rx == ep && ss->s[i].rx_ch == ch)
 			return i;
 	}
 	return -1;
@@ -782,17 +820,17 @@ static inline int rmsg_stream_answer(struct rmsg_streams *ss, unsigned int i,
 	if (!s->rndv_every || !rmsg_stream_is_rndv(s, seq)) {
 		/* Not where one belongs: the stream lost or repeated some. */
 		s->corrupt++;
-		ret = rmsg_discard(s->rx, msg);
+		ret = rmsg_msg_discard(s->rx, msg);
 		return ret ? rmsg_streams_fail(ss, "stream %u: discard: %d",
 					       i, ret) : 0;
 	}
 	slot = rmsg_check_rndv_slot(s->rndv_every, seq);
 	if (s->into_seq[slot])
 		return -EAGAIN;
-	ret = rmsg_recv_into(s->rx, msg,
-			     s->into_buf + (size_t)slot * RMSG_STREAM_RNDV_MAX,
-			     RMSG_STREAM_RNDV_MAX,
-			     RMSG_STREAM_UD_INTO | (__u64)i << 32 | (__u32)seq);
+	ret = rmsg_msg_recv_into(s->rx, msg,
+				 s->into_buf + (size_t)slot * RMSG_STREAM_RNDV_MAX,
+				 RMSG_STREAM_RNDV_MAX,
+				 RMSG_STREAM_UD_INTO | (__u64)i << 32 | (__u32)seq);
 	if (ret == -EAGAIN)
 		return ret;
 	if (ret)
@@ -858,14 +896,14 @@ static inline int rmsg_streams_recv(struct rmsg_streams *ss,
 		if (ret)
 			return -1;
 		ss->s[i].holding = false;
-		ret = rmsg_release(ep, &ss->s[i].held);
+		ret = rmsg_msg_release(ep, &ss->s[i].held);
 		if (ret)
 			return rmsg_streams_fail(ss, "stream %d: release: %d",
 						 i, ret);
 	}
 	memset(&msg, 0, sizeof(msg));
 	for (k = 0; k < max; k++) {
-		ret = rmsg_peek_any(ep, &msg);
+		ret = rmsg_msg_peek_any(ep, &msg);
 		if (ret == -EAGAIN)
 			break;
 		if (ret)
@@ -890,7 +928,7 @@ static inline int rmsg_streams_recv(struct rmsg_streams *ss,
 		} else {
 			rmsg_stream_check(ss, &ss->s[i], i, msg.data, msg.len);
 		}
-		ret = rmsg_release(ep, &msg);
+		ret = rmsg_msg_release(ep, &msg);
 		if (ret)
 			return rmsg_streams_fail(ss, "stream %d: release: %d",
 						 i, ret);
@@ -1001,7 +1039,7 @@ static inline int rmsg_streams_drain(struct rmsg_streams *ss, unsigned int i)
 	int ret;
 
 	while (s->rx && s->rx_closed && !s->rx_drained) {
-		ret = rmsg_peek(s->rx, s->rx_ch, &msg);
+		ret = rmsg_msg_peek(s->rx, s->rx_ch, &msg);
 		if (ret == -ENOTCONN) {
 			s->rx_drained = true;
 			break;
@@ -1016,7 +1054,7 @@ static inline int rmsg_streams_drain(struct rmsg_streams *ss, unsigned int i)
 			s->corrupt++;
 		else
 			rmsg_stream_check(ss, s, i, msg.data, msg.len);
-		ret = rmsg_release(s->rx, &msg);
+		ret = rmsg_msg_release(s->rx, &msg);
 		if (ret)
 			return rmsg_streams_fail(ss, "stream %u: release: %d",
 						 i, ret);

@@ -51,10 +51,10 @@ static void connect_chan(struct worker *w, struct chan *c)
 	else
 		((struct sockaddr_in6 *)&ss)->sin6_port =
 			htons(opt.port + w->idx);
-	ret = rmsg_ep_connect(&w->ep, (struct sockaddr *)&ss, server_salen,
-			      c - w->ch, opt.block);
+	ret = rmsg_chan_connect(w->ep, (struct sockaddr *)&ss, server_salen,
+				c - w->ch, opt.block);
 	if (ret < 0)
-		die(w, "rmsg_ep_connect: %s", strerror(-ret));
+		die(w, "rmsg_chan_connect: %s", strerror(-ret));
 	c->id = ret;
 	c->retry_at = 0;
 }
@@ -162,9 +162,9 @@ static void reg_setup(uint32_t limit)
 	size_t th;
 	int ret, t;
 
-	ret = rmsg_query_version(w->ep.fd, &ver);
+	ret = rmsg_node_version(rmsg_ep_fd(w->ep), &ver);
 	if (ret && ret != -EPROTO)
-		die(NULL, "rmsg_query_version: %s", strerror(-ret));
+		die(NULL, "rmsg_node_version: %s", strerror(-ret));
 	if (!(ver.features & RMSG_FEAT_RNDV))
 		die(NULL, "rendezvous runs (sizes above %u bytes, --zc, --put, --rndv-thresh, --max-size): this rmsg module has no RMSG_FEAT_RNDV",
 		    limit);
@@ -174,7 +174,7 @@ static void reg_setup(uint32_t limit)
 	if (opt.thresh_set) {
 		run_thresh = opt.rndv_thresh;
 	} else {
-		th = rmsg_ep_rndv_threshold(&w->ep);
+		th = rmsg_ep_rndv_threshold(w->ep);
 		run_thresh = th == SIZE_MAX ? THRESH_NEVER : th;
 	}
 }

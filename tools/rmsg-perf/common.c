@@ -52,11 +52,12 @@ void print_chans(struct worker *w, const char *when)
 	uint32_t me = 0;
 	int n, i, j, ndevs;
 
-	n = rmsg_chan_list(w->ep.fd, RMSG_CHAN_LIST_F_ALL, &info, &me);
+	n = rmsg_node_channels(rmsg_ep_fd(w->ep), RMSG_CHAN_LIST_F_ALL, &info,
+			       &me);
 	if (n < 0)
 		return;
 	/* Which device each channel is on, by name. */
-	ndevs = rmsg_query_devices(w->ep.fd, &devs, NULL);
+	ndevs = rmsg_node_devices(rmsg_ep_fd(w->ep), &devs, NULL);
 	if (ndevs < 0) {
 		ndevs = 0;
 		devs = NULL;
@@ -90,7 +91,7 @@ static void dump_chans(struct worker *w)
 	struct rmsg_event ev[64];
 	int n, i;
 
-	n = rmsg_ep_progress(&w->ep, ev, 64);
+	n = rmsg_ep_progress(w->ep, ev, 64);
 	for (i = 0; i < n; i++)
 		if (ev[i].kind == RMSG_CQE_CLOSED)
 			fprintf(stderr, "rmsg-perf: channel %u ended: %s\n",

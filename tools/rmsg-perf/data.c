@@ -7,8 +7,8 @@
  * place. Rendezvous runs (sizes above the largest eager message, --zc,
  * --put, --rndv-thresh, --max-size) send from and receive into memory both
  * sides registered with rmsg_reg(), through the library's own choice of
- * protocol (rmsg_send()) or zero copy always (rmsg_send_zc()); a
- * rendezvous message is received with rmsg_recv_into() and checked when
+ * protocol (rmsg_msg_send()) or zero copy always (rmsg_msg_send_zc()); a
+ * rendezvous message is received with rmsg_msg_recv_into() and checked when
  * its completion comes (event.c).
  *
  * Calls common.c and event.c.
@@ -41,9 +41,9 @@ void take_data(struct worker *w, struct chan *c,
 		    got);
 	}
 	c->rx_seq++;
-	ret = rmsg_release(&w->ep, msg);
+	ret = rmsg_msg_release(w->ep, msg);
 	if (ret)
-		die(w, "rmsg_release: %s", strerror(-ret));
+		die(w, "rmsg_msg_release: %s", strerror(-ret));
 	arrived(w, false);
 }
 
@@ -55,32 +55,33 @@ void send_data(struct worker *w, struct chan *c)
 	void *buf;
 	int ret;
 
-	ret = rmsg_reserve(&w->ep, c->id, w->size, &buf);
+	ret = rmsg_msg_reserve(w->ep, c->id, w->size, &buf);
 	if (ret == -EAGAIN) {
 		wait_init(&wt, "room in the send area");
 		do {
 			pump(w);
 			tick(w, &wt);
-			ret = rmsg_reserve(&w->ep, c->id, w->size, &buf);
+			ret = rmsg_msg_reserve(w->ep, c->id, w->size, &buf);
 		} while (ret == -EAGAIN);
 	}
 	if (ret)
-		die(w, "rmsg_reserve of %u bytes on channel %u: %s", w->size,
+		die(w, "rmsg_msg_reserve of %u bytes on channel %u: %s",
+		    w->size,
 		    c->id, strerror(-ret));
 	stamp(buf, w->size, c->tx_seq, w->flags & CTL_F_FULL_CHECK);
 	/* -EAGAIN: no SQE free; the reservation stays for the retry. */
-	ret = rmsg_msg_commit(&w->ep, c->id, w->size, more, c->tx_seq);
+	ret = rmsg_msg_commit(w->ep, c->id, w->size, more, c->tx_seq);
 	if (ret == -EAGAIN) {
 		wait_init(&wt, "room in the submission ring");
 		do {
 			pump(w);
 			tick(w, &wt);
-			ret = rmsg_msg_commit(&w->ep, c->id, w->size, more,
+			ret = rmsg_msg_commit(w->ep, c->id, w->size, more,
 					      c->tx_seq);
 		} while (ret == -EAGAIN);
 	}
 	if (ret)
-		die(w, "rmsg_commit: %s", strerror(-ret));
+		die(w, "rmsg_msg_commit: %s", strerror(-ret));
 	c->tx_seq++;
 	c->inflight++;
 }
@@ -91,22 +92,23 @@ static void wait_msg(struct worker *w, struct chan *c, struct rmsg_msg *msg)
 	struct waiter wt;
 	int ret;
 
-	ret = rmsg_peek(&w->ep, c->id, msg);
+	ret = rmsg_msg_peek(w->ep, c->id, msg);
 	if (ret == -EAGAIN) {
 		wait_init(&wt, "a message");
 		do {
 			tick(w, &wt);
-			ret = rmsg_peek(&w->ep, c->id, msg);
+			ret = rmsg_msg_peek(w->ep, c->id, msg);
 		} while (ret == -EAGAIN);
 	}
 	if (ret)
-		die(w, "rmsg_peek on channel %u: %s", c->id, strerror(-ret));
+		die(w, "rmsg_msg_peek on channel %u: %s", c->id,
+		    strerror(-ret));
 }
 
 /*
  * Rendezvous runs: send the next data message of @c from its slot, with
- * rmsg_send() (the library picks the protocol by the threshold) or
- * rmsg_send_zc(). A zero-copy send owns its slot until its completion.
+ * rmsg_msg_send() (the library picks the protocol by the threshold) or
+ * rmsg_msg_send_zc(). A zero-copy send owns its slot until its completion.
  */
 static void send_reg(struct worker *w, struct chan *c)
 {
@@ -127,12 +129,12 @@ static void send_reg(struct worker *w, struct chan *c)
 	wait_init(&wt, "room to send");
 	for (;;) {
 		if (w->flags & CTL_F_ZC)
-			ret = rmsg_send_zc(&w->ep, c->id, buf, w->size,
-					   w->flags & CTL_F_PUT ?
-					   RMSG_ZC_PUT : 0, TAG_TX | seq);
+			ret = rmsg_msg_send_zc(w->ep, c->id, buf, w->size,
+					       w->flags & CTL_F_PUT ?
+					       RMSG_ZC_PUT : 0, TAG_TX | seq);
 		else
-			ret = rmsg_send(&w->ep, c->id, buf, w->size,
-					TAG_TX | seq);
+			ret = rmsg_msg_send(w->ep, c->id, buf, w->size, 0,
+					    TAG_TX | seq);
 		if (ret != -EAGAIN)
 			break;
 		pump(w);
@@ -142,7 +144,7 @@ static void send_reg(struct worker *w, struct chan *c)
 		give_up(w, "RPut (--put) refused with EINVAL: this rmsg module does not do RMSG_RNDV_F_PUT");
 	if (ret)
 		die(w, "%s of %u bytes on channel %u: %s",
-		    w->flags & CTL_F_ZC ? "rmsg_send_zc" : "rmsg_send",
+		    w->flags & CTL_F_ZC ? "rmsg_msg_send_zc" : "rmsg_msg_send",
 		    w->size, c->id, strerror(-ret));
 	if (w->zc_now)
 		c->tx_busy |= bit;
@@ -183,20 +185,21 @@ void answer_rndv(struct worker *w, struct chan *c,
 	}
 	stamp(buf, w->size, ~seq, w->flags & CTL_F_FULL_CHECK);
 	wait_init(&wt, "room to answer a rendezvous message");
-	while ((ret = rmsg_recv_into(&w->ep, msg, buf, w->size,
-				     TAG_RX | seq)) == -EAGAIN) {
+	while ((ret = rmsg_msg_recv_into(w->ep, msg, buf, w->size,
+					 TAG_RX | seq)) == -EAGAIN) {
 		pump(w);
 		tick(w, &wt);
 	}
 	if (ret)
-		die(w, "rmsg_recv_into of message %" PRIu64 " (%u bytes) on channel %u: %s",
+		die(w,
+		    "rmsg_msg_recv_into of message %" PRIu64 " (%u bytes) on channel %u: %s",
 		    seq, msg->len, c->id, strerror(-ret));
 	c->rx_busy |= bit;
 	c->rx_seq++;
 	c->rx_answered++;
-	ret = rmsg_release(&w->ep, msg);
+	ret = rmsg_msg_release(w->ep, msg);
 	if (ret)
-		die(w, "rmsg_release: %s", strerror(-ret));
+		die(w, "rmsg_msg_release: %s", strerror(-ret));
 }
 
 /* Send the next data message of @c, the way the run asks. */

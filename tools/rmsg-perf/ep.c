@@ -85,7 +85,7 @@ void reg_grow(struct worker *w, size_t need)
 	if (need <= w->reg_len && !w->reg_handle == unreg)
 		return;
 	if (w->reg_handle) {
-		ret = rmsg_dereg(&w->ep, w->reg_handle);
+		ret = rmsg_dereg(w->ep, w->reg_handle);
 		if (ret)
 			die(w, "rmsg_dereg: %s", strerror(-ret));
 		w->reg_handle = 0;
@@ -106,7 +106,7 @@ void reg_grow(struct worker *w, size_t need)
 	memset(p, 0, len);
 	if (unreg)
 		return;
-	ret = rmsg_reg(&w->ep, p, len, &w->reg_handle);
+	ret = rmsg_reg(w->ep, p, len, &w->reg_handle);
 	if (ret == -ENOMEM)
 		die(w, "registering %zu bytes: %s (pinned memory counts in RLIMIT_MEMLOCK: raise ulimit -l, or lower --reg-mem)",
 		    len, strerror(-ret));
@@ -142,7 +142,7 @@ void setup_run(struct worker *w, bool sender, bool receiver)
 	w->ntx = w->nrx = 0;
 	if (!(w->flags & CTL_F_REG))
 		return;
-	ret = rmsg_ep_set_rndv_threshold(&w->ep, w->thresh == THRESH_NEVER ?
+	ret = rmsg_ep_set_rndv_threshold(w->ep, w->thresh == THRESH_NEVER ?
 					 SIZE_MAX : (size_t)w->thresh);
 	if (ret)
 		die(w, "rmsg_ep_set_rndv_threshold(%" PRIu64 "): %s",
@@ -188,7 +188,7 @@ void close_ep(struct worker *w, bool initiate)
 	for (i = 0; initiate && i < w->nch; i++) {
 		if (!w->ch[i].open)
 			continue;
-		ret = rmsg_ep_close_channel(&w->ep, w->ch[i].id, 0);
+		ret = rmsg_chan_close(w->ep, w->ch[i].id, 0);
 		if (ret)
 			die(w, "closing channel %u: %s", w->ch[i].id,
 			    strerror(-ret));
@@ -200,7 +200,8 @@ void close_ep(struct worker *w, bool initiate)
 		if (open)
 			tick(w, &wt);
 	} while (open);
-	rmsg_ep_close(&w->ep);
+	rmsg_ep_close(w->ep);
+	w->ep = NULL;
 	if (w->reg)
 		munmap(w->reg, w->reg_len);
 	free(w->by_id);

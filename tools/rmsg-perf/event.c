@@ -55,9 +55,9 @@ static void on_connected(struct worker *w, const struct rmsg_event *ev)
 		die(w, "connect: %s", strerror(-ev->res));
 	w->by_id[c->id] = c - w->ch;
 	c->open = true;
-	c->max_msg = rmsg_channel_max_msg(&w->ep, c->id);
+	c->max_msg = rmsg_chan_max_msg(w->ep, c->id);
 	if ((int32_t)c->max_msg < 0)
-		die(w, "rmsg_channel_max_msg: %s", strerror(-(int)c->max_msg));
+		die(w, "rmsg_chan_max_msg: %s", strerror(-(int)c->max_msg));
 }
 
 static void on_accepted(struct worker *w, const struct rmsg_event *ev)
@@ -149,7 +149,7 @@ int pump(struct worker *w)
 	struct rmsg_event ev[64];
 	int n, i;
 
-	n = rmsg_ep_progress(&w->ep, ev, 64);
+	n = rmsg_ep_progress(w->ep, ev, 64);
 	if (n < 0)
 		die(w, "rmsg_ep_progress: %s", strerror(-n));
 	for (i = 0; i < n; i++) {
@@ -183,11 +183,11 @@ void send_ctl(struct worker *w, struct chan *c, struct ctl *ctl,
 	ctl->version = CTL_VERSION;
 	ctl->type = type;
 	wait_init(&wt, "room to send a control message");
-	while ((ret = rmsg_send(&w->ep, c->id, ctl, w->ctl_len, 0)) ==
+	while ((ret = rmsg_msg_send(w->ep, c->id, ctl, w->ctl_len, 0, 0)) ==
 	       -EAGAIN)
 		tick(w, &wt);
 	if (ret)
-		die(w, "rmsg_send: %s", strerror(-ret));
+		die(w, "rmsg_msg_send: %s", strerror(-ret));
 	c->inflight++;
 }
 
@@ -220,14 +220,15 @@ void recv_ctl(struct worker *w, struct chan *c, struct ctl *ctl,
 
 	memset(ctl, 0, sizeof(*ctl));
 	wait_init(&wt, "a control message");
-	while ((ret = rmsg_recv(&w->ep, c->id, ctl, sizeof(*ctl))) ==
+	while ((ret = rmsg_msg_recv(w->ep, c->id, ctl, sizeof(*ctl), 0)) ==
 	       -EAGAIN)
 		tick(w, &wt);
 	if (ret == -EMSGSIZE)
 		die(w, "a message larger than any control message, on channel %u",
 		    c->id);
 	if (ret < 0)
-		die(w, "rmsg_recv on channel %u: %s", c->id, strerror(-ret));
+		die(w, "rmsg_msg_recv on channel %u: %s", c->id,
+		    strerror(-ret));
 	if (ctl_valid(w, ctl, ret, CTL_BIT(CTL_ABORT), false)) {
 		ctl->text[sizeof(ctl->text) - 1] = '\0';
 		die(w, "the peer gave up: %s", ctl->text);

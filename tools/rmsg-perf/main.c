@@ -82,11 +82,11 @@ static void print_usage(FILE *out)
 	      "\n"
 	      "Rendezvous (any of these, or a size above the largest eager message: both\n"
 	      "sides send from and receive into memory registered with rmsg_reg()):\n"
-	      "      --rndv-thresh=BYTES  the endpoints' threshold: rmsg_send() goes\n"
+	      "      --rndv-thresh=BYTES  the endpoints' threshold: rmsg_msg_send() goes\n"
 	      "                       rendezvous from BYTES up ('never': eager only);\n"
 	      "                       default: the library's (RMSG_RNDV_THRESH)\n"
-	      "      --zc             every message with rmsg_send_zc() (rendezvous)\n"
-	      "      --put            RPut (rmsg_send_zc() with RMSG_ZC_PUT); implies --zc\n"
+	      "      --zc             every message with rmsg_msg_send_zc() (rendezvous)\n"
+	      "      --put            RPut (rmsg_msg_send_zc() with RMSG_ZC_PUT); implies --zc\n"
 	      "      --unreg          the same buffers, never registered: the kernel pins\n"
 	      "                       each transfer's pages for it (RMSG_FEAT_RNDV_PIN)\n"
 	      "  -S, --max-size=BYTES -a stops here (64M)\n"
@@ -103,7 +103,7 @@ static void print_usage(FILE *out)
 	      "  -i, --interval=MS    from a repair to the next fault (200)\n"
 	      "  -n                   faults (100); -W: pings out per channel (1)\n"
 	      "      --rndv-every=N   every Nth message of each channel's streams (both\n"
-	      "                       ways) by rendezvous: rmsg_send_zc(), RGet and RPut\n"
+	      "                       ways) by rendezvous: rmsg_msg_send_zc(), RGet and RPut\n"
 	      "                       in turn, 1 B to 192 KiB, every byte checked (0: off)\n"
 	      "\n"
 	      "      --json           one JSON object per size on stdout\n"
@@ -206,7 +206,7 @@ static void parse(int argc, char **argv)
 				opt.rndv_thresh = THRESH_NEVER;
 			else
 				opt.rndv_thresh = parse_bytes(optarg,
-						"rndv-thresh", 0, UINT64_MAX);
+							      "rndv-thresh", 0, UINT64_MAX);
 			opt.thresh_set = true;
 			opt.reg = true;
 			break;
@@ -294,7 +294,7 @@ static void parse(int argc, char **argv)
 			opt.sqpoll = true;
 			if (optarg)
 				opt.sqpoll_idle_ms = parse_num(optarg, "sqpoll",
-						1, RMSG_SQPOLL_IDLE_MAX_MS);
+							       1, RMSG_SQPOLL_IDLE_MAX_MS);
 			break;
 		case OPT_JSON:
 			opt.json = true;

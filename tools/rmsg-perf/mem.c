@@ -143,8 +143,8 @@ static int mem_open(struct rmsg_ep *a, struct rmsg_ep *b,
 
 	while (connected < n || accepted < n) {
 		while (issued < n && issued - connected < MEM_WINDOW) {
-			ret = rmsg_ep_connect(b, addr, addrlen, issued,
-					      block_size);
+			ret = rmsg_chan_connect(b, addr, addrlen, issued,
+						block_size);
 			if (ret < 0)
 				return ret;
 			b_ids[issued++] = ret;
@@ -173,7 +173,7 @@ static int mem_close(struct rmsg_ep *a, struct rmsg_ep *b, int n,
 	int i, ret, got, a_closed = 0, b_closed = 0;
 
 	for (i = 0; i < n; i++) {
-		ret = rmsg_ep_close_channel(b, b_ids[i], 0);
+		ret = rmsg_chan_close(b, b_ids[i], 0);
 		if (ret)
 			return ret;
 	}
@@ -202,7 +202,7 @@ int mem_measure(const struct sockaddr *addr, unsigned int addrlen,
 	long per_end[MEM_ROUNDS], slab[MEM_ROUNDS], vmal[MEM_ROUNDS];
 	struct sockaddr_storage laddr;
 	struct meminfo base, opened, closed;
-	struct rmsg_ep a, b;
+	struct rmsg_ep *a = NULL, *b = NULL;
 	unsigned int entries;
 	int ret, round, i, j, order[MEM_ROUNDS - 1], *ids;
 	long ends = 2L * channels;
@@ -223,7 +223,7 @@ int mem_measure(const struct sockaddr *addr, unsigned int addrlen,
 	if (ret)
 		goto out_a;
 	memcpy(&laddr, addr, addrlen);
-	ret = rmsg_ep_listen(&a, (struct sockaddr *)&laddr, addrlen,
+	ret = rmsg_ep_listen(a, (struct sockaddr *)&laddr, addrlen,
 			     LISTEN_DATA, block_size);
 	if (ret)
 		goto out_b;
@@ -232,14 +232,14 @@ int mem_measure(const struct sockaddr *addr, unsigned int addrlen,
 		ret = -EIO;
 		if (!settle(&base))
 			goto out_b;
-		ret = mem_open(&a, &b, (struct sockaddr *)&laddr, addrlen,
+		ret = mem_open(a, b, (struct sockaddr *)&laddr, addrlen,
 			       channels, block_size, timeout_s, ids);
 		if (ret)
 			goto out_b;
 		ret = -EIO;
 		if (!settle(&opened))
 			goto out_b;
-		ret = mem_close(&a, &b, channels, timeout_s, ids);
+		ret = mem_close(a, b, channels, timeout_s, ids);
 		if (ret)
 			goto out_b;
 		ret = -EIO;
@@ -270,9 +270,9 @@ int mem_measure(const struct sockaddr *addr, unsigned int addrlen,
 	res->vmalloc_per_end = vmal[round];
 	ret = 0;
 out_b:
-	rmsg_ep_close(&b);
+	rmsg_ep_close(b);
 out_a:
-	rmsg_ep_close(&a);
+	rmsg_ep_close(a);
 out_ids:
 	free(ids);
 	return ret;

@@ -28,10 +28,10 @@ static bool is_stop(struct worker *w, struct chan *c,
 
 /*
  * The rendezvous mix (--rndv-every=N): message seq of a channel's
- * direction goes by rendezvous when seq % N == N - 1, with rmsg_send_zc()
+ * direction goes by rendezvous when seq % N == N - 1, with rmsg_msg_send_zc()
  * from a registered slot, RGet and RPut in turn, 1 byte to MIX_MAX long
  * and starting anywhere in the first 4 KiB of its slot; every byte is
- * stamped. The receiver answers it with rmsg_recv_into() into a slot of
+ * stamped. The receiver answers it with rmsg_msg_recv_into() into a slot of
  * its own, at an offset of its own, with exactly the message's length as
  * room, and checks every byte when the answer completes: only then has it
  * arrived. The other messages are eager, as without the mix.
@@ -84,9 +84,9 @@ void mix_setup(struct worker *w)
 	w->holding = false;
 	if (!w->rndv_every)
 		return;
-	ret = rmsg_query_version(w->ep.fd, &ver);
+	ret = rmsg_node_version(rmsg_ep_fd(w->ep), &ver);
 	if (ret && ret != -EPROTO)
-		die(w, "rmsg_query_version: %s", strerror(-ret));
+		die(w, "rmsg_node_version: %s", strerror(-ret));
 	if (!(ver.features & RMSG_FEAT_RNDV))
 		die(w, "--rndv-every: this rmsg module has no RMSG_FEAT_RNDV");
 	reg_grow(w, (size_t)w->nch * 2 * MIX_SLOTS * MIX_STRIDE);
@@ -120,15 +120,16 @@ void mix_send(struct worker *w, struct chan *c)
 	}
 	stamp(buf, len, seq, true);
 	wait_init(&wt, "room to send a rendezvous message");
-	while ((ret = rmsg_send_zc(&w->ep, c->id, buf, len,
-				   rmsg_check_rndv_put(w->rndv_every, seq) ?
+	while ((ret = rmsg_msg_send_zc(w->ep, c->id, buf, len,
+				       rmsg_check_rndv_put(w->rndv_every, seq) ?
 				   RMSG_ZC_PUT : 0,
 				   TAG_TX | TAG_MIX | seq)) == -EAGAIN) {
 		pump(w);
 		tick(w, &wt);
 	}
 	if (ret)
-		die(w, "rmsg_send_zc (%s) of message %" PRIu64 " (%u bytes) on channel %u: %s",
+		die(w,
+		    "rmsg_msg_send_zc (%s) of message %" PRIu64 " (%u bytes) on channel %u: %s",
 		    mix_proto(w, seq), seq, len, c->id, strerror(-ret));
 	c->tx_busy |= 1U << mix_slot(w, seq);
 	c->tx_seq++;
@@ -156,20 +157,21 @@ static int mix_answer(struct worker *w, struct chan *c,
 	if (c->mix_rx[slot])
 		return -EAGAIN;
 	stamp(buf, len, ~seq, true);
-	ret = rmsg_recv_into(&w->ep, msg, buf, len, TAG_RX | TAG_MIX | seq);
+	ret = rmsg_msg_recv_into(w->ep, msg, buf, len, TAG_RX | TAG_MIX | seq);
 	if (ret == -EAGAIN)
 		return ret;
 	if (ret)
-		die(w, "rmsg_recv_into of message %" PRIu64 " (%u bytes) on channel %u: %s",
+		die(w,
+		    "rmsg_msg_recv_into of message %" PRIu64 " (%u bytes) on channel %u: %s",
 		    seq, len, c->id, strerror(-ret));
 	c->mix_rx[slot] = seq + 1;
 	c->mix_pending++;
 	c->rx_seq++;
 	if (w->server)
 		c->owed++;
-	ret = rmsg_release(&w->ep, msg);
+	ret = rmsg_msg_release(w->ep, msg);
 	if (ret)
-		die(w, "rmsg_release: %s", strerror(-ret));
+		die(w, "rmsg_msg_release: %s", strerror(-ret));
 	return 0;
 }
 
@@ -229,16 +231,16 @@ int mix_rx(struct worker *w, bool *stop)
 		}
 		return 1;
 	}
-	ret = rmsg_peek_any(&w->ep, &msg);
+	ret = rmsg_msg_peek_any(w->ep, &msg);
 	if (ret == -EAGAIN)
 		return 0;
 	if (ret)
-		die(w, "rmsg_peek_any: %s (channel %u)", strerror(-ret),
+		die(w, "rmsg_msg_peek_any: %s (channel %u)", strerror(-ret),
 		    msg.channel);
 	if (stop && is_stop(w, chan_of(w, msg.channel), &msg)) {
-		ret = rmsg_release(&w->ep, &msg);
+		ret = rmsg_msg_release(w->ep, &msg);
 		if (ret)
-			die(w, "rmsg_release: %s", strerror(-ret));
+			die(w, "rmsg_msg_release: %s", strerror(-ret));
 		*stop = true;
 		return 1;
 	}

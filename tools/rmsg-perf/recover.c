@@ -5,7 +5,7 @@
  * on each channel and the server echoes each one; now and then (--interval
  * after the last repair) the client injects a fault into one of its own
  * channels, in turn, and a sample is the time from just before
- * rmsg_inject_fault() to the arrival of that channel's next echo. Before
+ * rmsg_node_fault() to the arrival of that channel's next echo. Before
  * the injection the client takes every echo already there, so that the
  * one sampled came after it (or in the instant between). Every message is
  * checked for its bytes and its place in the sequence, and at the end
@@ -87,9 +87,9 @@ static void count_repairs(struct worker *w, struct repair_count *rc)
 
 	wait_init(&wt, "the channels to be repaired");
 	for (;;) {
-		n = rmsg_chan_list(w->ep.fd, 0, &info, NULL);
+		n = rmsg_node_channels(rmsg_ep_fd(w->ep), 0, &info, NULL);
 		if (n < 0)
-			die(w, "rmsg_chan_list: %s", strerror(-n));
+			die(w, "rmsg_node_channels: %s", strerror(-n));
 		for (i = 0; i < n; i++)
 			if (info[i].state != RMSG_CHAN_INFO_OPEN)
 				break;
@@ -131,9 +131,9 @@ static bool all_open(struct worker *w)
 	struct rmsg_chan_info *info = NULL;
 	int n, i;
 
-	n = rmsg_chan_list(w->ep.fd, 0, &info, NULL);
+	n = rmsg_node_channels(rmsg_ep_fd(w->ep), 0, &info, NULL);
 	if (n < 0)
-		die(w, "rmsg_chan_list: %s", strerror(-n));
+		die(w, "rmsg_node_channels: %s", strerror(-n));
 	for (i = 0; i < n; i++)
 		if (info[i].state != RMSG_CHAN_INFO_OPEN)
 			break;
@@ -176,7 +176,7 @@ static void recover_take_all(struct worker *w, struct chan *c)
 
 	/* Peeking @c would go past a rendezvous message held on it. */
 	if (!w->holding || w->held.channel != c->id || mix_unheld(w)) {
-		while (!rmsg_peek(&w->ep, c->id, &msg)) {
+		while (!rmsg_msg_peek(w->ep, c->id, &msg)) {
 			if (mix_take(w, &msg) == -EAGAIN) {
 				w->held = msg;
 				w->holding = true;
@@ -220,7 +220,7 @@ static void recover_fault(struct worker *w)
 	kind = fault_kind(rec.faults);
 	rec.t_inj = now_ns();
 	ret = kind == FAULT_HCA_READD ? hca_readd(w, &rec.t_inj) :
-	      rmsg_inject_fault(w->ep.fd, 0, c->id, kind);
+	      rmsg_node_fault(rmsg_ep_fd(w->ep), 0, c->id, kind);
 	if (ret == -ENOTCONN) {
 		/* Not open (yet): still being repaired. */
 		rec.not_open++;
@@ -228,7 +228,7 @@ static void recover_fault(struct worker *w)
 		return;
 	}
 	if (ret)
-		die(w, "rmsg_inject_fault(%s) on channel %u: %s",
+		die(w, "rmsg_node_fault(%s) on channel %u: %s",
 		    fault_name(kind), c->id, strerror(-ret));
 	/*
 	 * Echoes that came while the device was being deleted (the channel
@@ -450,7 +450,7 @@ static void report_recover(uint32_t size)
 			       opt.duration_s);
 		else
 			printf(" %s faults on the client's channels in turn, %u ms after each repair;\n"
-			       " a sample: from rmsg_inject_fault() to the channel's next echo\n",
+			       " a sample: from rmsg_node_fault() to the channel's next echo\n",
 			       opt.fault ? fault_name(opt.fault) :
 			       "qp-error and disconnect",
 			       opt.interval_ms);

@@ -24,10 +24,10 @@ void print_header(void)
 	fputs(rule, stdout);
 	printf(" rmsg-perf %s: %s, %s\n", test_names[opt.test],
 	       !opt.reg ? "eager messages" :
-	       opt.put ? "rmsg_send_zc(RMSG_ZC_PUT), RPut zero copy" :
-	       opt.zc ? "rmsg_send_zc(), RGet zero copy" :
-	       opt.unreg ? "rmsg_send() from memory in no region" :
-	       "rmsg_send() from registered memory",
+	       opt.put ? "rmsg_msg_send_zc(RMSG_ZC_PUT), RPut zero copy" :
+	       opt.zc ? "rmsg_msg_send_zc(), RGet zero copy" :
+	       opt.unreg ? "rmsg_msg_send() from memory in no region" :
+	       "rmsg_msg_send() from registered memory",
 	       opt.test == TEST_LAT ?
 	       "ping-pong, half of the round trip" :
 	       "one way, measured at the receiver");
@@ -36,7 +36,7 @@ void print_header(void)
 	else if (opt.reg && !opt.zc)
 		printf(" rendezvous threshold: %" PRIu64 " bytes; ", run_thresh);
 	if (opt.reg)
-		printf("%sreceived with rmsg_recv_into() into %s memory\n",
+		printf("%sreceived with rmsg_msg_recv_into() into %s memory\n",
 		       opt.zc ? " " : "",
 		       opt.unreg ? "pinned-per-transfer" : "registered");
 	printf(" server %s, port %u; %d thread(s) x %d channel(s); ",
@@ -72,7 +72,7 @@ void json_reg(uint64_t rndv, uint64_t msgs)
 	if (!opt.reg)
 		return;
 	printf(", \"send\": \"%s\", \"put\": %s, \"rndv_thresh\": ",
-	       opt.zc ? "rmsg_send_zc" : "rmsg_send",
+	       opt.zc ? "rmsg_msg_send_zc" : "rmsg_msg_send",
 	       opt.put ? "true" : "false");
 	if (run_thresh == THRESH_NEVER)
 		printf("null");

@@ -197,8 +197,8 @@ struct options {
 	const char *server;	/* NULL: be the server */
 
 	/* Rendezvous. */
-	bool reg;		/* registered buffers, rmsg_send(): see above */
-	bool zc;		/* rmsg_send_zc() for every message */
+	bool reg;		/* registered buffers, rmsg_msg_send(): see above */
+	bool zc;		/* rmsg_msg_send_zc() for every message */
 	bool put;		/* RPut (RMSG_ZC_PUT) */
 	bool unreg;		/* the buffers in no region (pinned per transfer) */
 	bool thresh_set;
@@ -247,7 +247,7 @@ enum ctl_type {
 #define CTL_F_FULL_CHECK	(1U << 0)
 #define CTL_F_EXT		(1U << 1)	/* HELLO: knows the full length */
 #define CTL_F_REG		(1U << 2)	/* RUN: registered buffers */
-#define CTL_F_ZC		(1U << 3)	/* RUN: rmsg_send_zc() always */
+#define CTL_F_ZC		(1U << 3)	/* RUN: rmsg_msg_send_zc() always */
 #define CTL_F_PUT		(1U << 4)	/* RUN: RPut */
 #define CTL_F_UNREG		(1U << 5)	/* RUN: buffers in no region */
 
@@ -328,7 +328,7 @@ struct worker {
 	int idx;
 	bool server;
 	pthread_t tid;
-	struct rmsg_ep ep;
+	struct rmsg_ep *ep;
 	struct sysctr sc;
 	struct chan ch[MAX_CHANNELS];
 	int nch;		/* channels of this thread */
@@ -404,7 +404,7 @@ struct waiter {
 
 /*
  * The user_data of rendezvous runs' operations: data sends (whose
- * completion frees their slot) and rmsg_recv_into() answers, each with the
+ * completion frees their slot) and rmsg_msg_recv_into() answers, each with the
  * message's sequence number. Control messages and eager runs' data sends
  * carry no tag.
  */

@@ -62,7 +62,7 @@ static void srv_place(struct worker *w, uint32_t id, const struct ctl *h,
 	c = &w->ch[h->chan_idx];
 	c->id = id;
 	c->open = true;
-	c->max_msg = rmsg_channel_max_msg(&w->ep, id);
+	c->max_msg = rmsg_chan_max_msg(w->ep, id);
 	w->by_id[id] = h->chan_idx;
 	w->placed++;
 }
@@ -86,7 +86,7 @@ static void srv_accept(struct worker *w)
 	int i, ret;
 	bool any = false;
 
-	ret = rmsg_ep_listen(&w->ep, (struct sockaddr *)&sin6, sizeof(sin6),
+	ret = rmsg_ep_listen(w->ep, (struct sockaddr *)&sin6, sizeof(sin6),
 			     0, opt.block);
 	if (ret)
 		die(w, "listening on port %d: %s", opt.port + w->idx,
@@ -101,7 +101,7 @@ static void srv_accept(struct worker *w)
 		any |= w->nunplaced > 0;
 		for (i = 0; i < w->nunplaced; i++) {
 			id = w->unplaced[i];
-			ret = rmsg_peek(&w->ep, id, &msg);
+			ret = rmsg_msg_peek(w->ep, id, &msg);
 			if (ret == -EAGAIN)
 				continue;
 			if (ret)
@@ -112,9 +112,9 @@ static void srv_accept(struct worker *w)
 				       msg.len < sizeof(hello) ? msg.len :
 				       sizeof(hello));
 			ctl_valid(w, &hello, msg.len, CTL_BIT(CTL_HELLO), true);
-			ret = rmsg_release(&w->ep, &msg);
+			ret = rmsg_msg_release(w->ep, &msg);
 			if (ret)
-				die(w, "rmsg_release: %s", strerror(-ret));
+				die(w, "rmsg_msg_release: %s", strerror(-ret));
 			srv_place(w, id, &hello, &ack);
 			w->unplaced[i--] = w->unplaced[--w->nunplaced];
 			wt.deadline = now_ns() +

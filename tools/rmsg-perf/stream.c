@@ -74,7 +74,7 @@ static void stream_server(struct worker *w, struct ctl *res)
 	w->first_measured = start;
 	wait_init(&wt, "a message");
 	while (w->arrived < n) {
-		ret = rmsg_peek_any(&w->ep, &msg);
+		ret = rmsg_msg_peek_any(w->ep, &msg);
 		if (ret == -EAGAIN) {
 			/* Answers complete through the events. */
 			if (w->flags & CTL_F_REG)
@@ -83,7 +83,7 @@ static void stream_server(struct worker *w, struct ctl *res)
 			continue;
 		}
 		if (ret)
-			die(w, "rmsg_peek_any: %s", strerror(-ret));
+			die(w, "rmsg_msg_peek_any: %s", strerror(-ret));
 		c = chan_of(w, msg.channel);
 		if (!c)
 			die(w, "a message on unknown channel %u", msg.channel);

@@ -38,7 +38,7 @@ static void print_usage(FILE *out)
 
 static int open_device(void)
 {
-	int fd = rmsg_open_device();
+	int fd = rmsg_node_open();
 
 	if (fd < 0)
 		fprintf(stderr, "rmsgctl: %s: %s\n", RMSG_DEVICE_PATH,
@@ -175,7 +175,7 @@ static int cmd_dev(void)
 	fd = open_device();
 	if (fd < 0)
 		return 1;
-	n = rmsg_query_devices(fd, &devs, &generation);
+	n = rmsg_node_devices(fd, &devs, &generation);
 	close(fd);
 	if (n < 0) {
 		fprintf(stderr, "rmsgctl: device list: %s\n", strerror(-n));
@@ -197,7 +197,7 @@ static int cmd_version(void)
 	fd = open_device();
 	if (fd < 0)
 		return 1;
-	ret = rmsg_query_version(fd, &ver);
+	ret = rmsg_node_version(fd, &ver);
 	close(fd);
 	if (ret && ret != -EPROTO) {
 		fprintf(stderr, "rmsgctl: version: %s\n", strerror(-ret));
@@ -354,7 +354,7 @@ static int cmd_chan(void)
 	fd = open_device();
 	if (fd < 0)
 		return 1;
-	n = rmsg_chan_list_addrs(fd, RMSG_CHAN_LIST_F_ALL, &chans, &own);
+	n = rmsg_node_channel_addrs(fd, RMSG_CHAN_LIST_F_ALL, &chans, &own);
 	/*
 	 * For the devices' names (without them, their numbers); only when a
 	 * channel is on one: querying ports makes some drivers log.
@@ -364,7 +364,7 @@ static int cmd_chan(void)
 		if (chans[i].info.dev)
 			ndevs = -1;
 	if (ndevs)
-		ndevs = rmsg_query_devices(fd, &devs, NULL);
+		ndevs = rmsg_node_devices(fd, &devs, NULL);
 	if (ndevs < 0) {
 		ndevs = 0;
 		devs = NULL;
@@ -427,7 +427,7 @@ static int cmd_fault(int argc, char **argv)
 	fd = open_device();
 	if (fd < 0)
 		return 1;
-	ret = rmsg_inject_fault(fd, ep_id, channel, kind);
+	ret = rmsg_node_fault(fd, ep_id, channel, kind);
 	close(fd);
 	if (ret) {
 		fprintf(stderr, "rmsgctl: fault %s on %u:%u: %s\n", argv[1],

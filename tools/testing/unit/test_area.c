@@ -420,7 +420,7 @@ TEST_F_TIMEOUT(random, out_of_order_completions, 120)
 			self->recs[self->nrecs++] = (struct live_rec){
 				off, len, next_id++ };
 			allocs++;
-			/* Shrink now and then, as rmsg_commit() does. */
+			/* Shrink now and then, as rmsg_msg_commit() does. */
 			if (len && !rng_below(&self->rng, 16)) {
 				len = rng_below(&self->rng, len);
 				ASSERT_EQ(0, rmsg_area_shrink(a, off, len));
