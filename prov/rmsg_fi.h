@@ -136,7 +136,7 @@ struct rfi_op {
 	/* send */
 	struct rfi_hdr hdr;
 	void *copy;		/* an injected or gathered payload */
-	uint64_t slot;		/* its index in rfi_ep.inflight, if slotted */
+	uint64_t slot;		/* its index in rfi_ep.slots, if slotted */
 	bool slotted;
 	unsigned int sent;	/* librmsg sends of it made: header, payload */
 	unsigned int done;	/* and completed */
@@ -156,6 +156,28 @@ struct rfi_unexp {
 	bool claimed;
 	void *claim_ctx;
 	struct rfi_op *waiting;	/* matched before its bytes arrived */
+	bool listed;		/* in rfi_ep.unexp_msg or unexp_tag */
+	bool discarded;		/* FI_DISCARD before its bytes arrived */
+};
+
+/*
+ * A slot of the endpoint's table of what librmsg is doing for it: the
+ * user_data of each provider send and rendezvous receive names one. Free
+ * slots form a list, so taking and giving back one costs O(1).
+ */
+enum rfi_slot_kind {
+	RFI_SLOT_FREE,
+	RFI_SLOT_OP,		/* a send, or a receive into its own buffer */
+	RFI_SLOT_EARLY,		/* a message read before its receive came */
+};
+
+struct rfi_slot {
+	enum rfi_slot_kind kind;
+	union {
+		struct rfi_op *op;
+		struct rfi_unexp *early;
+		size_t next_free;	/* the next free slot, or nslots */
+	};
 };
 
 /* A peer this endpoint talks with, by address vector entry. */
@@ -166,6 +188,8 @@ struct rfi_peer {
 	bool ours;		/* this side opened it (a hello is due) */
 	size_t max_eager;	/* payload bytes that go with their header */
 	struct rfi_op *queue, *queue_tail;	/* sends waiting for it */
+	size_t backlog_next;	/* the next peer of rfi_ep.backlog */
+	bool in_backlog;
 };
 
 /* What the endpoint knows of each librmsg channel. */
@@ -177,6 +201,8 @@ struct rfi_chan {
 	struct rfi_hdr pending;	/* a header whose payload is the next message */
 	bool has_pending;
 };
+
+#define RFI_NO_PEER	SIZE_MAX
 
 struct rfi_ep {
 	struct fid_ep ep;
@@ -195,8 +221,14 @@ struct rfi_ep {
 	size_t nchans;
 	struct rfi_op *posted_msg, *posted_tag;		/* receives */
 	struct rfi_unexp *unexp_msg, *unexp_tag;	/* in arrival order */
-	struct rfi_op **inflight;	/* by librmsg send tag */
-	size_t ninflight;
+	struct rfi_slot *slots;		/* by librmsg user_data index */
+	size_t nslots, free_slot;
+	/*
+	 * Peers (by index: rfi_peer() may move the array) whose queue
+	 * librmsg refused for want of room, for progress to retry; a
+	 * list, so that progress does not look at every peer.
+	 */
+	size_t backlog;			/* RFI_NO_PEER: none */
 };
 
 /* The fi_ops of an object with nothing but its close. */

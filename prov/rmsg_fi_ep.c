@@ -17,8 +17,8 @@
  * reads straight into the posted buffer (rmsg_msg_recv_into(): the kernel pins
  * it) or, if no receive matches yet, into memory of the provider's.
  *
- * Progress is manual: rfi_ep_progress(), from CQ reads and every post,
- * takes librmsg's events (channels opened and ended, sends completed) and
+ * Progress is manual: rfi_ep_progress(), from CQ reads, receive posts and
+ * sends librmsg had no room for, takes librmsg's events (channels opened and ended, sends completed) and
  * the messages that arrived, and matches them against posted receives.
  * Everything here runs under the domain's lock.
  */
@@ -73,28 +73,42 @@ static void rfi_gather(void *to, const struct iovec *iov, size_t count)
 	}
 }
 
-/* A slot in the endpoint's table of operations librmsg is doing. */
-static int rfi_slot_get(struct rfi_ep *ep, struct rfi_op *op, uint64_t *idx)
+/* Take a free slot of the endpoint's table for @ptr, a @kind. */
+static int rfi_slot_get(struct rfi_ep *ep, enum rfi_slot_kind kind,
+			void *ptr, uint64_t *idx)
 {
-	struct rfi_op **grown;
+	struct rfi_slot *grown;
 	size_t i, n;
 
-	for (i = 0; i < ep->ninflight; i++)
-		if (!ep->inflight[i])
-			break;
-	if (i == ep->ninflight) {
-		n = ep->ninflight ? 2 * ep->ninflight : 64;
-		grown = realloc(ep->inflight, n * sizeof(*grown));
+	if (ep->free_slot == ep->nslots) {
+		n = ep->nslots ? 2 * ep->nslots : 64;
+		grown = realloc(ep->slots, n * sizeof(*grown));
 		if (!grown)
 			return -FI_ENOMEM;
-		memset(grown + ep->ninflight, 0,
-		       (n - ep->ninflight) * sizeof(*grown));
-		ep->inflight = grown;
-		ep->ninflight = n;
+		for (i = ep->nslots; i < n; i++) {
+			grown[i].kind = RFI_SLOT_FREE;
+			grown[i].next_free = i + 1;
+		}
+		ep->slots = grown;
+		ep->free_slot = ep->nslots;
+		ep->nslots = n;
 	}
-	ep->inflight[i] = op;
+	i = ep->free_slot;
+	ep->free_slot = ep->slots[i].next_free;
+	ep->slots[i].kind = kind;
+	if (kind == RFI_SLOT_OP)
+		ep->slots[i].op = ptr;
+	else
+		ep->slots[i].early = ptr;
 	*idx = i;
 	return 0;
+}
+
+static void rfi_slot_put(struct rfi_ep *ep, uint64_t idx)
+{
+	ep->slots[idx].kind = RFI_SLOT_FREE;
+	ep->slots[idx].next_free = ep->free_slot;
+	ep->free_slot = idx;
 }
 
 static struct rfi_chan *rfi_chan(struct rfi_ep *ep, uint32_t id)
@@ -209,7 +223,7 @@ static int rfi_send_now(struct rfi_ep *ep, struct rfi_peer *peer,
 	int ret;
 
 	if (!op->slotted) {
-		if (rfi_slot_get(ep, op, &op->slot))
+		if (rfi_slot_get(ep, RFI_SLOT_OP, op, &op->slot))
 			return -FI_ENOMEM;
 		op->slotted = true;
 	}
@@ -260,7 +274,7 @@ static int rfi_send_now(struct rfi_ep *ep, struct rfi_peer *peer,
 static void rfi_send_end(struct rfi_ep *ep, struct rfi_op *op)
 {
 	if (op->slotted)
-		ep->inflight[op->slot] = NULL;
+		rfi_slot_put(ep, op->slot);
 	if (op->err)
 		rfi_complete(ep, op, 0, op->tag, 0, 0, FI_ADDR_NOTAVAIL,
 			     op->err, 0);
@@ -291,8 +305,14 @@ static void rfi_peer_flush(struct rfi_ep *ep, struct rfi_peer *peer)
 
 	while (peer->open && (op = peer->queue)) {
 		ret = rfi_send_now(ep, peer, op);
-		if (ret == -FI_EAGAIN)
+		if (ret == -FI_EAGAIN) {
+			if (!peer->in_backlog) {
+				peer->in_backlog = true;
+				peer->backlog_next = ep->backlog;
+				ep->backlog = (size_t)(peer - ep->peers);
+			}
 			return;
+		}
 		peer->queue = op->next;
 		if (!peer->queue)
 			peer->queue_tail = NULL;
@@ -396,7 +416,13 @@ ssize_t rfi_send(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 		peer->queue = op;
 	peer->queue_tail = op;
 	rfi_peer_flush(ep, peer);
-	rfi_ep_progress(ep);
+	/*
+	 * Progress here only when librmsg had no room for it: completions
+	 * make room. A send it took needs nothing more until the program
+	 * reads its CQ, which progresses anyway.
+	 */
+	if (peer->in_backlog)
+		rfi_ep_progress(ep);
 	pthread_mutex_unlock(&ep->dom->lock);
 	return 0;
 }
@@ -463,6 +489,7 @@ static void rfi_unexp_add(struct rfi_ep *ep, struct rfi_unexp *u)
 	while (*pp)
 		pp = &(*pp)->next;
 	*pp = u;
+	u->listed = true;
 }
 
 /* An eager message of a channel: matched, or kept for a receive to come. */
@@ -507,13 +534,13 @@ static int rfi_rx_rndv(struct rfi_ep *ep, const struct rfi_hdr *hdr,
 	if (op && op->iov_count == 1 && op->iov[0].iov_len >= hdr->len) {
 		op->hdr = *hdr;
 		op->addr = src;
-		if (rfi_slot_get(ep, op, &idx))
+		if (rfi_slot_get(ep, RFI_SLOT_OP, op, &idx))
 			goto fail_op;
 		ret = rmsg_msg_recv_into(ep->rep, msg, op->iov[0].iov_base,
 					 hdr->len, RFI_UD_RECV | idx);
 		if (!ret)
 			return 0;
-		ep->inflight[idx] = NULL;
+		rfi_slot_put(ep, idx);
 		if (ret == -EAGAIN)
 			goto again_op;
 		rfi_complete(ep, op, 0, hdr->tag, hdr->data, 0, src, -ret, 0);
@@ -530,16 +557,15 @@ static int rfi_rx_rndv(struct rfi_ep *ep, const struct rfi_hdr *hdr,
 	u->hdr = *hdr;
 	u->src = src;
 	u->waiting = op;
-	/* The slot names the message that came early, not an op. */
-	if (rfi_slot_get(ep, (struct rfi_op *)u, &idx)) {
+	if (rfi_slot_get(ep, RFI_SLOT_EARLY, u, &idx)) {
 		free(u->buf);
 		free(u);
 		goto fail_op;
 	}
 	ret = rmsg_msg_recv_into(ep->rep, msg, u->buf, hdr->len,
-				 RFI_UD_RECV | (1ULL << 32) | idx);
+				 RFI_UD_RECV | idx);
 	if (ret) {
-		ep->inflight[idx] = NULL;
+		rfi_slot_put(ep, idx);
 		free(u->buf);
 		free(u);
 		if (ret == -EAGAIN)
@@ -647,31 +673,31 @@ static void rfi_rx_progress(struct rfi_ep *ep)
 static void rfi_op_done(struct rfi_ep *ep, const struct rmsg_event *ev)
 {
 	uint64_t idx = RFI_UD_IDX(ev->user_data);
-	bool early = ev->user_data & (1ULL << 32);
 	struct rfi_unexp *u;
 	struct rfi_op *op;
 
 	if (RFI_UD_KIND(ev->user_data) == RFI_UD_PEER)
 		return;		/* a hello */
-	if (idx >= ep->ninflight || !ep->inflight[idx])
+	if (idx >= ep->nslots || ep->slots[idx].kind == RFI_SLOT_FREE)
 		return;
-	if (RFI_UD_KIND(ev->user_data) == RFI_UD_RECV && early) {
-		u = (struct rfi_unexp *)ep->inflight[idx];
-		ep->inflight[idx] = NULL;
+	if (ep->slots[idx].kind == RFI_SLOT_EARLY) {
+		u = ep->slots[idx].early;
+		rfi_slot_put(ep, idx);
 		u->arrived = true;
 		if (ev->res)
 			u->hdr.len = 0;
-		if (u->waiting) {
-			op = u->waiting;
-			rfi_deliver(ep, op, &u->hdr, u->buf, u->src);
+		if (u->waiting || u->discarded) {
+			if (u->waiting)
+				rfi_deliver(ep, u->waiting, &u->hdr, u->buf,
+					    u->src);
 			free(u->buf);
 			free(u);
 		}
 		return;
 	}
-	op = ep->inflight[idx];
+	op = ep->slots[idx].op;
 	if (RFI_UD_KIND(ev->user_data) == RFI_UD_RECV) {
-		ep->inflight[idx] = NULL;
+		rfi_slot_put(ep, idx);
 		if (ev->res)
 			rfi_complete(ep, op, 0, op->hdr.tag, op->hdr.data, 0,
 				     op->addr, FI_EIO, 0);
@@ -764,9 +790,15 @@ void rfi_ep_progress(struct rfi_ep *ep)
 			break;
 	}
 	rfi_rx_progress(ep);
-	for (p = 0; p < ep->npeers; p++)
-		if (ep->peers[p].queue)
-			rfi_peer_flush(ep, &ep->peers[p]);
+	/* A peer still refused goes back on the list as it is flushed. */
+	p = ep->backlog;
+	ep->backlog = RFI_NO_PEER;
+	while (p != RFI_NO_PEER) {
+		peer = &ep->peers[p];
+		p = peer->backlog_next;
+		peer->in_backlog = false;
+		rfi_peer_flush(ep, peer);
+	}
 }
 
 int rfi_ep_wait(struct rfi_ep *ep, int timeout_ms)
@@ -833,10 +865,17 @@ ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 	}
 	if (u) {
 		*pp = u->next;
+		u->listed = false;
 		if (flags & FI_DISCARD) {
 			rfi_complete(ep, op, 0, u->hdr.tag, u->hdr.data, 0,
 				     u->src, 0, 0);
 			free(op);
+			if (!u->arrived) {
+				/* Its slot frees it when the bytes are in. */
+				u->discarded = true;
+				pthread_mutex_unlock(&ep->dom->lock);
+				return 0;
+			}
 		} else if (u->arrived) {
 			rfi_deliver(ep, op, &u->hdr, u->buf, u->src);
 		} else {
@@ -1026,6 +1065,29 @@ static int rfi_ep_close(struct fid *fid)
 	/* The kernel keeps what is still pinned until its transfer ends. */
 	if (ep->rep_open)
 		rmsg_ep_close(ep->rep);
+	/*
+	 * What librmsg was still doing for the endpoint ended with it: free
+	 * the ops of the slots (a queued one goes with its queue below). A
+	 * message still arriving early keeps its buffer: the kernel may be
+	 * writing it until its transfer is torn down, and heap memory freed
+	 * under a write would be another allocation's. A close in the middle
+	 * of a rendezvous is rare; that leak is the safe side.
+	 */
+	for (i = 0; i < ep->nslots; i++) {
+		if (ep->slots[i].kind == RFI_SLOT_OP &&
+		    !ep->slots[i].op->queued) {
+			rfi_op_free(ep->slots[i].op);
+		} else if (ep->slots[i].kind == RFI_SLOT_EARLY) {
+			u = ep->slots[i].early;
+			if (u->waiting)
+				rfi_op_free(u->waiting);
+			u->waiting = NULL;
+			if (!u->listed)
+				free(u);
+			else
+				u->buf = NULL;	/* not for the list's free */
+		}
+	}
 	for (i = 0; i < ep->npeers; i++)
 		while ((op = ep->peers[i].queue)) {
 			ep->peers[i].queue = op->next;
@@ -1044,11 +1106,13 @@ static int rfi_ep_close(struct fid *fid)
 			ep->unexp_msg = u->next;
 		else
 			ep->unexp_tag = u->next;
+		if (u->waiting)
+			rfi_op_free(u->waiting);
 		free(u->buf);
 		free(u);
 	}
 	pthread_mutex_unlock(&ep->dom->lock);
-	free(ep->inflight);
+	free(ep->slots);
 	free(ep->peers);
 	free(ep->chans);
 	fi_freeinfo(ep->info);
@@ -1159,6 +1223,7 @@ int rfi_endpoint(struct fid_domain *domain, struct fi_info *info,
 		return -FI_ENOMEM;
 	}
 	ep->dom = dom;
+	ep->backlog = RFI_NO_PEER;
 	ep->caps = info->caps;
 	ep->ep.fid.fclass = FI_CLASS_EP;
 	ep->ep.fid.context = context;
