@@ -18,6 +18,11 @@
 #                       every size up to 1 MiB checked), exit 0; and the
 #                       same without the provider fails (nothing else
 #                       could have carried it)
+#   hpcc_openmpi        HPC Challenge (hpcc) over the same settings, two
+#                       ranks (1 x 2 grid, N 400): every part runs, and
+#                       every result it checks itself passes (HPL's
+#                       residuals, RandomAccess's errors, STREAM's and
+#                       FFT's validations)
 #
 # Run in the test guest by selftests/run.sh; prints KTAP. A guest or a
 # build without libfabric skips, saying so.
@@ -34,7 +39,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export FI_PROVIDER_PATH=$PWD/build/prov
 
-tests=(fi_info pingpong_msg pingpong_tagged netpipe_openmpi)
+tests=(fi_info pingpong_msg pingpong_tagged netpipe_openmpi hpcc_openmpi)
 echo "TAP version 13"
 echo "1..${#tests[@]}"
 
@@ -126,6 +131,40 @@ t_netpipe_openmpi() {
 		>"$tmp/np-none.log" 2>&1 &&
 		fail "NetPIPE ran without the rmsg provider: another one carried it"
 	echo "# NetPIPE -i: $n sizes, every byte checked"
+}
+
+# HPCC's input: Debian's example, made small for two ranks under emulation.
+hpcc_input() {
+	awk 'NR == 6 { $0 = "400          Ns" }
+	     NR == 8 { $0 = "40           NBs" }
+	     NR == 11 { $0 = "1            Ps" }
+	     NR == 12 { $0 = "2            Qs" } { print }' \
+		/usr/share/doc/hpcc/examples/_hpccinf.txt >"$tmp/hpccinf.txt"
+}
+
+t_hpcc_openmpi() {
+	local out=$tmp/hpccoutf.txt
+
+	if ! command -v mpirun >/dev/null || ! command -v hpcc >/dev/null ||
+	   [ ! -r /usr/share/doc/hpcc/examples/_hpccinf.txt ]; then
+		fail "no mpirun, hpcc or its example input (openmpi-bin, hpcc: make deps)"
+		return
+	fi
+	hpcc_input
+	mpi hpcc >"$tmp/hpcc.log" 2>&1 ||
+		fail "hpcc exited $?: $(tail -n 3 "$tmp/hpcc.log")"
+	[ -r "$out" ] || { fail "no hpccoutf.txt"; return; }
+	grep -q '^End of HPC Challenge tests\.' "$out" ||
+		fail "HPCC did not end: $(tail -n 2 "$out")"
+	grep -q '^ *[1-9][0-9]* tests completed and passed residual checks' "$out" ||
+		fail "no HPL run passed its residual check"
+	grep -q '^ *[1-9][0-9]* tests completed and failed residual checks' "$out" &&
+		fail "an HPL run failed its residual check"
+	grep -q 'FAILED\|Failed Validation' "$out" &&
+		fail "$(grep -m 1 'FAILED\|Failed Validation' "$out")"
+	grep -q '^MPIRandomAccess_ErrorsFraction=0$' "$out" ||
+		fail "MPIRandomAccess: $(grep -m 1 '^MPIRandomAccess_ErrorsFraction' "$out")"
+	echo "# HPCC: $(grep -c PASSED "$out") checks passed; $(grep -m 1 '^MPIRandomAccess_GUPs=' "$out"), $(grep -m 1 '^MPIFFT_Gflops=' "$out")"
 }
 
 n=0
