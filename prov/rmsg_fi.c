@@ -656,10 +656,23 @@ static int rfi_no_wait_open(struct fid_fabric *fabric,
 	return -FI_ENOSYS;
 }
 
-/* Nothing to check before sleeping on a CQ's descriptor: always go. */
+/*
+ * fi_trywait(): each CQ progresses and arms its endpoints; -FI_EAGAIN as
+ * soon as one has a completion, when the program must read, not sleep.
+ */
 static int rfi_trywait(struct fid_fabric *fabric, struct fid **fids,
 		       int count)
 {
+	int i, ret;
+
+	for (i = 0; i < count; i++) {
+		if (fids[i]->fclass != FI_CLASS_CQ)
+			return -FI_EINVAL;
+		ret = rfi_cq_trywait(container_of(fids[i], struct rfi_cq,
+						  cq.fid));
+		if (ret)
+			return ret;
+	}
 	return 0;
 }
 

@@ -105,6 +105,13 @@ struct rfi_cq {
 	size_t cap, head, count;	/* successes and errors, in order */
 	struct rfi_ep *eps[RFI_CQ_EPS];	/* bound endpoints, progressed on read */
 	unsigned int neps;
+	/*
+	 * The CQ's wait object (FI_WAIT_FD, fi_control(FI_GETWAIT)): an
+	 * epoll set of its enabled endpoints' librmsg descriptors, readable
+	 * once fi_trywait() has armed them and something arrives.
+	 */
+	int epfd;
+	enum fi_wait_obj wait_obj;
 };
 
 struct rfi_av {
@@ -243,6 +250,10 @@ struct rfi_ep {
 		.ops_set = rfi_no_ops_set,		\
 	}
 
+/* rmsg_fi_cq.c */
+void rfi_cq_watch(struct rfi_cq *cq, struct rfi_ep *ep, bool on);
+int rfi_cq_trywait(struct rfi_cq *cq);
+
 /* rmsg_fi.c */
 int rfi_local_addr(struct sockaddr_in *sin);
 int rfi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
@@ -274,7 +285,6 @@ extern struct fi_ops_collective rfi_collective_ops;
 int rfi_endpoint(struct fid_domain *domain, struct fi_info *info,
 		 struct fid_ep **ep, void *context);
 void rfi_ep_progress(struct rfi_ep *ep);
-int rfi_ep_wait(struct rfi_ep *ep, int timeout_ms);
 ssize_t rfi_send(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 		 fi_addr_t dest, uint64_t tag, uint64_t data, uint64_t flags,
 		 void *context);

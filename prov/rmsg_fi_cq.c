@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/epoll.h>
 
 #include "rmsg_fi.h"
 
@@ -142,6 +144,7 @@ static ssize_t rfi_cq_sreadfrom(struct fid_cq *fcq, void *buf, size_t count,
 				int timeout)
 {
 	struct rfi_cq *cq = container_of(fcq, struct rfi_cq, cq);
+	struct epoll_event ev;
 	struct timespec now, end;
 	ssize_t ret;
 	int left;
@@ -161,11 +164,9 @@ static ssize_t rfi_cq_sreadfrom(struct fid_cq *fcq, void *buf, size_t count,
 			if (left <= 0)
 				return -FI_EAGAIN;
 		}
-		pthread_mutex_lock(&cq->dom->lock);
-		if (cq->neps)
-			rfi_ep_wait(cq->eps[0], cq->neps > 1 ? 1 :
-					  left < 0 || left > 100 ? 100 : left);
-		pthread_mutex_unlock(&cq->dom->lock);
+		/* Sleep without the lock: other threads post and read. */
+		if (!rfi_cq_trywait(cq))
+			epoll_wait(cq->epfd, &ev, 1, left);
 	}
 }
 
@@ -201,18 +202,80 @@ static struct fi_ops_cq rfi_cq_ops = {
 	.strerror = rfi_cq_strerror,
 };
 
+/*
+ * Add (@on) or remove endpoint @ep's librmsg descriptor to or from the
+ * CQ's wait set; called under the domain lock, once the endpoint is
+ * enabled and before it closes.
+ */
+void rfi_cq_watch(struct rfi_cq *cq, struct rfi_ep *ep, bool on)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = ep };
+	int fd = rmsg_ep_fd(ep->rep);
+
+	if (on)
+		epoll_ctl(cq->epfd, EPOLL_CTL_ADD, fd, &ev);
+	else
+		epoll_ctl(cq->epfd, EPOLL_CTL_DEL, fd, NULL);
+}
+
+/*
+ * fi_trywait() of a CQ: 0 when the program may sleep on its wait set,
+ * -FI_EAGAIN when a completion is there (or came while arming). Each bound
+ * endpoint is progressed and then armed: a message that arrives after the
+ * arm makes its descriptor readable, one that came before is found by the
+ * progress after it.
+ */
+int rfi_cq_trywait(struct rfi_cq *cq)
+{
+	unsigned int i;
+	int ret = 0;
+
+	pthread_mutex_lock(&cq->dom->lock);
+	rfi_cq_progress(cq);
+	for (i = 0; i < cq->neps && !ret && !cq->count; i++)
+		if (cq->eps[i]->enabled && rmsg_ep_arm(cq->eps[i]->rep))
+			ret = -FI_EAGAIN;
+	if (!ret)
+		rfi_cq_progress(cq);
+	if (cq->count)
+		ret = -FI_EAGAIN;
+	pthread_mutex_unlock(&cq->dom->lock);
+	return ret;
+}
+
+static int rfi_cq_control(struct fid *fid, int command, void *arg)
+{
+	struct rfi_cq *cq = container_of(fid, struct rfi_cq, cq.fid);
+
+	if (command != FI_GETWAIT || !arg)
+		return -FI_ENOSYS;
+	if (cq->wait_obj != FI_WAIT_FD && cq->wait_obj != FI_WAIT_UNSPEC)
+		return -FI_ENODATA;
+	*(int *)arg = cq->epfd;
+	return 0;
+}
+
 static int rfi_cq_close(struct fid *fid)
 {
 	struct rfi_cq *cq = container_of(fid, struct rfi_cq, cq.fid);
 
 	if (cq->neps)
 		return -FI_EBUSY;
+	close(cq->epfd);
 	free(cq->ring);
 	free(cq);
 	return 0;
 }
 
-RFI_FI_OPS(rfi_cq_fi_ops, rfi_cq_close);
+static struct fi_ops rfi_cq_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = rfi_cq_close,
+	.bind = rfi_no_bind,
+	.control = rfi_cq_control,
+	.ops_open = rfi_no_ops_open,
+	.tostr = rfi_no_tostr,
+	.ops_set = rfi_no_ops_set,
+};
 
 int rfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		struct fid_cq **fcq, void *context)
@@ -223,7 +286,8 @@ int rfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 
 	if (!attr || attr->flags ||
 	    (attr->wait_obj != FI_WAIT_NONE &&
-	     attr->wait_obj != FI_WAIT_UNSPEC) ||
+	     attr->wait_obj != FI_WAIT_UNSPEC &&
+	     attr->wait_obj != FI_WAIT_FD) ||
 	    (attr->format != FI_CQ_FORMAT_UNSPEC &&
 	     attr->format != FI_CQ_FORMAT_CONTEXT &&
 	     attr->format != FI_CQ_FORMAT_MSG &&
@@ -233,6 +297,13 @@ int rfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return -FI_ENOMEM;
+	/* Every CQ has its wait set: fi_cq_sread() sleeps on it. */
+	cq->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (cq->epfd < 0) {
+		free(cq);
+		return -FI_ENOMEM;
+	}
+	cq->wait_obj = attr->wait_obj;
 	cq->dom = dom;
 	cq->format = attr->format == FI_CQ_FORMAT_UNSPEC ?
 			     FI_CQ_FORMAT_CONTEXT : attr->format;

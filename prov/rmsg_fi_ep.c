@@ -801,11 +801,6 @@ void rfi_ep_progress(struct rfi_ep *ep)
 	}
 }
 
-int rfi_ep_wait(struct rfi_ep *ep, int timeout_ms)
-{
-	return ep->enabled ? rmsg_ep_wait(ep->rep, timeout_ms) : 0;
-}
-
 ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 		 fi_addr_t src, uint64_t tag, uint64_t ignore, uint64_t flags,
 		 void *context)
@@ -1059,6 +1054,11 @@ static int rfi_ep_close(struct fid *fid)
 	size_t i;
 
 	pthread_mutex_lock(&ep->dom->lock);
+	if (ep->enabled) {
+		rfi_cq_watch(ep->tx_cq, ep, false);
+		if (ep->rx_cq != ep->tx_cq)
+			rfi_cq_watch(ep->rx_cq, ep, false);
+	}
 	rfi_cq_unbind(ep->tx_cq, ep);
 	if (ep->rx_cq != ep->tx_cq)
 		rfi_cq_unbind(ep->rx_cq, ep);
@@ -1179,6 +1179,9 @@ static int rfi_ep_enable(struct rfi_ep *ep)
 	if (ret)
 		return ret;
 	ep->enabled = true;
+	rfi_cq_watch(ep->tx_cq, ep, true);
+	if (ep->rx_cq != ep->tx_cq)
+		rfi_cq_watch(ep->rx_cq, ep, true);
 	return 0;
 }
 

@@ -12,6 +12,10 @@
 #                       by fi_pingpong itself (-c); both sides exit 0
 #   pingpong_tagged     the same with tagged messages (-m tagged),
 #                       fi_pingpong's default sizes (64 B to 1 MiB)
+#   wait_fd             the CQ's wait object (FI_WAIT_FD): build/prov/
+#                       fi_wait sleeps in epoll_wait() on it after
+#                       fi_trywait() and is woken by a message, then
+#                       fi_cq_sread() with and without one coming
 #   netpipe_openmpi     Open MPI's NetPIPE (NPopenmpi) over the provider
 #                       (pml cm, mtl ofi, provider_include rmsg), two
 #                       ranks, in its integrity mode (-i: every byte of
@@ -39,7 +43,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export FI_PROVIDER_PATH=$PWD/build/prov
 
-tests=(fi_info pingpong_msg pingpong_tagged netpipe_openmpi hpcc_openmpi)
+tests=(fi_info pingpong_msg pingpong_tagged wait_fd netpipe_openmpi
+       hpcc_openmpi)
 echo "TAP version 13"
 echo "1..${#tests[@]}"
 
@@ -97,6 +102,20 @@ pingpong() {
 
 t_pingpong_msg() { pingpong msg 6m -S all; }
 t_pingpong_tagged() { pingpong tagged 1m; }
+
+t_wait_fd() {
+	local out=$tmp/fi_wait.out
+
+	if [ ! -x build/prov/fi_wait ]; then
+		fail "build/prov/fi_wait not built"
+		return
+	fi
+	timeout -k 5 "$limit" build/prov/fi_wait >"$out" 2>&1 ||
+		fail "fi_wait exited $?: $(grep -v '^ok' "$out" | head -n 3)"
+	[ "$(grep -c '^ok ' "$out")" = 5 ] ||
+		fail "$(grep -c '^ok ' "$out") of 5 checks passed"
+	sed 's/^/# /' "$out"
+}
 
 # Open MPI as root, in a guest without a host name or /dev/shm of its
 # own: what it needs to start at all (Documentation/libfabric.rst).
