@@ -315,8 +315,9 @@ check-debug: deps
 # judge.
 BENCH_ROUNDS	?= 3
 # eager, rndv (rendezvous against ib_read_bw/ib_read_lat/ib_write_bw), resil
-# (repair times, retention's cost), or any of them joined with commas
-BENCH_PARTS	?= eager,rndv,resil
+# (repair times, retention's cost), ofi (fi_pingpong over the rmsg provider
+# against libfabric's verbs provider), or any of them joined with commas
+BENCH_PARTS	?= eager,rndv,resil,ofi
 
 # The host's load goes into the report: other guests running at the same
 # time on a 2-core machine make the figures worthless.

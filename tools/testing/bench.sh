@@ -11,9 +11,10 @@
 # repeated ROUNDS times (default 3) with rmsg and perftest interleaved; the
 # report takes the median of the rounds. Memory per channel and the system
 # calls with the kernel poller are measured once, after the rounds. PARTS
-# (default "eager,rndv,resil") picks the eager part (latency, streams,
-# poller, memory), the rendezvous part and/or the resilience part (repair
-# times, and what retention costs the 64-byte latency).
+# (default "eager,rndv,resil,ofi") picks the eager part (latency, streams,
+# poller, memory), the rendezvous part, the resilience part (repair times,
+# and what retention costs the 64-byte latency) and/or the libfabric part
+# (fi_pingpong over the rmsg provider against the verbs provider).
 #
 # Files in OUT (one JSON object a line; perftest's tables are turned into
 # the same keys as rmsg-perf's JSON):
@@ -31,6 +32,10 @@
 #   rndv-put.skip             why the RPut part did not run (when not)
 #   rndv-unreg-rmsg.N,        1 MiB RGet streams from memory in no region
 #   rndv-reg-rmsg.N           and from registered memory, back to back
+#   ofi-rmsg.N, ofi-verbs.N   fi_pingpong (Debian's libfabric) over the rmsg
+#                             provider (-e rdm) and over libfabric's verbs
+#                             provider (-e msg, the one that runs on rxe):
+#                             {"bytes", "lat_us", "bw_MBps"}, 64 B and 1 MiB
 #   recover-rmsg.N            rmsg-perf recover: QP errors, repair times
 #   recover-readd-rmsg.N      rmsg-perf recover: rxe0 deleted and made
 #                             again, repair times from its return
@@ -47,7 +52,7 @@ cd "$(dirname "$0")/../.." || exit 1
 
 out=${1:?usage: bench.sh OUT [ROUNDS [PARTS]]}
 rounds=${2:-3}
-parts=,${3:-eager,rndv,resil},
+parts=,${3:-eager,rndv,resil,ofi},
 want() { [[ $parts == *,$1,* ]]; }
 perf=tools/rmsg-perf/rmsg-perf
 # A command rmsg_pair runs rmsg-perf under (another user), or none.
@@ -85,6 +90,9 @@ retain_param=/sys/module/rmsg/parameters/retain
 # takes the median of the pairs' ratios.
 retain_iters=2000
 retain_pairs=6
+# fi_pingpong round trips: 64 B, and 1 MiB (a few MB/s: seconds each).
+fipp_lat_iters=300
+fipp_bw_iters=10
 
 # OUT is emptied by the caller (make bench), which also leaves host.* there.
 mkdir -p "$out"
@@ -111,6 +119,7 @@ mountpoint -q /sys/kernel/tracing ||
 	echo "readd_faults $readd_faults"
 	echo "retain_iters $retain_iters"
 	echo "retain_pairs $retain_pairs"
+	echo "fipp_iters $fipp_lat_iters $fipp_bw_iters"
 	ib_write_lat --version 2>&1 | head -n 1 | sed 's/^/perftest /'
 } >"$out/env"
 
@@ -299,6 +308,47 @@ retain_pair() {
 		"$p" "$first" "$on" "$off" >>"$out/retain-pairs.$r"
 }
 
+# fi_pingpong of SIZE, ITERS round trips, over provider PROV (rmsg or
+# verbs) with endpoint type EP: one JSON line into OUT/FILE, the client's
+# table in FILE.log. FI_PROVIDER_PATH adds rmsg's provider to libfabric's
+# built-in ones.
+fipp() {
+	local file=$1 prov=$2 ep=$3 size=$4 iters=$5 log=$out/$1.log st
+
+	FI_PROVIDER_PATH=$PWD/build/prov timeout 300 taskset -c "$server_cpu" \
+		fi_pingpong -p "$prov" -e "$ep" -S "$size" -I "$iters" \
+		>"$log.server" 2>&1 &
+	sleep 1
+	FI_PROVIDER_PATH=$PWD/build/prov timeout 300 taskset -c "$client_cpu" \
+		fi_pingpong -p "$prov" -e "$ep" -S "$size" -I "$iters" "$addr" \
+		>>"$log" 2>&1
+	st=$?
+	wait
+	[ "$st" = 0 ] || { log "fi_pingpong -p $prov -S $size failed ($st)"; return 1; }
+	# bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec
+	tail -n 1 "$log" | awk -v b="$size" \
+		'{ printf "{\"bytes\": %d, \"lat_us\": %s, \"bw_MBps\": %s}\n", b, $7, $6 }' \
+		>>"$out/$file"
+}
+
+# The libfabric part of round R: rmsg's provider and the verbs provider
+# back to back at each size, which goes first alternating by round.
+ofi_round() {
+	local r=$1 st=0 size iters k
+	for size in 64:"$fipp_lat_iters" 1048576:"$fipp_bw_iters"; do
+		iters=${size#*:}
+		size=${size%:*}
+		for k in $((r % 2)) $(((r + 1) % 2)); do
+			if [ "$k" = 0 ]; then
+				fipp "ofi-rmsg.$r" rmsg rdm "$size" "$iters" || st=1
+			else
+				fipp "ofi-verbs.$r" verbs msg "$size" "$iters" || st=1
+			fi
+		done
+	done
+	return $st
+}
+
 # The resilience part of round R: repair times after QP errors and after
 # the device's removal and return, then what retention costs the 64-byte
 # latency (retain_pairs pairs; which of a pair goes first alternates from
@@ -344,6 +394,10 @@ for r in $(seq "$rounds"); do
 	fi
 	if want resil; then
 		resil_round "$r" || status=1
+	fi
+	if want ofi; then
+		log "round $r of $rounds: fi_pingpong, rmsg provider and verbs"
+		ofi_round "$r" || status=1
 	fi
 	want eager || continue
 	log "round $r of $rounds: latency, rmsg-perf"
