@@ -22,6 +22,17 @@
 #                       every size up to 1 MiB checked), exit 0; and the
 #                       same without the provider fails (nothing else
 #                       could have carried it)
+#   netpipe_device_readd  NetPIPE (-i) over the provider while rxe0 is
+#                       deleted and made again 10 times under it (in as
+#                       many jobs as that takes: NetPIPE ends early once
+#                       a trial takes over a second, as under a repair):
+#                       each job ends with exit 0 and every size passes
+#                       its integrity check. The ranks run in
+#                       a mount namespace without /dev/infiniband, so
+#                       that libfabric's own verbs provider, which opens
+#                       uverbs0 at fi_getinfo() whatever FI_PROVIDER says,
+#                       holds no context that rxe (it cannot disassociate
+#                       one) would wait for at removal
 #   hpcc_openmpi        HPC Challenge (hpcc) over the same settings, two
 #                       ranks (1 x 2 grid, N 400): every part runs, and
 #                       every result it checks itself passes (HPL's
@@ -44,7 +55,7 @@ trap 'rm -rf "$tmp"' EXIT
 export FI_PROVIDER_PATH=$PWD/build/prov
 
 tests=(fi_info pingpong_msg pingpong_tagged wait_fd netpipe_openmpi
-       hpcc_openmpi)
+       netpipe_device_readd hpcc_openmpi)
 echo "TAP version 13"
 echo "1..${#tests[@]}"
 
@@ -150,6 +161,64 @@ t_netpipe_openmpi() {
 		>"$tmp/np-none.log" 2>&1 &&
 		fail "NetPIPE ran without the rmsg provider: another one carried it"
 	echo "# NetPIPE -i: $n sizes, every byte checked"
+}
+
+# mpi() in a mount namespace whose /dev/infiniband is an empty tmpfs: the
+# job reaches rmsg through /dev/rmsg only.
+mpi_no_uverbs() {
+	unshare -m bash -c 'mount -t tmpfs none /dev/infiniband && "$@"' _ \
+		mpi "$@"
+}
+
+t_netpipe_device_readd() {
+	local out np i removed=0 jobs=0 n=0 p fds=0
+
+	if ! command -v NPopenmpi >/dev/null || ! command -v unshare >/dev/null; then
+		fail "no NPopenmpi or unshare"
+		return
+	fi
+	export -f mpi
+	export tmp limit
+	# NetPIPE ends early once a trial takes over a second, as one under
+	# a repair does: jobs follow each other until ten removals were made
+	# under them, each while a job is past its start.
+	while ((removed < 10 && jobs < 10)); do
+		jobs=$((jobs + 1))
+		out=$tmp/np-readd.$jobs.log
+		mpi_no_uverbs NPopenmpi -i -u 4194304 -o "$tmp/np-readd.out" \
+			>"$out" 2>&1 &
+		np=$!
+		for ((i = 0; i < 120 * slow; i++)); do
+			grep -q 'Integrity check passed' "$out" && break
+			kill -0 "$np" 2>/dev/null || break
+			sleep 1
+		done
+		if [ "$jobs" = 1 ]; then
+			for p in $(pgrep -x NPopenmpi); do
+				fds=$((fds + $(ls -l "/proc/$p/fd" 2>/dev/null |
+					       grep -c uverbs)))
+			done
+			[ "$fds" = 0 ] ||
+				fail "the ranks hold $fds uverbs descriptors"
+		fi
+		while ((removed < 10)) && kill -0 "$np" 2>/dev/null; do
+			timeout 60 rdma link delete rxe0 ||
+				{ fail "removal $((removed + 1)): rdma link delete failed or hung"; break 2; }
+			sleep 1
+			rdma link add rxe0 type rxe netdev "$RMSG_NETDEV" ||
+				{ fail "removal $((removed + 1)): rdma link add failed"; break 2; }
+			removed=$((removed + 1))
+			sleep 2
+		done
+		wait "$np" ||
+			{ fail "job $jobs: NPopenmpi exited $?: $(tail -n 3 "$out")"; break; }
+		grep -q -i 'integrity check failed\|error' "$out" &&
+			{ fail "job $jobs: $(grep -i -m 1 'integrity check failed\|error' "$out")"; break; }
+		n=$((n + $(grep -c 'Integrity check passed' "$out")))
+	done
+	wait
+	[ "$removed" = 10 ] || fail "$removed of 10 removals made"
+	echo "# NetPIPE -i: rxe0 deleted and made again $removed times under $jobs jobs, $n sizes passed, every one"
 }
 
 # HPCC's input: Debian's example, made small for two ranks under emulation.
