@@ -132,12 +132,12 @@ static bool all_zero(const unsigned char *p, size_t len)
 
 /* A listener that asks: each request waits for the program's answer. */
 static int asking_listener(struct __test_metadata *_metadata,
-			   struct rmsg_ep *c, struct sockaddr_in *addr)
+			   struct rmsg_ep **c, struct sockaddr_in *addr)
 {
 	if (!rmsg_local_addr(addr, 0))
 		return -EINVAL;
-	EXPECT_EQ(0, rmsg_ep_open(&c, 64, 1024));
-	return rmsg_ep_listen_flags(c, (struct sockaddr *)addr, sizeof(*addr),
+	EXPECT_EQ(0, rmsg_ep_open(c, 64, 1024));
+	return rmsg_ep_listen_flags(*c, (struct sockaddr *)addr, sizeof(*addr),
 				    0xc0, 0, RMSG_LISTEN_F_ACCEPT);
 }
 
@@ -164,7 +164,7 @@ TEST_F_TIMEOUT(chan, addresses, 120)
 	 * Not connected yet, however fast the host: a request that a
 	 * listener which asks has not answered holds the connect back.
 	 */
-	ASSERT_EQ(0, asking_listener(_metadata, c, &caddr));
+	ASSERT_EQ(0, asking_listener(_metadata, &c, &caddr));
 	id = rmsg_chan_connect(self->b, (struct sockaddr *)&caddr,
 			       sizeof(caddr), 0xb3, 0);
 	ASSERT_LE(0, id);
@@ -349,7 +349,7 @@ TEST_F_TIMEOUT(chan, explicit_accept, 120)
 	unsigned int req;
 	int id;
 
-	ASSERT_EQ(0, asking_listener(_metadata, c, &addr));
+	ASSERT_EQ(0, asking_listener(_metadata, &c, &addr));
 	id = rmsg_chan_connect(self->b, (struct sockaddr *)&addr, sizeof(addr),
 			       0xb6, 16384);
 	ASSERT_LE(0, id);
@@ -386,7 +386,7 @@ TEST_F_TIMEOUT(chan, explicit_reject, 120)
 	struct rmsg_ep *c = NULL;
 	int id, i;
 
-	ASSERT_EQ(0, asking_listener(_metadata, c, &addr));
+	ASSERT_EQ(0, asking_listener(_metadata, &c, &addr));
 	/* Refused by the answer, then by a close before any answer. */
 	for (i = 0; i < 2; i++) {
 		id = rmsg_chan_connect(self->b, (struct sockaddr *)&addr,
@@ -433,7 +433,7 @@ TEST_F_TIMEOUT(chan, connect_timeout, 120)
 	ASSERT_EQ(0, rmsg_node_version(rmsg_ep_fd(self->b), &ver));
 	if (!(ver.features & RMSG_FEAT_CONNECT_TIMEOUT))
 		SKIP(return, "no RMSG_FEAT_CONNECT_TIMEOUT");
-	ASSERT_EQ(0, asking_listener(_metadata, c, &caddr));
+	ASSERT_EQ(0, asking_listener(_metadata, &c, &caddr));
 	memset(&conn, 0, sizeof(conn));
 	conn.addr = (uintptr_t)&caddr;
 	conn.addr_len = sizeof(caddr);

@@ -131,9 +131,9 @@ static int wait_kind(struct rmsg_ep *ep, unsigned int kind,
 	return 0;
 }
 
-static int open_ep(struct rmsg_ep *ep)
+static int open_ep(struct rmsg_ep **ep)
 {
-	return rmsg_ep_open(&ep, 16, 0);
+	return rmsg_ep_open(ep, 16, 0);
 }
 
 /* The object counts a test started from; every test ends at them. */
@@ -298,7 +298,7 @@ static int channel_cap_child(unsigned short port)
 		return 1;
 	if (!rmsg_local_addr(&sin, port))
 		return 2;
-	if (open_ep(a) || open_ep(b))
+	if (open_ep(&a) || open_ep(&b))
 		return 3;
 	if (rmsg_pair_up(a, b, &sin, &ca, &cb, EVENT_MS))
 		return 4;
@@ -323,7 +323,7 @@ static int channel_cap3_child(unsigned short port)
 		return 1;
 	if (!rmsg_local_addr(&sin, port))
 		return 2;
-	if (open_ep(a) || open_ep(b))
+	if (open_ep(&a) || open_ep(&b))
 		return 3;
 	if (rmsg_pair_up(a, b, &sin, &ca, &cb, EVENT_MS))
 		return 4;
@@ -498,7 +498,7 @@ static int pair_up(struct pair *p, unsigned short port)
 	struct rmsg_chan_list req;
 	struct rmsg_chan_info info;
 
-	if (!rmsg_local_addr(&sin, port) || open_ep(p->a) || open_ep(p->b))
+	if (!rmsg_local_addr(&sin, port) || open_ep(&p->a) || open_ep(&p->b))
 		return -1;
 	if (rmsg_pair_up(p->a, p->b, &sin, &ca, &cb, EVENT_MS))
 		return -1;
@@ -650,7 +650,7 @@ static int foreign_names_child(const struct pair *p, __u32 a_region)
 
 	if (rmsg_become_nobody())
 		return 1;
-	if (open_ep(ep))
+	if (open_ep(&ep))
 		return 2;
 	/* a's region handle: nobody's endpoint has no such region. */
 	if (ioctl(rmsg_ep_fd(ep), RMSG_IOC_DEREG, &d) != -1 || errno != ENOENT)

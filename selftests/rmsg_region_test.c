@@ -532,7 +532,7 @@ TEST(close_unpins)
 	EXPECT_EQ(pin0, rmsg_vmpin_kb());
 	EXPECT_TRUE(rmsg_pins_are(pins0, 0));
 
-	/* And with rings, mapped and then unmapped by rmsg_ep_drop(&). */
+	/* And with rings, mapped and then unmapped by rmsg_ep_close(). */
 	ASSERT_EQ(0, rmsg_ep_open(&ep, 8, 0));
 	ASSERT_EQ(0, rmsg_reg(ep, buf, 8 * PG, &h));
 	EXPECT_EQ(pin0 + 32, rmsg_vmpin_kb());

@@ -132,7 +132,7 @@ struct chan_end {
 	struct rmsg_vb_rx rx;
 };
 
-static int open_ep(struct rmsg_ep *ep, unsigned int sq, unsigned int cq,
+static int open_ep(struct rmsg_ep **ep, unsigned int sq, unsigned int cq,
 		   unsigned int area, unsigned char **area_map)
 {
 	struct rmsg_ep_setup p = {
@@ -141,12 +141,12 @@ static int open_ep(struct rmsg_ep *ep, unsigned int sq, unsigned int cq,
 		.send_area_size = area,
 	};
 	void *m;
-	int ret = rmsg_ep_open_setup(&ep, &p);
+	int ret = rmsg_ep_open_setup(ep, &p);
 
 	if (ret || !area_map)
 		return ret;
 	m = mmap(NULL, p.send_area_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 rmsg_ep_fd(ep), RMSG_OFF_SEND_AREA);
+		 rmsg_ep_fd(*ep), RMSG_OFF_SEND_AREA);
 	if (m == MAP_FAILED)
 		return -errno;
 	*area_map = m;
@@ -541,7 +541,7 @@ FIXTURE_SETUP(stress)
 	self->s = s;
 	s->put_odd = variant->put_odd;
 	for (i = 0; i < 2; i++)
-		ASSERT_EQ(0, open_ep(s->end[i].ep, 256, 4096, STRESS_AREA,
+		ASSERT_EQ(0, open_ep(&s->end[i].ep, 256, 4096, STRESS_AREA,
 				     &s->end[i].area));
 	ASSERT_EQ(0, connect_chans(s->end[0].ep, s->end[0].ch,
 				   s->end[1].ep, s->end[1].ch, NCHAN,
@@ -861,8 +861,8 @@ FIXTURE_SETUP(pair)
 {
 	if (!rmsg_local_addr(&self->addr, 0))
 		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
-	ASSERT_EQ(0, open_ep(self->a, 64, 256, 0, NULL));
-	ASSERT_EQ(0, open_ep(self->b, 64, 256, 0, NULL));
+	ASSERT_EQ(0, open_ep(&self->a, 64, 256, 0, NULL));
+	ASSERT_EQ(0, open_ep(&self->b, 64, 256, 0, NULL));
 	self->opened = true;
 	ASSERT_EQ(0, connect_chans(self->a, &self->ca, self->b, &self->cb,
 				   1, &self->addr));
@@ -1223,7 +1223,7 @@ static int child_open(struct rmsg_ep *ep, struct chan_end *ch,
 	struct rmsg_cqe ev;
 	int id, ret;
 
-	ret = open_ep(ep, 64, 256, 64 << 10, NULL);
+	ret = open_ep(&ep, 64, 256, 64 << 10, NULL);
 	if (ret)
 		return ret;
 	*mem = map_anon(BIG + 2 * PG);
@@ -1343,7 +1343,7 @@ FIXTURE_SETUP(peer)
 		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
 	self->pin0 = rmsg_vmpin_kb();
 	self->pins0 = rmsg_pins();
-	ASSERT_EQ(0, open_ep(self->a, 64, 256, 64 << 10, NULL));
+	ASSERT_EQ(0, open_ep(&self->a, 64, 256, 64 << 10, NULL));
 	self->opened = true;
 	ASSERT_EQ(0, rmsg_ep_listen(self->a, (struct sockaddr *)&self->addr,
 				    sizeof(self->addr), 0xa0, 0));

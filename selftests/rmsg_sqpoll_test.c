@@ -22,7 +22,7 @@ static __u64 ud(unsigned int stream, unsigned int i)
 		^ i;
 }
 
-static int sqp_open(struct rmsg_ep *ep, __u32 sq, __u32 cq, __u32 idle_ms)
+static int sqp_open(struct rmsg_ep **ep, __u32 sq, __u32 cq, __u32 idle_ms)
 {
 	struct rmsg_ep_setup p;
 
@@ -31,7 +31,7 @@ static int sqp_open(struct rmsg_ep *ep, __u32 sq, __u32 cq, __u32 idle_ms)
 	p.cq_entries = cq;
 	p.flags = RMSG_EP_F_SQPOLL;
 	p.sqpoll_idle_ms = idle_ms;
-	return rmsg_ep_open_setup(&ep, &p);
+	return rmsg_ep_open_setup(ep, &p);
 }
 
 static int raw_setup(int fd, __u32 sq, __u32 flags, __u32 idle_ms,
@@ -304,7 +304,7 @@ TEST_F_TIMEOUT(sqp, nops_without_syscalls, 300)
 	long t0;
 	int ret;
 
-	ret = sqp_open(ep, 256, 512, 1000);
+	ret = sqp_open(&ep, 256, 512, 1000);
 	ASSERT_EQ(0, ret) TH_LOG("sqp_open: %s", strerror(-ret));
 	t0 = rmsg_now_ms();
 	got = nop_stream(ep, N, &enters, &bad);
@@ -356,19 +356,19 @@ static int unprivileged_child(void)
 
 	if (rmsg_become_nobody() || nice(3) == -1)
 		return 1;
-	if (sqp_open(e1, 8, 0, RMSG_SQPOLL_IDLE_MAX_MS))
+	if (sqp_open(&e1, 8, 0, RMSG_SQPOLL_IDLE_MAX_MS))
 		return 2;
 	if (pollers(getpid(), &tid) != 1 || thread_nice(tid) != 3)
 		return 3;
-	if (sqp_open(e2, 256, 512, 0))
+	if (sqp_open(&e2, 256, 512, 0))
 		return 4;
-	if (sqp_open(e3, 8, 0, 0) != -EBUSY)
+	if (sqp_open(&e3, 8, 0, 0) != -EBUSY)
 		return 5;
 	/* Asked for 10 s; the bound is 1 s: a loaded host gets 5 more. */
 	if (!wait_flag(e1, true, 6000))
 		return 6;
 	rmsg_ep_drop(&e1);
-	if (sqp_open(e3, 8, 0, 0))
+	if (sqp_open(&e3, 8, 0, 0))
 		return 7;
 	if (nop_stream(e2, 20000, &enters, &bad) != 20000 || bad)
 		return 8;
@@ -406,7 +406,7 @@ TEST_F_TIMEOUT(sqp, unprivileged, 300)
 		struct rmsg_ep *ep = NULL;
 
 		_exit(rmsg_become_nobody() ? 1 :
-		      sqp_open(ep, 8, 0, 0) == -EPERM ? 0 : 2);
+		      sqp_open(&ep, 8, 0, 0) == -EPERM ? 0 : 2);
 	}
 	EXPECT_EQ(0, rmsg_child_status(pid));
 	EXPECT_EQ(0, rmsg_write_param("sqpoll_per_user", old));
@@ -435,7 +435,7 @@ TEST_F_TIMEOUT(sqp, poller_in_callers_cgroup, 60)
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		status = rmsg_sh("echo %d > %s/cgroup.procs", getpid(), grp);
-		if (status || sqp_open(ep, 8, 0, 0) ||
+		if (status || sqp_open(&ep, 8, 0, 0) ||
 		    pollers(getpid(), &tid) != 1)
 			_exit(1);
 		snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)tid);
@@ -465,7 +465,7 @@ TEST_F_TIMEOUT(sqp, idle_sets_need_wakeup_and_enter_wakes, 60)
 	char state = '?';
 	int i, ret;
 
-	ret = sqp_open(ep, 8, 0, 200);
+	ret = sqp_open(&ep, 8, 0, 200);
 	ASSERT_EQ(0, ret) TH_LOG("sqp_open: %s", strerror(-ret));
 	ASSERT_EQ(1, pollers(getpid(), &tid));
 
@@ -566,7 +566,7 @@ TEST_F_TIMEOUT(sqp, cq_full_back_pressure, 60)
 	unsigned int i;
 	int ret;
 
-	ret = sqp_open(ep, 4, 4, 5000);
+	ret = sqp_open(&ep, 4, 4, 5000);
 	ASSERT_EQ(0, ret) TH_LOG("sqp_open: %s", strerror(-ret));
 	for (i = 0; i < 4; i++)
 		ASSERT_TRUE(rmsg_queue_nop(ep, ud(4, i)));
@@ -602,7 +602,7 @@ TEST_F_TIMEOUT(sqp, bad_sqes_and_indices, 60)
 	__u32 good;
 	int ret;
 
-	ret = sqp_open(ep, 8, 0, 5000);
+	ret = sqp_open(&ep, 8, 0, 5000);
 	ASSERT_EQ(0, ret) TH_LOG("sqp_open: %s", strerror(-ret));
 
 	/* A bad SQE completes with -EINVAL; the ones around it run. */
@@ -663,7 +663,7 @@ TEST_F_TIMEOUT(sqp, close_while_busy, 120)
 	pid_t pid;
 
 	for (round = 0; round < 30; round++) {
-		ret = sqp_open(ep, 256, 256, 0);
+		ret = sqp_open(&ep, 256, 256, 0);
 		ASSERT_EQ(0, ret) TH_LOG("sqp_open: %s", strerror(-ret));
 		for (i = 0; i < 256; i++)
 			ASSERT_TRUE(rmsg_queue_nop(ep, ud(6, i)));
@@ -683,7 +683,7 @@ TEST_F_TIMEOUT(sqp, close_while_busy, 120)
 			unsigned long enters = 0;
 			unsigned int n = 0;
 
-			if (sqp_open(ep, 64, 0, 0))
+			if (sqp_open(&ep, 64, 0, 0))
 				_exit(1);
 			for (;;) {
 				while (rmsg_queue_nop(ep, n))
@@ -714,7 +714,7 @@ TEST_F_TIMEOUT(sqp, sixteen_endpoints, 300)
 	int ret;
 
 	for (i = 0; i < NEP; i++) {
-		ret = sqp_open(eps[i], 32, 0, 0);
+		ret = sqp_open(&eps[i], 32, 0, 0);
 		ASSERT_EQ(0, ret) TH_LOG("endpoint %u: %s", i, strerror(-ret));
 	}
 	EXPECT_EQ(NEP, pollers(getpid(), NULL));
@@ -759,7 +759,7 @@ TEST_F_TIMEOUT(sqp, fork_and_exit, 60)
 	pid_t pid;
 	char c;
 
-	ret = sqp_open(ep, 8, 0, 0);
+	ret = sqp_open(&ep, 8, 0, 0);
 	ASSERT_EQ(0, ret) TH_LOG("sqp_open: %s", strerror(-ret));
 	pid = fork();
 	ASSERT_LE(0, pid);
