@@ -1216,16 +1216,18 @@ TEST_F(pair, spans_outside_regions)
  * listener at @addr, with a region of BIG bytes and two more pages.
  * Returns 0 or a negative errno.
  */
-static int child_open(struct rmsg_ep *ep, struct chan_end *ch,
+static int child_open(struct rmsg_ep **epp, struct chan_end *ch,
 		      unsigned char **mem, __u32 *region,
 		      const struct sockaddr_in *addr)
 {
 	struct rmsg_cqe ev;
+	struct rmsg_ep *ep;
 	int id, ret;
 
-	ret = open_ep(&ep, 64, 256, 64 << 10, NULL);
+	ret = open_ep(epp, 64, 256, 64 << 10, NULL);
 	if (ret)
 		return ret;
+	ep = *epp;
 	*mem = map_anon(BIG + 2 * PG);
 	if (!*mem)
 		return -ENOMEM;
@@ -1407,7 +1409,7 @@ TEST_F_TIMEOUT(peer, reader_killed, 300)
 		__u32 h;
 
 		close(self->pipefd[0]);
-		if (child_open(ep, &ch, &dst, &h, &self->addr) ||
+		if (child_open(&ep, &ch, &dst, &h, &self->addr) ||
 		    wait_rts(&ch, &msg, BIG, 0) ||
 		    queue_answer(ep, &ch, h, dst + 1, BIG, 0, 0, 9) ||
 		    release(ep, &ch, &msg))
@@ -1466,7 +1468,7 @@ TEST_F_TIMEOUT(peer, sender_killed, 300)
 		__u32 h;
 
 		close(self->pipefd[0]);
-		if (child_open(ep, &ch, &src, &h, &self->addr))
+		if (child_open(&ep, &ch, &src, &h, &self->addr))
 			_exit(1);
 		memset(src, 0x5a, BIG + 2 * PG);
 		if (send_rndv(ep, &ch, h, src, BIG, 1) ||
