@@ -244,7 +244,7 @@ rndv_bw() {
 # round: rndv-unreg-rmsg.N and rndv-reg-rmsg.N, for rndv_bw_unreg_1m.
 rndv_unreg_pair() {
 	local r=$1 k
-	for k in $(((r % 2)) $(((r + 1) % 2))); do
+	for k in $((r % 2)) $(((r + 1) % 2)); do
 		if [ "$k" = 0 ]; then
 			rmsg_pair "rndv-reg-rmsg.$r" bw -T 120 -- --json -T 120 \
 				-s 1048576 -n 64 -w 0 -W 16 bw || return 1
