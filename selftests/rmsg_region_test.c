@@ -28,45 +28,6 @@ static long span_pages(uintptr_t addr, size_t len)
 	return (long)((addr + len - 1) / PG - addr / PG + 1);
 }
 
-static int raw_reg(int fd, __u64 addr, __u64 len, __u32 flags, __u64 resv0,
-		   __u64 resv1, __u32 *handle)
-{
-	struct rmsg_reg r;
-
-	memset(&r, 0, sizeof(r));
-	r.addr = addr;
-	r.len = len;
-	r.flags = flags;
-	r.resv[0] = resv0;
-	r.resv[1] = resv1;
-	if (ioctl(fd, RMSG_IOC_REG, &r))
-		return -errno;
-	if (handle)
-		*handle = r.handle;
-	return 0;
-}
-
-static int raw_dereg(int fd, __u32 handle, __u32 flags, __u64 resv)
-{
-	struct rmsg_dereg d;
-
-	memset(&d, 0, sizeof(d));
-	d.handle = handle;
-	d.flags = flags;
-	d.resv = resv;
-	return ioctl(fd, RMSG_IOC_DEREG, &d) ? -errno : 0;
-}
-
-static int reg(int fd, void *addr, size_t len, __u32 *handle)
-{
-	return raw_reg(fd, (uintptr_t)addr, len, 0, 0, 0, handle);
-}
-
-static int dereg(int fd, __u32 handle)
-{
-	return raw_dereg(fd, handle, 0, 0);
-}
-
 static unsigned char *map_pages(size_t npages, int prot)
 {
 	void *p = mmap(NULL, npages * PG, prot, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -297,7 +258,7 @@ TEST_F(region, handles_are_per_endpoint)
 	ASSERT_LE(0, other);
 	ASSERT_NE(NULL, buf);
 	ASSERT_EQ(0, rmsg_reg(self->ep, buf, PG, &h));
-	EXPECT_EQ(-ENOENT, dereg(other, h));
+	EXPECT_EQ(-ENOENT, rmsg_fd_dereg(other, h));
 	close(other);
 	EXPECT_EQ(self->pin0 + 4, rmsg_vmpin_kb());
 	EXPECT_EQ(0, rmsg_dereg(self->ep, h));
@@ -312,30 +273,31 @@ TEST_F(region, bad_fields)
 	__u32 h;
 
 	ASSERT_NE(NULL, buf);
-	EXPECT_EQ(-EINVAL, raw_reg(fd, a, PG, 1, 0, 0, &h));
-	EXPECT_EQ(-EINVAL, raw_reg(fd, a, PG, 1U << 31, 0, 0, &h));
-	EXPECT_EQ(-EINVAL, raw_reg(fd, a, PG, 0, 1, 0, &h));
-	EXPECT_EQ(-EINVAL, raw_reg(fd, a, PG, 0, 0, 1ULL << 63, &h));
-	EXPECT_EQ(-EINVAL, raw_reg(fd, a, 0, 0, 0, 0, &h));
-	EXPECT_EQ(-EINVAL, raw_reg(fd, a, RMSG_REG_MAX_LEN + 1, 0, 0, 0, &h));
-	EXPECT_EQ(-EINVAL, raw_reg(fd, a, ~0ULL, 0, 0, 0, &h));
+	EXPECT_EQ(-EINVAL, rmsg_raw_reg(fd, a, PG, 1, 0, 0, &h));
+	EXPECT_EQ(-EINVAL, rmsg_raw_reg(fd, a, PG, 1U << 31, 0, 0, &h));
+	EXPECT_EQ(-EINVAL, rmsg_raw_reg(fd, a, PG, 0, 1, 0, &h));
+	EXPECT_EQ(-EINVAL, rmsg_raw_reg(fd, a, PG, 0, 0, 1ULL << 63, &h));
+	EXPECT_EQ(-EINVAL, rmsg_raw_reg(fd, a, 0, 0, 0, 0, &h));
+	EXPECT_EQ(-EINVAL,
+		  rmsg_raw_reg(fd, a, RMSG_REG_MAX_LEN + 1, 0, 0, 0, &h));
+	EXPECT_EQ(-EINVAL, rmsg_raw_reg(fd, a, ~0ULL, 0, 0, 0, &h));
 	/* addr + len wraps around. */
-	EXPECT_EQ(-EINVAL, raw_reg(fd, ~0ULL - 10, 100, 0, 0, 0, &h));
-	EXPECT_EQ(-EINVAL, raw_reg(fd, ~0ULL, 1ULL << 20, 0, 0, 0, &h));
+	EXPECT_EQ(-EINVAL, rmsg_raw_reg(fd, ~0ULL - 10, 100, 0, 0, 0, &h));
+	EXPECT_EQ(-EINVAL, rmsg_raw_reg(fd, ~0ULL, 1ULL << 20, 0, 0, 0, &h));
 	EXPECT_EQ(-EINVAL, rmsg_reg(self->ep, buf, 0, &h));
 	EXPECT_EQ(-1, ioctl(fd, RMSG_IOC_REG, NULL));
 	EXPECT_EQ(EFAULT, errno);
 	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 
 	/* Nothing was registered: the same fields, valid, still work. */
-	ASSERT_EQ(0, raw_reg(fd, a, PG, 0, 0, 0, &h));
-	EXPECT_EQ(-EINVAL, raw_dereg(fd, h, 1, 0));
-	EXPECT_EQ(-EINVAL, raw_dereg(fd, h, 0, 1));
-	EXPECT_EQ(-EINVAL, raw_dereg(fd, 0, 1, 0));
+	ASSERT_EQ(0, rmsg_raw_reg(fd, a, PG, 0, 0, 0, &h));
+	EXPECT_EQ(-EINVAL, rmsg_raw_dereg(fd, h, 1, 0));
+	EXPECT_EQ(-EINVAL, rmsg_raw_dereg(fd, h, 0, 1));
+	EXPECT_EQ(-EINVAL, rmsg_raw_dereg(fd, 0, 1, 0));
 	EXPECT_EQ(-1, ioctl(fd, RMSG_IOC_DEREG, NULL));
 	EXPECT_EQ(EFAULT, errno);
 	EXPECT_EQ(self->pin0 + 4, rmsg_vmpin_kb());
-	EXPECT_EQ(0, raw_dereg(fd, h, 0, 0));
+	EXPECT_EQ(0, rmsg_raw_dereg(fd, h, 0, 0));
 	EXPECT_EQ(self->pin0, rmsg_vmpin_kb());
 	munmap(buf, 2 * PG);
 }
@@ -371,9 +333,9 @@ TEST_F(region, efault)
 	ASSERT_EQ(0, munmap(gone, 2 * PG));
 
 	EXPECT_EQ(-EFAULT, rmsg_reg(self->ep, (void *)PG, PG, &h));
-	EXPECT_EQ(-EFAULT, raw_reg(rmsg_ep_fd(self->ep), 0xffff888000000000ULL,
-				   PG,
-				   0, 0, 0, &h));
+	EXPECT_EQ(-EFAULT, rmsg_raw_reg(rmsg_ep_fd(self->ep),
+					0xffff888000000000ULL, PG, 0, 0, 0,
+					&h));
 	EXPECT_EQ(-EFAULT, rmsg_reg(self->ep, ro, PG, &h));
 	EXPECT_EQ(-EFAULT, rmsg_reg(self->ep, ro + 10, 1, &h));
 	EXPECT_EQ(-EFAULT, rmsg_reg(self->ep, none, 2 * PG, &h));
@@ -523,9 +485,9 @@ TEST(close_unpins)
 	ASSERT_NE(NULL, buf);
 	fd = rmsg_node_open();
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, reg(fd, buf, 3 * PG, &h));
-	ASSERT_EQ(0, reg(fd, buf + 100, 5000, &h));
-	ASSERT_EQ(0, reg(fd, buf, 8 * PG, &h));
+	ASSERT_EQ(0, rmsg_fd_reg(fd, buf, 3 * PG, &h));
+	ASSERT_EQ(0, rmsg_fd_reg(fd, buf + 100, 5000, &h));
+	ASSERT_EQ(0, rmsg_fd_reg(fd, buf, 8 * PG, &h));
 	EXPECT_EQ(pin0 + 4 * (3 + 2 + 8), rmsg_vmpin_kb());
 	EXPECT_TRUE(rmsg_pins_are(pins0, 3 + 2 + 8));
 	close(fd);
@@ -555,7 +517,7 @@ TEST(many_regions_then_close)
 	fd = rmsg_node_open();
 	ASSERT_LE(0, fd);
 	for (i = 0; i < N; i++) {
-		ASSERT_EQ(0, reg(fd, buf + i * PG + i % 7, PG - i % 7, &h[i]))
+		ASSERT_EQ(0, rmsg_fd_reg(fd, buf + i * PG + i % 7, PG - i % 7, &h[i]))
 			TH_LOG("region %d", i);
 		if (!h[i] || h[i] > N)
 			out_of_range++;
@@ -567,7 +529,7 @@ TEST(many_regions_then_close)
 	EXPECT_EQ(pin0 + 4 * N, rmsg_vmpin_kb());
 	/* Every other one by DEREG, the rest by close. */
 	for (i = 0; i < N; i += 2)
-		EXPECT_EQ(0, dereg(fd, h[i]));
+		EXPECT_EQ(0, rmsg_fd_dereg(fd, h[i]));
 	EXPECT_EQ(pin0 + 4 * N / 2, rmsg_vmpin_kb());
 	EXPECT_TRUE(rmsg_pins_are(pins0, N / 2));
 	close(fd);

@@ -249,27 +249,47 @@ static inline void rmsg_ep_drop(struct rmsg_ep **ep)
 /*
  * Register and unregister on a bare /dev/rmsg file, with no endpoint set
  * up on it (rmsg_reg() needs an endpoint): what the kernel accepts there.
+ * The raw forms fill every field of the UAPI structure, reserved ones
+ * included, so that a test can show what the kernel refuses.
  */
-static inline int rmsg_fd_reg(int fd, void *addr, size_t len, __u32 *handle)
+static inline int rmsg_raw_reg(int fd, __u64 addr, __u64 len, __u32 flags,
+			       __u64 resv0, __u64 resv1, __u32 *handle)
 {
 	struct rmsg_reg r;
 
 	memset(&r, 0, sizeof(r));
-	r.addr = (uintptr_t)addr;
+	r.addr = addr;
 	r.len = len;
+	r.flags = flags;
+	r.resv[0] = resv0;
+	r.resv[1] = resv1;
 	if (ioctl(fd, RMSG_IOC_REG, &r))
 		return -errno;
-	*handle = r.handle;
+	if (handle)
+		*handle = r.handle;
 	return 0;
 }
 
-static inline int rmsg_fd_dereg(int fd, __u32 handle)
+static inline int rmsg_raw_dereg(int fd, __u32 handle, __u32 flags,
+				 __u64 resv)
 {
 	struct rmsg_dereg d;
 
 	memset(&d, 0, sizeof(d));
 	d.handle = handle;
+	d.flags = flags;
+	d.resv = resv;
 	return ioctl(fd, RMSG_IOC_DEREG, &d) ? -errno : 0;
+}
+
+static inline int rmsg_fd_reg(int fd, void *addr, size_t len, __u32 *handle)
+{
+	return rmsg_raw_reg(fd, (uintptr_t)addr, len, 0, 0, 0, handle);
+}
+
+static inline int rmsg_fd_dereg(int fd, __u32 handle)
+{
+	return rmsg_raw_dereg(fd, handle, 0, 0);
 }
 
 /* Queue one NOP; false when the SQ is full. */
