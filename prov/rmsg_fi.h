@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/queue.h>
 #include <sys/uio.h>
 
 #include <rdma/fabric.h>
@@ -131,7 +132,8 @@ struct rfi_domain {
 
 /* An operation posted by the program, until it completes. */
 struct rfi_op {
-	struct rfi_op *next;
+	TAILQ_ENTRY(rfi_op) link;	/* receive: in a posted queue */
+	struct rfi_op *next;		/* send: in its peer's queue */
 	void *context;
 	uint64_t flags;		/* FI_SEND/FI_RECV, FI_MSG/FI_TAGGED, ... */
 	struct iovec iov[4];
@@ -155,7 +157,7 @@ struct rfi_op {
 
 /* A message that came before its receive, or one peeked (FI_PEEK). */
 struct rfi_unexp {
-	struct rfi_unexp *next;
+	TAILQ_ENTRY(rfi_unexp) link;	/* while @listed */
 	struct rfi_hdr hdr;
 	fi_addr_t src;
 	void *buf;		/* its payload (a copy), hdr.len bytes */
@@ -163,7 +165,7 @@ struct rfi_unexp {
 	bool claimed;
 	void *claim_ctx;
 	struct rfi_op *waiting;	/* matched before its bytes arrived */
-	bool listed;		/* in rfi_ep.unexp_msg or unexp_tag */
+	bool listed;		/* in one of rfi_ep.unexp */
 	bool discarded;		/* FI_DISCARD before its bytes arrived */
 };
 
@@ -215,8 +217,8 @@ struct rfi_ep {
 	struct fid_ep ep;
 	struct rfi_domain *dom;
 	struct fi_info *info;
-	struct rmsg_ep *rep;
-	bool rep_open, enabled;
+	struct rmsg_ep *rep;		/* from fi_enable() on; NULL before */
+	bool enabled;
 	struct sockaddr_in name;
 	struct rfi_av *av;
 	struct rfi_cq *tx_cq, *rx_cq;
@@ -226,8 +228,13 @@ struct rfi_ep {
 	size_t npeers;
 	struct rfi_chan *chans;		/* by librmsg channel id */
 	size_t nchans;
-	struct rfi_op *posted_msg, *posted_tag;		/* receives */
-	struct rfi_unexp *unexp_msg, *unexp_tag;	/* in arrival order */
+	/*
+	 * Receives in the order posted and messages in the order they
+	 * came, [0] FI_MSG and [1] FI_TAGGED: appended at the tail in O(1),
+	 * taken from anywhere when matched.
+	 */
+	TAILQ_HEAD(rfi_op_queue, rfi_op) posted[2];
+	TAILQ_HEAD(rfi_unexp_queue, rfi_unexp) unexp[2];
 	struct rfi_slot *slots;		/* by librmsg user_data index */
 	size_t nslots, free_slot;
 	/*
@@ -251,7 +258,7 @@ struct rfi_ep {
 	}
 
 /* rmsg_fi_cq.c */
-void rfi_cq_watch(struct rfi_cq *cq, struct rfi_ep *ep, bool on);
+int rfi_cq_watch(struct rfi_cq *cq, struct rfi_ep *ep, bool on);
 int rfi_cq_trywait(struct rfi_cq *cq);
 
 /* rmsg_fi.c */

@@ -204,18 +204,22 @@ static struct fi_ops_cq rfi_cq_ops = {
 
 /*
  * Add (@on) or remove endpoint @ep's librmsg descriptor to or from the
- * CQ's wait set; called under the domain lock, once the endpoint is
- * enabled and before it closes.
+ * CQ's wait set; called under the domain lock, when the endpoint is
+ * enabled and before it closes. Adding can fail (no memory, the user's
+ * max_user_watches): the endpoint must not be enabled then, or
+ * fi_cq_sread() would sleep through its completions. Removing cannot fail
+ * for a descriptor that was added.
  */
-void rfi_cq_watch(struct rfi_cq *cq, struct rfi_ep *ep, bool on)
+int rfi_cq_watch(struct rfi_cq *cq, struct rfi_ep *ep, bool on)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = ep };
 	int fd = rmsg_ep_fd(ep->rep);
 
-	if (on)
-		epoll_ctl(cq->epfd, EPOLL_CTL_ADD, fd, &ev);
-	else
+	if (!on) {
 		epoll_ctl(cq->epfd, EPOLL_CTL_DEL, fd, NULL);
+		return 0;
+	}
+	return epoll_ctl(cq->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
 /*

@@ -468,14 +468,12 @@ static void rfi_deliver(struct rfi_ep *ep, struct rfi_op *op,
 static struct rfi_op *rfi_take_posted(struct rfi_ep *ep,
 				      const struct rfi_hdr *hdr, fi_addr_t src)
 {
-	struct rfi_op **pp = hdr->kind == RFI_TAGGED ? &ep->posted_tag :
-						       &ep->posted_msg;
+	struct rfi_op_queue *q = &ep->posted[hdr->kind == RFI_TAGGED];
 	struct rfi_op *op;
 
-	for (; (op = *pp); pp = &op->next)
+	TAILQ_FOREACH(op, q, link)
 		if (rfi_matches(ep, op, hdr, src)) {
-			*pp = op->next;
-			op->next = NULL;
+			TAILQ_REMOVE(q, op, link);
 			return op;
 		}
 	return NULL;
@@ -483,12 +481,7 @@ static struct rfi_op *rfi_take_posted(struct rfi_ep *ep,
 
 static void rfi_unexp_add(struct rfi_ep *ep, struct rfi_unexp *u)
 {
-	struct rfi_unexp **pp = u->hdr.kind == RFI_TAGGED ? &ep->unexp_tag :
-							    &ep->unexp_msg;
-
-	while (*pp)
-		pp = &(*pp)->next;
-	*pp = u;
+	TAILQ_INSERT_TAIL(&ep->unexp[u->hdr.kind == RFI_TAGGED], u, link);
 	u->listed = true;
 }
 
@@ -576,13 +569,10 @@ static int rfi_rx_rndv(struct rfi_ep *ep, const struct rfi_hdr *hdr,
 		rfi_unexp_add(ep, u);
 	return 0;
 again_op:
-	if (op) {
-		/* Back to the front of its queue, where it was. */
-		struct rfi_op **pp = hdr->kind == RFI_TAGGED ? &ep->posted_tag :
-							       &ep->posted_msg;
-		op->next = *pp;
-		*pp = op;
-	}
+	/* Back to the front of its queue, where it was. */
+	if (op)
+		TAILQ_INSERT_HEAD(&ep->posted[hdr->kind == RFI_TAGGED], op,
+				  link);
 	return -EAGAIN;
 fail_op:
 	if (op) {
@@ -805,8 +795,9 @@ ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 		 fi_addr_t src, uint64_t tag, uint64_t ignore, uint64_t flags,
 		 void *context)
 {
-	struct rfi_unexp **pp, *u;
-	struct rfi_op *op, **qp;
+	struct rfi_unexp_queue *unexp = &ep->unexp[!!(flags & FI_TAGGED)];
+	struct rfi_unexp *u;
+	struct rfi_op *op;
 	struct rfi_hdr probe;
 
 	if (count > 4)
@@ -831,8 +822,7 @@ ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 
 	pthread_mutex_lock(&ep->dom->lock);
 	rfi_ep_progress(ep);
-	pp = flags & FI_TAGGED ? &ep->unexp_tag : &ep->unexp_msg;
-	for (; (u = *pp); pp = &u->next) {
+	TAILQ_FOREACH(u, unexp, link) {
 		probe.tag = u->hdr.tag;
 		if (flags & FI_CLAIM ? u->claimed && u->claim_ctx == context :
 		    !u->claimed && !u->waiting &&
@@ -859,7 +849,7 @@ ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 		return 0;
 	}
 	if (u) {
-		*pp = u->next;
+		TAILQ_REMOVE(unexp, u, link);
 		u->listed = false;
 		if (flags & FI_DISCARD) {
 			rfi_complete(ep, op, 0, u->hdr.tag, u->hdr.data, 0,
@@ -889,10 +879,7 @@ ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 		pthread_mutex_unlock(&ep->dom->lock);
 		return -FI_EINVAL;
 	}
-	qp = flags & FI_TAGGED ? &ep->posted_tag : &ep->posted_msg;
-	while (*qp)
-		qp = &(*qp)->next;
-	*qp = op;
+	TAILQ_INSERT_TAIL(&ep->posted[!!(flags & FI_TAGGED)], op, link);
 	pthread_mutex_unlock(&ep->dom->lock);
 	return 0;
 }
@@ -901,15 +888,14 @@ ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 static ssize_t rfi_cancel(fid_t fid, void *context)
 {
 	struct rfi_ep *ep = container_of(fid, struct rfi_ep, ep.fid);
-	struct rfi_op **qs[2] = { &ep->posted_tag, &ep->posted_msg };
-	struct rfi_op **pp, *op;
+	struct rfi_op *op;
 	int q;
 
 	pthread_mutex_lock(&ep->dom->lock);
 	for (q = 0; q < 2; q++)
-		for (pp = qs[q]; (op = *pp); pp = &op->next)
+		TAILQ_FOREACH(op, &ep->posted[q], link)
 			if (op->context == context) {
-				*pp = op->next;
+				TAILQ_REMOVE(&ep->posted[q], op, link);
 				op->complete = true;
 				rfi_complete(ep, op, 0, op->tag, 0, 0,
 					     FI_ADDR_NOTAVAIL, FI_ECANCELED,
@@ -1052,6 +1038,7 @@ static int rfi_ep_close(struct fid *fid)
 	struct rfi_unexp *u;
 	struct rfi_op *op;
 	size_t i;
+	int q;
 
 	pthread_mutex_lock(&ep->dom->lock);
 	if (ep->enabled) {
@@ -1063,8 +1050,7 @@ static int rfi_ep_close(struct fid *fid)
 	if (ep->rx_cq != ep->tx_cq)
 		rfi_cq_unbind(ep->rx_cq, ep);
 	/* The kernel keeps what is still pinned until its transfer ends. */
-	if (ep->rep_open)
-		rmsg_ep_close(ep->rep);
+	rmsg_ep_close(ep->rep);
 	/*
 	 * What librmsg was still doing for the endpoint ended with it: free
 	 * the ops of the slots (a queued one goes with its queue below). A
@@ -1093,23 +1079,20 @@ static int rfi_ep_close(struct fid *fid)
 			ep->peers[i].queue = op->next;
 			rfi_op_free(op);
 		}
-	while ((op = ep->posted_msg)) {
-		ep->posted_msg = op->next;
-		free(op);
+	for (q = 0; q < 2; q++) {
+		while ((op = TAILQ_FIRST(&ep->posted[q]))) {
+			TAILQ_REMOVE(&ep->posted[q], op, link);
+			free(op);
+		}
 	}
-	while ((op = ep->posted_tag)) {
-		ep->posted_tag = op->next;
-		free(op);
-	}
-	while ((u = ep->unexp_msg) || (u = ep->unexp_tag)) {
-		if (u == ep->unexp_msg)
-			ep->unexp_msg = u->next;
-		else
-			ep->unexp_tag = u->next;
-		if (u->waiting)
-			rfi_op_free(u->waiting);
-		free(u->buf);
-		free(u);
+	for (q = 0; q < 2; q++) {
+		while ((u = TAILQ_FIRST(&ep->unexp[q]))) {
+			TAILQ_REMOVE(&ep->unexp[q], u, link);
+			if (u->waiting)
+				rfi_op_free(u->waiting);
+			free(u->buf);
+			free(u);
+		}
 	}
 	pthread_mutex_unlock(&ep->dom->lock);
 	free(ep->slots);
@@ -1172,17 +1155,28 @@ static int rfi_ep_enable(struct rfi_ep *ep)
 	ret = rmsg_ep_open(&ep->rep, 256, 1024);
 	if (ret)
 		return ret;
-	ep->rep_open = true;
 	rmsg_ep_set_locking(ep->rep);
 	ret = rmsg_ep_listen(ep->rep, (struct sockaddr *)&ep->name, len, 0,
 			     0);
 	if (ret)
-		return ret;
+		goto fail_close;
+	ret = rfi_cq_watch(ep->tx_cq, ep, true);
+	if (ret)
+		goto fail_close;
+	if (ep->rx_cq != ep->tx_cq) {
+		ret = rfi_cq_watch(ep->rx_cq, ep, true);
+		if (ret)
+			goto fail_unwatch;
+	}
 	ep->enabled = true;
-	rfi_cq_watch(ep->tx_cq, ep, true);
-	if (ep->rx_cq != ep->tx_cq)
-		rfi_cq_watch(ep->rx_cq, ep, true);
 	return 0;
+fail_unwatch:
+	rfi_cq_watch(ep->tx_cq, ep, false);
+fail_close:
+	/* Nothing was sent or received yet: a later fi_enable() starts anew. */
+	rmsg_ep_close(ep->rep);
+	ep->rep = NULL;
+	return ret;
 }
 
 static int rfi_ep_control(struct fid *fid, int command, void *arg)
@@ -1214,6 +1208,7 @@ int rfi_endpoint(struct fid_domain *domain, struct fi_info *info,
 	struct rfi_domain *dom = container_of(domain, struct rfi_domain,
 					      domain);
 	struct rfi_ep *ep;
+	int i;
 
 	if (!info || !info->ep_attr || info->ep_attr->type != FI_EP_RDM)
 		return -FI_EINVAL;
@@ -1227,6 +1222,10 @@ int rfi_endpoint(struct fid_domain *domain, struct fi_info *info,
 	}
 	ep->dom = dom;
 	ep->backlog = RFI_NO_PEER;
+	for (i = 0; i < 2; i++) {
+		TAILQ_INIT(&ep->posted[i]);
+		TAILQ_INIT(&ep->unexp[i]);
+	}
 	ep->caps = info->caps;
 	ep->ep.fid.fclass = FI_CLASS_EP;
 	ep->ep.fid.context = context;
