@@ -304,7 +304,7 @@ check-mpi: deps
 
 run: deps
 	$(MAKE) -j$(NPROC) all
-	tools/testing/rmsg-vm -T 300 tools/testing/demo.sh
+	tools/testing/rmsg-vm -T 600 tools/testing/demo.sh
 
 # make check's stages on a debug guest kernel built from Debian's
 # linux-source (lockdep, KASAN, KFENCE, DEBUG_ATOMIC_SLEEP): the kernel is
@@ -324,8 +324,9 @@ check-debug: deps
 BENCH_ROUNDS	?= 3
 # eager, rndv (rendezvous against ib_read_bw/ib_read_lat/ib_write_bw), resil
 # (repair times, retention's cost), ofi (fi_pingpong over the rmsg provider
-# against libfabric's verbs provider), or any of them joined with commas
-BENCH_PARTS	?= eager,rndv,resil,ofi
+# against libfabric's verbs;ofi_rxm), mpi (NetPIPE under Open MPI over the
+# provider against UCX and verbs;ofi_rxm), or any of them joined with commas
+BENCH_PARTS	?= eager,rndv,resil,ofi,mpi
 
 # The host's load goes into the report: other guests running at the same
 # time on a 2-core machine make the figures worthless.
@@ -335,7 +336,7 @@ bench:
 	rm -rf build/bench && mkdir -p build/bench
 	{ uptime; echo "guests $$(pgrep -c -x qemu-system-x86)"; } \
 		>build/bench/host.start
-	tools/testing/rmsg-vm -T 5400 tools/testing/bench.sh build/bench \
+	tools/testing/rmsg-vm -b -T 2400 tools/testing/bench.sh build/bench \
 		$(BENCH_ROUNDS) $(BENCH_PARTS); status=$$?; \
 	{ uptime; echo "guests $$(pgrep -c -x qemu-system-x86)"; } \
 		>build/bench/host.end; \

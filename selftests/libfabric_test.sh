@@ -55,6 +55,7 @@ addr=${RMSG_LOCAL_ADDR:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export FI_PROVIDER_PATH=$PWD/build/prov
+mpirun_rxe=$PWD/tools/testing/mpirun-rxe
 
 tests=(fi_info pingpong_msg pingpong_tagged wait_fd netpipe_openmpi
        netpipe_device_readd hpcc_openmpi)
@@ -130,17 +131,9 @@ t_wait_fd() {
 	sed 's/^/# /' "$out"
 }
 
-# Open MPI as root, in a guest without a host name or /dev/shm of its
-# own: what it needs to start at all (Documentation/libfabric.rst).
+# Two ranks over the provider, in $tmp (tools/testing/mpirun-rxe).
 mpi() {
-	hostname rmsg-guest 2>/dev/null
-	mountpoint -q /dev/shm ||
-		{ mkdir -p /dev/shm && mount -t tmpfs tmpfs /dev/shm; }
-	(cd "$tmp" && HOME=$tmp OMPI_ALLOW_RUN_AS_ROOT=1 \
-		OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 5 "$limit" \
-		mpirun -np 2 --allow-run-as-root --mca pml cm --mca mtl ofi \
-		--mca mtl_ofi_provider_include rmsg --mca btl self \
-		-x FI_PROVIDER_PATH "$@")
+	(cd "$tmp" && "$mpirun_rxe" -t "$limit" "$@")
 }
 
 t_netpipe_openmpi() {
@@ -165,13 +158,6 @@ t_netpipe_openmpi() {
 	echo "# NetPIPE -i: $n sizes, every byte checked"
 }
 
-# mpi() in a mount namespace whose /dev/infiniband is an empty tmpfs: the
-# job reaches rmsg through /dev/rmsg only.
-mpi_no_uverbs() {
-	unshare -m bash -c 'mount -t tmpfs none /dev/infiniband && "$@"' _ \
-		mpi "$@"
-}
-
 t_netpipe_device_readd() {
 	local out np i removed=0 jobs=0 n=0 p fds=0
 
@@ -179,15 +165,13 @@ t_netpipe_device_readd() {
 		fail "no NPopenmpi or unshare"
 		return
 	fi
-	export -f mpi
-	export tmp limit
 	# NetPIPE ends early once a trial takes over a second, as one under
 	# a repair does: jobs follow each other until ten removals were made
 	# under them, each while a job is past its start.
 	while ((removed < 10 && jobs < 10)); do
 		jobs=$((jobs + 1))
 		out=$tmp/np-readd.$jobs.log
-		mpi_no_uverbs NPopenmpi -i -u 4194304 -o "$tmp/np-readd.out" \
+		mpi -n NPopenmpi -i -u 4194304 -o "$tmp/np-readd.out" \
 			>"$out" 2>&1 &
 		np=$!
 		for ((i = 0; i < 120 * slow; i++)); do
@@ -197,8 +181,8 @@ t_netpipe_device_readd() {
 		done
 		if [ "$jobs" = 1 ]; then
 			for p in $(pgrep -x NPopenmpi); do
-				fds=$((fds + $(ls -l "/proc/$p/fd" 2>/dev/null |
-					       grep -c uverbs)))
+				fds=$((fds + $(find "/proc/$p/fd" \
+					-lname '*uverbs*' 2>/dev/null | wc -l)))
 			done
 			[ "$fds" = 0 ] ||
 				fail "the ranks hold $fds uverbs descriptors"

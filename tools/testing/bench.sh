@@ -11,10 +11,13 @@
 # repeated ROUNDS times (default 3) with rmsg and perftest interleaved; the
 # report takes the median of the rounds. Memory per channel and the system
 # calls with the kernel poller are measured once, after the rounds. PARTS
-# (default "eager,rndv,resil,ofi") picks the eager part (latency, streams,
-# poller, memory), the rendezvous part, the resilience part (repair times,
-# and what retention costs the 64-byte latency) and/or the libfabric part
-# (fi_pingpong over the rmsg provider against the verbs provider).
+# (default "eager,rndv,resil,ofi,mpi") picks the eager part (latency,
+# streams, poller, memory), the rendezvous part, the resilience part
+# (repair times, and what retention costs the 64-byte latency), the
+# libfabric part (fi_pingpong over the rmsg provider against
+# verbs;ofi_rxm) and/or the MPI part (NetPIPE under Open MPI over the rmsg
+# provider, UCX and verbs;ofi_rxm). make bench boots the guest without
+# slub_debug (rmsg-vm -b).
 #
 # Files in OUT (one JSON object a line; perftest's tables are turned into
 # the same keys as rmsg-perf's JSON):
@@ -32,10 +35,13 @@
 #   rndv-put.skip             why the RPut part did not run (when not)
 #   rndv-unreg-rmsg.N,        1 MiB RGet streams from memory in no region
 #   rndv-reg-rmsg.N           and from registered memory, back to back
-#   ofi-rmsg.N, ofi-verbs.N   fi_pingpong (Debian's libfabric) over the rmsg
-#                             provider (-e rdm) and over libfabric's verbs
-#                             provider (-e msg, the one that runs on rxe):
+#   ofi-rmsg.N, ofi-rxm.N     fi_pingpong (Debian's libfabric) over the rmsg
+#                             provider and over verbs;ofi_rxm (-e rdm):
 #                             {"bytes", "lat_us", "bw_MBps"}, 64 B and 1 MiB
+#   netpipe-T.N               NetPIPE (Debian's NPopenmpi) under Open MPI
+#                             over T = rmsg, ucx or rxm
+#                             (tools/testing/mpirun-rxe): {"bytes",
+#                             "lat_us", "bw_MBps"}, 8 B and 4 MiB
 #   recover-rmsg.N            rmsg-perf recover: QP errors, repair times
 #   recover-readd-rmsg.N      rmsg-perf recover: rxe0 deleted and made
 #                             again, repair times from its return
@@ -52,7 +58,7 @@ cd "$(dirname "$0")/../.." || exit 1
 
 out=${1:?usage: bench.sh OUT [ROUNDS [PARTS]]}
 rounds=${2:-3}
-parts=,${3:-eager,rndv,resil,ofi},
+parts=,${3:-eager,rndv,resil,ofi,mpi},
 want() { [[ $parts == *,$1,* ]]; }
 perf=tools/rmsg-perf/rmsg-perf
 # A command rmsg_pair runs rmsg-perf under (another user), or none.
@@ -93,6 +99,10 @@ retain_pairs=6
 # fi_pingpong round trips: 64 B, and 1 MiB (a few MB/s: seconds each).
 fipp_lat_iters=300
 fipp_bw_iters=10
+# NetPIPE round trips: 8 B, and 4 MiB.
+np_lat_iters=300
+np_bw_iters=5
+mpirun_rxe=$PWD/tools/testing/mpirun-rxe
 
 # OUT is emptied by the caller (make bench), which also leaves host.* there.
 mkdir -p "$out"
@@ -120,6 +130,7 @@ mountpoint -q /sys/kernel/tracing ||
 	echo "retain_iters $retain_iters"
 	echo "retain_pairs $retain_pairs"
 	echo "fipp_iters $fipp_lat_iters $fipp_bw_iters"
+	echo "np_iters $np_lat_iters $np_bw_iters"
 	ib_write_lat --version 2>&1 | head -n 1 | sed 's/^/perftest /'
 } >"$out/env"
 
@@ -157,15 +168,18 @@ rmsg_pair() {
 # client that connects too early can crash in librdmacm (a general
 # protection fault that would also fail the run's kernel log check), hence
 # the wait; a run whose figure (FIELD of the line for SIZE) is not a finite
-# number is repeated (perftest's CPU clock estimate can fail here).
+# number is repeated (perftest's CPU clock estimate can fail here). The
+# server's output is line buffered: block buffered into a file, its
+# "Waiting for client" came only at its exit, and every run waited out the
+# whole poll below (some 50 s under emulation, two thirds of make bench).
 perftest_pair() {
 	local tool=$1 size=$2 field=$3 spid attempt i ok=1
 	shift 3
 	for attempt in 1 2 3; do
-		timeout 150 taskset -c "$server_cpu" "$tool" -R -d "$dev" -F \
-			-s "$size" "$@" >/tmp/perftest.server 2>&1 &
+		timeout 150 taskset -c "$server_cpu" stdbuf -oL "$tool" -R \
+			-d "$dev" -F -s "$size" "$@" >/tmp/perftest.server 2>&1 &
 		spid=$!
-		for i in $(seq 200); do
+		for _ in $(seq 200); do
 			grep -q 'Waiting for client' /tmp/perftest.server &&
 				break
 			sleep 0.1
@@ -309,17 +323,20 @@ retain_pair() {
 }
 
 # fi_pingpong of SIZE, ITERS round trips, over provider PROV (rmsg or
-# verbs) with endpoint type EP: one JSON line into OUT/FILE, the client's
-# table in FILE.log. FI_PROVIDER_PATH adds rmsg's provider to libfabric's
-# built-in ones.
+# "verbs;ofi_rxm") with endpoint type EP: one JSON line into OUT/FILE, the
+# client's table in FILE.log. FI_PROVIDER_PATH adds rmsg's provider to
+# libfabric's built-in ones; FI_UNIVERSE_SIZE=64 keeps rxm's CQ (128 + 128
+# entries per peer of the universe, 1024 by default) within rxe's 32767,
+# where ibv_create_cq() would fail (Documentation/libfabric.rst).
 fipp() {
 	local file=$1 prov=$2 ep=$3 size=$4 iters=$5 log=$out/$1.log st
+	local env=(env FI_PROVIDER_PATH="$PWD/build/prov" FI_UNIVERSE_SIZE=64)
 
-	FI_PROVIDER_PATH=$PWD/build/prov timeout 300 taskset -c "$server_cpu" \
+	timeout 300 taskset -c "$server_cpu" "${env[@]}" \
 		fi_pingpong -p "$prov" -e "$ep" -S "$size" -I "$iters" \
 		>"$log.server" 2>&1 &
 	sleep 1
-	FI_PROVIDER_PATH=$PWD/build/prov timeout 300 taskset -c "$client_cpu" \
+	timeout 300 taskset -c "$client_cpu" "${env[@]}" \
 		fi_pingpong -p "$prov" -e "$ep" -S "$size" -I "$iters" "$addr" \
 		>>"$log" 2>&1
 	st=$?
@@ -331,8 +348,8 @@ fipp() {
 		>>"$out/$file"
 }
 
-# The libfabric part of round R: rmsg's provider and the verbs provider
-# back to back at each size, which goes first alternating by round.
+# The libfabric part of round R: rmsg's provider and verbs;ofi_rxm back
+# to back at each size, which goes first alternating by round.
 ofi_round() {
 	local r=$1 st=0 size iters k
 	for size in 64:"$fipp_lat_iters" 1048576:"$fipp_bw_iters"; do
@@ -342,9 +359,47 @@ ofi_round() {
 			if [ "$k" = 0 ]; then
 				fipp "ofi-rmsg.$r" rmsg rdm "$size" "$iters" || st=1
 			else
-				fipp "ofi-verbs.$r" verbs msg "$size" "$iters" || st=1
+				fipp "ofi-rxm.$r" "verbs;ofi_rxm" rdm "$size" \
+					"$iters" || st=1
 			fi
 		done
+	done
+	return $st
+}
+
+# NetPIPE (Debian's NPopenmpi, unmodified) over TRANSPORT (rmsg, rxm or
+# ucx: tools/testing/mpirun-rxe), one size: ITERS round trips of SIZE
+# bytes; one JSON line {"bytes", "lat_us", "bw_MBps"} into OUT/FILE.
+# NetPIPE's -o file has bytes, Mbit/s (10^6) and the half round trip in
+# seconds.
+netpipe() {
+	local file=$1 transport=$2 size=$3 iters=$4 dir st
+	dir=$(mktemp -d)
+	(cd "$dir" && exec "$mpirun_rxe" -p "$transport" -t 300 \
+		NPopenmpi -l "$size" -u "$size" -p 0 -n "$iters" -o np.out) \
+		>>"$out/$file.log" 2>&1
+	st=$?
+	if [ "$st" = 0 ] && [ -s "$dir/np.out" ]; then
+		awk '$1 > 0 { printf "{\"bytes\": %d, \"lat_us\": %.3f, \"bw_MBps\": %.3f}\n", $1, $3 * 1e6, $2 * 1e6 / 8 / 1048576 }' \
+			"$dir/np.out" >>"$out/$file"
+	else
+		log "NetPIPE over $transport, $size bytes, failed ($st)"
+		st=1
+	fi
+	rm -rf "$dir"
+	return "$st"
+}
+
+# The MPI part of round R: NetPIPE's 8-byte latency and 4 MiB bandwidth
+# over rmsg's provider, UCX and verbs;ofi_rxm, in an order that rotates by
+# round.
+mpi_round() {
+	local r=$1 st=0 k t
+	local order=(rmsg ucx rxm rmsg ucx)
+	for k in 0 1 2; do
+		t=${order[$(((r + k) % 3))]}
+		netpipe "netpipe-$t.$r" "$t" 8 "$np_lat_iters" || st=1
+		netpipe "netpipe-$t.$r" "$t" 4194304 "$np_bw_iters" || st=1
 	done
 	return $st
 }
@@ -396,8 +451,12 @@ for r in $(seq "$rounds"); do
 		resil_round "$r" || status=1
 	fi
 	if want ofi; then
-		log "round $r of $rounds: fi_pingpong, rmsg provider and verbs"
+		log "round $r of $rounds: fi_pingpong, rmsg provider and verbs;ofi_rxm"
 		ofi_round "$r" || status=1
+	fi
+	if want mpi; then
+		log "round $r of $rounds: NetPIPE over rmsg, UCX and verbs;ofi_rxm"
+		mpi_round "$r" || status=1
 	fi
 	want eager || continue
 	log "round $r of $rounds: latency, rmsg-perf"

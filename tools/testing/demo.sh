@@ -6,7 +6,9 @@
 # endpoints exchanging messages whose every byte count, order and stamp is
 # checked, with the latency and bandwidth they got: eager messages, a
 # rendezvous transfer, and a stream that goes on while its QP is forced
-# into error and its device is removed under it, with the repair times.
+# into error and its device is removed under it, with the repair times;
+# last, an unmodified MPI program (NetPIPE) over rmsg's libfabric provider
+# while the device is removed and added back under it.
 
 cd "$(dirname "$0")/../.." || exit 1
 ctl=tools/rmsgctl/rmsgctl
@@ -64,6 +66,35 @@ echo "-- the channel's QP is forced into the error state, 5 times"
 pair -n 5 --fault=qp-error recover || exit 1
 echo "-- the device is removed and added back (rdma link delete/add), twice"
 pair -n 2 --fault=hca-readd recover || exit 1
+
+step "an unmodified MPI program over rmsg while its device is reset"
+echo "(Debian's NetPIPE under Open MPI, through rmsg's libfabric provider; every"
+echo "byte of every size checked; rxe0 deleted and added back twice under it)"
+np_dir=$(mktemp -d)
+mpirun_rxe=$PWD/tools/testing/mpirun-rxe
+(cd "$np_dir" && exec "$mpirun_rxe" -n -t 240 \
+	NPopenmpi -i -u 4194304 -o np.out) >"$np_dir/np.log" 2>&1 &
+np=$!
+for _ in $(seq 120); do
+	grep -q 'Integrity check passed' "$np_dir/np.log" && break
+	kill -0 "$np" 2>/dev/null || break
+	sleep 0.5
+done
+for k in 1 2; do
+	kill -0 "$np" 2>/dev/null || break
+	rdma link delete rxe0 || exit 1
+	sleep 1
+	rdma link add rxe0 type rxe netdev "$RMSG_NETDEV" || exit 1
+	echo "-- rxe0 deleted and added back ($k) under the job"
+	sleep 2
+done
+if ! wait "$np" || grep -q -i 'integrity check failed' "$np_dir/np.log"; then
+	tail -n 5 "$np_dir/np.log"
+	exit 1
+fi
+grep 'Integrity check passed' "$np_dir/np.log" | tail -n 3
+echo "-- $(grep -c 'Integrity check passed' "$np_dir/np.log") sizes, every byte checked; the job ended with 0"
+rm -rf "$np_dir"
 
 cat <<'EOF'
 
