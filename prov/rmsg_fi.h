@@ -44,6 +44,13 @@
 			 FI_SOURCE)
 /* Sends of at most this many bytes may be injected (copied at once). */
 #define RFI_INJECT_SIZE	4096
+/*
+ * Injected payloads up to this size travel in the operation itself, and
+ * up to RFI_OP_CACHE freed operations wait on their endpoint for the next
+ * post: a small send or receive then costs no allocation at all.
+ */
+#define RFI_OP_SMALL	64
+#define RFI_OP_CACHE	256
 #define RFI_QUEUE_SIZE	1024
 /* Endpoints one CQ may serve. */
 #define RFI_CQ_EPS	4
@@ -145,6 +152,7 @@ struct rfi_op {
 	/* send */
 	struct rfi_hdr hdr;
 	void *copy;		/* an injected or gathered payload */
+	unsigned char small[RFI_OP_SMALL];	/* @copy of a small one */
 	uint64_t slot;		/* its index in rfi_ep.slots, if slotted */
 	bool slotted;
 	unsigned int sent;	/* librmsg sends of it made: header, payload */
@@ -236,6 +244,8 @@ struct rfi_ep {
 	TAILQ_HEAD(rfi_op_queue, rfi_op) posted[2];
 	TAILQ_HEAD(rfi_unexp_queue, rfi_unexp) unexp[2];
 	struct rfi_slot *slots;		/* by librmsg user_data index */
+	struct rfi_op *op_cache;	/* freed operations, by ->next */
+	size_t op_cached;
 	size_t nslots, free_slot;
 	/*
 	 * Peers (by index: rfi_peer() may move the array) whose queue

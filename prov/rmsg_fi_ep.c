@@ -183,9 +183,30 @@ static void rfi_complete(struct rfi_ep *ep, struct rfi_op *op, size_t len,
 		RFI_WARN("a completion lost: no memory\n");
 }
 
-static void rfi_op_free(struct rfi_op *op)
+/* A zeroed operation; under the domain lock. */
+static struct rfi_op *rfi_op_get(struct rfi_ep *ep)
 {
-	free(op->copy);
+	struct rfi_op *op = ep->op_cache;
+
+	if (!op)
+		return calloc(1, sizeof(*op));
+	ep->op_cache = op->next;
+	ep->op_cached--;
+	memset(op, 0, sizeof(*op));
+	return op;
+}
+
+/* @op is over: into the endpoint's cache, or freed; under the lock. */
+static void rfi_op_free(struct rfi_ep *ep, struct rfi_op *op)
+{
+	if (op->copy != op->small)
+		free(op->copy);
+	if (ep->op_cached < RFI_OP_CACHE) {
+		op->next = ep->op_cache;
+		ep->op_cache = op;
+		ep->op_cached++;
+		return;
+	}
 	free(op);
 }
 
@@ -281,7 +302,7 @@ static void rfi_send_end(struct rfi_ep *ep, struct rfi_op *op)
 	else
 		rfi_complete(ep, op, op->len, op->tag, 0, 0, FI_ADDR_NOTAVAIL,
 			     0, 0);
-	rfi_op_free(op);
+	rfi_op_free(ep, op);
 }
 
 /*
@@ -361,7 +382,7 @@ ssize_t rfi_send(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 		pthread_mutex_unlock(&ep->dom->lock);
 		return -FI_EINVAL;
 	}
-	op = calloc(1, sizeof(*op));
+	op = rfi_op_get(ep);
 	if (!op) {
 		pthread_mutex_unlock(&ep->dom->lock);
 		return -FI_ENOMEM;
@@ -383,9 +404,10 @@ ssize_t rfi_send(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 	op->hdr.data = data;
 	/* Injected: the program's buffer is free when this returns. */
 	if (flags & FI_INJECT) {
-		op->copy = malloc(len ? len : 1);
+		op->copy = len <= sizeof(op->small) ? op->small :
+						       malloc(len);
 		if (!op->copy) {
-			free(op);
+			rfi_op_free(ep, op);
 			pthread_mutex_unlock(&ep->dom->lock);
 			return -FI_ENOMEM;
 		}
@@ -395,7 +417,7 @@ ssize_t rfi_send(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 		ch = rmsg_chan_connect(ep->rep, (struct sockaddr *)&name,
 				       sizeof(name), RFI_UD_PEER | dest, 0);
 		if (ch < 0) {
-			rfi_op_free(op);
+			rfi_op_free(ep, op);
 			pthread_mutex_unlock(&ep->dom->lock);
 			return ch == -EAGAIN ? -FI_EAGAIN : ch;
 		}
@@ -461,7 +483,7 @@ static void rfi_deliver(struct rfi_ep *ep, struct rfi_op *op,
 	else
 		rfi_complete(ep, op, got, hdr->tag, hdr->data,
 			     rfi_rx_flags(hdr), src, 0, 0);
-	rfi_op_free(op);
+	rfi_op_free(ep, op);
 }
 
 /* Take the first posted receive that matches, off its queue. */
@@ -537,7 +559,7 @@ static int rfi_rx_rndv(struct rfi_ep *ep, const struct rfi_hdr *hdr,
 		if (ret == -EAGAIN)
 			goto again_op;
 		rfi_complete(ep, op, 0, hdr->tag, hdr->data, 0, src, -ret, 0);
-		rfi_op_free(op);
+		rfi_op_free(ep, op);
 		return 0;
 	}
 	u = calloc(1, sizeof(*u));
@@ -578,7 +600,7 @@ fail_op:
 	if (op) {
 		rfi_complete(ep, op, 0, hdr->tag, hdr->data, 0, src, FI_ENOMEM,
 			     0);
-		rfi_op_free(op);
+		rfi_op_free(ep, op);
 	}
 	rmsg_msg_discard(ep->rep, msg);
 	return 0;
@@ -695,7 +717,7 @@ static void rfi_op_done(struct rfi_ep *ep, const struct rmsg_event *ev)
 			rfi_complete(ep, op, op->hdr.len, op->hdr.tag,
 				     op->hdr.data, rfi_rx_flags(&op->hdr),
 				     op->addr, 0, 0);
-		rfi_op_free(op);
+		rfi_op_free(ep, op);
 		return;
 	}
 	/* A send: it ends with the completion of the last of its parts. */
@@ -804,9 +826,12 @@ ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 		return -FI_EINVAL;
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
-	op = calloc(1, sizeof(*op));
-	if (!op)
+	pthread_mutex_lock(&ep->dom->lock);
+	op = rfi_op_get(ep);
+	if (!op) {
+		pthread_mutex_unlock(&ep->dom->lock);
 		return -FI_ENOMEM;
+	}
 	op->context = context;
 	op->flags = FI_RECV | (flags & FI_TAGGED ? FI_TAGGED : FI_MSG);
 	op->complete = !(ep->rx_flags & FI_SELECTIVE_COMPLETION) ||
@@ -820,8 +845,14 @@ ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 	memset(&probe, 0, sizeof(probe));
 	probe.kind = flags & FI_TAGGED ? RFI_TAGGED : RFI_MSG;
 
-	pthread_mutex_lock(&ep->dom->lock);
-	rfi_ep_progress(ep);
+	/*
+	 * A peek looks at what has arrived, so it progresses first. A
+	 * receive need not: a message still in its channel's block is
+	 * matched against the posted receives, this one included, when
+	 * progress takes it, in the order it came.
+	 */
+	if (flags & FI_PEEK)
+		rfi_ep_progress(ep);
 	TAILQ_FOREACH(u, unexp, link) {
 		probe.tag = u->hdr.tag;
 		if (flags & FI_CLAIM ? u->claimed && u->claim_ctx == context :
@@ -844,7 +875,7 @@ ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 				     u->hdr.data, rfi_rx_flags(&u->hdr),
 				     u->src, 0, 0);
 		}
-		free(op);
+		rfi_op_free(ep, op);
 		pthread_mutex_unlock(&ep->dom->lock);
 		return 0;
 	}
@@ -854,7 +885,7 @@ ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 		if (flags & FI_DISCARD) {
 			rfi_complete(ep, op, 0, u->hdr.tag, u->hdr.data, 0,
 				     u->src, 0, 0);
-			free(op);
+			rfi_op_free(ep, op);
 			if (!u->arrived) {
 				/* Its slot frees it when the bytes are in. */
 				u->discarded = true;
@@ -875,7 +906,7 @@ ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 		return 0;
 	}
 	if (flags & FI_CLAIM) {
-		free(op);
+		rfi_op_free(ep, op);
 		pthread_mutex_unlock(&ep->dom->lock);
 		return -FI_EINVAL;
 	}
@@ -900,7 +931,7 @@ static ssize_t rfi_cancel(fid_t fid, void *context)
 				rfi_complete(ep, op, 0, op->tag, 0, 0,
 					     FI_ADDR_NOTAVAIL, FI_ECANCELED,
 					     0);
-				free(op);
+				rfi_op_free(ep, op);
 				pthread_mutex_unlock(&ep->dom->lock);
 				return 0;
 			}
@@ -1062,11 +1093,11 @@ static int rfi_ep_close(struct fid *fid)
 	for (i = 0; i < ep->nslots; i++) {
 		if (ep->slots[i].kind == RFI_SLOT_OP &&
 		    !ep->slots[i].op->queued) {
-			rfi_op_free(ep->slots[i].op);
+			rfi_op_free(ep, ep->slots[i].op);
 		} else if (ep->slots[i].kind == RFI_SLOT_EARLY) {
 			u = ep->slots[i].early;
 			if (u->waiting)
-				rfi_op_free(u->waiting);
+				rfi_op_free(ep, u->waiting);
 			u->waiting = NULL;
 			if (!u->listed)
 				free(u);
@@ -1077,22 +1108,26 @@ static int rfi_ep_close(struct fid *fid)
 	for (i = 0; i < ep->npeers; i++)
 		while ((op = ep->peers[i].queue)) {
 			ep->peers[i].queue = op->next;
-			rfi_op_free(op);
+			rfi_op_free(ep, op);
 		}
 	for (q = 0; q < 2; q++) {
 		while ((op = TAILQ_FIRST(&ep->posted[q]))) {
 			TAILQ_REMOVE(&ep->posted[q], op, link);
-			free(op);
+			rfi_op_free(ep, op);
 		}
 	}
 	for (q = 0; q < 2; q++) {
 		while ((u = TAILQ_FIRST(&ep->unexp[q]))) {
 			TAILQ_REMOVE(&ep->unexp[q], u, link);
 			if (u->waiting)
-				rfi_op_free(u->waiting);
+				rfi_op_free(ep, u->waiting);
 			free(u->buf);
 			free(u);
 		}
+	}
+	while ((op = ep->op_cache)) {
+		ep->op_cache = op->next;
+		free(op);
 	}
 	pthread_mutex_unlock(&ep->dom->lock);
 	free(ep->slots);
