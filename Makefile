@@ -98,7 +98,7 @@ PERF_WRAP	:= -Wl,--wrap=ioctl,--wrap=poll,--wrap=ppoll,--wrap=epoll_wait
 .PHONY: all tests module lib tools examples selftests unit deps check run \
 	bench soak fuzz abifuzz install install-module install-lib install-man \
 	install-tools install-prov prov \
-	clean checkpatch check-debug check-mpi man
+	clean checkpatch check-debug check-mpi soak-mpi man
 
 all: module lib tools examples prov
 
@@ -357,6 +357,18 @@ soak: deps
 	tools/testing/rmsg-vm -T 7200 env SOAK_KINDS=$(SOAK_KINDS) \
 		$(if $(SOAK_RNDV_EVERY),SOAK_RNDV_EVERY=$(SOAK_RNDV_EVERY)) \
 		tools/testing/soak.sh $(SOAK_FAULTS)
+
+# Unmodified MPI programs (NetPIPE, HPCC) under faults over rmsg's
+# provider, UCX and verbs;ofi_rxm (tools/testing/mpi-faults.sh,
+# Documentation/bench.rst): MPI_FAULT_RUNS runs of each. Never part of
+# `make check`: about a minute a run.
+MPI_FAULT_RUNS	?= 10
+MPI_FAULT_TRANSPORTS ?= rmsg,ucx,rxm
+MPI_FAULTS	?= readd,flap,qp-error
+soak-mpi: deps
+	$(MAKE) WERROR=1 all
+	tools/testing/rmsg-vm -T 7200 tools/testing/mpi-faults.sh \
+		$(MPI_FAULT_RUNS) $(MPI_FAULT_TRANSPORTS) $(MPI_FAULTS)
 
 # libFuzzer needs clang (Debian's clang and libclang-rt-dev); deps.sh
 # --fuzz installs them. Never part of `make check`: it searches, for as

@@ -40,6 +40,10 @@
 #                       FFT's validations). Two minutes under emulation:
 #                       only with LIBFABRIC_HPCC=1 (make check-mpi), a
 #                       skip that says so in make check
+#   hpcc_qp_errors      the same while a QP error is forced into one of
+#                       the job's channels every second (rmsgctl fault):
+#                       at least 10 forced, exit 0, every check passed;
+#                       LIBFABRIC_HPCC=1 only, likewise
 #
 # Run in the test guest by selftests/run.sh; prints KTAP. A guest or a
 # build without libfabric skips, saying so.
@@ -58,7 +62,7 @@ export FI_PROVIDER_PATH=$PWD/build/prov
 mpirun_rxe=$PWD/tools/testing/mpirun-rxe
 
 tests=(fi_info pingpong_msg pingpong_tagged wait_fd netpipe_openmpi
-       netpipe_device_readd hpcc_openmpi)
+       netpipe_device_readd hpcc_openmpi hpcc_qp_errors)
 echo "TAP version 13"
 echo "1..${#tests[@]}"
 
@@ -216,17 +220,12 @@ hpcc_input() {
 		/usr/share/doc/hpcc/examples/_hpccinf.txt >"$tmp/hpccinf.txt"
 }
 
-t_hpcc_openmpi() {
+# HPCC's own verdicts in hpccoutf.txt: it ended, every HPL run passed its
+# residual check, nothing failed its validation, RandomAccess found no
+# error.
+hpcc_check() {
 	local out=$tmp/hpccoutf.txt
 
-	if ! command -v mpirun >/dev/null || ! command -v hpcc >/dev/null ||
-	   [ ! -r /usr/share/doc/hpcc/examples/_hpccinf.txt ]; then
-		fail "no mpirun, hpcc or its example input (openmpi-bin, hpcc: make deps)"
-		return
-	fi
-	hpcc_input
-	mpi hpcc >"$tmp/hpcc.log" 2>&1 ||
-		fail "hpcc exited $?: $(tail -n 3 "$tmp/hpcc.log")"
 	[ -r "$out" ] || { fail "no hpccoutf.txt"; return; }
 	grep -q '^End of HPC Challenge tests\.' "$out" ||
 		fail "HPCC did not end: $(tail -n 2 "$out")"
@@ -238,7 +237,51 @@ t_hpcc_openmpi() {
 		fail "$(grep -m 1 'FAILED\|Failed Validation' "$out")"
 	grep -q '^MPIRandomAccess_ErrorsFraction=0$' "$out" ||
 		fail "MPIRandomAccess: $(grep -m 1 '^MPIRandomAccess_ErrorsFraction' "$out")"
-	echo "# HPCC: $(grep -c PASSED "$out") checks passed; $(grep -m 1 '^MPIRandomAccess_GUPs=' "$out"), $(grep -m 1 '^MPIFFT_Gflops=' "$out")"
+}
+
+hpcc_ready() {
+	if ! command -v mpirun >/dev/null || ! command -v hpcc >/dev/null ||
+	   [ ! -r /usr/share/doc/hpcc/examples/_hpccinf.txt ]; then
+		fail "no mpirun, hpcc or its example input (openmpi-bin, hpcc: make deps)"
+		return 1
+	fi
+	hpcc_input
+	rm -f "$tmp/hpccoutf.txt"
+}
+
+t_hpcc_openmpi() {
+	hpcc_ready || return
+	mpi hpcc >"$tmp/hpcc.log" 2>&1 ||
+		fail "hpcc exited $?: $(tail -n 3 "$tmp/hpcc.log")"
+	hpcc_check
+	echo "# HPCC: $(grep -c PASSED "$tmp/hpccoutf.txt") checks passed; $(grep -m 1 '^MPIRandomAccess_GUPs=' "$tmp/hpccoutf.txt"), $(grep -m 1 '^MPIFFT_Gflops=' "$tmp/hpccoutf.txt")"
+}
+
+# HPCC while a QP error is forced (rmsgctl fault qp-error) every second
+# into one of the channels under the job, each open one in turn: the job
+# ends with exit 0 and every check of its own passed (a fault that was not
+# repaired would leave a rank waiting, or its completions in error).
+t_hpcc_qp_errors() {
+	local ctl=tools/rmsgctl/rmsgctl hp forced=0 k=0
+	local targets=()
+
+	hpcc_ready || return
+	mpi hpcc >"$tmp/hpcc-qp.log" 2>&1 &
+	hp=$!
+	while kill -0 "$hp" 2>/dev/null; do
+		sleep 1
+		# (no process substitution: the test guest has no /dev/fd)
+		read -r -a targets <<<"$("$ctl" chan 2>/dev/null |
+			awk 'NR > 1 && $4 == "OPEN" { printf "%s:%s ", $1, $3 }')"
+		((${#targets[@]})) || continue
+		"$ctl" fault qp-error "${targets[k % ${#targets[@]}]}" \
+			>/dev/null 2>&1 && forced=$((forced + 1))
+		k=$((k + 1))
+	done
+	wait "$hp" || fail "hpcc exited $?: $(tail -n 3 "$tmp/hpcc-qp.log")"
+	hpcc_check
+	((forced >= 10)) || fail "only $forced QP errors forced under the job"
+	echo "# HPCC: $forced QP errors forced, one a second; $(grep -c PASSED "$tmp/hpccoutf.txt") checks passed"
 }
 
 n=0
@@ -249,7 +292,7 @@ for t in "${tests[@]}"; do
 		echo "ok $n libfabric.$t # SKIP $skip"
 		continue
 	fi
-	if [ "$t" = hpcc_openmpi ] && [ "${LIBFABRIC_HPCC:-0}" != 1 ]; then
+	if [[ "$t" == hpcc_* ]] && [ "${LIBFABRIC_HPCC:-0}" != 1 ]; then
 		echo "ok $n libfabric.$t # SKIP two minutes under emulation: make check-mpi runs it (LIBFABRIC_HPCC=1)"
 		continue
 	fi
