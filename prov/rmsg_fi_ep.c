@@ -729,11 +729,45 @@ static void rfi_op_done(struct rfi_ep *ep, const struct rmsg_event *ev)
 	rfi_send_end(ep, op);
 }
 
-/* A channel ended: its peer's waiting sends fail; the next one reopens. */
-static void rfi_chan_gone(struct rfi_ep *ep, uint32_t id, int res)
+/*
+ * The channel from @src failed: its messages will not come. Every posted
+ * receive that could have taken one (directed to @src, or from any
+ * source) ends with FI_EIO, so that a program waiting for one learns of
+ * the failure instead of waiting for ever: an MPI job then aborts, as it
+ * does over any transport that loses a peer.
+ */
+static void rfi_fail_recvs(struct rfi_ep *ep, fi_addr_t src)
 {
+	struct rfi_op *op, *next;
+	int q;
+
+	for (q = 0; q < 2; q++) {
+		for (op = TAILQ_FIRST(&ep->posted[q]); op; op = next) {
+			next = TAILQ_NEXT(op, link);
+			if (op->addr != FI_ADDR_UNSPEC && op->addr != src)
+				continue;
+			TAILQ_REMOVE(&ep->posted[q], op, link);
+			rfi_complete(ep, op, 0, op->tag, 0, 0, FI_ADDR_NOTAVAIL,
+				     FI_EIO, 0);
+			rfi_op_free(ep, op);
+		}
+	}
+}
+
+/*
+ * A channel ended: its peer's waiting sends fail; the next one reopens.
+ * One that @failed once open (its repair gave up, its peer is gone) also
+ * fails the receives its messages could have completed; a connect that
+ * did not succeed, or a channel either side closed, does not.
+ */
+static void rfi_chan_gone(struct rfi_ep *ep, uint32_t id, bool failed)
+{
+	fi_addr_t src = FI_ADDR_NOTAVAIL;
 	struct rfi_op *op;
 	size_t i;
+
+	if (failed && id < ep->nchans && ep->chans[id].named)
+		src = ep->chans[id].src;
 
 	for (i = 0; i < ep->npeers; i++) {
 		struct rfi_peer *peer = &ep->peers[i];
@@ -748,9 +782,13 @@ static void rfi_chan_gone(struct rfi_ep *ep, uint32_t id, int res)
 			rfi_send_fail(ep, op, FI_EIO);
 		}
 		peer->queue_tail = NULL;
+		if (failed)
+			src = i;
 	}
 	if (id < ep->nchans)
 		memset(&ep->chans[id], 0, sizeof(ep->chans[id]));
+	if (failed)
+		rfi_fail_recvs(ep, src);
 }
 
 void rfi_ep_progress(struct rfi_ep *ep)
@@ -773,15 +811,14 @@ void rfi_ep_progress(struct rfi_ep *ep)
 				if (!peer || peer->chan != (int)ev[i].channel)
 					break;
 				if (ev[i].res) {
-					rfi_chan_gone(ep, ev[i].channel,
-						      ev[i].res);
+					rfi_chan_gone(ep, ev[i].channel, false);
 					break;
 				}
 				/* The hello first: nothing of ours before it. */
 				if (rfi_hello(ep, peer)) {
 					rmsg_chan_close(ep->rep,
 							ev[i].channel, 0);
-					rfi_chan_gone(ep, ev[i].channel, -EIO);
+					rfi_chan_gone(ep, ev[i].channel, false);
 					break;
 				}
 				rfi_peer_open(ep, peer);
@@ -792,7 +829,8 @@ void rfi_ep_progress(struct rfi_ep *ep)
 					ep->chans[ev[i].channel].used = true;
 				break;
 			case RMSG_CQE_CLOSED:
-				rfi_chan_gone(ep, ev[i].channel, ev[i].res);
+				rfi_chan_gone(ep, ev[i].channel,
+					      ev[i].res < 0);
 				break;
 			default:
 				break;

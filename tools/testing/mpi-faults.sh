@@ -25,8 +25,11 @@
 #             rmsg's to break.
 #
 # One line per run on stdout:
-#   fault=F transport=T run=N exit=S seconds=S after_fault=S verdict=V
-# (after_fault: from the fault to the job's end; verdict: ok when the job
+#   fault=F transport=T run=N exit=S seconds=S after_fault=S forced=N
+#   sizes_passed=N note=X verdict=V
+# (after_fault: from the fault to the job's end; forced: QP errors made;
+# sizes_passed: NetPIPE's sizes through its integrity check; NetPIPE ends
+# a run early once a trial takes over a second; verdict: ok when the job
 # ended with 0 and every check it makes passed, else what went wrong),
 # then a summary per fault and transport. Exit 0 when every rmsg run was
 # ok; the peers' failures are what is being recorded, not errors.
@@ -53,7 +56,7 @@ wait_for() {
 }
 
 rxe_back() {
-	rdma link show rxe0 >/dev/null 2>&1 ||
+	[ -e /sys/class/infiniband/rxe0 ] ||
 		rdma link add rxe0 type rxe netdev "$RMSG_NETDEV"
 	ip link set "$RMSG_NETDEV" up
 }
@@ -61,7 +64,7 @@ rxe_back() {
 # One run: fault F under transport T; prints its line.
 one_run() {
 	local f=$1 t=$2 n=$3 dir=$tmp/$1.$2.$3 pid st t0 tf verdict=ok
-	local opt=() prog forced=0 k=0 targets=() del='' note=-
+	local opt=() prog forced=0 k=0 targets=() del='' note=- sizes
 
 	mkdir -p "$dir"
 	[ "$t" = rmsg ] && [ "$f" != qp-error ] && opt=(-n)
@@ -134,7 +137,8 @@ one_run() {
 		grep -q 'Integrity check passed' "$dir/log" ||
 			verdict=no_size_passed
 	fi
-	echo "fault=$f transport=$t run=$n exit=$st seconds=$((SECONDS - t0)) after_fault=$((SECONDS - tf)) forced=$forced note=$note verdict=$verdict" |
+	sizes=$(grep -c 'Integrity check passed' "$dir/log")
+	echo "fault=$f transport=$t run=$n exit=$st seconds=$((SECONDS - t0)) after_fault=$((SECONDS - tf)) forced=$forced sizes_passed=$sizes note=$note verdict=$verdict" |
 		tee -a "$tmp/lines"
 	[ "$verdict" = ok ] || sed 's/^/#   /' "$dir/log" | tail -n 5 >&2
 	rm -rf "$dir"
