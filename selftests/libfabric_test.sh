@@ -262,22 +262,12 @@ t_hpcc_openmpi() {
 # ends with exit 0 and every check of its own passed (a fault that was not
 # repaired would leave a rank waiting, or its completions in error).
 t_hpcc_qp_errors() {
-	local ctl=tools/rmsgctl/rmsgctl hp forced=0 k=0
-	local targets=()
+	local hp forced
 
 	hpcc_ready || return
 	mpi hpcc >"$tmp/hpcc-qp.log" 2>&1 &
 	hp=$!
-	while kill -0 "$hp" 2>/dev/null; do
-		sleep 1
-		# (no process substitution: the test guest has no /dev/fd)
-		read -r -a targets <<<"$("$ctl" chan 2>/dev/null |
-			awk 'NR > 1 && $4 == "OPEN" { printf "%s:%s ", $1, $3 }')"
-		((${#targets[@]})) || continue
-		"$ctl" fault qp-error "${targets[k % ${#targets[@]}]}" \
-			>/dev/null 2>&1 && forced=$((forced + 1))
-		k=$((k + 1))
-	done
+	forced=$(tools/testing/qp-error-loop "$hp")
 	wait "$hp" || fail "hpcc exited $?: $(tail -n 3 "$tmp/hpcc-qp.log")"
 	hpcc_check
 	((forced >= 10)) || fail "only $forced QP errors forced under the job"

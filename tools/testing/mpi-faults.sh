@@ -40,7 +40,6 @@ runs=${1:-10}
 transports=${2:-rmsg,ucx,rxm}
 faults=${3:-readd,flap,qp-error}
 mpirun_rxe=$PWD/tools/testing/mpirun-rxe
-ctl=$PWD/tools/rmsgctl/rmsgctl
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -64,7 +63,7 @@ rxe_back() {
 # One run: fault F under transport T; prints its line.
 one_run() {
 	local f=$1 t=$2 n=$3 dir=$tmp/$1.$2.$3 pid st t0 tf verdict=ok
-	local opt=() prog forced=0 k=0 targets=() del='' note=- sizes
+	local opt=() prog forced=0 del='' note=- sizes k
 
 	mkdir -p "$dir"
 	[ "$t" = rmsg ] && [ "$f" != qp-error ] && opt=(-n)
@@ -108,16 +107,7 @@ one_run() {
 		ip link set "$RMSG_NETDEV" up ;;
 	qp-error)
 		tf=$SECONDS
-		while kill -0 "$pid" 2>/dev/null; do
-			sleep 1
-			# (no process substitution: the test guest has no /dev/fd)
-			read -r -a targets <<<"$("$ctl" chan 2>/dev/null |
-				awk 'NR > 1 && $4 == "OPEN" { printf "%s:%s ", $1, $3 }')"
-			((${#targets[@]})) || continue
-			"$ctl" fault qp-error "${targets[k % ${#targets[@]}]}" \
-				>/dev/null 2>&1 && forced=$((forced + 1))
-			k=$((k + 1))
-		done ;;
+		forced=$(tools/testing/qp-error-loop "$pid") ;;
 	esac
 	wait "$pid"
 	st=$?
