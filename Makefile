@@ -95,7 +95,7 @@ CHECK_HDRS	:= tools/common/rmsg_check.h
 # wrappers of the calls a data path makes (tools/rmsg-perf/rmsg-perf.h).
 PERF_WRAP	:= -Wl,--wrap=ioctl,--wrap=poll,--wrap=ppoll,--wrap=epoll_wait
 
-.PHONY: all tests module lib tools examples selftests unit deps check run \
+.PHONY: all tests module lib tools examples selftests unit deps check run bench-ab \
 	bench soak fuzz abifuzz install install-module install-lib install-man \
 	install-tools install-prov prov \
 	clean checkpatch check-debug check-mpi soak-mpi man
@@ -341,6 +341,29 @@ bench:
 	{ uptime; echo "guests $$(pgrep -c -x qemu-system-x86)"; } \
 		>build/bench/host.end; \
 	tools/testing/bench-report build/bench bench || status=1; \
+	exit $$status
+
+# This tree (B) against revision BENCH_BASE (A), one boot, the module
+# swapped before every run, BENCH_AB_ROUNDS rounds taking turns at going
+# first (Documentation/bench.rst, "Is a change worse?"). Results in
+# build/bench-ab/ab.json.
+BENCH_BASE	?=
+BENCH_AB_ROUNDS	?= 5
+
+bench-ab:
+	@test -n "$(BENCH_BASE)" || \
+		{ echo "bench-ab: name the revision to compare with: BENCH_BASE=<rev>"; exit 1; }
+	@tools/deps.sh --bench
+	$(MAKE) all
+	rm -rf build/ab build/bench-ab && mkdir -p build/bench-ab
+	git clone -q --no-checkout . build/ab/a
+	git -C build/ab/a checkout -q $(BENCH_BASE)
+	git -C build/ab/a describe --always >build/ab/a/.bench-ab-rev
+	$(MAKE) -C build/ab/a module tools
+	tools/testing/rmsg-vm -b -T 3600 tools/testing/bench-ab.sh \
+		build/bench-ab build/ab/a $(BENCH_AB_ROUNDS); status=$$?; \
+	tools/testing/bench-ab-report build/bench-ab build/bench-ab || \
+		status=1; \
 	exit $$status
 
 # Faults injected into channels under byte-checked streams, SOAK_FAULTS of
