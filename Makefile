@@ -95,9 +95,9 @@ CHECK_HDRS	:= tools/common/rmsg_check.h
 # wrappers of the calls a data path makes (tools/rmsg-perf/rmsg-perf.h).
 PERF_WRAP	:= -Wl,--wrap=ioctl,--wrap=poll,--wrap=ppoll,--wrap=epoll_wait
 
-.PHONY: all tests module lib tools examples selftests unit deps check run bench-ab \
-	bench soak fuzz abifuzz install install-module install-lib install-man \
-	install-tools install-prov prov \
+.PHONY: all tests module lib tools examples selftests unit deps check run \
+	bench bench-ab soak fuzz abifuzz install install-module install-lib \
+	install-man install-tools install-prov prov \
 	clean checkpatch check-debug check-mpi soak-mpi man
 
 all: module lib tools examples prov
@@ -349,6 +349,7 @@ bench:
 # build/bench-ab/ab.json.
 BENCH_BASE	?=
 BENCH_AB_ROUNDS	?= 5
+BENCH_AB_PARTS	?= eager,rndv,resil
 
 bench-ab:
 	@test -n "$(BENCH_BASE)" || \
@@ -361,7 +362,8 @@ bench-ab:
 	git -C build/ab/a describe --always >build/ab/a/.bench-ab-rev
 	$(MAKE) -C build/ab/a module tools
 	tools/testing/rmsg-vm -b -T 3600 tools/testing/bench-ab.sh \
-		build/bench-ab build/ab/a $(BENCH_AB_ROUNDS); status=$$?; \
+		build/bench-ab build/ab/a $(BENCH_AB_ROUNDS) $(BENCH_AB_PARTS); \
+		status=$$?; \
 	tools/testing/bench-ab-report build/bench-ab build/bench-ab || \
 		status=1; \
 	exit $$status

@@ -6,13 +6,15 @@
 # module swapped between them before every run of the pair, A and B taking
 # turns at going first. Run by rmsg-vm (loopback topology):
 #
-#   tools/testing/bench-ab.sh OUT A_TREE [ROUNDS]
+#   tools/testing/bench-ab.sh OUT A_TREE [ROUNDS [PARTS]]
 #
 # A_TREE is a built tree (its kernel/rmsg.ko and tools/rmsg-perf/rmsg-perf);
 # B is the tree this script is in. Two make bench runs cannot tell a change
 # of a few per cent from the drift of the host's load between them (their
 # spreads overlap, Documentation/bench.rst); back-to-back pairs in one boot
 # can: bench-ab-report takes the median of the per-round ratios B/A.
+# PARTS (default "eager,rndv,resil") picks what a round measures: eager
+# latency, stream and rate; rendezvous streams and latency; repairs.
 #
 # Files in OUT, one JSON object a line (rmsg-perf's own), S = A or B:
 #   lat-S.N          latency, sizes 2 .. largest eager message
@@ -27,9 +29,12 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 
-out=${1:?usage: bench-ab.sh OUT A_TREE [ROUNDS]}
-a_tree=${2:?usage: bench-ab.sh OUT A_TREE [ROUNDS]}
+usage="usage: bench-ab.sh OUT A_TREE [ROUNDS [PARTS]]"
+out=${1:?$usage}
+a_tree=${2:?$usage}
 rounds=${3:-5}
+parts=,${4:-eager,rndv,resil},
+want() { [[ $parts == *,$1,* ]]; }
 addr=${RMSG_LOCAL_ADDR:?not in an rmsg-vm guest}
 declare -A tree=([A]=$a_tree [B]=$PWD)
 
@@ -55,6 +60,7 @@ done
 	echo "A $(cat "$a_tree/.bench-ab-rev" 2>/dev/null || echo "$a_tree")"
 	echo "B $(git describe --always --dirty 2>/dev/null || echo "$PWD")"
 	echo "rounds $rounds"
+	echo "parts ${parts:1:-1}"
 } >"$out/env"
 
 mountpoint -q /sys/kernel/tracing ||
@@ -95,23 +101,31 @@ pair() {
 side() {
 	local s=$1 r=$2 st=0 run size msgs
 	use "$s" || return 1
-	log "round $r: $s: eager latency, stream, rate"
-	pair "$s" "lat-$s.$r" lat -- --json -a -n "$lat_iters" lat || st=1
-	pair "$s" "bw-$s.$r" bw -- --json -s 4096 -n "$stream_msgs" \
-		-W "$window" bw || st=1
-	pair "$s" "rate-$s.$r" rate -- --json -s 64 -n "$stream_msgs" \
-		-W "$window" rate || st=1
-	log "round $r: $s: rendezvous"
-	for run in $rndv_bw_runs; do
-		size=${run%%:*} msgs=${run##*:}
-		pair "$s" "rndv-bw-$s.$r" bw -T 120 -- --json -T 120 \
-			-s "$size" -n "$msgs" -w 0 -W 16 bw || st=1
-	done
-	pair "$s" "rndv-lat-$s.$r" lat -T 120 -- --json -T 120 --zc \
-		-s 65536 -n 50 -w 2 lat || st=1
-	log "round $r: $s: repairs after QP errors"
-	pair "$s" "recover-$s.$r" recover -T 120 -- --json -T 120 -s 64 \
-		-n "$recover_faults" recover || st=1
+	if want eager; then
+		log "round $r: $s: eager latency, stream, rate"
+		pair "$s" "lat-$s.$r" lat -- --json -a -n "$lat_iters" lat ||
+			st=1
+		pair "$s" "bw-$s.$r" bw -- --json -s 4096 \
+			-n "$stream_msgs" -W "$window" bw || st=1
+		pair "$s" "rate-$s.$r" rate -- --json -s 64 \
+			-n "$stream_msgs" -W "$window" rate || st=1
+	fi
+	if want rndv; then
+		log "round $r: $s: rendezvous"
+		for run in $rndv_bw_runs; do
+			size=${run%%:*} msgs=${run##*:}
+			pair "$s" "rndv-bw-$s.$r" bw -T 120 -- --json \
+				-T 120 -s "$size" -n "$msgs" -w 0 -W 16 bw ||
+				st=1
+		done
+		pair "$s" "rndv-lat-$s.$r" lat -T 120 -- --json -T 120 \
+			--zc -s 65536 -n 50 -w 2 lat || st=1
+	fi
+	if want resil; then
+		log "round $r: $s: repairs after QP errors"
+		pair "$s" "recover-$s.$r" recover -T 120 -- --json -T 120 \
+			-s 64 -n "$recover_faults" recover || st=1
+	fi
 	return $st
 }
 
