@@ -130,17 +130,38 @@ struct rmsg_parked_id {
  * ib_query_port(): rxe's takes the RTNL, which an rdma_cm handler must not
  * wait for. The cache is updated before clients hear of the port's event.
  *
+ * On RoCE the netdev the id is bound to is asked too. A RoCE driver sends
+ * the port's event only after the netdev went down, and the cache is
+ * updated from a work queue after that; the connection's own traffic
+ * fails as soon as the netdev stops. So the fault that starts a repair can
+ * come first, and its DREQ went out through the dead port while the cache
+ * still said active: every link flap in the loopback guest, where both
+ * ends of a channel are on the one port, broke QP1 that way.
+ *
  * Return: true if @id is bound to a port that is not active.
  */
 bool rmsg_cm_id_port_down(struct rdma_cm_id *id)
 {
+	const struct rdma_dev_addr *addr = &id->route.addr.dev_addr;
+	struct net_device *ndev;
 	enum ib_port_state state;
+	bool down = false;
 
 	if (!id->device || !rdma_is_port_valid(id->device, id->port_num))
 		return false;
 	if (ib_get_cached_port_state(id->device, id->port_num, &state))
 		return false;
-	return state != IB_PORT_ACTIVE;
+	if (state != IB_PORT_ACTIVE)
+		return true;
+	if (!rdma_protocol_roce(id->device, id->port_num) ||
+	    !addr->bound_dev_if || !addr->net)
+		return false;
+	rcu_read_lock();
+	ndev = dev_get_by_index_rcu(addr->net, addr->bound_dev_if);
+	if (ndev)
+		down = !netif_running(ndev) || !netif_carrier_ok(ndev);
+	rcu_read_unlock();
+	return down;
 }
 
 /**
