@@ -68,12 +68,7 @@ one_run() {
 	mkdir -p "$dir"
 	[ "$t" = rmsg ] && [ "$f" != qp-error ] && opt=(-n)
 	if [ "$f" = qp-error ]; then
-		awk 'NR == 6 { $0 = "400          Ns" }
-		     NR == 8 { $0 = "40           NBs" }
-		     NR == 11 { $0 = "1            Ps" }
-		     NR == 12 { $0 = "2            Qs" } { print }' \
-			/usr/share/doc/hpcc/examples/_hpccinf.txt \
-			>"$dir/hpccinf.txt"
+		tools/testing/hpcc-check input "$dir" >/dev/null
 		prog=(hpcc)
 	else
 		prog=(NPopenmpi -i -u 4194304 -o np.out)
@@ -116,10 +111,8 @@ one_run() {
 	if [ "$st" != 0 ]; then
 		verdict="exit_$st:$(grep -i -m 1 'error\|abort\|fail\|timeout' "$dir/log" | tr -s ' \t' '_' | cut -c1-100)"
 	elif [ "$f" = qp-error ]; then
-		grep -q '^End of HPC Challenge tests\.' "$dir/hpccoutf.txt" 2>/dev/null &&
-		grep -q '^MPIRandomAccess_ErrorsFraction=0$' "$dir/hpccoutf.txt" &&
-		! grep -q 'FAILED\|Failed Validation\|^ *[1-9][0-9]* tests completed and failed' "$dir/hpccoutf.txt" ||
-			verdict=hpcc_check_failed
+		tools/testing/hpcc-check verdict "$dir" >"$dir/verdict" ||
+			verdict="hpcc:$(head -n 1 "$dir/verdict" | tr -s ' \t' '_' | cut -c1-80)"
 		((forced >= 10)) || verdict="only_${forced}_faults_forced"
 	else
 		grep -q -i 'integrity check failed' "$dir/log" &&
