@@ -185,7 +185,7 @@ int rmsg_block_register(struct rmsg_channel *ch)
 	};
 
 	ch->dev.reg_cqe.done = rmsg_reg_done;
-	return rmsg_post_send(ch, &wr.wr);
+	return ib_post_send(ch->conn->qp, &wr.wr, NULL);
 }
 
 /* RDMA READs in flight each way: enough to keep a rendezvous going. */

@@ -710,7 +710,7 @@ static int rmsg_rndv_put_rx(struct rmsg_channel *ch, struct rmsg_rndv_rx *x)
 		wr.remote_addr = x->info.addr;
 		wr.rkey = le32_to_cpu(x->info.rkey[0]);
 		rmsg_wr_slot(ch, &wr.wr, NULL, false);
-		ret = rmsg_post_send(ch, &wr.wr);
+		ret = ib_post_send(ch->conn->qp, &wr.wr, NULL);
 		if (ret)
 			return ret;
 		x->cts_written = true;

@@ -242,7 +242,7 @@ static int rmsg_segs_fence(struct rmsg_channel *ch)
 	};
 
 	rmsg_wr_slot(ch, &wr, NULL, false);
-	return rmsg_post_send(ch, &wr);
+	return ib_post_send(ch->conn->qp, &wr, NULL);
 }
 
 /* Post what @s may still post of its REG_MRs (@inv: LOCAL_INVs), as room
@@ -276,7 +276,7 @@ static int rmsg_segs_post_unfenced(struct rmsg_channel *ch,
 		/* The last invalidation ends the transfer: it is signalled. */
 		rmsg_wr_slot(ch, wr, inv && last ? &s->inv_done : NULL,
 			       false);
-		ret = rmsg_post_send(ch, wr);
+		ret = ib_post_send(ch->conn->qp, wr, NULL);
 		if (ret)
 			return ret;
 		(*posted)++;
@@ -427,7 +427,7 @@ int rmsg_move(struct rmsg_channel *ch, struct rmsg_rndv_move *mv,
 		wr.remote_addr = remote->addr + mv->pos;
 		wr.rkey = le32_to_cpu(remote->rkey[i]);
 		rmsg_wr_slot(ch, &wr.wr, &mv->ops_done, read);
-		ret = rmsg_post_send(ch, &wr.wr);
+		ret = ib_post_send(ch->conn->qp, &wr.wr, NULL);
 		if (ret)
 			return ret;
 		mv->pos += got;
