@@ -369,8 +369,7 @@ int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 		rmsg_trailer_sync(ch, ch->wrs.posted);
 	if (!keep && !inl)
 		rmsg_trailer_sync(ch, ch->wrs.posted + need - 1);
-	ret = ib_post_send(ch->conn->qp,
-			   pl.wrap_skip ? &wrap_wr.wr : &data_wr.wr, NULL);
+	ret = rmsg_post_send(ch, pl.wrap_skip ? &wrap_wr.wr : &data_wr.wr);
 	if (ret)
 		return ret;
 	rmsg_data_posted(ch, e, &pl, signal, inl);
@@ -396,7 +395,7 @@ void rmsg_data_flush_signal(struct rmsg_channel *ch)
 	wr.rkey = ch->peer.block_rkey;
 	rmsg_wr_slot_fill(ch, ch->wrs.posted, ch->pending.posted, NULL,
 			  false);
-	if (ib_post_send(ch->conn->qp, &wr.wr, NULL)) {
+	if (rmsg_post_send(ch, &wr.wr)) {
 		rmsg_chan_kill_soft(ch, -ECONNRESET);
 		return;
 	}
@@ -453,7 +452,7 @@ int rmsg_data_rewrite(struct rmsg_channel *ch)
 			wr.wr.send_flags |= IB_SEND_SIGNALED;
 		rmsg_wr_slot_fill(ch, ch->wrs.posted,
 				  ch->pending.posted, NULL, false);
-		ret = ib_post_send(ch->conn->qp, &wr.wr, NULL);
+		ret = rmsg_post_send(ch, &wr.wr);
 		if (ret)
 			return ret;
 		ch->wrs.posted++;

@@ -131,7 +131,7 @@ int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type, u64 arg)
 	ib_dma_sync_single_for_device(ibdev, buf->dma, sizeof(buf->msg),
 				      DMA_TO_DEVICE);
 	spin_lock_bh(&ch->dev.post_lock);
-	ret = ib_post_send(ch->conn->qp, &wr, NULL);
+	ret = rmsg_post_send(ch, &wr);
 	spin_unlock_bh(&ch->dev.post_lock);
 	return ret;
 }

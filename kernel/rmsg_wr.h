@@ -10,6 +10,9 @@
 #ifndef RMSG_WR_H
 #define RMSG_WR_H
 
+#include <linux/bottom_half.h>
+#include <rdma/ib_verbs.h>
+
 #include "rmsg_chan.h"
 
 /* One more than the highest enum rmsg_ctrl_type. */
@@ -36,6 +39,38 @@ typedef void (*rmsg_ctrl_sent_fn)(struct rmsg_channel *ch, unsigned int idx,
  */
 typedef int (*rmsg_ctrl_imm_fn)(struct rmsg_channel *ch,
 				const struct ib_wc *wc);
+
+/**
+ * rmsg_post_send() - post a small send with bottom halves off
+ * @ch: the channel; its connection has a QP
+ * @wr: the first of the chain
+ *
+ * For eager data writes and control sends, whose latency is the point.
+ * A driver that hands a kernel QP's posts to a tasklet (rxe does, in
+ * rxe_post_send_kernel()) then raises it without waking ksoftirqd, and it
+ * runs as bottom halves come on again, here, as a user QP's post runs in
+ * its system call. Raised from a system call with them on, the tasklet
+ * ran in ksoftirqd after a switch away from the program, which polls for
+ * the answer on that CPU: a switch to ksoftirqd and back per message on
+ * each side of a ping-pong.
+ *
+ * Not for rendezvous moves (rmsg_rndv_move.c): run here, a bulk RDMA
+ * READ or WRITE is processed whole on the posting CPU, and rendezvous
+ * bandwidth measured half of what it is when ksoftirqd takes it.
+ * Callable from process context and softirq, not with interrupts off.
+ *
+ * Return: what ib_post_send() returns.
+ */
+static inline int rmsg_post_send(struct rmsg_channel *ch,
+				 const struct ib_send_wr *wr)
+{
+	int ret;
+
+	local_bh_disable();
+	ret = ib_post_send(ch->conn->qp, wr, NULL);
+	local_bh_enable();
+	return ret;
+}
 
 void rmsg_ctrl_on_recv(u8 type, rmsg_ctrl_recv_fn fn, bool last);
 void rmsg_ctrl_on_sent(unsigned int first, unsigned int count,
