@@ -28,6 +28,7 @@
  * @event_handler: receives port and device events (any context)
  * @fatal_events: IB_EVENT_DEVICE_FATAL events seen
  * @fatal_work: takes the channels off the device after such an event
+ * @active_work: tells the layers above that a port became active
  * @lock: guards @channels and @dying
  * @channels: channels whose connection runs on the device
  * @dying: the device is being removed; no channel may attach
@@ -41,6 +42,7 @@ struct rmsg_device {
 	struct ib_event_handler event_handler;
 	atomic_t fatal_events;
 	struct work_struct fatal_work;
+	struct work_struct active_work;
 	struct mutex lock;
 	struct list_head channels;
 	/* Retired rdma_cm ids waiting for a port to come up: rmsg_parked_id */
@@ -54,7 +56,8 @@ struct rmsg_device {
 
 /**
  * struct rmsg_device_watch - what the layers above do when devices change
- * @added: a device came; channels being repaired may reach peers by it
+ * @added: a device came, or a port of one became active again; channels
+ *	being repaired may reach their peers by it
  * @removed: @rdev is going: nothing of rmsg may be left on it on return
  * @fatal: @rdev had a fatal error and stays registered; process context
  *

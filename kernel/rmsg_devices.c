@@ -63,6 +63,18 @@ void rmsg_device_fatal(struct rmsg_device *rdev)
 	queue_work(system_wq, &rdev->fatal_work);
 }
 
+/*
+ * A port came up again after a link flap: a repair should not wait out
+ * the rest of its back-off (seconds, by then) to find it, any more than
+ * it does for a new device. The event comes after the RDMA core's cached
+ * port state says active, so the dial is not refused as through a port
+ * that is down.
+ */
+static void rmsg_active_work(struct work_struct *work)
+{
+	rmsg_watch->added();
+}
+
 static void rmsg_ib_event(struct ib_event_handler *handler,
 			  struct ib_event *event)
 {
@@ -79,6 +91,8 @@ static void rmsg_ib_event(struct ib_event_handler *handler,
 	case IB_EVENT_PORT_ACTIVE:
 		/* Ids parked for the port down may say goodbye now. */
 		mod_delayed_work(system_wq, &rdev->parked_work, 0);
+		/* Repairs waiting out a back-off may dial now. */
+		queue_work(system_wq, &rdev->active_work);
 		fallthrough;
 	case IB_EVENT_PORT_ERR:
 	case IB_EVENT_LID_CHANGE:
@@ -377,6 +391,7 @@ static int rmsg_ib_add(struct ib_device *ibdev)
 	INIT_LIST_HEAD(&rdev->parked);
 	INIT_DELAYED_WORK(&rdev->parked_work, rmsg_parked_work);
 	INIT_WORK(&rdev->fatal_work, rmsg_fatal_work);
+	INIT_WORK(&rdev->active_work, rmsg_active_work);
 	init_waitqueue_head(&rdev->wq);
 	INIT_IB_EVENT_HANDLER(&rdev->event_handler, ibdev, rmsg_ib_event);
 	ib_register_event_handler(&rdev->event_handler);
@@ -406,6 +421,7 @@ static void rmsg_ib_remove(struct ib_device *ibdev, void *client_data)
 
 	/* No fatal work from now on, but an injected one may be queued. */
 	ib_unregister_event_handler(&rdev->event_handler);
+	cancel_work_sync(&rdev->active_work);
 	/* Before the callback returns, nothing of rmsg may be left on it. */
 	rmsg_watch->removed(rdev);
 	/* No channel is on it to inject another one. */
