@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 
 #include "rmsg_fi.h"
 
@@ -1101,6 +1102,32 @@ static void rfi_cq_unbind(struct rfi_cq *cq, struct rfi_ep *ep)
 		}
 }
 
+/*
+ * What the kernel counted for @ep, in the log at level info
+ * (FI_LOG_LEVEL=info FI_LOG_PROV=rmsg): how many system calls and control
+ * messages a program's traffic cost, the first thing to look at when it
+ * is slower than it should be.
+ */
+static void rfi_ep_log_stats(struct rfi_ep *ep)
+{
+	struct rmsg_ep_stats st;
+
+	if (!fi_log_enabled(&rfi_prov, FI_LOG_INFO, FI_LOG_EP_DATA) ||
+	    ioctl(rmsg_ep_fd(ep->rep), RMSG_IOC_EP_STATS, &st))
+		return;
+	FI_INFO(&rfi_prov, FI_LOG_EP_DATA,
+		"endpoint closed: sends %llu (waited %llu), enters %llu, credits out %llu in %llu, wakes out %llu in %llu, signalled writes %llu, inline %llu\n",
+		(unsigned long long)st.sends,
+		(unsigned long long)st.send_waits,
+		(unsigned long long)st.enters,
+		(unsigned long long)st.credits_out,
+		(unsigned long long)st.credits_in,
+		(unsigned long long)st.wakes_out,
+		(unsigned long long)st.wakes_in,
+		(unsigned long long)st.writes_signalled,
+		(unsigned long long)st.writes_inline);
+}
+
 static int rfi_ep_close(struct fid *fid)
 {
 	struct rfi_ep *ep = container_of(fid, struct rfi_ep, ep.fid);
@@ -1118,6 +1145,8 @@ static int rfi_ep_close(struct fid *fid)
 	rfi_cq_unbind(ep->tx_cq, ep);
 	if (ep->rx_cq != ep->tx_cq)
 		rfi_cq_unbind(ep->rx_cq, ep);
+	if (ep->rep)
+		rfi_ep_log_stats(ep);
 	/* The kernel keeps what is still pinned until its transfer ends. */
 	rmsg_ep_close(ep->rep);
 	/*
