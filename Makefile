@@ -174,7 +174,7 @@ HAVE_FABRIC	:= $(shell pkg-config --exists libfabric 2>/dev/null && echo 1)
 FI_PROVDIR	?= $(shell pkg-config --variable=libdir libfabric 2>/dev/null)/libfabric
 
 ifeq ($(HAVE_FABRIC),1)
-prov: build/prov/librmsg-fi.so build/prov/fi_wait
+prov: build/prov/librmsg-fi.so build/prov/fi_wait build/prov/fi_unexp
 else
 prov:
 	@echo "librmsg-fi.so not built: no libfabric-dev (pkg-config libfabric)"
@@ -188,8 +188,8 @@ build/prov/librmsg-fi.so: $(PROV_SRCS) $(PROV_HDRS) lib/librmsg.a \
 		-Wl,--exclude-libs,ALL -Wl,--no-undefined \
 		$$(pkg-config --libs libfabric) -lpthread -o $@
 
-# A libfabric program of the selftests (selftests/libfabric_test.sh).
-build/prov/fi_wait: selftests/fi_wait.c
+# The libfabric programs of the selftests (selftests/libfabric_test.sh).
+build/prov/fi_%: selftests/fi_%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN_CFLAGS) $$(pkg-config --cflags libfabric) $< \
 		$$(pkg-config --libs libfabric) -lpthread -o $@

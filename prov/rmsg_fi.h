@@ -175,6 +175,17 @@ struct rfi_unexp {
 	struct rfi_op *waiting;	/* matched before its bytes arrived */
 	bool listed;		/* in one of rfi_ep.unexp */
 	bool discarded;		/* FI_DISCARD before its bytes arrived */
+	/*
+	 * Rendezvous, @held: its bytes are still at the sender, the
+	 * message unanswered (rfi_chan.held of channel @chan); @retry: a
+	 * receive in @waiting found the send queue full, progress tries
+	 * again; @lost: the bytes will never come (its channel went, or no
+	 * memory for them), the receive that takes it fails.
+	 */
+	bool held;
+	bool retry;
+	bool lost;
+	uint32_t chan;
 };
 
 /*
@@ -217,7 +228,24 @@ struct rfi_chan {
 	fi_addr_t src;		/* the AV entry of that name, or FI_ADDR_NOTAVAIL */
 	struct rfi_hdr pending;	/* a header whose payload is the next message */
 	bool has_pending;
+	/*
+	 * A rendezvous message that came before any receive matched it,
+	 * not answered yet (rfi_unexp.held): its bytes are read straight
+	 * into the receive that takes it, no copy. Answers go in a
+	 * channel's order and releasing a later message would discard it,
+	 * so the releases of the channel's later messages wait with it
+	 * (@release, when @release_due), and it is read into memory of the
+	 * provider's once the channel needs it answered: another rendezvous
+	 * message came, or RFI_HELD_BYTES of the block are held back.
+	 */
+	struct rfi_unexp *held;
+	struct rmsg_msg held_msg;
+	struct rmsg_msg release;
+	bool release_due;
 };
+
+/* Bytes of a receive block a held rendezvous message may keep back. */
+#define RFI_HELD_BYTES	8192
 
 #define RFI_NO_PEER	SIZE_MAX
 
@@ -253,6 +281,13 @@ struct rfi_ep {
 	 * list, so that progress does not look at every peer.
 	 */
 	size_t backlog;			/* RFI_NO_PEER: none */
+	/*
+	 * Rendezvous messages read straight into a posted receive, and
+	 * those read into a buffer of the provider's first (no receive
+	 * posted yet, or one it cannot take): for the log at close.
+	 */
+	uint64_t rndv_direct, rndv_bounced, rndv_bounced_bytes;
+	size_t held_retry;		/* held messages with ->retry set */
 };
 
 /* The fi_ops of an object with nothing but its close. */

@@ -508,6 +508,155 @@ static void rfi_unexp_add(struct rfi_ep *ep, struct rfi_unexp *u)
 	u->listed = true;
 }
 
+/*
+ * Channel @id's held message is answered, or will never be: give back
+ * what it kept back, itself or the last message after it. Released
+ * unanswered, the library discards it and its sender is told.
+ */
+static void rfi_held_done(struct rfi_ep *ep, uint32_t id)
+{
+	struct rfi_chan *c = &ep->chans[id];
+	struct rfi_unexp *u = c->held;
+
+	if (u->retry) {
+		u->retry = false;
+		ep->held_retry--;
+	}
+	u->held = false;
+	c->held = NULL;
+	rmsg_msg_release(ep->rep, c->release_due ? &c->release : &c->held_msg);
+	c->release_due = false;
+}
+
+/*
+ * @u's bytes will never come: the receive waiting for it fails, and @u
+ * goes with it; one still listed fails the receive that takes it.
+ */
+static void rfi_unexp_lost(struct rfi_ep *ep, struct rfi_unexp *u)
+{
+	u->lost = true;
+	if (!u->waiting)
+		return;
+	rfi_complete(ep, u->waiting, 0, u->hdr.tag, u->hdr.data, 0, u->src,
+		     FI_EIO, 0);
+	rfi_op_free(ep, u->waiting);
+	u->waiting = NULL;
+	if (!u->listed) {
+		free(u->buf);
+		free(u);
+	}
+}
+
+/*
+ * Read channel @id's held message into memory of the provider's now: the
+ * channel needs it answered. Its entry keeps its place among the
+ * unexpected messages and completes the receive that takes it once its
+ * bytes are in (rfi_op_done()). Returns 0, or -EAGAIN when the send queue
+ * is full (it stays held).
+ */
+static int rfi_held_bounce(struct rfi_ep *ep, uint32_t id)
+{
+	struct rfi_chan *c = &ep->chans[id];
+	struct rfi_unexp *u = c->held;
+	int ret = -ENOMEM;
+	uint64_t idx;
+
+	u->buf = malloc(u->hdr.len ? u->hdr.len : 1);
+	if (u->buf && !rfi_slot_get(ep, RFI_SLOT_EARLY, u, &idx)) {
+		ret = rmsg_msg_recv_into(ep->rep, &c->held_msg, u->buf,
+					 u->hdr.len, RFI_UD_RECV | idx);
+		if (ret)
+			rfi_slot_put(ep, idx);
+	}
+	if (ret == -EAGAIN) {
+		free(u->buf);
+		u->buf = NULL;
+		return -EAGAIN;
+	}
+	rfi_held_done(ep, id);
+	if (ret) {
+		free(u->buf);
+		u->buf = NULL;
+		rfi_unexp_lost(ep, u);
+		return 0;
+	}
+	ep->rndv_bounced++;
+	ep->rndv_bounced_bytes += u->hdr.len;
+	return 0;
+}
+
+/*
+ * The receive waiting on channel @id's held message takes it: straight
+ * into its buffer when that is one piece with room, else by way of memory
+ * of the provider's. Returns 0, or -EAGAIN when the send queue is full.
+ */
+static int rfi_held_answer(struct rfi_ep *ep, uint32_t id)
+{
+	struct rfi_unexp *u = ep->chans[id].held;
+	struct rfi_op *op = u->waiting;
+	uint64_t idx;
+	int ret;
+
+	if (op->iov_count != 1 || op->iov[0].iov_len < u->hdr.len ||
+	    rfi_slot_get(ep, RFI_SLOT_OP, op, &idx))
+		return rfi_held_bounce(ep, id);
+	ret = rmsg_msg_recv_into(ep->rep, &ep->chans[id].held_msg,
+				 op->iov[0].iov_base, u->hdr.len,
+				 RFI_UD_RECV | idx);
+	if (ret == -EAGAIN) {
+		rfi_slot_put(ep, idx);
+		return -EAGAIN;
+	}
+	op->hdr = u->hdr;
+	op->addr = u->src;
+	u->waiting = NULL;
+	rfi_held_done(ep, id);
+	free(u);
+	if (ret) {
+		rfi_slot_put(ep, idx);
+		rfi_complete(ep, op, 0, op->hdr.tag, op->hdr.data, 0, op->addr,
+			     FI_EIO, 0);
+		rfi_op_free(ep, op);
+		return 0;
+	}
+	ep->rndv_direct++;
+	return 0;
+}
+
+/* Receives that found the send queue full take their held messages now. */
+static void rfi_held_retry(struct rfi_ep *ep)
+{
+	struct rfi_unexp *u;
+	uint32_t id;
+
+	for (id = 0; ep->held_retry && id < ep->nchans; id++) {
+		u = ep->chans[id].held;
+		if (u && u->retry && rfi_held_answer(ep, id) == -EAGAIN)
+			return;
+	}
+}
+
+/*
+ * Release @msg now, or once its channel's held message is answered: a
+ * release would discard that one. When the messages kept back reach
+ * RFI_HELD_BYTES of the block, the held one is read into memory of the
+ * provider's after all, so that a sender never stalls on a receive the
+ * program may post only after messages still to come.
+ */
+static void rfi_release(struct rfi_ep *ep, const struct rmsg_msg *msg)
+{
+	struct rfi_chan *c = &ep->chans[msg->channel];
+
+	if (c->held && msg->end - c->held_msg.end > RFI_HELD_BYTES)
+		rfi_held_bounce(ep, msg->channel);
+	if (!c->held) {
+		rmsg_msg_release(ep->rep, msg);
+		return;
+	}
+	c->release = *msg;
+	c->release_due = true;
+}
+
 /* An eager message of a channel: matched, or kept for a receive to come. */
 static void rfi_rx_eager(struct rfi_ep *ep, const struct rfi_hdr *hdr,
 			 const void *payload, fi_addr_t src)
@@ -537,25 +686,49 @@ static void rfi_rx_eager(struct rfi_ep *ep, const struct rfi_hdr *hdr,
 /*
  * The rendezvous payload @msg of header @hdr: straight into a matching
  * receive's single buffer when it has room, else into memory of the
- * provider's. Returns 0, or -EAGAIN to be tried again (nothing changed).
+ * provider's; with no receive matching yet, held unanswered until one
+ * comes (rfi_chan.held). Returns 0, 1 when it is held (not to be
+ * released), or -EAGAIN to be tried again (nothing changed).
  */
 static int rfi_rx_rndv(struct rfi_ep *ep, const struct rfi_hdr *hdr,
 		       const struct rmsg_msg *msg, fi_addr_t src)
 {
-	struct rfi_op *op = rfi_take_posted(ep, hdr, src);
+	struct rfi_chan *c = &ep->chans[msg->channel];
 	struct rfi_unexp *u;
+	struct rfi_op *op;
 	uint64_t idx;
 	int ret;
 
-	if (op && op->iov_count == 1 && op->iov[0].iov_len >= hdr->len) {
+	/* Answers go in the channel's order: one held before goes first. */
+	if (c->held && rfi_held_bounce(ep, msg->channel) == -EAGAIN)
+		return -EAGAIN;
+	op = rfi_take_posted(ep, hdr, src);
+	if (!op) {
+		/* Its bytes wait at the sender for the receive to come. */
+		u = calloc(1, sizeof(*u));
+		if (!u)
+			goto fail_op;
+		u->hdr = *hdr;
+		u->src = src;
+		u->held = true;
+		u->chan = msg->channel;
+		c->held = u;
+		c->held_msg = *msg;
+		c->release_due = false;
+		rfi_unexp_add(ep, u);
+		return 1;
+	}
+	if (op->iov_count == 1 && op->iov[0].iov_len >= hdr->len) {
 		op->hdr = *hdr;
 		op->addr = src;
 		if (rfi_slot_get(ep, RFI_SLOT_OP, op, &idx))
 			goto fail_op;
 		ret = rmsg_msg_recv_into(ep->rep, msg, op->iov[0].iov_base,
 					 hdr->len, RFI_UD_RECV | idx);
-		if (!ret)
+		if (!ret) {
+			ep->rndv_direct++;
 			return 0;
+		}
 		rfi_slot_put(ep, idx);
 		if (ret == -EAGAIN)
 			goto again_op;
@@ -588,8 +761,8 @@ static int rfi_rx_rndv(struct rfi_ep *ep, const struct rfi_hdr *hdr,
 			goto again_op;
 		goto fail_op;
 	}
-	if (!op)
-		rfi_unexp_add(ep, u);
+	ep->rndv_bounced++;
+	ep->rndv_bounced_bytes += hdr->len;
 	return 0;
 again_op:
 	/* Back to the front of its queue, where it was. */
@@ -638,6 +811,7 @@ static void rfi_rx_progress(struct rfi_ep *ep)
 	struct rfi_hdr hdr;
 	struct rfi_chan *c;
 	fi_addr_t src;
+	int ret;
 
 	while (!rmsg_msg_peek_any(ep->rep, &msg)) {
 		c = rfi_chan(ep, msg.channel);
@@ -650,20 +824,22 @@ static void rfi_rx_progress(struct rfi_ep *ep)
 				RFI_WARN("channel %u: no payload after its header\n",
 					 msg.channel);
 				c->has_pending = false;
-				rmsg_msg_release(ep->rep, &msg);
+				rfi_release(ep, &msg);
 				continue;
 			}
-			if (rfi_rx_rndv(ep, &c->pending, &msg, src) == -EAGAIN)
+			ret = rfi_rx_rndv(ep, &c->pending, &msg, src);
+			if (ret == -EAGAIN)
 				return;
 			c->has_pending = false;
-			rmsg_msg_release(ep->rep, &msg);
+			if (!ret)
+				rfi_release(ep, &msg);
 			continue;
 		}
 		if (msg.kind != RMSG_MSG_EAGER || msg.len < sizeof(hdr)) {
 			/* Not ours: a peer that speaks something else. */
 			if (msg.kind == RMSG_MSG_RNDV)
 				rmsg_msg_discard(ep->rep, &msg);
-			rmsg_msg_release(ep->rep, &msg);
+			rfi_release(ep, &msg);
 			continue;
 		}
 		memcpy(&hdr, msg.data, sizeof(hdr));
@@ -678,7 +854,7 @@ static void rfi_rx_progress(struct rfi_ep *ep)
 			rfi_rx_eager(ep, &hdr,
 				     (const char *)msg.data + sizeof(hdr), src);
 		}
-		rmsg_msg_release(ep->rep, &msg);
+		rfi_release(ep, &msg);
 	}
 }
 
@@ -697,8 +873,13 @@ static void rfi_op_done(struct rfi_ep *ep, const struct rmsg_event *ev)
 		u = ep->slots[idx].early;
 		rfi_slot_put(ep, idx);
 		u->arrived = true;
-		if (ev->res)
-			u->hdr.len = 0;
+		if (ev->res && !u->discarded) {
+			/* The receive that takes it fails: no bytes came. */
+			free(u->buf);
+			u->buf = NULL;
+			rfi_unexp_lost(ep, u);
+			return;
+		}
 		if (u->waiting || u->discarded) {
 			if (u->waiting)
 				rfi_deliver(ep, u->waiting, &u->hdr, u->buf,
@@ -721,9 +902,14 @@ static void rfi_op_done(struct rfi_ep *ep, const struct rmsg_event *ev)
 		rfi_op_free(ep, op);
 		return;
 	}
-	/* A send: it ends with the completion of the last of its parts. */
+	/*
+	 * A send: it ends with the completion of the last of its parts.
+	 * -ECANCELED: the receiver discarded it unread (FI_DISCARD of a
+	 * message held at the sender), as it may: delivered, as far as the
+	 * sender is concerned.
+	 */
 	op->done++;
-	if (ev->res && !op->err)
+	if (ev->res && ev->res != -ECANCELED && !op->err)
 		op->err = FI_EIO;
 	if (op->done < op->sent || op->queued)
 		return;
@@ -786,6 +972,12 @@ static void rfi_chan_gone(struct rfi_ep *ep, uint32_t id, bool failed)
 		if (failed)
 			src = i;
 	}
+	if (id < ep->nchans && ep->chans[id].held) {
+		struct rfi_unexp *u = ep->chans[id].held;
+
+		rfi_held_done(ep, id);
+		rfi_unexp_lost(ep, u);
+	}
 	if (id < ep->nchans)
 		memset(&ep->chans[id], 0, sizeof(ep->chans[id]));
 	if (failed)
@@ -841,6 +1033,8 @@ void rfi_ep_progress(struct rfi_ep *ep)
 			break;
 	}
 	rfi_rx_progress(ep);
+	if (ep->held_retry)
+		rfi_held_retry(ep);
 	/* A peer still refused goes back on the list as it is flushed. */
 	p = ep->backlog;
 	ep->backlog = RFI_NO_PEER;
@@ -852,6 +1046,31 @@ void rfi_ep_progress(struct rfi_ep *ep)
 	}
 }
 
+/*
+ * Receive @op takes the held message of @u (off its queue already): with
+ * FI_DISCARD it is released unanswered (its sender is told); else its
+ * bytes are read, straight into @op's buffer when they can be.
+ */
+static void rfi_recv_held(struct rfi_ep *ep, struct rfi_op *op,
+			  struct rfi_unexp *u, uint64_t flags)
+{
+	uint32_t id = u->chan;
+
+	if (flags & FI_DISCARD) {
+		rfi_held_done(ep, id);
+		rfi_complete(ep, op, 0, u->hdr.tag, u->hdr.data, 0, u->src, 0,
+			     0);
+		rfi_op_free(ep, op);
+		free(u);
+		return;
+	}
+	u->waiting = op;
+	if (rfi_held_answer(ep, id) == -EAGAIN) {
+		u->retry = true;
+		ep->held_retry++;
+	}
+}
+
 ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 		 fi_addr_t src, uint64_t tag, uint64_t ignore, uint64_t flags,
 		 void *context)
@@ -860,6 +1079,7 @@ ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 	struct rfi_unexp *u;
 	struct rfi_op *op;
 	struct rfi_hdr probe;
+	bool claimed;
 
 	if (count > 4)
 		return -FI_EINVAL;
@@ -892,9 +1112,14 @@ ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 	 */
 	if (flags & FI_PEEK)
 		rfi_ep_progress(ep);
+	/*
+	 * FI_CLAIM alone takes the message an FI_PEEK | FI_CLAIM with the
+	 * same context claimed; anything else looks for one unclaimed.
+	 */
+	claimed = (flags & (FI_CLAIM | FI_PEEK)) == FI_CLAIM;
 	TAILQ_FOREACH(u, unexp, link) {
 		probe.tag = u->hdr.tag;
-		if (flags & FI_CLAIM ? u->claimed && u->claim_ctx == context :
+		if (claimed ? u->claimed && u->claim_ctx == context :
 		    !u->claimed && !u->waiting &&
 		    rfi_matches(ep, op, &probe, u->src))
 			break;
@@ -921,7 +1146,17 @@ ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 	if (u) {
 		TAILQ_REMOVE(unexp, u, link);
 		u->listed = false;
-		if (flags & FI_DISCARD) {
+		if (u->held) {
+			rfi_recv_held(ep, op, u, flags);
+			pthread_mutex_unlock(&ep->dom->lock);
+			return 0;
+		}
+		if (u->lost) {
+			rfi_complete(ep, op, 0, u->hdr.tag, u->hdr.data, 0,
+				     u->src, flags & FI_DISCARD ? 0 : FI_EIO,
+				     0);
+			rfi_op_free(ep, op);
+		} else if (flags & FI_DISCARD) {
 			rfi_complete(ep, op, 0, u->hdr.tag, u->hdr.data, 0,
 				     u->src, 0, 0);
 			rfi_op_free(ep, op);
@@ -1116,6 +1351,11 @@ static void rfi_ep_log_stats(struct rfi_ep *ep)
 	    ioctl(rmsg_ep_fd(ep->rep), RMSG_IOC_EP_STATS, &st))
 		return;
 	FI_INFO(&rfi_prov, FI_LOG_EP_DATA,
+		"endpoint closed: rendezvous receives %llu into the posted buffer, %llu (%llu bytes) through a buffer of the provider's\n",
+		(unsigned long long)ep->rndv_direct,
+		(unsigned long long)ep->rndv_bounced,
+		(unsigned long long)ep->rndv_bounced_bytes);
+	FI_INFO(&rfi_prov, FI_LOG_EP_DATA,
 		"endpoint closed: sends %llu (waited %llu), enters %llu, credits out %llu in %llu, wakes out %llu in %llu, signalled writes %llu, inline %llu\n",
 		(unsigned long long)st.sends,
 		(unsigned long long)st.send_waits,
@@ -1170,6 +1410,14 @@ static int rfi_ep_close(struct fid *fid)
 				free(u);
 			else
 				u->buf = NULL;	/* not for the list's free */
+		}
+	}
+	/* A held message a receive waits on is on no list: it goes here. */
+	for (i = 0; i < ep->nchans; i++) {
+		u = ep->chans[i].held;
+		if (u && !u->listed) {
+			rfi_op_free(ep, u->waiting);
+			free(u);
 		}
 	}
 	for (i = 0; i < ep->npeers; i++)

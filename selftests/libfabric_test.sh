@@ -16,6 +16,15 @@
 #                       fi_wait sleeps in epoll_wait() on it after
 #                       fi_trywait() and is woken by a message, then
 #                       fi_cq_sread() with and without one coming
+#   unexpected_rndv     build/prov/fi_unexp: rendezvous messages that
+#                       arrive before their receives wait at the sender
+#                       and go straight into the receive posted late,
+#                       unless the channel needs them answered first
+#                       (another one behind them, or the block held
+#                       back); FI_PEEK, FI_CLAIM and FI_DISCARD of such
+#                       messages; every byte checked, and the
+#                       receiver's counters (FI_LOG_LEVEL=info) must say
+#                       4 straight in, 2 through the provider's memory
 #   netpipe_openmpi     Open MPI's NetPIPE (NPopenmpi) over the provider
 #                       (pml cm, mtl ofi, provider_include rmsg), two
 #                       ranks, in its integrity mode (-i: every byte of
@@ -61,8 +70,8 @@ trap 'rm -rf "$tmp"' EXIT
 export FI_PROVIDER_PATH=$PWD/build/prov
 mpirun_rxe=$PWD/tools/testing/mpirun-rxe
 
-tests=(fi_info pingpong_msg pingpong_tagged wait_fd netpipe_openmpi
-       netpipe_device_readd hpcc_openmpi hpcc_qp_errors)
+tests=(fi_info pingpong_msg pingpong_tagged wait_fd unexpected_rndv
+       netpipe_openmpi netpipe_device_readd hpcc_openmpi hpcc_qp_errors)
 echo "TAP version 13"
 echo "1..${#tests[@]}"
 
@@ -133,6 +142,27 @@ t_wait_fd() {
 	[ "$(grep -c '^ok ' "$out")" = 5 ] ||
 		fail "$(grep -c '^ok ' "$out") of 5 checks passed"
 	sed 's/^/# /' "$out"
+}
+
+t_unexpected_rndv() {
+	local out=$tmp/fi_unexp.out stats
+
+	if [ ! -x build/prov/fi_unexp ]; then
+		fail "build/prov/fi_unexp not built"
+		return
+	fi
+	FI_LOG_LEVEL=info FI_LOG_PROV=rmsg timeout -k 5 "$limit" \
+		build/prov/fi_unexp >"$out" 2>&1 ||
+		fail "fi_unexp exited $?: $(grep -v '^ok\|:info:' "$out" | head -n 3)"
+	[ "$(grep -c '^ok ' "$out")" = 17 ] ||
+		fail "$(grep -c '^ok ' "$out") of 17 checks passed"
+	grep '^ok \|^FAILED ' "$out" | sed 's/^/# /'
+	# b closes second: its counters are the last ones logged.
+	stats=$(grep 'rendezvous receives' "$out" | tail -n 1 |
+		sed 's/.*rendezvous receives //')
+	echo "# receiver: rendezvous receives $stats"
+	[[ "$stats" == "4 into the posted buffer, 2 ("* ]] ||
+		fail "not 4 straight into the posted buffer and 2 through the provider's: $stats"
 }
 
 # Two ranks over the provider, in $tmp (tools/testing/mpirun-rxe).
