@@ -2157,6 +2157,20 @@ static bool all_repaired(resil_fixture *self)
 }
 
 /*
+ * Run the streams until every channel of both ends is open again and
+ * repaired (all_repaired()), giving up 30 s after @t0. Return: the ms
+ * from @t0 to then (30 s or more if they never were), or -1 when a stream
+ * failed (@self's streams say why).
+ */
+static long run_until_repaired(resil_fixture *self, long t0)
+{
+	while (!all_repaired(self) && rmsg_now_ms() - t0 < 30000)
+		if (!rmsg_streams_run_for(self->ss, 5))
+			return -1;
+	return rmsg_now_ms() - t0;
+}
+
+/*
  * Every channel of both ends open again, each repaired at least once,
  * its epoch moved on; print them.
  */
@@ -2195,7 +2209,6 @@ TEST_F_TIMEOUT(resil, hca_readd_streams, 300)
 {
 	struct rmsg_streams *ss = self->ss;
 	long t0, t_del, t_add, t_open;
-	bool ok;
 
 	if (!module_has(RMSG_FEAT_REPAIR))
 		SKIP(return, "the module does not announce RMSG_FEAT_REPAIR");
@@ -2215,12 +2228,8 @@ TEST_F_TIMEOUT(resil, hca_readd_streams, 300)
 	t0 = rmsg_now_ms();
 	ASSERT_TRUE(rxe_add(self));
 	t_add = rmsg_now_ms() - t0;
-	t0 = rmsg_now_ms();
-	ok = true;
-	while (ok && !all_repaired(self) && rmsg_now_ms() - t0 < 30000)
-		ok = rmsg_streams_run_for(ss, 5);
-	ASSERT_TRUE(ok) TH_LOG("%s", ss->why);
-	t_open = rmsg_now_ms() - t0;
+	t_open = run_until_repaired(self, rmsg_now_ms());
+	ASSERT_LE(0, t_open) TH_LOG("%s", ss->why);
 	ksft_print_msg("rdma link delete took %ld ms; add %ld ms; every channel open again %ld ms after that\n",
 		       t_del, t_add, t_open);
 	ASSERT_TRUE(wait_all(self, RMSG_CHAN_INFO_OPEN, 0));
@@ -2280,11 +2289,8 @@ TEST_F_TIMEOUT(resil, link_flap_streams, 300)
 
 	ASSERT_EQ(0, rmsg_sh("ip link set %s up", self->netdev));
 	self->link_down = false;
-	t0 = rmsg_now_ms();
-	while (ok && !all_repaired(self) && rmsg_now_ms() - t0 < 30000)
-		ok = rmsg_streams_run_for(ss, 5);
-	ASSERT_TRUE(ok) TH_LOG("%s", ss->why);
-	t_open = rmsg_now_ms() - t0;
+	t_open = run_until_repaired(self, rmsg_now_ms());
+	ASSERT_LE(0, t_open) TH_LOG("%s", ss->why);
 	if (!all_repaired(self))
 		dump_state(self);
 	ASSERT_TRUE(all_repaired(self))
@@ -2510,7 +2516,6 @@ TEST_F_TIMEOUT(resil, device_fatal_streams, 300)
 {
 	struct rmsg_streams *ss = self->ss;
 	long t0, t_open;
-	bool ok;
 
 	if (!module_has(RMSG_FEAT_REPAIR))
 		SKIP(return, "the module does not announce RMSG_FEAT_REPAIR");
@@ -2521,11 +2526,8 @@ TEST_F_TIMEOUT(resil, device_fatal_streams, 300)
 	ASSERT_EQ(0, rmsg_node_fault(rmsg_ep_fd(self->b), 0, self->b_ch[1],
 				     RMSG_FAULT_DEVICE_FATAL));
 	/* Open again, and repaired: the work acts on it a moment later. */
-	ok = true;
-	while (ok && !all_repaired(self) && rmsg_now_ms() - t0 < 30000)
-		ok = rmsg_streams_run_for(ss, 5);
-	ASSERT_TRUE(ok) TH_LOG("%s", ss->why);
-	t_open = rmsg_now_ms() - t0;
+	t_open = run_until_repaired(self, t0);
+	ASSERT_LE(0, t_open) TH_LOG("%s", ss->why);
 	ksft_print_msg("every channel open again %ld ms after the fatal error\n",
 		       t_open);
 	ASSERT_TRUE(rmsg_streams_run_for(ss, 300)) TH_LOG("%s", ss->why);

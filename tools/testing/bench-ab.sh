@@ -37,6 +37,11 @@ parts=,${4:-eager,rndv,resil},
 want() { [[ $parts == *,$1,* ]]; }
 addr=${RMSG_LOCAL_ADDR:?not in an rmsg-vm guest}
 declare -A tree=([A]=$a_tree [B]=$PWD)
+# Server and client pinned apart, as in make bench.
+server_cpu=0
+client_cpu=1
+as_user=()
+. tools/testing/bench-lib.sh
 
 # The same numbers as make bench (tools/testing/bench.sh), so that a ratio
 # here says what the same ratio there would.
@@ -76,25 +81,12 @@ use() {
 		{ log "insmod ${tree[$1]}/kernel/rmsg.ko failed"; return 1; }
 }
 
-# pair S NAME SERVER_ARGS -- CLIENT_ARGS: S's rmsg-perf as server (CPU 0,
-# in the background) and client (CPU 1, stdout into OUT/NAME), as
-# bench.sh's rmsg_pair runs them. Fails when either side does.
+# pair S NAME SERVER_ARGS -- CLIENT_ARGS: bench-lib.sh's perf_pair with
+# S's rmsg-perf, as bench.sh's rmsg_pair runs it.
 pair() {
-	local s=$1 name=$2 srv=() cli=() spid status perf
-	shift 2
-	perf=${tree[$s]}/tools/rmsg-perf/rmsg-perf
-	while (($#)) && [ "$1" != -- ]; do srv+=("$1"); shift; done
+	local s=$1
 	shift
-	cli=("$@")
-	timeout 300 taskset -c 0 "$perf" "${srv[@]}" \
-		>>"$out/$name.server.log" 2>&1 &
-	spid=$!
-	timeout 300 taskset -c 1 "$perf" "${cli[@]}" "$addr" \
-		>>"$out/$name" 2>>"$out/$name.log"
-	status=$?
-	wait "$spid" || status=1
-	[ "$status" = 0 ] || log "$s: rmsg-perf $name failed (status $status)"
-	return "$status"
+	perf_pair "${tree[$s]}/tools/rmsg-perf/rmsg-perf" "$@"
 }
 
 # side S R: every measurement of round R with S's module and rmsg-perf.

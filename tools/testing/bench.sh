@@ -142,26 +142,11 @@ mountpoint -q /sys/kernel/tracing ||
 server_cpu=0
 client_cpu=1
 [ "$(nproc)" -ge 2 ] || client_cpu=0
+. tools/testing/bench-lib.sh
 
-# rmsg_pair NAME SERVER_ARGS -- CLIENT_ARGS: the server in the background,
-# the client (which retries until the server listens) in front; the
-# client's stdout goes to OUT/NAME. Fails when either side does.
-rmsg_pair() {
-	local name=$1 srv=() cli=() spid status
-	shift
-	while (($#)) && [ "$1" != -- ]; do srv+=("$1"); shift; done
-	shift
-	cli=("$@")
-	timeout 300 taskset -c "$server_cpu" "${as_user[@]}" "$perf" \
-		"${srv[@]}" >>"$out/$name.server.log" 2>&1 &
-	spid=$!
-	timeout 300 taskset -c "$client_cpu" "${as_user[@]}" "$perf" \
-		"${cli[@]}" "$addr" >>"$out/$name" 2>>"$out/$name.log"
-	status=$?
-	wait "$spid" || status=1
-	[ "$status" = 0 ] || log "rmsg-perf $name failed (status $status)"
-	return "$status"
-}
+# rmsg_pair NAME SERVER_ARGS -- CLIENT_ARGS: bench-lib.sh's perf_pair
+# with this tree's rmsg-perf.
+rmsg_pair() { perf_pair "$perf" "$@"; }
 
 # perftest_pair TOOL SIZE FIELD ARGS...: the server, then the client once
 # the server listens, up to three attempts. Prints the client's output. A

@@ -63,12 +63,17 @@ rxe_back() {
 # One run: fault F under transport T; prints its line.
 one_run() {
 	local f=$1 t=$2 n=$3 dir=$tmp/$1.$2.$3 pid st t0 tf verdict=ok
-	local opt=() prog forced=0 del='' note=- sizes k
+	local opt=() prog forced=0 del='' note=- sizes k why
 
 	mkdir -p "$dir"
 	[ "$t" = rmsg ] && [ "$f" != qp-error ] && opt=(-n)
 	if [ "$f" = qp-error ]; then
-		tools/testing/hpcc-check input "$dir" >/dev/null
+		if ! why=$(tools/testing/hpcc-check input "$dir"); then
+			echo "fault=$f transport=$t run=$n verdict=no_hpcc_input:${why// /_}" |
+				tee -a "$tmp/lines"
+			rm -rf "$dir"
+			return
+		fi
 		prog=(hpcc)
 	else
 		prog=(NPopenmpi -i -u 4194304 -o np.out)
