@@ -189,7 +189,7 @@ build/prov/librmsg-fi.so: $(PROV_SRCS) $(PROV_HDRS) lib/librmsg.a \
 		$$(pkg-config --libs libfabric) -lpthread -o $@
 
 # The libfabric programs of the selftests (selftests/libfabric_test.sh).
-build/prov/fi_%: selftests/fi_%.c
+build/prov/fi_%: selftests/fi_%.c selftests/fi_test.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN_CFLAGS) $$(pkg-config --cflags libfabric) $< \
 		$$(pkg-config --libs libfabric) -lpthread -o $@

@@ -30,29 +30,14 @@
  * messages straight into the posted buffer (1, 2's second, 3, 4's
  * second), 2 through the provider's memory (2's first, 5).
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
-#include <rdma/fabric.h>
-#include <rdma/fi_cm.h>
-#include <rdma/fi_domain.h>
-#include <rdma/fi_endpoint.h>
-#include <rdma/fi_eq.h>
-#include <rdma/fi_errno.h>
-#include <rdma/fi_tagged.h>
+#include "fi_test.h"
 
 #define BIG		(256 * 1024)	/* rendezvous */
 #define SMALL		3000		/* eager */
 #define SMALLS		8		/* 24 KB: more than a held one keeps */
 #define LIMIT_S		60
-
-struct side {
-	struct fid_ep *ep;
-	struct fid_cq *cq;
-	fi_addr_t peer;
-};
 
 /* An operation's context: its completion lands here. */
 struct op {
@@ -61,46 +46,6 @@ struct op {
 	size_t len;
 	uint64_t tag;
 };
-
-static struct fid_fabric *fabric;
-static struct fid_domain *domain;
-static struct fid_av *av;
-static struct side a, b;
-static int failed;
-
-static void check(int ok, const char *what)
-{
-	printf("%s %s\n", ok ? "ok" : "FAILED", what);
-	if (!ok)
-		failed = 1;
-}
-
-static void die(const char *what, int ret)
-{
-	fprintf(stderr, "fi_unexp: %s: %s\n", what, fi_strerror(-ret));
-	exit(2);
-}
-
-static void open_side(struct fi_info *info, struct side *s)
-{
-	struct fi_cq_attr cq_attr = {
-		.format = FI_CQ_FORMAT_TAGGED,
-		.size = 256,
-	};
-	int ret;
-
-	ret = fi_cq_open(domain, &cq_attr, &s->cq, NULL);
-	if (!ret)
-		ret = fi_endpoint(domain, info, &s->ep, NULL);
-	if (!ret)
-		ret = fi_ep_bind(s->ep, &av->fid, 0);
-	if (!ret)
-		ret = fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV);
-	if (!ret)
-		ret = fi_enable(s->ep);
-	if (ret)
-		die("endpoint", ret);
-}
 
 /* Take what completed on @s's CQ into the contexts it names. */
 static void drain(struct side *s)
@@ -216,39 +161,14 @@ int main(void)
 {
 	static unsigned char out[4][BIG], in[4][BIG];
 	static unsigned char sout[SMALLS][SMALL], sin[SMALLS][SMALL];
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 	struct op s[4], r[4], ss[SMALLS], sr[SMALLS], claim;
-	struct fi_info *hints, *info;
-	char name[64];
-	size_t len;
-	int ret, i, ok;
+	int i, ok;
 
 	for (i = 0; i < 4; i++)
 		fill(out[i], BIG, i + 1);
 	for (i = 0; i < SMALLS; i++)
 		fill(sout[i], SMALL, i + 11);
-	hints = fi_allocinfo();
-	hints->caps = FI_MSG | FI_TAGGED;
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->fabric_attr->prov_name = strdup("rmsg");
-	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
-	if (ret)
-		die("fi_getinfo -p rmsg", ret);
-	ret = fi_fabric(info->fabric_attr, &fabric, NULL);
-	if (!ret)
-		ret = fi_domain(fabric, info, &domain, NULL);
-	if (!ret)
-		ret = fi_av_open(domain, &av_attr, &av, NULL);
-	if (ret)
-		die("fabric, domain, AV", ret);
-	open_side(info, &a);
-	open_side(info, &b);
-	len = sizeof(name);
-	ret = fi_getname(&b.ep->fid, name, &len);
-	if (!ret && fi_av_insert(av, name, 1, &a.peer, 0, NULL) != 1)
-		ret = -FI_EINVAL;
-	if (ret)
-		die("b's name", ret);
+	test_open("fi_unexp", 0, FI_WAIT_NONE, 256);
 
 	/* 1 */
 	send_msg(out[0], BIG, 1, &s[0]);
@@ -336,14 +256,6 @@ int main(void)
 	      "5: the large one, last, every byte");
 	check(ok, "5: every send completed");
 
-	fi_close(&a.ep->fid);
-	fi_close(&b.ep->fid);
-	fi_close(&a.cq->fid);
-	fi_close(&b.cq->fid);
-	fi_close(&av->fid);
-	fi_close(&domain->fid);
-	fi_close(&fabric->fid);
-	fi_freeinfo(info);
-	fi_freeinfo(hints);
+	test_close();
 	return failed;
 }

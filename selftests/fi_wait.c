@@ -15,71 +15,15 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
 
-#include <rdma/fabric.h>
-#include <rdma/fi_cm.h>
-#include <rdma/fi_domain.h>
-#include <rdma/fi_endpoint.h>
-#include <rdma/fi_eq.h>
-#include <rdma/fi_errno.h>
-#include <rdma/fi_tagged.h>
+#include "fi_test.h"
 
 #define MSG_LEN		4000	/* eager, with its header */
 #define LIMIT_MS	20000	/* for what must come */
 
-struct side {
-	struct fid_ep *ep;
-	struct fid_cq *cq;
-	fi_addr_t peer;
-};
-
-static struct fid_fabric *fabric;
-static struct fid_domain *domain;
-static struct fid_av *av;
-static struct side a, b;
 static unsigned char sent[2][MSG_LEN];
-static int failed;
-
-static void check(int ok, const char *what)
-{
-	printf("%s %s\n", ok ? "ok" : "FAILED", what);
-	if (!ok)
-		failed = 1;
-}
-
-static void die(const char *what, int ret)
-{
-	fprintf(stderr, "fi_wait: %s: %s\n", what, fi_strerror(-ret));
-	exit(2);
-}
-
-static void open_side(struct fi_info *info, struct side *s)
-{
-	struct fi_cq_attr cq_attr = {
-		.format = FI_CQ_FORMAT_TAGGED,
-		.wait_obj = FI_WAIT_FD,
-		.size = 64,
-	};
-	int ret;
-
-	ret = fi_cq_open(domain, &cq_attr, &s->cq, NULL);
-	if (ret)
-		die("fi_cq_open(FI_WAIT_FD)", ret);
-	ret = fi_endpoint(domain, info, &s->ep, NULL);
-	if (!ret)
-		ret = fi_ep_bind(s->ep, &av->fid, 0);
-	if (!ret)
-		ret = fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV);
-	if (!ret)
-		ret = fi_enable(s->ep);
-	if (ret)
-		die("endpoint", ret);
-}
 
 /* Send message @i from a to b after a pause, and see its completion. */
 static void *sender(void *arg)
@@ -113,13 +57,9 @@ static void post_recv(void *buf, uint64_t tag, void *ctx)
 int main(void)
 {
 	static unsigned char got[2][MSG_LEN];
-	struct fi_info *hints, *info;
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 	struct fi_cq_tagged_entry e;
 	struct epoll_event ev;
 	struct fid *fids[1];
-	char name[64];
-	size_t len;
 	pthread_t t;
 	int fd = -1, ret, wakeups = 0, i;
 	ssize_t n = -FI_EAGAIN;
@@ -128,29 +68,7 @@ int main(void)
 		sent[0][i] = (unsigned char)(i * 7 + 1);
 		sent[1][i] = (unsigned char)(i * 13 + 5);
 	}
-	hints = fi_allocinfo();
-	hints->caps = FI_MSG | FI_TAGGED;
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->fabric_attr->prov_name = strdup("rmsg");
-	hints->domain_attr->threading = FI_THREAD_SAFE;
-	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
-	if (ret)
-		die("fi_getinfo -p rmsg", ret);
-	ret = fi_fabric(info->fabric_attr, &fabric, NULL);
-	if (!ret)
-		ret = fi_domain(fabric, info, &domain, NULL);
-	if (!ret)
-		ret = fi_av_open(domain, &av_attr, &av, NULL);
-	if (ret)
-		die("fabric, domain, AV", ret);
-	open_side(info, &a);
-	open_side(info, &b);
-	len = sizeof(name);
-	ret = fi_getname(&b.ep->fid, name, &len);
-	if (!ret && fi_av_insert(av, name, 1, &a.peer, 0, NULL) != 1)
-		ret = -FI_EINVAL;
-	if (ret)
-		die("b's name", ret);
+	test_open("fi_wait", FI_THREAD_SAFE, FI_WAIT_FD, 64);
 
 	ret = fi_control(&b.cq->fid, FI_GETWAIT, &fd);
 	check(!ret && fd >= 0, "FI_GETWAIT gives a descriptor");
@@ -192,14 +110,6 @@ int main(void)
 	n = fi_cq_sread(b.cq, &e, 1, NULL, 300);
 	check(n == -FI_EAGAIN, "fi_cq_sread() with nothing coming: -FI_EAGAIN");
 
-	fi_close(&a.ep->fid);
-	fi_close(&b.ep->fid);
-	fi_close(&a.cq->fid);
-	fi_close(&b.cq->fid);
-	fi_close(&av->fid);
-	fi_close(&domain->fid);
-	fi_close(&fabric->fid);
-	fi_freeinfo(info);
-	fi_freeinfo(hints);
+	test_close();
 	return failed;
 }
