@@ -684,11 +684,13 @@ static void rfi_rx_eager(struct rfi_ep *ep, const struct rfi_hdr *hdr,
 }
 
 /*
- * The rendezvous payload @msg of header @hdr: straight into a matching
- * receive's single buffer when it has room, else into memory of the
- * provider's; with no receive matching yet, held unanswered until one
- * comes (rfi_chan.held). Returns 0, 1 when it is held (not to be
- * released), or -EAGAIN to be tried again (nothing changed).
+ * The rendezvous payload @msg of header @hdr: held unanswered at the
+ * sender (rfi_chan.held) until a receive takes it, which may be one
+ * posted already. rfi_held_answer() reads it straight into that
+ * receive's buffer when it is one piece with room, else into memory of
+ * the provider's, and retries from progress while the send queue is
+ * full. Returns 1 (its release waits for its answer), 0 (it was
+ * discarded), or -EAGAIN to be tried again (nothing changed).
  */
 static int rfi_rx_rndv(struct rfi_ep *ep, const struct rfi_hdr *hdr,
 		       const struct rmsg_msg *msg, fi_addr_t src)
@@ -696,88 +698,40 @@ static int rfi_rx_rndv(struct rfi_ep *ep, const struct rfi_hdr *hdr,
 	struct rfi_chan *c = &ep->chans[msg->channel];
 	struct rfi_unexp *u;
 	struct rfi_op *op;
-	uint64_t idx;
-	int ret;
 
 	/* Answers go in the channel's order: one held before goes first. */
 	if (c->held && rfi_held_bounce(ep, msg->channel) == -EAGAIN)
 		return -EAGAIN;
-	op = rfi_take_posted(ep, hdr, src);
-	if (!op) {
-		/* Its bytes wait at the sender for the receive to come. */
-		u = calloc(1, sizeof(*u));
-		if (!u)
-			goto fail_op;
-		u->hdr = *hdr;
-		u->src = src;
-		u->held = true;
-		u->chan = msg->channel;
-		c->held = u;
-		c->held_msg = *msg;
-		c->release_due = false;
-		rfi_unexp_add(ep, u);
-		return 1;
-	}
-	if (op->iov_count == 1 && op->iov[0].iov_len >= hdr->len) {
-		op->hdr = *hdr;
-		op->addr = src;
-		if (rfi_slot_get(ep, RFI_SLOT_OP, op, &idx))
-			goto fail_op;
-		ret = rmsg_msg_recv_into(ep->rep, msg, op->iov[0].iov_base,
-					 hdr->len, RFI_UD_RECV | idx);
-		if (!ret) {
-			ep->rndv_direct++;
-			return 0;
-		}
-		rfi_slot_put(ep, idx);
-		if (ret == -EAGAIN)
-			goto again_op;
-		rfi_complete(ep, op, 0, hdr->tag, hdr->data, 0, src, -ret, 0);
-		rfi_op_free(ep, op);
-		return 0;
-	}
 	u = calloc(1, sizeof(*u));
-	if (u)
-		u->buf = malloc(hdr->len);
-	if (!u || !u->buf) {
-		free(u);
-		goto fail_op;
+	if (!u) {
+		op = rfi_take_posted(ep, hdr, src);
+		if (op) {
+			rfi_complete(ep, op, 0, hdr->tag, hdr->data, 0, src,
+				     FI_ENOMEM, 0);
+			rfi_op_free(ep, op);
+		}
+		rmsg_msg_discard(ep->rep, msg);
+		return 0;
 	}
 	u->hdr = *hdr;
 	u->src = src;
+	u->held = true;
+	u->chan = msg->channel;
+	c->held = u;
+	c->held_msg = *msg;
+	c->release_due = false;
+	op = rfi_take_posted(ep, hdr, src);
+	if (!op) {
+		/* Its bytes wait at the sender for the receive to come. */
+		rfi_unexp_add(ep, u);
+		return 1;
+	}
 	u->waiting = op;
-	if (rfi_slot_get(ep, RFI_SLOT_EARLY, u, &idx)) {
-		free(u->buf);
-		free(u);
-		goto fail_op;
+	if (rfi_held_answer(ep, msg->channel) == -EAGAIN) {
+		u->retry = true;
+		ep->held_retry++;
 	}
-	ret = rmsg_msg_recv_into(ep->rep, msg, u->buf, hdr->len,
-				 RFI_UD_RECV | idx);
-	if (ret) {
-		rfi_slot_put(ep, idx);
-		free(u->buf);
-		free(u);
-		if (ret == -EAGAIN)
-			goto again_op;
-		goto fail_op;
-	}
-	ep->rndv_bounced++;
-	ep->rndv_bounced_bytes += hdr->len;
-	return 0;
-again_op:
-	/* Back to the front of its queue, where it was. */
-	if (op)
-		TAILQ_INSERT_HEAD(&ep->posted[hdr->kind == RFI_TAGGED], op,
-				  link);
-	return -EAGAIN;
-fail_op:
-	if (op) {
-		rfi_complete(ep, op, 0, hdr->tag, hdr->data, 0, src, FI_ENOMEM,
-			     0);
-		rfi_op_free(ep, op);
-	}
-	rmsg_msg_discard(ep->rep, msg);
-	return 0;
+	return 1;
 }
 
 /* The first message of a channel the peer opened: the peer's name. */
@@ -804,57 +758,106 @@ static void rfi_rx_hello(struct rfi_ep *ep, uint32_t id,
 	}
 }
 
+/*
+ * Take message @msg of its channel. Returns 0, or -EAGAIN when it could
+ * not be taken now (the send queue is full, or no memory for the
+ * channel's state): the caller keeps it and offers it again before any
+ * later message, since a peeked message is not peeked again.
+ */
+static int rfi_rx_msg(struct rfi_ep *ep, const struct rmsg_msg *msg)
+{
+	struct rfi_chan *c = rfi_chan(ep, msg->channel);
+	struct rfi_hdr hdr;
+	fi_addr_t src;
+	int ret;
+
+	if (!c)
+		return -EAGAIN;
+	src = c->named ? c->src : FI_ADDR_NOTAVAIL;
+	if (c->has_pending) {
+		if (msg->kind != RMSG_MSG_RNDV || msg->len != c->pending.len) {
+			RFI_WARN("channel %u: no payload after its header\n",
+				 msg->channel);
+			c->has_pending = false;
+			rfi_release(ep, msg);
+			return 0;
+		}
+		ret = rfi_rx_rndv(ep, &c->pending, msg, src);
+		if (ret == -EAGAIN)
+			return -EAGAIN;
+		c->has_pending = false;
+		if (!ret)
+			rfi_release(ep, msg);
+		return 0;
+	}
+	if (msg->kind != RMSG_MSG_EAGER || msg->len < sizeof(hdr)) {
+		/* Not ours: a peer that speaks something else. */
+		rfi_release(ep, msg);
+		return 0;
+	}
+	memcpy(&hdr, msg->data, sizeof(hdr));
+	if (hdr.kind == RFI_HELLO) {
+		rfi_rx_hello(ep, msg->channel, &hdr,
+			     (const char *)msg->data + sizeof(hdr));
+	} else if (hdr.flags & RFI_F_RNDV) {
+		c->pending = hdr;
+		c->has_pending = true;
+	} else if (sizeof(hdr) + hdr.len <= msg->len &&
+		   (hdr.kind == RFI_MSG || hdr.kind == RFI_TAGGED)) {
+		rfi_rx_eager(ep, &hdr, (const char *)msg->data + sizeof(hdr),
+			     src);
+	}
+	rfi_release(ep, msg);
+	return 0;
+}
+
+/* The message set aside last time goes first: 0, or -EAGAIN again. */
+static int rfi_rx_unstall(struct rfi_ep *ep)
+{
+	if (ep->rx_stalled && rfi_rx_msg(ep, &ep->stalled_msg))
+		return -EAGAIN;
+	ep->rx_stalled = false;
+	return 0;
+}
+
+static void rfi_rx_stall(struct rfi_ep *ep, const struct rmsg_msg *msg)
+{
+	ep->stalled_msg = *msg;
+	ep->rx_stalled = true;
+}
+
 /* Take the messages that arrived, in each channel's order. */
 static void rfi_rx_progress(struct rfi_ep *ep)
 {
 	struct rmsg_msg msg;
-	struct rfi_hdr hdr;
-	struct rfi_chan *c;
-	fi_addr_t src;
-	int ret;
 
+	if (rfi_rx_unstall(ep))
+		return;
 	while (!rmsg_msg_peek_any(ep->rep, &msg)) {
-		c = rfi_chan(ep, msg.channel);
-		if (!c)
+		if (rfi_rx_msg(ep, &msg)) {
+			rfi_rx_stall(ep, &msg);
 			return;
-		src = c->named ? c->src : FI_ADDR_NOTAVAIL;
-		if (c->has_pending) {
-			if (msg.kind != RMSG_MSG_RNDV ||
-			    msg.len != c->pending.len) {
-				RFI_WARN("channel %u: no payload after its header\n",
-					 msg.channel);
-				c->has_pending = false;
-				rfi_release(ep, &msg);
-				continue;
-			}
-			ret = rfi_rx_rndv(ep, &c->pending, &msg, src);
-			if (ret == -EAGAIN)
-				return;
-			c->has_pending = false;
-			if (!ret)
-				rfi_release(ep, &msg);
-			continue;
 		}
-		if (msg.kind != RMSG_MSG_EAGER || msg.len < sizeof(hdr)) {
-			/* Not ours: a peer that speaks something else. */
-			if (msg.kind == RMSG_MSG_RNDV)
-				rmsg_msg_discard(ep->rep, &msg);
-			rfi_release(ep, &msg);
-			continue;
+	}
+}
+
+/*
+ * Channel @id closed: take what its peer sent before the close first, so
+ * that a receive it completes does not fail with the channel. Its id was
+ * not given to a new channel yet (librmsg would have dropped the rest
+ * for that one's open event), which the caller checked.
+ */
+static void rfi_rx_drain(struct rfi_ep *ep, uint32_t id)
+{
+	struct rmsg_msg msg;
+
+	if (rfi_rx_unstall(ep))
+		return;
+	while (!rmsg_msg_peek(ep->rep, id, &msg)) {
+		if (rfi_rx_msg(ep, &msg)) {
+			rfi_rx_stall(ep, &msg);
+			return;
 		}
-		memcpy(&hdr, msg.data, sizeof(hdr));
-		if (hdr.kind == RFI_HELLO) {
-			rfi_rx_hello(ep, msg.channel, &hdr,
-				     (const char *)msg.data + sizeof(hdr));
-		} else if (hdr.flags & RFI_F_RNDV) {
-			c->pending = hdr;
-			c->has_pending = true;
-		} else if (sizeof(hdr) + hdr.len <= msg.len &&
-			   (hdr.kind == RFI_MSG || hdr.kind == RFI_TAGGED)) {
-			rfi_rx_eager(ep, &hdr,
-				     (const char *)msg.data + sizeof(hdr), src);
-		}
-		rfi_release(ep, &msg);
 	}
 }
 
@@ -917,13 +920,16 @@ static void rfi_op_done(struct rfi_ep *ep, const struct rmsg_event *ev)
 }
 
 /*
- * The channel from @src failed: its messages will not come. Every posted
- * receive that could have taken one (directed to @src, or from any
- * source) ends with FI_EIO, so that a program waiting for one learns of
- * the failure instead of waiting for ever: an MPI job then aborts, as it
- * does over any transport that loses a peer.
+ * The channel from @src ended with an error: what it sent before is
+ * taken, and nothing more will come from it. The posted receives
+ * directed to @src end with FI_EIO, and so do those from any source when
+ * the channel broke (@any: its repair gave up, its device went) rather
+ * than its peer closing its endpoint or exiting (ECONNRESET), so that a
+ * program waiting for a message learns of the failure instead of waiting
+ * for ever: an MPI job then aborts, as it does over any transport that
+ * loses a peer. A peer that leaves does not fail another's receives.
  */
-static void rfi_fail_recvs(struct rfi_ep *ep, fi_addr_t src)
+static void rfi_fail_recvs(struct rfi_ep *ep, fi_addr_t src, bool any)
 {
 	struct rfi_op *op, *next;
 	int q;
@@ -931,7 +937,8 @@ static void rfi_fail_recvs(struct rfi_ep *ep, fi_addr_t src)
 	for (q = 0; q < 2; q++) {
 		for (op = TAILQ_FIRST(&ep->posted[q]); op; op = next) {
 			next = TAILQ_NEXT(op, link);
-			if (op->addr != FI_ADDR_UNSPEC && op->addr != src)
+			/* FI_ADDR_UNSPEC is FI_ADDR_NOTAVAIL: @src unnamed. */
+			if (op->addr == FI_ADDR_UNSPEC ? !any : op->addr != src)
 				continue;
 			TAILQ_REMOVE(&ep->posted[q], op, link);
 			rfi_complete(ep, op, 0, op->tag, 0, 0, FI_ADDR_NOTAVAIL,
@@ -943,13 +950,15 @@ static void rfi_fail_recvs(struct rfi_ep *ep, fi_addr_t src)
 
 /*
  * A channel ended: its peer's waiting sends fail; the next one reopens.
- * One that @failed once open (its repair gave up, its peer is gone) also
- * fails the receives its messages could have completed; a connect that
- * did not succeed, or a channel either side closed, does not.
+ * One that failed once open (@res, a negative errno: its repair gave up,
+ * its peer is gone) also fails receives its messages could have
+ * completed (rfi_fail_recvs()); a connect that did not succeed (@res 0
+ * here), or a channel either side closed in order, does not.
  */
-static void rfi_chan_gone(struct rfi_ep *ep, uint32_t id, bool failed)
+static void rfi_chan_gone(struct rfi_ep *ep, uint32_t id, int res)
 {
 	fi_addr_t src = FI_ADDR_NOTAVAIL;
+	bool failed = res < 0;
 	struct rfi_op *op;
 	size_t i;
 
@@ -981,7 +990,23 @@ static void rfi_chan_gone(struct rfi_ep *ep, uint32_t id, bool failed)
 	if (id < ep->nchans)
 		memset(&ep->chans[id], 0, sizeof(ep->chans[id]));
 	if (failed)
-		rfi_fail_recvs(ep, src);
+		rfi_fail_recvs(ep, src, res != -ECONNRESET);
+}
+
+/*
+ * Whether one of the @n events at @ev opens a new channel of id @id:
+ * librmsg dropped what was left of the old one when it took that event.
+ */
+static bool rfi_reopened(const struct rmsg_event *ev, int n, uint32_t id)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (ev[i].channel == id && !ev[i].res &&
+		    (ev[i].kind == RMSG_CQE_CONNECTED ||
+		     ev[i].kind == RMSG_CQE_ACCEPTED))
+			return true;
+	return false;
 }
 
 void rfi_ep_progress(struct rfi_ep *ep)
@@ -1004,14 +1029,14 @@ void rfi_ep_progress(struct rfi_ep *ep)
 				if (!peer || peer->chan != (int)ev[i].channel)
 					break;
 				if (ev[i].res) {
-					rfi_chan_gone(ep, ev[i].channel, false);
+					rfi_chan_gone(ep, ev[i].channel, 0);
 					break;
 				}
 				/* The hello first: nothing of ours before it. */
 				if (rfi_hello(ep, peer)) {
 					rmsg_chan_close(ep->rep,
 							ev[i].channel, 0);
-					rfi_chan_gone(ep, ev[i].channel, false);
+					rfi_chan_gone(ep, ev[i].channel, 0);
 					break;
 				}
 				rfi_peer_open(ep, peer);
@@ -1022,8 +1047,10 @@ void rfi_ep_progress(struct rfi_ep *ep)
 					ep->chans[ev[i].channel].used = true;
 				break;
 			case RMSG_CQE_CLOSED:
-				rfi_chan_gone(ep, ev[i].channel,
-					      ev[i].res < 0);
+				if (!rfi_reopened(ev + i + 1, n - i - 1,
+						  ev[i].channel))
+					rfi_rx_drain(ep, ev[i].channel);
+				rfi_chan_gone(ep, ev[i].channel, ev[i].res);
 				break;
 			default:
 				break;

@@ -22,7 +22,14 @@
  *      message is whole;
  *   5. one message, then more small ones than a held message may keep
  *      back, received small ones first: it is read into the provider's
- *      memory so that the sender does not stall, and is whole.
+ *      memory so that the sender does not stall, and is whole;
+ *   6. a large message and a small one, then a's endpoint closes, all
+ *      before b looks, so that b's progress finds the channel's end
+ *      together with what came before it: the receive posted for the
+ *      small one gets it whole, the one posted later for the large one
+ *      fails (its bytes went with a) rather than waiting for ever, and a
+ *      receive from any source stays posted (a peer leaving fails nobody
+ *      else's receives) until fi_cancel() takes it.
  *
  * Every byte of every message is checked, and every send must complete
  * without error. Prints one line per check and exits 0 when all hold.
@@ -31,6 +38,7 @@
  * second), 2 through the provider's memory (2's first, 5).
  */
 #include <time.h>
+#include <unistd.h>
 
 #include "fi_test.h"
 
@@ -75,13 +83,29 @@ static void drain(struct side *s)
 	}
 }
 
-/* Drive both sides until @op completes. */
+/* Drive @s alone until @op completes. */
+static void wait_side(struct side *s, struct op *op, const char *what)
+{
+	time_t end = time(NULL) + LIMIT_S;
+
+	while (!op->done) {
+		drain(s);
+		if (time(NULL) > end) {
+			fprintf(stderr, "fi_unexp: %s: no completion in %d s\n",
+				what, LIMIT_S);
+			exit(2);
+		}
+	}
+}
+
+/* Drive both sides (b alone once a closed) until @op completes. */
 static void wait_op(struct op *op, const char *what)
 {
 	time_t end = time(NULL) + LIMIT_S;
 
 	while (!op->done) {
-		drain(&a);
+		if (a.ep)
+			drain(&a);
 		drain(&b);
 		if (time(NULL) > end) {
 			fprintf(stderr, "fi_unexp: %s: no completion in %d s\n",
@@ -255,6 +279,35 @@ int main(void)
 	check(!r[2].err && r[2].len == BIG && same(in[2], BIG, 3),
 	      "5: the large one, last, every byte");
 	check(ok, "5: every send completed");
+
+	/* 6 */
+	send_msg(out[3], BIG, 61, &s[3]);
+	send_msg(sout[0], SMALL, 62, &ss[0]);
+	memset(sin[0], 0, SMALL);
+	recv_msg(sin[0], SMALL, 62, 0, &sr[0]);
+	recv_msg(sin[1], SMALL, 63, 0, &sr[1]);
+	wait_side(&a, &ss[0], "send 62");
+	fi_close(&a.ep->fid);
+	a.ep = NULL;
+	/* Time for a's RESET to reach b's kernel, with the bytes ahead. */
+	sleep(1);
+	wait_op(&sr[0], "receive 62");
+	check(!sr[0].err && sr[0].len == SMALL && same(sin[0], SMALL, 11),
+	      "6: sent before its sender closed, every byte");
+	recv_msg(in[3], BIG, 61, 0, &r[3]);
+	wait_op(&r[3], "receive 61");
+	check(r[3].err == FI_EIO, "6: the large one fails: its sender left");
+	for (i = 0; i < 100; i++)
+		drain(&b);
+	if (sr[1].done) {
+		printf("# the receive from any source ended: %s\n",
+		       fi_strerror(sr[1].err));
+		sr[1].err = 0;
+	} else if (!fi_cancel(&b.ep->fid, &sr[1])) {
+		wait_op(&sr[1], "cancel 63");
+	}
+	check(sr[1].err == FI_ECANCELED,
+	      "6: a receive from any source stays posted, fi_cancel() takes it");
 
 	test_close();
 	return failed;
