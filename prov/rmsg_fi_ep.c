@@ -623,6 +623,21 @@ static int rfi_held_answer(struct rfi_ep *ep, uint32_t id)
 	return 0;
 }
 
+/*
+ * Receive @op takes channel @id's held message, now or, while the send
+ * queue is full, from progress (rfi_held_retry()).
+ */
+static void rfi_held_take(struct rfi_ep *ep, uint32_t id, struct rfi_op *op)
+{
+	struct rfi_unexp *u = ep->chans[id].held;
+
+	u->waiting = op;
+	if (rfi_held_answer(ep, id) == -EAGAIN) {
+		u->retry = true;
+		ep->held_retry++;
+	}
+}
+
 /* Receives that found the send queue full take their held messages now. */
 static void rfi_held_retry(struct rfi_ep *ep)
 {
@@ -710,8 +725,7 @@ static int rfi_rx_rndv(struct rfi_ep *ep, const struct rfi_hdr *hdr,
 				     FI_ENOMEM, 0);
 			rfi_op_free(ep, op);
 		}
-		rmsg_msg_discard(ep->rep, msg);
-		return 0;
+		return 0;	/* released, so discarded */
 	}
 	u->hdr = *hdr;
 	u->src = src;
@@ -726,11 +740,7 @@ static int rfi_rx_rndv(struct rfi_ep *ep, const struct rfi_hdr *hdr,
 		rfi_unexp_add(ep, u);
 		return 1;
 	}
-	u->waiting = op;
-	if (rfi_held_answer(ep, msg->channel) == -EAGAIN) {
-		u->retry = true;
-		ep->held_retry++;
-	}
+	rfi_held_take(ep, msg->channel, op);
 	return 1;
 }
 
@@ -811,51 +821,26 @@ static int rfi_rx_msg(struct rfi_ep *ep, const struct rmsg_msg *msg)
 	return 0;
 }
 
-/* The message set aside last time goes first: 0, or -EAGAIN again. */
-static int rfi_rx_unstall(struct rfi_ep *ep)
-{
-	if (ep->rx_stalled && rfi_rx_msg(ep, &ep->stalled_msg))
-		return -EAGAIN;
-	ep->rx_stalled = false;
-	return 0;
-}
-
-static void rfi_rx_stall(struct rfi_ep *ep, const struct rmsg_msg *msg)
-{
-	ep->stalled_msg = *msg;
-	ep->rx_stalled = true;
-}
-
-/* Take the messages that arrived, in each channel's order. */
-static void rfi_rx_progress(struct rfi_ep *ep)
-{
-	struct rmsg_msg msg;
-
-	if (rfi_rx_unstall(ep))
-		return;
-	while (!rmsg_msg_peek_any(ep->rep, &msg)) {
-		if (rfi_rx_msg(ep, &msg)) {
-			rfi_rx_stall(ep, &msg);
-			return;
-		}
-	}
-}
-
 /*
- * Channel @id closed: take what its peer sent before the close first, so
- * that a receive it completes does not fail with the channel. Its id was
- * not given to a new channel yet (librmsg would have dropped the rest
- * for that one's open event), which the caller checked.
+ * Take the messages that arrived, in each channel's order: of every
+ * channel, or of channel *@only. A channel that closed has its messages
+ * taken before the close is acted on, so that a receive one of them
+ * completes does not fail with the channel; its id must not have gone to
+ * a new channel yet (librmsg dropped the rest for that one's open event).
  */
-static void rfi_rx_drain(struct rfi_ep *ep, uint32_t id)
+static void rfi_rx_progress(struct rfi_ep *ep, const uint32_t *only)
 {
 	struct rmsg_msg msg;
 
-	if (rfi_rx_unstall(ep))
+	/* The message set aside last time goes first. */
+	if (ep->rx_stalled && rfi_rx_msg(ep, &ep->stalled_msg))
 		return;
-	while (!rmsg_msg_peek(ep->rep, id, &msg)) {
+	ep->rx_stalled = false;
+	while (!(only ? rmsg_msg_peek(ep->rep, *only, &msg) :
+			rmsg_msg_peek_any(ep->rep, &msg))) {
 		if (rfi_rx_msg(ep, &msg)) {
-			rfi_rx_stall(ep, &msg);
+			ep->stalled_msg = msg;
+			ep->rx_stalled = true;
 			return;
 		}
 	}
@@ -1049,7 +1034,7 @@ void rfi_ep_progress(struct rfi_ep *ep)
 			case RMSG_CQE_CLOSED:
 				if (!rfi_reopened(ev + i + 1, n - i - 1,
 						  ev[i].channel))
-					rfi_rx_drain(ep, ev[i].channel);
+					rfi_rx_progress(ep, &ev[i].channel);
 				rfi_chan_gone(ep, ev[i].channel, ev[i].res);
 				break;
 			default:
@@ -1059,7 +1044,7 @@ void rfi_ep_progress(struct rfi_ep *ep)
 		if (n < 32)
 			break;
 	}
-	rfi_rx_progress(ep);
+	rfi_rx_progress(ep, NULL);
 	if (ep->held_retry)
 		rfi_held_retry(ep);
 	/* A peer still refused goes back on the list as it is flushed. */
@@ -1091,11 +1076,7 @@ static void rfi_recv_held(struct rfi_ep *ep, struct rfi_op *op,
 		free(u);
 		return;
 	}
-	u->waiting = op;
-	if (rfi_held_answer(ep, id) == -EAGAIN) {
-		u->retry = true;
-		ep->held_retry++;
-	}
+	rfi_held_take(ep, id, op);
 }
 
 ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
