@@ -555,6 +555,9 @@ struct rmsg_chan_flow {
  * @signalled: @posted at the last signalled data WR
  * @sig_owed: a write a CQE waits for went unsignalled, since another
  *	was to follow
+ * @room_wanted: something found the queue full and waits for a
+ *	completion to run the work item (rmsg_wr_room(); cleared by the
+ *	work, under ep->lock)
  * @sig_node: entry in ep->sig_owed
  *
  * Record writes, rendezvous READs, WRITEs, registrations and
@@ -567,6 +570,7 @@ struct rmsg_chan_wrs {
 	u32 done;
 	u32 signalled;
 	bool sig_owed;
+	bool room_wanted;
 	struct list_head sig_node;
 };
 

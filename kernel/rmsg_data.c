@@ -862,6 +862,8 @@ static void rmsg_data_progress(struct rmsg_channel *ch)
 		.channel	= ch->id,
 	};
 
+	/* This run looks for room: a request made before it is answered. */
+	WRITE_ONCE(ch->wrs.room_wanted, false);
 	rmsg_data_take_credit(ch);
 	rmsg_data_post_done(ch);
 	rmsg_rndv_progress(ch);

@@ -361,7 +361,15 @@ int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 		data_wr.wr.send_flags |= IB_SEND_SIGNALED;
 		ch->wrs.sig_owed = false;
 	}
-	rmsg_wr_slot_fill(ch, ch->wrs.posted + need - 1, idx + 1, NULL,
+	/*
+	 * A send whose bytes are free at once is the caller's to complete
+	 * (@cqe_now): this write's completion leaves it out, and finds no
+	 * CQE owed for the work to post. On rxe the completion may run
+	 * before rmsg_post_send() returns, before the caller counts the
+	 * send as completed.
+	 */
+	rmsg_wr_slot_fill(ch, ch->wrs.posted + need - 1,
+			  (keep || inl) && cqe_now ? idx : idx + 1, NULL,
 			  false);
 
 	/* The device reads these trailers from memory, not from the WR. */
@@ -384,8 +392,7 @@ void rmsg_data_flush_signal(struct rmsg_channel *ch)
 {
 	struct ib_rdma_wr wr;
 
-	if (!ch->wrs.sig_owed || !ch->tx_live ||
-	    ch->wrs.posted - READ_ONCE(ch->wrs.done) >= RMSG_SEND_WRS)
+	if (!ch->wrs.sig_owed || !rmsg_wr_room(ch, 1))
 		return;
 	memset(&wr, 0, sizeof(wr));
 	wr.wr.wr_cqe = &ch->wrs.slots[ch->wrs.posted % RMSG_TX_SLOTS].cqe;

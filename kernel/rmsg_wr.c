@@ -352,7 +352,20 @@ static void rmsg_wr_data_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	/* Pairs with the work's acquire: the send's bytes are done with. */
 	smp_store_release(&ch->pending.done, slot->pend_end);
-	queue_work(rmsg_wq, &ch->data_work);
+	/*
+	 * Most signalled writes only hand the queue back: their sends were
+	 * inline and completed as they were taken. Waking the work for
+	 * nothing preempts the program that polls on this CPU, at every
+	 * RMSG_SIGNAL_EVERY-th message of a ping-pong. It runs for a
+	 * rendezvous step, for sends still owed a CQE (pending.head only
+	 * grows: a stale value errs towards running it), and for whoever
+	 * found the queue full. The barrier orders the stores of done
+	 * above before the load of room_wanted; rmsg_wr_room() pairs.
+	 */
+	smp_mb();
+	if (slot->rndv_done || READ_ONCE(ch->wrs.room_wanted) ||
+	    (s32)(slot->pend_end - READ_ONCE(ch->pending.head)) > 0)
+		queue_work(rmsg_wq, &ch->data_work);
 }
 
 /**
@@ -401,9 +414,20 @@ struct rmsg_tx_slot *rmsg_wr_slot_fill(struct rmsg_channel *ch, u32 wr,
  */
 bool rmsg_wr_room(struct rmsg_channel *ch, u32 wrs)
 {
-	return ch->tx_live &&
-	       ch->wrs.posted - READ_ONCE(ch->wrs.done) + wrs <=
-		       RMSG_SEND_WRS;
+	if (!ch->tx_live)
+		return false;
+	if (ch->wrs.posted - READ_ONCE(ch->wrs.done) + wrs <= RMSG_SEND_WRS)
+		return true;
+	/*
+	 * Full: ask the next completion for the work item, then look
+	 * again. A completion stores done, then reads room_wanted (with a
+	 * full barrier between, as here): either it sees the request, or
+	 * this sees its room.
+	 */
+	WRITE_ONCE(ch->wrs.room_wanted, true);
+	/* The request before the second look; rmsg_wr_data_done() pairs. */
+	smp_mb();
+	return ch->wrs.posted - READ_ONCE(ch->wrs.done) + wrs <= RMSG_SEND_WRS;
 }
 
 /**
