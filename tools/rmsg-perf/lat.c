@@ -6,6 +6,7 @@
  * Calls common.c, report.c, event.c and data.c; client.c and server.c run
  * it through lat_test.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -64,6 +65,28 @@ static void lat_server(struct worker *w, struct ctl *res)
 	res->rndv_msgs = w->rndv_msgs;
 	if (w->flags & CTL_F_REG)
 		drain_sends(w);
+}
+
+/*
+ * --samples: the round trips of @size in the order they ran (ns), after
+ * those of the sizes before (parse() made the file empty).
+ */
+static void write_samples(uint32_t size)
+{
+	FILE *f = fopen(opt.samples, "a");
+	uint64_t i;
+	int t;
+
+	if (!f)
+		die(NULL, "--samples: cannot open %s: %s", opt.samples,
+		    strerror(errno));
+	for (t = 0; t < opt.threads; t++)
+		for (i = 0; i < workers[t].iters; i++)
+			fprintf(f, "%" PRIu32 " %" PRIu64 "\n", size,
+				workers[t].samples[i]);
+	if (fclose(f))
+		die(NULL, "--samples: cannot write %s: %s", opt.samples,
+		    strerror(errno));
 }
 
 static void report_lat(uint32_t size)
@@ -129,6 +152,8 @@ static void lat_report(int s)
 {
 	if (!s)
 		print_header();
+	if (opt.samples)
+		write_samples(sizes[s]);
 	report_lat(sizes[s]);
 }
 

@@ -79,6 +79,9 @@ static void print_usage(FILE *out)
 	      "      --more           send eager data with RMSG_SEND_MORE: the library\n"
 	      "                       enters the kernel once per batch, when it\n"
 	      "                       progresses or waits, not once per message\n"
+	      "      --samples=FILE   lat, client: every measured round trip to FILE,\n"
+	      "                       in the order run, a line 'BYTES NS' each (a tail's\n"
+	      "                       period shows there, not in percentiles)\n"
 	      "\n"
 	      "Rendezvous (any of these, or a size above the largest eager message: both\n"
 	      "sides send from and receive into memory registered with rmsg_reg()):\n"
@@ -155,7 +158,7 @@ static void parse(int argc, char **argv)
 {
 	enum { OPT_SQPOLL = 256, OPT_JSON, OPT_FULL, OPT_THRESH, OPT_ZC,
 	       OPT_PUT, OPT_REG_MEM, OPT_FAULT, OPT_RNDV_EVERY, OPT_MORE,
-	       OPT_UNREG };
+	       OPT_UNREG, OPT_SAMPLES };
 	static const struct option longopts[] = {
 		{ "size", required_argument, NULL, 's' },
 		{ "all", no_argument, NULL, 'a' },
@@ -171,6 +174,7 @@ static void parse(int argc, char **argv)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "full-check", no_argument, NULL, OPT_FULL },
 		{ "more", no_argument, NULL, OPT_MORE },
+		{ "samples", required_argument, NULL, OPT_SAMPLES },
 		{ "rndv-thresh", required_argument, NULL, OPT_THRESH },
 		{ "zc", no_argument, NULL, OPT_ZC },
 		{ "put", no_argument, NULL, OPT_PUT },
@@ -305,6 +309,9 @@ static void parse(int argc, char **argv)
 		case OPT_MORE:
 			opt.more = true;
 			break;
+		case OPT_SAMPLES:
+			opt.samples = optarg;
+			break;
 		case 'h':
 			print_usage(stdout);
 			exit(0);
@@ -349,6 +356,17 @@ static void parse(int argc, char **argv)
 	if (opt.port + opt.threads - 1 > 65535)
 		die(NULL, "ports %u to %u do not all exist", opt.port,
 		    opt.port + opt.threads - 1);
+	if (opt.samples) {
+		FILE *f;
+
+		if (opt.test != TEST_LAT || !opt.server)
+			die(NULL, "--samples is for a lat client");
+		/* Started empty now, not found unwritable after the run. */
+		f = fopen(opt.samples, "w");
+		if (!f || fclose(f))
+			die(NULL, "--samples: cannot write %s: %s",
+			    opt.samples, strerror(errno));
+	}
 }
 
 int main(int argc, char **argv)

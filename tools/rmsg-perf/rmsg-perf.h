@@ -193,6 +193,7 @@ struct options {
 	bool json;
 	bool full_check;
 	bool more;		/* data sends with RMSG_SEND_MORE */
+	const char *samples;	/* lat: every round trip to this file */
 	int timeout_s;
 	const char *server;	/* NULL: be the server */
 
