@@ -362,15 +362,17 @@ int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 		ch->wrs.sig_owed = false;
 	}
 	/*
-	 * A send whose bytes are free at once is the caller's to complete
-	 * (@cqe_now): this write's completion leaves it out, and finds no
-	 * CQE owed for the work to post. On rxe the completion may run
-	 * before rmsg_post_send() returns, before the caller counts the
-	 * send as completed.
+	 * The send just submitted, its bytes free at once, is the caller's
+	 * to complete (@cqe_now, and the last pending: rmsg_data_send()
+	 * then posts its CQE): this write's completion leaves it out, and
+	 * finds no CQE owed for the work to post. On rxe the completion
+	 * may run before rmsg_post_send() returns, before the caller
+	 * counts the send as completed.
 	 */
 	rmsg_wr_slot_fill(ch, ch->wrs.posted + need - 1,
-			  (keep || inl) && cqe_now ? idx : idx + 1, NULL,
-			  false);
+			  (keep || inl) && cqe_now &&
+				  idx + 1 == ch->pending.tail ? idx : idx + 1,
+			  NULL, false);
 
 	/* The device reads these trailers from memory, not from the WR. */
 	if (!keep && pl.wrap_skip && !wrap_inl)
