@@ -647,6 +647,23 @@ int rmsg_msg_peek(struct rmsg_ep *ep, uint32_t channel, struct rmsg_msg *msg);
 int rmsg_msg_peek_any(struct rmsg_ep *ep, struct rmsg_msg *msg);
 
 /**
+ * rmsg_msg_unpeek() - put back the message peeked last on its channel
+ * @ep: the endpoint
+ * @msg: from rmsg_msg_peek() or rmsg_msg_peek_any(), the last message
+ *	peeked on msg->channel
+ *
+ * The next peek of that channel (rmsg_msg_peek(), rmsg_msg_peek_any(),
+ * rmsg_msg_recv()) returns the same message again: for a program that
+ * found it cannot take a message yet, and must not let the channel's
+ * later messages overtake it. Other channels go on meanwhile.
+ *
+ * Return: 0; -EINVAL when @msg is not the channel's last peek, was
+ * released or put back already, or is a rendezvous message answered or
+ * discarded; -ENOTCONN when the channel is gone.
+ */
+int rmsg_msg_unpeek(struct rmsg_ep *ep, const struct rmsg_msg *msg);
+
+/**
  * rmsg_msg_release() - give back a peeked message and every earlier one
  * @ep: the endpoint
  * @msg: from rmsg_msg_peek() or rmsg_msg_peek_any()

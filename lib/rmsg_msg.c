@@ -1018,8 +1018,10 @@ static int rmsg_chan_next(struct rmsg_ep *ep, __u32 id, struct rmsg_msg *msg)
 		}
 		msg->channel = id;
 		msg->end = m.end;
-		if (!ret)
+		if (!ret) {
+			ch->peeked_from = save;
 			return 0;
+		}
 	}
 	if (ret < 0) {
 		/* Keep consumed at the last good message for the releases. */
@@ -1111,6 +1113,45 @@ int rmsg_msg_peek_any(struct rmsg_ep *ep, struct rmsg_msg *msg)
 			msg->channel = d->active[slot];
 		break;
 	}
+	rmsg_unlock(d);
+	return ret;
+}
+
+int rmsg_msg_unpeek(struct rmsg_ep *ep, const struct rmsg_msg *msg)
+{
+	struct rmsg_ep_data *d = ep->data;
+	struct rmsg_chan *ch;
+	int ret = 0;
+
+	if (!d || !msg)
+		return -EINVAL;
+	rmsg_lock(d);
+	ch = rmsg_chan_get(d, msg->channel);
+	if (!ch || !ch->block) {
+		ret = -ENOTCONN;
+		goto out;
+	}
+	/*
+	 * Only the channel's last peek, not released (a release frees whole
+	 * records: before this one's end is before its start), and for a
+	 * rendezvous message not answered or discarded yet: the library's
+	 * rendezvous state expects to see it again, unchanged
+	 * (rmsg_rv_peeked()).
+	 */
+	if (msg->end != ch->rx.consumed ||
+	    msg->end == ch->peeked_from.consumed || msg->end == ch->rx.freed ||
+	    (msg->kind == RMSG_MSG_RNDV &&
+	     ((__s32)(ch->rv_answer - msg->cookie) > 0 ||
+	      (__s32)(ch->rv_drop - msg->cookie) > 0))) {
+		ret = -EINVAL;
+		goto out;
+	}
+	/* The reading position only: releases and credit stay as they are. */
+	ch->rx.pos = ch->peeked_from.pos;
+	ch->rx.lap = ch->peeked_from.lap;
+	ch->rx.seq = ch->peeked_from.seq;
+	ch->rx.consumed = ch->peeked_from.consumed;
+out:
 	rmsg_unlock(d);
 	return ret;
 }

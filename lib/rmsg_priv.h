@@ -70,6 +70,8 @@ enum rmsg_chan_state {
 /**
  * struct rmsg_chan - the library's side of one channel
  * @rx: receive-block state; its consumed counter is the peek position
+ * @peeked_from: @rx's reading position before the last message peeked,
+ *	which rmsg_msg_unpeek() goes back to
  * @block: the receive block, mapped read-only, or NULL
  * @map_len: length of that mapping
  * @max_msg: the largest message this side may send (the event's aux)
@@ -93,6 +95,7 @@ enum rmsg_chan_state {
  */
 struct rmsg_chan {
 	struct rmsg_vb_rx rx;
+	struct rmsg_vb_rx peeked_from;
 	const unsigned char *block;
 	size_t map_len;
 	__u32 max_msg;

@@ -288,12 +288,6 @@ struct rfi_ep {
 	 */
 	uint64_t rndv_direct, rndv_bounced, rndv_bounced_bytes;
 	size_t held_retry;		/* held messages with ->retry set */
-	/*
-	 * A message peeked but not taken (the send queue was full): peeking
-	 * again gives the next one, so it is kept here and goes first.
-	 */
-	struct rmsg_msg stalled_msg;
-	bool rx_stalled;
 };
 
 /* The fi_ops of an object with nothing but its close. */

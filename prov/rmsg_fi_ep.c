@@ -771,8 +771,7 @@ static void rfi_rx_hello(struct rfi_ep *ep, uint32_t id,
 /*
  * Take message @msg of its channel. Returns 0, or -EAGAIN when it could
  * not be taken now (the send queue is full, or no memory for the
- * channel's state): the caller keeps it and offers it again before any
- * later message, since a peeked message is not peeked again.
+ * channel's state), having changed nothing: the caller puts it back.
  */
 static int rfi_rx_msg(struct rfi_ep *ep, const struct rmsg_msg *msg)
 {
@@ -827,20 +826,21 @@ static int rfi_rx_msg(struct rfi_ep *ep, const struct rmsg_msg *msg)
  * taken before the close is acted on, so that a receive one of them
  * completes does not fail with the channel; its id must not have gone to
  * a new channel yet (librmsg dropped the rest for that one's open event).
+ *
+ * A message that cannot be taken now goes back to librmsg
+ * (rmsg_msg_unpeek()), which gives it again, before its channel's later
+ * messages, at the next progress; no other channel waits for it there.
+ * Progress stops at it this time: what stalled it (a full send queue)
+ * holds for this pass.
  */
 static void rfi_rx_progress(struct rfi_ep *ep, const uint32_t *only)
 {
 	struct rmsg_msg msg;
 
-	/* The message set aside last time goes first. */
-	if (ep->rx_stalled && rfi_rx_msg(ep, &ep->stalled_msg))
-		return;
-	ep->rx_stalled = false;
 	while (!(only ? rmsg_msg_peek(ep->rep, *only, &msg) :
 			rmsg_msg_peek_any(ep->rep, &msg))) {
 		if (rfi_rx_msg(ep, &msg)) {
-			ep->stalled_msg = msg;
-			ep->rx_stalled = true;
+			rmsg_msg_unpeek(ep->rep, &msg);
 			return;
 		}
 	}

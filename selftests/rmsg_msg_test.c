@@ -845,6 +845,72 @@ TEST_F_TIMEOUT(msg, recv_too_small, 120)
 					 sizeof(buf), 0));
 }
 
+/*
+ * A message put back with rmsg_msg_unpeek() comes again before its
+ * channel's later ones, while another channel's go on; only a channel's
+ * last peek, unreleased, can be put back.
+ */
+TEST_F_TIMEOUT(msg, unpeek_puts_back, 120)
+{
+	struct rmsg_msg first, second, again, other, stale;
+	struct rmsg_event ev;
+	unsigned int i;
+
+	ASSERT_TRUE(connect_fx(self, 2)) TH_LOG("%s", why);
+	for (i = 0; i < 3; i++) {
+		fill(self->ss->buf, 5, i, 40 + i);
+		ASSERT_EQ(0, rmsg_msg_send(self->b, self->b_id[0],
+					   self->ss->buf, 40 + i, 0, i));
+	}
+	fill(self->ss->buf, 6, 0, 60);
+	ASSERT_EQ(0, rmsg_msg_send(self->b, self->b_id[1], self->ss->buf, 60,
+				   0, 9));
+	for (i = 0; i < 4; i++)
+		ASSERT_TRUE(wait_event(self->b, &self->blog, RMSG_CQE_OP, -1,
+				       &ev, EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
+	usleep(300000);
+
+	ASSERT_EQ(0, rmsg_msg_peek(self->a, self->a_id[0], &first));
+	ASSERT_EQ(0, rmsg_msg_peek(self->a, self->a_id[0], &second));
+	ASSERT_TRUE(check(second.data, second.len, 5, 1, 41)) TH_LOG("%s", why);
+	/* Not the channel's last peek. */
+	EXPECT_EQ(-EINVAL, rmsg_msg_unpeek(self->a, &first));
+	ASSERT_EQ(0, rmsg_msg_unpeek(self->a, &second));
+	/* Put back already. */
+	EXPECT_EQ(-EINVAL, rmsg_msg_unpeek(self->a, &second));
+	/* Releasing the first keeps the second put back. */
+	ASSERT_EQ(0, rmsg_msg_release(self->a, &first));
+	ASSERT_EQ(0, rmsg_msg_peek(self->a, self->a_id[0], &again));
+	EXPECT_EQ(second.data, again.data);
+	EXPECT_EQ(second.end, again.end);
+	ASSERT_TRUE(check(again.data, again.len, 5, 1, 41)) TH_LOG("%s", why);
+	ASSERT_EQ(0, rmsg_msg_unpeek(self->a, &again));
+
+	/* peek_any: the put-back message, in its place among the channels. */
+	ASSERT_EQ(0, rmsg_msg_peek_any(self->a, &other));
+	if (other.channel == self->a_id[0]) {
+		EXPECT_EQ(again.end, other.end);
+		ASSERT_EQ(0, rmsg_msg_unpeek(self->a, &other));
+		ASSERT_EQ(0, rmsg_msg_peek_any(self->a, &other));
+	}
+	ASSERT_EQ(self->a_id[1], other.channel);
+	ASSERT_TRUE(check(other.data, other.len, 6, 0, 60)) TH_LOG("%s", why);
+	ASSERT_EQ(0, rmsg_msg_release(self->a, &other));
+	/* A released message cannot be put back. */
+	EXPECT_EQ(-EINVAL, rmsg_msg_unpeek(self->a, &other));
+	ASSERT_EQ(0, rmsg_msg_peek_any(self->a, &again));
+	ASSERT_EQ(self->a_id[0], again.channel);
+	ASSERT_TRUE(check(again.data, again.len, 5, 1, 41)) TH_LOG("%s", why);
+	ASSERT_EQ(0, rmsg_msg_release(self->a, &again));
+	ASSERT_EQ(42, recv_wait(self->a, self->a_id[0], self->ss->buf,
+				sizeof(self->ss->buf), EVENT_TIMEOUT_MS));
+	ASSERT_TRUE(check(self->ss->buf, 42, 5, 2, 42)) TH_LOG("%s", why);
+	EXPECT_EQ(-EAGAIN, rmsg_msg_peek_any(self->a, &stale));
+	stale = again;
+	stale.channel = 4096;
+	EXPECT_EQ(-ENOTCONN, rmsg_msg_unpeek(self->a, &stale));
+}
+
 /* Building a message in the send area, and what rmsg_msg_commit() refuses. */
 TEST_F_TIMEOUT(msg, reserve_and_commit, 120)
 {
