@@ -426,8 +426,18 @@ int rmsg_lib_progress(struct rmsg_ep *ep, struct rmsg_event *ev,
 {
 	struct rmsg_ring_view *cq = &ep->rings.cq;
 	unsigned int n = 0, done, ready = rmsg_cq_ready(ep);
+	struct rmsg_ep_data *d = ep->data;
 	const struct rmsg_cqe *cqe;
 	int r;
+
+	/*
+	 * A busy poll's common case: no CQE, nothing owed, and no SQE the
+	 * kernel has not taken (rmsg_flush() would find nothing to do).
+	 */
+	if (!ready && !d->owed && !d->rv_owed && !d->more &&
+	    ep->rings.sq.cached_prod ==
+	    __atomic_load_n(ep->rings.sq.consumer, __ATOMIC_ACQUIRE))
+		return 0;
 
 	for (done = 0; done < ready; done++) {
 		cqe = (const struct rmsg_cqe *)cq->descs +
@@ -1002,6 +1012,9 @@ static int rmsg_chan_next(struct rmsg_ep *ep, __u32 id, struct rmsg_msg *msg)
 		return -ENOTCONN;
 	if (ch->err)
 		return ch->err;
+	/* What a busy poll mostly finds: nothing, said before any copy. */
+	if (ch->state == RMSG_CH_OPEN && rmsg_vb_rx_idle(&ch->rx, ch->block))
+		return -EAGAIN;
 	save = ch->rx;
 	ret = rmsg_vb_rx_poll(&ch->rx, ch->block, &m);
 	if (ret > 0) {
@@ -1088,6 +1101,7 @@ int rmsg_msg_peek(struct rmsg_ep *ep, uint32_t channel, struct rmsg_msg *msg)
 int rmsg_msg_peek_any(struct rmsg_ep *ep, struct rmsg_msg *msg)
 {
 	struct rmsg_ep_data *d = ep->data;
+	struct rmsg_chan *ch;
 	int ret = -EAGAIN;
 	__u32 i, slot;
 
@@ -1100,8 +1114,13 @@ int rmsg_msg_peek_any(struct rmsg_ep *ep, struct rmsg_msg *msg)
 		slot = d->next + i;
 		if (slot >= d->nactive)
 			slot -= d->nactive;
-		if (d->chans[d->active[slot]].err)
+		ch = &d->chans[d->active[slot]];
+		if (ch->err)
 			continue;	/* reported once already */
+		/* A busy poll's common case, without a call (rmsg_chan_next()). */
+		if (ch->state == RMSG_CH_OPEN &&
+		    rmsg_vb_rx_idle(&ch->rx, ch->block))
+			continue;
 		ret = rmsg_chan_next(ep, d->active[slot], msg);
 		if (ret == -EAGAIN || ret == -ENOTCONN) {
 			ret = -EAGAIN;

@@ -166,7 +166,11 @@ static struct fi_info *rfi_info_new(const struct fi_info *h)
 	fi->addr_format = FI_SOCKADDR_IN;
 	fi->fabric_attr->name = strdup(RFI_NAME);
 	fi->domain_attr->name = strdup(RFI_NAME);
-	fi->domain_attr->threading = FI_THREAD_SAFE;
+	/* A program that serializes its calls saves the lock (rfi_lock()). */
+	fi->domain_attr->threading = h && h->domain_attr &&
+				     h->domain_attr->threading ==
+				     FI_THREAD_DOMAIN ?
+				     FI_THREAD_DOMAIN : FI_THREAD_SAFE;
 	fi->domain_attr->control_progress = FI_PROGRESS_MANUAL;
 	fi->domain_attr->data_progress = FI_PROGRESS_MANUAL;
 	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
@@ -345,14 +349,14 @@ static int rfi_av_insert(struct fid_av *fav, const void *addr, size_t count,
 
 	if (flags || (count && !addr))
 		return -FI_EINVAL;
-	pthread_mutex_lock(&av->dom->lock);
+	rfi_lock(av->dom);
 	if (av->n + count > av->cap) {
 		cap = av->cap ? av->cap : 64;
 		while (cap < av->n + count)
 			cap *= 2;
 		grown = realloc(av->addrs, cap * sizeof(*grown));
 		if (!grown) {
-			pthread_mutex_unlock(&av->dom->lock);
+			rfi_unlock(av->dom);
 			return -FI_ENOMEM;
 		}
 		av->addrs = grown;
@@ -370,7 +374,7 @@ static int rfi_av_insert(struct fid_av *fav, const void *addr, size_t count,
 		av->n++;
 		done++;
 	}
-	pthread_mutex_unlock(&av->dom->lock);
+	rfi_unlock(av->dom);
 	return done;
 }
 
@@ -401,14 +405,14 @@ static int rfi_av_remove(struct fid_av *fav, fi_addr_t *fi_addr, size_t count,
 	size_t i;
 	int ret = 0;
 
-	pthread_mutex_lock(&av->dom->lock);
+	rfi_lock(av->dom);
 	for (i = 0; i < count; i++) {
 		if (fi_addr[i] >= av->n)
 			ret = -FI_EINVAL;
 		else
 			av->addrs[fi_addr[i]].sin_family = 0;
 	}
-	pthread_mutex_unlock(&av->dom->lock);
+	rfi_unlock(av->dom);
 	return ret;
 }
 
@@ -419,9 +423,9 @@ static int rfi_av_lookup(struct fid_av *fav, fi_addr_t fi_addr, void *addr,
 	struct sockaddr_in sin;
 	int ret;
 
-	pthread_mutex_lock(&av->dom->lock);
+	rfi_lock(av->dom);
 	ret = rfi_av_addr(av, fi_addr, &sin);
-	pthread_mutex_unlock(&av->dom->lock);
+	rfi_unlock(av->dom);
 	if (ret)
 		return ret;
 	memcpy(addr, &sin, *addrlen < sizeof(sin) ? *addrlen : sizeof(sin));
@@ -631,6 +635,8 @@ static int rfi_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
 	pthread_mutex_init(&dom->lock, &ma);
 	pthread_mutexattr_destroy(&ma);
+	dom->serial = info->domain_attr &&
+		      info->domain_attr->threading == FI_THREAD_DOMAIN;
 	dom->fab = container_of(fabric, struct rfi_fabric, fabric);
 	dom->domain.fid.fclass = FI_CLASS_DOMAIN;
 	dom->domain.fid.context = context;

@@ -134,8 +134,28 @@ struct rfi_domain {
 	struct fid_domain domain;
 	struct rfi_fabric *fab;
 	pthread_mutex_t lock;
+	/*
+	 * The program serializes its calls on the domain and everything in
+	 * it (FI_THREAD_DOMAIN, as Open MPI's ofi MTL asks without
+	 * MPI_THREAD_MULTIPLE): @lock is not taken. The provider has no
+	 * thread of its own.
+	 */
+	bool serial;
 	struct fi_info *info;
 };
+
+/* The domain's lock, for every object of the domain; recursive. */
+static inline void rfi_lock(struct rfi_domain *dom)
+{
+	if (!dom->serial)
+		pthread_mutex_lock(&dom->lock);
+}
+
+static inline void rfi_unlock(struct rfi_domain *dom)
+{
+	if (!dom->serial)
+		pthread_mutex_unlock(&dom->lock);
+}
 
 /* An operation posted by the program, until it completes. */
 struct rfi_op {

@@ -91,7 +91,7 @@ static ssize_t rfi_cq_readfrom(struct fid_cq *fcq, void *buf, size_t count,
 	unsigned char *p = buf;
 	ssize_t n = 0;
 
-	pthread_mutex_lock(&cq->dom->lock);
+	rfi_lock(cq->dom);
 	rfi_cq_progress(cq);
 	while ((size_t)n < count && cq->count &&
 	       !cq->ring[cq->head].e.err) {
@@ -104,7 +104,7 @@ static ssize_t rfi_cq_readfrom(struct fid_cq *fcq, void *buf, size_t count,
 	}
 	if (!n)
 		n = cq->count ? -FI_EAVAIL : -FI_EAGAIN;
-	pthread_mutex_unlock(&cq->dom->lock);
+	rfi_unlock(cq->dom);
 	return n;
 }
 
@@ -120,7 +120,7 @@ static ssize_t rfi_cq_readerr(struct fid_cq *fcq, struct fi_cq_err_entry *buf,
 	ssize_t ret = -FI_EAGAIN;
 	void *err_data;
 
-	pthread_mutex_lock(&cq->dom->lock);
+	rfi_lock(cq->dom);
 	if (cq->count && cq->ring[cq->head].e.err) {
 		/* Since 1.5 the caller's err_data buffer is kept. */
 		err_data = buf->err_data;
@@ -131,7 +131,7 @@ static ssize_t rfi_cq_readerr(struct fid_cq *fcq, struct fi_cq_err_entry *buf,
 		cq->count--;
 		ret = 1;
 	}
-	pthread_mutex_unlock(&cq->dom->lock);
+	rfi_unlock(cq->dom);
 	return ret;
 }
 
@@ -234,7 +234,7 @@ int rfi_cq_trywait(struct rfi_cq *cq)
 	unsigned int i;
 	int ret = 0;
 
-	pthread_mutex_lock(&cq->dom->lock);
+	rfi_lock(cq->dom);
 	rfi_cq_progress(cq);
 	for (i = 0; i < cq->neps && !ret && !cq->count; i++)
 		if (cq->eps[i]->enabled && rmsg_ep_arm(cq->eps[i]->rep))
@@ -243,7 +243,7 @@ int rfi_cq_trywait(struct rfi_cq *cq)
 		rfi_cq_progress(cq);
 	if (cq->count)
 		ret = -FI_EAGAIN;
-	pthread_mutex_unlock(&cq->dom->lock);
+	rfi_unlock(cq->dom);
 	return ret;
 }
 

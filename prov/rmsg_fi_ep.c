@@ -362,6 +362,39 @@ static int rfi_hello(struct rfi_ep *ep, struct rfi_peer *peer)
 	return rmsg_msg_sendv(ep->rep, peer->chan, iov, 2, 0, RFI_UD_PEER);
 }
 
+/*
+ * An inject that fits one message of @peer's open channel, with nothing
+ * of the peer's queued before it, goes at once and needs no operation:
+ * it has no completion, and no failure to report (it has no context to
+ * name one by, rfi_complete()), so librmsg's completion of its send is
+ * ignored as a hello's is (RFI_UD_PEER). Returns 0, or -EAGAIN when it
+ * does not go this way, which changes nothing.
+ */
+static int rfi_inject_now(struct rfi_ep *ep, struct rfi_peer *peer,
+			  const struct iovec *iov, size_t count, size_t len,
+			  uint64_t tag, uint64_t data, uint64_t flags)
+{
+	struct iovec parts[5];
+	struct rfi_hdr hdr;
+	int ret;
+
+	if (!peer->open || peer->queue || len > peer->max_eager)
+		return -EAGAIN;
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.kind = flags & FI_TAGGED ? RFI_TAGGED : RFI_MSG;
+	hdr.flags = flags & FI_REMOTE_CQ_DATA ? RFI_F_DATA : 0;
+	hdr.len = (uint32_t)len;
+	hdr.tag = tag;
+	hdr.data = data;
+	parts[0].iov_base = &hdr;
+	parts[0].iov_len = sizeof(hdr);
+	memcpy(parts + 1, iov, count * sizeof(*iov));
+	ret = rmsg_msg_sendv(ep->rep, peer->chan, parts, (int)count + 1, 0,
+			     RFI_UD_PEER);
+	/* Refused (full, closing...): the queue's way says what to do. */
+	return ret ? -EAGAIN : 0;
+}
+
 ssize_t rfi_send(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 		 fi_addr_t dest, uint64_t tag, uint64_t data, uint64_t flags,
 		 void *context)
@@ -370,22 +403,30 @@ ssize_t rfi_send(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 	struct rfi_peer *peer;
 	struct rfi_op *op;
 	size_t len = rfi_iov_len(iov, count);
-	int ch;
+	int ch, ret;
 
 	if (count > 4 || len > RMSG_RNDV_MAX_LEN ||
 	    ((flags & FI_INJECT) && len > RFI_INJECT_SIZE))
 		return -FI_EINVAL;
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
-	pthread_mutex_lock(&ep->dom->lock);
+	rfi_lock(ep->dom);
 	peer = rfi_peer(ep, dest);
 	if (!peer || rfi_av_addr(ep->av, dest, &name)) {
-		pthread_mutex_unlock(&ep->dom->lock);
+		rfi_unlock(ep->dom);
 		return -FI_EINVAL;
+	}
+	if (flags & FI_INJECT) {
+		ret = rfi_inject_now(ep, peer, iov, count, len, tag, data,
+				     flags);
+		if (!ret) {
+			rfi_unlock(ep->dom);
+			return 0;
+		}
 	}
 	op = rfi_op_get(ep);
 	if (!op) {
-		pthread_mutex_unlock(&ep->dom->lock);
+		rfi_unlock(ep->dom);
 		return -FI_ENOMEM;
 	}
 	op->context = context;
@@ -409,7 +450,7 @@ ssize_t rfi_send(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 						       malloc(len);
 		if (!op->copy) {
 			rfi_op_free(ep, op);
-			pthread_mutex_unlock(&ep->dom->lock);
+			rfi_unlock(ep->dom);
 			return -FI_ENOMEM;
 		}
 		rfi_gather(op->copy, iov, count);
@@ -419,7 +460,7 @@ ssize_t rfi_send(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 				       sizeof(name), RFI_UD_PEER | dest, 0);
 		if (ch < 0) {
 			rfi_op_free(ep, op);
-			pthread_mutex_unlock(&ep->dom->lock);
+			rfi_unlock(ep->dom);
 			return ch == -EAGAIN ? -FI_EAGAIN : ch;
 		}
 		peer->chan = ch;
@@ -446,7 +487,7 @@ ssize_t rfi_send(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 	 */
 	if (peer->in_backlog)
 		rfi_ep_progress(ep);
-	pthread_mutex_unlock(&ep->dom->lock);
+	rfi_unlock(ep->dom);
 	return 0;
 }
 
@@ -1093,10 +1134,10 @@ ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 		return -FI_EINVAL;
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
-	pthread_mutex_lock(&ep->dom->lock);
+	rfi_lock(ep->dom);
 	op = rfi_op_get(ep);
 	if (!op) {
-		pthread_mutex_unlock(&ep->dom->lock);
+		rfi_unlock(ep->dom);
 		return -FI_ENOMEM;
 	}
 	op->context = context;
@@ -1148,7 +1189,7 @@ ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 				     u->src, 0, 0);
 		}
 		rfi_op_free(ep, op);
-		pthread_mutex_unlock(&ep->dom->lock);
+		rfi_unlock(ep->dom);
 		return 0;
 	}
 	if (u) {
@@ -1156,7 +1197,7 @@ ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 		u->listed = false;
 		if (u->held) {
 			rfi_recv_held(ep, op, u, flags);
-			pthread_mutex_unlock(&ep->dom->lock);
+			rfi_unlock(ep->dom);
 			return 0;
 		}
 		if (u->lost) {
@@ -1171,7 +1212,7 @@ ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 			if (!u->arrived) {
 				/* Its slot frees it when the bytes are in. */
 				u->discarded = true;
-				pthread_mutex_unlock(&ep->dom->lock);
+				rfi_unlock(ep->dom);
 				return 0;
 			}
 		} else if (u->arrived) {
@@ -1179,21 +1220,21 @@ ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 		} else {
 			/* Its bytes are still coming: it completes then. */
 			u->waiting = op;
-			pthread_mutex_unlock(&ep->dom->lock);
+			rfi_unlock(ep->dom);
 			return 0;
 		}
 		free(u->buf);
 		free(u);
-		pthread_mutex_unlock(&ep->dom->lock);
+		rfi_unlock(ep->dom);
 		return 0;
 	}
 	if (flags & FI_CLAIM) {
 		rfi_op_free(ep, op);
-		pthread_mutex_unlock(&ep->dom->lock);
+		rfi_unlock(ep->dom);
 		return -FI_EINVAL;
 	}
 	TAILQ_INSERT_TAIL(&ep->posted[!!(flags & FI_TAGGED)], op, link);
-	pthread_mutex_unlock(&ep->dom->lock);
+	rfi_unlock(ep->dom);
 	return 0;
 }
 
@@ -1204,7 +1245,7 @@ static ssize_t rfi_cancel(fid_t fid, void *context)
 	struct rfi_op *op;
 	int q;
 
-	pthread_mutex_lock(&ep->dom->lock);
+	rfi_lock(ep->dom);
 	for (q = 0; q < 2; q++)
 		TAILQ_FOREACH(op, &ep->posted[q], link)
 			if (op->context == context) {
@@ -1214,10 +1255,10 @@ static ssize_t rfi_cancel(fid_t fid, void *context)
 					     FI_ADDR_NOTAVAIL, FI_ECANCELED,
 					     0);
 				rfi_op_free(ep, op);
-				pthread_mutex_unlock(&ep->dom->lock);
+				rfi_unlock(ep->dom);
 				return 0;
 			}
-	pthread_mutex_unlock(&ep->dom->lock);
+	rfi_unlock(ep->dom);
 	return -FI_ENOENT;
 }
 
@@ -1384,7 +1425,7 @@ static int rfi_ep_close(struct fid *fid)
 	size_t i;
 	int q;
 
-	pthread_mutex_lock(&ep->dom->lock);
+	rfi_lock(ep->dom);
 	if (ep->enabled) {
 		rfi_cq_watch(ep->tx_cq, ep, false);
 		if (ep->rx_cq != ep->tx_cq)
@@ -1452,7 +1493,7 @@ static int rfi_ep_close(struct fid *fid)
 		ep->op_cache = op->next;
 		free(op);
 	}
-	pthread_mutex_unlock(&ep->dom->lock);
+	rfi_unlock(ep->dom);
 	free(ep->slots);
 	free(ep->peers);
 	free(ep->chans);
@@ -1478,7 +1519,7 @@ static int rfi_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 			return -FI_EINVAL;
 		if (cq->neps == RFI_CQ_EPS)
 			return -FI_ENOSPC;
-		pthread_mutex_lock(&ep->dom->lock);
+		rfi_lock(ep->dom);
 		if (flags & FI_TRANSMIT) {
 			ep->tx_cq = cq;
 			ep->tx_flags = flags;
@@ -1489,7 +1530,7 @@ static int rfi_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		}
 		rfi_cq_unbind(cq, ep);
 		cq->eps[cq->neps++] = ep;
-		pthread_mutex_unlock(&ep->dom->lock);
+		rfi_unlock(ep->dom);
 		return 0;
 	default:
 		return -FI_ENOSYS;
@@ -1548,9 +1589,9 @@ static int rfi_ep_control(struct fid *fid, int command, void *arg)
 
 	if (command != FI_ENABLE)
 		return -FI_ENOSYS;
-	pthread_mutex_lock(&ep->dom->lock);
+	rfi_lock(ep->dom);
 	ret = rfi_ep_enable(ep);
-	pthread_mutex_unlock(&ep->dom->lock);
+	rfi_unlock(ep->dom);
 	return ret;
 }
 

@@ -126,6 +126,25 @@ static inline u8 rmsg_vb_flag(u32 lap)
 	return lap & 1 ? RMSG_VB_FLAG_ODD : RMSG_VB_FLAG_EVEN;
 }
 
+/**
+ * rmsg_vb_rx_idle() - a quick look for busy polling: nothing has arrived
+ * @rx: receiver state
+ * @block: the receive block
+ *
+ * The flag byte that the next record's trailer would end with is still
+ * clear (the record before cleared it, R1), so
+ * rmsg_vb_rx_poll() would return 0. False means only that there is
+ * something to look at, which rmsg_vb_rx_poll() checks.
+ *
+ * Return: true when nothing new is in @block.
+ */
+static inline bool rmsg_vb_rx_idle(const struct rmsg_vb_rx *rx,
+				   const void *block)
+{
+	return !rmsg_load_acquire_u8((const u8 *)block + rx->size - rx->pos -
+				     1);
+}
+
 int rmsg_vb_check_block(u32 size);
 int rmsg_vb_max_payload(u32 size);
 void rmsg_vb_block_init(void *block, u32 size);
