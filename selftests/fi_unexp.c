@@ -23,6 +23,12 @@
  *   5. one message, then more small ones than a held message may keep
  *      back, received small ones first: it is read into the provider's
  *      memory so that the sender does not stall, and is whole;
+ *   7. (before 6) the order of one peer's messages (FI_ORDER_SAS) across
+ *      the provider's ways of sending: injects from one buffer refilled at
+ *      once (straight to librmsg while nothing of the peer's waits),
+ *      sends that complete later, and rendezvous messages, all of one tag
+ *      into receives posted before, so that the k-th message must land in
+ *      the k-th receive, whole;
  *   6. a large message and a small one, then a's endpoint closes, all
  *      before b looks, so that b's progress finds the channel's end
  *      together with what came before it: the receive posted for the
@@ -33,9 +39,9 @@
  *
  * Every byte of every message is checked, and every send must complete
  * without error. Prints one line per check and exits 0 when all hold.
- * libfabric_test.sh then checks the counters b's close logged: 4
+ * libfabric_test.sh then checks the counters b's close logged: 7
  * messages straight into the posted buffer (1, 2's second, 3, 4's
- * second), 2 through the provider's memory (2's first, 5).
+ * second, 7's three), 2 through the provider's memory (2's first, 5).
  */
 #include <time.h>
 #include <unistd.h>
@@ -46,6 +52,8 @@
 #define SMALL		3000		/* eager */
 #define SMALLS		8		/* 24 KB: more than a held one keeps */
 #define LIMIT_S		60
+#define ORDERED		120		/* part 7: 3 of them large */
+#define ORDERED_LEN(k)	(1 + (k) * 37 % SMALL)
 
 /* An operation's context: its completion lands here. */
 struct op {
@@ -147,6 +155,18 @@ static void send_msg(const void *buf, size_t len, uint64_t tag, struct op *op)
 		die("fi_tsend", (int)n);
 }
 
+static void inject_msg(const void *buf, size_t len, uint64_t tag)
+{
+	ssize_t n;
+
+	while ((n = fi_tinject(a.ep, buf, len, a.peer, tag)) == -FI_EAGAIN) {
+		drain(&a);
+		drain(&b);
+	}
+	if (n)
+		die("fi_tinject", (int)n);
+}
+
 static void recv_msg(void *buf, size_t len, uint64_t tag, uint64_t flags,
 		     struct op *op)
 {
@@ -185,7 +205,9 @@ int main(void)
 {
 	static unsigned char out[4][BIG], in[4][BIG];
 	static unsigned char sout[SMALLS][SMALL], sin[SMALLS][SMALL];
+	static unsigned char oout[ORDERED][SMALL], oin[ORDERED][SMALL];
 	struct op s[4], r[4], ss[SMALLS], sr[SMALLS], claim;
+	static struct op os[ORDERED], or[ORDERED];
 	int i, ok;
 
 	for (i = 0; i < 4; i++)
@@ -279,6 +301,47 @@ int main(void)
 	check(!r[2].err && r[2].len == BIG && same(in[2], BIG, 3),
 	      "5: the large one, last, every byte");
 	check(ok, "5: every send completed");
+
+	/* 7: message k is large when k % 40 == 20, a send when k % 10 == 5 */
+	for (i = 0; i < ORDERED; i++) {
+		if (i % 40 == 20)
+			recv_msg(in[i / 40], BIG, 70, 0, &or[i]);
+		else
+			recv_msg(oin[i], SMALL, 70, 0, &or[i]);
+	}
+	for (i = 0; i < ORDERED; i++) {
+		if (i % 40 == 20) {
+			fill(out[i / 40], BIG, 200 + i);
+			send_msg(out[i / 40], BIG, 70, &os[i]);
+		} else if (i % 10 == 5) {
+			fill(oout[i], ORDERED_LEN(i), 200 + i);
+			send_msg(oout[i], ORDERED_LEN(i), 70, &os[i]);
+		} else {
+			/* The buffer is the program's again at once. */
+			fill(oout[0], ORDERED_LEN(i), 200 + i);
+			inject_msg(oout[0], ORDERED_LEN(i), 70);
+			os[i].done = 1;
+		}
+	}
+	ok = 1;
+	for (i = 0; i < ORDERED; i++) {
+		size_t want = i % 40 == 20 ? BIG : ORDERED_LEN(i);
+
+		wait_op(&or[i], "an ordered receive");
+		if (i % 40 != 20 && i % 10 == 5)
+			wait_op(&os[i], "an ordered send");
+		if (or[i].err || or[i].len != want ||
+		    !same(i % 40 == 20 ? in[i / 40] : oin[i], want, 200 + i)) {
+			printf("# message %d: err %d, %zu bytes (%zu)\n", i,
+			       or[i].err, or[i].len, want);
+			ok = 0;
+		}
+	}
+	for (i = 20; i < ORDERED; i += 40) {
+		wait_op(&os[i], "an ordered large send");
+		ok &= !os[i].err;
+	}
+	check(ok, "7: injects, sends and large ones in their order, whole");
 
 	/* 6 */
 	send_msg(out[3], BIG, 61, &s[3]);
