@@ -212,7 +212,7 @@ static int rmsg_chan_new_qp(struct rmsg_channel *ch, struct rdma_cm_id *id)
 	attr.cap.max_recv_wr = RMSG_CTRL_RECVS + RMSG_DRAIN_WRS +
 			       (ch->rx_imm ? RMSG_IMM_RECVS : 0);
 	attr.cap.max_send_sge = min_t(int, ibdev->attrs.max_send_sge,
-				      RMSG_DATA_SGE_MAX);
+				      RMSG_RNDV_SGE_MAX);
 	attr.cap.max_recv_sge = 1;
 	attr.cap.max_inline_data = RMSG_MAX_INLINE;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;

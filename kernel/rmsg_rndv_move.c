@@ -385,7 +385,7 @@ int rmsg_move(struct rmsg_channel *ch, struct rmsg_rndv_move *mv,
 	      const struct rmsg_rts_info *remote, bool read)
 {
 	struct rmsg_rndv *r = &ch->rndv;
-	struct ib_sge sge[RMSG_DATA_SGE_MAX];
+	struct ib_sge sge[RMSG_RNDV_SGE_MAX];
 	struct ib_rdma_wr wr;
 	struct rmsg_span seg;
 	u64 want, got;
@@ -395,7 +395,7 @@ int rmsg_move(struct rmsg_channel *ch, struct rmsg_rndv_move *mv,
 	/* Nothing goes out between two connections, or on none. */
 	if (!rmsg_wr_room(ch, 1))
 		return 0;
-	max_sge = min_t(u32, ch->conn->max_sge, RMSG_DATA_SGE_MAX);
+	max_sge = min_t(u32, ch->conn->max_sge, RMSG_RNDV_SGE_MAX);
 	if (read)
 		max_sge = min_t(u32, max_sge,
 				ch->dev.rdev->ibdev->attrs.max_sge_rd);
