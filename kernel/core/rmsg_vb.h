@@ -132,9 +132,9 @@ static inline u8 rmsg_vb_flag(u32 lap)
  * @block: the receive block
  *
  * The flag byte that the next record's trailer would end with is still
- * clear (the record before cleared it, R1), so
- * rmsg_vb_rx_poll() would return 0. False means only that there is
- * something to look at, which rmsg_vb_rx_poll() checks.
+ * clear (the record before cleared it, R1), so rmsg_vb_rx_poll() would
+ * return 0. False means only that there is something to look at, which
+ * rmsg_vb_rx_poll() checks.
  *
  * Return: true when nothing new is in @block.
  */
