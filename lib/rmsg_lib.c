@@ -35,8 +35,7 @@ void rmsg_lib_kick(struct rmsg_ep *ep)
 	 * barrier of rmsg_sq_submit(), which rmsg_ep_progress() would
 	 * otherwise pay on every call of a busy-polling program.
 	 */
-	if (ep->rings.sq.cached_prod == __atomic_load_n(ep->rings.sq.consumer,
-							__ATOMIC_ACQUIRE))
+	if (rmsg_sq_taken(ep))
 		return;
 	n = rmsg_sq_submit(ep);
 

@@ -186,6 +186,17 @@ static bool rmsg_chan_pending(const struct rmsg_chan *ch)
 }
 
 /*
+ * Nothing new in the open channel's block: what a busy poll mostly
+ * finds, answered from one flag byte (rmsg_vb_rx_idle()) before any copy
+ * or call. A closed channel is looked at in full (its end is news).
+ */
+static inline bool rmsg_chan_idle(const struct rmsg_chan *ch)
+{
+	return ch->state == RMSG_CH_OPEN &&
+	       rmsg_vb_rx_idle(&ch->rx, ch->block);
+}
+
+/*
  * A closed channel goes once the program has read and released all it
  * had: every peeked message released, nothing more in the block.
  */
@@ -434,9 +445,7 @@ int rmsg_lib_progress(struct rmsg_ep *ep, struct rmsg_event *ev,
 	 * A busy poll's common case: no CQE, nothing owed, and no SQE the
 	 * kernel has not taken (rmsg_flush() would find nothing to do).
 	 */
-	if (!ready && !d->owed && !d->rv_owed && !d->more &&
-	    ep->rings.sq.cached_prod ==
-	    __atomic_load_n(ep->rings.sq.consumer, __ATOMIC_ACQUIRE))
+	if (!ready && !d->owed && !d->rv_owed && !d->more && rmsg_sq_taken(ep))
 		return 0;
 
 	for (done = 0; done < ready; done++) {
@@ -1012,8 +1021,7 @@ static int rmsg_chan_next(struct rmsg_ep *ep, __u32 id, struct rmsg_msg *msg)
 		return -ENOTCONN;
 	if (ch->err)
 		return ch->err;
-	/* What a busy poll mostly finds: nothing, said before any copy. */
-	if (ch->state == RMSG_CH_OPEN && rmsg_vb_rx_idle(&ch->rx, ch->block))
+	if (rmsg_chan_idle(ch))
 		return -EAGAIN;
 	save = ch->rx;
 	ret = rmsg_vb_rx_poll(&ch->rx, ch->block, &m);
@@ -1115,11 +1123,8 @@ int rmsg_msg_peek_any(struct rmsg_ep *ep, struct rmsg_msg *msg)
 		if (slot >= d->nactive)
 			slot -= d->nactive;
 		ch = &d->chans[d->active[slot]];
-		if (ch->err)
-			continue;	/* reported once already */
-		/* A busy poll's common case, without a call (rmsg_chan_next()). */
-		if (ch->state == RMSG_CH_OPEN &&
-		    rmsg_vb_rx_idle(&ch->rx, ch->block))
+		/* Reported once already, or nothing new (no call then). */
+		if (ch->err || rmsg_chan_idle(ch))
 			continue;
 		ret = rmsg_chan_next(ep, d->active[slot], msg);
 		if (ret == -EAGAIN || ret == -ENOTCONN) {

@@ -282,6 +282,16 @@ void rmsg_ep_data_free(struct rmsg_ep *ep);
 /* rmsg_lib.c, under rmsg_msg.c and rmsg_rndv.c; the caller holds the lock */
 struct rmsg_sqe *rmsg_lib_sqe(struct rmsg_ep *ep);
 void rmsg_lib_kick(struct rmsg_ep *ep);
+
+/*
+ * The kernel has taken every SQE handed out: a kick has nothing to do.
+ * The acquire pairs with the kernel's release of the consumer index (D).
+ */
+static inline bool rmsg_sq_taken(struct rmsg_ep *ep)
+{
+	return ep->rings.sq.cached_prod ==
+	       __atomic_load_n(ep->rings.sq.consumer, __ATOMIC_ACQUIRE);
+}
 void rmsg_lib_broken(struct rmsg_ep *ep, __u32 id, int err);
 int rmsg_lib_max_msg(struct rmsg_ep_data *d, __u32 id);
 

@@ -362,6 +362,18 @@ static int rfi_hello(struct rfi_ep *ep, struct rfi_peer *peer)
 	return rmsg_msg_sendv(ep->rep, peer->chan, iov, 2, 0, RFI_UD_PEER);
 }
 
+/* The header of a send of @len bytes; the rest of @hdr is zero. */
+static void rfi_hdr_fill(struct rfi_hdr *hdr, size_t len, uint64_t tag,
+			 uint64_t data, uint64_t flags)
+{
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->kind = flags & FI_TAGGED ? RFI_TAGGED : RFI_MSG;
+	hdr->flags = flags & FI_REMOTE_CQ_DATA ? RFI_F_DATA : 0;
+	hdr->len = (uint32_t)len;
+	hdr->tag = tag;
+	hdr->data = data;
+}
+
 /*
  * An inject that fits one message of @peer's open channel, with nothing
  * of the peer's queued before it, goes at once and needs no operation:
@@ -380,12 +392,7 @@ static int rfi_inject_now(struct rfi_ep *ep, struct rfi_peer *peer,
 
 	if (!peer->open || peer->queue || len > peer->max_eager)
 		return -EAGAIN;
-	memset(&hdr, 0, sizeof(hdr));
-	hdr.kind = flags & FI_TAGGED ? RFI_TAGGED : RFI_MSG;
-	hdr.flags = flags & FI_REMOTE_CQ_DATA ? RFI_F_DATA : 0;
-	hdr.len = (uint32_t)len;
-	hdr.tag = tag;
-	hdr.data = data;
+	rfi_hdr_fill(&hdr, len, tag, data, flags);
 	parts[0].iov_base = &hdr;
 	parts[0].iov_len = sizeof(hdr);
 	memcpy(parts + 1, iov, count * sizeof(*iov));
@@ -439,11 +446,7 @@ ssize_t rfi_send(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 	op->len = len;
 	op->addr = dest;
 	op->tag = tag;
-	op->hdr.kind = flags & FI_TAGGED ? RFI_TAGGED : RFI_MSG;
-	op->hdr.flags = flags & FI_REMOTE_CQ_DATA ? RFI_F_DATA : 0;
-	op->hdr.len = (uint32_t)len;
-	op->hdr.tag = tag;
-	op->hdr.data = data;
+	rfi_hdr_fill(&op->hdr, len, tag, data, flags);
 	/* Injected: the program's buffer is free when this returns. */
 	if (flags & FI_INJECT) {
 		op->copy = len <= sizeof(op->small) ? op->small :
@@ -1556,8 +1559,9 @@ static int rfi_ep_enable(struct rfi_ep *ep)
 		return ret;
 	/*
 	 * No rmsg_ep_set_locking(): every call into librmsg is made under
-	 * the domain's lock, so its own would be a second mutex round trip
-	 * per call (two to four a poll of the CQ) that excludes nothing.
+	 * the domain's lock, or the program serializes its calls
+	 * (FI_THREAD_DOMAIN), so librmsg's own would be a second mutex
+	 * round trip per call that excludes nothing.
 	 */
 	ret = rmsg_ep_listen(ep->rep, (struct sockaddr *)&ep->name, len, 0,
 			     0);
