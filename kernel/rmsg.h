@@ -97,7 +97,8 @@ int rmsg_devices_list(struct rmsg_dev_info *out, u32 capacity, u32 *total,
 				 RMSG_FEAT_CHAN_ADDR | RMSG_FEAT_CHAN_OPTS | \
 				 RMSG_FEAT_ENTER_COUNT | RMSG_FEAT_RNDV_PIN | \
 				 RMSG_FEAT_SQPOLL_USER | \
-				 RMSG_FEAT_CONNECT_TIMEOUT)
+				 RMSG_FEAT_CONNECT_TIMEOUT | \
+				 RMSG_FEAT_ENTER_LEND)
 
 /* Flags and reserved fields of the ABI must be zero. */
 static inline bool rmsg_all_zero(const void *p, size_t len)

@@ -358,6 +358,10 @@ static int rmsg_chan_dev_create(struct rmsg_channel *ch,
 	mutex_lock(&ch->ep->lock);
 	ch->dev.rdev = rdev;
 	ch->rndv.released = false;
+	/* A software device: the program may lend it CPU (RMSG_ENTER_LEND). */
+	if (ib_uses_virt_dma(ibdev) && ch->ep->cq.flags)
+		WRITE_ONCE(*ch->ep->cq.flags,
+			   READ_ONCE(*ch->ep->cq.flags) | RMSG_CQ_SOFT_DEVICE);
 	mutex_unlock(&ch->ep->lock);
 	WRITE_ONCE(ch->dev.dev_id, ibdev->index + 1);
 

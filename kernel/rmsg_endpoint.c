@@ -310,7 +310,8 @@ long rmsg_ep_enter(struct rmsg_endpoint *ep, void __user *uarg)
 
 	if (copy_from_user(&e, uarg, sizeof(e)))
 		return -EFAULT;
-	if ((e.flags & ~RMSG_ENTER_GETEVENTS) || e.resv0 || e.resv1 ||
+	if ((e.flags & ~(RMSG_ENTER_GETEVENTS | RMSG_ENTER_LEND)) ||
+	    e.resv0 || e.resv1 ||
 	    !rmsg_all_zero(e.resv, sizeof(e.resv)))
 		return -EINVAL;
 	if (!rmsg_ep_ready(ep))
@@ -319,6 +320,14 @@ long rmsg_ep_enter(struct rmsg_endpoint *ep, void __user *uarg)
 		return -EINVAL;
 
 	rmsg_ep_count(ep, RMSG_STAT_ENTERS);
+	/*
+	 * Pending tasklets run as bottom halves come back on, here, whether
+	 * or not ksoftirqd was woken for them (SOFTIRQ_NOW_MASK).
+	 */
+	if (e.flags & RMSG_ENTER_LEND) {
+		local_bh_disable();
+		local_bh_enable();
+	}
 	e.submitted = 0;
 	/*
 	 * With a poller, the SQEs are taken here as well as the poller being

@@ -434,6 +434,12 @@ int rmsg_ep_set_locking(struct rmsg_ep *ep);
  * call. Also submits what the library has queued (credit updates that
  * found the SQ full, SQEs a full CQ held back).
  *
+ * A call that finds nothing while a rendezvous transfer of @ep is in
+ * flight on a software device (Soft-RoCE: RMSG_CQ_SOFT_DEVICE) lends the
+ * CPU to the device (RMSG_ENTER_LEND): the call then moves the transfer's
+ * bytes itself for as long as the device has work pending on that CPU,
+ * instead of busy-polling beside the kernel thread that would.
+ *
  * If the library cannot take an open channel on (no memory for its
  * mapping), the CONNECTED or ACCEPTED event carries that error, the
  * library ends the channel and its CLOSED event is not reported.

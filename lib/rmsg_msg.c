@@ -501,11 +501,29 @@ static int rmsg_aside_fill(struct rmsg_ep *ep)
 	return 1;
 }
 
+/*
+ * Whether a busy poll that found nothing should lend its CPU to the device
+ * (RMSG_ENTER_LEND): a rendezvous transfer is in flight, and a software
+ * device moves its bytes in bottom halves that the poll would otherwise
+ * compete with for the CPU. Only rendezvous transfers: an eager message
+ * is placed by one packet, and a system call per poll would only delay
+ * seeing it.
+ */
+static bool rmsg_lend_due(struct rmsg_ep *ep)
+{
+	struct rmsg_ep_data *d = ep->data;
+
+	return d->ops_busy && (d->features & RMSG_FEAT_ENTER_LEND) &&
+	       (__atomic_load_n(ep->rings.cq.flags, __ATOMIC_RELAXED) &
+		RMSG_CQ_SOFT_DEVICE);
+}
+
 int rmsg_ep_progress(struct rmsg_ep *ep, struct rmsg_event *ev,
 		     unsigned int max)
 {
 	struct rmsg_ep_data *d = ep->data;
 	unsigned int n;
+	bool lend;
 	int more;
 
 	if (!d || (max && !ev))
@@ -523,7 +541,11 @@ int rmsg_ep_progress(struct rmsg_ep *ep, struct rmsg_event *ev,
 	more = d->aside_len ? rmsg_lib_progress(ep, NULL, 0) :
 			      rmsg_lib_progress(ep, max > n ? ev + n : NULL,
 						max - n);
+	lend = !n && !more && rmsg_lend_due(ep);
 	rmsg_unlock(d);
+	/* Outside the lock: the device's work may take milliseconds. */
+	if (lend)
+		rmsg_ep_enter(ep, 0, 0, RMSG_ENTER_LEND);
 	return more < 0 ? more : (int)n + more;
 }
 

@@ -208,6 +208,7 @@ struct rmsg_bounce {
  * @ops: rendezvous operations, by the index in their tag
  * @nops: entries in @ops
  * @ops_free: index + 1 of the first free entry of @ops, 0 for none
+ * @ops_busy: entries of @ops in use: rendezvous transfers in flight
  * @bounce: rmsg_msg_recv()'s region for rendezvous messages
  */
 struct rmsg_ep_data {
@@ -244,6 +245,7 @@ struct rmsg_ep_data {
 	struct rmsg_rv_op *ops;
 	__u32 nops;
 	__u32 ops_free;
+	__u32 ops_busy;
 	struct rmsg_bounce bounce;
 	/*
 	 * Events a waiting call (RMSG_MSG_WAIT) took off the completion ring

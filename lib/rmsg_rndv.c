@@ -153,6 +153,7 @@ static int rmsg_rv_op_get(struct rmsg_ep_data *d, __u32 type, __u64 ud,
 	}
 	i = d->ops_free - 1;
 	d->ops_free = d->ops[i].next_free;
+	d->ops_busy++;
 	d->ops[i].type = type;
 	d->ops[i].user_data = ud;
 	*idx = i;
@@ -166,6 +167,7 @@ static void rmsg_rv_op_put(struct rmsg_ep_data *d, __u32 i)
 	d->ops[i].type = RMSG_RVOP_FREE;
 	d->ops[i].next_free = d->ops_free;
 	d->ops_free = i + 1;
+	d->ops_busy--;
 }
 
 /* -------------------------------------------------------------------- */

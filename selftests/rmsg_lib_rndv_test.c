@@ -712,6 +712,53 @@ TEST_F_TIMEOUT(lrndv, send_zc, 300)
 			     RMSG_MSG_RNDV, ZC_PUT)) TH_LOG("%s", why);
 }
 
+static uint64_t enters(struct side *s)
+{
+	struct rmsg_ep_stats st;
+
+	memset(&st, 0, sizeof(st));
+	if (ioctl(rmsg_ep_fd(s->ep), RMSG_IOC_EP_STATS, &st))
+		return 0;
+	return st.enters;
+}
+
+/*
+ * On rxe, a busy poll that finds nothing while a rendezvous transfer is in
+ * flight lends its CPU to the device (RMSG_ENTER_LEND): the endpoint says
+ * it is on a software device, and each such poll enters the kernel. An
+ * eager message never does: the same polls enter no more than the sends.
+ */
+TEST_F_TIMEOUT(lrndv, lends_while_moving, 300)
+{
+	struct pair *p = &self->p;
+	uint64_t before, eager, rndv;
+	unsigned int i;
+
+	ASSERT_TRUE(RMSG_CQ_SOFT_DEVICE &
+		    *rmsg_ep_rings(p->a.ep)->cq.flags);
+	ASSERT_TRUE(RMSG_CQ_SOFT_DEVICE &
+		    *rmsg_ep_rings(p->b.ep)->cq.flags);
+
+	before = enters(&p->a) + enters(&p->b);
+	for (i = 0; i < 4; i++)
+		ASSERT_TRUE(xfer(p, 20 + i, GUARD, GUARD, 100,
+				 RMSG_MSG_EAGER)) TH_LOG("%s", why);
+	eager = enters(&p->a) + enters(&p->b) - before;
+
+	before = enters(&p->a) + enters(&p->b);
+	for (i = 0; i < 4; i++)
+		ASSERT_TRUE(xfer_how(p, 30 + i, GUARD, GUARD, 4U << 20,
+				     RMSG_MSG_RNDV, true)) TH_LOG("%s", why);
+	rndv = enters(&p->a) + enters(&p->b) - before;
+	ksft_print_msg("enters: %llu for 4 eager messages, %llu for 4 rendezvous ones\n",
+		       (unsigned long long)eager, (unsigned long long)rndv);
+	/*
+	 * Without lending a zero-copy transfer enters about as often as an
+	 * eager one (its SQEs); lending adds one per empty poll of each side.
+	 */
+	EXPECT_LT(eager + 4, rndv);
+}
+
 /* rmsg_msg_discard(): the sender hears -ECANCELED, the receiver nothing. */
 TEST_F_TIMEOUT(lrndv, discard, 300)
 {

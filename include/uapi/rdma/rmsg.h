@@ -56,6 +56,8 @@
 #define RMSG_FEAT_SQPOLL_USER	(1ULL << 14)
 /* struct rmsg_chan_opts.connect_timeout_ms */
 #define RMSG_FEAT_CONNECT_TIMEOUT (1ULL << 15)
+/* RMSG_ENTER_LEND, RMSG_CQ_SOFT_DEVICE */
+#define RMSG_FEAT_ENTER_LEND	(1ULL << 16)
 
 /**
  * struct rmsg_version - RMSG_IOC_VERSION argument
@@ -332,12 +334,19 @@ struct rmsg_vb_trailer {
  */
 #define RMSG_SQ_NEED_WAKEUP	(1U << 0)
 
+/*
+ * CQ ring flags word. RMSG_CQ_SOFT_DEVICE: a channel of the endpoint was on
+ * a device that moves bytes with the host's CPUs (Soft-RoCE, siw), in
+ * bottom halves; see RMSG_ENTER_LEND. Set by the kernel, never cleared.
+ */
+#define RMSG_CQ_SOFT_DEVICE	(1U << 0)
+
 /**
  * struct rmsg_ring_offsets - where a ring's parts are in its mmap region
  * @producer: byte offset of the __u32 producer index
  * @consumer: byte offset of the __u32 consumer index (another cache line)
- * @flags: byte offset of the __u32 flags word (RMSG_SQ_* for the SQ; none
- *	defined for the CQ yet, reads zero)
+ * @flags: byte offset of the __u32 flags word (RMSG_SQ_* for the SQ,
+ *	RMSG_CQ_* for the CQ)
  * @descs: byte offset of the descriptor array (64-byte aligned)
  * @resv: zero
  */
@@ -507,6 +516,7 @@ struct rmsg_cqe {
 
 /* rmsg_enter.flags */
 #define RMSG_ENTER_GETEVENTS	(1U << 0)
+#define RMSG_ENTER_LEND		(1U << 1)	/* RMSG_FEAT_ENTER_LEND */
 
 /**
  * struct rmsg_enter - RMSG_IOC_ENTER argument
@@ -526,6 +536,15 @@ struct rmsg_cqe {
  * with EBUSY when SQEs were waiting but none could be taken because the CQ
  * is full. When some SQEs were taken, the call succeeds even if the wait is
  * then interrupted (as io_uring_enter() does).
+ *
+ * RMSG_ENTER_LEND lends the caller's CPU to the devices first: the bottom
+ * halves pending on it run in the call, as they do at the end of a user
+ * QP's post. On a software device (RMSG_CQ_SOFT_DEVICE) that is where the
+ * bytes of a transfer move, and a program that busy-polls for a transfer
+ * otherwise takes half of that CPU from ksoftirqd, which does the moving.
+ * The call may then last as long as the device's work takes (milliseconds
+ * per megabyte under emulation). On a hardware device nothing is pending
+ * and the flag costs the system call alone.
  *
  * On an RMSG_EP_F_SQPOLL endpoint ENTER takes the SQEs the poller has not
  * taken yet itself, with the results above, and then wakes the poller for
