@@ -197,13 +197,13 @@ static struct fi_info *rfi_info_new(const struct fi_info *h)
 	fi->tx_attr->comp_order = FI_ORDER_NONE;
 	fi->tx_attr->inject_size = RFI_INJECT_SIZE;
 	fi->tx_attr->size = RFI_QUEUE_SIZE;
-	fi->tx_attr->iov_limit = 4;
+	fi->tx_attr->iov_limit = RFI_IOV_MAX;
 	fi->rx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RECV |
 				    FI_DIRECTED_RECV | FI_SOURCE);
 	fi->rx_attr->msg_order = FI_ORDER_SAS;
 	fi->rx_attr->comp_order = FI_ORDER_NONE;
 	fi->rx_attr->size = RFI_QUEUE_SIZE;
-	fi->rx_attr->iov_limit = 4;
+	fi->rx_attr->iov_limit = RFI_IOV_MAX;
 	if (h && h->tx_attr)
 		fi->tx_attr->op_flags = h->tx_attr->op_flags;
 	if (h && h->rx_attr)

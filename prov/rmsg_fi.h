@@ -157,13 +157,19 @@ static inline void rfi_unlock(struct rfi_domain *dom)
 		pthread_mutex_unlock(&dom->lock);
 }
 
+/*
+ * Pieces of a send or receive (tx/rx iov_limit); a send goes to librmsg
+ * with one more in front, its header.
+ */
+#define RFI_IOV_MAX	4
+
 /* An operation posted by the program, until it completes. */
 struct rfi_op {
 	TAILQ_ENTRY(rfi_op) link;	/* receive: in a posted queue */
 	struct rfi_op *next;		/* send: in its peer's queue */
 	void *context;
 	uint64_t flags;		/* FI_SEND/FI_RECV, FI_MSG/FI_TAGGED, ... */
-	struct iovec iov[4];
+	struct iovec iov[RFI_IOV_MAX];
 	size_t iov_count;
 	size_t len;		/* bytes in @iov */
 	fi_addr_t addr;		/* send: destination; receive: source or UNSPEC */

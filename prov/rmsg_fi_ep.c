@@ -240,7 +240,7 @@ static int rfi_send_now(struct rfi_ep *ep, struct rfi_peer *peer,
 			struct rfi_op *op)
 {
 	const void *buf;
-	struct iovec iov[5];
+	struct iovec iov[1 + RFI_IOV_MAX];
 	size_t i;
 	int ret;
 
@@ -386,7 +386,7 @@ static int rfi_inject_now(struct rfi_ep *ep, struct rfi_peer *peer,
 			  const struct iovec *iov, size_t count, size_t len,
 			  uint64_t tag, uint64_t data, uint64_t flags)
 {
-	struct iovec parts[5];
+	struct iovec parts[1 + RFI_IOV_MAX];
 	struct rfi_hdr hdr;
 	int ret;
 
@@ -412,7 +412,7 @@ ssize_t rfi_send(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 	size_t len = rfi_iov_len(iov, count);
 	int ch, ret;
 
-	if (count > 4 || len > RMSG_RNDV_MAX_LEN ||
+	if (count > RFI_IOV_MAX || len > RMSG_RNDV_MAX_LEN ||
 	    ((flags & FI_INJECT) && len > RFI_INJECT_SIZE))
 		return -FI_EINVAL;
 	if (!ep->enabled)
@@ -1133,7 +1133,7 @@ ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 	struct rfi_hdr probe;
 	bool claimed;
 
-	if (count > 4)
+	if (count > RFI_IOV_MAX)
 		return -FI_EINVAL;
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
