@@ -314,6 +314,13 @@ struct rfi_ep {
 	 */
 	uint64_t rndv_direct, rndv_bounced, rndv_bounced_bytes;
 	size_t held_retry;		/* held messages with ->retry set */
+	/*
+	 * The last eager message progress took, released by the next
+	 * progress (rfi_release_flush()) rather than between its arrival
+	 * and the program's completion.
+	 */
+	struct rmsg_msg release_next;
+	bool release_next_due;
 };
 
 /* The fi_ops of an object with nothing but its close. */
@@ -363,6 +370,7 @@ extern struct fi_ops_collective rfi_collective_ops;
 int rfi_endpoint(struct fid_domain *domain, struct fi_info *info,
 		 struct fid_ep **ep, void *context);
 void rfi_ep_progress(struct rfi_ep *ep);
+void rfi_release_flush(struct rfi_ep *ep);
 ssize_t rfi_send(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 		 fi_addr_t dest, uint64_t tag, uint64_t data, uint64_t flags,
 		 void *context);

@@ -51,6 +51,15 @@ static void rfi_cq_progress(struct rfi_cq *cq)
 		rfi_ep_progress(cq->eps[i]);
 }
 
+/* Before the program may sleep: the releases progress left for later. */
+static void rfi_cq_release_flush(struct rfi_cq *cq)
+{
+	unsigned int i;
+
+	for (i = 0; i < cq->neps; i++)
+		rfi_release_flush(cq->eps[i]);
+}
+
 /* One entry in the CQ's format at @buf; returns its size. */
 static size_t rfi_cq_fill(const struct rfi_cq *cq, void *buf,
 			  const struct fi_cq_err_entry *e)
@@ -236,11 +245,14 @@ int rfi_cq_trywait(struct rfi_cq *cq)
 
 	rfi_lock(cq->dom);
 	rfi_cq_progress(cq);
+	rfi_cq_release_flush(cq);
 	for (i = 0; i < cq->neps && !ret && !cq->count; i++)
 		if (cq->eps[i]->enabled && rmsg_ep_arm(cq->eps[i]->rep))
 			ret = -FI_EAGAIN;
-	if (!ret)
+	if (!ret) {
 		rfi_cq_progress(cq);
+		rfi_cq_release_flush(cq);
+	}
 	if (cq->count)
 		ret = -FI_EAGAIN;
 	rfi_unlock(cq->dom);

@@ -716,6 +716,29 @@ static void rfi_release(struct rfi_ep *ep, const struct rmsg_msg *msg)
 	c->release_due = true;
 }
 
+/**
+ * rfi_release_flush() - release what rfi_rx_msg() left for later
+ * @ep: the endpoint, under the domain's lock
+ *
+ * A message's release (its credit check, and on a channel with a held
+ * message the bookkeeping of rfi_release()) is not needed before the
+ * program has its completion, so the last message a progress takes is
+ * released by the next: a ping-pong's program then pays for it while it
+ * waits, not between the message's arrival and its reply. It must go
+ * before anything that can end or reopen its channel id (librmsg's
+ * events, rfi_chan_gone()), before another message is taken (releases go
+ * in order, and a held message needs the ones before it released), and
+ * before the program may sleep (rfi_cq_trywait()): the sender may be
+ * waiting for the credit it gives.
+ */
+void rfi_release_flush(struct rfi_ep *ep)
+{
+	if (!ep->release_next_due)
+		return;
+	ep->release_next_due = false;
+	rfi_release(ep, &ep->release_next);
+}
+
 /* An eager message of a channel: matched, or kept for a receive to come. */
 static void rfi_rx_eager(struct rfi_ep *ep, const struct rfi_hdr *hdr,
 			 const void *payload, fi_addr_t src)
@@ -826,6 +849,7 @@ static int rfi_rx_msg(struct rfi_ep *ep, const struct rmsg_msg *msg)
 
 	if (!c)
 		return -EAGAIN;
+	rfi_release_flush(ep);
 	src = c->named ? c->src : FI_ADDR_NOTAVAIL;
 	if (c->has_pending) {
 		if (msg->kind != RMSG_MSG_RNDV || msg->len != c->pending.len) {
@@ -860,7 +884,8 @@ static int rfi_rx_msg(struct rfi_ep *ep, const struct rmsg_msg *msg)
 		rfi_rx_eager(ep, &hdr, (const char *)msg->data + sizeof(hdr),
 			     src);
 	}
-	rfi_release(ep, msg);
+	ep->release_next = *msg;
+	ep->release_next_due = true;
 	return 0;
 }
 
@@ -991,6 +1016,7 @@ static void rfi_chan_gone(struct rfi_ep *ep, uint32_t id, int res)
 	struct rfi_op *op;
 	size_t i;
 
+	rfi_release_flush(ep);
 	if (failed && id < ep->nchans && ep->chans[id].named)
 		src = ep->chans[id].src;
 
@@ -1047,6 +1073,7 @@ void rfi_ep_progress(struct rfi_ep *ep)
 
 	if (!ep->enabled)
 		return;
+	rfi_release_flush(ep);
 	while ((n = rmsg_ep_progress(ep->rep, ev, 32)) > 0) {
 		for (i = 0; i < n; i++) {
 			switch (ev[i].kind) {
