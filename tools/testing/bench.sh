@@ -99,8 +99,13 @@ retain_pairs=6
 # fi_pingpong round trips: 64 B, and 1 MiB (a few MB/s: seconds each).
 fipp_lat_iters=300
 fipp_bw_iters=10
-# NetPIPE round trips: 8 B, and 4 MiB.
+# NetPIPE round trips: 8 B, and 4 MiB. The 8-byte runs go np_lat_sets
+# times a round, the three transports taking turns within each set: one
+# run each moved by tens of per cent with the host (rmsg's runs of one
+# boot fell into two modes, 41-44 and 87-118 us), and the report takes the
+# median of every set's ratio.
 np_lat_iters=300
+np_lat_sets=3
 np_bw_iters=5
 mpirun_rxe=$PWD/tools/testing/mpirun-rxe
 
@@ -354,18 +359,19 @@ ofi_round() {
 
 # NetPIPE (Debian's NPopenmpi, unmodified) over TRANSPORT (rmsg, rxm or
 # ucx: tools/testing/mpirun-rxe), one size: ITERS round trips of SIZE
-# bytes; one JSON line {"bytes", "lat_us", "bw_MBps"} into OUT/FILE.
+# bytes; one JSON line {"bytes", "lat_us", "bw_MBps", "set"} into
+# OUT/FILE (SET, default 0: which of a round's runs of that size it was).
 # NetPIPE's -o file has bytes, Mbit/s (10^6) and the half round trip in
 # seconds.
 netpipe() {
-	local file=$1 transport=$2 size=$3 iters=$4 dir st
+	local file=$1 transport=$2 size=$3 iters=$4 set=${5:-0} dir st
 	dir=$(mktemp -d)
 	(cd "$dir" && exec "$mpirun_rxe" -p "$transport" -t 300 \
 		NPopenmpi -l "$size" -u "$size" -p 0 -n "$iters" -o np.out) \
 		>>"$out/$file.log" 2>&1
 	st=$?
 	if [ "$st" = 0 ] && [ -s "$dir/np.out" ]; then
-		awk '$1 > 0 { printf "{\"bytes\": %d, \"lat_us\": %.3f, \"bw_MBps\": %.3f}\n", $1, $3 * 1e6, $2 * 1e6 / 8 / 1048576 }' \
+		awk -v set="$set" '$1 > 0 { printf "{\"bytes\": %d, \"lat_us\": %.3f, \"bw_MBps\": %.3f, \"set\": %d}\n", $1, $3 * 1e6, $2 * 1e6 / 8 / 1048576, set }' \
 			"$dir/np.out" >>"$out/$file"
 	else
 		log "NetPIPE over $transport, $size bytes, failed ($st)"
@@ -375,15 +381,21 @@ netpipe() {
 	return "$st"
 }
 
-# The MPI part of round R: NetPIPE's 8-byte latency and 4 MiB bandwidth
-# over rmsg's provider, UCX and verbs;ofi_rxm, in an order that rotates by
-# round.
+# The MPI part of round R: NetPIPE's 8-byte latency (np_lat_sets sets)
+# and 4 MiB bandwidth over rmsg's provider, UCX and verbs;ofi_rxm, in an
+# order that rotates by round and by set.
 mpi_round() {
-	local r=$1 st=0 k t
-	local order=(rmsg ucx rxm rmsg ucx)
+	local r=$1 st=0 k t set
+	local order=(rmsg ucx rxm)
+	for ((set = 0; set < np_lat_sets; set++)); do
+		for k in 0 1 2; do
+			t=${order[$(((r + set + k) % 3))]}
+			netpipe "netpipe-$t.$r" "$t" 8 "$np_lat_iters" "$set" ||
+				st=1
+		done
+	done
 	for k in 0 1 2; do
 		t=${order[$(((r + k) % 3))]}
-		netpipe "netpipe-$t.$r" "$t" 8 "$np_lat_iters" || st=1
 		netpipe "netpipe-$t.$r" "$t" 4194304 "$np_bw_iters" || st=1
 	done
 	return $st
