@@ -245,10 +245,10 @@ int rfi_cq_trywait(struct rfi_cq *cq)
 
 	rfi_lock(cq->dom);
 	rfi_cq_progress(cq);
-	rfi_cq_release_flush(cq);
 	for (i = 0; i < cq->neps && !ret && !cq->count; i++)
 		if (cq->eps[i]->enabled && rmsg_ep_arm(cq->eps[i]->rep))
 			ret = -FI_EAGAIN;
+	/* Each progress releases what the one before left for later. */
 	if (!ret) {
 		rfi_cq_progress(cq);
 		rfi_cq_release_flush(cq);
