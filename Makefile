@@ -299,7 +299,7 @@ check: deps
 # check leaves out for its two minutes (Documentation/libfabric.rst).
 check-mpi: deps
 	$(MAKE) -j$(NPROC) WERROR=1 all tests
-	tools/testing/rmsg-vm -T 1800 env LIBFABRIC_HPCC=1 \
+	tools/testing/rmsg-vm -T 1800 env LIBFABRIC_HPCC=1 LIBFABRIC_READDS=10 \
 		selftests/run.sh libfabric_test.sh
 
 run: deps

@@ -173,7 +173,7 @@ if [ "$node" = 1 ]; then
 	else
 		FI_PROVIDER_PATH=$PWD/build/prov FI_RMSG_ADDR=$here \
 			timeout "$(secs 180)" \
-			fi_pingpong -p rmsg -e rdm -c -I 10 >/tmp/fipp.log 2>&1
+			fi_pingpong -p rmsg -e rdm -c -I 2 >/tmp/fipp.log 2>&1
 		echo "fi_pingpong server: status $?"
 		tail -n 3 /tmp/fipp.log | sed 's/^/fi_pingpong server: /'
 	fi
@@ -276,7 +276,7 @@ else
 		sleep 1
 		FI_PROVIDER_PATH=$PWD/build/prov FI_RMSG_ADDR=$here \
 			timeout "$(secs 150)" \
-			fi_pingpong -p rmsg -e rdm -c -I 10 "$peer" \
+			fi_pingpong -p rmsg -e rdm -c -I 2 "$peer" \
 			>/tmp/fipp.log 2>&1 && { ok=0; break; }
 		grep -qi 'refused' /tmp/fipp.log || break
 	done

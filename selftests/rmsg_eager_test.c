@@ -18,8 +18,8 @@
 
 #define EVENT_TIMEOUT_MS	20000
 /* stream_checked's messages one way, then back on the same channel */
-#define STREAM_OUT		3000
-#define STREAM_BACK		1000
+#define STREAM_OUT		1500
+#define STREAM_BACK		500
 #define AREA			(256 * 1024)
 #define SLOT			(20 * 1024)	/* above the largest message */
 #define SLOTS			(AREA / SLOT)

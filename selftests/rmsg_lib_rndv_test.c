@@ -1137,9 +1137,9 @@ TEST_F_TIMEOUT(lrndv, sendv, 600)
 }
 
 /*
- * Any size from and into malloc() memory, both ways: eager up to the
- * eager maximum, zero copy from pages pinned for the transfer above it,
- * up to 64 MiB; pinned memory goes back after each.
+ * Any size from and into malloc() memory, both ways (64 MiB one way):
+ * eager up to the eager maximum, zero copy from pages pinned for the
+ * transfer above it; pinned memory goes back after each.
  */
 TEST_F_TIMEOUT(lrndv, plain_memory_sizes, 900)
 {
@@ -1159,8 +1159,14 @@ TEST_F_TIMEOUT(lrndv, plain_memory_sizes, 900)
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
 		ASSERT_TRUE(xfer_plain(p, &p->b, &p->a, seq++, sizes[i], 0))
 			TH_LOG("b to a: %s", why);
-		ASSERT_TRUE(xfer_plain(p, &p->a, &p->b, seq++, sizes[i], 0))
-			TH_LOG("a to b: %s", why);
+		/*
+		 * The largest one way only: the way back is the same code on
+		 * the other endpoint, and 64 MiB more cost 15 s a variant.
+		 */
+		if (sizes[i] < 64U << 20)
+			ASSERT_TRUE(xfer_plain(p, &p->a, &p->b, seq++,
+					       sizes[i], 0))
+				TH_LOG("a to b: %s", why);
 		EXPECT_EQ(pin0, rmsg_vmpin_kb()) TH_LOG("%zu bytes", sizes[i]);
 		EXPECT_TRUE(rmsg_pins_are(pins0, 0)) TH_LOG("%zu bytes",
 							    sizes[i]);

@@ -22,7 +22,7 @@
 #include "rmsg_test.h"
 
 #define EVENT_TIMEOUT_MS	20000
-#define STREAM_MSGS		8000
+#define STREAM_MSGS		4000
 #define IMM_PARAM		"/sys/module/rmsg/parameters/force_imm_arrival"
 #define BLOCK			32768	/* the module's default block size */
 #define MAX_STREAMS		64
@@ -710,9 +710,9 @@ TEST_F_TIMEOUT(msg, many_channels_interleaved, 600)
 	ss->n = 2 * n;
 	for (i = 0; i < n; i++) {
 		stream_init(&ss->s[i], self->b, self->b_id[i], self->a,
-			    self->a_id[i], 150 + 4 * i, SEND_MIXED, RECV_ANY, 0);
+			    self->a_id[i], 75 + 2 * i, SEND_MIXED, RECV_ANY, 0);
 		stream_init(&ss->s[n + i], self->a, self->a_id[i], self->b,
-			    self->b_id[i], 100 + 3 * i, SEND_COPY,
+			    self->b_id[i], 50 + 2 * i, SEND_COPY,
 			    i % 2 ? RECV_PEEK : RECV_COPY, i % 4);
 	}
 	ASSERT_TRUE(run_streams(ss, 500000)) TH_LOG("%s", why);
