@@ -81,9 +81,10 @@ window=64
 # (no warm-up: both measure the reader, from its first request to its
 # last completion, every message counted). The 64 MiB streams run in the
 # first round only: RGet and RPut of both tools moved 1.3 GB in some 70 s
-# of a round's 4 minutes of rendezvous (2026-11-28), and a bulk stream's
-# ratio moves by a few per cent from round to round where a latency's
-# moves by tens (their spread says "rounds": 1).
+# of a round's 4 minutes of rendezvous (2026-11-28), for the same steady
+# state as the 16 MiB streams of every round. Their ratios are one sample
+# each (their spread says "rounds": 1), and under emulation even a bulk
+# ratio moves by tens of per cent (16 MiB: 0.77 to 1.43 in one run).
 rndv_bw_runs="1048576:64 16777216:5"
 rndv_bw_runs_once="67108864:5"
 rndv_lat_size=65536
@@ -106,14 +107,18 @@ retain_pairs=6
 # fi_pingpong round trips: 64 B, and 1 MiB (a few MB/s: seconds each).
 fipp_lat_iters=300
 fipp_bw_iters=10
-# NetPIPE round trips: 8 B, and 4 MiB. The 8-byte runs go np_lat_sets
-# times a round, the three transports taking turns within each set: one
-# run each moved by tens of per cent with the host (rmsg's runs of one
-# boot fell into two modes, 41-44 and 87-118 us), and the report takes the
-# median of every set's ratio.
+# NetPIPE round trips: 8 B, and 4 MiB, each in np_lat_sets and
+# np_bw_sets sets a round, the three transports taking turns within each
+# set: one run each moved by tens of per cent with the host (rmsg's and
+# UCX's 8-byte runs of one boot fell into two modes each, 28-37 against
+# 60-74 us for UCX; the 4 MiB ones spread over 19-31 MB/s), and the
+# report takes the median of every set's ratio. Two sets of each (since
+# 2026-11-28; three of 8 B and one of 4 MiB before) cost the same twelve
+# Open MPI jobs a round, some 190 s.
 np_lat_iters=300
-np_lat_sets=3
+np_lat_sets=2
 np_bw_iters=5
+np_bw_sets=2
 mpirun_rxe=$PWD/tools/testing/mpirun-rxe
 
 # OUT is emptied by the caller (make bench), which also leaves host.* there.
@@ -137,6 +142,7 @@ mountpoint -q /sys/kernel/tracing ||
 	echo "parts ${parts:1:-1}"
 	echo "rndv_bw_runs $rndv_bw_runs (round 1 also $rndv_bw_runs_once)"
 	echo "rndv_lat_iters $rndv_lat_iters"
+	echo "np_sets $np_lat_sets of 8 B, $np_bw_sets of 4 MiB"
 	echo "recover_faults $recover_faults"
 	echo "readd_faults $readd_faults"
 	echo "retain_iters $retain_iters"
@@ -390,8 +396,8 @@ netpipe() {
 }
 
 # The MPI part of round R: NetPIPE's 8-byte latency (np_lat_sets sets)
-# and 4 MiB bandwidth over rmsg's provider, UCX and verbs;ofi_rxm, in an
-# order that rotates by round and by set.
+# and 4 MiB bandwidth (np_bw_sets) over rmsg's provider, UCX and
+# verbs;ofi_rxm, in an order that rotates by round and by set.
 mpi_round() {
 	local r=$1 st=0 k t set
 	local order=(rmsg ucx rxm)
@@ -402,9 +408,12 @@ mpi_round() {
 				st=1
 		done
 	done
-	for k in 0 1 2; do
-		t=${order[$(((r + k) % 3))]}
-		netpipe "netpipe-$t.$r" "$t" 4194304 "$np_bw_iters" || st=1
+	for ((set = 0; set < np_bw_sets; set++)); do
+		for k in 0 1 2; do
+			t=${order[$(((r + set + k + 1) % 3))]}
+			netpipe "netpipe-$t.$r" "$t" 4194304 "$np_bw_iters" \
+				"$set" || st=1
+		done
 	done
 	return $st
 }
