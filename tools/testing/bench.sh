@@ -107,18 +107,18 @@ retain_pairs=6
 # fi_pingpong round trips: 64 B, and 1 MiB (a few MB/s: seconds each).
 fipp_lat_iters=300
 fipp_bw_iters=10
-# NetPIPE round trips: 8 B, and 4 MiB, each in np_lat_sets and
-# np_bw_sets sets a round, the three transports taking turns within each
-# set: one run each moved by tens of per cent with the host (rmsg's and
-# UCX's 8-byte runs of one boot fell into two modes each, 28-37 against
-# 60-74 us for UCX; the 4 MiB ones spread over 19-31 MB/s), and the
-# report takes the median of every set's ratio. Two sets of each (since
-# 2026-11-28; three of 8 B and one of 4 MiB before) cost the same twelve
-# Open MPI jobs a round, some 190 s.
+# NetPIPE round trips: 8 B, and 4 MiB, in np_lat_sets and np_bw_sets
+# sets a round, the three transports taking turns within each set: one
+# run each moved by tens of per cent with the host (rmsg's and UCX's
+# 8-byte runs of one boot fell into two modes each, 28-37 against 60-74
+# us for UCX; the 4 MiB ones spread over 19-31 MB/s), and the report
+# takes the median of every set's ratio. An 8-byte job takes some 10 s,
+# a 4 MiB one some 45: two sets of 4 MiB made the MPI part 6.3 minutes
+# a round instead of 3 and make bench some 30 minutes (2026-11-28).
 np_lat_iters=300
-np_lat_sets=2
+np_lat_sets=3
 np_bw_iters=5
-np_bw_sets=2
+np_bw_sets=1
 mpirun_rxe=$PWD/tools/testing/mpirun-rxe
 
 # OUT is emptied by the caller (make bench), which also leaves host.* there.
