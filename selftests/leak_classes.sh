@@ -3,7 +3,7 @@
 #
 # Nothing leaks across a fault class: for each class of soak.sh (QP error,
 # disconnect, device fatal error, rxe0 deleted and made again), a short
-# soak (LEAK_FAULTS faults, default 8, on four channels carrying eager and
+# soak (LEAK_FAULTS faults, default 5, on four channels carrying eager and
 # rendezvous messages both ways, every byte checked), then rmsg's objects
 # must be gone, rmsg must unload, and the kernel's pinned pages, vmalloc,
 # unreclaimable slab and kmalloc objects must be back at the baseline
@@ -13,7 +13,7 @@
 cd "$(dirname "$0")/.." || exit 1
 lc=tools/testing/leak-check
 kinds=${LEAK_KINDS:-qp-error disconnect device-fatal hca-readd}
-faults=${LEAK_FAULTS:-8}
+faults=${LEAK_FAULTS:-5}
 base=$(mktemp)
 trap 'rm -f "$base"' EXIT
 
