@@ -112,8 +112,8 @@ fipp_bw_iters=10
 # run each moved by tens of per cent with the host (rmsg's and UCX's
 # 8-byte runs of one boot fell into two modes each, 28-37 against 60-74
 # us for UCX; the 4 MiB ones spread over 19-31 MB/s), and the report
-# takes the median of every set's ratio. An 8-byte job takes some 10 s,
-# a 4 MiB one some 45: two sets of 4 MiB made the MPI part 6.3 minutes
+# takes the median of every set's ratio. An 8-byte job takes some 6 s,
+# a 4 MiB one some 43: two sets of 4 MiB made the MPI part 6.3 minutes
 # a round instead of 3 and make bench some 30 minutes (2026-11-28).
 np_lat_iters=300
 np_lat_sets=3
