@@ -395,26 +395,27 @@ netpipe() {
 	return "$st"
 }
 
-# The MPI part of round R: NetPIPE's 8-byte latency (np_lat_sets sets)
-# and 4 MiB bandwidth (np_bw_sets) over rmsg's provider, UCX and
-# verbs;ofi_rxm, in an order that rotates by round and by set.
-mpi_round() {
-	local r=$1 st=0 k t set
+# SETS sets of round R of NetPIPE at SIZE, ITERS round trips, over rmsg's
+# provider, UCX and verbs;ofi_rxm, taking turns in an order that rotates
+# by round and by set (SHIFT moves the first).
+netpipe_sets() {
+	local r=$1 size=$2 iters=$3 sets=$4 shift=$5 st=0 k t set
 	local order=(rmsg ucx rxm)
-	for ((set = 0; set < np_lat_sets; set++)); do
+	for ((set = 0; set < sets; set++)); do
 		for k in 0 1 2; do
-			t=${order[$(((r + set + k) % 3))]}
-			netpipe "netpipe-$t.$r" "$t" 8 "$np_lat_iters" "$set" ||
+			t=${order[$(((r + set + k + shift) % 3))]}
+			netpipe "netpipe-$t.$r" "$t" "$size" "$iters" "$set" ||
 				st=1
 		done
 	done
-	for ((set = 0; set < np_bw_sets; set++)); do
-		for k in 0 1 2; do
-			t=${order[$(((r + set + k + 1) % 3))]}
-			netpipe "netpipe-$t.$r" "$t" 4194304 "$np_bw_iters" \
-				"$set" || st=1
-		done
-	done
+	return $st
+}
+
+# The MPI part of round R: NetPIPE's 8-byte latency and 4 MiB bandwidth.
+mpi_round() {
+	local st=0
+	netpipe_sets "$1" 8 "$np_lat_iters" "$np_lat_sets" 0 || st=1
+	netpipe_sets "$1" 4194304 "$np_bw_iters" "$np_bw_sets" 1 || st=1
 	return $st
 }
 
@@ -480,9 +481,11 @@ for r in $(seq "$rounds"); do
 	# Every size of rmsg-perf's in the first round (the latency plot),
 	# then the report's sizes: perftest's all-sizes mode goes to 8 MiB,
 	# and each run costs some 3 s, mostly its start under TCG.
-	sizes=$(sed -n 's/.*"bytes": \([0-9]*\),.*/\1/p' "$out/lat-rmsg.$r")
-	[ -n "$sizes" ] || sizes="2 4 8 16 32 64 128 256 512 1024 2048 4096 8192"
-	[ "$r" = 1 ] || sizes=$lat_sizes
+	sizes=$lat_sizes
+	if [ "$r" = 1 ]; then
+		sizes=$(sed -n 's/.*"bytes": \([0-9]*\),.*/\1/p' "$out/lat-rmsg.$r")
+		[ -n "$sizes" ] || sizes="2 4 8 16 32 64 128 256 512 1024 2048 4096 8192"
+	fi
 	for s in $sizes; do
 		ib_lat "$s" "$out/lat-ib.$r" || status=1
 	done
