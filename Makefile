@@ -174,7 +174,8 @@ HAVE_FABRIC	:= $(shell pkg-config --exists libfabric 2>/dev/null && echo 1)
 FI_PROVDIR	?= $(shell pkg-config --variable=libdir libfabric 2>/dev/null)/libfabric
 
 ifeq ($(HAVE_FABRIC),1)
-prov: build/prov/librmsg-fi.so build/prov/fi_wait build/prov/fi_unexp
+prov: build/prov/librmsg-fi.so build/prov/fi_wait build/prov/fi_unexp \
+      build/prov/fi_cross
 else
 prov:
 	@echo "librmsg-fi.so not built: no libfabric-dev (pkg-config libfabric)"

@@ -313,6 +313,8 @@ struct rfi_ep {
 	 * posted yet, or one it cannot take): for the log at close.
 	 */
 	uint64_t rndv_direct, rndv_bounced, rndv_bounced_bytes;
+	/* Channels this endpoint opened, and those it closed unopened. */
+	uint64_t chans_opened, chans_given_up;
 	size_t held_retry;		/* held messages with ->retry set */
 	/*
 	 * The last eager message progress took, released by the next

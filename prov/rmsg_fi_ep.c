@@ -469,6 +469,7 @@ ssize_t rfi_send(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 		peer->chan = ch;
 		peer->open = false;
 		peer->ours = true;
+		ep->chans_opened++;
 		if (rfi_chan(ep, ch)) {
 			ep->chans[ch].used = true;
 			ep->chans[ch].named = true;
@@ -826,8 +827,29 @@ static void rfi_rx_hello(struct rfi_ep *ep, uint32_t id,
 	src = rfi_av_find(ep->av, &c->name);
 	c->src = src;
 	peer = src == FI_ADDR_NOTAVAIL ? NULL : rfi_peer(ep, src);
-	/* No channel of its own to that peer yet: sends take this one. */
-	if (peer && peer->chan < 0) {
+	if (!peer || peer->chan == (int)id)
+		return;
+	/*
+	 * Ours still connecting: nothing has gone on it (its hello goes when
+	 * it opens), so sends take the peer's channel instead and ours is
+	 * closed: the two endpoints share one channel. At most one side
+	 * does so: it gives up only on the other's hello, and the side that
+	 * gives up never sends its own. When ours opened first, both
+	 * channels stay, each carrying one direction.
+	 */
+	if (peer->chan >= 0 && peer->ours && !peer->open) {
+		uint32_t old = (uint32_t)peer->chan;
+
+		if (rmsg_chan_close(ep->rep, old, 0))
+			return;
+		/* Its CONNECTED or CLOSED, still to come, finds no peer. */
+		if (old < ep->nchans)
+			memset(&ep->chans[old], 0, sizeof(ep->chans[old]));
+		peer->chan = -1;
+		ep->chans_given_up++;
+	}
+	/* No channel of its own to that peer (now): sends take this one. */
+	if (peer->chan < 0) {
 		peer->chan = id;
 		peer->ours = false;
 		rfi_peer_open(ep, peer);
@@ -913,6 +935,22 @@ static void rfi_rx_progress(struct rfi_ep *ep, const uint32_t *only)
 			return;
 		}
 	}
+}
+
+/*
+ * Before this endpoint greets a channel of its own that just opened: the
+ * messages of the channels the peers opened and have not named yet. A
+ * peer's hello waiting there lets rfi_rx_hello() give ours up, unused,
+ * where taking the events first would keep two channels with that peer
+ * whenever both connects completed before this endpoint looked.
+ */
+static void rfi_rx_greetings(struct rfi_ep *ep)
+{
+	uint32_t id;
+
+	for (id = 0; id < ep->nchans; id++)
+		if (ep->chans[id].used && !ep->chans[id].named)
+			rfi_rx_progress(ep, &id);
 }
 
 /* librmsg finished a send or a rendezvous receive of the provider's. */
@@ -1088,6 +1126,11 @@ void rfi_ep_progress(struct rfi_ep *ep)
 					rfi_chan_gone(ep, ev[i].channel, 0);
 					break;
 				}
+				/* rfi_peer() may have moved the peers meanwhile. */
+				rfi_rx_greetings(ep);
+				peer = rfi_peer(ep, RFI_UD_IDX(ev[i].user_data));
+				if (!peer || peer->chan != (int)ev[i].channel)
+					break;
 				/* The hello first: nothing of ours before it. */
 				if (rfi_hello(ep, peer)) {
 					rmsg_chan_close(ep->rep,
@@ -1434,6 +1477,10 @@ static void rfi_ep_log_stats(struct rfi_ep *ep)
 		(unsigned long long)ep->rndv_direct,
 		(unsigned long long)ep->rndv_bounced,
 		(unsigned long long)ep->rndv_bounced_bytes);
+	FI_INFO(&rfi_prov, FI_LOG_EP_DATA,
+		"endpoint closed: channels opened %llu, of which closed for the peer's %llu\n",
+		(unsigned long long)ep->chans_opened,
+		(unsigned long long)ep->chans_given_up);
 	FI_INFO(&rfi_prov, FI_LOG_EP_DATA,
 		"endpoint closed: sends %llu (waited %llu), enters %llu, credits out %llu in %llu, wakes out %llu in %llu, signalled writes %llu, inline %llu\n",
 		(unsigned long long)st.sends,

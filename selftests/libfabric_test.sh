@@ -32,6 +32,14 @@
 #                       byte checked, and the receiver's counters
 #                       (FI_LOG_LEVEL=info) must say 7 straight in, 2
 #                       through the provider's memory
+#   crossed_connect     build/prov/fi_cross: two endpoints that both open
+#                       a channel to the other share one (the one whose
+#                       own was still connecting when the other's hello
+#                       came closes its own), fail no receive doing so,
+#                       and carry a ping-pong of eager and rendezvous
+#                       messages on it, every byte checked; the counters
+#                       at close must say one channel opened each, and
+#                       one closed for the peer's
 #   netpipe_openmpi     Open MPI's NetPIPE (NPopenmpi) over the provider
 #                       (pml cm, mtl ofi, provider_include rmsg), two
 #                       ranks, in its integrity mode (-i: every byte of
@@ -81,7 +89,7 @@ export FI_PROVIDER_PATH=$PWD/build/prov
 mpirun_rxe=$PWD/tools/testing/mpirun-rxe
 
 tests=(fi_info pingpong_msg pingpong_tagged wait_fd unexpected_rndv
-       netpipe_openmpi netpipe_device_readd hpcc_openmpi hpcc_qp_errors)
+       crossed_connect netpipe_openmpi netpipe_device_readd hpcc_openmpi hpcc_qp_errors)
 echo "TAP version 13"
 echo "1..${#tests[@]}"
 
@@ -173,6 +181,27 @@ t_unexpected_rndv() {
 	echo "# receiver: rendezvous receives $stats"
 	[[ "$stats" == "7 into the posted buffer, 2 ("* ]] ||
 		fail "not 7 straight into the posted buffer and 2 through the provider's: $stats"
+}
+
+t_crossed_connect() {
+	local out=$tmp/fi_cross.out opened
+
+	if [ ! -x build/prov/fi_cross ]; then
+		fail "build/prov/fi_cross not built"
+		return
+	fi
+	FI_LOG_LEVEL=info FI_LOG_PROV=rmsg timeout -k 5 "$limit" \
+		build/prov/fi_cross >"$out" 2>&1 ||
+		fail "fi_cross exited $?: $(grep -v '^ok\|:info:' "$out" | head -n 3)"
+	[ "$(grep -c '^ok ' "$out")" = 4 ] ||
+		fail "$(grep -c '^ok ' "$out") of 4 checks passed"
+	grep '^ok \|^FAILED ' "$out" | sed 's/^/# /'
+	# a closes first, then b.
+	opened=$(grep 'channels opened' "$out" |
+		sed 's/.*channels opened //' | tr '\n' ';')
+	echo "# channels opened, a then b: $opened"
+	[ "$opened" = "1, of which closed for the peer's 0;1, of which closed for the peer's 1;" ] ||
+		fail "not one channel opened by each and b's closed for a's: $opened"
 }
 
 # Two ranks over the provider, in $tmp (tools/testing/mpirun-rxe).

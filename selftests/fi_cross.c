@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fi_cross: two endpoints that both open a channel to the other end up
+ * sharing one, through libfabric's own API (libfabric_test.sh runs it in
+ * the test guest with FI_PROVIDER_PATH set, and FI_LOG_LEVEL=info to read
+ * the provider's counters at close).
+ *
+ * Two RDM endpoints of one domain, each in the other's address vector,
+ * one thread that drives them by reading their CQs:
+ *
+ *   1. each posts a receive from any source; a sends to b and is driven
+ *      alone until its send completes (its channel is open and greeted);
+ *      then b sends to a, which opens a channel of b's, and is driven at
+ *      once: b finds a's hello while its own channel still connects, so
+ *      its send goes on a's channel and it closes its own. Both receives
+ *      complete with every byte and the sender's address; the channel b
+ *      gave up fails nobody's receive;
+ *   2. a ping-pong of PINGS messages each way, sizes from 1 byte to past
+ *      the eager limit (rendezvous), every byte checked, in order.
+ *
+ * libfabric_test.sh then checks the counters the two closes logged: each
+ * endpoint opened one channel, and b closed its own for a's.
+ */
+#include <time.h>
+#include <unistd.h>
+
+#include "fi_test.h"
+
+#define LIMIT_S		60
+#define PINGS		40
+#define MAXLEN		(96 * 1024)
+#define PING_LEN(k)	((k) % 4 == 3 ? MAXLEN - (k) : 1 + (k) * 613 % 4000)
+
+struct op {
+	int done;
+	int err;
+	size_t len;
+	uint64_t tag;
+	fi_addr_t src;
+};
+
+static void drain(struct side *s)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	fi_addr_t src;
+	struct op *op;
+	ssize_t n;
+
+	while ((n = fi_cq_readfrom(s->cq, &e, 1, &src)) == 1) {
+		op = e.op_context;
+		op->done = 1;
+		op->len = e.len;
+		op->tag = e.tag;
+		op->src = src;
+	}
+	if (n == -FI_EAVAIL) {
+		memset(&err, 0, sizeof(err));
+		if (fi_cq_readerr(s->cq, &err, 0) == 1) {
+			op = err.op_context;
+			op->done = 1;
+			op->err = err.err;
+		}
+	} else if (n != -FI_EAGAIN) {
+		die("fi_cq_readfrom", (int)n);
+	}
+}
+
+/* Drive @only (or both, for NULL) until @op completes. */
+static void wait_op(struct side *only, struct op *op, const char *what)
+{
+	time_t end = time(NULL) + LIMIT_S;
+
+	while (!op->done) {
+		if (!only || only == &a)
+			drain(&a);
+		if (!only || only == &b)
+			drain(&b);
+		if (time(NULL) > end) {
+			fprintf(stderr, "fi_cross: %s: no completion in %d s\n",
+				what, LIMIT_S);
+			exit(2);
+		}
+	}
+}
+
+static void fill(unsigned char *p, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (unsigned char)(i * (seed * 2 + 1) + seed);
+}
+
+static int same(const unsigned char *p, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != (unsigned char)(i * (seed * 2 + 1) + seed))
+			return 0;
+	return 1;
+}
+
+static void send_to(struct side *from, fi_addr_t to, const void *buf,
+		    size_t len, uint64_t tag, struct op *op)
+{
+	ssize_t n;
+
+	memset(op, 0, sizeof(*op));
+	while ((n = fi_tsend(from->ep, buf, len, NULL, to, tag, op)) ==
+	       -FI_EAGAIN)
+		drain(from);
+	if (n)
+		die("fi_tsend", (int)n);
+}
+
+static void recv_on(struct side *s, void *buf, size_t len, uint64_t tag,
+		    struct op *op)
+{
+	ssize_t n;
+
+	memset(op, 0, sizeof(*op));
+	n = fi_trecv(s->ep, buf, len, NULL, FI_ADDR_UNSPEC, tag, 0, op);
+	if (n)
+		die("fi_trecv", (int)n);
+}
+
+int main(void)
+{
+	static unsigned char out[2][MAXLEN], in[2][MAXLEN];
+	struct op s[2], r[2];
+	fi_addr_t b_to_a;
+	char addr[64];
+	size_t len;
+	int k, ret, ok;
+
+	test_open("fi_cross", 0, FI_WAIT_NONE, 256);
+	len = sizeof(addr);
+	ret = fi_getname(&a.ep->fid, addr, &len);
+	if (!ret && fi_av_insert(av, addr, 1, &b_to_a, 0, NULL) != 1)
+		ret = -FI_EINVAL;
+	if (ret)
+		die("a's name", ret);
+
+	/* 1 */
+	fill(out[0], 3000, 1);
+	fill(out[1], 3000, 2);
+	recv_on(&a, in[0], MAXLEN, 7, &r[0]);
+	recv_on(&b, in[1], MAXLEN, 7, &r[1]);
+	send_to(&a, a.peer, out[0], 3000, 7, &s[0]);
+	wait_op(&a, &s[0], "a's send");
+	/* b's listener has long reported a's channel open when b looks. */
+	usleep(100 * 1000);
+	send_to(&b, b_to_a, out[1], 3000, 7, &s[1]);
+	wait_op(NULL, &s[1], "b's send");
+	wait_op(NULL, &r[0], "a's receive");
+	wait_op(NULL, &r[1], "b's receive");
+	check(!s[0].err && !s[1].err, "1: both sends completed");
+	check(!r[1].err && r[1].len == 3000 && same(in[1], 3000, 1) &&
+	      r[1].src == b_to_a, "1: b received a's message, whole, from a");
+	check(!r[0].err && r[0].len == 3000 && same(in[0], 3000, 2) &&
+	      r[0].src == a.peer, "1: a received b's message, whole, from b");
+
+	/* 2 */
+	ok = 1;
+	for (k = 0; k < PINGS && ok; k++) {
+		size_t n = PING_LEN(k);
+
+		fill(out[0], n, 10 + k);
+		recv_on(&b, in[1], MAXLEN, 100 + k, &r[1]);
+		send_to(&a, a.peer, out[0], n, 100 + k, &s[0]);
+		wait_op(NULL, &r[1], "ping");
+		ok = !r[1].err && r[1].len == n && same(in[1], n, 10 + k);
+		fill(out[1], n, 50 + k);
+		recv_on(&a, in[0], MAXLEN, 200 + k, &r[0]);
+		send_to(&b, b_to_a, out[1], n, 200 + k, &s[1]);
+		wait_op(NULL, &r[0], "pong");
+		ok = ok && !r[0].err && r[0].len == n &&
+		     same(in[0], n, 50 + k);
+		wait_op(NULL, &s[0], "ping's send");
+		wait_op(NULL, &s[1], "pong's send");
+		ok = ok && !s[0].err && !s[1].err;
+	}
+	check(ok, "2: every ping and pong whole, in order");
+
+	test_close();
+	return failed;
+}
