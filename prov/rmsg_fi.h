@@ -244,6 +244,13 @@ struct rfi_peer {
 	struct rfi_op *queue, *queue_tail;	/* sends waiting for it */
 	size_t backlog_next;	/* the next peer of rfi_ep.backlog */
 	bool in_backlog;
+	/*
+	 * Our channel opened at once with one the peer opened to us: its
+	 * hello is held back until @greet_at (CLOCK_MONOTONIC, ns) for the
+	 * peer's, which would let us give ours up (rfi_greet_later()).
+	 */
+	bool greet_later;
+	uint64_t greet_at;
 };
 
 /* What the endpoint knows of each librmsg channel. */
@@ -315,6 +322,7 @@ struct rfi_ep {
 	uint64_t rndv_direct, rndv_bounced, rndv_bounced_bytes;
 	/* Channels this endpoint opened, and those it closed unopened. */
 	uint64_t chans_opened, chans_given_up;
+	size_t greets_due;		/* peers with greet_later set */
 	size_t held_retry;		/* held messages with ->retry set */
 	/*
 	 * The last eager message progress took, released by the next

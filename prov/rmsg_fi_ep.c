@@ -8,7 +8,9 @@
  * came first, else one this endpoint opens (rmsg_chan_connect()) and greets
  * with its own name. Sends wait in the peer's queue until that channel is
  * open; once chosen, a peer's channel is the one every send to it takes,
- * so each direction keeps its order (FI_ORDER_SAS).
+ * so each direction keeps its order (FI_ORDER_SAS). Two endpoints that
+ * open channels to each other at once settle on one before either sends
+ * on its own (rfi_rx_hello(), rfi_greet_later()).
  *
  * Every message starts with a struct rfi_hdr. Up to the channel's largest
  * eager message the payload follows it in the same message (one
@@ -27,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 
 #include "rmsg_fi.h"
 
@@ -847,6 +850,10 @@ static void rfi_rx_hello(struct rfi_ep *ep, uint32_t id,
 			memset(&ep->chans[old], 0, sizeof(ep->chans[old]));
 		peer->chan = -1;
 		ep->chans_given_up++;
+		if (peer->greet_later) {
+			peer->greet_later = false;
+			ep->greets_due--;
+		}
 	}
 	/* No channel of its own to that peer (now): sends take this one. */
 	if (peer->chan < 0) {
@@ -1065,6 +1072,10 @@ static void rfi_chan_gone(struct rfi_ep *ep, uint32_t id, int res)
 			continue;
 		peer->chan = -1;
 		peer->open = false;
+		if (peer->greet_later) {
+			peer->greet_later = false;
+			ep->greets_due--;
+		}
 		while ((op = peer->queue)) {
 			peer->queue = op->next;
 			op->next = NULL;
@@ -1084,6 +1095,83 @@ static void rfi_chan_gone(struct rfi_ep *ep, uint32_t id, int res)
 		memset(&ep->chans[id], 0, sizeof(ep->chans[id]));
 	if (failed)
 		rfi_fail_recvs(ep, src, res != -ECONNRESET);
+}
+
+/* How long an endpoint holds its hello back for the peer's. */
+#define RFI_GREET_WAIT_NS	(100 * 1000 * 1000ULL)
+
+static uint64_t rfi_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Whether a channel a peer opened to us has not said whose it is yet. */
+static bool rfi_unnamed_accepted(const struct rfi_ep *ep)
+{
+	uint32_t id;
+
+	for (id = 0; id < ep->nchans; id++)
+		if (ep->chans[id].used && !ep->chans[id].named)
+			return true;
+	return false;
+}
+
+/* Our channel to @peer is open: greet it, then what waited for it goes. */
+static void rfi_greet(struct rfi_ep *ep, struct rfi_peer *peer)
+{
+	uint32_t id = (uint32_t)peer->chan;
+
+	/* The hello first: nothing of ours before it. */
+	if (rfi_hello(ep, peer)) {
+		rmsg_chan_close(ep->rep, id, 0);
+		rfi_chan_gone(ep, id, 0);
+		return;
+	}
+	rfi_peer_open(ep, peer);
+	rfi_peer_flush(ep, peer);
+}
+
+/*
+ * Our channel @id to @peer just opened, and some peer's channel to us
+ * has not said whose it is: the two endpoints may have opened one to the
+ * other at once. Of two such endpoints the one of the greater name holds
+ * its hello back, for RFI_GREET_WAIT_NS at most: if the peer's hello comes
+ * meanwhile, rfi_rx_hello() gives ours up unused and the two share the
+ * peer's channel. The one of the smaller name greets at once, so one of
+ * the two always does, and neither waits for the other.
+ */
+static bool rfi_greet_later(struct rfi_ep *ep, struct rfi_peer *peer,
+			    uint32_t id)
+{
+	if (id >= ep->nchans || !ep->chans[id].named ||
+	    memcmp(&ep->name, &ep->chans[id].name, sizeof(ep->name)) <= 0 ||
+	    !rfi_unnamed_accepted(ep))
+		return false;
+	peer->greet_later = true;
+	peer->greet_at = rfi_now_ns() + RFI_GREET_WAIT_NS;
+	ep->greets_due++;
+	return true;
+}
+
+/* Greet the channels held back whose wait is over, or pointless now. */
+static void rfi_greet_due(struct rfi_ep *ep)
+{
+	bool unnamed = rfi_unnamed_accepted(ep);
+	uint64_t now = rfi_now_ns();
+	size_t i;
+
+	for (i = 0; i < ep->npeers && ep->greets_due; i++) {
+		struct rfi_peer *peer = &ep->peers[i];
+
+		if (!peer->greet_later || (unnamed && now < peer->greet_at))
+			continue;
+		peer->greet_later = false;
+		ep->greets_due--;
+		rfi_greet(ep, peer);
+	}
 }
 
 /*
@@ -1131,15 +1219,8 @@ void rfi_ep_progress(struct rfi_ep *ep)
 				peer = rfi_peer(ep, RFI_UD_IDX(ev[i].user_data));
 				if (!peer || peer->chan != (int)ev[i].channel)
 					break;
-				/* The hello first: nothing of ours before it. */
-				if (rfi_hello(ep, peer)) {
-					rmsg_chan_close(ep->rep,
-							ev[i].channel, 0);
-					rfi_chan_gone(ep, ev[i].channel, 0);
-					break;
-				}
-				rfi_peer_open(ep, peer);
-				rfi_peer_flush(ep, peer);
+				if (!rfi_greet_later(ep, peer, ev[i].channel))
+					rfi_greet(ep, peer);
 				break;
 			case RMSG_CQE_ACCEPTED:
 				if (!ev[i].res && rfi_chan(ep, ev[i].channel))
@@ -1159,6 +1240,8 @@ void rfi_ep_progress(struct rfi_ep *ep)
 			break;
 	}
 	rfi_rx_progress(ep, NULL);
+	if (ep->greets_due)
+		rfi_greet_due(ep);
 	if (ep->held_retry)
 		rfi_held_retry(ep);
 	/* A peer still refused goes back on the list as it is flushed. */

@@ -16,10 +16,17 @@
  *      complete with every byte and the sender's address; the channel b
  *      gave up fails nobody's receive;
  *   2. a ping-pong of PINGS messages each way, sizes from 1 byte to past
- *      the eager limit (rendezvous), every byte checked, in order.
+ *      the eager limit (rendezvous), every byte checked, in order;
+ *   0. (before 1, on two endpoints c and d of their own) each sends to the
+ *      other before either is driven, so that both open a channel at once:
+ *      the one of the greater name holds its hello back for the other's
+ *      and then gives its own channel up. Both messages and a ping-pong
+ *      come whole; which of the two channels stays depends on the order
+ *      the kernel reports the two connections in.
  *
- * libfabric_test.sh then checks the counters the two closes logged: each
- * endpoint opened one channel, and b closed its own for a's.
+ * libfabric_test.sh then checks the counters the four closes logged (c, d,
+ * a, b): each endpoint opened one channel; b closed its own for a's, and
+ * of c and d at most one closed its own.
  */
 #include <time.h>
 #include <unistd.h>
@@ -66,7 +73,9 @@ static void drain(struct side *s)
 	}
 }
 
-/* Drive @only (or both, for NULL) until @op completes. */
+static struct side c, d;
+
+/* Drive @only (or all, for NULL) until @op completes. */
 static void wait_op(struct side *only, struct op *op, const char *what)
 {
 	time_t end = time(NULL) + LIMIT_S;
@@ -76,6 +85,10 @@ static void wait_op(struct side *only, struct op *op, const char *what)
 			drain(&a);
 		if (!only || only == &b)
 			drain(&b);
+		if (!only && c.ep) {
+			drain(&c);
+			drain(&d);
+		}
 		if (time(NULL) > end) {
 			fprintf(stderr, "fi_cross: %s: no completion in %d s\n",
 				what, LIMIT_S);
@@ -126,22 +139,88 @@ static void recv_on(struct side *s, void *buf, size_t len, uint64_t tag,
 		die("fi_trecv", (int)n);
 }
 
+static fi_addr_t av_add(struct side *s, const char *what)
+{
+	fi_addr_t fa;
+	char addr[64];
+	size_t len = sizeof(addr);
+	int ret;
+
+	ret = fi_getname(&s->ep->fid, addr, &len);
+	if (!ret && fi_av_insert(av, addr, 1, &fa, 0, NULL) != 1)
+		ret = -FI_EINVAL;
+	if (ret)
+		die(what, ret);
+	return fa;
+}
+
+/*
+ * A ping-pong of PINGS messages between @x (at @to_y) and @y (at @to_x),
+ * every byte checked.
+ */
+static int ping_pong(struct side *x, fi_addr_t to_y, struct side *y,
+		     fi_addr_t to_x, unsigned char (*out)[MAXLEN],
+		     unsigned char (*in)[MAXLEN])
+{
+	struct op s[2], r[2];
+	int k, ok = 1;
+
+	for (k = 0; k < PINGS && ok; k++) {
+		size_t n = PING_LEN(k);
+
+		fill(out[0], n, 10 + k);
+		recv_on(y, in[1], MAXLEN, 100 + k, &r[1]);
+		send_to(x, to_y, out[0], n, 100 + k, &s[0]);
+		wait_op(NULL, &r[1], "ping");
+		ok = !r[1].err && r[1].len == n && same(in[1], n, 10 + k);
+		fill(out[1], n, 50 + k);
+		recv_on(x, in[0], MAXLEN, 200 + k, &r[0]);
+		send_to(y, to_x, out[1], n, 200 + k, &s[1]);
+		wait_op(NULL, &r[0], "pong");
+		ok = ok && !r[0].err && r[0].len == n &&
+		     same(in[0], n, 50 + k);
+		wait_op(NULL, &s[0], "ping's send");
+		wait_op(NULL, &s[1], "pong's send");
+		ok = ok && !s[0].err && !s[1].err;
+	}
+	return ok;
+}
+
 int main(void)
 {
 	static unsigned char out[2][MAXLEN], in[2][MAXLEN];
+	fi_addr_t b_to_a, to_c, to_d;
 	struct op s[2], r[2];
-	fi_addr_t b_to_a;
-	char addr[64];
-	size_t len;
-	int k, ret, ok;
 
 	test_open("fi_cross", 0, FI_WAIT_NONE, 256);
-	len = sizeof(addr);
-	ret = fi_getname(&a.ep->fid, addr, &len);
-	if (!ret && fi_av_insert(av, addr, 1, &b_to_a, 0, NULL) != 1)
-		ret = -FI_EINVAL;
-	if (ret)
-		die("a's name", ret);
+	b_to_a = av_add(&a, "a's name");
+
+	/* 0 */
+	open_side(&c, FI_WAIT_NONE, 256);
+	open_side(&d, FI_WAIT_NONE, 256);
+	to_c = av_add(&c, "c's name");
+	to_d = av_add(&d, "d's name");
+	fill(out[0], 3000, 3);
+	fill(out[1], 3000, 4);
+	recv_on(&c, in[0], MAXLEN, 9, &r[0]);
+	recv_on(&d, in[1], MAXLEN, 9, &r[1]);
+	send_to(&c, to_d, out[0], 3000, 9, &s[0]);
+	send_to(&d, to_c, out[1], 3000, 9, &s[1]);
+	wait_op(NULL, &s[0], "c's send");
+	wait_op(NULL, &s[1], "d's send");
+	wait_op(NULL, &r[0], "c's receive");
+	wait_op(NULL, &r[1], "d's receive");
+	check(!s[0].err && !s[1].err && !r[0].err && !r[1].err &&
+	      r[1].len == 3000 && same(in[1], 3000, 3) && r[1].src == to_c &&
+	      r[0].len == 3000 && same(in[0], 3000, 4) && r[0].src == to_d,
+	      "0: sent at once both ways: both whole, from the right peer");
+	check(ping_pong(&c, to_d, &d, to_c, out, in),
+	      "0: every ping and pong whole, in order");
+	fi_close(&c.ep->fid);
+	fi_close(&d.ep->fid);
+	c.ep = NULL;
+	fi_close(&c.cq->fid);
+	fi_close(&d.cq->fid);
 
 	/* 1 */
 	fill(out[0], 3000, 1);
@@ -163,26 +242,8 @@ int main(void)
 	      r[0].src == a.peer, "1: a received b's message, whole, from b");
 
 	/* 2 */
-	ok = 1;
-	for (k = 0; k < PINGS && ok; k++) {
-		size_t n = PING_LEN(k);
-
-		fill(out[0], n, 10 + k);
-		recv_on(&b, in[1], MAXLEN, 100 + k, &r[1]);
-		send_to(&a, a.peer, out[0], n, 100 + k, &s[0]);
-		wait_op(NULL, &r[1], "ping");
-		ok = !r[1].err && r[1].len == n && same(in[1], n, 10 + k);
-		fill(out[1], n, 50 + k);
-		recv_on(&a, in[0], MAXLEN, 200 + k, &r[0]);
-		send_to(&b, b_to_a, out[1], n, 200 + k, &s[1]);
-		wait_op(NULL, &r[0], "pong");
-		ok = ok && !r[0].err && r[0].len == n &&
-		     same(in[0], n, 50 + k);
-		wait_op(NULL, &s[0], "ping's send");
-		wait_op(NULL, &s[1], "pong's send");
-		ok = ok && !s[0].err && !s[1].err;
-	}
-	check(ok, "2: every ping and pong whole, in order");
+	check(ping_pong(&a, a.peer, &b, b_to_a, out, in),
+	      "2: every ping and pong whole, in order");
 
 	test_close();
 	return failed;
