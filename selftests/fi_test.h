@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the libfabric programs of the selftests (fi_wait.c, fi_unexp.c)
- * share: two RDM endpoints of the rmsg provider in one domain, a and b,
- * each with a CQ of its own, a's address vector naming b; a check that
- * prints a line; an error that ends the program with exit status 2.
+ * What the libfabric programs of the selftests (fi_wait.c, fi_unexp.c,
+ * fi_cross.c) share: two RDM endpoints of the rmsg provider in one domain,
+ * a and b, each with a CQ of its own, a's address vector naming b; a check
+ * that prints a line; an error that ends the program with exit status 2;
+ * the bytes of a message and their check.
  */
 #ifndef RMSG_FI_TEST_H
 #define RMSG_FI_TEST_H
@@ -39,6 +40,26 @@ static void check(int ok, const char *what)
 	printf("%s %s\n", ok ? "ok" : "FAILED", what);
 	if (!ok)
 		failed = 1;
+}
+
+/* A message's bytes, from @seed; same() says whether they came whole. */
+static inline void fill(unsigned char *p, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (unsigned char)(i * (seed * 2 + 1) + seed);
+}
+
+static inline int same(const unsigned char *p, size_t len,
+		       unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != (unsigned char)(i * (seed * 2 + 1) + seed))
+			return 0;
+	return 1;
 }
 
 static void die(const char *what, int ret)

@@ -123,24 +123,6 @@ static void wait_op(struct op *op, const char *what)
 	}
 }
 
-static void fill(unsigned char *p, size_t len, unsigned int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = (unsigned char)(i * (seed * 2 + 1) + seed);
-}
-
-static int same(const unsigned char *p, size_t len, unsigned int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != (unsigned char)(i * (seed * 2 + 1) + seed))
-			return 0;
-	return 1;
-}
-
 static void send_msg(const void *buf, size_t len, uint64_t tag, struct op *op)
 {
 	ssize_t n;

@@ -162,19 +162,26 @@ t_wait_fd() {
 	sed 's/^/# /' "$out"
 }
 
+# Run build/prov/$1 into $out, the provider's counters at close in its
+# log (FI_LOG_LEVEL=info): it must exit 0 with $2 checks passed. Fails
+# (1) without running it when it was not built.
+fi_program() {
+	if [ ! -x "build/prov/$1" ]; then
+		fail "build/prov/$1 not built"
+		return 1
+	fi
+	FI_LOG_LEVEL=info FI_LOG_PROV=rmsg timeout -k 5 "$limit" \
+		"build/prov/$1" >"$out" 2>&1 ||
+		fail "$1 exited $?: $(grep -v '^ok\|:info:' "$out" | head -n 3)"
+	[ "$(grep -c '^ok ' "$out")" = "$2" ] ||
+		fail "$(grep -c '^ok ' "$out") of $2 checks passed"
+	grep '^ok \|^FAILED ' "$out" | sed 's/^/# /'
+}
+
 t_unexpected_rndv() {
 	local out=$tmp/fi_unexp.out stats
 
-	if [ ! -x build/prov/fi_unexp ]; then
-		fail "build/prov/fi_unexp not built"
-		return
-	fi
-	FI_LOG_LEVEL=info FI_LOG_PROV=rmsg timeout -k 5 "$limit" \
-		build/prov/fi_unexp >"$out" 2>&1 ||
-		fail "fi_unexp exited $?: $(grep -v '^ok\|:info:' "$out" | head -n 3)"
-	[ "$(grep -c '^ok ' "$out")" = 21 ] ||
-		fail "$(grep -c '^ok ' "$out") of 21 checks passed"
-	grep '^ok \|^FAILED ' "$out" | sed 's/^/# /'
+	fi_program fi_unexp 21 || return
 	# b closes second: its counters are the last ones logged.
 	stats=$(grep 'rendezvous receives' "$out" | tail -n 1 |
 		sed 's/.*rendezvous receives //')
@@ -186,16 +193,7 @@ t_unexpected_rndv() {
 t_crossed_connect() {
 	local out=$tmp/fi_cross.out opened
 
-	if [ ! -x build/prov/fi_cross ]; then
-		fail "build/prov/fi_cross not built"
-		return
-	fi
-	FI_LOG_LEVEL=info FI_LOG_PROV=rmsg timeout -k 5 "$limit" \
-		build/prov/fi_cross >"$out" 2>&1 ||
-		fail "fi_cross exited $?: $(grep -v '^ok\|:info:' "$out" | head -n 3)"
-	[ "$(grep -c '^ok ' "$out")" = 6 ] ||
-		fail "$(grep -c '^ok ' "$out") of 6 checks passed"
-	grep '^ok \|^FAILED ' "$out" | sed 's/^/# /'
+	fi_program fi_cross 6 || return
 	# The closes: c, d, then a, b. Each line: opened, given up.
 	opened=$(grep 'channels opened' "$out" |
 		sed 's/.*channels opened \([0-9]*\), of which closed for the peer.s \([0-9]*\)/\1 \2/' |
