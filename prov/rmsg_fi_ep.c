@@ -135,6 +135,23 @@ static struct rfi_chan *rfi_chan(struct rfi_ep *ep, uint32_t id)
 	return &ep->chans[id];
 }
 
+/* Channel @id is one a peer opened to us that has not said whose it is. */
+static bool rfi_chan_unnamed(const struct rfi_ep *ep, uint32_t id)
+{
+	return ep->chans[id].used && !ep->chans[id].named;
+}
+
+/* @peer's held hello (rfi_greet_later()) is not due any more. */
+static void rfi_greet_cancel(struct rfi_ep *ep, struct rfi_peer *peer)
+{
+	if (peer->greet_later) {
+		peer->greet_later = false;
+		ep->greets_due--;
+	}
+}
+
+static void rfi_chan_gone(struct rfi_ep *ep, uint32_t id, int res);
+
 static struct rfi_peer *rfi_peer(struct rfi_ep *ep, fi_addr_t addr)
 {
 	struct rfi_peer *grown;
@@ -846,14 +863,10 @@ static void rfi_rx_hello(struct rfi_ep *ep, uint32_t id,
 		if (rmsg_chan_close(ep->rep, old, 0))
 			return;
 		/* Its CONNECTED or CLOSED, still to come, finds no peer. */
-		if (old < ep->nchans)
-			memset(&ep->chans[old], 0, sizeof(ep->chans[old]));
 		peer->chan = -1;
+		rfi_greet_cancel(ep, peer);
+		rfi_chan_gone(ep, old, 0);
 		ep->chans_given_up++;
-		if (peer->greet_later) {
-			peer->greet_later = false;
-			ep->greets_due--;
-		}
 	}
 	/* No channel of its own to that peer (now): sends take this one. */
 	if (peer->chan < 0) {
@@ -956,7 +969,7 @@ static void rfi_rx_greetings(struct rfi_ep *ep)
 	uint32_t id;
 
 	for (id = 0; id < ep->nchans; id++)
-		if (ep->chans[id].used && !ep->chans[id].named)
+		if (rfi_chan_unnamed(ep, id))
 			rfi_rx_progress(ep, &id);
 }
 
@@ -1072,10 +1085,7 @@ static void rfi_chan_gone(struct rfi_ep *ep, uint32_t id, int res)
 			continue;
 		peer->chan = -1;
 		peer->open = false;
-		if (peer->greet_later) {
-			peer->greet_later = false;
-			ep->greets_due--;
-		}
+		rfi_greet_cancel(ep, peer);
 		while ((op = peer->queue)) {
 			peer->queue = op->next;
 			op->next = NULL;
@@ -1114,7 +1124,7 @@ static bool rfi_unnamed_accepted(const struct rfi_ep *ep)
 	uint32_t id;
 
 	for (id = 0; id < ep->nchans; id++)
-		if (ep->chans[id].used && !ep->chans[id].named)
+		if (rfi_chan_unnamed(ep, id))
 			return true;
 	return false;
 }
@@ -1134,6 +1144,19 @@ static void rfi_greet(struct rfi_ep *ep, struct rfi_peer *peer)
 	rfi_peer_flush(ep, peer);
 }
 
+/* Endpoint names ordered by address, then port: never their padding. */
+static int rfi_name_cmp(const struct sockaddr_in *a,
+			const struct sockaddr_in *b)
+{
+	uint32_t x = ntohl(a->sin_addr.s_addr), y = ntohl(b->sin_addr.s_addr);
+
+	if (x != y)
+		return x < y ? -1 : 1;
+	x = ntohs(a->sin_port);
+	y = ntohs(b->sin_port);
+	return x < y ? -1 : x > y;
+}
+
 /*
  * Our channel @id to @peer just opened, and some peer's channel to us
  * has not said whose it is: the two endpoints may have opened one to the
@@ -1147,7 +1170,7 @@ static bool rfi_greet_later(struct rfi_ep *ep, struct rfi_peer *peer,
 			    uint32_t id)
 {
 	if (id >= ep->nchans || !ep->chans[id].named ||
-	    memcmp(&ep->name, &ep->chans[id].name, sizeof(ep->name)) <= 0 ||
+	    rfi_name_cmp(&ep->name, &ep->chans[id].name) <= 0 ||
 	    !rfi_unnamed_accepted(ep))
 		return false;
 	peer->greet_later = true;
