@@ -862,7 +862,12 @@ static void rfi_rx_hello(struct rfi_ep *ep, uint32_t id,
 
 		if (rmsg_chan_close(ep->rep, old, 0))
 			return;
-		/* Its CONNECTED or CLOSED, still to come, finds no peer. */
+		/*
+		 * Its CONNECTED or CLOSED, still to come, finds no peer. The
+		 * peer lets go of it first, so that rfi_chan_gone() leaves the
+		 * peer's queued sends for the channel taken below instead of
+		 * failing them; the held hello is then ours to cancel.
+		 */
 		peer->chan = -1;
 		rfi_greet_cancel(ep, peer);
 		rfi_chan_gone(ep, old, 0);
