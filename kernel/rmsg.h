@@ -150,7 +150,13 @@ enum rmsg_ep_stat {
 /**
  * struct rmsg_endpoint - one open /dev/rmsg: its submission and completion
  *	rings
- * @lock: serialises setup and submission
+ * @submit_lock: one submitter at a time (ENTER or the poller): held
+ *	across a whole rmsg_ep_submit(), which drops @lock while it pins
+ *	program memory; outside @lock and every channel lock
+ * @pinned: what rmsg_ep_submit() pinned, outside @lock, for the SQE it is
+ *	running (a region, an ERR_PTR() or NULL); under @submit_lock
+ * @lock: serialises setup and submission; never held across an access to
+ *	program memory (page faults), since rdma_cm handlers take it
  * @wq: woken when CQEs are posted (poll and RMSG_ENTER_GETEVENTS)
  * @ready: the rings exist; set once, with release, under @lock
  * @sq: submission ring
@@ -204,7 +210,11 @@ enum rmsg_ep_stat {
  * @pin_limit: that task's RLIMIT_MEMLOCK in pages, ULONG_MAX when it had
  *	CAP_IPC_LOCK
  */
+struct rmsg_region;
+
 struct rmsg_endpoint {
+	struct mutex submit_lock;
+	struct rmsg_region *pinned;
 	struct mutex lock;
 	wait_queue_head_t wq;
 	bool ready;

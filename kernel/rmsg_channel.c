@@ -297,8 +297,15 @@ static void rmsg_chan_free(struct rmsg_channel *ch, bool counted)
 	kfree(ch);
 	if (counted)
 		rmsg_user_chan_del(ep);
+	/*
+	 * Under the wait queue's lock: the releaser, which frees @ep once
+	 * it sees no channel left, takes that lock after its wait, so it
+	 * cannot free @ep before this wake-up is over.
+	 */
+	spin_lock_irq(&ep->chan_wq.lock);
 	if (atomic_dec_and_test(&ep->nr_channels))
-		wake_up_all(&ep->chan_wq);
+		wake_up_locked(&ep->chan_wq);
+	spin_unlock_irq(&ep->chan_wq.lock);
 }
 
 /* A channel whose setup failed in the connection request's handler. */
@@ -747,6 +754,9 @@ void rmsg_chan_release_all(struct rmsg_endpoint *ep)
 		rmsg_chan_kill_locked(ch, -ESHUTDOWN);
 	mutex_unlock(&ep->chan_lock);
 	wait_event(ep->chan_wq, !atomic_read(&ep->nr_channels));
+	/* The last rmsg_chan_free() may still be waking us: let it leave. */
+	spin_lock_irq(&ep->chan_wq.lock);
+	spin_unlock_irq(&ep->chan_wq.lock);
 }
 
 /* The channel's device @rdev is going, or failed. */
@@ -829,6 +839,12 @@ void rmsg_chan_device_added(struct rmsg_endpoint *ep)
  * @ep: the endpoint
  * @vma: at RMSG_OFF_BLOCK(channel), read-only and shared
  *
+ * Called with mmap_lock held for writing, so it takes no lock that is
+ * held across anything that may fault or wait for one (chan_lock is held
+ * across rdma_cm calls, ep->lock in rdma_cm handlers): only the channel
+ * table's spinlock, under which ch->block is set and cleared, and a
+ * channel in the table is not freed.
+ *
  * Return: 0, -EINVAL for a bad offset, size or sharing, -EPERM for a
  * writable mapping, -ENOENT when the channel is not open.
  */
@@ -838,6 +854,7 @@ int rmsg_chan_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma)
 	struct rmsg_pages *block = NULL;
 	struct rmsg_channel *ch;
 	u64 rel = off - RMSG_OFF_BLOCK_BASE;
+	enum rmsg_chan_state state;
 	int ret;
 
 	if (off < RMSG_OFF_BLOCK_BASE ||
@@ -849,14 +866,15 @@ int rmsg_chan_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma)
 	if (vma->vm_flags & VM_WRITE)
 		return -EPERM;
 
-	mutex_lock(&ep->chan_lock);
+	xa_lock(&ep->channels);
 	ch = xa_load(&ep->channels, rel >> RMSG_OFF_BLOCK_SHIFT);
-	if (ch && (ch->state == RMSG_CHAN_OPEN ||
-		   ch->state == RMSG_CHAN_RECOVERING) && ch->block) {
+	state = ch ? READ_ONCE(ch->state) : RMSG_CHAN_DYING;
+	if ((state == RMSG_CHAN_OPEN || state == RMSG_CHAN_RECOVERING) &&
+	    ch->block) {
 		block = ch->block;
 		kref_get(&block->ref);
 	}
-	mutex_unlock(&ep->chan_lock);
+	xa_unlock(&ep->channels);
 	if (!block)
 		return -ENOENT;
 	ret = rmsg_pages_mmap(block, vma, false);

@@ -115,10 +115,12 @@ static int rmsg_block_alloc(struct rmsg_channel *ch)
 	block = rmsg_pages_new(ch->ep, ch->block_size, 0);
 	if (!block)
 		return -ENOMEM;
-	mutex_lock(&ch->ep->chan_lock);
-	ch->block = block;	/* rmsg_chan_mmap() looks at it */
-	mutex_unlock(&ch->ep->chan_lock);
-	ret = sg_alloc_table(&ch->dev.block_sgt, block->npages, GFP_KERNEL);
+	/* Under the table's lock, which rmsg_chan_mmap() takes. */
+	xa_lock(&ch->ep->channels);
+	ch->block = block;
+	xa_unlock(&ch->ep->channels);
+	ret = sg_alloc_table(&ch->dev.block_sgt, block->npages,
+			     RMSG_GFP_CHARGED);
 	if (ret)
 		return ret;
 	for_each_sgtable_sg(&ch->dev.block_sgt, sg, i)
@@ -479,10 +481,10 @@ void rmsg_chan_release_verbs(struct rmsg_channel *ch, bool in_handler)
 	if (ch->dev.rdev)
 		ch->dev_gone = rmsg_chan_dev_release(ch);
 	sg_free_table(&ch->dev.block_sgt);
-	mutex_lock(&ch->ep->chan_lock);
+	xa_lock(&ch->ep->channels);
 	block = ch->block;
 	ch->block = NULL;
-	mutex_unlock(&ch->ep->chan_lock);
+	xa_unlock(&ch->ep->channels);
 	if (block)
 		rmsg_pages_put(block);
 }

@@ -15,6 +15,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/minmax.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -50,9 +51,12 @@ static bool rmsg_ep_wait_done(struct rmsg_endpoint *ep, u32 min, u32 *ready)
  * @ep: the endpoint, with rings
  * @min: entries to wait for, at most the ring's size
  *
- * A consumer index that leaves more than the CQ's size ready is
- * impossible: the wait ends with -EINVAL. (One that went backwards within
- * range is caught by the next submission.)
+ * A consumer index that leaves more than the CQ's size ready, or that the
+ * kernel cannot accept when it moves kept events into the ring, is
+ * impossible: the wait ends with -EINVAL instead of waking for events it
+ * can never post. (One that went backwards within range is caught by the
+ * next submission.) Every pass that does not sleep checks for signals, so
+ * that no index the program writes keeps the task from being killed.
  *
  * Return: 0, -EINTR or -EINVAL.
  */
@@ -61,7 +65,10 @@ int rmsg_cq_wait(struct rmsg_endpoint *ep, u32 min)
 	u32 ready;
 
 	for (;;) {
-		rmsg_ep_flush_events(ep);
+		if (rmsg_ep_flush_events(ep) < 0) {
+			atomic_long_inc(&ep->bad_index);
+			return -EINVAL;
+		}
 		if (wait_event_interruptible(ep->wq,
 					     rmsg_ep_wait_done(ep, min, &ready)))
 			return -EINTR;
@@ -71,6 +78,9 @@ int rmsg_cq_wait(struct rmsg_endpoint *ep, u32 min)
 		}
 		if (ready >= min)
 			return 0;
+		if (signal_pending(current))
+			return -EINTR;
+		cond_resched();
 	}
 }
 
@@ -81,19 +91,20 @@ int rmsg_cq_wait(struct rmsg_endpoint *ep, u32 min)
  * While the ring has room. The consumer index is the program's: an
  * impossible one leaves the events kept.
  *
- * Return: whether anything was posted (the caller wakes the waiters).
+ * Return: 1 when anything was posted (the caller wakes the waiters), 0
+ * when nothing was, -EINVAL for an impossible consumer index.
  */
-bool rmsg_cq_flush_locked(struct rmsg_endpoint *ep)
+int rmsg_cq_flush_locked(struct rmsg_endpoint *ep)
 {
 	struct rmsg_cqe *cqes = ep->cq.descs;
 	struct rmsg_event *ev;
 	u32 cons, prod = ep->cq_prod;
-	bool posted = false;
+	int posted = 0;
 
 	/* D: the program finished reading the CQEs before cons. */
 	cons = smp_load_acquire(ep->cq.consumer);
 	if (!rmsg_ring_cons_ok(prod, ep->cq_cons, cons))
-		return false;
+		return -EINVAL;
 	ep->cq_cons = cons;
 	while (!list_empty(&ep->overflow) &&
 	       rmsg_ring_free(ep->cq.entries, prod, cons)) {
@@ -103,7 +114,7 @@ bool rmsg_cq_flush_locked(struct rmsg_endpoint *ep)
 		cqes[rmsg_ring_slot(ep->cq.entries, prod)] = ev->cqe;
 		kfree(ev);
 		prod++;
-		posted = true;
+		posted = 1;
 	}
 	if (posted) {
 		WRITE_ONCE(ep->cq_prod, prod);
@@ -116,18 +127,22 @@ bool rmsg_cq_flush_locked(struct rmsg_endpoint *ep)
 /**
  * rmsg_ep_flush_events() - post kept events the completion ring has room for
  * @ep: the endpoint
+ *
+ * Return: 0, or -EINVAL when events are kept and the program's consumer
+ * index is impossible.
  */
-void rmsg_ep_flush_events(struct rmsg_endpoint *ep)
+int rmsg_ep_flush_events(struct rmsg_endpoint *ep)
 {
-	bool posted;
+	int posted;
 
 	if (!rmsg_ep_ready(ep) || list_empty_careful(&ep->overflow))
-		return;
+		return 0;
 	mutex_lock(&ep->lock);
 	posted = rmsg_cq_flush_locked(ep);
 	mutex_unlock(&ep->lock);
-	if (posted)
+	if (posted > 0)
 		wake_up_interruptible_poll(&ep->wq, EPOLLIN | EPOLLRDNORM);
+	return min(posted, 0);
 }
 
 /*

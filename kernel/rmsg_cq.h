@@ -12,8 +12,8 @@ struct rmsg_endpoint;
 struct rmsg_cqe;
 
 u32 rmsg_cq_ready(struct rmsg_endpoint *ep);
-bool rmsg_cq_flush_locked(struct rmsg_endpoint *ep);
-void rmsg_ep_flush_events(struct rmsg_endpoint *ep);
+int rmsg_cq_flush_locked(struct rmsg_endpoint *ep);
+int rmsg_ep_flush_events(struct rmsg_endpoint *ep);
 int rmsg_cq_wait(struct rmsg_endpoint *ep, u32 min);
 void rmsg_ep_post_event(struct rmsg_endpoint *ep, const struct rmsg_cqe *cqe);
 void rmsg_ep_post_cqe_locked(struct rmsg_endpoint *ep,

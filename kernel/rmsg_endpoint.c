@@ -84,6 +84,7 @@ struct rmsg_endpoint *rmsg_ep_create(void)
 		kfree(ep);
 		return ERR_PTR(ret);
 	}
+	mutex_init(&ep->submit_lock);
 	mutex_init(&ep->lock);
 	init_waitqueue_head(&ep->wq);
 	mutex_init(&ep->chan_lock);
@@ -144,6 +145,7 @@ void rmsg_ep_destroy(struct rmsg_endpoint *ep)
 	if (ep->area)
 		rmsg_pages_put(ep->area);
 	mutex_destroy(&ep->lock);
+	mutex_destroy(&ep->submit_lock);
 	mem_cgroup_put(ep->memcg);
 	put_pid(ep->tgid);
 	rmsg_user_close(ep);

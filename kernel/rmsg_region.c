@@ -384,11 +384,30 @@ struct rmsg_region *rmsg_region_pin(struct rmsg_endpoint *ep, u64 addr,
 		if (!mm || !mmget_not_zero(mm))
 			return ERR_PTR(-EFAULT);
 	}
+	lockdep_assert_not_held(&ep->lock);
 	r = rmsg_region_make(mm, addr, len, writable, limit);
 	if (mm != current->mm)
 		mmput(mm);
 	if (!IS_ERR(r))
 		atomic_set(&r->busy, 1);
+	return r;
+}
+
+struct rmsg_region *rmsg_region_take_pinned(struct rmsg_endpoint *ep,
+					    u64 addr, u64 len, bool writable)
+{
+	struct rmsg_region *r = ep->pinned;
+
+	lockdep_assert_held(&ep->lock);
+	if (!r)
+		return ERR_PTR(-EFAULT);
+	ep->pinned = NULL;
+	if (IS_ERR(r))
+		return r;
+	if (r->addr != addr || r->len != len || r->writable != writable) {
+		rmsg_region_put(r);
+		return ERR_PTR(-EFAULT);
+	}
 	return r;
 }
 

@@ -57,7 +57,8 @@ struct rmsg_region *rmsg_region_get(struct rmsg_endpoint *ep, u32 handle,
  * with none) that of the task that started it. The pages are charged
  * against its RLIMIT_MEMLOCK as RMSG_IOC_REG's are, and stay pinned until
  * the transfer's rmsg_region_put(), even if the program unmaps them
- * meanwhile. May sleep (page faults); called under ep->lock.
+ * meanwhile. May sleep (page faults): never under ep->lock, which
+ * rdma_cm handlers take (rmsg_ep_submit() pins before the SQE runs).
  *
  * Return: a region, busy, that rmsg_region_put() unpins; ERR_PTR(-EINVAL)
  * for @len 0, ERR_PTR(-EFAULT) for memory not mapped (writable), -ENOMEM
@@ -65,6 +66,21 @@ struct rmsg_region *rmsg_region_get(struct rmsg_endpoint *ep, u32 handle,
  */
 struct rmsg_region *rmsg_region_pin(struct rmsg_endpoint *ep, u64 addr,
 				    u64 len, bool writable);
+
+/**
+ * rmsg_region_take_pinned() - take what submission pinned for this SQE
+ * @ep: the endpoint; the caller holds ep->lock and runs the SQE
+ *	rmsg_ep_submit() pinned for
+ * @addr: the SQE's first byte
+ * @len: its bytes
+ * @writable: as for rmsg_region_pin()
+ *
+ * Return: the region rmsg_region_pin() gave for exactly this span, now
+ * the caller's, or the error it gave; ERR_PTR(-EFAULT) when nothing was
+ * pinned for it.
+ */
+struct rmsg_region *rmsg_region_take_pinned(struct rmsg_endpoint *ep,
+					    u64 addr, u64 len, bool writable);
 
 /*
  * The transfer is over: the region is no longer busy on its account. May

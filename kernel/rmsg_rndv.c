@@ -156,7 +156,7 @@ int rmsg_rndv_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 	/* Region 0: memory in none, pinned for this transfer only. */
 	region = sqe->region ?
 		rmsg_region_get(ep, sqe->region, sqe->addr, sqe->len) :
-		rmsg_region_pin(ep, sqe->addr, sqe->len, false);
+		rmsg_region_take_pinned(ep, sqe->addr, sqe->len, false);
 	if (IS_ERR(region))
 		return PTR_ERR(region);
 	t = kzalloc(sizeof(*t), RMSG_GFP_CHARGED);
@@ -597,7 +597,8 @@ int rmsg_rndv_recv(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 		region = sqe->region ?
 			rmsg_region_get(ep, sqe->region, sqe->addr,
 					sqe->len) :
-			rmsg_region_pin(ep, sqe->addr, sqe->len, true);
+			rmsg_region_take_pinned(ep, sqe->addr,
+						sqe->len, true);
 		if (IS_ERR(region))
 			return PTR_ERR(region);
 	}

@@ -9,7 +9,8 @@
  * Barriers A to D are those of Documentation/rings.rst.
  *
  * Layer (Documentation/design.rst, "Layers"): of the module's files it
- * calls only these, all below it: rmsg_cq.c and rmsg_data.c.
+ * calls only these, all below it: rmsg_cq.c, rmsg_data.c and
+ * rmsg_region.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -19,6 +20,7 @@
 
 #include "rmsg.h"
 #include "rmsg_cq.h"
+#include "rmsg_region.h"
 #include "rmsg_ring.h"
 
 /*
@@ -63,11 +65,85 @@ done:
 }
 
 /*
+ * Does @sqe move program memory that is in no region? Then the memory is
+ * pinned for it alone (writable for a receive's sink), and that is done
+ * before the SQE runs, outside ep->lock: pinning faults pages in, under
+ * mmap_lock, and rdma_cm handlers and repairs take ep->lock. What is
+ * obviously invalid is left to the SQE's own checks, unpinned.
+ */
+static bool rmsg_sqe_pins(const struct rmsg_sqe *sqe, bool *writable)
+{
+	if (sqe->region || !sqe->len || sqe->len > RMSG_RNDV_MAX_LEN)
+		return false;
+	if (sqe->opcode == RMSG_OP_SEND_RNDV) {
+		*writable = false;
+		return !(sqe->flags & ~RMSG_RNDV_F_PUT);
+	}
+	if (sqe->opcode == RMSG_OP_RECV_RNDV) {
+		*writable = true;
+		return !sqe->flags;
+	}
+	return false;
+}
+
+/*
+ * Hand the program what this submission took and completed so far
+ * (@sq_cons, @cq_prod), and wake its waiters. Under ep->lock.
+ */
+static void rmsg_ep_submit_publish(struct rmsg_endpoint *ep, u32 sq_cons,
+				   u32 cq_prod)
+{
+	if (sq_cons == ep->sq_cons)
+		return;
+	ep->sq_cons = sq_cons;
+	WRITE_ONCE(ep->cq_prod, cq_prod);
+	/* D: the SQEs are read before their slots are handed back. */
+	smp_store_release(ep->sq.consumer, sq_cons);
+	/* C: the CQEs are written before the producer publishes them. */
+	smp_store_release(ep->cq.producer, cq_prod);
+	wake_up_interruptible_poll(&ep->wq, EPOLLIN | EPOLLRDNORM);
+}
+
+/*
+ * Pin what @sqe moves into ep->pinned, with ep->lock dropped meanwhile
+ * (what was taken before is published first: others post CQEs while the
+ * lock is free). Returns false, with nothing pinned, when the SQE cannot
+ * run now after all: events came meanwhile and fill the ring, or wait
+ * older than it on the overflow list.
+ */
+static bool rmsg_ep_submit_pin(struct rmsg_endpoint *ep,
+			       const struct rmsg_sqe *sqe, bool writable,
+			       u32 sq_cons, u32 *cq_prod, u32 *cons)
+{
+	struct rmsg_region *r;
+
+	rmsg_data_batch_end(ep);
+	rmsg_ep_submit_publish(ep, sq_cons, *cq_prod);
+	mutex_unlock(&ep->lock);
+	r = rmsg_region_pin(ep, sqe->addr, sqe->len, writable);
+	mutex_lock(&ep->lock);
+	rmsg_cq_flush_locked(ep);
+	*cq_prod = ep->cq_prod;
+	/* Accepted by whoever posted meanwhile; never behind ours. */
+	*cons = ep->cq_cons;
+	if (!list_empty(&ep->overflow) ||
+	    rmsg_ring_free(ep->cq.entries, *cq_prod, *cons) <= ep->cq_reserved) {
+		if (!IS_ERR(r))
+			rmsg_region_put(r);
+		return false;
+	}
+	ep->pinned = r;
+	return true;
+}
+
+/*
  * Take up to @to_submit SQEs, stopping early when the CQ is full: a CQE the
  * program has not consumed is never overwritten. Returns the number taken,
  * -EBUSY when SQEs were waiting but the CQ had no room for any, -EINVAL
  * (taking nothing) when the program wrote an impossible index. Called by
- * ENTER, or by the endpoint's kernel poller (rmsg_sqpoll.c) instead.
+ * ENTER, or by the endpoint's kernel poller (rmsg_sqpoll.c) instead, under
+ * ep->submit_lock, which keeps the two from running the same SQE while
+ * ep->lock is dropped for a pin.
  */
 int rmsg_ep_submit(struct rmsg_endpoint *ep, u32 to_submit)
 {
@@ -77,8 +153,10 @@ int rmsg_ep_submit(struct rmsg_endpoint *ep, u32 to_submit)
 	u32 prod, cons, sq_cons, cq_prod, n, done;
 	struct rmsg_sqe sqe, next;
 	struct rmsg_cqe cqe;
+	bool writable;
 	int ret;
 
+	mutex_lock(&ep->submit_lock);
 	mutex_lock(&ep->lock);
 	/* A: the SQEs before prod were written before prod. */
 	prod = smp_load_acquire(sq->producer);
@@ -119,23 +197,26 @@ int rmsg_ep_submit(struct rmsg_endpoint *ep, u32 to_submit)
 							   sq_cons + 1)],
 			       sizeof(next));
 		barrier();
+		if (rmsg_sqe_pins(&sqe, &writable) &&
+		    !rmsg_ep_submit_pin(ep, &sqe, writable, sq_cons, &cq_prod,
+					&cons))
+			break;
 		if (rmsg_ep_exec(ep, &sqe, done + 1 < n ? &next : NULL, &cqe))
 			cqes[rmsg_ring_slot(cq->entries, cq_prod++)] = cqe;
+		/* Not taken when the SQE failed before it wanted the pages. */
+		if (ep->pinned) {
+			if (!IS_ERR(ep->pinned))
+				rmsg_region_put(ep->pinned);
+			ep->pinned = NULL;
+		}
 		sq_cons++;
 		sqe = next;
 	}
 	rmsg_data_batch_end(ep);
-	if (done) {
-		ep->sq_cons = sq_cons;
-		WRITE_ONCE(ep->cq_prod, cq_prod);
-		/* D: the SQEs are read before their slots are handed back. */
-		smp_store_release(sq->consumer, sq_cons);
-		/* C: the CQEs are written before the producer publishes them. */
-		smp_store_release(cq->producer, cq_prod);
-		wake_up_interruptible_poll(&ep->wq, EPOLLIN | EPOLLRDNORM);
-	}
+	rmsg_ep_submit_publish(ep, sq_cons, cq_prod);
 	ret = done ? done : n ? -EBUSY : 0;
 out:
 	mutex_unlock(&ep->lock);
+	mutex_unlock(&ep->submit_lock);
 	return ret;
 }
