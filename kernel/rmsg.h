@@ -85,6 +85,8 @@ void rmsg_cm_id_retire(struct rdma_cm_id *id);
 struct net;
 struct rmsg_addrs;
 void rmsg_local_addrs(struct net *net, bool v6, struct rmsg_addrs *out);
+struct sockaddr_storage;
+bool rmsg_addr_on_link(struct net *net, const struct sockaddr_storage *ss);
 int rmsg_devices_list(struct rmsg_dev_info *out, u32 capacity, u32 *total,
 		      u32 *generation);
 

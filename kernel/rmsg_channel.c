@@ -128,7 +128,8 @@ int rmsg_chan_publish(struct rmsg_channel *ch)
 		ret = -EDQUOT;
 	} else {
 		ret = xa_alloc(&ep->channels, &ch->id, ch,
-			       XA_LIMIT(0, max_channels - 1), GFP_KERNEL);
+			       XA_LIMIT(0, max_channels - 1),
+			       RMSG_GFP_CHARGED);
 		if (ret == -EBUSY)
 			ret = -ENOSPC;
 		if (ret)
@@ -213,6 +214,7 @@ static void __rmsg_chan_progress(struct rmsg_channel *ch)
 	struct rmsg_endpoint *ep = ch->ep;
 	int soft_error = READ_ONCE(ch->soft_error);
 	enum rmsg_chan_state was;
+	int ret;
 
 	if (!soft_error) {
 		rmsg_chan_kill(ch, 0);
@@ -244,6 +246,19 @@ static void __rmsg_chan_progress(struct rmsg_channel *ch)
 	    !test_bit(RMSG_CHAN_REGISTERED, &ch->flags) ||
 	    !test_bit(RMSG_CHAN_PEER_READY, &ch->flags))
 		return;
+	/*
+	 * The connecting side's copy of the peer's block (the accepting
+	 * side's is made before it accepts): here, on rmsg's workqueue,
+	 * where a failure costs one channel and no rdma_cm worker waits.
+	 * Nothing is written to the peer before the channel opens.
+	 */
+	if (ch->active && READ_ONCE(ch->state) == RMSG_CHAN_CONNECTING) {
+		ret = rmsg_data_shadow_create(ch);
+		if (ret) {
+			rmsg_chan_kill(ch, ret);
+			return;
+		}
+	}
 	mutex_lock(&ep->chan_lock);
 	was = ch->state;
 	if (was == RMSG_CHAN_CONNECTING || was == RMSG_CHAN_ACCEPTING) {

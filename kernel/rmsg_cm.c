@@ -217,7 +217,9 @@ static int rmsg_cm_error(const struct rdma_cm_event *event, int fallback)
 /*
  * The peer's addresses after its ACCEPT hello (connecting side): kept for
  * the repairs, less those equal to the address the channel was opened
- * with; the next repair starts at the address this connection is on.
+ * with and those on no subnet of this node's RDMA interfaces (the peer
+ * says where to dial: rmsg_addr_on_link()); the next repair starts at the
+ * address this connection is on.
  */
 static int rmsg_cm_peer_addrs(struct rmsg_channel *ch,
 			      struct rdma_cm_id *cm_id,
@@ -242,7 +244,8 @@ static int rmsg_cm_peer_addrs(struct rmsg_channel *ch,
 		rmsg_addr_sockaddr(&addrs.addr[i],
 				   rmsg_sockaddr_port(&ch->repair.peer_addr),
 				   &ss);
-		if (rmsg_sockaddr_same_ip(&ss, &ch->repair.peer_addr))
+		if (rmsg_sockaddr_same_ip(&ss, &ch->repair.peer_addr) ||
+		    !rmsg_addr_on_link(ch->net, &ss))
 			continue;
 		for (j = 0; j < n; j++)
 			if (!memcmp(&addrs.addr[j], &addrs.addr[i],
@@ -398,10 +401,13 @@ static int rmsg_cm_owned_event(struct rmsg_channel *ch,
 						event->param.conn.private_data_len);
 			if (!ret && ch->peer.kind != RMSG_HELLO_ACCEPT)
 				ret = -EPROTO;
+			/*
+			 * The shadow, sized by the peer, is made by the
+			 * channel's work before it opens, not here on ib_cm's
+			 * one thread that the node's connections share.
+			 */
 			if (!ret)
 				ret = rmsg_cm_peer_addrs(ch, cm_id, event);
-			if (!ret)
-				ret = rmsg_data_shadow_create(ch);
 			if (ret) {
 				rmsg_chan_kill(ch, ret);
 				break;

@@ -554,8 +554,9 @@ void rmsg_conn_param(struct rmsg_channel *ch, struct rdma_cm_id *id,
 	param->initiator_depth = param->responder_resources;
 	/*
 	 * 7 would retry for ever on rxe (and means so for RNR everywhere):
-	 * a QP whose peer is gone must fail in bounded time.
+	 * a QP whose peer is gone, or never posts receives, must fail in
+	 * bounded time, and a repair takes it from there.
 	 */
 	param->retry_count = 6;
-	param->rnr_retry_count = 7;
+	param->rnr_retry_count = 6;
 }

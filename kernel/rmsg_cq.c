@@ -156,21 +156,24 @@ int rmsg_ep_flush_events(struct rmsg_endpoint *ep)
  * memory is charged to the opener's cgroup, and bounded: a program that
  * reads no completions while its peers make events (a peer can force
  * repairs, each one STALLED and RESUMED) must not grow the kernel's memory
- * without end. Past the bound the entry is dropped and counted
- * (rmsg_ep_stats.events_dropped). Within it the allocation does not fail,
- * even at the cgroup's limit (which it may pass by the bound's small
- * entries), and calls no OOM killer: an event such as the CONNECTED
- * that reports a failure for want of memory must not be lost to it.
+ * without end. Past the bound an event is dropped and counted
+ * (rmsg_ep_stats.events_dropped); a @reserved CQE never is, since every
+ * SQE completes exactly once, and those are bounded already: submission
+ * reserved ring entries for them (ep->cq_reserved). Within the bound the
+ * allocation does not fail, even at the cgroup's limit (which it may pass
+ * by the bound's small entries), and calls no OOM killer: an event such
+ * as the CONNECTED that reports a failure for want of memory must not be
+ * lost to it.
  */
 static void rmsg_ep_keep_locked(struct rmsg_endpoint *ep,
-				const struct rmsg_cqe *cqe)
+				const struct rmsg_cqe *cqe, bool reserved)
 {
 	u32 max = ep->cq.entries + RMSG_EP_KEPT_PER_CHANNEL *
 		  (atomic_read(&ep->nr_channels) + 1);
 	struct rmsg_event *ev = NULL;
 
 	lockdep_assert_held(&ep->lock);
-	if (ep->overflow_len < max)
+	if (reserved || ep->overflow_len < max)
 		ev = kmalloc(sizeof(*ev), GFP_KERNEL_ACCOUNT | __GFP_NORETRY |
 			     __GFP_NOFAIL);
 	if (!ev) {
@@ -195,7 +198,7 @@ static void rmsg_ep_keep_locked(struct rmsg_endpoint *ep,
 void rmsg_ep_post_event(struct rmsg_endpoint *ep, const struct rmsg_cqe *cqe)
 {
 	mutex_lock(&ep->lock);
-	rmsg_ep_keep_locked(ep, cqe);
+	rmsg_ep_keep_locked(ep, cqe, false);
 	rmsg_cq_flush_locked(ep);
 	mutex_unlock(&ep->lock);
 	/* Also wakes a waiter whose ring was full: it may flush later. */
@@ -232,7 +235,7 @@ void rmsg_ep_post_cqe_locked(struct rmsg_endpoint *ep,
 		/* C: the CQE is written before the producer publishes it. */
 		smp_store_release(ep->cq.producer, prod + 1);
 	} else {
-		rmsg_ep_keep_locked(ep, cqe);
+		rmsg_ep_keep_locked(ep, cqe, reserved);
 	}
 	wake_up_interruptible_poll(&ep->wq, EPOLLIN | EPOLLRDNORM);
 }

@@ -1012,12 +1012,14 @@ bool rmsg_data_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 
 	lockdep_assert_held(&ep->lock);
 	/*
-	 * A SEND on a channel that is ending completes, with the channel's
-	 * error, behind the sends it took before: CQEs of a channel stay in
-	 * order.
+	 * A send, eager or rendezvous, on a channel that is ending completes,
+	 * with the channel's error, behind the sends it took before: CQEs of
+	 * a channel's sends stay in order. (Past a full pending ring, which
+	 * librmsg never fills, it fails at once as on an open channel.)
 	 */
 	if (ch && ch->tx_state == RMSG_TX_CLOSING &&
-	    sqe->opcode == RMSG_OP_SEND &&
+	    (sqe->opcode == RMSG_OP_SEND ||
+	     sqe->opcode == RMSG_OP_SEND_RNDV) &&
 	    ch->pending.tail - ch->pending.head <
 		    RMSG_CHAN_MAX_PENDING) {
 		e = &ch->pending.ring[ch->pending.tail++ & RMSG_PEND_MASK];

@@ -376,6 +376,54 @@ void rmsg_local_addrs(struct net *net, bool v6, struct rmsg_addrs *out)
 	rcu_read_unlock();
 }
 
+/**
+ * rmsg_addr_on_link() - is @ss on a subnet of this node's RDMA interfaces?
+ * @net: the network namespace
+ * @ss: an IPv4 or IPv6 address
+ *
+ * A peer lists addresses for repairs to dial (its ACCEPT): only those on
+ * the subnet of an address of a network device in @net that is up and has
+ * an RDMA device are taken, so that a peer cannot have this node open
+ * connections to any host the fabric routes to.
+ */
+bool rmsg_addr_on_link(struct net *net, const struct sockaddr_storage *ss)
+{
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)ss;
+	struct net_device *ndev;
+	const struct in_ifaddr *ifa;
+	struct ib_device *ibdev;
+	struct in_device *in_dev;
+	bool found = false;
+
+	rcu_read_lock();
+	for_each_netdev_rcu(net, ndev) {
+		if (!netif_running(ndev))
+			continue;
+		ibdev = ib_device_get_by_netdev(ndev, RDMA_DRIVER_UNKNOWN);
+		if (!ibdev)
+			continue;
+		ib_device_put(ibdev);
+		if (ss->ss_family == AF_INET6) {
+#if IS_ENABLED(CONFIG_IPV6)
+			found = ipv6_chk_prefix(
+				&((const struct sockaddr_in6 *)ss)->sin6_addr,
+				ndev);
+#endif
+		} else if (ss->ss_family == AF_INET) {
+			in_dev = __in_dev_get_rcu(ndev);
+			if (!in_dev)
+				continue;
+			in_dev_for_each_ifa_rcu(ifa, in_dev)
+				if (inet_ifa_match(sin->sin_addr.s_addr, ifa))
+					found = true;
+		}
+		if (found)
+			break;
+	}
+	rcu_read_unlock();
+	return found;
+}
+
 static int rmsg_ib_add(struct ib_device *ibdev)
 {
 	u32 nports = rdma_end_port(ibdev);

@@ -268,8 +268,23 @@ static struct rdma_cm_id *rmsg_listen_id(struct rmsg_listener *l,
 	if (IS_ERR(cm_id))
 		return cm_id;
 	ret = rdma_bind_addr(cm_id, addr);
-	if (!ret)
+	/*
+	 * A specific address with no RDMA device behind it (127.0.0.1, an
+	 * address of a plain Ethernet port) binds, but no request could
+	 * ever reach it.
+	 */
+	if (!ret && !cm_id->device && !rmsg_wildcard_family(
+			(struct sockaddr_storage *)&cm_id->route.addr.src_addr))
+		ret = -EADDRNOTAVAIL;
+	/*
+	 * The bound address (the port the rdma_cm chose for port 0), kept
+	 * for listening again there. Before rdma_listen(): the request
+	 * handler reads it, and no request comes before.
+	 */
+	if (!ret) {
+		memcpy(&l->addr, &cm_id->route.addr.src_addr, sizeof(l->addr));
 		ret = rdma_listen(cm_id, l->backlog);
+	}
 	if (ret) {
 		rdma_destroy_id(cm_id);
 		return ERR_PTR(ret);
@@ -364,16 +379,19 @@ long rmsg_chan_listen(struct rmsg_endpoint *ep, void __user *uarg)
 		ret = PTR_ERR(cm_id);
 		goto fail;
 	}
-	/* Listening again after a device's return: the same port. */
-	memcpy(&l->addr, &cm_id->route.addr.src_addr, sizeof(l->addr));
+	/*
+	 * Copied before the id is published: once it is, a device's removal
+	 * may destroy it (rmsg_cm_listener_removed()) and a rebind rewrite
+	 * l->addr.
+	 */
+	memcpy(&ss, &l->addr, sizeof(ss));
 	mutex_lock(&ep->chan_lock);
 	l->cm_id = cm_id;
 	mutex_unlock(&ep->chan_lock);
 
 	/* Tell the program which port it got when it asked for any. */
 	len = min_t(u32, req.addr_len, sizeof(ss));
-	if (copy_to_user(u64_to_user_ptr(req.addr),
-			 &cm_id->route.addr.src_addr, len)) {
+	if (copy_to_user(u64_to_user_ptr(req.addr), &ss, len)) {
 		rmsg_chan_unlisten(ep);
 		return -EFAULT;
 	}

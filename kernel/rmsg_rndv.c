@@ -76,7 +76,8 @@ void rmsg_rndv_tx_free(struct rmsg_channel *ch, struct rmsg_rndv_tx *t)
 		rmsg_region_put(t->region);
 	rmsg_segs_free(&t->segs);
 	if (t->mbox)
-		free_pages((unsigned long)t->mbox, get_order(RMSG_RNDV_MBOX));
+		free_pages((unsigned long)t->mbox,
+			   get_order(2 * RMSG_RNDV_MBOX));
 	kfree(t);
 }
 
@@ -101,11 +102,15 @@ int rmsg_rndv_tx_map(struct rmsg_channel *ch, struct rmsg_rndv_tx *t)
 		ret = rmsg_segs_map(ch, s, t->region, NULL, t->addr, t->len,
 				    info.seg_shift);
 	} else {
-		/* Kept when a repair maps the transfer again. */
+		/*
+		 * Kept when a repair maps the transfer again. Twice the
+		 * mailbox: the second half, which only the first is
+		 * registered beside, holds the CTS once taken.
+		 */
 		if (!t->mbox)
 			t->mbox = (void *)__get_free_pages(RMSG_GFP_CHARGED |
 							   __GFP_ZERO,
-							   get_order(RMSG_RNDV_MBOX));
+							   get_order(2 * RMSG_RNDV_MBOX));
 		if (!t->mbox)
 			return -ENOMEM;
 		s->dir = DMA_FROM_DEVICE;
@@ -306,18 +311,24 @@ void __init rmsg_rndv_init_module(void)
 			  rmsg_rndv_fin_sent);
 }
 
-/* RPut: take the CTS the peer wrote into @t's mailbox. */
+/*
+ * RPut: take the CTS the peer wrote into @t's mailbox. The peer can write
+ * the mailbox again at any time, so the record is copied out once, to the
+ * half of the allocation the device cannot reach, and only the copy is
+ * decoded and used (@t->cts.rkey points into it).
+ */
 static int rmsg_rndv_cts_take(struct rmsg_channel *ch, struct rmsg_rndv_tx *t)
 {
 	struct ib_device *ibdev = ch->dev.rdev->ibdev;
-	const struct rmsg_rts *cts = t->mbox;
+	struct rmsg_rts *cts = t->mbox + RMSG_RNDV_MBOX;
 	u32 nseg;
 
 	/* The ib_dma_*() family has no sgtable sync; do what it would. */
 	if (!ib_uses_virt_dma(ibdev))
 		dma_sync_sgtable_for_cpu(ibdev->dma_device, &t->segs.sgt[0],
 					 DMA_FROM_DEVICE);
-	nseg = le32_to_cpu(READ_ONCE(cts->nseg));
+	memcpy(cts, t->mbox, RMSG_RNDV_MBOX);
+	nseg = le32_to_cpu(cts->nseg);
 	if (nseg > (RMSG_RNDV_MBOX - sizeof(*cts)) / sizeof(cts->rkey[0]) ||
 	    rmsg_rts_decode(cts, rmsg_rts_size(nseg), &t->cts) ||
 	    t->cts.flags != RMSG_RTS_F_CTS || t->cts.cookie != t->cookie ||

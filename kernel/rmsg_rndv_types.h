@@ -98,9 +98,10 @@ struct rmsg_rndv_move {
  * @put: RPut
  * @segs: RGet: the message, registered for remote reading; RPut: the
  *	mailbox, registered for remote writing. @segs.rts is the RTS.
- * @mbox: RPut: the mailbox, RMSG_RNDV_MBOX bytes
+ * @mbox: RPut: the mailbox, RMSG_RNDV_MBOX bytes the peer may write,
+ *	then as many for the CTS copied out of it
  * @mv: RPut: the message, written to the peer
- * @cts: RPut: the decoded CTS; @cts.rkey points into @mbox
+ * @cts: RPut: the decoded CTS; @cts.rkey points into its copy
  * @have_cts: RPut: @cts is valid
  * @done_sent: RPut: every WRITE and the DONE after them are posted
  * @done_ever: RPut: a DONE was posted on some connection, so a FIN may

@@ -67,7 +67,10 @@ int rmsg_chan_close(struct rmsg_ep *ep, uint32_t channel,
 	memset(&req, 0, sizeof(req));
 	req.channel = channel;
 	req.flags = flags;
-	return ioctl(ep->fd, RMSG_IOC_CLOSE, &req) ? -errno : 0;
+	if (ioctl(ep->fd, RMSG_IOC_CLOSE, &req))
+		return -errno;
+	rmsg_chan_closing(ep, channel);
+	return 0;
 }
 
 int rmsg_chan_addr(struct rmsg_ep *ep, uint32_t channel,

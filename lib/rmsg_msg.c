@@ -306,7 +306,26 @@ static int rmsg_chan_open(struct rmsg_ep *ep, const struct rmsg_cqe *cqe)
 	ch->max_msg = cqe->aux < RMSG_VB_MAX_PAYLOAD ? (__u32)cqe->aux :
 						      RMSG_VB_MAX_PAYLOAD;
 	ch->state = RMSG_CH_OPEN;
+	ch->closing = 0;
 	return 0;
+}
+
+/*
+ * The program closed channel @id: its sends fail from now on, at once,
+ * instead of reaching a kernel that completes them later with an error.
+ */
+void rmsg_chan_closing(struct rmsg_ep *ep, __u32 id)
+{
+	struct rmsg_ep_data *d = ep->data;
+	struct rmsg_chan *ch;
+
+	if (!d)
+		return;
+	rmsg_lock(d);
+	ch = rmsg_chan_get(d, id);
+	if (ch && ch->state == RMSG_CH_OPEN)
+		ch->closing = 1;
+	rmsg_unlock(d);
 }
 
 /*
@@ -791,7 +810,7 @@ static int rmsg_send_check(struct rmsg_ep_data *d, __u32 id, size_t len)
 
 	if (!(d->features & RMSG_FEAT_EAGER))
 		return -EOPNOTSUPP;
-	if (!ch || ch->state != RMSG_CH_OPEN || ch->err)
+	if (!ch || ch->state != RMSG_CH_OPEN || ch->closing || ch->err)
 		return -ENOTCONN;
 	if (!d->area_map)
 		return -ENOBUFS;

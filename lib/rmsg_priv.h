@@ -79,6 +79,8 @@ enum rmsg_chan_state {
  * @err: the error that stops reading (-EPROTO), else 0
  * @slot: index in rmsg_ep_data.active while @block is mapped
  * @state: enum rmsg_chan_state
+ * @closing: the program closed it (rmsg_chan_close()): sends fail with
+ *	-ENOTCONN at once, what arrived can still be read until CLOSED
  * @armed: an ARM is outstanding (its READABLE not yet seen)
  * @credit_owed: a credit update is due but found no SQE
  * @rv_owed: discards are due (@rv_drop past @rv_answer) but found no SQE
@@ -103,6 +105,7 @@ struct rmsg_chan {
 	int err;
 	__u32 slot;
 	__u8 state;
+	__u8 closing;
 	__u8 armed;
 	__u8 credit_owed;
 	__u8 rv_owed;
@@ -279,6 +282,7 @@ static inline struct rmsg_chan *rmsg_chan_get(struct rmsg_ep_data *d,
 }
 
 int rmsg_ep_data_init(struct rmsg_ep *ep, const struct rmsg_ep_setup *p);
+void rmsg_chan_closing(struct rmsg_ep *ep, __u32 id);
 void rmsg_ep_data_free(struct rmsg_ep *ep);
 
 /* rmsg_lib.c, under rmsg_msg.c and rmsg_rndv.c; the caller holds the lock */

@@ -424,7 +424,7 @@ int rmsg_rv_send(struct rmsg_ep *ep, __u32 id, const void *buf, size_t len,
 	__u32 idx;
 	int ret;
 
-	if (!ch || ch->state != RMSG_CH_OPEN || ch->err)
+	if (!ch || ch->state != RMSG_CH_OPEN || ch->closing || ch->err)
 		ret = -ENOTCONN;
 	/* Counted with the eager sends: see the top of this file. */
 	else if (ch->inflight >= RMSG_CHAN_MAX_PENDING)
