@@ -341,6 +341,29 @@ TEST_F_TIMEOUT(chan, connect_unreachable, 120)
 	TH_LOG("unreachable: %d (%s)", cqe.res, strerror(-cqe.res));
 }
 
+/*
+ * An address with no RDMA device behind it: listening there is refused,
+ * not a listener that could never hear a request. A wildcard address is
+ * every device's, those to come included.
+ */
+TEST(listen_needs_an_rdma_address)
+{
+	struct sockaddr_in lo = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in any = { .sin_family = AF_INET };
+	struct rmsg_ep *ep;
+
+	if (!getenv("RMSG_LOCAL_ADDR"))
+		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
+	ASSERT_EQ(0, rmsg_ep_open(&ep, 8, 16));
+	EXPECT_EQ(-EADDRNOTAVAIL,
+		  rmsg_ep_listen(ep, (struct sockaddr *)&lo, sizeof(lo), 0, 0));
+	/* Nothing was kept of the refused one. */
+	EXPECT_EQ(0, rmsg_ep_listen(ep, (struct sockaddr *)&any, sizeof(any),
+				    0, 0));
+	rmsg_ep_close(ep);
+}
+
 TEST_F_TIMEOUT(chan, explicit_accept, 120)
 {
 	struct sockaddr_in addr;

@@ -1179,6 +1179,69 @@ TEST_F_TIMEOUT(lrndv, plain_memory_sizes, 900)
 	EXPECT_EQ(pin0, rmsg_vmpin_kb());
 }
 
+/*
+ * Memory that is the program's but not yet in its page tables: a send from
+ * a shared file mapping whose pages are only in the page cache, a receive
+ * into anonymous memory never touched. Pinning either faults pages in
+ * under mmap_lock, which the kernel must not do under a lock its rdma_cm
+ * handlers take, while the fixture's open mapped receive blocks (mmap_lock
+ * first) and opened channels: the three orders of the cycle
+ * Documentation/hardening.rst describes, which lockdep names in make
+ * check-debug when the pin is made under ep->lock. Every byte is checked.
+ */
+TEST_F_TIMEOUT(lrndv, plain_memory_not_faulted_in, 300)
+{
+	struct pair *p = &self->p;
+	uint64_t ud = 0x93000001ULL, rud = 0x94000001ULL;
+	size_t len = (1U << 20) + 100;
+	unsigned char *src, *dst, *buf;
+	struct rmsg_event ev;
+	struct rmsg_msg m;
+	long deadline;
+	int fd, ret;
+
+	if (!pin_supported(&p->b))
+		SKIP(return, "the module does not announce RMSG_FEAT_RNDV_PIN");
+	buf = malloc(len);
+	ASSERT_NE(NULL, buf);
+	fill(buf, 7, len);
+	fd = memfd_create("rmsg-src", 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ((ssize_t)len, write(fd, buf, len));
+	free(buf);
+	src = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, src);
+	dst = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, dst);
+
+	deadline = rmsg_now_ms() + XFER_TIMEOUT_MS;
+	while ((ret = rmsg_msg_send_zc(p->b.ep, p->b.ch, src, len, 0, ud)) ==
+	       -EAGAIN && rmsg_now_ms() < deadline)
+		ASSERT_TRUE(pump(&p->a) && pump(&p->b)) TH_LOG("%s", why);
+	ASSERT_EQ(0, ret);
+	while ((ret = rmsg_msg_peek(p->a.ep, p->a.ch, &m)) == -EAGAIN &&
+	       rmsg_now_ms() < deadline)
+		ASSERT_TRUE(pump(&p->a) && pump(&p->b)) TH_LOG("%s", why);
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(RMSG_MSG_RNDV, m.kind);
+	ASSERT_EQ(len, m.len);
+	ASSERT_EQ(0, rmsg_msg_recv_into(p->a.ep, &m, dst, len, rud));
+	ASSERT_EQ(0, rmsg_msg_release(p->a.ep, &m));
+	ASSERT_TRUE(wait_ev(p, &p->a, RMSG_CQE_OP, rud, &ev, XFER_TIMEOUT_MS))
+		TH_LOG("%s", why);
+	EXPECT_EQ(0, ev.res);
+	EXPECT_EQ(len, ev.len);
+	EXPECT_TRUE(check(dst, 7, len)) TH_LOG("%s", why);
+	ASSERT_TRUE(wait_ev(p, &p->b, RMSG_CQE_OP, ud, &ev, XFER_TIMEOUT_MS))
+		TH_LOG("%s", why);
+	EXPECT_EQ(0, ev.res);
+	EXPECT_EQ(len, ev.len);
+	munmap(src, len);
+	munmap(dst, len);
+	close(fd);
+}
+
 /* Drop CAP_IPC_LOCK: RLIMIT_MEMLOCK then holds for pinned pages. */
 static int drop_ipc_lock(void)
 {

@@ -1406,7 +1406,7 @@ TEST_F_TIMEOUT(msg, close_with_messages_in_flight, 120)
 	struct rmsg_event ev;
 	struct rmsg_msg msg;
 	unsigned char c = 0;
-	void *room;
+	void *room, *big;
 
 	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
 	for (i = 0; i < n; i++) {
@@ -1416,6 +1416,18 @@ TEST_F_TIMEOUT(msg, close_with_messages_in_flight, 120)
 				       size_of(i, max), 0, i));
 	}
 	ASSERT_EQ(0, rmsg_chan_close(self->b, self->b_id[0], 0));
+	/*
+	 * Closed by the program: a send fails at once, eager or
+	 * rendezvous, instead of completing later with the channel's error
+	 * (and perhaps before sends taken earlier).
+	 */
+	big = calloc(1, 100 << 10);
+	ASSERT_NE(NULL, big);
+	EXPECT_EQ(-ENOTCONN, rmsg_msg_send(self->b, self->b_id[0], &c, 1, 0,
+					   n));
+	EXPECT_EQ(-ENOTCONN, rmsg_msg_send(self->b, self->b_id[0], big,
+					   100 << 10, 0, n + 1));
+	free(big);
 	/* The sender hears of each send, then of the close. */
 	for (i = 0; i < n; i++) {
 		ASSERT_TRUE(wait_event(self->b, &self->blog, RMSG_CQE_OP,

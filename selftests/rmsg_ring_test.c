@@ -4,6 +4,7 @@
  * NOP round trips, back-pressure, and what the kernel does with indices and
  * descriptors a program gets wrong.
  */
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -733,6 +734,56 @@ TEST_F(ring, getevents_interrupted_by_signal)
 	ASSERT_EQ(1, __atomic_load_n(&w.done, __ATOMIC_ACQUIRE));
 	pthread_join(t, NULL);
 	EXPECT_EQ(-EINTR, w.ret);
+}
+
+/*
+ * An impossible consumer index (behind what the kernel accepted) while an
+ * event waits for room it can never get: GETEVENTS ends with EINVAL, as a
+ * wait with nothing kept does, instead of spinning in the kernel where no
+ * signal reaches it. The wait runs in a child, so that a spin is seen as
+ * one (the child would not even die of SIGKILL) instead of hanging the
+ * test.
+ */
+TEST_F_TIMEOUT(ring, getevents_impossible_consumer_with_kept_event, 120)
+{
+	struct rmsg_ep *ep = self->ep;
+	__u32 *consumer = rmsg_ep_rings(ep)->cq.consumer;
+	struct sockaddr_in none;
+	struct rmsg_cqe cqe;
+	__u32 good;
+	int id, status = 0;
+	pid_t pid, done = 0;
+	long t0;
+
+	/* A port nobody listens on: the connect's failure is the event. */
+	if (!rmsg_local_addr(&none, 0xf00d))
+		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
+	good = __atomic_load_n(consumer, __ATOMIC_ACQUIRE);
+	__atomic_store_n(consumer, good - 1, __ATOMIC_RELEASE);
+	id = rmsg_chan_connect(ep, (struct sockaddr *)&none, sizeof(none),
+			       0xc0, 0);
+	ASSERT_LE(0, id) TH_LOG("connect: %s", strerror(-id));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(raw_enter(rmsg_ep_fd(ep), 0, 2, RMSG_ENTER_GETEVENTS,
+				NULL) == -EINVAL ? 0 : 1);
+	t0 = rmsg_now_ms();
+	while (!(done = waitpid(pid, &status, WNOHANG)) &&
+	       rmsg_now_ms() - t0 < 30000)
+		usleep(10000);
+	if (!done)
+		kill(pid, SIGKILL);
+	ASSERT_EQ(pid, done) TH_LOG("GETEVENTS still running after 30 s");
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("GETEVENTS did not fail with EINVAL");
+
+	/* The index put right, the kept event comes. */
+	__atomic_store_n(consumer, good, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, rmsg_next_cqe(ep, &cqe, 20000));
+	EXPECT_EQ(RMSG_CQE_CONNECTED, RMSG_CQE_KIND(cqe.flags));
+	EXPECT_EQ(id, cqe.channel);
+	EXPECT_GT(0, cqe.res);
 }
 
 /* 64 endpoints at once, each with its own rings and its own stream. */
