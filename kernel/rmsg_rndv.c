@@ -97,10 +97,10 @@ int rmsg_rndv_tx_map(struct rmsg_channel *ch, struct rmsg_rndv_tx *t)
 	if (!t->put) {
 		s->dir = DMA_TO_DEVICE;
 		s->access = IB_ACCESS_REMOTE_READ;
-		info.addr = t->addr;
+		info.addr = rmsg_rndv_wire_addr(t->addr);
 		info.seg_shift = ch->rndv.seg_shift;
-		ret = rmsg_segs_map(ch, s, t->region, NULL, t->addr, t->len,
-				    info.seg_shift);
+		ret = rmsg_segs_map(ch, s, t->region, NULL, t->addr, info.addr,
+				    t->len, info.seg_shift);
 	} else {
 		/*
 		 * Kept when a repair maps the transfer again. Twice the
@@ -118,7 +118,7 @@ int rmsg_rndv_tx_map(struct rmsg_channel *ch, struct rmsg_rndv_tx *t)
 		info.addr = 0;
 		info.seg_shift = RMSG_RNDV_MBOX_SHIFT;
 		info.flags = RMSG_RTS_F_PUT;
-		ret = rmsg_segs_map(ch, s, NULL, t->mbox, 0, RMSG_RNDV_MBOX,
+		ret = rmsg_segs_map(ch, s, NULL, t->mbox, 0, 0, RMSG_RNDV_MBOX,
 				    RMSG_RNDV_MBOX_SHIFT);
 		if (!ret)
 			ret = rmsg_move_map(ch, &t->mv, t->region, t->addr,
@@ -154,8 +154,8 @@ int rmsg_rndv_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 		return -EINVAL;
 	if (sqe->addr + sqe->len < sqe->addr)
 		return -EFAULT;
-	nseg = put ? 1 : rmsg_rts_nseg(sqe->addr, sqe->len,
-				       ch->rndv.seg_shift);
+	nseg = put ? 1 : rmsg_rts_nseg(rmsg_rndv_wire_addr(sqe->addr),
+				       sqe->len, ch->rndv.seg_shift);
 	if (rmsg_rts_size(nseg) > ch->max_msg || nseg > rmsg_rndv_mrs_max)
 		return -EMSGSIZE;
 	/* Region 0: memory in none, pinned for this transfer only. */
@@ -637,7 +637,7 @@ static int rmsg_rndv_rx_start(struct rmsg_channel *ch, struct rmsg_rndv_rx *x)
 	u32 shift = ch->rndv.seg_shift;
 	struct rmsg_rts_info cts = {
 		.len		= x->info.len,
-		.addr		= x->addr,
+		.addr		= rmsg_rndv_wire_addr(x->addr),
 		.cookie		= x->cookie,
 		.seg_shift	= shift,
 		.flags		= RMSG_RTS_F_CTS,
@@ -660,7 +660,7 @@ static int rmsg_rndv_rx_start(struct rmsg_channel *ch, struct rmsg_rndv_rx *x)
 		return ret;
 	}
 	/* RPut: our keys must fit the sender's mailbox. */
-	cts.nseg = rmsg_rts_nseg(x->addr, x->info.len, shift);
+	cts.nseg = rmsg_rts_nseg(cts.addr, x->info.len, shift);
 	if (cts.nseg > rmsg_rndv_mrs_max ||
 	    rmsg_rts_size(cts.nseg) > 1ULL << x->info.seg_shift) {
 		x->status = -ENOBUFS;
@@ -669,8 +669,8 @@ static int rmsg_rndv_rx_start(struct rmsg_channel *ch, struct rmsg_rndv_rx *x)
 	x->started = true;
 	s->dir = DMA_FROM_DEVICE;
 	s->access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
-	ret = rmsg_segs_map(ch, s, x->region, NULL, x->addr, x->info.len,
-			    shift);
+	ret = rmsg_segs_map(ch, s, x->region, NULL, x->addr, cts.addr,
+			    x->info.len, shift);
 	if (ret)
 		return ret;
 	rmsg_rts_encode(s->rts, &cts);

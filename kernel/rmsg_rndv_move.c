@@ -149,10 +149,13 @@ void rmsg_segs_free(struct rmsg_rndv_segs *s)
  * rmsg_segs_map() - map bytes for the device and register them in segments
  * @ch: the channel
  * @s: zeroed, with @dir and @access set
- * @region: the bytes' region, with @iova a program address in it; or NULL
- *	for the kernel buffer @kbuf, page-aligned, one segment
+ * @region: the bytes' region, with @addr a program address in it; or
+ *	NULL for the kernel buffer @kbuf, page-aligned, one segment
  * @kbuf: see @region
- * @iova: the address the peer names the first byte by
+ * @addr: the first byte's program address in @region; 0 for @kbuf
+ * @iova: the address the peer names the first byte by, in the same place
+ *	of its page as @addr (rmsg_rndv_wire_addr()); segments are cut at
+ *	multiples of 2^@shift of it
  * @len: bytes
  * @shift: log2 of the segment size
  *
@@ -163,7 +166,7 @@ void rmsg_segs_free(struct rmsg_rndv_segs *s)
  * undo what was done either way.
  */
 int rmsg_segs_map(struct rmsg_channel *ch, struct rmsg_rndv_segs *s,
-		  struct rmsg_region *region, void *kbuf, u64 iova,
+		  struct rmsg_region *region, void *kbuf, u64 addr, u64 iova,
 		  u64 len, u32 shift)
 {
 	struct ib_device *ibdev = ch->dev.rdev->ibdev;
@@ -182,7 +185,9 @@ int rmsg_segs_map(struct rmsg_channel *ch, struct rmsg_rndv_segs *s,
 	for (i = 0; i < s->nseg; i++) {
 		span = rmsg_rts_seg(iova, len, shift, i);
 		if (region) {
-			ret = rmsg_region_sgt(region, span.addr, span.len,
+			ret = rmsg_region_sgt(region,
+					      addr + (span.addr - iova),
+					      span.len,
 					      &s->sgt[i],
 					      ib_dma_max_seg_size(ibdev));
 		} else {
@@ -208,7 +213,8 @@ int rmsg_segs_map(struct rmsg_channel *ch, struct rmsg_rndv_segs *s,
 		/*
 		 * The peer addresses the bytes by @iova's addresses; the
 		 * offset in the page is the same, which is all the device
-		 * takes from the mapping's own address.
+		 * takes from the mapping's own address. Segment boundaries
+		 * inside the span are page boundaries of both.
 		 */
 		mr->iova = span.addr;
 		ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));

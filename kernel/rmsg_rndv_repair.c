@@ -219,7 +219,7 @@ static int rmsg_rekey_map(struct rmsg_channel *ch)
 		return -ENOMEM;
 	r->rekey->dir = DMA_TO_DEVICE;
 	r->rekey->access = IB_ACCESS_REMOTE_READ;
-	return rmsg_segs_map(ch, r->rekey, NULL, r->rekey_buf, 0,
+	return rmsg_segs_map(ch, r->rekey, NULL, r->rekey_buf, 0, 0,
 			     RMSG_REKEY_AREA, RMSG_RTS_MIN_SHIFT);
 }
 

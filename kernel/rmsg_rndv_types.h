@@ -196,8 +196,20 @@ int rmsg_rndv_ctrl(struct rmsg_channel *ch, unsigned int buf, u8 type,
 bool rmsg_rndv_on_device(const struct rmsg_channel *ch);
 void rmsg_segs_free(struct rmsg_rndv_segs *s);
 int rmsg_segs_map(struct rmsg_channel *ch, struct rmsg_rndv_segs *s,
-		  struct rmsg_region *region, void *kbuf, u64 iova,
+		  struct rmsg_region *region, void *kbuf, u64 addr, u64 iova,
 		  u64 len, u32 shift);
+
+/*
+ * The address a transfer's bytes go by on the wire (RTS, CTS, the MRs'
+ * iova): of the program's address only its offset in the page, which a
+ * registration keeps, so that the peer learns nothing of the process's
+ * layout. A function of the address alone: a repair's new keys name the
+ * same bytes by the same addresses.
+ */
+static inline u64 rmsg_rndv_wire_addr(u64 addr)
+{
+	return addr & ~PAGE_MASK;
+}
 int rmsg_segs_post(struct rmsg_channel *ch, struct rmsg_rndv_segs *s,
 		   bool inv);
 void rmsg_segs_unmap(struct rmsg_channel *ch, struct rmsg_rndv_segs *s,

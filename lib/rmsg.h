@@ -279,9 +279,16 @@ int rmsg_chan_connect(struct rmsg_ep *ep, const struct sockaddr *addr,
  * @flags: RMSG_CLOSE_ABORT to skip telling the peer
  *
  * The end is reported by the channel's RMSG_CQE_CLOSED event (or its
- * RMSG_CQE_CONNECTED, with an error, if it was not open yet).
+ * RMSG_CQE_CONNECTED, with an error, if it was not open yet). From the
+ * call on, rmsg_msg_send() and the other sends on the channel fail with
+ * -ENOTCONN; what arrived before the end can still be read.
  *
- * Return: 0 or a negative errno.
+ * Return: 0; -EALREADY when the program closed the channel before;
+ * -ENOTCONN when the channel ended without this program closing it (the
+ * peer closed it, died or restarted, or a repair gave up): its
+ * RMSG_CQE_CLOSED says how; -ENOENT for an id that names no channel the
+ * endpoint knows (one whose end the program has taken in full, event and
+ * messages, is forgotten); -EINVAL for bad @flags.
  */
 int rmsg_chan_close(struct rmsg_ep *ep, uint32_t channel,
 		    unsigned int flags);

@@ -67,10 +67,8 @@ int rmsg_chan_close(struct rmsg_ep *ep, uint32_t channel,
 	memset(&req, 0, sizeof(req));
 	req.channel = channel;
 	req.flags = flags;
-	if (ioctl(ep->fd, RMSG_IOC_CLOSE, &req))
-		return -errno;
-	rmsg_chan_closing(ep, channel);
-	return 0;
+	return rmsg_chan_closing(ep, channel,
+				 ioctl(ep->fd, RMSG_IOC_CLOSE, &req) ? -errno : 0);
 }
 
 int rmsg_chan_addr(struct rmsg_ep *ep, uint32_t channel,

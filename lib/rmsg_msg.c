@@ -311,21 +311,33 @@ static int rmsg_chan_open(struct rmsg_ep *ep, const struct rmsg_cqe *cqe)
 }
 
 /*
- * The program closed channel @id: its sends fail from now on, at once,
- * instead of reaching a kernel that completes them later with an error.
+ * The program asked to close channel @id, and the kernel answered @err.
+ * On success its sends fail from now on, at once, instead of reaching a
+ * kernel that completes them later with an error. A channel the kernel
+ * no longer has, or has ending already, that the library saw open ended
+ * either by the program's earlier close (-EALREADY) or by itself
+ * (-ENOTCONN: its CLOSED says how). Returns what rmsg_chan_close() says.
  */
-void rmsg_chan_closing(struct rmsg_ep *ep, __u32 id)
+int rmsg_chan_closing(struct rmsg_ep *ep, __u32 id, int err)
 {
 	struct rmsg_ep_data *d = ep->data;
 	struct rmsg_chan *ch;
 
-	if (!d)
-		return;
+	if (!d || (err && err != -ENOENT && err != -EALREADY))
+		return err;
 	rmsg_lock(d);
 	ch = rmsg_chan_get(d, id);
-	if (ch && ch->state == RMSG_CH_OPEN)
-		ch->closing = 1;
+	/* One the library never saw open: the kernel's word stands. */
+	if (ch && ch->state != RMSG_CH_FREE) {
+		if (!err)
+			ch->closing = 1;
+		else if (ch->closing)
+			err = -EALREADY;
+		else if (ch->state != RMSG_CH_DEAD)
+			err = -ENOTCONN;
+	}
 	rmsg_unlock(d);
+	return err;
 }
 
 /*

@@ -282,7 +282,7 @@ static inline struct rmsg_chan *rmsg_chan_get(struct rmsg_ep_data *d,
 }
 
 int rmsg_ep_data_init(struct rmsg_ep *ep, const struct rmsg_ep_setup *p);
-void rmsg_chan_closing(struct rmsg_ep *ep, __u32 id);
+int rmsg_chan_closing(struct rmsg_ep *ep, __u32 id, int err);
 void rmsg_ep_data_free(struct rmsg_ep *ep);
 
 /* rmsg_lib.c, under rmsg_msg.c and rmsg_rndv.c; the caller holds the lock */

@@ -1681,6 +1681,60 @@ static int setup_memory(void)
 }
 
 /* One pass, in this (child) process: runs until the budget is spent. */
+/*
+ * Sequences that once broke the kernel, played exactly at the start of
+ * every pass, before the random ones, with the interval timer running.
+ *
+ * A consumer index behind what the kernel accepted, an event the ring
+ * then cannot take (a CONNECT nobody answers), and GETEVENTS for two:
+ * the kernel spun in the wait, deaf to signals and SIGKILL, until the
+ * index was found impossible there too. Now the wait ends with EINVAL
+ * (EINTR when the timer comes first: the call is made again).
+ */
+static void known_traps(void)
+{
+	struct rmsg_ep_setup p = { .sq_entries = 8, .cq_entries = 8 };
+	struct sockaddr_in nobody = local_addr;
+	struct rmsg_connect c = { 0 };
+	struct rmsg_enter e = { 0 };
+	struct timespec t0, t;
+	void *cq = MAP_FAILED;
+	int fd, ret = 0;
+
+	if (!have_addr)
+		return;
+	fd = open("/dev/rmsg", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (ioctl(fd, RMSG_IOC_EP_SETUP, &p))
+		goto out;
+	cq = mmap(NULL, p.cq_mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		  fd, RMSG_OFF_CQ_RING);
+	if (cq == MAP_FAILED)
+		goto out;
+	__atomic_store_n((uint32_t *)((char *)cq + p.cq_off.consumer),
+			 (uint32_t)-1, __ATOMIC_RELEASE);
+	nobody.sin_port = htons(19999);
+	c.addr = (uintptr_t)&nobody;
+	c.addr_len = sizeof(nobody);
+	if (ioctl(fd, RMSG_IOC_CONNECT, &c))
+		goto out;
+	e.flags = RMSG_ENTER_GETEVENTS;
+	e.min_complete = 2;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		ret = ioctl(fd, RMSG_IOC_ENTER, &e) ? errno : 0;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (ret == EINTR && t.tv_sec - t0.tv_sec < 20);
+	if (ret != EINVAL)
+		surprise("GETEVENTS over an impossible consumer index and a kept event: %s",
+			 ret ? strerror(ret) : "0");
+out:
+	if (cq != MAP_FAILED)
+		munmap(cq, p.cq_mmap_size);
+	close(fd);
+}
+
 static int fuzz_pass(uint64_t seed, unsigned long iters, unsigned int secs)
 {
 	struct sigaction sa = { .sa_handler = on_alarm };
@@ -1707,6 +1761,7 @@ static int fuzz_pass(uint64_t seed, unsigned long iters, unsigned int secs)
 	sigaction(SIGSEGV, &fault_sa, NULL);
 	sigaction(SIGBUS, &fault_sa, NULL);
 	setitimer(ITIMER_REAL, &it, NULL);
+	known_traps();
 	if (pthread_create(&racer, NULL, racer_main,
 			   (void *)(uintptr_t)(seed * 7)))
 		return 1;

@@ -1400,6 +1400,31 @@ TEST_F_TIMEOUT(msg, waiting_sender_stream, 600)
  * An orderly close right after a burst of sends: every message still
  * arrives, in order, and can be read after CLOSED; then -ENOTCONN.
  */
+/*
+ * Wait until @ep's completion ring holds a CLOSED of @id, without taking
+ * anything from it: the library has not seen the end yet.
+ */
+static bool closed_waiting(struct rmsg_ep *ep, unsigned int id, int ms)
+{
+	struct rmsg_ring_view *cq = &rmsg_ep_rings(ep)->cq;
+	long deadline = rmsg_now_ms() + ms;
+	const struct rmsg_cqe *cqe;
+	__u32 i, prod;
+
+	do {
+		prod = __atomic_load_n(cq->producer, __ATOMIC_ACQUIRE);
+		for (i = *cq->consumer; i != prod; i++) {
+			cqe = (const struct rmsg_cqe *)cq->descs +
+			      (i & cq->mask);
+			if (RMSG_CQE_KIND(cqe->flags) == RMSG_CQE_CLOSED &&
+			    cqe->channel == id)
+				return true;
+		}
+		usleep(2000);
+	} while (rmsg_now_ms() < deadline);
+	return false;
+}
+
 TEST_F_TIMEOUT(msg, close_with_messages_in_flight, 120)
 {
 	unsigned int i, n = 100, max = 200, ok = 0;
@@ -1428,6 +1453,8 @@ TEST_F_TIMEOUT(msg, close_with_messages_in_flight, 120)
 	EXPECT_EQ(-ENOTCONN, rmsg_msg_send(self->b, self->b_id[0], big,
 					   100 << 10, 0, n + 1));
 	free(big);
+	/* A second close says the program closed it already. */
+	EXPECT_EQ(-EALREADY, rmsg_chan_close(self->b, self->b_id[0], 0));
 	/* The sender hears of each send, then of the close. */
 	for (i = 0; i < n; i++) {
 		ASSERT_TRUE(wait_event(self->b, &self->blog, RMSG_CQE_OP,
@@ -1447,6 +1474,13 @@ TEST_F_TIMEOUT(msg, close_with_messages_in_flight, 120)
 					      &room));
 	EXPECT_EQ(-ENOTCONN, rmsg_chan_max_msg(self->b, self->b_id[0]));
 
+	/*
+	 * The receiver's channel ended by the peer's close, before it read
+	 * that: its close says the channel is not connected, not that no
+	 * such channel exists.
+	 */
+	ASSERT_TRUE(closed_waiting(self->a, self->a_id[0], EVENT_TIMEOUT_MS));
+	EXPECT_EQ(-ENOTCONN, rmsg_chan_close(self->a, self->a_id[0], 0));
 	/* The receiver reads nothing until it has seen the close. */
 	ASSERT_TRUE(wait_event(self->a, &self->alog, RMSG_CQE_CLOSED,
 			       self->a_id[0], &ev, EVENT_TIMEOUT_MS))

@@ -881,7 +881,9 @@ struct rmsg_accept {
 /**
  * struct rmsg_rts - the payload of an RMSG_VB_RTS record
  * @len: bytes of the message
- * @addr: the sender's address of its first byte
+ * @addr: the address the sending kernel names its first byte by: the
+ *	offset of the program's address in its page, nothing more (the peer
+ *	learns nothing of the sender's address space)
  * @cookie: names the transfer in RMSG_OP_RECV_RNDV
  * @seg_shift: the sender registered the message in segments: segment i
  *	covers the message's bytes in [base + i * 2^seg_shift,
