@@ -100,7 +100,7 @@ int rmsg_devices_list(struct rmsg_dev_info *out, u32 capacity, u32 *total,
 				 RMSG_FEAT_ENTER_COUNT | RMSG_FEAT_RNDV_PIN | \
 				 RMSG_FEAT_SQPOLL_USER | \
 				 RMSG_FEAT_CONNECT_TIMEOUT | \
-				 RMSG_FEAT_ENTER_LEND)
+				 RMSG_FEAT_ENTER_LEND | RMSG_FEAT_SUMMARY)
 
 /* Flags and reserved fields of the ABI must be zero. */
 static inline bool rmsg_all_zero(const void *p, size_t len)
@@ -185,6 +185,9 @@ enum rmsg_ep_stat {
  *	@lock; submission leaves them free
  * @area: the send area, or NULL; set once under @lock before @ready
  * @area_size: its bytes
+ * @summary: the arrival summary (RMSG_OFF_SUMMARY), one page; set once
+ *	under @lock before @ready. Every channel's block MR maps it first,
+ *	at offset 0, so that peers can set the byte of a channel's group
  * @area_maps: the send area as each device of a channel sees it, under
  *	@chan_lock (rmsg_data.c)
  * @sig_owed: channels whose last write of this batch needs signalling,
@@ -241,6 +244,7 @@ struct rmsg_endpoint {
 	u32 cq_reserved;
 	struct rmsg_pages *area;
 	u32 area_size;
+	struct rmsg_pages *summary;
 	struct list_head area_maps;
 	struct list_head sig_owed;
 	atomic64_t stats[RMSG_STAT_NR];

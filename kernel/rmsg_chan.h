@@ -68,6 +68,11 @@ static_assert(RMSG_TX_SLOTS >= RMSG_SEND_WRS);
 static_assert(RMSG_QP_SEND_WRS < 64);
 /* At least one data WR in this many is signalled, to reclaim the SQ. */
 #define RMSG_SIGNAL_EVERY	(RMSG_SEND_WRS / 2)
+/*
+ * A receive block's address in its MR: the endpoint's arrival summary
+ * comes first, at 0 (RMSG_HELLO_F_SUMMARY).
+ */
+#define RMSG_BLOCK_ADDR		PAGE_SIZE
 /* More receives for the write-with-immediate fallback: a write's worth. */
 #define RMSG_IMM_RECVS		64
 /*
@@ -663,6 +668,9 @@ struct rmsg_chan_retain {
  * @tx_state: enum rmsg_tx_state
  * @tx_live: the QP may be posted to
  * @tx_imm: the peer asked for immediates (@peer.flags)
+ * @tx_hint: the peer's block MR maps its arrival summary at 0: each burst
+ *	of records is followed by a write of the channel's byte there
+ *	(@peer.flags)
  * @tx: the sender's view of the peer's block
  * @max_msg: the largest payload a SEND may carry
  * @tx_wq: woken when the backlog of pending sends drains
@@ -715,6 +723,7 @@ struct rmsg_channel {
 	enum rmsg_tx_state tx_state;
 	bool tx_live;
 	bool tx_imm;
+	bool tx_hint;
 	struct rmsg_vb_tx tx;
 	u32 max_msg;
 	struct rmsg_chan_wrs wrs;

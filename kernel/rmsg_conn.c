@@ -105,7 +105,12 @@ void rmsg_chan_set_conn(struct rmsg_channel *ch, struct rmsg_conn *conn)
 
 /* --- verbs resources -------------------------------------------------- */
 
-/* The receive block's pages: the channel's own, mapped by the program. */
+/*
+ * The receive block's pages: the channel's own, mapped by the program.
+ * The device sees the endpoint's arrival summary first, then the block
+ * (rmsg_block_map()): one MR, through which the peer sets the byte of
+ * this channel's group after writing records.
+ */
 static int rmsg_block_alloc(struct rmsg_channel *ch)
 {
 	struct rmsg_pages *block;
@@ -119,12 +124,13 @@ static int rmsg_block_alloc(struct rmsg_channel *ch)
 	xa_lock(&ch->ep->channels);
 	ch->block = block;
 	xa_unlock(&ch->ep->channels);
-	ret = sg_alloc_table(&ch->dev.block_sgt, block->npages,
+	ret = sg_alloc_table(&ch->dev.block_sgt, block->npages + 1,
 			     RMSG_GFP_CHARGED);
 	if (ret)
 		return ret;
 	for_each_sgtable_sg(&ch->dev.block_sgt, sg, i)
-		sg_set_page(sg, block->pages[i], PAGE_SIZE, 0);
+		sg_set_page(sg, i ? block->pages[i - 1] :
+				    ch->ep->summary->pages[0], PAGE_SIZE, 0);
 	return 0;
 }
 
@@ -152,7 +158,7 @@ static int rmsg_block_map(struct rmsg_channel *ch)
 		return -EOPNOTSUPP;
 	}
 
-	ch->dev.mr = rmsg_alloc_mr(ch->dev.pd, ch->block->npages);
+	ch->dev.mr = rmsg_alloc_mr(ch->dev.pd, ch->block->npages + 1);
 	if (IS_ERR(ch->dev.mr)) {
 		ret = PTR_ERR(ch->dev.mr);
 		ch->dev.mr = NULL;
@@ -163,9 +169,10 @@ static int rmsg_block_map(struct rmsg_channel *ch)
 	if (nents != ch->dev.block_sgt.nents)
 		return nents < 0 ? nents : -EINVAL;
 	/*
-	 * The peer addresses the block from 0: the hello must not carry
-	 * the bus address ib_map_mr_sg() starts from (the pages are whole,
-	 * so the offset in the first page stays 0 too).
+	 * The peer addresses the summary from 0 and the block from
+	 * RMSG_BLOCK_ADDR: the hello must not carry the bus address
+	 * ib_map_mr_sg() starts from (the pages are whole, so the offset
+	 * in the first page stays 0 too).
 	 */
 	ch->dev.mr->iova = 0;
 	ib_update_fast_reg_key(ch->dev.mr, ib_inc_rkey(ch->dev.mr->rkey));
@@ -499,14 +506,15 @@ u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
 	struct rmsg_hello hello = {
 		.kind = kind,
 		.incarnation = ch->ep->incarnation,
-		.block_addr = ch->dev.mr->iova,
+		.block_addr = ch->dev.mr->iova + RMSG_BLOCK_ADDR,
 		.channel = ch->id,
 		.peer_channel = kind == RMSG_HELLO_CONNECT ?
 					RMSG_WIRE_NO_CHANNEL :
 					ch->peer.channel,
 		.block_rkey = ch->dev.mr->rkey,
 		.block_size = ch->block_size,
-		.flags = ch->rx_imm ? RMSG_HELLO_F_IMM_ARRIVAL : 0,
+		.flags = ch->rx_imm ? RMSG_HELLO_F_IMM_ARRIVAL :
+				      RMSG_HELLO_F_SUMMARY,
 		.epoch = ch->resil.epoch,
 	};
 	struct rmsg_addrs addrs;

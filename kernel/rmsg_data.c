@@ -175,6 +175,10 @@ static int rmsg_data_imm_in(struct rmsg_channel *ch, const struct ib_wc *wc)
 	smp_wmb();
 	WRITE_ONCE(*flag, imm & RMSG_IMM_ODD ? RMSG_VB_FLAG_ODD :
 					       RMSG_VB_FLAG_EVEN);
+	/* The flag before the summary byte, as the peer's hint would be. */
+	smp_wmb();
+	WRITE_ONCE(*((u8 *)page_address(ch->ep->summary->pages[0]) +
+		     RMSG_SUMMARY_GROUP(ch->id)), 1);
 	rmsg_ep_count(ch->ep, RMSG_STAT_IMM_ARRIVALS);
 	return 0;
 }
@@ -191,7 +195,7 @@ static int rmsg_data_imm_in(struct rmsg_channel *ch, const struct ib_wc *wc)
  */
 int rmsg_data_create(struct rmsg_channel *ch, struct ib_device *ibdev)
 {
-	size_t tsize = (RMSG_TX_SLOTS + 1) * sizeof(*ch->wrs.trailers);
+	size_t tsize = RMSG_TRAILER_ENTRIES * sizeof(*ch->wrs.trailers);
 
 	ch->rx_imm = READ_ONCE(force_imm_arrival) ||
 		     !rmsg_device_ordered(ibdev);
@@ -211,10 +215,12 @@ int rmsg_data_create(struct rmsg_channel *ch, struct ib_device *ibdev)
 				   sizeof(*ch->pending.ring), RMSG_GFP_CHARGED);
 	ch->wrs.slots = kcalloc(RMSG_TX_SLOTS, sizeof(*ch->wrs.slots),
 				RMSG_GFP_CHARGED);
-	/* The trailers, then RMSG_VB_TRAILER_SIZE zeros. */
+	/* The trailers, then RMSG_VB_TRAILER_SIZE zeros, then as many ones. */
 	ch->wrs.trailers = kzalloc(tsize, RMSG_GFP_CHARGED);
 	if (!ch->pending.ring || !ch->wrs.slots || !ch->wrs.trailers)
 		return -ENOMEM;
+	memset(&ch->wrs.trailers[RMSG_ONES], 0xff,
+	       sizeof(*ch->wrs.trailers));
 	rmsg_wr_slots_init(ch);
 	return 0;
 }
@@ -242,7 +248,7 @@ int rmsg_data_dev_create(struct rmsg_channel *ch)
 		return -EOPNOTSUPP;
 	ch->dev.trailers_dma = ib_dma_map_single(
 		ibdev, ch->wrs.trailers,
-		(RMSG_TX_SLOTS + 1) * sizeof(*ch->wrs.trailers), DMA_TO_DEVICE);
+		RMSG_TRAILER_ENTRIES * sizeof(*ch->wrs.trailers), DMA_TO_DEVICE);
 	if (ib_dma_mapping_error(ibdev, ch->dev.trailers_dma)) {
 		ch->dev.trailers_dma = 0;
 		return -ENOMEM;
@@ -386,6 +392,7 @@ void rmsg_data_open(struct rmsg_channel *ch)
 	rmsg_vb_tx_init(&ch->tx, ch->peer.block_size, 0, 0);
 	ch->max_msg = max;
 	ch->tx_imm = ch->peer.flags & RMSG_HELLO_F_IMM_ARRIVAL;
+	ch->tx_hint = ch->peer.flags & RMSG_HELLO_F_SUMMARY;
 	/* A channel that ended first stays closed. */
 	if (ch->tx_state == RMSG_TX_IDLE) {
 		ch->tx_state = RMSG_TX_OPEN;
@@ -612,7 +619,7 @@ void rmsg_data_dev_release(struct rmsg_channel *ch)
 	mutex_unlock(&ch->ep->lock);
 	if (ch->dev.trailers_dma)
 		ib_dma_unmap_single(ibdev, ch->dev.trailers_dma,
-				    (RMSG_TX_SLOTS + 1) *
+				    RMSG_TRAILER_ENTRIES *
 				    sizeof(*ch->wrs.trailers), DMA_TO_DEVICE);
 	ch->dev.trailers_dma = 0;
 	if (ch->dev.area_map)
@@ -764,6 +771,7 @@ static u32 rmsg_data_pend_end(const struct rmsg_channel *ch)
  */
 static int rmsg_data_push(struct rmsg_channel *ch, bool more, bool cqe_now)
 {
+	u32 written = ch->tx.written;
 	int ret = -EAGAIN;
 
 	if (ch->tx_live && (ch->retain.retx_due || rmsg_rndv_rereg_due(ch))) {
@@ -776,6 +784,8 @@ static int rmsg_data_push(struct rmsg_channel *ch, bool more, bool cqe_now)
 		}
 		if (ret)
 			return -EAGAIN;
+		/* Written again: the peer may have cleared its byte since. */
+		rmsg_data_hint(ch);
 	}
 
 	while (ch->tx_live &&
@@ -799,6 +809,9 @@ static int rmsg_data_push(struct rmsg_channel *ch, bool more, bool cqe_now)
 			ch->flow.wake_due = true;
 		}
 	}
+	/* Records went: the peer's summary byte follows them. */
+	if (ch->tx.written != written)
+		rmsg_data_hint(ch);
 	if (ch->pending.posted == rmsg_data_pend_end(ch))
 		wake_up(&ch->tx_wq);
 	if (ch->flow.wake_due)

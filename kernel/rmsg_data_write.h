@@ -15,8 +15,13 @@
 #define RMSG_PEND_MASK		(RMSG_CHAN_MAX_PENDING - 1)
 static_assert(!(RMSG_CHAN_MAX_PENDING & RMSG_PEND_MASK));
 static_assert(RMSG_MAX_INLINE >= RMSG_VB_TRAILER_SIZE);
-/* The zeros for clear zones and padding sit after the trailers. */
+/*
+ * The zeros for clear zones and padding sit after the trailers, then the
+ * ones a summary hint writes from on a device without inline data.
+ */
 #define RMSG_ZEROS		RMSG_TX_SLOTS
+#define RMSG_ONES		(RMSG_TX_SLOTS + 1)
+#define RMSG_TRAILER_ENTRIES	(RMSG_TX_SLOTS + 2)
 static_assert(RMSG_VB_CLEAR <= RMSG_VB_TRAILER_SIZE);
 /* A trailer never spans two pages, nor two chunks of the shadow. */
 static_assert(RMSG_VB_ALIGN >= RMSG_VB_TRAILER_SIZE);
@@ -37,6 +42,7 @@ struct rmsg_area_map {
 };
 
 void rmsg_data_flush_signal(struct rmsg_channel *ch);
+void rmsg_data_hint(struct rmsg_channel *ch);
 int rmsg_data_rewrite(struct rmsg_channel *ch);
 int rmsg_data_write(struct rmsg_channel *ch, u32 idx, bool more,
 		    bool cqe_now);

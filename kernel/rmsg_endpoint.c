@@ -144,6 +144,8 @@ void rmsg_ep_destroy(struct rmsg_endpoint *ep)
 	/* The program's mappings keep their own references to the pages. */
 	if (ep->area)
 		rmsg_pages_put(ep->area);
+	if (ep->summary)
+		rmsg_pages_put(ep->summary);
 	mutex_destroy(&ep->lock);
 	mutex_destroy(&ep->submit_lock);
 	mem_cgroup_put(ep->memcg);
@@ -218,6 +220,11 @@ long rmsg_ep_setup(struct rmsg_endpoint *ep, void __user *uarg)
 		}
 		ep->area_size = ep->area->npages << PAGE_SHIFT;
 	}
+	ep->summary = rmsg_pages_new(ep, RMSG_SUMMARY_SIZE, 0);
+	if (!ep->summary) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	ret = rmsg_ep_ring_alloc(&ep->sq, sq_n, sizeof(struct rmsg_sqe),
 				 &p.sq_off);
 	if (ret)
@@ -260,6 +267,10 @@ out:
 		ep->area = NULL;
 		ep->area_size = 0;
 	}
+	if (ret && ep->summary) {
+		rmsg_pages_put(ep->summary);
+		ep->summary = NULL;
+	}
 	mutex_unlock(&ep->lock);
 	if (ret)
 		return ret;
@@ -293,6 +304,8 @@ int rmsg_ep_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma)
 	if (off == RMSG_OFF_SEND_AREA)
 		return ep->area ? rmsg_pages_mmap(ep->area, vma, true) :
 				  -EINVAL;
+	if (off == RMSG_OFF_SUMMARY)
+		return rmsg_pages_mmap(ep->summary, vma, true);
 	if (off == RMSG_OFF_SQ_RING)
 		ring = &ep->sq;
 	else if (off == RMSG_OFF_CQ_RING)

@@ -45,6 +45,13 @@ int rmsg_ep_data_init(struct rmsg_ep *ep, const struct rmsg_ep_setup *p)
 	d->page_size = (size_t)sysconf(_SC_PAGESIZE);
 	d->wait_ms = -1;
 	rmsg_rv_init(d);
+	if (p->features & RMSG_FEAT_SUMMARY) {
+		map = mmap(NULL, RMSG_SUMMARY_SIZE, PROT_READ | PROT_WRITE,
+			   MAP_SHARED, ep->fd, (off_t)RMSG_OFF_SUMMARY);
+		if (map == MAP_FAILED)
+			return -errno;
+		d->summary = map;
+	}
 	if (!p->send_area_size)
 		return 0;
 	map = mmap(NULL, p->send_area_size, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -68,6 +75,8 @@ void rmsg_ep_data_free(struct rmsg_ep *ep)
 			munmap((void *)d->chans[i].block, d->chans[i].map_len);
 	if (d->area_map)
 		munmap(d->area_map, d->area_len);
+	if (d->summary)
+		munmap(d->summary, RMSG_SUMMARY_SIZE);
 	rmsg_rv_free(ep);
 	if (d->lock) {
 		pthread_mutex_destroy(d->lock);
@@ -75,6 +84,7 @@ void rmsg_ep_data_free(struct rmsg_ep *ep)
 	}
 	free(d->chans);
 	free(d->active);
+	free(d->unarmed);
 	free(d->aside);
 	free(d);
 	ep->data = NULL;
@@ -146,6 +156,59 @@ static void rmsg_active_del(struct rmsg_ep_data *d, __u32 id)
 		d->next = 0;
 }
 
+/*
+ * Look at channel @id in the next search for a message, whatever the
+ * summary says: the library learnt of news itself.
+ */
+static void rmsg_mark(struct rmsg_ep_data *d, __u32 id)
+{
+	__u32 g = RMSG_SUMMARY_GROUP(id);
+
+	if (id >= d->nchans)
+		return;
+	d->maybe[g] |= 1ULL << (id & 63);
+	d->maybe_groups[g >> 6] |= 1ULL << (g & 63);
+}
+
+/*
+ * Room in @unarmed for every channel with a block, made when one opens:
+ * a channel is on it at most once, and putting it there cannot fail.
+ */
+static int rmsg_unarmed_reserve(struct rmsg_ep_data *d)
+{
+	__u32 *p;
+
+	if (d->unarmed_cap >= d->active_cap)
+		return 0;
+	p = realloc(d->unarmed, d->active_cap * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	d->unarmed = p;
+	d->unarmed_cap = d->active_cap;
+	return 0;
+}
+
+/* Channel @id (with a block) may need an ARM at the next arming. */
+static void rmsg_to_arm(struct rmsg_ep_data *d, __u32 id)
+{
+	struct rmsg_chan *ch = &d->chans[id];
+
+	if (ch->to_arm || !ch->block)
+		return;
+	ch->to_arm = 1;
+	ch->arm_slot = d->nunarmed;
+	d->unarmed[d->nunarmed++] = id;
+}
+
+static void rmsg_unarmed_del(struct rmsg_ep_data *d, __u32 id)
+{
+	__u32 slot = d->chans[id].arm_slot, last = d->unarmed[--d->nunarmed];
+
+	d->unarmed[slot] = last;
+	d->chans[last].arm_slot = slot;
+	d->chans[id].to_arm = 0;
+}
+
 /* Drop the reservation of rmsg_msg_reserve(), if any: nothing came after it. */
 static void rmsg_resv_drop(struct rmsg_ep_data *d)
 {
@@ -163,6 +226,8 @@ static void rmsg_chan_drop(struct rmsg_ep_data *d, __u32 id)
 		munmap((void *)ch->block, ch->map_len);
 		rmsg_active_del(d, id);
 	}
+	if (ch->to_arm)
+		rmsg_unarmed_del(d, id);
 	if (ch->credit_owed)
 		d->owed--;
 	if (ch->rv_owed)
@@ -208,6 +273,8 @@ static void rmsg_chan_settle(struct rmsg_ep_data *d, __u32 id)
 	    (ch->err || !rmsg_chan_pending(ch)))
 		rmsg_chan_drop(d, id);
 }
+
+static int rmsg_find(struct rmsg_ep *ep, struct rmsg_msg *msg);
 
 /* -------------------------------------------------------------------- */
 /* Submitting                                                            */
@@ -297,6 +364,11 @@ static int rmsg_chan_open(struct rmsg_ep *ep, const struct rmsg_cqe *cqe)
 	if (map == MAP_FAILED)
 		return -errno;
 	ret = rmsg_active_add(d, id);
+	if (!ret) {
+		ret = rmsg_unarmed_reserve(d);
+		if (ret)
+			rmsg_active_del(d, id);
+	}
 	if (ret) {
 		munmap(map, len);
 		return ret;
@@ -307,6 +379,9 @@ static int rmsg_chan_open(struct rmsg_ep *ep, const struct rmsg_cqe *cqe)
 						      RMSG_VB_MAX_PAYLOAD;
 	ch->state = RMSG_CH_OPEN;
 	ch->closing = 0;
+	/* Records may be there already; and it is not armed yet. */
+	rmsg_mark(d, id);
+	rmsg_to_arm(d, id);
 	return 0;
 }
 
@@ -413,19 +488,27 @@ static int rmsg_cqe_take(struct rmsg_ep *ep, const struct rmsg_cqe *cqe,
 		if (RMSG_TAG_OP(cqe->user_data) == RMSG_OP_SEND)
 			return ev ? rmsg_send_done(d, cqe, ev) : -1;
 		if (RMSG_TAG_OP(cqe->user_data) == RMSG_OP_SEND_RNDV ||
-		    RMSG_TAG_OP(cqe->user_data) == RMSG_OP_RECV_RNDV)
+		    RMSG_TAG_OP(cqe->user_data) == RMSG_OP_RECV_RNDV) {
+			/* A transfer's end may let its channel be read on. */
+			rmsg_mark(d, cqe->channel);
 			return rmsg_rv_cqe(ep, cqe, ev);
+		}
 		/* CREDIT and ARM complete only when they fail. */
 		d->lib_errors++;
 		ch = rmsg_chan_get(d, RMSG_TAG_VAL(cqe->user_data));
-		if (ch && RMSG_TAG_OP(cqe->user_data) == RMSG_OP_ARM)
+		if (ch && RMSG_TAG_OP(cqe->user_data) == RMSG_OP_ARM) {
 			ch->armed = 0;
+			rmsg_to_arm(d, RMSG_TAG_VAL(cqe->user_data));
+		}
 		return 0;
 	case RMSG_CQE_READABLE:
 		d->readables++;
 		ch = rmsg_chan_get(d, cqe->channel);
-		if (ch)
+		if (ch) {
 			ch->armed = 0;
+			rmsg_mark(d, cqe->channel);
+			rmsg_to_arm(d, cqe->channel);
+		}
 		return 0;
 	case RMSG_CQE_CONNECTED:
 	case RMSG_CQE_ACCEPTED:
@@ -438,6 +521,7 @@ static int rmsg_cqe_take(struct rmsg_ep *ep, const struct rmsg_cqe *cqe,
 		}
 		break;
 	case RMSG_CQE_CLOSED:
+		rmsg_mark(d, cqe->channel);
 		ch = rmsg_chan_get(d, cqe->channel);
 		if (ch && ch->state == RMSG_CH_DEAD) {
 			rmsg_chan_drop(d, cqe->channel);
@@ -588,20 +672,19 @@ int rmsg_ep_progress(struct rmsg_ep *ep, struct rmsg_event *ev,
 static bool rmsg_ready_locked(struct rmsg_ep *ep)
 {
 	struct rmsg_ep_data *d = ep->data;
-	__u32 i;
 
 	/* Swallow READABLE and the like first, or they would look ready. */
 	rmsg_lib_progress(ep, NULL, 0);
 	if (rmsg_cq_ready(ep) || d->aside_len)
 		return true;
-	for (i = 0; i < d->nactive; i++)
-		if (rmsg_chan_pending(&d->chans[d->active[i]]) &&
-		    !rmsg_rv_blocked(d, d->active[i]))
-			return true;
-	return false;
+	return rmsg_find(ep, NULL) == 0;
 }
 
-/* ARM every open channel that has no ARM outstanding. */
+/*
+ * ARM every open channel that has no ARM outstanding. Only channels put
+ * on @unarmed (opened, or their ARM answered or failed) can be such a
+ * channel: the cost is what changed since the last arming.
+ */
 static int rmsg_arm_locked(struct rmsg_ep *ep)
 {
 	struct rmsg_ep_data *d = ep->data;
@@ -609,29 +692,35 @@ static int rmsg_arm_locked(struct rmsg_ep *ep)
 	struct rmsg_chan *ch;
 	unsigned int n = 0;
 	int ret = 0;
-	__u32 i;
+	__u32 i, id;
 
-	for (i = 0; i < d->nactive; i++) {
-		ch = &d->chans[d->active[i]];
-		if (ch->state != RMSG_CH_OPEN || ch->armed || ch->err)
+	for (i = 0; i < d->nunarmed;) {
+		id = d->unarmed[i];
+		ch = &d->chans[id];
+		if (ch->state != RMSG_CH_OPEN || ch->armed || ch->err) {
+			rmsg_unarmed_del(d, id);
 			continue;
+		}
 		/*
 		 * rmsg_msg_recv()'s transfer holds up the channel: its CQE, not
 		 * a READABLE for the message it waits on, is the wake-up.
 		 */
-		if (rmsg_rv_blocked(d, d->active[i]))
+		if (rmsg_rv_blocked(d, id)) {
+			i++;
 			continue;
+		}
 		sqe = rmsg_lib_sqe(ep);
 		if (!sqe) {
 			ret = -EAGAIN;
 			break;
 		}
 		sqe->opcode = RMSG_OP_ARM;
-		sqe->channel = d->active[i];
+		sqe->channel = id;
 		/* Wake for anything beyond what was peeked so far. */
 		sqe->addr = ch->rx.consumed;
-		sqe->user_data = RMSG_TAG(RMSG_OP_ARM, d->active[i]);
+		sqe->user_data = RMSG_TAG(RMSG_OP_ARM, id);
 		ch->armed = 1;
+		rmsg_unarmed_del(d, id);
 		n++;
 	}
 	if (n)
@@ -1116,6 +1205,201 @@ static int rmsg_peek_locked(struct rmsg_ep *ep, __u32 id, struct rmsg_msg *msg)
 	return ret;
 }
 
+/*
+ * Finding the next message without looking at every channel.
+ *
+ * The arrival summary has a byte per group of 64 channel ids, which the
+ * peers' kernels set after writing records (RMSG_OFF_SUMMARY); @maybe
+ * has the channels the library knows to look at itself. A search looks
+ * only at marked groups: clear the summary byte, a full barrier, then
+ * the group's blocks (every channel of the group after a summary byte,
+ * else those @maybe names), so a byte set before the clear is for
+ * records the look sees and one set later stays set. A channel found
+ * with a message stays in @maybe until a look finds it idle: the
+ * program may not read everything at once, and the peer set the byte
+ * only once. An empty search reads ngroups / 8 words of summary and
+ * ngroups / 64 of @maybe_groups, and looks at one channel in turn, for
+ * a peer that cleared bytes it should not have.
+ */
+
+/* Groups that exist for the channel table as it is. */
+static inline __u32 rmsg_ngroups(const struct rmsg_ep_data *d)
+{
+	return (d->nchans + 63) >> RMSG_SUMMARY_SHIFT;
+}
+
+/* The summary bytes of groups [8 @w, 8 @w + 8) as one word. */
+static inline __u64 rmsg_summary_word(const struct rmsg_ep_data *d, __u32 w)
+{
+	__u64 v;
+
+	if (!d->summary)
+		return ~0ULL;	/* no summary: every group may have news */
+	v = __atomic_load_n((const __u64 *)d->summary + w, __ATOMIC_RELAXED);
+	return v;
+}
+
+/*
+ * Whether any group is marked, by the summary or by @maybe. Bytes past
+ * the table (a channel the library has not seen open yet) do not count:
+ * its open marks it.
+ */
+static bool rmsg_any_marked(const struct rmsg_ep_data *d, __u32 ngroups)
+{
+	__u32 w, nwords = (ngroups + 7) >> 3;
+
+	for (w = 0; w < (ngroups + 63) >> 6; w++)
+		if (d->maybe_groups[w])
+			return true;
+	for (w = 0; w + 1 < nwords; w++)
+		if (rmsg_summary_word(d, w))
+			return true;
+	if (ngroups & 7)
+		return rmsg_summary_word(d, w) &
+		       ((1ULL << (8 * (ngroups & 7))) - 1);
+	return rmsg_summary_word(d, w);
+}
+
+/* The groups among [8 @w, 8 @w + 8) that are marked, a bit each. */
+static unsigned int rmsg_marked8(const struct rmsg_ep_data *d, __u32 w)
+{
+	__u64 sum = rmsg_summary_word(d, w);
+	unsigned int mask, b;
+
+	mask = (d->maybe_groups[w >> 3] >> ((w & 7) * 8)) & 0xff;
+	if (sum)
+		for (b = 0; b < 8; b++)
+			if ((sum >> (8 * b)) & 0xff)
+				mask |= 1U << b;
+	return mask;
+}
+
+/*
+ * One empty search in a row: look at one channel whatever the summary
+ * says, and mark it when it has something.
+ */
+static void rmsg_sweep(struct rmsg_ep_data *d)
+{
+	struct rmsg_chan *ch;
+	__u32 id;
+
+	if (!d->nactive)
+		return;
+	if (d->next >= d->nactive)
+		d->next = 0;
+	id = d->active[d->next++];
+	ch = &d->chans[id];
+	if (!ch->err && !rmsg_chan_idle(ch))
+		rmsg_mark(d, id);
+}
+
+/*
+ * Look at group @g. With @msg, peek the next message of the first
+ * channel in turn that has one; without, only say whether one could be
+ * read (rmsg_ep_wait()). Returns 0 with a message (or the news), the
+ * error of a channel whose block is broken, or -EAGAIN.
+ */
+static int rmsg_group_look(struct rmsg_ep *ep, __u32 g, struct rmsg_msg *msg)
+{
+	struct rmsg_ep_data *d = ep->data;
+	__u32 first = g << RMSG_SUMMARY_SHIFT, start = d->group_next[g];
+	__u64 look = d->maybe[g], left;
+	struct rmsg_chan *ch;
+	unsigned int b, bit;
+	__u32 id;
+	int ret;
+
+	if (!d->summary ||
+	    __atomic_load_n(&d->summary[g], __ATOMIC_RELAXED)) {
+		/* Cleared before the blocks are read (RMSG_OFF_SUMMARY). */
+		if (d->summary)
+			__atomic_store_n(&d->summary[g], 0, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		look = ~0ULL;
+		if (d->nchans - first < 64)
+			look = (1ULL << (d->nchans - first)) - 1;
+	}
+	/* In turn from @start: rotate, so that bit b is channel start + b. */
+	left = start ? look >> start | look << (64 - start) : look;
+	for (; left; left &= left - 1) {
+		b = (unsigned int)__builtin_ctzll(left);
+		bit = (b + start) & 63;
+		id = first + bit;
+		ch = &d->chans[id];
+		look &= ~(1ULL << bit);
+		/* Reported once already, or nothing new (no call then). */
+		if (!ch->block || ch->err || rmsg_chan_idle(ch))
+			continue;
+		if (!msg) {
+			if (!rmsg_chan_pending(ch) || rmsg_rv_blocked(d, id))
+				continue;
+			ret = 0;
+		} else {
+			ret = rmsg_chan_next(ep, id, msg);
+			if (ret == -EAGAIN || ret == -ENOTCONN)
+				continue;
+			if (ret)
+				msg->channel = id;
+			/* Take turns: the next look starts after it. */
+			d->group_next[g] = (bit + 1) & 63;
+		}
+		/* The rest still to look at, and this one: it may have more. */
+		d->maybe[g] = look | 1ULL << bit;
+		d->maybe_groups[g >> 6] |= 1ULL << (g & 63);
+		return ret;
+	}
+	d->maybe[g] = 0;
+	d->maybe_groups[g >> 6] &= ~(1ULL << (g & 63));
+	return -EAGAIN;
+}
+
+/*
+ * The next message of any channel (@msg), or whether there is one (@msg
+ * NULL), looking at marked groups only, from the group after the last
+ * one that had a message. Returns as rmsg_group_look().
+ */
+static int rmsg_find(struct rmsg_ep *ep, struct rmsg_msg *msg)
+{
+	struct rmsg_ep_data *d = ep->data;
+	__u32 ngroups = rmsg_ngroups(d), nwords, i, w, g;
+	unsigned int mask;
+	int ret;
+
+	if (!d->nactive)
+		return -EAGAIN;
+	if (!rmsg_any_marked(d, ngroups)) {
+		rmsg_sweep(d);
+		if (!rmsg_any_marked(d, ngroups))
+			return -EAGAIN;
+	}
+	if (d->group_start >= ngroups)
+		d->group_start = 0;
+	nwords = (ngroups + 7) >> 3;
+	/* The start word twice: its groups from the start, then before it. */
+	for (i = 0; i <= nwords; i++) {
+		w = (d->group_start >> 3) + i;
+		if (w >= nwords)
+			w -= nwords;
+		mask = rmsg_marked8(d, w);
+		if (i == 0)
+			mask &= ~0U << (d->group_start & 7);
+		else if (i == nwords)
+			mask &= ~(~0U << (d->group_start & 7));
+		for (; mask; mask &= mask - 1) {
+			g = (w << 3) + (unsigned int)__builtin_ctz(mask);
+			if (g >= ngroups)
+				break;
+			ret = rmsg_group_look(ep, g, msg);
+			if (ret == -EAGAIN)
+				continue;
+			if (msg)
+				d->group_start = g + 1 < ngroups ? g + 1 : 0;
+			return ret;
+		}
+	}
+	return -EAGAIN;
+}
+
 int rmsg_lib_release(struct rmsg_ep *ep, const struct rmsg_msg *msg)
 {
 	struct rmsg_ep_data *d = ep->data;
@@ -1136,6 +1420,8 @@ int rmsg_lib_release(struct rmsg_ep *ep, const struct rmsg_msg *msg)
 		return ret;
 	/* Unanswered rendezvous messages among them are discarded. */
 	rmsg_rv_released(ep, msg->channel, msg->end);
+	/* What a transfer held up may be read now. */
+	rmsg_mark(d, msg->channel);
 	if (ch->state == RMSG_CH_OPEN) {
 		if (rmsg_chan_credit(ep, msg->channel))
 			rmsg_lib_kick(ep);
@@ -1163,34 +1449,14 @@ int rmsg_msg_peek(struct rmsg_ep *ep, uint32_t channel, struct rmsg_msg *msg)
 int rmsg_msg_peek_any(struct rmsg_ep *ep, struct rmsg_msg *msg)
 {
 	struct rmsg_ep_data *d = ep->data;
-	struct rmsg_chan *ch;
-	int ret = -EAGAIN;
-	__u32 i, slot;
+	int ret;
 
 	if (!d)
 		return -EINVAL;
 	if (!(d->features & RMSG_FEAT_EAGER))
 		return -EOPNOTSUPP;
 	rmsg_lock(d);
-	for (i = 0; i < d->nactive; i++) {
-		slot = d->next + i;
-		if (slot >= d->nactive)
-			slot -= d->nactive;
-		ch = &d->chans[d->active[slot]];
-		/* Reported once already, or nothing new (no call then). */
-		if (ch->err || rmsg_chan_idle(ch))
-			continue;
-		ret = rmsg_chan_next(ep, d->active[slot], msg);
-		if (ret == -EAGAIN || ret == -ENOTCONN) {
-			ret = -EAGAIN;
-			continue;
-		}
-		/* Take turns: the next call starts after this channel. */
-		d->next = slot + 1 < d->nactive ? slot + 1 : 0;
-		if (ret)
-			msg->channel = d->active[slot];
-		break;
-	}
+	ret = rmsg_find(ep, msg);
 	rmsg_unlock(d);
 	return ret;
 }
@@ -1229,6 +1495,8 @@ int rmsg_msg_unpeek(struct rmsg_ep *ep, const struct rmsg_msg *msg)
 	ch->rx.lap = ch->peeked_from.lap;
 	ch->rx.seq = ch->peeked_from.seq;
 	ch->rx.consumed = ch->peeked_from.consumed;
+	/* Readable again, though the last look may have found it idle. */
+	rmsg_mark(d, msg->channel);
 out:
 	rmsg_unlock(d);
 	return ret;

@@ -82,6 +82,8 @@ enum rmsg_chan_state {
  * @closing: the program closed it (rmsg_chan_close()): sends fail with
  *	-ENOTCONN at once, what arrived can still be read until CLOSED
  * @armed: an ARM is outstanding (its READABLE not yet seen)
+ * @to_arm: the id is on rmsg_ep_data.unarmed, at @arm_slot
+ * @arm_slot: see @to_arm
  * @credit_owed: a credit update is due but found no SQE
  * @rv_owed: discards are due (@rv_drop past @rv_answer) but found no SQE
  * @rv_refused: answers the kernel refused since the last one it took
@@ -104,9 +106,11 @@ struct rmsg_chan {
 	__u32 inflight;
 	int err;
 	__u32 slot;
+	__u32 arm_slot;
 	__u8 state;
 	__u8 closing;
 	__u8 armed;
+	__u8 to_arm;
 	__u8 credit_owed;
 	__u8 rv_owed;
 	__u8 rv_refused;
@@ -187,7 +191,20 @@ struct rmsg_bounce {
  * @active: ids of the channels with a mapped block, in no order
  * @nactive: entries used in @active
  * @active_cap: entries allocated in @active
- * @next: where rmsg_msg_peek_any() looks first in @active
+ * @next: the channel of @active an empty rmsg_msg_peek_any() looks at,
+ *	whatever the summary says (a peer may clear bytes it should not)
+ * @summary: the arrival summary (RMSG_OFF_SUMMARY), or NULL on a module
+ *	without one: then every group counts as marked
+ * @maybe: by group of 64 ids, the channels to look at whatever the
+ *	summary says: news the library learnt itself (an event, an unpeek)
+ *	or a channel that had a message at its last look
+ * @maybe_groups: a bit per group whose @maybe is not zero
+ * @group_next: by group, the bit where its next look starts (turns)
+ * @group_start: the group where the next look for a message starts
+ * @unarmed: ids of channels that may need an ARM (@to_arm set), so that
+ *	arming costs what changed, not the number of channels
+ * @nunarmed: entries used in @unarmed
+ * @unarmed_cap: entries allocated in @unarmed
  * @owed: channels with credit_owed set
  * @area: allocator over the send area
  * @area_map: the send area's mapping, or NULL
@@ -222,6 +239,14 @@ struct rmsg_ep_data {
 	__u32 active_cap;
 	__u32 next;
 	__u32 owed;
+	__u8 *summary;
+	__u64 maybe[RMSG_MAX_CHANNELS >> RMSG_SUMMARY_SHIFT];
+	__u64 maybe_groups[RMSG_MAX_CHANNELS >> (2 * RMSG_SUMMARY_SHIFT)];
+	__u8 group_next[RMSG_MAX_CHANNELS >> RMSG_SUMMARY_SHIFT];
+	__u32 group_start;
+	__u32 *unarmed;
+	__u32 nunarmed;
+	__u32 unarmed_cap;
 	struct rmsg_area area;
 	void *area_map;
 	size_t area_len;

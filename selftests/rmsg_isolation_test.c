@@ -182,6 +182,8 @@ static int raw_connect(struct raw_conn *c, struct sockaddr_in *sin,
 {
 	struct rmsg_hello hello = {
 		.kind = RMSG_HELLO_CONNECT,
+		/* Nothing is written to this block, not even a hint. */
+		.flags = RMSG_HELLO_F_IMM_ARRIVAL,
 		.incarnation = inc,
 		.channel = chan,
 		.peer_channel = RMSG_WIRE_NO_CHANNEL,

@@ -25,7 +25,7 @@
 #define STREAM_MSGS		4000
 #define IMM_PARAM		"/sys/module/rmsg/parameters/force_imm_arrival"
 #define BLOCK			32768	/* the module's default block size */
-#define MAX_STREAMS		64
+#define MAX_STREAMS		130	/* three groups of the summary */
 
 /*
  * Every ioctl the library makes goes through here: the executable's own
@@ -749,6 +749,119 @@ TEST_F_TIMEOUT(msg, peek_any_takes_turns, 120)
 	EXPECT_EQ(10, got[0]);
 	EXPECT_EQ(10, got[1]);
 	EXPECT_EQ(-EAGAIN, rmsg_msg_peek_any(self->a, &msg));
+}
+
+/* The arrival summary as the program maps it, a second time. */
+static volatile unsigned char *map_summary(struct rmsg_ep *ep)
+{
+	void *p = mmap(NULL, RMSG_SUMMARY_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, rmsg_ep_fd(ep), (off_t)RMSG_OFF_SUMMARY);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * Open MAX_STREAMS channels (three groups of the summary at the accepting
+ * side), empty the summary with an empty rmsg_msg_peek_any(), send one
+ * message to the channel with the highest id at @self->a, and wait until
+ * it has landed. Returns the index of that channel.
+ */
+static int summary_setup(struct __test_metadata *_metadata,
+			 msg_fixture *self, volatile unsigned char *sum)
+{
+	unsigned int i, k = 0, g, payload = 0x5a5a0000;
+	struct rmsg_event ev;
+	struct rmsg_msg msg;
+
+	if (!connect_fx(self, MAX_STREAMS))
+		return -1;
+	for (i = 1; i < MAX_STREAMS; i++)
+		if (self->a_id[i] > self->a_id[k])
+			k = i;
+	/* connect_fx() read its hellos with rmsg_msg_recv(): groups stay marked. */
+	if (rmsg_msg_peek_any(self->a, &msg) != -EAGAIN) {
+		fail("peek_any found a message after the hellos");
+		return -1;
+	}
+	for (g = 0; g < RMSG_SUMMARY_SIZE; g++) {
+		if (sum[g]) {
+			fail("summary byte %u is %u after an empty look", g,
+			     sum[g]);
+			return -1;
+		}
+	}
+	payload += k;
+	if (rmsg_msg_send(self->b, self->b_id[k], &payload, sizeof(payload), 0,
+			  1)) {
+		fail("send");
+		return -1;
+	}
+	if (!wait_event(self->b, &self->blog, RMSG_CQE_OP, self->b_id[k], &ev,
+			EVENT_TIMEOUT_MS))
+		return -1;
+	/* With immediates the receiving kernel marks it a moment later. */
+	usleep(300000);
+	return (int)k;
+}
+
+/*
+ * The peer's kernel marks the group of the channel it wrote to and no
+ * other; rmsg_msg_peek_any() finds the message and clears the byte.
+ */
+TEST_F_TIMEOUT(msg, summary_marks_the_group, 300)
+{
+	volatile unsigned char *sum = map_summary(self->a);
+	unsigned int g, mine, payload;
+	struct rmsg_msg msg;
+	int k;
+
+	ASSERT_NE(NULL, sum);
+	k = summary_setup(_metadata, self, sum);
+	ASSERT_LE(0, k) TH_LOG("%s", why);
+	mine = RMSG_SUMMARY_GROUP(self->a_id[k]);
+	ASSERT_LE(2, mine) TH_LOG("channel %u", self->a_id[k]);
+	for (g = 0; g < RMSG_SUMMARY_SIZE; g++)
+		EXPECT_EQ(g == mine, sum[g] != 0) TH_LOG("group %u", g);
+
+	ASSERT_EQ(0, rmsg_msg_peek_any(self->a, &msg));
+	EXPECT_EQ(self->a_id[k], msg.channel);
+	ASSERT_EQ(sizeof(payload), msg.len);
+	memcpy(&payload, msg.data, sizeof(payload));
+	EXPECT_EQ(0x5a5a0000U + k, payload);
+	EXPECT_EQ(0, sum[mine]);
+	ASSERT_EQ(0, rmsg_msg_release(self->a, &msg));
+	EXPECT_EQ(-EAGAIN, rmsg_msg_peek_any(self->a, &msg));
+	munmap((void *)sum, RMSG_SUMMARY_SIZE);
+}
+
+/*
+ * A peer can clear any byte of the summary (it writes the page through
+ * its channel's key). The message is found all the same, by the look at
+ * one channel in turn that every empty rmsg_msg_peek_any() makes: within
+ * as many calls as the endpoint has channels.
+ */
+TEST_F_TIMEOUT(msg, summary_cleared_by_a_peer, 300)
+{
+	volatile unsigned char *sum = map_summary(self->a);
+	struct rmsg_msg msg;
+	unsigned int calls;
+	int k, ret = -EAGAIN;
+
+	ASSERT_NE(NULL, sum);
+	k = summary_setup(_metadata, self, sum);
+	ASSERT_LE(0, k) TH_LOG("%s", why);
+	ASSERT_NE(0, sum[RMSG_SUMMARY_GROUP(self->a_id[k])]);
+	sum[RMSG_SUMMARY_GROUP(self->a_id[k])] = 0;
+	for (calls = 1; calls <= MAX_STREAMS + 1; calls++) {
+		ret = rmsg_msg_peek_any(self->a, &msg);
+		if (ret != -EAGAIN)
+			break;
+	}
+	ASSERT_EQ(0, ret) TH_LOG("not found in %u calls", calls - 1);
+	TH_LOG("found at call %u", calls);
+	EXPECT_EQ(self->a_id[k], msg.channel);
+	EXPECT_EQ(0, rmsg_msg_release(self->a, &msg));
+	munmap((void *)sum, RMSG_SUMMARY_SIZE);
 }
 
 /*

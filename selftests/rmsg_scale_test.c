@@ -387,6 +387,270 @@ out:
 }
 
 /*
+ * Thousands of channels through librmsg, each carrying a message each way:
+ * what an MPI rank with a channel per peer does. b opens CARRY channels to
+ * a's listener (at most CARRY_WINDOW connecting), sends on each a message
+ * naming its index, a finds them all with rmsg_msg_peek_any() and answers
+ * each on the channel it came on, and b finds the answers the same way.
+ * Every message is checked byte for byte, every channel must carry exactly
+ * one each way, and each answer must come on the channel its question
+ * went on. The empty rmsg_msg_peek_any() of a is timed with every channel
+ * open (logged, not asserted: the figure to watch is make bench's
+ * peek_any_scaling).
+ */
+#define CARRY			2048
+#define CARRY_SLOW		512
+#define CARRY_WINDOW		64
+#define CARRY_CQ		8192
+#define CARRY_EMPTY_POLLS	20000
+
+struct carry_msg {
+	uint32_t index;
+	uint32_t answer;
+	uint64_t check;
+	unsigned char fill[48];
+};
+
+static void carry_fill(struct carry_msg *m, uint32_t index, bool answer)
+{
+	unsigned int i;
+
+	memset(m, 0, sizeof(*m));
+	m->index = index;
+	m->answer = answer;
+	m->check = 0x9e3779b97f4a7c15ULL * (index + 1) ^ answer;
+	for (i = 0; i < sizeof(m->fill); i++)
+		m->fill[i] = (unsigned char)(index * 7 + i + answer);
+}
+
+/*
+ * Take @ep's events: opens (CONNECTED at b, ACCEPTED at a) are counted in
+ * *@opens, with @ids[user_data] = channel at b and @ids[*opens] = channel
+ * at a; send completions in *@sent. Returns false on any other event.
+ */
+static bool carry_events(struct __test_metadata *_metadata,
+			 struct rmsg_ep *ep, bool is_b, int *ids, int *opens,
+			 int *sent, int n)
+{
+	struct rmsg_event ev[64];
+	int i, got;
+
+	got = rmsg_ep_progress(ep, ev, 64);
+	if (got < 0) {
+		TH_LOG("progress: %d", got);
+		return false;
+	}
+	for (i = 0; i < got; i++) {
+		if (ev[i].res) {
+			TH_LOG("%s: event %u res %d on channel %u",
+			       is_b ? "b" : "a", ev[i].kind, ev[i].res,
+			       ev[i].channel);
+			return false;
+		}
+		if (ev[i].kind == RMSG_CQE_OP) {
+			(*sent)++;
+		} else if (is_b && ev[i].kind == RMSG_CQE_CONNECTED &&
+			   ev[i].user_data < (uint64_t)n &&
+			   ids[ev[i].user_data] == (int)ev[i].channel) {
+			(*opens)++;
+		} else if (!is_b && ev[i].kind == RMSG_CQE_ACCEPTED &&
+			   *opens < n) {
+			ids[(*opens)++] = (int)ev[i].channel;
+		} else {
+			TH_LOG("%s: unexpected event %u on channel %u",
+			       is_b ? "b" : "a", ev[i].kind, ev[i].channel);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Send message @m (the kind given by @answer) on every channel of @tx
+ * (@tx_ids, by index) and take them all at @rx with peek_any; @rx_ids is
+ * the channel of each index at @rx, -1 where not known yet (filled in).
+ * Returns the number of failures (logged).
+ */
+static int carry_round(struct __test_metadata *_metadata, struct rmsg_ep *tx,
+		       const int *tx_ids, struct rmsg_ep *rx, int *rx_ids,
+		       unsigned char *seen_ch, bool answer, int n)
+{
+	unsigned char *seen = calloc(n, 1);
+	int next = 0, got = 0, done = 0, opens = 0, failed = 0, ret;
+	long stall = rmsg_now_ms() + STALL_MS;
+	struct carry_msg m, want;
+	struct rmsg_msg msg;
+	bool progress;
+
+	if (!seen)
+		return 1;
+	memset(seen_ch, 0, RMSG_MAX_CHANNELS);
+	while ((got < n || done < n) && failed < 10) {
+		progress = false;
+		while (next < n) {
+			carry_fill(&m, next, answer);
+			ret = rmsg_msg_send(tx, tx_ids[next], &m, sizeof(m), 0,
+					    next);
+			if (ret == -EAGAIN)
+				break;
+			if (ret) {
+				TH_LOG("send %d on %d: %d", next, tx_ids[next],
+				       ret);
+				failed++;
+			}
+			next++;
+			progress = true;
+		}
+		if (!carry_events(_metadata, tx, false, NULL, &opens, &done, 0))
+			failed++;
+		while ((ret = rmsg_msg_peek_any(rx, &msg)) == 0) {
+			progress = true;
+			memcpy(&m, msg.data, msg.len < sizeof(m) ? msg.len :
+								   sizeof(m));
+			if (msg.len != sizeof(m) || m.index >= (uint32_t)n) {
+				TH_LOG("channel %u: %u bytes, index %u",
+				       msg.channel, msg.len, m.index);
+				failed++;
+			} else {
+				carry_fill(&want, m.index, answer);
+				if (memcmp(&m, &want, sizeof(m)) ||
+				    seen[m.index]++ ||
+				    seen_ch[msg.channel]++ ||
+				    (rx_ids[m.index] >= 0 &&
+				     rx_ids[m.index] != (int)msg.channel)) {
+					TH_LOG("message %u on channel %u: bad bytes, twice, or on the wrong channel",
+					       m.index, msg.channel);
+					failed++;
+				}
+				rx_ids[m.index] = (int)msg.channel;
+			}
+			got++;
+			if (rmsg_msg_release(rx, &msg))
+				failed++;
+		}
+		if (ret != -EAGAIN) {
+			TH_LOG("peek_any: %d", ret);
+			failed++;
+		}
+		if (progress) {
+			stall = rmsg_now_ms() + STALL_MS;
+			continue;
+		}
+		if (rmsg_now_ms() > stall) {
+			TH_LOG("stalled: %d sent, %d completed, %d received",
+			       next, done, got);
+			failed++;
+			break;
+		}
+		usleep(1000);
+	}
+	free(seen);
+	return failed;
+}
+
+/* The mean of @polls empty rmsg_msg_peek_any() calls on @ep, in ns. */
+static double empty_peek_ns(struct rmsg_ep *ep, int polls)
+{
+	struct timespec t0, t1;
+	struct rmsg_msg msg;
+	int i;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < polls; i++)
+		if (rmsg_msg_peek_any(ep, &msg) != -EAGAIN)
+			return -1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) /
+	       polls;
+}
+
+TEST_F_TIMEOUT(scale, every_channel_carries_a_message, 900)
+{
+	int n = rmsg_test_slow() > 1 ? CARRY_SLOW : CARRY;
+	int *b_ids, *a_ids, issued = 0, connected = 0, accepted = 0, sent = 0;
+	int i, closed_a = 0, closed_b = 0, id;
+	long stall, t0, t_open;
+	unsigned char *seen_ch;
+	struct rmsg_event ev[64];
+	struct rmsg_ep *a, *b;
+	double ns;
+	int got;
+
+	b_ids = calloc(n, sizeof(*b_ids));
+	a_ids = calloc(n, sizeof(*a_ids));
+	seen_ch = calloc(RMSG_MAX_CHANNELS, 1);
+	ASSERT_TRUE(b_ids && a_ids && seen_ch);
+	OPEN_TWO(CARRY_CQ, 0);
+	a = self->eps[0];
+	b = self->eps[1];
+
+	t0 = rmsg_now_ms();
+	stall = t0 + STALL_MS;
+	while (connected < n || accepted < n) {
+		while (issued < n && issued - connected < CARRY_WINDOW) {
+			id = rmsg_chan_connect(b, (struct sockaddr *)&self->addr,
+					       sizeof(self->addr), issued, 0);
+			ASSERT_LE(0, id) TH_LOG("connect %d", issued);
+			b_ids[issued++] = id;
+		}
+		i = connected + accepted;
+		ASSERT_TRUE(carry_events(_metadata, b, true, b_ids, &connected,
+					 &sent, n));
+		ASSERT_TRUE(carry_events(_metadata, a, false, a_ids, &accepted,
+					 &sent, n));
+		if (connected + accepted != i) {
+			stall = rmsg_now_ms() + STALL_MS;
+			continue;
+		}
+		ASSERT_GT(stall, rmsg_now_ms())
+			TH_LOG("stalled: %d issued, %d connected, %d accepted",
+			       issued, connected, accepted);
+		wait_eps(self->eps, 2, 100);
+	}
+	t_open = rmsg_now_ms() - t0;
+	TH_LOG("%d channels open in %ld ms", n, t_open);
+
+	/* a_ids[] is rebuilt by index: which channel each question came on. */
+	for (i = 0; i < n; i++)
+		a_ids[i] = -1;
+	EXPECT_EQ(0, carry_round(_metadata, b, b_ids, a, a_ids, seen_ch, false,
+				 n));
+	/* Answers must come back on b's channel of the same index. */
+	EXPECT_EQ(0, carry_round(_metadata, a, a_ids, b, b_ids, seen_ch, true,
+				 n));
+
+	ns = empty_peek_ns(a, CARRY_EMPTY_POLLS);
+	EXPECT_LE(0, ns);
+	TH_LOG("empty rmsg_msg_peek_any() with %d channels: %.0f ns", n, ns);
+	printf("# carry_channels: %d\n# carry_open_ms: %ld\n# carry_empty_peek_ns: %.0f\n",
+	       n, t_open, ns);
+	fflush(stdout);
+
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(0, rmsg_chan_close(b, b_ids[i], 0));
+	stall = rmsg_now_ms() + STALL_MS;
+	while (closed_a < n || closed_b < n) {
+		got = rmsg_ep_progress(b, ev, 64);
+		ASSERT_LE(0, got);
+		for (i = 0; i < got; i++)
+			EXPECT_TRUE(ev[i].kind == RMSG_CQE_CLOSED && !ev[i].res);
+		closed_b += got;
+		got = rmsg_ep_progress(a, ev, 64);
+		ASSERT_LE(0, got);
+		for (i = 0; i < got; i++)
+			EXPECT_TRUE(ev[i].kind == RMSG_CQE_CLOSED && !ev[i].res);
+		closed_a += got;
+		ASSERT_GT(stall, rmsg_now_ms())
+			TH_LOG("%d closed at b, %d at a", closed_b, closed_a);
+		if (closed_a < n || closed_b < n)
+			wait_eps(self->eps, 2, 100);
+	}
+	free(b_ids);
+	free(a_ids);
+	free(seen_ch);
+}
+
+/*
  * 64 listening endpoints, each on its own port, and 64 connecting ones with
  * one channel each, all open at once; then half are closed by the
  * connecting side and half by the accepting side. Every event is checked.

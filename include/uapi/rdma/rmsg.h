@@ -58,6 +58,8 @@
 #define RMSG_FEAT_CONNECT_TIMEOUT (1ULL << 15)
 /* RMSG_ENTER_LEND, RMSG_CQ_SOFT_DEVICE */
 #define RMSG_FEAT_ENTER_LEND	(1ULL << 16)
+/* The arrival summary at RMSG_OFF_SUMMARY */
+#define RMSG_FEAT_SUMMARY	(1ULL << 17)
 
 /**
  * struct rmsg_version - RMSG_IOC_VERSION argument
@@ -324,6 +326,26 @@ struct rmsg_vb_trailer {
 #define RMSG_OFF_SEND_AREA	0x10000000ULL
 #define RMSG_SEND_AREA_MAX	(64U << 20)
 #define RMSG_SEND_AREA_ALIGN	(64U << 10)	/* sizes are multiples */
+
+/*
+ * The arrival summary (RMSG_FEAT_SUMMARY): one page, mapped read-write at
+ * RMSG_OFF_SUMMARY, that tells a program which of its channels may have
+ * news in their receive blocks without looking at every block. Byte
+ * RMSG_SUMMARY_GROUP(channel) is set non-zero after records arrive in the
+ * block of any channel of that group (by the peer's kernel with an RDMA
+ * WRITE that follows the records on the same connection, or by this
+ * kernel when the records came with immediates). The program clears a
+ * byte, then a full barrier, then looks at the group's blocks: a byte set
+ * before the clear is for records the look sees, one set after stays set.
+ * A byte is a hint only: set spuriously it costs a look at 64 blocks, and
+ * a peer can set or clear the bytes of any group of this endpoint, so a
+ * program that must not wait on a hostile peer also looks at its
+ * channels' blocks now and then (librmsg looks at one per empty poll).
+ */
+#define RMSG_OFF_SUMMARY	0x18000000ULL
+#define RMSG_SUMMARY_SHIFT	6	/* channels per byte: 64 */
+#define RMSG_SUMMARY_GROUP(channel)	((channel) >> RMSG_SUMMARY_SHIFT)
+#define RMSG_SUMMARY_SIZE	4096	/* bytes to map, at least a page */
 
 /*
  * SQ ring flags word. RMSG_SQ_NEED_WAKEUP: the kernel will only take new SQEs
