@@ -364,6 +364,7 @@ struct rmsg_pages {
 struct rmsg_pages *rmsg_pages_new(struct rmsg_endpoint *ep, u32 size,
 				  unsigned int order);
 void rmsg_pages_put(struct rmsg_pages *p);
+void rmsg_summary_mark(struct rmsg_pages *summary, u32 channel);
 int rmsg_pages_mmap(struct rmsg_pages *p, struct vm_area_struct *vma,
 		    bool writable);
 

@@ -72,7 +72,7 @@ static_assert(RMSG_QP_SEND_WRS < 64);
  * A receive block's address in its MR: the endpoint's arrival summary
  * comes first, at 0 (RMSG_HELLO_F_SUMMARY).
  */
-#define RMSG_BLOCK_ADDR		PAGE_SIZE
+#define RMSG_BLOCK_ADDR		PAGE_ALIGN(RMSG_SUMMARY_SIZE)
 /* More receives for the write-with-immediate fallback: a write's worth. */
 #define RMSG_IMM_RECVS		64
 /*

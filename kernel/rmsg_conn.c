@@ -108,12 +108,12 @@ void rmsg_chan_set_conn(struct rmsg_channel *ch, struct rmsg_conn *conn)
 /*
  * The receive block's pages: the channel's own, mapped by the program.
  * The device sees the endpoint's arrival summary first, then the block
- * (rmsg_block_map()): one MR, through which the peer sets the byte of
- * this channel's group after writing records.
+ * (rmsg_block_map()): one MR, through which the peer sets this channel's
+ * bytes of the summary after writing records.
  */
 static int rmsg_block_alloc(struct rmsg_channel *ch)
 {
-	struct rmsg_pages *block;
+	struct rmsg_pages *summary = ch->ep->summary, *block;
 	struct scatterlist *sg;
 	int i, ret;
 
@@ -124,13 +124,15 @@ static int rmsg_block_alloc(struct rmsg_channel *ch)
 	xa_lock(&ch->ep->channels);
 	ch->block = block;
 	xa_unlock(&ch->ep->channels);
-	ret = sg_alloc_table(&ch->dev.block_sgt, block->npages + 1,
+	ret = sg_alloc_table(&ch->dev.block_sgt,
+			     summary->npages + block->npages,
 			     RMSG_GFP_CHARGED);
 	if (ret)
 		return ret;
 	for_each_sgtable_sg(&ch->dev.block_sgt, sg, i)
-		sg_set_page(sg, i ? block->pages[i - 1] :
-				    ch->ep->summary->pages[0], PAGE_SIZE, 0);
+		sg_set_page(sg, i < summary->npages ? summary->pages[i] :
+				block->pages[i - summary->npages],
+			    PAGE_SIZE, 0);
 	return 0;
 }
 
@@ -158,7 +160,7 @@ static int rmsg_block_map(struct rmsg_channel *ch)
 		return -EOPNOTSUPP;
 	}
 
-	ch->dev.mr = rmsg_alloc_mr(ch->dev.pd, ch->block->npages + 1);
+	ch->dev.mr = rmsg_alloc_mr(ch->dev.pd, ch->dev.block_sgt.orig_nents);
 	if (IS_ERR(ch->dev.mr)) {
 		ret = PTR_ERR(ch->dev.mr);
 		ch->dev.mr = NULL;

@@ -175,10 +175,8 @@ static int rmsg_data_imm_in(struct rmsg_channel *ch, const struct ib_wc *wc)
 	smp_wmb();
 	WRITE_ONCE(*flag, imm & RMSG_IMM_ODD ? RMSG_VB_FLAG_ODD :
 					       RMSG_VB_FLAG_EVEN);
-	/* The flag before the summary byte, as the peer's hint would be. */
-	smp_wmb();
-	WRITE_ONCE(*((u8 *)page_address(ch->ep->summary->pages[0]) +
-		     RMSG_SUMMARY_GROUP(ch->id)), 1);
+	/* The flag, then the summary's bytes, as the peer's hint would be. */
+	rmsg_summary_mark(ch->ep->summary, ch->id);
 	rmsg_ep_count(ch->ep, RMSG_STAT_IMM_ARRIVALS);
 	return 0;
 }

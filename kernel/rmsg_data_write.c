@@ -151,8 +151,9 @@ static int rmsg_data_place(struct rmsg_channel *ch,
 	ret = rmsg_vb_tx_place(&ch->tx, e->len, pl);
 	if (ret)
 		return ret == -ENOSPC ? -EAGAIN : ret;
-	/* A WR stays free for the summary hint after the burst. */
-	return rmsg_wr_room(ch, (pl->wrap_skip ? 2 : 1) + ch->tx_hint) ?
+	/* WRs stay free for the summary hint after the burst. */
+	return rmsg_wr_room(ch, (pl->wrap_skip ? 2 : 1) +
+				(ch->tx_hint ? RMSG_HINT_WRS : 0)) ?
 		       0 : -EAGAIN;
 }
 
@@ -415,52 +416,61 @@ void rmsg_data_flush_signal(struct rmsg_channel *ch)
 	ch->wrs.sig_owed = false;
 }
 
+/* One inline (or DMA'd) byte of ones for rmsg_data_hint() to write. */
+static void rmsg_hint_wr(struct rmsg_channel *ch, struct ib_rdma_wr *wr,
+			 struct ib_sge *sge, u64 remote_addr)
+{
+	bool inl = ch->conn->max_inline;
+
+	memset(wr, 0, sizeof(*wr));
+	sge->addr = inl ? (u64)(uintptr_t)&ch->wrs.trailers[RMSG_ONES] :
+			  ch->dev.trailers_dma +
+				  RMSG_ONES * sizeof(*ch->wrs.trailers);
+	sge->length = 1;
+	sge->lkey = ch->dev.pd->local_dma_lkey;
+	wr->wr.wr_cqe = &ch->wrs.slots[ch->wrs.posted % RMSG_TX_SLOTS].cqe;
+	wr->wr.opcode = IB_WR_RDMA_WRITE;
+	wr->wr.sg_list = sge;
+	wr->wr.num_sge = 1;
+	wr->wr.send_flags = inl ? IB_SEND_INLINE : 0;
+	wr->remote_addr = remote_addr;
+	wr->rkey = ch->peer.block_rkey;
+	rmsg_wr_slot_fill(ch, ch->wrs.posted, ch->pending.posted, NULL,
+			  false);
+	ch->wrs.posted++;
+}
+
 /**
- * rmsg_data_hint() - set the channel's byte in the peer's arrival summary
+ * rmsg_data_hint() - set the channel's bytes in the peer's arrival summary
  * @ch: the channel; records were just written to the peer's block
  *
- * One byte at the group of the peer's channel id in the summary the
- * peer's block MR maps at 0 (RMSG_HELLO_F_SUMMARY), on the QP that wrote
- * the records and after them, so the peer sees the byte only once it
- * can see what the burst wrote. The writers left the WR for it free
- * (rmsg_data_place(), rmsg_data_rewrite()). A byte the peer never sees
- * (the connection broke first) is written again after the repair's
- * rewrite.
+ * Two bytes in the summary the peer's block MR maps at 0
+ * (RMSG_HELLO_F_SUMMARY): the one of the peer's channel id, then the one
+ * of its group, on the QP that wrote the records and after them, so that
+ * the peer sees each byte only once it can see what the burst wrote. The
+ * writers left the two WRs free (rmsg_data_place(), rmsg_data_rewrite()).
+ * Bytes the peer never sees (the connection broke first) are written
+ * again after the repair's rewrite.
  */
 void rmsg_data_hint(struct rmsg_channel *ch)
 {
-	bool inl = ch->conn->max_inline;
-	struct ib_rdma_wr wr;
-	struct ib_sge sge;
+	struct ib_rdma_wr wr[RMSG_HINT_WRS];
+	struct ib_sge sge[RMSG_HINT_WRS];
 
-	if (!ch->tx_hint || !rmsg_wr_room(ch, 1))
+	if (!ch->tx_hint || !rmsg_wr_room(ch, RMSG_HINT_WRS))
 		return;
-	memset(&wr, 0, sizeof(wr));
-	sge.addr = inl ? (u64)(uintptr_t)&ch->wrs.trailers[RMSG_ONES] :
-			 ch->dev.trailers_dma +
-				 RMSG_ONES * sizeof(*ch->wrs.trailers);
-	sge.length = 1;
-	sge.lkey = ch->dev.pd->local_dma_lkey;
-	wr.wr.wr_cqe = &ch->wrs.slots[ch->wrs.posted % RMSG_TX_SLOTS].cqe;
-	wr.wr.opcode = IB_WR_RDMA_WRITE;
-	wr.wr.sg_list = &sge;
-	wr.wr.num_sge = 1;
-	wr.wr.send_flags = inl ? IB_SEND_INLINE : 0;
-	if (ch->wrs.posted + 1 - ch->wrs.signalled >= RMSG_SIGNAL_EVERY)
-		wr.wr.send_flags |= IB_SEND_SIGNALED;
-	wr.remote_addr = RMSG_SUMMARY_GROUP(ch->peer.channel);
-	wr.rkey = ch->peer.block_rkey;
-	rmsg_wr_slot_fill(ch, ch->wrs.posted, ch->pending.posted, NULL,
-			  false);
-	if (rmsg_post_send(ch, &wr.wr)) {
-		rmsg_chan_kill_soft(ch, -ECONNRESET);
-		return;
-	}
-	ch->wrs.posted++;
-	if (wr.wr.send_flags & IB_SEND_SIGNALED) {
+	rmsg_hint_wr(ch, &wr[0], &sge[0],
+		     RMSG_SUMMARY_CHANNEL(ch->peer.channel));
+	rmsg_hint_wr(ch, &wr[1], &sge[1],
+		     RMSG_SUMMARY_GROUP(ch->peer.channel));
+	wr[0].wr.next = &wr[1].wr;
+	if (ch->wrs.posted - ch->wrs.signalled >= RMSG_SIGNAL_EVERY) {
+		wr[1].wr.send_flags |= IB_SEND_SIGNALED;
 		ch->wrs.signalled = ch->wrs.posted;
 		rmsg_ep_count(ch->ep, RMSG_STAT_WRITES_SIGNALLED);
 	}
+	if (rmsg_post_send(ch, &wr[0].wr))
+		rmsg_chan_kill_soft(ch, -ECONNRESET);
 }
 
 /*
@@ -479,7 +489,7 @@ int rmsg_data_rewrite(struct rmsg_channel *ch)
 	int ret;
 
 	while (ch->retain.retx_due) {
-		if (!rmsg_wr_room(ch, 1 + ch->tx_hint))
+		if (!rmsg_wr_room(ch, 1 + (ch->tx_hint ? RMSG_HINT_WRS : 0)))
 			return -EAGAIN;
 		next = ch->retain.retx;
 		ret = rmsg_vb_retx_next(&next, ch->retain.shadow->va, &w);

@@ -22,6 +22,8 @@ static_assert(RMSG_MAX_INLINE >= RMSG_VB_TRAILER_SIZE);
 #define RMSG_ZEROS		RMSG_TX_SLOTS
 #define RMSG_ONES		(RMSG_TX_SLOTS + 1)
 #define RMSG_TRAILER_ENTRIES	(RMSG_TX_SLOTS + 2)
+/* The summary hint's writes: the channel's byte, then its group's. */
+#define RMSG_HINT_WRS		2
 static_assert(RMSG_VB_CLEAR <= RMSG_VB_TRAILER_SIZE);
 /* A trailer never spans two pages, nor two chunks of the shadow. */
 static_assert(RMSG_VB_ALIGN >= RMSG_VB_TRAILER_SIZE);

@@ -82,6 +82,30 @@ void rmsg_pages_put(struct rmsg_pages *p)
 	kref_put(&p->ref, rmsg_pages_release);
 }
 
+static void rmsg_summary_set(struct rmsg_pages *summary, u32 off)
+{
+	WRITE_ONCE(*((u8 *)page_address(summary->pages[off >> PAGE_SHIFT]) +
+		     offset_in_page(off)), 1);
+}
+
+/**
+ * rmsg_summary_mark() - set @channel's bytes of an endpoint's summary
+ * @summary: the endpoint's arrival summary (RMSG_OFF_SUMMARY)
+ * @channel: a channel whose block just got records, which the caller
+ *	wrote (or whose flags it set) before this call
+ *
+ * What the peer's two hint writes do (RMSG_HELLO_F_SUMMARY), for records
+ * whose arrival this kernel sees: the channel's byte, then its group's,
+ * each after what the program must see once it sees the byte.
+ */
+void rmsg_summary_mark(struct rmsg_pages *summary, u32 channel)
+{
+	smp_wmb();
+	rmsg_summary_set(summary, RMSG_SUMMARY_CHANNEL(channel));
+	smp_wmb();
+	rmsg_summary_set(summary, RMSG_SUMMARY_GROUP(channel));
+}
+
 /*
  * Each mapping holds a reference, so the pages stay charged while the
  * program can reach them, even after their channel or endpoint let go.

@@ -481,7 +481,9 @@ int rmsg_ep_wait(struct rmsg_ep *ep, int timeout_ms);
  *
  * For programs that wait in their own poll() or epoll loop: arm, check
  * for messages once more (rmsg_msg_peek_any()), then wait. Each open channel
- * is armed once until its wake-up has been seen by rmsg_ep_progress().
+ * is armed once until its wake-up has been seen by rmsg_ep_progress(). The
+ * call costs what changed since the last one (channels opened, wake-ups
+ * seen), not the number of channels.
  *
  * Return: 0, -EAGAIN when the SQ had no room for every channel (do not
  * sleep; progress and try again), or another negative errno.
@@ -653,6 +655,13 @@ int rmsg_msg_peek(struct rmsg_ep *ep, uint32_t channel, struct rmsg_msg *msg);
  *
  * Channels take turns, so a busy one cannot starve the others. Closed
  * channels with messages left are included.
+ *
+ * The cost does not grow with the number of open channels: the call looks
+ * only at channels the arrival summary (RMSG_OFF_SUMMARY) or the
+ * library's own events mark, and a call that finds nothing reads a word
+ * of summary per 512 channels. One empty call in 16 also looks at one
+ * channel in turn whatever the summary says: a message whose summary
+ * bytes a peer cleared is found within 16 empty calls per open channel.
  *
  * Return: 0, -EAGAIN when no channel has a message, -EPROTO (msg->channel
  * says which channel broke), or another negative errno.

@@ -1208,19 +1208,22 @@ static int rmsg_peek_locked(struct rmsg_ep *ep, __u32 id, struct rmsg_msg *msg)
 /*
  * Finding the next message without looking at every channel.
  *
- * The arrival summary has a byte per group of 64 channel ids, which the
- * peers' kernels set after writing records (RMSG_OFF_SUMMARY); @maybe
- * has the channels the library knows to look at itself. A search looks
- * only at marked groups: clear the summary byte, a full barrier, then
- * the group's blocks (every channel of the group after a summary byte,
- * else those @maybe names), so a byte set before the clear is for
- * records the look sees and one set later stays set. A channel found
- * with a message stays in @maybe until a look finds it idle: the
- * program may not read everything at once, and the peer set the byte
- * only once. An empty search reads ngroups / 8 words of summary and
- * ngroups / 64 of @maybe_groups, and looks at one channel in turn, for
- * a peer that cleared bytes it should not have.
+ * The arrival summary (RMSG_OFF_SUMMARY) has a byte per group of 64
+ * channel ids and a byte per channel, which the peers' kernels set after
+ * writing records, the channel's first; @maybe has the channels the
+ * library knows to look at itself. A search looks only at marked groups.
+ * In one, it clears the group byte, a full barrier, and reads the group's
+ * 64 channel bytes (a cache line); each set is cleared, a full barrier,
+ * and those channels' blocks are looked at, with those @maybe names. A
+ * byte set before its clear is for records the look sees, one set later
+ * stays set. A channel found with a message stays in @maybe until a look
+ * finds it idle: the program may not read everything at once, and the
+ * peer set its bytes only once. An empty search reads ngroups / 8 words
+ * of summary and ngroups / 64 of @maybe_groups, and one in
+ * RMSG_SWEEP_EVERY looks at one channel's block in turn, for a peer that
+ * cleared bytes it should not have.
  */
+#define RMSG_SWEEP_EVERY	16
 
 /* Groups that exist for the channel table as it is. */
 static inline __u32 rmsg_ngroups(const struct rmsg_ep_data *d)
@@ -1228,15 +1231,13 @@ static inline __u32 rmsg_ngroups(const struct rmsg_ep_data *d)
 	return (d->nchans + 63) >> RMSG_SUMMARY_SHIFT;
 }
 
-/* The summary bytes of groups [8 @w, 8 @w + 8) as one word. */
+/* The group bytes of groups [8 @w, 8 @w + 8) as one word. */
 static inline __u64 rmsg_summary_word(const struct rmsg_ep_data *d, __u32 w)
 {
-	__u64 v;
-
 	if (!d->summary)
 		return ~0ULL;	/* no summary: every group may have news */
-	v = __atomic_load_n((const __u64 *)d->summary + w, __ATOMIC_RELAXED);
-	return v;
+	return __atomic_load_n((const __u64 *)d->summary + w,
+			       __ATOMIC_RELAXED);
 }
 
 /*
@@ -1275,15 +1276,15 @@ static unsigned int rmsg_marked8(const struct rmsg_ep_data *d, __u32 w)
 }
 
 /*
- * One empty search in a row: look at one channel whatever the summary
- * says, and mark it when it has something.
+ * Every RMSG_SWEEP_EVERY empty searches: look at one channel's block
+ * whatever the summary says, and mark it when it has something.
  */
 static void rmsg_sweep(struct rmsg_ep_data *d)
 {
 	struct rmsg_chan *ch;
 	__u32 id;
 
-	if (!d->nactive)
+	if (!d->nactive || ++d->empty_polls % RMSG_SWEEP_EVERY)
 		return;
 	if (d->next >= d->nactive)
 		d->next = 0;
@@ -1291,6 +1292,42 @@ static void rmsg_sweep(struct rmsg_ep_data *d)
 	ch = &d->chans[id];
 	if (!ch->err && !rmsg_chan_idle(ch))
 		rmsg_mark(d, id);
+}
+
+/*
+ * The channels of group @g with news by the summary: clear the group
+ * byte, then read and clear the set channel bytes (RMSG_OFF_SUMMARY);
+ * all 64 without a summary. A bit per channel of the group.
+ */
+static __u64 rmsg_group_news(struct rmsg_ep_data *d, __u32 g)
+{
+	__u64 *line, v, news = 0;
+	unsigned int w, b;
+
+	if (!d->summary)
+		return ~0ULL;
+	if (!__atomic_load_n(&d->summary[g], __ATOMIC_RELAXED))
+		return 0;
+	__atomic_store_n(&d->summary[g], 0, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	line = (__u64 *)(d->summary +
+			 RMSG_SUMMARY_CHANNEL(g << RMSG_SUMMARY_SHIFT));
+	for (w = 0; w < 8; w++) {
+		v = __atomic_load_n(&line[w], __ATOMIC_RELAXED);
+		if (!v)
+			continue;
+		for (b = 0; b < 8; b++)
+			if ((v >> (8 * b)) & 0xff)
+				news |= 1ULL << (8 * w + b);
+		/* Bytes, not the word: the peer may set another meanwhile. */
+		for (b = 0; b < 8; b++)
+			if ((v >> (8 * b)) & 0xff)
+				__atomic_store_n((__u8 *)&line[w] + b, 0,
+						 __ATOMIC_RELAXED);
+	}
+	if (news)
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return news;
 }
 
 /*
@@ -1303,22 +1340,15 @@ static int rmsg_group_look(struct rmsg_ep *ep, __u32 g, struct rmsg_msg *msg)
 {
 	struct rmsg_ep_data *d = ep->data;
 	__u32 first = g << RMSG_SUMMARY_SHIFT, start = d->group_next[g];
-	__u64 look = d->maybe[g], left;
+	__u64 look = d->maybe[g] | rmsg_group_news(d, g), left;
 	struct rmsg_chan *ch;
 	unsigned int b, bit;
 	__u32 id;
 	int ret;
 
-	if (!d->summary ||
-	    __atomic_load_n(&d->summary[g], __ATOMIC_RELAXED)) {
-		/* Cleared before the blocks are read (RMSG_OFF_SUMMARY). */
-		if (d->summary)
-			__atomic_store_n(&d->summary[g], 0, __ATOMIC_RELAXED);
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		look = ~0ULL;
-		if (d->nchans - first < 64)
-			look = (1ULL << (d->nchans - first)) - 1;
-	}
+	/* Channels past the table: a later open marks them. */
+	if (d->nchans - first < 64)
+		look &= (1ULL << (d->nchans - first)) - 1;
 	/* In turn from @start: rotate, so that bit b is channel start + b. */
 	left = start ? look >> start | look << (64 - start) : look;
 	for (; left; left &= left - 1) {

@@ -191,8 +191,8 @@ struct rmsg_bounce {
  * @active: ids of the channels with a mapped block, in no order
  * @nactive: entries used in @active
  * @active_cap: entries allocated in @active
- * @next: the channel of @active an empty rmsg_msg_peek_any() looks at,
- *	whatever the summary says (a peer may clear bytes it should not)
+ * @next: the channel of @active the next sweep looks at, whatever the
+ *	summary says (a peer may clear bytes it should not)
  * @summary: the arrival summary (RMSG_OFF_SUMMARY), or NULL on a module
  *	without one: then every group counts as marked
  * @maybe: by group of 64 ids, the channels to look at whatever the
@@ -201,6 +201,7 @@ struct rmsg_bounce {
  * @maybe_groups: a bit per group whose @maybe is not zero
  * @group_next: by group, the bit where its next look starts (turns)
  * @group_start: the group where the next look for a message starts
+ * @empty_polls: searches that found nothing, for rmsg_sweep()
  * @unarmed: ids of channels that may need an ARM (@to_arm set), so that
  *	arming costs what changed, not the number of channels
  * @nunarmed: entries used in @unarmed
@@ -244,6 +245,7 @@ struct rmsg_ep_data {
 	__u64 maybe_groups[RMSG_MAX_CHANNELS >> (2 * RMSG_SUMMARY_SHIFT)];
 	__u8 group_next[RMSG_MAX_CHANNELS >> RMSG_SUMMARY_SHIFT];
 	__u32 group_start;
+	__u32 empty_polls;
 	__u32 *unarmed;
 	__u32 nunarmed;
 	__u32 unarmed_cap;

@@ -805,13 +805,13 @@ static int summary_setup(struct __test_metadata *_metadata,
 }
 
 /*
- * The peer's kernel marks the group of the channel it wrote to and no
- * other; rmsg_msg_peek_any() finds the message and clears the byte.
+ * The peer's kernel marks the channel it wrote to and its group, nothing
+ * else; rmsg_msg_peek_any() finds the message and clears both bytes.
  */
 TEST_F_TIMEOUT(msg, summary_marks_the_group, 300)
 {
 	volatile unsigned char *sum = map_summary(self->a);
-	unsigned int g, mine, payload;
+	unsigned int g, mine, mine_ch, payload;
 	struct rmsg_msg msg;
 	int k;
 
@@ -819,9 +819,11 @@ TEST_F_TIMEOUT(msg, summary_marks_the_group, 300)
 	k = summary_setup(_metadata, self, sum);
 	ASSERT_LE(0, k) TH_LOG("%s", why);
 	mine = RMSG_SUMMARY_GROUP(self->a_id[k]);
+	mine_ch = RMSG_SUMMARY_CHANNEL(self->a_id[k]);
 	ASSERT_LE(2, mine) TH_LOG("channel %u", self->a_id[k]);
 	for (g = 0; g < RMSG_SUMMARY_SIZE; g++)
-		EXPECT_EQ(g == mine, sum[g] != 0) TH_LOG("group %u", g);
+		EXPECT_EQ(g == mine || g == mine_ch, sum[g] != 0)
+			TH_LOG("summary byte %u", g);
 
 	ASSERT_EQ(0, rmsg_msg_peek_any(self->a, &msg));
 	EXPECT_EQ(self->a_id[k], msg.channel);
@@ -829,16 +831,17 @@ TEST_F_TIMEOUT(msg, summary_marks_the_group, 300)
 	memcpy(&payload, msg.data, sizeof(payload));
 	EXPECT_EQ(0x5a5a0000U + k, payload);
 	EXPECT_EQ(0, sum[mine]);
+	EXPECT_EQ(0, sum[mine_ch]);
 	ASSERT_EQ(0, rmsg_msg_release(self->a, &msg));
 	EXPECT_EQ(-EAGAIN, rmsg_msg_peek_any(self->a, &msg));
 	munmap((void *)sum, RMSG_SUMMARY_SIZE);
 }
 
 /*
- * A peer can clear any byte of the summary (it writes the page through
- * its channel's key). The message is found all the same, by the look at
- * one channel in turn that every empty rmsg_msg_peek_any() makes: within
- * as many calls as the endpoint has channels.
+ * A peer can clear any byte of the summary (it writes it through its
+ * channel's key). The message is found all the same, by the look at one
+ * channel in turn that one empty rmsg_msg_peek_any() in 16 makes: within
+ * 16 calls for each channel of the endpoint (rmsg.h).
  */
 TEST_F_TIMEOUT(msg, summary_cleared_by_a_peer, 300)
 {
@@ -851,8 +854,10 @@ TEST_F_TIMEOUT(msg, summary_cleared_by_a_peer, 300)
 	k = summary_setup(_metadata, self, sum);
 	ASSERT_LE(0, k) TH_LOG("%s", why);
 	ASSERT_NE(0, sum[RMSG_SUMMARY_GROUP(self->a_id[k])]);
+	ASSERT_NE(0, sum[RMSG_SUMMARY_CHANNEL(self->a_id[k])]);
 	sum[RMSG_SUMMARY_GROUP(self->a_id[k])] = 0;
-	for (calls = 1; calls <= MAX_STREAMS + 1; calls++) {
+	sum[RMSG_SUMMARY_CHANNEL(self->a_id[k])] = 0;
+	for (calls = 1; calls <= 16 * MAX_STREAMS; calls++) {
 		ret = rmsg_msg_peek_any(self->a, &msg);
 		if (ret != -EAGAIN)
 			break;

@@ -43,12 +43,13 @@ enum rmsg_hello_kind {
  */
 #define RMSG_HELLO_F_REKEY		(1U << 1)
 /*
- * The sender's block MR maps its endpoint's arrival summary at address 0
- * (the block follows, at the hello's block_addr): after each burst of
- * records, the peer writes a non-zero byte at the sender's channel id
- * shifted right by RMSG_SUMMARY_SHIFT, on the same connection. A hello
- * has this flag or RMSG_HELLO_F_IMM_ARRIVAL (then the sender's kernel
- * marks its summary itself as each record's immediate arrives).
+ * The sender's block MR maps its endpoint's arrival summary (the layout
+ * of RMSG_OFF_SUMMARY) at address 0, the block following at the hello's
+ * block_addr: after each burst of records, the peer writes a non-zero
+ * byte at RMSG_SUMMARY_CHANNEL(the sender's channel id), then one at
+ * RMSG_SUMMARY_GROUP(it), on the same connection. A hello has this flag
+ * or RMSG_HELLO_F_IMM_ARRIVAL (then the sender's kernel marks its summary
+ * itself as each record's immediate arrives).
  */
 #define RMSG_HELLO_F_SUMMARY		(1U << 2)
 #define RMSG_HELLO_F_ALL		(RMSG_HELLO_F_IMM_ARRIVAL | \

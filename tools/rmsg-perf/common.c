@@ -16,7 +16,7 @@
 
 const char * const test_names[] = {
 	[TEST_LAT] = "lat", [TEST_BW] = "bw", [TEST_RATE] = "rate",
-	[TEST_MEM] = "mem", [TEST_RECOVER] = "recover",
+	[TEST_MEM] = "mem", [TEST_RECOVER] = "recover", [TEST_POLL] = "poll",
 };
 
 struct options opt = {

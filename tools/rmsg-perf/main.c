@@ -43,7 +43,7 @@ static const struct perf_test *const tests[] = {
 static void print_usage(FILE *out)
 {
 	fputs("usage: rmsg-perf [options] {lat|bw|rate|recover} [SERVER]\n"
-	      "       rmsg-perf [options] mem ADDRESS\n"
+	      "       rmsg-perf [options] {mem|poll} ADDRESS\n"
 	      "       rmsg-perf hold-syscount\n"
 	      "       rmsg-perf --version | --help\n"
 	      "\n"
@@ -54,6 +54,10 @@ static void print_usage(FILE *out)
 	      "  rate   bw with many channels (-c) and/or threads (-t), message rate first\n"
 	      "  mem    memory one idle channel costs: -c channels (default 200) between\n"
 	      "         two endpoints of this process on ADDRESS, a local address\n"
+	      "  poll   what finding messages costs: an empty rmsg_msg_peek_any(), one\n"
+	      "         that finds a message, and rmsg_ep_arm() with -c channels (default\n"
+	      "         1024, at most 65536) against one channel, same process, ADDRESS\n"
+	      "         local; also how fast the -c channels open\n"
 	      "  recover  time to repair a channel: -n faults injected by the client into\n"
 	      "         its channels in turn, each timed from the injection to the\n"
 	      "         channel's next echo of a checked ping-pong (64 bytes, window -W 1)\n"
@@ -277,7 +281,7 @@ static void parse(int argc, char **argv)
 			break;
 		case 'c':
 			opt.channels = parse_num(optarg, "channels", 1,
-						 MAX_CHANNELS);
+						 RMSG_MAX_CHANNELS);
 			channels_set = true;
 			break;
 		case 't':
@@ -328,11 +332,11 @@ static void parse(int argc, char **argv)
 		print_usage(stderr);
 		exit(2);
 	}
-	for (i = TEST_LAT; i <= TEST_RECOVER; i++)
+	for (i = TEST_LAT; i <= TEST_POLL; i++)
 		if (!strcmp(argv[optind], test_names[i]))
 			opt.test = i;
 	if (!opt.test)
-		die(NULL, "unknown test '%s': lat, bw, rate, mem or recover",
+		die(NULL, "unknown test '%s': lat, bw, rate, mem, poll or recover",
 		    argv[optind]);
 	opt.server = argc - optind == 2 ? argv[optind + 1] : NULL;
 	if (!opt.size)
@@ -347,11 +351,14 @@ static void parse(int argc, char **argv)
 	} else if (opt.rndv_every) {
 		die(NULL, "--rndv-every is for recover");
 	}
-	if (opt.test == TEST_MEM) {
+	if (opt.test == TEST_MEM || opt.test == TEST_POLL) {
 		if (!opt.server)
-			die(NULL, "mem needs the local address to use");
+			die(NULL, "%s needs the local address to use",
+			    test_names[opt.test]);
 		if (!channels_set)
-			opt.channels = 200;
+			opt.channels = opt.test == TEST_MEM ? 200 : 1024;
+	} else if (opt.channels > MAX_CHANNELS) {
+		die(NULL, "channels: at most %d per thread", MAX_CHANNELS);
 	}
 	if (opt.port + opt.threads - 1 > 65535)
 		die(NULL, "ports %u to %u do not all exist", opt.port,
@@ -380,6 +387,8 @@ int main(int argc, char **argv)
 	clock_setup();
 	if (opt.test == TEST_MEM)
 		return run_mem();
+	if (opt.test == TEST_POLL)
+		return run_poll();
 	perf_test = tests[opt.test];
 
 	workers = calloc(opt.threads, sizeof(*workers));

@@ -134,9 +134,9 @@ static int take_events(struct rmsg_ep *ep, unsigned int want, int *count,
 	return n;
 }
 
-static int mem_open(struct rmsg_ep *a, struct rmsg_ep *b,
-		    const struct sockaddr *addr, unsigned int addrlen, int n,
-		    unsigned int block_size, int timeout_s, int *b_ids)
+int mem_open(struct rmsg_ep *a, struct rmsg_ep *b,
+	     const struct sockaddr *addr, unsigned int addrlen, int n,
+	     unsigned int block_size, int timeout_s, int *b_ids)
 {
 	int issued = 0, connected = 0, accepted = 0, ret, got;
 	uint64_t stall = now_ns() + timeout_s * 1000000000ULL;
@@ -166,8 +166,8 @@ static int mem_open(struct rmsg_ep *a, struct rmsg_ep *b,
 	return 0;
 }
 
-static int mem_close(struct rmsg_ep *a, struct rmsg_ep *b, int n,
-		     int timeout_s, const int *b_ids)
+int mem_close(struct rmsg_ep *a, struct rmsg_ep *b, int n, int timeout_s,
+	      const int *b_ids)
 {
 	uint64_t stall = now_ns() + timeout_s * 1000000000ULL;
 	int i, ret, got, a_closed = 0, b_closed = 0;

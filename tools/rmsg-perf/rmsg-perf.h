@@ -21,6 +21,7 @@
  *   stream.c     bw and rate
  *   recover.c    recover
  *   mem.c        mem
+ *   poll.c       poll
  *   client.c     the client: connects, runs each size, reports
  *   server.c     the server: accepts, runs what the client asks
  *   main.c       options, and which subcommand runs
@@ -125,6 +126,18 @@ int mem_measure(const struct sockaddr *addr, unsigned int addrlen,
 		struct mem_result *res);
 /* rmsg-perf mem: measure and report; the exit status. */
 int run_mem(void);
+/*
+ * Open @n channels from @b to @a's listener on @addr (at most 64
+ * connecting), @b_ids[i] the id at @b of the i-th; close them from @b.
+ * Each fails on an unexpected event or after @timeout_s without one.
+ */
+int mem_open(struct rmsg_ep *a, struct rmsg_ep *b,
+	     const struct sockaddr *addr, unsigned int addrlen, int n,
+	     unsigned int block_size, int timeout_s, int *b_ids);
+int mem_close(struct rmsg_ep *a, struct rmsg_ep *b, int n, int timeout_s,
+	      const int *b_ids);
+/* rmsg-perf poll: what finding messages costs with many channels (poll.c). */
+int run_poll(void);
 
 
 #define DEFAULT_PORT	18520	/* perftest's is 18515: both may run */
@@ -173,6 +186,7 @@ enum test {
 	TEST_RATE,
 	TEST_MEM,
 	TEST_RECOVER,
+	TEST_POLL,
 };
 
 extern const char * const test_names[];

@@ -328,24 +328,32 @@ struct rmsg_vb_trailer {
 #define RMSG_SEND_AREA_ALIGN	(64U << 10)	/* sizes are multiples */
 
 /*
- * The arrival summary (RMSG_FEAT_SUMMARY): one page, mapped read-write at
- * RMSG_OFF_SUMMARY, that tells a program which of its channels may have
- * news in their receive blocks without looking at every block. Byte
- * RMSG_SUMMARY_GROUP(channel) is set non-zero after records arrive in the
- * block of any channel of that group (by the peer's kernel with an RDMA
- * WRITE that follows the records on the same connection, or by this
- * kernel when the records came with immediates). The program clears a
- * byte, then a full barrier, then looks at the group's blocks: a byte set
- * before the clear is for records the look sees, one set after stays set.
- * A byte is a hint only: set spuriously it costs a look at 64 blocks, and
- * a peer can set or clear the bytes of any group of this endpoint, so a
- * program that must not wait on a hostile peer also looks at its
- * channels' blocks now and then (librmsg looks at one per empty poll).
+ * The arrival summary (RMSG_FEAT_SUMMARY): RMSG_SUMMARY_SIZE bytes mapped
+ * read-write at RMSG_OFF_SUMMARY, that tell a program which of its
+ * channels may have news in their receive blocks without looking at every
+ * block. Two levels: a byte per channel at RMSG_SUMMARY_CHANNEL(channel),
+ * and a byte per group of 64 channels at RMSG_SUMMARY_GROUP(channel).
+ * After records arrive in a channel's block, its channel byte and then
+ * its group byte are set non-zero: by the peer's kernel with RDMA WRITEs
+ * that follow the records on the same connection, or by this kernel when
+ * the records came with immediates.
+ *
+ * A program clears a group byte, issues a full barrier, then reads the
+ * group's 64 channel bytes; for each one set, it clears it, a full
+ * barrier, then looks at that channel's block. A byte set before its
+ * clear is for records the look sees; one set after stays set for the
+ * next look. The bytes are hints only: set spuriously they cost a look,
+ * and a peer can set or clear any byte of this endpoint's summary (it
+ * writes it through its channel's key), so a program that must not wait
+ * on a hostile peer also looks at its channels' blocks now and then
+ * (librmsg looks at one every 16 empty polls).
  */
 #define RMSG_OFF_SUMMARY	0x18000000ULL
-#define RMSG_SUMMARY_SHIFT	6	/* channels per byte: 64 */
+#define RMSG_SUMMARY_SHIFT	6	/* channels per group: 64 */
 #define RMSG_SUMMARY_GROUP(channel)	((channel) >> RMSG_SUMMARY_SHIFT)
-#define RMSG_SUMMARY_SIZE	4096	/* bytes to map, at least a page */
+#define RMSG_SUMMARY_CHANNELS	4096	/* where the channel bytes start */
+#define RMSG_SUMMARY_CHANNEL(channel)	(RMSG_SUMMARY_CHANNELS + (channel))
+#define RMSG_SUMMARY_SIZE	(RMSG_SUMMARY_CHANNELS + 65536)
 
 /*
  * SQ ring flags word. RMSG_SQ_NEED_WAKEUP: the kernel will only take new SQEs

@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rmsg-perf poll: what finding messages costs when an endpoint has many
+ * channels, against the same with one channel, in this process.
+ *
+ * Two pairs of endpoints on the local address: one with a single channel,
+ * one with -c channels. Each round measures, for both pairs in turn (the
+ * order alternating from round to round, so that neither always runs
+ * first):
+ *
+ *   empty  the mean of POLL_EMPTY rmsg_msg_peek_any() calls that find
+ *          nothing;
+ *   ready  the mean of the POLL_READY calls that found a message, each
+ *          sent to the pair's last channel and awaited by calling
+ *          rmsg_msg_peek_any() until it comes (those calls are not timed):
+ *          the search, the channel's block staying in the caches;
+ *   random the same, each message to a channel picked at random: the
+ *          search and a block that is cold in the caches and the TLB,
+ *          which no search avoids (a cost of touching more memory, which
+ *          emulation makes larger than hardware does);
+ *   arm    the mean of POLL_ARMS rmsg_ep_arm() calls with every channel
+ *          armed already, as a program that waits again finds them.
+ *
+ * The figures are the medians over the rounds, and each ratio (many
+ * channels over one) is the median of the rounds' ratios. How fast the
+ * -c channels opened (at most 64 connecting at once) comes with them.
+ *
+ * Calls common.c, clock.c and mem.c.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <rmsg.h>
+
+#include "rmsg-perf.h"
+
+#define POLL_ROUNDS	9
+#define POLL_EMPTY	20000
+#define POLL_READY	200
+#define POLL_ARMS	20000
+#define POLL_LISTEN	(~0ULL)
+
+struct poll_pair {
+	struct rmsg_ep *a;	/* listens, and is polled */
+	struct rmsg_ep *b;	/* connects, and sends */
+	int n;
+	int *b_ids;
+	uint64_t open_ns;
+};
+
+enum { POLL_EMPTY_NS, POLL_READY_NS, POLL_RANDOM_NS, POLL_ARM_NS,
+       POLL_FIGURES };
+
+static int pair_open(struct poll_pair *p, struct sockaddr_storage *ss,
+		     socklen_t len, uint16_t port, int n)
+{
+	unsigned int entries;
+	uint64_t t0;
+	int ret;
+
+	p->n = n;
+	p->b_ids = calloc(n, sizeof(*p->b_ids));
+	if (!p->b_ids)
+		return -ENOMEM;
+	/* Room for every channel's events at once, and the READABLEs. */
+	for (entries = 1024; entries < 2U * n + 1024; entries <<= 1)
+		;
+	ret = rmsg_ep_open(&p->a, 256, entries);
+	if (!ret)
+		ret = rmsg_ep_open(&p->b, 256, entries);
+	if (ret)
+		return ret;
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = htons(port);
+	else
+		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
+	ret = rmsg_ep_listen(p->a, (struct sockaddr *)ss, len, POLL_LISTEN, 0);
+	if (ret)
+		return ret;
+	t0 = now_ns();
+	ret = mem_open(p->a, p->b, (struct sockaddr *)ss, len, n, 0,
+		       opt.timeout_s, p->b_ids);
+	p->open_ns = now_ns() - t0;
+	return ret;
+}
+
+static void pair_close(struct poll_pair *p)
+{
+	if (p->a && p->b && p->b_ids)
+		mem_close(p->a, p->b, p->n, opt.timeout_s, p->b_ids);
+	rmsg_ep_close(p->b);
+	rmsg_ep_close(p->a);
+	free(p->b_ids);
+}
+
+/* Take the events a pair's endpoints have: send completions, READABLEs. */
+static int pair_drain(struct poll_pair *p)
+{
+	struct rmsg_event ev[64];
+	int ret;
+
+	do {
+		ret = rmsg_ep_progress(p->b, ev, 64);
+	} while (ret == 64);
+	if (ret < 0)
+		return ret;
+	do {
+		ret = rmsg_ep_progress(p->a, ev, 64);
+	} while (ret == 64);
+	return ret < 0 ? ret : 0;
+}
+
+static double sample_empty(struct poll_pair *p)
+{
+	struct rmsg_msg msg;
+	uint64_t t0;
+	int i;
+
+	t0 = now_ns();
+	for (i = 0; i < POLL_EMPTY; i++)
+		if (rmsg_msg_peek_any(p->a, &msg) != -EAGAIN)
+			return -1;
+	return (double)(now_ns() - t0) / POLL_EMPTY;
+}
+
+static double sample_ready(struct poll_pair *p, bool random_channel)
+{
+	uint64_t t0, found_ns = 0, deadline;
+	struct rmsg_msg msg;
+	uint32_t word;
+	int i, ch, ret;
+
+	for (i = 0; i < POLL_READY; i++) {
+		ch = !random_channel ? p->n - 1 :
+		     p->n > 1 ? (int)(random() % p->n) : 0;
+		word = (uint32_t)i;
+		do {
+			ret = rmsg_msg_send(p->b, p->b_ids[ch], &word,
+					    sizeof(word), 0, i);
+			if (ret == -EAGAIN && pair_drain(p))
+				return -1;
+		} while (ret == -EAGAIN);
+		if (ret)
+			return -1;
+		deadline = now_ns() + (uint64_t)opt.timeout_s * 1000000000ULL;
+		for (;;) {
+			t0 = now_ns();
+			ret = rmsg_msg_peek_any(p->a, &msg);
+			if (ret != -EAGAIN)
+				break;
+			if (now_ns() > deadline)
+				return -1;
+		}
+		found_ns += now_ns() - t0;
+		if (ret || msg.len != sizeof(word) ||
+		    memcmp(msg.data, &word, sizeof(word)) ||
+		    rmsg_msg_release(p->a, &msg))
+			return -1;
+		if (i % 32 == 31 && pair_drain(p))
+			return -1;
+	}
+	if (pair_drain(p))
+		return -1;
+	return (double)found_ns / POLL_READY;
+}
+
+static double sample_arm(struct poll_pair *p)
+{
+	uint64_t t0;
+	int i;
+
+	/* Arm what is not armed yet: not timed. */
+	if (rmsg_ep_arm(p->a))
+		return -1;
+	t0 = now_ns();
+	for (i = 0; i < POLL_ARMS; i++)
+		if (rmsg_ep_arm(p->a))
+			return -1;
+	return (double)(now_ns() - t0) / POLL_ARMS;
+}
+
+static double sample(struct poll_pair *p, int what)
+{
+	switch (what) {
+	case POLL_EMPTY_NS:
+		return sample_empty(p);
+	case POLL_READY_NS:
+		return sample_ready(p, false);
+	case POLL_RANDOM_NS:
+		return sample_ready(p, true);
+	default:
+		return sample_arm(p);
+	}
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int run_poll(void)
+{
+	static const char * const names[POLL_FIGURES] = {
+		"empty", "ready", "random", "arm",
+	};
+	double one[POLL_FIGURES][POLL_ROUNDS], many[POLL_FIGURES][POLL_ROUNDS];
+	double ratio[POLL_FIGURES][POLL_ROUNDS], med[3][POLL_FIGURES];
+	struct poll_pair single = { 0 }, multi = { 0 };
+	struct sockaddr_storage ss;
+	int ret, r, f, first;
+	socklen_t len;
+
+	resolve(opt.server, &ss, &len);
+	ret = pair_open(&single, &ss, len, opt.port, 1);
+	if (ret)
+		die(NULL, "poll: one channel: %s", strerror(-ret));
+	ret = pair_open(&multi, &ss, len, opt.port + 1, opt.channels);
+	if (ret)
+		die(NULL, "poll: %d channels: %s", opt.channels,
+		    strerror(-ret));
+	srandom(1);
+	for (r = 0; r < POLL_ROUNDS; r++) {
+		for (f = 0; f < POLL_FIGURES; f++) {
+			for (first = 0; first < 2; first++) {
+				if ((first ^ r) & 1)
+					many[f][r] = sample(&multi, f);
+				else
+					one[f][r] = sample(&single, f);
+			}
+			if (one[f][r] <= 0 || many[f][r] <= 0)
+				die(NULL, "poll: the %s sample failed",
+				    names[f]);
+			ratio[f][r] = many[f][r] / one[f][r];
+		}
+	}
+	for (f = 0; f < POLL_FIGURES; f++) {
+		med[0][f] = median(one[f], POLL_ROUNDS);
+		med[1][f] = median(many[f], POLL_ROUNDS);
+		med[2][f] = median(ratio[f], POLL_ROUNDS);
+	}
+	if (opt.json) {
+		printf("{\"test\": \"poll\", \"channels\": %d, \"rounds\": %d, \"open_ms\": %.1f, \"opens_per_s\": %.1f",
+		       opt.channels, POLL_ROUNDS, multi.open_ns / 1e6,
+		       opt.channels / (multi.open_ns / 1e9));
+		for (f = 0; f < POLL_FIGURES; f++)
+			printf(", \"%s_ns_1\": %.1f, \"%s_ns_n\": %.1f, \"%s_ratio\": %.3f",
+			       names[f], med[0][f], names[f], med[1][f],
+			       names[f], med[2][f]);
+		printf("}\n");
+	} else {
+		fputs(rule, stdout);
+		printf(" rmsg-perf poll: finding messages, 1 channel against %d (median of %d rounds)\n",
+		       opt.channels, POLL_ROUNDS);
+		fputs(rule, stdout);
+		printf(" %-8s %12s %12s %10s\n", "call", "1 ch (ns)",
+		       "N ch (ns)", "N / 1");
+		for (f = 0; f < POLL_FIGURES; f++)
+			printf(" %-8s %12.1f %12.1f %10.3f\n", names[f],
+			       med[0][f], med[1][f], med[2][f]);
+		printf(" %d channels opened in %.0f ms: %.0f per second\n",
+		       opt.channels, multi.open_ns / 1e6,
+		       opt.channels / (multi.open_ns / 1e9));
+		fputs(rule, stdout);
+	}
+	pair_close(&multi);
+	pair_close(&single);
+	return 0;
+}
