@@ -100,8 +100,10 @@ static void rmsg_summary_set(struct rmsg_pages *summary, u32 off)
  */
 void rmsg_summary_mark(struct rmsg_pages *summary, u32 channel)
 {
+	/* The records before the channel's byte: the program reads them after. */
 	smp_wmb();
 	rmsg_summary_set(summary, RMSG_SUMMARY_CHANNEL(channel));
+	/* The channel's byte before the group's, read in the other order. */
 	smp_wmb();
 	rmsg_summary_set(summary, RMSG_SUMMARY_GROUP(channel));
 }

@@ -52,8 +52,13 @@ struct poll_pair {
 	uint64_t open_ns;
 };
 
-enum { POLL_EMPTY_NS, POLL_READY_NS, POLL_RANDOM_NS, POLL_ARM_NS,
-       POLL_FIGURES };
+enum {
+	POLL_EMPTY_NS,
+	POLL_READY_NS,
+	POLL_RANDOM_NS,
+	POLL_ARM_NS,
+	POLL_FIGURES
+};
 
 static int pair_open(struct poll_pair *p, struct sockaddr_storage *ss,
 		     socklen_t len, uint16_t port, int n)
