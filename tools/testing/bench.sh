@@ -74,6 +74,8 @@ lat_iters=300
 lat_sizes="8 64 1024 4096"
 stream_msgs=2000
 window=64
+# rmsg-perf poll's channels (bench-report's POLL_CHANNELS).
+poll_channels=2048
 
 # Rendezvous: TCG moves some 4-7 MB/s, so a 64 MiB message takes ten
 # seconds or more. Few messages each (perftest takes no fewer than 5), the
@@ -525,5 +527,13 @@ rmsg_pair batch-rmsg rate -- --json -s 64 -n "$stream_msgs" -W "$window" \
 log "memory per idle channel"
 timeout 900 "$perf" --json -c 200 mem "$addr" >"$out/mem-rmsg" \
 	2>"$out/mem-rmsg.log" || { log "rmsg-perf mem failed"; status=1; }
+
+# Issue 37: finding messages does not cost more with many channels. As
+# many channels as the loopback guest's memory holds with both ends in it
+# (4,096 are over 2 GiB at today's cost per channel).
+log "finding messages among $poll_channels channels"
+timeout 900 "$perf" --json -c "$poll_channels" poll "$addr" \
+	>"$out/poll-rmsg" 2>"$out/poll-rmsg.log" ||
+	{ log "rmsg-perf poll failed"; status=1; }
 
 exit "$status"
