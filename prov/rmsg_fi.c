@@ -739,9 +739,38 @@ struct fi_provider rfi_prov = {
 	.cleanup = rfi_cleanup,
 };
 
+/*
+ * The endpoint's settings from FI_RMSG_BLOCK_SIZE and
+ * FI_RMSG_RNDV_THRESHOLD: -FI_EINVAL for a block size the module would
+ * refuse, so that a mistyped setting fails fi_enable() where it is made
+ * rather than every connection later.
+ */
+int rfi_params(uint32_t *block_size, size_t *rndv_threshold)
+{
+	size_t v;
+
+	*block_size = 0;
+	*rndv_threshold = SIZE_MAX;
+	if (!fi_param_get_size_t(&rfi_prov, "block_size", &v)) {
+		if (v < RMSG_VB_MIN_BLOCK || v > RMSG_VB_MAX_BLOCK || v % 16) {
+			RFI_WARN("FI_RMSG_BLOCK_SIZE=%zu: a multiple of 16 from %u to %u is needed\n",
+				 v, RMSG_VB_MIN_BLOCK, RMSG_VB_MAX_BLOCK);
+			return -FI_EINVAL;
+		}
+		*block_size = (uint32_t)v;
+	}
+	if (!fi_param_get_size_t(&rfi_prov, "rndv_threshold", &v))
+		*rndv_threshold = v;
+	return 0;
+}
+
 FI_EXT_INI
 {
 	fi_param_define(&rfi_prov, "addr", FI_PARAM_STRING,
 			"IPv4 address endpoints listen on (default: that of the first active RDMA port rmsg sees)");
+	fi_param_define(&rfi_prov, "block_size", FI_PARAM_SIZE_T,
+			"bytes of each channel's receive block, which the peer writes eager messages into: a multiple of 16 from 4096 to 67108864 (default: the module's block_size parameter, 32768)");
+	fi_param_define(&rfi_prov, "rndv_threshold", FI_PARAM_SIZE_T,
+			"payloads larger than this go by rendezvous, zero copy (default: every payload the peer's receive block takes goes eager)");
 	return &rfi_prov;
 }

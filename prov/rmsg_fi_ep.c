@@ -247,7 +247,12 @@ static void rfi_peer_open(struct rfi_ep *ep, struct rfi_peer *peer)
 
 	peer->max_eager = max > (int)sizeof(struct rfi_hdr) ?
 			  max - sizeof(struct rfi_hdr) : 0;
+	if (peer->max_eager > ep->rndv_threshold)
+		peer->max_eager = ep->rndv_threshold;
 	peer->open = true;
+	FI_INFO(&rfi_prov, FI_LOG_EP_DATA,
+		"channel %d open: eager payloads up to %zu bytes\n",
+		peer->chan, peer->max_eager);
 }
 
 /*
@@ -480,7 +485,8 @@ ssize_t rfi_send(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 	}
 	if (peer->chan < 0) {
 		ch = rmsg_chan_connect(ep->rep, (struct sockaddr *)&name,
-				       sizeof(name), RFI_UD_PEER | dest, 0);
+				       sizeof(name), RFI_UD_PEER | dest,
+				       ep->block_size);
 		if (ch < 0) {
 			rfi_op_free(ep, op);
 			rfi_unlock(ep->dom);
@@ -1736,6 +1742,8 @@ static int rfi_ep_enable(struct rfi_ep *ep)
 	if (!ep->av || !ep->tx_cq || !ep->rx_cq)
 		return -FI_ENOCQ;
 	ret = rfi_local_addr(&ep->name);
+	if (!ret)
+		ret = rfi_params(&ep->block_size, &ep->rndv_threshold);
 	if (ret)
 		return ret;
 	ep->name.sin_port = 0;
@@ -1749,7 +1757,7 @@ static int rfi_ep_enable(struct rfi_ep *ep)
 	 * round trip per call that excludes nothing.
 	 */
 	ret = rmsg_ep_listen(ep->rep, (struct sockaddr *)&ep->name, len, 0,
-			     0);
+			     ep->block_size);
 	if (ret)
 		goto fail_close;
 	ret = rfi_cq_watch(ep->tx_cq, ep, true);

@@ -7,6 +7,13 @@
 #
 #   fi_info             fi_info -p rmsg lists the provider: an RDM
 #                       endpoint with FI_MSG and FI_TAGGED, 64 tag bits
+#   params              fi_info -e lists FI_RMSG_ADDR, FI_RMSG_BLOCK_SIZE
+#                       and FI_RMSG_RNDV_THRESHOLD; fi_pingpong (data
+#                       checked) with blocks of 8 KiB carries less than
+#                       8 KiB eager, and with a threshold of 1000 bytes
+#                       exactly 1000 (the provider's log says so per
+#                       channel); a block size the module refuses fails
+#                       the endpoint, saying why
 #   pingpong_msg        fi_pingpong -p rmsg -e rdm, every size of -S all
 #                       (0 B to 6 MiB: eager and rendezvous), data checked
 #                       by fi_pingpong itself (-c), two iterations a size
@@ -88,7 +95,7 @@ trap 'rm -rf "$tmp"' EXIT
 export FI_PROVIDER_PATH=$PWD/build/prov
 mpirun_rxe=$PWD/tools/testing/mpirun-rxe
 
-tests=(fi_info pingpong_msg pingpong_tagged wait_fd unexpected_rndv
+tests=(fi_info params pingpong_msg pingpong_tagged wait_fd unexpected_rndv
        crossed_connect netpipe_openmpi netpipe_device_readd hpcc_openmpi hpcc_qp_errors)
 echo "TAP version 13"
 echo "1..${#tests[@]}"
@@ -140,9 +147,40 @@ pingpong() {
 	# Every size ran its iterations, the largest too.
 	grep -q "^$last " "$tmp/client.$mode" ||
 		fail "no $last line: $(tail -n 2 "$tmp/client.$mode")"
-	grep -q -i 'error\|fail' "$tmp/client.$mode" "$tmp/server.$mode" &&
-		fail "an error was printed: $(grep -i -m 1 'error\|fail' "$tmp/client.$mode" "$tmp/server.$mode")"
+	# What fi_pingpong printed, not the provider's log (FI_LOG_LEVEL).
+	cat "$tmp/client.$mode" "$tmp/server.$mode" | grep -v '^libfabric:' |
+		grep -q -i 'error\|fail' &&
+		fail "an error was printed: $(cat "$tmp/client.$mode" "$tmp/server.$mode" | grep -v '^libfabric:' | grep -i -m 1 'error\|fail')"
 	echo "# $mode: $(grep -c '^[0-9]' "$tmp/client.$mode") sizes; 1 KiB: $(awk '$1 == "1k" { print $7 " us" }' "$tmp/client.$mode")"
+}
+
+t_params() {
+	local out=$tmp/fi_info_e.out eager
+
+	timeout -k 5 60 fi_info -e >"$out" 2>&1 ||
+		fail "fi_info -e exited $?: $(tail -n 2 "$out")"
+	for p in FI_RMSG_ADDR FI_RMSG_BLOCK_SIZE FI_RMSG_RNDV_THRESHOLD; do
+		grep -q "$p" "$out" || fail "fi_info -e does not list $p"
+	done
+	FI_LOG_LEVEL=info FI_LOG_PROV=rmsg FI_RMSG_BLOCK_SIZE=8192 \
+		pingpong msg 1m -I 2
+	eager=$(sed -n 's/.*channel [0-9]* open: eager payloads up to \([0-9]*\) bytes.*/\1/p' \
+		"$tmp/client.msg" | head -n 1)
+	echo "# FI_RMSG_BLOCK_SIZE=8192: eager up to ${eager:-?} bytes"
+	[ -n "$eager" ] && ((eager < 8192 && eager > 4096)) ||
+		fail "with 8 KiB blocks, eager up to '${eager}' bytes"
+	FI_LOG_LEVEL=info FI_LOG_PROV=rmsg FI_RMSG_RNDV_THRESHOLD=1000 \
+		pingpong msg 1m -I 2
+	eager=$(sed -n 's/.*channel [0-9]* open: eager payloads up to \([0-9]*\) bytes.*/\1/p' \
+		"$tmp/client.msg" | head -n 1)
+	echo "# FI_RMSG_RNDV_THRESHOLD=1000: eager up to ${eager:-?} bytes"
+	[ "$eager" = 1000 ] ||
+		fail "with a threshold of 1000, eager up to '${eager}' bytes"
+	FI_LOG_LEVEL=warn FI_RMSG_BLOCK_SIZE=100 timeout -k 5 60 \
+		fi_pingpong -p rmsg -e rdm -m msg >"$tmp/bad_block" 2>&1 &&
+		fail "fi_pingpong with FI_RMSG_BLOCK_SIZE=100 exited 0"
+	grep -q 'FI_RMSG_BLOCK_SIZE=100' "$tmp/bad_block" ||
+		fail "no word of FI_RMSG_BLOCK_SIZE=100: $(tail -n 2 "$tmp/bad_block")"
 }
 
 t_pingpong_msg() { pingpong msg 6m -S all -I 2; }
