@@ -321,6 +321,7 @@ void rmsg_user_sqpoll_del(struct rmsg_endpoint *ep);
 int rmsg_mlock_charge(struct rmsg_endpoint *ep, unsigned long npages,
 		      struct user_struct **user);
 void rmsg_mlock_uncharge(struct user_struct *user, unsigned long npages);
+void rmsg_kernel_pages_add(unsigned long npages);
 
 struct rmsg_endpoint *rmsg_ep_create(void);
 void rmsg_ep_destroy(struct rmsg_endpoint *ep);
@@ -361,7 +362,8 @@ struct rmsg_pages {
 #define RMSG_AREA_CHUNK		RMSG_SEND_AREA_ALIGN
 #define RMSG_AREA_CHUNK_ORDER	(ilog2(RMSG_AREA_CHUNK) - PAGE_SHIFT)
 
-struct rmsg_pages *rmsg_pages_new(struct rmsg_endpoint *ep, u32 size,
+struct rmsg_pages *rmsg_pages_new(struct rmsg_endpoint *ep, bool locked,
+				  u32 size,
 				  unsigned int order);
 void rmsg_pages_put(struct rmsg_pages *p);
 void rmsg_summary_mark(struct rmsg_pages *summary, u32 channel);

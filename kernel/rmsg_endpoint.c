@@ -212,7 +212,7 @@ long rmsg_ep_setup(struct rmsg_endpoint *ep, void __user *uarg)
 		return -EBUSY;
 	}
 	if (p.send_area_size) {
-		ep->area = rmsg_pages_new(ep, p.send_area_size,
+		ep->area = rmsg_pages_new(ep, true, p.send_area_size,
 					  RMSG_AREA_CHUNK_ORDER);
 		if (!ep->area) {
 			ret = -ENOMEM;
@@ -220,7 +220,11 @@ long rmsg_ep_setup(struct rmsg_endpoint *ep, void __user *uarg)
 		}
 		ep->area_size = ep->area->npages << PAGE_SHIFT;
 	}
-	ep->summary = rmsg_pages_new(ep, RMSG_SUMMARY_SIZE, 0);
+	/*
+	 * Charged to the memory cgroup only: a per-endpoint cost that
+	 * RLIMIT_MEMLOCK (8 MiB on Debian) should not spend (issue 37).
+	 */
+	ep->summary = rmsg_pages_new(ep, false, RMSG_SUMMARY_SIZE, 0);
 	if (!ep->summary) {
 		ret = -ENOMEM;
 		goto out;

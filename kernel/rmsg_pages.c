@@ -25,8 +25,9 @@ static void rmsg_pages_release(struct kref *ref)
 
 /**
  * rmsg_pages_new() - zeroed pages for an endpoint
- * @ep: the endpoint they are charged to (rmsg_mlock_charge()); the
- *	caller's memcg is charged too
+ * @ep: the endpoint they are for; the caller's memcg is charged
+ * @locked: charge them to the endpoint's RLIMIT_MEMLOCK too
+ *	(rmsg_mlock_charge())
  * @size: bytes, rounded up to whole chunks
  * @order: the pages come in physically contiguous chunks of 2^@order
  *	pages, each split into order-0 pages for mapping
@@ -39,8 +40,8 @@ static void rmsg_pages_release(struct kref *ref)
  * Return: the set with one reference, or NULL (no memory, or over the
  * endpoint's RLIMIT_MEMLOCK).
  */
-struct rmsg_pages *rmsg_pages_new(struct rmsg_endpoint *ep, u32 size,
-				  unsigned int order)
+struct rmsg_pages *rmsg_pages_new(struct rmsg_endpoint *ep, bool locked,
+				  u32 size, unsigned int order)
 {
 	u32 i, j, chunk = PAGE_SIZE << order;
 	u32 npages = (ALIGN(size, chunk) >> PAGE_SHIFT);
@@ -50,7 +51,9 @@ struct rmsg_pages *rmsg_pages_new(struct rmsg_endpoint *ep, u32 size,
 	p = kvzalloc(struct_size(p, pages, npages), RMSG_GFP_CHARGED);
 	if (!p)
 		return NULL;
-	if (rmsg_mlock_charge(ep, npages, &p->user)) {
+	if (!locked) {
+		rmsg_kernel_pages_add(npages);
+	} else if (rmsg_mlock_charge(ep, npages, &p->user)) {
 		kvfree(p);
 		return NULL;
 	}

@@ -295,6 +295,12 @@ int rmsg_mlock_charge(struct rmsg_endpoint *ep, unsigned long npages,
 	return 0;
 }
 
+/* Pages of rmsg's that no user's RLIMIT_MEMLOCK counts, in the live count. */
+void rmsg_kernel_pages_add(unsigned long npages)
+{
+	atomic_long_add(npages, &rmsg_live[RMSG_LIVE_KERNEL_PAGES]);
+}
+
 /* Undo rmsg_mlock_charge(); any context that may sleep or not. */
 void rmsg_mlock_uncharge(struct user_struct *user, unsigned long npages)
 {
