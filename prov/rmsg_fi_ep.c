@@ -448,6 +448,19 @@ ssize_t rfi_send(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 		rfi_unlock(ep->dom);
 		return -FI_EINVAL;
 	}
+	/*
+	 * No channel with the peer yet: the peer's may be open already, its
+	 * hello unread. Read it before opening a second channel between the
+	 * same two endpoints (rfi_peer() may move the peers meanwhile).
+	 */
+	if (peer->chan < 0) {
+		rfi_ep_progress(ep);
+		peer = rfi_peer(ep, dest);
+		if (!peer) {
+			rfi_unlock(ep->dom);
+			return -FI_ENOMEM;
+		}
+	}
 	if (flags & FI_INJECT) {
 		ret = rfi_inject_now(ep, peer, iov, count, len, tag, data,
 				     flags);
