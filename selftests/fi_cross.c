@@ -10,11 +10,9 @@
  *
  *   1. each posts a receive from any source; a sends to b and is driven
  *      alone until its send completes (its channel is open and greeted);
- *      then b sends to a, which opens a channel of b's, and is driven at
- *      once: b finds a's hello while its own channel still connects, so
- *      its send goes on a's channel and it closes its own. Both receives
- *      complete with every byte and the sender's address; the channel b
- *      gave up fails nobody's receive;
+ *      then b sends to a: b reads a's hello first, so its send goes on
+ *      a's channel and b opens none. Both receives complete with every
+ *      byte and the sender's address;
  *   2. a ping-pong of PINGS messages each way, sizes from 1 byte to past
  *      the eager limit (rendezvous), every byte checked, in order;
  *   0. (before 1, on two endpoints c and d of their own) each sends to the
@@ -25,8 +23,8 @@
  *      the kernel reports the two connections in.
  *
  * libfabric_test.sh then checks the counters the four closes logged (c, d,
- * a, b): each endpoint opened one channel; b closed its own for a's, and
- * of c and d at most one closed its own.
+ * a, b): c, d and a opened one channel each and b none; of c and d at
+ * most one closed its own.
  */
 #include <time.h>
 #include <unistd.h>
