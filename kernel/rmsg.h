@@ -185,9 +185,10 @@ enum rmsg_ep_stat {
  *	@lock; submission leaves them free
  * @area: the send area, or NULL; set once under @lock before @ready
  * @area_size: its bytes
- * @summary: the arrival summary (RMSG_OFF_SUMMARY), one page; set once
- *	under @lock before @ready. Every channel's block MR maps it first,
- *	at offset 0, so that peers can set the byte of a channel's group
+ * @summary: the arrival summary (RMSG_OFF_SUMMARY), or NULL without
+ *	RMSG_EP_F_SUMMARY; set once under @lock before @ready. Every
+ *	channel's block MR maps it first, at offset 0, so that peers can set
+ *	a channel's bytes
  * @area_maps: the send area as each device of a channel sees it, under
  *	@chan_lock (rmsg_data.c)
  * @sig_owed: channels whose last write of this batch needs signalling,

@@ -69,10 +69,13 @@ static_assert(RMSG_QP_SEND_WRS < 64);
 /* At least one data WR in this many is signalled, to reclaim the SQ. */
 #define RMSG_SIGNAL_EVERY	(RMSG_SEND_WRS / 2)
 /*
- * A receive block's address in its MR: the endpoint's arrival summary
- * comes first, at 0 (RMSG_HELLO_F_SUMMARY).
+ * A receive block's address in its MR: the endpoint's arrival summary, if
+ * it has one, comes first, at 0 (RMSG_HELLO_F_SUMMARY).
  */
-#define RMSG_BLOCK_ADDR		PAGE_ALIGN(RMSG_SUMMARY_SIZE)
+static inline u64 rmsg_block_addr(const struct rmsg_endpoint *ep)
+{
+	return ep->summary ? PAGE_ALIGN(RMSG_SUMMARY_SIZE) : 0;
+}
 /* More receives for the write-with-immediate fallback: a write's worth. */
 #define RMSG_IMM_RECVS		64
 /*

@@ -114,6 +114,7 @@ void rmsg_chan_set_conn(struct rmsg_channel *ch, struct rmsg_conn *conn)
 static int rmsg_block_alloc(struct rmsg_channel *ch)
 {
 	struct rmsg_pages *summary = ch->ep->summary, *block;
+	u32 nsum = summary ? summary->npages : 0;
 	struct scatterlist *sg;
 	int i, ret;
 
@@ -124,15 +125,13 @@ static int rmsg_block_alloc(struct rmsg_channel *ch)
 	xa_lock(&ch->ep->channels);
 	ch->block = block;
 	xa_unlock(&ch->ep->channels);
-	ret = sg_alloc_table(&ch->dev.block_sgt,
-			     summary->npages + block->npages,
+	ret = sg_alloc_table(&ch->dev.block_sgt, nsum + block->npages,
 			     RMSG_GFP_CHARGED);
 	if (ret)
 		return ret;
 	for_each_sgtable_sg(&ch->dev.block_sgt, sg, i)
-		sg_set_page(sg, i < summary->npages ? summary->pages[i] :
-				block->pages[i - summary->npages],
-			    PAGE_SIZE, 0);
+		sg_set_page(sg, i < nsum ? summary->pages[i] :
+				block->pages[i - nsum], PAGE_SIZE, 0);
 	return 0;
 }
 
@@ -171,8 +170,8 @@ static int rmsg_block_map(struct rmsg_channel *ch)
 	if (nents != ch->dev.block_sgt.nents)
 		return nents < 0 ? nents : -EINVAL;
 	/*
-	 * The peer addresses the summary from 0 and the block from
-	 * RMSG_BLOCK_ADDR: the hello must not carry the bus address
+	 * The peer addresses the summary, if any, from 0 and the block from
+	 * rmsg_block_addr(): the hello must not carry the bus address
 	 * ib_map_mr_sg() starts from (the pages are whole, so the offset
 	 * in the first page stays 0 too).
 	 */
@@ -508,7 +507,7 @@ u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
 	struct rmsg_hello hello = {
 		.kind = kind,
 		.incarnation = ch->ep->incarnation,
-		.block_addr = ch->dev.mr->iova + RMSG_BLOCK_ADDR,
+		.block_addr = ch->dev.mr->iova + rmsg_block_addr(ch->ep),
 		.channel = ch->id,
 		.peer_channel = kind == RMSG_HELLO_CONNECT ?
 					RMSG_WIRE_NO_CHANNEL :
@@ -516,7 +515,7 @@ u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
 		.block_rkey = ch->dev.mr->rkey,
 		.block_size = ch->block_size,
 		.flags = ch->rx_imm ? RMSG_HELLO_F_IMM_ARRIVAL :
-				      RMSG_HELLO_F_SUMMARY,
+			 ch->ep->summary ? RMSG_HELLO_F_SUMMARY : 0,
 		.epoch = ch->resil.epoch,
 	};
 	struct rmsg_addrs addrs;

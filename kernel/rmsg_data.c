@@ -176,7 +176,8 @@ static int rmsg_data_imm_in(struct rmsg_channel *ch, const struct ib_wc *wc)
 	WRITE_ONCE(*flag, imm & RMSG_IMM_ODD ? RMSG_VB_FLAG_ODD :
 					       RMSG_VB_FLAG_EVEN);
 	/* The flag, then the summary's bytes, as the peer's hint would be. */
-	rmsg_summary_mark(ch->ep->summary, ch->id);
+	if (ch->ep->summary)
+		rmsg_summary_mark(ch->ep->summary, ch->id);
 	rmsg_ep_count(ch->ep, RMSG_STAT_IMM_ARRIVALS);
 	return 0;
 }

@@ -186,7 +186,8 @@ long rmsg_ep_setup(struct rmsg_endpoint *ep, void __user *uarg)
 
 	if (copy_from_user(&p, uarg, sizeof(p)))
 		return -EFAULT;
-	if ((p.flags & ~(RMSG_EP_F_SQPOLL | RMSG_EP_F_STALL_EVENTS)) ||
+	if ((p.flags & ~(RMSG_EP_F_SQPOLL | RMSG_EP_F_STALL_EVENTS |
+			  RMSG_EP_F_SUMMARY)) ||
 	    !rmsg_all_zero(p.resv, sizeof(p.resv)))
 		return -EINVAL;
 	if (!(p.flags & RMSG_EP_F_STALL_EVENTS) && p.stall_ms)
@@ -224,10 +225,12 @@ long rmsg_ep_setup(struct rmsg_endpoint *ep, void __user *uarg)
 	 * Charged to the memory cgroup only: a per-endpoint cost that
 	 * RLIMIT_MEMLOCK (8 MiB on Debian) should not spend (issue 37).
 	 */
-	ep->summary = rmsg_pages_new(ep, false, RMSG_SUMMARY_SIZE, 0);
-	if (!ep->summary) {
-		ret = -ENOMEM;
-		goto out;
+	if (p.flags & RMSG_EP_F_SUMMARY) {
+		ep->summary = rmsg_pages_new(ep, false, RMSG_SUMMARY_SIZE, 0);
+		if (!ep->summary) {
+			ret = -ENOMEM;
+			goto out;
+		}
 	}
 	ret = rmsg_ep_ring_alloc(&ep->sq, sq_n, sizeof(struct rmsg_sqe),
 				 &p.sq_off);
@@ -309,7 +312,8 @@ int rmsg_ep_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma)
 		return ep->area ? rmsg_pages_mmap(ep->area, vma, true) :
 				  -EINVAL;
 	if (off == RMSG_OFF_SUMMARY)
-		return rmsg_pages_mmap(ep->summary, vma, true);
+		return ep->summary ? rmsg_pages_mmap(ep->summary, vma, true) :
+				     -EINVAL;
 	if (off == RMSG_OFF_SQ_RING)
 		ring = &ep->sq;
 	else if (off == RMSG_OFF_CQ_RING)

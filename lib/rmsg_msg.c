@@ -45,7 +45,7 @@ int rmsg_ep_data_init(struct rmsg_ep *ep, const struct rmsg_ep_setup *p)
 	d->page_size = (size_t)sysconf(_SC_PAGESIZE);
 	d->wait_ms = -1;
 	rmsg_rv_init(d);
-	if (p->features & RMSG_FEAT_SUMMARY) {
+	if (p->flags & RMSG_EP_F_SUMMARY) {
 		map = mmap(NULL, RMSG_SUMMARY_SIZE, PROT_READ | PROT_WRITE,
 			   MAP_SHARED, ep->fd, (off_t)RMSG_OFF_SUMMARY);
 		if (map == MAP_FAILED)
@@ -1234,8 +1234,6 @@ static inline __u32 rmsg_ngroups(const struct rmsg_ep_data *d)
 /* The group bytes of groups [8 @w, 8 @w + 8) as one word. */
 static inline __u64 rmsg_summary_word(const struct rmsg_ep_data *d, __u32 w)
 {
-	if (!d->summary)
-		return ~0ULL;	/* no summary: every group may have news */
 	return __atomic_load_n((const __u64 *)d->summary + w,
 			       __ATOMIC_RELAXED);
 }
@@ -1297,15 +1295,13 @@ static void rmsg_sweep(struct rmsg_ep_data *d)
 /*
  * The channels of group @g with news by the summary: clear the group
  * byte, then read and clear the set channel bytes (RMSG_OFF_SUMMARY);
- * all 64 without a summary. A bit per channel of the group.
+ * A bit per channel of the group.
  */
 static __u64 rmsg_group_news(struct rmsg_ep_data *d, __u32 g)
 {
 	__u64 *line, v, news = 0;
 	unsigned int w, b;
 
-	if (!d->summary)
-		return ~0ULL;
 	if (!__atomic_load_n(&d->summary[g], __ATOMIC_RELAXED))
 		return 0;
 	__atomic_store_n(&d->summary[g], 0, __ATOMIC_RELAXED);
@@ -1384,6 +1380,45 @@ static int rmsg_group_look(struct rmsg_ep *ep, __u32 g, struct rmsg_msg *msg)
 }
 
 /*
+ * Without a summary (an endpoint set up without RMSG_EP_F_SUMMARY): look
+ * at every open channel, from the one after the last that had a message.
+ */
+static int rmsg_walk(struct rmsg_ep *ep, struct rmsg_msg *msg)
+{
+	struct rmsg_ep_data *d = ep->data;
+	struct rmsg_chan *ch;
+	int ret = -EAGAIN;
+	__u32 i, slot, id;
+
+	for (i = 0; i < d->nactive; i++) {
+		slot = d->next + i;
+		if (slot >= d->nactive)
+			slot -= d->nactive;
+		id = d->active[slot];
+		ch = &d->chans[id];
+		/* Reported once already, or nothing new (no call then). */
+		if (ch->err || rmsg_chan_idle(ch))
+			continue;
+		if (!msg) {
+			if (rmsg_chan_pending(ch) && !rmsg_rv_blocked(d, id))
+				return 0;
+			continue;
+		}
+		ret = rmsg_chan_next(ep, id, msg);
+		if (ret == -EAGAIN || ret == -ENOTCONN) {
+			ret = -EAGAIN;
+			continue;
+		}
+		/* Take turns: the next call starts after this channel. */
+		d->next = slot + 1 < d->nactive ? slot + 1 : 0;
+		if (ret)
+			msg->channel = id;
+		return ret;
+	}
+	return -EAGAIN;
+}
+
+/*
  * The next message of any channel (@msg), or whether there is one (@msg
  * NULL), looking at marked groups only, from the group after the last
  * one that had a message. Returns as rmsg_group_look().
@@ -1395,6 +1430,8 @@ static int rmsg_find(struct rmsg_ep *ep, struct rmsg_msg *msg)
 	unsigned int mask;
 	int ret;
 
+	if (!d->summary)
+		return rmsg_walk(ep, msg);
 	if (!d->nactive)
 		return -EAGAIN;
 	if (!rmsg_any_marked(d, ngroups)) {

@@ -191,10 +191,11 @@ struct rmsg_bounce {
  * @active: ids of the channels with a mapped block, in no order
  * @nactive: entries used in @active
  * @active_cap: entries allocated in @active
- * @next: the channel of @active the next sweep looks at, whatever the
- *	summary says (a peer may clear bytes it should not)
- * @summary: the arrival summary (RMSG_OFF_SUMMARY), or NULL on a module
- *	without one: then every group counts as marked
+ * @next: with a summary, the channel of @active the next sweep looks at
+ *	whatever the summary says (a peer may clear bytes it should not);
+ *	without, where rmsg_msg_peek_any() looks first in @active
+ * @summary: the arrival summary (RMSG_OFF_SUMMARY) of an endpoint set up
+ *	with RMSG_EP_F_SUMMARY, else NULL: every open channel is looked at
  * @maybe: by group of 64 ids, the channels to look at whatever the
  *	summary says: news the library learnt itself (an event, an unpeek)
  *	or a channel that had a message at its last look

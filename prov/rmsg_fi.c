@@ -740,17 +740,19 @@ struct fi_provider rfi_prov = {
 };
 
 /*
- * The endpoint's settings from FI_RMSG_BLOCK_SIZE and
- * FI_RMSG_RNDV_THRESHOLD: -FI_EINVAL for a block size the module would
+ * The endpoint's settings from FI_RMSG_BLOCK_SIZE, FI_RMSG_RNDV_THRESHOLD
+ * and FI_RMSG_SUMMARY: -FI_EINVAL for a block size the module would
  * refuse, so that a mistyped setting fails fi_enable() where it is made
  * rather than every connection later.
  */
-int rfi_params(uint32_t *block_size, size_t *rndv_threshold)
+int rfi_params(uint32_t *block_size, size_t *rndv_threshold, bool *summary)
 {
+	int on = 0;
 	size_t v;
 
 	*block_size = 0;
 	*rndv_threshold = SIZE_MAX;
+	*summary = !fi_param_get_bool(&rfi_prov, "summary", &on) && on;
 	if (!fi_param_get_size_t(&rfi_prov, "block_size", &v)) {
 		if (v < RMSG_VB_MIN_BLOCK || v > RMSG_VB_MAX_BLOCK || v % 16) {
 			RFI_WARN("FI_RMSG_BLOCK_SIZE=%zu: a multiple of 16 from %u to %u is needed\n",
@@ -772,5 +774,7 @@ FI_EXT_INI
 			"bytes of each channel's receive block, which the peer writes eager messages into: a multiple of 16 from 4096 to 67108864 (default: the module's block_size parameter, 32768)");
 	fi_param_define(&rfi_prov, "rndv_threshold", FI_PARAM_SIZE_T,
 			"payloads larger than this go by rendezvous, zero copy (default: every payload the peer's receive block takes goes eager)");
+	fi_param_define(&rfi_prov, "summary", FI_PARAM_BOOL,
+			"give each endpoint an arrival summary, so that finding a message costs the same with thousands of peers as with one, for two small RDMA WRITEs per burst of messages (default: no)");
 	return &rfi_prov;
 }

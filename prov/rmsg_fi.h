@@ -288,9 +288,10 @@ struct rfi_ep {
 	struct fi_info *info;
 	struct rmsg_ep *rep;		/* from fi_enable() on; NULL before */
 	bool enabled;
-	/* FI_RMSG_BLOCK_SIZE (0: the module's) and FI_RMSG_RNDV_THRESHOLD */
+	/* FI_RMSG_BLOCK_SIZE (0: the module's), _RNDV_THRESHOLD, _SUMMARY */
 	uint32_t block_size;
 	size_t rndv_threshold;
+	bool summary;
 	struct sockaddr_in name;
 	struct rfi_av *av;
 	struct rfi_cq *tx_cq, *rx_cq;
@@ -354,7 +355,7 @@ int rfi_cq_trywait(struct rfi_cq *cq);
 
 /* rmsg_fi.c */
 int rfi_local_addr(struct sockaddr_in *sin);
-int rfi_params(uint32_t *block_size, size_t *rndv_threshold);
+int rfi_params(uint32_t *block_size, size_t *rndv_threshold, bool *summary);
 int rfi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 int rfi_no_control(struct fid *fid, int command, void *arg);
 int rfi_no_ops_open(struct fid *fid, const char *name, uint64_t flags,

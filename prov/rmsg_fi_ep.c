@@ -1756,11 +1756,23 @@ static int rfi_ep_enable(struct rfi_ep *ep)
 		return -FI_ENOCQ;
 	ret = rfi_local_addr(&ep->name);
 	if (!ret)
-		ret = rfi_params(&ep->block_size, &ep->rndv_threshold);
+		ret = rfi_params(&ep->block_size, &ep->rndv_threshold,
+				 &ep->summary);
 	if (ret)
 		return ret;
 	ep->name.sin_port = 0;
-	ret = rmsg_ep_open(&ep->rep, 256, 1024);
+	if (ep->summary) {
+		struct rmsg_ep_setup s = {
+			.sq_entries = 256,
+			.cq_entries = 1024,
+			.flags = RMSG_EP_F_SUMMARY,
+			.send_area_size = RMSG_LIB_SEND_AREA,
+		};
+
+		ret = rmsg_ep_open_setup(&ep->rep, &s);
+	} else {
+		ret = rmsg_ep_open(&ep->rep, 256, 1024);
+	}
 	if (ret)
 		return ret;
 	/*

@@ -7,13 +7,14 @@
 #
 #   fi_info             fi_info -p rmsg lists the provider: an RDM
 #                       endpoint with FI_MSG and FI_TAGGED, 64 tag bits
-#   params              fi_info -e lists FI_RMSG_ADDR, FI_RMSG_BLOCK_SIZE
-#                       and FI_RMSG_RNDV_THRESHOLD; fi_pingpong (data
-#                       checked) with blocks of 8 KiB carries less than
-#                       8 KiB eager, and with a threshold of 1000 bytes
-#                       exactly 1000 (the provider's log says so per
-#                       channel); a block size the module refuses fails
-#                       the endpoint, saying why
+#   params              fi_info -e lists FI_RMSG_ADDR, FI_RMSG_BLOCK_SIZE,
+#                       FI_RMSG_RNDV_THRESHOLD and FI_RMSG_SUMMARY;
+#                       fi_pingpong (data checked) with blocks of 8 KiB
+#                       carries less than 8 KiB eager, and with a
+#                       threshold of 1000 bytes exactly 1000 (the
+#                       provider's log says so per channel), and runs
+#                       with arrival summaries; a block size the module
+#                       refuses fails the endpoint, saying why
 #   pingpong_msg        fi_pingpong -p rmsg -e rdm, every size of -S all
 #                       (0 B to 6 MiB: eager and rendezvous), data checked
 #                       by fi_pingpong itself (-c), two iterations a size
@@ -160,7 +161,8 @@ t_params() {
 
 	timeout -k 5 60 fi_info -e >"$out" 2>&1 ||
 		fail "fi_info -e exited $?: $(tail -n 2 "$out")"
-	for p in FI_RMSG_ADDR FI_RMSG_BLOCK_SIZE FI_RMSG_RNDV_THRESHOLD; do
+	for p in FI_RMSG_ADDR FI_RMSG_BLOCK_SIZE FI_RMSG_RNDV_THRESHOLD \
+		FI_RMSG_SUMMARY; do
 		grep -q "$p" "$out" || fail "fi_info -e does not list $p"
 	done
 	FI_LOG_LEVEL=info FI_LOG_PROV=rmsg FI_RMSG_BLOCK_SIZE=8192 \
@@ -178,6 +180,8 @@ t_params() {
 	echo "# FI_RMSG_RNDV_THRESHOLD=1000: eager up to ${eager:-?} bytes"
 	[ "$eager" = 1000 ] ||
 		fail "with a threshold of 1000, eager up to '${eager}' bytes"
+	# Endpoints with arrival summaries carry it all the same.
+	FI_RMSG_SUMMARY=1 pingpong msg 1m -I 2
 	# The server makes its endpoint once the client's socket is there.
 	FI_LOG_LEVEL=warn FI_RMSG_BLOCK_SIZE=100 timeout -k 5 60 \
 		fi_pingpong -p rmsg -e rdm -m msg >"$tmp/bad_server" 2>&1 &

@@ -13,8 +13,7 @@
  * refused by the device (remote access error) and Y's block left as it
  * was: every channel has its own protection domain. (The program sends
  * READY itself, so that the channels open and Y's block can be mapped.) The hello must not
- * carry a bus address either: blocks are addressed from the end of the
- * endpoint's arrival summary, which every block's MR maps first.
+ * carry a bus address either: blocks are addressed from 0.
  */
 #include <endian.h>
 #include <fcntl.h>
@@ -183,8 +182,6 @@ static int raw_connect(struct raw_conn *c, struct sockaddr_in *sin,
 {
 	struct rmsg_hello hello = {
 		.kind = RMSG_HELLO_CONNECT,
-		/* Nothing is written to this block, not even a hint. */
-		.flags = RMSG_HELLO_F_IMM_ARRIVAL,
 		.incarnation = inc,
 		.channel = chan,
 		.peer_channel = RMSG_WIRE_NO_CHANNEL,
@@ -316,14 +313,6 @@ FIXTURE_TEARDOWN(iso)
 		rmsg_ep_drop(&self->a);
 }
 
-/* Where a block starts in its MR: after the summary, in whole pages. */
-static uint64_t summary_end(void)
-{
-	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-
-	return (RMSG_SUMMARY_SIZE + page - 1) & ~(page - 1);
-}
-
 /* The block of the accepted channel the ACCEPTED event names, mapped. */
 static const unsigned char *map_block(struct rmsg_ep *ep, __u32 channel)
 {
@@ -343,12 +332,9 @@ TEST_F_TIMEOUT(iso, other_channels_key_is_refused, 180)
 
 	ASSERT_EQ(0, raw_connect(self->y, &self->addr, inc, 1));
 	ASSERT_EQ(0, raw_connect(self->x, &self->addr, inc, 2));
-	/*
-	 * Blocks are addressed from the end of the endpoint's arrival
-	 * summary, which their MR maps first, not by a bus address.
-	 */
-	EXPECT_EQ(summary_end(), self->y->peer.block_addr);
-	EXPECT_EQ(summary_end(), self->x->peer.block_addr);
+	/* Blocks are addressed from 0, not by a bus address. */
+	EXPECT_EQ(0, self->y->peer.block_addr);
+	EXPECT_EQ(0, self->x->peer.block_addr);
 	EXPECT_NE(self->x->peer.block_rkey, self->y->peer.block_rkey);
 
 	/* Both open on the listener's side once they hear our READY. */

@@ -764,20 +764,57 @@ static unsigned char *map_summary(struct rmsg_ep *ep)
 }
 
 /*
+ * The fixture's endpoints again, with an arrival summary each: the
+ * default ones have none (their summary cannot be mapped).
+ */
+static bool reopen_with_summary(msg_fixture *self)
+{
+	struct rmsg_ep_setup p = {
+		.sq_entries = 256,
+		.cq_entries = 2048,
+		.flags = RMSG_EP_F_SUMMARY,
+		.send_area_size = RMSG_LIB_SEND_AREA,
+	};
+	int ret;
+
+	if (map_summary(self->a))
+		return fail("an endpoint without RMSG_EP_F_SUMMARY maps one");
+	rmsg_ep_drop(&self->a);
+	rmsg_ep_drop(&self->b);
+	ret = rmsg_ep_open_setup(&self->a, &p);
+	if (!ret) {
+		p.flags = RMSG_EP_F_SUMMARY;
+		ret = rmsg_ep_open_setup(&self->b, &p);
+	}
+	if (!ret)
+		ret = rmsg_ep_listen(self->a, (struct sockaddr *)&self->addr,
+				     sizeof(self->addr), 0xa0, 0);
+	return ret ? fail("summary endpoints: %d", ret) : true;
+}
+
+/*
  * Open MAX_STREAMS channels (three groups of the summary at the accepting
- * side), empty the summary with an empty rmsg_msg_peek_any(), send one
- * message to the channel with the highest id at @self->a, and wait until
- * it has landed. Returns the index of that channel.
+ * side) between endpoints with summaries, empty the summary with an empty
+ * rmsg_msg_peek_any(), send one message to the channel with the highest
+ * id at @self->a, and wait until it has landed. Returns the index of that
+ * channel, with the accepting side's summary mapped at *@sum.
  */
 static int summary_setup(struct __test_metadata *_metadata,
-			 msg_fixture *self, unsigned char *sum)
+			 msg_fixture *self, unsigned char **sump)
 {
 	unsigned int i, k = 0, g, payload = 0x5a5a0000;
 	struct rmsg_event ev;
 	struct rmsg_msg msg;
+	unsigned char *sum;
 
-	if (!connect_fx(self, MAX_STREAMS))
+	if (!reopen_with_summary(self) || !connect_fx(self, MAX_STREAMS))
 		return -1;
+	sum = map_summary(self->a);
+	if (!sum) {
+		fail("no summary to map");
+		return -1;
+	}
+	*sump = sum;
 	for (i = 1; i < MAX_STREAMS; i++)
 		if (self->a_id[i] > self->a_id[k])
 			k = i;
@@ -813,13 +850,12 @@ static int summary_setup(struct __test_metadata *_metadata,
  */
 TEST_F_TIMEOUT(msg, summary_marks_the_group, 300)
 {
-	unsigned char *sum = map_summary(self->a);
 	unsigned int g, mine, mine_ch, payload;
+	unsigned char *sum = NULL;
 	struct rmsg_msg msg;
 	int k;
 
-	ASSERT_NE(NULL, sum);
-	k = summary_setup(_metadata, self, sum);
+	k = summary_setup(_metadata, self, &sum);
 	ASSERT_LE(0, k) TH_LOG("%s", why);
 	mine = RMSG_SUMMARY_GROUP(self->a_id[k]);
 	mine_ch = RMSG_SUMMARY_CHANNEL(self->a_id[k]);
@@ -848,13 +884,12 @@ TEST_F_TIMEOUT(msg, summary_marks_the_group, 300)
  */
 TEST_F_TIMEOUT(msg, summary_cleared_by_a_peer, 300)
 {
-	unsigned char *sum = map_summary(self->a);
+	unsigned char *sum = NULL;
 	struct rmsg_msg msg;
 	unsigned int calls;
 	int k, ret = -EAGAIN;
 
-	ASSERT_NE(NULL, sum);
-	k = summary_setup(_metadata, self, sum);
+	k = summary_setup(_metadata, self, &sum);
 	ASSERT_LE(0, k) TH_LOG("%s", why);
 	ASSERT_NE(0, SUM(sum, RMSG_SUMMARY_GROUP(self->a_id[k])));
 	ASSERT_NE(0, SUM(sum, RMSG_SUMMARY_CHANNEL(self->a_id[k])));

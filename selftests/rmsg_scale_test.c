@@ -580,9 +580,22 @@ TEST_F_TIMEOUT(scale, every_channel_carries_a_message, 900)
 	a_ids = calloc(n, sizeof(*a_ids));
 	seen_ch = calloc(RMSG_MAX_CHANNELS, 1);
 	ASSERT_TRUE(b_ids && a_ids && seen_ch);
-	OPEN_TWO(CARRY_CQ, 0);
+	/* Both with an arrival summary: peek_any must not walk 2,048. */
+	for (i = 0; i < 2; i++) {
+		struct rmsg_ep_setup p = {
+			.sq_entries = 64,
+			.cq_entries = CARRY_CQ,
+			.flags = RMSG_EP_F_SUMMARY,
+			.send_area_size = RMSG_LIB_SEND_AREA,
+		};
+
+		ASSERT_EQ(0, rmsg_ep_open_setup(&self->eps[self->neps], &p));
+		self->neps++;
+	}
 	a = self->eps[0];
 	b = self->eps[1];
+	ASSERT_EQ(0, rmsg_ep_listen(a, (struct sockaddr *)&self->addr,
+				    sizeof(self->addr), LISTENER_DATA, 0));
 
 	t0 = rmsg_now_ms();
 	stall = t0 + STALL_MS;

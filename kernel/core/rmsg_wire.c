@@ -76,10 +76,6 @@ int rmsg_hello_decode(struct rmsg_hello *hello, const void *data, u32 len)
 		return -EPROTONOSUPPORT;
 	if ((le16_to_cpu(wire.flags) & ~RMSG_HELLO_F_ALL) || !wire.incarnation)
 		return -EPROTO;
-	/* Records must be announced one way or the other. */
-	if (!(le16_to_cpu(wire.flags) &
-	      (RMSG_HELLO_F_SUMMARY | RMSG_HELLO_F_IMM_ARRIVAL)))
-		return -EPROTO;
 
 	size = le32_to_cpu(wire.block_size);
 	if (rmsg_vb_check_block(size))

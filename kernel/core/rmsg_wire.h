@@ -47,8 +47,9 @@ enum rmsg_hello_kind {
  * of RMSG_OFF_SUMMARY) at address 0, the block following at the hello's
  * block_addr: after each burst of records, the peer writes a non-zero
  * byte at RMSG_SUMMARY_CHANNEL(the sender's channel id), then one at
- * RMSG_SUMMARY_GROUP(it), on the same connection. A hello has this flag
- * or RMSG_HELLO_F_IMM_ARRIVAL (then the sender's kernel marks its summary
+ * RMSG_SUMMARY_GROUP(it), on the same connection. Only from a sender
+ * whose endpoint has a summary (RMSG_EP_F_SUMMARY), and never with
+ * RMSG_HELLO_F_IMM_ARRIVAL (the sender's kernel then marks its summary
  * itself as each record's immediate arrives).
  */
 #define RMSG_HELLO_F_SUMMARY		(1U << 2)

@@ -3,8 +3,8 @@
  * rmsg-perf poll: what finding messages costs when an endpoint has many
  * channels, against the same with one channel, in this process.
  *
- * Two pairs of endpoints on the local address: one with a single channel,
- * one with -c channels. Each round measures, for both pairs in turn (the
+ * Two pairs of endpoints on the local address, with arrival summaries
+ * (RMSG_EP_F_SUMMARY): one with a single channel, one with -c channels. Each round measures, for both pairs in turn (the
  * order alternating from round to round, so that neither always runs
  * first):
  *
@@ -60,6 +60,19 @@ enum {
 	POLL_FIGURES
 };
 
+/* An endpoint with an arrival summary (RMSG_EP_F_SUMMARY). */
+static int pair_ep_open(struct rmsg_ep **ep, unsigned int entries)
+{
+	struct rmsg_ep_setup s = {
+		.sq_entries = 256,
+		.cq_entries = entries,
+		.flags = RMSG_EP_F_SUMMARY,
+		.send_area_size = RMSG_LIB_SEND_AREA,
+	};
+
+	return rmsg_ep_open_setup(ep, &s);
+}
+
 static int pair_open(struct poll_pair *p, struct sockaddr_storage *ss,
 		     socklen_t len, uint16_t port, int n)
 {
@@ -74,9 +87,9 @@ static int pair_open(struct poll_pair *p, struct sockaddr_storage *ss,
 	/* Room for every channel's events at once, and the READABLEs. */
 	for (entries = 1024; entries < 2U * n + 1024; entries <<= 1)
 		;
-	ret = rmsg_ep_open(&p->a, 256, entries);
+	ret = pair_ep_open(&p->a, entries);
 	if (!ret)
-		ret = rmsg_ep_open(&p->b, 256, entries);
+		ret = pair_ep_open(&p->b, entries);
 	if (ret)
 		return ret;
 	if (ss->ss_family == AF_INET)

@@ -328,10 +328,10 @@ struct rmsg_vb_trailer {
 #define RMSG_SEND_AREA_ALIGN	(64U << 10)	/* sizes are multiples */
 
 /*
- * The arrival summary (RMSG_FEAT_SUMMARY): RMSG_SUMMARY_SIZE bytes mapped
- * read-write at RMSG_OFF_SUMMARY, that tell a program which of its
- * channels may have news in their receive blocks without looking at every
- * block. Two levels: a byte per channel at RMSG_SUMMARY_CHANNEL(channel),
+ * The arrival summary (RMSG_FEAT_SUMMARY, an endpoint set up with
+ * RMSG_EP_F_SUMMARY): RMSG_SUMMARY_SIZE bytes mapped read-write at
+ * RMSG_OFF_SUMMARY, that tell a program which of its channels may have
+ * news in their receive blocks without looking at every block. Two levels: a byte per channel at RMSG_SUMMARY_CHANNEL(channel),
  * and a byte per group of 64 channels at RMSG_SUMMARY_GROUP(channel).
  * After records arrive in a channel's block, its channel byte and then
  * its group byte are set non-zero: by the peer's kernel with RDMA WRITEs
@@ -405,6 +405,14 @@ struct rmsg_ring_offsets {
  * its end if it gives up.
  */
 #define RMSG_EP_F_STALL_EVENTS		(1U << 1)
+/*
+ * rmsg_ep_setup.flags. RMSG_EP_F_SUMMARY: the endpoint has an arrival
+ * summary (RMSG_OFF_SUMMARY; announced by RMSG_FEAT_SUMMARY), which its
+ * channels' peers keep up to date at the cost of two small RDMA WRITEs
+ * after each burst of records they send: for programs with many channels
+ * that look for the next message among them all.
+ */
+#define RMSG_EP_F_SUMMARY		(1U << 2)
 #define RMSG_SQPOLL_IDLE_DEFAULT_MS	10
 #define RMSG_SQPOLL_IDLE_MAX_MS		10000
 

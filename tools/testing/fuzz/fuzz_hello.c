@@ -44,8 +44,6 @@ static int model_decode(const u8 *b, size_t len)
 		return -EPROTONOSUPPORT;
 	if (flags & ~RMSG_HELLO_F_ALL || !inc)
 		return -EPROTO;
-	if (!(flags & (RMSG_HELLO_F_SUMMARY | RMSG_HELLO_F_IMM_ARRIVAL)))
-		return -EPROTO;
 	if (size < RMSG_VB_MIN_BLOCK || size > RMSG_VB_MAX_BLOCK || size % 16)
 		return -EPROTO;
 	if ((u32)(arrived - freed) > size)
