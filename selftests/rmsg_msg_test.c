@@ -898,7 +898,7 @@ TEST_F_TIMEOUT(msg, summary_cleared_by_a_peer, 300)
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&sum[RMSG_SUMMARY_CHANNEL(self->a_id[k])], 0,
 			 __ATOMIC_RELAXED);
-	for (calls = 1; calls <= 16 * MAX_STREAMS; calls++) {
+	for (calls = 1; calls <= 16 * (MAX_STREAMS + 1); calls++) {
 		ret = rmsg_msg_peek_any(self->a, &msg);
 		if (ret != -EAGAIN)
 			break;
