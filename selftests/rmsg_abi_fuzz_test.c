@@ -624,6 +624,8 @@ static void act_setup(struct slot *s)
 		p.flags |= RMSG_EP_F_STALL_EVENTS;
 		p.stall_ms = rn(100);
 	}
+	if (chance(30))
+		p.flags |= RMSG_EP_F_SUMMARY;
 	p.send_area_size = chance(70) ? RMSG_SEND_AREA_ALIGN * (1 + rn(2)) :
 			   (uint32_t)some_value();
 	maybe_mutate(&p, sizeof(p));
@@ -666,10 +668,14 @@ static void act_mmap(struct slot *s)
 	int flags = chance(85) ? MAP_SHARED : MAP_PRIVATE;
 	void *p;
 
-	switch (rn(6)) {
+	switch (rn(7)) {
 	case 0:
 		off = RMSG_OFF_SQ_RING;
 		len = s->p.sq_mmap_size;
+		break;
+	case 5:
+		off = RMSG_OFF_SUMMARY;
+		len = RMSG_SUMMARY_SIZE;
 		break;
 	case 1:
 		off = RMSG_OFF_CQ_RING;

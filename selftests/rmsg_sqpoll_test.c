@@ -221,10 +221,10 @@ TEST(setup_announces_sqpoll)
 TEST(setup_rejects_bad_flags_and_idle)
 {
 	static const struct { __u32 flags, idle; } bad[] = {
-		{ 1U << 2, 0 },		/* the first flag not defined */
+		{ 1U << 3, 0 },		/* the first flag not defined */
 		{ 1U << 31, 0 },
 		{ ~0U, 0 },
-		{ RMSG_EP_F_SQPOLL | 1U << 2, 0 },
+		{ RMSG_EP_F_SQPOLL | 1U << 3, 0 },
 		{ RMSG_EP_F_SQPOLL, RMSG_SQPOLL_IDLE_MAX_MS + 1 },
 		{ RMSG_EP_F_SQPOLL, ~0U },
 		{ 0, 1 },			/* idle without SQPOLL */
