@@ -771,6 +771,7 @@ static u32 rmsg_data_pend_end(const struct rmsg_channel *ch)
 static int rmsg_data_push(struct rmsg_channel *ch, bool more, bool cqe_now)
 {
 	u32 written = ch->tx.written;
+	bool rewritten = false;
 	int ret = -EAGAIN;
 
 	if (ch->tx_live && (ch->retain.retx_due || rmsg_rndv_rereg_due(ch))) {
@@ -783,8 +784,7 @@ static int rmsg_data_push(struct rmsg_channel *ch, bool more, bool cqe_now)
 		}
 		if (ret)
 			return -EAGAIN;
-		/* Written again: the peer may have cleared its byte since. */
-		rmsg_data_hint(ch);
+		rewritten = true;
 	}
 
 	while (ch->tx_live &&
@@ -808,8 +808,11 @@ static int rmsg_data_push(struct rmsg_channel *ch, bool more, bool cqe_now)
 			ch->flow.wake_due = true;
 		}
 	}
-	/* Records went: the peer's summary byte follows them. */
-	if (ch->tx.written != written)
+	/*
+	 * Records went, new or written again after a repair (the peer may
+	 * have cleared its bytes since): one hint behind them all.
+	 */
+	if (rewritten || ch->tx.written != written)
 		rmsg_data_hint(ch);
 	if (ch->pending.posted == rmsg_data_pend_end(ch))
 		wake_up(&ch->tx_wq);

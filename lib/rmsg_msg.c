@@ -164,7 +164,8 @@ static void rmsg_mark(struct rmsg_ep_data *d, __u32 id)
 {
 	__u32 g = RMSG_SUMMARY_GROUP(id);
 
-	if (id >= d->nchans)
+	/* Only a search by the summary reads the marks. */
+	if (!d->summary || id >= d->nchans)
 		return;
 	d->maybe[g] |= 1ULL << (id & 63);
 	d->maybe_groups[g >> 6] |= 1ULL << (g & 63);
