@@ -110,7 +110,8 @@ static inline bool rmsg_all_zero(const void *p, size_t len)
 
 /**
  * struct rmsg_ep_ring - one ring of an endpoint, as the kernel sees it
- * @mem: the vmalloc_user() region the program maps
+ * @pages: the ring's pages, which the program maps (rmsg_pages_mmap())
+ * @mem: the kernel's mapping of @pages (vmap())
  * @mmap_size: bytes of @mem, a multiple of PAGE_SIZE
  * @producer: producer index in @mem
  * @consumer: consumer index in @mem
@@ -121,6 +122,7 @@ static inline bool rmsg_all_zero(const void *p, size_t len)
  * Everything @mem holds may be rewritten by the program at any time.
  */
 struct rmsg_ep_ring {
+	struct rmsg_pages *pages;
 	void *mem;
 	size_t mmap_size;
 	u32 *producer;
@@ -206,10 +208,6 @@ enum rmsg_ep_stat {
  * @owner: the user @uid, whose endpoints and channels are counted
  *	(rmsg_user.c)
  * @unlimited: the opener had CAP_SYS_RESOURCE: no per-user counts apply
- * @mlock_user: whom the endpoint's kernel pages are charged to (a
- *	reference), NULL when the opener had CAP_IPC_LOCK
- * @mlock_limit: the opener's RLIMIT_MEMLOCK in pages
- * @ring_user: whom the rings were charged to (rmsg_mlock_charge())
  * @pin_mm: the memory the poller's transfers from no region pin: that of
  *	the task that started the poller (grabbed while it runs), NULL
  *	without a poller (rmsg_sqpoll.c, rmsg_region.c)
@@ -259,9 +257,6 @@ struct rmsg_endpoint {
 	u32 stall_ms;
 	struct rmsg_user *owner;
 	bool unlimited;
-	struct user_struct *mlock_user;
-	unsigned long mlock_limit;
-	struct user_struct *ring_user;
 	struct mm_struct *pin_mm;
 	unsigned long pin_limit;
 };
@@ -303,7 +298,6 @@ enum rmsg_live {
 	RMSG_LIVE_REGIONS,
 	RMSG_LIVE_REGION_PAGES,
 	RMSG_LIVE_KERNEL_PAGES,
-	RMSG_LIVE_LOCKED_PAGES,
 	RMSG_LIVE_NR,
 };
 
@@ -319,10 +313,8 @@ bool rmsg_user_chan_add(struct rmsg_endpoint *ep);
 void rmsg_user_chan_del(struct rmsg_endpoint *ep);
 int rmsg_user_sqpoll_add(struct rmsg_endpoint *ep, u32 *idle_ms);
 void rmsg_user_sqpoll_del(struct rmsg_endpoint *ep);
-int rmsg_mlock_charge(struct rmsg_endpoint *ep, unsigned long npages,
-		      struct user_struct **user);
-void rmsg_mlock_uncharge(struct user_struct *user, unsigned long npages);
 void rmsg_kernel_pages_add(unsigned long npages);
+void rmsg_kernel_pages_sub(unsigned long npages);
 
 struct rmsg_endpoint *rmsg_ep_create(void);
 void rmsg_ep_destroy(struct rmsg_endpoint *ep);
@@ -340,17 +332,15 @@ void rmsg_sqpoll_wake(struct rmsg_endpoint *ep);
 /**
  * struct rmsg_pages - pages a program maps and a device may use
  * @ref: the owner's reference and one per mapping of the pages
- * @user: whom the pages are charged to (rmsg_mlock_charge()), or NULL
  * @npages: pages in @pages
  * @pages: zeroed order-0 pages, physically contiguous by chunk
  *
- * The pages are put, and their charge given back, when the last
- * reference goes: a program's mapping holds one, so the charge lasts as
- * long as the program can reach the pages.
+ * The pages are put, and their memory cgroup charge given back, when the
+ * last reference goes: a program's mapping holds one, so the charge lasts
+ * as long as the program can reach the pages.
  */
 struct rmsg_pages {
 	struct kref ref;
-	struct user_struct *user;
 	u32 npages;
 	struct page *pages[];
 };
@@ -363,9 +353,7 @@ struct rmsg_pages {
 #define RMSG_AREA_CHUNK		RMSG_SEND_AREA_ALIGN
 #define RMSG_AREA_CHUNK_ORDER	(ilog2(RMSG_AREA_CHUNK) - PAGE_SHIFT)
 
-struct rmsg_pages *rmsg_pages_new(struct rmsg_endpoint *ep, bool locked,
-				  u32 size,
-				  unsigned int order);
+struct rmsg_pages *rmsg_pages_new(u32 size, unsigned int order);
 void rmsg_pages_put(struct rmsg_pages *p);
 void rmsg_summary_mark(struct rmsg_pages *summary, u32 channel);
 int rmsg_pages_mmap(struct rmsg_pages *p, struct vm_area_struct *vma,

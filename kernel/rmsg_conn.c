@@ -118,7 +118,7 @@ static int rmsg_block_alloc(struct rmsg_channel *ch)
 	struct scatterlist *sg;
 	int i, ret;
 
-	block = rmsg_pages_new(ch->ep, true, ch->block_size, 0);
+	block = rmsg_pages_new(ch->block_size, 0);
 	if (!block)
 		return -ENOMEM;
 	/* Under the table's lock, which rmsg_chan_mmap() takes. */

@@ -307,7 +307,7 @@ int rmsg_data_shadow_create(struct rmsg_channel *ch)
 	ch->retain.shadow = sh;
 	sh->size = size;
 	sh->chunk_shift = PAGE_SHIFT + order;
-	sh->pages = rmsg_pages_new(ch->ep, true, size, order);
+	sh->pages = rmsg_pages_new(size, order);
 	if (!sh->pages)
 		goto fail;
 	sh->va = vmap(sh->pages->pages, sh->pages->npages, VM_MAP,

@@ -59,10 +59,14 @@ static_assert(sizeof(struct rmsg_enter) == 40);
 static_assert(RMSG_MAX_CQ_ENTRIES <= RMSG_RING_MAX_SIZE);
 static_assert(RMSG_OFF_CQ_RING % PAGE_SIZE == 0);
 
-/* Pages of both rings, as charged at setup. */
-static unsigned long rmsg_ep_ring_pages(struct rmsg_endpoint *ep)
+/* A program's mapping keeps its own references to the pages. */
+static void rmsg_ep_ring_free(struct rmsg_ep_ring *ring)
 {
-	return (ep->sq.mmap_size + ep->cq.mmap_size) >> PAGE_SHIFT;
+	if (ring->mem)
+		vunmap(ring->mem);
+	if (ring->pages)
+		rmsg_pages_put(ring->pages);
+	memset(ring, 0, sizeof(*ring));
 }
 
 /**
@@ -137,10 +141,8 @@ void rmsg_ep_destroy(struct rmsg_endpoint *ep)
 	rmsg_cq_drop_kept(ep);
 	xa_destroy(&ep->channels);
 	mutex_destroy(&ep->chan_lock);
-	if (ep->sq.mem)
-		rmsg_mlock_uncharge(ep->ring_user, rmsg_ep_ring_pages(ep));
-	vfree(ep->sq.mem);
-	vfree(ep->cq.mem);
+	rmsg_ep_ring_free(&ep->sq);
+	rmsg_ep_ring_free(&ep->cq);
 	/* The program's mappings keep their own references to the pages. */
 	if (ep->area)
 		rmsg_pages_put(ep->area);
@@ -159,9 +161,16 @@ static int rmsg_ep_ring_alloc(struct rmsg_ep_ring *ring, u32 entries,
 {
 	size_t size = PAGE_ALIGN(RMSG_RING_OFF_DESCS + entries * desc_size);
 
-	ring->mem = vmalloc_user(size);
-	if (!ring->mem)
+	ring->pages = rmsg_pages_new(size, 0);
+	if (!ring->pages)
 		return -ENOMEM;
+	/* Where the kernel reads and writes them; the program maps the pages. */
+	ring->mem = vmap(ring->pages->pages, ring->pages->npages, VM_MAP,
+			 PAGE_KERNEL);
+	if (!ring->mem) {
+		rmsg_ep_ring_free(ring);
+		return -ENOMEM;
+	}
 	ring->mmap_size = size;
 	ring->entries = entries;
 	ring->producer = ring->mem + RMSG_RING_OFF_PROD;
@@ -213,7 +222,7 @@ long rmsg_ep_setup(struct rmsg_endpoint *ep, void __user *uarg)
 		return -EBUSY;
 	}
 	if (p.send_area_size) {
-		ep->area = rmsg_pages_new(ep, true, p.send_area_size,
+		ep->area = rmsg_pages_new(p.send_area_size,
 					  RMSG_AREA_CHUNK_ORDER);
 		if (!ep->area) {
 			ret = -ENOMEM;
@@ -221,12 +230,8 @@ long rmsg_ep_setup(struct rmsg_endpoint *ep, void __user *uarg)
 		}
 		ep->area_size = ep->area->npages << PAGE_SHIFT;
 	}
-	/*
-	 * Charged to the memory cgroup only: a per-endpoint cost that
-	 * RLIMIT_MEMLOCK (8 MiB on Debian) should not spend (issue 37).
-	 */
 	if (p.flags & RMSG_EP_F_SUMMARY) {
-		ep->summary = rmsg_pages_new(ep, false, RMSG_SUMMARY_SIZE, 0);
+		ep->summary = rmsg_pages_new(RMSG_SUMMARY_SIZE, 0);
 		if (!ep->summary) {
 			ret = -ENOMEM;
 			goto out;
@@ -238,14 +243,9 @@ long rmsg_ep_setup(struct rmsg_endpoint *ep, void __user *uarg)
 		goto out;
 	ret = rmsg_ep_ring_alloc(&ep->cq, cq_n, sizeof(struct rmsg_cqe),
 				 &p.cq_off);
-	if (!ret)
-		ret = rmsg_mlock_charge(ep, rmsg_ep_ring_pages(ep),
-					&ep->ring_user);
 	if (ret) {
-		vfree(ep->sq.mem);
-		vfree(ep->cq.mem);
-		memset(&ep->sq, 0, sizeof(ep->sq));
-		memset(&ep->cq, 0, sizeof(ep->cq));
+		rmsg_ep_ring_free(&ep->sq);
+		rmsg_ep_ring_free(&ep->cq);
 		goto out;
 	}
 	/* Without a kernel poller the program must always call ENTER. */
@@ -253,13 +253,8 @@ long rmsg_ep_setup(struct rmsg_endpoint *ep, void __user *uarg)
 	if (p.flags & RMSG_EP_F_SQPOLL) {
 		ret = rmsg_sqpoll_start(ep, p.sqpoll_idle_ms);
 		if (ret) {
-			rmsg_mlock_uncharge(ep->ring_user,
-					    rmsg_ep_ring_pages(ep));
-			ep->ring_user = NULL;
-			vfree(ep->sq.mem);
-			vfree(ep->cq.mem);
-			memset(&ep->sq, 0, sizeof(ep->sq));
-			memset(&ep->cq, 0, sizeof(ep->cq));
+			rmsg_ep_ring_free(&ep->sq);
+			rmsg_ep_ring_free(&ep->cq);
 			goto out;
 		}
 	}
@@ -320,10 +315,9 @@ int rmsg_ep_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma)
 		ring = &ep->cq;
 	else
 		return -EINVAL;
-	if (len > ring->mmap_size || !(vma->vm_flags & VM_MAYSHARE))
+	if (len > ring->mmap_size)
 		return -EINVAL;
-	/* Sets VM_DONTEXPAND: mremap() cannot grow the mapping past it. */
-	return remap_vmalloc_range(vma, ring->mem, 0);
+	return rmsg_pages_mmap(ring->pages, vma, true);
 }
 
 long rmsg_ep_enter(struct rmsg_endpoint *ep, void __user *uarg)

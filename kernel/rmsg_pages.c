@@ -19,15 +19,12 @@ static void rmsg_pages_release(struct kref *ref)
 	for (i = 0; i < p->npages; i++)
 		if (p->pages[i])
 			put_page(p->pages[i]);
-	rmsg_mlock_uncharge(p->user, p->npages);
+	rmsg_kernel_pages_sub(p->npages);
 	kvfree(p);
 }
 
 /**
  * rmsg_pages_new() - zeroed pages for an endpoint
- * @ep: the endpoint they are for; the caller's memcg is charged
- * @locked: charge them to the endpoint's RLIMIT_MEMLOCK too
- *	(rmsg_mlock_charge())
  * @size: bytes, rounded up to whole chunks
  * @order: the pages come in physically contiguous chunks of 2^@order
  *	pages, each split into order-0 pages for mapping
@@ -37,11 +34,15 @@ static void rmsg_pages_release(struct kref *ref)
  * what the pages held before. Contiguous chunks let the device read a
  * message that crosses pages with one scatter-gather entry.
  *
- * Return: the set with one reference, or NULL (no memory, or over the
- * endpoint's RLIMIT_MEMLOCK).
+ * The pages are charged to the memory cgroup that is active (the caller's,
+ * or the endpoint's opener's between rmsg_ep_charge_begin() and _end()),
+ * as io_uring's rings are since Linux 5.12, and to no RLIMIT_MEMLOCK:
+ * that limit is for the program's own memory pinned by RMSG_IOC_REG.
+ *
+ * Return: the set with one reference, or NULL (no memory, or the cgroup's
+ * limit reached).
  */
-struct rmsg_pages *rmsg_pages_new(struct rmsg_endpoint *ep, bool locked,
-				  u32 size, unsigned int order)
+struct rmsg_pages *rmsg_pages_new(u32 size, unsigned int order)
 {
 	u32 i, j, chunk = PAGE_SIZE << order;
 	u32 npages = (ALIGN(size, chunk) >> PAGE_SHIFT);
@@ -51,12 +52,7 @@ struct rmsg_pages *rmsg_pages_new(struct rmsg_endpoint *ep, bool locked,
 	p = kvzalloc(struct_size(p, pages, npages), RMSG_GFP_CHARGED);
 	if (!p)
 		return NULL;
-	if (!locked) {
-		rmsg_kernel_pages_add(npages);
-	} else if (rmsg_mlock_charge(ep, npages, &p->user)) {
-		kvfree(p);
-		return NULL;
-	}
+	rmsg_kernel_pages_add(npages);
 	kref_init(&p->ref);
 	p->npages = npages;
 	for (i = 0; i < npages; i += 1U << order) {

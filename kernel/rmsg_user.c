@@ -8,16 +8,24 @@
  *    per effective uid that lives while the user has an endpoint;
  *    CAP_SYS_RESOURCE at open exempts an endpoint from both;
  *  - the pages the kernel allocates for an endpoint and maps into the
- *    program (rings, send area, receive blocks, shadows) are charged to
- *    the opener's user_struct->locked_vm, shared with io_uring's buffers
- *    and AF_XDP's umems, against the RLIMIT_MEMLOCK the opener had at
- *    open; CAP_IPC_LOCK at open exempts them, as it does for those. The
- *    program's own memory pinned by RMSG_IOC_REG is charged to its mm's
- *    pinned_vm instead (rmsg_region.c), as a verbs MR is.
+ *    program (rings, send area, arrival summary, receive blocks, shadows)
+ *    and its bookkeeping are charged to the opener's memory cgroup
+ *    (rmsg_pages.c, RMSG_GFP_CHARGED), as io_uring's rings are; only the
+ *    program's own memory pinned by RMSG_IOC_REG counts against
+ *    RLIMIT_MEMLOCK, charged to its mm's pinned_vm as a verbs MR is
+ *    (rmsg_region.c).
  *
- * The limits and exemptions are the opener's, taken at open, because the
- * pages of an accepted channel are allocated in an rdma_cm handler, long
- * after and in no process of the user's.
+ * What a channel costs beyond the cgroup's charge is the device's: its
+ * queue pair and queues, its rdma_cm ids, its share of a completion
+ * queue (about 60 KiB on rxe). That is what max_channels_per_user
+ * bounds, so its default follows the machine's memory (one channel per
+ * 512 KiB: a user at the limit holds about an eighth of it there), not a
+ * count sized for a few programs: 131,072 on a 64 GiB node, room for 256
+ * ranks with a channel to every other.
+ *
+ * The exemption is the opener's, taken at open, because an accepted
+ * channel is made in an rdma_cm handler, long after and in no process of
+ * the user's.
  *
  * Live objects of the whole module are counted too, for the leak checks:
  * /sys/kernel/debug/rmsg/objects shows them, and unloading with any of
@@ -32,6 +40,7 @@
 #include <linux/cred.h>
 #include <linux/debugfs.h>
 #include <linux/hashtable.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/user.h>
@@ -41,15 +50,20 @@
 
 #include "rmsg.h"
 
-static unsigned int max_endpoints_per_user = 128;
+static unsigned int max_endpoints_per_user = 1024;
 module_param(max_endpoints_per_user, uint, 0644);
 MODULE_PARM_DESC(max_endpoints_per_user,
-		 "Open /dev/rmsg files per user at most, unless CAP_SYS_RESOURCE (0: no limit; default 128)");
+		 "Open /dev/rmsg files per user at most, unless CAP_SYS_RESOURCE (0: no limit; default 1024)");
 
-static unsigned int max_channels_per_user = 1024;
+/* Not given at load: one per RMSG_RAM_PER_CHANNEL of memory, set at init. */
+#define RMSG_CHANNELS_PER_USER_AUTO	UINT_MAX
+#define RMSG_RAM_PER_CHANNEL_SHIFT	19	/* 512 KiB */
+#define RMSG_CHANNELS_PER_USER_MIN	1024
+
+static unsigned int max_channels_per_user = RMSG_CHANNELS_PER_USER_AUTO;
 module_param(max_channels_per_user, uint, 0644);
 MODULE_PARM_DESC(max_channels_per_user,
-		 "Channels of all endpoints of a user at most, unless CAP_SYS_RESOURCE (0: no limit; default 1024)");
+		 "Channels of all endpoints of a user at most, unless CAP_SYS_RESOURCE (0: no limit; default one per 512 KiB of memory, at least 1024)");
 
 static unsigned int sqpoll_per_user = 2;
 module_param(sqpoll_per_user, uint, 0644);
@@ -91,7 +105,6 @@ static const char *const rmsg_live_names[RMSG_LIVE_NR] = {
 	[RMSG_LIVE_REGIONS]	 = "regions",
 	[RMSG_LIVE_REGION_PAGES] = "region_pages",
 	[RMSG_LIVE_KERNEL_PAGES] = "kernel_pages",
-	[RMSG_LIVE_LOCKED_PAGES] = "locked_pages",
 };
 
 static struct dentry *rmsg_debugfs;
@@ -160,15 +173,14 @@ static bool rmsg_user_take(atomic_t *count, unsigned int max, bool exempt)
  * @ep: the endpoint; its uid and owner are set here
  *
  * Records who opened it and what that process may do: the effective uid
- * (the owner), CAP_SYS_RESOURCE, CAP_IPC_LOCK and RLIMIT_MEMLOCK. These
- * stay with the endpoint, whoever uses its file later.
+ * (the owner) and CAP_SYS_RESOURCE. These stay with the endpoint,
+ * whoever uses its file later.
  *
  * Return: 0, -ENOMEM, or -EMFILE when the user has max_endpoints_per_user
  * endpoints already.
  */
 int rmsg_user_open(struct rmsg_endpoint *ep)
 {
-	unsigned long limit = rlimit(RLIMIT_MEMLOCK);
 	struct rmsg_user *u;
 
 	ep->uid = current_euid();
@@ -182,11 +194,6 @@ int rmsg_user_open(struct rmsg_endpoint *ep)
 		return -EMFILE;
 	}
 	ep->owner = u;
-	if (!ns_capable_noaudit(&init_user_ns, CAP_IPC_LOCK)) {
-		ep->mlock_user = get_uid(current_user());
-		ep->mlock_limit = limit == RLIM_INFINITY ? ULONG_MAX :
-			limit >> PAGE_SHIFT;
-	}
 	atomic_long_inc(&rmsg_live[RMSG_LIVE_ENDPOINTS]);
 	return 0;
 }
@@ -199,9 +206,6 @@ void rmsg_user_close(struct rmsg_endpoint *ep)
 	atomic_dec(&ep->owner->endpoints);
 	rmsg_user_put(ep->owner);
 	ep->owner = NULL;
-	if (ep->mlock_user)
-		free_uid(ep->mlock_user);
-	ep->mlock_user = NULL;
 	atomic_long_dec(&rmsg_live[RMSG_LIVE_ENDPOINTS]);
 }
 
@@ -262,53 +266,14 @@ void rmsg_user_sqpoll_del(struct rmsg_endpoint *ep)
 	atomic_dec(&ep->owner->pollers);
 }
 
-/**
- * rmsg_mlock_charge() - charge pages allocated for an endpoint
- * @ep: the endpoint
- * @npages: pages
- * @user: out: whom they were charged to (a reference), NULL when the
- *	opener had CAP_IPC_LOCK; give it to rmsg_mlock_uncharge()
- *
- * As io_uring and AF_XDP charge theirs: the user's locked_vm may not pass
- * the limit, and concurrent charges never pass it together.
- *
- * Return: 0 or -ENOMEM.
- */
-int rmsg_mlock_charge(struct rmsg_endpoint *ep, unsigned long npages,
-		      struct user_struct **user)
-{
-	struct user_struct *u = ep->mlock_user;
-	unsigned long cur, new;
-
-	*user = NULL;
-	if (u) {
-		cur = atomic_long_read(&u->locked_vm);
-		do {
-			new = cur + npages;
-			if (new < cur || new > ep->mlock_limit)
-				return -ENOMEM;
-		} while (!atomic_long_try_cmpxchg(&u->locked_vm, &cur, new));
-		*user = get_uid(u);
-		atomic_long_add(npages, &rmsg_live[RMSG_LIVE_LOCKED_PAGES]);
-	}
-	atomic_long_add(npages, &rmsg_live[RMSG_LIVE_KERNEL_PAGES]);
-	return 0;
-}
-
-/* Pages of rmsg's that no user's RLIMIT_MEMLOCK counts, in the live count. */
+/* Pages rmsg allocated (rmsg_pages.c), in the live count. */
 void rmsg_kernel_pages_add(unsigned long npages)
 {
 	atomic_long_add(npages, &rmsg_live[RMSG_LIVE_KERNEL_PAGES]);
 }
 
-/* Undo rmsg_mlock_charge(); any context that may sleep or not. */
-void rmsg_mlock_uncharge(struct user_struct *user, unsigned long npages)
+void rmsg_kernel_pages_sub(unsigned long npages)
 {
-	if (user) {
-		atomic_long_sub(npages, &user->locked_vm);
-		atomic_long_sub(npages, &rmsg_live[RMSG_LIVE_LOCKED_PAGES]);
-		free_uid(user);
-	}
 	atomic_long_sub(npages, &rmsg_live[RMSG_LIVE_KERNEL_PAGES]);
 }
 
@@ -325,6 +290,11 @@ DEFINE_SHOW_ATTRIBUTE(rmsg_objects);
 
 void rmsg_user_init(void)
 {
+	if (max_channels_per_user == RMSG_CHANNELS_PER_USER_AUTO)
+		max_channels_per_user =
+			max_t(unsigned long, RMSG_CHANNELS_PER_USER_MIN,
+			      totalram_pages() >>
+			      (RMSG_RAM_PER_CHANNEL_SHIFT - PAGE_SHIFT));
 	/* Only the leak checks need it: no failure is fatal. */
 	rmsg_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	debugfs_create_file("objects", 0444, rmsg_debugfs, NULL,

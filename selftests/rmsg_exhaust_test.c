@@ -15,10 +15,10 @@
  *  - a completion queue nobody reaps: SENDs stop being taken (ENTER says
  *    EBUSY), nothing is overwritten or lost, channel events wait in the
  *    kernel and come in order once there is room;
- *  - memory: receive blocks, shadows and trailers are charged to the
- *    opener's memory cgroup; at its limit a new channel fails with ENOMEM
- *    (or ECONNREFUSED, the accepting side's ENOMEM), and the channels
- *    already open go on.
+ *  - memory: rings, send areas, receive blocks, shadows and trailers are
+ *    charged to the opener's memory cgroup; at its limit an endpoint's
+ *    setup or a new channel fails with ENOMEM (or ECONNREFUSED, the
+ *    accepting side's ENOMEM), and the channels already open go on.
  */
 #include <fcntl.h>
 #include <malloc.h>
@@ -618,6 +618,69 @@ TEST_F_TIMEOUT(memcg, pressure, 300)
 	ASSERT_LE(0, pid);
 	if (!pid)
 		_exit(memcg_child(&self->addr));
+	EXPECT_EQ(0, rmsg_child_status(pid)) TH_LOG("the child failed a step");
+}
+
+/*
+ * An endpoint's rings and send area are charged to its opener's memory
+ * cgroup (not to RLIMIT_MEMLOCK): in the cgroup of CG_MAX bytes, a send
+ * area larger than that is refused with ENOMEM, and one of CG_AREA
+ * raises the cgroup's memory.current by at least its size.
+ */
+#define CG_AREA		(4 << 20)
+
+static long cg_current(void)
+{
+	char buf[32] = { 0 };
+	int fd = open(CG_DIR "/memory.current", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? atol(buf) : -1;
+}
+
+static int cg_pages_child(void)
+{
+	struct rmsg_ep_setup p = { .sq_entries = 8 };
+	long before, after;
+	char pid[32];
+	int fd;
+
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	if (cg_write("/proc/self/oom_score_adj", "-1000") ||
+	    cg_write(CG_DIR "/cgroup.procs", pid))
+		return 1;
+	fd = open(RMSG_DEVICE_PATH, O_RDWR);
+	if (fd < 0)
+		return 2;
+	p.send_area_size = RMSG_SEND_AREA_MAX;
+	if (!ioctl(fd, RMSG_IOC_EP_SETUP, &p) || errno != ENOMEM)
+		return 3;
+	before = cg_current();
+	memset(&p, 0, sizeof(p));
+	p.sq_entries = 8;
+	p.send_area_size = CG_AREA;
+	if (ioctl(fd, RMSG_IOC_EP_SETUP, &p))
+		return 4;
+	after = cg_current();
+	fprintf(stderr, "# memory.current %ld -> %ld with a %d KiB send area\n",
+		before, after, CG_AREA >> 10);
+	if (before < 0 || after - before < CG_AREA)
+		return 5;
+	close(fd);
+	return 0;
+}
+
+TEST_F_TIMEOUT(memcg, endpoint_pages, 120)
+{
+	pid_t pid = fork();
+
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(cg_pages_child());
 	EXPECT_EQ(0, rmsg_child_status(pid)) TH_LOG("the child failed a step");
 }
 

@@ -2,9 +2,10 @@
 /*
  * Permissions and per-user bounds (Documentation/uapi.rst, "Permissions
  * and limits"): who may open /dev/rmsg, the per-user caps on endpoints
- * and channels, RLIMIT_MEMLOCK on the pages the kernel allocates for an
- * endpoint, and what one user's process can do to another user's
- * endpoints, also through a descriptor passed to it.
+ * and channels, the pages the kernel allocates for an endpoint (charged
+ * to the memory cgroup, not RLIMIT_MEMLOCK), and what one user's process
+ * can do to another user's endpoints, also through a descriptor passed
+ * to it.
  *
  * Parts run as nobody (65534) in a child: fork(), setresgid/setresuid,
  * then the child returns the number of the step that failed (0 for none)
@@ -138,12 +139,13 @@ static int open_ep(struct rmsg_ep **ep)
 
 /* The object counts a test started from; every test ends at them. */
 FIXTURE(perm) {
-	long base[4];
+	long base[3];
+	int endpoints_cap, channels_cap;	/* to restore */
 	bool ready;
 };
 
 static const char *const counted[] = {
-	"endpoints", "channels", "kernel_pages", "locked_pages",
+	"endpoints", "channels", "kernel_pages",
 };
 
 /* @name is back at @base, or says where it is. */
@@ -163,8 +165,12 @@ FIXTURE_SETUP(perm)
 		SKIP(return, "needs root to become nobody and set parameters");
 	if (objects("endpoints") < 0)
 		SKIP(return, "no " OBJECTS " (debugfs not mounted?)");
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 3; i++)
 		self->base[i] = objects(counted[i]);
+	self->endpoints_cap = param_get("max_endpoints_per_user");
+	self->channels_cap = param_get("max_channels_per_user");
+	ASSERT_LE(0, self->endpoints_cap);
+	ASSERT_LE(0, self->channels_cap);
 	self->ready = true;
 }
 
@@ -174,9 +180,9 @@ FIXTURE_TEARDOWN(perm)
 
 	if (!self->ready)
 		return;
-	param_set("max_endpoints_per_user", 128);
-	param_set("max_channels_per_user", 1024);
-	for (i = 0; i < 4; i++)
+	param_set("max_endpoints_per_user", self->endpoints_cap);
+	param_set("max_channels_per_user", self->channels_cap);
+	for (i = 0; i < 3; i++)
 		EXPECT_TRUE(back_at(counted[i], self->base[i]));
 }
 
@@ -369,120 +375,142 @@ TEST_F_TIMEOUT(perm, channel_cap, 120)
 }
 
 /*
- * As nobody with RLIMIT_MEMLOCK at 20 pages: the rings (one page each
- * for 8 SQEs) and a 64 KiB send area are charged, the endpoint that would
- * pass the limit is refused with ENOMEM (and may set up again once
- * another endpoint went), and the charge lasts while the send area is
- * mapped, even after the endpoint is closed.
+ * The kernel's pages of an endpoint are charged to the memory cgroup, not
+ * to RLIMIT_MEMLOCK, which is for the program's own pinned memory only:
+ * as nobody with an RLIMIT_MEMLOCK of 0, rings and a 64 KiB send area set
+ * up, a channel with 64 KiB receive blocks (and their shadows) opens and
+ * carries a message each way, byte for byte; registering one page of the
+ * program's memory is still refused with ENOMEM.
  */
-static int memlock_child(void)
+static int lib_event(struct rmsg_ep *ep, unsigned int kind,
+		     struct rmsg_event *ev)
 {
-	int e1, e2, e3;
-	void *area;
+	long deadline = rmsg_now_ms() + EVENT_MS;
+	int n;
 
-	if (set_memlock(20 * PG) || rmsg_become_nobody())
-		return 1;
-	e1 = open(RMSG_DEVICE_PATH, O_RDWR);
-	e2 = open(RMSG_DEVICE_PATH, O_RDWR);
-	e3 = open(RMSG_DEVICE_PATH, O_RDWR);
-	if (e1 < 0 || e2 < 0 || e3 < 0)
-		return 2;
-	if (setup(e1, 8, 0))				/* 2 pages */
-		return 3;
-	if (setup(e2, 8, 16 * PG))			/* 18: 20 */
-		return 4;
-	if (setup(e3, 8, 0) != -ENOMEM)			/* 22 */
-		return 5;
-	close(e1);
-	if (setup(e3, 8, 0))				/* 20 again */
-		return 6;
-	if (setup(e3, 8, 0) != -EBUSY)
-		return 7;
-	/*
-	 * A mapping holds the file: e2 (rings and area, 18 pages) stays
-	 * until its area is unmapped, and so does its charge.
-	 */
-	area = mmap(NULL, 16 * PG, PROT_READ | PROT_WRITE, MAP_SHARED, e2,
-		    RMSG_OFF_SEND_AREA);
-	if (area == MAP_FAILED)
-		return 8;
-	close(e2);
-	e1 = open(RMSG_DEVICE_PATH, O_RDWR);
-	if (e1 < 0)
-		return 9;
-	if (setup(e1, 8, 0) != -ENOMEM)			/* 22 */
-		return 10;
-	munmap(area, 16 * PG);
-	if (setup(e1, 8, 0))				/* 4 */
-		return 11;
-	e2 = open(RMSG_DEVICE_PATH, O_RDWR);
-	if (e2 < 0 || setup(e2, 8, 16 * PG) != -ENOMEM)	/* 22 */
-		return 12;
-	if (setup(e2, 8, 0))				/* 6 */
-		return 13;
-	return 0;
+	while (rmsg_now_ms() < deadline) {
+		n = rmsg_ep_progress(ep, ev, 1);
+		if (n < 0)
+			return n;
+		if (n)
+			return ev->kind == kind ? ev->res : -EPROTO;
+		rmsg_ep_wait(ep, 20);
+	}
+	return -ETIMEDOUT;
 }
 
-TEST_F(perm, memlock_kernel_pages)
+/* One message from @tx's channel @ct to @rx's channel @cr, checked. */
+static int echo(struct rmsg_ep *tx, __u32 ct, struct rmsg_ep *rx, __u32 cr,
+		unsigned char tag)
 {
-	pid_t pid = fork();
+	unsigned char out[3000], in[4096];
+	long deadline = rmsg_now_ms() + EVENT_MS;
+	unsigned int i;
+	int ret;
 
-	ASSERT_LE(0, pid);
-	if (!pid)
-		_exit(memlock_child());
-	EXPECT_EQ(0, rmsg_child_status(pid));
+	for (i = 0; i < sizeof(out); i++)
+		out[i] = (unsigned char)(tag + i * 13);
+	ret = rmsg_msg_send(tx, ct, out, sizeof(out), 0, tag);
+	if (ret)
+		return ret;
+	do {
+		rmsg_ep_progress(tx, NULL, 0);
+		ret = rmsg_msg_recv(rx, cr, in, sizeof(in), 0);
+		if (ret == -EAGAIN)
+			rmsg_ep_wait(rx, 10);
+	} while (ret == -EAGAIN && rmsg_now_ms() < deadline);
+	if (ret < 0)
+		return ret;
+	return ret == sizeof(out) && !memcmp(in, out, sizeof(out)) ? 0 : -EIO;
 }
 
-/*
- * As nobody with a limit that takes rings and send areas but not a
- * receive block of 64 KiB: the channel is refused (its CONNECTED event
- * carries ENOMEM, or the listener's side refuses it), nothing is left.
- */
-static int memlock_block_child(unsigned short port)
+static int kernel_pages_child(unsigned short port)
 {
 	struct rmsg_ep_setup p = { .sq_entries = 16 };
 	struct rmsg_ep *a = NULL, *b = NULL;
 	struct sockaddr_in sin;
-	struct rmsg_cqe ev;
-	int id;
+	struct rmsg_event ev;
+	__u32 a_ch, handle;
+	int fd, id;
+	void *page;
 
-	/* Rings of 2 pages each endpoint, then less than a 16-page block. */
-	if (set_memlock(19 * PG) || rmsg_become_nobody())
+	if (set_memlock(0) || rmsg_become_nobody())
 		return 1;
 	if (!rmsg_local_addr(&sin, port))
 		return 2;
-	if (rmsg_ep_open_setup(&a, &p))
+	fd = open(RMSG_DEVICE_PATH, O_RDWR);
+	if (fd < 0 || setup(fd, 8, 16 * PG))
 		return 3;
+	close(fd);
+	p.send_area_size = 16 * PG;
+	if (rmsg_ep_open_setup(&a, &p))
+		return 4;
 	memset(&p, 0, sizeof(p));
 	p.sq_entries = 16;
+	p.send_area_size = 16 * PG;
 	if (rmsg_ep_open_setup(&b, &p))
-		return 4;
-	if (rmsg_ep_listen(a, (struct sockaddr *)&sin, sizeof(sin), 0xa0,
-			   64 << 10))
 		return 5;
-	id = rmsg_chan_connect(b, (struct sockaddr *)&sin, sizeof(sin), 0xb0,
-			       64 << 10);
-	if (id < 0)
+	if (rmsg_ep_listen(a, (struct sockaddr *)&sin, sizeof(sin), 0xa0,
+			   16 * PG))
 		return 6;
-	if (wait_kind(b, RMSG_CQE_CONNECTED, &ev))
+	id = rmsg_chan_connect(b, (struct sockaddr *)&sin, sizeof(sin), 0xb0,
+			       16 * PG);
+	if (id < 0)
 		return 7;
-	if (ev.res != -ENOMEM) {
-		fprintf(stderr, "# CONNECTED res %d\n", ev.res);
+	if (lib_event(b, RMSG_CQE_CONNECTED, &ev) || ev.channel != (__u32)id)
 		return 8;
-	}
+	if (lib_event(a, RMSG_CQE_ACCEPTED, &ev))
+		return 9;
+	a_ch = ev.channel;
+	if (echo(b, id, a, a_ch, 0x3c) || echo(a, a_ch, b, id, 0xc3))
+		return 10;
+	/* The program's own memory is what RLIMIT_MEMLOCK still bounds. */
+	page = mmap(NULL, PG, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+		return 11;
+	memset(page, 1, PG);
+	if (rmsg_reg(a, page, PG, &handle) != -ENOMEM)
+		return 12;
+	munmap(page, PG);
 	rmsg_ep_drop(&b);
 	rmsg_ep_drop(&a);
 	return 0;
 }
 
-TEST_F_TIMEOUT(perm, memlock_receive_block, 60)
+TEST_F_TIMEOUT(perm, kernel_pages_outside_memlock, 60)
 {
 	pid_t pid = fork();
 
 	ASSERT_LE(0, pid);
 	if (!pid)
-		_exit(memlock_block_child(4812));
+		_exit(kernel_pages_child(4812));
 	EXPECT_EQ(0, rmsg_child_status(pid));
+}
+
+/*
+ * The pages stay, and stay counted, while a program maps them, also after
+ * the endpoint's file is closed: root's send area of 16 pages and rings
+ * of one page each.
+ */
+TEST_F(perm, kernel_pages_live_while_mapped)
+{
+	long k0 = objects("kernel_pages");
+	int fd = open(RMSG_DEVICE_PATH, O_RDWR);
+	void *area;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, setup(fd, 8, 16 * PG));
+	EXPECT_EQ(k0 + 18, objects("kernel_pages"));
+	area = mmap(NULL, 16 * PG, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		    RMSG_OFF_SEND_AREA);
+	ASSERT_NE(MAP_FAILED, area);
+	close(fd);
+	/* The mapping holds the file, and with it the rings. */
+	EXPECT_EQ(k0 + 18, objects("kernel_pages"));
+	memset(area, 0x5a, 16 * PG);
+	munmap(area, 16 * PG);
+	EXPECT_TRUE(objects_are("kernel_pages", k0));
 }
 
 /* Root's pair: a listens, b connects; one channel each. */

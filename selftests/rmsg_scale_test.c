@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/resource.h>
 
 #include "kselftest_harness.h"
 #include "rmsg_test.h"
@@ -661,6 +662,224 @@ TEST_F_TIMEOUT(scale, every_channel_carries_a_message, 900)
 	free(b_ids);
 	free(a_ids);
 	free(seen_ch);
+}
+
+/*
+ * A node of ranks as an ordinary user (issue 37, item 6): nobody, with
+ * Debian's default limits (RLIMIT_MEMLOCK 8 MiB, RLIMIT_NOFILE 1024) and
+ * the module's default per-user caps, opens RANKS library endpoints (a
+ * 1 MiB send area each, 32 times that RLIMIT_MEMLOCK) and each rank dials
+ * the next RANK_PEERS ranks: RANK_CHANNELS channels, with twice as many
+ * ends as the per-user cap had before it followed the machine's memory
+ * (1,024), and blocks and shadows far past the limit. Every channel
+ * carries a checked question and its answer, on the same channel.
+ */
+#define RANKS		256
+#define RANK_PEERS	4
+#define RANK_CHANNELS	(RANKS * RANK_PEERS)
+#define RANK_WINDOW	64	/* connects in flight */
+#define DEBIAN_MEMLOCK	(8 << 20)
+#define DEBIAN_NOFILE	1024
+
+struct rank_msg {
+	uint32_t index;		/* the channel: dialler * RANK_PEERS + k */
+	uint32_t answer;
+	uint64_t check;
+};
+
+static void rank_fill(struct rank_msg *m, uint32_t index, uint32_t answer)
+{
+	m->index = index;
+	m->answer = answer;
+	m->check = 0x9e3779b97f4a7c15ULL * (index + 1) ^ (answer ? ~0ULL : 0);
+}
+
+struct ranks {
+	struct rmsg_ep *eps[RANKS];
+	int dial[RANK_CHANNELS];	/* the channel at the dialler */
+	unsigned char asked[RANK_CHANNELS], answered[RANK_CHANNELS];
+	int connected, accepted, sent, got;
+};
+
+static int rank_send(struct rmsg_ep *ep, uint32_t channel,
+		     const struct rank_msg *m)
+{
+	long deadline = rmsg_now_ms() + STALL_MS;
+	int ret;
+
+	while ((ret = rmsg_msg_send(ep, channel, m, sizeof(*m), 0,
+				    m->index)) == -EAGAIN &&
+	       rmsg_now_ms() < deadline)
+		rmsg_ep_wait(ep, 10);
+	return ret;
+}
+
+/* Rank @r's events; false on one that should not come. */
+static bool rank_events(struct ranks *s, int r)
+{
+	struct rmsg_event ev[64];
+	int i, got;
+
+	got = rmsg_ep_progress(s->eps[r], ev, 64);
+	if (got < 0)
+		return false;
+	for (i = 0; i < got; i++) {
+		if (ev[i].res) {
+			fprintf(stderr, "# rank %d: event %u res %d\n", r,
+				ev[i].kind, ev[i].res);
+			return false;
+		}
+		if (ev[i].kind == RMSG_CQE_OP)
+			s->sent++;
+		else if (ev[i].kind == RMSG_CQE_ACCEPTED)
+			s->accepted++;
+		else if (ev[i].kind == RMSG_CQE_CONNECTED &&
+			 ev[i].user_data / RANK_PEERS == (uint64_t)r &&
+			 s->dial[ev[i].user_data] == (int)ev[i].channel)
+			s->connected++;
+		else
+			return false;
+	}
+	return true;
+}
+
+/* Rank @r's messages: answer questions, check answers; false on a bad one. */
+static bool rank_messages(struct ranks *s, int r)
+{
+	struct rank_msg m, want;
+	struct rmsg_msg msg;
+	int ret;
+
+	while ((ret = rmsg_msg_peek_any(s->eps[r], &msg)) == 0) {
+		if (msg.len != sizeof(m))
+			return false;
+		memcpy(&m, msg.data, sizeof(m));
+		if (m.index >= RANK_CHANNELS)
+			return false;
+		rank_fill(&want, m.index, m.answer);
+		if (memcmp(&m, &want, sizeof(m)))
+			return false;
+		if (!m.answer) {
+			/* A question reaches the rank dialled, once. */
+			if ((m.index / RANK_PEERS + m.index % RANK_PEERS + 1) %
+			    RANKS != (uint32_t)r || s->asked[m.index]++)
+				return false;
+			rank_fill(&want, m.index, 1);
+			if (rank_send(s->eps[r], msg.channel, &want))
+				return false;
+		} else if (m.index / RANK_PEERS != (uint32_t)r ||
+			   s->dial[m.index] != (int)msg.channel ||
+			   s->answered[m.index]++) {
+			return false;	/* an answer comes back where asked */
+		}
+		s->got++;
+		if (rmsg_msg_release(s->eps[r], &msg))
+			return false;
+	}
+	return ret == -EAGAIN;
+}
+
+static int ranks_child(struct ranks *s, const struct sockaddr_in *ip)
+{
+	struct rlimit ml = { DEBIAN_MEMLOCK, DEBIAN_MEMLOCK };
+	struct rlimit nf = { DEBIAN_NOFILE, DEBIAN_NOFILE };
+	struct sockaddr_in addr[RANKS];
+	int r, issued = 0, idx, to, seen;
+	long stall, t0;
+	struct rank_msg m;
+
+	if (setrlimit(RLIMIT_MEMLOCK, &ml) || setrlimit(RLIMIT_NOFILE, &nf) ||
+	    rmsg_become_nobody())
+		return 1;
+	for (r = 0; r < RANKS; r++) {
+		if (rmsg_ep_open(&s->eps[r], 64, 256)) {
+			fprintf(stderr, "# rank %d: no endpoint\n", r);
+			return 2;
+		}
+		addr[r] = *ip;
+		addr[r].sin_port = 0;
+		if (rmsg_ep_listen(s->eps[r], (struct sockaddr *)&addr[r],
+				   sizeof(addr[r]), r, 0))
+			return 3;
+	}
+	t0 = rmsg_now_ms();
+	stall = t0 + STALL_MS;
+	while (s->connected < RANK_CHANNELS || s->accepted < RANK_CHANNELS) {
+		while (issued < RANK_CHANNELS &&
+		       issued - s->connected < RANK_WINDOW) {
+			r = issued / RANK_PEERS;
+			to = (r + issued % RANK_PEERS + 1) % RANKS;
+			s->dial[issued] = rmsg_chan_connect(s->eps[r],
+				(struct sockaddr *)&addr[to], sizeof(addr[to]),
+				issued, 0);
+			if (s->dial[issued] < 0) {
+				fprintf(stderr, "# connect %d: %d\n", issued,
+					s->dial[issued]);
+				return 4;
+			}
+			issued++;
+		}
+		seen = s->connected + s->accepted;
+		for (r = 0; r < RANKS; r++)
+			if (!rank_events(s, r))
+				return 5;
+		if (s->connected + s->accepted != seen)
+			stall = rmsg_now_ms() + STALL_MS;
+		if (rmsg_now_ms() > stall)
+			return 6;
+		usleep(1000);
+	}
+	fprintf(stderr, "# %d ranks, %d channels open in %ld ms\n", RANKS,
+		RANK_CHANNELS, rmsg_now_ms() - t0);
+
+	for (idx = 0; idx < RANK_CHANNELS; idx++) {
+		rank_fill(&m, idx, 0);
+		if (rank_send(s->eps[idx / RANK_PEERS], s->dial[idx], &m))
+			return 7;
+	}
+	stall = rmsg_now_ms() + STALL_MS;
+	while (s->got < 2 * RANK_CHANNELS || s->sent < 2 * RANK_CHANNELS) {
+		seen = s->got + s->sent;
+		for (r = 0; r < RANKS; r++)
+			if (!rank_events(s, r) || !rank_messages(s, r))
+				return 8;
+		if (s->got + s->sent != seen)
+			stall = rmsg_now_ms() + STALL_MS;
+		if (rmsg_now_ms() > stall)
+			return 9;
+		usleep(1000);
+	}
+	for (idx = 0; idx < RANK_CHANNELS; idx++)
+		if (s->asked[idx] != 1 || s->answered[idx] != 1)
+			return 10;
+	for (r = 0; r < RANKS; r++)
+		rmsg_ep_drop(&s->eps[r]);
+	return 0;
+}
+
+TEST_F_TIMEOUT(scale, node_of_ranks_as_nobody, 900)
+{
+	unsigned int cap = 0;
+	struct ranks *s;
+	FILE *f;
+	pid_t pid;
+
+	if (geteuid())
+		SKIP(return, "needs root to become nobody");
+	f = fopen("/sys/module/rmsg/parameters/max_channels_per_user", "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(1, fscanf(f, "%u", &cap));
+	fclose(f);
+	TH_LOG("max_channels_per_user %u (default, from the guest's memory)",
+	       cap);
+	s = calloc(1, sizeof(*s));
+	ASSERT_NE(NULL, s);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(ranks_child(s, &self->addr));
+	EXPECT_EQ(0, rmsg_child_status(pid)) TH_LOG("the child failed a step");
+	free(s);
 }
 
 /*
