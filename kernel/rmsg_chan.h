@@ -178,6 +178,8 @@ enum {
 	RMSG_CHAN_DEV_LOST,	/* the device goes or failed: leave it */
 	RMSG_CHAN_DIAL_NOW,	/* a device came: end the back-off */
 	RMSG_CHAN_STALL_DUE,	/* the repair's quiet period ended */
+	RMSG_CHAN_BEACON_DUE,	/* its node asks it for a HEARTBEAT */
+	RMSG_CHAN_SILENT,	/* its node found it (or the node) silent */
 	/* First bit of a send buffer in use: + (index - RMSG_CTRL_RECVS) */
 	RMSG_CHAN_CTRL_BUSY,
 };
@@ -268,6 +270,7 @@ struct rmsg_rndv_tx;
 struct rmsg_rndv_rx;
 struct rmsg_rndv_segs;
 struct rmsg_rndv_move;
+struct rmsg_node;
 
 /**
  * struct rmsg_shadow - the sender's copy of the peer's receive block
@@ -695,6 +698,9 @@ struct rmsg_chan_retain {
  *	channel), with its route query outstanding, that the rdma_cm took
  *	back at its device's removal and destroys itself (chan_lock)
  * @cm_wq: rmsg_cm_settle() waits here
+ * @node: the peer node whose heartbeat the channel shares while it is open
+ *	(rmsg_node.c), NULL when it is not a member (chan_lock)
+ * @node_entry: in @node's members (the node's lock)
  */
 struct rmsg_channel {
 	struct rmsg_cm_ctx cm;
@@ -747,6 +753,8 @@ struct rmsg_channel {
 	struct rdma_cm_id *route_id;
 	struct rdma_cm_id *given_id;
 	wait_queue_head_t cm_wq;
+	struct rmsg_node *node;
+	struct list_head node_entry;
 };
 
 extern struct workqueue_struct *rmsg_wq;

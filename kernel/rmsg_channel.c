@@ -238,9 +238,7 @@ static void __rmsg_chan_progress(struct rmsg_channel *ch)
 		rmsg_chan_repair(ch);
 		return;
 	}
-	if (test_and_clear_bit(RMSG_CHAN_HEARTBEAT_DUE, &ch->flags) &&
-	    READ_ONCE(ch->state) == RMSG_CHAN_OPEN)
-		rmsg_chan_heartbeat(ch);
+	rmsg_chan_liveness(ch);
 
 	if (!test_bit(RMSG_CHAN_CONNECTED, &ch->flags) ||
 	    !test_bit(RMSG_CHAN_REGISTERED, &ch->flags) ||
@@ -607,10 +605,12 @@ long rmsg_chan_set(struct rmsg_endpoint *ep, void __user *uarg)
 		ret = PTR_ERR(ch);
 	} else {
 		rmsg_opts_merge(&ch->opts, opts);
-		if (ch->state == RMSG_CHAN_OPEN && !rmsg_chan_hb_ms(ch))
-			del_timer(&ch->repair.hb_timer);
-		else if (ch->state == RMSG_CHAN_OPEN && opts->heartbeat_ms)
-			/* The new period from now, not after the old one. */
+		/*
+		 * A heartbeat of its own, off or with a new period from now:
+		 * the channel no longer shares its node's.
+		 */
+		if (ch->state == RMSG_CHAN_OPEN &&
+		    (opts->heartbeat_ms || opts->heartbeat_misses))
 			rmsg_hb_arm(ch);
 	}
 	mutex_unlock(&ep->chan_lock);

@@ -65,7 +65,7 @@
  * and the tracepoints of rmsg_trace.h see them all.
  *
  * Layer (Documentation/design.rst, "Layers"): of the module's files it
- * calls only these, all below it: rmsg_cq.c and rmsg_wr.c.
+ * calls only these, all below it: rmsg_cq.c, rmsg_node.c and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -89,6 +89,7 @@
 #include "rmsg_conn.h"
 #include "rmsg_wr.h"
 #include "rmsg_lifecycle.h"
+#include "rmsg_node.h"
 #include "rmsg_trace.h"
 
 static unsigned int repair_timeout_ms = 30000;
@@ -110,20 +111,10 @@ unsigned int repair_backoff_max_ms = 2000;
 module_param(repair_backoff_max_ms, uint, 0644);
 MODULE_PARM_DESC(repair_backoff_max_ms, "Longest back-off between attempts");
 
-static unsigned int heartbeat_ms = 1000;
-module_param(heartbeat_ms, uint, 0644);
-MODULE_PARM_DESC(heartbeat_ms,
-		 "Each open channel sends a HEARTBEAT this often, and checks that the peer acknowledged something of its own (0: no heartbeats)");
-
 static unsigned int connect_timeout_ms;
 module_param(connect_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(connect_timeout_ms,
 		 "A channel not open this long after its connect, or after its accept began, ends with ETIMEDOUT (0: no bound but the rdma_cm's; default 0)");
-
-static unsigned int heartbeat_misses = 4;
-module_param(heartbeat_misses, uint, 0644);
-MODULE_PARM_DESC(heartbeat_misses,
-		 "Heartbeat periods in a row with nothing of ours acknowledged before the connection counts as broken");
 
 static void rmsg_repair_timer(struct timer_list *t)
 {
@@ -210,13 +201,30 @@ bool rmsg_chan_late(const struct rmsg_channel *ch)
 	       time_after_eq(jiffies, ch->repair.open_by);
 }
 
-/* The next heartbeat of a channel that is open (again). */
+/**
+ * rmsg_hb_arm() - the heartbeat of a channel that is open (again)
+ * @ch: the channel; caller holds its endpoint's chan_lock
+ *
+ * A channel that keeps the module's heartbeat shares its peer node's
+ * (rmsg_node.c) and has no timer of its own; one with a heartbeat
+ * option of its own, or whose node could not be made, keeps its own
+ * timer, whose next period starts now.
+ */
 void rmsg_hb_arm(struct rmsg_channel *ch)
 {
-	unsigned int ms = rmsg_chan_hb_ms(ch);
+	unsigned int ms;
 
+	if (!READ_ONCE(ch->opts.heartbeat_ms) &&
+	    !READ_ONCE(ch->opts.heartbeat_misses) && !rmsg_node_join(ch)) {
+		del_timer(&ch->repair.hb_timer);
+		return;
+	}
+	rmsg_node_leave(ch);
+	ms = rmsg_chan_hb_ms(ch);
 	if (ms)
 		mod_timer(&ch->repair.hb_timer, jiffies + msecs_to_jiffies(ms));
+	else
+		del_timer(&ch->repair.hb_timer);
 }
 
 /* --- events and state changes ---------------------------------------- */
@@ -279,6 +287,9 @@ bool rmsg_chan_set_state(struct rmsg_channel *ch,
 	if (WARN_ON_ONCE(!(rmsg_chan_next[ch->state] & BIT(state))))
 		return false;
 	trace_rmsg_chan_state(ch->ep->id, ch->id, ch->state, state, error);
+	/* Only open channels share their node's heartbeat. */
+	if (state != RMSG_CHAN_OPEN)
+		rmsg_node_leave(ch);
 	ch->state = state;
 	return true;
 }
@@ -486,21 +497,22 @@ void rmsg_chan_fault(struct rmsg_channel *ch, int error)
 }
 
 /*
- * A heartbeat period of an open channel ended. Both sides send a HEARTBEAT
- * every period, whatever else they send: eager data arrives by RDMA WRITE,
- * which the receiving side never hears of. Any send, WRITE or READ of
- * ours that the peer acknowledged says the connection works our way: a
- * HEARTBEAT queued behind megabytes of rendezvous WRITEs may take seconds,
- * but those WRITEs complete meanwhile. What arrives does not count: it
- * shows the other way works, which the peer checks for itself, and a QP
- * whose sending half is stuck (rxe has left one so) still receives. A
- * period with none of this is a miss; heartbeat_misses in a row break the connection (ETIMEDOUT),
- * and the channel is repaired. A HEARTBEAT to a peer that is gone fails by
- * itself once the QP's retries run out.
+ * A heartbeat period of a channel with a timer of its own ended. Both
+ * sides send a HEARTBEAT every period, whatever else they send: eager
+ * data arrives by RDMA WRITE, which the receiving side never hears of.
+ * Any send, WRITE or READ of ours that the peer acknowledged says the
+ * connection works our way: a HEARTBEAT queued behind megabytes of
+ * rendezvous WRITEs may take seconds, but those WRITEs complete
+ * meanwhile. What arrives does not count: it shows the other way works,
+ * which the peer checks for itself, and a QP whose sending half is stuck
+ * (rxe has left one so) still receives. A period with none of this is a
+ * miss; heartbeat_misses in a row break the connection (ETIMEDOUT), and
+ * the channel is repaired. A HEARTBEAT to a peer that is gone fails by
+ * itself once the QP's retries run out. Channels that keep the module's
+ * heartbeat leave all this to their node (rmsg_node.c).
  */
-void rmsg_chan_heartbeat(struct rmsg_channel *ch)
+static void rmsg_chan_heartbeat(struct rmsg_channel *ch)
 {
-
 	if (test_and_clear_bit(RMSG_CHAN_HEARD, &ch->flags)) {
 		ch->repair.hb_misses = 0;
 	} else if (++ch->repair.hb_misses >=
@@ -515,7 +527,38 @@ void rmsg_chan_heartbeat(struct rmsg_channel *ch)
 		rmsg_chan_fault(ch, -ECONNRESET);
 		return;
 	}
-	rmsg_hb_arm(ch);
+	mutex_lock(&ch->ep->chan_lock);
+	if (ch->state == RMSG_CHAN_OPEN && !ch->node)
+		rmsg_hb_arm(ch);
+	mutex_unlock(&ch->ep->chan_lock);
+}
+
+/**
+ * rmsg_chan_liveness() - what the heartbeats asked of an open channel
+ * @ch: the channel, in its work
+ *
+ * Its own timer's period (RMSG_CHAN_HEARTBEAT_DUE), or its node's
+ * requests: a HEARTBEAT (RMSG_CHAN_BEACON_DUE), or a repair because the
+ * channel or the whole node stayed silent (RMSG_CHAN_SILENT). A request
+ * that finds the channel no longer open is dropped: a repaired channel
+ * starts afresh.
+ */
+void rmsg_chan_liveness(struct rmsg_channel *ch)
+{
+	bool open = READ_ONCE(ch->state) == RMSG_CHAN_OPEN;
+
+	if (test_and_clear_bit(RMSG_CHAN_SILENT, &ch->flags) && open) {
+		rmsg_chan_fault(ch, -ETIMEDOUT);
+		return;
+	}
+	if (test_and_clear_bit(RMSG_CHAN_BEACON_DUE, &ch->flags) && open &&
+	    rmsg_ctrl_try_send(ch, RMSG_CTRL_HEARTBEAT_BUF,
+			       RMSG_CTRL_HEARTBEAT, 0) == -ECONNRESET) {
+		rmsg_chan_fault(ch, -ECONNRESET);
+		return;
+	}
+	if (test_and_clear_bit(RMSG_CHAN_HEARTBEAT_DUE, &ch->flags) && open)
+		rmsg_chan_heartbeat(ch);
 }
 
 /* What arrives for the life cycle: READY, CLOSE, RESET (softirq). */

@@ -388,6 +388,103 @@ out:
 }
 
 /*
+ * Liveness per peer node (issue 37, item 3): IDLE_CHANNELS idle channels
+ * between two endpoints of this guest (both ends reach the same peer
+ * node, the guest's own address on rxe0) share one heartbeat, not one per
+ * channel end: over IDLE_PERIODS periods of IDLE_HB_MS, rxe0 sends at
+ * most twice (and a little) what it sends with one channel open, and at
+ * most IDLE_PKTS_MAX packets (a HEARTBEAT each way and their
+ * acknowledgements a period, and slack; one per end would be
+ * 2 * IDLE_CHANNELS a period, and as many acknowledgements), and at least
+ * one HEARTBEAT and its acknowledgement (the node is still watched). Then IDLE_OWN of them
+ * take a heartbeat of their own (rmsg_chan_set()), which each sends
+ * every period as every channel used to: the count must grow by at least
+ * IDLE_OWN a period, which shows it sees heartbeats at all.
+ */
+#define IDLE_CHANNELS	128
+#define IDLE_HB_MS	200
+#define IDLE_PERIODS	10
+#define IDLE_PKTS_MAX	(4 * IDLE_PERIODS + 8)
+#define IDLE_OWN	16
+#define RXE0_SENT	"/sys/class/infiniband/rxe0/ports/1/hw_counters/sent_pkts"
+
+static long long rxe0_sent(void)
+{
+	long long v = -1;
+	FILE *f = fopen(RXE0_SENT, "r");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/* rxe0's packets sent over IDLE_PERIODS heartbeat periods. */
+static long long idle_packets(void)
+{
+	long long before = rxe0_sent(), after;
+
+	usleep(IDLE_PERIODS * IDLE_HB_MS * 1000);
+	after = rxe0_sent();
+	return before < 0 || after < 0 ? -1 : after - before;
+}
+
+TEST_F_TIMEOUT(scale, idle_channels_share_one_heartbeat, 600)
+{
+	struct rmsg_chan_opts own = { .heartbeat_ms = IDLE_HB_MS };
+	long long one, shared, owned;
+	char period[16];
+	struct many m;
+	int i;
+
+	if (rxe0_sent() < 0)
+		SKIP(return, "no %s", RXE0_SENT);
+	ASSERT_EQ(0, rmsg_read_param("heartbeat_ms", self->heartbeat_ms,
+				     sizeof(self->heartbeat_ms)));
+	snprintf(period, sizeof(period), "%d", IDLE_HB_MS);
+	ASSERT_EQ(0, rmsg_write_param("heartbeat_ms", period));
+	OPEN_TWO(1024, 0);
+	ASSERT_TRUE(many_alloc(&m, self->eps, &self->addr, IDLE_CHANNELS, 0));
+	many_reset(&m);
+	/* One channel first: what the goal compares with. */
+	m.n = 1;
+	ASSERT_EQ(0, many_open(_metadata, &m, 64));
+	EXPECT_EQ(0, count_stray(self->eps, 2, 2 * IDLE_HB_MS));
+	one = idle_packets();
+	TH_LOG("1 idle channel: %lld packets in %d heartbeat periods", one,
+	       IDLE_PERIODS);
+	many_reset(&m);
+	m.n = IDLE_CHANNELS;
+	ASSERT_EQ(0, many_open(_metadata, &m, 64));
+	/* The opens' own packets are over. */
+	EXPECT_EQ(0, count_stray(self->eps, 2, 2 * IDLE_HB_MS));
+
+	shared = idle_packets();
+	TH_LOG("%d idle channels: %lld packets in %d heartbeat periods",
+	       IDLE_CHANNELS, shared, IDLE_PERIODS);
+	EXPECT_LE(2, one);
+	EXPECT_LE(2, shared);
+	EXPECT_GE(IDLE_PKTS_MAX, shared);
+	/* Issue 37's goal: at most twice what one idle channel costs. */
+	EXPECT_GE(2 * one + 4, shared);
+
+	for (i = 0; i < IDLE_OWN; i++)
+		ASSERT_EQ(0, rmsg_chan_set(m.b, m.b_ids[i], &own));
+	owned = idle_packets();
+	TH_LOG("with %d of them on heartbeats of their own: %lld packets",
+	       IDLE_OWN, owned);
+	EXPECT_LE(shared + IDLE_OWN * IDLE_PERIODS / 2, owned);
+	printf("# idle_channels: %d\n# idle_packets_one: %lld\n# idle_packets_shared: %lld\n# idle_packets_own_%d: %lld\n",
+	       IDLE_CHANNELS, one, shared, IDLE_OWN, owned);
+	fflush(stdout);
+
+	EXPECT_EQ(0, many_close(_metadata, &m));
+	many_free(&m);
+}
+
+/*
  * Thousands of channels through librmsg, each carrying a message each way:
  * what an MPI rank with a channel per peer does. b opens CARRY channels to
  * a's listener (at most CARRY_WINDOW connecting), sends on each a message

@@ -25,14 +25,22 @@
  * channels over one) is the median of the rounds' ratios. How fast the
  * -c channels opened (at most 64 connecting at once) comes with them.
  *
+ * And what idle channels cost the fabric: the packets the RDMA ports sent
+ * per second, over POLL_IDLE_S seconds with nothing to send, first with
+ * the single pair open, then with both (the -c channels idle too). With
+ * liveness per peer node that is a heartbeat a period each way, whatever
+ * the number of channels; with a heartbeat per channel it grew with them.
+ *
  * Calls common.c, clock.c and mem.c.
  */
 #include <errno.h>
+#include <glob.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <rmsg.h>
 
@@ -43,6 +51,8 @@
 #define POLL_READY	200
 #define POLL_ARMS	20000
 #define POLL_LISTEN	(~0ULL)
+#define POLL_IDLE_S	5	/* seconds of idle packets counted */
+#define POLL_SETTLE_US	1000000	/* the last packets of what went before */
 
 struct poll_pair {
 	struct rmsg_ep *a;	/* listens, and is polled */
@@ -215,6 +225,54 @@ static double sample(struct poll_pair *p, int what)
 	}
 }
 
+/*
+ * Packets sent by every port of every RDMA device: rxe's
+ * hw_counters/sent_pkts, or port_xmit_packets where a device has no such
+ * counter; -1 when there is neither.
+ */
+static long long fabric_packets(void)
+{
+	static const char * const patterns[] = {
+		"/sys/class/infiniband/*/ports/*/hw_counters/sent_pkts",
+		"/sys/class/infiniband/*/ports/*/counters/port_xmit_packets",
+	};
+	long long sum = -1, v;
+	unsigned int i;
+	size_t j;
+	glob_t g;
+	FILE *f;
+
+	for (i = 0; i < sizeof(patterns) / sizeof(patterns[0]) && sum < 0;
+	     i++) {
+		if (glob(patterns[i], 0, NULL, &g))
+			continue;
+		for (j = 0; j < g.gl_pathc; j++) {
+			f = fopen(g.gl_pathv[j], "r");
+			if (!f)
+				continue;
+			if (fscanf(f, "%lld", &v) == 1)
+				sum = (sum < 0 ? 0 : sum) + v;
+			fclose(f);
+		}
+		globfree(&g);
+	}
+	return sum;
+}
+
+/* Packets per second the fabric's ports sent while nothing was sent. */
+static double idle_packets_per_s(void)
+{
+	long long before, after;
+
+	usleep(POLL_SETTLE_US);
+	before = fabric_packets();
+	sleep(POLL_IDLE_S);
+	after = fabric_packets();
+	if (before < 0 || after < before)
+		return -1;
+	return (double)(after - before) / POLL_IDLE_S;
+}
+
 static int cmp_double(const void *x, const void *y)
 {
 	double a = *(const double *)x, b = *(const double *)y;
@@ -238,12 +296,14 @@ int run_poll(void)
 	struct poll_pair single = { 0 }, multi = { 0 };
 	struct sockaddr_storage ss;
 	int ret, r, f, first;
+	double idle_1, idle_n;
 	socklen_t len;
 
 	resolve(opt.server, &ss, &len);
 	ret = pair_open(&single, &ss, len, opt.port, 1);
 	if (ret)
 		die(NULL, "poll: one channel: %s", strerror(-ret));
+	idle_1 = idle_packets_per_s();
 	ret = pair_open(&multi, &ss, len, opt.port + 1, opt.channels);
 	if (ret)
 		die(NULL, "poll: %d channels: %s", opt.channels,
@@ -263,6 +323,12 @@ int run_poll(void)
 			ratio[f][r] = many[f][r] / one[f][r];
 		}
 	}
+	ret = pair_drain(&single);
+	if (!ret)
+		ret = pair_drain(&multi);
+	if (ret)
+		die(NULL, "poll: %s", strerror(-ret));
+	idle_n = idle_packets_per_s();
 	for (f = 0; f < POLL_FIGURES; f++) {
 		med[0][f] = median(one[f], POLL_ROUNDS);
 		med[1][f] = median(many[f], POLL_ROUNDS);
@@ -276,6 +342,9 @@ int run_poll(void)
 			printf(", \"%s_ns_1\": %.1f, \"%s_ns_n\": %.1f, \"%s_ratio\": %.3f",
 			       names[f], med[0][f], names[f], med[1][f],
 			       names[f], med[2][f]);
+		if (idle_1 > 0 && idle_n >= 0)
+			printf(", \"idle_pkts_s_1\": %.1f, \"idle_pkts_s_n\": %.1f, \"idle_ratio\": %.3f",
+			       idle_1, idle_n, idle_n / idle_1);
 		printf("}\n");
 	} else {
 		fputs(rule, stdout);
@@ -290,6 +359,11 @@ int run_poll(void)
 		printf(" %d channels opened in %.0f ms: %.0f per second\n",
 		       opt.channels, multi.open_ns / 1e6,
 		       opt.channels / (multi.open_ns / 1e9));
+		if (idle_1 > 0 && idle_n >= 0)
+			printf(" idle: %.1f packets/s with 1 channel, %.1f with %d more: %.3f\n",
+			       idle_1, idle_n, opt.channels, idle_n / idle_1);
+		else
+			printf(" idle: no packet counter of the RDMA ports\n");
 		fputs(rule, stdout);
 	}
 	pair_close(&multi);
