@@ -242,8 +242,7 @@ static long long fabric_packets(void)
 	glob_t g;
 	FILE *f;
 
-	for (i = 0; i < sizeof(patterns) / sizeof(patterns[0]) && sum < 0;
-	     i++) {
+	for (i = 0; i < ARRAY_SIZE(patterns) && sum < 0; i++) {
 		if (glob(patterns[i], 0, NULL, &g))
 			continue;
 		for (j = 0; j < g.gl_pathc; j++) {
