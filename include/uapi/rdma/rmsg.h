@@ -672,7 +672,9 @@ enum rmsg_cqe_kind {
  *	RMSG_EP_F_STALL_EVENTS)
  * @heartbeat_ms: the heartbeat period, at least RMSG_OPT_HEARTBEAT_MIN_MS;
  *	RMSG_OPT_OFF: none (a silent peer is then found only by a failed
- *	send)
+ *	send). A channel with either heartbeat setting of its own sends a
+ *	HEARTBEAT every period; one without shares the heartbeat of the
+ *	other channels to its peer node (one a period in all)
  * @heartbeat_misses: periods in a row without an acknowledged send that
  *	break the connection (1 to RMSG_OPT_MISSES_MAX)
  * @connect_timeout_ms: a channel that is not open this long after its
