@@ -120,7 +120,8 @@ static bool rmsg_node_key_of(struct rmsg_channel *ch,
 	memset(key, 0, sizeof(*key));
 	if (!id || !ch->dev.rdev)
 		return false;
-	key->net = ch->net;
+	/* The id's: an accepted channel has no namespace of its own. */
+	key->net = id->route.addr.dev_addr.net;
 	key->ibdev = ch->dev.rdev->ibdev;
 	key->port = id->port_num;
 	if (ch->conn_peer.sa.sa_family == AF_INET) {
