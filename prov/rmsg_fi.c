@@ -374,6 +374,8 @@ static int rfi_av_insert(struct fid_av *fav, const void *addr, size_t count,
 		av->n++;
 		done++;
 	}
+	/* Channels named by an address not in the AV look again. */
+	av->gen++;
 	rfi_unlock(av->dom);
 	return done;
 }
@@ -412,6 +414,7 @@ static int rfi_av_remove(struct fid_av *fav, fi_addr_t *fi_addr, size_t count,
 		else
 			av->addrs[fi_addr[i]].sin_family = 0;
 	}
+	av->gen++;
 	rfi_unlock(av->dom);
 	return ret;
 }

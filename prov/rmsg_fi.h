@@ -72,6 +72,8 @@ enum rfi_kind {
 	RFI_HELLO	= 1,
 	RFI_MSG		= 2,
 	RFI_TAGGED	= 3,
+	RFI_LAST	= 4,	/* nothing more on this channel: see RFI_MOVED */
+	RFI_MOVED	= 5,	/* the LAST was read: send on this channel now */
 };
 
 #define RFI_F_DATA	(1U << 0)	/* @data is remote CQ data */
@@ -128,6 +130,7 @@ struct rfi_av {
 	enum fi_av_type type;
 	struct sockaddr_in *addrs;	/* by fi_addr_t; sin_family 0: removed */
 	size_t n, cap;
+	uint64_t gen;			/* bumped by every insert and remove */
 };
 
 struct rfi_domain {
@@ -251,6 +254,15 @@ struct rfi_peer {
 	 */
 	bool greet_later;
 	uint64_t greet_at;
+	/*
+	 * Both endpoints opened and greeted a channel to the other: the one
+	 * of the greater name moves its sends to the peer's channel
+	 * @move_to (rfi_move()): a LAST on its own first (@last_sent; sends
+	 * queue from then on), then, once the peer has read everything
+	 * before it and says so (RFI_MOVED), the peer's channel. -1: none.
+	 */
+	int move_to;
+	bool last_sent;
 };
 
 /* What the endpoint knows of each librmsg channel. */
@@ -259,6 +271,7 @@ struct rfi_chan {
 	bool named;		/* its peer's name is known */
 	struct sockaddr_in name;
 	fi_addr_t src;		/* the AV entry of that name, or FI_ADDR_NOTAVAIL */
+	uint64_t src_gen;	/* rfi_av.gen when @src was looked up */
 	struct rfi_hdr pending;	/* a header whose payload is the next message */
 	bool has_pending;
 	/*

@@ -10,7 +10,9 @@
  * open; once chosen, a peer's channel is the one every send to it takes,
  * so each direction keeps its order (FI_ORDER_SAS). Two endpoints that
  * open channels to each other at once settle on one before either sends
- * on its own (rfi_rx_hello(), rfi_greet_later()).
+ * on its own (rfi_chan_attach(), rfi_greet_later()); if both sent first,
+ * the one of the greater name moves to the other's channel behind a LAST
+ * on its own (rfi_move_last(), rfi_rx_last(), rfi_rx_moved()).
  *
  * Every message starts with a struct rfi_hdr. Up to the channel's largest
  * eager message the payload follows it in the same message (one
@@ -150,6 +152,20 @@ static void rfi_greet_cancel(struct rfi_ep *ep, struct rfi_peer *peer)
 	}
 }
 
+/* Endpoint names ordered by address, then port: never their padding. */
+static int rfi_name_cmp(const struct sockaddr_in *a,
+			const struct sockaddr_in *b)
+{
+	uint32_t x = ntohl(a->sin_addr.s_addr), y = ntohl(b->sin_addr.s_addr);
+
+	if (x != y)
+		return x < y ? -1 : 1;
+	x = ntohs(a->sin_port);
+	y = ntohs(b->sin_port);
+	return x < y ? -1 : x > y;
+}
+
+static void rfi_chan_resolve(struct rfi_ep *ep, uint32_t id);
 static void rfi_chan_gone(struct rfi_ep *ep, uint32_t id, int res);
 
 static struct rfi_peer *rfi_peer(struct rfi_ep *ep, fi_addr_t addr)
@@ -167,6 +183,7 @@ static struct rfi_peer *rfi_peer(struct rfi_ep *ep, fi_addr_t addr)
 		for (i = ep->npeers; i < n; i++) {
 			memset(&grown[i], 0, sizeof(grown[i]));
 			grown[i].chan = -1;
+			grown[i].move_to = -1;
 		}
 		ep->peers = grown;
 		ep->npeers = n;
@@ -344,20 +361,60 @@ static void rfi_send_fail(struct rfi_ep *ep, struct rfi_op *op, int err)
 		rfi_send_end(ep, op);
 }
 
-/* Send what waits for @peer, in order, as far as librmsg takes it. */
+/* @peer's sends wait for room: the next progress flushes it again. */
+static void rfi_peer_backlog(struct rfi_ep *ep, struct rfi_peer *peer)
+{
+	if (!peer->in_backlog) {
+		peer->in_backlog = true;
+		peer->backlog_next = ep->backlog;
+		ep->backlog = (size_t)(peer - ep->peers);
+	}
+}
+
+/* A message of the provider's own, a header of @kind alone, on @chan. */
+static int rfi_ctl(struct rfi_ep *ep, uint32_t chan, uint8_t kind)
+{
+	struct rfi_hdr hdr = { .kind = kind };
+
+	return rmsg_msg_send(ep->rep, chan, &hdr, sizeof(hdr), 0, RFI_UD_PEER);
+}
+
+/*
+ * @peer's sends move to its channel @peer->move_to: a LAST on the channel
+ * they took so far, after everything sent on it, and from now on they
+ * queue until the peer says it read the LAST (rfi_rx_moved()).
+ */
+static void rfi_move_last(struct rfi_ep *ep, struct rfi_peer *peer)
+{
+	int ret = rfi_ctl(ep, (uint32_t)peer->chan, RFI_LAST);
+
+	if (ret == -EAGAIN) {
+		rfi_peer_backlog(ep, peer);
+		return;
+	}
+	/* A channel that refuses it is ending: its end moves the sends. */
+	peer->last_sent = !ret;
+	peer->open = false;
+}
+
+/*
+ * Send what waits for @peer, in order, as far as librmsg takes it; a
+ * move's LAST goes before the first send that has nothing on the old
+ * channel yet (a rendezvous whose header went finishes there first).
+ */
 static void rfi_peer_flush(struct rfi_ep *ep, struct rfi_peer *peer)
 {
 	struct rfi_op *op;
 	int ret;
 
 	while (peer->open && (op = peer->queue)) {
+		if (peer->move_to >= 0 && !op->sent) {
+			rfi_move_last(ep, peer);
+			return;
+		}
 		ret = rfi_send_now(ep, peer, op);
 		if (ret == -FI_EAGAIN) {
-			if (!peer->in_backlog) {
-				peer->in_backlog = true;
-				peer->backlog_next = ep->backlog;
-				ep->backlog = (size_t)(peer - ep->peers);
-			}
+			rfi_peer_backlog(ep, peer);
 			return;
 		}
 		peer->queue = op->next;
@@ -370,6 +427,8 @@ static void rfi_peer_flush(struct rfi_ep *ep, struct rfi_peer *peer)
 		else if (op->done == op->sent)
 			rfi_send_end(ep, op);	/* completed meanwhile */
 	}
+	if (peer->open && peer->move_to >= 0)
+		rfi_move_last(ep, peer);
 }
 
 /* Greet a channel this endpoint opened: who it is. */
@@ -454,7 +513,11 @@ ssize_t rfi_send(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 	 * same two endpoints (rfi_peer() may move the peers meanwhile).
 	 */
 	if (peer->chan < 0) {
+		uint32_t id;
+
 		rfi_ep_progress(ep);
+		for (id = 0; id < ep->nchans; id++)
+			rfi_chan_resolve(ep, id);
 		peer = rfi_peer(ep, dest);
 		if (!peer) {
 			rfi_unlock(ep->dom);
@@ -851,21 +914,15 @@ static int rfi_rx_rndv(struct rfi_ep *ep, const struct rfi_hdr *hdr,
 	return 1;
 }
 
-/* The first message of a channel the peer opened: the peer's name. */
-static void rfi_rx_hello(struct rfi_ep *ep, uint32_t id,
-			 const struct rfi_hdr *hdr, const void *payload)
+/*
+ * Channel @id, which a peer opened, has a name now that is in the AV:
+ * which channel sends to that peer take from now on.
+ */
+static void rfi_chan_attach(struct rfi_ep *ep, uint32_t id)
 {
-	struct rfi_chan *c = rfi_chan(ep, id);
-	struct rfi_peer *peer;
-	fi_addr_t src;
+	struct rfi_chan *c = &ep->chans[id];
+	struct rfi_peer *peer = rfi_peer(ep, c->src);
 
-	if (!c || hdr->len != sizeof(struct sockaddr_in))
-		return;
-	memcpy(&c->name, payload, sizeof(c->name));
-	c->named = true;
-	src = rfi_av_find(ep->av, &c->name);
-	c->src = src;
-	peer = src == FI_ADDR_NOTAVAIL ? NULL : rfi_peer(ep, src);
 	if (!peer || peer->chan == (int)id)
 		return;
 	/*
@@ -873,8 +930,8 @@ static void rfi_rx_hello(struct rfi_ep *ep, uint32_t id,
 	 * it opens), so sends take the peer's channel instead and ours is
 	 * closed: the two endpoints share one channel. At most one side
 	 * does so: it gives up only on the other's hello, and the side that
-	 * gives up never sends its own. When ours opened first, both
-	 * channels stay, each carrying one direction.
+	 * gives up never sends its own. When ours carried messages already,
+	 * see below.
 	 */
 	if (peer->chan >= 0 && peer->ours && !peer->open) {
 		uint32_t old = (uint32_t)peer->chan;
@@ -892,6 +949,21 @@ static void rfi_rx_hello(struct rfi_ep *ep, uint32_t id,
 		rfi_chan_gone(ep, old, 0);
 		ep->chans_given_up++;
 	}
+	/*
+	 * Ours open and greeted too: both endpoints sent on their own. The
+	 * one of the greater name moves its sends to the other's channel
+	 * (rfi_move_last(), rfi_rx_moved()), so that the two share one
+	 * whoever dialled first; the other keeps its own and reads the
+	 * moving one's old channel up to its LAST.
+	 */
+	if (peer->chan >= 0 && peer->ours && peer->open &&
+	    peer->move_to < 0 &&
+	    rfi_name_cmp(&ep->name, &c->name) > 0) {
+		peer->move_to = (int)id;
+		peer->last_sent = false;
+		rfi_peer_flush(ep, peer);
+		return;
+	}
 	/* No channel of its own to that peer (now): sends take this one. */
 	if (peer->chan < 0) {
 		peer->chan = id;
@@ -899,6 +971,90 @@ static void rfi_rx_hello(struct rfi_ep *ep, uint32_t id,
 		rfi_peer_open(ep, peer);
 		rfi_peer_flush(ep, peer);
 	}
+}
+
+/*
+ * A LAST on channel @id, which the peer opened: everything it sent on it
+ * came before, and was taken. Tell it on our channel to it that its
+ * sends may take that one now. Returns 0, or -EAGAIN (no room to say so:
+ * the LAST is taken again later).
+ */
+static int rfi_rx_last(struct rfi_ep *ep, uint32_t id)
+{
+	struct rfi_chan *c = rfi_chan(ep, id);
+	struct rfi_peer *peer;
+	int ret;
+
+	if (!c->named || c->src == FI_ADDR_NOTAVAIL)
+		return 0;
+	peer = rfi_peer(ep, c->src);
+	if (!peer || peer->chan < 0 || peer->chan == (int)id || !peer->open)
+		return 0;
+	ret = rfi_ctl(ep, (uint32_t)peer->chan, RFI_MOVED);
+	return ret == -EAGAIN ? -EAGAIN : 0;
+}
+
+/*
+ * The peer read our LAST, and everything before it, and says so on its
+ * channel @id: our sends take that one from now on, and ours closes (what
+ * was sent on it completes first).
+ */
+static void rfi_rx_moved(struct rfi_ep *ep, uint32_t id)
+{
+	struct rfi_chan *c = rfi_chan(ep, id);
+	struct rfi_peer *peer;
+	uint32_t old;
+
+	if (!c->named || c->src == FI_ADDR_NOTAVAIL)
+		return;
+	peer = rfi_peer(ep, c->src);
+	if (!peer || peer->move_to != (int)id || !peer->last_sent)
+		return;
+	old = (uint32_t)peer->chan;
+	peer->chan = (int)id;
+	peer->ours = false;
+	peer->move_to = -1;
+	peer->last_sent = false;
+	rfi_peer_open(ep, peer);
+	/* Its CLOSED, still to come, finds no peer on it. */
+	rmsg_chan_close(ep->rep, old, 0);
+	ep->chans_given_up++;
+	rfi_peer_flush(ep, peer);
+}
+
+/* The first message of a channel the peer opened: the peer's name. */
+static void rfi_rx_hello(struct rfi_ep *ep, uint32_t id,
+			 const struct rfi_hdr *hdr, const void *payload)
+{
+	struct rfi_chan *c = rfi_chan(ep, id);
+
+	if (!c || hdr->len != sizeof(struct sockaddr_in))
+		return;
+	memcpy(&c->name, payload, sizeof(c->name));
+	c->named = true;
+	c->src = rfi_av_find(ep->av, &c->name);
+	c->src_gen = ep->av ? ep->av->gen : 0;
+	if (c->src != FI_ADDR_NOTAVAIL)
+		rfi_chan_attach(ep, id);
+}
+
+/*
+ * A channel named by an address that was not in the AV: look again if
+ * the AV changed since, and attach it to its peer once it is there (a
+ * server that inserts a client it heard from, FI_SOURCE, then answers it
+ * on the channel the client opened rather than a second one).
+ */
+static void rfi_chan_resolve(struct rfi_ep *ep, uint32_t id)
+{
+	struct rfi_chan *c = &ep->chans[id];
+
+	if (!c->used || !c->named || c->src != FI_ADDR_NOTAVAIL || !ep->av ||
+	    c->src_gen == ep->av->gen)
+		return;
+	c->src_gen = ep->av->gen;
+	c->src = rfi_av_find(ep->av, &c->name);
+	if (c->src != FI_ADDR_NOTAVAIL)
+		rfi_chan_attach(ep, id);
 }
 
 /*
@@ -916,6 +1072,7 @@ static int rfi_rx_msg(struct rfi_ep *ep, const struct rmsg_msg *msg)
 	if (!c)
 		return -EAGAIN;
 	rfi_release_flush(ep);
+	rfi_chan_resolve(ep, msg->channel);
 	src = c->named ? c->src : FI_ADDR_NOTAVAIL;
 	if (c->has_pending) {
 		if (msg->kind != RMSG_MSG_RNDV || msg->len != c->pending.len) {
@@ -939,7 +1096,12 @@ static int rfi_rx_msg(struct rfi_ep *ep, const struct rmsg_msg *msg)
 		return 0;
 	}
 	memcpy(&hdr, msg->data, sizeof(hdr));
-	if (hdr.kind == RFI_HELLO) {
+	if (hdr.kind == RFI_LAST) {
+		if (rfi_rx_last(ep, msg->channel))
+			return -EAGAIN;
+	} else if (hdr.kind == RFI_MOVED) {
+		rfi_rx_moved(ep, msg->channel);
+	} else if (hdr.kind == RFI_HELLO) {
 		rfi_rx_hello(ep, msg->channel, &hdr,
 			     (const char *)msg->data + sizeof(hdr));
 	} else if (hdr.flags & RFI_F_RNDV) {
@@ -1105,8 +1267,25 @@ static void rfi_chan_gone(struct rfi_ep *ep, uint32_t id, int res)
 	for (i = 0; i < ep->npeers; i++) {
 		struct rfi_peer *peer = &ep->peers[i];
 
+		/* The channel a move went to: the sends stay where they were. */
+		if (peer->move_to == (int)id) {
+			peer->move_to = -1;
+			peer->open = peer->open || peer->last_sent;
+			peer->last_sent = false;
+			rfi_peer_flush(ep, peer);
+		}
 		if (peer->chan != (int)id)
 			continue;
+		/* The channel a move left: the sends go on the other now. */
+		if (peer->move_to >= 0) {
+			peer->chan = peer->move_to;
+			peer->ours = false;
+			peer->move_to = -1;
+			peer->last_sent = false;
+			rfi_peer_open(ep, peer);
+			rfi_peer_flush(ep, peer);
+			continue;
+		}
 		peer->chan = -1;
 		peer->open = false;
 		rfi_greet_cancel(ep, peer);
@@ -1166,19 +1345,6 @@ static void rfi_greet(struct rfi_ep *ep, struct rfi_peer *peer)
 	}
 	rfi_peer_open(ep, peer);
 	rfi_peer_flush(ep, peer);
-}
-
-/* Endpoint names ordered by address, then port: never their padding. */
-static int rfi_name_cmp(const struct sockaddr_in *a,
-			const struct sockaddr_in *b)
-{
-	uint32_t x = ntohl(a->sin_addr.s_addr), y = ntohl(b->sin_addr.s_addr);
-
-	if (x != y)
-		return x < y ? -1 : 1;
-	x = ntohs(a->sin_port);
-	y = ntohs(b->sin_port);
-	return x < y ? -1 : x > y;
 }
 
 /*

@@ -21,10 +21,26 @@
  *      and then gives its own channel up. Both messages and a ping-pong
  *      come whole; which of the two channels stays depends on the order
  *      the kernel reports the two connections in.
+ *   3. (after 0, on endpoints e and f of their own) both open and greet a
+ *      channel before either reads the other's hello: f sends to e and is
+ *      not driven; once f's channel is up in the kernel, e sends to f and
+ *      is driven alone until its message is out (e's channel open and
+ *      greeted); f, driven then, hears its own channel open before e's
+ *      (the kernel reports them in that order), greets it, and only then
+ *      reads e's hello. The one of the greater name moves its sends to
+ *      the other's channel behind a LAST on its own. BURST messages each
+ *      way, sizes past the eager limit too, all with one tag so that they
+ *      match in the order they come, sent before the move and after, must
+ *      come whole and in order; then a ping-pong;
+ *   4. (on g and h) g sends to h before g's name is in the address vector:
+ *      h reads its hello and message from an unknown address
+ *      (FI_ADDR_NOTAVAIL); then g's name goes in and h sends to g on the
+ *      channel g opened, opening none. A burst and a ping-pong as in 3.
  *
- * libfabric_test.sh then checks the counters the four closes logged (c, d,
- * a, b): c, d and a opened one channel each and b none; of c and d at
- * most one closed its own.
+ * libfabric_test.sh then checks the counters the eight closes logged (c,
+ * d, e, f, g, h, a, b): c, d, e, f, g and a opened one channel each, h
+ * and b none; of c and d at most one closed its own, of e and f exactly
+ * one, of g and h none.
  */
 #include <time.h>
 #include <unistd.h>
@@ -35,6 +51,7 @@
 #define PINGS		40
 #define MAXLEN		(96 * 1024)
 #define PING_LEN(k)	((k) % 4 == 3 ? MAXLEN - (k) : 1 + (k) * 613 % 4000)
+#define BURST		16
 
 struct op {
 	int done;
@@ -71,7 +88,7 @@ static void drain(struct side *s)
 	}
 }
 
-static struct side c, d;
+static struct side c, d, e, f, g, h;
 
 /* Drive @only (or all, for NULL) until @op completes. */
 static void wait_op(struct side *only, struct op *op, const char *what)
@@ -79,13 +96,23 @@ static void wait_op(struct side *only, struct op *op, const char *what)
 	time_t end = time(NULL) + LIMIT_S;
 
 	while (!op->done) {
-		if (!only || only == &a)
+		if (only)
+			drain(only);
+		if (!only) {
 			drain(&a);
-		if (!only || only == &b)
 			drain(&b);
+		}
 		if (!only && c.ep) {
 			drain(&c);
 			drain(&d);
+		}
+		if (!only && e.ep) {
+			drain(&e);
+			drain(&f);
+		}
+		if (!only && g.ep) {
+			drain(&g);
+			drain(&h);
 		}
 		if (time(NULL) > end) {
 			fprintf(stderr, "fi_cross: %s: no completion in %d s\n",
@@ -166,6 +193,107 @@ static int ping_pong(struct side *x, fi_addr_t to_y, struct side *y,
 	return ok;
 }
 
+/* BURST messages each way between @x and @y at once, matched in order. */
+static int burst_both_ways(struct side *x, fi_addr_t to_x, struct side *y,
+		 fi_addr_t to_y)
+{
+	static unsigned char out[2][BURST][MAXLEN], in[2][BURST][MAXLEN];
+	static struct op s[2][BURST], r[2][BURST];
+	int k, ok = 1;
+
+	for (k = 0; k < BURST; k++) {
+		recv_on(y, in[0][k], MAXLEN, 12, &r[0][k]);
+		recv_on(x, in[1][k], MAXLEN, 12, &r[1][k]);
+	}
+	for (k = 0; k < BURST; k++) {
+		fill(out[0][k], PING_LEN(k), 20 + k);
+		fill(out[1][k], PING_LEN(k), 60 + k);
+		send_to(x, to_y, out[0][k], PING_LEN(k), 12, &s[0][k]);
+		send_to(y, to_x, out[1][k], PING_LEN(k), 12, &s[1][k]);
+	}
+	for (k = 0; k < BURST; k++) {
+		wait_op(NULL, &r[0][k], "a receive of the volley");
+		wait_op(NULL, &r[1][k], "a receive of the volley");
+		wait_op(NULL, &s[0][k], "a send of the volley");
+		wait_op(NULL, &s[1][k], "a send of the volley");
+		ok = ok && !s[0][k].err && !s[1][k].err && !r[0][k].err &&
+		     !r[1][k].err && r[0][k].len == (size_t)PING_LEN(k) &&
+		     same(in[0][k], PING_LEN(k), 20 + k) &&
+		     r[1][k].len == (size_t)PING_LEN(k) &&
+		     same(in[1][k], PING_LEN(k), 60 + k) &&
+		     r[0][k].src == to_x && r[1][k].src == to_y;
+	}
+	return ok;
+}
+
+/* Scenario 3: see the top of the file. */
+static int crossed_after_greeting(void)
+{
+	static unsigned char out[2][MAXLEN], in[2][MAXLEN];
+	fi_addr_t to_e, to_f;
+	struct op s[2], r[2];
+	int ok;
+
+	open_side(&e, FI_WAIT_NONE, 256);
+	open_side(&f, FI_WAIT_NONE, 256);
+	to_e = av_add(&e, "e's name");
+	to_f = av_add(&f, "f's name");
+	fill(out[0], 3000, 5);
+	fill(out[1], 3000, 6);
+	recv_on(&e, in[0], MAXLEN, 11, &r[0]);
+	recv_on(&f, in[1], MAXLEN, 11, &r[1]);
+	send_to(&f, to_e, out[1], 3000, 11, &s[1]);
+	/* f's channel up in the kernel, its events waiting at f and e. */
+	usleep(300 * 1000);
+	send_to(&e, to_f, out[0], 3000, 11, &s[0]);
+	wait_op(&e, &s[0], "e's first send");
+	ok = burst_both_ways(&e, to_e, &f, to_f);
+	wait_op(NULL, &r[0], "e's first receive");
+	wait_op(NULL, &r[1], "f's first receive");
+	wait_op(NULL, &s[1], "f's first send");
+	ok = ok && !s[0].err && !s[1].err && !r[0].err && !r[1].err &&
+	     r[1].len == 3000 && same(in[1], 3000, 5) && r[1].src == to_e &&
+	     r[0].len == 3000 && same(in[0], 3000, 6) && r[0].src == to_f;
+	ok = ping_pong(&e, to_f, &f, to_e, out, in) && ok;
+	fi_close(&e.ep->fid);
+	fi_close(&f.ep->fid);
+	e.ep = NULL;
+	fi_close(&e.cq->fid);
+	fi_close(&f.cq->fid);
+	return ok;
+}
+
+/* Scenario 4: see the top of the file. */
+static int named_late(void)
+{
+	static unsigned char out[2][MAXLEN], in[2][MAXLEN];
+	fi_addr_t to_g, to_h;
+	struct op s, r;
+	int ok;
+
+	open_side(&g, FI_WAIT_NONE, 256);
+	open_side(&h, FI_WAIT_NONE, 256);
+	to_h = av_add(&h, "h's name");
+	fill(out[0], 3000, 7);
+	recv_on(&h, in[0], MAXLEN, 13, &r);
+	send_to(&g, to_h, out[0], 3000, 13, &s);
+	wait_op(&g, &s, "g's first send");
+	/* Driven alone: h reads g's hello with g's name not in the AV. */
+	wait_op(&h, &r, "h's first receive");
+	ok = !s.err && !r.err && r.len == 3000 && same(in[0], 3000, 7) &&
+	     r.src == FI_ADDR_NOTAVAIL;
+	check(ok, "4: h received g's message from an address not in the AV");
+	to_g = av_add(&g, "g's name");
+	ok = burst_both_ways(&g, to_g, &h, to_h);
+	ok = ping_pong(&g, to_h, &h, to_g, out, in) && ok;
+	fi_close(&g.ep->fid);
+	fi_close(&h.ep->fid);
+	g.ep = NULL;
+	fi_close(&g.cq->fid);
+	fi_close(&h.cq->fid);
+	return ok;
+}
+
 int main(void)
 {
 	static unsigned char out[2][MAXLEN], in[2][MAXLEN];
@@ -201,6 +329,12 @@ int main(void)
 	c.ep = NULL;
 	fi_close(&c.cq->fid);
 	fi_close(&d.cq->fid);
+
+	/* 3, 4 */
+	check(crossed_after_greeting(),
+	      "3: both greeted first: every message whole, in order, from the right peer, across the move");
+	check(named_late(),
+	      "4: named late: every message whole, in order, from the right peer");
 
 	/* 1 */
 	fill(out[0], 3000, 1);

@@ -46,9 +46,15 @@
 #                       first); two that both send first at once share
 #                       one channel if the hello of one comes while the
 #                       other's still connects (at most one gives its
-#                       channel up); no receive fails, and a ping-pong of
-#                       eager and rendezvous messages goes on each, every
-#                       byte checked; the counters at close must say so
+#                       channel up); two that both opened and greeted a
+#                       channel end on one (exactly one moves its sends
+#                       to the other's behind a LAST, a burst each way
+#                       across the move whole and in order); one that
+#                       heard from a peer not yet in its AV answers, once
+#                       the peer is in, on the peer's channel; no receive
+#                       fails, and a ping-pong of eager and rendezvous
+#                       messages goes on each, every byte checked; the
+#                       counters at close must say so
 #   netpipe_openmpi     Open MPI's NetPIPE (NPopenmpi) over the provider
 #                       (pml cm, mtl ofi, provider_include rmsg), two
 #                       ranks, in its integrity mode (-i: every byte of
@@ -245,16 +251,17 @@ t_unexpected_rndv() {
 t_crossed_connect() {
 	local out=$tmp/fi_cross.out opened
 
-	fi_program fi_cross 6 || return
-	# The closes: c, d, then a, b. Each line: opened, given up.
+	fi_program fi_cross 9 || return
+	# The closes: c, d, e, f, g, h, then a, b. Each line: opened, given up.
 	opened=$(grep 'channels opened' "$out" |
 		sed 's/.*channels opened \([0-9]*\), of which closed for the peer.s \([0-9]*\)/\1 \2/' |
 		tr '\n' ' ')
-	echo "# channels opened and given up, c d a b: $opened"
+	echo "# channels opened and given up, c d e f g h a b: $opened"
 	set -- $opened
-	[ $# = 8 ] && [ "$1 $3 $5 $6 $7 $8" = "1 1 1 0 0 0" ] &&
-		(($2 + $4 <= 1)) ||
-		fail "not one channel opened by each of c, d and a, none by b, at most one of c's and d's given up: $opened"
+	[ $# = 16 ] &&
+		[ "$1 $3 $5 $7 $9 ${10} ${11} ${12} ${13} ${14} ${15} ${16}" = "1 1 1 1 1 0 0 0 1 0 0 0" ] &&
+		(($2 + $4 <= 1)) && (($6 + $8 == 1)) ||
+		fail "not one channel opened by each of c, d, e, f, g and a, none by h and b, at most one of c's and d's given up, one of e's and f's, none of g's and h's: $opened"
 }
 
 # Two ranks over the provider, in $tmp (tools/testing/mpirun-rxe).
