@@ -472,52 +472,6 @@ static const char *cg_make(void)
 	return NULL;
 }
 
-/* The next event of @kind through the library (which maps blocks on them). */
-static int lib_event(struct rmsg_ep *ep, unsigned int kind,
-		     struct rmsg_event *ev)
-{
-	long deadline = rmsg_now_ms() + EVENT_MS;
-	int n;
-
-	while (rmsg_now_ms() < deadline) {
-		n = rmsg_ep_progress(ep, ev, 1);
-		if (n < 0)
-			return n;
-		if (n && ev->kind == kind)
-			return 0;
-		if (!n)
-			rmsg_ep_wait(ep, 20);
-	}
-	return -ETIMEDOUT;
-}
-
-/* One message from @tx's channel @ct to @rx's channel @cr, checked. */
-static int cg_echo(struct rmsg_ep *tx, __u32 ct, struct rmsg_ep *rx, __u32 cr,
-		   unsigned char tag)
-{
-	unsigned char out[200], in[256];
-	long t0 = rmsg_now_ms();
-	int ret;
-
-	memset(out, tag, sizeof(out));
-	do {
-		ret = rmsg_msg_send(tx, ct, out, sizeof(out), 0, tag);
-		if (ret == -EAGAIN)
-			rmsg_ep_wait(tx, 10);
-	} while (ret == -EAGAIN && rmsg_now_ms() - t0 < EVENT_MS);
-	if (ret)
-		return ret;
-	do {
-		rmsg_ep_progress(tx, NULL, 0);
-		ret = rmsg_msg_recv(rx, cr, in, sizeof(in), 0);
-		if (ret == -EAGAIN)
-			rmsg_ep_wait(rx, 10);
-	} while (ret == -EAGAIN && rmsg_now_ms() - t0 < EVENT_MS);
-	if (ret < 0)
-		return ret;
-	return ret == sizeof(out) && !memcmp(in, out, sizeof(out)) ? 0 : -EIO;
-}
-
 static int memcg_child(const struct sockaddr_in *addr)
 {
 	const struct sockaddr *sa = (const struct sockaddr *)addr;
@@ -556,13 +510,13 @@ static int memcg_child(const struct sockaddr_in *addr)
 			why = id;
 			break;
 		}
-		if (lib_event(b, RMSG_CQE_CONNECTED, &ev))
+		if (rmsg_lib_event(b, RMSG_CQE_CONNECTED, &ev, EVENT_MS))
 			return 13;
 		if (ev.res) {
 			why = ev.res;
 			break;
 		}
-		if (lib_event(a, RMSG_CQE_ACCEPTED, &ev))
+		if (rmsg_lib_event(a, RMSG_CQE_ACCEPTED, &ev, EVENT_MS))
 			return 14;
 		if (ev.res) {
 			why = ev.res;
@@ -580,7 +534,8 @@ static int memcg_child(const struct sockaddr_in *addr)
 	if (why != -ENOMEM && why != -ECONNREFUSED)
 		return 16;		/* the limit was never met, or an odd error */
 	/* At the limit, the first channel still works both ways. */
-	if (cg_echo(b, b0, a, a0, 0x5a) || cg_echo(a, a0, b, b0, 0xa5))
+	if (rmsg_echo(b, b0, a, a0, 0x5a, 200, EVENT_MS) ||
+	    rmsg_echo(a, a0, b, b0, 0xa5, 200, EVENT_MS))
 		return 17;
 	rmsg_ep_drop(&b);
 	rmsg_ep_drop(&a);

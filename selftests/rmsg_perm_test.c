@@ -382,48 +382,6 @@ TEST_F_TIMEOUT(perm, channel_cap, 120)
  * carries a message each way, byte for byte; registering one page of the
  * program's memory is still refused with ENOMEM.
  */
-static int lib_event(struct rmsg_ep *ep, unsigned int kind,
-		     struct rmsg_event *ev)
-{
-	long deadline = rmsg_now_ms() + EVENT_MS;
-	int n;
-
-	while (rmsg_now_ms() < deadline) {
-		n = rmsg_ep_progress(ep, ev, 1);
-		if (n < 0)
-			return n;
-		if (n)
-			return ev->kind == kind ? ev->res : -EPROTO;
-		rmsg_ep_wait(ep, 20);
-	}
-	return -ETIMEDOUT;
-}
-
-/* One message from @tx's channel @ct to @rx's channel @cr, checked. */
-static int echo(struct rmsg_ep *tx, __u32 ct, struct rmsg_ep *rx, __u32 cr,
-		unsigned char tag)
-{
-	unsigned char out[3000], in[4096];
-	long deadline = rmsg_now_ms() + EVENT_MS;
-	unsigned int i;
-	int ret;
-
-	for (i = 0; i < sizeof(out); i++)
-		out[i] = (unsigned char)(tag + i * 13);
-	ret = rmsg_msg_send(tx, ct, out, sizeof(out), 0, tag);
-	if (ret)
-		return ret;
-	do {
-		rmsg_ep_progress(tx, NULL, 0);
-		ret = rmsg_msg_recv(rx, cr, in, sizeof(in), 0);
-		if (ret == -EAGAIN)
-			rmsg_ep_wait(rx, 10);
-	} while (ret == -EAGAIN && rmsg_now_ms() < deadline);
-	if (ret < 0)
-		return ret;
-	return ret == sizeof(out) && !memcmp(in, out, sizeof(out)) ? 0 : -EIO;
-}
-
 static int kernel_pages_child(unsigned short port)
 {
 	struct rmsg_ep_setup p = { .sq_entries = 16 };
@@ -457,12 +415,14 @@ static int kernel_pages_child(unsigned short port)
 			       16 * PG);
 	if (id < 0)
 		return 7;
-	if (lib_event(b, RMSG_CQE_CONNECTED, &ev) || ev.channel != (__u32)id)
+	if (rmsg_lib_event(b, RMSG_CQE_CONNECTED, &ev, EVENT_MS) || ev.res ||
+	    ev.channel != (__u32)id)
 		return 8;
-	if (lib_event(a, RMSG_CQE_ACCEPTED, &ev))
+	if (rmsg_lib_event(a, RMSG_CQE_ACCEPTED, &ev, EVENT_MS) || ev.res)
 		return 9;
 	a_ch = ev.channel;
-	if (echo(b, id, a, a_ch, 0x3c) || echo(a, a_ch, b, id, 0xc3))
+	if (rmsg_echo(b, id, a, a_ch, 0x3c, 3000, EVENT_MS) ||
+	    rmsg_echo(a, a_ch, b, id, 0xc3, 3000, EVENT_MS))
 		return 10;
 	/* The program's own memory is what RLIMIT_MEMLOCK still bounds. */
 	page = mmap(NULL, PG, PROT_READ | PROT_WRITE,

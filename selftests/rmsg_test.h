@@ -448,6 +448,67 @@ static inline int rmsg_child_status(pid_t pid)
 }
 
 /*
+ * The next event of @kind through the library (which maps blocks on
+ * them), other kinds skipped: 0 with it in *@ev (its res is the
+ * caller's to check), -ETIMEDOUT after @timeout_ms, or librmsg's error.
+ */
+static inline int rmsg_lib_event(struct rmsg_ep *ep, unsigned int kind,
+				 struct rmsg_event *ev, int timeout_ms)
+{
+	long deadline = rmsg_now_ms() + timeout_ms;
+	int n;
+
+	while (rmsg_now_ms() < deadline) {
+		n = rmsg_ep_progress(ep, ev, 1);
+		if (n < 0)
+			return n;
+		if (n && ev->kind == kind)
+			return 0;
+		if (!n)
+			rmsg_ep_wait(ep, 20);
+	}
+	return -ETIMEDOUT;
+}
+
+#define RMSG_ECHO_MAX	4096
+
+/*
+ * One message of @len bytes (at most RMSG_ECHO_MAX) from @tx's channel
+ * @ct to @rx's channel @cr, its bytes a pattern of @tag, checked byte for
+ * byte: 0, -EIO for other bytes or length, or a negative errno.
+ */
+static inline int rmsg_echo(struct rmsg_ep *tx, __u32 ct, struct rmsg_ep *rx,
+			    __u32 cr, unsigned char tag, unsigned int len,
+			    int timeout_ms)
+{
+	unsigned char out[RMSG_ECHO_MAX], in[RMSG_ECHO_MAX];
+	long deadline = rmsg_now_ms() + timeout_ms;
+	unsigned int i;
+	int ret;
+
+	if (len > RMSG_ECHO_MAX)
+		return -EINVAL;
+	for (i = 0; i < len; i++)
+		out[i] = (unsigned char)(tag + i * 13);
+	do {
+		ret = rmsg_msg_send(tx, ct, out, len, 0, tag);
+		if (ret == -EAGAIN)
+			rmsg_ep_wait(tx, 10);
+	} while (ret == -EAGAIN && rmsg_now_ms() < deadline);
+	if (ret)
+		return ret;
+	do {
+		rmsg_ep_progress(tx, NULL, 0);
+		ret = rmsg_msg_recv(rx, cr, in, sizeof(in), 0);
+		if (ret == -EAGAIN)
+			rmsg_ep_wait(rx, 10);
+	} while (ret == -EAGAIN && rmsg_now_ms() < deadline);
+	if (ret < 0)
+		return ret;
+	return ret == (int)len && !memcmp(in, out, len) ? 0 : -EIO;
+}
+
+/*
  * Byte-checked streams, for tests that break channels underneath traffic
  * (rmsg_resil_test). A stream is one direction of one channel, sent with
  * rmsg_msg_send() and read in place with rmsg_msg_peek_any(). Each message
