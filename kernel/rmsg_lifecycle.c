@@ -159,7 +159,7 @@ static unsigned int rmsg_opt(u32 own, unsigned int param)
 	return own ?: param;
 }
 
-unsigned int rmsg_chan_hb_ms(const struct rmsg_channel *ch)
+static unsigned int rmsg_chan_hb_ms(const struct rmsg_channel *ch)
 {
 	return rmsg_opt(READ_ONCE(ch->opts.heartbeat_ms),
 			READ_ONCE(heartbeat_ms));

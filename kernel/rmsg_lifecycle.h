@@ -13,7 +13,6 @@ extern unsigned int repair_backoff_ms;
 extern unsigned int repair_backoff_max_ms;
 
 void rmsg_chan_timers_init(struct rmsg_channel *ch);
-unsigned int rmsg_chan_hb_ms(const struct rmsg_channel *ch);
 void rmsg_hb_arm(struct rmsg_channel *ch);
 void rmsg_chan_open_by(struct rmsg_channel *ch);
 bool rmsg_chan_late(const struct rmsg_channel *ch);

@@ -65,17 +65,9 @@ static bool objects_are(const char *name, long want)
 static int param_get(const char *name)
 {
 	char path[128];
-	int v = -1;
-	FILE *f;
 
 	snprintf(path, sizeof(path), PARAMS "%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%i", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	return (int)rmsg_read_number(path);
 }
 
 static int param_set(const char *name, int v)

@@ -399,15 +399,7 @@ out:
 
 static long long rxe0_sent(void)
 {
-	long long v = -1;
-	FILE *f = fopen(RXE0_SENT, "r");
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	return rmsg_read_number(RXE0_SENT);
 }
 
 /* rxe0's packets sent over IDLE_PERIODS heartbeat periods. */

@@ -82,6 +82,20 @@ static inline int rmsg_read_param(const char *name, char *val, size_t len)
 	return 0;
 }
 
+/* The number a sysfs or procfs file holds (decimal, or 0x hex), -1 if none. */
+static inline long long rmsg_read_number(const char *path)
+{
+	long long v = -1;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lli", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
 static inline int rmsg_write_param(const char *name, const char *val)
 {
 	int fd = rmsg_open_param(name, O_WRONLY);
