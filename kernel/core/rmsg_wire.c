@@ -13,6 +13,8 @@
 /* The wire struct must fill the REQ private data exactly, with no holes. */
 static_assert(sizeof(struct rmsg_wire_hello) == RMSG_WIRE_HELLO_SIZE);
 static_assert(sizeof(struct rmsg_wire_ctrl) == RMSG_WIRE_CTRL_SIZE);
+/* A link channel id, 24 bits, never RMSG_WIRE_NO_CHANNEL. */
+static_assert(RMSG_LINK_NO_CHAN < RMSG_WIRE_NO_CHANNEL);
 /* An ACCEPT and the longest address list fit the REP's private data. */
 static_assert(sizeof(struct rmsg_wire_addr) == RMSG_WIRE_ADDR_SIZE);
 static_assert(sizeof(struct rmsg_wire_addrs) == RMSG_WIRE_ADDRS_HDR +
@@ -45,18 +47,81 @@ void rmsg_hello_encode(struct rmsg_wire_hello *wire,
 	wire->rx_arrived = cpu_to_le32(hello->rx_arrived);
 }
 
+/*
+ * A channel's hello: in a REQ or REP, or in a HELLO on a link. Rules,
+ * beyond the fixed fields: a CONNECT has epoch 0, no peer channel and
+ * rx_arrived == rx_freed; a RECONNECT has an epoch of at least 1 and names
+ * a peer channel, as does an ACCEPT; in all kinds rx_arrived is at most
+ * block_size bytes ahead of rx_freed (wrap-safe) and rx_seq is any value.
+ */
+static int rmsg_hello_check_chan(const struct rmsg_wire_hello *wire)
+{
+	u32 size = le32_to_cpu(wire->block_size);
+	u32 freed = le32_to_cpu(wire->rx_freed);
+	u32 arrived = le32_to_cpu(wire->rx_arrived);
+	u32 peer = le32_to_cpu(wire->peer_channel);
+
+	if (rmsg_vb_check_block(size))
+		return -EPROTO;
+	/*
+	 * Complete records lie between what was released and a block ahead
+	 * of it; the counters are free-running, so compare distances.
+	 */
+	if (arrived - freed > size)
+		return -EPROTO;
+
+	switch (wire->kind) {
+	case RMSG_HELLO_CONNECT:
+		/*
+		 * A first attempt names no channel of ours and has epoch 0;
+		 * nothing has arrived in its new receive block yet.
+		 */
+		if (wire->epoch || peer != RMSG_WIRE_NO_CHANNEL ||
+		    arrived != freed)
+			return -EPROTO;
+		return 0;
+	case RMSG_HELLO_RECONNECT:
+		/* A repair names the channel it repairs, after attempt 0. */
+		if (!wire->epoch || peer == RMSG_WIRE_NO_CHANNEL)
+			return -EPROTO;
+		return 0;
+	case RMSG_HELLO_ACCEPT:
+		return peer == RMSG_WIRE_NO_CHANNEL ? -EPROTO : 0;
+	}
+	return -EPROTO;
+}
+
+/*
+ * A link's hello (the REQ's LINK, the REP's LINK_ACCEPT): no block and no
+ * stream, no flags; @block_size counts the receives posted for the link's
+ * messages. A LINK names the link it repairs from epoch 1 on; a
+ * LINK_ACCEPT always names the link it answers.
+ */
+static int rmsg_hello_check_link(const struct rmsg_wire_hello *wire)
+{
+	u32 recvs = le32_to_cpu(wire->block_size);
+	u32 peer = le32_to_cpu(wire->peer_channel);
+
+	if (wire->flags || wire->block_addr || wire->block_rkey ||
+	    wire->rx_seq || wire->rx_freed || wire->rx_arrived ||
+	    recvs < RMSG_LINK_RECVS_MIN || recvs > RMSG_LINK_RECVS_MAX)
+		return -EPROTO;
+	if (wire->kind == RMSG_HELLO_LINK)
+		return wire->epoch && peer == RMSG_WIRE_NO_CHANNEL ?
+		       -EPROTO : 0;
+	return peer == RMSG_WIRE_NO_CHANNEL ? -EPROTO : 0;
+}
+
 /**
  * rmsg_hello_decode() - validate and decode a hello from the network
  * @hello: filled in on success
  * @data: the private data as received (untrusted)
  * @len: its length; transports may pad it, so more than the hello is fine
  *
- * Rules, beyond the fixed fields: a CONNECT has epoch 0, no peer channel
- * and @rx_arrived == @rx_freed; a RECONNECT has an epoch of at least 1 and
- * names a peer channel, as does an ACCEPT; in all kinds @rx_arrived is
- * at most @block_size bytes ahead of @rx_freed (wrap-safe) and
- * @rx_seq is any value. Whether the counters fit the channel is the
- * caller's to check (rmsg_vb_tx_resume()).
+ * The rules of each kind are rmsg_hello_check_chan()'s and
+ * rmsg_hello_check_link()'s; in every kind the sender names its own
+ * channel (or link). Whether the counters fit the channel is the caller's
+ * to check (rmsg_vb_tx_resume()).
  *
  * Return: 0; -EPROTONOSUPPORT for an rmsg peer of another protocol version;
  * -EPROTO for anything else that is not a valid hello.
@@ -64,7 +129,7 @@ void rmsg_hello_encode(struct rmsg_wire_hello *wire,
 int rmsg_hello_decode(struct rmsg_hello *hello, const void *data, u32 len)
 {
 	struct rmsg_wire_hello wire;
-	u32 size, freed, arrived;
+	int ret;
 
 	if (!data || len < sizeof(wire))
 		return -EPROTO;
@@ -74,47 +139,15 @@ int rmsg_hello_decode(struct rmsg_hello *hello, const void *data, u32 len)
 		return -EPROTO;
 	if (wire.version != RMSG_WIRE_VERSION)
 		return -EPROTONOSUPPORT;
-	if ((le16_to_cpu(wire.flags) & ~RMSG_HELLO_F_ALL) || !wire.incarnation)
+	if ((le16_to_cpu(wire.flags) & ~RMSG_HELLO_F_ALL) || !wire.incarnation ||
+	    le32_to_cpu(wire.channel) == RMSG_WIRE_NO_CHANNEL)
 		return -EPROTO;
-
-	size = le32_to_cpu(wire.block_size);
-	if (rmsg_vb_check_block(size))
-		return -EPROTO;
-	/*
-	 * Complete records lie between what was released and a block ahead
-	 * of it; the counters are free-running, so compare distances.
-	 */
-	freed = le32_to_cpu(wire.rx_freed);
-	arrived = le32_to_cpu(wire.rx_arrived);
-	if (arrived - freed > size)
-		return -EPROTO;
-
-	switch (wire.kind) {
-	case RMSG_HELLO_CONNECT:
-		/*
-		 * A first attempt names no channel of ours and has epoch 0;
-		 * nothing has arrived in its new receive block yet.
-		 */
-		if (wire.epoch ||
-		    le32_to_cpu(wire.peer_channel) != RMSG_WIRE_NO_CHANNEL ||
-		    arrived != freed)
-			return -EPROTO;
-		break;
-	case RMSG_HELLO_RECONNECT:
-		/* A repair names the channel it repairs, after attempt 0. */
-		if (!wire.epoch ||
-		    le32_to_cpu(wire.peer_channel) == RMSG_WIRE_NO_CHANNEL)
-			return -EPROTO;
-		break;
-	case RMSG_HELLO_ACCEPT:
-		if (le32_to_cpu(wire.peer_channel) == RMSG_WIRE_NO_CHANNEL)
-			return -EPROTO;
-		break;
-	default:
-		return -EPROTO;
-	}
-	if (le32_to_cpu(wire.channel) == RMSG_WIRE_NO_CHANNEL)
-		return -EPROTO;
+	if (wire.kind == RMSG_HELLO_LINK || wire.kind == RMSG_HELLO_LINK_ACCEPT)
+		ret = rmsg_hello_check_link(&wire);
+	else
+		ret = rmsg_hello_check_chan(&wire);
+	if (ret)
+		return ret;
 
 	hello->kind = wire.kind;
 	hello->flags = le16_to_cpu(wire.flags);
@@ -124,10 +157,10 @@ int rmsg_hello_decode(struct rmsg_hello *hello, const void *data, u32 len)
 	hello->peer_channel = le32_to_cpu(wire.peer_channel);
 	hello->epoch = le32_to_cpu(wire.epoch);
 	hello->block_rkey = le32_to_cpu(wire.block_rkey);
-	hello->block_size = size;
+	hello->block_size = le32_to_cpu(wire.block_size);
 	hello->rx_seq = le32_to_cpu(wire.rx_seq);
-	hello->rx_freed = freed;
-	hello->rx_arrived = arrived;
+	hello->rx_freed = le32_to_cpu(wire.rx_freed);
+	hello->rx_arrived = le32_to_cpu(wire.rx_arrived);
 	return 0;
 }
 
@@ -145,12 +178,41 @@ void rmsg_ctrl_encode(struct rmsg_wire_ctrl *wire, u8 type, u64 arg)
 	wire->arg = cpu_to_le64(arg);
 }
 
+/* The argument's rules of the types a direct channel's connection carries. */
+static int rmsg_ctrl_check_arg(u8 type, u64 arg)
+{
+	switch (type) {
+	case RMSG_CTRL_READY:
+	case RMSG_CTRL_CLOSE:
+	case RMSG_CTRL_RESET:
+	case RMSG_CTRL_HEARTBEAT:
+	case RMSG_CTRL_WAKE:
+		return arg ? -EPROTO : 0;
+	case RMSG_CTRL_CREDIT:
+	case RMSG_CTRL_NOTIFY:
+	case RMSG_CTRL_CTS:
+		return arg >> 32 ? -EPROTO : 0;
+	case RMSG_CTRL_FIN:
+	case RMSG_CTRL_DONE:
+		return arg >> 40 ? -EPROTO : 0;
+	case RMSG_CTRL_REKEY:
+		if (!RMSG_REKEY_BYTES(arg) ||
+		    RMSG_REKEY_BYTES(arg) > RMSG_REKEY_AREA ||
+		    RMSG_REKEY_BYTES(arg) % RMSG_REKEY_ALIGN)
+			return -EPROTO;
+		return 0;
+	}
+	return -EPROTO;
+}
+
 /**
  * rmsg_ctrl_decode() - validate and decode a control message from the peer
  * @data: the received bytes (untrusted)
  * @len: how many were received
  * @type: set to the message's enum rmsg_ctrl_type
  * @arg: set to its argument
+ *
+ * For a direct channel's connection: its types only, @chan zero.
  *
  * Return: 0, or -EPROTO for anything that is not a valid control message.
  */
@@ -162,39 +224,127 @@ int rmsg_ctrl_decode(const void *data, u32 len, u8 *type, u64 *arg)
 		return -EPROTO;
 	memcpy(&wire, data, sizeof(wire));
 	if (le32_to_cpu(wire.magic) != RMSG_WIRE_MAGIC ||
-	    wire.resv0[0] || wire.resv0[1] || wire.resv0[2])
+	    wire.chan[0] || wire.chan[1] || wire.chan[2] ||
+	    rmsg_ctrl_check_arg(wire.type, le64_to_cpu(wire.arg)))
 		return -EPROTO;
-	switch (wire.type) {
-	case RMSG_CTRL_READY:
-	case RMSG_CTRL_CLOSE:
-	case RMSG_CTRL_RESET:
+	*type = wire.type;
+	*arg = le64_to_cpu(wire.arg);
+	return 0;
+}
+
+/**
+ * rmsg_lmsg_encode() - a link's message in wire format
+ * @buf: RMSG_WIRE_LMSG_MAX bytes, of which those returned are written
+ * @msg: what to send; @msg->hello only for RMSG_CTRL_HELLO
+ *
+ * Return: the bytes to send.
+ */
+u32 rmsg_lmsg_encode(void *buf, const struct rmsg_lmsg *msg)
+{
+	struct rmsg_wire_ctrl wire;
+
+	rmsg_ctrl_encode(&wire, msg->type, msg->arg);
+	wire.chan[0] = (u8)msg->chan;
+	wire.chan[1] = (u8)(msg->chan >> 8);
+	wire.chan[2] = (u8)(msg->chan >> 16);
+	memcpy(buf, &wire, sizeof(wire));
+	if (msg->type != RMSG_CTRL_HELLO)
+		return sizeof(wire);
+	rmsg_hello_encode((struct rmsg_wire_hello *)((u8 *)buf + sizeof(wire)),
+			  &msg->hello);
+	return RMSG_WIRE_LMSG_MAX;
+}
+
+/* A channel id a link may carry (RMSG_WIRE_NO_CHANNEL is not one). */
+static bool rmsg_link_chan_ok(u32 chan)
+{
+	return chan && chan <= RMSG_LINK_CHAN_MAX;
+}
+
+/*
+ * A HELLO on a link: a channel's hello of any channel kind, without
+ * RMSG_HELLO_F_IMM_ARRIVAL (the link's receives carry no immediates), its
+ * channel ids link ids. A CONNECT goes to RMSG_LINK_NO_CHAN with the
+ * service port in @arg; a RECONNECT and an ACCEPT go to the channel their
+ * hello names, with @arg zero.
+ */
+static int rmsg_lmsg_check_hello(const struct rmsg_lmsg *msg)
+{
+	const struct rmsg_hello *h = &msg->hello;
+
+	if (h->kind == RMSG_HELLO_LINK || h->kind == RMSG_HELLO_LINK_ACCEPT ||
+	    (h->flags & RMSG_HELLO_F_IMM_ARRIVAL) ||
+	    !rmsg_link_chan_ok(h->channel))
+		return -EPROTO;
+	if (h->kind == RMSG_HELLO_CONNECT)
+		return msg->chan != RMSG_LINK_NO_CHAN || !msg->arg ||
+		       msg->arg > 0xffff ? -EPROTO : 0;
+	return !rmsg_link_chan_ok(h->peer_channel) ||
+	       msg->chan != h->peer_channel || msg->arg ? -EPROTO : 0;
+}
+
+/**
+ * rmsg_lmsg_decode() - validate and decode a message that arrived on a link
+ * @msg: filled in on success
+ * @data: the received bytes (untrusted)
+ * @len: how many were received: RMSG_WIRE_LMSG_MAX for a HELLO,
+ *	RMSG_WIRE_CTRL_SIZE for every other type
+ *
+ * A channel's types (READY to REKEY) name a channel, with the argument
+ * rules of a direct connection, except HEARTBEAT, which is the link's
+ * (RMSG_LINK_SELF); LCREDIT is the link's, with a 32-bit count; REFUSE
+ * names a channel, with an errno of 1 to 255; a HELLO follows
+ * rmsg_lmsg_check_hello(). Whether the channel exists, and is the
+ * sender's, is the caller's to check.
+ *
+ * Return: 0; -EPROTONOSUPPORT for a HELLO of another protocol version;
+ * -EPROTO for anything else that is not a valid message.
+ */
+int rmsg_lmsg_decode(struct rmsg_lmsg *msg, const void *data, u32 len)
+{
+	struct rmsg_wire_ctrl wire;
+	struct rmsg_lmsg m;
+	int ret;
+
+	if (!data || len < sizeof(wire))
+		return -EPROTO;
+	memcpy(&wire, data, sizeof(wire));
+	if (le32_to_cpu(wire.magic) != RMSG_WIRE_MAGIC)
+		return -EPROTO;
+	memset(&m, 0, sizeof(m));
+	m.type = wire.type;
+	m.chan = wire.chan[0] | (u32)wire.chan[1] << 8 |
+		 (u32)wire.chan[2] << 16;
+	m.arg = le64_to_cpu(wire.arg);
+	if (len != (m.type == RMSG_CTRL_HELLO ? RMSG_WIRE_LMSG_MAX :
+		    RMSG_WIRE_CTRL_SIZE))
+		return -EPROTO;
+
+	switch (m.type) {
 	case RMSG_CTRL_HEARTBEAT:
-	case RMSG_CTRL_WAKE:
-		if (wire.arg)
+	case RMSG_CTRL_LCREDIT:
+		if (m.chan != RMSG_LINK_SELF || m.arg >> 32 ||
+		    (m.type == RMSG_CTRL_HEARTBEAT && m.arg))
 			return -EPROTO;
 		break;
-	case RMSG_CTRL_CREDIT:
-	case RMSG_CTRL_NOTIFY:
-	case RMSG_CTRL_CTS:
-		if (le64_to_cpu(wire.arg) >> 32)
+	case RMSG_CTRL_REFUSE:
+		if (!rmsg_link_chan_ok(m.chan) || !m.arg || m.arg > 255)
 			return -EPROTO;
 		break;
-	case RMSG_CTRL_FIN:
-	case RMSG_CTRL_DONE:
-		if (le64_to_cpu(wire.arg) >> 40)
-			return -EPROTO;
-		break;
-	case RMSG_CTRL_REKEY:
-		if (!RMSG_REKEY_BYTES(le64_to_cpu(wire.arg)) ||
-		    RMSG_REKEY_BYTES(le64_to_cpu(wire.arg)) > RMSG_REKEY_AREA ||
-		    RMSG_REKEY_BYTES(le64_to_cpu(wire.arg)) % RMSG_REKEY_ALIGN)
+	case RMSG_CTRL_HELLO:
+		ret = rmsg_hello_decode(&m.hello, (const u8 *)data +
+					sizeof(wire), len - sizeof(wire));
+		if (ret)
+			return ret;
+		if (rmsg_lmsg_check_hello(&m))
 			return -EPROTO;
 		break;
 	default:
-		return -EPROTO;
+		if (!rmsg_link_chan_ok(m.chan) ||
+		    rmsg_ctrl_check_arg(m.type, m.arg))
+			return -EPROTO;
 	}
-	*type = wire.type;
-	*arg = le64_to_cpu(wire.arg);
+	*msg = m;
 	return 0;
 }
 

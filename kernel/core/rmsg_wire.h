@@ -25,6 +25,8 @@ enum rmsg_hello_kind {
 	RMSG_HELLO_CONNECT	= 1,	/* REQ: a new channel */
 	RMSG_HELLO_RECONNECT	= 2,	/* REQ: repair an existing channel */
 	RMSG_HELLO_ACCEPT	= 3,	/* REP: the answer to either */
+	RMSG_HELLO_LINK		= 4,	/* REQ: a link, or its repair */
+	RMSG_HELLO_LINK_ACCEPT	= 5,	/* REP: the answer to a LINK */
 };
 
 /*
@@ -219,6 +221,24 @@ struct rmsg_addrs {
  */
 #define RMSG_WIRE_CTRL_SIZE	16
 
+/*
+ * Links (Documentation/protocol.rst, "Links"): one RC connection between
+ * two rmsg kernels that many channels share. Its rdma_cm handshake carries
+ * a LINK hello (REQ) and a LINK_ACCEPT (REP), in which @channel is the
+ * sender's id of the link, @block_size the receives it posted for the
+ * link's messages (the peer's first send credits, RMSG_LINK_RECVS_MIN
+ * to RMSG_LINK_RECVS_MAX) and every block and stream field zero. Channels then open, repair
+ * and close with messages on the link that name the receiver's channel by
+ * its link id: 24 bits, 1 to RMSG_LINK_CHAN_MAX; RMSG_LINK_SELF (0) is the
+ * link itself, RMSG_LINK_NO_CHAN a channel the receiver has not made yet.
+ */
+#define RMSG_LINK_SELF		0U
+#define RMSG_LINK_CHAN_MAX	0xfffffeU
+#define RMSG_LINK_NO_CHAN	0xffffffU
+/* Receives a link's hello may announce: room for an LCREDIT and more. */
+#define RMSG_LINK_RECVS_MIN	4U
+#define RMSG_LINK_RECVS_MAX	4096U
+
 /* rmsg_wire_ctrl.type */
 enum rmsg_ctrl_type {
 	RMSG_CTRL_READY		= 1,	/* my receive block is registered */
@@ -232,6 +252,10 @@ enum rmsg_ctrl_type {
 	RMSG_CTRL_RESET		= 9,	/* I abort: do not repair; nothing follows */
 	RMSG_CTRL_HEARTBEAT	= 10,	/* I am here (every heartbeat_ms) */
 	RMSG_CTRL_REKEY		= 11,	/* arg: RMSG_REKEY_ARG(), read it */
+	/* On a link only: */
+	RMSG_CTRL_HELLO		= 12,	/* a channel's hello follows */
+	RMSG_CTRL_REFUSE	= 13,	/* arg: errno; no such channel (now) */
+	RMSG_CTRL_LCREDIT	= 14,	/* arg: receives posted, in all */
 };
 
 /*
@@ -262,20 +286,48 @@ enum rmsg_ctrl_type {
  * struct rmsg_wire_ctrl - a control message
  * @magic: RMSG_WIRE_MAGIC
  * @type: enum rmsg_ctrl_type
- * @resv0: zero
+ * @chan: on a link, the receiver's id of the channel (24 bits,
+ *	little-endian; RMSG_LINK_SELF for the link's own messages); zero on
+ *	a direct channel's connection
  * @arg: meaning depends on @type: a free-running 32-bit byte counter for
  *	CREDIT and NOTIFY, RMSG_FIN_ARG() for FIN, RMSG_REKEY_ARG() for
- *	REKEY, zero for the others
+ *	REKEY, the service port for a HELLO of kind CONNECT, the errno for
+ *	REFUSE, a free-running 32-bit count for LCREDIT, zero for the others
  */
 struct rmsg_wire_ctrl {
 	__le32 magic;
 	__u8   type;
-	__u8   resv0[3];
+	__u8   chan[3];
 	__le64 arg;
 };
 
 void rmsg_ctrl_encode(struct rmsg_wire_ctrl *wire, u8 type, u64 arg);
 int rmsg_ctrl_decode(const void *data, u32 len, u8 *type, u64 *arg);
+
+/*
+ * A link's message: a control message, and after a HELLO the channel's
+ * hello (RMSG_WIRE_LMSG_MAX bytes in all; every other type is
+ * RMSG_WIRE_CTRL_SIZE). A link's receive buffers take the longer.
+ */
+#define RMSG_WIRE_LMSG_MAX	(RMSG_WIRE_CTRL_SIZE + RMSG_WIRE_HELLO_SIZE)
+
+/**
+ * struct rmsg_lmsg - a link's message in host byte order
+ * @type: enum rmsg_ctrl_type
+ * @chan: the receiver's id of the channel, RMSG_LINK_SELF or
+ *	RMSG_LINK_NO_CHAN
+ * @arg: as in struct rmsg_wire_ctrl
+ * @hello: a HELLO's hello; unused by other types
+ */
+struct rmsg_lmsg {
+	u8 type;
+	u32 chan;
+	u64 arg;
+	struct rmsg_hello hello;
+};
+
+u32 rmsg_lmsg_encode(void *buf, const struct rmsg_lmsg *msg);
+int rmsg_lmsg_decode(struct rmsg_lmsg *msg, const void *data, u32 len);
 
 void rmsg_hello_encode(struct rmsg_wire_hello *wire,
 		       const struct rmsg_hello *hello);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Fuzz target: rmsg_hello_decode(), the connection handshake a peer sends
- * in the rdma_cm private data.
+ * in the rdma_cm private data (a channel's or a link's), or in a HELLO on a
+ * link.
  *
  * Invariants: the decoder agrees with an independent statement of the
  * rules in rmsg_wire.h (a second, plainer reading of them), a decoded hello
@@ -16,10 +17,10 @@
 static int model_decode(const u8 *b, size_t len)
 {
 	struct fuzz_in in = { b, len };
-	u32 magic, channel, peer, epoch, size, freed, arrived;
+	u32 magic, channel, peer, epoch, rkey, size, seq, freed, arrived;
 	u8 version, kind;
 	u16 flags;
-	u64 inc;
+	u64 inc, addr;
 
 	if (len < RMSG_WIRE_HELLO_SIZE)
 		return -EPROTO;
@@ -28,13 +29,13 @@ static int model_decode(const u8 *b, size_t len)
 	kind = fuzz_u8(&in);
 	flags = fuzz_u16(&in);
 	inc = fuzz_u64(&in);
-	fuzz_u64(&in);			/* block_addr: any value */
+	addr = fuzz_u64(&in);
 	channel = fuzz_u32(&in);
 	peer = fuzz_u32(&in);
 	epoch = fuzz_u32(&in);
-	fuzz_u32(&in);			/* block_rkey: any value */
+	rkey = fuzz_u32(&in);
 	size = fuzz_u32(&in);
-	fuzz_u32(&in);			/* rx_seq: any value */
+	seq = fuzz_u32(&in);
 	freed = fuzz_u32(&in);
 	arrived = fuzz_u32(&in);
 
@@ -44,11 +45,22 @@ static int model_decode(const u8 *b, size_t len)
 		return -EPROTONOSUPPORT;
 	if (flags & ~RMSG_HELLO_F_ALL || !inc)
 		return -EPROTO;
+	if (channel == RMSG_WIRE_NO_CHANNEL)
+		return -EPROTO;
+	/* A link's hello: no block, no stream, no flags; receives for size. */
+	if (kind == RMSG_HELLO_LINK || kind == RMSG_HELLO_LINK_ACCEPT) {
+		if (flags || addr || rkey || seq || freed || arrived ||
+		    size < 4 || size > 4096)
+			return -EPROTO;
+		if (kind == RMSG_HELLO_LINK)
+			return epoch && peer == RMSG_WIRE_NO_CHANNEL ?
+			       -EPROTO : 0;
+		return peer == RMSG_WIRE_NO_CHANNEL ? -EPROTO : 0;
+	}
+	/* Block addresses, keys and rx_seq of a channel: any value. */
 	if (size < RMSG_VB_MIN_BLOCK || size > RMSG_VB_MAX_BLOCK || size % 16)
 		return -EPROTO;
 	if ((u32)(arrived - freed) > size)
-		return -EPROTO;
-	if (channel == RMSG_WIRE_NO_CHANNEL)
 		return -EPROTO;
 	switch (kind) {
 	case RMSG_HELLO_CONNECT:
@@ -102,9 +114,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* What was accepted is what was sent, byte for byte. */
 	rmsg_hello_encode(&wire, &h);
 	FUZZ_CHECK(!memcmp(&wire, data, sizeof(wire)));
-	FUZZ_CHECK(h.block_size >= RMSG_VB_MIN_BLOCK &&
-		   h.block_size <= RMSG_VB_MAX_BLOCK);
-	FUZZ_CHECK(h.rx_arrived - h.rx_freed <= h.block_size);
+	if (h.kind == RMSG_HELLO_LINK || h.kind == RMSG_HELLO_LINK_ACCEPT) {
+		FUZZ_CHECK(h.block_size >= RMSG_LINK_RECVS_MIN &&
+			   h.block_size <= RMSG_LINK_RECVS_MAX);
+		FUZZ_CHECK(!h.rx_arrived && !h.rx_freed && !h.block_addr);
+	} else {
+		FUZZ_CHECK(h.block_size >= RMSG_VB_MIN_BLOCK &&
+			   h.block_size <= RMSG_VB_MAX_BLOCK);
+		FUZZ_CHECK(h.rx_arrived - h.rx_freed <= h.block_size);
+	}
 	check_roundtrip(&h);
 
 	/* Shorter than a hello never decodes, however valid the prefix. */

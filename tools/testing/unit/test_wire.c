@@ -155,7 +155,7 @@ TEST(rejects_bad_fields)
 	in.kind = 0;
 	rmsg_hello_encode(&w, &in);
 	EXPECT_EQ(-EPROTO, decode(&w, &h));
-	in.kind = RMSG_HELLO_ACCEPT + 1;
+	in.kind = RMSG_HELLO_LINK_ACCEPT + 1;
 	rmsg_hello_encode(&w, &in);
 	EXPECT_EQ(-EPROTO, decode(&w, &h));
 }
@@ -395,11 +395,240 @@ TEST(ctrl_messages)
 	rmsg_ctrl_encode(&w, RMSG_CTRL_READY, 1);
 	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
 	rmsg_ctrl_encode(&w, RMSG_CTRL_READY, 0);
-	w.resv0[2] = 1;
+	w.chan[2] = 1;
 	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
 	rmsg_ctrl_encode(&w, RMSG_CTRL_READY, 0);
 	w.magic ^= cpu_to_le32(1U << 31);
 	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
+}
+
+/* --- links ------------------------------------------------------------- */
+
+static const struct rmsg_hello good_link = {
+	.kind		= RMSG_HELLO_LINK,
+	.incarnation	= 0xfeedfacecafe0001ULL,
+	.channel	= 3,
+	.peer_channel	= RMSG_WIRE_NO_CHANNEL,
+	.block_size	= 256,		/* receives posted for the link */
+};
+
+/* A link's hello: no block, no stream, no flags, receives in block_size. */
+TEST(link_hello)
+{
+	struct rmsg_wire_hello w;
+	struct rmsg_hello h, in = good_link;
+
+	rmsg_hello_encode(&w, &in);
+	ASSERT_EQ(0, decode(&w, &h));
+	EXPECT_TRUE(hello_eq(&h, &in));
+	in.epoch = 2;			/* a repair names the link */
+	rmsg_hello_encode(&w, &in);
+	EXPECT_EQ(-EPROTO, decode(&w, &h));
+	in.peer_channel = 9;
+	rmsg_hello_encode(&w, &in);
+	EXPECT_EQ(0, decode(&w, &h));
+
+	in = good_link;
+	in.kind = RMSG_HELLO_LINK_ACCEPT;	/* the answer names the link */
+	rmsg_hello_encode(&w, &in);
+	EXPECT_EQ(-EPROTO, decode(&w, &h));
+	in.peer_channel = 9;
+	rmsg_hello_encode(&w, &in);
+	EXPECT_EQ(0, decode(&w, &h));
+
+	/* Every block and stream field zero, receives 1 to the maximum. */
+	in = good_link;
+	in.block_size = RMSG_LINK_RECVS_MIN - 1;
+	rmsg_hello_encode(&w, &in);
+	EXPECT_EQ(-EPROTO, decode(&w, &h));
+	in.block_size = RMSG_LINK_RECVS_MIN;
+	rmsg_hello_encode(&w, &in);
+	EXPECT_EQ(0, decode(&w, &h));
+	in.block_size = RMSG_LINK_RECVS_MAX;
+	rmsg_hello_encode(&w, &in);
+	EXPECT_EQ(0, decode(&w, &h));
+	in.block_size = RMSG_LINK_RECVS_MAX + 1;
+	rmsg_hello_encode(&w, &in);
+	EXPECT_EQ(-EPROTO, decode(&w, &h));
+	in = good_link;
+	in.block_addr = 4096;
+	rmsg_hello_encode(&w, &in);
+	EXPECT_EQ(-EPROTO, decode(&w, &h));
+	in = good_link;
+	in.block_rkey = 1;
+	rmsg_hello_encode(&w, &in);
+	EXPECT_EQ(-EPROTO, decode(&w, &h));
+	in = good_link;
+	in.rx_seq = 1;
+	rmsg_hello_encode(&w, &in);
+	EXPECT_EQ(-EPROTO, decode(&w, &h));
+	in = good_link;
+	in.rx_freed = 16;
+	in.rx_arrived = 16;
+	rmsg_hello_encode(&w, &in);
+	EXPECT_EQ(-EPROTO, decode(&w, &h));
+	in = good_link;
+	in.flags = RMSG_HELLO_F_SUMMARY;
+	rmsg_hello_encode(&w, &in);
+	EXPECT_EQ(-EPROTO, decode(&w, &h));
+	in = good_link;
+	in.channel = RMSG_WIRE_NO_CHANNEL;
+	rmsg_hello_encode(&w, &in);
+	EXPECT_EQ(-EPROTO, decode(&w, &h));
+	in = good_link;
+	in.incarnation = 0;
+	rmsg_hello_encode(&w, &in);
+	EXPECT_EQ(-EPROTO, decode(&w, &h));
+}
+
+static int lmsg_round_trip(const struct rmsg_lmsg *in, struct rmsg_lmsg *out)
+{
+	unsigned char buf[RMSG_WIRE_LMSG_MAX];
+	u32 len = rmsg_lmsg_encode(buf, in);
+
+	return rmsg_lmsg_decode(out, buf, len);
+}
+
+/* A link's control messages name the receiver's channel in 24 bits. */
+TEST(link_ctrl)
+{
+	unsigned char buf[RMSG_WIRE_LMSG_MAX + 8];
+	struct rmsg_lmsg in = {
+		.type = RMSG_CTRL_CREDIT, .chan = 0x123456, .arg = 0xfffffff0,
+	}, out;
+	struct rmsg_wire_ctrl *w = (struct rmsg_wire_ctrl *)buf;
+	u8 type;
+	u64 arg;
+
+	EXPECT_EQ(RMSG_WIRE_CTRL_SIZE, rmsg_lmsg_encode(buf, &in));
+	EXPECT_EQ(0x56, w->chan[0]);
+	EXPECT_EQ(0x34, w->chan[1]);
+	EXPECT_EQ(0x12, w->chan[2]);
+	ASSERT_EQ(0, rmsg_lmsg_decode(&out, buf, RMSG_WIRE_CTRL_SIZE));
+	EXPECT_EQ(RMSG_CTRL_CREDIT, out.type);
+	EXPECT_EQ(0x123456, out.chan);
+	EXPECT_EQ(0xfffffff0, out.arg);
+	/* A direct connection's decoder takes no channel id. */
+	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(buf, RMSG_WIRE_CTRL_SIZE, &type,
+					    &arg));
+	/* The argument rules of a direct connection hold on a link. */
+	in.arg = 1ULL << 32;
+	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
+	/* A channel's message names a channel; the link's names none. */
+	in.arg = 0;
+	in.chan = RMSG_LINK_SELF;
+	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
+	in.chan = RMSG_LINK_NO_CHAN;
+	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
+	in.chan = RMSG_LINK_CHAN_MAX;
+	EXPECT_EQ(0, lmsg_round_trip(&in, &out));
+	in.type = RMSG_CTRL_HEARTBEAT;
+	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
+	in.chan = RMSG_LINK_SELF;
+	EXPECT_EQ(0, lmsg_round_trip(&in, &out));
+	in.type = RMSG_CTRL_LCREDIT;
+	in.arg = 0xffffffff;
+	EXPECT_EQ(0, lmsg_round_trip(&in, &out));
+	EXPECT_EQ(0xffffffff, out.arg);
+	in.arg = 1ULL << 32;
+	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
+	in.arg = 1;
+	in.chan = 5;
+	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
+
+	/* REFUSE: a channel, an errno of 1 to 255. */
+	in.type = RMSG_CTRL_REFUSE;
+	in.arg = 111;			/* ECONNREFUSED */
+	EXPECT_EQ(0, lmsg_round_trip(&in, &out));
+	in.arg = 0;
+	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
+	in.arg = 256;
+	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
+	in.arg = 111;
+	in.chan = RMSG_LINK_NO_CHAN;
+	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
+
+	/* Only a HELLO is longer; unknown types are refused. */
+	in.chan = 5;
+	rmsg_lmsg_encode(buf, &in);
+	EXPECT_EQ(-EPROTO, rmsg_lmsg_decode(&out, buf, RMSG_WIRE_LMSG_MAX));
+	EXPECT_EQ(-EPROTO, rmsg_lmsg_decode(&out, buf, 15));
+	EXPECT_EQ(-EPROTO, rmsg_lmsg_decode(&out, NULL, 16));
+	in.type = RMSG_CTRL_LCREDIT + 1;
+	in.arg = 0;
+	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
+	in.type = 0;
+	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
+}
+
+/* A channel opens, repairs and answers with its hello in a HELLO. */
+TEST(link_hello_msg)
+{
+	unsigned char buf[RMSG_WIRE_LMSG_MAX];
+	struct rmsg_lmsg in = {
+		.type = RMSG_CTRL_HELLO, .chan = RMSG_LINK_NO_CHAN,
+		.arg = 7000, .hello = good_connect,
+	}, out;
+
+	EXPECT_EQ(72, RMSG_WIRE_LMSG_MAX);
+	EXPECT_EQ(RMSG_WIRE_LMSG_MAX, rmsg_lmsg_encode(buf, &in));
+	ASSERT_EQ(0, rmsg_lmsg_decode(&out, buf, sizeof(buf)));
+	EXPECT_EQ(RMSG_CTRL_HELLO, out.type);
+	EXPECT_EQ(RMSG_LINK_NO_CHAN, out.chan);
+	EXPECT_EQ(7000, out.arg);
+	EXPECT_TRUE(hello_eq(&out.hello, &good_connect));
+	/* Exactly 72 bytes: not the 16 of the header alone, not more. */
+	EXPECT_EQ(-EPROTO, rmsg_lmsg_decode(&out, buf, RMSG_WIRE_CTRL_SIZE));
+	EXPECT_EQ(-EPROTO, rmsg_lmsg_decode(&out, buf, sizeof(buf) - 1));
+
+	/* A CONNECT: to no channel yet, with a port. */
+	in.arg = 0;
+	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
+	in.arg = 65536;
+	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
+	in.arg = 65535;
+	in.chan = 7;
+	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
+	in.chan = RMSG_LINK_NO_CHAN;
+	/* Link ids are 24 bits. */
+	in.hello.channel = RMSG_LINK_NO_CHAN;
+	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
+	in.hello.channel = 0;
+	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
+	/* No immediates on a link. */
+	in.hello = good_connect;
+	in.hello.flags = RMSG_HELLO_F_IMM_ARRIVAL;
+	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
+	in.hello.flags = RMSG_HELLO_F_SUMMARY;
+	EXPECT_EQ(0, lmsg_round_trip(&in, &out));
+	/* A bad hello is refused as the rdma_cm's would be. */
+	in.hello = good_connect;
+	in.hello.block_size = 100;
+	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
+	/* A link's own hello never travels on a link. */
+	in.hello = good_link;
+	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
+
+	/* ACCEPT and RECONNECT: to the channel their hello names. */
+	in.hello = good_connect;
+	in.hello.kind = RMSG_HELLO_ACCEPT;
+	in.hello.peer_channel = 42;
+	in.chan = 42;
+	in.arg = 0;
+	EXPECT_EQ(0, lmsg_round_trip(&in, &out));
+	in.chan = 43;
+	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
+	in.chan = 42;
+	in.arg = 7000;
+	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
+	in.arg = 0;
+	in.hello.kind = RMSG_HELLO_RECONNECT;
+	in.hello.epoch = 3;
+	EXPECT_EQ(0, lmsg_round_trip(&in, &out));
+	EXPECT_EQ(3, out.hello.epoch);
+	in.hello.peer_channel = RMSG_LINK_NO_CHAN;
+	in.chan = RMSG_LINK_NO_CHAN;
+	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
 }
 
 /* --- the accepting side's address list ---------------------------------- */
