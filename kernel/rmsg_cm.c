@@ -272,8 +272,7 @@ static int rmsg_cm_repair_accepted(struct rmsg_channel *ch,
 	struct rmsg_hello h;
 	int ret;
 
-	ret = rmsg_hello_decode(&h, event->param.conn.private_data,
-				event->param.conn.private_data_len);
+	ret = rmsg_conn_hello_decode(&h, event);
 	if (ret || h.kind != RMSG_HELLO_ACCEPT || h.channel != ch->peer.channel)
 		return -EPROTO;
 	if (h.incarnation != ch->peer.incarnation)
@@ -396,9 +395,7 @@ static int rmsg_cm_owned_event(struct rmsg_channel *ch,
 				break;
 			}
 		} else if (ch->active) {
-			ret = rmsg_hello_decode(&ch->peer,
-						event->param.conn.private_data,
-						event->param.conn.private_data_len);
+			ret = rmsg_conn_hello_decode(&ch->peer, event);
 			if (!ret && ch->peer.kind != RMSG_HELLO_ACCEPT)
 				ret = -EPROTO;
 			/*

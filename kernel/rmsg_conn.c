@@ -546,6 +546,33 @@ u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
 	return sizeof(data->hello) + rmsg_addrs_encode(&data->addrs, &addrs);
 }
 
+/**
+ * rmsg_conn_hello_decode() - the hello of a REQ or REP, for a channel
+ * @hello: filled in on success
+ * @event: the rdma_cm's CONNECT_REQUEST or ESTABLISHED event (its private
+ *	data comes from the network)
+ *
+ * rmsg_hello_decode()'s checks, and one of the module's: a carrier's hello
+ * (RMSG_HELLO_F_LINK) is refused, since nothing here carries links yet.
+ *
+ * Return: 0, -EPROTONOSUPPORT or -EPROTO.
+ */
+int rmsg_conn_hello_decode(struct rmsg_hello *hello,
+			   const struct rdma_cm_event *event)
+{
+	struct rmsg_hello h;
+	int ret;
+
+	ret = rmsg_hello_decode(&h, event->param.conn.private_data,
+				event->param.conn.private_data_len);
+	if (ret)
+		return ret;
+	if (h.flags & RMSG_HELLO_F_LINK)
+		return -EPROTO;
+	*hello = h;
+	return 0;
+}
+
 void rmsg_conn_param(struct rmsg_channel *ch, struct rdma_cm_id *id,
 			    struct rdma_conn_param *param,
 			    struct rmsg_conn_data *data, u32 len)

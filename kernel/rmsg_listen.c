@@ -121,8 +121,7 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 	ch = kzalloc(sizeof(*ch), RMSG_GFP_CHARGED);
 	if (!ch)
 		return -ENOMEM;
-	ret = rmsg_hello_decode(&ch->peer, event->param.conn.private_data,
-				event->param.conn.private_data_len);
+	ret = rmsg_conn_hello_decode(&ch->peer, event);
 	if (!ret && ch->peer.kind == RMSG_HELLO_RECONNECT) {
 		ret = rmsg_cm_repair_request(ep, cm_id, &ch->peer);
 		kfree(ch);

@@ -14,9 +14,8 @@
 /**
  * rmsg_link_credit_init() - credits of a new connection of a link
  * @c: the link's credits, set whole
- * @recvs: receives this side posted, and announced in its hello
- * @peer_recvs: what the peer's hello announced (decoded: 1 to
- *	RMSG_LINK_RECVS_MAX)
+ * @recvs: receives this side posted (at least 2: one is the LCREDIT's)
+ * @peer_recvs: the peer's (both RMSG_LINK_RECVS on a link)
  *
  * Every connection starts anew: a repaired link's receives are new ones.
  */

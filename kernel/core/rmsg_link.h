@@ -11,17 +11,17 @@
 
 /**
  * struct rmsg_link_credit - the SENDs a link may carry, both ways
- * @recvs: receives this side keeps posted for the link's messages (what
- *	its hello announced)
- * @peer_recvs: the peer's, from its hello
+ * @recvs: receives this side keeps posted for the link's messages
+ *	(RMSG_LINK_RECVS on every connection of a link)
+ * @peer_recvs: the peer's
  * @sent: messages this side posted on the link (free-running, as all
  *	the counters)
- * @peer_posted: receives the peer has announced in all: its hello's,
+ * @peer_posted: receives the peer has announced in all: @peer_recvs,
  *	then each LCREDIT's value
  * @received: messages that arrived
  * @posted: receives this side has posted in all: @recvs, then one more
  *	each time a received message's buffer is posted again
- * @announced: @posted as the peer last heard it (hello or LCREDIT)
+ * @announced: @posted as the peer last heard it (@recvs, then LCREDITs)
  *
  * A message consumes one of the peer's receives; the peer reposts the
  * buffer once it has read it, and says so with an LCREDIT carrying its

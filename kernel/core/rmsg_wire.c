@@ -48,7 +48,7 @@ void rmsg_hello_encode(struct rmsg_wire_hello *wire,
 }
 
 /*
- * A channel's hello: in a REQ or REP, or in a HELLO on a link. Rules,
+ * A hello: in a REQ or REP, or in a HELLO on a link. Rules,
  * beyond the fixed fields: a CONNECT has epoch 0, no peer channel and
  * rx_arrived == rx_freed; a RECONNECT has an epoch of at least 1 and names
  * a peer channel, as does an ACCEPT; in all kinds rx_arrived is at most
@@ -91,36 +91,14 @@ static int rmsg_hello_check_chan(const struct rmsg_wire_hello *wire)
 	return -EPROTO;
 }
 
-/*
- * A link's hello (the REQ's LINK, the REP's LINK_ACCEPT): no block and no
- * stream, no flags; @block_size counts the receives posted for the link's
- * messages. A LINK names the link it repairs from epoch 1 on; a
- * LINK_ACCEPT always names the link it answers.
- */
-static int rmsg_hello_check_link(const struct rmsg_wire_hello *wire)
-{
-	u32 recvs = le32_to_cpu(wire->block_size);
-	u32 peer = le32_to_cpu(wire->peer_channel);
-
-	if (wire->flags || wire->block_addr || wire->block_rkey ||
-	    wire->rx_seq || wire->rx_freed || wire->rx_arrived ||
-	    recvs < RMSG_LINK_RECVS_MIN || recvs > RMSG_LINK_RECVS_MAX)
-		return -EPROTO;
-	if (wire->kind == RMSG_HELLO_LINK)
-		return wire->epoch && peer == RMSG_WIRE_NO_CHANNEL ?
-		       -EPROTO : 0;
-	return peer == RMSG_WIRE_NO_CHANNEL ? -EPROTO : 0;
-}
-
 /**
  * rmsg_hello_decode() - validate and decode a hello from the network
  * @hello: filled in on success
  * @data: the private data as received (untrusted)
  * @len: its length; transports may pad it, so more than the hello is fine
  *
- * The rules of each kind are rmsg_hello_check_chan()'s and
- * rmsg_hello_check_link()'s; in every kind the sender names its own
- * channel (or link). Whether the counters fit the channel is the caller's
+ * The rules of each kind are rmsg_hello_check_chan()'s; in every kind the
+ * sender names its own channel. Whether the counters fit the channel is the caller's
  * to check (rmsg_vb_tx_resume()).
  *
  * Return: 0; -EPROTONOSUPPORT for an rmsg peer of another protocol version;
@@ -142,10 +120,7 @@ int rmsg_hello_decode(struct rmsg_hello *hello, const void *data, u32 len)
 	if ((le16_to_cpu(wire.flags) & ~RMSG_HELLO_F_ALL) || !wire.incarnation ||
 	    le32_to_cpu(wire.channel) == RMSG_WIRE_NO_CHANNEL)
 		return -EPROTO;
-	if (wire.kind == RMSG_HELLO_LINK || wire.kind == RMSG_HELLO_LINK_ACCEPT)
-		ret = rmsg_hello_check_link(&wire);
-	else
-		ret = rmsg_hello_check_chan(&wire);
+	ret = rmsg_hello_check_chan(&wire);
 	if (ret)
 		return ret;
 
@@ -262,9 +237,10 @@ static bool rmsg_link_chan_ok(u32 chan)
 }
 
 /*
- * A HELLO on a link: a channel's hello of any channel kind, without
- * RMSG_HELLO_F_IMM_ARRIVAL (the link's receives carry no immediates), its
- * channel ids link ids. A CONNECT goes to RMSG_LINK_NO_CHAN with the
+ * A HELLO on a link: a channel's hello of any kind, without
+ * RMSG_HELLO_F_IMM_ARRIVAL (the link's receives carry no immediates) or
+ * RMSG_HELLO_F_LINK (a channel on a link carries none), its channel ids
+ * link ids. A CONNECT goes to RMSG_LINK_NO_CHAN with the
  * service port in @arg; a RECONNECT and an ACCEPT go to the channel their
  * hello names, with @arg zero.
  */
@@ -272,8 +248,7 @@ static int rmsg_lmsg_check_hello(const struct rmsg_lmsg *msg)
 {
 	const struct rmsg_hello *h = &msg->hello;
 
-	if (h->kind == RMSG_HELLO_LINK || h->kind == RMSG_HELLO_LINK_ACCEPT ||
-	    (h->flags & RMSG_HELLO_F_IMM_ARRIVAL) ||
+	if ((h->flags & (RMSG_HELLO_F_IMM_ARRIVAL | RMSG_HELLO_F_LINK)) ||
 	    !rmsg_link_chan_ok(h->channel))
 		return -EPROTO;
 	if (h->kind == RMSG_HELLO_CONNECT)

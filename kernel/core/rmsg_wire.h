@@ -25,8 +25,6 @@ enum rmsg_hello_kind {
 	RMSG_HELLO_CONNECT	= 1,	/* REQ: a new channel */
 	RMSG_HELLO_RECONNECT	= 2,	/* REQ: repair an existing channel */
 	RMSG_HELLO_ACCEPT	= 3,	/* REP: the answer to either */
-	RMSG_HELLO_LINK		= 4,	/* REQ: a link, or its repair */
-	RMSG_HELLO_LINK_ACCEPT	= 5,	/* REP: the answer to a LINK */
 };
 
 /*
@@ -55,9 +53,18 @@ enum rmsg_hello_kind {
  * itself as each record's immediate arrives).
  */
 #define RMSG_HELLO_F_SUMMARY		(1U << 2)
+/*
+ * The sender's channel carries a link (a carrier, Documentation/design.rst,
+ * "How the module will carry links"): its QP holds RMSG_LINK_RECVS more
+ * receives of RMSG_WIRE_LMSG_MAX bytes for the link's messages, besides a
+ * channel's own, and the control messages it receives may name channels
+ * on the link. Only between two rmsg kernels, never in a HELLO on a link.
+ */
+#define RMSG_HELLO_F_LINK		(1U << 3)
 #define RMSG_HELLO_F_ALL		(RMSG_HELLO_F_IMM_ARRIVAL | \
 					 RMSG_HELLO_F_REKEY | \
-					 RMSG_HELLO_F_SUMMARY)
+					 RMSG_HELLO_F_SUMMARY | \
+					 RMSG_HELLO_F_LINK)
 
 /*
  * The private data of the REJ that refuses a RECONNECT for good: the channel
@@ -223,21 +230,18 @@ struct rmsg_addrs {
 
 /*
  * Links (Documentation/protocol.rst, "Links"): one RC connection between
- * two rmsg kernels that many channels share. Its rdma_cm handshake carries
- * a LINK hello (REQ) and a LINK_ACCEPT (REP), in which @channel is the
- * sender's id of the link, @block_size the receives it posted for the
- * link's messages (the peer's first send credits, RMSG_LINK_RECVS_MIN
- * to RMSG_LINK_RECVS_MAX) and every block and stream field zero. Channels then open, repair
+ * two rmsg kernels that many channels share, that of a channel whose
+ * hellos have RMSG_HELLO_F_LINK (the carrier). Channels then open, repair
  * and close with messages on the link that name the receiver's channel by
  * its link id: 24 bits, 1 to RMSG_LINK_CHAN_MAX; RMSG_LINK_SELF (0) is the
- * link itself, RMSG_LINK_NO_CHAN a channel the receiver has not made yet.
+ * link itself (the carrier's own messages), RMSG_LINK_NO_CHAN a channel
+ * the receiver has not made yet. Each side of a link starts with
+ * RMSG_LINK_RECVS receives for them, and so with that many send credits.
  */
 #define RMSG_LINK_SELF		0U
 #define RMSG_LINK_CHAN_MAX	0xfffffeU
 #define RMSG_LINK_NO_CHAN	0xffffffU
-/* Receives a link's hello may announce: room for an LCREDIT and more. */
-#define RMSG_LINK_RECVS_MIN	4U
-#define RMSG_LINK_RECVS_MAX	4096U
+#define RMSG_LINK_RECVS		256U
 
 /* rmsg_wire_ctrl.type */
 enum rmsg_ctrl_type {

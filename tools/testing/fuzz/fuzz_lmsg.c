@@ -27,10 +27,8 @@ static int model_hello(const u8 *b, size_t len, u32 chan, u64 arg)
 	ret = rmsg_hello_decode(&h, b + 16, 56);
 	if (ret)
 		return ret;
-	if (h.kind != RMSG_HELLO_CONNECT && h.kind != RMSG_HELLO_RECONNECT &&
-	    h.kind != RMSG_HELLO_ACCEPT)
-		return -EPROTO;
-	if ((h.flags & RMSG_HELLO_F_IMM_ARRIVAL) || !chan_ok(h.channel))
+	/* No immediates on a link, and a channel on one carries none. */
+	if ((h.flags & (1U << 0 | 1U << 3)) || !chan_ok(h.channel))
 		return -EPROTO;
 	if (h.kind == RMSG_HELLO_CONNECT)
 		return chan == 0xffffff && arg >= 1 && arg <= 65535 ?
