@@ -449,6 +449,34 @@ TEST_F_TIMEOUT(iso, strangers_reconnect_leaves_channel_alone, 180)
 }
 
 /*
+ * A program is not a kernel: a hello that claims to carry a link
+ * (RMSG_HELLO_F_LINK) is refused, and the listener makes no channel of it.
+ * Then the same peer, as a channel, is taken.
+ */
+TEST_F_TIMEOUT(iso, carrier_hello_is_refused, 180)
+{
+	uint64_t inc = ((uint64_t)getpid() << 20) | 5;
+	struct rmsg_hello carrier = {
+		.kind = RMSG_HELLO_CONNECT,
+		.flags = RMSG_HELLO_F_LINK,
+		.incarnation = inc,
+		.channel = 1,
+		.peer_channel = RMSG_WIRE_NO_CHANNEL,
+		.block_size = BLOCK,
+	};
+	struct rmsg_cqe cqe;
+	int ret;
+
+	ret = raw_dial(self->x, &self->addr, carrier);
+	EXPECT_EQ(-EPROTO, ret) TH_LOG("the carrier's CONNECT: %d", ret);
+	ret = rmsg_next_cqe(self->a, &cqe, 1000);
+	EXPECT_EQ(-ETIMEDOUT, ret)
+		TH_LOG("an event of kind %u, res %d", RMSG_CQE_KIND(cqe.flags),
+		       cqe.res);
+	ASSERT_EQ(0, raw_open(self->y, &self->addr, self->a, inc + 1));
+}
+
+/*
  * A SEND longer than any control message breaks the protocol: the channel
  * ends with EPROTO at once. (It used to count as a broken link, and the
  * accepting side waited the whole give-up timeout for a repair.)
