@@ -151,6 +151,19 @@ enum rmsg_ep_stat {
 	RMSG_STAT_NR,
 };
 
+struct rmsg_endpoint;
+
+/**
+ * struct rmsg_ep_kops - what the module's own endpoints do with events
+ * @event: a channel's event (struct rmsg_cqe as a program would read it),
+ *	in process context, from the channel's work or an ioctl's caller,
+ *	maybe under the endpoint's chan_lock: it may not take that lock,
+ *	nor wait for the channel
+ */
+struct rmsg_ep_kops {
+	void (*event)(struct rmsg_endpoint *ep, const struct rmsg_cqe *cqe);
+};
+
 /**
  * struct rmsg_endpoint - one open /dev/rmsg: its submission and completion
  *	rings
@@ -213,6 +226,9 @@ enum rmsg_ep_stat {
  *	without a poller (rmsg_sqpoll.c, rmsg_region.c)
  * @pin_limit: that task's RLIMIT_MEMLOCK in pages, ULONG_MAX when it had
  *	CAP_IPC_LOCK
+ * @kops: a kernel endpoint's (rmsg_ep_create_kernel()): where its
+ *	channels' events go; NULL for a program's
+ * @kpriv: for @kops
  */
 struct rmsg_region;
 
@@ -259,6 +275,8 @@ struct rmsg_endpoint {
 	bool unlimited;
 	struct mm_struct *pin_mm;
 	unsigned long pin_limit;
+	const struct rmsg_ep_kops *kops;
+	void *kpriv;
 };
 
 /*
@@ -317,6 +335,8 @@ void rmsg_kernel_pages_add(unsigned long npages);
 void rmsg_kernel_pages_sub(unsigned long npages);
 
 struct rmsg_endpoint *rmsg_ep_create(void);
+struct rmsg_endpoint *rmsg_ep_create_kernel(const struct rmsg_ep_kops *kops,
+					    void *priv);
 void rmsg_ep_destroy(struct rmsg_endpoint *ep);
 long rmsg_ep_setup(struct rmsg_endpoint *ep, void __user *uarg);
 long rmsg_ep_enter(struct rmsg_endpoint *ep, void __user *uarg);
@@ -384,8 +404,56 @@ long rmsg_ctl_fault(struct rmsg_endpoint *ep, void __user *uarg);
 void rmsg_ctl_device_added(void);
 
 long rmsg_chan_listen(struct rmsg_endpoint *ep, void __user *uarg);
+
+/**
+ * struct rmsg_listen_args - what a listener is made with
+ *	(rmsg_listen_start())
+ * @net: the network namespace (the listener takes its own reference)
+ * @addr: the address to bind, then the address bound
+ * @manual: RMSG_LISTEN_F_ACCEPT
+ * @user_data: for the events of accepted channels
+ * @block_size: the receive block of accepted channels, checked
+ * @peer_block_max: the largest block a peer may announce, 0 for the
+ *	default
+ * @backlog: rdma_listen()'s, 0 for the default
+ * @opts: the settings of accepted channels, checked
+ */
+struct rmsg_listen_args {
+	struct net *net;
+	struct sockaddr_storage addr;
+	bool manual;
+	u64 user_data;
+	u32 block_size;
+	u32 peer_block_max;
+	u32 backlog;
+	struct rmsg_chan_opts opts;
+};
+int rmsg_listen_start(struct rmsg_endpoint *ep, struct rmsg_listen_args *la);
 void rmsg_chan_unlisten(struct rmsg_endpoint *ep);
 long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg);
+
+/**
+ * struct rmsg_dial - what a channel is dialled with (rmsg_chan_dial())
+ * @net: the network namespace (the channel takes its own reference)
+ * @dst: the peer's address and port
+ * @block_size: the receive block, checked (rmsg_vb_check_block())
+ * @timeout_ms: address and route resolution, 0 for resolve_timeout_ms
+ * @user_data: for the channel's events
+ * @opts: the channel's own settings, checked
+ */
+struct rmsg_dial {
+	struct net *net;
+	struct sockaddr_storage dst;
+	u32 block_size;
+	u32 timeout_ms;
+	u64 user_data;
+	struct rmsg_chan_opts opts;
+};
+struct rmsg_channel *rmsg_chan_dial(struct rmsg_endpoint *ep,
+				    const struct rmsg_dial *d);
+int rmsg_chan_dial_start(struct rmsg_channel *ch,
+			 const struct sockaddr_storage *src);
+void rmsg_chan_dial_abort(struct rmsg_channel *ch);
 long rmsg_chan_close(struct rmsg_endpoint *ep, void __user *uarg);
 long rmsg_chan_accept(struct rmsg_endpoint *ep, void __user *uarg);
 long rmsg_chan_addr(struct rmsg_endpoint *ep, void __user *uarg);

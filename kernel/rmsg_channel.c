@@ -618,6 +618,116 @@ long rmsg_chan_set(struct rmsg_endpoint *ep, void __user *uarg)
 }
 
 /**
+ * rmsg_chan_dial() - make a channel that connects, and publish it
+ * @ep: the endpoint
+ * @d: where to, and with what (checked by the caller)
+ *
+ * The first half of a connect: the channel has its id and its rdma_cm id,
+ * and it is still being set up (rmsg_chan_init()'s @setting_up), so no one
+ * else ends it; nothing has gone to the network. rmsg_chan_dial_start()
+ * starts the connection, or rmsg_chan_dial_abort() takes the channel back
+ * as if it never was.
+ *
+ * Return: the channel, or ERR_PTR(-ENOSPC) (too many channels in the
+ * endpoint), -EDQUOT (too many of the user's), -ESHUTDOWN, -ENOMEM, or what
+ * rdma_create_id() returns.
+ */
+struct rmsg_channel *rmsg_chan_dial(struct rmsg_endpoint *ep,
+				    const struct rmsg_dial *d)
+{
+	struct rmsg_channel *ch;
+	struct rdma_cm_id *cm_id;
+	int ret;
+
+	ch = kzalloc(sizeof(*ch), RMSG_GFP_CHARGED);
+	if (!ch)
+		return ERR_PTR(-ENOMEM);
+	ch->conn = rmsg_conn_new(NULL);
+	if (!ch->conn) {
+		kfree(ch);
+		return ERR_PTR(-ENOMEM);
+	}
+	rmsg_chan_init(ch, ep, RMSG_CHAN_CONNECTING, d->user_data,
+		       d->block_size);
+	ch->opts = d->opts;
+	/* Kept for the repairs, which dial again from a work item. */
+	ch->repair.peer_addr = d->dst;
+	ch->repair.resolve_ms = d->timeout_ms ?: resolve_timeout_ms;
+	ch->net = get_net(d->net);
+	cm_id = rdma_create_id(ch->net, rmsg_cm_handler, &ch->cm, RDMA_PS_TCP,
+			       IB_QPT_RC);
+	if (IS_ERR(cm_id)) {
+		put_net(ch->net);
+		kfree(ch->conn);
+		kfree(ch);
+		return ERR_CAST(cm_id);
+	}
+	ch->conn->cm_id = cm_id;
+	/*
+	 * Published, the id may be closed by another thread at once: the
+	 * end waits until the caller is done with the channel (a teardown
+	 * would free it under us, or after the failure path did).
+	 */
+	ch->setting_up = true;
+	ret = rmsg_chan_publish(ch);
+	if (ret) {
+		rdma_destroy_id(cm_id);
+		put_net(ch->net);
+		kfree(ch->conn);
+		kfree(ch);
+		return ERR_PTR(ret);
+	}
+	return ch;
+}
+
+/**
+ * rmsg_chan_dial_abort() - take back a channel rmsg_chan_dial() made
+ * @ch: the channel, not started
+ *
+ * Nobody else ends it while it is set up: this does, at once.
+ */
+void rmsg_chan_dial_abort(struct rmsg_channel *ch)
+{
+	struct rmsg_endpoint *ep = ch->ep;
+
+	mutex_lock(&ep->chan_lock);
+	xa_erase(&ep->channels, ch->id);
+	mutex_unlock(&ep->chan_lock);
+	rdma_destroy_id(ch->conn->cm_id);
+	rmsg_chan_free(ch, true);
+}
+
+/**
+ * rmsg_chan_dial_start() - the second half: resolve the address, connect
+ * @ch: a channel rmsg_chan_dial() made
+ * @src: the source address, or NULL for any
+ *
+ * From here on the rdma_cm's handler may run. On failure the channel is
+ * taken back (rmsg_chan_dial_abort()).
+ *
+ * Return: 0 (the outcome comes as the CONNECTED event), or what
+ * rdma_resolve_addr() refuses at once (-EADDRNOTAVAIL for a source
+ * address that is not the node's, -EADDRINUSE for a source port in use).
+ */
+int rmsg_chan_dial_start(struct rmsg_channel *ch,
+			 const struct sockaddr_storage *src)
+{
+	int ret;
+
+	ret = rdma_resolve_addr(ch->conn->cm_id, (struct sockaddr *)src,
+				(struct sockaddr *)&ch->repair.peer_addr,
+				ch->repair.resolve_ms);
+	if (ret) {
+		rmsg_chan_dial_abort(ch);
+		return ret;
+	}
+	/* Before the end may come: teardown stops the timer. */
+	rmsg_chan_open_by(ch);
+	rmsg_chan_setup_done(ch);
+	return 0;
+}
+
+/**
  * rmsg_chan_connect() - RMSG_IOC_CONNECT: start connecting a channel
  * @ep: the endpoint, with rings
  * @uarg: struct rmsg_connect; its channel is filled in
@@ -631,93 +741,44 @@ long rmsg_chan_set(struct rmsg_endpoint *ep, void __user *uarg)
  */
 long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 {
-	struct sockaddr_storage ss, src;
-	struct rmsg_chan_opts opts;
+	struct sockaddr_storage src;
 	struct rmsg_connect req;
 	struct rmsg_channel *ch;
-	struct rdma_cm_id *cm_id;
+	struct rmsg_dial d;
 	int ret;
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
 	if (req.flags || req.channel)
 		return -EINVAL;
-	ret = rmsg_opts_copy(&opts, req.opts);
+	ret = rmsg_opts_copy(&d.opts, req.opts);
 	if (ret)
 		return ret;
-	ret = rmsg_chan_args(ep, &req.block_size, &ss, req.addr, req.addr_len);
+	ret = rmsg_chan_args(ep, &req.block_size, &d.dst, req.addr,
+			     req.addr_len);
 	if (ret)
 		return ret;
 	if (req.src_addr_len) {
 		ret = rmsg_copy_addr(&src, req.src_addr, req.src_addr_len);
 		if (ret)
 			return ret;
-		if (src.ss_family != ss.ss_family)
+		if (src.ss_family != d.dst.ss_family)
 			return -EINVAL;
 	}
+	d.net = current->nsproxy->net_ns;
+	d.block_size = req.block_size;
+	d.timeout_ms = req.timeout_ms;
+	d.user_data = req.user_data;
 
-	ch = kzalloc(sizeof(*ch), RMSG_GFP_CHARGED);
-	if (!ch)
-		return -ENOMEM;
-	ch->conn = rmsg_conn_new(NULL);
-	if (!ch->conn) {
-		kfree(ch);
-		return -ENOMEM;
-	}
-	rmsg_chan_init(ch, ep, RMSG_CHAN_CONNECTING, req.user_data,
-		       req.block_size);
-	ch->opts = opts;
-	/* Kept for the repairs, which dial again from a work item. */
-	ch->repair.peer_addr = ss;
-	ch->repair.resolve_ms = req.timeout_ms ?: resolve_timeout_ms;
-	ch->net = get_net(current->nsproxy->net_ns);
-	cm_id = rdma_create_id(ch->net, rmsg_cm_handler, &ch->cm, RDMA_PS_TCP,
-			       IB_QPT_RC);
-	if (IS_ERR(cm_id)) {
-		put_net(ch->net);
-		kfree(ch->conn);
-		kfree(ch);
-		return PTR_ERR(cm_id);
-	}
-	ch->conn->cm_id = cm_id;
-	/*
-	 * Published, the id may be closed by another thread at once: the
-	 * end waits until this call is done with the channel (a teardown
-	 * would free it under us, or after the failure path below did).
-	 */
-	ch->setting_up = true;
-	ret = rmsg_chan_publish(ch);
-	if (ret) {
-		rdma_destroy_id(cm_id);
-		put_net(ch->net);
-		kfree(ch->conn);
-		kfree(ch);
-		return ret;
-	}
-
+	ch = rmsg_chan_dial(ep, &d);
+	if (IS_ERR(ch))
+		return PTR_ERR(ch);
 	req.channel = ch->id;
 	if (copy_to_user(uarg, &req, sizeof(req))) {
-		ret = -EFAULT;
-		goto fail;
+		rmsg_chan_dial_abort(ch);
+		return -EFAULT;
 	}
-	/* From here on the handler may run; the channel is complete. */
-	ret = rdma_resolve_addr(
-		cm_id, req.src_addr_len ? (struct sockaddr *)&src : NULL,
-		(struct sockaddr *)&ss, ch->repair.resolve_ms);
-	if (ret)
-		goto fail;
-	/* Before the end may come: teardown stops the timer. */
-	rmsg_chan_open_by(ch);
-	rmsg_chan_setup_done(ch);
-	return 0;
-fail:
-	/* Nobody else ends it while setting up: this call does, at once. */
-	mutex_lock(&ep->chan_lock);
-	xa_erase(&ep->channels, ch->id);
-	mutex_unlock(&ep->chan_lock);
-	rdma_destroy_id(cm_id);
-	rmsg_chan_free(ch, true);
-	return ret;
+	return rmsg_chan_dial_start(ch, req.src_addr_len ? &src : NULL);
 }
 
 /**

@@ -197,6 +197,10 @@ static void rmsg_ep_keep_locked(struct rmsg_endpoint *ep,
  */
 void rmsg_ep_post_event(struct rmsg_endpoint *ep, const struct rmsg_cqe *cqe)
 {
+	if (ep->kops) {
+		ep->kops->event(ep, cqe);
+		return;
+	}
 	mutex_lock(&ep->lock);
 	rmsg_ep_keep_locked(ep, cqe, false);
 	rmsg_cq_flush_locked(ep);

@@ -69,6 +69,24 @@ static void rmsg_ep_ring_free(struct rmsg_ep_ring *ring)
 	memset(ring, 0, sizeof(*ring));
 }
 
+/* What every endpoint starts with. */
+static void rmsg_ep_init(struct rmsg_endpoint *ep)
+{
+	mutex_init(&ep->submit_lock);
+	mutex_init(&ep->lock);
+	init_waitqueue_head(&ep->wq);
+	mutex_init(&ep->chan_lock);
+	xa_init_flags(&ep->channels, XA_FLAGS_ALLOC);
+	init_waitqueue_head(&ep->chan_wq);
+	INIT_LIST_HEAD(&ep->overflow);
+	INIT_LIST_HEAD(&ep->area_maps);
+	INIT_LIST_HEAD(&ep->sig_owed);
+	rmsg_regions_init(ep);
+	do {
+		ep->incarnation = get_random_u64();
+	} while (!ep->incarnation);
+}
+
 /**
  * rmsg_ep_create() - a new endpoint, for the file being opened
  *
@@ -88,19 +106,7 @@ struct rmsg_endpoint *rmsg_ep_create(void)
 		kfree(ep);
 		return ERR_PTR(ret);
 	}
-	mutex_init(&ep->submit_lock);
-	mutex_init(&ep->lock);
-	init_waitqueue_head(&ep->wq);
-	mutex_init(&ep->chan_lock);
-	xa_init_flags(&ep->channels, XA_FLAGS_ALLOC);
-	init_waitqueue_head(&ep->chan_wq);
-	INIT_LIST_HEAD(&ep->overflow);
-	INIT_LIST_HEAD(&ep->area_maps);
-	INIT_LIST_HEAD(&ep->sig_owed);
-	rmsg_regions_init(ep);
-	do {
-		ep->incarnation = get_random_u64();
-	} while (!ep->incarnation);
+	rmsg_ep_init(ep);
 	ep->tgid = get_pid(task_tgid(current));
 	ep->memcg = get_mem_cgroup_from_mm(current->mm);
 	/* Last: once registered, RMSG_IOC_CHAN_LIST of others may see it. */
@@ -109,6 +115,38 @@ struct rmsg_endpoint *rmsg_ep_create(void)
 		mem_cgroup_put(ep->memcg);
 		put_pid(ep->tgid);
 		rmsg_user_close(ep);
+		kfree(ep);
+		return ERR_PTR(-ENOMEM);
+	}
+	return ep;
+}
+
+/**
+ * rmsg_ep_create_kernel() - an endpoint of the module's own
+ * @kops: where its channels' events go, instead of a completion ring
+ * @priv: for @kops (rmsg_ep_kernel_priv())
+ *
+ * No file, no rings, no send area, no owner: its channels count against
+ * no user's limits, its memory is charged to no program's cgroup (make
+ * its channels from a work item), and only root (or CAP_NET_ADMIN) sees
+ * them in the channel list, with process id 0. Links are carried by such
+ * endpoints' channels (rmsg_link.c). rmsg_ep_destroy() ends it.
+ *
+ * Return: the endpoint, or ERR_PTR(-ENOMEM).
+ */
+struct rmsg_endpoint *rmsg_ep_create_kernel(const struct rmsg_ep_kops *kops,
+					    void *priv)
+{
+	struct rmsg_endpoint *ep = kzalloc(sizeof(*ep), GFP_KERNEL);
+
+	if (!ep)
+		return ERR_PTR(-ENOMEM);
+	rmsg_ep_init(ep);
+	ep->kops = kops;
+	ep->kpriv = priv;
+	ep->uid = GLOBAL_ROOT_UID;
+	ep->unlimited = true;
+	if (rmsg_ctl_register(ep)) {
 		kfree(ep);
 		return ERR_PTR(-ENOMEM);
 	}

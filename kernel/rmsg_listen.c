@@ -323,11 +323,8 @@ static void rmsg_listener_rebind(struct work_struct *work)
  */
 long rmsg_chan_listen(struct rmsg_endpoint *ep, void __user *uarg)
 {
-	struct rmsg_chan_opts opts;
-	struct sockaddr_storage ss;
+	struct rmsg_listen_args la;
 	struct rmsg_listen req;
-	struct rmsg_listener *l;
-	struct rdma_cm_id *cm_id;
 	u32 len;
 	int ret;
 
@@ -335,32 +332,67 @@ long rmsg_chan_listen(struct rmsg_endpoint *ep, void __user *uarg)
 		return -EFAULT;
 	if ((req.flags & ~RMSG_LISTEN_F_ACCEPT) || req.resv32)
 		return -EINVAL;
-	ret = rmsg_opts_copy(&opts, req.opts);
+	ret = rmsg_opts_copy(&la.opts, req.opts);
 	if (ret)
 		return ret;
-	ret = rmsg_chan_args(ep, &req.block_size, &ss, req.addr, req.addr_len);
+	ret = rmsg_chan_args(ep, &req.block_size, &la.addr, req.addr,
+			     req.addr_len);
 	if (ret)
 		return ret;
 	if (req.peer_block_max && rmsg_vb_check_block(req.peer_block_max))
 		return -EINVAL;
+	la.net = current->nsproxy->net_ns;
+	la.manual = req.flags & RMSG_LISTEN_F_ACCEPT;
+	la.user_data = req.user_data;
+	la.block_size = req.block_size;
+	la.peer_block_max = req.peer_block_max;
+	la.backlog = req.backlog;
+	ret = rmsg_listen_start(ep, &la);
+	if (ret)
+		return ret;
+
+	/* Tell the program which port it got when it asked for any. */
+	len = min_t(u32, req.addr_len, sizeof(la.addr));
+	if (copy_to_user(u64_to_user_ptr(req.addr), &la.addr, len)) {
+		rmsg_chan_unlisten(ep);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+/**
+ * rmsg_listen_start() - make @ep's listener
+ * @ep: the endpoint, with no listener
+ * @la: what to listen with (checked by the caller); @la->addr is set to
+ *	the address bound (with the port the rdma_cm chose for port 0)
+ *
+ * Return: 0, -EBUSY (the endpoint listens already, or is being released),
+ * -ENOMEM, or what the rdma_cm refuses (-EADDRINUSE, -EADDRNOTAVAIL).
+ */
+int rmsg_listen_start(struct rmsg_endpoint *ep, struct rmsg_listen_args *la)
+{
+	struct rmsg_listener *l;
+	struct rdma_cm_id *cm_id;
+	int ret;
 
 	l = kzalloc(sizeof(*l), RMSG_GFP_CHARGED);
 	if (!l)
 		return -ENOMEM;
 	l->cm.kind = RMSG_CM_LISTENER;
 	l->ep = ep;
-	l->manual = req.flags & RMSG_LISTEN_F_ACCEPT;
-	l->user_data = req.user_data;
-	l->block_size = req.block_size;
-	l->opts = opts;
-	l->peer_block_max = req.peer_block_max ?:
-			    max(READ_ONCE(peer_block_max), req.block_size);
+	l->manual = la->manual;
+	l->user_data = la->user_data;
+	l->block_size = la->block_size;
+	l->opts = la->opts;
+	l->peer_block_max = la->peer_block_max ?:
+			    max(READ_ONCE(peer_block_max), la->block_size);
 	/*
 	 * As ucma's max_backlog: iWARP's listen allocates per entry, and the
 	 * program's u32 must not become a negative int.
 	 */
-	l->backlog = clamp_t(u32, req.backlog ?: 128, 1, RMSG_LISTEN_BACKLOG_MAX);
-	l->net = get_net(current->nsproxy->net_ns);
+	l->backlog = clamp_t(u32, la->backlog ?: 128, 1,
+			     RMSG_LISTEN_BACKLOG_MAX);
+	l->net = get_net(la->net);
 	INIT_DELAYED_WORK(&l->rebind, rmsg_listener_rebind);
 
 	mutex_lock(&ep->chan_lock);
@@ -373,7 +405,7 @@ long rmsg_chan_listen(struct rmsg_endpoint *ep, void __user *uarg)
 	ep->listener = l;
 	mutex_unlock(&ep->chan_lock);
 
-	cm_id = rmsg_listen_id(l, (struct sockaddr *)&ss);
+	cm_id = rmsg_listen_id(l, (struct sockaddr *)&la->addr);
 	if (IS_ERR(cm_id)) {
 		ret = PTR_ERR(cm_id);
 		goto fail;
@@ -383,17 +415,10 @@ long rmsg_chan_listen(struct rmsg_endpoint *ep, void __user *uarg)
 	 * may destroy it (rmsg_cm_listener_removed()) and a rebind rewrite
 	 * l->addr.
 	 */
-	memcpy(&ss, &l->addr, sizeof(ss));
+	memcpy(&la->addr, &l->addr, sizeof(la->addr));
 	mutex_lock(&ep->chan_lock);
 	l->cm_id = cm_id;
 	mutex_unlock(&ep->chan_lock);
-
-	/* Tell the program which port it got when it asked for any. */
-	len = min_t(u32, req.addr_len, sizeof(ss));
-	if (copy_to_user(u64_to_user_ptr(req.addr), &ss, len)) {
-		rmsg_chan_unlisten(ep);
-		return -EFAULT;
-	}
 	return 0;
 fail:
 	mutex_lock(&ep->chan_lock);

@@ -217,6 +217,9 @@ void rmsg_user_close(struct rmsg_endpoint *ep)
  */
 bool rmsg_user_chan_add(struct rmsg_endpoint *ep)
 {
+	/* The module's own endpoints (rmsg_ep_create_kernel()) have none. */
+	if (!ep->owner)
+		return true;
 	if (!rmsg_user_take(&ep->owner->channels,
 			    READ_ONCE(max_channels_per_user), ep->unlimited))
 		return false;
@@ -226,6 +229,8 @@ bool rmsg_user_chan_add(struct rmsg_endpoint *ep)
 
 void rmsg_user_chan_del(struct rmsg_endpoint *ep)
 {
+	if (!ep->owner)
+		return;
 	atomic_dec(&ep->owner->channels);
 	atomic_long_dec(&rmsg_live[RMSG_LIVE_CHANNELS]);
 }
