@@ -430,7 +430,8 @@ struct rmsg_listen_args {
 };
 int rmsg_listen_start(struct rmsg_endpoint *ep, struct rmsg_listen_args *la);
 void rmsg_chan_unlisten(struct rmsg_endpoint *ep);
-long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg);
+long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg,
+		       struct sockaddr_storage *dst);
 
 /**
  * struct rmsg_dial - what a channel is dialled with (rmsg_chan_dial())

@@ -8,7 +8,8 @@
  *
  * Layer (Documentation/design.rst, "Layers"): of the module's files it
  * calls only these, all below it: rmsg_channel.c, rmsg_ctl.c,
- * rmsg_devices.c, rmsg_endpoint.c, rmsg_listen.c and rmsg_region.c.
+ * rmsg_devices.c, rmsg_endpoint.c, rmsg_links.c, rmsg_listen.c and
+ * rmsg_region.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -20,6 +21,7 @@
 #include <linux/uaccess.h>
 
 #include "rmsg.h"
+#include "rmsg_links.h"
 #include "rmsg_region.h"
 
 static long rmsg_ioctl_version(void __user *uarg)
@@ -80,6 +82,18 @@ out:
 	return ret;
 }
 
+/* A channel connects; with links on, its peer gets a carrier too. */
+static long rmsg_cdev_connect(struct rmsg_endpoint *ep, void __user *uarg)
+{
+	struct sockaddr_storage dst;
+	long ret;
+
+	ret = rmsg_chan_connect(ep, uarg, &dst);
+	if (!ret)
+		rmsg_link_want(current->nsproxy->net_ns, &dst);
+	return ret;
+}
+
 static long rmsg_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	void __user *uarg = (void __user *)arg;
@@ -97,7 +111,7 @@ static long rmsg_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case RMSG_IOC_LISTEN:
 		return rmsg_chan_listen(ep, uarg);
 	case RMSG_IOC_CONNECT:
-		return rmsg_chan_connect(ep, uarg);
+		return rmsg_cdev_connect(ep, uarg);
 	case RMSG_IOC_CLOSE:
 		return rmsg_chan_close(ep, uarg);
 	case RMSG_IOC_ACCEPT:

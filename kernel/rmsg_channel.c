@@ -731,6 +731,7 @@ int rmsg_chan_dial_start(struct rmsg_channel *ch,
  * rmsg_chan_connect() - RMSG_IOC_CONNECT: start connecting a channel
  * @ep: the endpoint, with rings
  * @uarg: struct rmsg_connect; its channel is filled in
+ * @dst: set to the peer's address on success
  *
  * The outcome arrives as an RMSG_CQE_CONNECTED event.
  *
@@ -739,7 +740,8 @@ int rmsg_chan_dial_start(struct rmsg_channel *ch,
  * or what rdma_resolve_addr() refuses at once (-EADDRNOTAVAIL for a
  * source address that is not the node's).
  */
-long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
+long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg,
+		       struct sockaddr_storage *dst)
 {
 	struct sockaddr_storage src;
 	struct rmsg_connect req;
@@ -778,7 +780,10 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg)
 		rmsg_chan_dial_abort(ch);
 		return -EFAULT;
 	}
-	return rmsg_chan_dial_start(ch, req.src_addr_len ? &src : NULL);
+	ret = rmsg_chan_dial_start(ch, req.src_addr_len ? &src : NULL);
+	if (!ret)
+		*dst = d.dst;
+	return ret;
 }
 
 /**

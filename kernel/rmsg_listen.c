@@ -110,6 +110,18 @@ static int rmsg_cm_repair_request(struct rmsg_endpoint *ep,
 	return ret;
 }
 
+/* The port a request came from (65535 when it has none). */
+static u16 rmsg_cm_peer_port(const struct rdma_cm_id *cm_id)
+{
+	const struct sockaddr *sa = (const void *)&cm_id->route.addr.dst_addr;
+
+	if (sa->sa_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)sa)->sin_port);
+	if (sa->sa_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+	return U16_MAX;
+}
+
 /* A connection request on the listener; @cm_id is the new connection's. */
 static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 			   const struct rdma_cm_event *event)
@@ -129,6 +141,13 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 	}
 	if (!ret && ch->peer.kind != RMSG_HELLO_CONNECT)
 		ret = -EPROTO;
+	/*
+	 * The module's own listener (links) hears only other kernels: the
+	 * rdma_cm binds a port below 1024 for no program without
+	 * CAP_NET_BIND_SERVICE.
+	 */
+	if (!ret && ep->kops && rmsg_cm_peer_port(cm_id) >= 1024)
+		ret = -EACCES;
 	if (!ret && ch->peer.block_size > l->peer_block_max)
 		ret = -EMSGSIZE;
 	if (!ret) {

@@ -5,15 +5,16 @@
  * Module entry and exit. Documentation/ describes the design.
  *
  * Layer (Documentation/design.rst, "Layers"): of the module's files it
- * calls only these, all below it: rmsg_cdev.c, rmsg_channel.c, rmsg_ctl.c,
- * rmsg_data.c, rmsg_devices.c, rmsg_lifecycle.c, rmsg_rndv.c, rmsg_user.c
- * and rmsg_wr.c.
+ * calls only these, all below it: rmsg_cdev.c, rmsg_channel.c,
+ * rmsg_ctl.c, rmsg_data.c, rmsg_devices.c, rmsg_lifecycle.c,
+ * rmsg_links.c, rmsg_rndv.c, rmsg_user.c and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
 
 #include "rmsg.h"
+#include "rmsg_links.h"
 #include "rmsg_chan.h"
 #include "rmsg_lifecycle.h"
 #include "rmsg_wr.h"
@@ -34,6 +35,7 @@ static int __init rmsg_init(void)
 	rmsg_lifecycle_init_module();
 	rmsg_data_init_module();
 	rmsg_rndv_init_module();
+	rmsg_link_init_module();
 	ret = rmsg_wr_init_module();
 	if (ret)
 		goto out_user;
@@ -62,6 +64,8 @@ out_user:
 static void __exit rmsg_exit(void)
 {
 	rmsg_cdev_exit();
+	/* The carriers are channels on devices: before the devices go. */
+	rmsg_link_exit_module();
 	rmsg_devices_exit();
 	rmsg_wr_exit_module();
 	/* Last: everything it counts is gone by now, or leaked. */

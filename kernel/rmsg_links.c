@@ -1,0 +1,432 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rmsg: links between rmsg kernels (Documentation/design.rst, "How the
+ * module will carry links"), first step: the carriers.
+ *
+ * With link_port set, the module has an endpoint of its own in the initial
+ * network namespace (rmsg_ep_create_kernel()), listening on link_port on
+ * every address, and a program's channel that connects makes sure there
+ * is a carrier to the peer's address: a channel of that endpoint to the
+ * peer module's, dialled from a port below 1024 (which only a kernel or a
+ * privileged program can bind, and which the peer's listener requires).
+ * A carrier is a channel like any other: it repairs itself, fails over,
+ * keeps its peer node's heartbeat. Nothing rides on it yet: the next steps
+ * open channels on it (protocol.rst, "Links (planned)").
+ *
+ * rmsg_links_lock guards all of it; it is taken with no endpoint lock
+ * held, and the module endpoint's chan_lock only under it. The endpoint's
+ * events come in under that chan_lock at times, so they are only queued,
+ * for rmsg_link_work().
+ *
+ * Layer (Documentation/design.rst, "Layers"): of the module's files it
+ * calls only these, all below it: rmsg_channel.c, rmsg_endpoint.c,
+ * rmsg_listen.c and rmsg_wr.c.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <net/net_namespace.h>
+
+#include "rmsg.h"
+#include "rmsg_chan.h"
+#include "rmsg_links.h"
+
+/* A carrier's receive block: the smallest; nothing is written there. */
+#define RMSG_LINK_BLOCK		4096
+/* Source ports a carrier is dialled from: below 1024, from the top. */
+#define RMSG_LINK_SPORT_MAX	1023
+#define RMSG_LINK_SPORT_MIN	600
+/* A peer whose carrier failed is dialled again after this. */
+#define RMSG_LINK_RETRY_MS	10000
+
+/**
+ * struct rmsg_link - a carrier, or a peer we want one to
+ * @entry: in rmsg_links.links
+ * @peer: the peer's address, its port 0
+ * @chan: the carrier's channel id in rmsg_links.ep; U32_MAX while none
+ * @dialled: we dial it (else the peer did)
+ * @open: the carrier is open
+ * @retry_at: a failed dial: not before then (jiffies)
+ */
+struct rmsg_link {
+	struct list_head entry;
+	union rmsg_sockaddr peer;
+	u32 chan;
+	bool dialled;
+	bool open;
+	unsigned long retry_at;
+};
+
+/* An event of the module's endpoint, for rmsg_link_work(). */
+struct rmsg_link_event {
+	struct list_head entry;
+	struct rmsg_cqe cqe;
+};
+
+/**
+ * struct rmsg_links - the module's links
+ * @ep: its endpoint, while link_port is set
+ * @links: struct rmsg_link
+ * @events: struct rmsg_link_event, under @events_lock
+ * @events_lock: guards @events (taken under the endpoint's chan_lock)
+ * @work: takes the events
+ * @dead: the module is going: link_port may not change any more
+ */
+static struct rmsg_links {
+	struct rmsg_endpoint *ep;
+	struct list_head links;
+	struct list_head events;
+	spinlock_t events_lock;
+	struct work_struct work;
+	bool dead;
+} rmsg_links;
+
+static DEFINE_MUTEX(rmsg_links_lock);
+
+static unsigned int link_port;
+
+static bool rmsg_link_same(const union rmsg_sockaddr *a,
+			   const union rmsg_sockaddr *b)
+{
+	if (a->sa.sa_family != b->sa.sa_family)
+		return false;
+	if (a->sa.sa_family == AF_INET)
+		return a->in.sin_addr.s_addr == b->in.sin_addr.s_addr;
+	return ipv6_addr_equal(&a->in6.sin6_addr, &b->in6.sin6_addr) &&
+	       a->in6.sin6_scope_id == b->in6.sin6_scope_id;
+}
+
+/* @addr with its port 0, as links are keyed; false for another family. */
+static bool rmsg_link_addr(union rmsg_sockaddr *key,
+			   const struct sockaddr_storage *addr)
+{
+	memset(key, 0, sizeof(*key));
+	if (addr->ss_family == AF_INET) {
+		key->in.sin_family = AF_INET;
+		key->in.sin_addr = ((struct sockaddr_in *)addr)->sin_addr;
+		return true;
+	}
+	if (addr->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)addr;
+
+		key->in6.sin6_family = AF_INET6;
+		key->in6.sin6_addr = in6->sin6_addr;
+		key->in6.sin6_scope_id = in6->sin6_scope_id;
+		return true;
+	}
+	return false;
+}
+
+static struct rmsg_link *rmsg_link_find(const union rmsg_sockaddr *peer)
+{
+	struct rmsg_link *link;
+
+	lockdep_assert_held(&rmsg_links_lock);
+	list_for_each_entry(link, &rmsg_links.links, entry)
+		if (rmsg_link_same(&link->peer, peer))
+			return link;
+	return NULL;
+}
+
+static struct rmsg_link *rmsg_link_by_chan(u32 chan)
+{
+	struct rmsg_link *link;
+
+	lockdep_assert_held(&rmsg_links_lock);
+	list_for_each_entry(link, &rmsg_links.links, entry)
+		if (link->chan == chan)
+			return link;
+	return NULL;
+}
+
+/*
+ * Dial @link's carrier from the highest free port below 1024. Under
+ * rmsg_links_lock, with the module's endpoint.
+ */
+static int rmsg_link_dial(struct rmsg_link *link)
+{
+	struct sockaddr_storage src = {};
+	struct rmsg_dial d = {
+		.net = &init_net,
+		.block_size = RMSG_LINK_BLOCK,
+	};
+	struct rmsg_channel *ch;
+	u16 sport;
+	int ret = -EADDRINUSE;
+
+	lockdep_assert_held(&rmsg_links_lock);
+	memcpy(&d.dst, &link->peer, sizeof(link->peer));
+	src.ss_family = link->peer.sa.sa_family;
+	if (src.ss_family == AF_INET)
+		((struct sockaddr_in *)&d.dst)->sin_port = htons(link_port);
+	else
+		((struct sockaddr_in6 *)&d.dst)->sin6_port = htons(link_port);
+	for (sport = RMSG_LINK_SPORT_MAX;
+	     sport >= RMSG_LINK_SPORT_MIN && ret == -EADDRINUSE; sport--) {
+		ch = rmsg_chan_dial(rmsg_links.ep, &d);
+		if (IS_ERR(ch))
+			return PTR_ERR(ch);
+		if (src.ss_family == AF_INET)
+			((struct sockaddr_in *)&src)->sin_port = htons(sport);
+		else
+			((struct sockaddr_in6 *)&src)->sin6_port = htons(sport);
+		link->chan = ch->id;
+		ret = rmsg_chan_dial_start(ch, &src);
+	}
+	if (ret)
+		link->chan = U32_MAX;
+	return ret;
+}
+
+/* Dial every carrier wanted and not dialled, unless it failed lately. */
+static void rmsg_link_dial_wanted(void)
+{
+	struct rmsg_link *link;
+
+	lockdep_assert_held(&rmsg_links_lock);
+	list_for_each_entry(link, &rmsg_links.links, entry) {
+		if (link->chan != U32_MAX || !link->dialled ||
+		    time_before(jiffies, link->retry_at))
+			continue;
+		if (rmsg_link_dial(link))
+			link->retry_at = jiffies +
+					 msecs_to_jiffies(RMSG_LINK_RETRY_MS);
+	}
+}
+
+/**
+ * rmsg_link_want() - a channel connects to @addr: make sure a carrier is
+ *	there, or on its way
+ * @net: the channel's network namespace
+ * @addr: the peer's address (its port is the program's, not used)
+ *
+ * Links are only in the initial namespace for now. The carrier is dialled
+ * by rmsg_link_work(), whose memory is charged to no program; a dial that
+ * failed is tried again no sooner than RMSG_LINK_RETRY_MS later.
+ */
+void rmsg_link_want(struct net *net, const struct sockaddr_storage *addr)
+{
+	union rmsg_sockaddr peer;
+	struct rmsg_link *link;
+
+	if (!READ_ONCE(link_port) || !net_eq(net, &init_net) ||
+	    !rmsg_link_addr(&peer, addr))
+		return;
+	mutex_lock(&rmsg_links_lock);
+	if (!rmsg_links.ep || rmsg_link_find(&peer))
+		goto out;
+	link = kzalloc(sizeof(*link), GFP_KERNEL);
+	if (!link)
+		goto out;
+	link->peer = peer;
+	link->chan = U32_MAX;
+	link->dialled = true;
+	list_add_tail(&link->entry, &rmsg_links.links);
+	queue_work(rmsg_wq, &rmsg_links.work);
+out:
+	mutex_unlock(&rmsg_links_lock);
+}
+
+/* The peer's address of the module endpoint's channel @id. */
+static bool rmsg_link_chan_peer(u32 id, union rmsg_sockaddr *peer)
+{
+	struct rmsg_endpoint *ep = rmsg_links.ep;
+	struct rmsg_channel *ch;
+	bool ok = false;
+
+	mutex_lock(&ep->chan_lock);
+	ch = xa_load(&ep->channels, id);
+	if (ch)
+		ok = rmsg_link_addr(peer,
+				    (struct sockaddr_storage *)&ch->conn_peer);
+	mutex_unlock(&ep->chan_lock);
+	return ok;
+}
+
+static void rmsg_link_take(const struct rmsg_cqe *cqe)
+{
+	union rmsg_sockaddr peer;
+	struct rmsg_link *link;
+
+	switch (RMSG_CQE_KIND(cqe->flags)) {
+	case RMSG_CQE_CONNECTED:
+		link = rmsg_link_by_chan(cqe->channel);
+		if (!link)
+			return;
+		if (!cqe->res) {
+			link->open = true;
+			return;
+		}
+		/* The peer has no links, or is not there: later, maybe. */
+		link->chan = U32_MAX;
+		link->retry_at = jiffies + msecs_to_jiffies(RMSG_LINK_RETRY_MS);
+		return;
+	case RMSG_CQE_ACCEPTED:
+		if (cqe->res || !rmsg_link_chan_peer(cqe->channel, &peer))
+			return;
+		link = rmsg_link_find(&peer);
+		if (!link) {
+			link = kzalloc(sizeof(*link), GFP_KERNEL);
+			if (!link)
+				return;
+			link->peer = peer;
+			link->chan = U32_MAX;
+			list_add_tail(&link->entry, &rmsg_links.links);
+		}
+		/* Ours, if we dialled too, stays: both are carriers. */
+		if (link->chan == U32_MAX) {
+			link->chan = cqe->channel;
+			link->dialled = false;
+			link->open = true;
+		}
+		return;
+	case RMSG_CQE_CLOSED:
+		link = rmsg_link_by_chan(cqe->channel);
+		if (!link)
+			return;
+		list_del(&link->entry);
+		kfree(link);
+		return;
+	}
+}
+
+static void rmsg_link_work(struct work_struct *work)
+{
+	struct rmsg_link_event *ev, *next;
+	LIST_HEAD(events);
+
+	spin_lock(&rmsg_links.events_lock);
+	list_splice_init(&rmsg_links.events, &events);
+	spin_unlock(&rmsg_links.events_lock);
+	mutex_lock(&rmsg_links_lock);
+	list_for_each_entry_safe(ev, next, &events, entry) {
+		if (rmsg_links.ep)
+			rmsg_link_take(&ev->cqe);
+		kfree(ev);
+	}
+	if (rmsg_links.ep)
+		rmsg_link_dial_wanted();
+	mutex_unlock(&rmsg_links_lock);
+}
+
+/* The module endpoint's events: maybe under its chan_lock, so queued. */
+static void rmsg_link_event(struct rmsg_endpoint *ep,
+			    const struct rmsg_cqe *cqe)
+{
+	struct rmsg_link_event *ev = kmalloc(sizeof(*ev), GFP_KERNEL);
+
+	/* A lost event leaves an entry that the carrier's end removes. */
+	if (!ev)
+		return;
+	ev->cqe = *cqe;
+	spin_lock(&rmsg_links.events_lock);
+	list_add_tail(&ev->entry, &rmsg_links.events);
+	spin_unlock(&rmsg_links.events_lock);
+	queue_work(rmsg_wq, &rmsg_links.work);
+}
+
+static const struct rmsg_ep_kops rmsg_link_kops = {
+	.event = rmsg_link_event,
+};
+
+/* Links off: every carrier ends, the endpoint goes. Under the lock. */
+static void rmsg_links_stop(void)
+{
+	struct rmsg_link *link, *next;
+	struct rmsg_endpoint *ep = rmsg_links.ep;
+
+	lockdep_assert_held(&rmsg_links_lock);
+	if (!ep)
+		return;
+	rmsg_links.ep = NULL;
+	/* Its channels' ends post CLOSED events: taken with ep NULL. */
+	rmsg_ep_destroy(ep);
+	list_for_each_entry_safe(link, next, &rmsg_links.links, entry) {
+		list_del(&link->entry);
+		kfree(link);
+	}
+}
+
+/* Links on @port: the endpoint and its listener on every address. */
+static int rmsg_links_start(u16 port)
+{
+	struct rmsg_listen_args la = {
+		.net = &init_net,
+		.block_size = RMSG_LINK_BLOCK,
+	};
+	struct rmsg_endpoint *ep;
+	struct sockaddr_in *in = (struct sockaddr_in *)&la.addr;
+	int ret;
+
+	lockdep_assert_held(&rmsg_links_lock);
+	ep = rmsg_ep_create_kernel(&rmsg_link_kops, NULL);
+	if (IS_ERR(ep))
+		return PTR_ERR(ep);
+	in->sin_family = AF_INET;
+	in->sin_addr.s_addr = htonl(INADDR_ANY);
+	in->sin_port = htons(port);
+	ret = rmsg_listen_start(ep, &la);
+	if (ret) {
+		rmsg_ep_destroy(ep);
+		return ret;
+	}
+	rmsg_links.ep = ep;
+	return 0;
+}
+
+static int link_port_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int port;
+	int ret;
+
+	ret = kstrtouint(val, 0, &port);
+	if (ret)
+		return ret;
+	/* Only a kernel (or a privileged program) binds below 1024. */
+	if (port >= 1024)
+		return -EINVAL;
+	mutex_lock(&rmsg_links_lock);
+	if (rmsg_links.dead) {
+		ret = -ENODEV;
+	} else if (port != link_port) {
+		rmsg_links_stop();
+		WRITE_ONCE(link_port, port);
+		if (port) {
+			ret = rmsg_links_start(port);
+			if (ret)
+				WRITE_ONCE(link_port, 0);
+		}
+	}
+	mutex_unlock(&rmsg_links_lock);
+	return ret;
+}
+
+static const struct kernel_param_ops link_port_ops = {
+	.set = link_port_set,
+	.get = param_get_uint,
+};
+module_param_cb(link_port, &link_port_ops, &link_port, 0644);
+MODULE_PARM_DESC(link_port,
+		 "Port below 1024 of the module's own listener, for links between rmsg kernels in the initial network namespace (0: no links). First step: carriers only, nothing rides on them yet");
+
+void rmsg_link_init_module(void)
+{
+	INIT_LIST_HEAD(&rmsg_links.links);
+	INIT_LIST_HEAD(&rmsg_links.events);
+	spin_lock_init(&rmsg_links.events_lock);
+	INIT_WORK(&rmsg_links.work, rmsg_link_work);
+}
+
+/* Before the devices go: every carrier ends, link_port stays 0. */
+void rmsg_link_exit_module(void)
+{
+	mutex_lock(&rmsg_links_lock);
+	rmsg_links.dead = true;
+	rmsg_links_stop();
+	WRITE_ONCE(link_port, 0);
+	mutex_unlock(&rmsg_links_lock);
+	flush_work(&rmsg_links.work);
+}

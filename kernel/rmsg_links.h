@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rmsg_links.c: links between rmsg kernels, for the connect path above it
+ * and the module's entry and exit.
+ */
+#ifndef RMSG_LINKS_H
+#define RMSG_LINKS_H
+
+#include <linux/socket.h>
+
+struct net;
+
+void rmsg_link_want(struct net *net, const struct sockaddr_storage *addr);
+void rmsg_link_init_module(void);
+void rmsg_link_exit_module(void);
+
+#endif
