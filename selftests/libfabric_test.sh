@@ -86,7 +86,9 @@
 #                       LIBFABRIC_HPCC=1 only, likewise
 #
 # Run in the test guest by selftests/run.sh; prints KTAP. A guest or a
-# build without libfabric skips, saying so.
+# build without libfabric skips, saying so. RMSG_TEST_FILTER (comma-
+# separated, "libfabric.name" or "name") keeps only the tests it names;
+# the others skip, saying so.
 
 # The t_* functions are called by name.
 # shellcheck disable=SC2317
@@ -118,6 +120,17 @@ elif [ ! -e build/prov/librmsg-fi.so ]; then
 elif ! command -v fi_info >/dev/null || ! command -v fi_pingpong >/dev/null; then
 	skip="no fi_info or fi_pingpong (libfabric-bin: make deps)"
 fi
+
+# Is test $1 among RMSG_TEST_FILTER's names? Unset: every test is.
+wanted() {
+	local f
+
+	[ -z "${RMSG_TEST_FILTER:-}" ] && return 0
+	for f in ${RMSG_TEST_FILTER//,/ }; do
+		[ "$f" = "$1" ] || [ "$f" = "libfabric.$1" ] && return 0
+	done
+	return 1
+}
 
 why=
 fail() { why+="${*//$'\n'/ | }; "; }
@@ -392,6 +405,10 @@ for t in "${tests[@]}"; do
 	n=$((n + 1))
 	if [ -n "$skip" ]; then
 		echo "ok $n libfabric.$t # SKIP $skip"
+		continue
+	fi
+	if ! wanted "$t"; then
+		echo "ok $n libfabric.$t # SKIP not in RMSG_TEST_FILTER"
 		continue
 	fi
 	if [[ "$t" == hpcc_* ]] && [ "${LIBFABRIC_HPCC:-0}" != 1 ]; then
