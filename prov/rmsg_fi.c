@@ -320,58 +320,150 @@ static int rfi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 
 int rfi_av_addr(struct rfi_av *av, fi_addr_t addr, struct sockaddr_in *sin)
 {
-	if (addr >= av->n || av->addrs[addr].sin_family != AF_INET)
+	if (addr >= av->n || !av->refs[addr])
 		return -FI_EINVAL;
 	*sin = av->addrs[addr];
 	return 0;
 }
 
-fi_addr_t rfi_av_find(struct rfi_av *av, const struct sockaddr_in *sin)
+static bool rfi_av_same(const struct sockaddr_in *a,
+			const struct sockaddr_in *b)
+{
+	return a->sin_port == b->sin_port &&
+	       a->sin_addr.s_addr == b->sin_addr.s_addr;
+}
+
+/* Where @sin's entry is in @av->hash, or the empty place it would take. */
+static size_t rfi_av_slot(const struct rfi_av *av,
+			  const struct sockaddr_in *sin)
+{
+	uint64_t key = (uint64_t)sin->sin_addr.s_addr << 16 | sin->sin_port;
+	size_t mask = av->hash_size - 1;
+	size_t i = (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 32) & mask;
+
+	while (av->hash[i] && !rfi_av_same(&av->addrs[av->hash[i] - 1], sin))
+		i = (i + 1) & mask;
+	return i;
+}
+
+/* @sin's entry, live or removed, or FI_ADDR_NOTAVAIL. */
+static fi_addr_t rfi_av_entry(const struct rfi_av *av,
+			      const struct sockaddr_in *sin)
 {
 	size_t i;
 
-	for (i = 0; av && i < av->n; i++)
-		if (av->addrs[i].sin_family == AF_INET &&
-		    av->addrs[i].sin_port == sin->sin_port &&
-		    av->addrs[i].sin_addr.s_addr == sin->sin_addr.s_addr)
-			return i;
-	return FI_ADDR_NOTAVAIL;
+	if (!av->hash_size)
+		return FI_ADDR_NOTAVAIL;
+	i = rfi_av_slot(av, sin);
+	return av->hash[i] ? av->hash[i] - 1 : FI_ADDR_NOTAVAIL;
 }
+
+fi_addr_t rfi_av_find(struct rfi_av *av, const struct sockaddr_in *sin)
+{
+	fi_addr_t i;
+
+	if (!av)
+		return FI_ADDR_NOTAVAIL;
+	i = rfi_av_entry(av, sin);
+	return i != FI_ADDR_NOTAVAIL && av->refs[i] ? i : FI_ADDR_NOTAVAIL;
+}
+
+/* Room for @more entries, and their places in the hash. */
+static int rfi_av_grow(struct rfi_av *av, size_t more)
+{
+	struct sockaddr_in *addrs;
+	size_t cap, size, i, *hash;
+	uint32_t *refs;
+
+	if (av->n + more > av->cap) {
+		cap = av->cap ? av->cap : 64;
+		while (cap < av->n + more)
+			cap *= 2;
+		addrs = realloc(av->addrs, cap * sizeof(*addrs));
+		if (!addrs)
+			return -FI_ENOMEM;
+		av->addrs = addrs;
+		refs = realloc(av->refs, cap * sizeof(*refs));
+		if (!refs)
+			return -FI_ENOMEM;
+		av->refs = refs;
+		av->cap = cap;
+	}
+	if (2 * (av->n + more) < av->hash_size)
+		return 0;
+	size = av->hash_size ? av->hash_size : 128;
+	while (size <= 2 * (av->n + more))
+		size *= 2;
+	hash = calloc(size, sizeof(*hash));
+	if (!hash)
+		return -FI_ENOMEM;
+	free(av->hash);
+	av->hash = hash;
+	av->hash_size = size;
+	for (i = 0; i < av->n; i++)
+		av->hash[rfi_av_slot(av, &av->addrs[i])] = i + 1;
+	return 0;
+}
+
+/*
+ * Insert @sin: its entry, new, given back (removed before) or one more
+ * reference to the live one (a duplicate, as Open MPI makes for a peer it
+ * knows already when it builds an intercommunicator). Room was made.
+ */
+static fi_addr_t rfi_av_add(struct rfi_av *av, const struct sockaddr_in *sin)
+{
+	size_t slot = rfi_av_slot(av, sin);
+	fi_addr_t i;
+
+	if (av->hash[slot]) {
+		i = av->hash[slot] - 1;
+		av->refs[i]++;
+		return i;
+	}
+	i = av->n++;
+	memset(&av->addrs[i], 0, sizeof(av->addrs[i]));
+	av->addrs[i].sin_family = AF_INET;
+	av->addrs[i].sin_port = sin->sin_port;
+	av->addrs[i].sin_addr = sin->sin_addr;
+	av->refs[i] = 1;
+	av->hash[slot] = i + 1;
+	return i;
+}
+
+/* What fi_av_insert() takes: FI_MORE is a hint, FI_SYNC_ERR is done. */
+#define RFI_AV_INSERT_FLAGS	(FI_MORE | FI_SYNC_ERR)
 
 static int rfi_av_insert(struct fid_av *fav, const void *addr, size_t count,
 			 fi_addr_t *fi_addr, uint64_t flags, void *context)
 {
 	struct rfi_av *av = container_of(fav, struct rfi_av, av);
 	const struct sockaddr_in *in = addr;
-	struct sockaddr_in *grown;
-	size_t i, cap;
-	int done = 0;
+	int *sync_err = flags & FI_SYNC_ERR ? context : NULL;
+	size_t i;
+	int done = 0, ret;
 
-	if (flags || (count && !addr))
+	if ((flags & ~RFI_AV_INSERT_FLAGS) || (count && !addr) ||
+	    (sync_err && count && !context))
 		return -FI_EINVAL;
 	rfi_lock(av->dom);
-	if (av->n + count > av->cap) {
-		cap = av->cap ? av->cap : 64;
-		while (cap < av->n + count)
-			cap *= 2;
-		grown = realloc(av->addrs, cap * sizeof(*grown));
-		if (!grown) {
-			rfi_unlock(av->dom);
-			return -FI_ENOMEM;
-		}
-		av->addrs = grown;
-		av->cap = cap;
+	ret = rfi_av_grow(av, count);
+	if (ret) {
+		rfi_unlock(av->dom);
+		return ret;
 	}
 	for (i = 0; i < count; i++) {
+		if (sync_err)
+			sync_err[i] = in[i].sin_family == AF_INET ? 0 :
+								 FI_EINVAL;
 		if (in[i].sin_family != AF_INET) {
 			if (fi_addr)
 				fi_addr[i] = FI_ADDR_NOTAVAIL;
 			continue;
 		}
-		av->addrs[av->n] = in[i];
 		if (fi_addr)
-			fi_addr[i] = av->n;
-		av->n++;
+			fi_addr[i] = rfi_av_add(av, &in[i]);
+		else
+			rfi_av_add(av, &in[i]);
 		done++;
 	}
 	/* Channels named by an address not in the AV look again. */
@@ -392,14 +484,49 @@ static int rfi_av_insertsvc(struct fid_av *fav, const char *node,
 	return rfi_av_insert(fav, &sin, 1, fi_addr, flags, context);
 }
 
-static int rfi_av_insertsym(struct fid_av *av, const char *node,
+/*
+ * @nodecnt IPv4 addresses from @node on, each with @svccnt ports from
+ * @service on: fi_addr[node * svccnt + service].
+ */
+static int rfi_av_insertsym(struct fid_av *fav, const char *node,
 			    size_t nodecnt, const char *service, size_t svccnt,
 			    fi_addr_t *fi_addr, uint64_t flags, void *context)
 {
-	return -FI_ENOSYS;
+	struct sockaddr_in *sins;
+	struct in_addr first;
+	unsigned long port;
+	char *end;
+	size_t i, j;
+	int ret;
+
+	if (!node || !service || inet_pton(AF_INET, node, &first) != 1)
+		return -FI_EINVAL;
+	port = strtoul(service, &end, 10);
+	if (*end || port + svccnt > 65536 || nodecnt > UINT32_MAX)
+		return -FI_EINVAL;
+	if (!nodecnt || !svccnt)
+		return 0;
+	sins = calloc(nodecnt * svccnt, sizeof(*sins));
+	if (!sins)
+		return -FI_ENOMEM;
+	for (i = 0; i < nodecnt; i++)
+		for (j = 0; j < svccnt; j++) {
+			sins[i * svccnt + j].sin_family = AF_INET;
+			sins[i * svccnt + j].sin_addr.s_addr =
+				htonl(ntohl(first.s_addr) + (uint32_t)i);
+			sins[i * svccnt + j].sin_port =
+				htons((uint16_t)(port + j));
+		}
+	ret = rfi_av_insert(fav, sins, nodecnt * svccnt, fi_addr, flags,
+			    context);
+	free(sins);
+	return ret;
 }
 
-/* Removed entries keep their place: fi_addr_t values never move. */
+/*
+ * Each entry loses a reference; one left with none is removed, its
+ * index kept for its address (struct rfi_av).
+ */
 static int rfi_av_remove(struct fid_av *fav, fi_addr_t *fi_addr, size_t count,
 			 uint64_t flags)
 {
@@ -409,10 +536,10 @@ static int rfi_av_remove(struct fid_av *fav, fi_addr_t *fi_addr, size_t count,
 
 	rfi_lock(av->dom);
 	for (i = 0; i < count; i++) {
-		if (fi_addr[i] >= av->n)
+		if (fi_addr[i] >= av->n || !av->refs[fi_addr[i]])
 			ret = -FI_EINVAL;
 		else
-			av->addrs[fi_addr[i]].sin_family = 0;
+			av->refs[fi_addr[i]]--;
 	}
 	av->gen++;
 	rfi_unlock(av->dom);
@@ -475,6 +602,8 @@ static int rfi_av_close(struct fid *fid)
 	struct rfi_av *av = container_of(fid, struct rfi_av, av.fid);
 
 	free(av->addrs);
+	free(av->refs);
+	free(av->hash);
 	free(av);
 	return 0;
 }
@@ -488,6 +617,9 @@ int rfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 					      domain);
 	struct rfi_av *av;
 
+	/* Asynchronous inserts (deprecated in fi_av(3)): not offered. */
+	if (attr && (attr->flags & FI_EVENT))
+		return -FI_ENOSYS;
 	if (!attr || (attr->type != FI_AV_UNSPEC && attr->type != FI_AV_MAP &&
 		      attr->type != FI_AV_TABLE) || attr->rx_ctx_bits ||
 	    (attr->flags & ~FI_SYMMETRIC) || attr->name)

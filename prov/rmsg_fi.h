@@ -124,12 +124,24 @@ struct rfi_cq {
 	enum fi_wait_obj wait_obj;
 };
 
+/*
+ * An address vector: fi_addr_t i is entry i. An entry names one address
+ * for good: a duplicate insert returns the entry already there (one more
+ * reference), fi_av_remove() drops a reference, and an entry left with
+ * none is removed but keeps its address, so that a later insert of that
+ * address gives it back, with its index. Endpoints may then keep what
+ * they know of peers and channels by index across a removal. @hash finds
+ * an address's entry, live or removed, in O(1).
+ */
 struct rfi_av {
 	struct fid_av av;
 	struct rfi_domain *dom;
 	enum fi_av_type type;
-	struct sockaddr_in *addrs;	/* by fi_addr_t; sin_family 0: removed */
+	struct sockaddr_in *addrs;	/* by fi_addr_t */
+	uint32_t *refs;			/* by fi_addr_t; 0: removed */
 	size_t n, cap;
+	size_t *hash;			/* entry + 1 by address; 0: empty */
+	size_t hash_size;		/* a power of two, over 2 * @n */
 	uint64_t gen;			/* bumped by every insert and remove */
 };
 
@@ -197,6 +209,8 @@ struct rfi_unexp {
 	TAILQ_ENTRY(rfi_unexp) link;	/* while @listed */
 	struct rfi_hdr hdr;
 	fi_addr_t src;
+	struct sockaddr_in name;	/* its sender's, if @named */
+	bool named;
 	void *buf;		/* its payload (a copy), hdr.len bytes */
 	bool arrived;		/* rendezvous: its bytes are in @buf */
 	bool claimed;

@@ -577,6 +577,7 @@ ssize_t rfi_send(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 			ep->chans[ch].named = true;
 			ep->chans[ch].name = name;
 			ep->chans[ch].src = dest;
+			ep->chans[ch].src_gen = ep->av->gen;
 		}
 	}
 	op->queued = true;
@@ -842,9 +843,34 @@ void rfi_release_flush(struct rfi_ep *ep)
 	rfi_release(ep, &ep->release_next);
 }
 
-/* An eager message of a channel: matched, or kept for a receive to come. */
-static void rfi_rx_eager(struct rfi_ep *ep, const struct rfi_hdr *hdr,
-			 const void *payload, fi_addr_t src)
+/*
+ * Unexpected message @u came on channel @c from @src: its sender's name
+ * too, for the source of a sender inserted only later (rfi_unexp_src()).
+ */
+static void rfi_unexp_from(struct rfi_unexp *u, const struct rfi_chan *c,
+			   fi_addr_t src)
+{
+	u->src = src;
+	u->named = c->named;
+	u->name = c->name;
+}
+
+/*
+ * The source of unexpected message @u: a sender that was not in the AV
+ * when it came (FI_ADDR_NOTAVAIL) has its entry once it is inserted, for
+ * a directed receive to match it and for the completion's source.
+ */
+static fi_addr_t rfi_unexp_src(struct rfi_ep *ep, struct rfi_unexp *u)
+{
+	if (u->src == FI_ADDR_NOTAVAIL && u->named)
+		u->src = rfi_av_find(ep->av, &u->name);
+	return u->src;
+}
+
+/* An eager message of channel @c: matched, or kept for a receive to come. */
+static void rfi_rx_eager(struct rfi_ep *ep, const struct rfi_chan *c,
+			 const struct rfi_hdr *hdr, const void *payload,
+			 fi_addr_t src)
 {
 	struct rfi_op *op = rfi_take_posted(ep, hdr, src);
 	struct rfi_unexp *u;
@@ -862,7 +888,7 @@ static void rfi_rx_eager(struct rfi_ep *ep, const struct rfi_hdr *hdr,
 		return;
 	}
 	u->hdr = *hdr;
-	u->src = src;
+	rfi_unexp_from(u, c, src);
 	memcpy(u->buf, payload, hdr->len);
 	u->arrived = true;
 	rfi_unexp_add(ep, u);
@@ -898,7 +924,7 @@ static int rfi_rx_rndv(struct rfi_ep *ep, const struct rfi_hdr *hdr,
 		return 0;	/* released, so discarded */
 	}
 	u->hdr = *hdr;
-	u->src = src;
+	rfi_unexp_from(u, c, src);
 	u->held = true;
 	u->chan = msg->channel;
 	c->held = u;
@@ -1039,21 +1065,24 @@ static void rfi_rx_hello(struct rfi_ep *ep, uint32_t id,
 }
 
 /*
- * A channel named by an address that was not in the AV: look again if
- * the AV changed since, and attach it to its peer once it is there (a
- * server that inserts a client it heard from, FI_SOURCE, then answers it
- * on the channel the client opened rather than a second one).
+ * A named channel's source, again if the AV changed since it was looked
+ * up: FI_ADDR_NOTAVAIL once its entry is removed, the entry again once
+ * it is inserted again (it keeps its index, struct rfi_av), and the new
+ * entry of a peer that was not in the AV when its hello came, whose
+ * channel then becomes the one sends to it take (a server that inserts a
+ * client it heard from, FI_SOURCE, answers it on the channel the client
+ * opened rather than a second one).
  */
 static void rfi_chan_resolve(struct rfi_ep *ep, uint32_t id)
 {
 	struct rfi_chan *c = &ep->chans[id];
+	fi_addr_t was = c->src;
 
-	if (!c->used || !c->named || c->src != FI_ADDR_NOTAVAIL || !ep->av ||
-	    c->src_gen == ep->av->gen)
+	if (!c->used || !c->named || !ep->av || c->src_gen == ep->av->gen)
 		return;
 	c->src_gen = ep->av->gen;
 	c->src = rfi_av_find(ep->av, &c->name);
-	if (c->src != FI_ADDR_NOTAVAIL)
+	if (c->src != FI_ADDR_NOTAVAIL && c->src != was)
 		rfi_chan_attach(ep, id);
 }
 
@@ -1109,8 +1138,8 @@ static int rfi_rx_msg(struct rfi_ep *ep, const struct rmsg_msg *msg)
 		c->has_pending = true;
 	} else if (sizeof(hdr) + hdr.len <= msg->len &&
 		   (hdr.kind == RFI_MSG || hdr.kind == RFI_TAGGED)) {
-		rfi_rx_eager(ep, &hdr, (const char *)msg->data + sizeof(hdr),
-			     src);
+		rfi_rx_eager(ep, c, &hdr,
+			     (const char *)msg->data + sizeof(hdr), src);
 	}
 	ep->release_next = *msg;
 	ep->release_next_due = true;
@@ -1539,7 +1568,7 @@ ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 		probe.tag = u->hdr.tag;
 		if (claimed ? u->claimed && u->claim_ctx == context :
 		    !u->claimed && !u->waiting &&
-		    rfi_matches(ep, op, &probe, u->src))
+		    rfi_matches(ep, op, &probe, rfi_unexp_src(ep, u)))
 			break;
 	}
 	if (flags & FI_PEEK) {

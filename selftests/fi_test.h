@@ -34,6 +34,8 @@ static struct fid_domain *domain;
 static struct fid_av *av;
 static struct side a, b;
 static int failed;
+/* Capabilities asked for besides FI_MSG | FI_TAGGED, set before test_open(). */
+static uint64_t test_caps;
 
 static void check(int ok, const char *what)
 {
@@ -109,7 +111,7 @@ static void test_open(const char *name, enum fi_threading threading,
 	test_hints = fi_allocinfo();
 	if (!test_hints)
 		die("fi_allocinfo", -FI_ENOMEM);
-	test_hints->caps = FI_MSG | FI_TAGGED;
+	test_hints->caps = FI_MSG | FI_TAGGED | test_caps;
 	test_hints->ep_attr->type = FI_EP_RDM;
 	test_hints->fabric_attr->prov_name = strdup("rmsg");
 	if (threading)

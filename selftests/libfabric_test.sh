@@ -55,6 +55,16 @@
 #                       fails, and a ping-pong of eager and rendezvous
 #                       messages goes on each, every byte checked; the
 #                       counters at close must say so
+#   av_semantics        build/prov/fi_av: the address vector as fi_av(3)
+#                       and MPI want it: a duplicate insert returns the
+#                       entry there (FI_MORE too), and a receive directed
+#                       to it matches; after a remove and an insert
+#                       again, a receive directed to the new entry
+#                       matches; a sender inserted after its messages
+#                       came is their source, directed or not;
+#                       FI_SYNC_ERR's statuses; FI_EVENT refused with
+#                       -FI_ENOSYS; 5000 addresses inserted twice give
+#                       the same entries; every byte checked
 #   netpipe_openmpi     Open MPI's NetPIPE (NPopenmpi) over the provider
 #                       (pml cm, mtl ofi, provider_include rmsg), two
 #                       ranks, in its integrity mode (-i: every byte of
@@ -106,7 +116,7 @@ export FI_PROVIDER_PATH=$PWD/build/prov
 mpirun_rxe=$PWD/tools/testing/mpirun-rxe
 
 tests=(fi_info params pingpong_msg pingpong_tagged wait_fd unexpected_rndv
-       crossed_connect netpipe_openmpi netpipe_device_readd hpcc_openmpi hpcc_qp_errors)
+       crossed_connect av_semantics netpipe_openmpi netpipe_device_readd hpcc_openmpi hpcc_qp_errors)
 echo "TAP version 13"
 echo "1..${#tests[@]}"
 
@@ -275,6 +285,12 @@ t_crossed_connect() {
 		[ "$1 $3 $5 $7 $9 ${10} ${11} ${12} ${13} ${14} ${15} ${16}" = "1 1 1 1 1 0 0 0 1 0 0 0" ] &&
 		(($2 + $4 <= 1)) && (($6 + $8 == 1)) ||
 		fail "not one channel opened by each of c, d, e, f, g and a, none by h and b, at most one of c's and d's given up, one of e's and f's, none of g's and h's: $opened"
+}
+
+t_av_semantics() {
+	local out=$tmp/fi_av.out
+
+	fi_program fi_av 15
 }
 
 # Two ranks over the provider, in $tmp (tools/testing/mpirun-rxe).
