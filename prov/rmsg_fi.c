@@ -111,6 +111,15 @@ int rfi_local_addr(struct sockaddr_in *sin)
 	return ret;
 }
 
+/* Domain capabilities: no shared AV, no FI_AV_USER_ID, no peer domains. */
+#define RFI_DOMAIN_CAPS	(FI_LOCAL_COMM | FI_REMOTE_COMM)
+
+/*
+ * Whether the provider can give everything hints @h ask for. Sizes and
+ * limits asked above the provider's fail the match rather than being
+ * lowered in silence: a program that asked for an inject size of 16 KiB
+ * would find its injects refused only when it makes them.
+ */
 static bool rfi_hints_fit(const struct fi_info *h)
 {
 	if (!h)
@@ -142,10 +151,19 @@ static bool rfi_hints_fit(const struct fi_info *h)
 		/* Registrations the program would have to make: none here. */
 		if (d->mr_mode & (FI_MR_BASIC | FI_MR_SCALABLE))
 			return false;
+		if (d->caps & ~RFI_DOMAIN_CAPS)
+			return false;
 	}
-	if (h->tx_attr && (h->tx_attr->msg_order & ~FI_ORDER_SAS))
+	if (h->ep_attr && h->ep_attr->max_msg_size > RMSG_RNDV_MAX_LEN)
 		return false;
-	if (h->rx_attr && (h->rx_attr->msg_order & ~FI_ORDER_SAS))
+	if (h->tx_attr && ((h->tx_attr->caps & ~RFI_CAPS) ||
+			   (h->tx_attr->msg_order & ~FI_ORDER_SAS) ||
+			   h->tx_attr->inject_size > RFI_INJECT_SIZE ||
+			   h->tx_attr->iov_limit > RFI_IOV_MAX))
+		return false;
+	if (h->rx_attr && ((h->rx_attr->caps & ~RFI_CAPS) ||
+			   (h->rx_attr->msg_order & ~FI_ORDER_SAS) ||
+			   h->rx_attr->iov_limit > RFI_IOV_MAX))
 		return false;
 	return true;
 }
@@ -185,7 +203,7 @@ static struct fi_info *rfi_info_new(const struct fi_info *h)
 	fi->domain_attr->rx_ctx_cnt = 256;
 	fi->domain_attr->max_ep_tx_ctx = 1;
 	fi->domain_attr->max_ep_rx_ctx = 1;
-	fi->domain_attr->caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
+	fi->domain_attr->caps = RFI_DOMAIN_CAPS;
 	fi->ep_attr->type = FI_EP_RDM;
 	fi->ep_attr->protocol = FI_PROTO_UNSPEC;
 	fi->ep_attr->max_msg_size = RMSG_RNDV_MAX_LEN;

@@ -416,6 +416,8 @@ void rfi_release_flush(struct rfi_ep *ep);
 ssize_t rfi_send(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 		 fi_addr_t dest, uint64_t tag, uint64_t data, uint64_t flags,
 		 void *context);
+ssize_t rfi_inject(struct rfi_ep *ep, const struct iovec *iov, size_t count,
+		   fi_addr_t dest, uint64_t tag, uint64_t data, uint64_t flags);
 ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 		 fi_addr_t src, uint64_t tag, uint64_t ignore, uint64_t flags,
 		 void *context);

@@ -486,9 +486,16 @@ static int rfi_inject_now(struct rfi_ep *ep, struct rfi_peer *peer,
 	return ret ? -EAGAIN : 0;
 }
 
-ssize_t rfi_send(struct rfi_ep *ep, const struct iovec *iov, size_t count,
-		 fi_addr_t dest, uint64_t tag, uint64_t data, uint64_t flags,
-		 void *context)
+/*
+ * A send, or with @inject one of the fi_inject*() calls, the only sends
+ * that write no completion: FI_INJECT in @flags alone (the endpoint's
+ * tx_attr->op_flags, fi_sendmsg()'s flags) means the buffer is free when
+ * the call returns, and the completion comes all the same.
+ */
+static ssize_t rfi_send_common(struct rfi_ep *ep, const struct iovec *iov,
+			       size_t count, fi_addr_t dest, uint64_t tag,
+			       uint64_t data, uint64_t flags, void *context,
+			       bool inject)
 {
 	struct sockaddr_in name;
 	struct rfi_peer *peer;
@@ -524,7 +531,7 @@ ssize_t rfi_send(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 			return -FI_ENOMEM;
 		}
 	}
-	if (flags & FI_INJECT) {
+	if (inject) {
 		ret = rfi_inject_now(ep, peer, iov, count, len, tag, data,
 				     flags);
 		if (!ret) {
@@ -539,7 +546,7 @@ ssize_t rfi_send(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 	}
 	op->context = context;
 	op->flags = FI_SEND | (flags & FI_TAGGED ? FI_TAGGED : FI_MSG);
-	op->complete = !(flags & FI_INJECT) &&
+	op->complete = !inject &&
 		       (!(ep->tx_flags & FI_SELECTIVE_COMPLETION) ||
 			(flags & FI_COMPLETION));
 	memcpy(op->iov, iov, count * sizeof(*iov));
@@ -596,6 +603,21 @@ ssize_t rfi_send(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 		rfi_ep_progress(ep);
 	rfi_unlock(ep->dom);
 	return 0;
+}
+
+ssize_t rfi_send(struct rfi_ep *ep, const struct iovec *iov, size_t count,
+		 fi_addr_t dest, uint64_t tag, uint64_t data, uint64_t flags,
+		 void *context)
+{
+	return rfi_send_common(ep, iov, count, dest, tag, data, flags,
+			       context, false);
+}
+
+ssize_t rfi_inject(struct rfi_ep *ep, const struct iovec *iov, size_t count,
+		   fi_addr_t dest, uint64_t tag, uint64_t data, uint64_t flags)
+{
+	return rfi_send_common(ep, iov, count, dest, tag, data,
+			       flags | FI_INJECT, NULL, true);
 }
 
 /* --- receiving --------------------------------------------------------- */

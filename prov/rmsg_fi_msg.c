@@ -87,7 +87,7 @@ static ssize_t rfi_msg_inject(struct fid_ep *fep, const void *buf, size_t len,
 {
 	struct iovec iov = { (void *)buf, len };
 
-	return rfi_send(rfi_ep_of(fep), &iov, 1, dest, 0, 0, FI_INJECT, NULL);
+	return rfi_inject(rfi_ep_of(fep), &iov, 1, dest, 0, 0, 0);
 }
 
 static ssize_t rfi_msg_senddata(struct fid_ep *fep, const void *buf,
@@ -106,8 +106,8 @@ static ssize_t rfi_msg_injectdata(struct fid_ep *fep, const void *buf,
 {
 	struct iovec iov = { (void *)buf, len };
 
-	return rfi_send(rfi_ep_of(fep), &iov, 1, dest, 0, data,
-			FI_INJECT | FI_REMOTE_CQ_DATA, NULL);
+	return rfi_inject(rfi_ep_of(fep), &iov, 1, dest, 0, data,
+			  FI_REMOTE_CQ_DATA);
 }
 
 struct fi_ops_msg rfi_msg_ops = {
@@ -188,8 +188,7 @@ static ssize_t rfi_tag_inject(struct fid_ep *fep, const void *buf, size_t len,
 {
 	struct iovec iov = { (void *)buf, len };
 
-	return rfi_send(rfi_ep_of(fep), &iov, 1, dest, tag, 0,
-			FI_INJECT | FI_TAGGED, NULL);
+	return rfi_inject(rfi_ep_of(fep), &iov, 1, dest, tag, 0, FI_TAGGED);
 }
 
 static ssize_t rfi_tag_senddata(struct fid_ep *fep, const void *buf,
@@ -210,8 +209,8 @@ static ssize_t rfi_tag_injectdata(struct fid_ep *fep, const void *buf,
 {
 	struct iovec iov = { (void *)buf, len };
 
-	return rfi_send(rfi_ep_of(fep), &iov, 1, dest, tag, data,
-			FI_INJECT | FI_TAGGED | FI_REMOTE_CQ_DATA, NULL);
+	return rfi_inject(rfi_ep_of(fep), &iov, 1, dest, tag, data,
+			  FI_TAGGED | FI_REMOTE_CQ_DATA);
 }
 
 struct fi_ops_tagged rfi_tagged_ops = {

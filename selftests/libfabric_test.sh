@@ -65,6 +65,12 @@
 #                       FI_SYNC_ERR's statuses; FI_EVENT refused with
 #                       -FI_ENOSYS; 5000 addresses inserted twice give
 #                       the same entries; every byte checked
+#   conformance         build/prov/fi_conform: fi_getinfo() answers
+#                       -FI_ENODATA to hints it cannot give (FI_SHARED_AV,
+#                       an inject size of 16 KiB, FI_RMA, ...); fi_send()
+#                       and fi_tsend() of an endpoint with FI_INJECT in
+#                       its op_flags write their completions (only
+#                       fi_inject*() write none), every byte checked
 #   netpipe_openmpi     Open MPI's NetPIPE (NPopenmpi) over the provider
 #                       (pml cm, mtl ofi, provider_include rmsg), two
 #                       ranks, in its integrity mode (-i: every byte of
@@ -116,7 +122,7 @@ export FI_PROVIDER_PATH=$PWD/build/prov
 mpirun_rxe=$PWD/tools/testing/mpirun-rxe
 
 tests=(fi_info params pingpong_msg pingpong_tagged wait_fd unexpected_rndv
-       crossed_connect av_semantics netpipe_openmpi netpipe_device_readd hpcc_openmpi hpcc_qp_errors)
+       crossed_connect av_semantics conformance netpipe_openmpi netpipe_device_readd hpcc_openmpi hpcc_qp_errors)
 echo "TAP version 13"
 echo "1..${#tests[@]}"
 
@@ -291,6 +297,12 @@ t_av_semantics() {
 	local out=$tmp/fi_av.out
 
 	fi_program fi_av 15
+}
+
+t_conformance() {
+	local out=$tmp/fi_conform.out
+
+	fi_program fi_conform 10
 }
 
 # Two ranks over the provider, in $tmp (tools/testing/mpirun-rxe).
