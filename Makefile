@@ -175,7 +175,8 @@ FI_PROVDIR	?= $(shell pkg-config --variable=libdir libfabric 2>/dev/null)/libfab
 
 ifeq ($(HAVE_FABRIC),1)
 prov: build/prov/librmsg-fi.so build/prov/fi_wait build/prov/fi_unexp \
-      build/prov/fi_cross build/prov/fi_av build/prov/fi_conform
+      build/prov/fi_cross build/prov/fi_av build/prov/fi_conform \
+      build/prov/fi_calls
 else
 prov:
 	@echo "librmsg-fi.so not built: no libfabric-dev (pkg-config libfabric)"

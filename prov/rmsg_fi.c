@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <ifaddrs.h>
 #include <net/if.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,12 +234,103 @@ static struct fi_info *rfi_info_new(const struct fi_info *h)
 	return fi;
 }
 
+/*
+ * @node (an IPv4 address, or a name with FI_NUMERICHOST unset) and
+ * @service (a port number) into @sin; NULL ones leave it as it is.
+ */
+static int rfi_node_service(const char *node, const char *service,
+			    uint64_t flags, struct sockaddr_in *sin)
+{
+	struct addrinfo want = { .ai_family = AF_INET }, *res;
+	unsigned long port;
+	char *end;
+
+	if (node && inet_pton(AF_INET, node, &sin->sin_addr) != 1) {
+		if (flags & FI_NUMERICHOST)
+			return -FI_ENODATA;
+		if (getaddrinfo(node, NULL, &want, &res))
+			return -FI_ENODATA;
+		sin->sin_addr = ((struct sockaddr_in *)res->ai_addr)->sin_addr;
+		freeaddrinfo(res);
+	}
+	if (service) {
+		port = strtoul(service, &end, 10);
+		if (!*service || *end || port > 65535)
+			return -FI_ENODATA;
+		sin->sin_port = htons((uint16_t)port);
+	}
+	return 0;
+}
+
+/* An AF_INET address of @len bytes at @addr, or NULL. */
+static const struct sockaddr_in *rfi_sin(const void *addr, size_t len)
+{
+	const struct sockaddr_in *sin = addr;
+
+	return sin && len >= sizeof(*sin) && sin->sin_family == AF_INET ?
+	       sin : NULL;
+}
+
+/*
+ * The addresses of fi_getinfo()'s answer, as fi_getinfo(3) has them:
+ * with FI_SOURCE, @node and @service are the source, which the endpoint
+ * listens on (the node's RDMA address and any free port where they leave
+ * it open); without, they are the destination, and the hints' src_addr
+ * is the source. The hints' dest_addr is the destination unless @node
+ * or @service say one.
+ */
+static int rfi_info_addrs(struct fi_info *fi, const char *node,
+			  const char *service, uint64_t flags,
+			  const struct fi_info *hints)
+{
+	const struct sockaddr_in *hs = NULL, *hd = NULL;
+	struct sockaddr_in *src, *dest = NULL;
+	bool given = node || service;
+	int ret;
+
+	if (hints) {
+		hs = rfi_sin(hints->src_addr, hints->src_addrlen);
+		hd = rfi_sin(hints->dest_addr, hints->dest_addrlen);
+	}
+	src = calloc(1, sizeof(*src));
+	if (!src)
+		return -FI_ENOMEM;
+	fi->src_addr = src;
+	fi->src_addrlen = sizeof(*src);
+	if (rfi_local_addr(src))
+		return -FI_ENODATA;
+	if (given && (flags & FI_SOURCE)) {
+		ret = rfi_node_service(node, service, flags, src);
+		if (ret)
+			return ret;
+	} else if (hs) {
+		src->sin_port = hs->sin_port;
+		if (hs->sin_addr.s_addr != htonl(INADDR_ANY))
+			src->sin_addr = hs->sin_addr;
+	}
+	if ((given && !(flags & FI_SOURCE)) || hd) {
+		dest = calloc(1, sizeof(*dest));
+		if (!dest)
+			return -FI_ENOMEM;
+		fi->dest_addr = dest;
+		fi->dest_addrlen = sizeof(*dest);
+	}
+	if (given && !(flags & FI_SOURCE)) {
+		dest->sin_family = AF_INET;
+		dest->sin_addr = src->sin_addr;
+		return rfi_node_service(node, service, flags, dest);
+	}
+	if (hd)
+		*dest = *hd;
+	return 0;
+}
+
 static int rfi_getinfo(uint32_t version, const char *node,
 		       const char *service, uint64_t flags,
 		       const struct fi_info *hints, struct fi_info **info)
 {
-	struct sockaddr_in *src;
 	struct fi_info *fi;
+	int ret;
 
 	*info = NULL;
 	if (!rfi_hints_fit(hints) || !rfi_module_usable())
@@ -246,23 +338,10 @@ static int rfi_getinfo(uint32_t version, const char *node,
 	fi = rfi_info_new(hints);
 	if (!fi)
 		return -FI_ENOMEM;
-	src = calloc(1, sizeof(*src));
-	if (!src || rfi_local_addr(src)) {
-		free(src);
+	ret = rfi_info_addrs(fi, node, service, flags, hints);
+	if (ret) {
 		fi_freeinfo(fi);
-		return -FI_ENODATA;
-	}
-	fi->src_addr = src;
-	fi->src_addrlen = sizeof(*src);
-	if (hints && hints->dest_addr &&
-	    hints->dest_addrlen >= sizeof(struct sockaddr_in) &&
-	    ((struct sockaddr *)hints->dest_addr)->sa_family == AF_INET) {
-		fi->dest_addr = malloc(sizeof(struct sockaddr_in));
-		if (fi->dest_addr) {
-			memcpy(fi->dest_addr, hints->dest_addr,
-			       sizeof(struct sockaddr_in));
-			fi->dest_addrlen = sizeof(struct sockaddr_in);
-		}
+		return ret;
 	}
 	*info = fi;
 	return 0;

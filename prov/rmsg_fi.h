@@ -52,8 +52,6 @@
 #define RFI_OP_SMALL	64
 #define RFI_OP_CACHE	256
 #define RFI_QUEUE_SIZE	1024
-/* Endpoints one CQ may serve. */
-#define RFI_CQ_EPS	4
 
 extern struct fi_provider rfi_prov;
 
@@ -113,8 +111,8 @@ struct rfi_cq {
 	enum fi_cq_format format;
 	struct rfi_comp *ring;
 	size_t cap, head, count;	/* successes and errors, in order */
-	struct rfi_ep *eps[RFI_CQ_EPS];	/* bound endpoints, progressed on read */
-	unsigned int neps;
+	struct rfi_ep **eps;		/* bound endpoints, progressed on read */
+	unsigned int neps, eps_cap;
 	/*
 	 * The CQ's wait object (FI_WAIT_FD, fi_control(FI_GETWAIT)): an
 	 * epoll set of its enabled endpoints' librmsg descriptors, readable
@@ -122,6 +120,13 @@ struct rfi_cq {
 	 */
 	int epfd;
 	enum fi_wait_obj wait_obj;
+	/*
+	 * fi_cq_signal(): @signaled makes the next fi_cq_sread() that finds
+	 * nothing return -FI_EAGAIN, and @sigfd, an eventfd in the wait
+	 * set, wakes one asleep in it.
+	 */
+	int sigfd;
+	bool signaled;
 };
 
 /*
@@ -200,6 +205,7 @@ struct rfi_op {
 	unsigned int done;	/* and completed */
 	bool queued;		/* in its peer's queue: not all of it sent */
 	int err;		/* the first failure, for its completion */
+	int prov_err;		/* its errno, when @err does not say it */
 	/* receive */
 	struct rfi_unexp *claimed;	/* FI_CLAIM: the message it takes */
 };
@@ -376,7 +382,37 @@ struct rfi_ep {
 		.ops_set = rfi_no_ops_set,		\
 	}
 
+/*
+ * An errno of librmsg or the kernel (either sign) as libfabric's error
+ * code (positive): the same number where fi_errno.h has it, FI_ENOSPC for
+ * a user's channel quota (EDQUOT), else FI_EIO. The errno itself goes in
+ * a completion's prov_errno.
+ */
+static inline int rfi_fi_errno(int err)
+{
+	switch (err < 0 ? -err : err) {
+	case FI_EPERM: case FI_ENOENT: case FI_EINTR: case FI_EIO:
+	case FI_E2BIG: case FI_EBADF: case FI_EAGAIN: case FI_ENOMEM:
+	case FI_EACCES: case FI_EFAULT: case FI_EBUSY: case FI_ENODEV:
+	case FI_EINVAL: case FI_EMFILE: case FI_ENOSPC: case FI_ENOSYS:
+	case FI_ENOMSG: case FI_ENODATA: case FI_EOVERFLOW: case FI_EMSGSIZE:
+	case FI_ENOPROTOOPT: case FI_EOPNOTSUPP: case FI_EADDRINUSE:
+	case FI_EADDRNOTAVAIL: case FI_ENETDOWN: case FI_ENETUNREACH:
+	case FI_ECONNABORTED: case FI_ECONNRESET: case FI_ENOBUFS:
+	case FI_EISCONN: case FI_ENOTCONN: case FI_ESHUTDOWN:
+	case FI_ETIMEDOUT: case FI_ECONNREFUSED: case FI_EHOSTDOWN:
+	case FI_EHOSTUNREACH: case FI_EALREADY: case FI_EINPROGRESS:
+	case FI_EREMOTEIO: case FI_ECANCELED: case FI_EKEYREJECTED:
+		return err < 0 ? -err : err;
+	case EDQUOT:
+		return FI_ENOSPC;
+	default:
+		return FI_EIO;
+	}
+}
+
 /* rmsg_fi_cq.c */
+int rfi_cq_bind_ep(struct rfi_cq *cq, struct rfi_ep *ep);
 int rfi_cq_watch(struct rfi_cq *cq, struct rfi_ep *ep, bool on);
 int rfi_cq_trywait(struct rfi_cq *cq);
 

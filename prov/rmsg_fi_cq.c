@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 
 #include "rmsg_fi.h"
 
@@ -144,9 +145,27 @@ static ssize_t rfi_cq_readerr(struct fid_cq *fcq, struct fi_cq_err_entry *buf,
 	return ret;
 }
 
+/* A signal fi_cq_sread() has not answered yet: taken, if there is one. */
+static bool rfi_cq_take_signal(struct rfi_cq *cq)
+{
+	return __atomic_exchange_n(&cq->signaled, false, __ATOMIC_ACQ_REL);
+}
+
+/* The signal's eventfd readable no more (it is nonblocking). */
+static void rfi_cq_drain_signal(struct rfi_cq *cq)
+{
+	uint64_t n;
+
+	if (read(cq->sigfd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		RFI_DBG("the CQ's eventfd: %s\n", strerror(errno));
+}
+
 /*
- * Waits on the endpoints' librmsg descriptors (one endpoint: its own
- * rmsg_ep_wait(); several: each in turn, briefly).
+ * Sleeps on the CQ's wait set without the domain's lock, until a bound
+ * endpoint has something, @timeout passes (-FI_EAGAIN) or fi_cq_signal()
+ * (-FI_EAGAIN too). The signal is looked at after fi_trywait() drained
+ * its eventfd and before the sleep, so that one given meanwhile is seen
+ * there or wakes the sleep.
  */
 static ssize_t rfi_cq_sreadfrom(struct fid_cq *fcq, void *buf, size_t count,
 				fi_addr_t *src_addr, const void *cond,
@@ -174,7 +193,10 @@ static ssize_t rfi_cq_sreadfrom(struct fid_cq *fcq, void *buf, size_t count,
 				return -FI_EAGAIN;
 		}
 		/* Sleep without the lock: other threads post and read. */
-		if (!rfi_cq_trywait(cq))
+		ret = rfi_cq_trywait(cq);
+		if (rfi_cq_take_signal(cq))
+			return -FI_EAGAIN;
+		if (!ret)
 			epoll_wait(cq->epfd, &ev, 1, left);
 	}
 }
@@ -185,8 +207,15 @@ static ssize_t rfi_cq_sread(struct fid_cq *fcq, void *buf, size_t count,
 	return rfi_cq_sreadfrom(fcq, buf, count, NULL, cond, timeout);
 }
 
-static int rfi_cq_signal(struct fid_cq *cq)
+/* Wake a thread asleep in fi_cq_sread(), or make the next one return. */
+static int rfi_cq_signal(struct fid_cq *fcq)
 {
+	struct rfi_cq *cq = container_of(fcq, struct rfi_cq, cq);
+	uint64_t one = 1;
+
+	__atomic_store_n(&cq->signaled, true, __ATOMIC_RELEASE);
+	if (write(cq->sigfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		return -FI_EIO;
 	return 0;
 }
 
@@ -210,6 +239,30 @@ static struct fi_ops_cq rfi_cq_ops = {
 	.signal = rfi_cq_signal,
 	.strerror = rfi_cq_strerror,
 };
+
+/*
+ * Bind endpoint @ep to the CQ, to be progressed by its reads; once only.
+ * Under the domain lock.
+ */
+int rfi_cq_bind_ep(struct rfi_cq *cq, struct rfi_ep *ep)
+{
+	struct rfi_ep **grown;
+	unsigned int i, cap;
+
+	for (i = 0; i < cq->neps; i++)
+		if (cq->eps[i] == ep)
+			return 0;
+	if (cq->neps == cq->eps_cap) {
+		cap = cq->eps_cap ? 2 * cq->eps_cap : 4;
+		grown = realloc(cq->eps, cap * sizeof(*grown));
+		if (!grown)
+			return -FI_ENOMEM;
+		cq->eps = grown;
+		cq->eps_cap = cap;
+	}
+	cq->eps[cq->neps++] = ep;
+	return 0;
+}
 
 /*
  * Add (@on) or remove endpoint @ep's librmsg descriptor to or from the
@@ -243,6 +296,7 @@ int rfi_cq_trywait(struct rfi_cq *cq)
 	unsigned int i;
 	int ret = 0;
 
+	rfi_cq_drain_signal(cq);
 	rfi_lock(cq->dom);
 	rfi_cq_progress(cq);
 	for (i = 0; i < cq->neps && !ret && !cq->count; i++)
@@ -277,7 +331,9 @@ static int rfi_cq_close(struct fid *fid)
 
 	if (cq->neps)
 		return -FI_EBUSY;
+	close(cq->sigfd);
 	close(cq->epfd);
+	free(cq->eps);
 	free(cq->ring);
 	free(cq);
 	return 0;
@@ -298,6 +354,7 @@ int rfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 {
 	struct rfi_domain *dom = container_of(domain, struct rfi_domain,
 					      domain);
+	struct epoll_event ev;
 	struct rfi_cq *cq;
 
 	if (!attr || attr->flags ||
@@ -316,6 +373,17 @@ int rfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	/* Every CQ has its wait set: fi_cq_sread() sleeps on it. */
 	cq->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (cq->epfd < 0) {
+		free(cq);
+		return -FI_ENOMEM;
+	}
+	cq->sigfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ev.events = EPOLLIN;
+	ev.data.ptr = NULL;
+	if (cq->sigfd < 0 ||
+	    epoll_ctl(cq->epfd, EPOLL_CTL_ADD, cq->sigfd, &ev)) {
+		if (cq->sigfd >= 0)
+			close(cq->sigfd);
+		close(cq->epfd);
 		free(cq);
 		return -FI_ENOMEM;
 	}

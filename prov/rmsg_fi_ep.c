@@ -215,7 +215,7 @@ static void rfi_complete(struct rfi_ep *ep, struct rfi_op *op, size_t len,
 	e.data = data;
 	e.tag = tag;
 	e.err = err;
-	e.prov_errno = err;
+	e.prov_errno = err && op->prov_err ? op->prov_err : err;
 	e.olen = olen;
 	if (rfi_cq_push(cq, &e, src))
 		RFI_WARN("a completion lost: no memory\n");
@@ -355,8 +355,10 @@ static void rfi_send_end(struct rfi_ep *ep, struct rfi_op *op)
 static void rfi_send_fail(struct rfi_ep *ep, struct rfi_op *op, int err)
 {
 	op->queued = false;
-	if (!op->err)
-		op->err = err > 0 ? err : -err;
+	if (!op->err) {
+		op->err = rfi_fi_errno(err);
+		op->prov_err = err > 0 ? err : -err;
+	}
 	if (op->done == op->sent)
 		rfi_send_end(ep, op);
 }
@@ -570,10 +572,22 @@ static ssize_t rfi_send_common(struct rfi_ep *ep, const struct iovec *iov,
 		ch = rmsg_chan_connect(ep->rep, (struct sockaddr *)&name,
 				       sizeof(name), RFI_UD_PEER | dest,
 				       ep->block_size);
-		if (ch < 0) {
+		/*
+		 * Refused at once (the user's channel quota, EDQUOT; no
+		 * memory): the send fails in its completion, as one whose
+		 * connect fails later does; an inject, which has none, here.
+		 */
+		if (ch < 0 && (ch == -EAGAIN || inject)) {
 			rfi_op_free(ep, op);
 			rfi_unlock(ep->dom);
-			return ch == -EAGAIN ? -FI_EAGAIN : ch;
+			return -rfi_fi_errno(ch);
+		}
+		if (ch < 0) {
+			op->err = rfi_fi_errno(ch);
+			op->prov_err = -ch;
+			rfi_send_end(ep, op);
+			rfi_unlock(ep->dom);
+			return 0;
 		}
 		peer->chan = ch;
 		peer->open = false;
@@ -1540,6 +1554,28 @@ static void rfi_recv_held(struct rfi_ep *ep, struct rfi_op *op,
 	rfi_held_take(ep, id, op);
 }
 
+/*
+ * FI_PEEK | FI_DISCARD found @u: it goes, unread; a rendezvous one held
+ * at its sender is released unanswered (its send completes), one whose
+ * bytes are still coming is freed when they are in.
+ */
+static void rfi_unexp_discard(struct rfi_ep *ep, struct rfi_unexp *u)
+{
+	TAILQ_REMOVE(&ep->unexp[u->hdr.kind == RFI_TAGGED], u, link);
+	u->listed = false;
+	if (u->held) {
+		rfi_held_done(ep, u->chan);
+		free(u);
+		return;
+	}
+	if (!u->arrived && !u->lost) {
+		u->discarded = true;
+		return;
+	}
+	free(u->buf);
+	free(u);
+}
+
 ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 		 fi_addr_t src, uint64_t tag, uint64_t ignore, uint64_t flags,
 		 void *context)
@@ -1607,6 +1643,8 @@ ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 			rfi_complete(ep, op, u->hdr.len, u->hdr.tag,
 				     u->hdr.data, rfi_rx_flags(&u->hdr),
 				     u->src, 0, 0);
+			if ((flags & (FI_DISCARD | FI_CLAIM)) == FI_DISCARD)
+				rfi_unexp_discard(ep, u);
 		}
 		rfi_op_free(ep, op);
 		rfi_unlock(ep->dom);
@@ -1941,9 +1979,11 @@ static int rfi_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		cq = container_of(bfid, struct rfi_cq, cq.fid);
 		if (!(flags & (FI_TRANSMIT | FI_RECV)))
 			return -FI_EINVAL;
-		if (cq->neps == RFI_CQ_EPS)
-			return -FI_ENOSPC;
 		rfi_lock(ep->dom);
+		if (rfi_cq_bind_ep(cq, ep)) {
+			rfi_unlock(ep->dom);
+			return -FI_ENOMEM;
+		}
 		if (flags & FI_TRANSMIT) {
 			ep->tx_cq = cq;
 			ep->tx_flags = flags;
@@ -1952,8 +1992,6 @@ static int rfi_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 			ep->rx_cq = cq;
 			ep->rx_flags = flags;
 		}
-		rfi_cq_unbind(cq, ep);
-		cq->eps[cq->neps++] = ep;
 		rfi_unlock(ep->dom);
 		return 0;
 	default:
@@ -1964,6 +2002,7 @@ static int rfi_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 /* FI_ENABLE: the librmsg endpoint and its listener; the name is known. */
 static int rfi_ep_enable(struct rfi_ep *ep)
 {
+	const struct sockaddr_in *src;
 	socklen_t len = sizeof(ep->name);
 	int ret;
 
@@ -1978,6 +2017,14 @@ static int rfi_ep_enable(struct rfi_ep *ep)
 	if (ret)
 		return ret;
 	ep->name.sin_port = 0;
+	/* fi_getinfo()'s source (FI_SOURCE with node and service). */
+	src = ep->info->src_addr;
+	if (src && ep->info->src_addrlen >= sizeof(*src) &&
+	    src->sin_family == AF_INET) {
+		ep->name.sin_port = src->sin_port;
+		if (src->sin_addr.s_addr != htonl(INADDR_ANY))
+			ep->name.sin_addr = src->sin_addr;
+	}
 	if (ep->summary) {
 		struct rmsg_ep_setup s = {
 			.sq_entries = 256,

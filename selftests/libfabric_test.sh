@@ -71,6 +71,16 @@
 #                       and fi_tsend() of an endpoint with FI_INJECT in
 #                       its op_flags write their completions (only
 #                       fi_inject*() write none), every byte checked
+#   calls               build/prov/fi_calls: FI_PEEK | FI_DISCARD
+#                       discards (eager and rendezvous); fi_cq_signal()
+#                       wakes a thread in fi_cq_sread(); one CQ serves
+#                       six endpoints; fi_getinfo()'s node and service
+#                       are the source with FI_SOURCE (the endpoint
+#                       listens there) and the destination without; a
+#                       connect refused at once (max_channels_per_user,
+#                       which it sets to 1 and puts back) fails the send
+#                       with FI_ENOSPC in its completion; every byte
+#                       checked
 #   netpipe_openmpi     Open MPI's NetPIPE (NPopenmpi) over the provider
 #                       (pml cm, mtl ofi, provider_include rmsg), two
 #                       ranks, in its integrity mode (-i: every byte of
@@ -122,7 +132,7 @@ export FI_PROVIDER_PATH=$PWD/build/prov
 mpirun_rxe=$PWD/tools/testing/mpirun-rxe
 
 tests=(fi_info params pingpong_msg pingpong_tagged wait_fd unexpected_rndv
-       crossed_connect av_semantics conformance netpipe_openmpi netpipe_device_readd hpcc_openmpi hpcc_qp_errors)
+       crossed_connect av_semantics conformance calls netpipe_openmpi netpipe_device_readd hpcc_openmpi hpcc_qp_errors)
 echo "TAP version 13"
 echo "1..${#tests[@]}"
 
@@ -303,6 +313,12 @@ t_conformance() {
 	local out=$tmp/fi_conform.out
 
 	fi_program fi_conform 10
+}
+
+t_calls() {
+	local out=$tmp/fi_calls.out
+
+	fi_program fi_calls 17
 }
 
 # Two ranks over the provider, in $tmp (tools/testing/mpirun-rxe).
