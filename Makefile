@@ -173,10 +173,15 @@ PROV_HDRS	:= $(wildcard prov/*.h)
 HAVE_FABRIC	:= $(shell pkg-config --exists libfabric 2>/dev/null && echo 1)
 FI_PROVDIR	?= $(shell pkg-config --variable=libdir libfabric 2>/dev/null)/libfabric
 
+# The MPI programs of the selftests, where Open MPI's headers are there
+# (libopenmpi-dev: make deps).
+HAVE_MPI	:= $(shell echo '\#include <mpi.h>' | \
+		     mpicc -E -x c - >/dev/null 2>&1 && echo 1)
+
 ifeq ($(HAVE_FABRIC),1)
 prov: build/prov/librmsg-fi.so build/prov/fi_wait build/prov/fi_unexp \
       build/prov/fi_cross build/prov/fi_av build/prov/fi_conform \
-      build/prov/fi_calls
+      build/prov/fi_calls $(if $(HAVE_MPI),build/prov/mpi_intercomm)
 else
 prov:
 	@echo "librmsg-fi.so not built: no libfabric-dev (pkg-config libfabric)"
@@ -195,6 +200,10 @@ build/prov/fi_%: selftests/fi_%.c selftests/fi_test.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN_CFLAGS) $$(pkg-config --cflags libfabric) $< \
 		$$(pkg-config --libs libfabric) -lpthread -o $@
+
+build/prov/mpi_%: selftests/mpi_%.c
+	@mkdir -p $(@D)
+	mpicc $(CFLAGS) $(WARN_CFLAGS) $< -o $@
 
 # --- tools and tests -------------------------------------------------------
 

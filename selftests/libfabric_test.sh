@@ -81,6 +81,13 @@
 #                       which it sets to 1 and puts back) fails the send
 #                       with FI_ENOSPC in its completion; every byte
 #                       checked
+#   intercomm_openmpi   build/prov/mpi_intercomm (selftests/
+#                       mpi_intercomm.c) as two ranks over the provider
+#                       (pml cm, mtl ofi): MPI_Intercomm_create(), whose
+#                       second insert of the peers' addresses used to
+#                       leave every rank waiting, messages both ways over
+#                       the intercommunicator (1 MiB too), every byte
+#                       checked, MPI_Intercomm_merge() and an allreduce
 #   netpipe_openmpi     Open MPI's NetPIPE (NPopenmpi) over the provider
 #                       (pml cm, mtl ofi, provider_include rmsg), two
 #                       ranks, in its integrity mode (-i: every byte of
@@ -132,7 +139,8 @@ export FI_PROVIDER_PATH=$PWD/build/prov
 mpirun_rxe=$PWD/tools/testing/mpirun-rxe
 
 tests=(fi_info params pingpong_msg pingpong_tagged wait_fd unexpected_rndv
-       crossed_connect av_semantics conformance calls netpipe_openmpi netpipe_device_readd hpcc_openmpi hpcc_qp_errors)
+       crossed_connect av_semantics conformance calls intercomm_openmpi
+       netpipe_openmpi netpipe_device_readd hpcc_openmpi hpcc_qp_errors)
 echo "TAP version 13"
 echo "1..${#tests[@]}"
 
@@ -324,6 +332,20 @@ t_calls() {
 # Two ranks over the provider, in $tmp (tools/testing/mpirun-rxe).
 mpi() {
 	(cd "$tmp" && "$mpirun_rxe" -t "$limit" "$@")
+}
+
+t_intercomm_openmpi() {
+	local out=$tmp/intercomm.log
+
+	if ! command -v mpirun >/dev/null || [ ! -x build/prov/mpi_intercomm ]; then
+		fail "no mpirun or build/prov/mpi_intercomm (openmpi-bin, libopenmpi-dev: make deps)"
+		return
+	fi
+	mpi "$PWD/build/prov/mpi_intercomm" >"$out" 2>&1 ||
+		fail "mpi_intercomm exited $?: $(grep -v '^ok' "$out" | tail -n 3)"
+	[ "$(grep -c '^ok ' "$out")" = 3 ] ||
+		fail "$(grep -c '^ok ' "$out") of 3 checks passed"
+	grep '^ok \|^FAILED ' "$out" | sed 's/^/# /'
 }
 
 t_netpipe_openmpi() {

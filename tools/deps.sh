@@ -20,7 +20,8 @@ packages=(
 	qemu-system-x86 busybox-static cpio xz-utils
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
 	rdmacm-utils perftest iproute2 iputils-ping linux-source-6.1
-	libfabric-dev libfabric-bin openmpi-bin netpipe-openmpi hpcc ucx-utils
+	libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev netpipe-openmpi
+	hpcc ucx-utils
 	python3 perl
 )
 if [ "${1:-}" = --bench ]; then
