@@ -125,7 +125,8 @@ static bool rfi_hints_fit(const struct fi_info *h)
 {
 	if (!h)
 		return true;
-	if (h->caps & ~RFI_CAPS)
+	if ((h->caps & ~RFI_CAPS_ASKED) ||
+	    ((h->caps & FI_SOURCE_ERR) && !(h->caps & FI_SOURCE)))
 		return false;
 	if (h->addr_format && h->addr_format != FI_SOCKADDR_IN &&
 	    h->addr_format != FI_SOCKADDR)
@@ -157,12 +158,12 @@ static bool rfi_hints_fit(const struct fi_info *h)
 	}
 	if (h->ep_attr && h->ep_attr->max_msg_size > RMSG_RNDV_MAX_LEN)
 		return false;
-	if (h->tx_attr && ((h->tx_attr->caps & ~RFI_CAPS) ||
+	if (h->tx_attr && ((h->tx_attr->caps & ~RFI_CAPS_ASKED) ||
 			   (h->tx_attr->msg_order & ~FI_ORDER_SAS) ||
 			   h->tx_attr->inject_size > RFI_INJECT_SIZE ||
 			   h->tx_attr->iov_limit > RFI_IOV_MAX))
 		return false;
-	if (h->rx_attr && ((h->rx_attr->caps & ~RFI_CAPS) ||
+	if (h->rx_attr && ((h->rx_attr->caps & ~RFI_CAPS_ASKED) ||
 			   (h->rx_attr->msg_order & ~FI_ORDER_SAS) ||
 			   h->rx_attr->iov_limit > RFI_IOV_MAX))
 		return false;
@@ -218,7 +219,8 @@ static struct fi_info *rfi_info_new(const struct fi_info *h)
 	fi->tx_attr->size = RFI_QUEUE_SIZE;
 	fi->tx_attr->iov_limit = RFI_IOV_MAX;
 	fi->rx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RECV |
-				    FI_DIRECTED_RECV | FI_SOURCE);
+				    FI_DIRECTED_RECV | FI_SOURCE |
+				    FI_SOURCE_ERR);
 	fi->rx_attr->msg_order = FI_ORDER_SAS;
 	fi->rx_attr->comp_order = FI_ORDER_NONE;
 	fi->rx_attr->size = RFI_QUEUE_SIZE;

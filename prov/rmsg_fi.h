@@ -42,6 +42,11 @@
 #define RFI_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
 			 FI_LOCAL_COMM | FI_REMOTE_COMM | FI_DIRECTED_RECV | \
 			 FI_SOURCE)
+/*
+ * And those given only when asked for: FI_SOURCE_ERR turns the
+ * completion of a message from a peer not in the AV into an error.
+ */
+#define RFI_CAPS_ASKED	(RFI_CAPS | FI_SOURCE_ERR)
 /* Sends of at most this many bytes may be injected (copied at once). */
 #define RFI_INJECT_SIZE	4096
 /*
@@ -103,6 +108,9 @@ struct rfi_eq {
 struct rfi_comp {
 	struct fi_cq_err_entry e;	/* err 0: a success */
 	fi_addr_t src;
+	/* FI_EADDRNOTAVAIL (FI_SOURCE_ERR): the sender's name, its err_data */
+	struct sockaddr_in from;
+	bool has_from;
 };
 
 struct rfi_cq {
@@ -120,6 +128,8 @@ struct rfi_cq {
 	 */
 	int epfd;
 	enum fi_wait_obj wait_obj;
+	/* The err_data fi_cq_readerr() gives when given no buffer. */
+	struct sockaddr_in err_from;
 	/*
 	 * fi_cq_signal(): @signaled makes the next fi_cq_sread() that finds
 	 * nothing return -FI_EAGAIN, and @sigfd, an eventfd in the wait
@@ -208,6 +218,8 @@ struct rfi_op {
 	int prov_err;		/* its errno, when @err does not say it */
 	/* receive */
 	struct rfi_unexp *claimed;	/* FI_CLAIM: the message it takes */
+	struct sockaddr_in from;	/* its sender's name, if @from_named */
+	bool from_named;
 };
 
 /* A message that came before its receive, or one peeked (FI_PEEK). */
@@ -435,7 +447,7 @@ fi_addr_t rfi_av_find(struct rfi_av *av, const struct sockaddr_in *sin);
 int rfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		struct fid_cq **cq, void *context);
 int rfi_cq_push(struct rfi_cq *cq, const struct fi_cq_err_entry *e,
-		fi_addr_t src);
+		fi_addr_t src, const struct sockaddr_in *from);
 
 /* rmsg_fi_msg.c: the endpoints' operation tables */
 extern struct fi_ops_msg rfi_msg_ops;

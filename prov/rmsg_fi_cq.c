@@ -19,8 +19,12 @@
 
 #include "rmsg_fi.h"
 
+/*
+ * Keep completion @e, of source @src; @from: an FI_EADDRNOTAVAIL one's
+ * sender, for its err_data.
+ */
 int rfi_cq_push(struct rfi_cq *cq, const struct fi_cq_err_entry *e,
-		fi_addr_t src)
+		fi_addr_t src, const struct sockaddr_in *from)
 {
 	struct rfi_comp *grown;
 	size_t cap, i;
@@ -40,6 +44,9 @@ int rfi_cq_push(struct rfi_cq *cq, const struct fi_cq_err_entry *e,
 	i = (cq->head + cq->count) % cq->cap;
 	cq->ring[i].e = *e;
 	cq->ring[i].src = src;
+	cq->ring[i].has_from = from != NULL;
+	if (from)
+		cq->ring[i].from = *from;
 	cq->count++;
 	return 0;
 }
@@ -127,16 +134,32 @@ static ssize_t rfi_cq_readerr(struct fid_cq *fcq, struct fi_cq_err_entry *buf,
 			      uint64_t flags)
 {
 	struct rfi_cq *cq = container_of(fcq, struct rfi_cq, cq);
+	const struct rfi_comp *c;
 	ssize_t ret = -FI_EAGAIN;
+	size_t size;
 	void *err_data;
 
 	rfi_lock(cq->dom);
 	if (cq->count && cq->ring[cq->head].e.err) {
-		/* Since 1.5 the caller's err_data buffer is kept. */
+		/*
+		 * Since 1.5 the caller's err_data buffer is kept, and filled
+		 * if it has room; without one, the CQ's own, valid until the
+		 * next read.
+		 */
+		c = &cq->ring[cq->head];
 		err_data = buf->err_data;
-		*buf = cq->ring[cq->head].e;
+		size = buf->err_data_size;
+		*buf = c->e;
 		buf->err_data = err_data;
 		buf->err_data_size = 0;
+		if (c->has_from && err_data && size >= sizeof(c->from)) {
+			memcpy(err_data, &c->from, sizeof(c->from));
+			buf->err_data_size = sizeof(c->from);
+		} else if (c->has_from) {
+			cq->err_from = c->from;
+			buf->err_data = &cq->err_from;
+			buf->err_data_size = sizeof(c->from);
+		}
 		cq->head = (cq->head + 1) % cq->cap;
 		cq->count--;
 		ret = 1;

@@ -191,12 +191,36 @@ static struct rfi_peer *rfi_peer(struct rfi_ep *ep, fi_addr_t addr)
 	return &ep->peers[addr];
 }
 
+/*
+ * Receive @op's message came from @name (NULL: not known), for its
+ * completion with FI_SOURCE_ERR.
+ */
+static void rfi_op_from(struct rfi_op *op, const struct sockaddr_in *name)
+{
+	op->from_named = name != NULL;
+	if (name)
+		op->from = *name;
+}
+
+/*
+ * @op's completion. A receive whose sender is not in the AV (@src
+ * FI_ADDR_NOTAVAIL), on an endpoint with FI_SOURCE_ERR, completes as an
+ * error, FI_EADDRNOTAVAIL, its bytes received all the same and the
+ * sender's name its err_data, for the program to insert.
+ */
 static void rfi_complete(struct rfi_ep *ep, struct rfi_op *op, size_t len,
 			 uint64_t tag, uint64_t data, uint64_t extra,
 			 fi_addr_t src, int err, size_t olen)
 {
 	struct rfi_cq *cq = op->flags & FI_SEND ? ep->tx_cq : ep->rx_cq;
+	const struct sockaddr_in *from = NULL;
 	struct fi_cq_err_entry e;
+
+	if (!err && (ep->caps & FI_SOURCE_ERR) && (op->flags & FI_RECV) &&
+	    src == FI_ADDR_NOTAVAIL && op->from_named) {
+		err = FI_EADDRNOTAVAIL;
+		from = &op->from;
+	}
 
 	/*
 	 * An operation without a completion still reports its failure,
@@ -217,7 +241,7 @@ static void rfi_complete(struct rfi_ep *ep, struct rfi_op *op, size_t len,
 	e.err = err;
 	e.prov_errno = err && op->prov_err ? op->prov_err : err;
 	e.olen = olen;
-	if (rfi_cq_push(cq, &e, src))
+	if (rfi_cq_push(cq, &e, src, from))
 		RFI_WARN("a completion lost: no memory\n");
 }
 
@@ -657,10 +681,11 @@ static uint64_t rfi_rx_flags(const struct rfi_hdr *hdr)
 /* Deliver @len bytes at @payload to the receive @op and complete it. */
 static void rfi_deliver(struct rfi_ep *ep, struct rfi_op *op,
 			const struct rfi_hdr *hdr, const void *payload,
-			fi_addr_t src)
+			fi_addr_t src, const struct sockaddr_in *name)
 {
 	size_t got = rfi_scatter(op->iov, op->iov_count, payload, hdr->len);
 
+	rfi_op_from(op, name);
 	if (got < hdr->len)
 		rfi_complete(ep, op, got, hdr->tag, hdr->data,
 			     rfi_rx_flags(hdr), src, FI_ETRUNC,
@@ -793,6 +818,7 @@ static int rfi_held_answer(struct rfi_ep *ep, uint32_t id)
 	}
 	op->hdr = u->hdr;
 	op->addr = u->src;
+	rfi_op_from(op, u->named ? &u->name : NULL);
 	u->waiting = NULL;
 	rfi_held_done(ep, id);
 	free(u);
@@ -912,7 +938,8 @@ static void rfi_rx_eager(struct rfi_ep *ep, const struct rfi_chan *c,
 	struct rfi_unexp *u;
 
 	if (op) {
-		rfi_deliver(ep, op, hdr, payload, src);
+		rfi_deliver(ep, op, hdr, payload, src,
+			    c->named ? &c->name : NULL);
 		return;
 	}
 	u = calloc(1, sizeof(*u));
@@ -1249,7 +1276,7 @@ static void rfi_op_done(struct rfi_ep *ep, const struct rmsg_event *ev)
 		if (u->waiting || u->discarded) {
 			if (u->waiting)
 				rfi_deliver(ep, u->waiting, &u->hdr, u->buf,
-					    u->src);
+					    u->src, u->named ? &u->name : NULL);
 			free(u->buf);
 			free(u);
 		}
@@ -1640,6 +1667,7 @@ ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 				u->claim_ctx = context;
 			}
 			op->complete = true;
+			rfi_op_from(op, u->named ? &u->name : NULL);
 			rfi_complete(ep, op, u->hdr.len, u->hdr.tag,
 				     u->hdr.data, rfi_rx_flags(&u->hdr),
 				     u->src, 0, 0);
@@ -1674,7 +1702,8 @@ ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 				return 0;
 			}
 		} else if (u->arrived) {
-			rfi_deliver(ep, op, &u->hdr, u->buf, u->src);
+			rfi_deliver(ep, op, &u->hdr, u->buf, u->src,
+				    u->named ? &u->name : NULL);
 		} else {
 			/* Its bytes are still coming: it completes then. */
 			u->waiting = op;

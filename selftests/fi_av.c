@@ -23,7 +23,13 @@
  *   5. an AV opened with FI_EVENT (asynchronous inserts, deprecated) is
  *      refused with -FI_ENOSYS: not offered, rather than not valid;
  *   6. 5000 addresses inserted, then each again in the other order: the
- *      same entries (the AV finds an address without a scan of them all).
+ *      same entries (the AV finds an address without a scan of them all);
+ *   7. FI_SOURCE_ERR, asked for with FI_SOURCE (alone it gives no
+ *      match): messages from a sender not in the AV complete as errors,
+ *      FI_EADDRNOTAVAIL, with every byte received and the sender's name
+ *      as err_data, in the program's buffer or, without one, the
+ *      provider's; inserted from that name, the sender's next message
+ *      completes as usual, with its entry as the source.
  *
  * Every byte of every message is checked. Prints one line per check and
  * exits 0 when all hold; a receive that never matches fails its check
@@ -48,6 +54,8 @@ struct op {
 };
 
 static struct side c, d;
+/* Part 7: a receiver with FI_SOURCE_ERR and a sender not in the AV. */
+static struct side rcv, unk;
 
 static void drain(struct side *s)
 {
@@ -90,6 +98,7 @@ static int wait_op(struct op *op)
 		drain(&b);
 		drain(&c);
 		drain(&d);
+		drain(&unk);
 		if (time(NULL) > end)
 			return 0;
 	}
@@ -194,6 +203,113 @@ static fi_addr_t insert(const struct sockaddr_in *sin, uint64_t flags)
 		return FI_ADDR_NOTAVAIL;
 	}
 	return fa;
+}
+
+/*
+ * r's next completion, an error one into @err (with @err_buf for its
+ * err_data, if not NULL), within LIMIT_S: its return, 1 for an error.
+ */
+static int next_on_r(struct fi_cq_tagged_entry *e, fi_addr_t *src,
+		     struct fi_cq_err_entry *err, void *err_buf)
+{
+	time_t end = time(NULL) + LIMIT_S;
+	ssize_t n;
+
+	do {
+		drain(&unk);
+		n = fi_cq_readfrom(rcv.cq, e, 1, src);
+		if (n == 1)
+			return 0;
+		if (n == -FI_EAVAIL) {
+			memset(err, 0, sizeof(*err));
+			err->err_data = err_buf;
+			err->err_data_size = err_buf ? 64 : 0;
+			return fi_cq_readerr(rcv.cq, err, 0) == 1 ? 1 : -1;
+		}
+		if (n != -FI_EAGAIN)
+			die("fi_cq_readfrom", (int)n);
+	} while (time(NULL) <= end);
+	return -1;
+}
+
+static void part7(void)
+{
+	static unsigned char out[3][LEN], in[3][LEN];
+	struct fi_info *h = fi_dupinfo(test_hints), *info = NULL;
+	struct sockaddr_in nu, nr, from, *mine;
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	unsigned char err_buf[64];
+	fi_addr_t to_r, fu, src;
+	struct op s[3];
+	int ret, i, ok;
+
+	if (!h)
+		die("fi_dupinfo", -FI_ENOMEM);
+	h->caps = FI_MSG | FI_TAGGED | FI_SOURCE_ERR;
+	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &info);
+	check(ret == -FI_ENODATA, "7: FI_SOURCE_ERR without FI_SOURCE: no match");
+	fi_freeinfo(info);
+	info = NULL;
+	h->caps = FI_MSG | FI_TAGGED | FI_SOURCE | FI_SOURCE_ERR;
+	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &info);
+	fi_freeinfo(h);
+	check(!ret && (info->caps & FI_SOURCE_ERR),
+	      "7: FI_SOURCE_ERR with FI_SOURCE: offered");
+	if (ret)
+		return;
+	mine = info->src_addr;
+	mine->sin_port = 0;
+	fi_freeinfo(test_info);
+	test_info = info;
+	open_side(&rcv, FI_WAIT_NONE, 64);
+	name_of(&rcv, &nr);
+	to_r = insert(&nr, 0);
+	open_side(&unk, FI_WAIT_NONE, 64);
+	name_of(&unk, &nu);
+	for (i = 0; i < 3; i++) {
+		fill(out[i], LEN, 70 + i);
+		if (fi_trecv(rcv.ep, in[i], LEN, NULL, FI_ADDR_UNSPEC, 70 + i, 0,
+			     &in[i]))
+			die("fi_trecv", -FI_EIO);
+	}
+	send_to(&unk, to_r, out[0], 70, &s[0]);
+	send_to(&unk, to_r, out[1], 71, &s[1]);
+	ret = next_on_r(&e, &src, &err, err_buf);
+	memcpy(&from, err_buf, sizeof(from));
+	printf("# from an unknown sender: %d, err %d, err_data_size %zu\n",
+	       ret, err.err, err.err_data_size);
+	check(ret == 1 && err.err == FI_EADDRNOTAVAIL &&
+	      err.op_context == in[0] && err.len == LEN &&
+	      same(in[0], LEN, 70) && err.err_data == err_buf &&
+	      err.err_data_size == sizeof(from) &&
+	      from.sin_port == nu.sin_port &&
+	      from.sin_addr.s_addr == nu.sin_addr.s_addr,
+	      "7: FI_EADDRNOTAVAIL, every byte, the sender's name in the buffer given");
+	ret = next_on_r(&e, &src, &err, NULL);
+	ok = ret == 1 && err.err == FI_EADDRNOTAVAIL &&
+	     err.op_context == in[1] && same(in[1], LEN, 71) &&
+	     err.err_data && err.err_data_size == sizeof(from);
+	if (ok)
+		memcpy(&from, err.err_data, sizeof(from));
+	check(ok && from.sin_port == nu.sin_port,
+	      "7: without a buffer, the sender's name in the provider's");
+	fu = insert(&from, 0);
+	send_to(&unk, to_r, out[2], 72, &s[2]);
+	ret = next_on_r(&e, &src, &err, NULL);
+	check(ret == 0 && e.op_context == in[2] && e.len == LEN &&
+	      same(in[2], LEN, 72) && src == fu && fu != FI_ADDR_NOTAVAIL,
+	      "7: inserted from it, the sender's next message has its entry");
+	ok = 1;
+	for (i = 0; i < 3; i++)
+		ok = ok && wait_op(&s[i]) && !s[i].err;
+	check(ok, "7: the sends completed");
+	fi_close(&unk.ep->fid);
+	fi_close(&unk.cq->fid);
+	unk.ep = NULL;
+	fi_close(&rcv.ep->fid);
+	fi_close(&rcv.cq->fid);
+	rcv.ep = NULL;
 }
 
 int main(void)
@@ -301,6 +417,8 @@ int main(void)
 		     got.sin_port == many[i].sin_port;
 	}
 	check(ok, "6: 5000 addresses, each inserted again: the same entries");
+
+	part7();
 
 	fi_close(&c.ep->fid);
 	fi_close(&d.ep->fid);

@@ -64,7 +64,11 @@
 #                       came is their source, directed or not;
 #                       FI_SYNC_ERR's statuses; FI_EVENT refused with
 #                       -FI_ENOSYS; 5000 addresses inserted twice give
-#                       the same entries; every byte checked
+#                       the same entries; FI_SOURCE_ERR: a message from
+#                       a sender not in the AV completes as
+#                       FI_EADDRNOTAVAIL with its name as err_data, and
+#                       once that is inserted the next has its entry;
+#                       every byte checked
 #   conformance         build/prov/fi_conform: fi_getinfo() answers
 #                       -FI_ENODATA to hints it cannot give (FI_SHARED_AV,
 #                       an inject size of 16 KiB, FI_RMA, ...); fi_send()
@@ -314,7 +318,7 @@ t_crossed_connect() {
 t_av_semantics() {
 	local out=$tmp/fi_av.out
 
-	fi_program fi_av 15
+	fi_program fi_av 21
 }
 
 t_conformance() {
