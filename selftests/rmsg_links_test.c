@@ -8,7 +8,8 @@
  * listener on link_port. In the loopback guest both ends are this
  * kernel's: two carrier ends, one dialled, one accepted. A program that
  * dials link_port itself (from a port of its own, 1024 or above) is
- * refused. Clearing link_port ends the carriers; programs' channels go on.
+ * refused. Carriers are repaired as channels are (rxe0 removed and made
+ * again). Clearing link_port ends the carriers; programs' channels go on.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -71,6 +72,10 @@ FIXTURE_SETUP(links)
 
 FIXTURE_TEARDOWN(links)
 {
+	const char *netdev = getenv("RMSG_NETDEV");
+
+	if (netdev && rmsg_sh("rdma link show rxe0/1 >/dev/null 2>&1"))
+		rmsg_sh("rdma link add rxe0 type rxe netdev %s", netdev);
 	if (self->opened) {
 		rmsg_ep_drop(&self->a);
 		rmsg_ep_drop(&self->b);
@@ -84,36 +89,57 @@ FIXTURE_TEARDOWN(links)
  * program's channel carries a message; clearing link_port ends it and
  * leaves the program's channel open.
  */
+/* @b dials @a's listener: 0 with both ends' ids, through the library. */
+static int lib_channel(struct rmsg_ep *a, struct rmsg_ep *b,
+		       const struct sockaddr_in *addr, __u32 *ida, __u32 *idb)
+{
+	struct rmsg_event ev;
+	int id;
+
+	id = rmsg_chan_connect(b, (const struct sockaddr *)addr,
+			       sizeof(*addr), 0xb0, 0);
+	if (id < 0)
+		return id;
+	if (rmsg_lib_event(b, RMSG_CQE_CONNECTED, &ev, EVENT_TIMEOUT_MS) ||
+	    ev.res || ev.channel != (__u32)id)
+		return -ENOTCONN;
+	*idb = id;
+	if (rmsg_lib_event(a, RMSG_CQE_ACCEPTED, &ev, EVENT_TIMEOUT_MS) ||
+	    ev.res)
+		return -ENOTCONN;
+	*ida = ev.channel;
+	return 0;
+}
+
 TEST_F_TIMEOUT(links, carrier_follows_a_channel, 180)
 {
 	int fd = rmsg_ep_fd(self->a);
-	struct rmsg_cqe ca, cb;
+	__u32 a0, b0, a1, b1;
 
 	ASSERT_EQ(0, carrier_ends(fd));
 	ASSERT_EQ(0, rmsg_write_param("link_port", LINK_PORT));
+	ASSERT_EQ(0, rmsg_ep_listen(self->a, (struct sockaddr *)&self->addr,
+				    sizeof(self->addr), 0xa0, 0));
 	/* Nothing yet: a carrier follows a channel. */
 	usleep(300000);
 	EXPECT_EQ(0, carrier_ends(fd));
 
-	ASSERT_EQ(0, rmsg_pair_up(self->a, self->b, &self->addr, &ca, &cb,
-				  EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, lib_channel(self->a, self->b, &self->addr, &a0, &b0));
 	/* Dialled and accepted, both in this kernel. */
 	EXPECT_EQ(2, wait_carrier_ends(fd, 2, 10000));
-	EXPECT_EQ(0, rmsg_echo(self->b, cb.channel, self->a, ca.channel, 7,
-			       100, EVENT_TIMEOUT_MS));
+	EXPECT_EQ(0, rmsg_echo(self->b, b0, self->a, a0, 7, 100,
+			       EVENT_TIMEOUT_MS));
 	/* A second channel to the same node makes no second carrier. */
-	EXPECT_LE(0, rmsg_chan_connect(self->b, (struct sockaddr *)&self->addr,
-				       sizeof(self->addr), 0xb1, 0));
-	ASSERT_EQ(0, rmsg_next_cqe(self->b, &cb, EVENT_TIMEOUT_MS));
-	EXPECT_EQ(0, cb.res);
-	ASSERT_EQ(0, rmsg_next_cqe(self->a, &ca, EVENT_TIMEOUT_MS));
-	EXPECT_EQ(RMSG_CQE_ACCEPTED, RMSG_CQE_KIND(ca.flags));
+	ASSERT_EQ(0, lib_channel(self->a, self->b, &self->addr, &a1, &b1));
 	usleep(500000);
 	EXPECT_EQ(2, carrier_ends(fd));
 
+	/* Links off: the carriers end, the programs' channels go on. */
 	ASSERT_EQ(0, rmsg_write_param("link_port", "0"));
 	EXPECT_EQ(0, carrier_ends(fd));
-	EXPECT_EQ(0, rmsg_echo(self->b, cb.channel, self->a, ca.channel, 9, 100,
+	EXPECT_EQ(0, rmsg_echo(self->b, b1, self->a, a1, 9, 100,
+			       EVENT_TIMEOUT_MS));
+	EXPECT_EQ(0, rmsg_echo(self->a, a0, self->b, b0, 11, 100,
 			       EVENT_TIMEOUT_MS));
 }
 
@@ -134,6 +160,32 @@ TEST_F_TIMEOUT(links, program_cannot_dial_link_port, 120)
 	EXPECT_NE(0, cqe.res) TH_LOG("a program's channel to link_port opened");
 	/* Its own carrier to this node is the module's, and does open. */
 	EXPECT_EQ(2, wait_carrier_ends(rmsg_ep_fd(self->b), 2, 10000));
+}
+
+/*
+ * A carrier is a channel: rxe0 removed and made again under it, it is
+ * repaired (both ends open again), as the program's channel is.
+ */
+TEST_F_TIMEOUT(links, carriers_repair_after_device_readd, 240)
+{
+	const char *netdev = getenv("RMSG_NETDEV");
+	int fd = rmsg_ep_fd(self->a);
+	__u32 a0, b0;
+
+	if (!netdev)
+		SKIP(return, "RMSG_NETDEV not set: not run by rmsg-vm");
+	ASSERT_EQ(0, rmsg_write_param("link_port", LINK_PORT));
+	ASSERT_EQ(0, rmsg_ep_listen(self->a, (struct sockaddr *)&self->addr,
+				    sizeof(self->addr), 0xa0, 0));
+	ASSERT_EQ(0, lib_channel(self->a, self->b, &self->addr, &a0, &b0));
+	ASSERT_EQ(2, wait_carrier_ends(fd, 2, 10000));
+	ASSERT_EQ(0, rmsg_sh("rdma link delete rxe0"));
+	EXPECT_EQ(0, wait_carrier_ends(fd, 0, 10000));
+	usleep(500000);
+	ASSERT_EQ(0, rmsg_sh("rdma link add rxe0 type rxe netdev %s", netdev));
+	EXPECT_EQ(2, wait_carrier_ends(fd, 2, 60000));
+	EXPECT_EQ(0, rmsg_echo(self->b, b0, self->a, a0, 5, 100,
+			       60000 * rmsg_test_slow()));
 }
 
 /* Only ports a kernel binds: 1024 and above are refused. */
