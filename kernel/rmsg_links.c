@@ -48,7 +48,6 @@
  * @peer: the peer's address, its port 0
  * @chan: the carrier's channel id in rmsg_links.ep; U32_MAX while none
  * @dialled: we dial it (else the peer did)
- * @open: the carrier is open
  * @retry_at: a failed dial: not before then (jiffies)
  */
 struct rmsg_link {
@@ -56,7 +55,6 @@ struct rmsg_link {
 	union rmsg_sockaddr peer;
 	u32 chan;
 	bool dialled;
-	bool open;
 	unsigned long retry_at;
 };
 
@@ -216,8 +214,16 @@ void rmsg_link_want(struct net *net, const struct sockaddr_storage *addr)
 	    !rmsg_link_addr(&peer, addr))
 		return;
 	mutex_lock(&rmsg_links_lock);
-	if (!rmsg_links.ep || rmsg_link_find(&peer))
+	if (!rmsg_links.ep)
 		goto out;
+	link = rmsg_link_find(&peer);
+	if (link) {
+		/* A dial that failed is due again. */
+		if (link->chan == U32_MAX &&
+		    !time_before(jiffies, link->retry_at))
+			queue_work(rmsg_wq, &rmsg_links.work);
+		goto out;
+	}
 	link = kzalloc(sizeof(*link), GFP_KERNEL);
 	if (!link)
 		goto out;
@@ -256,10 +262,8 @@ static void rmsg_link_take(const struct rmsg_cqe *cqe)
 		link = rmsg_link_by_chan(cqe->channel);
 		if (!link)
 			return;
-		if (!cqe->res) {
-			link->open = true;
+		if (!cqe->res)
 			return;
-		}
 		/* The peer has no links, or is not there: later, maybe. */
 		link->chan = U32_MAX;
 		link->retry_at = jiffies + msecs_to_jiffies(RMSG_LINK_RETRY_MS);
@@ -280,7 +284,6 @@ static void rmsg_link_take(const struct rmsg_cqe *cqe)
 		if (link->chan == U32_MAX) {
 			link->chan = cqe->channel;
 			link->dialled = false;
-			link->open = true;
 		}
 		return;
 	case RMSG_CQE_CLOSED:
