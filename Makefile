@@ -97,10 +97,10 @@ PERF_WRAP	:= -Wl,--wrap=ioctl,--wrap=poll,--wrap=ppoll,--wrap=epoll_wait
 
 .PHONY: all tests module lib tools examples selftests unit deps check run \
 	bench bench-ab soak fuzz abifuzz install install-module install-lib \
-	install-man install-tools install-prov prov \
+	install-man install-tools install-prov prov insn \
 	clean checkpatch check-debug check-mpi soak-mpi man
 
-all: module lib tools examples prov
+all: module lib tools examples prov insn
 
 # The tests need the kselftest harness from the cache `make deps` fills; a
 # node that only builds and installs rmsg does not.
@@ -208,6 +208,20 @@ build/prov/mpi_%: selftests/mpi_%.c
 # --- tools and tests -------------------------------------------------------
 
 tools: tools/rmsgctl/rmsgctl tools/rmsg-perf/rmsg-perf
+
+# The instruction counter of the test bed (rmsg-vm -I,
+# Documentation/bench.rst): a QEMU TCG plugin, for the host's QEMU, and the
+# guest's marker program; neither needs librmsg.
+insn: build/qemu/libinsncount.so build/qemu/insn-mark
+
+build/qemu/libinsncount.so: tools/testing/insn/insncount.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN_CFLAGS) -fPIC -shared -fvisibility=hidden $< \
+		-o $@
+
+build/qemu/insn-mark: tools/testing/insn/insn-mark.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN_CFLAGS) $< -o $@
 
 # Tools and selftests link the static library: they run from the source
 # tree, inside the guest too, with no install step.
