@@ -15,6 +15,8 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/tmp RMSG_NODE=$node
 # For tools/testing/vm-halt: where this node's status and log go.
 export RMSG_VM_RUN=$run
+# rmsg-vm -I: the instruction counter's file (tools/testing/insn/insn-mark).
+[ -z "${RMSG_INSN:-}" ] || export RMSG_INSN_OUT=$run/insn.$node
 
 finish() {
 	dmesg >"$run/dmesg.$node" 2>&1
