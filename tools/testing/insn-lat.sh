@@ -1,0 +1,92 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest instructions per round trip, rmsg-perf lat against ib_write_lat,
+# in one boot (rmsg-vm -b -I; Documentation/bench.rst, "Instructions per
+# message"):
+#
+#   tools/testing/insn-lat.sh OUT [PAIRS [SIZE]]
+#
+# Each tool runs twice per pair, with N1 and N2 round trips (after its own
+# warm-up), the order of the tools alternating from pair to pair. The
+# instruction counter's window (build/qemu/insn-mark) opens once the
+# server listens, before the client starts, and closes when both have
+# ended: it holds the client's whole life and the server's from the
+# connection on, on every vCPU. (count(N2) - count(N1)) / (N2 - N1) is then
+# the cost of one round trip, both sides, without start, connection and
+# teardown; busy-polling while waiting for the peer is in it (both tools
+# poll). Each window's line, labelled TOOL.N.PAIR, goes to OUT/insn-lat;
+# the wall time of each run to OUT/insn-lat.time. Without the plugin
+# (RMSG_INSN_OUT unset) the same runs go without windows, for the
+# plugin's overhead.
+
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+
+out=${1:?usage: insn-lat.sh OUT [PAIRS [SIZE]]}
+pairs=${2:-3}
+size=${3:-8}
+n1=${INSN_N1:-200}
+n2=${INSN_N2:-2200}
+addr=${RMSG_LOCAL_ADDR:?not in an rmsg-vm guest}
+perf=tools/rmsg-perf/rmsg-perf
+mark=build/qemu/insn-mark
+mkdir -p "$out"
+server_cpu=0
+client_cpu=1
+
+insn() { [ -z "${RMSG_INSN_OUT:-}" ] || "$mark" "$@"; }
+
+# wait_for FILE TEXT: until FILE shows TEXT (20 s at most).
+wait_for() {
+	local i
+	for i in $(seq 200); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# one TOOL N LABEL: a server, then (window open) a client of N round trips.
+one() {
+	local tool=$1 n=$2 label=$3 spid st=0 t0 t1
+	local slog=/tmp/insn.server cmd=()
+	if [ "$tool" = rmsg ]; then
+		taskset -c "$server_cpu" "$perf" --json -s "$size" -n "$n" \
+			lat >"$slog" 2>&1 &
+		spid=$!
+		# rmsg-perf's server says nothing until its client comes.
+		sleep 2
+		cmd=("$perf" --json -s "$size" -n "$n" lat "$addr")
+	else
+		taskset -c "$server_cpu" stdbuf -oL ib_write_lat -R -d rxe0 \
+			-F -s "$size" -n "$n" >"$slog" 2>&1 &
+		spid=$!
+		wait_for "$slog" 'Waiting for client' || st=1
+		sleep 0.5
+		cmd=(ib_write_lat -R -d rxe0 -F -s "$size" -n "$n" "$addr")
+	fi
+	t0=$(date +%s%N)
+	insn start
+	timeout 120 taskset -c "$client_cpu" "${cmd[@]}" \
+		>>"$out/$tool.log" 2>&1 || st=1
+	wait "$spid" || st=1
+	insn stop "$label" >>"$out/insn-lat" || st=1
+	t1=$(date +%s%N)
+	echo "$label $(((t1 - t0) / 1000000))" >>"$out/insn-lat.time"
+	cat "$slog" >>"$out/$tool.server.log"
+	[ "$st" = 0 ] || echo "insn-lat: $label failed" >&2
+	return $st
+}
+
+status=0
+for p in $(seq "$pairs"); do
+	tools=(rmsg ib)
+	((p % 2)) || tools=(ib rmsg)
+	for t in "${tools[@]}"; do
+		for n in "$n1" "$n2"; do
+			one "$t" "$n" "$t.$n.$p" || status=1
+		done
+	done
+done
+exit $status
