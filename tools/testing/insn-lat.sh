@@ -47,35 +47,48 @@ wait_for() {
 	return 1
 }
 
-# one TOOL N LABEL: a server, then (window open) a client of N round trips.
+# one TOOL N LABEL: a server, then (window open) a client of N round
+# trips. perftest's client can crash in librdmacm when it connects early
+# (bench.sh's perftest_pair): up to three attempts, each in a window of its
+# own, the last one's line kept.
 one() {
-	local tool=$1 n=$2 label=$3 spid st=0 t0 t1
+	local tool=$1 n=$2 label=$3 spid st attempt t0 t1 line
 	local slog=/tmp/insn.server cmd=()
-	if [ "$tool" = rmsg ]; then
-		taskset -c "$server_cpu" "$perf" --json -s "$size" -n "$n" \
-			lat >"$slog" 2>&1 &
-		spid=$!
-		# rmsg-perf's server says nothing until its client comes.
-		sleep 2
-		cmd=("$perf" --json -s "$size" -n "$n" lat "$addr")
-	else
-		taskset -c "$server_cpu" stdbuf -oL ib_write_lat -R -d rxe0 \
-			-F -s "$size" -n "$n" >"$slog" 2>&1 &
-		spid=$!
-		wait_for "$slog" 'Waiting for client' || st=1
-		sleep 0.5
-		cmd=(ib_write_lat -R -d rxe0 -F -s "$size" -n "$n" "$addr")
-	fi
-	t0=$(date +%s%N)
-	insn start
-	timeout 120 taskset -c "$client_cpu" "${cmd[@]}" \
-		>>"$out/$tool.log" 2>&1 || st=1
-	wait "$spid" || st=1
-	insn stop "$label" >>"$out/insn-lat" || st=1
-	t1=$(date +%s%N)
+	for attempt in 1 2 3; do
+		st=0
+		if [ "$tool" = rmsg ]; then
+			timeout 150 taskset -c "$server_cpu" "$perf" --json \
+				-s "$size" -n "$n" lat >"$slog" 2>&1 &
+			spid=$!
+			# rmsg-perf's server says nothing until a client
+			# comes; its client would retry until it listens.
+			sleep 2
+			cmd=("$perf" --json -s "$size" -n "$n" lat "$addr")
+		else
+			timeout 150 taskset -c "$server_cpu" stdbuf -oL \
+				ib_write_lat -R -d rxe0 -F -s "$size" -n "$n" \
+				>"$slog" 2>&1 &
+			spid=$!
+			wait_for "$slog" 'Waiting for client' || st=1
+			sleep 1
+			cmd=(ib_write_lat -R -d rxe0 -F -s "$size" -n "$n"
+			     "$addr")
+		fi
+		t0=$(date +%s%N)
+		insn start
+		timeout 120 taskset -c "$client_cpu" "${cmd[@]}" \
+			>>"$out/$tool.log" 2>&1 || st=1
+		wait "$spid" || st=1
+		line=$(insn stop "$label") || st=1
+		t1=$(date +%s%N)
+		cat "$slog" >>"$out/$tool.server.log"
+		[ "$st" = 0 ] && break
+		echo "insn-lat: $label, attempt $attempt failed" >&2
+		kill "$spid" 2>/dev/null
+		wait "$spid" 2>/dev/null
+	done
+	[ -z "$line" ] || echo "$line" >>"$out/insn-lat"
 	echo "$label $(((t1 - t0) / 1000000))" >>"$out/insn-lat.time"
-	cat "$slog" >>"$out/$tool.server.log"
-	[ "$st" = 0 ] || echo "insn-lat: $label failed" >&2
 	return $st
 }
 
