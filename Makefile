@@ -217,7 +217,7 @@ insn: build/qemu/libinsncount.so build/qemu/insn-mark
 build/qemu/libinsncount.so: tools/testing/insn/insncount.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN_CFLAGS) -fPIC -shared -fvisibility=hidden $< \
-		-o $@
+		-lpthread -o $@
 
 build/qemu/insn-mark: tools/testing/insn/insn-mark.c
 	@mkdir -p $(@D)

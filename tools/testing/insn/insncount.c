@@ -30,6 +30,7 @@
  */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -191,23 +192,27 @@ static void block_exec(unsigned int vcpu, void *udata)
 /*
  * Blocks are allocated in slabs and never freed: QEMU may run a block's
  * callback as long as the translation lives, and says nothing when it
- * goes. A retranslation takes a new one.
+ * goes. A retranslation takes a new one. vCPUs translate at the same time
+ * (MTTCG), hence the lock.
  */
 static struct block *block_new(void)
 {
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	static struct block *slab;
 	static size_t left;
+	struct block *b = NULL;
 
+	pthread_mutex_lock(&lock);
 	if (!left) {
-		left = 65536;
-		slab = calloc(left, sizeof(*slab));
-		if (!slab) {
-			left = 0;
-			return NULL;
-		}
+		slab = calloc(65536, sizeof(*slab));
+		left = slab ? 65536 : 0;
 	}
-	left--;
-	return slab++;
+	if (left) {
+		left--;
+		b = slab++;
+	}
+	pthread_mutex_unlock(&lock);
+	return b;
 }
 
 static void out_line(const char *s)
@@ -282,18 +287,20 @@ static int marker(struct qemu_plugin_insn *insn)
 static void block_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	struct block *b = block_new();
-	size_t i;
+	size_t n = qemu_plugin_tb_n_insns(tb), i;
+	uint64_t vaddr = qemu_plugin_tb_vaddr(tb);
+	uint32_t mode = vaddr >> 63 ? KERNEL : USER;
 	int m;
 
 	if (!b)
 		return;
-	b->vaddr = qemu_plugin_tb_vaddr(tb);
-	b->n = qemu_plugin_tb_n_insns(tb);
-	b->mode = b->vaddr >> 63 ? KERNEL : USER;
+	b->vaddr = vaddr;
+	b->n = n;
+	b->mode = mode;
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, block_exec,
 					     QEMU_PLUGIN_CB_NO_REGS, b);
 	/* A marker is a user program's, so only user blocks are searched. */
-	for (i = 0; b->mode == USER && i < b->n; i++) {
+	for (i = 0; mode == USER && i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 
 		m = marker(insn);
