@@ -26,8 +26,8 @@ cd "$(dirname "$0")/../.." || exit 1
 out=${1:?usage: insn-lat.sh OUT [PAIRS [SIZE]]}
 pairs=${2:-3}
 size=${3:-8}
-n1=${INSN_N1:-200}
-n2=${INSN_N2:-2200}
+n1=${INSN_N1:-1000}
+n2=${INSN_N2:-11000}
 addr=${RMSG_LOCAL_ADDR:?not in an rmsg-vm guest}
 perf=tools/rmsg-perf/rmsg-perf
 mark=build/qemu/insn-mark

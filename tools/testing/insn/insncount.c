@@ -105,24 +105,31 @@ enum { USER, KERNEL };
 enum { MARK_START = 1, MARK_STOP = 2 };
 
 /*
- * Busy-polling: a loop of up to RING/2 blocks that a vCPU runs again and
- * again in one mode. Each vCPU keeps the last RING blocks it ran in each
- * mode; a block that comes again at the same distance as the one before
- * it extends a pass of a loop, and once a whole pass has repeated, the
- * blocks of every further pass are counted as "loop" as well as in the
- * mode's count. A loop's first two passes therefore count as work only:
- * a wait that finds its message at the first or second look costs nothing
- * extra. Copy and checksum loops of the kernel are loops too (the kernel's
- * figure is best taken whole); at 8 to 64 bytes the user side of both
- * tools has few others (Documentation/bench.rst).
+ * Busy-polling: a loop of up to MAXP blocks that a vCPU runs again and
+ * again in one mode. Each vCPU keeps, per mode, the last RING blocks it
+ * ran and where each block last ran (a small hash). The blocks are
+ * periodic while each is the one that ran a period before; when one is
+ * not, the distance to its own last run is the period tried next. Once a
+ * whole period has repeated, every further block of the loop is counted
+ * as "loop", as well as in the mode's count. A loop's first two passes
+ * therefore count as work: a wait that finds its message at the first or
+ * second look costs nothing extra. Copy and checksum loops are loops too
+ * (the kernel's figure is best taken whole); at 8 to 64 bytes the user
+ * side of both tools has few others (Documentation/bench.rst).
  */
-#define RING 64
+#define RING 512
+#define MAXP 256
+#define LAST 1024
 
 struct loop {
 	uint64_t ring[RING];	/* addresses of the last blocks, this mode */
-	unsigned int pos;	/* where the next goes */
-	unsigned int period;	/* distance to the block's last run, or 0 */
+	uint64_t seq;		/* blocks run in this mode */
+	unsigned int period;	/* the loop's length in blocks, or 0 */
 	unsigned int matched;	/* blocks that repeated at that distance */
+	struct {
+		uint64_t vaddr;
+		uint64_t seq;
+	} last[LAST];
 };
 
 /* One vCPU's counts: only its own thread writes them. */
@@ -150,24 +157,20 @@ static int out_fd = -1;
 /* Is this run of @b a further pass of a loop (struct loop)? */
 static bool in_loop(struct loop *l, const struct block *b)
 {
-	unsigned int d;
-	bool again;
+	unsigned int h = (b->vaddr ^ b->vaddr >> 10 ^ b->vaddr >> 20) % LAST;
+	uint64_t d;
 
-	if (l->period && l->ring[(l->pos - l->period) % RING] == b->vaddr) {
+	if (l->period && l->ring[(l->seq - l->period) % RING] == b->vaddr) {
 		l->matched++;
 	} else {
+		d = l->last[h].vaddr == b->vaddr ? l->seq - l->last[h].seq : 0;
+		l->period = d <= MAXP ? d : 0;
 		l->matched = 0;
-		l->period = 0;
-		for (d = 1; d <= RING / 2; d++) {
-			if (l->ring[(l->pos - d) % RING] == b->vaddr) {
-				l->period = d;
-				break;
-			}
-		}
 	}
-	again = l->period && l->matched >= l->period;
-	l->ring[l->pos++ % RING] = b->vaddr;
-	return again;
+	l->last[h].vaddr = b->vaddr;
+	l->last[h].seq = l->seq;
+	l->ring[l->seq++ % RING] = b->vaddr;
+	return l->period && l->matched >= l->period;
 }
 
 static void block_exec(unsigned int vcpu, void *udata)
