@@ -14,8 +14,9 @@
 # ended: it holds the client's whole life and the server's from the
 # connection on, on every vCPU. (count(N2) - count(N1)) / (N2 - N1) is then
 # the cost of one round trip, both sides, without start, connection and
-# teardown; busy-polling while waiting for the peer is in it (both tools
-# poll). Each window's line, labelled TOOL.N.PAIR, goes to OUT/insn-lat;
+# teardown. Both tools busy-poll while they wait for the peer: the plugin
+# counts the further passes of short loops apart (user_loop, kernel_loop),
+# and tools/testing/insn-lat-report takes them out. Each window's line, labelled TOOL.N.PAIR, goes to OUT/insn-lat;
 # the wall time of each run to OUT/insn-lat.time. Without the plugin
 # (RMSG_INSN_OUT unset) the same runs go without windows, for the
 # plugin's overhead.
