@@ -350,8 +350,12 @@ BENCH_ROUNDS	?= 3
 # eager, rndv (rendezvous against ib_read_bw/ib_read_lat/ib_write_bw), resil
 # (repair times, retention's cost), ofi (fi_pingpong over the rmsg provider
 # against libfabric's verbs;ofi_rxm), mpi (NetPIPE under Open MPI over the
-# provider against UCX and verbs;ofi_rxm), or any of them joined with commas
+# provider against UCX and verbs;ofi_rxm), insn (guest instructions per
+# round trip; it boots with the counting plugin, rmsg-vm -I, which slows
+# the timed parts: run it alone, BENCH_PARTS=insn), or any of them joined
+# with commas
 BENCH_PARTS	?= eager,rndv,resil,ofi,mpi
+comma		:= ,
 
 # The host's load goes into the report: other guests running at the same
 # time on a 2-core machine make the figures worthless.
@@ -361,7 +365,8 @@ bench:
 	rm -rf build/bench && mkdir -p build/bench
 	{ uptime; echo "guests $$(pgrep -c -x qemu-system-x86)"; } \
 		>build/bench/host.start
-	tools/testing/rmsg-vm -b -T 2400 tools/testing/bench.sh build/bench \
+	tools/testing/rmsg-vm -b $(if $(filter insn,$(subst $(comma), ,$(BENCH_PARTS))),-I) \
+		-T 2400 tools/testing/bench.sh build/bench \
 		$(BENCH_ROUNDS) $(BENCH_PARTS); status=$$?; \
 	{ uptime; echo "guests $$(pgrep -c -x qemu-system-x86)"; } \
 		>build/bench/host.end; \

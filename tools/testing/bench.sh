@@ -15,9 +15,12 @@
 # streams, poller, memory), the rendezvous part, the resilience part
 # (repair times, and what retention costs the 64-byte latency), the
 # libfabric part (fi_pingpong over the rmsg provider against
-# verbs;ofi_rxm) and/or the MPI part (NetPIPE under Open MPI over the rmsg
-# provider, UCX and verbs;ofi_rxm). make bench boots the guest without
-# slub_debug (rmsg-vm -b).
+# verbs;ofi_rxm), the MPI part (NetPIPE under Open MPI over the rmsg
+# provider, UCX and verbs;ofi_rxm) and/or the instruction part (guest
+# instructions per round trip, rmsg-perf lat against ib_write_lat,
+# tools/testing/insn-lat.sh; it needs rmsg-vm -I, which make bench adds
+# when PARTS has insn, and which slows every other part of that boot).
+# make bench boots the guest without slub_debug (rmsg-vm -b).
 #
 # Files in OUT (one JSON object a line; perftest's tables are turned into
 # the same keys as rmsg-perf's JSON):
@@ -49,6 +52,9 @@
 #   lat-retain0-rmsg.N        (the default) and off: a line per run
 #   retain-pairs.N            a line per pair of them run back to back:
 #                             {"bytes", "pair", "first", "on_us", "off_us"}
+#   insn-S/insn-lat           instructions per round trip at S bytes
+#                             (8, 64, 4096): insn-lat.sh's windows, ROUNDS
+#                             pairs of each tool
 #   env                       what ran where
 #   host.start, host.end      the host's load (written by make bench)
 #   *.log                     every program's own output, for when one fails
@@ -502,6 +508,22 @@ for r in $(seq "$rounds"); do
 		-W "$window" rate || status=1
 	ib_bw 64 "$out/rate-ib.$r" || status=1
 done
+
+# Guest instructions per round trip (Documentation/bench.rst,
+# "Instructions per message"): ROUNDS pairs at each size, after the timed
+# parts.
+if want insn; then
+	if [ -z "${RMSG_INSN_OUT:-}" ]; then
+		log "instructions: not counted, the guest has no plugin (rmsg-vm -I)"
+		status=1
+	else
+		for s in 8 64 4096; do
+			log "instructions per round trip, $s bytes"
+			tools/testing/insn-lat.sh "$out/insn-$s" "$rounds" "$s" ||
+				status=1
+		done
+	fi
+fi
 
 want eager || exit "$status"
 
