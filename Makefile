@@ -8,7 +8,8 @@
 #   make run        install what is missing, build, boot the guest, demo
 #   make check      install what is missing, build, run every test
 #   make check-debug the same tests on a lockdep/KASAN guest kernel
-#   make check-mpi   the libfabric programs over the provider, HPCC too
+#   make check-mpi   the libfabric programs over the provider, HPCC too, and
+#                   an MPI job across two guests under a device removal
 #   make bench      rmsg-perf beside perftest in the guest; bench/results.json
 #   make soak       1000 injected faults of each class under checked streams
 #   make fuzz       libFuzzer on the protocol core, FUZZ_SECONDS per target
@@ -337,10 +338,17 @@ check: deps
 
 # The libfabric programs over the provider with HPCC too, which make
 # check leaves out for its two minutes (Documentation/libfabric.rst).
+# Then an Open MPI job across the pair's two guests, 8 ranks a node, every
+# byte checked, alone and while node 1's rxe0 is deleted and made again
+# under it (selftests/pair_mpi.sh; testbed.rst, "MPI across the pair").
+# MPI_PAIR_SLOW scales its limits as RMSG_TEST_SLOW does.
+MPI_PAIR_SLOW	?= 1
 check-mpi: deps
-	$(MAKE) -j$(NPROC) WERROR=1 all tests
+	$(MAKE) -j$(NPROC) WERROR=1 all tests mpi
 	tools/testing/rmsg-vm -T 1800 env LIBFABRIC_HPCC=1 LIBFABRIC_READDS=10 \
 		selftests/run.sh libfabric_test.sh
+	tools/testing/rmsg-vm -t pair -T $$((2400 * $(MPI_PAIR_SLOW))) \
+		env RMSG_TEST_SLOW=$(MPI_PAIR_SLOW) selftests/pair_mpi.sh
 
 run: deps
 	$(MAKE) -j$(NPROC) all
