@@ -219,6 +219,11 @@ int main(int argc, char **argv)
 
 	MPI_Barrier(MPI_COMM_WORLD);
 	t0 = MPI_Wtime();
+	if (rank == 0) {
+		/* A job that hangs shows whether it got this far. */
+		printf("mpi_pair: %d ranks in the first barrier\n", nranks);
+		fflush(stdout);
+	}
 	for (iter = 0; !stop; iter++) {
 		t_iter = MPI_Wtime();
 		for (c = 0; c < nsizes; c++) {

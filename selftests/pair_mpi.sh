@@ -85,9 +85,22 @@ chan_summary() {
 	EOF
 }
 
+# What the job's processes and channels are doing on this node.
+job_state() {
+	ps -eo pid,stat,etime,time,wchan:24,args |
+		grep -E '[m]pi_pair|[o]rted|[m]pirun' | cut -c1-150
+	$ctl chan 2>/dev/null | awk 'NR > 1 { n[$4]++ }
+		END { for (s in n) printf "channels %s: %d\n", s, n[s] }'
+	grep -E '^(MemAvailable|Committed_AS)' /proc/meminfo
+}
+
 # Node 0 asks node 1 for its summary so.
 if [ "${1:-}" = --summary ]; then
 	chan_summary "$2"
+	exit
+fi
+if [ "${1:-}" = --state ]; then
+	job_state
 	exit
 fi
 
@@ -186,18 +199,42 @@ done
 result $ok "pair_mpi.launcher"
 
 # mpirun of mpi_pair ARGS... with PAIR_MPI_RANKS ranks on each node, for
-# at most $1 seconds, output in /tmp/mpi.log.
+# at most $1 seconds, output in /tmp/mpi.log and here (as diagnostics).
+# A job still running at its limit shows what both nodes' processes and
+# channels are doing before it is killed.
 mpi() {
-	local limit=$1
+	local limit=$1 job i status
 	shift
-	no_uverbs timeout -k 10 "$limit" \
+	: >/tmp/mpi.log
+	no_uverbs \
 		mpirun --host "$here:$ranks,$peer:$ranks" -np $((2 * ranks)) \
 		--bind-to none --mca mpi_yield_when_idle 1 \
-		--mca plm_rsh_agent "$rsh" --mca plm_rsh_no_tree_spawn 1 \
+		--mca plm_rsh_agent "$rsh" \
 		--mca oob_tcp_if_include "$net.0/24" \
 		--mca btl self --mca pml cm --mca mtl ofi \
 		--mca mtl_ofi_provider_include rmsg -x FI_PROVIDER_PATH \
-		"$prog" "$@" >/tmp/mpi.log 2>&1
+		"$prog" "$@" >/tmp/mpi.log 2>&1 &
+	job=$!
+	tail -n +1 -f --pid="$job" /tmp/mpi.log | sed -u 's/^/# mpi: /' &
+	for ((i = 0; i < limit; i++)); do
+		kill -0 "$job" 2>/dev/null || break
+		sleep 1
+	done
+	if kill -0 "$job" 2>/dev/null; then
+		echo "# mpirun still runs after $limit s: node 0:"
+		job_state | diag
+		echo "# node 1:"
+		timeout 60 "$rsh" "$peer" \
+			selftests/pair_mpi.sh --state 2>&1 | diag
+		pkill -TERM -P "$job"
+		kill -TERM "$job"
+		sleep 10
+		kill -KILL "$job" 2>/dev/null
+	fi
+	wait "$job"
+	status=$?
+	wait
+	return $status
 }
 
 # The job's summary in /tmp/mpi.log is right: 2 hosts with the ranks
@@ -210,9 +247,11 @@ job_ok() {
 
 # (2) The job alone.
 ok=1
-if [ $n = 1 ] && [ "$failed" = 0 ]; then
+if [ "$failed" != 0 ]; then
+	echo "# not run: node 1's launcher does not answer"
+else
 	t0=$SECONDS
-	mpi "$(secs 600)" -i "$iters"
+	mpi "${PAIR_MPI_JOB_LIMIT:-$(secs 600)}" -i "$iters"
 	status=$?
 	echo "# mpirun: status $status after $((SECONDS - t0)) s"
 	if [ $status = 0 ] && job_ok; then
@@ -225,7 +264,9 @@ result $ok "pair_mpi.alltoall"
 
 # (3) The job while node 1's rxe0 is deleted and made again.
 ok=1
-if [ "$failed" = 0 ]; then
+if [ "$failed" != 0 ]; then
+	echo "# not run: the job alone failed"
+else
 	: >/tmp/chans.0
 	sample_chans /tmp/chans.0 &
 	sampler=$!
