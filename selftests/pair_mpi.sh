@@ -95,6 +95,9 @@ job_state() {
 	done
 	$ctl chan 2>/dev/null | awk 'NR > 1 { n[$4]++ }
 		END { for (s in n) printf "channels %s: %d\n", s, n[s] }'
+	# Which ranks lack channels: a full mesh gives each 2 x ranks - 1.
+	$ctl chan 2>/dev/null | awk 'NR > 1 { n[$2]++ }
+		END { for (p in n) printf "pid %s: %d channels\n", p, n[p] }'
 	grep -E '^(MemAvailable|Committed_AS)' /proc/meminfo
 }
 
