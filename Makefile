@@ -340,7 +340,7 @@ check: deps
 # check leaves out for its two minutes (Documentation/libfabric.rst).
 # Then an Open MPI job across the pair's two guests, 8 ranks a node, every
 # byte checked, alone and while node 1's rxe0 is deleted and made again
-# under it (selftests/pair_mpi.sh; testbed.rst, "MPI across the pair").
+# under it (selftests/pair_mpi.sh; testbed.rst, "make check-mpi: an MPI job across the pair").
 # MPI_PAIR_SLOW scales its limits as RMSG_TEST_SLOW does.
 MPI_PAIR_SLOW	?= 1
 check-mpi: deps

@@ -44,7 +44,8 @@
 # script, as pair_test.sh does for its peer_readd: a repair must come back
 # on the re-made rxe0, not fail over to rxe1. RMSG_TEST_SLOW=N scales the
 # limits and the job's length as in pair_test.sh. Documentation/
-# testbed.rst ("MPI across the pair") describes the test.
+# testbed.rst ("make check-mpi: an MPI job across the pair") describes the
+# test and its status.
 
 cd "$(dirname "$0")/.." || exit 1
 export LC_ALL=C
