@@ -129,6 +129,22 @@ static struct rmsg_link *rmsg_link_find(const union rmsg_sockaddr *peer)
 	return NULL;
 }
 
+/* A new entry for @peer, with no carrier yet; NULL without memory. */
+static struct rmsg_link *rmsg_link_new(const union rmsg_sockaddr *peer,
+				       bool dialled)
+{
+	struct rmsg_link *link = kzalloc(sizeof(*link), GFP_KERNEL);
+
+	lockdep_assert_held(&rmsg_links_lock);
+	if (!link)
+		return NULL;
+	link->peer = *peer;
+	link->chan = U32_MAX;
+	link->dialled = dialled;
+	list_add_tail(&link->entry, &rmsg_links.links);
+	return link;
+}
+
 static struct rmsg_link *rmsg_link_by_chan(u32 chan)
 {
 	struct rmsg_link *link;
@@ -138,6 +154,15 @@ static struct rmsg_link *rmsg_link_by_chan(u32 chan)
 		if (link->chan == chan)
 			return link;
 	return NULL;
+}
+
+/* @addr's port, IPv4 or IPv6 (links' keys have no other family). */
+static void rmsg_link_set_port(struct sockaddr_storage *addr, u16 port)
+{
+	if (addr->ss_family == AF_INET)
+		((struct sockaddr_in *)addr)->sin_port = htons(port);
+	else
+		((struct sockaddr_in6 *)addr)->sin6_port = htons(port);
 }
 
 /*
@@ -158,19 +183,13 @@ static int rmsg_link_dial(struct rmsg_link *link)
 	lockdep_assert_held(&rmsg_links_lock);
 	memcpy(&d.dst, &link->peer, sizeof(link->peer));
 	src.ss_family = link->peer.sa.sa_family;
-	if (src.ss_family == AF_INET)
-		((struct sockaddr_in *)&d.dst)->sin_port = htons(link_port);
-	else
-		((struct sockaddr_in6 *)&d.dst)->sin6_port = htons(link_port);
+	rmsg_link_set_port(&d.dst, link_port);
 	for (sport = RMSG_LINK_SPORT_MAX;
 	     sport >= RMSG_LINK_SPORT_MIN && ret == -EADDRINUSE; sport--) {
 		ch = rmsg_chan_dial(rmsg_links.ep, &d);
 		if (IS_ERR(ch))
 			return PTR_ERR(ch);
-		if (src.ss_family == AF_INET)
-			((struct sockaddr_in *)&src)->sin_port = htons(sport);
-		else
-			((struct sockaddr_in6 *)&src)->sin6_port = htons(sport);
+		rmsg_link_set_port(&src, sport);
 		link->chan = ch->id;
 		ret = rmsg_chan_dial_start(ch, &src);
 	}
@@ -224,14 +243,8 @@ void rmsg_link_want(struct net *net, const struct sockaddr_storage *addr)
 			queue_work(rmsg_wq, &rmsg_links.work);
 		goto out;
 	}
-	link = kzalloc(sizeof(*link), GFP_KERNEL);
-	if (!link)
-		goto out;
-	link->peer = peer;
-	link->chan = U32_MAX;
-	link->dialled = true;
-	list_add_tail(&link->entry, &rmsg_links.links);
-	queue_work(rmsg_wq, &rmsg_links.work);
+	if (rmsg_link_new(&peer, true))
+		queue_work(rmsg_wq, &rmsg_links.work);
 out:
 	mutex_unlock(&rmsg_links_lock);
 }
@@ -271,15 +284,9 @@ static void rmsg_link_take(const struct rmsg_cqe *cqe)
 	case RMSG_CQE_ACCEPTED:
 		if (cqe->res || !rmsg_link_chan_peer(cqe->channel, &peer))
 			return;
-		link = rmsg_link_find(&peer);
-		if (!link) {
-			link = kzalloc(sizeof(*link), GFP_KERNEL);
-			if (!link)
-				return;
-			link->peer = peer;
-			link->chan = U32_MAX;
-			list_add_tail(&link->entry, &rmsg_links.links);
-		}
+		link = rmsg_link_find(&peer) ?: rmsg_link_new(&peer, false);
+		if (!link)
+			return;
 		/* Ours, if we dialled too, stays: both are carriers. */
 		if (link->chan == U32_MAX) {
 			link->chan = cqe->channel;

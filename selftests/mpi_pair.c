@@ -125,7 +125,7 @@ static uint64_t red_word(int r, long iter, int k)
 		   (uint64_t)k);
 }
 
-static void usage(void)
+static void bad_usage(void)
 {
 	if (rank == 0)
 		fprintf(stderr,
@@ -158,12 +158,12 @@ int main(int argc, char **argv)
 		case 'i':
 			iters = strtol(optarg, &end, 0);
 			if (*end || iters < 0)
-				usage();
+				bad_usage();
 			break;
 		case 't':
 			limit = strtod(optarg, &end);
 			if (*end || limit < 0)
-				usage();
+				bad_usage();
 			break;
 		case 's':
 			nsizes = 0;
@@ -172,26 +172,26 @@ int main(int argc, char **argv)
 
 				if (end == p || v < 1 || v > (1 << 24) ||
 				    nsizes == MAX_SIZES)
-					usage();
+					bad_usage();
 				sizes[nsizes++] = (int)v;
 			}
 			if (nsizes == 0)
-				usage();
+				bad_usage();
 			break;
 		case 'n':
 			words = (int)strtol(optarg, &end, 0);
 			if (*end || words < 1 || words > (1 << 22))
-				usage();
+				bad_usage();
 			break;
 		case 'c':
 			corrupt = rank == nranks - 1;
 			break;
 		default:
-			usage();
+			bad_usage();
 		}
 	}
 	if (iters == 0 && limit == 0)
-		usage();
+		bad_usage();
 	for (i = 0; i < nsizes; i++)
 		if (sizes[i] > maxsize)
 			maxsize = sizes[i];
