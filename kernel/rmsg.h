@@ -100,7 +100,8 @@ int rmsg_devices_list(struct rmsg_dev_info *out, u32 capacity, u32 *total,
 				 RMSG_FEAT_ENTER_COUNT | RMSG_FEAT_RNDV_PIN | \
 				 RMSG_FEAT_SQPOLL_USER | \
 				 RMSG_FEAT_CONNECT_TIMEOUT | \
-				 RMSG_FEAT_ENTER_LEND | RMSG_FEAT_SUMMARY)
+				 RMSG_FEAT_ENTER_LEND | RMSG_FEAT_SUMMARY | \
+				 RMSG_FEAT_LINKS)
 
 /* Flags and reserved fields of the ABI must be zero. */
 static inline bool rmsg_all_zero(const void *p, size_t len)
@@ -338,6 +339,16 @@ struct rmsg_endpoint *rmsg_ep_create(void);
 struct rmsg_endpoint *rmsg_ep_create_kernel(const struct rmsg_ep_kops *kops,
 					    void *priv);
 void rmsg_ep_destroy(struct rmsg_endpoint *ep);
+
+/*
+ * The module's own endpoint (rmsg_ep_create_kernel(); the links', the only
+ * one): its channels are the carriers of links, and only its.
+ */
+static inline bool rmsg_ep_is_module(const struct rmsg_endpoint *ep)
+{
+	return ep->kops;
+}
+
 long rmsg_ep_setup(struct rmsg_endpoint *ep, void __user *uarg);
 long rmsg_ep_enter(struct rmsg_endpoint *ep, void __user *uarg);
 int rmsg_ep_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma);

@@ -130,6 +130,8 @@ static long rmsg_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return rmsg_chan_addr(ep, uarg);
 	case RMSG_IOC_CHAN_SET:
 		return rmsg_chan_set(ep, uarg);
+	case RMSG_IOC_LINK_LIST:
+		return rmsg_link_list(uarg);
 	default:
 		return -ENOTTY;
 	}

@@ -270,6 +270,7 @@ struct rmsg_rndv_tx;
 struct rmsg_rndv_rx;
 struct rmsg_rndv_segs;
 struct rmsg_rndv_move;
+struct rmsg_carrier;
 struct rmsg_node;
 
 /**
@@ -701,6 +702,8 @@ struct rmsg_chan_retain {
  * @node: the peer node whose heartbeat the channel shares while it is open
  *	(rmsg_node.c), NULL when it is not a member (chan_lock)
  * @node_entry: in @node's members (the node's lock)
+ * @carrier: a carrier's link (rmsg_carrier.c), from its first device on;
+ *	NULL for every other channel (rmsg_chan_is_carrier())
  */
 struct rmsg_channel {
 	struct rmsg_cm_ctx cm;
@@ -755,6 +758,7 @@ struct rmsg_channel {
 	wait_queue_head_t cm_wq;
 	struct rmsg_node *node;
 	struct list_head node_entry;
+	struct rmsg_carrier *carrier;
 };
 
 extern struct workqueue_struct *rmsg_wq;
@@ -774,6 +778,16 @@ int rmsg_chan_args(struct rmsg_endpoint *ep, u32 *size,
  * take chan_lock (a mutex), so they record the first reason and leave the
  * rest to the channel's work (rmsg_lifecycle.c).
  */
+/*
+ * Is @ch a carrier of links? The channels of the module's own endpoint
+ * (rmsg_links.c) are, and no others: their hellos say so
+ * (RMSG_HELLO_F_LINK), their connections carry the link's messages too.
+ */
+static inline bool rmsg_chan_is_carrier(const struct rmsg_channel *ch)
+{
+	return rmsg_ep_is_module(ch->ep);
+}
+
 /* The channel's rdma_cm id, or NULL while it has none (struct rmsg_conn). */
 static inline struct rdma_cm_id *rmsg_chan_cm_id(const struct rmsg_channel *ch)
 {
@@ -796,7 +810,9 @@ static inline void rmsg_chan_kill_soft(struct rmsg_channel *ch, int error)
 void rmsg_chan_event(struct rmsg_channel *ch, u32 kind, int res);
 
 /* rmsg_channel.c, for rmsg_ctl.c */
-int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind);
+int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind, u64 arg);
+/* rmsg_ctl.c: a state as RMSG_IOC_CHAN_LIST and RMSG_IOC_LINK_LIST show it */
+u32 rmsg_ctl_chan_state(enum rmsg_chan_state state);
 
 /* rmsg_data.c */
 int rmsg_data_create(struct rmsg_channel *ch, struct ib_device *ibdev);

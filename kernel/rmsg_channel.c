@@ -31,9 +31,9 @@
  *    channels and wait until the teardown of each is done.
  *
  * Layer (Documentation/design.rst, "Layers"): of the module's files it
- * calls only these, all below it: rmsg_cm.c, rmsg_conn.c, rmsg_data.c,
- * rmsg_devices.c, rmsg_lifecycle.c, rmsg_pages.c, rmsg_repair.c,
- * rmsg_user.c and rmsg_wr.c.
+ * calls only these, all below it: rmsg_carrier.c, rmsg_cm.c,
+ * rmsg_conn.c, rmsg_data.c, rmsg_devices.c, rmsg_lifecycle.c,
+ * rmsg_pages.c, rmsg_repair.c, rmsg_user.c and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -52,6 +52,7 @@
 #include <rdma/rdma_cm.h>
 
 #include "rmsg.h"
+#include "rmsg_carrier.h"
 #include "rmsg_chan.h"
 #include "rmsg_wr.h"
 #include "rmsg_cm.h"
@@ -145,15 +146,17 @@ int rmsg_chan_publish(struct rmsg_channel *ch)
  * rmsg_chan_inject() - inject a fault into a channel (RMSG_IOC_FAULT)
  * @ch: the channel
  * @kind: enum rmsg_fault_kind
+ * @arg: RMSG_FAULT_LINK_PROBE's count (checked by the caller)
  *
  * Caller holds ep->chan_lock, so nothing here may wait for an rdma_cm
  * handler.
  *
  * Return: 0, -ENOTCONN when the channel is not open, -EINVAL for an
- * unknown kind, or what ib_modify_qp() returns for a QP error or a
- * disconnect (which take effect before this returns).
+ * unknown kind, -EOPNOTSUPP for a probe of a channel that is no carrier,
+ * what rmsg_carrier_probe() returns, or what ib_modify_qp() returns for a
+ * QP error or a disconnect (which take effect before this returns).
  */
-int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind)
+int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind, u64 arg)
 {
 	struct ib_qp_attr attr = {
 		.qp_state = IB_QPS_ERR,
@@ -188,6 +191,12 @@ int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind)
 		/* An open channel is on its device: it cannot go meanwhile. */
 		rmsg_device_fatal(ch->dev.rdev);
 		return 0;
+	case RMSG_FAULT_LINK_PROBE:
+		if (!rmsg_chan_is_carrier(ch))
+			return -EOPNOTSUPP;
+		if (ch->state != RMSG_CHAN_OPEN || !rmsg_chan_qp(ch))
+			return -ENOTCONN;
+		return rmsg_carrier_probe(ch, arg);
 	default:
 		return -EINVAL;
 	}
@@ -303,6 +312,7 @@ static void rmsg_chan_free(struct rmsg_channel *ch, bool counted)
 	 */
 	cancel_work_sync(&ch->work);
 	rmsg_data_free(ch);
+	rmsg_carrier_free(ch);
 	if (ch->net)
 		put_net(ch->net);
 	/* Its last connection, whose id and QP are gone. */

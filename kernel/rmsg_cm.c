@@ -272,7 +272,7 @@ static int rmsg_cm_repair_accepted(struct rmsg_channel *ch,
 	struct rmsg_hello h;
 	int ret;
 
-	ret = rmsg_conn_hello_decode(&h, event);
+	ret = rmsg_conn_hello_decode(&h, event, ch->ep);
 	if (ret || h.kind != RMSG_HELLO_ACCEPT || h.channel != ch->peer.channel)
 		return -EPROTO;
 	if (h.incarnation != ch->peer.incarnation)
@@ -395,7 +395,8 @@ static int rmsg_cm_owned_event(struct rmsg_channel *ch,
 				break;
 			}
 		} else if (ch->active) {
-			ret = rmsg_conn_hello_decode(&ch->peer, event);
+			ret = rmsg_conn_hello_decode(&ch->peer, event,
+						     ch->ep);
 			if (!ret && ch->peer.kind != RMSG_HELLO_ACCEPT)
 				ret = -EPROTO;
 			/*

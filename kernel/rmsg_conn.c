@@ -6,8 +6,8 @@
  * themselves are rmsg_wr.c's.
  *
  * Layer (Documentation/design.rst, "Layers"): of the module's files it
- * calls only these, all below it: rmsg_data.c, rmsg_devices.c,
- * rmsg_pages.c, rmsg_rndv_repair.c and rmsg_wr.c.
+ * calls only these, all below it: rmsg_carrier.c, rmsg_data.c,
+ * rmsg_devices.c, rmsg_pages.c, rmsg_rndv_repair.c and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -26,6 +26,7 @@
 #include <rdma/rdma_cm.h>
 
 #include "rmsg.h"
+#include "rmsg_carrier.h"
 #include "rmsg_chan.h"
 #include "rmsg_wr.h"
 #include "rmsg_conn.h"
@@ -206,6 +207,25 @@ static u8 rmsg_rd_depth(struct ib_device *ibdev)
 }
 
 /*
+ * A connection's send queue: the data WRs, a control send per kind, the
+ * drain's; a carrier's link messages on top.
+ */
+static u32 rmsg_chan_send_wrs(const struct rmsg_channel *ch)
+{
+	return RMSG_QP_SEND_WRS +
+	       (rmsg_chan_is_carrier(ch) ? RMSG_CARRIER_SENDS : 0);
+}
+
+/* Its receive queue: the control receives (a carrier's all take links'). */
+static u32 rmsg_chan_recv_wrs(const struct rmsg_channel *ch)
+{
+	if (rmsg_chan_is_carrier(ch))
+		return RMSG_CARRIER_RECVS + RMSG_DRAIN_WRS;
+	return RMSG_CTRL_RECVS + RMSG_DRAIN_WRS +
+	       (ch->rx_imm ? RMSG_IMM_RECVS : 0);
+}
+
+/*
  * The QP of one connection, on @cm_id's device, with the channel's CQ, and
  * its receives posted; it is in INIT.
  */
@@ -218,9 +238,8 @@ static int rmsg_chan_new_qp(struct rmsg_channel *ch, struct rdma_cm_id *id)
 	attr.qp_context = ch;
 	attr.send_cq = ch->dev.cq;
 	attr.recv_cq = ch->dev.cq;
-	attr.cap.max_send_wr = RMSG_QP_SEND_WRS;
-	attr.cap.max_recv_wr = RMSG_CTRL_RECVS + RMSG_DRAIN_WRS +
-			       (ch->rx_imm ? RMSG_IMM_RECVS : 0);
+	attr.cap.max_send_wr = rmsg_chan_send_wrs(ch);
+	attr.cap.max_recv_wr = rmsg_chan_recv_wrs(ch);
 	attr.cap.max_send_sge = min_t(int, ibdev->attrs.max_send_sge,
 				      RMSG_RNDV_SGE_MAX);
 	attr.cap.max_recv_sge = 1;
@@ -243,6 +262,8 @@ static int rmsg_chan_new_qp(struct rmsg_channel *ch, struct rdma_cm_id *id)
 	ch->conn->max_sge = attr.cap.max_send_sge;
 
 	/* Receives may be posted in INIT: the peer's READY can come early. */
+	if (rmsg_chan_is_carrier(ch))
+		return rmsg_carrier_post_recvs(ch);
 	for (i = 0; i < RMSG_CTRL_RECVS; i++) {
 		ret = rmsg_ctrl_post_recv(&ch->dev.ctrl[i]);
 		if (ret)
@@ -269,6 +290,7 @@ bool rmsg_chan_dev_release(struct rmsg_channel *ch)
 	int i;
 
 	WARN_ON_ONCE(rmsg_chan_qp(ch));
+	rmsg_carrier_dev_release(ch);
 	rmsg_data_dev_release(ch);
 	if (ch->dev.cq)
 		ib_cq_pool_put(ch->dev.cq, ch->dev.cq_size);
@@ -378,11 +400,12 @@ static int rmsg_chan_dev_create(struct rmsg_channel *ch,
 	ret = rmsg_block_map(ch);
 	if (!ret)
 		ret = rmsg_data_dev_create(ch);
+	if (!ret && rmsg_chan_is_carrier(ch))
+		ret = rmsg_carrier_dev_create(ch);
 	if (ret)
 		goto fail;
 	/* Both queues, the drain's WR of each included. */
-	ch->dev.cq_size = RMSG_QP_SEND_WRS + RMSG_CTRL_RECVS + RMSG_DRAIN_WRS +
-			   (ch->rx_imm ? RMSG_IMM_RECVS : 0);
+	ch->dev.cq_size = rmsg_chan_send_wrs(ch) + rmsg_chan_recv_wrs(ch);
 	ch->dev.cq =
 		ib_cq_pool_get(ibdev, ch->dev.cq_size, -1, IB_POLL_SOFTIRQ);
 	if (IS_ERR(ch->dev.cq)) {
@@ -522,6 +545,8 @@ u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
 
 	if (ch->rndv.rekey_hello)
 		hello.flags |= RMSG_HELLO_F_REKEY;
+	if (rmsg_chan_is_carrier(ch))
+		hello.flags |= RMSG_HELLO_F_LINK;
 
 	/* A repair says where our stream stands: the peer resumes there. */
 	if (ch->state == RMSG_CHAN_RECOVERING) {
@@ -551,14 +576,18 @@ u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
  * @hello: filled in on success
  * @event: the rdma_cm's CONNECT_REQUEST or ESTABLISHED event (its private
  *	data comes from the network)
+ * @ep: the endpoint of the channel the hello is for
  *
  * rmsg_hello_decode()'s checks, and one of the module's: a carrier's hello
- * (RMSG_HELLO_F_LINK) is refused, since nothing here carries links yet.
+ * (RMSG_HELLO_F_LINK) is for the module's own endpoint and no other, and
+ * that endpoint takes nothing else: a program's channel never carries a
+ * link, and a carrier's peer is a carrier.
  *
  * Return: 0, -EPROTONOSUPPORT or -EPROTO.
  */
 int rmsg_conn_hello_decode(struct rmsg_hello *hello,
-			   const struct rdma_cm_event *event)
+			   const struct rdma_cm_event *event,
+			   const struct rmsg_endpoint *ep)
 {
 	struct rmsg_hello h;
 	int ret;
@@ -567,7 +596,7 @@ int rmsg_conn_hello_decode(struct rmsg_hello *hello,
 				event->param.conn.private_data_len);
 	if (ret)
 		return ret;
-	if (h.flags & RMSG_HELLO_F_LINK)
+	if (!(h.flags & RMSG_HELLO_F_LINK) != !rmsg_ep_is_module(ep))
 		return -EPROTO;
 	*hello = h;
 	return 0;

@@ -29,7 +29,8 @@ void rmsg_qp_drain(struct rdma_cm_id *id, struct ib_qp *qp, bool handler_held);
 void rmsg_chan_release_verbs(struct rmsg_channel *ch, bool in_handler);
 bool rmsg_chan_dev_release(struct rmsg_channel *ch);
 int rmsg_conn_hello_decode(struct rmsg_hello *hello,
-			   const struct rdma_cm_event *event);
+			   const struct rdma_cm_event *event,
+			   const struct rmsg_endpoint *ep);
 u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
 		    struct rmsg_conn_data *data);
 void rmsg_conn_param(struct rmsg_channel *ch, struct rdma_cm_id *id,

@@ -99,12 +99,15 @@ void rmsg_ctl_device_added(void)
 }
 
 /* May the caller see or act on another endpoint? Its owner, or an admin. */
+/* The module's endpoint is nobody's: an administrator's to look into. */
 static bool rmsg_ctl_may(const struct rmsg_endpoint *ep)
 {
-	return uid_eq(ep->uid, current_euid()) || capable(CAP_NET_ADMIN);
+	return (!rmsg_ep_is_module(ep) && uid_eq(ep->uid, current_euid())) ||
+	       capable(CAP_NET_ADMIN);
 }
 
-static u32 rmsg_ctl_state(enum rmsg_chan_state state)
+/* A channel's state as RMSG_IOC_CHAN_LIST and RMSG_IOC_LINK_LIST show it. */
+u32 rmsg_ctl_chan_state(enum rmsg_chan_state state)
 {
 	switch (state) {
 	case RMSG_CHAN_CONNECTING:
@@ -136,7 +139,7 @@ static void rmsg_ctl_info(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 	/* As the caller's namespaces see them: 0 and overflowuid otherwise. */
 	info->pid = pid_nr_ns(ep->tgid, task_active_pid_ns(current));
 	info->uid = from_kuid_munged(current_user_ns(), ep->uid);
-	info->state = rmsg_ctl_state(ch->state);
+	info->state = rmsg_ctl_chan_state(ch->state);
 	info->epoch = r->epoch;
 	info->attempts = r->attempts;
 	info->max_attempts = r->max_attempts;
@@ -340,12 +343,18 @@ long rmsg_ctl_fault(struct rmsg_endpoint *self, void __user *uarg)
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
-	if (req.flags || req.resv)
+	if (req.flags)
 		return -EINVAL;
 	switch (req.kind) {
 	case RMSG_FAULT_QP_ERROR:
 	case RMSG_FAULT_DISCONNECT:
 	case RMSG_FAULT_DEVICE_FATAL:
+		if (req.arg)
+			return -EINVAL;
+		break;
+	case RMSG_FAULT_LINK_PROBE:
+		if (!req.arg || req.arg > 65536)
+			return -EINVAL;
 		break;
 	default:
 		return -EINVAL;
@@ -373,7 +382,7 @@ long rmsg_ctl_fault(struct rmsg_endpoint *self, void __user *uarg)
 	}
 	mutex_lock(&ep->chan_lock);
 	ch = xa_load(&ep->channels, req.channel);
-	ret = ch ? rmsg_chan_inject(ch, req.kind) : -ENOENT;
+	ret = ch ? rmsg_chan_inject(ch, req.kind, req.arg) : -ENOENT;
 	mutex_unlock(&ep->chan_lock);
 out:
 	mutex_unlock(&rmsg_eps_lock);

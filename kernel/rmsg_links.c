@@ -19,18 +19,20 @@
  * for rmsg_link_work().
  *
  * Layer (Documentation/design.rst, "Layers"): of the module's files it
- * calls only these, all below it: rmsg_channel.c, rmsg_endpoint.c,
- * rmsg_listen.c and rmsg_wr.c.
+ * calls only these, all below it: rmsg_carrier.c, rmsg_channel.c,
+ * rmsg_ctl.c, rmsg_endpoint.c, rmsg_listen.c and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 #include <linux/workqueue.h>
 #include <net/net_namespace.h>
 
 #include "rmsg.h"
+#include "rmsg_carrier.h"
 #include "rmsg_chan.h"
 #include "rmsg_links.h"
 
@@ -247,6 +249,94 @@ void rmsg_link_want(struct net *net, const struct sockaddr_storage *addr)
 		queue_work(rmsg_wq, &rmsg_links.work);
 out:
 	mutex_unlock(&rmsg_links_lock);
+}
+
+/* @link as RMSG_IOC_LINK_LIST shows it; under rmsg_links_lock. */
+static void rmsg_link_info_fill(const struct rmsg_link *link,
+				struct rmsg_link_info *info)
+{
+	struct rmsg_endpoint *ep = rmsg_links.ep;
+	struct rmsg_carrier_stats stats;
+	struct rmsg_channel *ch;
+
+	memset(info, 0, sizeof(*info));
+	memcpy(&info->peer, &link->peer, sizeof(link->peer));
+	info->ep_id = ep->id;
+	if (link->dialled)
+		info->flags |= RMSG_LINK_INFO_F_DIALLED;
+	if (link->chan == U32_MAX)
+		return;
+	mutex_lock(&ep->chan_lock);
+	ch = xa_load(&ep->channels, link->chan);
+	if (ch) {
+		info->channel = ch->id;
+		info->state = rmsg_ctl_chan_state(ch->state);
+		rmsg_carrier_stats(ch, &stats);
+		info->sent = stats.sent;
+		info->received = stats.received;
+		info->lcredit_sent = stats.lcredit_sent;
+		info->lcredit_received = stats.lcredit_received;
+		info->refused_sent = stats.refused_sent;
+		info->refused_received = stats.refused_received;
+		info->probes_left = stats.probes_left;
+		info->dropped = stats.dropped;
+	}
+	mutex_unlock(&ep->chan_lock);
+}
+
+/**
+ * rmsg_link_list() - RMSG_IOC_LINK_LIST
+ * @uarg: struct rmsg_link_list
+ *
+ * Return: 0, -EPERM without CAP_NET_ADMIN, -EINVAL, -EFAULT, -ENOMEM.
+ */
+long rmsg_link_list(void __user *uarg)
+{
+	struct rmsg_link_list req;
+	struct rmsg_link_info *infos = NULL;
+	struct rmsg_link *link;
+	u32 n = 0, total = 0;
+	long ret = 0;
+
+	if (!capable(CAP_NET_ADMIN))
+		return -EPERM;
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.flags || req.resv || (req.capacity && !req.links))
+		return -EINVAL;
+	mutex_lock(&rmsg_links_lock);
+	if (!rmsg_links.ep)
+		goto out;
+	list_for_each_entry(link, &rmsg_links.links, entry)
+		total++;
+	n = min(req.capacity, total);
+	if (n) {
+		infos = kvcalloc(n, sizeof(*infos), GFP_KERNEL);
+		if (!infos) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	n = 0;
+	list_for_each_entry(link, &rmsg_links.links, entry) {
+		if (n == min(req.capacity, total))
+			break;
+		rmsg_link_info_fill(link, &infos[n++]);
+	}
+out:
+	mutex_unlock(&rmsg_links_lock);
+	if (!ret && n &&
+	    copy_to_user(u64_to_user_ptr(req.links), infos,
+			 array_size(n, sizeof(*infos))))
+		ret = -EFAULT;
+	kvfree(infos);
+	if (ret)
+		return ret;
+	req.filled = n;
+	req.total = total;
+	if (copy_to_user(uarg, &req, sizeof(req)))
+		return -EFAULT;
+	return 0;
 }
 
 /* The peer's address of the module endpoint's channel @id. */

@@ -11,6 +11,7 @@
 struct net;
 
 void rmsg_link_want(struct net *net, const struct sockaddr_storage *addr);
+long rmsg_link_list(void __user *uarg);
 void rmsg_link_init_module(void);
 void rmsg_link_exit_module(void);
 

@@ -133,7 +133,7 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 	ch = kzalloc(sizeof(*ch), RMSG_GFP_CHARGED);
 	if (!ch)
 		return -ENOMEM;
-	ret = rmsg_conn_hello_decode(&ch->peer, event);
+	ret = rmsg_conn_hello_decode(&ch->peer, event, ep);
 	if (!ret && ch->peer.kind == RMSG_HELLO_RECONNECT) {
 		ret = rmsg_cm_repair_request(ep, cm_id, &ch->peer);
 		kfree(ch);
@@ -146,7 +146,7 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 	 * rdma_cm binds a port below 1024 for no program without
 	 * CAP_NET_BIND_SERVICE.
 	 */
-	if (!ret && ep->kops && rmsg_cm_peer_port(cm_id) >= 1024)
+	if (!ret && rmsg_ep_is_module(ep) && rmsg_cm_peer_port(cm_id) >= 1024)
 		ret = -EACCES;
 	if (!ret && ch->peer.block_size > l->peer_block_max)
 		ret = -EMSGSIZE;

@@ -213,6 +213,45 @@ static bool rmsg_ctrl_peer_broke(const struct ib_wc *wc)
 	       wc->status == IB_WC_LOC_QP_OP_ERR;
 }
 
+/**
+ * rmsg_ctrl_recv_failed() - a receive of @ch's connection did not complete
+ * @ch: the channel
+ * @wc: its completion, not IB_WC_SUCCESS
+ *
+ * A flush too: receives are always posted, so this is how the QP's move
+ * to the error state shows (whatever moved it), and the channel is
+ * repaired. During a repair or a teardown only the first reason counts,
+ * and those drain the QP on purpose. A request our side found invalid is
+ * no fault of the link but of the peer, which is not one to reconnect to:
+ * the channel ends.
+ */
+void rmsg_ctrl_recv_failed(struct rmsg_channel *ch, const struct ib_wc *wc)
+{
+	rmsg_chan_kill_soft(ch, rmsg_ctrl_peer_broke(wc) ? -EPROTO :
+							  -ECONNRESET);
+}
+
+/* Nothing follows a message of @type on its connection (CLOSE, RESET). */
+bool rmsg_ctrl_recv_last(u8 type)
+{
+	return rmsg_ctrl_recv_tab[type].last;
+}
+
+/**
+ * rmsg_ctrl_recv_act() - act on a control message of @ch's own
+ * @ch: the channel
+ * @type: decoded by rmsg_ctrl_decode()
+ * @arg: likewise
+ *
+ * Softirq. The caller posted the receive buffer again first, unless
+ * rmsg_ctrl_recv_last() said not to.
+ */
+void rmsg_ctrl_recv_act(struct rmsg_channel *ch, u8 type, u64 arg)
+{
+	if (rmsg_ctrl_recv_tab[type].fn)
+		rmsg_ctrl_recv_tab[type].fn(ch, type, arg);
+}
+
 static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rmsg_ctrl_buf *buf =
@@ -222,17 +261,8 @@ static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	u8 type;
 	u64 arg;
 
-	/*
-	 * A flush too: receives are always posted, so this is how the QP's
-	 * move to the error state shows (whatever moved it), and the channel
-	 * is repaired. During a repair or a teardown only the first reason
-	 * counts, and those drain the QP on purpose. A request our side
-	 * found invalid is no fault of the link but of the peer, which is
-	 * not one to reconnect to: the channel ends.
-	 */
 	if (wc->status != IB_WC_SUCCESS) {
-		rmsg_chan_kill_soft(ch, rmsg_ctrl_peer_broke(wc) ? -EPROTO :
-								  -ECONNRESET);
+		rmsg_ctrl_recv_failed(ch, wc);
 		return;
 	}
 	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM) {
@@ -250,8 +280,8 @@ static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 	/* The connection's last message: its buffer stays as it is. */
-	if (rmsg_ctrl_recv_tab[type].last) {
-		rmsg_ctrl_recv_tab[type].fn(ch, type, arg);
+	if (rmsg_ctrl_recv_last(type)) {
+		rmsg_ctrl_recv_act(ch, type, arg);
 		return;
 	}
 	/*
@@ -263,8 +293,7 @@ static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		rmsg_chan_kill_soft(ch, -ECONNRESET);
 		return;
 	}
-	if (rmsg_ctrl_recv_tab[type].fn)
-		rmsg_ctrl_recv_tab[type].fn(ch, type, arg);
+	rmsg_ctrl_recv_act(ch, type, arg);
 	return;
 repost:
 	if (rmsg_ctrl_post_recv(buf))

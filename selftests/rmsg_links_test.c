@@ -10,9 +10,19 @@
  * dials link_port itself (from a port of its own, 1024 or above) is
  * refused. Carriers are repaired as channels are (rxe0 removed and made
  * again). Clearing link_port ends the carriers; programs' channels go on.
+ *
+ * Second step: carriers carry the link's messages. RMSG_IOC_LINK_LIST
+ * shows the links to an administrator; RMSG_FAULT_LINK_PROBE makes a
+ * carrier send HELLOs that the peer module refuses, thousands of them,
+ * which only arrive if both sides' LCREDITs flow (the link's receives are
+ * 256 a side); the carrier is not repaired for them (no receiver-not-ready,
+ * no protocol error), and the same holds on its next connection after a
+ * forced QP error.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
 
 #include "kselftest_harness.h"
 #include "rmsg_test.h"
@@ -186,6 +196,244 @@ TEST_F_TIMEOUT(links, carriers_repair_after_device_readd, 240)
 	EXPECT_EQ(2, wait_carrier_ends(fd, 2, 60000));
 	EXPECT_EQ(0, rmsg_echo(self->b, b0, self->a, a0, 5, 100,
 			       60000 * rmsg_test_slow()));
+}
+
+/* The module's links: @out gets up to @cap; the total, or -errno. */
+static int link_list(int fd, struct rmsg_link_info *out, unsigned int cap)
+{
+	struct rmsg_link_list req = {
+		.links = (uintptr_t)out,
+		.capacity = cap,
+	};
+
+	if (ioctl(fd, RMSG_IOC_LINK_LIST, &req))
+		return -errno;
+	if (req.filled != (req.total < cap ? req.total : cap))
+		return -EPROTO;
+	return req.total;
+}
+
+/* The one link, once its carrier is open: 0, or -ETIMEDOUT. */
+static int wait_link_open(int fd, struct rmsg_link_info *link, int ms)
+{
+	long deadline = rmsg_now_ms() + ms * rmsg_test_slow();
+
+	do {
+		if (link_list(fd, link, 1) == 1 &&
+		    link->state == RMSG_CHAN_INFO_OPEN)
+			return 0;
+		usleep(50000);
+	} while (rmsg_now_ms() < deadline);
+	return -ETIMEDOUT;
+}
+
+static int link_probe(int fd, const struct rmsg_link_info *link, __u64 n)
+{
+	struct rmsg_fault f = {
+		.ep_id = link->ep_id,
+		.channel = link->channel,
+		.kind = RMSG_FAULT_LINK_PROBE,
+		.arg = n,
+	};
+
+	return ioctl(fd, RMSG_IOC_FAULT, &f) ? -errno : 0;
+}
+
+/* Until @want refusals came back and nothing is left to send. */
+static int wait_refused(int fd, struct rmsg_link_info *link, __u64 want,
+			int ms)
+{
+	long deadline = rmsg_now_ms() + ms * rmsg_test_slow();
+
+	do {
+		if (link_list(fd, link, 1) == 1 &&
+		    link->refused_received >= want && !link->probes_left)
+			return 0;
+		usleep(50000);
+	} while (rmsg_now_ms() < deadline);
+	return -ETIMEDOUT;
+}
+
+/* The repairs the channel @id of endpoint @ep_id has had, or -1. */
+static int chan_repairs(int fd, __u32 ep_id, __u32 id)
+{
+	struct rmsg_chan_info *chans = NULL;
+	int i, n, repairs = -1;
+
+	n = rmsg_node_channels(fd, RMSG_CHAN_LIST_F_ALL, &chans, NULL);
+	for (i = 0; i < n; i++)
+		if (chans[i].ep_id == ep_id && chans[i].channel == id)
+			repairs = chans[i].repairs;
+	free(chans);
+	return repairs;
+}
+
+/*
+ * A carrier to this node, through a program's channel from @b to @a's
+ * listener: 0 with its link entry, or the step's error.
+ */
+static int open_link(struct rmsg_ep *a, struct rmsg_ep *b,
+		     const struct sockaddr_in *addr, struct rmsg_link_info *link)
+{
+	__u32 a0, b0;
+	int ret;
+
+	ret = rmsg_write_param("link_port", LINK_PORT);
+	if (!ret)
+		ret = rmsg_ep_listen(a, (const struct sockaddr *)addr,
+				     sizeof(*addr), 0xa0, 0);
+	if (!ret)
+		ret = lib_channel(a, b, addr, &a0, &b0);
+	if (!ret)
+		ret = wait_link_open(rmsg_ep_fd(a), link, 10000);
+	return ret;
+}
+
+/*
+ * The link list shows the link to this node (in the loopback guest the
+ * peer is this node: one entry, the carrier this side dialled, both ends
+ * of it this kernel's), with nothing carried yet.
+ */
+TEST_F_TIMEOUT(links, link_list, 120)
+{
+	int fd = rmsg_ep_fd(self->a);
+	struct rmsg_link_info link[2];
+	struct rmsg_link_list bad = { .flags = 1 };
+
+	EXPECT_EQ(0, link_list(fd, NULL, 0)) TH_LOG("links while link_port is 0");
+	EXPECT_EQ(-1, ioctl(fd, RMSG_IOC_LINK_LIST, &bad));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, open_link(self->a, self->b, &self->addr, link));
+	EXPECT_EQ(1, link_list(fd, link, 2));
+	EXPECT_EQ(AF_INET, link[0].peer.ss_family);
+	EXPECT_EQ(self->addr.sin_addr.s_addr,
+		  ((struct sockaddr_in *)&link[0].peer)->sin_addr.s_addr);
+	EXPECT_EQ(0, ((struct sockaddr_in *)&link[0].peer)->sin_port);
+	EXPECT_EQ(RMSG_LINK_INFO_F_DIALLED, link[0].flags);
+	EXPECT_NE(0, link[0].ep_id);
+	EXPECT_EQ(RMSG_CHAN_INFO_OPEN, link[0].state);
+	EXPECT_EQ(0, link[0].refused_received);
+	EXPECT_EQ(0, link[0].probes_left);
+	EXPECT_EQ(0, link[0].dropped);
+}
+
+/*
+ * 3,000 HELLOs, each refused: more than ten times the link's receives
+ * each way, so they arrive only if LCREDITs come back both ways; none is
+ * lost, and the carrier is never repaired (an overrun would be a
+ * receiver-not-ready, a bad credit a protocol error: either ends the
+ * connection).
+ */
+#define PROBES		3000
+
+TEST_F_TIMEOUT(links, probes_are_refused_within_credits, 240)
+{
+	int fd = rmsg_ep_fd(self->a);
+	struct rmsg_link_info link;
+
+	ASSERT_EQ(0, open_link(self->a, self->b, &self->addr, &link));
+	ASSERT_EQ(0, link_probe(fd, &link, PROBES));
+	ASSERT_EQ(0, wait_refused(fd, &link, PROBES, 60000))
+		TH_LOG("%llu of %d refused, %llu to send",
+		       (unsigned long long)link.refused_received, PROBES,
+		       (unsigned long long)link.probes_left);
+	EXPECT_EQ(PROBES, link.refused_received);
+	EXPECT_EQ(0, link.dropped);
+	/* Our HELLOs and LCREDITs; their REFUSEs and LCREDITs. */
+	EXPECT_EQ(PROBES + link.lcredit_sent, link.sent);
+	EXPECT_EQ(PROBES + link.lcredit_received, link.received);
+	/* The peer announced receives again: at least 3000 / 256 times. */
+	EXPECT_LE(PROBES / 256, link.lcredit_received);
+	EXPECT_LE(PROBES / 256, link.lcredit_sent);
+	EXPECT_EQ(RMSG_CHAN_INFO_OPEN, link.state);
+	EXPECT_EQ(0, chan_repairs(fd, link.ep_id, link.channel));
+	ksft_print_msg("link: sent %llu (LCREDIT %llu), received %llu (LCREDIT %llu, REFUSE %llu)\n",
+		       (unsigned long long)link.sent,
+		       (unsigned long long)link.lcredit_sent,
+		       (unsigned long long)link.received,
+		       (unsigned long long)link.lcredit_received,
+		       (unsigned long long)link.refused_received);
+}
+
+/*
+ * A forced QP error on the carrier: it is repaired as a channel is, and
+ * its next connection starts its credits anew (probes all refused again).
+ */
+TEST_F_TIMEOUT(links, probes_after_carrier_qp_error, 240)
+{
+	int fd = rmsg_ep_fd(self->a);
+	struct rmsg_link_info link;
+	struct rmsg_fault f;
+	long deadline;
+	__u64 before;
+
+	ASSERT_EQ(0, open_link(self->a, self->b, &self->addr, &link));
+	ASSERT_EQ(0, link_probe(fd, &link, 600));
+	ASSERT_EQ(0, wait_refused(fd, &link, 600, 60000));
+	before = link.refused_received;
+	memset(&f, 0, sizeof(f));
+	f.ep_id = link.ep_id;
+	f.channel = link.channel;
+	f.kind = RMSG_FAULT_QP_ERROR;
+	ASSERT_EQ(0, ioctl(fd, RMSG_IOC_FAULT, &f));
+	deadline = rmsg_now_ms() + 30000 * rmsg_test_slow();
+	while (chan_repairs(fd, link.ep_id, link.channel) < 1 &&
+	       rmsg_now_ms() < deadline)
+		usleep(50000);
+	ASSERT_EQ(1, chan_repairs(fd, link.ep_id, link.channel));
+	ASSERT_EQ(0, wait_link_open(fd, &link, 30000));
+	ASSERT_EQ(0, link_probe(fd, &link, 600));
+	ASSERT_EQ(0, wait_refused(fd, &link, before + 600, 60000));
+	EXPECT_EQ(before + 600, link.refused_received);
+	EXPECT_EQ(0, link.dropped);
+}
+
+/* Probes: only a carrier, a count of 1 to 65536; links: root's to see. */
+static int nobody_child(int fd, const struct rmsg_link_info *link)
+{
+	struct rmsg_link_list req = { 0 };
+
+	if (rmsg_become_nobody())
+		return 1;
+	if (!ioctl(fd, RMSG_IOC_LINK_LIST, &req) || errno != EPERM)
+		return 2;
+	if (link_probe(fd, link, 1) != -EPERM)
+		return 3;
+	return 0;
+}
+
+TEST_F_TIMEOUT(links, probe_rules, 120)
+{
+	int fd = rmsg_ep_fd(self->a);
+	struct rmsg_link_info link;
+	struct rmsg_fault f = { .kind = RMSG_FAULT_LINK_PROBE, .arg = 1 };
+	__u32 a0, b0;
+	pid_t pid;
+
+	ASSERT_EQ(0, rmsg_write_param("link_port", LINK_PORT));
+	ASSERT_EQ(0, rmsg_ep_listen(self->a, (struct sockaddr *)&self->addr,
+				    sizeof(self->addr), 0xa0, 0));
+	ASSERT_EQ(0, lib_channel(self->a, self->b, &self->addr, &a0, &b0));
+	ASSERT_EQ(0, wait_link_open(fd, &link, 10000));
+	/* A program's channel is no carrier. */
+	f.channel = a0;
+	EXPECT_EQ(-1, ioctl(fd, RMSG_IOC_FAULT, &f));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	EXPECT_EQ(-EINVAL, link_probe(fd, &link, 0));
+	EXPECT_EQ(-EINVAL, link_probe(fd, &link, 65537));
+	/* Other kinds take no count. */
+	f.channel = a0;
+	f.kind = RMSG_FAULT_QP_ERROR;
+	f.arg = 1;
+	EXPECT_EQ(-1, ioctl(fd, RMSG_IOC_FAULT, &f));
+	EXPECT_EQ(EINVAL, errno);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(nobody_child(fd, &link));
+	EXPECT_EQ(0, rmsg_child_status(pid));
+	EXPECT_EQ(0, rmsg_echo(self->b, b0, self->a, a0, 3, 100,
+			       EVENT_TIMEOUT_MS));
 }
 
 /* Only ports a kernel binds: 1024 and above are refused. */

@@ -747,7 +747,8 @@ TEST_F(resil, fault_errors)
 
 	ASSERT_EQ(0, connect_n(self, 1));
 	EXPECT_EQ(-EINVAL, fault(rmsg_ep_fd(self->b), 0, self->b_ch[0], 0));
-	EXPECT_EQ(-EINVAL, fault(rmsg_ep_fd(self->b), 0, self->b_ch[0], 4));
+	EXPECT_EQ(-EINVAL, fault(rmsg_ep_fd(self->b), 0, self->b_ch[0],
+				 RMSG_FAULT_LINK_PROBE + 1));
 	EXPECT_EQ(-EINVAL, fault(rmsg_ep_fd(self->b), 0, self->b_ch[0],
 				 UINT32_MAX));
 	memset(&req, 0, sizeof(req));
@@ -757,7 +758,7 @@ TEST_F(resil, fault_errors)
 	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_FAULT, &req));
 	EXPECT_EQ(EINVAL, errno);
 	req.flags = 0;
-	req.resv = 1;
+	req.arg = 1;
 	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_FAULT, &req));
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(-1, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_FAULT, (void *)8));

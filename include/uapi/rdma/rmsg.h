@@ -60,6 +60,8 @@
 #define RMSG_FEAT_ENTER_LEND	(1ULL << 16)
 /* The arrival summary at RMSG_OFF_SUMMARY */
 #define RMSG_FEAT_SUMMARY	(1ULL << 17)
+/* RMSG_IOC_LINK_LIST, RMSG_FAULT_LINK_PROBE */
+#define RMSG_FEAT_LINKS		(1ULL << 18)
 
 /**
  * struct rmsg_version - RMSG_IOC_VERSION argument
@@ -1154,6 +1156,7 @@ enum rmsg_fault_kind {
 	RMSG_FAULT_QP_ERROR	= 1,	/* move the channel's QP to ERROR */
 	RMSG_FAULT_DISCONNECT	= 2,	/* drop its connection, no CLOSE */
 	RMSG_FAULT_DEVICE_FATAL	= 3,	/* as if its device reported FATAL */
+	RMSG_FAULT_LINK_PROBE	= 4,	/* a carrier: @arg refused HELLOs */
 };
 
 /**
@@ -1162,21 +1165,30 @@ enum rmsg_fault_kind {
  * @channel: the channel's id in that endpoint
  * @kind: enum rmsg_fault_kind
  * @flags: zero
- * @resv: zero
+ * @arg: RMSG_FAULT_LINK_PROBE: how many, 1 to 65536; zero for the others
  *
  * RMSG_FAULT_DEVICE_FATAL acts on every channel of the channel's device,
  * of every endpoint: each leaves the device and is repaired.
  *
+ * RMSG_FAULT_LINK_PROBE is for a carrier, a channel of the module's own
+ * endpoint (the one RMSG_IOC_LINK_LIST names): it sends @arg HELLOs on
+ * the link that the peer module refuses (a CONNECT to a port nothing
+ * listens on), as fast as the link's credits allow; the link list counts
+ * them and their answers. Load for the link's receives and credits, not a
+ * fault: the carrier stays open.
+ *
  * Errors: ENOENT for no such endpoint or channel, ENOTCONN when the
- * channel is not open, EPERM for another user's endpoint without
- * CAP_NET_ADMIN, EOPNOTSUPP for a kind the module cannot inject.
+ * channel is not open, EPERM for another user's endpoint or the module's
+ * without CAP_NET_ADMIN, EOPNOTSUPP for a kind the module cannot inject
+ * (RMSG_FAULT_LINK_PROBE on a channel that is no carrier), EBUSY with
+ * 2^20 probes not sent yet.
  */
 struct rmsg_fault {
 	__u32 ep_id;
 	__u32 channel;
 	__u32 kind;
 	__u32 flags;
-	__u64 resv;
+	__u64 arg;
 };
 
 /**
@@ -1228,5 +1240,71 @@ struct rmsg_chan_set {
 };
 
 #define RMSG_IOC_CHAN_SET	_IOW(RMSG_IOC_MAGIC, 0x0e, struct rmsg_chan_set)
+
+/* rmsg_link_info.flags: this side dialled the carrier (else the peer did) */
+#define RMSG_LINK_INFO_F_DIALLED	(1U << 0)
+
+/**
+ * struct rmsg_link_info - one of the module's links to another rmsg kernel
+ * @peer: the peer node's address, its port 0
+ * @ep_id: the module's endpoint, whose channel @channel carries the link
+ * @channel: the carrier's id in that endpoint
+ * @state: enum rmsg_chan_info_state of the carrier; 0 while the link has
+ *	none (a dial that failed waits before the next), and then @channel
+ *	and the counters are 0 too
+ * @flags: RMSG_LINK_INFO_F_* bits
+ * @sent: link messages this side sent, over the carrier's life (its
+ *	own control messages not included)
+ * @received: link messages that arrived
+ * @lcredit_sent: LCREDITs among @sent (receives announced)
+ * @lcredit_received: LCREDITs among @received
+ * @refused_sent: REFUSEs among @sent (answers to the peer's HELLOs)
+ * @refused_received: REFUSEs among @received
+ * @probes_left: RMSG_FAULT_LINK_PROBE HELLOs not sent yet
+ * @dropped: messages for a channel this side does not have
+ * @resv: zero
+ */
+struct rmsg_link_info {
+	struct __kernel_sockaddr_storage peer;
+	__u32 ep_id;
+	__u32 channel;
+	__u32 state;
+	__u32 flags;
+	__u64 sent;
+	__u64 received;
+	__u64 lcredit_sent;
+	__u64 lcredit_received;
+	__u64 refused_sent;
+	__u64 refused_received;
+	__u64 probes_left;
+	__u64 dropped;
+	__u64 resv[4];
+};
+
+/**
+ * struct rmsg_link_list - RMSG_IOC_LINK_LIST argument
+ * @links: in: user pointer to @capacity struct rmsg_link_info
+ * @capacity: in: entries @links has room for (0: just count)
+ * @flags: in: zero
+ * @filled: out: entries written
+ * @total: out: links there were (more than @filled when @capacity was
+ *	too small)
+ * @resv: zero
+ *
+ * The module's links (the link_port module parameter), for an
+ * administrator: EPERM without CAP_NET_ADMIN. None while links are off.
+ * One snapshot of the links; each entry's counters are read at once.
+ * Errors: EINVAL for nonzero @flags or @resv, EFAULT for a bad pointer.
+ */
+struct rmsg_link_list {
+	__u64 links;
+	__u32 capacity;
+	__u32 flags;
+	__u32 filled;
+	__u32 total;
+	__u64 resv;
+};
+
+#define RMSG_IOC_LINK_LIST	_IOWR(RMSG_IOC_MAGIC, 0x0f, struct rmsg_link_list)
 
 #endif /* _UAPI_RDMA_RMSG_H */
