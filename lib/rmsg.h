@@ -981,6 +981,20 @@ int rmsg_node_fault(int fd, uint32_t ep_id, uint32_t channel,
 		    uint32_t kind);
 
 /**
+ * rmsg_node_links() - the module's links to other rmsg kernels
+ * @fd: a /dev/rmsg file descriptor
+ * @links: set to an array the caller releases with free(), or NULL when
+ *	there is no link (links off: the link_port module parameter is 0)
+ *
+ * RMSG_IOC_LINK_LIST, an administrator's: it needs CAP_NET_ADMIN.
+ *
+ * Return: the number of links (0 or more); -EPERM without CAP_NET_ADMIN;
+ * -ENOTTY from a module without links (RMSG_FEAT_LINKS); another
+ * negative errno.
+ */
+int rmsg_node_links(int fd, struct rmsg_link_info **links);
+
+/**
  * rmsg_chan_state_name() - a listed channel's state by name
  * @state: rmsg_chan_info.state (enum rmsg_chan_info_state)
  *

@@ -86,6 +86,41 @@ int rmsg_node_fault(int fd, uint32_t ep_id, uint32_t channel,
 	return ioctl(fd, RMSG_IOC_FAULT, &req) ? -errno : 0;
 }
 
+int rmsg_node_links(int fd, struct rmsg_link_info **links)
+{
+	struct rmsg_link_info *buf = NULL, *bigger;
+	struct rmsg_link_list req;
+	unsigned int cap = 0, tries;
+
+	/* As chan_list(): links come and go between the calls. */
+	for (tries = 0;; tries++) {
+		memset(&req, 0, sizeof(req));
+		req.links = (uintptr_t)buf;
+		req.capacity = cap;
+		if (ioctl(fd, RMSG_IOC_LINK_LIST, &req)) {
+			int ret = -errno;
+
+			free(buf);
+			return ret;
+		}
+		if (req.filled == req.total || tries == RMSG_CHAN_LIST_TRIES)
+			break;
+		cap = req.total + 8;
+		bigger = realloc(buf, (size_t)cap * sizeof(*buf));
+		if (!bigger) {
+			free(buf);
+			return -ENOMEM;
+		}
+		buf = bigger;
+	}
+	if (!req.filled) {
+		free(buf);
+		buf = NULL;
+	}
+	*links = buf;
+	return req.filled;
+}
+
 const char *rmsg_chan_state_name(unsigned int state)
 {
 	static const char *const names[] = {

@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <arpa/inet.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
 
@@ -315,6 +316,10 @@ TEST_F_TIMEOUT(links, link_list, 120)
 	EXPECT_EQ(0, link[0].refused_received);
 	EXPECT_EQ(0, link[0].probes_left);
 	EXPECT_EQ(0, link[0].dropped);
+	/* rmsgctl shows it: the peer, port 0, its carrier open, dialled. */
+	EXPECT_EQ(0, rmsg_sh("tools/rmsgctl/rmsgctl links | grep -q '^%s:0 .* OPEN  *yes '",
+			     inet_ntoa(self->addr.sin_addr)));
+	EXPECT_EQ(0, rmsg_sh("tools/rmsgctl/rmsgctl --json links | grep -q '\"state\":\"OPEN\"'"));
 }
 
 /*

@@ -31,6 +31,8 @@ static void print_usage(FILE *out)
 	fputs("  version   ABI version and features of the loaded module\n",
 	      out);
 	fputs("  chan      channels, with their state and repairs\n", out);
+	fputs("  links     the module's links to other rmsg kernels (root)\n",
+	      out);
 	fputs("  fault {qp-error|disconnect|device-fatal} EP:CH\n", out);
 	fputs("            inject a fault into channel CH of endpoint EP\n",
 	      out);
@@ -383,6 +385,75 @@ static int cmd_chan(void)
 	return 0;
 }
 
+static void print_links(const struct rmsg_link_info *l, int n)
+{
+	char pbuf[ADDR_NAME_MAX];
+	int i;
+
+	if (!json)
+		printf("%-21s %5s %5s %-10s %-7s %9s %9s %8s %8s %8s %8s %7s\n",
+		       "PEER", "EP", "CHAN", "STATE", "DIALLED", "SENT",
+		       "RECEIVED", "LCR_OUT", "LCR_IN", "REF_OUT", "REF_IN",
+		       "DROPPED");
+	else
+		putchar('[');
+	for (i = 0; i < n; i++, l++) {
+		const char *state = l->state ?
+				    rmsg_chan_state_name(l->state) : "-";
+
+		addr_name(&l->peer, pbuf, sizeof(pbuf));
+		if (!json) {
+			printf("%-21s %5u %5u %-10s %-7s %9llu %9llu %8llu %8llu %8llu %8llu %7llu\n",
+			       pbuf, l->ep_id, l->channel, state,
+			       l->flags & RMSG_LINK_INFO_F_DIALLED ? "yes" : "no",
+			       (unsigned long long)l->sent,
+			       (unsigned long long)l->received,
+			       (unsigned long long)l->lcredit_sent,
+			       (unsigned long long)l->lcredit_received,
+			       (unsigned long long)l->refused_sent,
+			       (unsigned long long)l->refused_received,
+			       (unsigned long long)l->dropped);
+			continue;
+		}
+		printf("%s{", i ? "," : "");
+		json_str("peer", pbuf, true);
+		json_uint("ep", l->ep_id, false);
+		json_uint("channel", l->channel, false);
+		json_str("state", state, false);
+		json_uint("dialled", !!(l->flags & RMSG_LINK_INFO_F_DIALLED),
+			  false);
+		json_uint("sent", l->sent, false);
+		json_uint("received", l->received, false);
+		json_uint("lcredit_sent", l->lcredit_sent, false);
+		json_uint("lcredit_received", l->lcredit_received, false);
+		json_uint("refused_sent", l->refused_sent, false);
+		json_uint("refused_received", l->refused_received, false);
+		json_uint("dropped", l->dropped, false);
+		putchar('}');
+	}
+	if (json)
+		printf("]\n");
+}
+
+static int cmd_links(void)
+{
+	struct rmsg_link_info *links;
+	int fd, n;
+
+	fd = open_device();
+	if (fd < 0)
+		return 1;
+	n = rmsg_node_links(fd, &links);
+	close(fd);
+	if (n < 0) {
+		fprintf(stderr, "rmsgctl: link list: %s\n", strerror(-n));
+		return 1;
+	}
+	print_links(links, n);
+	free(links);
+	return 0;
+}
+
 /* "EP:CH", both decimal, EP from 1. */
 static bool parse_target(const char *s, uint32_t *ep_id, uint32_t *channel)
 {
@@ -474,6 +545,8 @@ int main(int argc, char **argv)
 		return cmd_version();
 	if (!strcmp(argv[optind], "chan"))
 		return cmd_chan();
+	if (!strcmp(argv[optind], "links"))
+		return cmd_links();
 	if (!strcmp(argv[optind], "fault"))
 		return cmd_fault(argc - optind, argv + optind);
 	fprintf(stderr, "rmsgctl: unknown command '%s'\n", argv[optind]);
