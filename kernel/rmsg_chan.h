@@ -398,6 +398,31 @@ union rmsg_sockaddr {
 	struct sockaddr_in6 in6;
 };
 
+/*
+ * @addr's host, its port 0 and the rest of @host zero, as nodes and links
+ * are keyed: false (and @host all zero) for a family other than IPv4 and
+ * IPv6.
+ */
+static inline bool rmsg_sockaddr_host(union rmsg_sockaddr *host,
+				      const struct sockaddr *addr)
+{
+	memset(host, 0, sizeof(*host));
+	if (addr->sa_family == AF_INET) {
+		host->in.sin_family = AF_INET;
+		host->in.sin_addr = ((const struct sockaddr_in *)addr)->sin_addr;
+		return true;
+	}
+	if (addr->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)addr;
+
+		host->in6.sin6_family = AF_INET6;
+		host->in6.sin6_addr = in6->sin6_addr;
+		host->in6.sin6_scope_id = in6->sin6_scope_id;
+		return true;
+	}
+	return false;
+}
+
 /**
  * struct rmsg_chan_dev - what a channel has on the device it runs on
  * @rdev: the device, once known; NULL while a repair has none (written

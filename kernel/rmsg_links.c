@@ -24,6 +24,8 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/hashtable.h>
+#include <linux/jhash.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
@@ -47,6 +49,7 @@
 /**
  * struct rmsg_link - a carrier, or a peer we want one to
  * @entry: in rmsg_links.links
+ * @hash: in rmsg_links_by_peer, by @peer
  * @peer: the peer's address, its port 0
  * @chan: the carrier's channel id in rmsg_links.ep; U32_MAX while none
  * @dialled: we dial it (else the peer did)
@@ -54,6 +57,7 @@
  */
 struct rmsg_link {
 	struct list_head entry;
+	struct hlist_node hash;
 	union rmsg_sockaddr peer;
 	u32 chan;
 	bool dialled;
@@ -85,6 +89,8 @@ static struct rmsg_links {
 } rmsg_links;
 
 static DEFINE_MUTEX(rmsg_links_lock);
+/* The links by peer, for the connect path (rmsg_link_want()). */
+static DEFINE_HASHTABLE(rmsg_links_by_peer, 8);
 
 static unsigned int link_port;
 
@@ -99,33 +105,14 @@ static bool rmsg_link_same(const union rmsg_sockaddr *a,
 	       a->in6.sin6_scope_id == b->in6.sin6_scope_id;
 }
 
-/* @addr with its port 0, as links are keyed; false for another family. */
-static bool rmsg_link_addr(union rmsg_sockaddr *key,
-			   const struct sockaddr_storage *addr)
-{
-	memset(key, 0, sizeof(*key));
-	if (addr->ss_family == AF_INET) {
-		key->in.sin_family = AF_INET;
-		key->in.sin_addr = ((struct sockaddr_in *)addr)->sin_addr;
-		return true;
-	}
-	if (addr->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const void *)addr;
-
-		key->in6.sin6_family = AF_INET6;
-		key->in6.sin6_addr = in6->sin6_addr;
-		key->in6.sin6_scope_id = in6->sin6_scope_id;
-		return true;
-	}
-	return false;
-}
 
 static struct rmsg_link *rmsg_link_find(const union rmsg_sockaddr *peer)
 {
 	struct rmsg_link *link;
 
 	lockdep_assert_held(&rmsg_links_lock);
-	list_for_each_entry(link, &rmsg_links.links, entry)
+	hash_for_each_possible(rmsg_links_by_peer, link, hash,
+			       jhash(peer, sizeof(*peer), 0))
 		if (rmsg_link_same(&link->peer, peer))
 			return link;
 	return NULL;
@@ -144,7 +131,17 @@ static struct rmsg_link *rmsg_link_new(const union rmsg_sockaddr *peer,
 	link->chan = U32_MAX;
 	link->dialled = dialled;
 	list_add_tail(&link->entry, &rmsg_links.links);
+	hash_add(rmsg_links_by_peer, &link->hash, jhash(peer, sizeof(*peer), 0));
 	return link;
+}
+
+/* @link goes: under the lock. */
+static void rmsg_link_free(struct rmsg_link *link)
+{
+	lockdep_assert_held(&rmsg_links_lock);
+	list_del(&link->entry);
+	hash_del(&link->hash);
+	kfree(link);
 }
 
 static struct rmsg_link *rmsg_link_by_chan(u32 chan)
@@ -232,7 +229,7 @@ void rmsg_link_want(struct net *net, const struct sockaddr_storage *addr)
 	struct rmsg_link *link;
 
 	if (!READ_ONCE(link_port) || !net_eq(net, &init_net) ||
-	    !rmsg_link_addr(&peer, addr))
+	    !rmsg_sockaddr_host(&peer, (const struct sockaddr *)addr))
 		return;
 	mutex_lock(&rmsg_links_lock);
 	if (!rmsg_links.ep)
@@ -349,8 +346,7 @@ static bool rmsg_link_chan_peer(u32 id, union rmsg_sockaddr *peer)
 	mutex_lock(&ep->chan_lock);
 	ch = xa_load(&ep->channels, id);
 	if (ch)
-		ok = rmsg_link_addr(peer,
-				    (struct sockaddr_storage *)&ch->conn_peer);
+		ok = rmsg_sockaddr_host(peer, &ch->conn_peer.sa);
 	mutex_unlock(&ep->chan_lock);
 	return ok;
 }
@@ -385,10 +381,8 @@ static void rmsg_link_take(const struct rmsg_cqe *cqe)
 		return;
 	case RMSG_CQE_CLOSED:
 		link = rmsg_link_by_chan(cqe->channel);
-		if (!link)
-			return;
-		list_del(&link->entry);
-		kfree(link);
+		if (link)
+			rmsg_link_free(link);
 		return;
 	}
 }
@@ -444,10 +438,8 @@ static void rmsg_links_stop(void)
 	rmsg_links.ep = NULL;
 	/* Its channels' ends post CLOSED events: taken with ep NULL. */
 	rmsg_ep_destroy(ep);
-	list_for_each_entry_safe(link, next, &rmsg_links.links, entry) {
-		list_del(&link->entry);
-		kfree(link);
-	}
+	list_for_each_entry_safe(link, next, &rmsg_links.links, entry)
+		rmsg_link_free(link);
 }
 
 /* Links on @port: the endpoint and its listener on every address. */

@@ -124,17 +124,7 @@ static bool rmsg_node_key_of(struct rmsg_channel *ch,
 	key->net = id->route.addr.dev_addr.net;
 	key->ibdev = ch->dev.rdev->ibdev;
 	key->port = id->port_num;
-	if (ch->conn_peer.sa.sa_family == AF_INET) {
-		key->addr.in.sin_family = AF_INET;
-		key->addr.in.sin_addr = ch->conn_peer.in.sin_addr;
-	} else if (ch->conn_peer.sa.sa_family == AF_INET6) {
-		key->addr.in6.sin6_family = AF_INET6;
-		key->addr.in6.sin6_addr = ch->conn_peer.in6.sin6_addr;
-		key->addr.in6.sin6_scope_id = ch->conn_peer.in6.sin6_scope_id;
-	} else {
-		return false;
-	}
-	return true;
+	return rmsg_sockaddr_host(&key->addr, &ch->conn_peer.sa);
 }
 
 /* Is @ch waiting on its queue pair: a completion it needs, or READs out? */
