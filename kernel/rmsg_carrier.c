@@ -127,6 +127,11 @@ static int rmsg_carrier_post_recv(struct rmsg_carrier_buf *buf)
 	return ib_post_recv(buf->ch->conn->qp, &wr, NULL);
 }
 
+static int rmsg_carrier_repost(void *buf)
+{
+	return rmsg_carrier_post_recv(buf);
+}
+
 /* The next link message to go, if one may: under the lock. */
 static bool rmsg_carrier_next(struct rmsg_channel *ch, struct rmsg_lmsg *m)
 {
@@ -185,26 +190,15 @@ static int rmsg_carrier_push(struct rmsg_channel *ch)
 	       rmsg_carrier_next(ch, &m)) {
 		struct rmsg_carrier_buf *buf =
 			&c->tx[c->tx_posted % RMSG_CARRIER_SENDS];
-		struct ib_sge sge = {
-			.addr	= buf->dma,
-			.lkey	= ch->dev.pd->local_dma_lkey,
-		};
-		struct ib_send_wr wr = {
-			.wr_cqe		= &buf->cqe,
-			.sg_list	= &sge,
-			.num_sge	= 1,
-			.opcode		= IB_WR_SEND,
-			.send_flags	= IB_SEND_SIGNALED,
-		};
+		u32 len = rmsg_lmsg_encode(buf->msg, &m);
 		int ret;
 
-		sge.length = rmsg_lmsg_encode(buf->msg, &m);
-		ib_dma_sync_single_for_device(ibdev, buf->dma, sge.length,
+		ib_dma_sync_single_for_device(ibdev, buf->dma, len,
 					      DMA_TO_DEVICE);
 		rmsg_link_sent(&c->credit);
 		c->tx_posted++;
 		c->stats.sent++;
-		ret = rmsg_post_send(ch, &wr);
+		ret = rmsg_send_buf(ch, &buf->cqe, buf->dma, len);
 		if (ret) {
 			c->live = false;
 			return ret;
@@ -296,15 +290,7 @@ static void rmsg_carrier_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 				   sizeof(buf->msg), DMA_FROM_DEVICE);
 	/* The carrier's own, as on any channel's connection. */
 	if (!rmsg_ctrl_decode(buf->msg, wc->byte_len, &type, &arg)) {
-		if (rmsg_ctrl_recv_last(type)) {
-			rmsg_ctrl_recv_act(ch, type, arg);
-			return;
-		}
-		if (rmsg_carrier_post_recv(buf)) {
-			rmsg_chan_kill_soft(ch, -ECONNRESET);
-			return;
-		}
-		rmsg_ctrl_recv_act(ch, type, arg);
+		rmsg_ctrl_recv_take(ch, type, arg, rmsg_carrier_repost, buf);
 		return;
 	}
 	ret = rmsg_lmsg_decode(&m, buf->msg, wc->byte_len);

@@ -102,6 +102,34 @@ int rmsg_ctrl_post_recv(struct rmsg_ctrl_buf *buf)
 	return ib_post_recv(buf->ch->conn->qp, &wr, NULL);
 }
 
+/**
+ * rmsg_send_buf() - post a signalled SEND of one mapped buffer
+ * @ch: the channel whose connection sends it (its QP, its PD's DMA key)
+ * @cqe: where its completion goes
+ * @dma: the buffer's bus address for @ch's device, synced for it
+ * @len: its bytes
+ *
+ * Return: what ib_post_send() returns.
+ */
+int rmsg_send_buf(struct rmsg_channel *ch, struct ib_cqe *cqe, u64 dma,
+		  u32 len)
+{
+	struct ib_sge sge = {
+		.addr	= dma,
+		.length	= len,
+		.lkey	= rmsg_ctrl_lkey(ch),
+	};
+	struct ib_send_wr wr = {
+		.wr_cqe		= cqe,
+		.sg_list	= &sge,
+		.num_sge	= 1,
+		.opcode		= IB_WR_SEND,
+		.send_flags	= IB_SEND_SIGNALED,
+	};
+
+	return rmsg_post_send(ch, &wr);
+}
+
 /*
  * Post a control message from send buffer @idx, which must be free (its
  * kind's last message completed, or it is READY, CLOSE or RESET, each
@@ -111,19 +139,6 @@ int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type, u64 arg)
 {
 	struct rmsg_ctrl_buf *buf = &ch->dev.ctrl[idx];
 	struct ib_device *ibdev = ch->dev.rdev->ibdev;
-	struct ib_sge sge = {
-		.addr	= buf->dma,
-		.length	= sizeof(buf->msg),
-		.lkey	= rmsg_ctrl_lkey(ch),
-	};
-	struct ib_send_wr wr = {
-		.wr_cqe		= &buf->cqe,
-		.sg_list	= &sge,
-		.num_sge	= 1,
-		.opcode		= IB_WR_SEND,
-		.send_flags	= IB_SEND_SIGNALED,
-	};
-
 	int ret;
 
 	/* The buffer is free: its last message completed (or none left). */
@@ -131,7 +146,7 @@ int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type, u64 arg)
 	ib_dma_sync_single_for_device(ibdev, buf->dma, sizeof(buf->msg),
 				      DMA_TO_DEVICE);
 	spin_lock_bh(&ch->dev.post_lock);
-	ret = rmsg_post_send(ch, &wr);
+	ret = rmsg_send_buf(ch, &buf->cqe, buf->dma, sizeof(buf->msg));
 	spin_unlock_bh(&ch->dev.post_lock);
 	return ret;
 }
@@ -231,25 +246,33 @@ void rmsg_ctrl_recv_failed(struct rmsg_channel *ch, const struct ib_wc *wc)
 							  -ECONNRESET);
 }
 
-/* Nothing follows a message of @type on its connection (CLOSE, RESET). */
-bool rmsg_ctrl_recv_last(u8 type)
-{
-	return rmsg_ctrl_recv_tab[type].last;
-}
-
 /**
- * rmsg_ctrl_recv_act() - act on a control message of @ch's own
+ * rmsg_ctrl_recv_take() - a control message of @ch's own arrived
  * @ch: the channel
  * @type: decoded by rmsg_ctrl_decode()
  * @arg: likewise
+ * @repost: posts the message's receive buffer again: 0 or an errno
+ * @buf: its argument
  *
- * Softirq. The caller posted the receive buffer again first, unless
- * rmsg_ctrl_recv_last() said not to.
+ * Softirq. The buffer is free again before the message is acted on: a
+ * FIN lets the peer start another transfer, whose RTS and FIN need
+ * receives too. The connection's last message (CLOSE, RESET) leaves its
+ * buffer as it is.
  */
-void rmsg_ctrl_recv_act(struct rmsg_channel *ch, u8 type, u64 arg)
+void rmsg_ctrl_recv_take(struct rmsg_channel *ch, u8 type, u64 arg,
+			 int (*repost)(void *buf), void *buf)
 {
+	if (!rmsg_ctrl_recv_tab[type].last && repost(buf)) {
+		rmsg_chan_kill_soft(ch, -ECONNRESET);
+		return;
+	}
 	if (rmsg_ctrl_recv_tab[type].fn)
 		rmsg_ctrl_recv_tab[type].fn(ch, type, arg);
+}
+
+static int rmsg_ctrl_repost(void *buf)
+{
+	return rmsg_ctrl_post_recv(buf);
 }
 
 static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -279,21 +302,7 @@ static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		rmsg_chan_kill_soft(ch, -EPROTO);
 		return;
 	}
-	/* The connection's last message: its buffer stays as it is. */
-	if (rmsg_ctrl_recv_last(type)) {
-		rmsg_ctrl_recv_act(ch, type, arg);
-		return;
-	}
-	/*
-	 * The buffer is free again before the message is acted on: a FIN
-	 * lets the peer start another transfer, whose RTS and FIN need
-	 * receives too.
-	 */
-	if (rmsg_ctrl_post_recv(buf)) {
-		rmsg_chan_kill_soft(ch, -ECONNRESET);
-		return;
-	}
-	rmsg_ctrl_recv_act(ch, type, arg);
+	rmsg_ctrl_recv_take(ch, type, arg, rmsg_ctrl_repost, buf);
 	return;
 repost:
 	if (rmsg_ctrl_post_recv(buf))

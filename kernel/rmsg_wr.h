@@ -83,8 +83,10 @@ void rmsg_ctrl_buf_exit(struct rmsg_channel *ch, struct rmsg_ctrl_buf *buf,
 			bool recv);
 int rmsg_ctrl_post_recv(struct rmsg_ctrl_buf *buf);
 void rmsg_ctrl_recv_failed(struct rmsg_channel *ch, const struct ib_wc *wc);
-bool rmsg_ctrl_recv_last(u8 type);
-void rmsg_ctrl_recv_act(struct rmsg_channel *ch, u8 type, u64 arg);
+void rmsg_ctrl_recv_take(struct rmsg_channel *ch, u8 type, u64 arg,
+			 int (*repost)(void *buf), void *buf);
+int rmsg_send_buf(struct rmsg_channel *ch, struct ib_cqe *cqe, u64 dma,
+		  u32 len);
 int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type,
 		   u64 arg);
 int rmsg_ctrl_try_send(struct rmsg_channel *ch, unsigned int idx, u8 type,

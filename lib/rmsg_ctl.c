@@ -14,33 +14,43 @@
 /* Channels come and go between calls: give up growing after this many. */
 #define RMSG_CHAN_LIST_TRIES	16
 
-/* RMSG_IOC_CHAN_LIST into a malloc()ed array of @esize entries. */
-static int chan_list(int fd, unsigned int flags, size_t esize, void **chans,
-		     uint32_t *ep_id)
+/*
+ * A list ioctl's request: @req (zeroed by the caller) asks for @cap
+ * entries into @buf, and says how many it wrote and how many there were.
+ */
+struct list_ask {
+	unsigned long cmd;
+	void (*fill)(void *req, void *buf, unsigned int cap, unsigned int flags);
+	void (*counts)(const void *req, uint32_t *filled, uint32_t *total);
+	size_t req_size;
+};
+
+/*
+ * @ask's list into a malloc()ed array of @esize entries: ask for the
+ * count, make room for it and a few more, and ask again until the list
+ * fits (or, with entries coming fast, take the last list as it is).
+ * @req is left with the last answer. Return: the entries, or -errno.
+ */
+static int list_grow(int fd, const struct list_ask *ask, unsigned int flags,
+		     size_t esize, void *req, void **out)
 {
 	void *buf = NULL, *bigger;
-	struct rmsg_chan_list req;
+	uint32_t filled, total;
 	unsigned int cap = 0, tries;
 
-	/*
-	 * Ask for the count, make room for it and a few more, and ask again
-	 * until the list fits (or, with channels coming fast, take the last
-	 * list as it is).
-	 */
 	for (tries = 0;; tries++) {
-		memset(&req, 0, sizeof(req));
-		req.chans = (uintptr_t)buf;
-		req.capacity = cap;
-		req.flags = flags;
-		if (ioctl(fd, RMSG_IOC_CHAN_LIST, &req)) {
+		memset(req, 0, ask->req_size);
+		ask->fill(req, buf, cap, flags);
+		if (ioctl(fd, ask->cmd, req)) {
 			int ret = -errno;
 
 			free(buf);
 			return ret;
 		}
-		if (req.filled == req.total || tries == RMSG_CHAN_LIST_TRIES)
+		ask->counts(req, &filled, &total);
+		if (filled == total || tries == RMSG_CHAN_LIST_TRIES)
 			break;
-		cap = req.total + 8;
+		cap = total + 8;
 		bigger = realloc(buf, (size_t)cap * esize);
 		if (!bigger) {
 			free(buf);
@@ -48,14 +58,51 @@ static int chan_list(int fd, unsigned int flags, size_t esize, void **chans,
 		}
 		buf = bigger;
 	}
-	if (!req.filled) {
+	if (!filled) {
 		free(buf);
 		buf = NULL;
 	}
-	if (ep_id)
+	*out = buf;
+	return filled;
+}
+
+static void chan_list_fill(void *req, void *buf, unsigned int cap,
+			   unsigned int flags)
+{
+	struct rmsg_chan_list *r = req;
+
+	r->chans = (uintptr_t)buf;
+	r->capacity = cap;
+	r->flags = flags;
+}
+
+static void chan_list_counts(const void *req, uint32_t *filled,
+			     uint32_t *total)
+{
+	const struct rmsg_chan_list *r = req;
+
+	*filled = r->filled;
+	*total = r->total;
+}
+
+static const struct list_ask chan_list_ask = {
+	.cmd = RMSG_IOC_CHAN_LIST,
+	.fill = chan_list_fill,
+	.counts = chan_list_counts,
+	.req_size = sizeof(struct rmsg_chan_list),
+};
+
+/* RMSG_IOC_CHAN_LIST into a malloc()ed array of @esize entries. */
+static int chan_list(int fd, unsigned int flags, size_t esize, void **chans,
+		     uint32_t *ep_id)
+{
+	struct rmsg_chan_list req;
+	int n;
+
+	n = list_grow(fd, &chan_list_ask, flags, esize, &req, chans);
+	if (n >= 0 && ep_id)
 		*ep_id = req.ep_id;
-	*chans = buf;
-	return req.filled;
+	return n;
 }
 
 int rmsg_node_channels(int fd, unsigned int flags,
@@ -86,39 +133,38 @@ int rmsg_node_fault(int fd, uint32_t ep_id, uint32_t channel,
 	return ioctl(fd, RMSG_IOC_FAULT, &req) ? -errno : 0;
 }
 
+static void link_list_fill(void *req, void *buf, unsigned int cap,
+			   unsigned int flags)
+{
+	struct rmsg_link_list *r = req;
+
+	r->links = (uintptr_t)buf;
+	r->capacity = cap;
+	r->flags = flags;
+}
+
+static void link_list_counts(const void *req, uint32_t *filled,
+			     uint32_t *total)
+{
+	const struct rmsg_link_list *r = req;
+
+	*filled = r->filled;
+	*total = r->total;
+}
+
+static const struct list_ask link_list_ask = {
+	.cmd = RMSG_IOC_LINK_LIST,
+	.fill = link_list_fill,
+	.counts = link_list_counts,
+	.req_size = sizeof(struct rmsg_link_list),
+};
+
 int rmsg_node_links(int fd, struct rmsg_link_info **links)
 {
-	struct rmsg_link_info *buf = NULL, *bigger;
 	struct rmsg_link_list req;
-	unsigned int cap = 0, tries;
 
-	/* As chan_list(): links come and go between the calls. */
-	for (tries = 0;; tries++) {
-		memset(&req, 0, sizeof(req));
-		req.links = (uintptr_t)buf;
-		req.capacity = cap;
-		if (ioctl(fd, RMSG_IOC_LINK_LIST, &req)) {
-			int ret = -errno;
-
-			free(buf);
-			return ret;
-		}
-		if (req.filled == req.total || tries == RMSG_CHAN_LIST_TRIES)
-			break;
-		cap = req.total + 8;
-		bigger = realloc(buf, (size_t)cap * sizeof(*buf));
-		if (!bigger) {
-			free(buf);
-			return -ENOMEM;
-		}
-		buf = bigger;
-	}
-	if (!req.filled) {
-		free(buf);
-		buf = NULL;
-	}
-	*links = buf;
-	return req.filled;
+	return list_grow(fd, &link_list_ask, 0, sizeof(**links), &req,
+			 (void **)links);
 }
 
 const char *rmsg_chan_state_name(unsigned int state)
