@@ -1166,6 +1166,7 @@ enum rmsg_fault_kind {
  * @kind: enum rmsg_fault_kind
  * @flags: zero
  * @arg: RMSG_FAULT_LINK_PROBE: how many, 1 to 65536; zero for the others
+ *	(named @resv before, which still compiles)
  *
  * RMSG_FAULT_DEVICE_FATAL acts on every channel of the channel's device,
  * of every endpoint: each leaves the device and is repaired.
@@ -1188,7 +1189,10 @@ struct rmsg_fault {
 	__u32 channel;
 	__u32 kind;
 	__u32 flags;
-	__u64 arg;
+	union {
+		__u64 arg;
+		__u64 resv;	/* its name before RMSG_FEAT_LINKS */
+	};
 };
 
 /**
