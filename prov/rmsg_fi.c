@@ -1010,5 +1010,7 @@ FI_EXT_INI
 			"payloads larger than this go by rendezvous, zero copy (default: every payload the peer's receive block takes goes eager)");
 	fi_param_define(&rfi_prov, "summary", FI_PARAM_BOOL,
 			"give each endpoint an arrival summary, so that finding a message costs the same with thousands of peers as with one, for two small RDMA WRITEs per burst of messages (default: no)");
+	fi_param_define(&rfi_prov, "dump", FI_PARAM_BOOL,
+			"SIGUSR2 makes each endpoint print its peers, channels and queues to stderr at its next progress, for a program that hangs (default: no)");
 	return &rfi_prov;
 }

@@ -7,7 +7,8 @@
  * reliable-datagram endpoints, each one librmsg endpoint with a listener.
  * Files: rmsg_fi.c (the provider, fabric, domain, EQ, AV),
  * rmsg_fi_cq.c (completion queues), rmsg_fi_ep.c (endpoints: peers,
- * channels, progress) and rmsg_fi_msg.c (sends, receives, matching).
+ * channels, progress), rmsg_fi_msg.c (sends, receives, matching) and
+ * rmsg_fi_dump.c (an endpoint's state on SIGUSR2, FI_RMSG_DUMP).
  *
  * Locking: every object of a domain takes the domain's one mutex, so
  * FI_THREAD_SAFE holds; librmsg's endpoint is used only under it.
@@ -380,6 +381,7 @@ struct rfi_ep {
 	 */
 	struct rmsg_msg release_next;
 	bool release_next_due;
+	unsigned int dump_gen;		/* rfi_dump_asked() at its last dump */
 };
 
 /* The fi_ops of an object with nothing but its close. */
@@ -469,5 +471,16 @@ ssize_t rfi_inject(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 		 fi_addr_t src, uint64_t tag, uint64_t ignore, uint64_t flags,
 		 void *context);
+
+/* rmsg_fi_dump.c */
+extern unsigned int rfi_dump_gen;	/* SIGUSR2s taken */
+void rfi_dump_init(void);
+void rfi_ep_dump(struct rfi_ep *ep);
+
+/* How many dumps were asked for so far; a new one is due when it moves. */
+static inline unsigned int rfi_dump_asked(void)
+{
+	return __atomic_load_n(&rfi_dump_gen, __ATOMIC_RELAXED);
+}
 
 #endif /* RMSG_FI_H */

@@ -1504,6 +1504,8 @@ void rfi_ep_progress(struct rfi_ep *ep)
 
 	if (!ep->enabled)
 		return;
+	if (ep->dump_gen != rfi_dump_asked())
+		rfi_ep_dump(ep);
 	rfi_release_flush(ep);
 	while ((n = rmsg_ep_progress(ep->rep, ev, 32)) > 0) {
 		for (i = 0; i < n; i++) {
@@ -2087,6 +2089,8 @@ static int rfi_ep_enable(struct rfi_ep *ep)
 			goto fail_unwatch;
 	}
 	ep->enabled = true;
+	ep->dump_gen = rfi_dump_asked();
+	rfi_dump_init();
 	return 0;
 fail_unwatch:
 	rfi_cq_watch(ep->tx_cq, ep, false);

@@ -21,7 +21,9 @@
 #   pair_mpi.launcher       node 1's mpi-rsh server runs a command for
 #                           node 0 (hostname) and returns its status
 #   pair_mpi.alltoall       PAIR_MPI_ITERS (default 3) iterations of
-#                           mpi_pair: MPI_Alltoall and MPI_Alltoallv of
+#                           mpi_pair (PAIR_MPI_REPEAT jobs, default 1,
+#                           one after the other, each of which must pass):
+#                           MPI_Alltoall and MPI_Alltoallv of
 #                           64 B and 64 KiB a peer (eager and rendezvous),
 #                           MPI_Allreduce (sum of 4096 words, max), every
 #                           byte and word checked; the ranks must have run
@@ -86,8 +88,13 @@ chan_summary() {
 	EOF
 }
 
-# What the job's processes and channels are doing on this node.
+# What the job's processes and channels are doing on this node; each rank
+# prints its provider's state too (SIGUSR2 with FI_RMSG_DUMP, lines
+# "rmsg dump" in the job's output).
 job_state() {
+	for p in $(pgrep -x mpi_pair); do
+		kill -USR2 "$p"
+	done
 	ps -eo pid,stat,etime,time,wchan:24,args |
 		grep -E '[m]pi_pair|[o]rted|[m]pirun' | cut -c1-150
 	for p in $(pgrep -x mpi_pair | head -n 2); do
@@ -127,6 +134,8 @@ ranks=${PAIR_MPI_RANKS:-8}
 # ranks the CPU) did not cure the hang testbed.rst describes.
 nice=${PAIR_MPI_NICE:-0}
 iters=${PAIR_MPI_ITERS:-3}
+# The job alone runs this many times (a hang that comes only sometimes).
+repeat=${PAIR_MPI_REPEAT:-1}
 readd_job_s=${PAIR_MPI_READD_JOB_S:-$(secs 150)}
 readd_s=${PAIR_READD_S:-$(secs 1)}
 
@@ -137,8 +146,9 @@ mountpoint -q /dev/shm ||
 	{ mkdir -p /dev/shm && mount -t tmpfs tmpfs /dev/shm; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export TMPDIR=/tmp HOME=/tmp
-# The ranks of each node inherit these from mpirun or from node 1's orted.
-export FI_RMSG_ADDR=$here FI_PROVIDER_PATH=$PWD/build/prov
+# The ranks of each node inherit these from mpirun or from node 1's orted;
+# FI_RMSG_DUMP lets job_state() ask them for their provider's state.
+export FI_RMSG_ADDR=$here FI_PROVIDER_PATH=$PWD/build/prov FI_RMSG_DUMP=1
 
 # Without uverbs: COMMAND... in a mount namespace whose /dev/infiniband
 # is an empty tmpfs.
@@ -224,7 +234,7 @@ mpi() {
 		--mca oob_tcp_if_include "$net.0/24" \
 		--mca btl self --mca pml cm --mca mtl ofi \
 		--mca mtl_ofi_provider_include rmsg -x FI_PROVIDER_PATH \
-		nice -n "$nice" "$prog" "$@" >/tmp/mpi.log 2>&1 &
+		-x FI_RMSG_DUMP nice -n "$nice" "$prog" "$@" >/tmp/mpi.log 2>&1 &
 	job=$!
 	tail -n +1 -f --pid="$job" /tmp/mpi.log | sed -u 's/^/# mpi: /' &
 	while ((SECONDS < end)) && kill -0 "$job" 2>/dev/null; do
@@ -236,6 +246,7 @@ mpi() {
 		echo "# node 1:"
 		timeout 60 "$rsh" "$peer" \
 			selftests/pair_mpi.sh --state 2>&1 | diag
+		sleep 5		# for the ranks' dumps to reach the log
 		pkill -TERM -P "$job"
 		kill -TERM "$job"
 		sleep 10
@@ -260,15 +271,19 @@ ok=1
 if [ "$failed" != 0 ]; then
 	echo "# not run: node 1's launcher does not answer"
 else
-	t0=$SECONDS
-	mpi "${PAIR_MPI_JOB_LIMIT:-$(secs 900)}" -i "$iters"
-	status=$?
-	echo "# mpirun: status $status after $((SECONDS - t0)) s"
-	if [ $status = 0 ] && job_ok; then
-		ok=0
-	else
-		tail -n 40 /tmp/mpi.log | diag
-	fi
+	for ((run = 1; run <= repeat; run++)); do
+		t0=$SECONDS
+		mpi "${PAIR_MPI_JOB_LIMIT:-$(secs 900)}" -i "$iters"
+		status=$?
+		echo "# mpirun: run $run of $repeat: status $status after $((SECONDS - t0)) s"
+		if [ $status = 0 ] && job_ok; then
+			ok=0
+		else
+			ok=1
+			tail -n 40 /tmp/mpi.log | diag
+			break
+		fi
+	done
 fi
 result $ok "pair_mpi.alltoall"
 
