@@ -298,9 +298,16 @@ struct rfi_peer {
 	bool last_sent;
 };
 
-/* What the endpoint knows of each librmsg channel. */
+/*
+ * What the endpoint knows of each librmsg channel, by id. The kernel
+ * frees a channel's id before it reports the channel's end, so a connect
+ * may be given the id of a channel whose end is still to come; the
+ * user_data of every event tells the two apart (rfi_chan_take(),
+ * rfi_event_stale()).
+ */
 struct rfi_chan {
-	bool used;
+	bool used;		/* a channel has this id: @ud is its */
+	uint64_t ud;		/* the user_data its events carry */
 	bool named;		/* its peer's name is known */
 	struct sockaddr_in name;
 	fi_addr_t src;		/* the AV entry of that name, or FI_ADDR_NOTAVAIL */
@@ -372,6 +379,7 @@ struct rfi_ep {
 	uint64_t rndv_direct, rndv_bounced, rndv_bounced_bytes;
 	/* Channels this endpoint opened, and those it closed unopened. */
 	uint64_t chans_opened, chans_given_up;
+	uint16_t connects;		/* in each connect's user_data */
 	size_t greets_due;		/* peers with greet_later set */
 	size_t held_retry;		/* held messages with ->retry set */
 	/*

@@ -129,8 +129,9 @@ void rfi_ep_dump(struct rfi_ep *ep)
 		if (!c->used && !c->named)
 			continue;
 		fprintf(stderr,
-			"rmsg dump %d %s: chan %zu used %d named %d %s src %lld pending %d held %d release_due %d\n",
-			pid, me, i, c->used, c->named,
+			"rmsg dump %d %s: chan %zu used %d user_data %#llx named %d %s src %lld pending %d held %d release_due %d\n",
+			pid, me, i, c->used, (unsigned long long)c->ud,
+			c->named,
 			c->named ? rfi_dump_name(&c->name, nm, sizeof(nm)) : "-",
 			c->src == FI_ADDR_NOTAVAIL ? -1LL : (long long)c->src,
 			c->has_pending, c->held != NULL, c->release_due);

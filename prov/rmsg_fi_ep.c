@@ -14,6 +14,13 @@
  * the one of the greater name moves to the other's channel behind a LAST
  * on its own (rfi_move_last(), rfi_rx_last(), rfi_rx_moved()).
  *
+ * A channel id is the kernel's to give again once that channel ended, and
+ * it may give it to a new channel before this endpoint has heard of the
+ * end: each connect's user_data is its own (a count of the endpoint's
+ * connects in it), and an event whose user_data is not that of the
+ * channel the endpoint knows by its id is an earlier channel's, of no
+ * concern any more (rfi_chan_take(), rfi_event_stale()).
+ *
  * Every message starts with a struct rfi_hdr. Up to the channel's largest
  * eager message the payload follows it in the same message (one
  * rmsg_msg_sendv()); above, the header says so (RFI_F_RNDV) and the payload is
@@ -41,6 +48,9 @@
 #define RFI_UD_PEER	(3ULL << 40)
 #define RFI_UD_KIND(ud)	((ud) & (0xffULL << 40))
 #define RFI_UD_IDX(ud)	((ud) & 0xffffffffULL)
+/* A connect's: its peer's index, and which of the endpoint's connects. */
+#define RFI_UD_CONNECT(n, peer) \
+	(RFI_UD_PEER | (uint64_t)(n) << 48 | (peer))
 
 /* --- small helpers ------------------------------------------------------ */
 
@@ -167,6 +177,50 @@ static int rfi_name_cmp(const struct sockaddr_in *a,
 
 static void rfi_chan_resolve(struct rfi_ep *ep, uint32_t id);
 static void rfi_chan_gone(struct rfi_ep *ep, uint32_t id, int res);
+static void rfi_rx_progress(struct rfi_ep *ep, const uint32_t *only);
+
+/*
+ * The kernel gave id @id to a new channel, whose events carry @ud. What
+ * the endpoint still knows by that id is of an earlier channel, which
+ * has ended, its end not read yet: it ends here, after its messages
+ * unless librmsg has dropped them for the new one's (@opened: its open
+ * event was taken), as a CLOSED would end it, and its end event, when
+ * read, is stale (rfi_event_stale()). Peers may move meanwhile
+ * (rfi_peer()). Returns the id's entry, or NULL for want of memory.
+ */
+static struct rfi_chan *rfi_chan_take(struct rfi_ep *ep, uint32_t id,
+				      uint64_t ud, bool opened)
+{
+	struct rfi_chan *c = rfi_chan(ep, id);
+
+	if (!c)
+		return NULL;
+	if (c->used) {
+		if (!opened)
+			rfi_rx_progress(ep, &id);
+		rfi_chan_gone(ep, id, 0);
+	}
+	c = &ep->chans[id];
+	c->used = true;
+	c->ud = ud;
+	return c;
+}
+
+/*
+ * Whether channel event @ev (CONNECTED, CLOSED) is of a channel the
+ * endpoint no longer knows: one it closed and forgot, or one whose id a
+ * new channel has since taken (rfi_chan_take()). The channels peers open
+ * all carry the listener's user_data: one of them whose id an earlier
+ * peer's channel had is told from it by order alone, which holds as the
+ * kernel reports a channel's end just after it frees the id, long before
+ * a new channel's handshake can end.
+ */
+static bool rfi_event_stale(const struct rfi_ep *ep,
+			    const struct rmsg_event *ev)
+{
+	return ev->channel >= ep->nchans || !ep->chans[ev->channel].used ||
+	       ep->chans[ev->channel].ud != ev->user_data;
+}
 
 static struct rfi_peer *rfi_peer(struct rfi_ep *ep, fi_addr_t addr)
 {
@@ -593,9 +647,16 @@ static ssize_t rfi_send_common(struct rfi_ep *ep, const struct iovec *iov,
 		rfi_gather(op->copy, iov, count);
 	}
 	if (peer->chan < 0) {
+		uint64_t ud = RFI_UD_CONNECT(++ep->connects, dest);
+
 		ch = rmsg_chan_connect(ep->rep, (struct sockaddr *)&name,
-				       sizeof(name), RFI_UD_PEER | dest,
-				       ep->block_size);
+				       sizeof(name), ud, ep->block_size);
+		/* No entry for it: its events would be taken for stale. */
+		if (ch >= 0 && !rfi_chan_take(ep, ch, ud, false)) {
+			rmsg_chan_close(ep->rep, ch, 0);
+			ch = -ENOMEM;
+		}
+		peer = &ep->peers[dest];	/* rfi_chan_take() */
 		/*
 		 * Refused at once (the user's channel quota, EDQUOT; no
 		 * memory): the send fails in its completion, as one whose
@@ -617,13 +678,10 @@ static ssize_t rfi_send_common(struct rfi_ep *ep, const struct iovec *iov,
 		peer->open = false;
 		peer->ours = true;
 		ep->chans_opened++;
-		if (rfi_chan(ep, ch)) {
-			ep->chans[ch].used = true;
-			ep->chans[ch].named = true;
-			ep->chans[ch].name = name;
-			ep->chans[ch].src = dest;
-			ep->chans[ch].src_gen = ep->av->gen;
-		}
+		ep->chans[ch].named = true;
+		ep->chans[ch].name = name;
+		ep->chans[ch].src = dest;
+		ep->chans[ch].src_gen = ep->av->gen;
 	}
 	op->queued = true;
 	if (peer->queue_tail)
@@ -1514,6 +1572,8 @@ void rfi_ep_progress(struct rfi_ep *ep)
 				rfi_op_done(ep, &ev[i]);
 				break;
 			case RMSG_CQE_CONNECTED:
+				if (rfi_event_stale(ep, &ev[i]))
+					break;
 				peer = rfi_peer(ep, RFI_UD_IDX(ev[i].user_data));
 				if (!peer || peer->chan != (int)ev[i].channel)
 					break;
@@ -1530,10 +1590,13 @@ void rfi_ep_progress(struct rfi_ep *ep)
 					rfi_greet(ep, peer);
 				break;
 			case RMSG_CQE_ACCEPTED:
-				if (!ev[i].res && rfi_chan(ep, ev[i].channel))
-					ep->chans[ev[i].channel].used = true;
+				if (!ev[i].res)
+					rfi_chan_take(ep, ev[i].channel,
+						      ev[i].user_data, true);
 				break;
 			case RMSG_CQE_CLOSED:
+				if (rfi_event_stale(ep, &ev[i]))
+					break;
 				if (!rfi_reopened(ev + i + 1, n - i - 1,
 						  ev[i].channel))
 					rfi_rx_progress(ep, &ev[i].channel);
