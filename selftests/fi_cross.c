@@ -36,12 +36,40 @@
  *      h reads its hello and message from an unknown address
  *      (FI_ADDR_NOTAVAIL); then g's name goes in and h sends to g on the
  *      channel g opened, opening none. A burst and a ping-pong as in 3.
+ *   5. (on GROUP endpoints of their own, GROUP_ROUNDS times, each time
+ *      new ones) every endpoint sends to every other before any is
+ *      driven, so that every pair dials at once while each endpoint has
+ *      other peers' channels opening too; then, on the channels they
+ *      settled on, a second message each way past the eager limit. The
+ *      endpoints send and are driven in another order each round. Every
+ *      message whole, from the right peer;
+ *   6. (on STEP_EPS endpoints of their own, STEP_ROUNDS times) the pattern
+ *      of MPI_Barrier's recursive doubling: in step k each endpoint i
+ *      exchanges a message with i XOR k (k = 1, 2, 4), both sending at
+ *      once, and waits for both before the next step: channels given up
+ *      in one step are closing while the next step opens new ones. Then
+ *      the steps again on the channels they left.
+ *   7. (first of all, before the program opens anything) PROCS processes
+ *      of one endpoint each, as an MPI job's ranks, PROC_ROUNDS times,
+ *      each time with new endpoints: the steps of a barrier as in 6, each
+ *      process driving only its own endpoint, then every process sends to
+ *      every other at once, past the eager limit. A process's receives
+ *      must all come whole, from the right peer; the parent checks that
+ *      every process exited 0.
  *
- * libfabric_test.sh then checks the counters the eight closes logged (c,
- * d, e, f, g, h, a, b): c, d, e, f, g and a opened one channel each, h
- * and b none; of c and d at most one closed its own, of e and f exactly
- * one, of g and h none.
+ * A receive that does not complete in LIMIT_S seconds ends the program
+ * (exit 2); with FI_RMSG_DUMP=1 the provider prints its state first.
+ *
+ * libfabric_test.sh then checks the counters the first six and the last
+ * two closes logged (c, d, e, f, g, h, and a, b; those of 5 and 6 come
+ * between): c, d, e, f, g and a opened one channel each, h and b none; of
+ * c and d at most one closed its own, of e and f exactly one, of g and h
+ * none.
  */
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,6 +80,12 @@
 #define MAXLEN		(96 * 1024)
 #define PING_LEN(k)	((k) % 4 == 3 ? MAXLEN - (k) : 1 + (k) * 613 % 4000)
 #define BURST		16
+#define GROUP		4
+#define GROUP_ROUNDS	12
+#define STEP_EPS	8
+#define STEP_ROUNDS	6
+#define PROCS		4
+#define PROC_ROUNDS	6
 
 struct op {
 	int done;
@@ -117,6 +151,11 @@ static void wait_op(struct side *only, struct op *op, const char *what)
 		if (time(NULL) > end) {
 			fprintf(stderr, "fi_cross: %s: no completion in %d s\n",
 				what, LIMIT_S);
+			/* FI_RMSG_DUMP: the provider's state, at a progress. */
+			if (only && getenv("FI_RMSG_DUMP")) {
+				raise(SIGUSR2);
+				drain(only);
+			}
 			exit(2);
 		}
 	}
@@ -226,6 +265,330 @@ static int burst_both_ways(struct side *x, fi_addr_t to_x, struct side *y,
 	return ok;
 }
 
+/* The endpoints of scenarios 5 and 6, and their addresses. */
+static struct side grp[STEP_EPS];
+static fi_addr_t grp_at[STEP_EPS];
+
+/* Drive the first @n endpoints of grp, from @first on, until @op completes. */
+static void wait_group(int n, int first, struct op *op, const char *what)
+{
+	time_t end = time(NULL) + LIMIT_S;
+	int i;
+
+	while (!op->done) {
+		for (i = 0; i < n; i++)
+			drain(&grp[(first + i) % n]);
+		if (time(NULL) > end) {
+			fprintf(stderr, "fi_cross: %s: no completion in %d s\n",
+				what, LIMIT_S);
+			/* FI_RMSG_DUMP: the provider's state, at each progress. */
+			if (getenv("FI_RMSG_DUMP")) {
+				raise(SIGUSR2);
+				for (i = 0; i < n; i++)
+					drain(&grp[i]);
+			}
+			exit(2);
+		}
+	}
+}
+
+static void group_open(int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		open_side(&grp[i], FI_WAIT_NONE, 256);
+		grp_at[i] = av_add(&grp[i], "a group endpoint's name");
+	}
+}
+
+static void group_close(int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		fi_close(&grp[i].ep->fid);
+		fi_close(&grp[i].cq->fid);
+		grp[i].ep = NULL;
+	}
+}
+
+/* The bytes of @round's message of @phase from endpoint @i to @j. */
+static unsigned int group_seed(int round, int phase, int i, int j)
+{
+	return 1000 + round * 256 + phase * 64 + i * STEP_EPS + j;
+}
+
+static size_t group_len(int round, int phase, int i, int j)
+{
+	return phase ? MAXLEN - 977 * (i * STEP_EPS + j) % 5000 :
+		       1 + (round * 131 + i * 29 + j * 7) % 3000;
+}
+
+/*
+ * Every endpoint of the first @n sends to every other at once and every
+ * message is checked: the endpoints send, and are driven, from @first on.
+ * Returns whether all came whole, from the right peer.
+ */
+static int group_all_to_all(int n, int round, int phase, int first)
+{
+	static unsigned char out[GROUP][GROUP][MAXLEN], in[GROUP][GROUP][MAXLEN];
+	static struct op s[GROUP][GROUP], r[GROUP][GROUP];
+	uint64_t tag = 0x500 + phase;
+	int i, j, k, m, ok = 1;
+
+	for (j = 0; j < n; j++)
+		for (i = 0; i < n; i++)
+			if (i != j)
+				recv_on(&grp[j], in[j][i], MAXLEN,
+					tag << 8 | i << 4 | j, &r[j][i]);
+	for (k = 0; k < n; k++) {
+		i = (first + k) % n;
+		for (m = 1; m < n; m++) {
+			j = (i + m) % n;
+			fill(out[i][j], group_len(round, phase, i, j),
+			     group_seed(round, phase, i, j));
+			send_to(&grp[i], grp_at[j], out[i][j],
+				group_len(round, phase, i, j),
+				tag << 8 | i << 4 | j, &s[i][j]);
+		}
+	}
+	for (j = 0; j < n; j++)
+		for (i = 0; i < n; i++) {
+			size_t len = group_len(round, phase, i, j);
+
+			if (i == j)
+				continue;
+			wait_group(n, first, &r[j][i], "5: a receive");
+			wait_group(n, first, &s[i][j], "5: a send");
+			if (s[i][j].err || r[j][i].err ||
+			    r[j][i].len != len ||
+			    !same(in[j][i], len,
+				  group_seed(round, phase, i, j)) ||
+			    r[j][i].src != grp_at[i]) {
+				fprintf(stderr,
+					"fi_cross: 5: round %d phase %d: %d to %d: err %d %d len %zu of %zu src %llu not %llu\n",
+					round, phase, i, j, s[i][j].err,
+					r[j][i].err, r[j][i].len, len,
+					(unsigned long long)r[j][i].src,
+					(unsigned long long)grp_at[i]);
+				ok = 0;
+			}
+		}
+	return ok;
+}
+
+/* Scenario 5: see the top of the file. */
+static int group_crossed(void)
+{
+	int round, ok = 1;
+
+	for (round = 0; round < GROUP_ROUNDS; round++) {
+		group_open(GROUP);
+		ok = group_all_to_all(GROUP, round, 0, round % GROUP) && ok;
+		ok = group_all_to_all(GROUP, round, 1, (round + 1) % GROUP) &&
+		     ok;
+		group_close(GROUP);
+	}
+	return ok;
+}
+
+/*
+ * One step of scenario 6: each endpoint exchanges a message with its
+ * partner i XOR @k, sending from @first on; both must come whole.
+ */
+static int barrier_step(int round, int pass, int k, int first)
+{
+	static unsigned char out[STEP_EPS][MAXLEN], in[STEP_EPS][MAXLEN];
+	static struct op s[STEP_EPS], r[STEP_EPS];
+	uint64_t tag = 0x600 + pass * 8 + k;
+	int i, j, m, ok = 1;
+
+	for (i = 0; i < STEP_EPS; i++)
+		recv_on(&grp[i], in[i], MAXLEN, tag, &r[i]);
+	for (m = 0; m < STEP_EPS; m++) {
+		i = (first + m) % STEP_EPS;
+		fill(out[i], group_len(round, pass, i, i ^ k),
+		     group_seed(round, pass, i, i ^ k));
+		send_to(&grp[i], grp_at[i ^ k], out[i],
+			group_len(round, pass, i, i ^ k), tag, &s[i]);
+	}
+	for (i = 0; i < STEP_EPS; i++) {
+		size_t len;
+
+		j = i ^ k;
+		len = group_len(round, pass, j, i);
+		wait_group(STEP_EPS, first, &r[i], "6: a step's receive");
+		wait_group(STEP_EPS, first, &s[j], "6: a step's send");
+		if (s[j].err || r[i].err || r[i].len != len ||
+		    !same(in[i], len, group_seed(round, pass, j, i)) ||
+		    r[i].src != grp_at[j]) {
+			fprintf(stderr,
+				"fi_cross: 6: round %d pass %d step %d: %d to %d: err %d %d len %zu of %zu\n",
+				round, pass, k, j, i, s[j].err, r[i].err,
+				r[i].len, len);
+			ok = 0;
+		}
+	}
+	return ok;
+}
+
+/* Scenario 6: see the top of the file. */
+static int barrier_crossed(void)
+{
+	int round, pass, k, ok = 1;
+
+	for (round = 0; round < STEP_ROUNDS; round++) {
+		group_open(STEP_EPS);
+		for (pass = 0; pass < 2; pass++)
+			for (k = 1; k < STEP_EPS; k <<= 1)
+				ok = barrier_step(round, pass, k,
+						  (round + k) % STEP_EPS) &&
+				     ok;
+		group_close(STEP_EPS);
+	}
+	return ok;
+}
+
+/*
+ * What the processes of scenario 7 share: each one's endpoint name in
+ * each round, and how far each has come (PROC_READY, PROC_DONE).
+ */
+struct mesh {
+	char name[PROC_ROUNDS][PROCS][64];
+	size_t name_len[PROC_ROUNDS][PROCS];
+	int stage[PROC_ROUNDS][PROCS];
+};
+
+enum { PROC_READY = 1, PROC_DONE = 2 };
+
+/* The process of @me: drive its endpoint until all have reached @stage. */
+static void mesh_wait(struct mesh *m, int round, int me, int stage)
+{
+	time_t end = time(NULL) + LIMIT_S;
+	int k;
+
+	for (k = 0; k < PROCS; k++)
+		while (__atomic_load_n(&m->stage[round][k], __ATOMIC_ACQUIRE) <
+		       stage) {
+			if (grp[me].ep)
+				drain(&grp[me]);
+			sched_yield();
+			if (time(NULL) > end) {
+				fprintf(stderr,
+					"fi_cross: 7: process %d: process %d not there in %d s\n",
+					me, k, LIMIT_S);
+				exit(2);
+			}
+		}
+}
+
+/* Process @me of scenario 7, round @round, on its endpoint grp[me]. */
+static int mesh_round(struct mesh *m, int round, int me)
+{
+	static unsigned char out[PROCS][MAXLEN], in[PROCS][MAXLEN];
+	static struct op s[PROCS], r[PROCS];
+	int j, k, ok = 1;
+	size_t len;
+
+	open_side(&grp[me], FI_WAIT_NONE, 256);
+	m->name_len[round][me] = sizeof(m->name[round][me]);
+	if (fi_getname(&grp[me].ep->fid, m->name[round][me],
+		       &m->name_len[round][me]))
+		die("7: fi_getname", -FI_EINVAL);
+	__atomic_store_n(&m->stage[round][me], PROC_READY, __ATOMIC_RELEASE);
+	mesh_wait(m, round, me, PROC_READY);
+	for (j = 0; j < PROCS; j++)
+		if (fi_av_insert(av, m->name[round][j], 1, &grp_at[j], 0,
+				 NULL) != 1)
+			die("7: fi_av_insert", -FI_EINVAL);
+
+	/* The steps of a barrier, then every process to every other. */
+	for (k = 1; k <= PROCS; k <<= 1) {
+		int all = k == PROCS;
+
+		for (j = 0; j < PROCS; j++) {
+			if (j == me || (!all && j != (me ^ k)))
+				continue;
+			recv_on(&grp[me], in[j], MAXLEN, 0x700 + k * 16 + j,
+				&r[j]);
+		}
+		for (j = 0; j < PROCS; j++) {
+			if (j == me || (!all && j != (me ^ k)))
+				continue;
+			len = group_len(round, all, me, j);
+			fill(out[j], len, group_seed(round, all, me, j));
+			send_to(&grp[me], grp_at[j], out[j], len,
+				0x700 + k * 16 + me, &s[j]);
+		}
+		for (j = 0; j < PROCS; j++) {
+			if (j == me || (!all && j != (me ^ k)))
+				continue;
+			len = group_len(round, all, j, me);
+			wait_op(&grp[me], &r[j], "7: a receive");
+			wait_op(&grp[me], &s[j], "7: a send");
+			if (s[j].err || r[j].err || r[j].len != len ||
+			    !same(in[j], len, group_seed(round, all, j, me)) ||
+			    r[j].src != grp_at[j]) {
+				fprintf(stderr,
+					"fi_cross: 7: round %d step %d: %d to %d: err %d %d len %zu of %zu\n",
+					round, k, j, me, s[j].err, r[j].err,
+					r[j].len, len);
+				ok = 0;
+			}
+		}
+	}
+	__atomic_store_n(&m->stage[round][me], PROC_DONE, __ATOMIC_RELEASE);
+	mesh_wait(m, round, me, PROC_DONE);
+	fi_close(&grp[me].ep->fid);
+	fi_close(&grp[me].cq->fid);
+	grp[me].ep = NULL;
+	return ok;
+}
+
+/*
+ * Scenario 7: see the top of the file. Forks before the program opens
+ * anything of libfabric's; each process has its own fabric, domain and
+ * AV. Returns whether every process exited 0.
+ */
+static int mesh_processes(void)
+{
+	struct mesh *m;
+	int k, round, status, ok = 1;
+	pid_t pid[PROCS];
+
+	m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		die("7: mmap", -FI_ENOMEM);
+	memset(m, 0, sizeof(*m));
+	fflush(stdout);
+	for (k = 0; k < PROCS; k++) {
+		pid[k] = fork();
+		if (pid[k] < 0)
+			die("7: fork", -FI_EAGAIN);
+		if (pid[k])
+			continue;
+		/* Its closes' counters stay out of the parent's log. */
+		setenv("FI_LOG_LEVEL", "warn", 1);
+		test_fabric("fi_cross", 0);
+		for (round = 0; round < PROC_ROUNDS; round++)
+			ok = mesh_round(m, round, k) && ok;
+		test_close_fabric();
+		exit(ok ? 0 : 1);
+	}
+	for (k = 0; k < PROCS; k++) {
+		if (waitpid(pid[k], &status, 0) != pid[k] ||
+		    !WIFEXITED(status) || WEXITSTATUS(status)) {
+			fprintf(stderr, "fi_cross: 7: process %d: status %#x\n",
+				k, status);
+			ok = 0;
+		}
+	}
+	munmap(m, sizeof(*m));
+	return ok;
+}
+
 /* Scenario 3: see the top of the file. */
 static int crossed_after_greeting(void)
 {
@@ -299,8 +662,13 @@ int main(void)
 	static unsigned char out[2][MAXLEN], in[2][MAXLEN];
 	fi_addr_t b_to_a, to_c, to_d;
 	struct op s[2], r[2];
+	int mesh_ok;
 
+	/* 7 */
+	mesh_ok = mesh_processes();
 	test_open("fi_cross", 0, FI_WAIT_NONE, 256);
+	check(mesh_ok,
+	      "7: four processes in the steps of a barrier, then all to all: every message each way whole, from the right peer");
 	b_to_a = av_add(&a, "a's name");
 
 	/* 0 */
@@ -335,6 +703,12 @@ int main(void)
 	      "3: both greeted first: every message whole, in order, from the right peer, across the move");
 	check(named_late(),
 	      "4: named late: every message whole, in order, from the right peer");
+
+	/* 5, 6 */
+	check(group_crossed(),
+	      "5: four endpoints dial each other at once: every message each way whole, from the right peer");
+	check(barrier_crossed(),
+	      "6: eight endpoints in the steps of a barrier: every message each way whole, from the right peer");
 
 	/* 1 */
 	fill(out[0], 3000, 1);

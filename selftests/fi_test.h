@@ -94,17 +94,10 @@ static void open_side(struct side *s, enum fi_wait_obj wait_obj,
 		die("endpoint", ret);
 }
 
-/*
- * The provider's fabric, domain (@threading, or its default for 0) and
- * AV, endpoints a and b with CQs of @cq_size and @wait_obj, and b's name
- * in a's AV.
- */
-static void test_open(const char *name, enum fi_threading threading,
-		      enum fi_wait_obj wait_obj, size_t cq_size)
+/* The provider's fabric, domain (@threading, or its default for 0) and AV. */
+static void test_fabric(const char *name, enum fi_threading threading)
 {
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
-	char addr[64];
-	size_t len;
 	int ret;
 
 	test_name = name;
@@ -127,6 +120,20 @@ static void test_open(const char *name, enum fi_threading threading,
 		ret = fi_av_open(domain, &av_attr, &av, NULL);
 	if (ret)
 		die("fabric, domain, AV", ret);
+}
+
+/*
+ * test_fabric(), then endpoints a and b with CQs of @cq_size and
+ * @wait_obj, and b's name in a's AV.
+ */
+static void test_open(const char *name, enum fi_threading threading,
+		      enum fi_wait_obj wait_obj, size_t cq_size)
+{
+	char addr[64];
+	size_t len;
+	int ret;
+
+	test_fabric(name, threading);
 	open_side(&a, wait_obj, cq_size);
 	open_side(&b, wait_obj, cq_size);
 	len = sizeof(addr);
@@ -137,6 +144,16 @@ static void test_open(const char *name, enum fi_threading threading,
 		die("b's name", ret);
 }
 
+/* Close what test_fabric() opened. */
+static void test_close_fabric(void)
+{
+	fi_close(&av->fid);
+	fi_close(&domain->fid);
+	fi_close(&fabric->fid);
+	fi_freeinfo(test_info);
+	fi_freeinfo(test_hints);
+}
+
 /* Close what test_open() opened, a's endpoint first (unless closed). */
 static void test_close(void)
 {
@@ -145,11 +162,7 @@ static void test_close(void)
 	fi_close(&b.ep->fid);
 	fi_close(&a.cq->fid);
 	fi_close(&b.cq->fid);
-	fi_close(&av->fid);
-	fi_close(&domain->fid);
-	fi_close(&fabric->fid);
-	fi_freeinfo(test_info);
-	fi_freeinfo(test_hints);
+	test_close_fabric();
 }
 
 #endif /* RMSG_FI_TEST_H */

@@ -51,10 +51,16 @@
 #                       to the other's behind a LAST, a burst each way
 #                       across the move whole and in order); one that
 #                       heard from a peer not yet in its AV answers, once
-#                       the peer is in, on the peer's channel; no receive
-#                       fails, and a ping-pong of eager and rendezvous
-#                       messages goes on each, every byte checked; the
-#                       counters at close must say so
+#                       the peer is in, on the peer's channel; four
+#                       endpoints that all send to each other at once,
+#                       eight in the steps of a barrier (each pair dials
+#                       at once, channels given up in one step close as
+#                       the next dials), and four processes doing both,
+#                       as an MPI job's ranks, every message whole from
+#                       the right peer; no receive fails, and a ping-pong
+#                       of eager and rendezvous messages goes on each,
+#                       every byte checked; the counters at close must
+#                       say so
 #   av_semantics        build/prov/fi_av: the address vector as fi_av(3)
 #                       and MPI want it: a duplicate insert returns the
 #                       entry there (FI_MORE too), and a receive directed
@@ -300,14 +306,20 @@ t_unexpected_rndv() {
 }
 
 t_crossed_connect() {
-	local out=$tmp/fi_cross.out opened
+	local out=$tmp/fi_cross.out opened closes
 
-	fi_program fi_cross 9 || return
-	# The closes: c, d, e, f, g, h, then a, b. Each line: opened, given up.
-	opened=$(grep 'channels opened' "$out" |
+	fi_program fi_cross 12 || return
+	# The closes: c, d, e, f, g, h, those of 5 and 6, then a, b. Each
+	# line: opened, given up.
+	closes=$(grep 'channels opened' "$out")
+	opened=$({ head -n 6 <<<"$closes"; tail -n 2 <<<"$closes"; } |
 		sed 's/.*channels opened \([0-9]*\), of which closed for the peer.s \([0-9]*\)/\1 \2/' |
 		tr '\n' ' ')
 	echo "# channels opened and given up, c d e f g h a b: $opened"
+	sed 's/.*channels opened \([0-9]*\), of which closed for the peer.s \([0-9]*\)/\1 \2/' <<<"$closes" |
+		awk -v n="$(wc -l <<<"$closes")" 'NR > 6 && NR <= n - 2 {
+			o += $1; g += $2; e++ }
+			END { printf "# 5 and 6: %d endpoints opened %d channels, gave %d up\n", e, o, g }'
 	set -- $opened
 	[ $# = 16 ] &&
 		[ "$1 $3 $5 $7 $9 ${10} ${11} ${12} ${13} ${14} ${15} ${16}" = "1 1 1 1 1 0 0 0 1 0 0 0" ] &&
