@@ -265,6 +265,11 @@ int rmsg_chan_accept(struct rmsg_ep *ep, uint32_t channel, uint64_t user_data,
  * @block_size: this side's receive block; 0 for the default
  *
  * The outcome is an RMSG_CQE_CONNECTED event for the returned channel.
+ * The id may be that of a channel that ended before the program read all
+ * its events: a CLOSED, or a CONNECTED with another @user_data, still to
+ * come for the id is that earlier channel's (tell them by @user_data);
+ * the library opens nothing for them, and swallows an earlier channel's
+ * RMSG_CQE_ACCEPTED.
  *
  * Return: the channel's id (0 or more) or a negative errno.
  */

@@ -47,16 +47,24 @@ int rmsg_chan_connect(struct rmsg_ep *ep, const struct sockaddr *addr,
 		      socklen_t addrlen, uint64_t user_data,
 		      uint32_t block_size)
 {
+	struct rmsg_ep_data *d = ep->data;
 	struct rmsg_connect req;
+	int ret;
 
 	memset(&req, 0, sizeof(req));
 	req.addr = (uintptr_t)addr;
 	req.addr_len = addrlen;
 	req.user_data = user_data;
 	req.block_size = block_size;
-	if (ioctl(ep->fd, RMSG_IOC_CONNECT, &req))
-		return -errno;
-	return (int)req.channel;
+	/* Marked before another thread's progress can take its CONNECTED. */
+	if (d)
+		rmsg_lock(d);
+	ret = ioctl(ep->fd, RMSG_IOC_CONNECT, &req) ? -errno : (int)req.channel;
+	if (d && ret >= 0)
+		rmsg_chan_dialed(d, (__u32)ret, user_data);
+	if (d)
+		rmsg_unlock(d);
+	return ret;
 }
 
 int rmsg_chan_close(struct rmsg_ep *ep, uint32_t channel,

@@ -222,6 +222,8 @@ static void rmsg_resv_drop(struct rmsg_ep_data *d)
 static void rmsg_chan_drop(struct rmsg_ep_data *d, __u32 id)
 {
 	struct rmsg_chan *ch = &d->chans[id];
+	__u64 dial_ud = ch->dial_ud;
+	bool dialing = ch->dialing;
 
 	if (ch->block) {
 		munmap((void *)ch->block, ch->map_len);
@@ -237,6 +239,9 @@ static void rmsg_chan_drop(struct rmsg_ep_data *d, __u32 id)
 	if (d->resv && d->resv_chan == id)
 		rmsg_resv_drop(d);
 	memset(ch, 0, sizeof(*ch));
+	/* The id's next channel, which a connect took already. */
+	ch->dialing = dialing;
+	ch->dial_ud = dial_ud;
 }
 
 /* Whether a record (or something the peer may not write) waits unpeeked. */
@@ -417,6 +422,23 @@ int rmsg_chan_closing(struct rmsg_ep *ep, __u32 id, int err)
 }
 
 /*
+ * The program's connect took id @id, its events to carry @user_data;
+ * caller holds the lock. The kernel frees a channel's id before the
+ * program has read that channel's last events, so events of an earlier
+ * channel may still come for @id: an ACCEPTED (its channel is gone; it
+ * is swallowed), or a CONNECTED with other user_data (reported as it is,
+ * for the program to tell by its user_data). Neither opens, or aborts,
+ * the id's new channel (rmsg_cqe_take()).
+ */
+void rmsg_chan_dialed(struct rmsg_ep_data *d, __u32 id, __u64 user_data)
+{
+	if (rmsg_chan_grow(d, id))
+		return;
+	d->chans[id].dialing = true;
+	d->chans[id].dial_ud = user_data;
+}
+
+/*
  * The library could not take an open channel on: end it, and swallow its
  * CLOSED, since the program was told that it failed.
  */
@@ -513,8 +535,16 @@ static int rmsg_cqe_take(struct rmsg_ep *ep, const struct rmsg_cqe *cqe,
 		return 0;
 	case RMSG_CQE_CONNECTED:
 	case RMSG_CQE_ACCEPTED:
+		ch = rmsg_chan_get(d, cqe->channel);
+		/* An earlier channel's: the id is a connect's now. */
+		if (ch && ch->dialing && kind == RMSG_CQE_ACCEPTED)
+			return 0;
 		if (!ev)
 			return -1;
+		if (ch && ch->dialing && cqe->user_data != ch->dial_ud)
+			break;
+		if (ch)
+			ch->dialing = false;
 		if (!res) {
 			res = rmsg_chan_open(ep, cqe);
 			if (res)

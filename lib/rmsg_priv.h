@@ -120,6 +120,12 @@ struct rmsg_chan {
 	__u32 rv_end[RMSG_RV_RING];
 	bool rv_own;
 	size_t rv_thresh;
+	/*
+	 * The program's connect holds the id, its CONNECTED still to come
+	 * with @dial_ud: kept across rmsg_chan_drop() (rmsg_chan_dialed()).
+	 */
+	bool dialing;
+	__u64 dial_ud;
 };
 
 /**
@@ -311,6 +317,7 @@ static inline struct rmsg_chan *rmsg_chan_get(struct rmsg_ep_data *d,
 
 int rmsg_ep_data_init(struct rmsg_ep *ep, const struct rmsg_ep_setup *p);
 int rmsg_chan_closing(struct rmsg_ep *ep, __u32 id, int err);
+void rmsg_chan_dialed(struct rmsg_ep_data *d, __u32 id, __u64 user_data);
 void rmsg_ep_data_free(struct rmsg_ep *ep);
 
 /* rmsg_lib.c, under rmsg_msg.c and rmsg_rndv.c; the caller holds the lock */
