@@ -130,8 +130,8 @@ slow=${RMSG_TEST_SLOW:-1}
 [[ "$slow" =~ ^[1-9][0-9]?$ ]] || slow=1
 secs() { echo $(($1 * slow)); }
 ranks=${PAIR_MPI_RANKS:-8}
-# The ranks' nice value. 19 (to leave the kernel's work for the polling
-# ranks the CPU) did not cure the hang testbed.rst describes.
+# The ranks' nice value (19 leaves the kernel's work for the polling ranks
+# the CPU).
 nice=${PAIR_MPI_NICE:-0}
 iters=${PAIR_MPI_ITERS:-3}
 # The job alone runs this many times (a hang that comes only sometimes).
