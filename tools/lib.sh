@@ -65,7 +65,7 @@ rmsg_line_headers() {
 	# Of one ABI both installed and fetched, the installed (listed last).
 	for found in "$(rmsg_cache)/headers-$line".*-amd64/usr/src/linux-headers-"$line".*-amd64 \
 		     "/usr/src/linux-headers-$line".*-amd64; do
-		[ -e "$found/Makefile" ] && echo "$found"
+		if [ -e "$found/Makefile" ]; then echo "$found"; fi
 	done | grep -Ev -- '-(cloud|rt)-amd64$' |
 	awk -F / '{ print $NF, $0 }' | sort -s -V -k 1,1 | tail -n 1 |
 	cut -d ' ' -f 2- | grep .
