@@ -28,7 +28,8 @@ rmsg_kdir() {
 	fi
 	# The running kernel's headers wherever its packaging put them.
 	local running
-	running=$(readlink -f "/lib/modules/$(uname -r)/build" 2>/dev/null)
+	running=$(readlink -f "/lib/modules/$(uname -r)/build" 2>/dev/null) ||
+		true
 	if [ -n "$running" ] && [ -e "$running/Makefile" ]; then
 		echo "$running"
 		return
