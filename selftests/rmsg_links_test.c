@@ -319,7 +319,7 @@ TEST_F_TIMEOUT(links, link_list, 120)
 	/* rmsgctl shows it: the peer, port 0, its carrier open, dialled. */
 	EXPECT_EQ(0, rmsg_sh("tools/rmsgctl/rmsgctl links | grep -q '^%s:0 .* OPEN  *yes '",
 			     inet_ntoa(self->addr.sin_addr)));
-	EXPECT_EQ(0, rmsg_sh("tools/rmsgctl/rmsgctl --json links | grep -q '\"state\":\"OPEN\"'"));
+	EXPECT_EQ(0, rmsg_sh("tools/rmsgctl/rmsgctl --json links | grep -q '\"state\": \"OPEN\"'"));
 }
 
 /*
