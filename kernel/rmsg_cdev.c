@@ -21,6 +21,7 @@
 #include <linux/uaccess.h>
 
 #include "rmsg.h"
+#include "rmsg_compat.h"
 #include "rmsg_links.h"
 #include "rmsg_region.h"
 
@@ -170,6 +171,10 @@ static __poll_t rmsg_poll(struct file *file, poll_table *wait)
 	return rmsg_ep_poll(file->private_data, file, wait);
 }
 
+/*
+ * No .llseek: a file without one is not seekable, lseek() fails with
+ * ESPIPE (6.0 on; 6.12 removed no_llseek(), which did the same).
+ */
 static const struct file_operations rmsg_fops = {
 	.owner		= THIS_MODULE,
 	.open		= rmsg_open,
@@ -178,7 +183,6 @@ static const struct file_operations rmsg_fops = {
 	.mmap		= rmsg_mmap,
 	.poll		= rmsg_poll,
 	.compat_ioctl	= compat_ptr_ioctl,
-	.llseek		= no_llseek,
 };
 
 /*
@@ -203,8 +207,8 @@ static struct class *rmsg_class;
 static struct device *rmsg_dev;
 static kgid_t rmsg_dev_kgid;
 
-static char *rmsg_devnode(struct device *dev, umode_t *mode, kuid_t *uid,
-			  kgid_t *gid)
+static char *rmsg_devnode(RMSG_DEVNODE_CONST struct device *dev,
+			  umode_t *mode, kuid_t *uid, kgid_t *gid)
 {
 	if (mode)
 		*mode = dev_mode;
@@ -245,7 +249,7 @@ int rmsg_cdev_init(void)
 	ret = alloc_chrdev_region(&rmsg_devt, 0, 1, "rmsg");
 	if (ret)
 		return ret;
-	rmsg_class = class_create(THIS_MODULE, "rmsg");
+	rmsg_class = rmsg_class_create("rmsg");
 	if (IS_ERR(rmsg_class)) {
 		ret = PTR_ERR(rmsg_class);
 		goto out_region;

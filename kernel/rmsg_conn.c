@@ -22,10 +22,10 @@
 #include <linux/vmalloc.h>
 #include <net/ipv6.h>
 #include <rdma/ib_cm.h>
-#include <asm/unaligned.h>
 #include <rdma/rdma_cm.h>
 
 #include "rmsg.h"
+#include "rmsg_compat.h"
 #include "rmsg_carrier.h"
 #include "rmsg_chan.h"
 #include "rmsg_wr.h"

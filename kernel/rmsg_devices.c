@@ -30,6 +30,7 @@
 #include <rdma/rdma_cm.h>
 
 #include "rmsg.h"
+#include "rmsg_compat.h"
 #include "rmsg_wire.h"
 
 static LIST_HEAD(rmsg_devices);
@@ -551,10 +552,11 @@ static void rmsg_fill_port(struct rmsg_device *rdev, u32 port,
  * @ibdev: the device
  *
  * Those listed are known to write a message's bytes to host memory in
- * ascending address order (the software devices copy them so; the mlx4
- * and mlx5 HCAs are documented and relied upon to). Others get the
- * write-with-immediate fallback, which costs a completion per message but
- * is correct on any device.
+ * ascending address order (the software devices copy them with memcpy(),
+ * which does so on some kernels and CPUs only: rmsg_memcpy_ascending();
+ * the mlx4 and mlx5 HCAs are documented and relied upon to). Others get
+ * the write-with-immediate fallback, which costs a completion per message
+ * but is correct on any device.
  *
  * Return: true if a receive block on it may be polled for its last byte.
  */
@@ -563,6 +565,7 @@ bool rmsg_device_ordered(struct ib_device *ibdev)
 	switch (ibdev->ops.driver_id) {
 	case RDMA_DRIVER_RXE:
 	case RDMA_DRIVER_SIW:
+		return rmsg_memcpy_ascending();
 	case RDMA_DRIVER_MLX4:
 	case RDMA_DRIVER_MLX5:
 		return true;

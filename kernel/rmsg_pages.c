@@ -10,6 +10,7 @@
 #include <linux/slab.h>
 
 #include "rmsg.h"
+#include "rmsg_compat.h"
 
 static void rmsg_pages_release(struct kref *ref)
 {
@@ -154,9 +155,8 @@ int rmsg_pages_mmap(struct rmsg_pages *p, struct vm_area_struct *vma,
 		return -EPERM;
 	if (!npages || npages > p->npages)
 		return -EINVAL;
-	if (!writable)
-		vma->vm_flags &= ~VM_MAYWRITE;
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	rmsg_vm_flags_mod(vma, VM_DONTEXPAND | VM_DONTDUMP,
+			  writable ? 0 : VM_MAYWRITE);
 	ret = vm_insert_pages(vma, vma->vm_start, p->pages, &npages);
 	if (ret)
 		return ret;

@@ -40,6 +40,7 @@
 #include <linux/xarray.h>
 
 #include "rmsg.h"
+#include "rmsg_compat.h"
 #include "rmsg_region.h"
 
 static_assert(sizeof(struct rmsg_reg) == 40);
@@ -179,9 +180,10 @@ static int rmsg_region_pin_pages(struct rmsg_region *r, struct mm_struct *mm)
 		if (remote) {
 			/* The poller's: another task's memory, locked. */
 			mmap_read_lock(mm);
-			n = pin_user_pages_remote(mm, start + done * PAGE_SIZE,
-						  want, flags, r->pages + done,
-						  NULL, NULL);
+			n = rmsg_pin_user_pages_remote(mm,
+						       start + done * PAGE_SIZE,
+						       want, flags,
+						       r->pages + done, NULL);
 			mmap_read_unlock(mm);
 		} else {
 			n = pin_user_pages_fast(start + done * PAGE_SIZE, want,

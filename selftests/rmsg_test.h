@@ -214,6 +214,67 @@ static inline int rmsg_find_dev(int fd, const char *name,
 	return found;
 }
 
+/*
+ * What rxe0 should report as RMSG_DEV_F_ORDERED here, found apart from
+ * the module: rxe places a write's bytes with the kernel's memcpy(), on
+ * x86-64 ascending on 6.1 with ERMS or REP_GOOD, from 6.2 on only with
+ * FSRM (kernel/rmsg_compat.h, rmsg_memcpy_ascending()); read from the
+ * running kernel's release and the CPU flags of /proc/cpuinfo.
+ */
+static inline bool rmsg_rxe_expect_ordered(void)
+{
+	bool fsrm = false, erms = false, rep_good = false;
+	unsigned int major = 0, minor = 0;
+	char line[8192];
+	FILE *f;
+
+#if !defined(__x86_64__)
+	return true;
+#endif
+	f = fopen("/proc/sys/kernel/osrelease", "r");
+	if (f) {
+		if (fscanf(f, "%u.%u", &major, &minor) != 2)
+			major = 0;
+		fclose(f);
+	}
+	f = fopen("/proc/cpuinfo", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "flags", 5))
+			continue;
+		fsrm = strstr(line, " fsrm");
+		erms = strstr(line, " erms");
+		rep_good = strstr(line, " rep_good");
+		break;
+	}
+	if (f)
+		fclose(f);
+	if (major > 6 || (major == 6 && minor >= 2))
+		return fsrm;
+	return erms || rep_good;
+}
+
+/*
+ * Whether rxe0 says it places in order (RMSG_DEV_F_ORDERED): if not, the
+ * module has every receive block on it written with immediates, whatever
+ * force_imm_arrival says, and a test of the flag path runs that one.
+ * True when there is no rxe0 to ask.
+ */
+static inline bool rmsg_rxe0_ordered(void)
+{
+	struct rmsg_dev_info info = { 0 };
+	bool ordered = true;
+	int fd = rmsg_node_open();
+
+	if (fd < 0)
+		return true;
+	if (rmsg_find_dev(fd, "rxe0", &info, NULL) == 1)
+		ordered = info.flags & RMSG_DEV_F_ORDERED;
+	close(fd);
+	if (!ordered)
+		printf("# rxe0 does not place a write's bytes in order on this kernel and CPU: records arrive by write with immediate, not by the flag path\n");
+	return ordered;
+}
+
 /* Wait until the device is present (or absent) with port 1 in @state. */
 static inline bool rmsg_wait_dev(int fd, const char *name, bool present,
 				 int state, int timeout_ms)

@@ -5,7 +5,9 @@
 # and prepare the guest kernel and the kselftest harness in the cache folder.
 # Idempotent: when everything is present it only checks and returns.
 #
-# Environment: RMSG_CACHE (default /var/cache/rmsg), KDIR (kernel headers).
+# Environment: RMSG_CACHE (default /var/cache/rmsg), KDIR (kernel headers),
+# RMSG_KVER (a Debian kernel line, 6.1 or 6.12: its newest headers and guest
+# kernel, fetched into the cache when its headers are not installed).
 # With --bench it also installs what `make bench` needs for its plot. With
 # --fuzz it installs only what `make fuzz` needs (clang and its libFuzzer
 # runtime) and touches no cache.
@@ -24,6 +26,9 @@ packages=(
 	hpcc ucx-utils
 	python3 perl
 )
+# Debian's kbuild of 6.12 runs pahole (the BTF of modules); headers
+# fetched into the cache bring no dependencies, so it is named here.
+[ -z "${RMSG_KVER:-}" ] || packages+=(dwarves)
 if [ "${1:-}" = --bench ]; then
 	packages+=(gnuplot-nox)
 elif [ "${1:-}" = --fuzz ]; then
@@ -50,10 +55,56 @@ fi
 
 [ "${1:-}" != --fuzz ] || exit 0
 
-kdir=$(rmsg_kdir)
-abi=$(rmsg_abi "$kdir")
 cache=$(rmsg_cache)
 mkdir -p "$cache"
+
+# fetch_headers LINE: the newest generic headers of Debian's kernel line
+# LINE that has a guest kernel too, unpacked into the cache with the
+# common headers and kbuild they need, as the packages would install them
+# (under usr/src and usr/lib, whose relative links then hold). Not
+# installed on the host: installed headers of a second line would change
+# what a plain make picks on this machine (rmsg_kdir, tools/lib.sh).
+fetch_headers() {
+	local line=$1 abi root deb dep
+	abi=$(apt-cache pkgnames "linux-image-$line." |
+	      sed -n "s/^linux-image-\(${line//./\\.}\.[^ ]*-amd64\)-unsigned\$/\1/p" |
+	      grep -Ev -- '-(cloud|rt)-amd64$' | sort -V | tail -n 1)
+	[ -n "$abi" ] ||
+		die "Debian's archive has no linux-image-$line.*-amd64-unsigned (apt-get update?)"
+	root="$cache/headers-$abi"
+	[ -e "$root/.done" ] && return
+	log "fetching the headers of $abi into $root"
+	rm -rf "$root" "$cache/dl-headers"
+	mkdir -p "$cache/dl-headers" "$root"
+	(cd "$cache/dl-headers" && apt-get download -qq "linux-headers-$abi")
+	deb=$(ls "$cache"/dl-headers/linux-headers-"$abi"_*.deb)
+	# Its common headers and kbuild, at the versions it names.
+	for dep in $(dpkg-deb -f "$deb" Depends | tr ',|' '\n\n' |
+		     awk '$1 ~ /^linux-(headers|kbuild)-/ {
+			     print $1 ($2 == "(=" ? "=" substr($3, 1, length($3) - 1) : "") }'); do
+		(cd "$cache/dl-headers" && apt-get download -qq "$dep")
+	done
+	for deb in "$cache"/dl-headers/*.deb; do
+		dpkg-deb -x "$deb" "$root"
+	done
+	# The flavour's Makefile includes the common one by its installed
+	# path.
+	sed -i "s|^include /usr/src/|include $root/usr/src/|" \
+		"$root/usr/src/linux-headers-$abi/Makefile"
+	[ -e "$root/usr/src/linux-headers-$abi/scripts/Makefile.build" ] ||
+		die "$root: the headers of $abi lack their kbuild"
+	rm -rf "$cache/dl-headers"
+	touch "$root/.done"
+}
+
+if [ -n "${RMSG_KVER:-}" ] && [ -z "${KDIR:-}" ] &&
+   ! rmsg_line_headers "$RMSG_KVER" >/dev/null 2>&1; then
+	fetch_headers "$RMSG_KVER"
+fi
+
+kdir=$(rmsg_kdir)
+abi=$(rmsg_abi "$kdir")
+log "kernel $abi: headers $kdir, guest kernel $cache/kernel-$abi"
 
 # The guest kernel: the same ABI as the headers the module is built against.
 kroot="$cache/kernel-$abi"
