@@ -201,6 +201,7 @@ build/prov/librmsg-fi.so: $(PROV_SRCS) $(PROV_HDRS) lib/librmsg.a \
 			  $(LIB_HDRS) $(UAPI)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $$(pkg-config --cflags libfabric) -fPIC \
+		$(if $(filter 1,$(PROV_DEBUG)),-DENABLE_DEBUG=1) \
 		-fvisibility=hidden -shared $(PROV_SRCS) lib/librmsg.a \
 		-Wl,--exclude-libs,ALL -Wl,--no-undefined \
 		$$(pkg-config --libs libfabric) -lpthread -o $@

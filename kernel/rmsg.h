@@ -233,6 +233,14 @@ struct rmsg_ep_kops {
  */
 struct rmsg_region;
 
+/*
+ * How many ended channels' ids an endpoint holds back (struct
+ * rmsg_endpoint's @quarantine): a program that reads its events in order
+ * and names a channel it has not yet seen end cannot reach another
+ * channel by that id unless it lags RMSG_ID_QUARANTINE ends behind.
+ */
+#define RMSG_ID_QUARANTINE	64
+
 struct rmsg_endpoint {
 	struct mutex submit_lock;
 	struct rmsg_region *pinned;
@@ -250,6 +258,16 @@ struct rmsg_endpoint {
 	struct rmsg_sqpoll *sqpoll;
 	struct mutex chan_lock;
 	struct xarray channels;
+	/*
+	 * The ids of the last RMSG_ID_QUARANTINE channels whose end the
+	 * program was told of, oldest first from @quarantine_head: still
+	 * reserved in @channels (a NULL entry, which lookups do not find),
+	 * so that no new channel takes one while the program may still name
+	 * the old one. Under @chan_lock.
+	 */
+	u32 quarantine[RMSG_ID_QUARANTINE];
+	u32 quarantine_head;
+	u32 quarantine_len;
 	struct rmsg_listener *listener;
 	bool dying;
 	atomic_t nr_channels;

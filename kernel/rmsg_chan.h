@@ -751,6 +751,8 @@ struct rmsg_channel {
 	int kill_error;
 	bool dev_gone;
 	bool reported;
+	/* Its REQUEST event was posted: the program knows its id. */
+	bool requested;
 	struct completion close_sent;
 	struct work_struct work;
 	struct work_struct teardown;

@@ -112,10 +112,45 @@ void rmsg_chan_init(struct rmsg_channel *ch, struct rmsg_endpoint *ep,
 	INIT_LIST_HEAD(&ch->wrs.sig_node);
 }
 
+/* The oldest id held back is free for a new channel. Under chan_lock. */
+static void rmsg_id_unquarantine(struct rmsg_endpoint *ep)
+{
+	u32 id = ep->quarantine[ep->quarantine_head];
+
+	ep->quarantine_head = (ep->quarantine_head + 1) % RMSG_ID_QUARANTINE;
+	ep->quarantine_len--;
+	xa_release(&ep->channels, id);
+}
+
+/*
+ * rmsg_id_quarantine() - the id of a channel whose end the program is told
+ * of stays reserved for RMSG_ID_QUARANTINE more such ends
+ * @ep: the endpoint, chan_lock held
+ * @id: the ended channel's id, still holding the channel
+ *
+ * The program may name the channel (close it, send on it) before it reads
+ * the end: were the id free at once, a channel accepted or dialled
+ * meanwhile would take it and the program would close or write to that
+ * one instead. Storing NULL in an allocating xarray keeps the index
+ * allocated, and no lookup finds it.
+ */
+static void rmsg_id_quarantine(struct rmsg_endpoint *ep, u32 id)
+{
+	if (ep->quarantine_len == RMSG_ID_QUARANTINE)
+		rmsg_id_unquarantine(ep);
+	/* Replacing an entry allocates nothing: it cannot fail. */
+	xa_store(&ep->channels, id, NULL, GFP_KERNEL);
+	ep->quarantine[(ep->quarantine_head + ep->quarantine_len) %
+		       RMSG_ID_QUARANTINE] = id;
+	ep->quarantine_len++;
+}
+
 /*
  * Give the channel its id; refused once the endpoint is being released,
  * when the endpoint has max_channels (-ENOSPC) or its user
- * max_channels_per_user (-EDQUOT). From here on rmsg_chan_free() undoes it.
+ * max_channels_per_user (-EDQUOT). Ids held back (rmsg_id_quarantine())
+ * are given again, oldest first, only when no other is free. From here
+ * on rmsg_chan_free() undoes it.
  */
 int rmsg_chan_publish(struct rmsg_channel *ch)
 {
@@ -128,9 +163,14 @@ int rmsg_chan_publish(struct rmsg_channel *ch)
 	} else if (!rmsg_user_chan_add(ep)) {
 		ret = -EDQUOT;
 	} else {
-		ret = xa_alloc(&ep->channels, &ch->id, ch,
-			       XA_LIMIT(0, max_channels - 1),
-			       RMSG_GFP_CHARGED);
+		do {
+			ret = xa_alloc(&ep->channels, &ch->id, ch,
+				       XA_LIMIT(0, max_channels - 1),
+				       RMSG_GFP_CHARGED);
+			if (ret != -EBUSY || !ep->quarantine_len)
+				break;
+			rmsg_id_unquarantine(ep);
+		} while (true);
 		if (ret == -EBUSY)
 			ret = -ENOSPC;
 		if (ret)
@@ -418,10 +458,6 @@ static void rmsg_chan_teardown(struct work_struct *work)
 	del_timer_sync(&ch->repair.hb_timer);
 	del_timer_sync(&ch->repair.stall_timer);
 
-	mutex_lock(&ep->chan_lock);
-	xa_erase(&ep->channels, ch->id);
-	mutex_unlock(&ep->chan_lock);
-
 	/* The peer's CLOSE may have been drained after its DREQ arrived. */
 	res = ch->error;
 	if (res == -ECONNRESET && test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags))
@@ -436,10 +472,17 @@ static void rmsg_chan_teardown(struct work_struct *work)
 		if (!res)
 			res = -ECONNABORTED;
 	}
+
+	/* An id the program knows is held back; one it never saw is free. */
+	mutex_lock(&ep->chan_lock);
+	if (kind || ch->requested)
+		rmsg_id_quarantine(ep, ch->id);
+	else
+		xa_erase(&ep->channels, ch->id);
+	mutex_unlock(&ep->chan_lock);
 	/*
 	 * A program that hears of the end may open another channel at once:
-	 * its room under max_channels_per_user is free before it does, as
-	 * its id is.
+	 * its room under max_channels_per_user is free before it does.
 	 */
 	rmsg_user_chan_del(ep);
 	if (kind)

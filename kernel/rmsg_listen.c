@@ -180,8 +180,9 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 
 	ret = rmsg_chan_create_qp(ch);
 	if (!ret && l->manual) {
-		rmsg_chan_setup_done(ch);
 		/* Its teardown rejects it if nobody accepts it first. */
+		ch->requested = true;
+		rmsg_chan_setup_done(ch);
 		rmsg_chan_event(ch, RMSG_CQE_REQUEST, 0);
 		return 0;
 	}

@@ -1085,6 +1085,7 @@ static void rfi_chan_attach(struct rfi_ep *ep, uint32_t id)
 
 		if (rmsg_chan_close(ep->rep, old, 0))
 			return;
+		RFI_DBG("channel %u: given up for the peer's %u\n", old, id);
 		/*
 		 * Its CONNECTED or CLOSED, still to come, finds no peer. The
 		 * peer lets go of it first, so that rfi_chan_gone() leaves the
@@ -1106,6 +1107,8 @@ static void rfi_chan_attach(struct rfi_ep *ep, uint32_t id)
 	if (peer->chan >= 0 && peer->ours && peer->open &&
 	    peer->move_to < 0 &&
 	    rfi_name_cmp(&ep->name, &c->name) > 0) {
+		RFI_DBG("channel %d: sends move to the peer's %u\n",
+			peer->chan, id);
 		peer->move_to = (int)id;
 		peer->last_sent = false;
 		rfi_peer_flush(ep, peer);
@@ -1158,6 +1161,7 @@ static void rfi_rx_moved(struct rfi_ep *ep, uint32_t id)
 	if (!peer || peer->move_to != (int)id || !peer->last_sent)
 		return;
 	old = (uint32_t)peer->chan;
+	RFI_DBG("channel %u: moved to the peer's %u\n", old, id);
 	peer->chan = (int)id;
 	peer->ours = false;
 	peer->move_to = -1;
@@ -1360,8 +1364,11 @@ static void rfi_op_done(struct rfi_ep *ep, const struct rmsg_event *ev)
 	 * sender is concerned.
 	 */
 	op->done++;
-	if (ev->res && ev->res != -ECANCELED && !op->err)
+	if (ev->res && ev->res != -ECANCELED && !op->err) {
+		RFI_DBG("channel %u: a send failed (%d)\n", ev->channel,
+			ev->res);
 		op->err = FI_EIO;
+	}
 	if (op->done < op->sent || op->queued)
 		return;
 	rfi_send_end(ep, op);
@@ -1436,6 +1443,8 @@ static void rfi_chan_gone(struct rfi_ep *ep, uint32_t id, int res)
 			rfi_peer_flush(ep, peer);
 			continue;
 		}
+		RFI_DBG("channel %u: ended (%d), the sends queued fail\n", id,
+			res);
 		peer->chan = -1;
 		peer->open = false;
 		rfi_greet_cancel(ep, peer);
@@ -1487,8 +1496,12 @@ static void rfi_greet(struct rfi_ep *ep, struct rfi_peer *peer)
 {
 	uint32_t id = (uint32_t)peer->chan;
 
+	int ret;
+
 	/* The hello first: nothing of ours before it. */
-	if (rfi_hello(ep, peer)) {
+	ret = rfi_hello(ep, peer);
+	if (ret) {
+		RFI_DBG("channel %u: hello refused (%d): closed\n", id, ret);
 		rmsg_chan_close(ep->rep, id, 0);
 		rfi_chan_gone(ep, id, 0);
 		return;
@@ -1567,6 +1580,10 @@ void rfi_ep_progress(struct rfi_ep *ep)
 	rfi_release_flush(ep);
 	while ((n = rmsg_ep_progress(ep->rep, ev, 32)) > 0) {
 		for (i = 0; i < n; i++) {
+			if (ev[i].kind != RMSG_CQE_OP)
+				RFI_DBG("channel %u: event %u (%d), user_data %#llx\n",
+					ev[i].channel, ev[i].kind, ev[i].res,
+					(unsigned long long)ev[i].user_data);
 			switch (ev[i].kind) {
 			case RMSG_CQE_OP:
 				rfi_op_done(ep, &ev[i]);

@@ -55,7 +55,9 @@
  *      process driving only its own endpoint, then every process sends to
  *      every other at once, past the eager limit. A process's receives
  *      must all come whole, from the right peer; the parent checks that
- *      every process exited 0.
+ *      every process exited 0. Their log level is FI_CROSS_LOG's (default
+ *      warn): debug shows each one's channel events with a provider built
+ *      PROV_DEBUG=1.
  *
  * A receive that does not complete in LIMIT_S seconds ends the program
  * (exit 2); with FI_RMSG_DUMP=1 the provider prints its state first.
@@ -570,7 +572,7 @@ static int mesh_processes(void)
 		if (pid[k])
 			continue;
 		/* Its closes' counters stay out of the parent's log. */
-		setenv("FI_LOG_LEVEL", "warn", 1);
+		setenv("FI_LOG_LEVEL", getenv("FI_CROSS_LOG") ?: "warn", 1);
 		test_fabric("fi_cross", 0);
 		for (round = 0; round < PROC_ROUNDS; round++)
 			ok = mesh_round(m, round, k) && ok;

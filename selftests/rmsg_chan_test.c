@@ -283,6 +283,82 @@ TEST_F_TIMEOUT(chan, close_by_acceptor, 120)
 	EXPECT_GT(0, rmsg_chan_close(self->a, peer, 0));
 }
 
+/* Wait until @ep has an event to read, without reading it. */
+static bool event_waiting(struct rmsg_ep *ep, int timeout_ms)
+{
+	long deadline = rmsg_now_ms() + timeout_ms;
+	struct pollfd pfd = { .fd = rmsg_ep_fd(ep), .events = POLLIN };
+
+	while (!rmsg_cq_peek(ep)) {
+		if (rmsg_now_ms() >= deadline)
+			return false;
+		poll(&pfd, 1, 20);
+	}
+	return true;
+}
+
+#define QUARANTINE	64	/* the module's RMSG_ID_QUARANTINE */
+
+/*
+ * A channel that ended keeps its id from the next channels until
+ * QUARANTINE more have ended: a program that closes it before it reads
+ * the end gets -ENOENT, not the close of a channel dialled meanwhile.
+ * The ids come back after that, so the ids stay few.
+ */
+TEST_F_TIMEOUT(chan, ended_ids_are_held_back, 300)
+{
+	int ended[QUARANTINE + 8], id, again, i, k, max_id = 0;
+	struct rmsg_cqe cqe;
+	unsigned int peer;
+
+	id = open_channel(_metadata, PAIR(self), 0xb5, &peer);
+	ASSERT_LE(0, id);
+	ASSERT_EQ(0, rmsg_chan_close(self->a, peer, 0));
+	EXPECT_EVENT(self->a, RMSG_CQE_CLOSED, &cqe);
+	/* b's channel has ended; b has not read it yet. */
+	ASSERT_TRUE(event_waiting(self->b, EVENT_TIMEOUT_MS));
+	again = rmsg_chan_connect(self->b, (struct sockaddr *)&self->addr,
+				  sizeof(self->addr), 0xb6, 0);
+	ASSERT_LE(0, again);
+	EXPECT_NE(id, again) TH_LOG("the ended channel's id came back at once");
+	EXPECT_EQ(-ENOENT, rmsg_chan_close(self->b, id, 0));
+	EXPECT_EVENT(self->b, RMSG_CQE_CLOSED, &cqe);
+	EXPECT_EQ(id, cqe.channel);
+	EXPECT_EQ(0xb5, cqe.user_data);
+	EXPECT_EVENT(self->b, RMSG_CQE_CONNECTED, &cqe);
+	EXPECT_EQ(0, cqe.res) TH_LOG("the close of the old id reached it");
+	EXPECT_EQ(again, cqe.channel);
+	EXPECT_EVENT(self->a, RMSG_CQE_ACCEPTED, &cqe);
+	ASSERT_EQ(0, rmsg_chan_close(self->b, again, 0));
+	EXPECT_EVENT(self->b, RMSG_CQE_CLOSED, &cqe);
+	EXPECT_EVENT(self->a, RMSG_CQE_CLOSED, &cqe);
+	ended[0] = id;
+	ended[1] = again;
+
+	/* One channel at a time: none takes an id of the last 64 ended. */
+	for (i = 2; i < QUARANTINE + 8; i++) {
+		id = open_channel(_metadata, PAIR(self), 0xc00 + i, &peer);
+		ASSERT_LE(0, id);
+		for (k = i > QUARANTINE ? i - QUARANTINE : 0; k < i; k++)
+			ASSERT_NE(ended[k], id)
+				TH_LOG("channel %d took the id of the %d-th before it",
+				       i, i - k);
+		if (id > max_id)
+			max_id = id;
+		ASSERT_EQ(0, rmsg_chan_close(self->b, id, 0));
+		EXPECT_EVENT(self->b, RMSG_CQE_CLOSED, &cqe);
+		EXPECT_EVENT(self->a, RMSG_CQE_CLOSED, &cqe);
+		ended[i] = id;
+	}
+	/*
+	 * Then the oldest come back: the 65th end frees the first id, which
+	 * the 66th channel takes; no more ids than ends held back, and one.
+	 */
+	EXPECT_GE(QUARANTINE, max_id) TH_LOG("ids up to %d", max_id);
+	EXPECT_EQ(ended[0], ended[QUARANTINE + 1])
+		TH_LOG("the first id held back was not the first given again");
+}
+
 /* An abort does not tell the peer: it sees a reset, not a close. */
 TEST_F_TIMEOUT(chan, abort_is_a_reset_for_the_peer, 120)
 {

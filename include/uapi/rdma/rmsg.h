@@ -624,13 +624,19 @@ struct rmsg_enter {
  *  - RMSG_IOC_CONNECT gives the channel's id at once; exactly one
  *    RMSG_CQE_CONNECTED follows, res 0 when the channel is open, or a
  *    negative errno (ECONNREFUSED, EHOSTUNREACH, ETIMEDOUT, ECONNABORTED,
- *    ENODEV, ...) after which the id is free again.
+ *    ENODEV, ...) after which the id is held back (below).
  *  - A connection accepted by the endpoint's listener is reported once, by
  *    RMSG_CQE_ACCEPTED with the new channel's id, when it is open.
  *  - Every channel that was reported open ends with exactly one
  *    RMSG_CQE_CLOSED: res 0 when either side closed it (RMSG_IOC_CLOSE),
- *    a negative errno when it failed (ECONNRESET, ENODEV, ...). Its id may
- *    be reused after that event.
+ *    a negative errno when it failed (ECONNRESET, ENODEV, ...).
+ *  - The id of a channel whose end (CLOSED, or a failed CONNECTED) was
+ *    posted, or whose REQUEST was, goes to no new channel until 64 more
+ *    such ends have been posted, unless the endpoint has no other id free
+ *    under max_channels: until then an ioctl or SQE that names it fails
+ *    with ENOENT (or its completion does) rather than reach another
+ *    channel. A program that reads its events in order cannot mistake
+ *    one channel for another unless it lags 64 ends behind.
  *
  * Event entries carry the user_data given to RMSG_IOC_CONNECT or
  * RMSG_IOC_LISTEN. The kernel never drops an event: when the completion
