@@ -471,21 +471,20 @@ int rmsg_carrier_post_recvs(struct rmsg_channel *ch)
 /**
  * rmsg_carrier_probe() - send HELLOs the peer module refuses
  * @ch: an open carrier (RMSG_FAULT_LINK_PROBE)
- * @count: how many, 1 to 65536, on top of those not sent yet
+ * @count: how many, 1 to RMSG_LINK_PROBE_MAX (rmsg_ctl.c checks), on top of
+ *	those not sent yet
  *
  * Each is a CONNECT to a port nothing listens on: the peer answers each
  * with a REFUSE. They go as credits allow, as a channel's would.
  *
- * Return: 0; -EINVAL for a bad @count; -ENOTCONN while the carrier has no
- * connection; -EBUSY with 2^20 probes still waiting.
+ * Return: 0; -ENOTCONN while the carrier has no connection; -EBUSY with
+ * 2^20 probes still waiting.
  */
 int rmsg_carrier_probe(struct rmsg_channel *ch, u32 count)
 {
 	struct rmsg_carrier *c = ch->carrier;
 	int ret = 0, post = 0;
 
-	if (!count || count > 65536)
-		return -EINVAL;
 	if (!c)
 		return -ENOTCONN;
 	spin_lock_bh(&c->lock);

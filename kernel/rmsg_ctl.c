@@ -353,7 +353,7 @@ long rmsg_ctl_fault(struct rmsg_endpoint *self, void __user *uarg)
 			return -EINVAL;
 		break;
 	case RMSG_FAULT_LINK_PROBE:
-		if (!req.arg || req.arg > 65536)
+		if (!req.arg || req.arg > RMSG_LINK_PROBE_MAX)
 			return -EINVAL;
 		break;
 	default:

@@ -292,7 +292,7 @@ long rmsg_link_list(void __user *uarg)
 	struct rmsg_link_list req;
 	struct rmsg_link_info *infos = NULL;
 	struct rmsg_link *link;
-	u32 n = 0, total = 0;
+	u32 n = 0, room, total = 0;
 	long ret = 0;
 
 	if (!capable(CAP_NET_ADMIN))
@@ -306,17 +306,16 @@ long rmsg_link_list(void __user *uarg)
 		goto out;
 	list_for_each_entry(link, &rmsg_links.links, entry)
 		total++;
-	n = min(req.capacity, total);
-	if (n) {
-		infos = kvcalloc(n, sizeof(*infos), GFP_KERNEL);
+	room = min(req.capacity, total);
+	if (room) {
+		infos = kvcalloc(room, sizeof(*infos), GFP_KERNEL);
 		if (!infos) {
 			ret = -ENOMEM;
 			goto out;
 		}
 	}
-	n = 0;
 	list_for_each_entry(link, &rmsg_links.links, entry) {
-		if (n == min(req.capacity, total))
+		if (n == room)
 			break;
 		rmsg_link_info_fill(link, &infos[n++]);
 	}

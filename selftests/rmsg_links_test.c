@@ -393,7 +393,10 @@ TEST_F_TIMEOUT(links, probes_after_carrier_qp_error, 240)
 	EXPECT_EQ(0, link.dropped);
 }
 
-/* Probes: only a carrier, a count of 1 to 65536; links: root's to see. */
+/*
+ * Probes: only a carrier, a count of 1 to RMSG_LINK_PROBE_MAX; links:
+ * root's to see.
+ */
 static int nobody_child(int fd, const struct rmsg_link_info *link)
 {
 	struct rmsg_link_list req = { 0 };
@@ -425,7 +428,7 @@ TEST_F_TIMEOUT(links, probe_rules, 120)
 	EXPECT_EQ(-1, ioctl(fd, RMSG_IOC_FAULT, &f));
 	EXPECT_EQ(EOPNOTSUPP, errno);
 	EXPECT_EQ(-EINVAL, link_probe(fd, &link, 0));
-	EXPECT_EQ(-EINVAL, link_probe(fd, &link, 65537));
+	EXPECT_EQ(-EINVAL, link_probe(fd, &link, RMSG_LINK_PROBE_MAX + 1));
 	/* Other kinds take no count. */
 	f.channel = a0;
 	f.kind = RMSG_FAULT_QP_ERROR;

@@ -1165,13 +1165,17 @@ enum rmsg_fault_kind {
 	RMSG_FAULT_LINK_PROBE	= 4,	/* a carrier: @arg refused HELLOs */
 };
 
+/* RMSG_FAULT_LINK_PROBE's @arg at most */
+#define RMSG_LINK_PROBE_MAX	65536
+
 /**
  * struct rmsg_fault - RMSG_IOC_FAULT argument: inject a fault
  * @ep_id: the endpoint, 0 for the caller's own
  * @channel: the channel's id in that endpoint
  * @kind: enum rmsg_fault_kind
  * @flags: zero
- * @arg: RMSG_FAULT_LINK_PROBE: how many, 1 to 65536; zero for the others
+ * @arg: RMSG_FAULT_LINK_PROBE: how many, 1 to RMSG_LINK_PROBE_MAX; zero for
+ *	the others
  *	(named @resv before, which still compiles)
  *
  * RMSG_FAULT_DEVICE_FATAL acts on every channel of the channel's device,
