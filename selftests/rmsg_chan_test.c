@@ -391,7 +391,7 @@ TEST_F_TIMEOUT(chan, connect_refused, 120)
 	EXPECT_EQ(-ECONNREFUSED, cqe.res) TH_LOG("res %d", cqe.res);
 	EXPECT_EQ(id, cqe.channel);
 	EXPECT_EQ(-ETIMEDOUT, rmsg_next_cqe(self->a, &cqe, 300));
-	/* The id is free again. */
+	/* The id names nothing (it is held back, not another channel's). */
 	EXPECT_EQ(-ENOENT, rmsg_chan_close(self->b, id, 0));
 }
 

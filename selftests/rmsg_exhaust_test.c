@@ -218,7 +218,8 @@ FIXTURE_TEARDOWN(chans)
 /*
  * max_channels on both sides: the dialler's CONNECT beyond it fails at
  * once with ENOSPC; a listener that is full refuses the connection
- * (ECONNREFUSED there), and takes one again once a channel is gone.
+ * (ECONNREFUSED there), and takes one again once a channel is gone. An
+ * ended channel's id is given again only when no other is free.
  */
 TEST_F_TIMEOUT(chans, beyond_max_channels, 300)
 {
@@ -248,10 +249,16 @@ TEST_F_TIMEOUT(chans, beyond_max_channels, 300)
 	EXPECT_EQ(id, (int)cqe.channel);
 	EXPECT_EQ(-ECONNREFUSED, cqe.res) TH_LOG("res %d (%s)", cqe.res,
 						 strerror(-cqe.res));
-	/* Its id is free again: the same CONNECT gets it once more. */
-	EXPECT_EQ(id, rmsg_chan_connect(self->c, sa, sizeof(self->addr),
-					0xc1, 0));
+	/*
+	 * Its id is held back (c has others free): the same CONNECT gets
+	 * another, and the old one names nothing.
+	 */
+	i = rmsg_chan_connect(self->c, sa, sizeof(self->addr), 0xc1, 0);
+	EXPECT_LE(0, i);
+	EXPECT_NE(id, i);
+	EXPECT_EQ(-ENOENT, rmsg_chan_close(self->c, id, 0));
 	ASSERT_EQ(0, next_of_kind(self->c, RMSG_CQE_CONNECTED, &cqe, NULL));
+	EXPECT_EQ(i, (int)cqe.channel);
 	EXPECT_EQ(-ECONNREFUSED, cqe.res);
 	/* One channel fewer at the listener: room for c's. */
 	ASSERT_EQ(0, rmsg_chan_close(self->b, ids[0], 0));
@@ -261,7 +268,7 @@ TEST_F_TIMEOUT(chans, beyond_max_channels, 300)
 	ASSERT_LE(0, id);
 	ASSERT_EQ(0, next_of_kind(self->c, RMSG_CQE_CONNECTED, &cqe, NULL));
 	EXPECT_EQ(0, cqe.res);
-	/* And b's freed id is b's again. */
+	/* And b's freed id is b's again: b has no other free. */
 	EXPECT_EQ(ids[0], rmsg_chan_connect(self->b, sa, sizeof(self->addr),
 					    0, 0));
 }

@@ -334,7 +334,7 @@ static int channel_cap3_child(unsigned short port)
 		return 6;
 	if (ev.res >= 0)
 		return 7;
-	/* Its id is free again, so the count is back at 2: one more. */
+	/* Its room is free again, so the count is back at 2: one more. */
 	id = rmsg_chan_connect(b, (struct sockaddr *)&sin, sizeof(sin), 0xb2,
 			       0);
 	if (id < 0)
