@@ -163,14 +163,11 @@ int rmsg_chan_publish(struct rmsg_channel *ch)
 	} else if (!rmsg_user_chan_add(ep)) {
 		ret = -EDQUOT;
 	} else {
-		do {
-			ret = xa_alloc(&ep->channels, &ch->id, ch,
+		while ((ret = xa_alloc(&ep->channels, &ch->id, ch,
 				       XA_LIMIT(0, max_channels - 1),
-				       RMSG_GFP_CHARGED);
-			if (ret != -EBUSY || !ep->quarantine_len)
-				break;
+				       RMSG_GFP_CHARGED)) == -EBUSY &&
+		       ep->quarantine_len)
 			rmsg_id_unquarantine(ep);
-		} while (true);
 		if (ret == -EBUSY)
 			ret = -ENOSPC;
 		if (ret)

@@ -50,6 +50,12 @@ void rfi_dump_init(void)
 	sigaction(SIGUSR2, &sa, NULL);
 }
 
+/* An AV index as the dump prints it: -1 for none (FI_ADDR_NOTAVAIL). */
+static long long rfi_dump_addr(fi_addr_t addr)
+{
+	return addr == FI_ADDR_NOTAVAIL ? -1LL : (long long)addr;
+}
+
 static const char *rfi_dump_name(const struct sockaddr_in *sin, char *buf,
 				 size_t len)
 {
@@ -133,7 +139,7 @@ void rfi_ep_dump(struct rfi_ep *ep)
 			pid, me, i, c->used, (unsigned long long)c->ud,
 			c->named,
 			c->named ? rfi_dump_name(&c->name, nm, sizeof(nm)) : "-",
-			c->src == FI_ADDR_NOTAVAIL ? -1LL : (long long)c->src,
+			rfi_dump_addr(c->src),
 			c->has_pending, c->held != NULL, c->release_due);
 	}
 	for (q = 0; q < 2; q++) {
@@ -144,8 +150,7 @@ void rfi_ep_dump(struct rfi_ep *ep)
 			fprintf(stderr,
 				"rmsg dump %d %s: posted %s from %lld tag %#llx ignore %#llx len %zu\n",
 				pid, me, q ? "tagged" : "msg",
-				op->addr == FI_ADDR_UNSPEC ? -1LL :
-				(long long)op->addr,
+				rfi_dump_addr(op->addr),
 				(unsigned long long)op->tag,
 				(unsigned long long)op->ignore, op->len);
 		}
@@ -159,8 +164,7 @@ void rfi_ep_dump(struct rfi_ep *ep)
 			fprintf(stderr,
 				"rmsg dump %d %s: unexpected %s from %lld tag %#llx len %u held %d arrived %d claimed %d waiting %d\n",
 				pid, me, q ? "tagged" : "msg",
-				u->src == FI_ADDR_NOTAVAIL ? -1LL :
-				(long long)u->src,
+				rfi_dump_addr(u->src),
 				(unsigned long long)u->hdr.tag, u->hdr.len,
 				u->held, u->arrived, u->claimed,
 				u->waiting != NULL);

@@ -1495,7 +1495,6 @@ static bool rfi_unnamed_accepted(const struct rfi_ep *ep)
 static void rfi_greet(struct rfi_ep *ep, struct rfi_peer *peer)
 {
 	uint32_t id = (uint32_t)peer->chan;
-
 	int ret;
 
 	/* The hello first: nothing of ours before it. */
