@@ -211,11 +211,26 @@ void rmsg_sqpoll_stop(struct rmsg_endpoint *ep)
 	rmsg_user_sqpoll_del(ep);
 }
 
-/* RMSG_IOC_ENTER: make the poller look at the SQ (wake it if it sleeps). */
+/**
+ * rmsg_sqpoll_wake() - make the poller look at the SQ (wake it if it sleeps)
+ * @ep: an endpoint with a poller; from RMSG_IOC_ENTER
+ *
+ * NEED_WAKEUP is cleared here rather than left for the thread: a woken
+ * thread may wait for a CPU for milliseconds, and while the flag stays set
+ * a busy-polling program enters again at every rmsg_sq_submit() (hundreds
+ * of system calls for one wakeup). Clearing it is safe because @wake is
+ * set after it: the thread consumes @wake (a full barrier) and then polls
+ * the producer again before it may sleep, so everything published after
+ * this call is seen, and any later "set NEED_WAKEUP" of the thread comes
+ * after this store and wins.
+ */
 void rmsg_sqpoll_wake(struct rmsg_endpoint *ep)
 {
 	struct rmsg_sqpoll *sqp = ep->sqpoll;
 
+	rmsg_sqpoll_set_flags(ep, 0);
+	/* The flag store before @wake; pairs with the thread's atomic_xchg(). */
+	smp_wmb();
 	/*
 	 * wake_up() takes the queue's lock, as prepare_to_wait() does: the
 	 * thread is either queued already (and woken) or sees @wake after.

@@ -362,7 +362,8 @@ struct rmsg_vb_trailer {
  * in RMSG_IOC_ENTER. Without a kernel poller the kernel keeps it set all the
  * time. With one (RMSG_EP_F_SQPOLL), the poller clears it while it is awake
  * and polling the SQ, and sets it (then re-checks the producer, see B above)
- * before it sleeps; ENTER wakes it.
+ * before it sleeps; ENTER wakes it and clears the flag at once, so one
+ * ENTER per sleep suffices even while the woken poller waits for a CPU.
  */
 #define RMSG_SQ_NEED_WAKEUP	(1U << 0)
 
