@@ -289,9 +289,18 @@ static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM) {
-		if (!rmsg_ctrl_imm || rmsg_ctrl_imm(ch, wc))
+		/*
+		 * Posted again before the record's flag goes in: once the
+		 * program can see the record, the receive its write took is
+		 * back in the queue, and a release of the record means so.
+		 */
+		if (rmsg_ctrl_post_recv(buf)) {
+			rmsg_chan_kill_soft(ch, -ECONNRESET);
 			return;
-		goto repost;
+		}
+		if (rmsg_ctrl_imm)
+			rmsg_ctrl_imm(ch, wc);
+		return;
 	}
 	ib_dma_sync_single_for_cpu(ibdev, buf->dma, sizeof(buf->msg),
 				   DMA_FROM_DEVICE);
@@ -303,10 +312,6 @@ static void rmsg_ctrl_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 	rmsg_ctrl_recv_take(ch, type, arg, rmsg_ctrl_repost, buf);
-	return;
-repost:
-	if (rmsg_ctrl_post_recv(buf))
-		rmsg_chan_kill_soft(ch, -ECONNRESET);
 }
 
 /* A control buffer, mapped for the channel's device. */
