@@ -847,6 +847,96 @@ TEST(random_blocks)
 /* ------------------------------------------------------------------ */
 /* Credit updates */
 
+/*
+ * Writes with immediate: at most RMSG_VB_IMM_INFLIGHT beyond the peer's
+ * count of those it took; counts cross 2^32; a count that goes back or
+ * past what was posted is refused.
+ */
+TEST(imm_inflight_bounded_by_peer_count)
+{
+	struct rmsg_vb_imm imm;
+	u32 i;
+
+	memset(&imm, 0xa5, sizeof(imm));
+	rmsg_vb_imm_reset(&imm);
+	imm.posted = imm.taken = 0xfffffff0U;
+	for (i = 0; i < RMSG_VB_IMM_INFLIGHT; i++) {
+		ASSERT_TRUE(rmsg_vb_imm_room(&imm, 1));
+		rmsg_vb_imm_posted(&imm, 1);
+	}
+	EXPECT_LT(imm.posted, imm.taken);	/* wrapped past 2^32 */
+	EXPECT_FALSE(rmsg_vb_imm_room(&imm, 1));
+	EXPECT_TRUE(rmsg_vb_imm_room(&imm, 0));
+	/* Counts past what went, or back, are refused and change nothing. */
+	EXPECT_EQ(-EPROTO, rmsg_vb_imm_credit(&imm, imm.posted + 1));
+	EXPECT_EQ(-EPROTO, rmsg_vb_imm_credit(&imm, imm.taken - 1));
+	EXPECT_EQ(0xfffffff0U, imm.taken);
+	/* One taken: one more, not a record with its WRAP. */
+	EXPECT_EQ(0, rmsg_vb_imm_credit(&imm, 0xfffffff1U));
+	EXPECT_TRUE(rmsg_vb_imm_room(&imm, 1));
+	EXPECT_FALSE(rmsg_vb_imm_room(&imm, 2));
+	/* The same count again is fine; all taken: all room. */
+	EXPECT_EQ(0, rmsg_vb_imm_credit(&imm, 0xfffffff1U));
+	EXPECT_EQ(0, rmsg_vb_imm_credit(&imm, imm.posted));
+	EXPECT_TRUE(rmsg_vb_imm_room(&imm, RMSG_VB_IMM_INFLIGHT));
+	EXPECT_FALSE(rmsg_vb_imm_room(&imm, RMSG_VB_IMM_INFLIGHT + 1));
+	rmsg_vb_imm_reset(&imm);
+	EXPECT_EQ(0U, imm.posted);
+	EXPECT_EQ(0U, imm.taken);
+}
+
+/*
+ * A sender of small records and a model of the peer's kernel, which takes
+ * writes with immediate from a receive queue of RMSG_VB_IMM_INFLIGHT at a
+ * random pace and reports after RMSG_VB_IMM_REPORT: the queue never runs
+ * dry, and the sender never waits for ever.
+ */
+TEST(imm_inflight_random_peer)
+{
+	u64 seed = test_seed(0x1a2b3c4d5e6f7081ULL);
+	u32 arrived = 0, taken = 0, reported = 0, held = 0, i, n;
+	struct rmsg_vb_imm imm;
+
+	TH_LOG("seed %#llx (RMSG_TEST_SEED)", (unsigned long long)seed);
+	rmsg_vb_imm_reset(&imm);
+	for (i = 0; i < 100000; i++) {
+		switch (rng_below(&seed, 8)) {
+		case 0 ... 4:
+			n = 1 + !rng_below(&seed, 8);	/* now and then a WRAP */
+			if (!rmsg_vb_imm_room(&imm, n)) {
+				held++;
+				break;
+			}
+			rmsg_vb_imm_posted(&imm, n);
+			break;
+		case 5:
+		case 6:
+			/* Writes reach the peer, each taking a receive. */
+			arrived += rng_below(&seed, imm.posted - arrived + 1);
+			ASSERT_GE(RMSG_VB_IMM_INFLIGHT, arrived - taken);
+			break;
+		default:
+			/* Its kernel takes a few, posting the receives again. */
+			n = rng_below(&seed, 9);
+			taken += n < arrived - taken ? n : arrived - taken;
+			if (taken - reported >= RMSG_VB_IMM_REPORT) {
+				reported = taken;
+				ASSERT_EQ(0, rmsg_vb_imm_credit(&imm, reported));
+			}
+		}
+	}
+	EXPECT_LT(0U, held);
+	/*
+	 * Everything arrives and is taken, reported by the same rule: the
+	 * sender has room again, never left waiting for a report that does
+	 * not come.
+	 */
+	taken = imm.posted;
+	if (taken - reported >= RMSG_VB_IMM_REPORT)
+		ASSERT_EQ(0, rmsg_vb_imm_credit(&imm, taken));
+	EXPECT_TRUE(rmsg_vb_imm_room(&imm, 2));
+}
+
 TEST(credit_due_half_block)
 {
 	const u32 size = 1U << 20, base = 0xfff00000U;
