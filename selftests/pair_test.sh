@@ -247,8 +247,15 @@ diag() { sed 's/^/# /' "$@"; }
 # rxe device is made again (Documentation/testbed.rst). 6.1's rxe counts
 # NET_XMIT_CN as sent. The limit is above what rxe can have queued, so the
 # queue never refuses a packet either.
+# On 6.1 the qdisc is added and deleted around each lossy stream, as the
+# pair stage always passed that way there; with netem kept as the root
+# qdisc the whole run, 6.1's peer_readd and failover streams failed (their
+# channels stayed 50 s in the repair's DOWN step; not yet explained).
 netem_limit=100000
-if ! tc qdisc replace dev "$netdev" root netem loss 0% limit $netem_limit; then
+netem_kept=1
+[[ "$(uname -r)" == 6.1.* ]] && netem_kept=0
+if [ "$netem_kept" = 1 ] &&
+   ! tc qdisc replace dev "$netdev" root netem loss 0% limit $netem_limit; then
 	echo "# tc qdisc replace ... netem failed: the loss tests will fail"
 fi
 
@@ -392,16 +399,22 @@ netem_stream() {
 		return 1
 	fi
 	sleep "$(secs 2)"
-	if ! tc qdisc change dev "$netdev" root netem loss "$loss" \
+	if ! tc qdisc "$([ "$netem_kept" = 1 ] && echo change || echo add)" \
+			dev "$netdev" root netem loss "$loss" \
 			limit $netem_limit; then
-		echo "# $name: tc qdisc change ... netem loss $loss failed"
+		echo "# $name: tc qdisc ... netem loss $loss failed"
 		kill "$stream_pid"
 		return 1
 	fi
 	rxe_counters >/tmp/counters.f
 	sleep "$for_s"
-	tc qdisc change dev "$netdev" root netem loss 0% limit $netem_limit
 	tc -s qdisc show dev "$netdev" | diag
+	if [ "$netem_kept" = 1 ]; then
+		tc qdisc change dev "$netdev" root netem loss 0% \
+			limit $netem_limit
+	else
+		tc qdisc del dev "$netdev" root
+	fi
 	echo "# $name: $loss loss on $netdev for ${for_s} s; rxe0 meanwhile:$(
 		rxe_counters | join -t= /tmp/counters.f - |
 		awk -F= '$1 ~ /^rxe0.(sent|rcvd)_pkts$/ { printf " %s +%d", $1, $3 - $2 }')"
