@@ -1419,8 +1419,7 @@ static bool sends_completed(struct rmsg_ep *ep, unsigned int n)
 #define RXE0_RNR	"/sys/class/infiniband/rxe0/ports/1/hw_counters/rcvd_rnr_err"
 
 /*
- * Small records the receiving program leaves unread (200: a channel has
- * at most 256 sends in flight): on the immediate
+ * Small records the receiving program leaves unread: on the immediate
  * path its kernel still tells the writer, in CREDITs of its own, that it
  * took their writes and posted the receives again (one per 16), so the
  * writer keeps no more in flight than there are receives; on the flag
@@ -1429,7 +1428,7 @@ static bool sends_completed(struct rmsg_ep *ep, unsigned int n)
  */
 TEST_F_TIMEOUT(msg, unread_records_take_no_receive_for_ever, 120)
 {
-	enum { N = 200, LEN = 16 };
+	enum { N = 300, LEN = 16 };
 	bool imm = variant->imm || !rmsg_rxe0_ordered();
 	long long rnr0 = rmsg_read_number(RXE0_RNR), rnr1;
 	struct rmsg_ep_stats st;
