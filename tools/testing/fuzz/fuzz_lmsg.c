@@ -71,7 +71,6 @@ static int model_decode(const u8 *b, size_t len)
 	case RMSG_CTRL_RESET:
 		return chan_ok(chan) && !arg ? 0 : -EPROTO;
 	case RMSG_CTRL_CREDIT:
-		return chan_ok(chan) ? 0 : -EPROTO;
 	case RMSG_CTRL_NOTIFY:
 	case RMSG_CTRL_CTS:
 		return chan_ok(chan) && arg <= 0xffffffffULL ? 0 : -EPROTO;
