@@ -1416,65 +1416,6 @@ static bool sends_completed(struct rmsg_ep *ep, unsigned int n)
 	return done == n ? true : fail("%u of %u completions", done, n);
 }
 
-#define RXE0_RNR	"/sys/class/infiniband/rxe0/ports/1/hw_counters/rcvd_rnr_err"
-
-/*
- * Small records the receiving program leaves unread: on the immediate
- * path its kernel still tells the writer, in CREDITs of its own, that it
- * took their writes and posted the receives again (one per 16), so the
- * writer keeps no more in flight than there are receives; on the flag
- * path no receive is taken and no CREDIT goes. No RNR NAK either way,
- * and every message arrives intact once read.
- */
-TEST_F_TIMEOUT(msg, unread_records_take_no_receive_for_ever, 120)
-{
-	enum { N = 300, LEN = 16 };
-	bool imm = variant->imm || !rmsg_rxe0_ordered();
-	long long rnr0 = rmsg_read_number(RXE0_RNR), rnr1;
-	struct rmsg_ep_stats st;
-	unsigned char buf[64];
-	unsigned int i;
-	long deadline;
-	int ret;
-
-	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
-	deadline = rmsg_now_ms() + 60000;
-	for (i = 0; i < N; i++) {
-		fill(self->ss->buf, 5, i, LEN);
-		while ((ret = rmsg_msg_send(self->b, self->b_id[0],
-					    self->ss->buf, LEN, 0, i)) ==
-		       -EAGAIN && rmsg_now_ms() < deadline)
-			rmsg_ep_progress(self->b, NULL, 0);
-		ASSERT_EQ(0, ret) TH_LOG("send %u", i);
-	}
-	ASSERT_TRUE(sends_completed(self->b, N)) TH_LOG("%s", why);
-	/* The receiver's last report may be up to 15 writes behind. */
-	deadline = rmsg_now_ms() + 10000;
-	do {
-		memset(&st, 0, sizeof(st));
-		ASSERT_EQ(0, ioctl(rmsg_ep_fd(self->a), RMSG_IOC_EP_STATS,
-				   &st));
-		if (!imm || st.credits_out >= N / 16)
-			break;
-		usleep(10000);
-	} while (rmsg_now_ms() < deadline);
-	if (imm) {
-		EXPECT_LE(N / 16, st.credits_out);
-		EXPECT_LE(N, st.imm_arrivals);
-	} else {
-		EXPECT_EQ(0, st.credits_out);
-	}
-	rnr1 = rmsg_read_number(RXE0_RNR);
-	if (rnr0 >= 0 && rnr1 >= 0)
-		EXPECT_EQ(rnr0, rnr1) TH_LOG("RNR NAKs received");
-	for (i = 0; i < N; i++) {
-		ASSERT_EQ(LEN, recv_wait(self->a, self->a_id[0], buf,
-					 sizeof(buf), EVENT_TIMEOUT_MS))
-			TH_LOG("message %u", i);
-		ASSERT_TRUE(check(buf, LEN, 5, i, LEN)) TH_LOG("%s", why);
-	}
-}
-
 /* The far end of waiting_ping_pong: echo @want messages, waiting only. */
 static void *echo_main(void *arg)
 {
