@@ -76,11 +76,8 @@ static inline u64 rmsg_block_addr(const struct rmsg_endpoint *ep)
 {
 	return ep->summary ? PAGE_ALIGN(RMSG_SUMMARY_SIZE) : 0;
 }
-/*
- * More receives for the write-with-immediate fallback: as many as a peer
- * keeps such writes in flight (rmsg_vb_imm_room()).
- */
-#define RMSG_IMM_RECVS		RMSG_VB_IMM_INFLIGHT
+/* More receives for the write-with-immediate fallback: a write's worth. */
+#define RMSG_IMM_RECVS		64
 /*
  * SGEs of one record: clear zone, payload (at most two send-area chunks),
  * padding and trailer.
@@ -171,7 +168,6 @@ enum {
 	RMSG_CHAN_CREDIT_IN,	/* a CREDIT arrived: apply peer_freed */
 	RMSG_CHAN_NOTIFY_IN,	/* a NOTIFY arrived: look at peer_consumed */
 	RMSG_CHAN_WAKE_IN,	/* a WAKE arrived: post READABLE */
-	RMSG_CHAN_IMM_REPORT,	/* writes with immediate taken: CREDIT them */
 	RMSG_CHAN_CLOSE_OK,	/* our CLOSE, and so every write, went through */
 	RMSG_CHAN_ACCEPT_DUE,	/* the program accepted: rdma_accept() it */
 	RMSG_CHAN_ATTEMPT_FAILED, /* the repair's connection attempt failed */
@@ -567,13 +563,7 @@ struct rmsg_repair_state {
 
 /**
  * struct rmsg_chan_flow - credit and wake-ups, both ways
- * @peer_freed: the newest CREDIT's release counter (written in softirq)
- * @peer_imm_taken: the newest CREDIT's count of our writes with immediate
- *	the peer took (written in softirq)
- * @imm_taken: the peer's writes with immediate taken on this connection,
- *	each receive posted again (the receive completions', in softirq;
- *	reset before the connection's receives are posted)
- * @imm_reported: @imm_taken as the last CREDIT carried it
+ * @peer_freed: the newest CREDIT value (written in softirq)
  * @peer_consumed: the newest NOTIFY value (written in softirq)
  * @peer_armed: the peer wants a WAKE with the next record
  * @credit: the newest release counter the program gave
@@ -589,9 +579,6 @@ struct rmsg_repair_state {
  */
 struct rmsg_chan_flow {
 	u32 peer_freed;
-	u32 peer_imm_taken;
-	u32 imm_taken;
-	u32 imm_reported;
 	u32 peer_consumed;
 	bool peer_armed;
 	u32 credit;
@@ -713,10 +700,6 @@ struct rmsg_chan_retain {
  * @tx_state: enum rmsg_tx_state
  * @tx_live: the QP may be posted to
  * @tx_imm: the peer asked for immediates (@peer.flags)
- * @imm_credit: both ends count receives for writes with immediate
- *	(RMSG_HELLO_F_IMM_CREDIT in both hellos; set at the first open)
- * @imm_tx: with @tx_imm and @imm_credit, our writes with immediate on
- *	this connection and how many the peer took
  * @tx_hint: the peer's block MR maps its arrival summary at 0: each burst
  *	of records is followed by a write of the channel's byte there
  *	(@peer.flags)
@@ -780,8 +763,6 @@ struct rmsg_channel {
 	bool tx_live;
 	bool tx_imm;
 	bool tx_hint;
-	bool imm_credit;
-	struct rmsg_vb_imm imm_tx;
 	struct rmsg_vb_tx tx;
 	u32 max_msg;
 	struct rmsg_chan_wrs wrs;

@@ -537,9 +537,8 @@ u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
 					ch->peer.channel,
 		.block_rkey = ch->dev.mr->rkey,
 		.block_size = ch->block_size,
-		.flags = RMSG_HELLO_F_IMM_CREDIT |
-			 (ch->rx_imm ? RMSG_HELLO_F_IMM_ARRIVAL :
-			  ch->ep->summary ? RMSG_HELLO_F_SUMMARY : 0),
+		.flags = ch->rx_imm ? RMSG_HELLO_F_IMM_ARRIVAL :
+			 ch->ep->summary ? RMSG_HELLO_F_SUMMARY : 0,
 		.epoch = ch->resil.epoch,
 	};
 	struct rmsg_addrs addrs;

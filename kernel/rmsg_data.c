@@ -179,16 +179,6 @@ static int rmsg_data_imm_in(struct rmsg_channel *ch, const struct ib_wc *wc)
 	if (ch->ep->summary)
 		rmsg_summary_mark(ch->ep->summary, ch->id);
 	rmsg_ep_count(ch->ep, RMSG_STAT_IMM_ARRIVALS);
-	/*
-	 * Its receive is posted again (rmsg_ctrl_recv_done()): count it for
-	 * the peer, which keeps no more in flight than we have posted.
-	 */
-	WRITE_ONCE(ch->flow.imm_taken, ch->flow.imm_taken + 1);
-	if (ch->imm_credit &&
-	    ch->flow.imm_taken - READ_ONCE(ch->flow.imm_reported) >=
-		    RMSG_VB_IMM_REPORT &&
-	    !test_and_set_bit(RMSG_CHAN_IMM_REPORT, &ch->flags))
-		queue_work(rmsg_wq, &ch->data_work);
 	return 0;
 }
 
@@ -280,8 +270,6 @@ int rmsg_data_post_recvs(struct rmsg_channel *ch)
 {
 	int i, ret;
 
-	/* A new connection: its receives are counted from 0 on both ends. */
-	WRITE_ONCE(ch->flow.imm_taken, 0);
 	for (i = 0; ch->dev.imm_bufs && i < RMSG_IMM_RECVS; i++) {
 		ret = rmsg_ctrl_post_recv(&ch->dev.imm_bufs[i]);
 		if (ret)
@@ -404,8 +392,6 @@ void rmsg_data_open(struct rmsg_channel *ch)
 	ch->max_msg = max;
 	ch->tx_imm = ch->peer.flags & RMSG_HELLO_F_IMM_ARRIVAL;
 	ch->tx_hint = ch->peer.flags & RMSG_HELLO_F_SUMMARY;
-	ch->imm_credit = ch->peer.flags & RMSG_HELLO_F_IMM_CREDIT;
-	rmsg_vb_imm_reset(&ch->imm_tx);
 	/* A channel that ended first stays closed. */
 	if (ch->tx_state == RMSG_TX_IDLE) {
 		ch->tx_state = RMSG_TX_OPEN;
@@ -450,15 +436,6 @@ int rmsg_data_suspend(struct rmsg_channel *ch)
 	 */
 	clear_bit(RMSG_CHAN_CREDIT_IN, &ch->flags);
 	clear_bit(RMSG_CHAN_NOTIFY_IN, &ch->flags);
-	/*
-	 * Writes with immediate are counted per connection, by both ends:
-	 * the next one starts with all the peer's receives posted, and our
-	 * report starts from 0 (rmsg_data_post_recvs()).
-	 */
-	clear_bit(RMSG_CHAN_IMM_REPORT, &ch->flags);
-	rmsg_vb_imm_reset(&ch->imm_tx);
-	WRITE_ONCE(ch->flow.peer_imm_taken, 0);
-	WRITE_ONCE(ch->flow.imm_reported, 0);
 	ch->flow.peer_armed = false;
 	ch->flow.wake_due = false;
 	ch->flow.credit_due = true;
@@ -721,11 +698,7 @@ static void rmsg_data_send_ctrls(struct rmsg_channel *ch)
 	};
 	bool *due[] = { &ch->flow.credit_due, &ch->flow.notify_due,
 			&ch->flow.wake_due };
-	u64 args[] = {
-		RMSG_CREDIT_ARG(ch->flow.credit,
-				ch->imm_credit ? READ_ONCE(ch->flow.imm_taken) : 0),
-		ch->flow.notify, 0
-	};
+	u32 args[] = { ch->flow.credit, ch->flow.notify, 0 };
 	unsigned int i;
 	int ret;
 
@@ -743,13 +716,10 @@ static void rmsg_data_send_ctrls(struct rmsg_channel *ch)
 			rmsg_chan_kill_soft(ch, ret);
 			return;
 		}
-		if (kinds[i].type == RMSG_CTRL_CREDIT) {
-			WRITE_ONCE(ch->flow.imm_reported,
-				   RMSG_CREDIT_IMM(args[i]));
+		if (kinds[i].type == RMSG_CTRL_CREDIT)
 			rmsg_ep_count(ch->ep, RMSG_STAT_CREDITS_OUT);
-		} else if (kinds[i].type == RMSG_CTRL_WAKE) {
+		else if (kinds[i].type == RMSG_CTRL_WAKE)
 			rmsg_ep_count(ch->ep, RMSG_STAT_WAKES_OUT);
-		}
 	}
 }
 
@@ -758,13 +728,8 @@ static void rmsg_data_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg)
 {
 	switch (type) {
 	case RMSG_CTRL_CREDIT:
-		if (!ch->imm_credit && RMSG_CREDIT_IMM(arg)) {
-			rmsg_chan_kill_soft(ch, -EPROTO);
-			return;
-		}
 		rmsg_ep_count(ch->ep, RMSG_STAT_CREDITS_IN);
-		WRITE_ONCE(ch->flow.peer_freed, RMSG_CREDIT_FREED(arg));
-		WRITE_ONCE(ch->flow.peer_imm_taken, RMSG_CREDIT_IMM(arg));
+		WRITE_ONCE(ch->flow.peer_freed, arg);
 		/* Value, then bit; the work's test_and_clear_bit() pairs. */
 		smp_mb__before_atomic();
 		set_bit(RMSG_CHAN_CREDIT_IN, &ch->flags);
@@ -866,14 +831,6 @@ static void rmsg_data_take_credit(struct rmsg_channel *ch)
 			ch->id, READ_ONCE(ch->flow.peer_freed), ch->tx.freed,
 			ch->tx.written);
 		rmsg_chan_kill_soft(ch, -EPROTO);
-		return;
-	}
-	if (ch->imm_credit &&
-	    rmsg_vb_imm_credit(&ch->imm_tx, READ_ONCE(ch->flow.peer_imm_taken))) {
-		pr_notice_ratelimited("channel %u: the peer took %u writes with immediate, but %u were posted and %u taken\n",
-				      ch->id, READ_ONCE(ch->flow.peer_imm_taken),
-				      ch->imm_tx.posted, ch->imm_tx.taken);
-		rmsg_chan_kill_soft(ch, -EPROTO);
 	}
 }
 
@@ -923,8 +880,6 @@ static void rmsg_data_progress(struct rmsg_channel *ch)
 	/* This run looks for room: a request made before it is answered. */
 	WRITE_ONCE(ch->wrs.room_wanted, false);
 	rmsg_data_take_credit(ch);
-	if (test_and_clear_bit(RMSG_CHAN_IMM_REPORT, &ch->flags))
-		ch->flow.credit_due = true;
 	rmsg_data_post_done(ch);
 	rmsg_rndv_progress(ch);
 	if (test_and_clear_bit(RMSG_CHAN_NOTIFY_IN, &ch->flags)) {

@@ -31,12 +31,6 @@
 
 /* --- writing records ---------------------------------------------------- */
 
-/* Our writes with immediate take receives the peer counts for us. */
-static bool rmsg_data_imm_counted(const struct rmsg_channel *ch)
-{
-	return ch->tx_imm && ch->imm_credit;
-}
-
 /* The trailer of data WR @wr, and where the device reads it. */
 static struct rmsg_vb_trailer *rmsg_trailer(struct rmsg_channel *ch, u32 wr,
 					    bool inl, struct ib_sge *sge)
@@ -157,10 +151,6 @@ static int rmsg_data_place(struct rmsg_channel *ch,
 	ret = rmsg_vb_tx_place(&ch->tx, e->len, pl);
 	if (ret)
 		return ret == -ENOSPC ? -EAGAIN : ret;
-	/* Credit for the peer's receives as well as for its bytes. */
-	if (rmsg_data_imm_counted(ch) &&
-	    !rmsg_vb_imm_room(&ch->imm_tx, pl->wrap_skip ? 2 : 1))
-		return -EAGAIN;
 	/* WRs stay free for the summary hint after the burst. */
 	return rmsg_wr_room(ch, (pl->wrap_skip ? 2 : 1) +
 				(ch->tx_hint ? RMSG_HINT_WRS : 0)) ?
@@ -175,8 +165,6 @@ static void rmsg_data_posted(struct rmsg_channel *ch,
 {
 	rmsg_vb_tx_commit(&ch->tx, pl);
 	ch->wrs.posted += pl->wrap_skip ? 2 : 1;
-	if (rmsg_data_imm_counted(ch))
-		rmsg_vb_imm_posted(&ch->imm_tx, pl->wrap_skip ? 2 : 1);
 	if (e->rndv)
 		rmsg_rndv_written(ch, e->rndv, pl->off + pl->payload);
 	if (signal) {
@@ -503,9 +491,6 @@ int rmsg_data_rewrite(struct rmsg_channel *ch)
 	while (ch->retain.retx_due) {
 		if (!rmsg_wr_room(ch, 1 + (ch->tx_hint ? RMSG_HINT_WRS : 0)))
 			return -EAGAIN;
-		if (rmsg_data_imm_counted(ch) &&
-		    !rmsg_vb_imm_room(&ch->imm_tx, 1))
-			return -EAGAIN;
 		next = ch->retain.retx;
 		ret = rmsg_vb_retx_next(&next, ch->retain.shadow->va, &w);
 		if (ret < 0)
@@ -542,8 +527,6 @@ int rmsg_data_rewrite(struct rmsg_channel *ch)
 		ch->wrs.posted++;
 		if (wr.wr.send_flags & IB_SEND_SIGNALED)
 			ch->wrs.signalled = ch->wrs.posted;
-		if (rmsg_data_imm_counted(ch))
-			rmsg_vb_imm_posted(&ch->imm_tx, 1);
 		ch->retain.retx = next;
 		if (w.type != RMSG_VB_WRAP)
 			ch->resil.retx_msgs++;

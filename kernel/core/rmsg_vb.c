@@ -258,59 +258,6 @@ int rmsg_vb_tx_credit(struct rmsg_vb_tx *tx, u32 freed)
 }
 
 /**
- * rmsg_vb_imm_reset() - a new connection: nothing posted, nothing taken
- * @imm: the sender's count of its writes with immediate
- *
- * The peer posts all its receives afresh on each connection and counts
- * from 0 there.
- */
-void rmsg_vb_imm_reset(struct rmsg_vb_imm *imm)
-{
-	imm->posted = 0;
-	imm->taken = 0;
-}
-
-/**
- * rmsg_vb_imm_room() - may @n more writes with immediate go?
- * @imm: the sender's count
- * @n: writes about to go (a record's, and its WRAP's)
- *
- * Return: true when at most RMSG_VB_IMM_INFLIGHT would be in flight.
- */
-bool rmsg_vb_imm_room(const struct rmsg_vb_imm *imm, u32 n)
-{
-	return n <= RMSG_VB_IMM_INFLIGHT - (imm->posted - imm->taken);
-}
-
-/**
- * rmsg_vb_imm_posted() - @n writes with immediate went
- * @imm: the sender's count, which rmsg_vb_imm_room() said has room
- * @n: how many
- */
-void rmsg_vb_imm_posted(struct rmsg_vb_imm *imm, u32 n)
-{
-	imm->posted += n;
-}
-
-/**
- * rmsg_vb_imm_credit() - apply the peer's count of writes it took
- * @imm: the sender's count
- * @taken: RMSG_CREDIT_IMM() of the peer's CREDIT, untrusted
- *
- * Counts may arrive late, so an equal one is fine; one that goes back or
- * counts writes never posted is a protocol violation.
- *
- * Return: 0, or -EPROTO with @imm unchanged.
- */
-int rmsg_vb_imm_credit(struct rmsg_vb_imm *imm, u32 taken)
-{
-	if (taken - imm->taken > imm->posted - imm->taken)
-		return -EPROTO;
-	imm->taken = taken;
-	return 0;
-}
-
-/**
  * rmsg_vb_trailer_fill() - fill a trailer in wire byte order
  * @t: the trailer to fill
  * @pl: the placement it belongs to

@@ -145,28 +145,6 @@ static inline bool rmsg_vb_rx_idle(const struct rmsg_vb_rx *rx,
 				     1);
 }
 
-/*
- * Writes with immediate a sender keeps in flight (RMSG_HELLO_F_IMM_CREDIT).
- * Each takes one of the receives the peer's kernel posts for them (this
- * many, besides the control messages' own), and is in flight until the
- * peer's CREDIT counts it taken (its receive posted again). One more would
- * find the peer's receive queue empty: an RNR NAK, and the QP stops for
- * the RNR timer (655 ms with the connection manager's default).
- */
-#define RMSG_VB_IMM_INFLIGHT	64
-/* The peer's kernel reports after taking this many since its last CREDIT. */
-#define RMSG_VB_IMM_REPORT	(RMSG_VB_IMM_INFLIGHT / 4)
-
-/**
- * struct rmsg_vb_imm - a sender's writes with immediate on one connection
- * @posted: posted on it (free-running)
- * @taken: the peer's latest count of those it took
- */
-struct rmsg_vb_imm {
-	u32 posted;
-	u32 taken;
-};
-
 int rmsg_vb_check_block(u32 size);
 int rmsg_vb_max_payload(u32 size);
 void rmsg_vb_block_init(void *block, u32 size);
@@ -179,11 +157,6 @@ int rmsg_vb_tx_credit(struct rmsg_vb_tx *tx, u32 freed);
 void rmsg_vb_trailer_fill(struct rmsg_vb_trailer *t,
 			  const struct rmsg_vb_place *pl,
 			  enum rmsg_vb_type type, u32 ack, u32 freed);
-
-void rmsg_vb_imm_reset(struct rmsg_vb_imm *imm);
-bool rmsg_vb_imm_room(const struct rmsg_vb_imm *imm, u32 n);
-void rmsg_vb_imm_posted(struct rmsg_vb_imm *imm, u32 n);
-int rmsg_vb_imm_credit(struct rmsg_vb_imm *imm, u32 taken);
 
 int rmsg_vb_rx_init(struct rmsg_vb_rx *rx, u32 size, u32 seq, u32 bytes);
 int rmsg_vb_rx_poll(struct rmsg_vb_rx *rx, const void *block,

@@ -164,8 +164,6 @@ static int rmsg_ctrl_check_arg(u8 type, u64 arg)
 	case RMSG_CTRL_WAKE:
 		return arg ? -EPROTO : 0;
 	case RMSG_CTRL_CREDIT:
-		/* Both halves are counters (RMSG_CREDIT_ARG()). */
-		return 0;
 	case RMSG_CTRL_NOTIFY:
 	case RMSG_CTRL_CTS:
 		return arg >> 32 ? -EPROTO : 0;

@@ -61,29 +61,10 @@ enum rmsg_hello_kind {
  * on the link. Only between two rmsg kernels, never in a HELLO on a link.
  */
 #define RMSG_HELLO_F_LINK		(1U << 3)
-/*
- * The sender counts receives for writes with immediate: a CREDIT of its
- * says in its argument's upper half (RMSG_CREDIT_IMM()) how many of the
- * peer's writes with immediate it has taken on this connection, each
- * receive posted again first; and when it writes with immediate itself,
- * it keeps at most RMSG_VB_IMM_INFLIGHT beyond what the peer's CREDIT
- * said. Either side does so only when both hellos carry the flag.
- */
-#define RMSG_HELLO_F_IMM_CREDIT		(1U << 4)
 #define RMSG_HELLO_F_ALL		(RMSG_HELLO_F_IMM_ARRIVAL | \
 					 RMSG_HELLO_F_REKEY | \
 					 RMSG_HELLO_F_SUMMARY | \
-					 RMSG_HELLO_F_LINK | \
-					 RMSG_HELLO_F_IMM_CREDIT)
-
-/*
- * A CREDIT's argument: the release counter of the sender's block in the
- * lower half; in the upper half, with RMSG_HELLO_F_IMM_CREDIT, the
- * writes with immediate it has taken on this connection, else 0.
- */
-#define RMSG_CREDIT_ARG(freed, imm)	((u64)(imm) << 32 | (u32)(freed))
-#define RMSG_CREDIT_FREED(arg)		((u32)(arg))
-#define RMSG_CREDIT_IMM(arg)		((u32)((arg) >> 32))
+					 RMSG_HELLO_F_LINK)
 
 /*
  * The private data of the REJ that refuses a RECONNECT for good: the channel
@@ -266,7 +247,7 @@ struct rmsg_addrs {
 enum rmsg_ctrl_type {
 	RMSG_CTRL_READY		= 1,	/* my receive block is registered */
 	RMSG_CTRL_CLOSE		= 2,	/* I close the channel; nothing follows */
-	RMSG_CTRL_CREDIT	= 3,	/* arg: RMSG_CREDIT_ARG() */
+	RMSG_CTRL_CREDIT	= 3,	/* arg: bytes of my block released */
 	RMSG_CTRL_NOTIFY	= 4,	/* arg: bytes consumed; WAKE me after */
 	RMSG_CTRL_WAKE		= 5,	/* you asked: there is a message */
 	RMSG_CTRL_FIN		= 6,	/* arg: a rendezvous transfer is over */
