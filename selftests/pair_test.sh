@@ -253,7 +253,11 @@ diag() { sed 's/^/# /' "$@"; }
 # channels stayed 50 s in the repair's DOWN step; not yet explained).
 netem_limit=100000
 netem_kept=1
-[[ "$(uname -r)" == 6.1.* ]] && netem_kept=0
+netem_start=change
+if [[ "$(uname -r)" == 6.1.* ]]; then
+	netem_kept=0
+	netem_start=add
+fi
 if [ "$netem_kept" = 1 ] &&
    ! tc qdisc replace dev "$netdev" root netem loss 0% limit $netem_limit; then
 	echo "# tc qdisc replace ... netem failed: the loss tests will fail"
@@ -399,8 +403,7 @@ netem_stream() {
 		return 1
 	fi
 	sleep "$(secs 2)"
-	if ! tc qdisc "$([ "$netem_kept" = 1 ] && echo change || echo add)" \
-			dev "$netdev" root netem loss "$loss" \
+	if ! tc qdisc "$netem_start" dev "$netdev" root netem loss "$loss" \
 			limit $netem_limit; then
 		echo "# $name: tc qdisc ... netem loss $loss failed"
 		kill "$stream_pid"
