@@ -45,6 +45,19 @@ module_param(ack_timeout, uint, 0644);
 MODULE_PARM_DESC(ack_timeout,
 		 "Local ACK timeout of the channels' QPs, 4.096 us x 2^ack_timeout (default 16: 268 ms; 0: the rdma_cm's default)");
 
+/*
+ * What a channel's QP asks its peer to wait after a receiver-not-ready NAK
+ * (the 5-bit code of enum ib_rnr_timeout). The rdma_cm leaves 0, which
+ * means the longest wait, 655 ms: on the immediate path, where every
+ * record takes a receive, one completion handler running late stopped the
+ * writer for that long. 20 (10.24 ms) keeps six retries at 61 ms, longer
+ * than a late handler under emulation, before the QP gives up.
+ */
+static unsigned int rnr_timer = IB_RNR_TIMER_010_24;
+module_param(rnr_timer, uint, 0644);
+MODULE_PARM_DESC(rnr_timer,
+		 "RNR NAK timer the channels' QPs ask for, IB encoding 1-31 (default 20: 10.24 ms; 0: the rdma_cm's default, 655 ms)");
+
 /* --- the block's registration --------------------------------------- */
 
 static void rmsg_reg_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -607,10 +620,13 @@ void rmsg_conn_param(struct rmsg_channel *ch, struct rdma_cm_id *id,
 			    struct rmsg_conn_data *data, u32 len)
 {
 	unsigned int timeout = READ_ONCE(ack_timeout);
+	unsigned int rnr = READ_ONCE(rnr_timer);
 
-	/* Only fails for a QP type that is not RC; ours is. */
+	/* Both fail only for a QP type that is not RC; ours is. */
 	if (timeout)
 		rdma_set_ack_timeout(id, min(timeout, 31U));
+	if (rnr)
+		rdma_set_min_rnr_timer(id, min(rnr, 31U));
 	memset(param, 0, sizeof(*param));
 	param->private_data = data;
 	param->private_data_len = len;
