@@ -568,9 +568,11 @@ FIXTURE_SETUP(memcg)
 
 FIXTURE_TEARDOWN(memcg)
 {
-	if (self->made)
+	/* Braces: see rmsg_resil_test.c's teardown. */
+	if (self->made) {
 		EXPECT_EQ(0, rmdir(CG_DIR)) TH_LOG("rmdir %s: %s", CG_DIR,
 						   strerror(errno));
+	}
 }
 
 TEST_F_TIMEOUT(memcg, pressure, 300)

@@ -257,10 +257,16 @@ FIXTURE_TEARDOWN(resil)
 	/* Leave the guest as the next test expects it. */
 	if (self->netem)
 		rmsg_sh("tc qdisc del dev %s root", self->netdev);
-	if (self->link_down)
+	/*
+	 * Braces: an EXPECT's message is a loop after the condition's
+	 * statement, run while the harness's trigger is set, and an ASSERT
+	 * that ended the test left it set.
+	 */
+	if (self->link_down) {
 		EXPECT_TRUE(link_up(self->netdev, false))
 			TH_LOG("%s did not come back up, or rxe0 made no new channel",
 			       self->netdev);
+	}
 	if (self->rxe_gone &&
 	    (rmsg_sh("rdma link add rxe0 type rxe netdev %s", self->netdev) ||
 	     !link_up(self->netdev, true)))
