@@ -379,12 +379,23 @@ static bool wait_state(int fd, __u32 ep_id, __u32 ch, __u32 state,
 
 static void print_info(char side, const struct rmsg_chan_info *e)
 {
-	ksft_print_msg("%c:%u %s epoch %u repairs %u retx %llu msgs %llu bytes, recovering %.3f ms, last error %d\n",
+	ksft_print_msg("%c:%u %s epoch %u repairs %u attempt %u of %u retx %llu msgs %llu bytes, recovering %.3f ms, last error %d\n",
 		       side, e->channel, rmsg_chan_state_name(e->state),
-		       e->epoch, e->repairs,
+		       e->epoch, e->repairs, e->attempts, e->max_attempts,
 		       (unsigned long long)e->retx_msgs,
 		       (unsigned long long)e->retx_bytes,
 		       e->recover_ns / 1e6, e->last_error);
+}
+
+/* Channel @a_ch of a and @b_ch of b as the module shows them now. */
+static void print_both(resil_fixture *self, int a_ch, int b_ch)
+{
+	struct rmsg_chan_info e;
+
+	if (!chan_get(rmsg_ep_fd(self->a), self->a_ep, a_ch, &e))
+		print_info('a', &e);
+	if (!chan_get(rmsg_ep_fd(self->b), self->b_ep, b_ch, &e))
+		print_info('b', &e);
 }
 
 /*
@@ -1206,6 +1217,8 @@ TEST_F_TIMEOUT(resil, unread_events_are_bounded, 300)
 			ASSERT_EQ(0, chan_get(rmsg_ep_fd(self->a), self->a_ep,
 					      a_ch,
 					      &ea));
+			if (rmsg_now_ms() >= deadline)
+				print_both(self, a_ch, b_ch);
 			ASSERT_GT(deadline, rmsg_now_ms())
 				TH_LOG("repair %u did not end", i);
 		} while (ea.state != RMSG_CHAN_INFO_OPEN || ea.repairs < i);
