@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * rmsg_carrier.c: a carrier's link messages (Documentation/design.rst,
- * "How the module will carry links"), for the connection code below the
- * life cycle (rmsg_conn.c), the fault injector and the links above.
+ * "How the module will carry links (plan)"), for the connection code
+ * below the life cycle (rmsg_conn.c), the fault injector and the links
+ * above.
  */
 #ifndef RMSG_CARRIER_H
 #define RMSG_CARRIER_H
