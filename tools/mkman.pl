@@ -4,9 +4,12 @@
 # The two steps of tools/mkman.sh around the kernel's scripts/kernel-doc.
 #
 #   mkman.pl prep HEADER     HEADER for kernel-doc, on stdout
-#   mkman.pl page PAGE DIR   PAGE (a section 3 page kernel-doc made),
+#   mkman.pl page PAGE DIR HEADER...
+#                            PAGE (a section 3 page kernel-doc made),
 #                            rewritten in place as a librmsg page; DIR holds
-#                            every page, to link to those that exist
+#                            every page, to link to those that exist; an
+#                            enumeration's SYNOPSIS is its definition in
+#                            the HEADERs (kernel-doc leaves the values out)
 #
 # kernel-doc knows the sections "Return:" and "Notes:" but not "Errors:" or
 # "See also:", and it ends any section but the description at its first
@@ -54,8 +57,28 @@ my %rename = (
 my @order = ('NAME', 'SYNOPSIS', 'ARGUMENTS', 'MEMBERS', 'CONSTANTS',
 	     'DESCRIPTION', 'RETURN VALUE', 'ERRORS', 'NOTES');
 
+# The definition of enum $name in @headers, without comments, as a SYNOPSIS.
+sub enum_synopsis {
+	my ($name, @headers) = @_;
+
+	for my $h (@headers) {
+		open(my $in, '<', $h) or die "mkman: $h: $!\n";
+		local $/;
+		my $text = <$in>;
+		close($in);
+		next unless $text =~ /^(enum $name \{.*?^\};)/ms;
+		my @def = split(/\n/, $1);
+		s{\s*/\*.*?\*/}{}g for @def;
+		for (@def) {
+			1 while s/\t+/' ' x (length($&) * 8 - length($`) % 8)/e;
+		}
+		return ['.nf', map({ s/\\/\\e/g; $_ } @def), '.fi'];
+	}
+	return;
+}
+
 sub page {
-	my ($file, $dir) = @_;
+	my ($file, $dir, @headers) = @_;
 	my (%body, @names, $th, $cur, $name);
 
 	open(my $in, '<', $file) or die "mkman: $file: $!\n";
@@ -115,9 +138,10 @@ sub page {
 		my @e;
 		for (@{$body{'ERRORS'}}) {
 			if (/^(-E[A-Z0-9]+(?:,\s*-E[A-Z0-9]+)*):\s*(.*)$/) {
-				(my $codes = $1) =~ s/-/\\-/g;
+				my ($codes, $why) = ($1, $2);
+				$codes =~ s/-/\\-/g;
 				push(@e, '.TP', ".B $codes");
-				push(@e, $2) if length($2);
+				push(@e, $why) if length($why);
 			} else {
 				push(@e, $_);
 			}
@@ -142,6 +166,10 @@ sub page {
 	# The #include line first; a function's library last.
 	my $func = $name !~ /^(struct|enum)_/;
 	$body{'SYNOPSIS'} = synopsis($body{'SYNOPSIS'}) if $func;
+	if ($name =~ /^enum_(\w+)$/) {
+		$body{'SYNOPSIS'} = enum_synopsis($1, @headers) //
+				    $body{'SYNOPSIS'};
+	}
 	unshift(@{$body{'SYNOPSIS'}}, '.nf', '.B #include <rmsg.h>', '.fi',
 		'.PP');
 	push(@{$body{'SYNOPSIS'}}, '.PP', 'Link with \fI\-lrmsg\fP.') if $func;
@@ -153,7 +181,8 @@ sub page {
 		($rank{$a} // @order) <=> ($rank{$b} // @order)
 	} @names;
 	open(my $o, '>', $file) or die "mkman: $file: $!\n";
-	print $o "$th\n";
+	# No hyphens inside the names of calls and constants.
+	print $o "$th\n.nh\n";
 	for my $s (@out) {
 		print $o ".SH \"$s\"\n";
 		print $o "$_\n" for @{$body{$s}};
@@ -199,8 +228,8 @@ sub synopsis {
 my $cmd = shift(@ARGV) // '';
 if ($cmd eq 'prep' && @ARGV == 1) {
 	prep(@ARGV);
-} elsif ($cmd eq 'page' && @ARGV == 2) {
+} elsif ($cmd eq 'page' && @ARGV >= 2) {
 	page(@ARGV);
 } else {
-	die "usage: mkman.pl prep HEADER | page PAGE DIR\n";
+	die "usage: mkman.pl prep HEADER | page PAGE DIR HEADER...\n";
 }

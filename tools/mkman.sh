@@ -58,7 +58,8 @@ perl "$here/mkman.pl" prep include/uapi/rdma/rmsg.h >"$tmp/uapi.h"
 perl "$kdoc" -man "$tmp/rmsg.h" | split_pages
 perl "$kdoc" -man ${UAPI[@]/#/-function } "$tmp/uapi.h" | split_pages
 for page in "$out"/man3/*.3; do
-	perl "$here/mkman.pl" page "$page" "$out/man3"
+	perl "$here/mkman.pl" page "$page" "$out/man3" lib/rmsg.h \
+		include/uapi/rdma/rmsg.h
 done
 
 for src in Documentation/man/*.[1378]; do
