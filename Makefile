@@ -2,7 +2,7 @@
 #
 # rmsg top-level build.
 #
-#   make            module, library, tools and examples
+#   make            module, library, tools, examples and man pages
 #   make examples   the example programs of examples/ (make builds them)
 #   make tests      selftests and host unit tests (needs `make deps` first)
 #   make run        install what is missing, build, boot the guest, demo
@@ -110,17 +110,18 @@ PERF_WRAP	:= -Wl,--wrap=ioctl,--wrap=poll,--wrap=ppoll,--wrap=epoll_wait
 	install-man install-tools install-prov prov insn mpi \
 	clean checkpatch check-debug check-mpi soak-mpi man
 
-all: module lib tools examples prov insn
+all: module lib tools examples prov insn man
 
 # The tests need the kselftest harness from the cache `make deps` fills; a
 # node that only builds and installs rmsg does not.
 tests: selftests unit
 
-# Man pages: section 3 from lib/rmsg.h's kernel-doc, by the kernel's own
-# scripts/kernel-doc (in the headers the module builds against); the
+# Man pages: section 3 from the kernel-doc of lib/rmsg.h and of the
+# UAPI's structures a program meets, by the kernel's own scripts/kernel-doc
+# (in the headers the module builds against); rmsg(7), librmsg(3) and the
 # tools' pages from Documentation/man.
-MAN_SRCS	:= lib/rmsg.h tools/mkman.sh dkms.conf \
-		   $(wildcard Documentation/man/*.[18])
+MAN_SRCS	:= lib/rmsg.h $(UAPI) tools/mkman.sh tools/mkman.pl dkms.conf \
+		   $(wildcard Documentation/man/*.[1378])
 
 man: build/man/.done
 
@@ -549,9 +550,10 @@ install-lib: lib
 
 install-man: man
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
-		$(DESTDIR)$(MANDIR)/man8
+		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8
 	install -m 644 build/man/man1/*.1 $(DESTDIR)$(MANDIR)/man1
 	install -m 644 build/man/man3/*.3 $(DESTDIR)$(MANDIR)/man3
+	install -m 644 build/man/man7/*.7 $(DESTDIR)$(MANDIR)/man7
 	install -m 644 build/man/man8/*.8 $(DESTDIR)$(MANDIR)/man8
 
 clean:

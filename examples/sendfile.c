@@ -16,10 +16,9 @@
  * one chunk buffer with rmsg_reg() and copies between it and the file.
  * rmsg_msg_send_zc() sends from it, rmsg_msg_recv_into() receives into it. (A
  * receiver may also take a rendezvous message into plain memory with
- * rmsg_msg_recv(), through a bounce region of the library's.) Sending large
- * messages from plain malloc() memory is issue 17's item 1, not built yet:
- * once it is, rmsg_msg_send() of any buffer will do and rmsg_reg() becomes
- * an optimisation.
+ * rmsg_msg_recv(), through a bounce region of the library's.) rmsg_msg_send()
+ * of a plain malloc() buffer would go zero copy as well, its pages pinned
+ * for each send; the region here is pinned once for all the chunks.
  */
 #include <errno.h>
 #include <fcntl.h>

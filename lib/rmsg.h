@@ -23,7 +23,17 @@ extern "C" {
 /**
  * rmsg_node_open() - open /dev/rmsg
  *
+ * For the calls that ask the module (rmsg_node_version(),
+ * rmsg_node_devices(), rmsg_node_channels(), ...) without an endpoint.
+ * Close it with close().
+ *
  * Return: a file descriptor (close-on-exec) or a negative errno.
+ *
+ * Errors:
+ * -ENOENT: no /dev/rmsg: the module is not loaded (modprobe rmsg).
+ * -EACCES: the module's dev_mode and dev_gid do not let the caller open it.
+ * -EMFILE: the process has no descriptor free, or the user holds
+ * max_endpoints_per_user open files of /dev/rmsg already.
  */
 int rmsg_node_open(void);
 
@@ -32,8 +42,12 @@ int rmsg_node_open(void);
  * @fd: a /dev/rmsg file descriptor
  * @ver: filled in
  *
- * Return: 0, -EPROTO when the module's ABI is not the one this library was
- * built for (@ver is filled in all the same), or another negative errno.
+ * Return: 0, or a negative errno.
+ *
+ * Errors:
+ * -EPROTO: the module's ABI is not the one this library was built for
+ * (@ver is filled in all the same).
+ * -EBADF, -ENOTTY: @fd is not a /dev/rmsg file descriptor.
  */
 int rmsg_node_version(int fd, struct rmsg_version *ver);
 
@@ -46,6 +60,10 @@ int rmsg_node_version(int fd, struct rmsg_version *ver);
  * The list is one consistent snapshot of the devices rmsg sees.
  *
  * Return: the number of devices (0 or more) or a negative errno.
+ *
+ * Errors:
+ * -ENOMEM: no memory for the array.
+ * -EBADF, -ENOTTY: @fd is not a /dev/rmsg file descriptor.
  */
 int rmsg_node_devices(int fd, struct rmsg_dev_info **devs,
 		      unsigned int *generation);
@@ -56,6 +74,8 @@ int rmsg_node_devices(int fd, struct rmsg_dev_info **devs,
  *
  * Return: its name ("ACTIVE", ...), "?" for a value this library does not
  * know.
+ *
+ * Errors: none.
  */
 const char *rmsg_port_state_name(unsigned int state);
 
@@ -64,6 +84,8 @@ const char *rmsg_port_state_name(unsigned int state);
  * @phys_state: rmsg_port_info.phys_state
  *
  * Return: its name ("LinkUp", "Polling", ...), or "?".
+ *
+ * Errors: none.
  */
 const char *rmsg_port_phys_state_name(unsigned int phys_state);
 
@@ -72,6 +94,8 @@ const char *rmsg_port_phys_state_name(unsigned int phys_state);
  * @protocol: rmsg_port_info.protocol
  *
  * Return: "IB", "RoCE" or "iWARP", or "?".
+ *
+ * Errors: none.
  */
 const char *rmsg_port_protocol_name(unsigned int protocol);
 
@@ -133,7 +157,12 @@ struct rmsg_ep;
  * rmsg_ep_rings() - the rings of an endpoint
  * @ep: an open endpoint
  *
+ * For programs that drive the rings themselves (the ring API of rmsg(7));
+ * a program of the message functions never needs them.
+ *
  * Return: its rings, valid until rmsg_ep_close().
+ *
+ * Errors: none.
  */
 static inline struct rmsg_rings *rmsg_ep_rings(struct rmsg_ep *ep)
 {
@@ -148,16 +177,37 @@ static inline struct rmsg_rings *rmsg_ep_rings(struct rmsg_ep *ep)
  * events (after rmsg_ep_arm()). The endpoint owns it: do not close it.
  *
  * Return: the descriptor.
+ *
+ * Errors: none.
  */
 int rmsg_ep_fd(const struct rmsg_ep *ep);
 
 /**
  * rmsg_ep_open() - open an endpoint and map its rings
  * @ep: set to the new endpoint
- * @sq_entries: SQ size (rounded up to a power of two by the kernel)
+ * @sq_entries: SQ size, 1 to RMSG_MAX_RING_ENTRIES (rounded up to a power
+ *	of two by the kernel); 64 suits most programs
  * @cq_entries: CQ size, 0 for twice the SQ size
  *
+ * An endpoint is one open /dev/rmsg with its submission and completion
+ * rings and, when the module has the eager data path (RMSG_FEAT_EAGER), a
+ * send area of RMSG_LIB_SEND_AREA bytes (1 MiB) for the message
+ * functions. Its channels come from rmsg_chan_connect() and
+ * rmsg_ep_listen().
+ *
  * Return: 0 or a negative errno (@ep is then left alone).
+ *
+ * Errors:
+ * -ENOENT: no /dev/rmsg: the module is not loaded (modprobe rmsg).
+ * -EACCES: the caller may not open /dev/rmsg (the module's dev_mode).
+ * -EINVAL: @sq_entries is 0 or too large, or @cq_entries is smaller than
+ * the SQ or too large.
+ * -EMFILE: no descriptor free, or the user's max_endpoints_per_user.
+ * -ENOMEM: no memory, or the memory cgroup's limit.
+ *
+ * Notes: The rings, the send area and the channels' receive blocks are
+ * charged to the caller's memory cgroup, not to RLIMIT_MEMLOCK: opening
+ * endpoints needs no locked memory (rmsg(7), "Locked memory").
  */
 int rmsg_ep_open(struct rmsg_ep **ep, unsigned int sq_entries,
 		 unsigned int cq_entries);
@@ -170,16 +220,57 @@ int rmsg_ep_open(struct rmsg_ep **ep, unsigned int sq_entries,
  *	functions, which need one; 0 for none), the rest zero; out: what
  *	RMSG_IOC_EP_SETUP reports (sizes, features)
  *
- * With RMSG_EP_F_SQPOLL a kernel thread takes the SQEs: rmsg_sq_submit()
+ * The fields of @p (struct rmsg_ep_setup) a program sets; every other
+ * one must be zero:
+ *
+ * sq_entries, the SQ's size: 1 to RMSG_MAX_RING_ENTRIES, rounded up to a
+ * power of two; 0 is refused (-EINVAL).
+ *
+ * cq_entries, the CQ's size: 0 for twice the SQ's.
+ *
+ * send_area_size, the send area the message functions copy eager
+ * messages into: RMSG_LIB_SEND_AREA (1 MiB) as rmsg_ep_open() takes, at
+ * most RMSG_SEND_AREA_MAX. 0 means none: such an endpoint receives but
+ * cannot send (rmsg_msg_send() returns -ENOBUFS). A setup zeroed but for
+ * the ring sizes gives such an endpoint.
+ *
+ * flags: RMSG_EP_F_* bits, below.
+ *
+ * sqpoll_idle_ms: with RMSG_EP_F_SQPOLL, how long the poller waits for
+ * work before it sleeps: 0 for RMSG_SQPOLL_IDLE_DEFAULT_MS (10 ms), at
+ * most RMSG_SQPOLL_IDLE_MAX_MS; 0 without the flag.
+ *
+ * stall_ms: with RMSG_EP_F_STALL_EVENTS, how long a repair stays quiet
+ * before RMSG_CQE_STALLED: 0 for the module's repair_quiet_ms; 0 without
+ * the flag. struct rmsg_chan_opts sets it per channel.
+ *
+ * RMSG_EP_F_SQPOLL: a kernel thread takes the SQEs: rmsg_sq_submit()
  * returns 0 while it polls and the program need not call rmsg_ep_enter().
  * A program waiting for CQEs should still call rmsg_sq_submit() now and
  * then (cheap), and enter when it returns non-zero: the poller may have
  * gone to sleep, e.g. with SQEs left behind a full CQ. Any user may ask for
  * one (RMSG_FEAT_SQPOLL_USER); without CAP_SYS_NICE a user has at most the
- * module's sqpoll_per_user at once (-EBUSY beyond; -EPERM when that is 0),
- * and each sleeps after at most sqpoll_user_idle_ms without work.
+ * module's sqpoll_per_user at once, and each sleeps after at most
+ * sqpoll_user_idle_ms without work.
+ *
+ * RMSG_EP_F_STALL_EVENTS: a repair that lasts longer than stall_ms is
+ * reported (RMSG_CQE_STALLED, then RMSG_CQE_RESUMED or RMSG_CQE_CLOSED);
+ * without it a repair is only a delay. RMSG_EP_F_SUMMARY: an arrival
+ * summary that makes rmsg_msg_peek_any() cost the same with thousands of
+ * channels as with a few.
+ *
+ * On return @p holds what the module chose: the ring sizes, the send
+ * area's size and the module's features (RMSG_FEAT_*).
  *
  * Return: 0 or a negative errno (@ep is then left alone).
+ *
+ * Errors:
+ * -EINVAL: sq_entries 0 or too large, cq_entries out of range, unknown
+ * flags, non-zero reserved fields, sqpoll_idle_ms or stall_ms without
+ * their flag or too large, send_area_size above RMSG_SEND_AREA_MAX.
+ * -EBUSY: RMSG_EP_F_SQPOLL beyond the user's sqpoll_per_user pollers.
+ * -EPERM: RMSG_EP_F_SQPOLL without CAP_SYS_NICE while sqpoll_per_user is 0.
+ * -ENOENT, -EACCES, -EMFILE, -ENOMEM: as for rmsg_ep_open().
  */
 int rmsg_ep_open_setup(struct rmsg_ep **ep, struct rmsg_ep_setup *p);
 
@@ -193,6 +284,10 @@ int rmsg_ep_open_setup(struct rmsg_ep **ep, struct rmsg_ep_setup *p);
  * rmsg_chan_close() and wait for their events for an orderly end),
  * a connection request waiting for an answer is rejected, and every
  * region is unregistered.
+ *
+ * Return: nothing.
+ *
+ * Errors: none.
  */
 void rmsg_ep_close(struct rmsg_ep *ep);
 
@@ -203,8 +298,15 @@ void rmsg_ep_close(struct rmsg_ep *ep);
  * @min_complete: with RMSG_ENTER_GETEVENTS, wait for this many CQEs
  * @flags: RMSG_ENTER_* bits
  *
- * Return: the number of SQEs taken, or a negative errno: -EBUSY (the CQ is
- * full: consume CQEs first), -EINTR (a signal ended the wait), -EINVAL.
+ * The ring API's one system call (rmsg(7)); a program of the message
+ * functions never calls it.
+ *
+ * Return: the number of SQEs taken, or a negative errno.
+ *
+ * Errors:
+ * -EBUSY: the CQ is full: consume CQEs first.
+ * -EINTR: a signal ended the wait.
+ * -EINVAL: unknown @flags, or ring indices the kernel cannot take.
  */
 int rmsg_ep_enter(struct rmsg_ep *ep, unsigned int to_submit,
 		  unsigned int min_complete, unsigned int flags);
@@ -218,9 +320,18 @@ int rmsg_ep_enter(struct rmsg_ep *ep, unsigned int to_submit,
  * @user_data: carried by the events of accepted channels
  * @block_size: receive block of accepted channels; 0 for the default
  *
- * Each accepted channel is reported by an RMSG_CQE_ACCEPTED event.
+ * Each accepted channel is reported by an RMSG_CQE_ACCEPTED event. One
+ * listener per endpoint.
  *
  * Return: 0 or a negative errno.
+ *
+ * Errors:
+ * -EADDRINUSE: another listener has the address and port.
+ * -EADDRNOTAVAIL: no RDMA device has @addr.
+ * -EBUSY: the endpoint listens already.
+ * -EINVAL: a bad @addrlen, or a @block_size that is not a multiple of 16
+ * from RMSG_VB_MIN_BLOCK (4 KiB) to RMSG_VB_MAX_BLOCK (64 MiB).
+ * -EAFNOSUPPORT: neither IPv4 nor IPv6.
  */
 int rmsg_ep_listen(struct rmsg_ep *ep, const struct sockaddr *addr,
 		   socklen_t addrlen, uint64_t user_data, uint32_t block_size);
@@ -236,6 +347,8 @@ int rmsg_ep_listen(struct rmsg_ep *ep, const struct sockaddr *addr,
  *	rmsg_chan_accept() after its RMSG_CQE_REQUEST event
  *
  * Return: 0 or a negative errno.
+ *
+ * Errors: as for rmsg_ep_listen(); -EINVAL for unknown @flags too.
  */
 int rmsg_ep_listen_flags(struct rmsg_ep *ep, const struct sockaddr *addr,
 			 socklen_t addrlen, uint64_t user_data,
@@ -250,8 +363,11 @@ int rmsg_ep_listen_flags(struct rmsg_ep *ep, const struct sockaddr *addr,
  *
  * An accepted channel is reported by RMSG_CQE_ACCEPTED once open.
  *
- * Return: 0, -ENOENT, -EINVAL (not awaiting an answer), or another
- * negative errno.
+ * Return: 0 or a negative errno.
+ *
+ * Errors:
+ * -ENOENT: no such channel.
+ * -EINVAL: the channel awaits no answer, or unknown @flags.
  */
 int rmsg_chan_accept(struct rmsg_ep *ep, uint32_t channel, uint64_t user_data,
 		     unsigned int flags);
@@ -272,6 +388,18 @@ int rmsg_chan_accept(struct rmsg_ep *ep, uint32_t channel, uint64_t user_data,
  * RMSG_CQE_ACCEPTED.
  *
  * Return: the channel's id (0 or more) or a negative errno.
+ *
+ * Errors:
+ * -EINVAL: a bad @addrlen or @block_size (as for rmsg_ep_listen()).
+ * -EAFNOSUPPORT: neither IPv4 nor IPv6.
+ * -EDQUOT: the user has max_channels_per_user channels.
+ * -ENOSPC: the endpoint has every channel id in use.
+ * -ENOMEM: no memory.
+ *
+ * Notes: Errors of the connection itself (ECONNREFUSED, EHOSTUNREACH,
+ * ETIMEDOUT, ENETUNREACH, ...) come as the res of its RMSG_CQE_CONNECTED.
+ * No call waits for a channel to open: loop on rmsg_ep_progress() and
+ * rmsg_ep_wait() until the event comes (rmsg(7), "A first program").
  */
 int rmsg_chan_connect(struct rmsg_ep *ep, const struct sockaddr *addr,
 		      socklen_t addrlen, uint64_t user_data,
@@ -288,12 +416,16 @@ int rmsg_chan_connect(struct rmsg_ep *ep, const struct sockaddr *addr,
  * call on, rmsg_msg_send() and the other sends on the channel fail with
  * -ENOTCONN; what arrived before the end can still be read.
  *
- * Return: 0; -EALREADY when the program closed the channel before;
- * -ENOTCONN when the channel ended without this program closing it (the
+ * Return: 0 or a negative errno.
+ *
+ * Errors:
+ * -EALREADY: the program closed the channel before.
+ * -ENOTCONN: the channel ended without this program closing it (the
  * peer closed it, died or restarted, or a repair gave up): its
- * RMSG_CQE_CLOSED says how; -ENOENT for an id that names no channel the
- * endpoint knows (one whose end the program has taken in full, event and
- * messages, is forgotten); -EINVAL for bad @flags.
+ * RMSG_CQE_CLOSED says how.
+ * -ENOENT: the id names no channel the endpoint knows (one whose end the
+ * program has taken in full, event and messages, is forgotten).
+ * -EINVAL: bad @flags.
  */
 int rmsg_chan_close(struct rmsg_ep *ep, uint32_t channel,
 		    unsigned int flags);
@@ -308,8 +440,11 @@ int rmsg_chan_close(struct rmsg_ep *ep, uint32_t channel,
  * Those of the channel's connection now: after a repair, possibly another
  * address or device than the first connection's.
  *
- * Return: 0, -ENOENT (no such channel), -ENOTCONN (not connected yet), or
- * another negative errno.
+ * Return: 0 or a negative errno.
+ *
+ * Errors:
+ * -ENOENT: no such channel.
+ * -ENOTCONN: not connected yet.
  */
 int rmsg_chan_addr(struct rmsg_ep *ep, uint32_t channel,
 		   struct sockaddr_storage *local,
@@ -326,8 +461,13 @@ int rmsg_chan_addr(struct rmsg_ep *ep, uint32_t channel,
  * repair, or to stall quietly for only 5 ms, while the module's defaults
  * suit the rest (<rdma/rmsg.h>, struct rmsg_chan_opts).
  *
- * Return: 0, -ENOENT (no such channel), -EALREADY (it is ending), -EINVAL
- * (a value out of range), or another negative errno.
+ * Return: 0 or a negative errno.
+ *
+ * Errors:
+ * -ENOENT: no such channel.
+ * -EALREADY: the channel is ending.
+ * -EINVAL: a value out of range (struct rmsg_chan_opts), or a reserved
+ * field not zero.
  */
 int rmsg_chan_set(struct rmsg_ep *ep, uint32_t channel,
 		  const struct rmsg_chan_opts *opts);
@@ -387,7 +527,15 @@ struct rmsg_event {
 	uint64_t user_data;
 };
 
-/* rmsg_msg.kind */
+/**
+ * enum rmsg_msg_kind - how a received message's bytes come (rmsg_msg.kind)
+ * @RMSG_MSG_EAGER: the bytes are in the receive block, at rmsg_msg.data
+ * @RMSG_MSG_RNDV: announced only: the bytes are still in the sender's
+ *	memory; take them with rmsg_msg_recv_into() or rmsg_msg_recv(), or
+ *	decline them with rmsg_msg_discard()
+ *
+ * rmsg_msg_recv() takes either kind alike.
+ */
 enum rmsg_msg_kind {
 	RMSG_MSG_EAGER	= 0,	/* the bytes are in the receive block */
 	RMSG_MSG_RNDV	= 1,	/* announced only: rmsg_msg_recv_into() them */
@@ -427,7 +575,17 @@ struct rmsg_msg {
  * function (rmsg_ep_progress() to rmsg_msg_recv()) takes a mutex of the
  * endpoint; calling it again does nothing.
  *
- * Return: 0 or -ENOMEM.
+ * Return: 0 or a negative errno.
+ *
+ * Errors:
+ * -ENOMEM: no memory for the mutex.
+ * -EINVAL: @ep has no message state (an endpoint the library could not
+ * set up for messages).
+ *
+ * Notes: Without it an endpoint belongs to one thread at a time, and no
+ * call takes a lock. The inline ring helpers (rmsg_sq_get_sqe(),
+ * rmsg_cq_peek(), ...) never lock. One endpoint per thread is the fast
+ * way; locking is for threads that share one.
  */
 int rmsg_ep_set_locking(struct rmsg_ep *ep);
 
@@ -457,6 +615,15 @@ int rmsg_ep_set_locking(struct rmsg_ep *ep);
  * library ends the channel and its CLOSED event is not reported.
  *
  * Return: the number of events stored in @ev, or a negative errno.
+ *
+ * Errors:
+ * -EINVAL: @ev is NULL while @max is not 0, or @ep has no message state.
+ * -ENOMEM: no memory to take an event on.
+ *
+ * Notes: Every send completes with one event (kind RMSG_CQE_OP), which
+ * the program must take: until it does, the send's room in the send area
+ * and its place among the channel's RMSG_CHAN_MAX_PENDING are not free
+ * again. There is no completion only on error.
  */
 int rmsg_ep_progress(struct rmsg_ep *ep, struct rmsg_event *ev,
 		     unsigned int max);
@@ -475,8 +642,11 @@ int rmsg_ep_progress(struct rmsg_ep *ep, struct rmsg_event *ev,
  * A CQE the program leaves unconsumed makes every call return at once:
  * call rmsg_ep_progress() after waking.
  *
- * Return: 1 when something may be ready, 0 on timeout, or a negative errno
- * (-EINTR).
+ * Return: 1 when something may be ready, 0 on timeout, or a negative errno.
+ *
+ * Errors:
+ * -EINTR: a signal ended the wait.
+ * -EINVAL: @ep has no message state.
  */
 int rmsg_ep_wait(struct rmsg_ep *ep, int timeout_ms);
 
@@ -490,8 +660,16 @@ int rmsg_ep_wait(struct rmsg_ep *ep, int timeout_ms);
  * call costs what changed since the last one (channels opened, wake-ups
  * seen), not the number of channels.
  *
- * Return: 0, -EAGAIN when the SQ had no room for every channel (do not
- * sleep; progress and try again), or another negative errno.
+ * Return: 0 or a negative errno.
+ *
+ * Errors:
+ * -EAGAIN: the SQ had no room for every channel: do not sleep; call
+ * rmsg_ep_progress() and try again.
+ * -EINVAL: @ep has no message state.
+ *
+ * Notes: rmsg_ep_fd() becomes readable for messages only after this
+ * call, and for events a waiting call (RMSG_MSG_WAIT) set aside never:
+ * call rmsg_ep_progress() after any such call before sleeping.
  */
 int rmsg_ep_arm(struct rmsg_ep *ep);
 
@@ -501,9 +679,15 @@ int rmsg_ep_arm(struct rmsg_ep *ep);
  * @channel: an open channel
  *
  * What the peer's receive block can take (the aux of the channel's open
- * event), or less if the send area is smaller.
+ * event), or less if the send area is smaller: the largest eager message.
+ * With the default 32 KiB receive block that is 16352 bytes; a block of
+ * 128 KiB + 64 or more takes RMSG_VB_MAX_PAYLOAD (65535). rmsg_msg_send()
+ * sends larger messages too, by rendezvous.
  *
- * Return: bytes, or a negative errno (-ENOTCONN).
+ * Return: bytes, or a negative errno.
+ *
+ * Errors:
+ * -ENOTCONN: no such channel open.
  */
 int rmsg_chan_max_msg(struct rmsg_ep *ep, uint32_t channel);
 
@@ -557,13 +741,35 @@ int rmsg_chan_max_msg(struct rmsg_ep *ep, uint32_t channel);
  * With RMSG_MSG_WAIT a send that would return -EAGAIN sleeps until
  * completions make room, as rmsg_msg_recv() does (see there).
  *
- * Return: 0; -EAGAIN when the send area or the SQ is full, or
- * RMSG_CHAN_MAX_PENDING sends of the channel wait for completion (call
- * rmsg_ep_progress() or rmsg_ep_wait()); -EMSGSIZE; -ENOTCONN (not open,
- * or closed); -ENOBUFS (the endpoint has no send area). A zero-copy send
- * of pinned pages completes with -ENOMEM over RLIMIT_MEMLOCK, -EFAULT for
- * memory not mapped. With RMSG_MSG_WAIT -ETIMEDOUT or -EINTR instead of
- * -EAGAIN; -EINVAL for unknown @flags.
+ * Return: 0 when the message is taken, or a negative errno. Its outcome
+ * comes with its completion event.
+ *
+ * Errors:
+ * -EAGAIN: the send area or the SQ is full, or RMSG_CHAN_MAX_PENDING
+ * sends of the channel wait for completion: call rmsg_ep_progress() or
+ * rmsg_ep_wait() and send again.
+ * -EMSGSIZE: @len above RMSG_RNDV_MAX_LEN (1 GiB), or above the largest
+ * eager message when the message cannot go by rendezvous (threshold
+ * SIZE_MAX, or a module without RMSG_FEAT_RNDV_PIN).
+ * -ENOTCONN: the channel is not open, or closed.
+ * -ENOBUFS: the endpoint has no send area (rmsg_ep_open_setup()).
+ * -EOPNOTSUPP: a module without the data path (RMSG_FEAT_EAGER).
+ * -ETIMEDOUT, -EINTR: with RMSG_MSG_WAIT, instead of -EAGAIN.
+ * -EINVAL: unknown @flags.
+ *
+ * The completion's res: 0 (the message is in the peer's receive block),
+ * the channel's error (ECONNRESET, ETIMEDOUT, ...) when it ended first;
+ * for a zero-copy send of memory in no region -ENOMEM over
+ * RLIMIT_MEMLOCK and -EFAULT for memory not mapped readable.
+ *
+ * Notes: Which way a message goes decides who owns @buf. A message of at
+ * most the largest eager message (rmsg_chan_max_msg(), 16352 bytes with
+ * the default block) is copied, unless it lies in a registered region and
+ * is at least the rendezvous threshold: @buf is free when the call
+ * returns. A larger message, and one of a region at or above the
+ * threshold, goes zero copy: @buf belongs to the transfer until its
+ * completion event, whatever memory it is in. Both return 0.
+ * rmsg_chan_protocol_info() prints the sizes of a channel.
  */
 int rmsg_msg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
 		  size_t len, unsigned int flags, uint64_t user_data);
@@ -586,8 +792,12 @@ int rmsg_msg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
  * memory of the library's that the send's completion frees), so they may
  * be reused at once. A single piece is rmsg_msg_send() of it.
  *
- * Return: as rmsg_msg_send(); -EINVAL for @iovcnt out of range, -EMSGSIZE
- * for more than RMSG_RNDV_MAX_LEN bytes in all, -ENOMEM.
+ * Return: 0 or a negative errno, as rmsg_msg_send().
+ *
+ * Errors: those of rmsg_msg_send(), and:
+ * -EINVAL: @iovcnt out of range.
+ * -EMSGSIZE: more than RMSG_RNDV_MAX_LEN bytes in all.
+ * -ENOMEM: no memory to gather a rendezvous message of several pieces.
  */
 int rmsg_msg_sendv(struct rmsg_ep *ep, uint32_t channel,
 		   const struct iovec *iov,
@@ -597,7 +807,11 @@ int rmsg_msg_sendv(struct rmsg_ep *ep, uint32_t channel,
  * rmsg_ep_flush() - enter the kernel for sends queued with RMSG_SEND_MORE
  * @ep: the endpoint
  *
- * Return: 0 (nothing queued is 0 too, without a system call), or -EINVAL.
+ * Return: 0 (nothing queued is 0 too, without a system call), or a
+ * negative errno.
+ *
+ * Errors:
+ * -EINVAL: @ep has no message state.
  */
 int rmsg_ep_flush(struct rmsg_ep *ep);
 
@@ -611,7 +825,11 @@ int rmsg_ep_flush(struct rmsg_ep *ep);
  * The room is given to rmsg_msg_commit() before any other send on @ep: a later
  * rmsg_msg_send() or rmsg_msg_reserve() drops it.
  *
- * Return: 0, or what rmsg_msg_send() returns.
+ * Return: 0 or a negative errno.
+ *
+ * Errors: those of rmsg_msg_send() for an eager message: -EAGAIN,
+ * -EMSGSIZE (@len above rmsg_chan_max_msg(): no rendezvous here),
+ * -ENOTCONN, -ENOBUFS, -EOPNOTSUPP.
  */
 int rmsg_msg_reserve(struct rmsg_ep *ep, uint32_t channel, size_t len,
 		     void **buf);
@@ -625,10 +843,13 @@ int rmsg_msg_reserve(struct rmsg_ep *ep, uint32_t channel, size_t len,
  * @flags: 0 or RMSG_SEND_MORE (see rmsg_msg_send())
  * @user_data: for the send's completion event
  *
- * Return: 0; -EINVAL without a reservation for @channel of at least @len
- * bytes; -EAGAIN (the reservation stays: commit again later); -ENOTCONN
- * (the channel closed; the reservation is dropped); -EINVAL for unknown
+ * Return: 0 or a negative errno.
+ *
+ * Errors:
+ * -EINVAL: no reservation for @channel of at least @len bytes, or unknown
  * @flags.
+ * -EAGAIN: the SQ is full; the reservation stays: commit again later.
+ * -ENOTCONN: the channel closed; the reservation is dropped.
  */
 int rmsg_msg_commit(struct rmsg_ep *ep, uint32_t channel, size_t len,
 		    unsigned int flags, uint64_t user_data);
@@ -646,10 +867,14 @@ int rmsg_msg_commit(struct rmsg_ep *ep, uint32_t channel, size_t len,
  * full of them. A channel's messages stay readable after its CLOSED event
  * until the last one is released.
  *
- * Return: 0; -EAGAIN when none has arrived; -ENOTCONN when the channel is
- * closed and every message has been read (or there is no such channel);
- * -EPROTO when the block holds something the protocol forbids (the
- * channel is then closed, and later calls return -EPROTO too).
+ * Return: 0 or a negative errno.
+ *
+ * Errors:
+ * -EAGAIN: no message has arrived.
+ * -ENOTCONN: the channel is closed and every message has been read, or
+ * there is no such channel.
+ * -EPROTO: the block holds something the protocol forbids; the channel is
+ * then closed, and later calls return -EPROTO too.
  */
 int rmsg_msg_peek(struct rmsg_ep *ep, uint32_t channel, struct rmsg_msg *msg);
 
@@ -672,8 +897,11 @@ int rmsg_msg_peek(struct rmsg_ep *ep, uint32_t channel, struct rmsg_msg *msg);
  * for the summary with two small RDMA WRITEs after each burst of
  * messages they send: worth it from some tens of channels on.
  *
- * Return: 0, -EAGAIN when no channel has a message, -EPROTO (msg->channel
- * says which channel broke), or another negative errno.
+ * Return: 0 or a negative errno.
+ *
+ * Errors:
+ * -EAGAIN: no channel has a message.
+ * -EPROTO: msg->channel broke (as for rmsg_msg_peek()).
  */
 int rmsg_msg_peek_any(struct rmsg_ep *ep, struct rmsg_msg *msg);
 
@@ -688,9 +916,12 @@ int rmsg_msg_peek_any(struct rmsg_ep *ep, struct rmsg_msg *msg);
  * found it cannot take a message yet, and must not let the channel's
  * later messages overtake it. Other channels go on meanwhile.
  *
- * Return: 0; -EINVAL when @msg is not the channel's last peek, was
- * released or put back already, or is a rendezvous message answered or
- * discarded; -ENOTCONN when the channel is gone.
+ * Return: 0 or a negative errno.
+ *
+ * Errors:
+ * -EINVAL: @msg is not the channel's last peek, was released or put back
+ * already, or is a rendezvous message answered or discarded.
+ * -ENOTCONN: the channel is gone.
  */
 int rmsg_msg_unpeek(struct rmsg_ep *ep, const struct rmsg_msg *msg);
 
@@ -709,8 +940,11 @@ int rmsg_msg_unpeek(struct rmsg_ep *ep, const struct rmsg_msg *msg);
  * complete with -ECANCELED. A message answered with rmsg_msg_recv_into() may
  * be released at once; its transfer goes on.
  *
- * Return: 0; -EINVAL for a message not peeked; -ENOTCONN when the channel
- * is gone.
+ * Return: 0 or a negative errno.
+ *
+ * Errors:
+ * -EINVAL: a message not peeked.
+ * -ENOTCONN: the channel is gone.
  */
 int rmsg_msg_release(struct rmsg_ep *ep, const struct rmsg_msg *msg);
 
@@ -743,11 +977,23 @@ int rmsg_msg_release(struct rmsg_ep *ep, const struct rmsg_msg *msg);
  * program that waits this way reads events only through
  * rmsg_ep_progress(), never from the ring itself.
  *
- * Return: the message's bytes; -EMSGSIZE when it is longer than @len (it
- * stays, unread); -EAGAIN; -ENOMEM (no bounce region; the message stays),
- * the transfer's error (the message is released); or what rmsg_msg_peek()
- * returns. With RMSG_MSG_WAIT -ETIMEDOUT or -EINTR instead of -EAGAIN;
- * -EINVAL for unknown @flags; -ENOMEM when the kept events found no memory.
+ * Return: the message's bytes (0 or more), or a negative errno.
+ *
+ * Errors:
+ * -EMSGSIZE: the message is longer than @len; it stays, unread.
+ * -EAGAIN: no message yet, or a rendezvous message still on its way.
+ * -ENOTCONN: the channel ended and every message has been read, or there
+ * is no such channel.
+ * -EPROTO: as for rmsg_msg_peek().
+ * -ENOMEM: no bounce region for a rendezvous message (over
+ * RLIMIT_MEMLOCK: the message stays), or no memory for the kept events.
+ * -ETIMEDOUT, -EINTR: with RMSG_MSG_WAIT, instead of -EAGAIN.
+ * -EINVAL: unknown @flags.
+ * Any other: the rendezvous transfer's error; the message is released.
+ *
+ * Notes: The bounce region counts against RLIMIT_MEMLOCK: at least 64 KiB,
+ * and as large as the largest rendezvous message received this way
+ * (rmsg(7), "Locked memory").
  */
 int rmsg_msg_recv(struct rmsg_ep *ep, uint32_t channel, void *buf,
 		  size_t len, unsigned int flags);
@@ -761,7 +1007,10 @@ int rmsg_msg_recv(struct rmsg_ep *ep, uint32_t channel, void *buf,
  *
  * Like SO_RCVTIMEO and SO_SNDTIMEO, for sends and receives alike.
  *
- * Return: 0, or -EINVAL.
+ * Return: 0 or a negative errno.
+ *
+ * Errors:
+ * -EINVAL: @timeout_ms below -1, or @ep has no message state.
  */
 int rmsg_ep_set_timeout(struct rmsg_ep *ep, int timeout_ms);
 
@@ -797,13 +1046,22 @@ int rmsg_ep_set_timeout(struct rmsg_ep *ep, int timeout_ms);
  * message's bytes. The message is not released: do that with
  * rmsg_msg_release(), at once if wanted.
  *
- * Return: 0; -EMSGSIZE when @room < msg->len (nothing answered: receive
- * again or discard); -EFAULT when @buf..@buf+@room is not inside one
- * region (without RMSG_FEAT_RNDV_PIN); -EINVAL for an eager message, one
- * answered already, or one whose channel has an earlier rendezvous
- * message unanswered; -EAGAIN when the SQ is full; -ENOTCONN when the
- * channel is gone. Pinned pages: the completion has res -ENOMEM over
+ * Return: 0 when the receive is under way, or a negative errno.
+ *
+ * Errors:
+ * -EMSGSIZE: @room < msg->len; nothing answered: receive again or
+ * discard.
+ * -EFAULT: @buf..@buf+@room is not inside one region (a module without
+ * RMSG_FEAT_RNDV_PIN).
+ * -EINVAL: an eager message, one answered already, or one whose channel
+ * has an earlier rendezvous message unanswered.
+ * -EAGAIN: the SQ is full.
+ * -ENOTCONN: the channel is gone.
+ *
+ * The completion's res for memory in no region: -ENOMEM over
  * RLIMIT_MEMLOCK, -EFAULT for memory not mapped writable.
+ *
+ * Notes: @buf belongs to the transfer until the completion event.
  */
 int rmsg_msg_recv_into(struct rmsg_ep *ep, const struct rmsg_msg *msg,
 		       void *buf,
@@ -817,7 +1075,9 @@ int rmsg_msg_recv_into(struct rmsg_ep *ep, const struct rmsg_msg *msg,
  * The sender's transfer completes with -ECANCELED; no event comes here.
  * The message is not released.
  *
- * Return: 0, or the errors of rmsg_msg_recv_into() (not -EMSGSIZE, -EFAULT).
+ * Return: 0 or a negative errno.
+ *
+ * Errors: those of rmsg_msg_recv_into() but -EMSGSIZE and -EFAULT.
  */
 int rmsg_msg_discard(struct rmsg_ep *ep, const struct rmsg_msg *msg);
 
@@ -838,9 +1098,18 @@ int rmsg_msg_discard(struct rmsg_ep *ep, const struct rmsg_msg *msg);
  * discarded the message; or the channel's error). The message keeps its
  * place in the channel's order.
  *
- * Return: 0; -EFAULT when @buf..@buf+@len is not inside one region (without
- * RMSG_FEAT_RNDV_PIN); -EMSGSIZE; -EINVAL for unknown @flags; -EOPNOTSUPP without
- * RMSG_FEAT_RNDV; or what rmsg_msg_send() returns (-EAGAIN, -ENOTCONN).
+ * Return: 0 when the message is taken, or a negative errno.
+ *
+ * Errors:
+ * -EFAULT: @buf..@buf+@len is not inside one region (a module without
+ * RMSG_FEAT_RNDV_PIN).
+ * -EMSGSIZE: @len is 0 or above RMSG_RNDV_MAX_LEN.
+ * -EINVAL: unknown @flags.
+ * -EOPNOTSUPP: a module without RMSG_FEAT_RNDV.
+ * -EAGAIN, -ENOTCONN: as for rmsg_msg_send().
+ *
+ * Notes: There is no RMSG_MSG_WAIT here: on -EAGAIN take events with
+ * rmsg_ep_progress() or rmsg_ep_wait() and send again.
  */
 int rmsg_msg_send_zc(struct rmsg_ep *ep, uint32_t channel, const void *buf,
 		     size_t len, unsigned int flags, uint64_t user_data);
@@ -854,7 +1123,10 @@ int rmsg_msg_send_zc(struct rmsg_ep *ep, uint32_t channel, const void *buf,
  * The default is the environment's RMSG_RNDV_THRESH (bytes, optional K or
  * M suffix) when set at rmsg_ep_open(), else RMSG_RNDV_THRESH_DEFAULT.
  *
- * Return: 0 or -EINVAL.
+ * Return: 0 or a negative errno.
+ *
+ * Errors:
+ * -EINVAL: @ep has no message state.
  */
 int rmsg_ep_set_rndv_threshold(struct rmsg_ep *ep, size_t bytes);
 
@@ -869,7 +1141,11 @@ int rmsg_ep_set_rndv_threshold(struct rmsg_ep *ep, size_t bytes);
  * control channel of the same endpoint stays eager up to its maximum. It
  * lasts as long as the channel.
  *
- * Return: 0, -ENOTCONN (no such channel open), -EINVAL.
+ * Return: 0 or a negative errno.
+ *
+ * Errors:
+ * -ENOTCONN: no such channel open.
+ * -EINVAL: @ep has no message state.
  */
 int rmsg_chan_set_rndv_threshold(struct rmsg_ep *ep, uint32_t channel,
 				 size_t bytes);
@@ -879,6 +1155,8 @@ int rmsg_chan_set_rndv_threshold(struct rmsg_ep *ep, uint32_t channel,
  * @ep: the endpoint
  *
  * Return: bytes, or SIZE_MAX for never.
+ *
+ * Errors: none.
  */
 size_t rmsg_ep_rndv_threshold(struct rmsg_ep *ep);
 
@@ -892,7 +1170,11 @@ size_t rmsg_ep_rndv_threshold(struct rmsg_ep *ep);
  * One line per size range, from the channel's largest eager message, the
  * threshold and the module's features.
  *
- * Return: 0 or a negative errno (-ENOTCONN, -EIO).
+ * Return: 0 or a negative errno.
+ *
+ * Errors:
+ * -ENOTCONN: no such channel open.
+ * -EIO: writing to @out failed.
  */
 int rmsg_chan_protocol_info(struct rmsg_ep *ep, uint32_t channel, FILE *out);
 
@@ -915,9 +1197,16 @@ int rmsg_chan_protocol_info(struct rmsg_ep *ep, uint32_t channel, FILE *out);
  * rmsg_dereg() or the endpoint's close. Registering memory twice pins it
  * twice.
  *
- * Return: 0; -EINVAL for a bad @len or a span that wraps, -EFAULT for
- * memory not mapped writable, -ENOMEM over RLIMIT_MEMLOCK (without
- * CAP_IPC_LOCK), or another negative errno.
+ * Return: 0 or a negative errno.
+ *
+ * Errors:
+ * -EINVAL: a bad @len, or a span that wraps.
+ * -EFAULT: memory not mapped writable.
+ * -ENOMEM: over RLIMIT_MEMLOCK (without CAP_IPC_LOCK), or no memory.
+ *
+ * Notes: Registering is optional: rmsg_msg_send() and
+ * rmsg_msg_recv_into() take any memory, pinned for one transfer. A region
+ * saves pinning the same buffer for every transfer.
  */
 int rmsg_reg(struct rmsg_ep *ep, void *addr, size_t len, uint32_t *handle);
 
@@ -929,8 +1218,12 @@ int rmsg_reg(struct rmsg_ep *ep, void *addr, size_t len, uint32_t *handle);
  * The handle may be given to a later region. The library forgets the
  * region only when the kernel has.
  *
- * Return: 0; -ENOENT for no such region; -EBUSY while a transfer on it has
- * not completed (the region stays registered).
+ * Return: 0 or a negative errno.
+ *
+ * Errors:
+ * -ENOENT: no such region.
+ * -EBUSY: a transfer on it has not completed; the region stays
+ * registered.
  */
 int rmsg_dereg(struct rmsg_ep *ep, uint32_t handle);
 
@@ -952,6 +1245,11 @@ int rmsg_dereg(struct rmsg_ep *ep, uint32_t handle);
  * @ep_id: if not NULL, set to the id of @fd's own endpoint
  *
  * Return: the number of channels (0 or more) or a negative errno.
+ *
+ * Errors:
+ * -EINVAL: unknown @flags.
+ * -ENOMEM: no memory for the array.
+ * -EBADF, -ENOTTY: @fd is not a /dev/rmsg file descriptor.
  */
 int rmsg_node_channels(int fd, unsigned int flags,
 		       struct rmsg_chan_info **chans,
@@ -966,6 +1264,8 @@ int rmsg_node_channels(int fd, unsigned int flags,
  * @ep_id: if not NULL, set to the id of @fd's own endpoint
  *
  * Return: the number of channels (0 or more) or a negative errno.
+ *
+ * Errors: as for rmsg_node_channels().
  */
 int rmsg_node_channel_addrs(int fd, unsigned int flags,
 			    struct rmsg_chan_info_addrs **chans, uint32_t *ep_id);
@@ -977,10 +1277,14 @@ int rmsg_node_channel_addrs(int fd, unsigned int flags,
  * @channel: the channel's id in that endpoint
  * @kind: enum rmsg_fault_kind
  *
- * Return: 0; -EINVAL for an unknown @kind; -ENOENT for no such endpoint
- * or channel; -ENOTCONN when the channel is not open; -EPERM for another
- * user's endpoint without CAP_NET_ADMIN; -EOPNOTSUPP for a kind the module
- * cannot inject yet.
+ * Return: 0 or a negative errno.
+ *
+ * Errors:
+ * -EINVAL: an unknown @kind.
+ * -ENOENT: no such endpoint or channel.
+ * -ENOTCONN: the channel is not open.
+ * -EPERM: another user's endpoint, without CAP_NET_ADMIN.
+ * -EOPNOTSUPP: a kind the module cannot inject.
  */
 int rmsg_node_fault(int fd, uint32_t ep_id, uint32_t channel,
 		    uint32_t kind);
@@ -993,9 +1297,12 @@ int rmsg_node_fault(int fd, uint32_t ep_id, uint32_t channel,
  *
  * RMSG_IOC_LINK_LIST, an administrator's: it needs CAP_NET_ADMIN.
  *
- * Return: the number of links (0 or more); -EPERM without CAP_NET_ADMIN;
- * -ENOTTY from a module without links (RMSG_FEAT_LINKS); another
- * negative errno.
+ * Return: the number of links (0 or more) or a negative errno.
+ *
+ * Errors:
+ * -EPERM: without CAP_NET_ADMIN.
+ * -ENOTTY: a module without links (RMSG_FEAT_LINKS).
+ * -ENOMEM: no memory for the array.
  */
 int rmsg_node_links(int fd, struct rmsg_link_info **links);
 
@@ -1004,6 +1311,8 @@ int rmsg_node_links(int fd, struct rmsg_link_info **links);
  * @state: rmsg_chan_info.state (enum rmsg_chan_info_state)
  *
  * Return: its name ("OPEN", "RECOVERING", ...), or "?".
+ *
+ * Errors: none.
  */
 const char *rmsg_chan_state_name(unsigned int state);
 
@@ -1012,6 +1321,8 @@ const char *rmsg_chan_state_name(unsigned int state);
  * @kind: enum rmsg_fault_kind
  *
  * Return: its name ("qp-error", "disconnect", "device-fatal"), or "?".
+ *
+ * Errors: none.
  */
 const char *rmsg_fault_kind_name(unsigned int kind);
 
@@ -1021,6 +1332,8 @@ const char *rmsg_fault_kind_name(unsigned int kind);
  *
  * Return: an SQE to fill in, or NULL when the SQ is full. It goes to the
  * kernel with the next rmsg_sq_submit().
+ *
+ * Errors: none; NULL when the SQ is full.
  */
 static inline struct rmsg_sqe *rmsg_sq_get_sqe(struct rmsg_ep *ep)
 {
@@ -1045,6 +1358,8 @@ static inline struct rmsg_sqe *rmsg_sq_get_sqe(struct rmsg_ep *ep)
  *
  * Return: 0 when the kernel will take them by itself, else the number of
  * SQEs it has not taken yet: pass it as to_submit to rmsg_ep_enter().
+ *
+ * Errors: none.
  */
 static inline unsigned int rmsg_sq_submit(struct rmsg_ep *ep)
 {
@@ -1065,7 +1380,15 @@ static inline unsigned int rmsg_sq_submit(struct rmsg_ep *ep)
 						 __ATOMIC_ACQUIRE);
 }
 
-/* CQEs ready to be consumed. */
+/**
+ * rmsg_cq_ready() - how many CQEs are ready to be consumed
+ * @ep: the endpoint
+ *
+ * Return: the number of CQEs the kernel has posted and the program has
+ * not consumed.
+ *
+ * Errors: none.
+ */
 static inline unsigned int rmsg_cq_ready(struct rmsg_ep *ep)
 {
 	struct rmsg_ring_view *cq = &rmsg_ep_rings(ep)->cq;
@@ -1081,6 +1404,8 @@ static inline unsigned int rmsg_cq_ready(struct rmsg_ep *ep)
  *
  * Return: the CQE, or NULL when none is ready. It stays valid until
  * rmsg_cq_advance() passes it.
+ *
+ * Errors: none; NULL when no CQE is ready.
  */
 static inline struct rmsg_cqe *rmsg_cq_peek(struct rmsg_ep *ep)
 {
@@ -1095,6 +1420,10 @@ static inline struct rmsg_cqe *rmsg_cq_peek(struct rmsg_ep *ep)
  * rmsg_cq_advance() - consume @n CQEs (at most rmsg_cq_ready() of them)
  * @ep: the endpoint
  * @n: how many
+ *
+ * Return: nothing.
+ *
+ * Errors: none.
  */
 static inline void rmsg_cq_advance(struct rmsg_ep *ep, unsigned int n)
 {

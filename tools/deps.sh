@@ -24,7 +24,7 @@ packages=(
 	rdmacm-utils perftest iproute2 iputils-ping linux-source-6.1
 	libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev netpipe-openmpi
 	hpcc ucx-utils
-	python3 perl
+	python3 perl groff-base
 )
 # Debian's kbuild of 6.12 runs pahole (the BTF of modules); headers
 # fetched into the cache bring no dependencies, so it is named here.

@@ -42,7 +42,13 @@ static int open_device(void)
 {
 	int fd = rmsg_node_open();
 
-	if (fd < 0)
+	if (fd == -ENOENT)
+		fprintf(stderr, "rmsgctl: no %s: the rmsg module is not loaded (modprobe rmsg)\n",
+			RMSG_DEVICE_PATH);
+	else if (fd == -EACCES)
+		fprintf(stderr, "rmsgctl: %s: %s: the module's dev_mode and dev_gid keep this user out\n",
+			RMSG_DEVICE_PATH, strerror(-fd));
+	else if (fd < 0)
 		fprintf(stderr, "rmsgctl: %s: %s\n", RMSG_DEVICE_PATH,
 			strerror(-fd));
 	return fd;
@@ -473,6 +479,21 @@ static bool parse_target(const char *s, uint32_t *ep_id, uint32_t *channel)
 	return true;
 }
 
+/* Whether endpoint @ep_id has a channel the caller may see. */
+static bool endpoint_listed(int fd, uint32_t ep_id)
+{
+	struct rmsg_chan_info *chans;
+	bool found = false;
+	int i, n;
+
+	n = rmsg_node_channels(fd, RMSG_CHAN_LIST_F_ALL, &chans, NULL);
+	for (i = 0; i < n; i++)
+		found |= chans[i].ep_id == ep_id;
+	if (n > 0)
+		free(chans);
+	return found;
+}
+
 static int cmd_fault(int argc, char **argv)
 {
 	uint32_t kind, ep_id, channel;
@@ -499,13 +520,16 @@ static int cmd_fault(int argc, char **argv)
 	if (fd < 0)
 		return 1;
 	ret = rmsg_node_fault(fd, ep_id, channel, kind);
-	close(fd);
-	if (ret) {
+	if (ret == -ENOENT)
+		fprintf(stderr, "rmsgctl: fault %s on %u:%u: %s (rmsgctl chan lists them)\n",
+			argv[1], ep_id, channel,
+			endpoint_listed(fd, ep_id) ? "no such channel" :
+			"no such endpoint");
+	else if (ret)
 		fprintf(stderr, "rmsgctl: fault %s on %u:%u: %s\n", argv[1],
 			ep_id, channel, strerror(-ret));
-		return 1;
-	}
-	return 0;
+	close(fd);
+	return ret ? 1 : 0;
 }
 
 int main(int argc, char **argv)

@@ -111,6 +111,7 @@ enum rmsg_port_protocol {
  * @lid: the port's LID (InfiniBand only, else 0)
  * @events: port events (active, error, GID change, ...) rmsg has seen
  *	on this port since it found the device
+ * @resv0: zero
  * @netdev: the network device under a RoCE or iWARP port, "" otherwise
  * @resv: zero
  */
@@ -446,7 +447,8 @@ struct rmsg_ring_offsets {
  *	without RMSG_EP_F_STALL_EVENTS.
  * @resv: in: must be zero
  *
- * Once per file: a second call fails with EBUSY.
+ * Once per file: a second call fails with EBUSY. librmsg's
+ * rmsg_ep_open_setup() takes it, and says which fields a program sets.
  */
 struct rmsg_ep_setup {
 	__u32 sq_entries;
@@ -644,6 +646,36 @@ struct rmsg_enter {
  * ring is full it keeps them and posts them as the program frees entries.
  */
 
+/**
+ * enum rmsg_cqe_kind - the kinds of completion entries and events
+ * @RMSG_CQE_OP: the completion of an SQE; through librmsg, of a send
+ *	(rmsg_msg_send(), rmsg_msg_sendv(), rmsg_msg_commit(),
+ *	rmsg_msg_send_zc()) or of rmsg_msg_recv_into(): res 0 or a negative
+ *	errno, user_data the call's
+ * @RMSG_CQE_CONNECTED: the outcome of a connect, exactly one per
+ *	channel: res 0 when the channel is open (len: this side's receive
+ *	block, aux: the largest message it may send), or a negative errno
+ *	(ECONNREFUSED, EHOSTUNREACH, ETIMEDOUT, ...): the channel never opened
+ * @RMSG_CQE_ACCEPTED: a channel the listener accepted is open (channel:
+ *	its id; user_data the listen's or the accept's)
+ * @RMSG_CQE_CLOSED: an open channel ended, exactly once: res 0 when
+ *	either side closed it, else why it failed (ECONNRESET: the peer
+ *	closed without an orderly end, died or restarted; ETIMEDOUT: a
+ *	repair gave up). Messages that arrived before stay readable.
+ * @RMSG_CQE_READABLE: what RMSG_OP_ARM asked for; librmsg consumes it and
+ *	never reports it
+ * @RMSG_CQE_REQUEST: a connection awaits an answer (listeners with
+ *	RMSG_LISTEN_F_ACCEPT; rmsg_chan_accept()); len: the peer's block
+ * @RMSG_CQE_STALLED: a repair of the channel outlasted the endpoint's
+ *	quiet period (endpoints with RMSG_EP_F_STALL_EVENTS): res the fault
+ *	that started it; the channel is alive and its sends wait
+ * @RMSG_CQE_RESUMED: a STALLED channel is open again (len: milliseconds
+ *	the repair took)
+ *
+ * The kind is in the low 8 bits of rmsg_cqe.flags (RMSG_CQE_KIND()) and
+ * in rmsg_event.kind. A kind a program does not know is best ignored: a
+ * later module may add some.
+ */
 enum rmsg_cqe_kind {
 	RMSG_CQE_OP		= 0,	/* completion of an SQE */
 	RMSG_CQE_CONNECTED	= 1,	/* outcome of RMSG_IOC_CONNECT */
