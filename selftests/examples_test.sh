@@ -16,6 +16,12 @@
 #                        client; the server saw all 24 channels come and
 #                        go, and echoed as many messages and bytes as the
 #                        clients got
+#   kvstore              the key-value server and a client of 3 channels,
+#                        6 keys on each: values of 1 B to 8 MiB (every
+#                        size on every channel) put, got back and checked
+#                        byte for byte, deleted and found missing; the
+#                        server counted every request, with no error, and
+#                        both exited 0
 #
 # Run in the test guest by selftests/run.sh (RMSG_LOCAL_ADDR is rxe0's
 # address); prints KTAP. RMSG_TEST_SLOW scales the time limits, as for the
@@ -32,7 +38,7 @@ addr=${RMSG_LOCAL_ADDR:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-tests=(pingpong sendfile_file sendfile_generated epoll_server)
+tests=(pingpong sendfile_file sendfile_generated epoll_server kvstore)
 echo "TAP version 13"
 echo "1..${#tests[@]}"
 
@@ -43,7 +49,7 @@ if [ -z "$addr" ]; then
 elif [ ! -e /dev/rmsg ]; then
 	skip="no /dev/rmsg: rmsg.ko is not loaded"
 else
-	for b in pingpong sendfile epoll_server; do
+	for b in pingpong sendfile epoll_server kvstore; do
 		[ -x "examples/$b" ] || skip="examples/$b not built (make examples)"
 	done
 fi
@@ -168,6 +174,28 @@ t_epoll_server() {
 	grep -q -x "server: $((clients * k)) channels, $((clients * k)) closed, $((clients * k * m)) messages echoed ($bytes bytes), 0 errors" \
 		"$tmp/ep-server.out" ||
 		fail "the server's count: $(tail -n 1 "$tmp/ep-server.out")"
+}
+
+# Each channel's keys take every size of the client's cycle once, 1 B to
+# 8 MiB: about 18 MiB each way, a few seconds under emulation.
+t_kvstore() {
+	local port=18644 k=3 keys=6 s bytes
+
+	start kv-server examples/kvstore server "$addr:$port" "$k"
+	s=$bg
+	listening kv-server "$s" || { stop "$s"; return; }
+	start kv-client examples/kvstore client "$addr:$port" "$k" "$keys"
+	finish kv-client "$bg"
+	[ -n "$why" ] && stop "$s"
+	finish kv-server "$s"
+	# 1 + 100 + 4000 + 70000 + 1 MiB + 8 MiB on every channel
+	bytes=$((k * (1 + 100 + 4000 + 70000 + 1048576 + 8388608)))
+	grep -q -x "client: $k channels, $keys keys each, $bytes value bytes checked, all correct" \
+		"$tmp/kv-client.out" ||
+		fail "the client did not check every byte"
+	grep -q -x "server: $k channels, $k closed, $((k * keys)) puts, $((2 * k * keys)) gets, $((k * keys)) dels, 0 errors" \
+		"$tmp/kv-server.out" ||
+		fail "the server's count: $(tail -n 1 "$tmp/kv-server.out")"
 }
 
 n=0
