@@ -477,6 +477,16 @@ void rmsg_chan_fault_locked(struct rmsg_channel *ch, int error)
 	}
 	rmsg_chan_set_state(ch, RMSG_CHAN_RECOVERING, error);
 	rmsg_repair_set_phase(ch, RMSG_REPAIR_DOWN);
+	/*
+	 * From the moment the channel is RECOVERING (the channel list shows
+	 * it once chan_lock is dropped) a send waits for the repair, as the
+	 * pages promise, instead of going to the broken QP until DOWN runs:
+	 * copied into the shadow there, it would complete with 0 even if the
+	 * repair then gave up. chan_lock comes before ep->lock.
+	 */
+	mutex_lock(&ch->ep->lock);
+	ch->tx_live = false;
+	mutex_unlock(&ch->ep->lock);
 	ch->resil.last_error = error;
 	ch->resil.attempts = 0;
 	ch->repair.backoff_from = 0;
