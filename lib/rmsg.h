@@ -713,7 +713,10 @@ int rmsg_chan_max_msg(struct rmsg_ep *ep, uint32_t channel);
  * A copy (eager): @buf may be reused at once. The completion comes
  * through rmsg_ep_progress(), exactly once, in order with the channel's
  * other sends; res 0 means the message was written into the peer's
- * receive block. An uncommitted rmsg_msg_reserve() is dropped.
+ * receive block, or (retention, the default) copied where the kernel
+ * writes it again from after a repair: it arrives unless the channel
+ * ends with an error (RMSG_CQE_CLOSED). An uncommitted
+ * rmsg_msg_reserve() is dropped.
  *
  * When @len is at least rmsg_ep_rndv_threshold(), or above the channel's
  * largest eager message (unless the threshold is SIZE_MAX), and
