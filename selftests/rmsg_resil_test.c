@@ -1180,11 +1180,11 @@ TEST_F_TIMEOUT(resil, unread_events_are_bounded, 300)
 {
 	const unsigned int cq = 16, kept = 2 * cq + 16;
 	unsigned int i, got = 0, stalled = 0, resumed = 0;
-	struct rmsg_chan_info ea;
+	struct rmsg_chan_info ea, *c;
 	struct rmsg_ep_stats st;
 	struct rmsg_ep_setup p;
 	struct rmsg_cqe cqe;
-	int b_ch, a_ch;
+	int b_ch, a_ch, n;
 	long deadline;
 
 	if (!module_has(RMSG_FEAT_REPAIR) ||
@@ -1206,7 +1206,17 @@ TEST_F_TIMEOUT(resil, unread_events_are_bounded, 300)
 	ASSERT_EQ(0, rmsg_next_cqe(self->a, &cqe, EVENT_TIMEOUT_MS));
 	ASSERT_EQ(RMSG_CQE_ACCEPTED, RMSG_CQE_KIND(cqe.flags));
 	a_ch = cqe.channel;
-	/* b's CONNECTED stays in its ring, unread, as everything after it. */
+	/*
+	 * b's CONNECTED stays in its ring, unread, as everything after it.
+	 * a is open once b's READY came; b only once a's came too. A fault
+	 * in between ends b's connect (a connect is not repaired) while a
+	 * repairs and waits for a dial that never comes: wait for b.
+	 */
+	n = rmsg_node_channels(rmsg_ep_fd(self->b), 0, &c, &self->b_ep);
+	ASSERT_LE(0, n);
+	free(c);
+	ASSERT_TRUE(wait_state(rmsg_ep_fd(self->b), self->b_ep, b_ch,
+			       RMSG_CHAN_INFO_OPEN, EVENT_TIMEOUT_MS));
 
 	for (i = 1; i <= kept; i++) {
 		ASSERT_EQ(0, rmsg_node_fault(rmsg_ep_fd(self->a), 0, a_ch,
