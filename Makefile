@@ -533,9 +533,16 @@ install-tools: tools
 	install -D -m 755 tools/rmsg-perf/rmsg-perf \
 		$(DESTDIR)$(BINDIR)/rmsg-perf
 
+# Signed only with the key the kernel's build names, if it is there:
+# Debian's headers have none, and sign-file would only print SSL errors
+# and leave the module unsigned (DKMS signs with its own key).
 install-module: module
+	key=$$(sed -n 's/^CONFIG_MODULE_SIG_KEY="\{0,1\}\([^"]*\)"\{0,1\}$$/\1/p' \
+		$(KDIR)/include/config/auto.conf 2>/dev/null); \
+	case $$key in /*) ;; *) key=$(KDIR)/$$key ;; esac; \
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=extra \
-		$(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
+		$(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) \
+		$$([ -f "$$key" ] || echo CONFIG_MODULE_SIG_ALL=) modules_install
 	depmod $(if $(DESTDIR),-b $(DESTDIR)) \
 		$$(bash -c '. tools/lib.sh; rmsg_abi $(KDIR)')
 
