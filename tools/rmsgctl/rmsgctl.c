@@ -21,16 +21,19 @@
 #include <rmsg.h>
 
 static bool json;
+static bool long_list;
 
 static void print_usage(FILE *out)
 {
-	fputs("usage: rmsgctl [--json] COMMAND\n", out);
+	fputs("usage: rmsgctl [--json] [--long] COMMAND\n", out);
 	fputs("       rmsgctl --version | --help\n\n", out);
 	fputs("commands:\n", out);
 	fputs("  dev       RDMA devices rmsg sees, with their ports\n", out);
 	fputs("  version   ABI version and features of the loaded module\n",
 	      out);
-	fputs("  chan      channels, with their state and repairs\n", out);
+	fputs("  chan      channels, with their state and repairs (--long: every\n",
+	      out);
+	fputs("            column: epoch, bytes sent again, block, ...)\n", out);
 	fputs("  links     the module's links to other rmsg kernels (root)\n",
 	      out);
 	fputs("  fault {qp-error|disconnect|device-fatal} EP:CH\n", out);
@@ -319,18 +322,52 @@ static void print_chan_json(const struct rmsg_chan_info_addrs *e, int n,
 	printf("]}\n");
 }
 
+/* Room for a task's comm (TASK_COMM_LEN, 16) and then some. */
+#define COMMAND_MAX	32
+
+/*
+ * The name of process @pid as /proc shows it to the caller (the same PID
+ * namespace as the list's PIDs), or "-" when it cannot be read: gone, or
+ * 0 (the module could not name it in the caller's namespace).
+ */
+static void command_name(uint32_t pid, char *buf, size_t len)
+{
+	char path[40];
+	size_t got = 0;
+	FILE *f;
+
+	snprintf(buf, len, "-");
+	if (!pid)
+		return;
+	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (fgets(buf, len, f))
+		got = strcspn(buf, "\n");
+	fclose(f);
+	buf[got] = '\0';
+	if (!got)
+		snprintf(buf, len, "-");
+}
+
 static void print_chan_table(const struct rmsg_chan_info_addrs *e, int n,
 			     const struct rmsg_dev_info *devs, int ndevs)
 {
 	char attempts[24], ebuf[16], dbuf[RMSG_DEV_NAME_MAX];
-	char lbuf[ADDR_NAME_MAX], pbuf[ADDR_NAME_MAX];
+	char lbuf[ADDR_NAME_MAX], pbuf[ADDR_NAME_MAX], cbuf[COMMAND_MAX];
 	const struct rmsg_chan_info *c;
 	int i;
 
-	printf("%5s %7s %5s %-10s %5s %-10s %7s %9s %11s %-12s %12s %8s %-8s %-21s %s\n",
-	       "EP", "PID", "CHAN", "STATE", "EPOCH", "ATTEMPTS", "REPAIRS",
-	       "RETX_MSGS", "RETX_BYTES", "LAST_ERROR", "RECOVERING", "BLOCK",
-	       "DEV", "LOCAL", "PEER");
+	if (long_list)
+		printf("%5s %7s %5s %-10s %5s %-10s %7s %9s %11s %-12s %12s %8s %-8s %-21s %-21s %s\n",
+		       "EP", "PID", "CHAN", "STATE", "EPOCH", "ATTEMPTS",
+		       "REPAIRS", "RETX_MSGS", "RETX_BYTES", "LAST_ERROR",
+		       "RECOVERING", "BLOCK", "DEV", "LOCAL", "PEER", "COMMAND");
+	else
+		printf("%5s %7s %5s %-10s %-10s %7s %-12s %-8s %-21s %s\n",
+		       "EP", "PID", "CHAN", "STATE", "ATTEMPTS", "REPAIRS",
+		       "LAST_ERROR", "DEV", "PEER", "COMMAND");
 	for (i = 0; i < n; i++, e++) {
 		c = &e->info;
 		/* N of M while a repair runs, else how many it may take. */
@@ -339,16 +376,24 @@ static void print_chan_table(const struct rmsg_chan_info_addrs *e, int n,
 				 c->attempts, c->max_attempts);
 		else
 			snprintf(attempts, sizeof(attempts), "-");
-		printf("%5u %7u %5u %-10s %5u %-10s %7u %9llu %11llu %-12s %10.3fms %8u %-8s %-21s %s\n",
+		error_name(c->last_error, ebuf, sizeof(ebuf));
+		dev_name(c->dev, devs, ndevs, dbuf, sizeof(dbuf));
+		addr_name(&e->peer, pbuf, sizeof(pbuf));
+		command_name(c->pid, cbuf, sizeof(cbuf));
+		if (!long_list) {
+			printf("%5u %7u %5u %-10s %-10s %7u %-12s %-8s %-21s %s\n",
+			       c->ep_id, c->pid, c->channel,
+			       rmsg_chan_state_name(c->state), attempts,
+			       c->repairs, ebuf, dbuf, pbuf, cbuf);
+			continue;
+		}
+		printf("%5u %7u %5u %-10s %5u %-10s %7u %9llu %11llu %-12s %10.3fms %8u %-8s %-21s %-21s %s\n",
 		       c->ep_id, c->pid, c->channel,
 		       rmsg_chan_state_name(c->state), c->epoch, attempts,
 		       c->repairs, (unsigned long long)c->retx_msgs,
-		       (unsigned long long)c->retx_bytes,
-		       error_name(c->last_error, ebuf, sizeof(ebuf)),
-		       c->recover_ns / 1e6, c->block_size,
-		       dev_name(c->dev, devs, ndevs, dbuf, sizeof(dbuf)),
-		       addr_name(&e->local, lbuf, sizeof(lbuf)),
-		       addr_name(&e->peer, pbuf, sizeof(pbuf)));
+		       (unsigned long long)c->retx_bytes, ebuf,
+		       c->recover_ns / 1e6, c->block_size, dbuf,
+		       addr_name(&e->local, lbuf, sizeof(lbuf)), pbuf, cbuf);
 	}
 }
 
@@ -536,16 +581,20 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "long", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ }
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "jhV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jlhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
+			break;
+		case 'l':
+			long_list = true;
 			break;
 		case 'h':
 			print_usage(stdout);
