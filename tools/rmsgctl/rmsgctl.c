@@ -357,6 +357,7 @@ static void print_chan_table(const struct rmsg_chan_info_addrs *e, int n,
 	char attempts[24], ebuf[16], dbuf[RMSG_DEV_NAME_MAX];
 	char lbuf[ADDR_NAME_MAX], pbuf[ADDR_NAME_MAX], cbuf[COMMAND_MAX];
 	const struct rmsg_chan_info *c;
+	const char *error, *dev;
 	int i;
 
 	if (long_list)
@@ -376,23 +377,24 @@ static void print_chan_table(const struct rmsg_chan_info_addrs *e, int n,
 				 c->attempts, c->max_attempts);
 		else
 			snprintf(attempts, sizeof(attempts), "-");
-		error_name(c->last_error, ebuf, sizeof(ebuf));
-		dev_name(c->dev, devs, ndevs, dbuf, sizeof(dbuf));
+		/* Each names a constant or fills its buffer: print what it returns. */
+		error = error_name(c->last_error, ebuf, sizeof(ebuf));
+		dev = dev_name(c->dev, devs, ndevs, dbuf, sizeof(dbuf));
 		addr_name(&e->peer, pbuf, sizeof(pbuf));
 		command_name(c->pid, cbuf, sizeof(cbuf));
 		if (!long_list) {
 			printf("%5u %7u %5u %-10s %-10s %7u %-12s %-8s %-21s %s\n",
 			       c->ep_id, c->pid, c->channel,
 			       rmsg_chan_state_name(c->state), attempts,
-			       c->repairs, ebuf, dbuf, pbuf, cbuf);
+			       c->repairs, error, dev, pbuf, cbuf);
 			continue;
 		}
 		printf("%5u %7u %5u %-10s %5u %-10s %7u %9llu %11llu %-12s %10.3fms %8u %-8s %-21s %-21s %s\n",
 		       c->ep_id, c->pid, c->channel,
 		       rmsg_chan_state_name(c->state), c->epoch, attempts,
 		       c->repairs, (unsigned long long)c->retx_msgs,
-		       (unsigned long long)c->retx_bytes, ebuf,
-		       c->recover_ns / 1e6, c->block_size, dbuf,
+		       (unsigned long long)c->retx_bytes, error,
+		       c->recover_ns / 1e6, c->block_size, dev,
 		       addr_name(&e->local, lbuf, sizeof(lbuf)), pbuf, cbuf);
 	}
 }
