@@ -385,6 +385,11 @@ stream_check() {
 		echo "# stream failed (status $status) or not as it must be:"
 		diag /tmp/stream.log
 		trace_tail 100 | diag
+		# A transmit queue of the testbed's that stopped (testbed.rst,
+		# "The pair's transmit stall") fails a stream for reasons
+		# of its own: say so.
+		dmesg | grep -a 'NETDEV WATCHDOG' | tail -n 3 | diag
+		ip -s link show "$netdev" | diag
 		return 1
 	fi
 	return 0

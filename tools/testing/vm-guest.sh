@@ -75,9 +75,22 @@ setup() {
 	fi
 	mkdir -p /dev/pts && mount -t devpts devpts /dev/pts
 	# rdma_rxe needs crc32_generic but does not declare it.
-	for m in crc32_generic rdma_rxe rdma_ucm veth virtio_net sch_netem; do
+	for m in crc32_generic rdma_rxe rdma_ucm veth sch_netem; do
 		kmod "$m" || return 1
 	done
+	# The pair's rxe devices send through virtio-net. With its transmit
+	# NAPI (the default) a sent frame keeps a reference on its rxe QP
+	# until the driver reclaims it, and rxe's destroy_qp waits up to 50 s
+	# for those references: on Linux 6.1, a node whose transmit queue
+	# stopped (NETDEV WATCHDOG, seen in the pair stage) held its
+	# channels' repairs 50 s in the QP's destruction, then warned
+	# (rxe_pool.c, __rxe_cleanup). Without transmit NAPI the driver
+	# orphans each frame as it takes it: a stopped queue still loses
+	# that node's traffic, but no longer holds the QPs (testbed.rst,
+	# "The pair's transmit stall").
+	virtio_net_args=
+	[ "$RMSG_TOPOLOGY" = pair ] && virtio_net_args=napi_tx=0
+	kmod virtio_net $virtio_net_args || return 1
 	ip link set lo up
 	case "$RMSG_TOPOLOGY" in
 	loopback)
