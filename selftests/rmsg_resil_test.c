@@ -636,7 +636,13 @@ TEST_F(resil, chan_list_all_as_root)
 	free(c);
 	EXPECT_EQ(0, rmsg_sh("tools/rmsgctl/rmsgctl --json chan | grep -q '\"ep_id\": %u, \"pid\": %d, \"uid\": 0, \"channel\": %u, \"state\": \"OPEN\", \"epoch\": 0'",
 			     self->b_ep, getpid(), self->b_ch[1]));
-	EXPECT_EQ(0, rmsg_sh("tools/rmsgctl/rmsgctl chan | grep -Eq '^ *%u +%d +%u +OPEN '",
+	/*
+	 * Every column of the table, the error and device names included
+	 * (they once printed a buffer nothing had written).
+	 */
+	EXPECT_EQ(0, rmsg_sh("tools/rmsgctl/rmsgctl chan | LC_ALL=C grep -Eq '^ *%u +%d +%u +OPEN +(-|[0-9]+ of [0-9]+) +0 +- +[[:alnum:]_]+ +[0-9.]+:[0-9]+ +[[:print:]]+$'",
+			     self->a_ep, getpid(), self->a_ch[0]));
+	EXPECT_EQ(0, rmsg_sh("tools/rmsgctl/rmsgctl --long chan | LC_ALL=C grep -Eq '^ *%u +%d +%u +OPEN +0 +(-|[0-9]+ of [0-9]+) +0 +0 +0 +- +[0-9.]+ms +[1-9][0-9]* +[[:alnum:]_]+ +[0-9.]+:[0-9]+ +[0-9.]+:[0-9]+ +[[:print:]]+$'",
 			     self->a_ep, getpid(), self->a_ch[0]));
 }
 
