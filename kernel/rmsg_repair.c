@@ -56,10 +56,11 @@ int rmsg_repair_drop(struct rmsg_channel *ch)
 	struct rmsg_conn *conn;
 	struct rdma_cm_id *id = NULL;
 
-	mutex_lock(&ch->ep->lock);
-	ch->tx_live = false;
-	mutex_unlock(&ch->ep->lock);
 	/*
+	 * The data path stopped posting (tx_live) when the fault made the
+	 * channel RECOVERING (rmsg_chan_fault_locked()); only
+	 * rmsg_data_reopen(), on an OPEN channel, starts it again.
+	 *
 	 * Handlers that start from now on ignore the id; one that is running
 	 * (it may be making a QP) finishes in rmsg_cm_settle().
 	 */
