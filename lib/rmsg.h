@@ -398,12 +398,78 @@ int rmsg_chan_accept(struct rmsg_ep *ep, uint32_t channel, uint64_t user_data,
  *
  * Notes: Errors of the connection itself (ECONNREFUSED, EHOSTUNREACH,
  * ETIMEDOUT, ENETUNREACH, ...) come as the res of its RMSG_CQE_CONNECTED.
- * No call waits for a channel to open: loop on rmsg_ep_progress() and
- * rmsg_ep_wait() until the event comes (rmsg(7), "A first program").
+ * rmsg_chan_dial() connects by host name and waits for the event;
+ * otherwise loop on rmsg_ep_progress() and rmsg_ep_wait() until it comes
+ * (rmsg(7), "A first program").
  */
 int rmsg_chan_connect(struct rmsg_ep *ep, const struct sockaddr *addr,
 		      socklen_t addrlen, uint64_t user_data,
 		      uint32_t block_size);
+
+/**
+ * rmsg_chan_dial() - connect to a host and port, and wait until open
+ * @ep: an endpoint with message state (rmsg_ep_open())
+ * @host: a host name, or an IPv4 or IPv6 address in text
+ * @service: the listener's port, as a number or a service name
+ * @user_data: carried by the channel's later events
+ * @block_size: this side's receive block; 0 for the default
+ *
+ * Resolves @host and @service with getaddrinfo(3) and connects to each
+ * address it gives, in its order, until a channel opens; the time limit
+ * of rmsg_ep_set_timeout() (none by default) covers the whole call. The
+ * channel's RMSG_CQE_CONNECTED event is taken by the call; other events
+ * that come meanwhile wait, in their order, for rmsg_ep_progress(). A
+ * channel still connecting when the time is up is closed.
+ *
+ * Return: the open channel's id (0 or more) or a negative errno.
+ *
+ * Errors:
+ * -ENOENT: no such host (or no address of it).
+ * -EAGAIN: the name service did not answer; the call may be tried again.
+ * -EINVAL: @host or @service NULL, an unknown service name, @ep without
+ * message state, or a bad @block_size.
+ * -ECONNREFUSED, -EHOSTUNREACH, -ENETUNREACH: the last address's
+ * connection failed with it (any res of an RMSG_CQE_CONNECTED event, see
+ * rmsg_chan_connect()).
+ * -ETIMEDOUT: rmsg_ep_set_timeout()'s limit passed, or the last
+ * address's connection timed out.
+ * -EINTR: a signal ended the wait.
+ * -EAFNOSUPPORT: no IPv4 or IPv6 address.
+ * -EDQUOT, -ENOSPC, -ENOMEM: as for rmsg_chan_connect().
+ *
+ * Notes: Do not call rmsg_ep_progress() on @ep from another thread
+ * meanwhile: it could take the event the call waits for.
+ */
+int rmsg_chan_dial(struct rmsg_ep *ep, const char *host, const char *service,
+		   uint64_t user_data, uint32_t block_size);
+
+/**
+ * rmsg_ep_accept() - wait for the next channel a listener accepted
+ * @ep: an endpoint with message state that listens (rmsg_ep_listen())
+ * @peer: NULL, or set to the peer's address (all zero if the channel
+ *	ended already)
+ *
+ * Takes the next RMSG_CQE_ACCEPTED event of a channel that opened, as
+ * accept(2) takes a connection; the channel's later events carry the
+ * listener's user_data. An ACCEPTED event with an error (a channel that
+ * failed to open) is consumed and the call waits on. Other events wait,
+ * in their order, for rmsg_ep_progress(). The time limit is that of
+ * rmsg_ep_set_timeout() (none by default).
+ *
+ * Return: the channel's id (0 or more) or a negative errno.
+ *
+ * Errors:
+ * -ETIMEDOUT: rmsg_ep_set_timeout()'s limit passed.
+ * -EINTR: a signal ended the wait.
+ * -EINVAL: @ep has no message state.
+ * -ENOMEM: no memory to set the other events aside.
+ *
+ * Notes: With RMSG_LISTEN_F_ACCEPT the program answers each request
+ * (rmsg_chan_accept()) after its RMSG_CQE_REQUEST event, which this call
+ * sets aside: call rmsg_ep_progress() for those. Do not call
+ * rmsg_ep_progress() from another thread meanwhile.
+ */
+int rmsg_ep_accept(struct rmsg_ep *ep, struct sockaddr_storage *peer);
 
 /**
  * rmsg_chan_close() - end a channel
@@ -623,7 +689,9 @@ int rmsg_ep_set_locking(struct rmsg_ep *ep);
  * Notes: Every send completes with one event (kind RMSG_CQE_OP), which
  * the program must take: until it does, the send's room in the send area
  * and its place among the channel's RMSG_CHAN_MAX_PENDING are not free
- * again. There is no completion only on error.
+ * again. A send made with RMSG_SEND_SKIP_SUCCESS has an event only when
+ * it fails; any call that takes completions (this one, rmsg_ep_wait(), a
+ * waiting send or receive) frees what it held when it succeeds.
  */
 int rmsg_ep_progress(struct rmsg_ep *ep, struct rmsg_event *ev,
 		     unsigned int max);
@@ -698,6 +766,18 @@ int rmsg_chan_max_msg(struct rmsg_ep *ep, uint32_t channel);
  * to rmsg_ep_set_timeout()'s limit) until the call can be done
  */
 #define RMSG_MSG_WAIT	(1u << 1)
+/*
+ * rmsg_msg_send() and rmsg_msg_sendv() flag: the program's buffer is free
+ * when the call returns, whatever the size (a message too large for eager
+ * is copied into memory of the library's first)
+ */
+#define RMSG_SEND_COPY	(1u << 2)
+/*
+ * Send flag (rmsg_msg_send(), rmsg_msg_sendv(), rmsg_msg_commit(),
+ * rmsg_msg_send_zc()): no completion event when the send succeeds; one,
+ * with its error, when it fails
+ */
+#define RMSG_SEND_SKIP_SUCCESS	(1u << 3)
 
 
 /**
@@ -707,7 +787,8 @@ int rmsg_chan_max_msg(struct rmsg_ep *ep, uint32_t channel);
  * @buf: the message
  * @len: its bytes, at most rmsg_chan_max_msg() (or RMSG_RNDV_MAX_LEN,
  *	see below); 0 is a message too
- * @flags: 0, RMSG_SEND_MORE, RMSG_MSG_WAIT
+ * @flags: 0, or any of RMSG_SEND_MORE, RMSG_MSG_WAIT, RMSG_SEND_COPY,
+ *	RMSG_SEND_SKIP_SUCCESS
  * @user_data: for the send's completion event
  *
  * A copy (eager): @buf may be reused at once. The completion comes
@@ -744,6 +825,21 @@ int rmsg_chan_max_msg(struct rmsg_ep *ep, uint32_t channel);
  * With RMSG_MSG_WAIT a send that would return -EAGAIN sleeps until
  * completions make room, as rmsg_msg_recv() does (see there).
  *
+ * With RMSG_SEND_COPY the message is copied whatever its size and memory:
+ * into the send area up to the largest eager message, else into memory
+ * of the library's (malloc()) that goes by rendezvous and is freed at the
+ * send's completion. @buf is the program's again when the call returns.
+ * It costs a copy of a large message and its memory until the peer took
+ * it; the pinned pages of a rendezvous are then the library's, not
+ * @buf's.
+ *
+ * With RMSG_SEND_SKIP_SUCCESS the send's completion event is reported
+ * only when it fails (res below 0); a success is consumed by the library
+ * (its room freed, its place among RMSG_CHAN_MAX_PENDING given back).
+ * For a completion every Nth send, set it on all but the Nth: a
+ * channel's eager sends complete in order, so the Nth's event says that
+ * the eager sends before it arrived or failed with an event of their own.
+ *
  * Return: 0 when the message is taken, or a negative errno. Its outcome
  * comes with its completion event.
  *
@@ -771,7 +867,9 @@ int rmsg_chan_max_msg(struct rmsg_ep *ep, uint32_t channel);
  * is at least the rendezvous threshold: @buf is free when the call
  * returns. A larger message, and one of a region at or above the
  * threshold, goes zero copy: @buf belongs to the transfer until its
- * completion event, whatever memory it is in. Both return 0.
+ * completion event, whatever memory it is in. Both return 0; a program
+ * that must not track which happened sends with RMSG_SEND_COPY, and owns
+ * @buf again at the return in every case.
  * rmsg_chan_protocol_info() prints the sizes of a channel.
  */
 int rmsg_msg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
@@ -786,7 +884,7 @@ int rmsg_msg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
  * @channel: an open channel
  * @iov: the pieces, in order; a piece may be empty
  * @iovcnt: how many, 1 to RMSG_IOV_MAX
- * @flags: 0, RMSG_SEND_MORE, RMSG_MSG_WAIT, as for rmsg_msg_send()
+ * @flags: as for rmsg_msg_send()
  * @user_data: for the send's completion event
  *
  * The peer gets one message of all the pieces' bytes. The rules of
@@ -843,7 +941,8 @@ int rmsg_msg_reserve(struct rmsg_ep *ep, uint32_t channel, size_t len,
  * @channel: the channel given to rmsg_msg_reserve()
  * @len: bytes to send, at most what was reserved; the rest of the room
  *	goes back to the send area
- * @flags: 0 or RMSG_SEND_MORE (see rmsg_msg_send())
+ * @flags: 0, or RMSG_SEND_MORE and RMSG_SEND_SKIP_SUCCESS (see
+ *	rmsg_msg_send())
  * @user_data: for the send's completion event
  *
  * Return: 0 or a negative errno.
@@ -1092,7 +1191,7 @@ int rmsg_msg_discard(struct rmsg_ep *ep, const struct rmsg_msg *msg);
  *	or in any readable memory, whose pages the kernel then pins for this
  *	send only (RMSG_FEAT_RNDV_PIN)
  * @len: its bytes, 1 to RMSG_RNDV_MAX_LEN
- * @flags: 0, or RMSG_ZC_PUT
+ * @flags: 0, or RMSG_ZC_PUT and RMSG_SEND_SKIP_SUCCESS (rmsg_msg_send())
  * @user_data: for the completion event
  *
  * The peer reads the bytes from @buf: leave them unchanged, and the region

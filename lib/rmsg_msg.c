@@ -468,21 +468,32 @@ static void rmsg_chan_closed(struct rmsg_ep_data *d, __u32 id)
 	rmsg_chan_settle(d, id);
 }
 
-/* A SEND completed: free its record, count it, report it. */
+/*
+ * A SEND completed: free its record, count it, report it unless it was
+ * sent with RMSG_SEND_SKIP_SUCCESS and succeeded. Returns as
+ * rmsg_cqe_take(): -1 (nothing done) when it must be reported and @ev is
+ * NULL.
+ */
 static int rmsg_send_done(struct rmsg_ep_data *d, const struct rmsg_cqe *cqe,
 			  struct rmsg_event *ev)
 {
 	struct rmsg_chan *ch = rmsg_chan_get(d, cqe->channel);
+	__u32 val = RMSG_TAG_VAL(cqe->user_data);
+	bool quiet = (val & RMSG_TAG_SEND_QUIET) && cqe->res >= 0;
 	uint64_t cookie = 0;
 
+	if (!ev && !quiet)
+		return -1;
 	/* -EIO: a scribbled header further on; this record is freed. */
-	if (rmsg_area_free(&d->area, RMSG_TAG_VAL(cqe->user_data),
+	if (rmsg_area_free(&d->area, val & ~RMSG_TAG_SEND_QUIET,
 			   &cookie) == -EINVAL) {
 		d->bad_cqes++;
 		return 0;
 	}
 	if (ch && ch->state != RMSG_CH_FREE && ch->inflight)
 		ch->inflight--;
+	if (quiet)
+		return 0;
 	ev->kind = RMSG_CQE_OP;
 	ev->res = cqe->res;
 	ev->channel = cqe->channel;
@@ -509,7 +520,7 @@ static int rmsg_cqe_take(struct rmsg_ep *ep, const struct rmsg_cqe *cqe,
 		if (!RMSG_TAG_IS_LIB(cqe->user_data))
 			break;	/* the program's own SQE */
 		if (RMSG_TAG_OP(cqe->user_data) == RMSG_OP_SEND)
-			return ev ? rmsg_send_done(d, cqe, ev) : -1;
+			return rmsg_send_done(d, cqe, ev);
 		if (RMSG_TAG_OP(cqe->user_data) == RMSG_OP_SEND_RNDV ||
 		    RMSG_TAG_OP(cqe->user_data) == RMSG_OP_RECV_RNDV) {
 			/* A transfer's end may let its channel be read on. */
@@ -826,7 +837,7 @@ int rmsg_ep_set_timeout(struct rmsg_ep *ep, int timeout_ms)
 	return 0;
 }
 
-static __s64 rmsg_now_ms(void)
+__s64 rmsg_lib_now_ms(void)
 {
 	struct timespec t;
 
@@ -835,14 +846,14 @@ static __s64 rmsg_now_ms(void)
 }
 
 /* When a waiting call that starts now gives up: -1 for never. */
-static __s64 rmsg_wait_deadline(struct rmsg_ep_data *d)
+__s64 rmsg_wait_deadline(struct rmsg_ep_data *d)
 {
 	int ms;
 
 	rmsg_lock(d);
 	ms = d->wait_ms;
 	rmsg_unlock(d);
-	return ms < 0 ? -1 : rmsg_now_ms() + ms;
+	return ms < 0 ? -1 : rmsg_lib_now_ms() + ms;
 }
 
 /*
@@ -905,7 +916,7 @@ out:
 	if (ret)
 		return ret < 0 ? ret : 0;
 	if (deadline >= 0) {
-		__s64 left = deadline - rmsg_now_ms();
+		__s64 left = deadline - rmsg_lib_now_ms();
 
 		if (left <= 0)
 			return -ETIMEDOUT;
@@ -914,9 +925,59 @@ out:
 	ret = poll(&pfd, 1, ms);
 	if (ret < 0)
 		return -errno;
-	if (!ret && deadline >= 0 && rmsg_now_ms() >= deadline)
+	if (!ret && deadline >= 0 && rmsg_lib_now_ms() >= deadline)
 		return -ETIMEDOUT;
 	return 0;
+}
+
+/* Take the aside event at @i out of the queue, keeping the others' order. */
+static void rmsg_aside_take(struct rmsg_ep_data *d, __u32 i,
+			    struct rmsg_event *out)
+{
+	struct rmsg_event *ev = d->aside + d->aside_head + i;
+
+	*out = *ev;
+	memmove(ev, ev + 1, (d->aside_len - i - 1) * sizeof(*ev));
+	if (!--d->aside_len)
+		d->aside_head = 0;
+}
+
+int rmsg_lib_wait_event(struct rmsg_ep *ep, rmsg_event_match match,
+			const void *arg, struct rmsg_event *out, __s64 deadline)
+{
+	struct rmsg_ep_data *d = ep->data;
+	struct pollfd pfd = { .fd = ep->fd, .events = POLLIN };
+	__s64 left;
+	int ret, ms;
+	__u32 i;
+
+	for (;;) {
+		rmsg_lock(d);
+		rmsg_lib_kick(ep);
+		ret = rmsg_aside_fill(ep);
+		for (i = 0; ret >= 0 && i < d->aside_len; i++) {
+			if (match(&d->aside[d->aside_head + i], arg)) {
+				rmsg_aside_take(d, i, out);
+				rmsg_unlock(d);
+				return 0;
+			}
+		}
+		rmsg_unlock(d);
+		if (ret < 0)
+			return ret;
+		if (ret)
+			continue;	/* the ring had CQEs: look once more */
+		ms = -1;
+		if (deadline >= 0) {
+			left = deadline - rmsg_lib_now_ms();
+			if (left <= 0)
+				return -ETIMEDOUT;
+			ms = left > 0x7fffffff ? 0x7fffffff : (int)left;
+		}
+		/* The ring is empty: the kernel's next CQE ends the poll(). */
+		if (poll(&pfd, 1, ms) < 0)
+			return -errno;
+	}
 }
 
 /* -------------------------------------------------------------------- */
@@ -954,13 +1015,18 @@ static int rmsg_send_check(struct rmsg_ep_data *d, __u32 id, size_t len)
 	return 0;
 }
 
-/* Submit the SEND of the record at @off; the record's cookie is @ud. */
+/*
+ * Submit the SEND of the record at @off; the record's cookie is @ud.
+ * @flags: the program's; only RMSG_SEND_SKIP_SUCCESS matters here.
+ */
 static int rmsg_send_submit(struct rmsg_ep *ep, __u32 id, __u32 off,
-			    __u32 len, __u64 ud)
+			    __u32 len, __u64 ud, unsigned int flags)
 {
 	struct rmsg_ep_data *d = ep->data;
 	struct rmsg_sqe *sqe = rmsg_lib_sqe(ep);
 
+	_Static_assert(RMSG_TAG_SEND_QUIET < RMSG_AREA_ALIGN,
+		       "the quiet bit is below a record's alignment");
 	if (!sqe)
 		return -EAGAIN;
 	rmsg_area_hdr(&d->area, off)->cookie = ud;
@@ -968,7 +1034,9 @@ static int rmsg_send_submit(struct rmsg_ep *ep, __u32 id, __u32 off,
 	sqe->channel = id;
 	sqe->addr = off;
 	sqe->len = len;
-	sqe->user_data = RMSG_TAG(RMSG_OP_SEND, off);
+	sqe->user_data = RMSG_TAG(RMSG_OP_SEND,
+				  off | (flags & RMSG_SEND_SKIP_SUCCESS ?
+					 RMSG_TAG_SEND_QUIET : 0));
 	d->chans[id].inflight++;
 	/* A: the payload is written before the producer store publishes it. */
 	rmsg_lib_kick(ep);
@@ -991,9 +1059,10 @@ static void rmsg_gather(unsigned char *to, const struct iovec *iov,
 /*
  * One message of @len bytes from the pieces of @iov, by the rules of
  * rmsg_msg_send() (the threshold, regions, pinning). A single piece may go
- * zero copy from where it is; several that go rendezvous are gathered into
- * memory of the library's, which the kernel pins and the send's completion
- * frees (rmsg_rv_send()), so the program may reuse its pieces at once.
+ * zero copy from where it is, unless @flags has RMSG_SEND_COPY; several,
+ * or a copy asked for, that go rendezvous are gathered into memory of the
+ * library's, which the kernel pins and the send's completion frees
+ * (rmsg_rv_send()), so the program may reuse its pieces at once.
  */
 static int rmsg_msg_send_once(struct rmsg_ep *ep, uint32_t channel,
 			      const struct iovec *iov, int iovcnt, size_t len,
@@ -1014,14 +1083,16 @@ static int rmsg_msg_send_once(struct rmsg_ep *ep, uint32_t channel,
 	 * eager counts as large, or a threshold above the channel's eager
 	 * maximum would leave sizes that fail with -EMSGSIZE.
 	 */
-	if (iovcnt == 1 && d->nregs && len && len <= RMSG_RNDV_MAX_LEN &&
+	if (iovcnt == 1 && !(flags & RMSG_SEND_COPY) && d->nregs && len &&
+	    len <= RMSG_RNDV_MAX_LEN &&
 	    (d->features & RMSG_FEAT_RNDV) &&
 	    (len >= thresh ||
 	     (thresh != SIZE_MAX &&
 	      (long long)len > rmsg_lib_max_msg(d, channel))) &&
 	    rmsg_rv_region_of(d, buf, len, &handle)) {
 		rmsg_resv_drop(d);
-		ret = rmsg_rv_send(ep, channel, buf, len, 0, user_data,
+		ret = rmsg_rv_send(ep, channel, buf, len,
+				   flags & RMSG_SEND_SKIP_SUCCESS, user_data,
 				   handle, NULL);
 		goto out;
 	}
@@ -1035,7 +1106,7 @@ static int rmsg_msg_send_once(struct rmsg_ep *ep, uint32_t channel,
 	    rmsg_lib_max_msg(d, channel) >= 0) {
 		rmsg_resv_drop(d);
 		copy = NULL;
-		if (iovcnt > 1) {
+		if (iovcnt > 1 || (flags & RMSG_SEND_COPY)) {
 			copy = malloc(len);
 			if (!copy) {
 				ret = -ENOMEM;
@@ -1044,7 +1115,8 @@ static int rmsg_msg_send_once(struct rmsg_ep *ep, uint32_t channel,
 			rmsg_gather(copy, iov, iovcnt);
 			buf = copy;
 		}
-		ret = rmsg_rv_send(ep, channel, buf, len, 0, user_data, 0,
+		ret = rmsg_rv_send(ep, channel, buf, len,
+				   flags & RMSG_SEND_SKIP_SUCCESS, user_data, 0,
 				   copy);
 		goto out;
 	}
@@ -1056,7 +1128,7 @@ static int rmsg_msg_send_once(struct rmsg_ep *ep, uint32_t channel,
 	if (ret)
 		goto out;
 	rmsg_gather(d->area.base + off, iov, iovcnt);
-	ret = rmsg_send_submit(ep, channel, off, (__u32)len, user_data);
+	ret = rmsg_send_submit(ep, channel, off, (__u32)len, user_data, flags);
 	if (ret)
 		rmsg_area_cancel(&d->area, off);
 out:
@@ -1075,7 +1147,8 @@ int rmsg_msg_sendv(struct rmsg_ep *ep, uint32_t channel,
 	int i, ret;
 
 	if (!d || !iov || iovcnt < 1 || iovcnt > RMSG_IOV_MAX ||
-	    (flags & ~(RMSG_SEND_MORE | RMSG_MSG_WAIT)))
+	    (flags & ~(RMSG_SEND_MORE | RMSG_MSG_WAIT | RMSG_SEND_COPY |
+		       RMSG_SEND_SKIP_SUCCESS)))
 		return -EINVAL;
 	for (i = 0; i < iovcnt; i++) {
 		if (iov[i].iov_len > RMSG_RNDV_MAX_LEN - len)
@@ -1149,7 +1222,7 @@ int rmsg_msg_commit(struct rmsg_ep *ep, uint32_t channel, size_t len,
 	struct rmsg_ep_data *d = ep->data;
 	int ret;
 
-	if (!d || (flags & ~RMSG_SEND_MORE))
+	if (!d || (flags & ~(RMSG_SEND_MORE | RMSG_SEND_SKIP_SUCCESS)))
 		return -EINVAL;
 	rmsg_lock(d);
 	d->more = flags & RMSG_SEND_MORE;
@@ -1167,7 +1240,7 @@ int rmsg_msg_commit(struct rmsg_ep *ep, uint32_t channel, size_t len,
 	rmsg_area_shrink(&d->area, d->resv_off, (__u32)len);
 	d->resv_len = (__u32)len;
 	ret = rmsg_send_submit(ep, channel, d->resv_off, (__u32)len,
-			       user_data);
+			       user_data, flags);
 	if (!ret)
 		d->resv = false;
 out:

@@ -46,6 +46,11 @@ _Static_assert(offsetof(struct rmsg_ep, rings) == 0,
 #define RMSG_TAG_IS_LIB(ud)	((ud) >> 32 == RMSG_TAG_MAGIC)
 #define RMSG_TAG_OP(ud)		((unsigned int)((ud) >> 28) & 0xf)
 #define RMSG_TAG_VAL(ud)	((__u32)(ud) & 0xfffffffU)
+/*
+ * In a SEND's value, whose send-area offset is a multiple of
+ * RMSG_AREA_ALIGN: the program sent with RMSG_SEND_SKIP_SUCCESS.
+ */
+#define RMSG_TAG_SEND_QUIET	0x1U
 
 /* RECV_RNDV tags of the library's own answers (no table entry). */
 #define RMSG_RV_TAG_DISCARD	0xfffffffU	/* a message released unanswered */
@@ -154,12 +159,14 @@ enum rmsg_rv_op_type {
  * @type: enum rmsg_rv_op_type
  * @copy: a gather's bytes copied by the library (rmsg_msg_sendv()), freed
  *	with the entry; else NULL
+ * @quiet: a send made with RMSG_SEND_SKIP_SUCCESS: a success is no event
  */
 struct rmsg_rv_op {
 	__u64 user_data;
 	__u32 next_free;
 	__u32 type;
 	void *copy;
+	bool quiet;
 };
 
 /**
@@ -340,6 +347,22 @@ int rmsg_lib_max_msg(struct rmsg_ep_data *d, __u32 id);
 int rmsg_lib_progress(struct rmsg_ep *ep, struct rmsg_event *ev,
 		      unsigned int max);
 int rmsg_lib_release(struct rmsg_ep *ep, const struct rmsg_msg *msg);
+__s64 rmsg_lib_now_ms(void);
+__s64 rmsg_wait_deadline(struct rmsg_ep_data *d);
+
+/* Whether @ev is the one a waiting call wants. */
+typedef bool (*rmsg_event_match)(const struct rmsg_event *ev,
+				 const void *arg);
+
+/*
+ * rmsg_msg.c, called without the lock: wait until the program's events
+ * hold one that @match takes, up to @deadline (rmsg_wait_deadline()), and
+ * move it to *@out; the rest stay set aside, in order, for
+ * rmsg_ep_progress(). Return: 0, -ETIMEDOUT, -EINTR, -ENOMEM.
+ */
+int rmsg_lib_wait_event(struct rmsg_ep *ep, rmsg_event_match match,
+			const void *arg, struct rmsg_event *out,
+			__s64 deadline);
 
 /* rmsg_region.c: the ioctls alone, for regions kept out of the table */
 int rmsg_lib_reg(int fd, void *addr, size_t len, uint32_t *handle);

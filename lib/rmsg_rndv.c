@@ -156,6 +156,7 @@ static int rmsg_rv_op_get(struct rmsg_ep_data *d, __u32 type, __u64 ud,
 	d->ops_busy++;
 	d->ops[i].type = type;
 	d->ops[i].user_data = ud;
+	d->ops[i].quiet = false;
 	*idx = i;
 	return 0;
 }
@@ -369,6 +370,13 @@ int rmsg_rv_cqe(struct rmsg_ep *ep, const struct rmsg_cqe *cqe,
 		d->bad_cqes++;
 		return 0;
 	}
+	/* A send the program wants to hear of only when it fails. */
+	if (op == RMSG_OP_SEND_RNDV && d->ops[idx].quiet && cqe->res >= 0) {
+		if (ch && ch->state != RMSG_CH_FREE && ch->inflight)
+			ch->inflight--;
+		rmsg_rv_op_put(d, idx);
+		return 0;
+	}
 	if (!lib && !ev)
 		return -1;
 	if (op == RMSG_OP_RECV_RNDV && ch && ch->state == RMSG_CH_OPEN) {
@@ -411,7 +419,8 @@ int rmsg_rv_cqe(struct rmsg_ep *ep, const struct rmsg_cqe *cqe,
 /* Sending                                                               */
 
 /*
- * Submit a SEND_RNDV; the caller checked @len, @flags and the region.
+ * Submit a SEND_RNDV; the caller checked @len, @flags (RMSG_ZC_PUT,
+ * RMSG_SEND_SKIP_SUCCESS) and the region.
  * @copy: memory of the library's that holds @buf (a gather's copy); it is
  * freed at the send's completion, or at once when this fails.
  */
@@ -436,6 +445,7 @@ int rmsg_rv_send(struct rmsg_ep *ep, __u32 id, const void *buf, size_t len,
 		return ret;
 	}
 	d->ops[idx].copy = copy;
+	d->ops[idx].quiet = flags & RMSG_SEND_SKIP_SUCCESS;
 	sqe = rmsg_lib_sqe(ep);
 	if (!sqe) {
 		rmsg_rv_op_put(d, idx);
@@ -464,7 +474,7 @@ int rmsg_msg_send_zc(struct rmsg_ep *ep, uint32_t channel, const void *buf,
 		return -EINVAL;
 	if (!(d->features & RMSG_FEAT_RNDV))
 		return -EOPNOTSUPP;
-	if (flags & ~RMSG_ZC_PUT)
+	if (flags & ~(RMSG_ZC_PUT | RMSG_SEND_SKIP_SUCCESS))
 		return -EINVAL;
 	if (!len || len > RMSG_RNDV_MAX_LEN)
 		return -EMSGSIZE;

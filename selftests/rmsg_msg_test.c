@@ -11,6 +11,7 @@
  * test runs twice: arrival flags written by the device, and the
  * write-with-immediate fallback forced (force_imm_arrival).
  */
+#include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -1933,6 +1934,254 @@ TEST_F_TIMEOUT(msg, two_threads_share_a_locked_endpoint, 600)
 	EXPECT_EQ(3000, completed[0]);
 	EXPECT_EQ(3000, completed[1]);
 	free(sh);
+}
+
+/* Whether the module takes rendezvous sends, also of unregistered memory. */
+static bool rndv_pin_supported(struct rmsg_ep *ep)
+{
+	struct rmsg_version ver;
+
+	return !rmsg_node_version(rmsg_ep_fd(ep), &ver) &&
+	       (ver.features & RMSG_FEAT_RNDV) &&
+	       (ver.features & RMSG_FEAT_RNDV_PIN);
+}
+
+/* Receive @len bytes on channel @ch into @buf; false unless exactly so. */
+static bool recv_len(struct rmsg_ep *ep, unsigned int ch, void *buf,
+		     size_t len)
+{
+	int ret = recv_wait(ep, ch, buf, len, EVENT_TIMEOUT_MS);
+
+	return ret == (int)len ? true : fail("received %d, not %zu", ret, len);
+}
+
+/*
+ * RMSG_SEND_COPY: the buffer is the program's again when the send
+ * returns, at every size and in every memory. The program overwrites it
+ * at once; the peer must get what it held at the call. The same
+ * overwrite after a zero-copy send (no flag) reaches the peer: what makes
+ * the test able to fail.
+ */
+TEST_F_TIMEOUT(msg, send_copy_owns_nothing_after_return, 120)
+{
+	const size_t big = 1 << 20, mid = 64 << 10, small = 8 << 10;
+	unsigned char *region, *heap, *in;
+	struct rmsg_event ev;
+	uint32_t handle;
+	unsigned int i;
+
+	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
+	if (!rndv_pin_supported(self->b))
+		SKIP(return, "the module has no rendezvous of unregistered memory");
+	region = aligned_alloc(4096, big);
+	heap = malloc(big);
+	in = malloc(big);
+	ASSERT_TRUE(region && heap && in);
+	ASSERT_EQ(0, rmsg_reg(self->b, region, big, &handle));
+	ASSERT_EQ(0, rmsg_ep_set_rndv_threshold(self->b, 4096));
+
+	/* In a region above the threshold, in a region below eager's
+	 * largest, and unregistered above it: each copied.
+	 */
+	fill(region, 1, 0, mid);
+	fill(region + mid, 1, 1, small);
+	fill(heap, 1, 2, big);
+	ASSERT_EQ(0, rmsg_msg_send(self->b, self->b_id[0], region, mid,
+				   RMSG_SEND_COPY, 10));
+	ASSERT_EQ(0, rmsg_msg_send(self->b, self->b_id[0], region + mid,
+				   small, RMSG_SEND_COPY, 11));
+	ASSERT_EQ(0, rmsg_msg_send(self->b, self->b_id[0], heap, big,
+				   RMSG_SEND_COPY, 12));
+	memset(region, 0xee, mid + small);
+	memset(heap, 0xee, big);
+	ASSERT_TRUE(recv_len(self->a, self->a_id[0], in, mid)) TH_LOG("%s", why);
+	ASSERT_TRUE(check(in, mid, 1, 0, mid)) TH_LOG("%s", why);
+	ASSERT_TRUE(recv_len(self->a, self->a_id[0], in, small))
+		TH_LOG("%s", why);
+	ASSERT_TRUE(check(in, small, 1, 1, small)) TH_LOG("%s", why);
+	ASSERT_TRUE(recv_len(self->a, self->a_id[0], in, big)) TH_LOG("%s", why);
+	ASSERT_TRUE(check(in, big, 1, 2, big)) TH_LOG("%s", why);
+	for (i = 0; i < 3; i++) {
+		ASSERT_TRUE(wait_event(self->b, &self->blog, RMSG_CQE_OP, -1,
+				       &ev, EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
+		EXPECT_EQ(0, ev.res);
+		EXPECT_LE(10, ev.user_data);
+		EXPECT_GE(12, ev.user_data);
+	}
+
+	/* Without the flag the region's bytes are read when the peer
+	 * takes the message: the overwrite is what it gets.
+	 */
+	fill(region, 1, 3, mid);
+	ASSERT_EQ(0, rmsg_msg_send(self->b, self->b_id[0], region, mid, 0, 13));
+	memset(region, 0xee, mid);
+	ASSERT_TRUE(recv_len(self->a, self->a_id[0], in, mid)) TH_LOG("%s", why);
+	EXPECT_FALSE(check(in, mid, 1, 3, mid));
+	EXPECT_EQ(0xee, in[0]);
+	ASSERT_TRUE(wait_event(self->b, &self->blog, RMSG_CQE_OP, -1, &ev,
+			       EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
+	EXPECT_EQ(13, ev.user_data);
+	EXPECT_EQ(0, rmsg_dereg(self->b, handle));
+	free(region);
+	free(heap);
+	free(in);
+}
+
+/*
+ * RMSG_SEND_SKIP_SUCCESS: sends that succeed have no event, yet give
+ * back their room (1,000 of them through a channel that takes 256 at a
+ * time); a send that fails (the peer discards a rendezvous message) has
+ * its event; a send without the flag has its own.
+ */
+TEST_F_TIMEOUT(msg, skip_success_reports_failures_only, 300)
+{
+	const unsigned int quiet = 1000, len = 200, rlen = 64 << 10;
+	unsigned char *region, buf[256];
+	unsigned int sent = 0, got = 0;
+	struct rmsg_event ev[16];
+	struct rmsg_msg msg;
+	long deadline;
+	uint32_t handle;
+	int ret, k;
+
+	ASSERT_TRUE(connect_fx(self, 1)) TH_LOG("%s", why);
+	if (!rndv_pin_supported(self->b))
+		SKIP(return, "the module has no rendezvous");
+	deadline = rmsg_now_ms() + 120000;
+	while (got < quiet && rmsg_now_ms() < deadline) {
+		if (sent < quiet) {
+			fill(buf, 4, sent, len);
+			ret = rmsg_msg_send(self->b, self->b_id[0], buf, len,
+					    RMSG_SEND_SKIP_SUCCESS, sent);
+			if (!ret)
+				sent++;
+			else
+				ASSERT_EQ(-EAGAIN, ret);
+		}
+		ret = rmsg_ep_progress(self->b, ev, 16);
+		ASSERT_LE(0, ret);
+		for (k = 0; k < ret; k++)
+			ASSERT_NE(RMSG_CQE_OP, ev[k].kind)
+				TH_LOG("an event for send %llu (res %d)",
+				       (unsigned long long)ev[k].user_data,
+				       ev[k].res);
+		ret = rmsg_msg_recv(self->a, self->a_id[0], buf, sizeof(buf),
+				    0);
+		if (ret == -EAGAIN)
+			continue;
+		ASSERT_EQ(len, ret);
+		ASSERT_TRUE(check(buf, len, 4, got, len)) TH_LOG("%s", why);
+		got++;
+	}
+	ASSERT_EQ(quiet, got);
+
+	/* A quiet rendezvous the peer declines: its failure is reported. */
+	region = aligned_alloc(4096, rlen);
+	ASSERT_NE(NULL, region);
+	ASSERT_EQ(0, rmsg_reg(self->b, region, rlen, &handle));
+	ASSERT_EQ(0, rmsg_ep_set_rndv_threshold(self->b, 4096));
+	ASSERT_EQ(0, rmsg_msg_send(self->b, self->b_id[0], region, rlen,
+				   RMSG_SEND_SKIP_SUCCESS, 5000));
+	deadline = rmsg_now_ms() + EVENT_TIMEOUT_MS;
+	while ((ret = rmsg_msg_peek(self->a, self->a_id[0], &msg)) == -EAGAIN &&
+	       rmsg_now_ms() < deadline)
+		usleep(1000);
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(RMSG_MSG_RNDV, msg.kind);
+	ASSERT_EQ(0, rmsg_msg_discard(self->a, &msg));
+	ASSERT_TRUE(wait_event(self->b, &self->blog, RMSG_CQE_OP, -1, &ev[0],
+			       EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
+	EXPECT_EQ(5000, ev[0].user_data);
+	EXPECT_EQ(-ECANCELED, ev[0].res);
+
+	/* A quiet one taken, then a loud one: only the loud one's event. */
+	ASSERT_EQ(0, rmsg_msg_send(self->b, self->b_id[0], region, rlen,
+				   RMSG_SEND_SKIP_SUCCESS, 5001));
+	ASSERT_EQ(0, rmsg_msg_send(self->b, self->b_id[0], "end", 3, 0, 5002));
+	ASSERT_TRUE(recv_len(self->a, self->a_id[0], region, rlen))
+		TH_LOG("%s", why);
+	ASSERT_TRUE(recv_len(self->a, self->a_id[0], buf, 3)) TH_LOG("%s", why);
+	ASSERT_TRUE(wait_event(self->b, &self->blog, RMSG_CQE_OP, -1, &ev[0],
+			       EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
+	EXPECT_EQ(5002, ev[0].user_data);
+	EXPECT_EQ(0, ev[0].res);
+	usleep(200000);
+	ASSERT_TRUE(pump_log(self->b, &self->blog)) TH_LOG("%s", why);
+	EXPECT_FALSE(log_take(&self->blog, RMSG_CQE_OP, -1, &ev[0]))
+		TH_LOG("send %llu reported", (unsigned long long)ev[0].user_data);
+	EXPECT_EQ(-EINVAL, rmsg_msg_send_zc(self->b, self->b_id[0], region,
+					    rlen, RMSG_SEND_COPY, 1));
+	EXPECT_EQ(0, rmsg_dereg(self->b, handle));
+	free(region);
+}
+
+/*
+ * rmsg_chan_dial() by host name and port, rmsg_ep_accept() on the other
+ * side: both return open channels, take their own events and leave the
+ * others; names that resolve to nothing are told apart.
+ */
+TEST_F_TIMEOUT(msg, dial_by_name_and_accept, 120)
+{
+	struct sockaddr_storage peer;
+	struct rmsg_event ev;
+	struct rmsg_ep *c = NULL;
+	struct evlog *clog;
+	char port[16], buf[8];
+	int dialed, other, x, y, said;
+
+	snprintf(port, sizeof(port), "%u", ntohs(self->addr.sin_port));
+	if (!gethostbyname("rmsg-local"))
+		SKIP(return, "no host name rmsg-local: not run by rmsg-vm");
+	clog = calloc(1, sizeof(*clog));
+	ASSERT_NE(NULL, clog);
+	ASSERT_EQ(0, rmsg_ep_open(&c, 64, 256));
+	ASSERT_EQ(0, rmsg_ep_set_timeout(c, EVENT_TIMEOUT_MS));
+	ASSERT_EQ(0, rmsg_ep_set_timeout(self->a, EVENT_TIMEOUT_MS));
+	/* Another channel's CONNECTED comes while the dial waits. */
+	other = rmsg_chan_connect(c, (struct sockaddr *)&self->addr,
+				  sizeof(self->addr), 0x52, 0);
+	ASSERT_LE(0, other);
+	dialed = rmsg_chan_dial(c, "rmsg-local", port, 0x53, 0);
+	ASSERT_LE(0, dialed) TH_LOG("rmsg_chan_dial: %s", strerror(-dialed));
+	ASSERT_NE(other, dialed);
+	ASSERT_EQ(0, rmsg_msg_send(c, dialed, "dial", 4, 0, 1));
+	ASSERT_TRUE(wait_event(c, clog, RMSG_CQE_CONNECTED, other, &ev,
+			       EVENT_TIMEOUT_MS)) TH_LOG("%s", why);
+	EXPECT_EQ(0, ev.res);
+	EXPECT_EQ(0x52, ev.user_data);
+	EXPECT_FALSE(log_take(clog, RMSG_CQE_CONNECTED, dialed, &ev))
+		TH_LOG("the dial's own event reached the program");
+
+	/* Both accepted; the dialled one says "dial" on its channel. */
+	x = rmsg_ep_accept(self->a, &peer);
+	ASSERT_LE(0, x) TH_LOG("rmsg_ep_accept: %s", strerror(-x));
+	EXPECT_EQ(AF_INET, peer.ss_family);
+	EXPECT_EQ(self->addr.sin_addr.s_addr,
+		  ((struct sockaddr_in *)&peer)->sin_addr.s_addr);
+	y = rmsg_ep_accept(self->a, NULL);
+	ASSERT_LE(0, y) TH_LOG("rmsg_ep_accept: %s", strerror(-y));
+	ASSERT_NE(x, y);
+	said = recv_wait(self->a, x, buf, sizeof(buf), 2000) == 4 ? x :
+	       recv_wait(self->a, y, buf, sizeof(buf), EVENT_TIMEOUT_MS) == 4 ?
+	       y : -1;
+	ASSERT_LE(0, said) TH_LOG("\"dial\" arrived on neither channel");
+	EXPECT_EQ(0, memcmp(buf, "dial", 4));
+	ASSERT_EQ(0, rmsg_msg_send(self->a, said, "back", 4, 0, 2));
+	ASSERT_EQ(4, recv_wait(c, dialed, buf, sizeof(buf), EVENT_TIMEOUT_MS));
+	EXPECT_EQ(0, memcmp(buf, "back", 4));
+	rmsg_ep_drop(&c);
+	free(clog);
+
+	ASSERT_EQ(0, rmsg_ep_set_timeout(self->a, 300));
+	EXPECT_EQ(-ETIMEDOUT, rmsg_ep_accept(self->a, NULL));
+	EXPECT_EQ(-EINVAL, rmsg_chan_dial(self->b, "rmsg-local",
+					  "no-such-service-of-rmsg", 1, 0));
+	EXPECT_EQ(-EINVAL, rmsg_chan_dial(self->b, "rmsg-local", port, 1,
+					  100)) TH_LOG("a block of 100 bytes");
+	other = rmsg_chan_dial(self->b, "no-such-host.invalid", port, 1, 0);
+	EXPECT_TRUE(other == -ENOENT || other == -EAGAIN)
+		TH_LOG("an unknown host: %d", other);
+	EXPECT_EQ(-EINVAL, rmsg_chan_dial(self->b, NULL, port, 1, 0));
 }
 
 int main(int argc, char **argv)

@@ -125,6 +125,14 @@ setup() {
 		peer_answers "$RMSG_PEER_ADDR2" "$dev1" || return 1
 		;;
 	esac
+	# Host names for the addresses (rmsg_chan_dial() is tested with
+	# them): the root is the host's, read-only, so the guest's own
+	# /etc/hosts is a copy in its /tmp mounted over the host's.
+	{ cat /etc/hosts
+	  echo "$RMSG_LOCAL_ADDR rmsg-local"
+	  [ "$RMSG_PEER_ADDR" = "$RMSG_LOCAL_ADDR" ] ||
+		echo "$RMSG_PEER_ADDR rmsg-peer"
+	} >/tmp/hosts && mount --bind /tmp/hosts /etc/hosts || return 1
 	if [ "$RMSG_LOAD" = 1 ]; then
 		# The leak check's baseline: everything but rmsg is up.
 		tools/testing/leak-check snapshot "$run/leak-base.$node" &&
