@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * pingpong: the smallest complete rmsg program. One side listens, the other
- * connects, and a message goes back and forth N times with blocking calls:
+ * pingpong: the smallest complete rmsg program. One side listens and
+ * accepts, the other dials, and a message goes back and forth N times with
+ * blocking calls, as with sockets: rmsg_ep_accept(), rmsg_chan_dial(),
  * rmsg_msg_send() and rmsg_msg_recv() with RMSG_MSG_WAIT, two calls a
- * round, no event loop and no -EAGAIN.
+ * round, no event loop and no -EAGAIN. The sends ask for no completion
+ * event unless they fail (RMSG_SEND_SKIP_SUCCESS): nothing to take.
  *
  *   pingpong server ADDR[:PORT]        echo one client until it closes
- *   pingpong client ADDR[:PORT] [N]    N round trips (default 10)
+ *   pingpong client HOST[:PORT] [N]    N round trips (default 10)
  *
- * ADDR is an IPv4 address of an RDMA device (rxe0's, for Soft-RoCE).
+ * ADDR is an IPv4 address of an RDMA device (rxe0's, for Soft-RoCE); HOST
+ * that address, or a name for it.
  * Build: cc pingpong.c $(pkg-config --cflags --libs rmsg)
  */
 #include <errno.h>
@@ -40,7 +43,7 @@ static void parse_addr(char *s, struct sockaddr_in *sin)
 }
 
 /*
- * Connecting and accepting are events: take them from rmsg_ep_progress(),
+ * The end of a channel is an event: take it from rmsg_ep_progress(),
  * sleeping in rmsg_ep_wait() (up to @ms, -1 for ever) while there is none.
  */
 static struct rmsg_event wait_event(struct rmsg_ep *ep, uint32_t kind, int ms)
@@ -72,7 +75,7 @@ static double now_us(void)
 int main(int argc, char **argv)
 {
 	int i, len, ret, rounds = argc > 3 ? atoi(argv[3]) : 10;
-	char ping[64], pong[64];
+	char ping[64], pong[64], *port;
 	struct sockaddr_in sin;
 	struct rmsg_ep *ep = NULL;
 	double t, sum = 0;
@@ -83,20 +86,23 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: pingpong server|client ADDR[:PORT] [N]\n");
 		return 2;
 	}
-	parse_addr(argv[2], &sin);
 	ret = rmsg_ep_open(&ep, 64, 0);
 	if (ret)
 		die("rmsg_ep_open", ret);
-	rmsg_ep_set_timeout(ep, 10000);	/* no call waits longer */
 
 	if (!strcmp(argv[1], "server")) {
+		parse_addr(argv[2], &sin);
 		ret = rmsg_ep_listen(ep, (struct sockaddr *)&sin, sizeof(sin),
 				     0, 0);
 		if (ret)
 			die("rmsg_ep_listen", ret);
 		printf("server: listening on port %d\n", ntohs(sin.sin_port));
 		fflush(stdout);
-		ch = wait_event(ep, RMSG_CQE_ACCEPTED, -1).channel;
+		ret = rmsg_ep_accept(ep, NULL);	/* waits: no time limit yet */
+		if (ret < 0)
+			die("rmsg_ep_accept", ret);
+		ch = ret;
+		rmsg_ep_set_timeout(ep, 10000);	/* no call waits longer */
 		/* Echo until the client closes: -ENOTCONN once all is read. */
 		for (i = 0;; i++) {
 			len = rmsg_msg_recv(ep, ch, pong, sizeof(pong),
@@ -105,24 +111,26 @@ int main(int argc, char **argv)
 				break;
 			if (len < 0)
 				die("rmsg_msg_recv", len);
-			ret = rmsg_msg_send(ep, ch, pong, len, RMSG_MSG_WAIT,
-					    i);
+			ret = rmsg_msg_send(ep, ch, pong, len, RMSG_MSG_WAIT |
+					    RMSG_SEND_SKIP_SUCCESS, i);
 			if (ret)
 				die("rmsg_msg_send", ret);
 		}
 		printf("server: %d round trips\n", i);
 	} else {
-		ret = rmsg_chan_connect(ep, (struct sockaddr *)&sin,
-					sizeof(sin),
-					0, 0);
+		rmsg_ep_set_timeout(ep, 10000);	/* no call waits longer */
+		port = strrchr(argv[2], ':');
+		if (port)
+			*port++ = '\0';
+		ret = rmsg_chan_dial(ep, argv[2], port ? port : "7471", 0, 0);
 		if (ret < 0)
-			die("rmsg_chan_connect", ret);
-		ch = wait_event(ep, RMSG_CQE_CONNECTED, 10000).channel;
+			die("rmsg_chan_dial", ret);
+		ch = ret;
 		for (i = 0; i < rounds; i++) {
 			len = snprintf(ping, sizeof(ping), "ping %d", i) + 1;
 			t = now_us();
-			ret = rmsg_msg_send(ep, ch, ping, len, RMSG_MSG_WAIT,
-					    i);
+			ret = rmsg_msg_send(ep, ch, ping, len, RMSG_MSG_WAIT |
+					    RMSG_SEND_SKIP_SUCCESS, i);
 			if (ret)
 				die("rmsg_msg_send", ret);
 			ret = rmsg_msg_recv(ep, ch, pong, sizeof(pong),
