@@ -299,12 +299,23 @@ int rfi_cq_watch(struct rfi_cq *cq, struct rfi_ep *ep, bool on)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = ep };
 	int fd = rmsg_ep_fd(ep->rep);
+	unsigned int i;
 
+	/*
+	 * Endpoints accepted from one passive endpoint share its librmsg
+	 * endpoint, so its descriptor: in the set once, for as long as one
+	 * of them is enabled and bound here.
+	 */
 	if (!on) {
+		for (i = 0; i < cq->neps; i++)
+			if (cq->eps[i] != ep && cq->eps[i]->enabled &&
+			    cq->eps[i]->rep == ep->rep)
+				return 0;
 		epoll_ctl(cq->epfd, EPOLL_CTL_DEL, fd, NULL);
 		return 0;
 	}
-	return epoll_ctl(cq->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+	return epoll_ctl(cq->epfd, EPOLL_CTL_ADD, fd, &ev) && errno != EEXIST ?
+	       -errno : 0;
 }
 
 /*
