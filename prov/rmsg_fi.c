@@ -50,6 +50,37 @@ int rfi_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
 	return -FI_ENOSYS;
 }
 
+/*
+ * fi_cq_strerror() and fi_eq_strerror(): an error's prov_errno is the
+ * errno behind it (either sign).
+ */
+const char *rfi_strerror(int prov_errno, char *buf, size_t len)
+{
+	const char *s = strerror(prov_errno < 0 ? -prov_errno : prov_errno);
+
+	if (buf && len)
+		snprintf(buf, len, "%s", s);
+	return buf && len ? buf : s;
+}
+
+/* The end, on CLOCK_MONOTONIC, of a wait of @timeout ms from now. */
+void rfi_deadline(struct timespec *end, int timeout)
+{
+	clock_gettime(CLOCK_MONOTONIC, end);
+	end->tv_sec += timeout / 1000;
+	end->tv_nsec += (long)(timeout % 1000) * 1000000;
+}
+
+/* Milliseconds left until @end: 0 or less once it passed. */
+int rfi_ms_left(const struct timespec *end)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int)((end->tv_sec - now.tv_sec) * 1000 +
+		     (end->tv_nsec - now.tv_nsec) / 1000000);
+}
+
 /* --- fi_getinfo() ------------------------------------------------------ */
 
 /* Is the module there, with what the provider needs? */

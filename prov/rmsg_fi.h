@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <sys/queue.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -492,17 +493,36 @@ struct rfi_ep {
 	struct rfi_eq *eq;
 };
 
-/* The fi_ops of an object with nothing but its close. */
-#define RFI_FI_OPS(name, close_fn)			\
+/* The fi_ops of an object with its close, bind and control. */
+#define RFI_FI_OPS_BIND(name, close_fn, bind_fn, control_fn)	\
 	static struct fi_ops name = {			\
 		.size = sizeof(struct fi_ops),		\
 		.close = close_fn,			\
-		.bind = rfi_no_bind,			\
-		.control = rfi_no_control,		\
+		.bind = bind_fn,			\
+		.control = control_fn,			\
 		.ops_open = rfi_no_ops_open,		\
 		.tostr = rfi_no_tostr,			\
 		.ops_set = rfi_no_ops_set,		\
 	}
+
+/* The fi_ops of an object with nothing but its close. */
+#define RFI_FI_OPS(name, close_fn)			\
+	RFI_FI_OPS_BIND(name, close_fn, rfi_no_bind, rfi_no_control)
+
+/*
+ * fi_control(FI_GETWAIT) of a CQ or an EQ whose wait set is @epfd: the
+ * descriptor, for FI_WAIT_FD (or FI_WAIT_UNSPEC, which is one here).
+ */
+static inline int rfi_getwait(enum fi_wait_obj wait_obj, int epfd,
+			      int command, void *arg)
+{
+	if (command != FI_GETWAIT || !arg)
+		return -FI_ENOSYS;
+	if (wait_obj != FI_WAIT_FD && wait_obj != FI_WAIT_UNSPEC)
+		return -FI_ENODATA;
+	*(int *)arg = epfd;
+	return 0;
+}
 
 /*
  * An errno of librmsg or the kernel (either sign) as libfabric's error
@@ -541,6 +561,9 @@ int rfi_cq_trywait(struct rfi_cq *cq);
 /* rmsg_fi.c */
 int rfi_local_addr(struct sockaddr_in *sin);
 int rfi_params(uint32_t *block_size, size_t *rndv_threshold, bool *summary);
+const char *rfi_strerror(int prov_errno, char *buf, size_t len);
+void rfi_deadline(struct timespec *end, int timeout);
+int rfi_ms_left(const struct timespec *end);
 int rfi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 int rfi_no_control(struct fid *fid, int command, void *arg);
 int rfi_no_ops_open(struct fid *fid, const char *name, uint64_t flags,

@@ -219,6 +219,19 @@ void rfi_eq_unbind(struct rfi_eq *eq, struct fid *fid)
 	rfi_fab_unlock(eq->fab);
 }
 
+/* The first event was read: it goes, unless only peeked at. */
+static void rfi_eq_pop(struct rfi_eq *eq, uint64_t flags)
+{
+	struct rfi_eq_event *e = eq->head;
+
+	if (flags & FI_PEEK)
+		return;
+	eq->head = e->next;
+	if (!eq->head)
+		eq->tail = NULL;
+	free(e);
+}
+
 static ssize_t rfi_eq_read(struct fid_eq *feq, uint32_t *event, void *buf,
 			   size_t len, uint64_t flags)
 {
@@ -239,12 +252,7 @@ static ssize_t rfi_eq_read(struct fid_eq *feq, uint32_t *event, void *buf,
 		*event = e->event;
 		memcpy(buf, e->written ? e->written : (void *)&e->cm, e->len);
 		ret = (ssize_t)e->len;
-		if (!(flags & FI_PEEK)) {
-			eq->head = e->next;
-			if (!eq->head)
-				eq->tail = NULL;
-			free(e);
-		}
+		rfi_eq_pop(eq, flags);
 	}
 	rfi_fab_unlock(eq->fab);
 	return ret;
@@ -268,12 +276,7 @@ static ssize_t rfi_eq_readerr(struct fid_eq *feq, struct fi_eq_err_entry *buf,
 		buf->prov_errno = e->err.prov_errno;
 		buf->err_data_size = 0;
 		ret = sizeof(*buf);
-		if (!(flags & FI_PEEK)) {
-			eq->head = e->next;
-			if (!eq->head)
-				eq->tail = NULL;
-			free(e);
-		}
+		rfi_eq_pop(eq, flags);
 	}
 	rfi_fab_unlock(eq->fab);
 	return ret;
@@ -353,22 +356,18 @@ static ssize_t rfi_eq_sread(struct fid_eq *feq, uint32_t *event, void *buf,
 {
 	struct rfi_eq *eq = container_of(feq, struct rfi_eq, eq);
 	struct epoll_event ev;
-	struct timespec now, end;
+	struct timespec end;
 	ssize_t ret;
 	int left;
 
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += timeout / 1000;
-	end.tv_nsec += (long)(timeout % 1000) * 1000000;
+	rfi_deadline(&end, timeout);
 	for (;;) {
 		ret = rfi_eq_read(feq, event, buf, len, flags);
 		if (ret != -FI_EAGAIN)
 			return ret;
 		left = 100;
 		if (timeout >= 0) {
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			left = (int)((end.tv_sec - now.tv_sec) * 1000 +
-				     (end.tv_nsec - now.tv_nsec) / 1000000);
+			left = rfi_ms_left(&end);
 			if (left <= 0)
 				return -FI_EAGAIN;
 			if (left > 100)
@@ -382,11 +381,7 @@ static ssize_t rfi_eq_sread(struct fid_eq *feq, uint32_t *event, void *buf,
 static const char *rfi_eq_strerror(struct fid_eq *eq, int prov_errno,
 				   const void *err_data, char *buf, size_t len)
 {
-	const char *s = strerror(prov_errno < 0 ? -prov_errno : prov_errno);
-
-	if (buf && len)
-		snprintf(buf, len, "%s", s);
-	return buf && len ? buf : s;
+	return rfi_strerror(prov_errno, buf, len);
 }
 
 static struct fi_ops_eq rfi_eq_ops = {
@@ -420,23 +415,10 @@ static int rfi_eq_control(struct fid *fid, int command, void *arg)
 {
 	struct rfi_eq *eq = container_of(fid, struct rfi_eq, eq.fid);
 
-	if (command != FI_GETWAIT || !arg)
-		return -FI_ENOSYS;
-	if (eq->wait_obj != FI_WAIT_FD && eq->wait_obj != FI_WAIT_UNSPEC)
-		return -FI_ENODATA;
-	*(int *)arg = eq->epfd;
-	return 0;
+	return rfi_getwait(eq->wait_obj, eq->epfd, command, arg);
 }
 
-static struct fi_ops rfi_eq_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = rfi_eq_close,
-	.bind = rfi_no_bind,
-	.control = rfi_eq_control,
-	.ops_open = rfi_no_ops_open,
-	.tostr = rfi_no_tostr,
-	.ops_set = rfi_no_ops_set,
-};
+RFI_FI_OPS_BIND(rfi_eq_fi_ops, rfi_eq_close, rfi_no_bind, rfi_eq_control);
 
 int rfi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		struct fid_eq **feq, void *context)
@@ -590,15 +572,7 @@ static int rfi_pep_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops rfi_pep_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = rfi_pep_close,
-	.bind = rfi_pep_bind,
-	.control = rfi_no_control,
-	.ops_open = rfi_no_ops_open,
-	.tostr = rfi_no_tostr,
-	.ops_set = rfi_no_ops_set,
-};
+RFI_FI_OPS_BIND(rfi_pep_fi_ops, rfi_pep_close, rfi_pep_bind, rfi_no_control);
 
 /* fi_listen(): the librmsg endpoint, listening on the name. */
 static int rfi_pep_listen(struct fid_pep *fpep)

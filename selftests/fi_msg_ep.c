@@ -203,9 +203,13 @@ static void make_sizes(void)
 	}
 }
 
-/* One message of @len bytes at @buf, as @how says (0: fi_send). */
-static int send_one(struct fid_ep *ep, void *buf, size_t len, int how,
-		    void *ctx)
+/*
+ * Post a send (@send) or a receive of @len bytes at @buf, as @how says:
+ * 0, fi_send()/fi_recv(); 1, fi_sendmsg()/fi_recvmsg() in two pieces, the
+ * send with its length as remote CQ data.
+ */
+static int post_one(struct fid_ep *ep, int send, void *buf, size_t len,
+		    int how, void *ctx)
 {
 	struct iovec iov[2] = {
 		{ buf, len / 2 },
@@ -218,27 +222,11 @@ static int send_one(struct fid_ep *ep, void *buf, size_t len, int how,
 		.data = len,
 	};
 
-	if (!how)
-		return (int)fi_send(ep, buf, len, NULL, 0, ctx);
-	return (int)fi_sendmsg(ep, &msg, FI_REMOTE_CQ_DATA);
-}
-
-static int recv_one(struct fid_ep *ep, void *buf, size_t len, int how,
-		    void *ctx)
-{
-	struct iovec iov[2] = {
-		{ buf, len / 2 },
-		{ (char *)buf + len / 2, len - len / 2 },
-	};
-	struct fi_msg msg = {
-		.msg_iov = iov,
-		.iov_count = 2,
-		.context = ctx,
-	};
-
-	if (!how)
-		return (int)fi_recv(ep, buf, len, NULL, 0, ctx);
-	return (int)fi_recvmsg(ep, &msg, 0);
+	if (send)
+		return (int)(how ? fi_sendmsg(ep, &msg, FI_REMOTE_CQ_DATA) :
+				   fi_send(ep, buf, len, NULL, 0, ctx));
+	return (int)(how ? fi_recvmsg(ep, &msg, 0) :
+			   fi_recv(ep, buf, len, NULL, 0, ctx));
 }
 
 /*
@@ -258,7 +246,7 @@ static int exchange_sizes(struct fid_ep *ep, int server, int how,
 	for (i = 0; i < nsizes && ok; i++) {
 		len = sizes[i];
 		seed = i + (server ? 1 : 0) + 10 * how;
-		ret = recv_one(ep, rbuf, MAX_LEN, how, &rctx);
+		ret = post_one(ep, 0, rbuf, MAX_LEN, how, &rctx);
 		if (ret)
 			die("a receive", ret);
 		if (server) {
@@ -269,7 +257,7 @@ static int exchange_sizes(struct fid_ep *ep, int server, int how,
 				       e.data == len));
 		}
 		fill(sbuf, len, seed);
-		ret = send_one(ep, sbuf, len, how, &sctx);
+		ret = post_one(ep, 1, sbuf, len, how, &sctx);
 		if (ret)
 			die("a send", ret);
 		if (server) {
