@@ -174,6 +174,12 @@ struct rfi_connreq {
 	struct rfi_pep *pep;
 	uint32_t chan;
 	struct rfi_ep *ep;		/* the endpoint made to answer it */
+	/*
+	 * fi_accept() answered it. The handle stays valid until its
+	 * endpoint closes, so that a program's fi_reject() after it (as
+	 * fi_pingpong's error path does) is refused, not a use after free.
+	 */
+	bool answered;
 };
 
 /* Where a connected endpoint is: one way, from the first to the last. */

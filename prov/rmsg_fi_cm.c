@@ -653,6 +653,10 @@ static int rfi_pep_reject(struct fid_pep *fpep, fid_t handle,
 	if (cr->pep != pep || paramlen)
 		return -FI_EINVAL;
 	rfi_fab_lock(pep->fab);
+	if (cr->answered) {
+		rfi_fab_unlock(pep->fab);
+		return -FI_EOPBADSTATE;
+	}
 	/* An endpoint made for it and not accepted: it answers no more. */
 	if (cr->ep)
 		cr->ep->connreq = NULL;

@@ -2467,8 +2467,8 @@ int rfi_msg_accept(struct rfi_ep *ep)
 	int ret;
 
 	rfi_lock(ep->dom);
-	if (!cr || !ep->enabled) {
-		ret = cr ? -FI_EOPBADSTATE : -FI_EISCONN;
+	if (!cr || cr->answered || !ep->enabled) {
+		ret = cr && !cr->answered ? -FI_EOPBADSTATE : -FI_EISCONN;
 		goto out;
 	}
 	ret = rfi_pep_owners_grow(pep, cr->chan);
@@ -2492,8 +2492,7 @@ int rfi_msg_accept(struct rfi_ep *ep)
 	peer->ours = false;
 	peer->open = false;
 	ep->conn = RFI_CONN_OPENING;
-	ep->connreq = NULL;
-	rfi_connreq_free(cr);
+	cr->answered = true;
 out:
 	rfi_unlock(ep->dom);
 	return ret;
@@ -2537,8 +2536,9 @@ static void rfi_msg_release_chan(struct rfi_ep *ep)
 	size_t i;
 
 	if (ep->connreq) {
-		rmsg_chan_accept(pep->rep, ep->connreq->chan, 0,
-				 RMSG_ACCEPT_REJECT);
+		if (!ep->connreq->answered)
+			rmsg_chan_accept(pep->rep, ep->connreq->chan, 0,
+					 RMSG_ACCEPT_REJECT);
 		rfi_connreq_free(ep->connreq);
 		ep->connreq = NULL;
 	}

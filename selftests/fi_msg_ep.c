@@ -296,6 +296,7 @@ static void run_server(void)
 	struct fi_cq_data_entry e;
 	struct fi_eq_cm_entry entry;
 	struct fid_pep *pep;
+	fid_t handle;
 	char name[64];
 	size_t len = sizeof(name);
 	int ok, ret, ev, seen;
@@ -321,6 +322,7 @@ static void run_server(void)
 	if (ev != FI_CONNREQ)
 		die("no connection request", ev);
 	ep = make_ep(entry.info);
+	handle = entry.info->handle;
 	fi_freeinfo(entry.info);
 	ret = fi_accept(ep, NULL, 0);
 	if (ret)
@@ -328,6 +330,9 @@ static void run_server(void)
 	ev = eq_next(&entry, NULL);
 	check(ev == FI_CONNECTED && entry.fid == &ep->fid,
 	      "server: FI_CONNECTED on the endpoint accepted");
+	/* As fi_pingpong's error path does: refused, the handle still good. */
+	check(fi_reject(pep, handle, NULL, 0) == -FI_EOPBADSTATE,
+	      "server: fi_reject() of a request already accepted is refused");
 	check_sizes(exchange_sizes(ep, 1, 0, sbuf, rbuf), 0);
 	check_sizes(exchange_sizes(ep, 1, 1, sbuf, rbuf), 1);
 

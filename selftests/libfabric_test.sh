@@ -106,7 +106,8 @@
 #                       passive endpoint at once, each with its own
 #                       client's messages, four closed before the passive
 #                       endpoint and four carrying messages after it;
-#                       every byte checked, 18 checks
+#                       fi_reject() of a request accepted is refused;
+#                       every byte checked, 19 checks
 #   pingpong_msg_ep     fi_pingpong -p rmsg -e msg (a passive endpoint,
 #                       fi_accept(), fi_connect(), the EQ), every size of
 #                       -S all (0 B to 6 MiB), data checked (-c), two
@@ -375,7 +376,7 @@ t_msg_endpoint() {
 	timeout -k 5 60 fi_info -p rmsg -t FI_EP_MSG >"$tmp/fi_info_msg.out" 2>&1 &&
 		grep -q 'FI_EP_MSG' "$tmp/fi_info_msg.out" ||
 		fail "fi_info -p rmsg -t FI_EP_MSG lists none: $(tail -n 2 "$tmp/fi_info_msg.out")"
-	fi_program fi_msg_ep 18
+	fi_program fi_msg_ep 19
 }
 
 # Two ranks over the provider, in $tmp (tools/testing/mpirun-rxe).
