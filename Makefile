@@ -192,7 +192,7 @@ HAVE_MPI	:= $(shell echo '\#include <mpi.h>' | \
 ifeq ($(HAVE_FABRIC),1)
 prov: build/prov/librmsg-fi.so build/prov/fi_wait build/prov/fi_unexp \
       build/prov/fi_cross build/prov/fi_av build/prov/fi_conform \
-      build/prov/fi_calls $(if $(HAVE_MPI),build/prov/mpi_intercomm)
+      build/prov/fi_calls build/prov/fi_msg_ep $(if $(HAVE_MPI),build/prov/mpi_intercomm)
 else
 prov:
 	@echo "librmsg-fi.so not built: no libfabric-dev (pkg-config libfabric)"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later OR BSD-2-Clause
 /*
  * librmsg-fi.so: the provider, fi_getinfo()'s answer, the fabric, the
- * domain, the event queue and address vectors.
+ * domain and address vectors.
  *
  * libfabric's core does not check a provider's answer against the hints
  * again (src/fabric.c of 1.17): rfi_getinfo() matches every attribute it
@@ -48,6 +48,37 @@ int rfi_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
 		   void *ops, void *context)
 {
 	return -FI_ENOSYS;
+}
+
+/*
+ * fi_cq_strerror() and fi_eq_strerror(): an error's prov_errno is the
+ * errno behind it (either sign).
+ */
+const char *rfi_strerror(int prov_errno, char *buf, size_t len)
+{
+	const char *s = strerror(prov_errno < 0 ? -prov_errno : prov_errno);
+
+	if (buf && len)
+		snprintf(buf, len, "%s", s);
+	return buf && len ? buf : s;
+}
+
+/* The end, on CLOCK_MONOTONIC, of a wait of @timeout ms from now. */
+void rfi_deadline(struct timespec *end, int timeout)
+{
+	clock_gettime(CLOCK_MONOTONIC, end);
+	end->tv_sec += timeout / 1000;
+	end->tv_nsec += (long)(timeout % 1000) * 1000000;
+}
+
+/* Milliseconds left until @end: 0 or less once it passed. */
+int rfi_ms_left(const struct timespec *end)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int)((end->tv_sec - now.tv_sec) * 1000 +
+		     (end->tv_nsec - now.tv_nsec) / 1000000);
 }
 
 /* --- fi_getinfo() ------------------------------------------------------ */
@@ -115,24 +146,33 @@ int rfi_local_addr(struct sockaddr_in *sin)
 /* Domain capabilities: no shared AV, no FI_AV_USER_ID, no peer domains. */
 #define RFI_DOMAIN_CAPS	(FI_LOCAL_COMM | FI_REMOTE_COMM)
 
-/*
- * Whether the provider can give everything hints @h ask for. Sizes and
- * limits asked above the provider's fail the match rather than being
- * lowered in silence: a program that asked for an inject size of 16 KiB
- * would find its injects refused only when it makes them.
- */
-static bool rfi_hints_fit(const struct fi_info *h)
+/* The capabilities an endpoint of @type can have, asked for or not. */
+static uint64_t rfi_type_caps(enum fi_ep_type type)
 {
+	return type == FI_EP_MSG ? RFI_MSG_CAPS : RFI_CAPS_ASKED;
+}
+
+/*
+ * Whether the provider can give everything hints @h ask for, with an
+ * endpoint of @type. Sizes and limits asked above the provider's fail
+ * the match rather than being lowered in silence: a program that asked
+ * for an inject size of 16 KiB would find its injects refused only when
+ * it makes them.
+ */
+static bool rfi_hints_fit(const struct fi_info *h, enum fi_ep_type type)
+{
+	uint64_t caps = rfi_type_caps(type);
+
 	if (!h)
 		return true;
-	if ((h->caps & ~RFI_CAPS_ASKED) ||
+	if ((h->caps & ~caps) ||
 	    ((h->caps & FI_SOURCE_ERR) && !(h->caps & FI_SOURCE)))
 		return false;
 	if (h->addr_format && h->addr_format != FI_SOCKADDR_IN &&
 	    h->addr_format != FI_SOCKADDR)
 		return false;
 	if (h->ep_attr && h->ep_attr->type != FI_EP_UNSPEC &&
-	    h->ep_attr->type != FI_EP_RDM)
+	    h->ep_attr->type != type)
 		return false;
 	if (h->ep_attr && h->ep_attr->protocol != FI_PROTO_UNSPEC)
 		return false;
@@ -158,22 +198,24 @@ static bool rfi_hints_fit(const struct fi_info *h)
 	}
 	if (h->ep_attr && h->ep_attr->max_msg_size > RMSG_RNDV_MAX_LEN)
 		return false;
-	if (h->tx_attr && ((h->tx_attr->caps & ~RFI_CAPS_ASKED) ||
+	if (h->tx_attr && ((h->tx_attr->caps & ~caps) ||
 			   (h->tx_attr->msg_order & ~FI_ORDER_SAS) ||
 			   h->tx_attr->inject_size > RFI_INJECT_SIZE ||
 			   h->tx_attr->iov_limit > RFI_IOV_MAX))
 		return false;
-	if (h->rx_attr && ((h->rx_attr->caps & ~RFI_CAPS_ASKED) ||
+	if (h->rx_attr && ((h->rx_attr->caps & ~caps) ||
 			   (h->rx_attr->msg_order & ~FI_ORDER_SAS) ||
 			   h->rx_attr->iov_limit > RFI_IOV_MAX))
 		return false;
 	return true;
 }
 
-static struct fi_info *rfi_info_new(const struct fi_info *h)
+static struct fi_info *rfi_info_new(const struct fi_info *h,
+				    enum fi_ep_type type)
 {
 	struct fi_info *fi = fi_allocinfo();
-	uint64_t caps = h && h->caps ? h->caps : RFI_CAPS;
+	uint64_t caps = h && h->caps ? h->caps :
+			type == FI_EP_MSG ? RFI_MSG_CAPS : RFI_CAPS;
 
 	if (!fi)
 		return NULL;
@@ -206,7 +248,7 @@ static struct fi_info *rfi_info_new(const struct fi_info *h)
 	fi->domain_attr->max_ep_tx_ctx = 1;
 	fi->domain_attr->max_ep_rx_ctx = 1;
 	fi->domain_attr->caps = RFI_DOMAIN_CAPS;
-	fi->ep_attr->type = FI_EP_RDM;
+	fi->ep_attr->type = type;
 	fi->ep_attr->protocol = FI_PROTO_UNSPEC;
 	fi->ep_attr->max_msg_size = RMSG_RNDV_MAX_LEN;
 	fi->ep_attr->mem_tag_format = ~0ULL;
@@ -327,92 +369,44 @@ static int rfi_info_addrs(struct fi_info *fi, const char *node,
 	return 0;
 }
 
+/*
+ * One answer for each endpoint type the hints leave open: FI_EP_RDM
+ * first, as before FI_EP_MSG came, for programs that take the first.
+ */
 static int rfi_getinfo(uint32_t version, const char *node,
 		       const char *service, uint64_t flags,
 		       const struct fi_info *hints, struct fi_info **info)
 {
-	struct fi_info *fi;
-	int ret;
+	static const enum fi_ep_type types[] = { FI_EP_RDM, FI_EP_MSG,
+						 FI_EP_UNSPEC };
+	struct fi_info *fi, **tail = info;
+	unsigned int i;
+	int ret = -FI_ENODATA;
 
 	*info = NULL;
-	if (!rfi_hints_fit(hints) || !rfi_module_usable())
+	if (!rfi_module_usable())
 		return -FI_ENODATA;
-	fi = rfi_info_new(hints);
-	if (!fi)
-		return -FI_ENOMEM;
-	ret = rfi_info_addrs(fi, node, service, flags, hints);
-	if (ret) {
-		fi_freeinfo(fi);
-		return ret;
+	for (i = 0; types[i]; i++) {
+		if (!rfi_hints_fit(hints, types[i]))
+			continue;
+		fi = rfi_info_new(hints, types[i]);
+		if (!fi) {
+			ret = -FI_ENOMEM;
+			break;
+		}
+		ret = rfi_info_addrs(fi, node, service, flags, hints);
+		if (ret) {
+			fi_freeinfo(fi);
+			break;
+		}
+		*tail = fi;
+		tail = &fi->next;
 	}
-	*info = fi;
-	return 0;
-}
-
-/* --- event queue: nothing ever comes -------------------------------------- */
-
-static ssize_t rfi_eq_read(struct fid_eq *eq, uint32_t *event, void *buf,
-			   size_t len, uint64_t flags)
-{
-	return -FI_EAGAIN;
-}
-
-static ssize_t rfi_eq_readerr(struct fid_eq *eq, struct fi_eq_err_entry *buf,
-			      uint64_t flags)
-{
-	return -FI_EAGAIN;
-}
-
-static ssize_t rfi_eq_write(struct fid_eq *eq, uint32_t event,
-			    const void *buf, size_t len, uint64_t flags)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t rfi_eq_sread(struct fid_eq *eq, uint32_t *event, void *buf,
-			    size_t len, int timeout, uint64_t flags)
-{
-	if (timeout > 0)
-		usleep(timeout * 1000);
-	return -FI_EAGAIN;
-}
-
-static const char *rfi_eq_strerror(struct fid_eq *eq, int prov_errno,
-				   const void *err_data, char *buf, size_t len)
-{
-	return strerror(prov_errno);
-}
-
-static struct fi_ops_eq rfi_eq_ops = {
-	.size = sizeof(struct fi_ops_eq),
-	.read = rfi_eq_read,
-	.readerr = rfi_eq_readerr,
-	.write = rfi_eq_write,
-	.sread = rfi_eq_sread,
-	.strerror = rfi_eq_strerror,
-};
-
-static int rfi_eq_close(struct fid *fid)
-{
-	free(container_of(fid, struct rfi_eq, eq.fid));
-	return 0;
-}
-
-RFI_FI_OPS(rfi_eq_fi_ops, rfi_eq_close);
-
-static int rfi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
-		       struct fid_eq **eq, void *context)
-{
-	struct rfi_eq *q = calloc(1, sizeof(*q));
-
-	if (!q)
-		return -FI_ENOMEM;
-	q->eq.fid.fclass = FI_CLASS_EQ;
-	q->eq.fid.context = context;
-	q->eq.fid.ops = &rfi_eq_fi_ops;
-	q->eq.ops = &rfi_eq_ops;
-	*eq = &q->eq;
-	return 0;
+	if (ret && *info) {
+		fi_freeinfo(*info);
+		*info = NULL;
+	}
+	return ret;
 }
 
 /* --- address vectors ---------------------------------------------------- */
@@ -839,7 +833,6 @@ static int rfi_domain_close(struct fid *fid)
 	struct rfi_domain *dom = container_of(fid, struct rfi_domain,
 					      domain.fid);
 
-	pthread_mutex_destroy(&dom->lock);
 	fi_freeinfo(dom->info);
 	free(dom);
 	return 0;
@@ -851,7 +844,6 @@ static int rfi_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 			   struct fid_domain **domain, void *context)
 {
 	struct rfi_domain *dom;
-	pthread_mutexattr_t ma;
 
 	if (!info || (info->domain_attr && info->domain_attr->name &&
 		      strcmp(info->domain_attr->name, RFI_NAME)))
@@ -864,11 +856,6 @@ static int rfi_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		free(dom);
 		return -FI_ENOMEM;
 	}
-	/* Recursive: a CQ read progresses endpoints that take it again. */
-	pthread_mutexattr_init(&ma);
-	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
-	pthread_mutex_init(&dom->lock, &ma);
-	pthread_mutexattr_destroy(&ma);
 	dom->serial = info->domain_attr &&
 		      info->domain_attr->threading == FI_THREAD_DOMAIN;
 	dom->fab = container_of(fabric, struct rfi_fabric, fabric);
@@ -882,12 +869,6 @@ static int rfi_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 }
 
 /* --- fabric ------------------------------------------------------------ */
-
-static int rfi_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
-			     struct fid_pep **pep, void *context)
-{
-	return -FI_ENOSYS;
-}
 
 static int rfi_no_wait_open(struct fid_fabric *fabric,
 			    struct fi_wait_attr *attr,
@@ -906,10 +887,16 @@ static int rfi_trywait(struct fid_fabric *fabric, struct fid **fids,
 	int i, ret;
 
 	for (i = 0; i < count; i++) {
-		if (fids[i]->fclass != FI_CLASS_CQ)
+		if (fids[i]->fclass == FI_CLASS_EQ)
+			ret = rfi_eq_trywait(container_of(fids[i],
+							  struct rfi_eq,
+							  eq.fid));
+		else if (fids[i]->fclass == FI_CLASS_CQ)
+			ret = rfi_cq_trywait(container_of(fids[i],
+							  struct rfi_cq,
+							  cq.fid));
+		else
 			return -FI_EINVAL;
-		ret = rfi_cq_trywait(container_of(fids[i], struct rfi_cq,
-						  cq.fid));
 		if (ret)
 			return ret;
 	}
@@ -926,7 +913,7 @@ static int rfi_domain2(struct fid_fabric *fabric, struct fi_info *info,
 static struct fi_ops_fabric rfi_fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
 	.domain = rfi_domain_open,
-	.passive_ep = rfi_no_passive_ep,
+	.passive_ep = rfi_passive_ep,
 	.eq_open = rfi_eq_open,
 	.wait_open = rfi_no_wait_open,
 	.trywait = rfi_trywait,
@@ -935,7 +922,11 @@ static struct fi_ops_fabric rfi_fabric_ops = {
 
 static int rfi_fabric_close(struct fid *fid)
 {
-	free(container_of(fid, struct rfi_fabric, fabric.fid));
+	struct rfi_fabric *fab = container_of(fid, struct rfi_fabric,
+					      fabric.fid);
+
+	pthread_mutex_destroy(&fab->lock);
+	free(fab);
 	return 0;
 }
 
@@ -945,12 +936,21 @@ static int rfi_fabric_open(struct fi_fabric_attr *attr,
 			   struct fid_fabric **fabric, void *context)
 {
 	struct rfi_fabric *fab;
+	pthread_mutexattr_t ma;
 
 	if (attr && attr->name && strcmp(attr->name, RFI_NAME))
 		return -FI_EINVAL;
 	fab = calloc(1, sizeof(*fab));
 	if (!fab)
 		return -FI_ENOMEM;
+	/*
+	 * Recursive: a CQ read progresses endpoints that take it again,
+	 * an EQ read passive endpoints whose progress reaches endpoints.
+	 */
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&fab->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
 	fab->fabric.fid.fclass = FI_CLASS_FABRIC;
 	fab->fabric.fid.context = context;
 	fab->fabric.fid.ops = &rfi_fabric_fi_ops;

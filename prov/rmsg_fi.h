@@ -2,16 +2,22 @@
 /*
  * librmsg-fi.so: the libfabric provider "rmsg" (Documentation/libfabric.rst).
  *
- * Objects: one fabric, one domain, address vectors, completion queues, a
- * do-nothing event queue (fi_pingpong opens one for RDM too), and
- * reliable-datagram endpoints, each one librmsg endpoint with a listener.
- * Files: rmsg_fi.c (the provider, fabric, domain, EQ, AV),
+ * Objects: one fabric, one domain, address vectors, completion queues,
+ * event queues, reliable-datagram endpoints (FI_EP_RDM), each one librmsg
+ * endpoint with a listener, and connected endpoints (FI_EP_MSG), each
+ * one channel: of a librmsg endpoint of its own (fi_connect()), or of the
+ * passive endpoint's it was accepted from.
+ * Files: rmsg_fi.c (the provider, fabric, domain, AV),
  * rmsg_fi_cq.c (completion queues), rmsg_fi_ep.c (endpoints: peers,
- * channels, progress), rmsg_fi_msg.c (sends, receives, matching) and
- * rmsg_fi_dump.c (an endpoint's state on SIGUSR2, FI_RMSG_DUMP).
+ * channels, progress), rmsg_fi_msg.c (sends, receives, matching),
+ * rmsg_fi_cm.c (event queues, passive endpoints, connection management)
+ * and rmsg_fi_dump.c (an endpoint's state on SIGUSR2, FI_RMSG_DUMP).
  *
- * Locking: every object of a domain takes the domain's one mutex, so
- * FI_THREAD_SAFE holds; librmsg's endpoint is used only under it.
+ * Locking: every object of a fabric takes the fabric's one mutex, so
+ * FI_THREAD_SAFE holds; librmsg's endpoints are used only under it. One
+ * mutex for the fabric rather than one a domain: a passive endpoint and
+ * an EQ belong to no domain, and the endpoints accepted from one passive
+ * endpoint share its librmsg endpoint whatever their domains.
  */
 #ifndef RMSG_FI_H
 #define RMSG_FI_H
@@ -22,6 +28,7 @@
 #include <stdint.h>
 #include <sys/queue.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -48,6 +55,12 @@
  * completion of a message from a peer not in the AV into an error.
  */
 #define RFI_CAPS_ASKED	(RFI_CAPS | FI_SOURCE_ERR)
+/*
+ * A connected endpoint's (FI_EP_MSG): no addresses to direct a receive
+ * to or to name a source by, as its one peer is the channel's.
+ */
+#define RFI_MSG_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
+			 FI_LOCAL_COMM | FI_REMOTE_COMM)
 /* Sends of at most this many bytes may be injected (copied at once). */
 #define RFI_INJECT_SIZE	4096
 /*
@@ -98,11 +111,83 @@ struct rfi_ep;
 
 struct rfi_fabric {
 	struct fid_fabric fabric;
+	pthread_mutex_t lock;	/* recursive: see the top of this file */
 };
 
-/* The do-nothing EQ: no event ever comes on an RDM endpoint. */
+/* An event of an EQ, as it keeps it until read. */
+struct rfi_eq_event {
+	uint32_t event;		/* FI_CONNREQ, FI_CONNECTED, FI_SHUTDOWN... */
+	bool is_err;		/* @err is the entry (fi_eq_readerr()) */
+	union {
+		struct fi_eq_cm_entry cm;
+		struct fi_eq_err_entry err;
+	};
+	size_t len;		/* bytes of @cm, or of @written */
+	const void *written;	/* fi_eq_write()'s bytes, or NULL */
+	struct rfi_eq_event *next;
+};
+
+/*
+ * An event queue: connection events of the connected endpoints and
+ * passive endpoints bound to it, and what fi_eq_write() puts in. Reads
+ * progress those (manual progress), and fi_eq_sread() sleeps on @epfd,
+ * the epoll set of their librmsg descriptors (FI_GETWAIT).
+ */
 struct rfi_eq {
 	struct fid_eq eq;
+	struct rfi_fabric *fab;
+	struct rfi_eq_event *head, *tail;
+	struct fid **bound;		/* endpoints and passive endpoints */
+	unsigned int nbound, bound_cap;
+	int epfd;
+	enum fi_wait_obj wait_obj;
+};
+
+/*
+ * A passive endpoint (fi_passive_ep()): from fi_listen() on, a librmsg
+ * endpoint that listens with RMSG_LISTEN_F_ACCEPT. Each request becomes
+ * an FI_CONNREQ whose info->handle is a struct rfi_connreq; the channel
+ * an accept opens stays the listener's (a librmsg channel cannot move to
+ * another endpoint), so the endpoint accepted uses @rep and the
+ * channel's id, and @owners routes the listener's events and messages to
+ * it (rfi_pep_progress()). @refs counts the passive endpoint itself
+ * (until fi_close()), its connection requests not answered yet and the
+ * endpoints accepted from it: @rep is closed, and the object freed, when
+ * the last one goes, so an accepted endpoint outlives its passive one.
+ */
+struct rfi_pep {
+	struct fid_pep pep;
+	struct rfi_fabric *fab;
+	struct fi_info *info;
+	struct rfi_eq *eq;
+	struct rmsg_ep *rep;		/* from fi_listen() on */
+	struct sockaddr_in name;
+	struct rfi_ep **owners;		/* by channel id: accepted endpoints */
+	size_t nowners;
+	unsigned int refs;
+	bool closed;			/* fi_close() was called */
+};
+
+/* A connection request, the handle of its FI_CONNREQ's info. */
+struct rfi_connreq {
+	struct fid fid;			/* FI_CLASS_CONNREQ */
+	struct rfi_pep *pep;
+	uint32_t chan;
+	struct rfi_ep *ep;		/* the endpoint made to answer it */
+	/*
+	 * fi_accept() answered it. The handle stays valid until its
+	 * endpoint closes, so that a program's fi_reject() after it (as
+	 * fi_pingpong's error path does) is refused, not a use after free.
+	 */
+	bool answered;
+};
+
+/* Where a connected endpoint is: one way, from the first to the last. */
+enum rfi_conn_state {
+	RFI_CONN_IDLE,		/* neither fi_connect() nor fi_accept() yet */
+	RFI_CONN_OPENING,	/* connecting, or accepting */
+	RFI_CONN_OPEN,		/* FI_CONNECTED was reported */
+	RFI_CONN_ENDED,		/* shut down, refused or broken */
 };
 
 /* A completion, as the CQ keeps it until read. */
@@ -164,7 +249,6 @@ struct rfi_av {
 struct rfi_domain {
 	struct fid_domain domain;
 	struct rfi_fabric *fab;
-	pthread_mutex_t lock;
 	/*
 	 * The program serializes its calls on the domain and everything in
 	 * it (FI_THREAD_DOMAIN, as Open MPI's ofi MTL asks without
@@ -175,17 +259,28 @@ struct rfi_domain {
 	struct fi_info *info;
 };
 
-/* The domain's lock, for every object of the domain; recursive. */
+/* The fabric's lock, for every object of the domain; recursive. */
 static inline void rfi_lock(struct rfi_domain *dom)
 {
 	if (!dom->serial)
-		pthread_mutex_lock(&dom->lock);
+		pthread_mutex_lock(&dom->fab->lock);
 }
 
 static inline void rfi_unlock(struct rfi_domain *dom)
 {
 	if (!dom->serial)
-		pthread_mutex_unlock(&dom->lock);
+		pthread_mutex_unlock(&dom->fab->lock);
+}
+
+/* The same for the objects of no domain: EQs and passive endpoints. */
+static inline void rfi_fab_lock(struct rfi_fabric *fab)
+{
+	pthread_mutex_lock(&fab->lock);
+}
+
+static inline void rfi_fab_unlock(struct rfi_fabric *fab)
+{
+	pthread_mutex_unlock(&fab->lock);
 }
 
 /*
@@ -390,19 +485,50 @@ struct rfi_ep {
 	struct rmsg_msg release_next;
 	bool release_next_due;
 	unsigned int dump_gen;		/* rfi_dump_asked() at its last dump */
+	/*
+	 * FI_EP_MSG (@connected): one peer, peers[0], whose channel is
+	 * the connection. An endpoint accepted from passive endpoint @pep
+	 * uses its librmsg endpoint (@rep is @pep's, and not closed here)
+	 * and holds a reference to it; @connreq is the request it answers
+	 * until fi_accept(). @eq takes its connection events.
+	 */
+	bool connected;
+	enum rfi_conn_state conn;
+	struct rfi_pep *pep;
+	struct rfi_connreq *connreq;
+	struct rfi_eq *eq;
 };
 
-/* The fi_ops of an object with nothing but its close. */
-#define RFI_FI_OPS(name, close_fn)			\
+/* The fi_ops of an object with its close, bind and control. */
+#define RFI_FI_OPS_BIND(name, close_fn, bind_fn, control_fn)	\
 	static struct fi_ops name = {			\
 		.size = sizeof(struct fi_ops),		\
 		.close = close_fn,			\
-		.bind = rfi_no_bind,			\
-		.control = rfi_no_control,		\
+		.bind = bind_fn,			\
+		.control = control_fn,			\
 		.ops_open = rfi_no_ops_open,		\
 		.tostr = rfi_no_tostr,			\
 		.ops_set = rfi_no_ops_set,		\
 	}
+
+/* The fi_ops of an object with nothing but its close. */
+#define RFI_FI_OPS(name, close_fn)			\
+	RFI_FI_OPS_BIND(name, close_fn, rfi_no_bind, rfi_no_control)
+
+/*
+ * fi_control(FI_GETWAIT) of a CQ or an EQ whose wait set is @epfd: the
+ * descriptor, for FI_WAIT_FD (or FI_WAIT_UNSPEC, which is one here).
+ */
+static inline int rfi_getwait(enum fi_wait_obj wait_obj, int epfd,
+			      int command, void *arg)
+{
+	if (command != FI_GETWAIT || !arg)
+		return -FI_ENOSYS;
+	if (wait_obj != FI_WAIT_FD && wait_obj != FI_WAIT_UNSPEC)
+		return -FI_ENODATA;
+	*(int *)arg = epfd;
+	return 0;
+}
 
 /*
  * An errno of librmsg or the kernel (either sign) as libfabric's error
@@ -441,6 +567,9 @@ int rfi_cq_trywait(struct rfi_cq *cq);
 /* rmsg_fi.c */
 int rfi_local_addr(struct sockaddr_in *sin);
 int rfi_params(uint32_t *block_size, size_t *rndv_threshold, bool *summary);
+const char *rfi_strerror(int prov_errno, char *buf, size_t len);
+void rfi_deadline(struct timespec *end, int timeout);
+int rfi_ms_left(const struct timespec *end);
 int rfi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 int rfi_no_control(struct fid *fid, int command, void *arg);
 int rfi_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
@@ -479,6 +608,29 @@ ssize_t rfi_inject(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 		 fi_addr_t src, uint64_t tag, uint64_t ignore, uint64_t flags,
 		 void *context);
+
+/* rmsg_fi_cm.c */
+int rfi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
+		struct fid_eq **eq, void *context);
+int rfi_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
+		   struct fid_pep **pep, void *context);
+int rfi_eq_report(struct rfi_eq *eq, uint32_t event, struct fid *fid,
+		  int err, int prov_errno);
+int rfi_eq_bind(struct rfi_eq *eq, struct fid *fid);
+void rfi_eq_unbind(struct rfi_eq *eq, struct fid *fid);
+int rfi_eq_trywait(struct rfi_eq *eq);
+void rfi_pep_request(struct rfi_pep *pep, const struct rmsg_event *ev);
+void rfi_pep_put(struct rfi_pep *pep);
+void rfi_connreq_free(struct rfi_connreq *cr);
+extern struct fi_ops_cm rfi_msg_cm_ops;
+
+/* rmsg_fi_ep.c: connected endpoints */
+int rfi_msg_connect(struct rfi_ep *ep, const struct sockaddr_in *dest);
+int rfi_msg_accept(struct rfi_ep *ep);
+int rfi_msg_shutdown(struct rfi_ep *ep);
+void rfi_pep_progress(struct rfi_pep *pep);
+void rfi_pep_detach(struct rfi_pep *pep, uint32_t chan);
+int rfi_getname(fid_t fid, void *addr, size_t *addrlen);
 
 /* rmsg_fi_dump.c */
 extern unsigned int rfi_dump_gen;	/* SIGUSR2s taken */

@@ -196,22 +196,18 @@ static ssize_t rfi_cq_sreadfrom(struct fid_cq *fcq, void *buf, size_t count,
 {
 	struct rfi_cq *cq = container_of(fcq, struct rfi_cq, cq);
 	struct epoll_event ev;
-	struct timespec now, end;
+	struct timespec end;
 	ssize_t ret;
 	int left;
 
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += timeout / 1000;
-	end.tv_nsec += (long)(timeout % 1000) * 1000000;
+	rfi_deadline(&end, timeout);
 	for (;;) {
 		ret = rfi_cq_readfrom(fcq, buf, count, src_addr);
 		if (ret != -FI_EAGAIN)
 			return ret;
 		left = -1;
 		if (timeout >= 0) {
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			left = (int)((end.tv_sec - now.tv_sec) * 1000 +
-				     (end.tv_nsec - now.tv_nsec) / 1000000);
+			left = rfi_ms_left(&end);
 			if (left <= 0)
 				return -FI_EAGAIN;
 		}
@@ -245,11 +241,7 @@ static int rfi_cq_signal(struct fid_cq *fcq)
 static const char *rfi_cq_strerror(struct fid_cq *cq, int prov_errno,
 				   const void *err_data, char *buf, size_t len)
 {
-	const char *s = strerror(prov_errno < 0 ? -prov_errno : prov_errno);
-
-	if (buf && len)
-		snprintf(buf, len, "%s", s);
-	return buf && len ? buf : s;
+	return rfi_strerror(prov_errno, buf, len);
 }
 
 static struct fi_ops_cq rfi_cq_ops = {
@@ -299,12 +291,23 @@ int rfi_cq_watch(struct rfi_cq *cq, struct rfi_ep *ep, bool on)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = ep };
 	int fd = rmsg_ep_fd(ep->rep);
+	unsigned int i;
 
+	/*
+	 * Endpoints accepted from one passive endpoint share its librmsg
+	 * endpoint, so its descriptor: in the set once, for as long as one
+	 * of them is enabled and bound here.
+	 */
 	if (!on) {
+		for (i = 0; i < cq->neps; i++)
+			if (cq->eps[i] != ep && cq->eps[i]->enabled &&
+			    cq->eps[i]->rep == ep->rep)
+				return 0;
 		epoll_ctl(cq->epfd, EPOLL_CTL_DEL, fd, NULL);
 		return 0;
 	}
-	return epoll_ctl(cq->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+	return epoll_ctl(cq->epfd, EPOLL_CTL_ADD, fd, &ev) && errno != EEXIST ?
+	       -errno : 0;
 }
 
 /*
@@ -340,12 +343,7 @@ static int rfi_cq_control(struct fid *fid, int command, void *arg)
 {
 	struct rfi_cq *cq = container_of(fid, struct rfi_cq, cq.fid);
 
-	if (command != FI_GETWAIT || !arg)
-		return -FI_ENOSYS;
-	if (cq->wait_obj != FI_WAIT_FD && cq->wait_obj != FI_WAIT_UNSPEC)
-		return -FI_ENODATA;
-	*(int *)arg = cq->epfd;
-	return 0;
+	return rfi_getwait(cq->wait_obj, cq->epfd, command, arg);
 }
 
 static int rfi_cq_close(struct fid *fid)
@@ -362,15 +360,7 @@ static int rfi_cq_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops rfi_cq_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = rfi_cq_close,
-	.bind = rfi_no_bind,
-	.control = rfi_cq_control,
-	.ops_open = rfi_no_ops_open,
-	.tostr = rfi_no_tostr,
-	.ops_set = rfi_no_ops_set,
-};
+RFI_FI_OPS_BIND(rfi_cq_fi_ops, rfi_cq_close, rfi_no_bind, rfi_cq_control);
 
 int rfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		struct fid_cq **fcq, void *context)

@@ -227,6 +227,9 @@ static struct rfi_peer *rfi_peer(struct rfi_ep *ep, fi_addr_t addr)
 	struct rfi_peer *grown;
 	size_t i, n;
 
+	/* Connected: the one peer, whatever the address says. */
+	if (ep->connected)
+		return ep->peers;
 	if (!ep->av || addr >= ep->av->n)
 		return NULL;
 	if (addr >= ep->npeers) {
@@ -589,8 +592,20 @@ static ssize_t rfi_send_common(struct rfi_ep *ep, const struct iovec *iov,
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
 	rfi_lock(ep->dom);
+	/*
+	 * Connected: the address is ignored. A send before fi_connect() or
+	 * fi_accept(), or after the channel ended, has nowhere to go; one
+	 * while it opens waits in the peer's queue as an RDM one does.
+	 */
+	if (ep->connected) {
+		dest = 0;
+		if (ep->peers[0].chan < 0) {
+			rfi_unlock(ep->dom);
+			return -FI_ENOTCONN;
+		}
+	}
 	peer = rfi_peer(ep, dest);
-	if (!peer || rfi_av_addr(ep->av, dest, &name)) {
+	if (!peer || (!ep->connected && rfi_av_addr(ep->av, dest, &name))) {
 		rfi_unlock(ep->dom);
 		return -FI_EINVAL;
 	}
@@ -1226,6 +1241,14 @@ static int rfi_rx_msg(struct rfi_ep *ep, const struct rmsg_msg *msg)
 	if (!c)
 		return -EAGAIN;
 	rfi_release_flush(ep);
+	/*
+	 * Connected: what comes on the channel after this side shut it
+	 * down has no receive to go to (they were cancelled).
+	 */
+	if (ep->connected && ep->peers[0].chan != (int)msg->channel) {
+		rmsg_msg_release(ep->rep, msg);
+		return 0;
+	}
 	rfi_chan_resolve(ep, msg->channel);
 	src = c->named ? c->src : FI_ADDR_NOTAVAIL;
 	if (c->has_pending) {
@@ -1383,8 +1406,10 @@ static void rfi_op_done(struct rfi_ep *ep, const struct rmsg_event *ev)
  * program waiting for a message learns of the failure instead of waiting
  * for ever: an MPI job then aborts, as it does over any transport that
  * loses a peer. A peer that leaves does not fail another's receives.
+ * @err: their completions' error, FI_EIO but for a connected endpoint.
  */
-static void rfi_fail_recvs(struct rfi_ep *ep, fi_addr_t src, bool any)
+static void rfi_fail_recvs(struct rfi_ep *ep, fi_addr_t src, bool any,
+			   int err)
 {
 	struct rfi_op *op, *next;
 	int q;
@@ -1397,7 +1422,7 @@ static void rfi_fail_recvs(struct rfi_ep *ep, fi_addr_t src, bool any)
 				continue;
 			TAILQ_REMOVE(&ep->posted[q], op, link);
 			rfi_complete(ep, op, 0, op->tag, 0, 0, FI_ADDR_NOTAVAIL,
-				     FI_EIO, 0);
+				     err, 0);
 			rfi_op_free(ep, op);
 		}
 	}
@@ -1466,7 +1491,7 @@ static void rfi_chan_gone(struct rfi_ep *ep, uint32_t id, int res)
 	if (id < ep->nchans)
 		memset(&ep->chans[id], 0, sizeof(ep->chans[id]));
 	if (failed)
-		rfi_fail_recvs(ep, src, res != -ECONNRESET);
+		rfi_fail_recvs(ep, src, res != -ECONNRESET, FI_EIO);
 }
 
 /* How long an endpoint holds its hello back for the peer's. */
@@ -1565,67 +1590,134 @@ static bool rfi_reopened(const struct rmsg_event *ev, int n, uint32_t id)
 	return false;
 }
 
-void rfi_ep_progress(struct rfi_ep *ep)
+/* A channel event of an RDM endpoint's; @rest: the @nrest after it. */
+static void rfi_rdm_event(struct rfi_ep *ep, const struct rmsg_event *ev,
+			  const struct rmsg_event *rest, int nrest)
 {
-	struct rmsg_event ev[32];
 	struct rfi_peer *peer;
-	int n, i;
+
+	switch (ev->kind) {
+	case RMSG_CQE_CONNECTED:
+		if (rfi_event_stale(ep, ev))
+			break;
+		peer = rfi_peer(ep, RFI_UD_IDX(ev->user_data));
+		if (!peer || peer->chan != (int)ev->channel)
+			break;
+		if (ev->res) {
+			rfi_chan_gone(ep, ev->channel, 0);
+			break;
+		}
+		/* rfi_peer() may have moved the peers meanwhile. */
+		rfi_rx_greetings(ep);
+		peer = rfi_peer(ep, RFI_UD_IDX(ev->user_data));
+		if (!peer || peer->chan != (int)ev->channel)
+			break;
+		if (!rfi_greet_later(ep, peer, ev->channel))
+			rfi_greet(ep, peer);
+		break;
+	case RMSG_CQE_ACCEPTED:
+		if (!ev->res)
+			rfi_chan_take(ep, ev->channel, ev->user_data, true);
+		break;
+	case RMSG_CQE_CLOSED:
+		if (rfi_event_stale(ep, ev))
+			break;
+		if (!rfi_reopened(rest, nrest, ev->channel))
+			rfi_rx_progress(ep, &ev->channel);
+		rfi_chan_gone(ep, ev->channel, ev->res);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * A connected endpoint's channel @id ended: by this side's fi_shutdown()
+ * (@res 0, @local), by the peer's, or broken (its repair gave up, the
+ * peer's process went: @res a negative errno). Its queued sends fail
+ * (rfi_chan_gone()), and so does every posted receive, as no message
+ * will come for it any more: FI_ECANCELED for an orderly end, else the
+ * errno's code. The peer's end is an FI_SHUTDOWN on the EQ.
+ */
+static void rfi_msg_ended(struct rfi_ep *ep, uint32_t id, int res,
+			  bool local)
+{
+	if (ep->conn == RFI_CONN_ENDED)
+		return;
+	rfi_chan_gone(ep, id, res);
+	rfi_fail_recvs(ep, FI_ADDR_NOTAVAIL, true,
+		       res ? rfi_fi_errno(res) : FI_ECANCELED);
+	ep->peers[0].chan = -1;
+	ep->conn = RFI_CONN_ENDED;
+	if (!local)
+		rfi_eq_report(ep->eq, FI_SHUTDOWN, &ep->ep.fid, 0, 0);
+}
+
+/*
+ * A channel event of a connected endpoint's: its connection opened (or
+ * failed to: an error entry on the EQ, ECONNREFUSED for a reject), or
+ * ended. An event of a channel that is not the endpoint's connection
+ * (one it shut down, an earlier channel's of the same id) is stale.
+ */
+static void rfi_msg_event(struct rfi_ep *ep, const struct rmsg_event *ev,
+			  const struct rmsg_event *rest, int nrest)
+{
+	struct rfi_peer *peer = ep->peers;
+
+	if (rfi_event_stale(ep, ev) || peer->chan != (int)ev->channel)
+		return;
+	switch (ev->kind) {
+	case RMSG_CQE_CONNECTED:
+	case RMSG_CQE_ACCEPTED:
+		if (ev->res) {
+			/* Nothing will come: receives posted early fail. */
+			rfi_chan_gone(ep, ev->channel, 0);
+			rfi_fail_recvs(ep, FI_ADDR_NOTAVAIL, true,
+				       rfi_fi_errno(ev->res));
+			peer->chan = -1;
+			ep->conn = RFI_CONN_ENDED;
+			rfi_eq_report(ep->eq, FI_CONNECTED, &ep->ep.fid,
+				      rfi_fi_errno(ev->res), -ev->res);
+			break;
+		}
+		rfi_peer_open(ep, peer);
+		ep->conn = RFI_CONN_OPEN;
+		rfi_eq_report(ep->eq, FI_CONNECTED, &ep->ep.fid, 0, 0);
+		rfi_peer_flush(ep, peer);
+		break;
+	case RMSG_CQE_CLOSED:
+		/* What the peer sent before the end is taken first. */
+		if (!rfi_reopened(rest, nrest, ev->channel))
+			rfi_rx_progress(ep, &ev->channel);
+		rfi_msg_ended(ep, ev->channel, ev->res, false);
+		break;
+	default:
+		break;
+	}
+}
+
+/* One librmsg event of @ep's; @rest: the @nrest after it in its batch. */
+static void rfi_ep_event(struct rfi_ep *ep, const struct rmsg_event *ev,
+			 const struct rmsg_event *rest, int nrest)
+{
+	if (ev->kind != RMSG_CQE_OP)
+		RFI_DBG("channel %u: event %u (%d), user_data %#llx\n",
+			ev->channel, ev->kind, ev->res,
+			(unsigned long long)ev->user_data);
+	if (ev->kind == RMSG_CQE_OP)
+		rfi_op_done(ep, ev);
+	else if (ep->connected)
+		rfi_msg_event(ep, ev, rest, nrest);
+	else
+		rfi_rdm_event(ep, ev, rest, nrest);
+}
+
+/* What progress does after the events and messages were taken. */
+static void rfi_ep_progress_tail(struct rfi_ep *ep)
+{
+	struct rfi_peer *peer;
 	size_t p;
 
-	if (!ep->enabled)
-		return;
-	if (ep->dump_gen != rfi_dump_asked())
-		rfi_ep_dump(ep);
-	rfi_release_flush(ep);
-	while ((n = rmsg_ep_progress(ep->rep, ev, 32)) > 0) {
-		for (i = 0; i < n; i++) {
-			if (ev[i].kind != RMSG_CQE_OP)
-				RFI_DBG("channel %u: event %u (%d), user_data %#llx\n",
-					ev[i].channel, ev[i].kind, ev[i].res,
-					(unsigned long long)ev[i].user_data);
-			switch (ev[i].kind) {
-			case RMSG_CQE_OP:
-				rfi_op_done(ep, &ev[i]);
-				break;
-			case RMSG_CQE_CONNECTED:
-				if (rfi_event_stale(ep, &ev[i]))
-					break;
-				peer = rfi_peer(ep, RFI_UD_IDX(ev[i].user_data));
-				if (!peer || peer->chan != (int)ev[i].channel)
-					break;
-				if (ev[i].res) {
-					rfi_chan_gone(ep, ev[i].channel, 0);
-					break;
-				}
-				/* rfi_peer() may have moved the peers meanwhile. */
-				rfi_rx_greetings(ep);
-				peer = rfi_peer(ep, RFI_UD_IDX(ev[i].user_data));
-				if (!peer || peer->chan != (int)ev[i].channel)
-					break;
-				if (!rfi_greet_later(ep, peer, ev[i].channel))
-					rfi_greet(ep, peer);
-				break;
-			case RMSG_CQE_ACCEPTED:
-				if (!ev[i].res)
-					rfi_chan_take(ep, ev[i].channel,
-						      ev[i].user_data, true);
-				break;
-			case RMSG_CQE_CLOSED:
-				if (rfi_event_stale(ep, &ev[i]))
-					break;
-				if (!rfi_reopened(ev + i + 1, n - i - 1,
-						  ev[i].channel))
-					rfi_rx_progress(ep, &ev[i].channel);
-				rfi_chan_gone(ep, ev[i].channel, ev[i].res);
-				break;
-			default:
-				break;
-			}
-		}
-		if (n < 32)
-			break;
-	}
-	rfi_rx_progress(ep, NULL);
 	if (ep->greets_due)
 		rfi_greet_due(ep);
 	if (ep->held_retry)
@@ -1639,6 +1731,106 @@ void rfi_ep_progress(struct rfi_ep *ep)
 		peer->in_backlog = false;
 		rfi_peer_flush(ep, peer);
 	}
+}
+
+void rfi_ep_progress(struct rfi_ep *ep)
+{
+	struct rmsg_event ev[32];
+	int n, i;
+
+	if (!ep->enabled)
+		return;
+	/* Accepted: the listener's events and messages, for every one. */
+	if (ep->pep) {
+		rfi_pep_progress(ep->pep);
+		return;
+	}
+	if (ep->dump_gen != rfi_dump_asked())
+		rfi_ep_dump(ep);
+	rfi_release_flush(ep);
+	while ((n = rmsg_ep_progress(ep->rep, ev, 32)) > 0) {
+		for (i = 0; i < n; i++)
+			rfi_ep_event(ep, &ev[i], ev + i + 1, n - i - 1);
+		if (n < 32)
+			break;
+	}
+	rfi_rx_progress(ep, NULL);
+	rfi_ep_progress_tail(ep);
+}
+
+/* The endpoint accepted on channel @chan of @pep's listener, or NULL. */
+static struct rfi_ep *rfi_pep_owner(struct rfi_pep *pep, uint32_t chan)
+{
+	return chan < pep->nowners ? pep->owners[chan] : NULL;
+}
+
+/**
+ * rfi_pep_progress() - progress a passive endpoint's librmsg endpoint
+ * @pep: the passive endpoint, listening, under the fabric's lock
+ *
+ * Its events and messages are of the channels it accepted, each of one
+ * endpoint (@pep->owners by channel id), and its connection requests:
+ * each goes where it belongs, in the order librmsg gives them, so that
+ * each channel's keep theirs. A message of a channel whose endpoint
+ * closed is released unread; an event of one, dropped.
+ */
+void rfi_pep_progress(struct rfi_pep *pep)
+{
+	struct rmsg_event ev[32];
+	struct rmsg_msg msg;
+	struct rfi_ep *owner;
+	uint32_t id;
+	int n, i;
+
+	if (!pep->rep)
+		return;
+	for (id = 0; id < pep->nowners; id++)
+		if (pep->owners[id])
+			rfi_release_flush(pep->owners[id]);
+	while ((n = rmsg_ep_progress(pep->rep, ev, 32)) > 0) {
+		for (i = 0; i < n; i++) {
+			if (ev[i].kind == RMSG_CQE_REQUEST) {
+				rfi_pep_request(pep, &ev[i]);
+				continue;
+			}
+			owner = rfi_pep_owner(pep, ev[i].channel);
+			if (owner)
+				rfi_ep_event(owner, &ev[i], ev + i + 1,
+					     n - i - 1);
+		}
+		if (n < 32)
+			break;
+	}
+	while (!rmsg_msg_peek_any(pep->rep, &msg)) {
+		owner = rfi_pep_owner(pep, msg.channel);
+		if (!owner) {
+			rmsg_msg_release(pep->rep, &msg);
+			continue;
+		}
+		if (rfi_rx_msg(owner, &msg)) {
+			rmsg_msg_unpeek(pep->rep, &msg);
+			break;
+		}
+	}
+	for (id = 0; id < pep->nowners; id++)
+		if (pep->owners[id])
+			rfi_ep_progress_tail(pep->owners[id]);
+}
+
+/*
+ * Channel @chan of @pep's listener is not its endpoint's any more: a new
+ * request took its id (the kernel frees an id before it reports the
+ * end), or the endpoint closes. The endpoint's connection ends here.
+ */
+void rfi_pep_detach(struct rfi_pep *pep, uint32_t chan)
+{
+	struct rfi_ep *ep = rfi_pep_owner(pep, chan);
+
+	if (!ep)
+		return;
+	pep->owners[chan] = NULL;
+	if (ep->peers[0].chan == (int)chan)
+		rfi_msg_ended(ep, chan, -ECONNRESET, false);
 }
 
 /*
@@ -1801,6 +1993,12 @@ ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 		rfi_unlock(ep->dom);
 		return -FI_EINVAL;
 	}
+	/* Connected, the channel ended: no message will come for it. */
+	if (ep->connected && ep->conn == RFI_CONN_ENDED) {
+		rfi_op_free(ep, op);
+		rfi_unlock(ep->dom);
+		return -FI_ENOTCONN;
+	}
 	TAILQ_INSERT_TAIL(&ep->posted[!!(flags & FI_TAGGED)], op, link);
 	rfi_unlock(ep->dom);
 	return 0;
@@ -1878,7 +2076,7 @@ static int rfi_setname(fid_t fid, void *addr, size_t addrlen)
 	return -FI_ENOSYS;
 }
 
-static int rfi_getname(fid_t fid, void *addr, size_t *addrlen)
+int rfi_getname(fid_t fid, void *addr, size_t *addrlen)
 {
 	struct rfi_ep *ep = container_of(fid, struct rfi_ep, ep.fid);
 	size_t len = *addrlen;
@@ -1943,6 +2141,8 @@ static struct fi_ops_cm rfi_cm_ops = {
 	.join = rfi_join,
 };
 
+static void rfi_msg_release_chan(struct rfi_ep *ep);
+
 static void rfi_cq_unbind(struct rfi_cq *cq, struct rfi_ep *ep)
 {
 	unsigned int i;
@@ -2006,10 +2206,16 @@ static int rfi_ep_close(struct fid *fid)
 	rfi_cq_unbind(ep->tx_cq, ep);
 	if (ep->rx_cq != ep->tx_cq)
 		rfi_cq_unbind(ep->rx_cq, ep);
-	if (ep->rep)
-		rfi_ep_log_stats(ep);
-	/* The kernel keeps what is still pinned until its transfer ends. */
-	rmsg_ep_close(ep->rep);
+	if (ep->eq)
+		rfi_eq_unbind(ep->eq, &ep->ep.fid);
+	if (ep->pep) {
+		rfi_msg_release_chan(ep);
+	} else {
+		if (ep->rep)
+			rfi_ep_log_stats(ep);
+		/* The kernel keeps what is pinned until its transfer ends. */
+		rmsg_ep_close(ep->rep);
+	}
 	/*
 	 * What librmsg was still doing for the endpoint ended with it: free
 	 * the ops of the slots (a queued one goes with its queue below). A
@@ -2065,6 +2271,8 @@ static int rfi_ep_close(struct fid *fid)
 		ep->op_cache = op->next;
 		free(op);
 	}
+	if (ep->pep)
+		rfi_pep_put(ep->pep);
 	rfi_unlock(ep->dom);
 	free(ep->slots);
 	free(ep->peers);
@@ -2084,7 +2292,13 @@ static int rfi_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		ep->av = container_of(bfid, struct rfi_av, av.fid);
 		return 0;
 	case FI_CLASS_EQ:
-		return 0;
+		/* An RDM endpoint has no connection events: nothing to bind. */
+		if (!ep->connected)
+			return 0;
+		if (ep->eq)
+			return -FI_EINVAL;
+		ep->eq = container_of(bfid, struct rfi_eq, eq.fid);
+		return rfi_eq_bind(ep->eq, &ep->ep.fid);
 	case FI_CLASS_CQ:
 		cq = container_of(bfid, struct rfi_cq, cq.fid);
 		if (!(flags & (FI_TRANSMIT | FI_RECV)))
@@ -2109,6 +2323,232 @@ static int rfi_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	}
 }
 
+/*
+ * The CQs sleep on @ep's librmsg descriptor from now on, and @ep is
+ * enabled: the last step of fi_enable().
+ */
+static int rfi_ep_watch(struct rfi_ep *ep)
+{
+	int ret = rfi_cq_watch(ep->tx_cq, ep, true);
+
+	if (ret)
+		return ret;
+	if (ep->rx_cq != ep->tx_cq) {
+		ret = rfi_cq_watch(ep->rx_cq, ep, true);
+		if (ret) {
+			rfi_cq_watch(ep->tx_cq, ep, false);
+			return ret;
+		}
+	}
+	ep->enabled = true;
+	ep->dump_gen = rfi_dump_asked();
+	rfi_dump_init();
+	return 0;
+}
+
+/*
+ * FI_ENABLE of a connected endpoint: one accepted from a passive
+ * endpoint uses its librmsg endpoint, which exists since fi_listen();
+ * one that connects opens its own, without a listener. Its name is the
+ * node's RDMA address (and the listener's port, if accepted).
+ */
+static int rfi_msg_enable(struct rfi_ep *ep)
+{
+	int ret;
+
+	if (!ep->tx_cq || !ep->rx_cq)
+		return -FI_ENOCQ;
+	if (!ep->eq)
+		return -FI_ENOEQ;
+	ret = rfi_params(&ep->block_size, &ep->rndv_threshold, &ep->summary);
+	if (ret)
+		return ret;
+	if (ep->pep) {
+		ep->name = ep->pep->name;
+		ep->rep = ep->pep->rep;
+		return rfi_ep_watch(ep);
+	}
+	ret = rfi_local_addr(&ep->name);
+	if (ret)
+		return ret;
+	ep->name.sin_port = 0;
+	ret = rmsg_ep_open(&ep->rep, 256, 1024);
+	if (ret)
+		return ret;
+	ret = rfi_ep_watch(ep);
+	if (ret) {
+		rmsg_ep_close(ep->rep);
+		ep->rep = NULL;
+	}
+	return ret;
+}
+
+/**
+ * rfi_msg_connect() - fi_connect(): open the endpoint's channel
+ * @ep: a connected endpoint of its own librmsg endpoint, enabled
+ * @dest: the passive endpoint's name
+ *
+ * FI_CONNECTED comes on the EQ when the channel is open, or an error
+ * entry when it fails (ECONNREFUSED: rejected). Sends posted meanwhile
+ * wait in the peer's queue.
+ *
+ * Return: 0 or a negative libfabric error code.
+ */
+int rfi_msg_connect(struct rfi_ep *ep, const struct sockaddr_in *dest)
+{
+	struct rfi_peer *peer = ep->peers;
+	uint64_t ud;
+	int ch, ret = 0;
+
+	rfi_lock(ep->dom);
+	if (!ep->enabled || ep->pep || ep->conn != RFI_CONN_IDLE) {
+		ret = ep->conn == RFI_CONN_IDLE ? -FI_EOPBADSTATE :
+						  -FI_EISCONN;
+		goto out;
+	}
+	ud = RFI_UD_CONNECT(++ep->connects, 0);
+	ch = rmsg_chan_connect(ep->rep, (const struct sockaddr *)dest,
+			       sizeof(*dest), ud, ep->block_size);
+	if (ch < 0) {
+		ret = -rfi_fi_errno(ch);
+		goto out;
+	}
+	if (!rfi_chan_take(ep, ch, ud, false)) {
+		rmsg_chan_close(ep->rep, ch, 0);
+		ret = -FI_ENOMEM;
+		goto out;
+	}
+	peer->chan = ch;
+	peer->ours = true;
+	peer->open = false;
+	ep->chans_opened++;
+	ep->conn = RFI_CONN_OPENING;
+out:
+	rfi_unlock(ep->dom);
+	return ret;
+}
+
+/* Room in @pep's owners for channel id @chan. */
+static int rfi_pep_owners_grow(struct rfi_pep *pep, uint32_t chan)
+{
+	struct rfi_ep **grown;
+	size_t n;
+
+	if (chan < pep->nowners)
+		return 0;
+	n = pep->nowners ? pep->nowners : 16;
+	while (n <= chan)
+		n *= 2;
+	grown = realloc(pep->owners, n * sizeof(*grown));
+	if (!grown)
+		return -FI_ENOMEM;
+	memset(grown + pep->nowners, 0, (n - pep->nowners) * sizeof(*grown));
+	pep->owners = grown;
+	pep->nowners = n;
+	return 0;
+}
+
+/**
+ * rfi_msg_accept() - fi_accept(): answer the endpoint's request
+ * @ep: an endpoint made from an FI_CONNREQ's info, enabled
+ *
+ * The channel is the passive endpoint's (struct rfi_pep): from here on
+ * its events and messages are routed to @ep. FI_CONNECTED comes on the
+ * EQ when it is open.
+ *
+ * Return: 0 or a negative libfabric error code.
+ */
+int rfi_msg_accept(struct rfi_ep *ep)
+{
+	struct rfi_connreq *cr = ep->connreq;
+	struct rfi_pep *pep = ep->pep;
+	struct rfi_peer *peer = ep->peers;
+	uint64_t ud;
+	int ret;
+
+	rfi_lock(ep->dom);
+	if (!cr || cr->answered || !ep->enabled) {
+		ret = cr && !cr->answered ? -FI_EOPBADSTATE : -FI_EISCONN;
+		goto out;
+	}
+	ret = rfi_pep_owners_grow(pep, cr->chan);
+	if (ret)
+		goto out;
+	/* The id of a channel this listener had: that one ended. */
+	rfi_pep_detach(pep, cr->chan);
+	ud = RFI_UD_CONNECT(++ep->connects, 0);
+	if (!rfi_chan_take(ep, cr->chan, ud, false)) {
+		ret = -FI_ENOMEM;
+		goto out;
+	}
+	ret = rmsg_chan_accept(pep->rep, cr->chan, ud, 0);
+	if (ret) {
+		memset(&ep->chans[cr->chan], 0, sizeof(ep->chans[cr->chan]));
+		ret = -rfi_fi_errno(ret);
+		goto out;
+	}
+	pep->owners[cr->chan] = ep;
+	peer->chan = cr->chan;
+	peer->ours = false;
+	peer->open = false;
+	ep->conn = RFI_CONN_OPENING;
+	cr->answered = true;
+out:
+	rfi_unlock(ep->dom);
+	return ret;
+}
+
+/**
+ * rfi_msg_shutdown() - fi_shutdown(): end the endpoint's connection
+ * @ep: a connected endpoint
+ *
+ * The channel closes after what was sent on it (the peer gets
+ * FI_SHUTDOWN once it has read that); the sends still queued here and
+ * every posted receive complete now, with errors (rfi_msg_ended()).
+ *
+ * Return: 0, or -FI_ENOTCONN for an endpoint never connected.
+ */
+int rfi_msg_shutdown(struct rfi_ep *ep)
+{
+	int chan, ret = 0;
+
+	rfi_lock(ep->dom);
+	chan = ep->peers[0].chan;
+	if (ep->conn == RFI_CONN_IDLE) {
+		ret = -FI_ENOTCONN;
+	} else if (chan >= 0) {
+		rmsg_chan_close(ep->rep, (uint32_t)chan, 0);
+		rfi_msg_ended(ep, (uint32_t)chan, 0, true);
+	}
+	rfi_unlock(ep->dom);
+	return ret;
+}
+
+/*
+ * An accepted endpoint closes: its channel, if still open, closes (its
+ * peer gets FI_SHUTDOWN), a request it never answered is refused, and
+ * the listener forgets it, so that what still comes on the channel is
+ * released unread.
+ */
+static void rfi_msg_release_chan(struct rfi_ep *ep)
+{
+	struct rfi_pep *pep = ep->pep;
+	size_t i;
+
+	if (ep->connreq) {
+		if (!ep->connreq->answered)
+			rmsg_chan_accept(pep->rep, ep->connreq->chan, 0,
+					 RMSG_ACCEPT_REJECT);
+		rfi_connreq_free(ep->connreq);
+		ep->connreq = NULL;
+	}
+	if (ep->peers[0].chan >= 0)
+		rmsg_chan_close(pep->rep, (uint32_t)ep->peers[0].chan, 0);
+	for (i = 0; i < pep->nowners; i++)
+		if (pep->owners[i] == ep)
+			pep->owners[i] = NULL;
+}
+
 /* FI_ENABLE: the librmsg endpoint and its listener; the name is known. */
 static int rfi_ep_enable(struct rfi_ep *ep)
 {
@@ -2118,6 +2558,8 @@ static int rfi_ep_enable(struct rfi_ep *ep)
 
 	if (ep->enabled)
 		return 0;
+	if (ep->connected)
+		return rfi_msg_enable(ep);
 	if (!ep->av || !ep->tx_cq || !ep->rx_cq)
 		return -FI_ENOCQ;
 	ret = rfi_local_addr(&ep->name);
@@ -2159,20 +2601,10 @@ static int rfi_ep_enable(struct rfi_ep *ep)
 			     ep->block_size);
 	if (ret)
 		goto fail_close;
-	ret = rfi_cq_watch(ep->tx_cq, ep, true);
+	ret = rfi_ep_watch(ep);
 	if (ret)
 		goto fail_close;
-	if (ep->rx_cq != ep->tx_cq) {
-		ret = rfi_cq_watch(ep->rx_cq, ep, true);
-		if (ret)
-			goto fail_unwatch;
-	}
-	ep->enabled = true;
-	ep->dump_gen = rfi_dump_asked();
-	rfi_dump_init();
 	return 0;
-fail_unwatch:
-	rfi_cq_watch(ep->tx_cq, ep, false);
 fail_close:
 	/* Nothing was sent or received yet: a later fi_enable() starts anew. */
 	rmsg_ep_close(ep->rep);
@@ -2203,6 +2635,40 @@ static struct fi_ops rfi_ep_fi_ops = {
 	.ops_set = rfi_no_ops_set,
 };
 
+/*
+ * What a connected endpoint has that an RDM one has not: its one peer,
+ * and, made from an FI_CONNREQ's info, the request it answers and a
+ * reference to the passive endpoint whose channel it will use.
+ */
+static int rfi_msg_endpoint(struct rfi_ep *ep, const struct fi_info *info)
+{
+	struct rfi_connreq *cr = NULL;
+
+	if (info->handle && info->handle->fclass == FI_CLASS_CONNREQ)
+		cr = container_of(info->handle, struct rfi_connreq, fid);
+	if (cr && cr->ep)
+		return -FI_EBUSY;	/* a second endpoint for one request */
+	/* Its info's handle is the request's, not the endpoint's to keep. */
+	ep->info->handle = NULL;
+	ep->peers = calloc(1, sizeof(*ep->peers));
+	if (!ep->peers)
+		return -FI_ENOMEM;
+	ep->peers[0].chan = -1;
+	ep->peers[0].move_to = -1;
+	ep->npeers = 1;
+	ep->connected = true;
+	ep->conn = RFI_CONN_IDLE;
+	if (cr) {
+		rfi_fab_lock(cr->pep->fab);
+		cr->ep = ep;
+		ep->connreq = cr;
+		ep->pep = cr->pep;
+		ep->pep->refs++;
+		rfi_fab_unlock(cr->pep->fab);
+	}
+	return 0;
+}
+
 int rfi_endpoint(struct fid_domain *domain, struct fi_info *info,
 		 struct fid_ep **fep, void *context)
 {
@@ -2211,7 +2677,8 @@ int rfi_endpoint(struct fid_domain *domain, struct fi_info *info,
 	struct rfi_ep *ep;
 	int i;
 
-	if (!info || !info->ep_attr || info->ep_attr->type != FI_EP_RDM)
+	if (!info || !info->ep_attr || (info->ep_attr->type != FI_EP_RDM &&
+					info->ep_attr->type != FI_EP_MSG))
 		return -FI_EINVAL;
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
@@ -2220,6 +2687,16 @@ int rfi_endpoint(struct fid_domain *domain, struct fi_info *info,
 	if (!ep->info) {
 		free(ep);
 		return -FI_ENOMEM;
+	}
+	if (info->ep_attr->type == FI_EP_MSG) {
+		int ret = rfi_msg_endpoint(ep, info);
+
+		if (ret) {
+			free(ep->peers);
+			fi_freeinfo(ep->info);
+			free(ep);
+			return ret;
+		}
 	}
 	ep->dom = dom;
 	ep->backlog = RFI_NO_PEER;
@@ -2232,7 +2709,7 @@ int rfi_endpoint(struct fid_domain *domain, struct fi_info *info,
 	ep->ep.fid.context = context;
 	ep->ep.fid.ops = &rfi_ep_fi_ops;
 	ep->ep.ops = &rfi_ep_ops;
-	ep->ep.cm = &rfi_cm_ops;
+	ep->ep.cm = ep->connected ? &rfi_msg_cm_ops : &rfi_cm_ops;
 	ep->ep.msg = &rfi_msg_ops;
 	ep->ep.tagged = &rfi_tagged_ops;
 	ep->ep.rma = &rfi_rma_ops;

@@ -91,6 +91,27 @@
 #                       which it sets to 1 and puts back) fails the send
 #                       with FI_ENOSPC in its completion; every byte
 #                       checked
+#   msg_endpoint        build/prov/fi_msg_ep (selftests/fi_msg_ep.c),
+#                       connected endpoints (FI_EP_MSG), server and
+#                       client in two processes: fi_info -p rmsg -t FI_EP_MSG
+#                       lists them; a connect, FI_CONNREQ and FI_CONNECTED;
+#                       every size of 0 B, each power of two to 4 MiB and
+#                       one either side of it, both ways, with fi_send()/
+#                       fi_recv() and with fi_sendmsg()/fi_recvmsg() (two
+#                       pieces, remote CQ data); fi_reject() is an EQ
+#                       error entry with FI_ECONNREFUSED at the client;
+#                       fi_shutdown() cancels the server's posted receive
+#                       and is FI_SHUTDOWN at the client, whose posted
+#                       receive fails; eight endpoints accepted from one
+#                       passive endpoint at once, each with its own
+#                       client's messages, four closed before the passive
+#                       endpoint and four carrying messages after it;
+#                       fi_reject() of a request accepted is refused;
+#                       every byte checked, 19 checks
+#   pingpong_msg_ep     fi_pingpong -p rmsg -e msg (a passive endpoint,
+#                       fi_accept(), fi_connect(), the EQ), every size of
+#                       -S all (0 B to 6 MiB), data checked (-c), two
+#                       iterations a size; both sides exit 0
 #   intercomm_openmpi   build/prov/mpi_intercomm (selftests/
 #                       mpi_intercomm.c) as two ranks over the provider
 #                       (pml cm, mtl ofi): MPI_Intercomm_create(), whose
@@ -149,7 +170,8 @@ export FI_PROVIDER_PATH=$PWD/build/prov
 mpirun_rxe=$PWD/tools/testing/mpirun-rxe
 
 tests=(fi_info params pingpong_msg pingpong_tagged wait_fd unexpected_rndv
-       crossed_connect av_semantics conformance calls intercomm_openmpi
+       crossed_connect av_semantics conformance calls msg_endpoint
+       pingpong_msg_ep intercomm_openmpi
        netpipe_openmpi netpipe_device_readd hpcc_openmpi hpcc_qp_errors)
 echo "TAP version 13"
 echo "1..${#tests[@]}"
@@ -193,16 +215,17 @@ t_fi_info() {
 }
 
 # fi_pingpong with its own data check, server and client: mode $1, the
-# largest size as it prints it $2, then more of its options.
+# largest size as it prints it $2, then more of its options. The endpoint
+# type is $pp_ep's (rdm unless the caller sets it: msg).
 pingpong() {
-	local mode=$1 last=$2 s c
+	local mode=$1 last=$2 ep=${pp_ep:-rdm} s c
 
 	shift 2
-	timeout -k 5 "$limit" fi_pingpong -p rmsg -e rdm -m "$mode" -c "$@" \
+	timeout -k 5 "$limit" fi_pingpong -p rmsg -e "$ep" -m "$mode" -c "$@" \
 		>"$tmp/server.$mode" 2>&1 &
 	s=$!
 	sleep 1
-	timeout -k 5 "$limit" fi_pingpong -p rmsg -e rdm -m "$mode" -c "$@" \
+	timeout -k 5 "$limit" fi_pingpong -p rmsg -e "$ep" -m "$mode" -c "$@" \
 		"$addr" >"$tmp/client.$mode" 2>&1
 	c=$?
 	wait "$s"
@@ -261,6 +284,7 @@ t_params() {
 }
 
 t_pingpong_msg() { pingpong msg 6m -S all -I 2; }
+t_pingpong_msg_ep() { pp_ep=msg pingpong msg 6m -S all -I 2; }
 t_pingpong_tagged() { pingpong tagged 1m -I 2; }
 
 t_wait_fd() {
@@ -344,6 +368,15 @@ t_calls() {
 	local out=$tmp/fi_calls.out
 
 	fi_program fi_calls 17
+}
+
+t_msg_endpoint() {
+	local out=$tmp/fi_msg_ep.out
+
+	timeout -k 5 60 fi_info -p rmsg -t FI_EP_MSG >"$tmp/fi_info_msg.out" 2>&1 &&
+		grep -q 'FI_EP_MSG' "$tmp/fi_info_msg.out" ||
+		fail "fi_info -p rmsg -t FI_EP_MSG lists none: $(tail -n 2 "$tmp/fi_info_msg.out")"
+	fi_program fi_msg_ep 19
 }
 
 # Two ranks over the provider, in $tmp (tools/testing/mpirun-rxe).
