@@ -41,6 +41,8 @@
 #   ofi-rmsg.N, ofi-rxm.N     fi_pingpong (Debian's libfabric) over the rmsg
 #                             provider and over verbs;ofi_rxm (-e rdm):
 #                             {"bytes", "lat_us", "bw_MBps"}, 64 B and 1 MiB
+#   ofi-msg-rmsg.N,           the same over connected endpoints (-e msg):
+#   ofi-msg-verbs.N           rmsg's provider and the verbs provider
 #   netpipe-T.N               NetPIPE (Debian's NPopenmpi) under Open MPI
 #                             over T = rmsg, ucx or rxm
 #                             (tools/testing/mpirun-rxe): {"bytes",
@@ -361,7 +363,9 @@ fipp() {
 }
 
 # The libfabric part of round R: rmsg's provider and verbs;ofi_rxm back
-# to back at each size, which goes first alternating by round.
+# to back at each size (reliable datagram endpoints), then rmsg's and the
+# verbs provider's connected endpoints (FI_EP_MSG), which goes first
+# alternating by round.
 ofi_round() {
 	local r=$1 st=0 size iters k
 	for size in 64:"$fipp_lat_iters" 1048576:"$fipp_bw_iters"; do
@@ -370,8 +374,12 @@ ofi_round() {
 		for k in $((r % 2)) $(((r + 1) % 2)); do
 			if [ "$k" = 0 ]; then
 				fipp "ofi-rmsg.$r" rmsg rdm "$size" "$iters" || st=1
+				fipp "ofi-msg-rmsg.$r" rmsg msg "$size" \
+					"$iters" || st=1
 			else
 				fipp "ofi-rxm.$r" "verbs;ofi_rxm" rdm "$size" \
+					"$iters" || st=1
+				fipp "ofi-msg-verbs.$r" verbs msg "$size" \
 					"$iters" || st=1
 			fi
 		done
