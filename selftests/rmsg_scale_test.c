@@ -71,25 +71,30 @@ FIXTURE(scale) {
 
 FIXTURE_SETUP(scale)
 {
+	long factor = rmsg_test_slow() > 3 ? rmsg_test_slow() : 3;
+	char period[32];
+
 	if (!rmsg_local_addr(&self->addr, 0))
 		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
 	self->eps = calloc(2 * PAIRS, sizeof(*self->eps));
 	ASSERT_NE(NULL, self->eps);
 	/*
-	 * A slow kernel (the debug kernel's guest) missed the heartbeats of
-	 * hundreds of channels at the module's period: they went into repair
-	 * and ended with ETIMEDOUT when closed. The period scales with it.
+	 * A slow kernel (the debug kernel's guest), and the usual one with
+	 * a kernel build beside it on the host, missed the node's heartbeat
+	 * while 2,048 channels carried their round: every member went into
+	 * repair at once, and the repairs queued behind each other found
+	 * their deadline past before their first attempt ("repair ends with
+	 * -110 after 0 attempts"), so the channels ended with ETIMEDOUT when
+	 * closed. What these tests check is carrying and opening at scale,
+	 * not liveness (resil and pair test that): the period is three times
+	 * the module's, or RMSG_TEST_SLOW times if more. A repair per link
+	 * instead of per channel (issue 37) is what removes the storm.
 	 */
-	if (rmsg_test_slow() > 1) {
-		char period[32];
-
-		ASSERT_EQ(0, rmsg_read_param("heartbeat_ms", self->heartbeat_ms,
-					     sizeof(self->heartbeat_ms)));
-		snprintf(period, sizeof(period), "%ld",
-			 strtol(self->heartbeat_ms, NULL, 10) *
-				 rmsg_test_slow());
-		ASSERT_EQ(0, rmsg_write_param("heartbeat_ms", period));
-	}
+	ASSERT_EQ(0, rmsg_read_param("heartbeat_ms", self->heartbeat_ms,
+				     sizeof(self->heartbeat_ms)));
+	snprintf(period, sizeof(period), "%ld",
+		 strtol(self->heartbeat_ms, NULL, 10) * factor);
+	ASSERT_EQ(0, rmsg_write_param("heartbeat_ms", period));
 }
 
 FIXTURE_TEARDOWN(scale)
