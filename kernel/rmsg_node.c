@@ -19,12 +19,25 @@
  *    send: a stuck queue pair is found on a node that answers
  *    (RMSG_CHAN_SILENT at heartbeat_misses, the channel repaired with
  *    ETIMEDOUT);
- *  - counts a miss of the node when no member heard anything; at
- *    heartbeat_misses every member is repaired (ETIMEDOUT), as each
+ *  - counts a miss of the node when no member heard anything although a
+ *    HEARTBEAT of a member was out, unanswered, when the period began;
+ *    at heartbeat_misses every member is repaired (ETIMEDOUT), as each
  *    would have been alone;
  *  - asks one member, in turn, for a HEARTBEAT (RMSG_CHAN_BEACON_DUE):
  *    what keeps an idle node heard, and over time looks at every
- *    member's queue pair.
+ *    member's queue pair. A member with an end already on its way (the
+ *    peer's CLOSE arrived, its work has not run yet) is passed over.
+ *
+ * Why a miss needs a HEARTBEAT that was out a whole period: silence is
+ * evidence against the peer only if we asked something of it. A period
+ * in which ours could not go (the member asked was ending, or our own
+ * work queue was behind: a thousand channels closing at once) says
+ * nothing about the peer, and counting it once made a mass close by the
+ * peer, who had closed every channel but had not yet sent every CLOSE,
+ * repair all the channels still open and end them with ETIMEDOUT. A dead
+ * peer still adds a miss every period: the HEARTBEAT asked each period
+ * goes out and is not answered (one period later than a count of empty
+ * periods would).
  *
  * An idle channel thus sends nothing: the idle traffic between two
  * nodes is one HEARTBEAT a period each way (and its acknowledgement),
@@ -55,6 +68,8 @@
 #include "rmsg.h"
 #include "rmsg_chan.h"
 #include "rmsg_node.h"
+#include "rmsg_trace.h"
+#include "rmsg_wr.h"
 
 unsigned int heartbeat_ms = 1000;
 module_param(heartbeat_ms, uint, 0644);
@@ -90,7 +105,10 @@ struct rmsg_node_key {
  * @lock: guards @members, @nr_members and every member's @node_entry
  * @members: open channels that keep the module's heartbeat
  * @nr_members: how many
- * @misses: periods in a row in which no member heard anything (in @beat)
+ * @misses: periods in a row in which no member heard anything although a
+ *	HEARTBEAT was out (in @beat)
+ * @hb_out: at the last beat, a member's HEARTBEAT was out, unanswered
+ *	(in @beat)
  * @beat: the period's work; frees the node once it has no member
  */
 struct rmsg_node {
@@ -100,6 +118,7 @@ struct rmsg_node {
 	struct list_head members;
 	u32 nr_members;
 	u32 misses;
+	bool hb_out;
 	struct delayed_work beat;
 };
 
@@ -140,14 +159,37 @@ static void rmsg_node_ask(struct rmsg_channel *ch, unsigned int bit)
 	queue_work(rmsg_wq, &ch->work);
 }
 
+/* Has a completion already asked @ch's work to end it (READ_ONCE: softirq)? */
+static bool rmsg_node_chan_ending(const struct rmsg_channel *ch)
+{
+	return READ_ONCE(ch->soft_error) != 1;
+}
+
+/*
+ * The member to ask for this period's HEARTBEAT: the first, in turn, that
+ * is not ending, moved to the end of the line. NULL if all are ending.
+ */
+static struct rmsg_channel *rmsg_node_next_beacon(struct rmsg_node *node)
+{
+	struct rmsg_channel *ch;
+
+	list_for_each_entry(ch, &node->members, node_entry) {
+		if (!rmsg_node_chan_ending(ch)) {
+			list_move_tail(&ch->node_entry, &node->members);
+			return ch;
+		}
+	}
+	return NULL;
+}
+
 static void rmsg_node_beat(struct work_struct *work)
 {
 	struct rmsg_node *node = container_of(to_delayed_work(work),
 					      struct rmsg_node, beat);
 	unsigned int ms = READ_ONCE(heartbeat_ms);
 	unsigned int misses = READ_ONCE(heartbeat_misses) ?: 1;
+	bool heard = false, hb_out = false, was_out, pending;
 	struct rmsg_channel *ch;
-	bool heard = false, pending;
 
 	spin_lock(&node->lock);
 	if (!node->nr_members) {
@@ -175,20 +217,32 @@ static void rmsg_node_beat(struct work_struct *work)
 		} else {
 			ch->repair.hb_misses = 0;
 		}
+		if (rmsg_ctrl_unanswered(ch, RMSG_CTRL_HEARTBEAT_BUF))
+			hb_out = true;
 	}
+	/*
+	 * One that was out at the last beat and is still out, answered (then
+	 * heard) or failed (the member's own fault, which repairs it alone)
+	 * since, or whose member left: each had the whole period.
+	 */
+	was_out = node->hb_out;
+	node->hb_out = hb_out;
 	if (heard) {
 		node->misses = 0;
-	} else if (++node->misses >= misses) {
+	} else if (was_out && ++node->misses >= misses) {
+		trace_rmsg_node_beat(node->nr_members, heard, was_out,
+				     node->misses, ~0U, ~0U);
 		node->misses = 0;
+		node->hb_out = false;
 		list_for_each_entry(ch, &node->members, node_entry)
 			rmsg_node_ask(ch, RMSG_CHAN_SILENT);
 		goto again;
 	}
-	/* One member a period, each in turn. */
-	ch = list_first_entry(&node->members, struct rmsg_channel,
-			      node_entry);
-	rmsg_node_ask(ch, RMSG_CHAN_BEACON_DUE);
-	list_rotate_left(&node->members);
+	ch = rmsg_node_next_beacon(node);
+	if (ch)
+		rmsg_node_ask(ch, RMSG_CHAN_BEACON_DUE);
+	trace_rmsg_node_beat(node->nr_members, heard, was_out, node->misses,
+			     ch ? ch->ep->id : ~0U, ch ? ch->id : ~0U);
 again:
 	queue_delayed_work(rmsg_wq, &node->beat,
 			   msecs_to_jiffies(ms ?: RMSG_NODE_IDLE_MS));

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * rmsg: tracepoints of the channel life cycle and of repairs, in the
- * "rmsg" trace system (/sys/kernel/tracing/events/rmsg/). Every change of
- * a channel's state and of a repair's phase goes through one helper in
- * rmsg_lifecycle.c, which fires these (rmsg_repair.c the repair's end);
+ * rmsg: tracepoints of the channel life cycle, of repairs and of the peer
+ * nodes' heartbeats, in the "rmsg" trace system
+ * (/sys/kernel/tracing/events/rmsg/). Every change of a channel's state
+ * and of a repair's phase goes through one helper in rmsg_lifecycle.c,
+ * which fires these (rmsg_repair.c the repair's end, rmsg_node.c a node's
+ * period);
  * Documentation/resilience.rst, "Tracepoints", says what each field means.
  *
  * rmsg is built out of tree: rmsg_trace.c defines the events, and finds
@@ -177,6 +179,38 @@ TRACE_EVENT(rmsg_chan_stall,
 	),
 	TP_printk("ep=%u ch=%u %s ms=%u", __entry->ep_id, __entry->chan,
 		  __entry->resumed ? "RESUMED" : "STALLED", __entry->ms)
+);
+
+/*
+ * A node's heartbeat period ended (rmsg_node.c): its @members, whether
+ * any of them @heard from the peer, whether a HEARTBEAT of ours was out
+ * unanswered (@unanswered), the node's @misses in a row after it, and the
+ * member asked for the next HEARTBEAT (@beacon_ep/@beacon_ch; ~0 for none).
+ */
+TRACE_EVENT(rmsg_node_beat,
+	TP_PROTO(u32 members, bool heard, bool unanswered, u32 misses,
+		 u32 beacon_ep, u32 beacon_ch),
+	TP_ARGS(members, heard, unanswered, misses, beacon_ep, beacon_ch),
+	TP_STRUCT__entry(
+		__field(u32, members)
+		__field(bool, heard)
+		__field(bool, unanswered)
+		__field(u32, misses)
+		__field(u32, beacon_ep)
+		__field(u32, beacon_ch)
+	),
+	TP_fast_assign(
+		__entry->members = members;
+		__entry->heard = heard;
+		__entry->unanswered = unanswered;
+		__entry->misses = misses;
+		__entry->beacon_ep = beacon_ep;
+		__entry->beacon_ch = beacon_ch;
+	),
+	TP_printk("members=%u heard=%d unanswered=%d misses=%u beacon=%d:%d",
+		  __entry->members, __entry->heard, __entry->unanswered,
+		  __entry->misses, (int)__entry->beacon_ep,
+		  (int)__entry->beacon_ch)
 );
 
 #endif /* _RMSG_TRACE_H */

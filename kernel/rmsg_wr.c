@@ -176,6 +176,21 @@ int rmsg_ctrl_try_send(struct rmsg_channel *ch, unsigned int idx, u8 type,
 	return 0;
 }
 
+/**
+ * rmsg_ctrl_unanswered() - is a message from a send buffer still out?
+ * @ch: the channel
+ * @idx: the send buffer (enum rmsg_ctrl_send_buf) of a kind that
+ *	rmsg_ctrl_try_send() sends
+ *
+ * True from the post until the peer acknowledged it; also after it failed,
+ * until the channel drops the connection (rmsg_ctrl_free_all()). A
+ * snapshot: the completion may clear it at any time.
+ */
+bool rmsg_ctrl_unanswered(const struct rmsg_channel *ch, unsigned int idx)
+{
+	return test_bit(rmsg_ctrl_busy_bit(idx), &ch->flags);
+}
+
 /*
  * Between two connections: every send buffer is free, since whatever
  * was in flight on the old QP will not complete.

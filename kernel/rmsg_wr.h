@@ -89,6 +89,7 @@ int rmsg_send_buf(struct rmsg_channel *ch, struct ib_cqe *cqe, u64 dma,
 		  u32 len);
 int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type,
 		   u64 arg);
+bool rmsg_ctrl_unanswered(const struct rmsg_channel *ch, unsigned int idx);
 int rmsg_ctrl_try_send(struct rmsg_channel *ch, unsigned int idx, u8 type,
 		       u64 arg);
 void rmsg_ctrl_free_all(struct rmsg_channel *ch);

@@ -353,7 +353,8 @@ static int many_close(struct __test_metadata *_metadata, struct many *m)
 
 /*
  * A thousand channels between two endpoints, connected all at once (no
- * window), then closed all at once. The module's default block (32 KiB):
+ * window), then closed all at once on a short heartbeat (CLOSE_HEARTBEAT_MS,
+ * below). The module's default block (32 KiB):
  * 2000 ends are about 64 MiB of blocks, which the guest's 2 GiB hold.
  *
  * On a kernel several times slower (RMSG_TEST_SLOW, the lockdep and KASAN
@@ -364,12 +365,43 @@ static int many_close(struct __test_metadata *_metadata, struct many *m)
  */
 #define THOUSAND_SLOW_WINDOW		100
 
+/*
+ * The close runs with heartbeats of this period (RMSG_TEST_SLOW times on
+ * a slow kernel), a tenth or less of what the close takes, so that a
+ * node's heartbeat falls due many times while one end is closing a
+ * thousand channels and the other has not yet heard of most closes. Each
+ * period asked a member for a HEARTBEAT, the member asked was one whose
+ * peer had closed (its work, behind hundreds of others, not yet run) and
+ * dropped the request, and four such periods counted as the peer's
+ * silence: the node repaired every channel still open, and they ended
+ * with ETIMEDOUT (62 of 1,000 with 200 ms here before rmsg_node.c counted
+ * only periods with a HEARTBEAT out; 166 at the module's 1 s on the debug
+ * kernel with a kernel build beside it).
+ */
+#define CLOSE_HEARTBEAT_MS		100
+
+/*
+ * Make @ms the heartbeat period, and wait until every node's beat runs on
+ * it: a beat takes the period at its next run, one @old_ms away at most.
+ */
+static int heartbeat_period(long old_ms, long ms)
+{
+	char period[32];
+
+	snprintf(period, sizeof(period), "%ld", ms);
+	if (rmsg_write_param("heartbeat_ms", period))
+		return -1;
+	usleep((old_ms + ms) * 1000);
+	return 0;
+}
+
 TEST_F_TIMEOUT(scale, thousand_channels, 900)
 {
 	bool slow = rmsg_test_slow() > 1;
 	int window = slow ? THOUSAND_SLOW_WINDOW : THOUSAND;
 	struct many m;
 	long t0, t_open, t_close;
+	char period[32];
 
 	OPEN_TWO(THOUSAND_CQ, 0);
 	ASSERT_TRUE(many_alloc(&m, self->eps, &self->addr, THOUSAND, 0));
@@ -383,6 +415,9 @@ TEST_F_TIMEOUT(scale, thousand_channels, 900)
 	if (!_metadata->passed)
 		goto out;
 	EXPECT_EQ(0, count_stray(self->eps, 2, 300));
+	ASSERT_EQ(0, rmsg_read_param("heartbeat_ms", period, sizeof(period)));
+	ASSERT_EQ(0, heartbeat_period(strtol(period, NULL, 10),
+				      CLOSE_HEARTBEAT_MS * rmsg_test_slow()));
 
 	t0 = rmsg_now_ms();
 	EXPECT_EQ(0, many_close(_metadata, &m));
