@@ -693,6 +693,7 @@ int rmsg_ep_progress(struct rmsg_ep *ep, struct rmsg_event *ev,
 		memcpy(ev, d->aside + d->aside_head, n * sizeof(*ev));
 		d->aside_head += n;
 		d->aside_len -= n;
+		d->aside_taken += n;
 		if (!d->aside_len)
 			d->aside_head = 0;
 	}
@@ -938,6 +939,7 @@ static void rmsg_aside_take(struct rmsg_ep_data *d, __u32 i,
 
 	*out = *ev;
 	memmove(ev, ev + 1, (d->aside_len - i - 1) * sizeof(*ev));
+	d->aside_taken++;
 	if (!--d->aside_len)
 		d->aside_head = 0;
 }
@@ -947,21 +949,32 @@ int rmsg_lib_wait_event(struct rmsg_ep *ep, rmsg_event_match match,
 {
 	struct rmsg_ep_data *d = ep->data;
 	struct pollfd pfd = { .fd = ep->fd, .events = POLLIN };
+	__u64 taken = 0;
+	__u32 i, seen = 0;
 	__s64 left;
 	int ret, ms;
-	__u32 i;
 
 	for (;;) {
 		rmsg_lock(d);
 		rmsg_lib_kick(ep);
 		ret = rmsg_aside_fill(ep);
-		for (i = 0; ret >= 0 && i < d->aside_len; i++) {
+		/*
+		 * Only what the fills added since the last look, unless some
+		 * were taken out meanwhile (by another thread): a dial with
+		 * thousands of events set aside is not a walk per wake-up.
+		 */
+		if (d->aside_taken != taken || seen > d->aside_len) {
+			taken = d->aside_taken;
+			seen = 0;
+		}
+		for (i = seen; ret >= 0 && i < d->aside_len; i++) {
 			if (match(&d->aside[d->aside_head + i], arg)) {
 				rmsg_aside_take(d, i, out);
 				rmsg_unlock(d);
 				return 0;
 			}
 		}
+		seen = d->aside_len;
 		rmsg_unlock(d);
 		if (ret < 0)
 			return ret;

@@ -300,6 +300,11 @@ struct rmsg_ep_data {
 	__u32 aside_head;
 	__u32 aside_len;
 	__u32 aside_cap;
+	/*
+	 * Aside events taken out so far, by anyone: a waiting call that
+	 * finds it changed looks at the queue from its head again.
+	 */
+	__u64 aside_taken;
 	/* The limit of RMSG_MSG_WAIT calls: ms, -1 for none */
 	int wait_ms;
 };
