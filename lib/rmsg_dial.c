@@ -67,27 +67,37 @@ static int rmsg_gai_errno(int gai)
 
 /*
  * One address: connect, then wait for the channel's CONNECTED. Return:
- * the channel, or the connection's error. A channel still connecting at
- * @deadline is closed, and its own end (a CONNECTED with an error) taken
- * too if it comes within RMSG_DIAL_ABORT_MS, so that it does not reach
- * the program as an event of a channel it never heard of.
+ * the channel; the connection's error, with *@next set (this address
+ * failed: refused, unreachable, no answer in the rdma_cm's time; the next
+ * may open); or an error of the call that the next address would meet
+ * again (the endpoint's: no id, no memory, a bad block size; the wait's:
+ * @deadline passed, a signal). A channel still connecting at @deadline
+ * is closed, and its own end (a CONNECTED with an error) taken too if it
+ * comes within RMSG_DIAL_ABORT_MS, so that it does not reach the program
+ * as an event of a channel it never heard of.
  */
 static int rmsg_dial_one(struct rmsg_ep *ep, const struct addrinfo *ai,
 			 uint64_t user_data, uint32_t block_size,
-			 __s64 deadline)
+			 __s64 deadline, bool *next)
 {
 	struct rmsg_dial_want want = { .user_data = user_data };
 	struct rmsg_event ev;
 	int id, ret;
 
+	*next = false;
 	id = rmsg_chan_connect(ep, ai->ai_addr, ai->ai_addrlen, user_data,
 			       block_size);
-	if (id < 0)
+	if (id < 0) {
+		/* The kernel's: a family it cannot reach is the address's. */
+		*next = id == -EAFNOSUPPORT || id == -EADDRNOTAVAIL;
 		return id;
+	}
 	want.channel = (__u32)id;
 	ret = rmsg_lib_wait_event(ep, rmsg_dial_match, &want, &ev, deadline);
-	if (!ret)
+	if (!ret) {
+		*next = ev.res < 0;
 		return ev.res < 0 ? ev.res : id;
+	}
 	rmsg_chan_close(ep, (__u32)id, RMSG_CLOSE_ABORT);
 	rmsg_lib_wait_event(ep, rmsg_dial_match, &want, &ev,
 			    rmsg_lib_now_ms() + RMSG_DIAL_ABORT_MS);
@@ -102,6 +112,7 @@ int rmsg_chan_dial(struct rmsg_ep *ep, const char *host, const char *service,
 		.ai_socktype = SOCK_STREAM,
 	};
 	struct addrinfo *list, *ai;
+	bool next = true;
 	__s64 deadline;
 	int ret, gai;
 
@@ -113,19 +124,12 @@ int rmsg_chan_dial(struct rmsg_ep *ep, const char *host, const char *service,
 		return rmsg_gai_errno(gai);
 	deadline = rmsg_wait_deadline(ep->data);
 	ret = -EAFNOSUPPORT;
-	for (ai = list; ai; ai = ai->ai_next) {
+	/* The last address's error is the dial's, as connect(2) loops do. */
+	for (ai = list; ai && next; ai = ai->ai_next) {
 		if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
 			continue;
-		ret = rmsg_dial_one(ep, ai, user_data, block_size, deadline);
-		/*
-		 * Open, or an error of the endpoint or of the wait (no id,
-		 * no memory, the time is up, a signal) that the next address
-		 * would meet again.
-		 */
-		if (ret >= 0 || ret == -EDQUOT || ret == -ENOSPC ||
-		    ret == -ENOMEM || ret == -EINVAL || ret == -ETIMEDOUT ||
-		    ret == -EINTR)
-			break;
+		ret = rmsg_dial_one(ep, ai, user_data, block_size, deadline,
+				    &next);
 	}
 	freeaddrinfo(list);
 	return ret;

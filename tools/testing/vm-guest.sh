@@ -96,6 +96,7 @@ setup() {
 	loopback)
 		ip link add va type veth peer name vb &&
 		ip addr add "$RMSG_NET.1/24" dev va &&
+		ip -6 addr add "$RMSG_NET6::1/64" dev va nodad &&
 		ip link set va up && ip link set vb up &&
 		rdma link add rxe0 type rxe netdev va || return 1
 		export RMSG_NETDEV=va RMSG_LOCAL_ADDR=$RMSG_NET.1 \
@@ -127,11 +128,18 @@ setup() {
 	esac
 	# Host names for the addresses (rmsg_chan_dial() is tested with
 	# them): the root is the host's, read-only, so the guest's own
-	# /etc/hosts is a copy in its /tmp mounted over the host's.
+	# /etc/hosts is a copy in its /tmp mounted over the host's. The
+	# loopback guest's rmsg-two has two: an on-link IPv6 address that
+	# no one holds, which getaddrinfo() puts first (IPv6 before IPv4),
+	# then the guest's own.
 	{ cat /etc/hosts
 	  echo "$RMSG_LOCAL_ADDR rmsg-local"
-	  [ "$RMSG_PEER_ADDR" = "$RMSG_LOCAL_ADDR" ] ||
+	  if [ "$RMSG_PEER_ADDR" != "$RMSG_LOCAL_ADDR" ]; then
 		echo "$RMSG_PEER_ADDR rmsg-peer"
+	  else
+		echo "$RMSG_NET6::99 rmsg-two"
+		echo "$RMSG_LOCAL_ADDR rmsg-two"
+	  fi
 	} >/tmp/hosts && mount --bind /tmp/hosts /etc/hosts || return 1
 	if [ "$RMSG_LOAD" = 1 ]; then
 		# The leak check's baseline: everything but rmsg is up.
