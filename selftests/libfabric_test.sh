@@ -112,6 +112,12 @@
 #                       fi_accept(), fi_connect(), the EQ), every size of
 #                       -S all (0 B to 6 MiB), data checked (-c), two
 #                       iterations a size; both sides exit 0
+#   pingpong_msg_ep_qp_errors
+#                       the same with ten iterations a size while a QP
+#                       error is forced into its channel every second
+#                       (tools/testing/qp-error-loop): both sides exit 0,
+#                       every size's data checked, at least 3 forced: an
+#                       FI_EP_MSG connection's repairs are invisible
 #   intercomm_openmpi   build/prov/mpi_intercomm (selftests/
 #                       mpi_intercomm.c) as two ranks over the provider
 #                       (pml cm, mtl ofi): MPI_Intercomm_create(), whose
@@ -171,7 +177,7 @@ mpirun_rxe=$PWD/tools/testing/mpirun-rxe
 
 tests=(fi_info params pingpong_msg pingpong_tagged wait_fd unexpected_rndv
        crossed_connect av_semantics conformance calls msg_endpoint
-       pingpong_msg_ep intercomm_openmpi
+       pingpong_msg_ep pingpong_msg_ep_qp_errors intercomm_openmpi
        netpipe_openmpi netpipe_device_readd hpcc_openmpi hpcc_qp_errors)
 echo "TAP version 13"
 echo "1..${#tests[@]}"
@@ -286,6 +292,23 @@ t_params() {
 t_pingpong_msg() { pingpong msg 6m -S all -I 2; }
 t_pingpong_msg_ep() { pp_ep=msg pingpong msg 6m -S all -I 2; }
 t_pingpong_tagged() { pingpong tagged 1m -I 2; }
+
+t_pingpong_msg_ep_qp_errors() {
+	local alive loop forced
+
+	# The loop forces faults while $alive lives: as long as the pair runs.
+	sleep "$limit" &
+	alive=$!
+	tools/testing/qp-error-loop "$alive" >"$tmp/qp-loop.out" &
+	loop=$!
+	pp_ep=msg pingpong msg 6m -S all -I 10
+	kill "$alive" 2>/dev/null
+	wait "$alive" "$loop" 2>/dev/null
+	forced=$(cat "$tmp/qp-loop.out")
+	((${forced:-0} >= 3)) ||
+		fail "only ${forced:-0} QP errors forced under fi_pingpong -e msg"
+	echo "# ${forced:-0} QP errors forced, one a second"
+}
 
 t_wait_fd() {
 	local out=$tmp/fi_wait.out
