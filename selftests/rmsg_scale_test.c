@@ -79,16 +79,16 @@ FIXTURE_SETUP(scale)
 	self->eps = calloc(2 * PAIRS, sizeof(*self->eps));
 	ASSERT_NE(NULL, self->eps);
 	/*
-	 * A slow kernel (the debug kernel's guest), and the usual one with
-	 * a kernel build beside it on the host, missed the node's heartbeat
-	 * while 2,048 channels carried their round: every member went into
-	 * repair at once, and the repairs queued behind each other found
-	 * their deadline past before their first attempt ("repair ends with
-	 * -110 after 0 attempts"), so the channels ended with ETIMEDOUT when
-	 * closed. What these tests check is carrying and opening at scale,
+	 * What these tests check is carrying, opening and closing at scale,
 	 * not liveness (resil and pair test that): the period is three times
-	 * the module's, or RMSG_TEST_SLOW times if more. A repair per link
-	 * instead of per channel (issue 37) is what removes the storm.
+	 * the module's, or RMSG_TEST_SLOW times if more, a margin for a slow
+	 * kernel (the debug kernel's guest) or a loaded host. The misses
+	 * these tests once met were not the peer's silence but periods in
+	 * which the node's HEARTBEAT could not go (a mass close; rmsg_node.c
+	 * counts those no more): thousand_channels closes on a short period
+	 * on purpose to keep that so. A node that does miss its heartbeat
+	 * still repairs every member, each with a connection of its own,
+	 * until links carry channels (issue 37).
 	 */
 	ASSERT_EQ(0, rmsg_read_param("heartbeat_ms", self->heartbeat_ms,
 				     sizeof(self->heartbeat_ms)));
