@@ -50,6 +50,32 @@ int rfi_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
 	return -FI_ENOSYS;
 }
 
+/* Endpoints and passive endpoints have no option of their own. */
+int rfi_no_getopt(fid_t fid, int level, int optname, void *optval,
+		  size_t *optlen)
+{
+	return -FI_ENOPROTOOPT;
+}
+
+int rfi_no_setopt(fid_t fid, int level, int optname, const void *optval,
+		  size_t optlen)
+{
+	return -FI_ENOPROTOOPT;
+}
+
+/* Nor transmit or receive contexts (scalable endpoints). */
+int rfi_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
+		  struct fid_ep **tx_ep, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+int rfi_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
+		  struct fid_ep **rx_ep, void *context)
+{
+	return -FI_ENOSYS;
+}
+
 /*
  * fi_cq_strerror() and fi_eq_strerror(): an error's prov_errno is the
  * errno behind it (either sign).
@@ -241,6 +267,8 @@ static struct fi_info *rfi_info_new(const struct fi_info *h,
 				   h->domain_attr->av_type : FI_AV_MAP;
 	fi->domain_attr->mr_mode = 0;
 	fi->domain_attr->cq_data_size = sizeof(uint64_t);
+	/* An FI_SOURCE_ERR completion's err_data: the sender's address. */
+	fi->domain_attr->max_err_data = sizeof(struct sockaddr_in);
 	fi->domain_attr->cq_cnt = 256;
 	fi->domain_attr->ep_cnt = 256;
 	fi->domain_attr->tx_ctx_cnt = 256;
@@ -570,10 +598,17 @@ static int rfi_av_insertsvc(struct fid_av *fav, const char *node,
 			    uint64_t flags, void *context)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET };
+	unsigned long port;
+	char *end;
 
 	if (!node || !service || inet_pton(AF_INET, node, &sin.sin_addr) != 1)
 		return -FI_EINVAL;
-	sin.sin_port = htons((uint16_t)atoi(service));
+	/* A port number: a service name or "80x" is not one. */
+	errno = 0;
+	port = strtoul(service, &end, 10);
+	if (!*service || *end || errno || port > 65535)
+		return -FI_EINVAL;
+	sin.sin_port = htons((uint16_t)port);
 	return rfi_av_insert(fav, &sin, 1, fi_addr, flags, context);
 }
 

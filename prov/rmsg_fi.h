@@ -577,6 +577,14 @@ int rfi_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
 int rfi_no_tostr(const struct fid *fid, char *buf, size_t len);
 int rfi_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
 		   void *ops, void *context);
+int rfi_no_getopt(fid_t fid, int level, int optname, void *optval,
+		  size_t *optlen);
+int rfi_no_setopt(fid_t fid, int level, int optname, const void *optval,
+		  size_t optlen);
+int rfi_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
+		  struct fid_ep **tx_ep, void *context);
+int rfi_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
+		  struct fid_ep **rx_ep, void *context);
 int rfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		struct fid_av **av, void *context);
 int rfi_av_addr(struct rfi_av *av, fi_addr_t addr, struct sockaddr_in *sin);

@@ -710,6 +710,31 @@ static int rfi_cm_no_setname(fid_t fid, void *addr, size_t addrlen)
 	return -FI_ENOSYS;
 }
 
+/*
+ * fi_cancel(), fi_getopt() and fi_setopt() reach a passive endpoint
+ * through these: it has nothing to cancel and no option.
+ */
+static ssize_t rfi_pep_cancel(fid_t fid, void *context)
+{
+	return -FI_ENOENT;
+}
+
+static ssize_t rfi_pep_size_left(struct fid_ep *ep)
+{
+	return -FI_ENOSYS;
+}
+
+static struct fi_ops_ep rfi_pep_ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = rfi_pep_cancel,
+	.getopt = rfi_no_getopt,
+	.setopt = rfi_no_setopt,
+	.tx_ctx = rfi_no_tx_ctx,
+	.rx_ctx = rfi_no_rx_ctx,
+	.rx_size_left = rfi_pep_size_left,
+	.tx_size_left = rfi_pep_size_left,
+};
+
 static struct fi_ops_cm rfi_pep_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
 	.setname = rfi_pep_setname,
@@ -763,6 +788,7 @@ int rfi_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 	pep->pep.fid.fclass = FI_CLASS_PEP;
 	pep->pep.fid.context = context;
 	pep->pep.fid.ops = &rfi_pep_fi_ops;
+	pep->pep.ops = &rfi_pep_ep_ops;
 	pep->pep.cm = &rfi_pep_cm_ops;
 	*fpep = &pep->pep;
 	return 0;

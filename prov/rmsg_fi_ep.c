@@ -1888,6 +1888,9 @@ ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 
 	if (count > RFI_IOV_MAX)
 		return -FI_EINVAL;
+	/* Not offered (no FI_MULTI_RECV capability): refused, not ignored. */
+	if (flags & FI_MULTI_RECV)
+		return -FI_EBADFLAGS;
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
 	rfi_lock(ep->dom);
@@ -2030,31 +2033,6 @@ static ssize_t rfi_cancel(fid_t fid, void *context)
 
 /* --- the endpoint object ----------------------------------------------- */
 
-static int rfi_getopt(fid_t fid, int level, int optname, void *optval,
-		      size_t *optlen)
-{
-	return -FI_ENOPROTOOPT;
-}
-
-static int rfi_setopt(fid_t fid, int level, int optname, const void *optval,
-		      size_t optlen)
-{
-	return -FI_ENOPROTOOPT;
-}
-
-static int rfi_no_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
-		      struct fid_ep **tx_ep, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static int rfi_no_rx_ctx(struct fid_ep *sep, int index,
-			 struct fi_rx_attr *attr, struct fid_ep **rx_ep,
-			 void *context)
-{
-	return -FI_ENOSYS;
-}
-
 static ssize_t rfi_size_left(struct fid_ep *ep)
 {
 	return RFI_QUEUE_SIZE;
@@ -2063,9 +2041,9 @@ static ssize_t rfi_size_left(struct fid_ep *ep)
 static struct fi_ops_ep rfi_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
 	.cancel = rfi_cancel,
-	.getopt = rfi_getopt,
-	.setopt = rfi_setopt,
-	.tx_ctx = rfi_no_ctx,
+	.getopt = rfi_no_getopt,
+	.setopt = rfi_no_setopt,
+	.tx_ctx = rfi_no_tx_ctx,
 	.rx_ctx = rfi_no_rx_ctx,
 	.rx_size_left = rfi_size_left,
 	.tx_size_left = rfi_size_left,
@@ -2560,7 +2538,9 @@ static int rfi_ep_enable(struct rfi_ep *ep)
 		return 0;
 	if (ep->connected)
 		return rfi_msg_enable(ep);
-	if (!ep->av || !ep->tx_cq || !ep->rx_cq)
+	if (!ep->av)
+		return -FI_ENOAV;
+	if (!ep->tx_cq || !ep->rx_cq)
 		return -FI_ENOCQ;
 	ret = rfi_local_addr(&ep->name);
 	if (!ret)

@@ -21,7 +21,14 @@
  *      drops CAP_SYS_RESOURCE and sets max_channels_per_user to 1 for an
  *      endpoint of its own, then puts it back) fails the send in its
  *      completion with a libfabric error code (FI_ENOSPC; the errno,
- *      EDQUOT, as prov_errno), not with a bare -EDQUOT from fi_tsend().
+ *      EDQUOT, as prov_errno), not with a bare -EDQUOT from fi_tsend();
+ *   6. multi-receive buffers, which the provider does not offer, are
+ *      refused rather than taken for a plain receive: no info for hints
+ *      with FI_MULTI_RECV, and fi_recvmsg() with the flag is
+ *      -FI_EBADFLAGS; an endpoint enabled without an AV is -FI_ENOAV
+ *      (with its CQ bound); fi_av_insertsvc() of a service that is not a
+ *      port number is -FI_EINVAL; max_err_data holds the address an
+ *      FI_SOURCE_ERR completion carries.
  *
  * Prints one line per check and exits 0 when all hold; a completion that
  * never comes fails its check after LIMIT_S seconds.
@@ -445,6 +452,51 @@ static void part5(void)
 	q->ep = NULL;
 }
 
+static void part6(void)
+{
+	struct fi_info *hints = fi_dupinfo(test_hints), *got = NULL;
+	struct fid_ep *ep;
+	fi_addr_t addr;
+	char buf[64];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct fi_msg msg = {
+		.msg_iov = &iov,
+		.iov_count = 1,
+		.addr = FI_ADDR_UNSPEC,
+	};
+	int ret;
+
+	if (!hints)
+		die("fi_dupinfo", -FI_ENOMEM);
+	hints->caps |= FI_MULTI_RECV;
+	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &got);
+	check(ret == -FI_ENODATA,
+	      "6: fi_getinfo() with FI_MULTI_RECV in the hints' caps: -FI_ENODATA");
+	if (!ret)
+		fi_freeinfo(got);
+	fi_freeinfo(hints);
+	check(fi_recvmsg(b.ep, &msg, FI_MULTI_RECV) == -FI_EBADFLAGS,
+	      "6: fi_recvmsg() with FI_MULTI_RECV: -FI_EBADFLAGS");
+	check(test_info->domain_attr->max_err_data >= sizeof(struct sockaddr_in),
+	      "6: max_err_data holds an FI_SOURCE_ERR completion's address");
+
+	ret = fi_endpoint(domain, test_info, &ep, NULL);
+	if (!ret)
+		ret = fi_ep_bind(ep, &a.cq->fid, FI_TRANSMIT | FI_RECV);
+	if (ret)
+		die("an endpoint without an AV", ret);
+	check(fi_enable(ep) == -FI_ENOAV,
+	      "6: fi_enable() of an endpoint without an AV: -FI_ENOAV");
+	fi_close(&ep->fid);
+	check(fi_av_insertsvc(av, "127.0.0.1", "80x", &addr, 0, NULL) ==
+		-FI_EINVAL &&
+	      fi_av_insertsvc(av, "127.0.0.1", "65536", &addr, 0, NULL) ==
+		-FI_EINVAL &&
+	      fi_av_insertsvc(av, "127.0.0.1", "", &addr, 0, NULL) ==
+		-FI_EINVAL,
+	      "6: fi_av_insertsvc() of a service that is no port number: -FI_EINVAL");
+}
+
 int main(void)
 {
 	test_open("fi_calls", FI_THREAD_SAFE, FI_WAIT_FD, 256);
@@ -454,6 +506,7 @@ int main(void)
 	part3();
 	part4();
 	part5();
+	part6();
 	test_close();
 	return failed;
 }

@@ -14,7 +14,7 @@
  * passive endpoint and four still carrying messages after it closed.
  *
  * Prints "ok WHAT" or "FAILED WHAT" per check (selftests/
- * libfabric_test.sh counts them, 18 in all); exits 0 when all passed, 1
+ * libfabric_test.sh counts them, 20 in all); exits 0 when all passed, 1
  * when one failed, 2 on an error that stops it.
  */
 #include <errno.h>
@@ -311,6 +311,20 @@ static void run_server(void)
 		ret = fi_getname(&pep->fid, name, &len);
 	if (ret)
 		die("the passive endpoint", ret);
+	/* Through the passive endpoint's fi_ops_ep: once a NULL pointer. */
+	{
+		size_t optlen = sizeof(len);
+
+		check(fi_getopt(&pep->fid, FI_OPT_ENDPOINT,
+				FI_OPT_CM_DATA_SIZE, &len, &optlen) ==
+				-FI_ENOPROTOOPT &&
+		      fi_setopt(&pep->fid, FI_OPT_ENDPOINT,
+				FI_OPT_CM_DATA_SIZE, &len, optlen) ==
+				-FI_ENOPROTOOPT &&
+		      fi_cancel(&pep->fid, NULL) == -FI_ENOENT,
+		      "server: fi_getopt(), fi_setopt(), fi_cancel() of a passive endpoint answer");
+		len = sizeof(name);
+	}
 	if (write(to_peer, &len, sizeof(len)) != sizeof(len) ||
 	    write(to_peer, name, len) != (ssize_t)len)
 		die("the name to the client", -FI_EIO);

@@ -89,7 +89,10 @@
 #                       listens there) and the destination without; a
 #                       connect refused at once (max_channels_per_user,
 #                       which it sets to 1 and puts back) fails the send
-#                       with FI_ENOSPC in its completion; every byte
+#                       with FI_ENOSPC in its completion; FI_MULTI_RECV
+#                       refused (no info, -FI_EBADFLAGS); an endpoint
+#                       without an AV -FI_ENOAV; fi_av_insertsvc() of a
+#                       service that is no port -FI_EINVAL; every byte
 #                       checked
 #   msg_endpoint        build/prov/fi_msg_ep (selftests/fi_msg_ep.c),
 #                       connected endpoints (FI_EP_MSG), server and
@@ -107,7 +110,9 @@
 #                       client's messages, four closed before the passive
 #                       endpoint and four carrying messages after it;
 #                       fi_reject() of a request accepted is refused;
-#                       every byte checked, 19 checks
+#                       fi_getopt(), fi_setopt(), fi_cancel() of the
+#                       passive endpoint answer; every byte checked,
+#                       20 checks
 #   pingpong_msg_ep     fi_pingpong -p rmsg -e msg (a passive endpoint,
 #                       fi_accept(), fi_connect(), the EQ), every size of
 #                       -S all (0 B to 6 MiB), data checked (-c), two
@@ -390,7 +395,7 @@ t_conformance() {
 t_calls() {
 	local out=$tmp/fi_calls.out
 
-	fi_program fi_calls 17
+	fi_program fi_calls 22
 }
 
 t_msg_endpoint() {
@@ -399,7 +404,7 @@ t_msg_endpoint() {
 	timeout -k 5 60 fi_info -p rmsg -t FI_EP_MSG >"$tmp/fi_info_msg.out" 2>&1 &&
 		grep -q 'FI_EP_MSG' "$tmp/fi_info_msg.out" ||
 		fail "fi_info -p rmsg -t FI_EP_MSG lists none: $(tail -n 2 "$tmp/fi_info_msg.out")"
-	fi_program fi_msg_ep 19
+	fi_program fi_msg_ep 20
 }
 
 # Two ranks over the provider, in $tmp (tools/testing/mpirun-rxe).
