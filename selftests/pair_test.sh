@@ -598,17 +598,16 @@ if [ $ok != 0 ] || [ -n "$skip" ]; then
 fi
 
 # (h) Node 1 dies mid-stream. Nothing tells node 0: heartbeats find the
-# silence (heartbeat_ms x (heartbeat_misses + 1): the first HEARTBEAT not
-# answered counts once it was out a whole period), the repair's
-# connection attempts go unanswered, and after repair_timeout_ms the
-# channels end with ETIMEDOUT. The bound is counted from when node 1 stopped answering
+# silence (heartbeat_ms x heartbeat_misses), the repair's connection
+# attempts go unanswered, and after repair_timeout_ms the channels end with
+# ETIMEDOUT. The bound is counted from when node 1 stopped answering
 # pings (three in a row lost), not from when the channels opened: node 1
 # takes its 3 s and then saves its kernel log over 9p before it resets,
 # which on a loaded host took 20 s more (a 6.12 run with a kernel build
 # beside it). It allows the heartbeats, the give-up time and 10 s for a
 # slow guest; the stream may last no longer than its own limit either.
 ok=1
-hb=$(($(cat $params/heartbeat_ms) * ($(cat $params/heartbeat_misses) + 1) / 1000))
+hb=$(($(cat $params/heartbeat_ms) * $(cat $params/heartbeat_misses) / 1000))
 bound=$(((hb + give_up_ms / 1000 / slow + 10) * slow))
 echo "$give_up_ms" >$params/repair_timeout_ms
 rm -f /tmp/peer_gone
