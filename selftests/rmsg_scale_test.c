@@ -374,7 +374,7 @@ static int many_close(struct __test_metadata *_metadata, struct many *m)
  * peer had closed (its work, behind hundreds of others, not yet run) and
  * dropped the request, and four such periods counted as the peer's
  * silence: the node repaired every channel still open, and they ended
- * with ETIMEDOUT (62 of 1,000 with 200 ms here before rmsg_node.c counted
+ * with ETIMEDOUT (281 of 1,000 with 100 ms here before rmsg_node.c counted
  * only periods with a HEARTBEAT out; 166 at the module's 1 s on the debug
  * kernel with a kernel build beside it).
  */
