@@ -20,24 +20,26 @@
  *    (RMSG_CHAN_SILENT at heartbeat_misses, the channel repaired with
  *    ETIMEDOUT);
  *  - counts a miss of the node when no member heard anything although a
- *    HEARTBEAT of a member was out, unanswered, when the period began;
- *    at heartbeat_misses every member is repaired (ETIMEDOUT), as each
- *    would have been alone;
+ *    HEARTBEAT of a member was out, unanswered, during the period (at
+ *    its start or at its end); at heartbeat_misses every member is
+ *    repaired (ETIMEDOUT), as each would have been alone;
  *  - asks one member, in turn, for a HEARTBEAT (RMSG_CHAN_BEACON_DUE):
  *    what keeps an idle node heard, and over time looks at every
  *    member's queue pair. A member with an end already on its way (the
  *    peer's CLOSE arrived, its work has not run yet) is passed over.
  *
- * Why a miss needs a HEARTBEAT that was out a whole period: silence is
- * evidence against the peer only if we asked something of it. A period
- * in which ours could not go (the member asked was ending, or our own
- * work queue was behind: a thousand channels closing at once) says
- * nothing about the peer, and counting it once made a mass close by the
- * peer, who had closed every channel but had not yet sent every CLOSE,
- * repair all the channels still open and end them with ETIMEDOUT. A dead
- * peer still adds a miss every period: the HEARTBEAT asked each period
- * goes out and is not answered (one period later than a count of empty
- * periods would).
+ * Why a miss needs a HEARTBEAT out: silence is evidence against the peer
+ * only if we asked something of it. A period in which ours could not go
+ * (the member asked was ending, or our own work queue was behind: a
+ * thousand channels closing at once) says nothing about the peer, and
+ * counting it once made a mass close by the peer, who had closed every
+ * channel but had not yet sent every CLOSE, repair all the channels
+ * still open and end them with ETIMEDOUT. A dead peer still adds a miss
+ * every period, from the first: the HEARTBEAT asked at a beat goes out
+ * and is unanswered at the next. (Requiring one out for the whole
+ * period found a dead peer a period later, and lost the count when the
+ * member whose HEARTBEAT failed left the node: on the debug kernel an
+ * idle channel then took over 10 s to see a link go down.)
  *
  * An idle channel thus sends nothing: the idle traffic between two
  * nodes is one HEARTBEAT a period each way (and its acknowledgement),
@@ -221,11 +223,11 @@ static void rmsg_node_beat(struct work_struct *work)
 			hb_out = true;
 	}
 	/*
-	 * One that was out at the last beat and is still out, answered (then
-	 * heard) or failed (the member's own fault, which repairs it alone)
-	 * since, or whose member left: each had the whole period.
+	 * One out at the last beat (since answered: then heard; failed: its
+	 * member's own fault; or still out) or out now: the period asked the
+	 * peer something. Nothing out at either end: it asked nothing.
 	 */
-	was_out = node->hb_out;
+	was_out = node->hb_out || hb_out;
 	node->hb_out = hb_out;
 	if (heard) {
 		node->misses = 0;

@@ -184,8 +184,9 @@ TRACE_EVENT(rmsg_chan_stall,
 /*
  * A node's heartbeat period ended (rmsg_node.c): its @members, whether
  * any of them @heard from the peer, whether a HEARTBEAT of ours was out
- * unanswered (@unanswered), the node's @misses in a row after it, and the
- * member asked for the next HEARTBEAT (@beacon_ep/@beacon_ch; ~0 for none).
+ * unanswered at the period's start or end (@unanswered), the node's
+ * @misses in a row after it, and the member asked for the next HEARTBEAT
+ * (@beacon_ep/@beacon_ch; ~0 for none).
  */
 TRACE_EVENT(rmsg_node_beat,
 	TP_PROTO(u32 members, bool heard, bool unanswered, u32 misses,
