@@ -1155,20 +1155,26 @@ TEST_F_TIMEOUT(lrndv, plain_memory_sizes, 900)
 		0, 1, 4000, max, max + 1, (100U << 10) + 7, 1U << 20,
 		(16U << 20) + 5, 64U << 20,
 	};
-	unsigned int i, seq = 100;
+	unsigned int i, n, seq = 100;
 
 	if (!pin_supported(&p->b))
 		SKIP(return, "the module does not announce RMSG_FEAT_RNDV_PIN");
 	ASSERT_LT(0, max);
 	ASSERT_LE(0, pin0);
-	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+	/*
+	 * Not the 64 MiB on a slow kernel: the debug kernel's rxe answers an
+	 * RDMA READ in one softirq run, 64 MiB of KASAN-checked copies, for
+	 * over 20 s: the soft lockup watchdog's report, not rmsg's.
+	 */
+	n = rmsg_test_slow() > 1 ? ARRAY_SIZE(sizes) - 1 : ARRAY_SIZE(sizes);
+	for (i = 0; i < n; i++) {
 		ASSERT_TRUE(xfer_plain(p, &p->b, &p->a, seq++, sizes[i], 0))
 			TH_LOG("b to a: %s", why);
 		/*
 		 * The largest one way only: the way back is the same code on
 		 * the other endpoint, and 64 MiB more cost 15 s a variant.
 		 */
-		if (i + 1 < ARRAY_SIZE(sizes))
+		if (i + 1 < n)
 			ASSERT_TRUE(xfer_plain(p, &p->a, &p->b, seq++,
 					       sizes[i], 0))
 				TH_LOG("a to b: %s", why);

@@ -2451,6 +2451,7 @@ TEST_F_TIMEOUT(resil, hca_readd_rndv_held, 300)
  */
 TEST_F_TIMEOUT(resil, hca_gone_give_up, 120)
 {
+	long give_up = 1500 * rmsg_test_slow();
 	struct rmsg_streams *ss = self->ss;
 	struct rmsg_chan_info e;
 	char buf[256];
@@ -2461,18 +2462,25 @@ TEST_F_TIMEOUT(resil, hca_gone_give_up, 120)
 		SKIP(return, "the module does not announce RMSG_FEAT_REPAIR");
 	if (!self->netdev)
 		SKIP(return, "RMSG_NETDEV not set: not run by rmsg-vm");
-	ASSERT_EQ(0, set_param(self, "repair_timeout_ms", "1500"));
+	/*
+	 * RMSG_TEST_SLOW times on a slow kernel: the debug kernel's removal
+	 * of rxe0 took longer than 1.5 s, and the repairs had ended before
+	 * the test looked for them.
+	 */
+	snprintf(buf, sizeof(buf), "%ld", give_up);
+	ASSERT_EQ(0, set_param(self, "repair_timeout_ms", buf));
 	start_streams(_metadata, self, 2, ENDLESS);
 	t0 = rmsg_now_ms();
 	ASSERT_EQ(0, rxe_delete(self));
-	ASSERT_TRUE(wait_all(self, RMSG_CHAN_INFO_RECOVERING, 1000));
+	ASSERT_TRUE(wait_all(self, RMSG_CHAN_INFO_RECOVERING,
+			     (int)(1000 * rmsg_test_slow())));
 	/* Sends go on into the repairs, and wait there until the end. */
 	ASSERT_TRUE(rmsg_streams_run_for(ss, 200)) TH_LOG("%s", ss->why);
 	stop_streams(ss);
 	ASSERT_TRUE(rmsg_streams_run(ss, ENDLESS, 20000)) TH_LOG("%s", ss->why);
 	t_end = rmsg_now_ms() - t0;
-	ksft_print_msg("every channel ended %ld ms after the removal (give-up 1500 ms)\n",
-		       t_end);
+	ksft_print_msg("every channel ended %ld ms after the removal (give-up %ld ms)\n",
+		       t_end, give_up);
 	for (i = 0; i < ss->n; i++) {
 		struct rmsg_stream *s = &ss->s[i];
 
@@ -2485,7 +2493,7 @@ TEST_F_TIMEOUT(resil, hca_gone_give_up, 120)
 		EXPECT_EQ(-ETIMEDOUT, s->tx_res);
 		EXPECT_EQ(-ETIMEDOUT, s->rx_res);
 	}
-	EXPECT_LE(1400, t_end);
+	EXPECT_LE(give_up - 100, t_end);
 	for (i = 0; i < (unsigned int)self->nch; i++) {
 		EXPECT_EQ(-ENOENT, chan_get(rmsg_ep_fd(self->a), self->a_ep,
 					    self->a_ch[i], &e));
