@@ -118,7 +118,7 @@
 #                       -S all (0 B to 6 MiB), data checked (-c), two
 #                       iterations a size; both sides exit 0
 #   pingpong_msg_ep_qp_errors
-#                       the same with ten iterations a size while a QP
+#                       the same with five iterations a size while a QP
 #                       error is forced into its channel every second
 #                       (tools/testing/qp-error-loop): both sides exit 0,
 #                       every size's data checked, at least 3 forced: an
@@ -306,7 +306,7 @@ t_pingpong_msg_ep_qp_errors() {
 	alive=$!
 	tools/testing/qp-error-loop "$alive" >"$tmp/qp-loop.out" &
 	loop=$!
-	pp_ep=msg pingpong msg 6m -S all -I 10
+	pp_ep=msg pingpong msg 6m -S all -I 5
 	kill "$alive" 2>/dev/null
 	wait "$alive" "$loop" 2>/dev/null
 	forced=$(cat "$tmp/qp-loop.out")

@@ -96,6 +96,7 @@ setup() {
 	loopback)
 		ip link add va type veth peer name vb &&
 		ip addr add "$RMSG_NET.1/24" dev va &&
+		sysctl -qw net.ipv6.conf.va.keep_addr_on_down=1 &&
 		ip -6 addr add "$RMSG_NET6::1/64" dev va nodad &&
 		ip link set va up && ip link set vb up &&
 		rdma link add rxe0 type rxe netdev va || return 1
@@ -130,7 +131,8 @@ setup() {
 	# them): the root is the host's, read-only, so the guest's own
 	# /etc/hosts is a copy in its /tmp mounted over the host's. The
 	# loopback guest's rmsg-two has two: an on-link IPv6 address that
-	# no one holds, which getaddrinfo() puts first (IPv6 before IPv4),
+	# no one holds, which getaddrinfo() puts first (IPv6 before IPv4)
+	# while va has its IPv6 address (kept when tests take va down),
 	# then the guest's own.
 	{ cat /etc/hosts
 	  echo "$RMSG_LOCAL_ADDR rmsg-local"
