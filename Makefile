@@ -481,7 +481,7 @@ fuzz:
 	tools/testing/fuzz/run-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # The ABI fuzzer (selftests/rmsg_abi_fuzz_test, Documentation/hardening.rst)
-# for longer than the 12 s per pass `make check` gives it: ABIFUZZ_SECS per
+# for longer than the 6 s per pass `make check` gives it: ABIFUZZ_SECS per
 # pass (one as root, one as nobody); ABIFUZZ_SEED repeats a run's calls.
 # ABIFUZZ_RUNS runs it that many times in one guest, each with a new seed
 # (unless ABIFUZZ_SEED), each followed by the leak check.

@@ -12,8 +12,8 @@
 #                       fi_pingpong (data checked) with blocks of 8 KiB
 #                       carries less than 8 KiB eager, and with a
 #                       threshold of 1000 bytes exactly 1000 (the
-#                       provider's log says so per channel), and runs
-#                       with arrival summaries; a block size the module
+#                       provider's log says so per channel) with arrival
+#                       summaries on; a block size the module
 #                       refuses fails the endpoint, saying why
 #   pingpong_msg        fi_pingpong -p rmsg -e rdm, every size of -S all
 #                       (0 B to 6 MiB: eager and rendezvous), data checked
@@ -113,13 +113,12 @@
 #                       fi_getopt(), fi_setopt(), fi_cancel() of the
 #                       passive endpoint answer; every byte checked,
 #                       20 checks
-#   pingpong_msg_ep     fi_pingpong -p rmsg -e msg (a passive endpoint,
-#                       fi_accept(), fi_connect(), the EQ), every size of
-#                       -S all (0 B to 6 MiB), data checked (-c), two
-#                       iterations a size; both sides exit 0
 #   pingpong_msg_ep_qp_errors
-#                       the same with five iterations a size while a QP
-#                       error is forced into its channel every second
+#                       fi_pingpong -p rmsg -e msg (a passive endpoint,
+#                       fi_accept(), fi_connect(), the EQ), every size of
+#                       -S all (0 B to 6 MiB), data checked (-c), five
+#                       iterations a size while a QP error is forced
+#                       into its channel every second
 #                       (tools/testing/qp-error-loop): both sides exit 0,
 #                       every size's data checked, at least 3 forced: an
 #                       FI_EP_MSG connection's repairs are invisible
@@ -182,7 +181,7 @@ mpirun_rxe=$PWD/tools/testing/mpirun-rxe
 
 tests=(fi_info params pingpong_msg pingpong_tagged wait_fd unexpected_rndv
        crossed_connect av_semantics conformance calls msg_endpoint
-       pingpong_msg_ep pingpong_msg_ep_qp_errors intercomm_openmpi
+       pingpong_msg_ep_qp_errors intercomm_openmpi
        netpipe_openmpi netpipe_device_readd hpcc_openmpi hpcc_qp_errors)
 echo "TAP version 13"
 echo "1..${#tests[@]}"
@@ -270,15 +269,14 @@ t_params() {
 	# Half a block at most (Documentation/veloblock.rst); 32 KiB gives 16 K.
 	[ -n "$eager" ] && ((eager <= 4096 && eager > 2048)) ||
 		fail "with 8 KiB blocks, eager up to '${eager}' bytes"
+	# Endpoints with arrival summaries carry it all the same.
 	FI_LOG_LEVEL=info FI_LOG_PROV=rmsg FI_RMSG_RNDV_THRESHOLD=1000 \
-		pingpong msg 1m -I 2
+		FI_RMSG_SUMMARY=1 pingpong msg 1m -I 2
 	eager=$(sed -n 's/.*channel [0-9]* open: eager payloads up to \([0-9]*\) bytes.*/\1/p' \
 		"$tmp/client.msg" | head -n 1)
 	echo "# FI_RMSG_RNDV_THRESHOLD=1000: eager up to ${eager:-?} bytes"
 	[ "$eager" = 1000 ] ||
 		fail "with a threshold of 1000, eager up to '${eager}' bytes"
-	# Endpoints with arrival summaries carry it all the same.
-	FI_RMSG_SUMMARY=1 pingpong msg 1m -I 2
 	# The server makes its endpoint once the client's socket is there.
 	FI_LOG_LEVEL=warn FI_RMSG_BLOCK_SIZE=100 timeout -k 5 60 \
 		fi_pingpong -p rmsg -e rdm -m msg >"$tmp/bad_server" 2>&1 &
@@ -295,7 +293,6 @@ t_params() {
 }
 
 t_pingpong_msg() { pingpong msg 6m -S all -I 2; }
-t_pingpong_msg_ep() { pp_ep=msg pingpong msg 6m -S all -I 2; }
 t_pingpong_tagged() { pingpong tagged 1m -I 2; }
 
 t_pingpong_msg_ep_qp_errors() {

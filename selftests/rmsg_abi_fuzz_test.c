@@ -25,7 +25,7 @@
  *   rmsg_abi_fuzz_test [--seed N] [--secs S] [--iters N] [--as root|nobody]
  *
  * The environment gives the defaults (ABIFUZZ_SEED, ABIFUZZ_SECS: seconds
- * per pass, 12; ABIFUZZ_ITERS: 0 for no limit), since selftests/run.sh
+ * per pass, 6; ABIFUZZ_ITERS: 0 for no limit), since selftests/run.sh
  * passes no arguments. The seed is printed; the same seed gives the same
  * sequence of calls, though not the same timing of the kernel's events.
  * KTAP on stdout.
@@ -2060,7 +2060,7 @@ int main(int argc, char **argv)
 	};
 	const char *env, *as = "both", *why;
 	uint64_t seed;
-	unsigned int secs = 12;
+	unsigned int secs = 6;
 	unsigned long iters = 0;
 	struct stat sb;
 	long pins_before;

@@ -27,7 +27,7 @@
 #define PAIR_A_DATA	0x2000
 
 #define MEM_CHANNELS	200
-#define MEM_ROUNDS	4	/* the first is a warm-up */
+#define MEM_ROUNDS	3	/* the first is a warm-up */
 #define MEM_BLOCK	32768	/* the module's default block_size */
 #define TRACE		false	/* true: log every memory sample */
 
