@@ -225,11 +225,14 @@ static bool rfi_hints_fit(const struct fi_info *h, enum fi_ep_type type)
 	if (h->ep_attr && h->ep_attr->max_msg_size > RMSG_RNDV_MAX_LEN)
 		return false;
 	if (h->tx_attr && ((h->tx_attr->caps & ~caps) ||
+			   (h->tx_attr->op_flags &
+			    RFI_TX_COMPLETIONS_NOT_GIVEN) ||
 			   (h->tx_attr->msg_order & ~FI_ORDER_SAS) ||
 			   h->tx_attr->inject_size > RFI_INJECT_SIZE ||
 			   h->tx_attr->iov_limit > RFI_IOV_MAX))
 		return false;
 	if (h->rx_attr && ((h->rx_attr->caps & ~caps) ||
+			   (h->rx_attr->op_flags & FI_MULTI_RECV) ||
 			   (h->rx_attr->msg_order & ~FI_ORDER_SAS) ||
 			   h->rx_attr->iov_limit > RFI_IOV_MAX))
 		return false;

@@ -64,6 +64,18 @@
 /* Sends of at most this many bytes may be injected (copied at once). */
 #define RFI_INJECT_SIZE	4096
 /*
+ * The completion levels no send of rmsg's can honour: an eager send
+ * completes once the kernel holds its bytes (copied into the channel's
+ * shadow, delivered exactly once across repairs or the channel fails), not
+ * once the peer processed them. Hints asking for one as a default match
+ * nothing; a call asking for one is refused (-FI_EBADFLAGS).
+ * FI_TRANSMIT_COMPLETE is taken, as fi_pingpong's last send asks for it:
+ * Documentation/libfabric.rst, "Operation flags", says what it means here.
+ */
+#define RFI_TX_COMPLETIONS_NOT_GIVEN	(FI_DELIVERY_COMPLETE | \
+					 FI_MATCH_COMPLETE | \
+					 FI_COMMIT_COMPLETE)
+/*
  * Injected payloads up to this size travel in the operation itself, and
  * up to RFI_OP_CACHE freed operations wait on their endpoint for the next
  * post: a small send or receive then costs no allocation at all.

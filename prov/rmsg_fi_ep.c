@@ -589,6 +589,8 @@ static ssize_t rfi_send_common(struct rfi_ep *ep, const struct iovec *iov,
 	if (count > RFI_IOV_MAX || len > RMSG_RNDV_MAX_LEN ||
 	    ((flags & FI_INJECT) && len > RFI_INJECT_SIZE))
 		return -FI_EINVAL;
+	if (flags & RFI_TX_COMPLETIONS_NOT_GIVEN)
+		return -FI_EBADFLAGS;
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
 	rfi_lock(ep->dom);

@@ -9,14 +9,19 @@
  *      -FI_ENODATA rather than an info without them: FI_SHARED_AV in the
  *      domain's capabilities, an inject size of 16 KiB (4 KiB is what it
  *      can), a largest message over what rmsg carries, FI_RMA in the
- *      transmit capabilities; the same hints without them match, and an
- *      inject size asked below the provider's is given at least;
+ *      transmit capabilities, FI_DELIVERY_COMPLETE or FI_MATCH_COMPLETE
+ *      as default transmit flags (an eager send completes when the kernel
+ *      holds its bytes, not when the peer has them), FI_MULTI_RECV as a
+ *      default receive flag; the same hints without them match, an inject
+ *      size asked below the provider's is given at least, and
+ *      FI_INJECT_COMPLETE as a default is given;
  *   2. an endpoint whose tx_attr->op_flags have FI_INJECT: fi_tsend() and
  *      fi_send() still write their completions (only the fi_inject*()
  *      calls write none), the buffer is the program's again when the
  *      call returns (it is overwritten at once), and the receiver gets
  *      every byte as it was; a fi_tinject() after them arrives whole, and
- *      the completions are exactly the two sends'.
+ *      the completions are exactly the two sends'; a fi_sendmsg() asking
+ *      for FI_DELIVERY_COMPLETE is refused, -FI_EBADFLAGS.
  *
  * Prints one line per check and exits 0 when all hold; a completion that
  * never comes fails its check after LIMIT_S seconds.
@@ -146,6 +151,30 @@ static void part1(void)
 	check(ret == -FI_ENODATA, "1: FI_RMA to transmit: -FI_ENODATA");
 	fi_freeinfo(info);
 	fi_freeinfo(h);
+
+	h = hints();
+	h->tx_attr->op_flags = FI_COMPLETION | FI_DELIVERY_COMPLETE;
+	ret = getinfo(h, &info);
+	check(ret == -FI_ENODATA,
+	      "1: FI_DELIVERY_COMPLETE by default: -FI_ENODATA");
+	fi_freeinfo(info);
+	h->tx_attr->op_flags = FI_COMPLETION | FI_MATCH_COMPLETE;
+	ret = getinfo(h, &info);
+	check(ret == -FI_ENODATA,
+	      "1: FI_MATCH_COMPLETE by default: -FI_ENODATA");
+	fi_freeinfo(info);
+	h->tx_attr->op_flags = FI_COMPLETION | FI_INJECT_COMPLETE;
+	ret = getinfo(h, &info);
+	check(!ret && info->tx_attr->op_flags ==
+		      (FI_COMPLETION | FI_INJECT_COMPLETE),
+	      "1: FI_COMPLETION | FI_INJECT_COMPLETE: a match, given");
+	fi_freeinfo(info);
+	h->tx_attr->op_flags = 0;
+	h->rx_attr->op_flags = FI_MULTI_RECV;
+	ret = getinfo(h, &info);
+	check(ret == -FI_ENODATA, "1: FI_MULTI_RECV receives: -FI_ENODATA");
+	fi_freeinfo(info);
+	fi_freeinfo(h);
 }
 
 /* Send from c to b with the call @how, then overwrite the buffer. */
@@ -219,6 +248,16 @@ static void part2(void)
 	printf("# completions: %d\n", completions);
 	check(completions == 5,
 	      "2: completions: the two sends' and the three receives'");
+	{
+		struct iovec iov = { out, LEN };
+		struct fi_msg msg = {
+			.msg_iov = &iov, .iov_count = 1, .addr = c.peer,
+		};
+
+		ret = (int)fi_sendmsg(c.ep, &msg, FI_DELIVERY_COMPLETE);
+		check(ret == -FI_EBADFLAGS,
+		      "2: fi_sendmsg() with FI_DELIVERY_COMPLETE: -FI_EBADFLAGS");
+	}
 	fi_close(&c.ep->fid);
 	fi_close(&c.cq->fid);
 	c.ep = NULL;

@@ -77,10 +77,12 @@
 #                       every byte checked
 #   conformance         build/prov/fi_conform: fi_getinfo() answers
 #                       -FI_ENODATA to hints it cannot give (FI_SHARED_AV,
-#                       an inject size of 16 KiB, FI_RMA, ...); fi_send()
+#                       an inject size of 16 KiB, FI_RMA,
+#                       FI_DELIVERY_COMPLETE by default, ...); fi_send()
 #                       and fi_tsend() of an endpoint with FI_INJECT in
 #                       its op_flags write their completions (only
-#                       fi_inject*() write none), every byte checked
+#                       fi_inject*() write none), every byte checked; a
+#                       send asking FI_DELIVERY_COMPLETE: -FI_EBADFLAGS
 #   calls               build/prov/fi_calls: FI_PEEK | FI_DISCARD
 #                       discards (eager and rendezvous); fi_cq_signal()
 #                       wakes a thread in fi_cq_sread(); one CQ serves
@@ -386,7 +388,7 @@ t_av_semantics() {
 t_conformance() {
 	local out=$tmp/fi_conform.out
 
-	fi_program fi_conform 10
+	fi_program fi_conform 15
 }
 
 t_calls() {
