@@ -28,10 +28,12 @@
  * reads straight into the posted buffer (rmsg_msg_recv_into(): the kernel pins
  * it) or, if no receive matches yet, into memory of the provider's.
  *
- * Progress is manual: rfi_ep_progress(), from CQ reads, receive posts and
- * sends librmsg had no room for, takes librmsg's events (channels opened and ended, sends completed) and
+ * Progress is manual: rfi_ep_progress(), called from CQ reads, peeks, a
+ * send to a peer with no channel yet and a send librmsg had no room for,
+ * takes librmsg's events (channels opened and ended, sends completed) and
  * the messages that arrived, and matches them against posted receives.
- * Everything here runs under the domain's lock.
+ * Everything here runs under the fabric's lock (rfi_lock(): one recursive
+ * mutex per fabric, none with FI_THREAD_DOMAIN).
  */
 #include <errno.h>
 #include <stdio.h>
