@@ -955,8 +955,6 @@ static int s_act(struct sim *s, const struct rmsg_lease_act *a)
 		memset(s->shadow, 0xee, s->size);
 		s->leases++;
 	}
-	if ((a->todo & RMSG_LEASE_KEY) && s->rewrite_owed && s_rewrite(s))
-		return -1;
 	if (a->todo & RMSG_LEASE_FREE) {
 		/* The glue waits for the data WRs; here all must have landed. */
 		if (s->s_inflight)
@@ -1004,8 +1002,12 @@ static int s_pump(struct sim *s)
 	struct rmsg_vb_place pl;
 	u32 n = 1 + rng_below(&s->rng, 4);
 
-	while (n-- && s->pending && !s->rewrite_owed &&
-	       rmsg_lease_tx_may_write(&s->ls)) {
+	/* After a repair, what the peer lacks first, under the new key. */
+	if (!rmsg_lease_tx_may_write(&s->ls))
+		return 0;
+	if (s->rewrite_owed && s_rewrite(s))
+		return -1;
+	while (n-- && s->pending) {
 		u32 seq = s->next_seq - s->pending, len = msg_len(s, seq);
 		struct ent e = {
 			.kind = E_WRITE, .rkey = s->ls.rkey,
