@@ -347,10 +347,13 @@ void rmsg_lease_rx_idle(struct rmsg_lease_rx *rx, u32 arrived, u32 freed,
  *
  * A yes must name the revoke's counter, and nothing may have arrived
  * since: the peer promised to write no more. A KEEP leaves the lease
- * granted; the next idle period may ask again.
+ * granted; the next idle period may ask again. Its counter, what the
+ * peer had written, cannot be behind what arrived before it, nor more
+ * than a block ahead (the credit).
  *
  * Return: 0, or -EPROTO (nothing changed): before the peer's READY, a
- * lease not granted, an answer to no REVOKE, a counter not the REVOKE's.
+ * lease not granted, an answer to no REVOKE, a counter not the REVOKE's
+ * (yes) or out of its bounds (KEEP).
  */
 int rmsg_lease_rx_return(struct rmsg_lease_rx *rx,
 			 const struct rmsg_lease_msg *m, u32 arrived,
@@ -367,6 +370,12 @@ int rmsg_lease_rx_return(struct rmsg_lease_rx *rx,
 	if (rx->state != RMSG_LEASE_RX_REVOKING)
 		return -EPROTO;
 	if (m->flag) {
+		/*
+		 * Its writes before the KEEP have arrived, and the credit
+		 * bounds what it wrote: between the walk and a block ahead.
+		 */
+		if (m->counter - arrived > rx->size)
+			return -EPROTO;
 		rx->state = RMSG_LEASE_RX_GRANTED;
 		return 0;
 	}

@@ -214,6 +214,11 @@ TEST(life)
 	pair_revoke(_metadata, &p, 0x200, 11, false, 0x240, &a);
 	EXPECT_EQ(RMSG_RETURN_ARG(1, 0x240, true), a.arg);
 	m = lm(a.type, a.arg);
+	/* Behind what arrived before it, or more than a block ahead: lies. */
+	EXPECT_EQ(-EPROTO, rmsg_lease_rx_return(&p.r, &m, 0x250, &b));
+	EXPECT_EQ(-EPROTO, rmsg_lease_rx_return(&p.r, &m, 0x240 - SZ - 16,
+						&b));
+	EXPECT_EQ(RMSG_LEASE_RX_REVOKING, p.r.state);
 	ASSERT_EQ(0, rmsg_lease_rx_return(&p.r, &m, 0x200, &b));
 	EXPECT_EQ(RMSG_LEASE_RX_GRANTED, p.r.state);
 
