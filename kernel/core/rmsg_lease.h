@@ -11,7 +11,11 @@
  *
  * Nothing here allocates, sleeps or locks; the caller serialises each
  * machine (the channel's lock) and owns the block, its registration and
- * the shadow.
+ * the shadow. It sends a machine's messages in the order the machine
+ * asked for them, after the connection's READY: a send buffer that is
+ * busy must not let a later message of a machine overtake an earlier
+ * one (the sender's RETURN, then its ASK). A message asked for while no
+ * connection is up is dropped: the next connection makes it good.
  */
 #ifndef _RMSG_LEASE_H
 #define _RMSG_LEASE_H
