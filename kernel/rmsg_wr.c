@@ -277,6 +277,14 @@ void rmsg_ctrl_recv_failed(struct rmsg_channel *ch, const struct ib_wc *wc)
 void rmsg_ctrl_recv_take(struct rmsg_channel *ch, u8 type, u64 arg,
 			 int (*repost)(void *buf), void *buf)
 {
+	/*
+	 * The decoder knows block leases (RMSG_CTRL_ASK to _RETURN, READY's
+	 * lease resume point), which no channel of this module has yet.
+	 */
+	if (type >= RMSG_CTRL_TYPES || (type == RMSG_CTRL_READY && arg)) {
+		rmsg_chan_kill_soft(ch, -EPROTO);
+		return;
+	}
 	if (!rmsg_ctrl_recv_tab[type].last && repost(buf)) {
 		rmsg_chan_kill_soft(ch, -ECONNRESET);
 		return;

@@ -15,6 +15,9 @@ static_assert(sizeof(struct rmsg_wire_hello) == RMSG_WIRE_HELLO_SIZE);
 static_assert(sizeof(struct rmsg_wire_ctrl) == RMSG_WIRE_CTRL_SIZE);
 /* A link channel id, 24 bits, never RMSG_WIRE_NO_CHANNEL. */
 static_assert(RMSG_LINK_NO_CHAN < RMSG_WIRE_NO_CHANNEL);
+/* A GRANT's size field holds every block a lease may have. */
+static_assert(RMSG_LEASE_UNITS_MAX <= 0xffff &&
+	      RMSG_VB_MAX_BLOCK % RMSG_LEASE_UNIT == 0);
 /* An ACCEPT and the longest address list fit the REP's private data. */
 static_assert(sizeof(struct rmsg_wire_addr) == RMSG_WIRE_ADDR_SIZE);
 static_assert(sizeof(struct rmsg_wire_addrs) == RMSG_WIRE_ADDRS_HDR +
@@ -153,11 +156,72 @@ void rmsg_ctrl_encode(struct rmsg_wire_ctrl *wire, u8 type, u64 arg)
 	wire->arg = cpu_to_le64(arg);
 }
 
+/**
+ * rmsg_lease_msg_decode() - validate and decode a lease message's argument
+ * @type: RMSG_CTRL_ASK, RMSG_CTRL_GRANT, RMSG_CTRL_REVOKE,
+ *	RMSG_CTRL_RETURN or RMSG_CTRL_READY
+ * @arg: its argument, untrusted
+ * @m: filled in on success (the fields @type does not carry are zero)
+ *
+ * Checks the layout of RMSG_ASK_ARG() and its siblings: reserved bits
+ * zero, and a GRANT's size 1 to RMSG_LEASE_UNITS_MAX units. Whether the
+ * lease, counter and size fit the channel is the lease machines' to check
+ * (rmsg_lease.c).
+ *
+ * Return: 0, or -EPROTO.
+ */
+int rmsg_lease_msg_decode(u8 type, u64 arg, struct rmsg_lease_msg *m)
+{
+	u32 units;
+
+	memset(m, 0, sizeof(*m));
+	switch (type) {
+	case RMSG_CTRL_ASK:
+		if (arg >> 16)
+			return -EPROTO;
+		m->lease = (u16)arg;
+		return 0;
+	case RMSG_CTRL_GRANT:
+		units = (u32)(arg >> 48);
+		if (!units || units > RMSG_LEASE_UNITS_MAX)
+			return -EPROTO;
+		m->rkey = (u32)arg;
+		m->lease = (u16)(arg >> 32);
+		m->size = units * RMSG_LEASE_UNIT;
+		return 0;
+	case RMSG_CTRL_REVOKE:
+	case RMSG_CTRL_RETURN:
+		if (arg >> 48 & ~(type == RMSG_CTRL_RETURN ? 1ULL : 0ULL))
+			return -EPROTO;
+		m->counter = (u32)arg;
+		m->lease = (u16)(arg >> 32);
+		m->flag = !!(arg & RMSG_RETURN_KEEP);
+		return 0;
+	case RMSG_CTRL_READY:
+		if (arg & ~(RMSG_READY_ARG(0xffff, 1, 0xffff, 1)))
+			return -EPROTO;
+		m->lease = (u16)arg;
+		m->flag = !!(arg & RMSG_READY_GRANTED);
+		m->peer_lease = (u16)(arg >> 32);
+		m->held = !!(arg & RMSG_READY_HELD);
+		return 0;
+	}
+	return -EPROTO;
+}
+
 /* The argument's rules of the types a direct channel's connection carries. */
 static int rmsg_ctrl_check_arg(u8 type, u64 arg)
 {
+	struct rmsg_lease_msg m;
+
 	switch (type) {
 	case RMSG_CTRL_READY:
+	case RMSG_CTRL_ASK:
+	case RMSG_CTRL_GRANT:
+	case RMSG_CTRL_REVOKE:
+	case RMSG_CTRL_RETURN:
+		/* READY's argument is zero but on a leased channel. */
+		return rmsg_lease_msg_decode(type, arg, &m);
 	case RMSG_CTRL_CLOSE:
 	case RMSG_CTRL_RESET:
 	case RMSG_CTRL_HEARTBEAT:
@@ -265,9 +329,9 @@ static int rmsg_lmsg_check_hello(const struct rmsg_lmsg *msg)
  * @len: how many were received: RMSG_WIRE_LMSG_MAX for a HELLO,
  *	RMSG_WIRE_CTRL_SIZE for every other type
  *
- * A channel's types (READY to REKEY) name a channel, with the argument
- * rules of a direct connection, except HEARTBEAT, which is the link's
- * (RMSG_LINK_SELF); LCREDIT is the link's, with a 32-bit count; REFUSE
+ * A channel's types (READY to REKEY, ASK to RETURN) name a channel, with
+ * the argument rules of a direct connection, except HEARTBEAT, which is
+ * the link's (RMSG_LINK_SELF); LCREDIT is the link's, with a 32-bit count; REFUSE
  * names a channel, with an errno of 1 to 255; a HELLO follows
  * rmsg_lmsg_check_hello(). Whether the channel exists, and is the
  * sender's, is the caller's to check.

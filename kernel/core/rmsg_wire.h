@@ -13,6 +13,7 @@
 #define _RMSG_WIRE_H
 
 #include "rmsg_core_types.h"
+#include <rdma/rmsg.h>
 
 #define RMSG_WIRE_MAGIC		0x47534d52	/* "RMSG" read as LE */
 #define RMSG_WIRE_VERSION	1
@@ -61,6 +62,17 @@ enum rmsg_hello_kind {
  * on the link. Only between two rmsg kernels, never in a HELLO on a link.
  */
 #define RMSG_HELLO_F_LINK		(1U << 3)
+/*
+ * The sender's receive block is leased (Documentation/protocol.rst,
+ * "Block leases"): it holds none until the peer asks (ASK), and the peer
+ * writes only under a GRANT it holds; the block is taken back after an
+ * idle period (REVOKE, RETURN). Each READY then carries both directions'
+ * lease state (RMSG_READY_ARG()). Only with a block size that is a
+ * multiple of RMSG_LEASE_UNIT; fixed for the channel's life. Not in
+ * RMSG_HELLO_F_ALL until the module carries leases: until then a hello
+ * with it is refused, as a flag of a newer peer is.
+ */
+#define RMSG_HELLO_F_LEASE		(1U << 4)
 #define RMSG_HELLO_F_ALL		(RMSG_HELLO_F_IMM_ARRIVAL | \
 					 RMSG_HELLO_F_REKEY | \
 					 RMSG_HELLO_F_SUMMARY | \
@@ -260,7 +272,76 @@ enum rmsg_ctrl_type {
 	RMSG_CTRL_HELLO		= 12,	/* a channel's hello follows */
 	RMSG_CTRL_REFUSE	= 13,	/* arg: errno; no such channel (now) */
 	RMSG_CTRL_LCREDIT	= 14,	/* arg: receives posted, in all */
+	/* Block leases (RMSG_HELLO_F_LEASE), direct or on a link: */
+	RMSG_CTRL_ASK		= 15,	/* arg: lease n ended; grant n + 1 */
+	RMSG_CTRL_GRANT		= 16,	/* arg: RMSG_GRANT_ARG(): write */
+	RMSG_CTRL_REVOKE	= 17,	/* arg: RMSG_REVOKE_ARG(): give back? */
+	RMSG_CTRL_RETURN	= 18,	/* arg: RMSG_RETURN_ARG(): yes or keep */
 };
+
+/*
+ * Block leases. A lease number is 16 bits, free-running; the two ends of
+ * a direction are never more than one lease apart, so numbers compare by
+ * distance modulo 2^16 (rmsg_lease.c). Counters are the free-running
+ * byte counters of struct rmsg_vb_tx and struct rmsg_vb_rx. The block of
+ * a lease is addressed as the hello's block_addr says, under the GRANT's
+ * key; its size travels in units of RMSG_LEASE_UNIT and must be the
+ * hello's block_size.
+ *
+ * ASK:    bits 0-15 the newest lease the sender knows (ended), rest zero.
+ * GRANT:  bits 0-31 rkey, 32-47 lease, 48-63 size / RMSG_LEASE_UNIT
+ *         (1 to RMSG_VB_MAX_BLOCK / RMSG_LEASE_UNIT).
+ * REVOKE: bits 0-31 the receiver's byte counter (all of it released),
+ *         32-47 lease, rest zero.
+ * RETURN: bits 0-31 the sender's written counter, 32-47 lease, bit 48
+ *         RMSG_RETURN_KEEP (declined: the sender keeps the lease), rest
+ *         zero.
+ * READY:  with RMSG_HELLO_F_LEASE, the lease resume point of the new
+ *         connection: bits 0-15 the lease of the sender's own block, bit
+ *         16 granted; bits 32-47 the lease of the peer's block as the
+ *         sender knows it, bit 48 held; rest zero. Zero without leases.
+ */
+#define RMSG_LEASE_UNIT			4096U
+#define RMSG_LEASE_UNITS_MAX		(RMSG_VB_MAX_BLOCK / RMSG_LEASE_UNIT)
+#define RMSG_RETURN_KEEP		(1ULL << 48)
+#define RMSG_ASK_ARG(lease)		((u64)(u16)(lease))
+#define RMSG_GRANT_ARG(rkey, lease, size) \
+	((u64)(u32)(rkey) | (u64)(u16)(lease) << 32 | \
+	 (u64)(u16)((size) / RMSG_LEASE_UNIT) << 48)
+#define RMSG_REVOKE_ARG(lease, counter) \
+	((u64)(u32)(counter) | (u64)(u16)(lease) << 32)
+#define RMSG_RETURN_ARG(lease, counter, keep) \
+	(RMSG_REVOKE_ARG(lease, counter) | ((keep) ? RMSG_RETURN_KEEP : 0))
+#define RMSG_READY_GRANTED		(1ULL << 16)
+#define RMSG_READY_HELD			(1ULL << 48)
+#define RMSG_READY_ARG(rx_lease, granted, tx_lease, held) \
+	((u64)(u16)(rx_lease) | ((granted) ? RMSG_READY_GRANTED : 0) | \
+	 (u64)(u16)(tx_lease) << 32 | ((held) ? RMSG_READY_HELD : 0))
+
+/**
+ * struct rmsg_lease_msg - a lease message's argument, decoded
+ * @lease: the lease it names (ASK: the newest the sender knows; READY:
+ *	the lease of the sender's own block)
+ * @counter: REVOKE, RETURN: the byte counter
+ * @rkey: GRANT: the block's key
+ * @size: GRANT: the block's size in bytes
+ * @flag: RETURN: declined (RMSG_RETURN_KEEP); READY: the sender's block
+ *	is granted
+ * @peer_lease: READY: the lease of the receiver's block as the sender
+ *	knows it
+ * @held: READY: the sender holds @peer_lease
+ */
+struct rmsg_lease_msg {
+	u16 lease;
+	u32 counter;
+	u32 rkey;
+	u32 size;
+	bool flag;
+	u16 peer_lease;
+	bool held;
+};
+
+int rmsg_lease_msg_decode(u8 type, u64 arg, struct rmsg_lease_msg *m);
 
 /*
  * REKEY: after RMSG_HELLO_F_REKEY, the sender's RTS records again, with
@@ -296,7 +377,9 @@ enum rmsg_ctrl_type {
  * @arg: meaning depends on @type: a free-running 32-bit byte counter for
  *	CREDIT and NOTIFY, RMSG_FIN_ARG() for FIN, RMSG_REKEY_ARG() for
  *	REKEY, the service port for a HELLO of kind CONNECT, the errno for
- *	REFUSE, a free-running 32-bit count for LCREDIT, zero for the others
+ *	REFUSE, a free-running 32-bit count for LCREDIT, RMSG_ASK_ARG() and
+ *	its siblings for the lease messages and for READY on a leased
+ *	channel, zero for the others
  */
 struct rmsg_wire_ctrl {
 	__le32 magic;

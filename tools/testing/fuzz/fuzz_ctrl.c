@@ -11,6 +11,27 @@
 #include "rmsg_wire.h"
 
 /* The rules of struct rmsg_wire_ctrl: 16 bytes, magic, resv0, arg's width. */
+/* The lease messages' arguments (rmsg_wire.h, RMSG_ASK_ARG() ...). */
+static int model_lease_arg(u8 type, u64 arg)
+{
+	u64 units = arg >> 48;
+
+	switch (type) {
+	case RMSG_CTRL_READY:
+		return arg & ~0x0001ffff0001ffffULL ? -EPROTO : 0;
+	case RMSG_CTRL_ASK:
+		return arg > 0xffff ? -EPROTO : 0;
+	case RMSG_CTRL_GRANT:
+		/* 4 KiB units, 1 to 64 MiB. */
+		return !units || units > 16384 ? -EPROTO : 0;
+	case RMSG_CTRL_REVOKE:
+		return units ? -EPROTO : 0;
+	case RMSG_CTRL_RETURN:
+		return units > 1 ? -EPROTO : 0;
+	}
+	return -EPROTO;
+}
+
 static int model_decode(const u8 *b, size_t len)
 {
 	struct fuzz_in in = { b, len };
@@ -30,6 +51,11 @@ static int model_decode(const u8 *b, size_t len)
 		return -EPROTO;
 	switch (type) {
 	case RMSG_CTRL_READY:
+	case RMSG_CTRL_ASK:
+	case RMSG_CTRL_GRANT:
+	case RMSG_CTRL_REVOKE:
+	case RMSG_CTRL_RETURN:
+		return model_lease_arg(type, arg);
 	case RMSG_CTRL_CLOSE:
 	case RMSG_CTRL_WAKE:
 	case RMSG_CTRL_RESET:

@@ -37,6 +37,27 @@ static int model_hello(const u8 *b, size_t len, u32 chan, u64 arg)
 	       0 : -EPROTO;
 }
 
+/* The lease messages' arguments (rmsg_wire.h, RMSG_ASK_ARG() ...). */
+static int model_lease_arg(u8 type, u64 arg)
+{
+	u64 units = arg >> 48;
+
+	switch (type) {
+	case RMSG_CTRL_READY:
+		return arg & ~0x0001ffff0001ffffULL ? -EPROTO : 0;
+	case RMSG_CTRL_ASK:
+		return arg > 0xffff ? -EPROTO : 0;
+	case RMSG_CTRL_GRANT:
+		/* 4 KiB units, 1 to 64 MiB. */
+		return !units || units > 16384 ? -EPROTO : 0;
+	case RMSG_CTRL_REVOKE:
+		return units ? -EPROTO : 0;
+	case RMSG_CTRL_RETURN:
+		return units > 1 ? -EPROTO : 0;
+	}
+	return -EPROTO;
+}
+
 static int model_decode(const u8 *b, size_t len)
 {
 	struct fuzz_in in = { b, len };
@@ -66,6 +87,12 @@ static int model_decode(const u8 *b, size_t len)
 	case RMSG_CTRL_REFUSE:
 		return chan_ok(chan) && arg >= 1 && arg <= 255 ? 0 : -EPROTO;
 	case RMSG_CTRL_READY:
+	case RMSG_CTRL_ASK:
+	case RMSG_CTRL_GRANT:
+	case RMSG_CTRL_REVOKE:
+	case RMSG_CTRL_RETURN:
+		return chan_ok(chan) && !model_lease_arg(type, arg) ? 0 :
+		       -EPROTO;
 	case RMSG_CTRL_CLOSE:
 	case RMSG_CTRL_WAKE:
 	case RMSG_CTRL_RESET:

@@ -392,14 +392,96 @@ TEST(ctrl_messages)
 	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
 	rmsg_ctrl_encode(&w, RMSG_CTRL_CREDIT, 1ULL << 40);
 	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
-	rmsg_ctrl_encode(&w, RMSG_CTRL_READY, 1);
+	/* READY carries a lease resume point (RMSG_READY_ARG()) and no more. */
+	rmsg_ctrl_encode(&w, RMSG_CTRL_READY, 1ULL << 17);
 	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
+	rmsg_ctrl_encode(&w, RMSG_CTRL_READY, 1ULL << 49);
+	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
+	rmsg_ctrl_encode(&w, RMSG_CTRL_READY, RMSG_READY_ARG(7, 1, 0xffff, 1));
+	EXPECT_EQ(0, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
 	rmsg_ctrl_encode(&w, RMSG_CTRL_READY, 0);
 	w.chan[2] = 1;
 	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
 	rmsg_ctrl_encode(&w, RMSG_CTRL_READY, 0);
 	w.magic ^= cpu_to_le32(1U << 31);
 	EXPECT_EQ(-EPROTO, rmsg_ctrl_decode(&w, sizeof(w), &type, &arg));
+}
+
+/* --- block leases ------------------------------------------------------ */
+
+static int lease_decode(u8 type, u64 arg, struct rmsg_lease_msg *m)
+{
+	struct rmsg_wire_ctrl w;
+	u64 a;
+	u8 t;
+	int ret;
+
+	rmsg_ctrl_encode(&w, type, arg);
+	ret = rmsg_ctrl_decode(&w, sizeof(w), &t, &a);
+	if (ret)
+		return ret;
+	if (t != type || a != arg)
+		return -EINVAL;
+	return rmsg_lease_msg_decode(type, arg, m);
+}
+
+/* Each lease message's argument, both ways, and its reserved bits. */
+TEST(lease_args)
+{
+	struct rmsg_lease_msg m;
+
+	ASSERT_EQ(0, lease_decode(RMSG_CTRL_ASK, RMSG_ASK_ARG(0xfffe), &m));
+	EXPECT_EQ(0xfffe, m.lease);
+	EXPECT_EQ(-EPROTO, lease_decode(RMSG_CTRL_ASK, 1ULL << 16, &m));
+
+	ASSERT_EQ(0, lease_decode(RMSG_CTRL_GRANT,
+				  RMSG_GRANT_ARG(0xdeadbeef, 3, 32768), &m));
+	EXPECT_EQ(0xdeadbeef, m.rkey);
+	EXPECT_EQ(3, m.lease);
+	EXPECT_EQ(32768, m.size);
+	ASSERT_EQ(0, lease_decode(RMSG_CTRL_GRANT,
+				  RMSG_GRANT_ARG(1, 1, RMSG_VB_MAX_BLOCK), &m));
+	EXPECT_EQ(RMSG_VB_MAX_BLOCK, m.size);
+	/* Size 0, or beyond 64 MiB: never a block. */
+	EXPECT_EQ(-EPROTO, lease_decode(RMSG_CTRL_GRANT,
+					RMSG_GRANT_ARG(1, 1, 0), &m));
+	EXPECT_EQ(-EPROTO, lease_decode(RMSG_CTRL_GRANT,
+					RMSG_GRANT_ARG(1, 1, 0) |
+					(u64)(RMSG_LEASE_UNITS_MAX + 1) << 48,
+					&m));
+	EXPECT_EQ(-EPROTO, lease_decode(RMSG_CTRL_GRANT, 0xffffULL << 48, &m));
+
+	ASSERT_EQ(0, lease_decode(RMSG_CTRL_REVOKE,
+				  RMSG_REVOKE_ARG(9, 0xfffffff0), &m));
+	EXPECT_EQ(9, m.lease);
+	EXPECT_EQ(0xfffffff0, m.counter);
+	EXPECT_FALSE(m.flag);
+	EXPECT_EQ(-EPROTO, lease_decode(RMSG_CTRL_REVOKE,
+					RMSG_REVOKE_ARG(9, 0) | 1ULL << 48,
+					&m));
+
+	ASSERT_EQ(0, lease_decode(RMSG_CTRL_RETURN,
+				  RMSG_RETURN_ARG(9, 77, true), &m));
+	EXPECT_EQ(9, m.lease);
+	EXPECT_EQ(77, m.counter);
+	EXPECT_TRUE(m.flag);
+	ASSERT_EQ(0, lease_decode(RMSG_CTRL_RETURN,
+				  RMSG_RETURN_ARG(9, 77, false), &m));
+	EXPECT_FALSE(m.flag);
+	EXPECT_EQ(-EPROTO, lease_decode(RMSG_CTRL_RETURN, 1ULL << 49, &m));
+
+	ASSERT_EQ(0, lease_decode(RMSG_CTRL_READY,
+				  RMSG_READY_ARG(5, true, 0xffff, false), &m));
+	EXPECT_EQ(5, m.lease);
+	EXPECT_TRUE(m.flag);
+	EXPECT_EQ(0xffff, m.peer_lease);
+	EXPECT_FALSE(m.held);
+	ASSERT_EQ(0, lease_decode(RMSG_CTRL_READY, 0, &m));
+	EXPECT_EQ(0, m.lease);
+	EXPECT_FALSE(m.flag || m.held);
+
+	/* Other types have no lease argument. */
+	EXPECT_EQ(-EPROTO, rmsg_lease_msg_decode(RMSG_CTRL_CREDIT, 0, &m));
 }
 
 /* --- links ------------------------------------------------------------- */
@@ -497,8 +579,13 @@ TEST(link_ctrl)
 	EXPECT_EQ(-EPROTO, rmsg_lmsg_decode(&out, buf, RMSG_WIRE_LMSG_MAX));
 	EXPECT_EQ(-EPROTO, rmsg_lmsg_decode(&out, buf, 15));
 	EXPECT_EQ(-EPROTO, rmsg_lmsg_decode(&out, NULL, 16));
-	in.type = RMSG_CTRL_LCREDIT + 1;
+	in.type = RMSG_CTRL_RETURN + 1;
 	in.arg = 0;
+	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
+	/* A channel's lease messages name it, as its other messages do. */
+	in.type = RMSG_CTRL_ASK;
+	EXPECT_EQ(0, lmsg_round_trip(&in, &out));
+	in.chan = RMSG_LINK_SELF;
 	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
 	in.type = 0;
 	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
