@@ -318,6 +318,7 @@ build/unit/test_man: tools/testing/unit/test_man.sh build/man/.done
 
 build/unit/%: tools/testing/unit/%.c $(CORE_SRCS) $(CORE_HDRS) $(UAPI) \
 	      $(UNIT_LIB_SRCS) $(LIB_HDRS) $(UNIT_TOOL_SRCS) $(CHECK_HDRS) \
+	      tools/testing/unit/unit_rng.h \
 	      | $(KSELFTEST_DIR)/kselftest_harness.h
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) $(SAN_CFLAGS) -Ikernel/core $< $(CORE_SRCS) \

@@ -23,30 +23,9 @@
 
 #include "rmsg_lease.h"
 #include "rmsg_resil.h"
+#include "unit_rng.h"
 
 #define SZ	32768U
-
-static u64 rng_next(u64 *s)
-{
-	u64 z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static u32 rng_below(u64 *s, u32 n)
-{
-	return n ? (u32)(rng_next(s) % n) : 0;
-}
-
-/* Seed from RMSG_TEST_SEED when set, so a failing run can be repeated. */
-static u64 test_seed(u64 dflt)
-{
-	const char *e = getenv("RMSG_TEST_SEED");
-
-	return e ? strtoull(e, NULL, 0) : dflt;
-}
 
 /* A message as the peer would send it: encoded, decoded, checked. */
 static struct rmsg_lease_msg lm(u8 type, u64 arg)

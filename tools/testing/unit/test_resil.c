@@ -19,34 +19,13 @@
 #include "kselftest_harness.h"
 
 #include "rmsg_resil.h"
+#include "unit_rng.h"
 
 #define EVEN	RMSG_VB_FLAG_EVEN
 #define ODD	RMSG_VB_FLAG_ODD
 #define TRL	((u32)RMSG_VB_TRAILER_SIZE)
 #define CLR	((u32)RMSG_VB_CLEAR)
 #define ACK_KEY	0x5a5aa5a5U
-
-static u64 rng_next(u64 *s)
-{
-	u64 z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static u32 rng_below(u64 *s, u32 n)
-{
-	return n ? (u32)(rng_next(s) % n) : 0;
-}
-
-/* Seed from RMSG_TEST_SEED when set, so a failing run can be repeated. */
-static u64 test_seed(u64 dflt)
-{
-	const char *e = getenv("RMSG_TEST_SEED");
-
-	return e ? strtoull(e, NULL, 0) : dflt;
-}
 
 /* The payload of message @seq: a function of @seq alone. */
 static void payload_fill(u32 seq, u8 *buf, u32 len)

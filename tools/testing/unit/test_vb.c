@@ -15,26 +15,13 @@
 #include "kselftest_harness.h"
 
 #include "rmsg_vb.h"
+#include "unit_rng.h"
 
 #define BLK	4096U
 #define EVEN	RMSG_VB_FLAG_EVEN
 #define ODD	RMSG_VB_FLAG_ODD
 #define TRL	((u32)RMSG_VB_TRAILER_SIZE)
 #define CLR	((u32)RMSG_VB_CLEAR)
-
-static u64 rng_next(u64 *s)
-{
-	u64 z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static u32 rng_below(u64 *s, u32 n)
-{
-	return n ? (u32)(rng_next(s) % n) : 0;
-}
 
 static void rng_fill(u64 *s, void *buf, size_t len)
 {
@@ -43,14 +30,6 @@ static void rng_fill(u64 *s, void *buf, size_t len)
 
 	for (i = 0; i < len; i++)
 		p[i] = (u8)rng_next(s);
-}
-
-/* Seed from RMSG_TEST_SEED when set, so a failing run can be repeated. */
-static u64 test_seed(u64 dflt)
-{
-	const char *e = getenv("RMSG_TEST_SEED");
-
-	return e ? strtoull(e, NULL, 0) : dflt;
 }
 
 static u32 pad16(u32 len)
