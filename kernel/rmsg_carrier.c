@@ -17,23 +17,45 @@
  * rmsg_ctrl_decode() takes only the channel's own (no channel named, a
  * channel's type), and everything else must pass rmsg_lmsg_decode().
  *
- * What the link carries so far: LCREDITs, and the answers to HELLOs, all
- * REFUSEs while no channel rides on a link; probes (RMSG_FAULT_LINK_PROBE)
- * are HELLO CONNECTs to port RMSG_CARRIER_PROBE_PORT that the peer
- * refuses, which drive the whole credit cycle through real connections.
+ * What the link carries: LCREDITs; the control messages and HELLOs of
+ * the channels on the link (struct rmsg_lchan: a link id each, in the
+ * carrier's xarray, from rmsg_carrier_attach() to rmsg_carrier_detach()),
+ * sent in turn within the credits, each send's completion reported to
+ * the channel (rmsg_ctrl_sent(), or the hello_sent op); the answers to
+ * HELLOs. What arrives for a channel goes to it: its control types to the
+ * handlers rmsg_wr.c keeps (rmsg_ctrl_recv_handle()), HELLOs and REFUSEs
+ * to the ops a higher layer registered at module load
+ * (rmsg_carrier_on_link()); with none registered every HELLO is refused.
+ * Probes (RMSG_FAULT_LINK_PROBE) are HELLO CONNECTs to port
+ * RMSG_CARRIER_PROBE_PORT that the peer refuses, which drive the whole
+ * credit cycle through real connections.
  *
- * Locking: struct rmsg_carrier's lock guards its credits, its send ring
- * and its queue of answers; completions take it in softirq, everything
- * else with bottom halves off. It nests inside the channel's chan_lock
- * (the probe) and takes nothing itself but the post: ib_post_send() of a
- * kernel QP, which rxe may follow by running its tasklet when bottom
- * halves come back on, after the lock is dropped.
+ * Locking: struct rmsg_carrier's lock guards its credits, its send ring,
+ * its queue of answers, its channels (the xarray is written under it too)
+ * and the copy of its connection (QP, PD, device); completions take it in
+ * softirq, everything else with bottom halves off. It nests inside any
+ * chan_lock (the probe, the ESTABLISHED handler) and takes nothing itself
+ * but the xarray's lock and the post: ib_post_send() of a kernel QP, which
+ * rxe may follow by running its tasklet when bottom halves come back on,
+ * after the lock is dropped. What it calls of a channel on the link runs
+ * under it (the handlers of rmsg_wr.c's tables, the registered ops): they
+ * may set bits, complete and queue work, never send or attach, and that
+ * is what keeps the channel alive while they run: rmsg_carrier_detach()
+ * takes the channel out under the lock.
  *
- * Lifetime: the struct comes with the channel's first device and goes
- * with the channel; its buffers are mapped for each device the channel
- * is on (rmsg_chan_dev_create() and _release()); its credits and send
- * ring start again with every connection, once the previous QP was
- * drained, so no completion of an earlier connection is still to come.
+ * Lifetime: the struct comes with the carrier's first device and is
+ * counted: the carrier holds a reference until its end
+ * (rmsg_carrier_free()), the links' entry one (rmsg_carrier_of()), each
+ * channel on the link one. Its buffers are mapped for each device the
+ * carrier is on (rmsg_chan_dev_create() and _release()) and freed at the
+ * carrier's end, after which the struct only answers that it has no
+ * connection. Its credits and send ring start again with every
+ * connection, once the previous QP was drained, so no completion of an
+ * earlier connection is still to come. The copy of the connection is set
+ * when the connection is established (rmsg_carrier_established()) and
+ * cleared at the first failed completion, which every connection's end
+ * brings (the drain flushes the receives, always posted) before its QP
+ * is destroyed, and when the carrier leaves its device.
  *
  * Layer (Documentation/design.rst, "Layers"): of the module's files it
  * calls only these, all below it: rmsg_wr.c.
@@ -49,6 +71,12 @@
 #include "rmsg_wr.h"
 #include "core/rmsg_link.h"
 
+/* A channel's kinds of control message are those of its send buffers. */
+static_assert(RMSG_CTRL_SENDS <= RMSG_LINK_CTRLQ_KINDS);
+/* The kind of a channel's HELLO in the send ring, beside its buffers. */
+#define RMSG_CARRIER_KIND_HELLO	0xff
+static_assert(RMSG_CTRL_BUFS < RMSG_CARRIER_KIND_HELLO);
+
 /* The service port probes ask for: nothing listens on a link yet. */
 #define RMSG_CARRIER_PROBE_PORT	1
 /*
@@ -58,17 +86,26 @@
  */
 #define RMSG_CARRIER_ANSWERS	(2 * RMSG_LINK_RECVS)
 
+struct rmsg_lchan;
+
 /**
  * struct rmsg_carrier_buf - one receive or send buffer of a carrier
  * @cqe: its completion handler
  * @ch: the carrier
  * @dma: its mapping for the carrier's device, 0 while on none
+ * @owner: a send buffer in flight with a channel's message: the channel,
+ *	told of its completion; NULL for the link's own, or once the
+ *	channel left the link (under the carrier's lock)
+ * @kind: the channel's send buffer (enum rmsg_ctrl_send_buf) the message
+ *	stands for, or RMSG_CARRIER_KIND_HELLO
  * @msg: the bytes, RMSG_WIRE_LMSG_MAX of them
  */
 struct rmsg_carrier_buf {
 	struct ib_cqe cqe;
 	struct rmsg_channel *ch;
 	u64 dma;
+	struct rmsg_lchan *owner;
+	u8 kind;
 	u8 msg[RMSG_WIRE_LMSG_MAX];
 };
 
@@ -80,7 +117,20 @@ struct rmsg_carrier_answer {
 
 /**
  * struct rmsg_carrier - a carrier's link, this side
- * @lock: guards everything below but the buffers' mappings
+ * @lock: guards everything below but the buffers' mappings and @ref
+ * @ref: the carrier's, its links entry's, each channel's on the link
+ * @ch: the carrier; NULL once it ended
+ * @up: the connection is established (its QP sends): channels' messages
+ *	may go, and @qp, @pd and @rdev are its
+ * @qp: the carrier's QP while @up, else NULL
+ * @pd: the carrier's PD on @rdev while @up, else NULL
+ * @rdev: the carrier's device while @up, else NULL
+ * @conn_seq: connections that came up, so far (a channel tells a new
+ *	one from the one it set up with)
+ * @chans: the channels on the link (struct rmsg_lchan), by link id
+ * @next_id: the next link id to try (ids are taken in turn, so that a
+ *	late message for a channel gone finds no new one in its place)
+ * @wanting: channels with a message to send, in turn
  * @credit: the link's credits on the current connection
  * @live: a connection is there to post on (its receives were posted)
  * @tx_posted: link sends posted on the current connection
@@ -95,6 +145,16 @@ struct rmsg_carrier_answer {
  */
 struct rmsg_carrier {
 	spinlock_t lock;
+	struct kref ref;
+	struct rmsg_channel *ch;
+	bool up;
+	struct ib_qp *qp;
+	struct ib_pd *pd;
+	struct rmsg_device *rdev;
+	u32 conn_seq;
+	struct xarray chans;
+	u32 next_id;
+	struct list_head wanting;
 	struct rmsg_link_credit credit;
 	bool live;
 	u32 tx_posted;
@@ -107,6 +167,35 @@ struct rmsg_carrier {
 	struct rmsg_carrier_buf *rx;
 	struct rmsg_carrier_buf *tx;
 };
+
+/**
+ * struct rmsg_lchan - a channel's place on a link
+ * @c: the carrier's link, referenced
+ * @ch: the channel
+ * @id: its link id, in @c->chans: what the peer names it by
+ * @peer_id: the peer's link id of its end, 0 until known
+ *	(rmsg_carrier_set_peer())
+ * @want_entry: in @c->wanting while it has a message waiting, else empty
+ * @q: its control messages waiting for the link
+ * @hello_due: @hello waits for the link, before anything in @q
+ * @hello: its HELLO, ready to encode
+ * @in_flight: its messages posted and not completed
+ *
+ * All under @c->lock, but @ch, @id and @c, fixed from attach to detach.
+ */
+struct rmsg_lchan {
+	struct rmsg_carrier *c;
+	struct rmsg_channel *ch;
+	u32 id;
+	u32 peer_id;
+	struct list_head want_entry;
+	struct rmsg_link_ctrlq q;
+	bool hello_due;
+	struct rmsg_lmsg hello;
+	u32 in_flight;
+};
+
+static const struct rmsg_carrier_ops *rmsg_carrier_ops __ro_after_init;
 
 static void rmsg_carrier_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 static void rmsg_carrier_send_done(struct ib_cq *cq, struct ib_wc *wc);
@@ -132,12 +221,58 @@ static int rmsg_carrier_repost(void *buf)
 	return rmsg_carrier_post_recv(buf);
 }
 
-/* The next link message to go, if one may: under the lock. */
-static bool rmsg_carrier_next(struct rmsg_channel *ch, struct rmsg_lmsg *m)
+/*
+ * The next message of the channels on the link, in turn: a channel's
+ * HELLO before its control messages, which go in the order it asked for
+ * them. Under the lock, with the connection up and a send credit.
+ */
+static bool rmsg_carrier_next_chan(struct rmsg_carrier *c, struct rmsg_lmsg *m,
+				   struct rmsg_lchan **owner, u8 *kind)
+{
+	struct rmsg_lchan *l;
+	u32 k;
+	u8 type;
+	u64 arg;
+
+	l = list_first_entry_or_null(&c->wanting, struct rmsg_lchan,
+				     want_entry);
+	if (!l)
+		return false;
+	if (l->hello_due) {
+		l->hello_due = false;
+		*m = l->hello;
+		*kind = RMSG_CARRIER_KIND_HELLO;
+	} else if (rmsg_link_ctrlq_pop(&l->q, &k, &type, &arg)) {
+		m->type = type;
+		m->chan = l->peer_id;
+		m->arg = arg;
+		*kind = RMSG_CTRL_RECVS + k;
+	} else {
+		/* Never on the list with nothing to send; all the same. */
+		list_del_init(&l->want_entry);
+		return false;
+	}
+	/* To the back of the line, if it has more. */
+	list_del_init(&l->want_entry);
+	if (l->hello_due || l->q.len)
+		list_add_tail(&l->want_entry, &c->wanting);
+	l->in_flight++;
+	*owner = l;
+	return true;
+}
+
+/*
+ * The next link message to go, if one may, and whose it is (@owner NULL
+ * for the link's own): under the lock.
+ */
+static bool rmsg_carrier_next(struct rmsg_channel *ch, struct rmsg_lmsg *m,
+			      struct rmsg_lchan **owner, u8 *kind)
 {
 	struct rmsg_carrier *c = ch->carrier;
 
 	memset(m, 0, sizeof(*m));
+	*owner = NULL;
+	*kind = 0;
 	if (rmsg_link_announce_due(&c->credit) &&
 	    rmsg_link_may_announce(&c->credit)) {
 		m->type = RMSG_CTRL_LCREDIT;
@@ -158,6 +293,8 @@ static bool rmsg_carrier_next(struct rmsg_channel *ch, struct rmsg_lmsg *m)
 		c->stats.refused_sent++;
 		return true;
 	}
+	if (c->up && rmsg_carrier_next_chan(c, m, owner, kind))
+		return true;
 	if (c->stats.probes_left) {
 		c->stats.probes_left--;
 		m->type = RMSG_CTRL_HELLO;
@@ -176,18 +313,21 @@ static bool rmsg_carrier_next(struct rmsg_channel *ch, struct rmsg_lmsg *m)
 
 /*
  * Post what may go: LCREDITs first (they have a receive of the peer's to
- * themselves), then answers, then probes, while send buffers are free.
- * Under the lock. Return: 0, or the post's error (the connection failed).
+ * themselves), then answers, then the channels' messages, then probes,
+ * while send buffers are free. Under the lock. Return: 0, or the post's
+ * error (the connection failed).
  */
 static int rmsg_carrier_push(struct rmsg_channel *ch)
 {
 	struct rmsg_carrier *c = ch->carrier;
 	struct ib_device *ibdev = ch->dev.rdev->ibdev;
+	struct rmsg_lchan *owner;
 	struct rmsg_lmsg m;
+	u8 kind;
 
 	lockdep_assert_held(&c->lock);
 	while (c->live && c->tx_posted - c->tx_done < RMSG_CARRIER_SENDS &&
-	       rmsg_carrier_next(ch, &m)) {
+	       rmsg_carrier_next(ch, &m, &owner, &kind)) {
 		struct rmsg_carrier_buf *buf =
 			&c->tx[c->tx_posted % RMSG_CARRIER_SENDS];
 		u32 len = rmsg_lmsg_encode(buf->msg, &m);
@@ -195,6 +335,8 @@ static int rmsg_carrier_push(struct rmsg_channel *ch)
 
 		ib_dma_sync_single_for_device(ibdev, buf->dma, len,
 					      DMA_TO_DEVICE);
+		buf->owner = owner;
+		buf->kind = kind;
 		rmsg_link_sent(&c->credit);
 		c->tx_posted++;
 		c->stats.sent++;
@@ -205,6 +347,59 @@ static int rmsg_carrier_push(struct rmsg_channel *ch)
 		}
 	}
 	return 0;
+}
+
+/*
+ * Tell a channel on the link how its message went. Under the lock, in
+ * softirq or with bottom halves off.
+ */
+static void rmsg_carrier_report(struct rmsg_lchan *l, u8 kind, bool ok)
+{
+	if (kind != RMSG_CARRIER_KIND_HELLO)
+		rmsg_ctrl_sent(l->ch, kind, ok);
+	else if (rmsg_carrier_ops && rmsg_carrier_ops->hello_sent)
+		rmsg_carrier_ops->hello_sent(l->ch, ok);
+}
+
+/*
+ * A channel's messages that wait for the link will not go on this
+ * connection: each is reported as a flushed send would be. Under the lock.
+ */
+static void rmsg_carrier_drop(struct rmsg_lchan *l)
+{
+	u32 kinds = rmsg_link_ctrlq_drop(&l->q);
+
+	list_del_init(&l->want_entry);
+	if (l->hello_due) {
+		l->hello_due = false;
+		rmsg_carrier_report(l, RMSG_CARRIER_KIND_HELLO, false);
+	}
+	while (kinds) {
+		u32 k = __ffs(kinds);
+
+		kinds &= kinds - 1;
+		rmsg_carrier_report(l, RMSG_CTRL_RECVS + k, false);
+	}
+}
+
+/*
+ * The connection is over, or about to be: nothing more is posted on it,
+ * nobody finds its QP, PD or device here any more, and what the channels
+ * have waiting is reported as not sent (they send again on the next
+ * connection, as after a repair). Under the lock.
+ */
+static void rmsg_carrier_down(struct rmsg_carrier *c)
+{
+	struct rmsg_lchan *l, *next;
+
+	lockdep_assert_held(&c->lock);
+	c->live = false;
+	c->up = false;
+	c->qp = NULL;
+	c->pd = NULL;
+	c->rdev = NULL;
+	list_for_each_entry_safe(l, next, &c->wanting, want_entry)
+		rmsg_carrier_drop(l);
 }
 
 /* Owe the peer's channel @chan a REFUSE: under the lock. */
@@ -220,27 +415,52 @@ static int rmsg_carrier_refuse(struct rmsg_carrier *c, u32 chan, int err)
 	return 0;
 }
 
+/*
+ * A HELLO: a CONNECT names no channel of ours; a RECONNECT or an ACCEPT
+ * names one, which must be on the link. The registered op takes it or
+ * says why not; with none (nothing rides on links) every HELLO is
+ * refused. Under the lock.
+ */
+static int rmsg_carrier_hello_in(struct rmsg_carrier *c,
+				 const struct rmsg_lmsg *m)
+{
+	bool connect = m->hello.kind == RMSG_HELLO_CONNECT;
+	struct rmsg_lchan *l = NULL;
+	int err = connect ? ECONNREFUSED : ENOENT;
+
+	if (!connect)
+		l = xa_load(&c->chans, m->chan);
+	if ((connect || l) && rmsg_carrier_ops && rmsg_carrier_ops->hello)
+		err = rmsg_carrier_ops->hello(c, l ? l->ch : NULL, m);
+	if (!err)
+		return 0;
+	return rmsg_carrier_refuse(c, m->hello.channel, err);
+}
+
 /* A link message, decoded and within its credits: under the lock. */
 static int rmsg_carrier_take(struct rmsg_carrier *c, const struct rmsg_lmsg *m)
 {
+	struct rmsg_lchan *l;
+
 	switch (m->type) {
 	case RMSG_CTRL_LCREDIT:
 		c->stats.lcredit_received++;
 		return rmsg_link_credit_in(&c->credit, m->arg);
 	case RMSG_CTRL_HELLO:
-		/*
-		 * No channel rides on a link yet: nothing listens on one, and
-		 * no channel of ours on it is there to resume or accept.
-		 */
-		return rmsg_carrier_refuse(c, m->hello.channel,
-					   m->hello.kind == RMSG_HELLO_CONNECT ?
-					   ECONNREFUSED : ENOENT);
+		return rmsg_carrier_hello_in(c, m);
 	case RMSG_CTRL_REFUSE:
 		c->stats.refused_received++;
+		l = xa_load(&c->chans, m->chan);
+		if (l && rmsg_carrier_ops && rmsg_carrier_ops->refused)
+			rmsg_carrier_ops->refused(l->ch, m->arg);
 		return 0;
 	default:
-		/* A channel's message for a channel this side does not have. */
-		c->stats.dropped++;
+		/* A channel's: its handlers, as on a direct connection. */
+		l = xa_load(&c->chans, m->chan);
+		if (l)
+			rmsg_ctrl_recv_handle(l->ch, m->type, m->arg);
+		else
+			c->stats.dropped++;
 		return 0;
 	}
 }
@@ -281,7 +501,7 @@ static void rmsg_carrier_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->status != IB_WC_SUCCESS) {
 		/* The connection is over: nothing more is posted on it. */
 		spin_lock(&ch->carrier->lock);
-		ch->carrier->live = false;
+		rmsg_carrier_down(ch->carrier);
 		spin_unlock(&ch->carrier->lock);
 		rmsg_ctrl_recv_failed(ch, wc);
 		return;
@@ -316,17 +536,24 @@ static void rmsg_carrier_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		container_of(wc->wr_cqe, struct rmsg_carrier_buf, cqe);
 	struct rmsg_channel *ch = buf->ch;
 	struct rmsg_carrier *c = ch->carrier;
+	bool ok = wc->status == IB_WC_SUCCESS;
 	int ret = 0;
 
 	spin_lock(&c->lock);
 	c->tx_done++;
-	if (wc->status == IB_WC_SUCCESS)
+	/* Under the lock: a channel leaving the link clears @owner first. */
+	if (buf->owner) {
+		buf->owner->in_flight--;
+		rmsg_carrier_report(buf->owner, buf->kind, ok);
+		buf->owner = NULL;
+	}
+	if (ok)
 		ret = rmsg_carrier_push(ch);
 	else
-		c->live = false;
+		rmsg_carrier_down(c);
 	spin_unlock(&c->lock);
-	if (ret || (wc->status != IB_WC_SUCCESS &&
-		    wc->status != IB_WC_WR_FLUSH_ERR))
+	/* A failure of the shared QP is the carrier's, not a channel's. */
+	if (ret || (!ok && wc->status != IB_WC_WR_FLUSH_ERR))
 		rmsg_chan_kill_soft(ch, -ECONNRESET);
 }
 
@@ -396,8 +623,13 @@ int rmsg_carrier_dev_create(struct rmsg_channel *ch)
 			return -ENOMEM;
 		}
 		spin_lock_init(&c->lock);
+		kref_init(&c->ref);
+		c->ch = ch;
+		xa_init_flags(&c->chans, XA_FLAGS_ALLOC1);
+		c->next_id = 1;
+		INIT_LIST_HEAD(&c->wanting);
 		c->probe_chan = 1;
-		ch->carrier = c;
+		WRITE_ONCE(ch->carrier, c);
 	}
 	ret = rmsg_carrier_map(ch, c->rx, RMSG_CARRIER_RECVS,
 			       DMA_FROM_DEVICE);
@@ -415,23 +647,75 @@ void rmsg_carrier_dev_release(struct rmsg_channel *ch)
 	if (!c)
 		return;
 	spin_lock_bh(&c->lock);
-	c->live = false;
+	rmsg_carrier_down(c);
 	spin_unlock_bh(&c->lock);
 	rmsg_carrier_unmap(ch, c->rx, RMSG_CARRIER_RECVS, DMA_FROM_DEVICE);
 	rmsg_carrier_unmap(ch, c->tx, RMSG_CARRIER_SENDS, DMA_TO_DEVICE);
 }
 
-/* The channel's end: it is on no device. */
+static void rmsg_carrier_release(struct kref *ref)
+{
+	struct rmsg_carrier *c = container_of(ref, struct rmsg_carrier, ref);
+
+	/* Every channel left: each held a reference. */
+	WARN_ON_ONCE(!xa_empty(&c->chans));
+	xa_destroy(&c->chans);
+	kfree(c);
+}
+
+/**
+ * rmsg_carrier_get() - one more reference to a carrier's link
+ * @c: referenced by the caller already (rmsg_carrier_of() gives one)
+ *
+ * Return: @c.
+ */
+struct rmsg_carrier *rmsg_carrier_get(struct rmsg_carrier *c)
+{
+	kref_get(&c->ref);
+	return c;
+}
+
+/* Drop a reference of rmsg_carrier_of(), _get() or _attach(). */
+void rmsg_carrier_put(struct rmsg_carrier *c)
+{
+	if (c)
+		kref_put(&c->ref, rmsg_carrier_release);
+}
+
+/**
+ * rmsg_carrier_of() - the link a carrier carries, referenced
+ * @ch: a channel of the module's endpoint, kept alive by the caller (its
+ *	endpoint's chan_lock, with the channel found in its table)
+ *
+ * Return: its struct rmsg_carrier, or NULL before its first device.
+ */
+struct rmsg_carrier *rmsg_carrier_of(struct rmsg_channel *ch)
+{
+	struct rmsg_carrier *c = READ_ONCE(ch->carrier);
+
+	return c ? rmsg_carrier_get(c) : NULL;
+}
+
+/*
+ * The carrier's end: it is on no device, its QP destroyed. Its buffers go;
+ * the struct stays while references remain, with no connection.
+ */
 void rmsg_carrier_free(struct rmsg_channel *ch)
 {
 	struct rmsg_carrier *c = ch->carrier;
 
 	if (!c)
 		return;
-	ch->carrier = NULL;
+	spin_lock_bh(&c->lock);
+	rmsg_carrier_down(c);
+	c->ch = NULL;
+	spin_unlock_bh(&c->lock);
+	WRITE_ONCE(ch->carrier, NULL);
 	kfree(c->rx);
 	kfree(c->tx);
-	kfree(c);
+	c->rx = NULL;
+	c->tx = NULL;
+	rmsg_carrier_put(c);
 }
 
 /**
@@ -514,4 +798,304 @@ void rmsg_carrier_stats(struct rmsg_channel *ch,
 	spin_lock_bh(&c->lock);
 	*stats = c->stats;
 	spin_unlock_bh(&c->lock);
+}
+
+/**
+ * rmsg_carrier_established() - a carrier's connection sends
+ * @ch: the carrier, its QP in RTS (the rdma_cm's ESTABLISHED)
+ *
+ * From here until the connection's first failed completion, channels may
+ * send on the link, and a channel that dials finds the connection's QP,
+ * PD and device here (rmsg_carrier_conn()). Callable under chan_lock.
+ */
+void rmsg_carrier_established(struct rmsg_channel *ch)
+{
+	struct rmsg_carrier *c = ch->carrier;
+	int ret = 0;
+
+	if (!c)
+		return;
+	spin_lock_bh(&c->lock);
+	/* A failure before now was this connection's: it stays down. */
+	if (c->live) {
+		c->up = true;
+		c->qp = ch->conn->qp;
+		c->pd = ch->dev.pd;
+		c->rdev = ch->dev.rdev;
+		c->conn_seq++;
+		ret = rmsg_carrier_push(ch);
+	}
+	spin_unlock_bh(&c->lock);
+	if (ret)
+		rmsg_chan_kill_soft(ch, -ECONNRESET);
+}
+
+/**
+ * rmsg_carrier_conn() - the link's connection, as it is now
+ * @c: the link
+ * @conn: filled in when it is up
+ *
+ * A snapshot, taken under the carrier's lock and no other: a channel that
+ * dials needs no endpoint lock for it (Documentation/design.rst, "Lock
+ * order"). The QP, PD and device stay valid only while the carrier keeps
+ * the channel on them; taking channels off first, when the carrier leaves
+ * a device or ends, is the channels' part (not built yet).
+ *
+ * Return: whether the connection is up.
+ */
+bool rmsg_carrier_conn(struct rmsg_carrier *c, struct rmsg_carrier_conn *conn)
+{
+	bool up;
+
+	spin_lock_bh(&c->lock);
+	up = c->up;
+	if (up) {
+		conn->qp = c->qp;
+		conn->pd = c->pd;
+		conn->rdev = c->rdev;
+		conn->seq = c->conn_seq;
+	}
+	spin_unlock_bh(&c->lock);
+	return up;
+}
+
+/**
+ * rmsg_carrier_attach() - put a channel on a link: a link id of its own
+ * @c: the link, referenced by the caller
+ * @ch: a channel on no link, in its work or before it is published
+ *
+ * The channel holds a reference of its own from here; messages the peer
+ * sends to the id reach it as soon as this returns (the peer learns the
+ * id from the channel's HELLO). Memory is charged as the caller's is
+ * (rmsg_ep_charge_begin()).
+ *
+ * Return: 0; -ENOMEM; -EBUSY when the link has RMSG_LINK_CHAN_MAX
+ * channels; -ENOTCONN when the carrier ended.
+ */
+int rmsg_carrier_attach(struct rmsg_carrier *c, struct rmsg_channel *ch)
+{
+	struct rmsg_lchan *l;
+	int ret;
+
+	if (WARN_ON_ONCE(ch->lchan))
+		return -EINVAL;
+	l = kzalloc(sizeof(*l), RMSG_GFP_CHARGED);
+	if (!l)
+		return -ENOMEM;
+	l->c = rmsg_carrier_get(c);
+	l->ch = ch;
+	INIT_LIST_HEAD(&l->want_entry);
+	rmsg_link_ctrlq_init(&l->q);
+	/* Complete before it is in the table: completions look it up. */
+	ret = xa_alloc_cyclic(&c->chans, &l->id, l,
+			      XA_LIMIT(1, RMSG_LINK_CHAN_MAX), &c->next_id,
+			      RMSG_GFP_CHARGED);
+	if (ret < 0)
+		goto fail;
+	spin_lock_bh(&c->lock);
+	ret = c->ch ? 0 : -ENOTCONN;
+	if (ret)
+		xa_erase(&c->chans, l->id);
+	spin_unlock_bh(&c->lock);
+	if (ret)
+		goto fail;
+	ch->lchan = l;
+	return 0;
+fail:
+	rmsg_carrier_put(c);
+	kfree(l);
+	return ret == -EBUSY || ret == -ENOTCONN ? ret : -ENOMEM;
+}
+
+/**
+ * rmsg_carrier_detach() - take a channel off its link
+ * @ch: a channel on a link, done with it (nothing of its own posted on
+ *	the carrier's QP any more; its teardown waits for that)
+ *
+ * Its id goes, and with it every message for it: what waits for the link
+ * is dropped unreported, a completion still to come is nobody's. Once
+ * this returns no handler of the carrier runs for the channel (they run
+ * under the carrier's lock, which the erase takes), and the channel's
+ * reference is dropped.
+ */
+void rmsg_carrier_detach(struct rmsg_channel *ch)
+{
+	struct rmsg_lchan *l = ch->lchan;
+	struct rmsg_carrier *c;
+	u32 i;
+
+	if (!l)
+		return;
+	c = l->c;
+	spin_lock_bh(&c->lock);
+	xa_erase(&c->chans, l->id);
+	rmsg_link_ctrlq_drop(&l->q);
+	l->hello_due = false;
+	list_del_init(&l->want_entry);
+	if (l->in_flight && c->tx)
+		for (i = 0; i < RMSG_CARRIER_SENDS; i++)
+			if (c->tx[i].owner == l)
+				c->tx[i].owner = NULL;
+	spin_unlock_bh(&c->lock);
+	ch->lchan = NULL;
+	rmsg_carrier_put(c);
+	kfree(l);
+}
+
+/* The channel's link id on its link: what its hellos carry as channel. */
+u32 rmsg_carrier_chan_id(const struct rmsg_channel *ch)
+{
+	return ch->lchan->id;
+}
+
+/**
+ * rmsg_carrier_set_peer() - the peer's link id of a channel's other end
+ * @ch: a channel on a link
+ * @peer_id: from the peer's HELLO (CONNECT's or ACCEPT's channel)
+ *
+ * Its control messages name it from here on; before, they are refused.
+ */
+void rmsg_carrier_set_peer(struct rmsg_channel *ch, u32 peer_id)
+{
+	struct rmsg_lchan *l = ch->lchan;
+
+	spin_lock_bh(&l->c->lock);
+	l->peer_id = peer_id;
+	spin_unlock_bh(&l->c->lock);
+}
+
+/*
+ * Queue @l's message or HELLO and post what may go: under the lock, with
+ * the connection up. A failed post ends the carrier's connection, which
+ * reports the rest.
+ */
+static void rmsg_carrier_want(struct rmsg_carrier *c, struct rmsg_lchan *l)
+{
+	if (list_empty(&l->want_entry))
+		list_add_tail(&l->want_entry, &c->wanting);
+	if (rmsg_carrier_push(c->ch))
+		rmsg_chan_kill_soft(c->ch, -ECONNRESET);
+}
+
+/**
+ * rmsg_carrier_hello() - a channel's HELLO on its link
+ * @ch: a channel on a link
+ * @h: its hello (rmsg_lmsg_decode()'s rules: no IMM_ARRIVAL or LINK flag,
+ *	its channel rmsg_carrier_chan_id(), a RECONNECT's and an ACCEPT's
+ *	peer_channel the peer's link id)
+ * @port: a CONNECT's service port, 1 to 65535; 0 for the other kinds
+ *
+ * A CONNECT goes to RMSG_LINK_NO_CHAN, the others to the peer's end. It
+ * goes before the channel's control messages; a newer HELLO that finds it
+ * still waiting takes its place. Its completion goes to the hello_sent op.
+ *
+ * Return: 0; -ENOTCONN while the link's connection is not up; -EINVAL
+ * for a hello the peer would take as a broken link.
+ */
+int rmsg_carrier_hello(struct rmsg_channel *ch, const struct rmsg_hello *h,
+		       u16 port)
+{
+	struct rmsg_lchan *l = ch->lchan;
+	struct rmsg_carrier *c = l->c;
+	bool connect = h->kind == RMSG_HELLO_CONNECT;
+	int ret = 0;
+
+	if (connect != !!port || h->channel != l->id ||
+	    (h->flags & (RMSG_HELLO_F_IMM_ARRIVAL | RMSG_HELLO_F_LINK)) ||
+	    (!connect && !rmsg_link_chan_valid(h->peer_channel)))
+		return -EINVAL;
+	spin_lock_bh(&c->lock);
+	if (!c->up) {
+		ret = -ENOTCONN;
+	} else {
+		memset(&l->hello, 0, sizeof(l->hello));
+		l->hello.type = RMSG_CTRL_HELLO;
+		l->hello.chan = connect ? RMSG_LINK_NO_CHAN : h->peer_channel;
+		l->hello.arg = port;
+		l->hello.hello = *h;
+		l->hello_due = true;
+		rmsg_carrier_want(c, l);
+	}
+	spin_unlock_bh(&c->lock);
+	return ret;
+}
+
+/**
+ * rmsg_carrier_answer() - refuse a HELLO of the peer's, later
+ * @c: the link it came on
+ * @peer_chan: the peer's link id of the channel (the hello's channel)
+ * @err: why, 1 to 255 (ECONNREFUSED, ENOENT, ...)
+ *
+ * For an op that took a HELLO (rmsg_carrier_ops.hello) and whose work
+ * found it cannot be answered with an ACCEPT.
+ *
+ * Return: 0; -ENOTCONN while the link's connection is not up; -EBUSY
+ * with RMSG_CARRIER_ANSWERS answers owed; -EINVAL.
+ */
+int rmsg_carrier_answer(struct rmsg_carrier *c, u32 peer_chan, int err)
+{
+	int ret;
+
+	if (!rmsg_link_chan_valid(peer_chan) || err < 1 || err > 255)
+		return -EINVAL;
+	spin_lock_bh(&c->lock);
+	if (!c->up) {
+		ret = -ENOTCONN;
+	} else {
+		ret = rmsg_carrier_refuse(c, peer_chan, err) ? -EBUSY : 0;
+		if (!ret && rmsg_carrier_push(c->ch))
+			rmsg_chan_kill_soft(c->ch, -ECONNRESET);
+	}
+	spin_unlock_bh(&c->lock);
+	return ret;
+}
+
+/*
+ * rmsg_wr.c's way to a channel on a link (rmsg_ctrl_link_fn): its control
+ * message waits on the carrier, one per kind, the newest value in the
+ * place of an older one still waiting. @once (READY, CLOSE, RESET) takes
+ * no busy bit, as on a direct connection; the other kinds take it while
+ * a message of theirs is waiting or in flight, and a kind in flight (its
+ * value out, not acknowledged) is -EAGAIN: its completion runs the data
+ * work, which sends the newest then.
+ */
+static int rmsg_carrier_ctrl_queue(struct rmsg_channel *ch, unsigned int idx,
+				   u8 type, u64 arg, bool once)
+{
+	struct rmsg_lchan *l = ch->lchan;
+	struct rmsg_carrier *c = l->c;
+	u32 kind = idx - RMSG_CTRL_RECVS;
+	int ret = 0;
+
+	/* The link's liveness is the carrier's: no channel has a heartbeat. */
+	if (type == RMSG_CTRL_HEARTBEAT || idx < RMSG_CTRL_RECVS ||
+	    idx >= RMSG_CTRL_BUFS)
+		return -EOPNOTSUPP;
+	spin_lock_bh(&c->lock);
+	if (!c->up || !rmsg_link_chan_valid(l->peer_id)) {
+		ret = -ECONNRESET;
+	} else if (!rmsg_link_ctrlq_queued(&l->q, kind) && !once &&
+		   test_and_set_bit(rmsg_ctrl_busy_bit(idx), &ch->flags)) {
+		ret = -EAGAIN;
+	} else {
+		rmsg_link_ctrlq_put(&l->q, kind, type, arg);
+		rmsg_carrier_want(c, l);
+	}
+	spin_unlock_bh(&c->lock);
+	return ret;
+}
+
+/**
+ * rmsg_carrier_on_link() - who hears of HELLOs and REFUSEs on links
+ * @ops: the higher layer's handlers; at module load only
+ */
+void __init rmsg_carrier_on_link(const struct rmsg_carrier_ops *ops)
+{
+	rmsg_carrier_ops = ops;
+}
+
+/* At module load: rmsg_wr.c sends link channels' messages through here. */
+void __init rmsg_carrier_init_module(void)
+{
+	rmsg_ctrl_on_link(rmsg_carrier_ctrl_queue);
 }

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * rmsg_carrier.c: a carrier's link messages (Documentation/design.rst,
- * "How the module will carry links (plan)"), for the connection code
- * below the life cycle (rmsg_conn.c), the fault injector and the links
- * above.
+ * "How the module will carry links"), for the connection code below the
+ * life cycle (rmsg_conn.c, rmsg_cm.c), the fault injector, the links
+ * above, and the channels on a link.
  */
 #ifndef RMSG_CARRIER_H
 #define RMSG_CARRIER_H
@@ -43,6 +43,46 @@ struct rmsg_carrier_stats {
 	u64 dropped;
 };
 
+struct rmsg_carrier;
+struct rmsg_lmsg;
+
+/**
+ * struct rmsg_carrier_conn - a link's connection, as rmsg_carrier_conn()
+ *	found it
+ * @qp: the carrier's QP
+ * @pd: its PD, in which a channel on the link registers its memory
+ * @rdev: its device
+ * @seq: which of the link's connections it is
+ */
+struct rmsg_carrier_conn {
+	struct ib_qp *qp;
+	struct ib_pd *pd;
+	struct rmsg_device *rdev;
+	u32 seq;
+};
+
+/**
+ * struct rmsg_carrier_ops - what a higher layer does with a link's HELLOs
+ *	and REFUSEs (rmsg_carrier_on_link(), at module load)
+ * @hello: a HELLO arrived: @ch is the channel of ours it names (a
+ *	RECONNECT's or an ACCEPT's, on the link), NULL for a CONNECT. Softirq,
+ *	under the carrier's lock: copy what is needed and queue work; never
+ *	send, attach or detach here. Return 0 when taken (the answer comes
+ *	later: rmsg_carrier_hello() or rmsg_carrier_answer()), else the
+ *	errno (1 to 255) the peer is refused with.
+ * @refused: the peer refused a HELLO of @ch's, with @err (1 to 255).
+ *	Softirq, under the carrier's lock, as @hello.
+ * @hello_sent: @ch's HELLO left (@ok), or will not (the connection
+ *	ended, or the channel's HELLO was not sent on it). Softirq or bottom
+ *	halves off, under the carrier's lock, as @hello.
+ */
+struct rmsg_carrier_ops {
+	int (*hello)(struct rmsg_carrier *c, struct rmsg_channel *ch,
+		     const struct rmsg_lmsg *m);
+	void (*refused)(struct rmsg_channel *ch, int err);
+	void (*hello_sent)(struct rmsg_channel *ch, bool ok);
+};
+
 int rmsg_carrier_dev_create(struct rmsg_channel *ch);
 void rmsg_carrier_dev_release(struct rmsg_channel *ch);
 void rmsg_carrier_free(struct rmsg_channel *ch);
@@ -50,5 +90,22 @@ int rmsg_carrier_post_recvs(struct rmsg_channel *ch);
 int rmsg_carrier_probe(struct rmsg_channel *ch, u32 count);
 void rmsg_carrier_stats(struct rmsg_channel *ch,
 			struct rmsg_carrier_stats *stats);
+void rmsg_carrier_established(struct rmsg_channel *ch);
+
+struct rmsg_carrier *rmsg_carrier_of(struct rmsg_channel *ch);
+struct rmsg_carrier *rmsg_carrier_get(struct rmsg_carrier *c);
+void rmsg_carrier_put(struct rmsg_carrier *c);
+bool rmsg_carrier_conn(struct rmsg_carrier *c, struct rmsg_carrier_conn *conn);
+
+int rmsg_carrier_attach(struct rmsg_carrier *c, struct rmsg_channel *ch);
+void rmsg_carrier_detach(struct rmsg_channel *ch);
+u32 rmsg_carrier_chan_id(const struct rmsg_channel *ch);
+void rmsg_carrier_set_peer(struct rmsg_channel *ch, u32 peer_id);
+int rmsg_carrier_hello(struct rmsg_channel *ch, const struct rmsg_hello *h,
+		       u16 port);
+int rmsg_carrier_answer(struct rmsg_carrier *c, u32 peer_chan, int err);
+
+void rmsg_carrier_on_link(const struct rmsg_carrier_ops *ops);
+void rmsg_carrier_init_module(void);
 
 #endif

@@ -271,6 +271,7 @@ struct rmsg_rndv_rx;
 struct rmsg_rndv_segs;
 struct rmsg_rndv_move;
 struct rmsg_carrier;
+struct rmsg_lchan;
 struct rmsg_node;
 
 /**
@@ -729,6 +730,11 @@ struct rmsg_chan_retain {
  * @node_entry: in @node's members (the node's lock)
  * @carrier: a carrier's link (rmsg_carrier.c), from its first device on;
  *	NULL for every other channel (rmsg_chan_is_carrier())
+ * @lchan: the channel's place on a link (rmsg_carrier.c: its link id, its
+ *	control messages waiting for the link, the carrier it holds), from
+ *	rmsg_carrier_attach() to rmsg_carrier_detach(); NULL for a direct
+ *	channel. Written by the channel's work only, before the channel uses
+ *	the link and after it is done with it.
  */
 struct rmsg_channel {
 	struct rmsg_cm_ctx cm;
@@ -786,6 +792,7 @@ struct rmsg_channel {
 	struct rmsg_node *node;
 	struct list_head node_entry;
 	struct rmsg_carrier *carrier;
+	struct rmsg_lchan *lchan;
 };
 
 extern struct workqueue_struct *rmsg_wq;

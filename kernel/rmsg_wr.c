@@ -43,6 +43,7 @@ static struct {
 } rmsg_ctrl_recv_tab[RMSG_CTRL_TYPES] __ro_after_init;
 static rmsg_ctrl_sent_fn rmsg_ctrl_sent_tab[RMSG_CTRL_BUFS] __ro_after_init;
 static rmsg_ctrl_imm_fn rmsg_ctrl_imm __ro_after_init;
+static rmsg_ctrl_link_fn rmsg_ctrl_link __ro_after_init;
 
 /**
  * rmsg_ctrl_on_recv() - who acts on a control message type that arrives
@@ -76,9 +77,10 @@ void __init rmsg_ctrl_on_imm(rmsg_ctrl_imm_fn fn)
 	rmsg_ctrl_imm = fn;
 }
 
-static unsigned int rmsg_ctrl_busy_bit(unsigned int idx)
+/* Who queues the control messages of channels on a link (module load). */
+void __init rmsg_ctrl_on_link(rmsg_ctrl_link_fn fn)
 {
-	return RMSG_CHAN_CTRL_BUSY + idx - RMSG_CTRL_RECVS;
+	rmsg_ctrl_link = fn;
 }
 
 static u32 rmsg_ctrl_lkey(struct rmsg_channel *ch)
@@ -138,9 +140,12 @@ int rmsg_send_buf(struct rmsg_channel *ch, struct ib_cqe *cqe, u64 dma,
 int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type, u64 arg)
 {
 	struct rmsg_ctrl_buf *buf = &ch->dev.ctrl[idx];
-	struct ib_device *ibdev = ch->dev.rdev->ibdev;
+	struct ib_device *ibdev;
 	int ret;
 
+	if (ch->lchan)
+		return rmsg_ctrl_link(ch, idx, type, arg, true);
+	ibdev = ch->dev.rdev->ibdev;
 	/* The buffer is free: its last message completed (or none left). */
 	rmsg_ctrl_encode(&buf->msg, type, arg);
 	ib_dma_sync_single_for_device(ibdev, buf->dma, sizeof(buf->msg),
@@ -158,15 +163,21 @@ int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type, u64 arg)
  * @type: enum rmsg_ctrl_type
  * @arg: its argument
  *
+ * On a link the message waits on the carrier for the link's credits; a
+ * newer one of the kind takes its place while it waits.
+ *
  * Return: 0; -EAGAIN while the buffer's last message is in flight (its
  * completion queues the channel's data work, which tries again); or
- * -ECONNRESET when the QP refused it.
+ * -ECONNRESET when the QP refused it (on a link: the carrier has no
+ * connection).
  */
 int rmsg_ctrl_try_send(struct rmsg_channel *ch, unsigned int idx, u8 type,
 		       u64 arg)
 {
 	unsigned int bit = rmsg_ctrl_busy_bit(idx);
 
+	if (ch->lchan)
+		return rmsg_ctrl_link(ch, idx, type, arg, false);
 	if (test_and_set_bit(bit, &ch->flags))
 		return -EAGAIN;
 	if (rmsg_ctrl_send(ch, idx, type, arg)) {
@@ -203,30 +214,44 @@ void rmsg_ctrl_free_all(struct rmsg_channel *ch)
 		clear_bit(rmsg_ctrl_busy_bit(i), &ch->flags);
 }
 
-static void rmsg_ctrl_send_done(struct ib_cq *cq, struct ib_wc *wc)
+/**
+ * rmsg_ctrl_sent() - a control message of @ch's left, or could not
+ * @ch: the channel
+ * @idx: its send buffer (enum rmsg_ctrl_send_buf)
+ * @ok: the peer acknowledged it; false for a flush or a failure, which
+ *	are the connection's to handle (the channel's, or on a link the
+ *	carrier's)
+ *
+ * Softirq. Also for the messages of a channel on a link, which its
+ * carrier sends (rmsg_carrier.c): the handler registered for @idx hears of
+ * it; after a success the kind's buffer is free, and the channel's data
+ * work sends whatever newer value waits for it.
+ */
+void rmsg_ctrl_sent(struct rmsg_channel *ch, unsigned int idx, bool ok)
 {
-	struct rmsg_ctrl_buf *buf =
-		container_of(wc->wr_cqe, struct rmsg_ctrl_buf, cqe);
-	struct rmsg_channel *ch = buf->ch;
-	unsigned int idx = buf - ch->dev.ctrl;
-	bool ok = wc->status == IB_WC_SUCCESS;
-
 	/* The peer acknowledged it: it is there. */
 	if (ok)
 		set_bit(RMSG_CHAN_HEARD, &ch->flags);
 	if (rmsg_ctrl_sent_tab[idx])
 		rmsg_ctrl_sent_tab[idx](ch, idx, ok);
-	if (ok) {
-		/*
-		 * After the handler: a new send may take the buffer now, and
-		 * a newer value of the kind may be waiting for it. READY and
-		 * CLOSE never take the bit: nothing waits for them.
-		 */
-		if (test_and_clear_bit(rmsg_ctrl_busy_bit(idx), &ch->flags))
-			queue_work(rmsg_wq, &ch->data_work);
-	} else if (wc->status != IB_WC_WR_FLUSH_ERR) {
+	/*
+	 * After the handler: a new send may take the buffer now, and a
+	 * newer value of the kind may be waiting for it. READY and CLOSE
+	 * never take the bit: nothing waits for them.
+	 */
+	if (ok && test_and_clear_bit(rmsg_ctrl_busy_bit(idx), &ch->flags))
+		queue_work(rmsg_wq, &ch->data_work);
+}
+
+static void rmsg_ctrl_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rmsg_ctrl_buf *buf =
+		container_of(wc->wr_cqe, struct rmsg_ctrl_buf, cqe);
+	struct rmsg_channel *ch = buf->ch;
+
+	rmsg_ctrl_sent(ch, buf - ch->dev.ctrl, wc->status == IB_WC_SUCCESS);
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
 		rmsg_chan_kill_soft(ch, -ECONNRESET);
-	}
 }
 
 /*
@@ -282,6 +307,23 @@ void rmsg_ctrl_recv_take(struct rmsg_channel *ch, u8 type, u64 arg,
 		return;
 	}
 	if (rmsg_ctrl_recv_tab[type].fn)
+		rmsg_ctrl_recv_tab[type].fn(ch, type, arg);
+}
+
+/**
+ * rmsg_ctrl_recv_handle() - a control message of a channel on a link
+ * @ch: the channel its link id named
+ * @type: decoded and checked by rmsg_lmsg_decode()
+ * @arg: likewise
+ *
+ * Softirq, under the carrier's lock (rmsg_carrier.c), which posted the
+ * link's receive again already: the handler registered for @type acts on
+ * it as on a direct connection. CLOSE and RESET are the channel's last
+ * here too, but the link's receive is not theirs to keep.
+ */
+void rmsg_ctrl_recv_handle(struct rmsg_channel *ch, u8 type, u64 arg)
+{
+	if (type < RMSG_CTRL_TYPES && rmsg_ctrl_recv_tab[type].fn)
 		rmsg_ctrl_recv_tab[type].fn(ch, type, arg);
 }
 

@@ -40,6 +40,23 @@ typedef void (*rmsg_ctrl_sent_fn)(struct rmsg_channel *ch, unsigned int idx,
 typedef int (*rmsg_ctrl_imm_fn)(struct rmsg_channel *ch,
 				const struct ib_wc *wc);
 
+/*
+ * A control message of a channel on a link (@ch->lchan set) goes to the
+ * link instead of a send buffer of its own: queued on the carrier, which
+ * sends it within the link's credits and reports its completion to the
+ * send buffer's handler (rmsg_ctrl_sent()). @once: rmsg_ctrl_send()'s
+ * (READY, CLOSE, RESET); else rmsg_ctrl_try_send()'s, and the same
+ * returns: 0, -EAGAIN, -ECONNRESET.
+ */
+typedef int (*rmsg_ctrl_link_fn)(struct rmsg_channel *ch, unsigned int idx,
+				 u8 type, u64 arg, bool once);
+
+/* The bit of @ch->flags that says send buffer @idx is in use. */
+static inline unsigned int rmsg_ctrl_busy_bit(unsigned int idx)
+{
+	return RMSG_CHAN_CTRL_BUSY + idx - RMSG_CTRL_RECVS;
+}
+
 /**
  * rmsg_post_send() - post a small send with bottom halves off
  * @ch: the channel; its connection has a QP
@@ -76,6 +93,7 @@ void rmsg_ctrl_on_recv(u8 type, rmsg_ctrl_recv_fn fn, bool last);
 void rmsg_ctrl_on_sent(unsigned int first, unsigned int count,
 		       rmsg_ctrl_sent_fn fn);
 void rmsg_ctrl_on_imm(rmsg_ctrl_imm_fn fn);
+void rmsg_ctrl_on_link(rmsg_ctrl_link_fn fn);
 
 int rmsg_ctrl_buf_init(struct rmsg_channel *ch, struct rmsg_ctrl_buf *buf,
 		       bool recv);
@@ -85,6 +103,8 @@ int rmsg_ctrl_post_recv(struct rmsg_ctrl_buf *buf);
 void rmsg_ctrl_recv_failed(struct rmsg_channel *ch, const struct ib_wc *wc);
 void rmsg_ctrl_recv_take(struct rmsg_channel *ch, u8 type, u64 arg,
 			 int (*repost)(void *buf), void *buf);
+void rmsg_ctrl_recv_handle(struct rmsg_channel *ch, u8 type, u64 arg);
+void rmsg_ctrl_sent(struct rmsg_channel *ch, unsigned int idx, bool ok);
 int rmsg_send_buf(struct rmsg_channel *ch, struct ib_cqe *cqe, u64 dma,
 		  u32 len);
 int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type,
