@@ -459,6 +459,11 @@ struct rmsg_listen_args {
 };
 int rmsg_listen_start(struct rmsg_endpoint *ep, struct rmsg_listen_args *la);
 void rmsg_chan_unlisten(struct rmsg_endpoint *ep);
+struct rmsg_listener;
+void rmsg_listen_registry_lock(void);
+void rmsg_listen_registry_unlock(void);
+struct rmsg_listener *rmsg_listen_find(const struct net *net, u16 port,
+				       const struct sockaddr *local);
 long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg,
 		       struct sockaddr_storage *dst);
 

@@ -625,7 +625,7 @@ int rmsg_carrier_dev_create(struct rmsg_channel *ch)
 		spin_lock_init(&c->lock);
 		kref_init(&c->ref);
 		c->ch = ch;
-		xa_init_flags(&c->chans, XA_FLAGS_ALLOC1);
+		xa_init_flags(&c->chans, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
 		c->next_id = 1;
 		INIT_LIST_HEAD(&c->wanting);
 		c->probe_chan = 1;
@@ -703,18 +703,22 @@ struct rmsg_carrier *rmsg_carrier_of(struct rmsg_channel *ch)
 void rmsg_carrier_free(struct rmsg_channel *ch)
 {
 	struct rmsg_carrier *c = ch->carrier;
+	struct rmsg_carrier_buf *rx, *tx;
 
 	if (!c)
 		return;
 	spin_lock_bh(&c->lock);
 	rmsg_carrier_down(c);
 	c->ch = NULL;
-	spin_unlock_bh(&c->lock);
-	WRITE_ONCE(ch->carrier, NULL);
-	kfree(c->rx);
-	kfree(c->tx);
+	/* Under the lock: a channel's detach looks at the send buffers. */
+	rx = c->rx;
+	tx = c->tx;
 	c->rx = NULL;
 	c->tx = NULL;
+	spin_unlock_bh(&c->lock);
+	WRITE_ONCE(ch->carrier, NULL);
+	kfree(rx);
+	kfree(tx);
 	rmsg_carrier_put(c);
 }
 
@@ -886,8 +890,12 @@ int rmsg_carrier_attach(struct rmsg_carrier *c, struct rmsg_channel *ch)
 	l->ch = ch;
 	INIT_LIST_HEAD(&l->want_entry);
 	rmsg_link_ctrlq_init(&l->q);
-	/* Complete before it is in the table: completions look it up. */
-	ret = xa_alloc_cyclic(&c->chans, &l->id, l,
+	/*
+	 * Complete before it is in the table: completions look it up. The
+	 * table's lock with bottom halves off: it is taken under the
+	 * carrier's lock, which completions take in softirq.
+	 */
+	ret = xa_alloc_cyclic_bh(&c->chans, &l->id, l,
 			      XA_LIMIT(1, RMSG_LINK_CHAN_MAX), &c->next_id,
 			      RMSG_GFP_CHARGED);
 	if (ret < 0)

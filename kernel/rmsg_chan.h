@@ -195,6 +195,13 @@ struct rmsg_cm_ctx {
 	enum rmsg_cm_kind kind;
 };
 
+/* An IPv4 or IPv6 address and port, in the size of the larger. */
+union rmsg_sockaddr {
+	struct sockaddr sa;
+	struct sockaddr_in in;
+	struct sockaddr_in6 in6;
+};
+
 /**
  * struct rmsg_listener - an endpoint's listening rdma_cm id
  * @cm: kind RMSG_CM_LISTENER
@@ -211,6 +218,14 @@ struct rmsg_cm_ctx {
  * @net: the network namespace it listens in
  * @rebind: listens again once a device has the address, after the one it
  *	was on went away: the peers of accepted channels dial back to it
+ * @port_node: in the registry of listeners by port, for channels that open
+ *	on a link (rmsg_listen_find()); unhashed while not in it
+ * @port: the port it is bound to: its key there
+ * @bound: the address it is bound to, as links are keyed (port 0)
+ * @any_family: the family of @bound when it is a wildcard address, else 0
+ *
+ * The last four are set before the listener enters the registry and not
+ * changed while it is there (under the registry's lock).
  */
 struct rmsg_listener {
 	struct rmsg_cm_ctx cm;
@@ -225,6 +240,10 @@ struct rmsg_listener {
 	int backlog;
 	struct net *net;
 	struct delayed_work rebind;
+	struct hlist_node port_node;
+	u16 port;
+	union rmsg_sockaddr bound;
+	sa_family_t any_family;
 };
 
 struct rmsg_ctrl_buf {
@@ -390,13 +409,6 @@ struct rmsg_rndv {
 	void *rekey_page;
 	__le32 rekey_key;
 	u32 stale;
-};
-
-/* An IPv4 or IPv6 address and port, in the size of the larger. */
-union rmsg_sockaddr {
-	struct sockaddr sa;
-	struct sockaddr_in in;
-	struct sockaddr_in6 in6;
 };
 
 /*

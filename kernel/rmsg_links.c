@@ -52,6 +52,9 @@
  * @hash: in rmsg_links_by_peer, by @peer
  * @peer: the peer's address, its port 0
  * @chan: the carrier's channel id in rmsg_links.ep; U32_MAX while none
+ * @carrier: the carrier's link, referenced, once the carrier opened; NULL
+ *	before, and once it ended: what a channel to @peer goes on
+ *	(rmsg_link_carrier())
  * @dialled: we dial it (else the peer did)
  * @retry_at: a failed dial: not before then (jiffies)
  */
@@ -60,6 +63,7 @@ struct rmsg_link {
 	struct hlist_node hash;
 	union rmsg_sockaddr peer;
 	u32 chan;
+	struct rmsg_carrier *carrier;
 	bool dialled;
 	unsigned long retry_at;
 };
@@ -141,6 +145,7 @@ static void rmsg_link_free(struct rmsg_link *link)
 	lockdep_assert_held(&rmsg_links_lock);
 	list_del(&link->entry);
 	hash_del(&link->hash);
+	rmsg_carrier_put(link->carrier);
 	kfree(link);
 }
 
@@ -335,6 +340,58 @@ out:
 	return 0;
 }
 
+/**
+ * rmsg_link_carrier() - the link a channel to @addr can go on
+ * @net: the channel's network namespace
+ * @addr: the peer's address (its port is the program's, not looked at)
+ *
+ * For the connect path: found under rmsg_links_lock and the carrier's
+ * lock, with no endpoint lock, so that the caller may go on to put its
+ * channel on the carrier's device (rmsg_devices_lock and rdev->lock come
+ * before any chan_lock, Documentation/design.rst "Lock order"). Links
+ * are only in the initial namespace for now.
+ *
+ * Return: the carrier's link, referenced (rmsg_carrier_put()), when its
+ * connection is up; else NULL.
+ */
+struct rmsg_carrier *rmsg_link_carrier(struct net *net,
+				       const struct sockaddr_storage *addr)
+{
+	struct rmsg_carrier_conn conn;
+	struct rmsg_carrier *c = NULL;
+	union rmsg_sockaddr peer;
+	struct rmsg_link *link;
+
+	if (!net_eq(net, &init_net) ||
+	    !rmsg_sockaddr_host(&peer, (const struct sockaddr *)addr))
+		return NULL;
+	mutex_lock(&rmsg_links_lock);
+	link = rmsg_links.ep ? rmsg_link_find(&peer) : NULL;
+	if (link && link->carrier && rmsg_carrier_conn(link->carrier, &conn))
+		c = rmsg_carrier_get(link->carrier);
+	mutex_unlock(&rmsg_links_lock);
+	return c;
+}
+
+/*
+ * @link's carrier, channel @id of the module's endpoint, opened: hold its
+ * link. Under rmsg_links_lock.
+ */
+static void rmsg_link_hold(struct rmsg_link *link, u32 id)
+{
+	struct rmsg_endpoint *ep = rmsg_links.ep;
+	struct rmsg_channel *ch;
+
+	lockdep_assert_held(&rmsg_links_lock);
+	if (link->carrier)
+		return;
+	mutex_lock(&ep->chan_lock);
+	ch = xa_load(&ep->channels, id);
+	if (ch)
+		link->carrier = rmsg_carrier_of(ch);
+	mutex_unlock(&ep->chan_lock);
+}
+
 /* The peer's address of the module endpoint's channel @id. */
 static bool rmsg_link_chan_peer(u32 id, union rmsg_sockaddr *peer)
 {
@@ -360,8 +417,10 @@ static void rmsg_link_take(const struct rmsg_cqe *cqe)
 		link = rmsg_link_by_chan(cqe->channel);
 		if (!link)
 			return;
-		if (!cqe->res)
+		if (!cqe->res) {
+			rmsg_link_hold(link, cqe->channel);
 			return;
+		}
 		/* The peer has no links, or is not there: later, maybe. */
 		link->chan = U32_MAX;
 		link->retry_at = jiffies + msecs_to_jiffies(RMSG_LINK_RETRY_MS);
@@ -376,6 +435,7 @@ static void rmsg_link_take(const struct rmsg_cqe *cqe)
 		if (link->chan == U32_MAX) {
 			link->chan = cqe->channel;
 			link->dialled = false;
+			rmsg_link_hold(link, cqe->channel);
 		}
 		return;
 	case RMSG_CQE_CLOSED:
