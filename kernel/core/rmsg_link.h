@@ -91,8 +91,9 @@ bool rmsg_link_ctrlq_pop(struct rmsg_link_ctrlq *q, u32 *kind, u8 *type,
 u32 rmsg_link_ctrlq_drop(struct rmsg_link_ctrlq *q);
 
 /*
- * A link id of a channel the peer names (the chan of a link message, a
- * hello's channel or peer_channel on the link): 1 to RMSG_LINK_CHAN_MAX.
+ * A link id of a channel (the chan of a link message, a hello's channel or
+ * peer_channel on the link): 1 to RMSG_LINK_CHAN_MAX; RMSG_LINK_SELF,
+ * RMSG_LINK_NO_CHAN and RMSG_WIRE_NO_CHANNEL are none.
  */
 static inline bool rmsg_link_chan_valid(u32 id)
 {
