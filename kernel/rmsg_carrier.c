@@ -810,7 +810,7 @@ void rmsg_carrier_stats(struct rmsg_channel *ch,
  *
  * From here until the connection's first failed completion, channels may
  * send on the link, and a channel that dials finds the connection's QP,
- * PD and device here (rmsg_carrier_conn()). Callable under chan_lock.
+ * PD and device here (rmsg_carrier_up()). Callable under chan_lock.
  */
 void rmsg_carrier_established(struct rmsg_channel *ch)
 {
@@ -835,7 +835,7 @@ void rmsg_carrier_established(struct rmsg_channel *ch)
 }
 
 /**
- * rmsg_carrier_conn() - the link's connection, as it is now
+ * rmsg_carrier_up() - is the link's connection up, and which is it
  * @c: the link
  * @conn: filled in when it is up
  *
@@ -847,7 +847,7 @@ void rmsg_carrier_established(struct rmsg_channel *ch)
  *
  * Return: whether the connection is up.
  */
-bool rmsg_carrier_conn(struct rmsg_carrier *c, struct rmsg_carrier_conn *conn)
+bool rmsg_carrier_up(struct rmsg_carrier *c, struct rmsg_carrier_conn *conn)
 {
 	bool up;
 

@@ -47,7 +47,7 @@ struct rmsg_carrier;
 struct rmsg_lmsg;
 
 /**
- * struct rmsg_carrier_conn - a link's connection, as rmsg_carrier_conn()
+ * struct rmsg_carrier_conn - a link's connection, as rmsg_carrier_up()
  *	found it
  * @qp: the carrier's QP
  * @pd: its PD, in which a channel on the link registers its memory
@@ -95,7 +95,7 @@ void rmsg_carrier_established(struct rmsg_channel *ch);
 struct rmsg_carrier *rmsg_carrier_of(struct rmsg_channel *ch);
 struct rmsg_carrier *rmsg_carrier_get(struct rmsg_carrier *c);
 void rmsg_carrier_put(struct rmsg_carrier *c);
-bool rmsg_carrier_conn(struct rmsg_carrier *c, struct rmsg_carrier_conn *conn);
+bool rmsg_carrier_up(struct rmsg_carrier *c, struct rmsg_carrier_conn *conn);
 
 int rmsg_carrier_attach(struct rmsg_carrier *c, struct rmsg_channel *ch);
 void rmsg_carrier_detach(struct rmsg_channel *ch);

@@ -367,7 +367,7 @@ struct rmsg_carrier *rmsg_link_carrier(struct net *net,
 		return NULL;
 	mutex_lock(&rmsg_links_lock);
 	link = rmsg_links.ep ? rmsg_link_find(&peer) : NULL;
-	if (link && link->carrier && rmsg_carrier_conn(link->carrier, &conn))
+	if (link && link->carrier && rmsg_carrier_up(link->carrier, &conn))
 		c = rmsg_carrier_get(link->carrier);
 	mutex_unlock(&rmsg_links_lock);
 	return c;

@@ -222,8 +222,10 @@ void rmsg_ctrl_free_all(struct rmsg_channel *ch)
  *	are the connection's to handle (the channel's, or on a link the
  *	carrier's)
  *
- * Softirq. Also for the messages of a channel on a link, which its
- * carrier sends (rmsg_carrier.c): the handler registered for @idx hears of
+ * Softirq; for a channel on a link, whose messages its carrier sends
+ * (rmsg_carrier.c), also with bottom halves off, under the carrier's lock
+ * (what waited when the carrier's connection ended). The handler
+ * registered for @idx hears of
  * it; after a success the kind's buffer is free, and the channel's data
  * work sends whatever newer value waits for it.
  */
