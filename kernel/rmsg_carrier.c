@@ -80,6 +80,11 @@ static_assert(RMSG_CTRL_BUFS < RMSG_CARRIER_KIND_HELLO);
 /* The service port probes ask for: nothing listens on a link yet. */
 #define RMSG_CARRIER_PROBE_PORT	1
 /*
+ * The link id probes name as theirs, which no channel on the link takes:
+ * the peer's REFUSEs of probes reach no channel.
+ */
+#define RMSG_CARRIER_PROBE_CHAN	RMSG_LINK_CHAN_MAX
+/*
  * Answers owed to the peer's HELLOs. A peer within its credits has at
  * most RMSG_LINK_RECVS HELLOs unanswered while our answers wait for its
  * LCREDIT; twice that is a peer that keeps its credits from us.
@@ -138,7 +143,6 @@ struct rmsg_carrier_answer {
  * @answers: REFUSEs owed, a ring of RMSG_CARRIER_ANSWERS
  * @ans_head: next to send
  * @ans_tail: next free
- * @probe_chan: the link id the next probe names as its channel
  * @stats: what the link carried
  * @rx: RMSG_CARRIER_RECVS receive buffers
  * @tx: RMSG_CARRIER_SENDS send buffers, used in turn
@@ -162,7 +166,6 @@ struct rmsg_carrier {
 	struct rmsg_carrier_answer answers[RMSG_CARRIER_ANSWERS];
 	u32 ans_head;
 	u32 ans_tail;
-	u32 probe_chan;
 	struct rmsg_carrier_stats stats;
 	struct rmsg_carrier_buf *rx;
 	struct rmsg_carrier_buf *tx;
@@ -302,10 +305,9 @@ static bool rmsg_carrier_next(struct rmsg_channel *ch, struct rmsg_lmsg *m,
 		m->arg = RMSG_CARRIER_PROBE_PORT;
 		m->hello.kind = RMSG_HELLO_CONNECT;
 		m->hello.incarnation = ch->ep->incarnation;
-		m->hello.channel = c->probe_chan;
+		m->hello.channel = RMSG_CARRIER_PROBE_CHAN;
 		m->hello.peer_channel = RMSG_WIRE_NO_CHANNEL;
 		m->hello.block_size = ch->block_size;
-		c->probe_chan = c->probe_chan % RMSG_LINK_CHAN_MAX + 1;
 		return true;
 	}
 	return false;
@@ -628,7 +630,6 @@ int rmsg_carrier_dev_create(struct rmsg_channel *ch)
 		xa_init_flags(&c->chans, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
 		c->next_id = 1;
 		INIT_LIST_HEAD(&c->wanting);
-		c->probe_chan = 1;
 		WRITE_ONCE(ch->carrier, c);
 	}
 	ret = rmsg_carrier_map(ch, c->rx, RMSG_CARRIER_RECVS,
@@ -873,8 +874,8 @@ bool rmsg_carrier_up(struct rmsg_carrier *c, struct rmsg_carrier_conn *conn)
  * id from the channel's HELLO). Memory is charged as the caller's is
  * (rmsg_ep_charge_begin()).
  *
- * Return: 0; -ENOMEM; -EBUSY when the link has RMSG_LINK_CHAN_MAX
- * channels; -ENOTCONN when the carrier ended.
+ * Return: 0; -ENOMEM; -EBUSY when the link has RMSG_LINK_CHAN_MAX - 1
+ * channels (the last id is the probes'); -ENOTCONN when the carrier ended.
  */
 int rmsg_carrier_attach(struct rmsg_carrier *c, struct rmsg_channel *ch)
 {
@@ -896,8 +897,8 @@ int rmsg_carrier_attach(struct rmsg_carrier *c, struct rmsg_channel *ch)
 	 * carrier's lock, which completions take in softirq.
 	 */
 	ret = xa_alloc_cyclic_bh(&c->chans, &l->id, l,
-			      XA_LIMIT(1, RMSG_LINK_CHAN_MAX), &c->next_id,
-			      RMSG_GFP_CHARGED);
+				 XA_LIMIT(1, RMSG_CARRIER_PROBE_CHAN - 1),
+				 &c->next_id, RMSG_GFP_CHARGED);
 	if (ret < 0)
 		goto fail;
 	spin_lock_bh(&c->lock);
