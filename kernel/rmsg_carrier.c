@@ -314,44 +314,6 @@ static bool rmsg_carrier_next(struct rmsg_channel *ch, struct rmsg_lmsg *m,
 }
 
 /*
- * Post what may go: LCREDITs first (they have a receive of the peer's to
- * themselves), then answers, then the channels' messages, then probes,
- * while send buffers are free. Under the lock. Return: 0, or the post's
- * error (the connection failed).
- */
-static int rmsg_carrier_push(struct rmsg_channel *ch)
-{
-	struct rmsg_carrier *c = ch->carrier;
-	struct ib_device *ibdev = ch->dev.rdev->ibdev;
-	struct rmsg_lchan *owner;
-	struct rmsg_lmsg m;
-	u8 kind;
-
-	lockdep_assert_held(&c->lock);
-	while (c->live && c->tx_posted - c->tx_done < RMSG_CARRIER_SENDS &&
-	       rmsg_carrier_next(ch, &m, &owner, &kind)) {
-		struct rmsg_carrier_buf *buf =
-			&c->tx[c->tx_posted % RMSG_CARRIER_SENDS];
-		u32 len = rmsg_lmsg_encode(buf->msg, &m);
-		int ret;
-
-		ib_dma_sync_single_for_device(ibdev, buf->dma, len,
-					      DMA_TO_DEVICE);
-		buf->owner = owner;
-		buf->kind = kind;
-		rmsg_link_sent(&c->credit);
-		c->tx_posted++;
-		c->stats.sent++;
-		ret = rmsg_send_buf(ch, &buf->cqe, buf->dma, len);
-		if (ret) {
-			c->live = false;
-			return ret;
-		}
-	}
-	return 0;
-}
-
-/*
  * Tell a channel on the link how its message went. Under the lock, in
  * softirq or with bottom halves off.
  */
@@ -402,6 +364,53 @@ static void rmsg_carrier_down(struct rmsg_carrier *c)
 	c->rdev = NULL;
 	list_for_each_entry_safe(l, next, &c->wanting, want_entry)
 		rmsg_carrier_drop(l);
+}
+
+/*
+ * Post what may go: LCREDITs first (they have a receive of the peer's to
+ * themselves), then answers, then the channels' messages, then probes,
+ * while send buffers are free. Under the lock. Return: 0, or the post's
+ * error (the connection failed).
+ */
+static int rmsg_carrier_push(struct rmsg_channel *ch)
+{
+	struct rmsg_carrier *c = ch->carrier;
+	struct ib_device *ibdev = ch->dev.rdev->ibdev;
+	struct rmsg_lchan *owner;
+	struct rmsg_lmsg m;
+	u8 kind;
+
+	lockdep_assert_held(&c->lock);
+	while (c->live && c->tx_posted - c->tx_done < RMSG_CARRIER_SENDS &&
+	       rmsg_carrier_next(ch, &m, &owner, &kind)) {
+		struct rmsg_carrier_buf *buf =
+			&c->tx[c->tx_posted % RMSG_CARRIER_SENDS];
+		u32 len = rmsg_lmsg_encode(buf->msg, &m);
+		int ret;
+
+		ib_dma_sync_single_for_device(ibdev, buf->dma, len,
+					      DMA_TO_DEVICE);
+		buf->owner = owner;
+		buf->kind = kind;
+		rmsg_link_sent(&c->credit);
+		c->tx_posted++;
+		c->stats.sent++;
+		ret = rmsg_send_buf(ch, &buf->cqe, buf->dma, len);
+		if (ret) {
+			/*
+			 * Not posted: no completion will report it. It did
+			 * not leave, and neither will what waits behind it.
+			 */
+			buf->owner = NULL;
+			if (owner) {
+				owner->in_flight--;
+				rmsg_carrier_report(owner, kind, false);
+			}
+			rmsg_carrier_down(c);
+			return ret;
+		}
+	}
+	return 0;
 }
 
 /* Owe the peer's channel @chan a REFUSE: under the lock. */
