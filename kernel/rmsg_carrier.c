@@ -879,8 +879,10 @@ bool rmsg_carrier_up(struct rmsg_carrier *c, struct rmsg_carrier_conn *conn)
  * @ch: a channel on no link, in its work or before it is published
  *
  * The channel holds a reference of its own from here; messages the peer
- * sends to the id reach it as soon as this returns (the peer learns the
- * id from the channel's HELLO). Memory is charged as the caller's is
+ * sends to the id reach it from just before this returns, under the
+ * carrier's lock (the peer learns the id from the channel's HELLO, but a
+ * hostile one may guess it: the channel's control handlers must be ready
+ * for any message before the call). Memory is charged as the caller's is
  * (rmsg_ep_charge_begin()).
  *
  * Return: 0; -ENOMEM; -EBUSY when the link has RMSG_LINK_CHAN_MAX - 1
@@ -901,17 +903,27 @@ int rmsg_carrier_attach(struct rmsg_carrier *c, struct rmsg_channel *ch)
 	INIT_LIST_HEAD(&l->want_entry);
 	rmsg_link_ctrlq_init(&l->q);
 	/*
-	 * Complete before it is in the table: completions look it up. The
-	 * table's lock with bottom halves off: it is taken under the
-	 * carrier's lock, which completions take in softirq.
+	 * The id is reserved (a NULL entry, which lookups do not find) where
+	 * memory may be allocated, out of the carrier's lock; the table's
+	 * lock with bottom halves off, as it is taken under the carrier's
+	 * lock, which completions take in softirq. The channel goes in under
+	 * the carrier's lock, only once the carrier is known not to have
+	 * ended: no completion finds it before, and none of a channel whose
+	 * attach fails.
 	 */
-	ret = xa_alloc_cyclic_bh(&c->chans, &l->id, l,
+	ret = xa_alloc_cyclic_bh(&c->chans, &l->id, NULL,
 				 XA_LIMIT(1, RMSG_CARRIER_PROBE_CHAN - 1),
 				 &c->next_id, RMSG_GFP_CHARGED);
 	if (ret < 0)
 		goto fail;
 	spin_lock_bh(&c->lock);
-	ret = c->ch ? 0 : -ENOTCONN;
+	if (c->ch) {
+		/* Into the reserved slot: nothing to allocate. */
+		ret = xa_err(xa_store(&c->chans, l->id, l, GFP_NOWAIT));
+		WARN_ON_ONCE(ret);
+	} else {
+		ret = -ENOTCONN;
+	}
 	if (ret)
 		xa_erase(&c->chans, l->id);
 	spin_unlock_bh(&c->lock);
