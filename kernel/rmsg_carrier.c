@@ -441,10 +441,19 @@ static int rmsg_carrier_hello_in(struct rmsg_carrier *c,
 
 	if (!connect)
 		l = xa_load(&c->chans, m->chan);
-	if ((connect || l) && rmsg_carrier_ops && rmsg_carrier_ops->hello)
-		err = rmsg_carrier_ops->hello(c, l ? l->ch : NULL, m);
-	if (!err)
-		return 0;
+	if ((connect || l) && rmsg_carrier_ops && rmsg_carrier_ops->hello) {
+		int ret = rmsg_carrier_ops->hello(c, l ? l->ch : NULL, m);
+
+		if (!ret)
+			return 0;
+		/*
+		 * A REFUSE's argument is 1 to 255 on the wire: a negative
+		 * errno's low byte could be 0, which the peer takes as a
+		 * broken link.
+		 */
+		if (!WARN_ON_ONCE(ret < 1 || ret > 255))
+			err = ret;
+	}
 	return rmsg_carrier_refuse(c, m->hello.channel, err);
 }
 

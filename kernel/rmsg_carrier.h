@@ -69,12 +69,20 @@ struct rmsg_carrier_conn {
  *	under the carrier's lock: copy what is needed and queue work; never
  *	send, attach or detach here. Return 0 when taken (the answer comes
  *	later: rmsg_carrier_hello() or rmsg_carrier_answer()), else the
- *	errno (1 to 255) the peer is refused with.
- * @refused: the peer refused a HELLO of @ch's, with @err (1 to 255).
- *	Softirq, under the carrier's lock, as @hello.
+ *	positive errno (1 to 255) the peer is refused with.
+ * @refused: the peer says it refused a HELLO of @ch's, with @err (1 to
+ *	255). Softirq, under the carrier's lock, as @hello.
  * @hello_sent: @ch's HELLO left (@ok), or will not (the connection
  *	ended, or the channel's HELLO was not sent on it). Softirq or bottom
  *	halves off, under the carrier's lock, as @hello.
+ *
+ * rmsg_lmsg_decode() checked the message's form, nothing more: the peer
+ * names any channel on the link it likes (ids are taken in turn), in any
+ * state. A RECONNECT or an ACCEPT for a channel that is not waiting for
+ * one, or a REFUSE of a HELLO @ch never sent, is for the op to ignore or
+ * to refuse; taking a CONNECT is the op's to bound (a listener's
+ * backlog), since the link's credits bound only the HELLOs in flight,
+ * not those taken.
  */
 struct rmsg_carrier_ops {
 	int (*hello)(struct rmsg_carrier *c, struct rmsg_channel *ch,

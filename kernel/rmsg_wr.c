@@ -321,7 +321,11 @@ void rmsg_ctrl_recv_take(struct rmsg_channel *ch, u8 type, u64 arg,
  * Softirq, under the carrier's lock (rmsg_carrier.c), which posted the
  * link's receive again already: the handler registered for @type acts on
  * it as on a direct connection. CLOSE and RESET are the channel's last
- * here too, but the link's receive is not theirs to keep.
+ * here too, but the link's receive is not theirs to keep. Unlike on a
+ * direct connection, nothing orders these after the channel's handshake:
+ * the peer may name the channel from its attach on, before its HELLO was
+ * answered, and after a CLOSE; the handlers only set bits and queue work,
+ * which checks the channel's state.
  */
 void rmsg_ctrl_recv_handle(struct rmsg_channel *ch, u8 type, u64 arg)
 {
