@@ -87,9 +87,19 @@ static_assert(RMSG_CTRL_BUFS < RMSG_CARRIER_KIND_HELLO);
 /*
  * Answers owed to the peer's HELLOs. A peer within its credits has at
  * most RMSG_LINK_RECVS HELLOs unanswered while our answers wait for its
- * LCREDIT; twice that is a peer that keeps its credits from us.
+ * LCREDIT; twice that is a peer that keeps its credits from us. As many
+ * again for the refusals a higher layer gives later, of HELLOs it took
+ * (rmsg_carrier_answer()): one goes in only while fewer than half the
+ * ring is owed, so that they never leave a peer within its credits
+ * without room (which would end the carrier, the peer blamed).
  */
-#define RMSG_CARRIER_ANSWERS	(2 * RMSG_LINK_RECVS)
+#define RMSG_CARRIER_PEER_ANSWERS	(2 * RMSG_LINK_RECVS)
+#define RMSG_CARRIER_ANSWERS		(2 * RMSG_CARRIER_PEER_ANSWERS)
+/* Free-running u32 indexes, taken modulo the size. */
+static_assert((RMSG_CARRIER_ANSWERS & (RMSG_CARRIER_ANSWERS - 1)) == 0);
+/* An answer owed, in a u32: the peer's link id, and the errno above it. */
+#define RMSG_CARRIER_ANSWER_SHIFT	24
+static_assert(RMSG_LINK_CHAN_MAX < (1U << RMSG_CARRIER_ANSWER_SHIFT));
 
 struct rmsg_lchan;
 
@@ -114,12 +124,6 @@ struct rmsg_carrier_buf {
 	u8 msg[RMSG_WIRE_LMSG_MAX];
 };
 
-/* A REFUSE owed: the peer's channel, and why. */
-struct rmsg_carrier_answer {
-	u32 chan;
-	u8 err;
-};
-
 /**
  * struct rmsg_carrier - a carrier's link, this side
  * @lock: guards everything below but the buffers' mappings and @ref
@@ -140,7 +144,8 @@ struct rmsg_carrier_answer {
  * @live: a connection is there to post on (its receives were posted)
  * @tx_posted: link sends posted on the current connection
  * @tx_done: of those, completed (in order: all are signalled)
- * @answers: REFUSEs owed, a ring of RMSG_CARRIER_ANSWERS
+ * @answers: REFUSEs owed, a ring of RMSG_CARRIER_ANSWERS: the peer's
+ *	channel, and why above it (RMSG_CARRIER_ANSWER_SHIFT)
  * @ans_head: next to send
  * @ans_tail: next free
  * @stats: what the link carried
@@ -163,7 +168,7 @@ struct rmsg_carrier {
 	bool live;
 	u32 tx_posted;
 	u32 tx_done;
-	struct rmsg_carrier_answer answers[RMSG_CARRIER_ANSWERS];
+	u32 answers[RMSG_CARRIER_ANSWERS];
 	u32 ans_head;
 	u32 ans_tail;
 	struct rmsg_carrier_stats stats;
@@ -287,12 +292,11 @@ static bool rmsg_carrier_next(struct rmsg_channel *ch, struct rmsg_lmsg *m,
 	if (!rmsg_link_may_send(&c->credit))
 		return false;
 	if (c->ans_head != c->ans_tail) {
-		struct rmsg_carrier_answer *a =
-			&c->answers[c->ans_head++ % RMSG_CARRIER_ANSWERS];
+		u32 a = c->answers[c->ans_head++ % RMSG_CARRIER_ANSWERS];
 
 		m->type = RMSG_CTRL_REFUSE;
-		m->chan = a->chan;
-		m->arg = a->err;
+		m->chan = a & ((1U << RMSG_CARRIER_ANSWER_SHIFT) - 1);
+		m->arg = a >> RMSG_CARRIER_ANSWER_SHIFT;
 		c->stats.refused_sent++;
 		return true;
 	}
@@ -413,16 +417,17 @@ static int rmsg_carrier_push(struct rmsg_channel *ch)
 	return 0;
 }
 
-/* Owe the peer's channel @chan a REFUSE: under the lock. */
-static int rmsg_carrier_refuse(struct rmsg_carrier *c, u32 chan, int err)
+/*
+ * Owe the peer's channel @chan (a valid link id) a REFUSE with @err (1 to
+ * 255), unless @room answers are owed already: under the lock.
+ */
+static int rmsg_carrier_refuse(struct rmsg_carrier *c, u32 chan, int err,
+			       u32 room)
 {
-	struct rmsg_carrier_answer *a;
-
-	if (c->ans_tail - c->ans_head == RMSG_CARRIER_ANSWERS)
+	if (c->ans_tail - c->ans_head >= room)
 		return -EPROTO;
-	a = &c->answers[c->ans_tail++ % RMSG_CARRIER_ANSWERS];
-	a->chan = chan;
-	a->err = err;
+	c->answers[c->ans_tail++ % RMSG_CARRIER_ANSWERS] =
+		chan | (u32)err << RMSG_CARRIER_ANSWER_SHIFT;
 	return 0;
 }
 
@@ -454,7 +459,9 @@ static int rmsg_carrier_hello_in(struct rmsg_carrier *c,
 		if (!WARN_ON_ONCE(ret < 1 || ret > 255))
 			err = ret;
 	}
-	return rmsg_carrier_refuse(c, m->hello.channel, err);
+	/* Past the whole ring, the peer went past its credits. */
+	return rmsg_carrier_refuse(c, m->hello.channel, err,
+				   RMSG_CARRIER_ANSWERS);
 }
 
 /* A link message, decoded and within its credits: under the lock. */
@@ -1069,7 +1076,7 @@ int rmsg_carrier_hello(struct rmsg_channel *ch, const struct rmsg_hello *h,
  * found it cannot be answered with an ACCEPT.
  *
  * Return: 0; -ENOTCONN while the link's connection is not up; -EBUSY
- * with RMSG_CARRIER_ANSWERS answers owed; -EINVAL.
+ * with half the ring of answers owed (the rest is the peer's); -EINVAL.
  */
 int rmsg_carrier_answer(struct rmsg_carrier *c, u32 peer_chan, int err)
 {
@@ -1081,7 +1088,10 @@ int rmsg_carrier_answer(struct rmsg_carrier *c, u32 peer_chan, int err)
 	if (!c->up) {
 		ret = -ENOTCONN;
 	} else {
-		ret = rmsg_carrier_refuse(c, peer_chan, err) ? -EBUSY : 0;
+		ret = rmsg_carrier_refuse(c, peer_chan, err,
+					  RMSG_CARRIER_ANSWERS -
+					  RMSG_CARRIER_PEER_ANSWERS) ?
+		      -EBUSY : 0;
 		if (!ret && rmsg_carrier_push(c->ch))
 			rmsg_chan_kill_soft(c->ch, -ECONNRESET);
 	}
