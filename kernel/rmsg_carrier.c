@@ -353,8 +353,10 @@ static void rmsg_carrier_drop(struct rmsg_lchan *l)
 /*
  * The connection is over, or about to be: nothing more is posted on it,
  * nobody finds its QP, PD or device here any more, and what the channels
- * have waiting is reported as not sent (they send again on the next
- * connection, as after a repair). Under the lock.
+ * have waiting is reported as not sent. As after a flushed send, the
+ * busy bits of those kinds stay set until the channel frees them between
+ * two connections (rmsg_ctrl_free_all()), and it sends them again on the
+ * next. Under the lock.
  */
 static void rmsg_carrier_down(struct rmsg_carrier *c)
 {
@@ -955,14 +957,16 @@ fail:
 
 /**
  * rmsg_carrier_detach() - take a channel off its link
- * @ch: a channel on a link, done with it (nothing of its own posted on
- *	the carrier's QP any more; its teardown waits for that)
+ * @ch: a channel on a link, done with it, in its work (its teardown
+ *	waits for its own work requests on the carrier's QP; its control
+ *	messages may still be in flight)
  *
  * Its id goes, and with it every message for it: what waits for the link
- * is dropped unreported, a completion still to come is nobody's. Once
- * this returns no handler of the carrier runs for the channel (they run
- * under the carrier's lock, which the erase takes), and the channel's
- * reference is dropped.
+ * is dropped unreported, and a completion still to come of a message in
+ * flight is nobody's (its send buffer is disowned). Once this returns no
+ * handler of the carrier runs for the channel (they run under the
+ * carrier's lock, which the erase takes), and the channel's reference is
+ * dropped.
  */
 void rmsg_carrier_detach(struct rmsg_channel *ch)
 {
