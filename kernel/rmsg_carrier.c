@@ -1001,14 +1001,19 @@ u32 rmsg_carrier_chan_id(const struct rmsg_channel *ch)
 /**
  * rmsg_carrier_set_peer() - the peer's link id of a channel's other end
  * @ch: a channel on a link
- * @peer_id: from the peer's HELLO (CONNECT's or ACCEPT's channel)
+ * @peer_id: from the peer's HELLO (CONNECT's or ACCEPT's channel), which
+ *	rmsg_lmsg_decode() checked: a valid link id
  *
  * Its control messages name it from here on; before, they are refused.
+ * Another id would make them messages the peer takes as a broken link,
+ * ending it for every channel on it: such an id is a bug, and ignored.
  */
 void rmsg_carrier_set_peer(struct rmsg_channel *ch, u32 peer_id)
 {
 	struct rmsg_lchan *l = ch->lchan;
 
+	if (WARN_ON_ONCE(!rmsg_link_chan_valid(peer_id)))
+		return;
 	spin_lock_bh(&l->c->lock);
 	l->peer_id = peer_id;
 	spin_unlock_bh(&l->c->lock);
