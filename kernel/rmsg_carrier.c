@@ -77,6 +77,12 @@ static_assert(RMSG_CTRL_SENDS <= RMSG_LINK_CTRLQ_KINDS);
 #define RMSG_CARRIER_KIND_HELLO	0xff
 static_assert(RMSG_CTRL_BUFS < RMSG_CARRIER_KIND_HELLO);
 
+/*
+ * How long a channel's end waits for the peer's CLOSE before it ends the
+ * link's connection, rather than deregister memory the peer may write.
+ */
+#define RMSG_CARRIER_CLOSE_MS	30000
+
 /* The service port probes ask for: nothing listens on a link yet. */
 #define RMSG_CARRIER_PROBE_PORT	1
 /*
@@ -136,6 +142,17 @@ struct rmsg_carrier_buf {
  * @rdev: the carrier's device while @up, else NULL
  * @conn_seq: connections that came up, so far (a channel tells a new
  *	one from the one it set up with)
+ * @max_inline: bytes @qp takes inline, while @up
+ * @max_sge: SGEs per send WR of @qp, while @up
+ * @local: the carrier's address of the connection, while @up
+ * @peer: the peer's, while @up
+ * @share: the send queue room of the channels on the link; its wait
+ *	queue is where channels leaving the link and rmsg_carrier_quiesce()
+ *	wait
+ * @nr_chans: channels attached (they hold @qp, @pd and @rdev until they
+ *	detach)
+ * @accepts: HELLO CONNECTs taken and not answered yet
+ *	(rmsg_carrier_accept_take())
  * @chans: the channels on the link (struct rmsg_lchan), by link id
  * @next_id: the next link id to try (ids are taken in turn, so that a
  *	late message for a channel gone finds no new one in its place)
@@ -161,6 +178,13 @@ struct rmsg_carrier {
 	struct ib_pd *pd;
 	struct rmsg_device *rdev;
 	u32 conn_seq;
+	u32 max_inline;
+	u32 max_sge;
+	union rmsg_sockaddr local;
+	union rmsg_sockaddr peer;
+	struct rmsg_wr_share share;
+	u32 nr_chans;
+	u32 accepts;
 	struct xarray chans;
 	u32 next_id;
 	struct list_head wanting;
@@ -188,8 +212,10 @@ struct rmsg_carrier {
  * @hello_due: @hello waits for the link, before anything in @q
  * @hello: its HELLO, ready to encode
  * @in_flight: its messages posted and not completed
+ * @seq: the carrier's connection it attached on (its QP is the channel's)
  *
- * All under @c->lock, but @ch, @id and @c, fixed from attach to detach.
+ * All under @c->lock, but @ch, @id, @c and @seq, fixed from attach to
+ * detach.
  */
 struct rmsg_lchan {
 	struct rmsg_carrier *c;
@@ -201,6 +227,7 @@ struct rmsg_lchan {
 	bool hello_due;
 	struct rmsg_lmsg hello;
 	u32 in_flight;
+	u32 seq;
 };
 
 static const struct rmsg_carrier_ops *rmsg_carrier_ops __ro_after_init;
@@ -361,15 +388,30 @@ static void rmsg_carrier_drop(struct rmsg_lchan *l)
 static void rmsg_carrier_down(struct rmsg_carrier *c)
 {
 	struct rmsg_lchan *l, *next;
+	bool was_up = c->up;
+	unsigned long id;
 
 	lockdep_assert_held(&c->lock);
 	c->live = false;
-	c->up = false;
+	WRITE_ONCE(c->up, false);
 	c->qp = NULL;
 	c->pd = NULL;
 	c->rdev = NULL;
 	list_for_each_entry_safe(l, next, &c->wanting, want_entry)
 		rmsg_carrier_drop(l);
+	if (!was_up)
+		return;
+	/*
+	 * Every channel on the link ends with the connection (their repair
+	 * with the link's is the next step): each is faulted, stops posting,
+	 * waits for its work requests to be flushed, and detaches, which
+	 * rmsg_carrier_quiesce() waits for before the QP goes. Only channels
+	 * attached while the connection was up are in the table (attach
+	 * takes none while it is down), so none escapes.
+	 */
+	xa_for_each(&c->chans, id, l)
+		rmsg_chan_kill_soft(l->ch, -ECONNRESET);
+	wake_up_all(&c->share.wq);
 }
 
 /*
@@ -486,10 +528,14 @@ static int rmsg_carrier_take(struct rmsg_carrier *c, const struct rmsg_lmsg *m)
 	default:
 		/* A channel's: its handlers, as on a direct connection. */
 		l = xa_load(&c->chans, m->chan);
-		if (l)
-			rmsg_ctrl_recv_handle(l->ch, m->type, m->arg);
-		else
+		if (!l) {
 			c->stats.dropped++;
+			return 0;
+		}
+		rmsg_ctrl_recv_handle(l->ch, m->type, m->arg);
+		/* Its end may wait for the peer's (rmsg_carrier_leave_wait()). */
+		if (m->type == RMSG_CTRL_CLOSE || m->type == RMSG_CTRL_RESET)
+			wake_up_all(&c->share.wq);
 		return 0;
 	}
 }
@@ -657,6 +703,7 @@ int rmsg_carrier_dev_create(struct rmsg_channel *ch)
 		xa_init_flags(&c->chans, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
 		c->next_id = 1;
 		INIT_LIST_HEAD(&c->wanting);
+		rmsg_wr_share_init(&c->share, RMSG_CARRIER_CHAN_WRS);
 		WRITE_ONCE(ch->carrier, c);
 	}
 	ret = rmsg_carrier_map(ch, c->rx, RMSG_CARRIER_RECVS,
@@ -829,6 +876,7 @@ void rmsg_carrier_stats(struct rmsg_channel *ch,
 		return;
 	spin_lock_bh(&c->lock);
 	*stats = c->stats;
+	stats->chans = c->nr_chans;
 	spin_unlock_bh(&c->lock);
 }
 
@@ -850,11 +898,16 @@ void rmsg_carrier_established(struct rmsg_channel *ch)
 	spin_lock_bh(&c->lock);
 	/* A failure before now was this connection's: it stays down. */
 	if (c->live) {
-		c->up = true;
 		c->qp = ch->conn->qp;
 		c->pd = ch->dev.pd;
 		c->rdev = ch->dev.rdev;
+		c->max_inline = ch->conn->max_inline;
+		c->max_sge = ch->conn->max_sge;
+		/* rmsg_chan_note_addrs() ran before, in the same handler. */
+		c->local = ch->conn_local;
+		c->peer = ch->conn_peer;
 		c->conn_seq++;
+		WRITE_ONCE(c->up, true);
 		ret = rmsg_carrier_push(ch);
 	}
 	spin_unlock_bh(&c->lock);
@@ -863,38 +916,53 @@ void rmsg_carrier_established(struct rmsg_channel *ch)
 }
 
 /**
- * rmsg_carrier_up() - is the link's connection up, and which is it
+ * rmsg_carrier_up() - is the link's connection up?
  * @c: the link
- * @conn: filled in when it is up
  *
- * A snapshot, taken under the carrier's lock and no other: a channel that
- * dials needs no endpoint lock for it (Documentation/design.rst, "Lock
- * order"). The QP, PD and device stay valid only while the carrier keeps
- * the channel on them; taking channels off first, when the carrier leaves
- * a device or ends, is the channels' part (not built yet).
+ * A hint, for a dial choosing between the link and a connection of its
+ * own: the connection may end right after. What the connection is (its
+ * QP, PD, device) a channel learns only by attaching
+ * (rmsg_carrier_attach()), which is what keeps those alive for it.
  *
  * Return: whether the connection is up.
  */
-bool rmsg_carrier_up(struct rmsg_carrier *c, struct rmsg_carrier_conn *conn)
+bool rmsg_carrier_up(struct rmsg_carrier *c)
 {
-	bool up;
+	return READ_ONCE(c->up);
+}
 
+/**
+ * rmsg_carrier_quiesce() - a carrier's QP is about to go: wait for the
+ *	channels on the link to leave it
+ * @ch: the carrier, its QP in the error state and drained (so every work
+ *	request of a channel on the link completed, flushed), about to be
+ *	destroyed; with no lock held, since the channels' ends take theirs
+ *
+ * Every channel on the link was faulted when the connection went down
+ * (rmsg_carrier_down()); each one's end deregisters its memory from the
+ * carrier's PD and detaches. Once this returns none is attached, so the
+ * QP may be destroyed and the PD freed (rmsg_chan_dev_release()): the
+ * lifetime rule of struct rmsg_carrier_conn. Finite: a channel's end
+ * waits only for its own work requests, flushed by the drain, and for the
+ * connection's end, which is here.
+ */
+void rmsg_carrier_quiesce(struct rmsg_channel *ch)
+{
+	struct rmsg_carrier *c = ch->carrier;
+
+	if (!c)
+		return;
 	spin_lock_bh(&c->lock);
-	up = c->up;
-	if (up) {
-		conn->qp = c->qp;
-		conn->pd = c->pd;
-		conn->rdev = c->rdev;
-		conn->seq = c->conn_seq;
-	}
+	rmsg_carrier_down(c);
 	spin_unlock_bh(&c->lock);
-	return up;
+	wait_event(c->share.wq, !READ_ONCE(c->nr_chans));
 }
 
 /**
  * rmsg_carrier_attach() - put a channel on a link: a link id of its own
  * @c: the link, referenced by the caller
  * @ch: a channel on no link, in its work or before it is published
+ * @conn: filled in with the link's connection
  *
  * The channel holds a reference of its own from here; messages the peer
  * sends to the id reach it from just before this returns, under the
@@ -903,10 +971,17 @@ bool rmsg_carrier_up(struct rmsg_carrier *c, struct rmsg_carrier_conn *conn)
  * for any message before the call). Memory is charged as the caller's is
  * (rmsg_ep_charge_begin()).
  *
+ * Only while the connection is up, and @conn is taken under the same lock
+ * as the channel goes in: the carrier's QP, PD and device then stay until
+ * the channel detaches (struct rmsg_carrier_conn), and the connection's
+ * end faults it.
+ *
  * Return: 0; -ENOMEM; -EBUSY when the link has RMSG_LINK_CHAN_MAX - 1
- * channels (the last id is the probes'); -ENOTCONN when the carrier ended.
+ * channels (the last id is the probes'); -ENOTCONN when the carrier ended
+ * or its connection is down.
  */
-int rmsg_carrier_attach(struct rmsg_carrier *c, struct rmsg_channel *ch)
+int rmsg_carrier_attach(struct rmsg_carrier *c, struct rmsg_channel *ch,
+			struct rmsg_carrier_conn *conn)
 {
 	struct rmsg_lchan *l;
 	int ret;
@@ -935,12 +1010,26 @@ int rmsg_carrier_attach(struct rmsg_carrier *c, struct rmsg_channel *ch)
 	if (ret < 0)
 		goto fail;
 	spin_lock_bh(&c->lock);
-	if (c->ch) {
+	if (c->ch && c->up) {
 		/* Into the reserved slot: nothing to allocate. */
 		ret = xa_err(xa_store(&c->chans, l->id, l, GFP_NOWAIT));
 		WARN_ON_ONCE(ret);
 	} else {
 		ret = -ENOTCONN;
+	}
+	if (!ret) {
+		conn->qp = c->qp;
+		conn->pd = c->pd;
+		conn->rdev = c->rdev;
+		conn->share = &c->share;
+		conn->max_inline = c->max_inline;
+		conn->max_sge = c->max_sge;
+		conn->local = c->local;
+		conn->peer = c->peer;
+		conn->seq = c->conn_seq;
+		l->seq = c->conn_seq;
+		c->nr_chans++;
+		c->stats.chans_total++;
 	}
 	if (ret)
 		xa_erase(&c->chans, l->id);
@@ -986,10 +1075,86 @@ void rmsg_carrier_detach(struct rmsg_channel *ch)
 		for (i = 0; i < RMSG_CARRIER_SENDS; i++)
 			if (c->tx[i].owner == l)
 				c->tx[i].owner = NULL;
+	c->nr_chans--;
+	/* rmsg_carrier_quiesce() may wait for the last one. */
+	if (!c->nr_chans)
+		wake_up_all(&c->share.wq);
 	spin_unlock_bh(&c->lock);
 	ch->lchan = NULL;
 	rmsg_carrier_put(c);
 	kfree(l);
+}
+
+/**
+ * rmsg_carrier_leave_wait() - wait until a channel's memory may leave the
+ *	carrier's PD
+ * @ch: a channel on a link, ending: its data path closed (it posts no
+ *	more), its CLOSE or RESET sent if it had a peer, no lock held
+ *
+ * Its own work requests first (each is signalled on the link,
+ * rmsg_wr_link_wait()); then, once it was connected, the peer's CLOSE or
+ * RESET (on an RC connection nothing of the peer's can arrive after it)
+ * or the end of the connection it attached on: until one of them, the
+ * peer may still write into the channel's block, and a write into a
+ * deregistered MR breaks the carrier's QP for every channel on it. A peer
+ * that does not answer in RMSG_CARRIER_CLOSE_MS is not waited for longer:
+ * the carrier's connection is ended (and repaired), which the other
+ * channels on the link do not survive yet, but the link does.
+ */
+void rmsg_carrier_leave_wait(struct rmsg_channel *ch)
+{
+	struct rmsg_lchan *l = ch->lchan;
+	struct rmsg_carrier *c;
+
+	if (!l)
+		return;
+	c = l->c;
+	rmsg_wr_link_wait(ch);
+	if (!test_bit(RMSG_CHAN_LINK_UP, &ch->flags) &&
+	    !test_bit(RMSG_CHAN_CONNECTED, &ch->flags))
+		return;
+#define RMSG_CARRIER_LEAVE_WAIT(c, l, ch)				\
+	(test_bit(RMSG_CHAN_PEER_CLOSED, &(ch)->flags) ||		\
+	 test_bit(RMSG_CHAN_PEER_RESET, &(ch)->flags) ||		\
+	 !READ_ONCE((c)->up) || READ_ONCE((c)->conn_seq) != (l)->seq)
+	if (wait_event_timeout(c->share.wq, RMSG_CARRIER_LEAVE_WAIT(c, l, ch),
+			       msecs_to_jiffies(RMSG_CARRIER_CLOSE_MS)))
+		return;
+	pr_notice_ratelimited("link channel %u: no CLOSE from the peer in %u ms: the link's connection ends\n",
+			      ch->id, RMSG_CARRIER_CLOSE_MS);
+	spin_lock_bh(&c->lock);
+	if (c->ch && c->up && c->conn_seq == l->seq)
+		rmsg_chan_kill_soft(c->ch, -ETIMEDOUT);
+	spin_unlock_bh(&c->lock);
+	wait_event(c->share.wq, RMSG_CARRIER_LEAVE_WAIT(c, l, ch));
+#undef RMSG_CARRIER_LEAVE_WAIT
+}
+
+/**
+ * rmsg_carrier_accept_take() - may the peer's HELLO CONNECT be taken?
+ * @c: the link it came on; under its lock (the hello op)
+ *
+ * Return: true, and one of RMSG_CARRIER_ACCEPTS is taken until
+ * rmsg_carrier_accept_done(); false when all are.
+ */
+bool rmsg_carrier_accept_take(struct rmsg_carrier *c)
+{
+	lockdep_assert_held(&c->lock);
+	if (c->accepts >= RMSG_CARRIER_ACCEPTS) {
+		c->stats.accepts_refused++;
+		return false;
+	}
+	c->accepts++;
+	return true;
+}
+
+/* A CONNECT taken is answered (or will not be): its place is free. */
+void rmsg_carrier_accept_done(struct rmsg_carrier *c)
+{
+	spin_lock_bh(&c->lock);
+	if (!WARN_ON_ONCE(!c->accepts))
+		c->accepts--;
+	spin_unlock_bh(&c->lock);
 }
 
 /* The channel's link id on its link: what its hellos carry as channel. */

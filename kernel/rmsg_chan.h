@@ -180,6 +180,8 @@ enum {
 	RMSG_CHAN_STALL_DUE,	/* the repair's quiet period ended */
 	RMSG_CHAN_BEACON_DUE,	/* its node asks it for a HEARTBEAT */
 	RMSG_CHAN_SILENT,	/* its node found it (or the node) silent */
+	RMSG_CHAN_LINK_ANSWERED, /* on a link: the peer's ACCEPT came (once) */
+	RMSG_CHAN_LINK_UP,	/* on a link: connected, as ESTABLISHED says */
 	/* First bit of a send buffer in use: + (index - RMSG_CTRL_RECVS) */
 	RMSG_CHAN_CTRL_BUSY,
 };
@@ -448,6 +450,10 @@ static inline bool rmsg_sockaddr_host(union rmsg_sockaddr *host,
  *	this program or any other, can use their keys
  * @fence_mr: on rxe only, in @pd, a registration that is never valid,
  *	whose LOCAL_INV fences the REG_MRs that follow (rmsg_rndv_move.c)
+ * @borrowed: on a link: @pd is the carrier's (struct rmsg_carrier_conn),
+ *	not the channel's, and there is no @cq (completions come through the
+ *	carrier's) nor control buffers (its control messages go through the
+ *	carrier's)
  * @post_lock: held by posters that run outside ep->lock (control sends)
  *	and by a fence with its REG_MRs, which nothing may come between
  * @cq: completion queue from the device's pool
@@ -475,6 +481,7 @@ struct rmsg_chan_dev {
 	struct list_head dev_node;
 	u32 dev_id;
 	struct ib_pd *pd;
+	bool borrowed;
 	struct ib_mr *fence_mr;
 	spinlock_t post_lock;
 	struct ib_cq *cq;
@@ -604,6 +611,30 @@ struct rmsg_chan_flow {
 };
 
 /**
+ * struct rmsg_wr_share - the send queue room the channels on a link share
+ *	(one per carrier, in struct rmsg_carrier)
+ * @free: work requests the channels may still post on the carrier's QP:
+ *	taken at each post (rmsg_wr_post()), given back at each completion
+ * @lock: guards @waiting
+ * @waiting: channels that found no room (struct rmsg_chan_wrs.share_node),
+ *	whose data work a completion runs once room came back
+ * @wq: woken when a channel's last work request in flight completes, when
+ *	the carrier's connection ends, and when a channel's peer closes
+ *	(rmsg_carrier.c's waits)
+ *
+ * rmsg_wr_room() looks at @free before a channel posts and the post takes
+ * it, so two channels that looked at once may take a little more than
+ * @free had: the carrier's QP has RMSG_CARRIER_SQ_SLACK entries more than
+ * the share for that.
+ */
+struct rmsg_wr_share {
+	atomic_t free;
+	spinlock_t lock;
+	struct list_head waiting;
+	wait_queue_head_t wq;
+};
+
+/**
  * struct rmsg_chan_wrs - a channel's data work requests on its send queue
  * @slots: RMSG_TX_SLOTS of them, by data WR index
  * @trailers: one per slot, DMA-mapped at the conn's trailers_dma, then
@@ -617,6 +648,15 @@ struct rmsg_chan_flow {
  *	completion to run the work item (rmsg_wr_room(); cleared by the
  *	work, under ep->lock)
  * @sig_node: entry in ep->sig_owed
+ * @share: on a link: the carrier's send queue room (NULL for a direct
+ *	channel); set before the channel posts anything, cleared after its
+ *	last completion
+ * @in_flight: on a link: its work requests posted on the carrier's QP
+ *	and not completed (every one is signalled there); the channel's end
+ *	waits for 0 before its memory leaves the carrier's PD
+ * @share_node: in @share->waiting while it waits for room
+ * @link_cqe: the completion of a work request that would have gone
+ *	unsignalled on a QP of the channel's own
  *
  * Record writes, rendezvous READs, WRITEs, registrations and
  * invalidations alike: rmsg_wr.c's slots and signalling.
@@ -630,6 +670,10 @@ struct rmsg_chan_wrs {
 	bool sig_owed;
 	bool room_wanted;
 	struct list_head sig_node;
+	struct rmsg_wr_share *share;
+	atomic_t in_flight;
+	struct list_head share_node;
+	struct ib_cqe link_cqe;
 };
 
 /**

@@ -110,6 +110,7 @@ void rmsg_chan_init(struct rmsg_channel *ch, struct rmsg_endpoint *ep,
 	init_waitqueue_head(&ch->tx_wq);
 	init_waitqueue_head(&ch->cm_wq);
 	INIT_LIST_HEAD(&ch->wrs.sig_node);
+	INIT_LIST_HEAD(&ch->wrs.share_node);
 }
 
 /* The oldest id held back is free for a new channel. Under chan_lock. */

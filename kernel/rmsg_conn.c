@@ -68,10 +68,12 @@ static void rmsg_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
 			rmsg_chan_kill_soft(ch, -EIO);
-		return;
+	} else {
+		set_bit(RMSG_CHAN_REGISTERED, &ch->flags);
+		queue_work(rmsg_wq, &ch->work);
 	}
-	set_bit(RMSG_CHAN_REGISTERED, &ch->flags);
-	queue_work(rmsg_wq, &ch->work);
+	/* On a link, last: the channel's end may go on once it is counted. */
+	rmsg_wr_link_done(ch);
 }
 
 /* --- the connection ------------------------------------------------------ */
@@ -209,7 +211,7 @@ int rmsg_block_register(struct rmsg_channel *ch)
 	};
 
 	ch->dev.reg_cqe.done = rmsg_reg_done;
-	return ib_post_send(ch->conn->qp, &wr.wr, NULL);
+	return rmsg_wr_post(ch, &wr.wr);
 }
 
 /* RDMA READs in flight each way: enough to keep a rendezvous going. */
@@ -221,12 +223,15 @@ static u8 rmsg_rd_depth(struct ib_device *ibdev)
 
 /*
  * A connection's send queue: the data WRs, a control send per kind, the
- * drain's; a carrier's link messages on top.
+ * drain's; a carrier's link messages and its channels' work requests on
+ * top.
  */
 static u32 rmsg_chan_send_wrs(const struct rmsg_channel *ch)
 {
 	return RMSG_QP_SEND_WRS +
-	       (rmsg_chan_is_carrier(ch) ? RMSG_CARRIER_SENDS : 0);
+	       (rmsg_chan_is_carrier(ch) ?
+		RMSG_CARRIER_SENDS + RMSG_CARRIER_CHAN_WRS +
+		RMSG_CARRIER_SQ_SLACK : 0);
 }
 
 /* Its receive queue: the control receives (a carrier's all take links'). */
@@ -516,9 +521,22 @@ void rmsg_chan_release_verbs(struct rmsg_channel *ch, bool in_handler)
 	struct rmsg_conn *conn = ch->conn;
 	struct rmsg_pages *block;
 
-	if (conn && conn->qp) {
+	if (conn && conn->qp && ch->dev.borrowed) {
+		/*
+		 * On a link: the QP is the carrier's. The channel's end waited
+		 * for its work requests (rmsg_carrier_leave_wait()); it lets
+		 * go of the QP, under both locks as its readers hold either.
+		 */
+		mutex_lock(&ch->ep->chan_lock);
+		mutex_lock(&ch->ep->lock);
+		conn->qp = NULL;
+		mutex_unlock(&ch->ep->lock);
+		mutex_unlock(&ch->ep->chan_lock);
+	} else if (conn && conn->qp) {
 		/* Afterwards no completion can touch the channel. */
 		rmsg_qp_drain(conn->cm_id, conn->qp, in_handler);
+		/* A carrier's channels leave the QP before it goes. */
+		rmsg_carrier_quiesce(ch);
 		rdma_destroy_qp(conn->cm_id);
 		conn->qp = NULL;
 	}

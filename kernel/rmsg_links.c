@@ -357,7 +357,6 @@ out:
 struct rmsg_carrier *rmsg_link_carrier(struct net *net,
 				       const struct sockaddr_storage *addr)
 {
-	struct rmsg_carrier_conn conn;
 	struct rmsg_carrier *c = NULL;
 	union rmsg_sockaddr peer;
 	struct rmsg_link *link;
@@ -367,7 +366,7 @@ struct rmsg_carrier *rmsg_link_carrier(struct net *net,
 		return NULL;
 	mutex_lock(&rmsg_links_lock);
 	link = rmsg_links.ep ? rmsg_link_find(&peer) : NULL;
-	if (link && link->carrier && rmsg_carrier_up(link->carrier, &conn))
+	if (link && link->carrier && rmsg_carrier_up(link->carrier))
 		c = rmsg_carrier_get(link->carrier);
 	mutex_unlock(&rmsg_links_lock);
 	return c;

@@ -248,7 +248,7 @@ static int rmsg_segs_fence(struct rmsg_channel *ch)
 	};
 
 	rmsg_wr_slot(ch, &wr, NULL, false);
-	return ib_post_send(ch->conn->qp, &wr, NULL);
+	return rmsg_wr_post(ch, &wr);
 }
 
 /* Post what @s may still post of its REG_MRs (@inv: LOCAL_INVs), as room
@@ -282,7 +282,7 @@ static int rmsg_segs_post_unfenced(struct rmsg_channel *ch,
 		/* The last invalidation ends the transfer: it is signalled. */
 		rmsg_wr_slot(ch, wr, inv && last ? &s->inv_done : NULL,
 			       false);
-		ret = ib_post_send(ch->conn->qp, wr, NULL);
+		ret = rmsg_wr_post(ch, wr);
 		if (ret)
 			return ret;
 		(*posted)++;
@@ -433,7 +433,7 @@ int rmsg_move(struct rmsg_channel *ch, struct rmsg_rndv_move *mv,
 		wr.remote_addr = remote->addr + mv->pos;
 		wr.rkey = le32_to_cpu(remote->rkey[i]);
 		rmsg_wr_slot(ch, &wr.wr, &mv->ops_done, read);
-		ret = ib_post_send(ch->conn->qp, &wr.wr, NULL);
+		ret = rmsg_wr_post(ch, &wr.wr);
 		if (ret)
 			return ret;
 		mv->pos += got;

@@ -442,6 +442,7 @@ static void rmsg_wr_data_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
 			rmsg_chan_kill_soft(ch, -ECONNRESET);
+		rmsg_wr_link_done(ch);
 		return;
 	}
 	/* The peer acknowledged it: it is there (see the heartbeat). */
@@ -472,6 +473,165 @@ static void rmsg_wr_data_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (slot->rndv_done || READ_ONCE(ch->wrs.room_wanted) ||
 	    (s32)(slot->pend_end - READ_ONCE(ch->pending.head)) > 0)
 		queue_work(rmsg_wq, &ch->data_work);
+	/* The last look at @ch: its end may go on once this is counted. */
+	rmsg_wr_link_done(ch);
+}
+
+/*
+ * On a link: a work request that would have gone unsignalled on a QP of
+ * the channel's own (softirq). It only counts.
+ */
+static void rmsg_wr_link_cqe_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rmsg_channel *ch =
+		container_of(wc->wr_cqe, struct rmsg_channel, wrs.link_cqe);
+
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		rmsg_chan_kill_soft(ch, -ECONNRESET);
+	rmsg_wr_link_done(ch);
+}
+
+/**
+ * rmsg_wr_post() - post a chain of a channel's work requests on its QP
+ * @ch: the channel, with a QP
+ * @wr: the chain; on a link its unsignalled WRs are made signalled here,
+ *	with a completion that only counts (@ch->wrs.link_cqe)
+ *
+ * On a link (@ch->wrs.share set) the QP is the carrier's: every WR is
+ * signalled, so that the channel knows what it has in flight (its end
+ * waits for none before its memory leaves the carrier's PD, since a WR
+ * that outlived the channel would complete into freed memory), and so that
+ * the room each takes in the shared send queue comes back with its own
+ * completion, not with a later one of another channel's. Only what the
+ * QP took is counted: a failed post stops at its bad WR.
+ *
+ * Return: what ib_post_send() returns.
+ */
+int rmsg_wr_post(struct rmsg_channel *ch, struct ib_send_wr *wr)
+{
+	struct rmsg_wr_share *share = ch->wrs.share;
+	const struct ib_send_wr *bad = NULL, *w;
+	struct ib_send_wr *m;
+	int n = 0, left = 0, ret;
+
+	if (!share)
+		return ib_post_send(ch->conn->qp, wr, NULL);
+	for (m = wr; m; m = m->next) {
+		if (!(m->send_flags & IB_SEND_SIGNALED)) {
+			m->send_flags |= IB_SEND_SIGNALED;
+			m->wr_cqe = &ch->wrs.link_cqe;
+		}
+		n++;
+	}
+	/* Counted before the post: a completion can come before it returns. */
+	atomic_add(n, &ch->wrs.in_flight);
+	atomic_sub(n, &share->free);
+	ret = ib_post_send(ch->conn->qp, wr, &bad);
+	if (ret) {
+		for (w = bad ?: wr; w; w = w->next)
+			left++;
+		atomic_add(left, &share->free);
+		if (atomic_sub_and_test(left, &ch->wrs.in_flight))
+			wake_up_all(&share->wq);
+	}
+	return ret;
+}
+
+/**
+ * rmsg_wr_share_init() - a carrier's send queue room for its channels
+ * @share: in the carrier
+ * @wrs: how many work requests they may have in flight in all
+ */
+void rmsg_wr_share_init(struct rmsg_wr_share *share, u32 wrs)
+{
+	atomic_set(&share->free, wrs);
+	spin_lock_init(&share->lock);
+	INIT_LIST_HEAD(&share->waiting);
+	init_waitqueue_head(&share->wq);
+}
+
+/**
+ * rmsg_wr_link_set() - a channel goes on a link's send queue, or leaves it
+ * @ch: the channel, in its work, posting nothing (before its first post on
+ *	the link, or after rmsg_wr_link_wait())
+ * @share: the carrier's room; NULL when the channel leaves
+ */
+void rmsg_wr_link_set(struct rmsg_channel *ch, struct rmsg_wr_share *share)
+{
+	struct rmsg_wr_share *old = ch->wrs.share;
+
+	if (old) {
+		spin_lock_bh(&old->lock);
+		list_del_init(&ch->wrs.share_node);
+		spin_unlock_bh(&old->lock);
+	}
+	ch->wrs.share = share;
+}
+
+/**
+ * rmsg_wr_link_wait() - wait until no work request of @ch's is on the
+ *	carrier's QP
+ * @ch: a channel on a link that posts no more (its data path closed,
+ *	tx_live false, its work cancelled)
+ *
+ * Finite: every WR completes, or the QP fails and flushes it.
+ */
+void rmsg_wr_link_wait(struct rmsg_channel *ch)
+{
+	struct rmsg_wr_share *share = ch->wrs.share;
+
+	if (share)
+		wait_event(share->wq, !atomic_read(&ch->wrs.in_flight));
+}
+
+/**
+ * rmsg_wr_link_done() - a work request of @ch's on a link completed
+ * @ch: the channel; not looked at once the count reaches 0, when its end
+ *	may free it (the carrier's room and wait queue outlive every
+ *	completion on the carrier's QP)
+ *
+ * Gives the room back, runs the data work of channels that waited for it.
+ * Softirq. Nothing for a direct channel.
+ */
+void rmsg_wr_link_done(struct rmsg_channel *ch)
+{
+	struct rmsg_wr_share *share = ch->wrs.share;
+	struct rmsg_channel *w, *next;
+
+	if (!share)
+		return;
+	atomic_inc(&share->free);
+	if (!list_empty_careful(&share->waiting)) {
+		spin_lock(&share->lock);
+		list_for_each_entry_safe(w, next, &share->waiting,
+					 wrs.share_node) {
+			list_del_init(&w->wrs.share_node);
+			queue_work(rmsg_wq, &w->data_work);
+		}
+		spin_unlock(&share->lock);
+	}
+	if (atomic_dec_and_test(&ch->wrs.in_flight))
+		wake_up_all(&share->wq);
+}
+
+/*
+ * On a link: is there room for @wrs more in the carrier's send queue? If
+ * not, the channel waits on the share's list, and the next completion of
+ * any channel on the link runs its data work. Under ep->lock.
+ */
+static bool rmsg_wr_share_room(struct rmsg_channel *ch, u32 wrs)
+{
+	struct rmsg_wr_share *share = ch->wrs.share;
+
+	if (atomic_read(&share->free) >= (int)wrs)
+		return true;
+	spin_lock_bh(&share->lock);
+	if (list_empty(&ch->wrs.share_node))
+		list_add_tail(&ch->wrs.share_node, &share->waiting);
+	spin_unlock_bh(&share->lock);
+	/* On the list before the second look; rmsg_wr_link_done() pairs. */
+	smp_mb();
+	return atomic_read(&share->free) >= (int)wrs;
 }
 
 /**
@@ -486,6 +646,7 @@ void rmsg_wr_slots_init(struct rmsg_channel *ch)
 		ch->wrs.slots[i].ch = ch;
 		ch->wrs.slots[i].cqe.done = rmsg_wr_data_done;
 	}
+	ch->wrs.link_cqe.done = rmsg_wr_link_cqe_done;
 }
 
 /**
@@ -521,6 +682,8 @@ struct rmsg_tx_slot *rmsg_wr_slot_fill(struct rmsg_channel *ch, u32 wr,
 bool rmsg_wr_room(struct rmsg_channel *ch, u32 wrs)
 {
 	if (!ch->tx_live)
+		return false;
+	if (ch->wrs.share && !rmsg_wr_share_room(ch, wrs))
 		return false;
 	if (ch->wrs.posted - READ_ONCE(ch->wrs.done) + wrs <= RMSG_SEND_WRS)
 		return true;

@@ -51,6 +51,8 @@ typedef int (*rmsg_ctrl_imm_fn)(struct rmsg_channel *ch,
 typedef int (*rmsg_ctrl_link_fn)(struct rmsg_channel *ch, unsigned int idx,
 				 u8 type, u64 arg, bool once);
 
+int rmsg_wr_post(struct rmsg_channel *ch, struct ib_send_wr *wr);
+
 /* The bit of @ch->flags that says send buffer @idx is in use. */
 static inline unsigned int rmsg_ctrl_busy_bit(unsigned int idx)
 {
@@ -79,12 +81,12 @@ static inline unsigned int rmsg_ctrl_busy_bit(unsigned int idx)
  * Return: what ib_post_send() returns.
  */
 static inline int rmsg_post_send(struct rmsg_channel *ch,
-				 const struct ib_send_wr *wr)
+				 struct ib_send_wr *wr)
 {
 	int ret;
 
 	local_bh_disable();
-	ret = ib_post_send(ch->conn->qp, wr, NULL);
+	ret = rmsg_wr_post(ch, wr);
 	local_bh_enable();
 	return ret;
 }
@@ -119,6 +121,10 @@ struct rmsg_tx_slot *rmsg_wr_slot_fill(struct rmsg_channel *ch, u32 wr,
 				       u32 pend_end, atomic_t *rndv_done,
 				       bool read);
 bool rmsg_wr_room(struct rmsg_channel *ch, u32 wrs);
+void rmsg_wr_share_init(struct rmsg_wr_share *share, u32 wrs);
+void rmsg_wr_link_set(struct rmsg_channel *ch, struct rmsg_wr_share *share);
+void rmsg_wr_link_wait(struct rmsg_channel *ch);
+void rmsg_wr_link_done(struct rmsg_channel *ch);
 void rmsg_wr_slot(struct rmsg_channel *ch, struct ib_send_wr *wr,
 		  atomic_t *rndv_done, bool read);
 
