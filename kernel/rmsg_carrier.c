@@ -493,6 +493,13 @@ static int rmsg_carrier_hello_in(struct rmsg_carrier *c,
 	if ((connect || l) && rmsg_carrier_ops && rmsg_carrier_ops->hello) {
 		int ret = rmsg_carrier_ops->hello(c, l ? l->ch : NULL, m);
 
+		/*
+		 * An ACCEPT taken names the peer's end (a valid link id,
+		 * rmsg_lmsg_decode() checked): the channel's messages go
+		 * there from now on, its CLOSE included, whatever comes next.
+		 */
+		if (!ret && l && m->hello.kind == RMSG_HELLO_ACCEPT)
+			l->peer_id = m->hello.channel;
 		if (!ret)
 			return 0;
 		/*
@@ -524,6 +531,9 @@ static int rmsg_carrier_take(struct rmsg_carrier *c, const struct rmsg_lmsg *m)
 		l = xa_load(&c->chans, m->chan);
 		if (l && rmsg_carrier_ops && rmsg_carrier_ops->refused)
 			rmsg_carrier_ops->refused(l->ch, m->arg);
+		/* A channel's end may wait for the peer's word. */
+		if (l)
+			wake_up_all(&c->share.wq);
 		return 0;
 	default:
 		/* A channel's: its handlers, as on a direct connection. */
@@ -1105,13 +1115,21 @@ void rmsg_carrier_leave_wait(struct rmsg_channel *ch)
 {
 	struct rmsg_lchan *l = ch->lchan;
 	struct rmsg_carrier *c;
+	bool known;
 
 	if (!l)
 		return;
 	c = l->c;
 	rmsg_wr_link_wait(ch);
-	if (!test_bit(RMSG_CHAN_LINK_UP, &ch->flags) &&
-	    !test_bit(RMSG_CHAN_CONNECTED, &ch->flags))
+	/*
+	 * A peer whose end we do not know has none that could write to us
+	 * (it writes only after our READY, which follows its ACCEPT); one
+	 * that refused us, or that we refused, has none either.
+	 */
+	spin_lock_bh(&c->lock);
+	known = rmsg_link_chan_valid(l->peer_id);
+	spin_unlock_bh(&c->lock);
+	if (!known || test_bit(RMSG_CHAN_PEER_RESET, &ch->flags))
 		return;
 #define RMSG_CARRIER_LEAVE_WAIT(c, l, ch)				\
 	(test_bit(RMSG_CHAN_PEER_CLOSED, &(ch)->flags) ||		\
@@ -1128,6 +1146,27 @@ void rmsg_carrier_leave_wait(struct rmsg_channel *ch)
 	spin_unlock_bh(&c->lock);
 	wait_event(c->share.wq, RMSG_CARRIER_LEAVE_WAIT(c, l, ch));
 #undef RMSG_CARRIER_LEAVE_WAIT
+}
+
+/**
+ * rmsg_carrier_local() - the carrier's own address of its connection
+ * @c: the link
+ * @local: filled in while the connection is up
+ *
+ * For the listener a HELLO CONNECT is for (rmsg_listen_find()).
+ *
+ * Return: whether the connection is up.
+ */
+bool rmsg_carrier_local(struct rmsg_carrier *c, union rmsg_sockaddr *local)
+{
+	bool up;
+
+	spin_lock_bh(&c->lock);
+	up = c->up;
+	if (up)
+		*local = c->local;
+	spin_unlock_bh(&c->lock);
+	return up;
 }
 
 /**

@@ -145,6 +145,9 @@ int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type, u64 arg)
 
 	if (ch->lchan)
 		return rmsg_ctrl_link(ch, idx, type, arg, true);
+	/* A channel that left its link (or device) sends nothing more. */
+	if (unlikely(!ch->dev.rdev || !rmsg_chan_qp(ch)))
+		return -ECONNRESET;
 	ibdev = ch->dev.rdev->ibdev;
 	/* The buffer is free: its last message completed (or none left). */
 	rmsg_ctrl_encode(&buf->msg, type, arg);
