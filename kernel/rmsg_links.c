@@ -282,6 +282,9 @@ static void rmsg_link_info_fill(const struct rmsg_link *link,
 		info->refused_received = stats.refused_received;
 		info->probes_left = stats.probes_left;
 		info->dropped = stats.dropped;
+		info->channels = stats.chans;
+		info->channels_total = stats.chans_total;
+		info->accepts_refused = stats.accepts_refused;
 	}
 	mutex_unlock(&ep->chan_lock);
 }
