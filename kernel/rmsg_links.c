@@ -10,8 +10,9 @@
  * peer module's, dialled from a port below 1024 (which only a kernel or a
  * privileged program can bind, and which the peer's listener requires).
  * A carrier is a channel like any other: it repairs itself, fails over,
- * keeps its peer node's heartbeat. Nothing rides on it yet: the next steps
- * open channels on it (protocol.rst, "Links (planned)").
+ * keeps its peer node's heartbeat. Once it is open, programs' channels to
+ * the peer open on it (rmsg_link_carrier(), rmsg_link_chan.c); their
+ * repair with the link's is the next step.
  *
  * rmsg_links_lock guards all of it; it is taken with no endpoint lock
  * held, and the module endpoint's chan_lock only under it. The endpoint's
@@ -45,6 +46,8 @@
 #define RMSG_LINK_SPORT_MIN	600
 /* A peer whose carrier failed is dialled again after this. */
 #define RMSG_LINK_RETRY_MS	10000
+/* A link with no carrier up is looked at again at most this often. */
+#define RMSG_LINK_CHECK_MS	1000
 
 /**
  * struct rmsg_link - a carrier, or a peer we want one to
@@ -57,6 +60,8 @@
  *	(rmsg_link_carrier())
  * @dialled: we dial it (else the peer did)
  * @retry_at: a failed dial: not before then (jiffies)
+ * @checked_at: rmsg_link_want() asks for rmsg_link_check() again not
+ *	before then (jiffies)
  */
 struct rmsg_link {
 	struct list_head entry;
@@ -66,6 +71,7 @@ struct rmsg_link {
 	struct rmsg_carrier *carrier;
 	bool dialled;
 	unsigned long retry_at;
+	unsigned long checked_at;
 };
 
 /* An event of the module's endpoint, for rmsg_link_work(). */
@@ -202,13 +208,63 @@ static int rmsg_link_dial(struct rmsg_link *link)
 	return ret;
 }
 
-/* Dial every carrier wanted and not dialled, unless it failed lately. */
-static void rmsg_link_dial_wanted(void)
+static void rmsg_link_hold(struct rmsg_link *link, u32 id);
+
+/*
+ * What @link's carrier is now, from the module endpoint's table rather
+ * than from its events, one of which may have been lost (an event is
+ * queued with memory that may not be there): a carrier that opened is
+ * held, one that is gone (its id free, or another peer's) is forgotten,
+ * and dialled again when the link is ours to dial. Under rmsg_links_lock.
+ *
+ * Return: the link is the peer's to dial and its carrier is gone: the
+ * caller frees it, as the carrier's CLOSED event would have.
+ */
+static bool rmsg_link_check(struct rmsg_link *link)
 {
-	struct rmsg_link *link;
+	struct rmsg_endpoint *ep = rmsg_links.ep;
+	union rmsg_sockaddr peer;
+	struct rmsg_channel *ch;
+	bool gone, open = false;
 
 	lockdep_assert_held(&rmsg_links_lock);
-	list_for_each_entry(link, &rmsg_links.links, entry) {
+	if (link->chan == U32_MAX)
+		return false;
+	mutex_lock(&ep->chan_lock);
+	ch = xa_load(&ep->channels, link->chan);
+	gone = !ch || ch->state == RMSG_CHAN_DYING;
+	/* Before it opened it has no peer address yet. */
+	if (!gone && ch->conn_peer.sa.sa_family != AF_UNSPEC)
+		gone = !rmsg_sockaddr_host(&peer, &ch->conn_peer.sa) ||
+		       memcmp(&peer, &link->peer, sizeof(peer));
+	if (!gone)
+		open = ch->state == RMSG_CHAN_OPEN;
+	mutex_unlock(&ep->chan_lock);
+	if (gone) {
+		link->chan = U32_MAX;
+		rmsg_carrier_put(link->carrier);
+		link->carrier = NULL;
+		link->retry_at = jiffies;
+	} else if (open && !link->carrier) {
+		rmsg_link_hold(link, link->chan);
+	}
+	return gone && !link->dialled;
+}
+
+/*
+ * Look at every link's carrier (rmsg_link_check()); dial every carrier
+ * wanted and not dialled, unless it failed lately.
+ */
+static void rmsg_link_dial_wanted(void)
+{
+	struct rmsg_link *link, *next;
+
+	lockdep_assert_held(&rmsg_links_lock);
+	list_for_each_entry_safe(link, next, &rmsg_links.links, entry) {
+		if (rmsg_link_check(link)) {
+			rmsg_link_free(link);
+			continue;
+		}
 		if (link->chan != U32_MAX || !link->dialled ||
 		    time_before(jiffies, link->retry_at))
 			continue;
@@ -241,10 +297,19 @@ void rmsg_link_want(struct net *net, const struct sockaddr_storage *addr)
 		goto out;
 	link = rmsg_link_find(&peer);
 	if (link) {
-		/* A dial that failed is due again. */
-		if (link->chan == U32_MAX &&
-		    !time_before(jiffies, link->retry_at))
+		/*
+		 * A dial that failed is due again; a link with no carrier
+		 * held is looked at again (rmsg_link_check()), at most once
+		 * a RMSG_LINK_CHECK_MS.
+		 */
+		if ((link->chan == U32_MAX &&
+		     !time_before(jiffies, link->retry_at)) ||
+		    ((!link->carrier || !rmsg_carrier_up(link->carrier)) &&
+		     !time_before(jiffies, link->checked_at))) {
+			link->checked_at = jiffies +
+				msecs_to_jiffies(RMSG_LINK_CHECK_MS);
 			queue_work(rmsg_wq, &rmsg_links.work);
+		}
 		goto out;
 	}
 	if (rmsg_link_new(&peer, true))
@@ -473,7 +538,7 @@ static void rmsg_link_event(struct rmsg_endpoint *ep,
 {
 	struct rmsg_link_event *ev = kmalloc(sizeof(*ev), GFP_KERNEL);
 
-	/* A lost event leaves an entry that the carrier's end removes. */
+	/* A lost event: rmsg_link_check() finds out at the next want. */
 	if (!ev)
 		return;
 	ev->cqe = *cqe;
@@ -563,7 +628,7 @@ static const struct kernel_param_ops link_port_ops = {
 };
 module_param_cb(link_port, &link_port_ops, &link_port, 0644);
 MODULE_PARM_DESC(link_port,
-		 "Port below 1024 of the module's own listener, for links between rmsg kernels in the initial network namespace (0: no links). First step: carriers only, nothing rides on them yet");
+		 "Port below 1024 of the module's own listener, for links between rmsg kernels in the initial network namespace (0: no links). Channels to a peer open on its link once it is up; they end with the link's connection (not repaired with it yet)");
 
 void rmsg_link_init_module(void)
 {
