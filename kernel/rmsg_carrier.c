@@ -628,9 +628,14 @@ static void rmsg_carrier_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	c->tx_done++;
 	/* Under the lock: a channel leaving the link clears @owner first. */
 	if (buf->owner) {
-		buf->owner->in_flight--;
-		rmsg_carrier_report(buf->owner, buf->kind, ok);
+		struct rmsg_lchan *l = buf->owner;
+
+		l->in_flight--;
+		rmsg_carrier_report(l, buf->kind, ok);
 		buf->owner = NULL;
+		/* Its end may wait for its last message (its CLOSE). */
+		if (!l->in_flight && list_empty(&l->want_entry))
+			wake_up_all(&c->share.wq);
 	}
 	if (ok)
 		ret = rmsg_carrier_push(ch);
@@ -1095,47 +1100,58 @@ void rmsg_carrier_detach(struct rmsg_channel *ch)
 	kfree(l);
 }
 
+/*
+ * May @l's channel leave the link, as far as the link goes? Once the
+ * connection it attached on ended, yes (nothing of the peer's can
+ * arrive any more). Before that, once what it queued on the link (its
+ * CLOSE last) has gone and been acknowledged, so that the peer hears the
+ * end, and, when it knows the peer's end, once the peer's CLOSE or RESET
+ * came: until then the peer may write into its block.
+ */
+static bool rmsg_carrier_may_leave(struct rmsg_carrier *c,
+				   struct rmsg_lchan *l)
+{
+	struct rmsg_channel *ch = l->ch;
+	bool ok;
+
+	spin_lock_bh(&c->lock);
+	ok = !c->up || c->conn_seq != l->seq ||
+	     (!l->hello_due && !l->q.len && !l->in_flight &&
+	      (!rmsg_link_chan_valid(l->peer_id) ||
+	       test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags) ||
+	       test_bit(RMSG_CHAN_PEER_RESET, &ch->flags)));
+	spin_unlock_bh(&c->lock);
+	return ok;
+}
+
 /**
  * rmsg_carrier_leave_wait() - wait until a channel's memory may leave the
  *	carrier's PD
  * @ch: a channel on a link, ending: its data path closed (it posts no
- *	more), its CLOSE or RESET sent if it had a peer, no lock held
+ *	more), its CLOSE or RESET queued if it had a peer, no lock held
  *
  * Its own work requests first (each is signalled on the link,
- * rmsg_wr_link_wait()); then, once it was connected, the peer's CLOSE or
- * RESET (on an RC connection nothing of the peer's can arrive after it)
- * or the end of the connection it attached on: until one of them, the
- * peer may still write into the channel's block, and a write into a
- * deregistered MR breaks the carrier's QP for every channel on it. A peer
- * that does not answer in RMSG_CARRIER_CLOSE_MS is not waited for longer:
- * the carrier's connection is ended (and repaired), which the other
- * channels on the link do not survive yet, but the link does.
+ * rmsg_wr_link_wait()); then rmsg_carrier_may_leave(): a write into a
+ * deregistered MR breaks the carrier's QP for every channel on it, and a
+ * CLOSE dropped by the detach would leave the peer waiting. A peer that
+ * does not answer in RMSG_CARRIER_CLOSE_MS is not waited for longer: the
+ * carrier's connection is ended (and repaired), which the other channels
+ * on the link do not survive yet, but the link does. A channel the peer
+ * refused, or that refused the peer, knows no peer end
+ * (RMSG_CHAN_PEER_RESET) and waits only for its own work requests.
  */
 void rmsg_carrier_leave_wait(struct rmsg_channel *ch)
 {
 	struct rmsg_lchan *l = ch->lchan;
 	struct rmsg_carrier *c;
-	bool known;
 
 	if (!l)
 		return;
 	c = l->c;
 	rmsg_wr_link_wait(ch);
-	/*
-	 * A peer whose end we do not know has none that could write to us
-	 * (it writes only after our READY, which follows its ACCEPT); one
-	 * that refused us, or that we refused, has none either.
-	 */
-	spin_lock_bh(&c->lock);
-	known = rmsg_link_chan_valid(l->peer_id);
-	spin_unlock_bh(&c->lock);
-	if (!known || test_bit(RMSG_CHAN_PEER_RESET, &ch->flags))
+	if (test_bit(RMSG_CHAN_PEER_RESET, &ch->flags))
 		return;
-#define RMSG_CARRIER_LEAVE_WAIT(c, l, ch)				\
-	(test_bit(RMSG_CHAN_PEER_CLOSED, &(ch)->flags) ||		\
-	 test_bit(RMSG_CHAN_PEER_RESET, &(ch)->flags) ||		\
-	 !READ_ONCE((c)->up) || READ_ONCE((c)->conn_seq) != (l)->seq)
-	if (wait_event_timeout(c->share.wq, RMSG_CARRIER_LEAVE_WAIT(c, l, ch),
+	if (wait_event_timeout(c->share.wq, rmsg_carrier_may_leave(c, l),
 			       msecs_to_jiffies(RMSG_CARRIER_CLOSE_MS)))
 		return;
 	pr_notice_ratelimited("link channel %u: no CLOSE from the peer in %u ms: the link's connection ends\n",
@@ -1144,8 +1160,7 @@ void rmsg_carrier_leave_wait(struct rmsg_channel *ch)
 	if (c->ch && c->up && c->conn_seq == l->seq)
 		rmsg_chan_kill_soft(c->ch, -ETIMEDOUT);
 	spin_unlock_bh(&c->lock);
-	wait_event(c->share.wq, RMSG_CARRIER_LEAVE_WAIT(c, l, ch));
-#undef RMSG_CARRIER_LEAVE_WAIT
+	wait_event(c->share.wq, rmsg_carrier_may_leave(c, l));
 }
 
 /**
