@@ -614,7 +614,8 @@ struct rmsg_chan_flow {
  * struct rmsg_wr_share - the send queue room the channels on a link share
  *	(one per carrier, in struct rmsg_carrier)
  * @free: work requests the channels may still post on the carrier's QP:
- *	taken at each post (rmsg_wr_post()), given back at each completion
+ *	taken at each post (rmsg_wr_post_link()), given back at each
+ *	completion
  * @lock: guards @waiting
  * @waiting: channels that found no room (struct rmsg_chan_wrs.share_node),
  *	whose data work a completion runs once room came back

@@ -495,12 +495,12 @@ static void rmsg_wr_link_cqe_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /**
- * rmsg_wr_post() - post a chain of a channel's work requests on its QP
- * @ch: the channel, with a QP
- * @wr: the chain; on a link its unsignalled WRs are made signalled here,
- *	with a completion that only counts (@ch->wrs.link_cqe)
+ * rmsg_wr_post_link() - post a chain of a link channel's work requests
+ * @ch: the channel, on a link (@ch->wrs.share set), with its QP
+ * @wr: the chain; its unsignalled WRs are made signalled here, with a
+ *	completion that only counts (@ch->wrs.link_cqe)
  *
- * On a link (@ch->wrs.share set) the QP is the carrier's: every WR is
+ * For rmsg_wr_post(). On a link the QP is the carrier's: every WR is
  * signalled, so that the channel knows what it has in flight (its end
  * waits for none before its memory leaves the carrier's PD, since a WR
  * that outlived the channel would complete into freed memory), and so that
@@ -510,15 +510,13 @@ static void rmsg_wr_link_cqe_done(struct ib_cq *cq, struct ib_wc *wc)
  *
  * Return: what ib_post_send() returns.
  */
-int rmsg_wr_post(struct rmsg_channel *ch, struct ib_send_wr *wr)
+int rmsg_wr_post_link(struct rmsg_channel *ch, struct ib_send_wr *wr)
 {
 	struct rmsg_wr_share *share = ch->wrs.share;
 	const struct ib_send_wr *bad = NULL, *w;
 	struct ib_send_wr *m;
 	int n = 0, left = 0, ret;
 
-	if (!share)
-		return ib_post_send(ch->conn->qp, wr, NULL);
 	for (m = wr; m; m = m->next) {
 		if (!(m->send_flags & IB_SEND_SIGNALED)) {
 			m->send_flags |= IB_SEND_SIGNALED;

@@ -51,7 +51,19 @@ typedef int (*rmsg_ctrl_imm_fn)(struct rmsg_channel *ch,
 typedef int (*rmsg_ctrl_link_fn)(struct rmsg_channel *ch, unsigned int idx,
 				 u8 type, u64 arg, bool once);
 
-int rmsg_wr_post(struct rmsg_channel *ch, struct ib_send_wr *wr);
+int rmsg_wr_post_link(struct rmsg_channel *ch, struct ib_send_wr *wr);
+
+/*
+ * Post a chain of @ch's work requests on its QP: on a link through
+ * rmsg_wr_post_link(), which signals and counts them; the direct path's
+ * cost is one test.
+ */
+static inline int rmsg_wr_post(struct rmsg_channel *ch, struct ib_send_wr *wr)
+{
+	if (likely(!ch->wrs.share))
+		return ib_post_send(ch->conn->qp, wr, NULL);
+	return rmsg_wr_post_link(ch, wr);
+}
 
 /* The bit of @ch->flags that says send buffer @idx is in use. */
 static inline unsigned int rmsg_ctrl_busy_bit(unsigned int idx)
