@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rmsg: a carrier's link messages (Documentation/design.rst, "How the
- * module will carry links"; the wire and the credits in
+ * module carries links"; the wire and the credits in
  * Documentation/protocol.rst, "Links").
  *
  * A carrier is a channel of the module's own endpoint (rmsg_links.c); its

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * rmsg_carrier.c: a carrier's link messages (Documentation/design.rst,
- * "How the module will carry links"), for the connection code below the
+ * "How the module carries links"), for the connection code below the
  * life cycle (rmsg_conn.c, rmsg_cm.c), the fault injector, the links
  * above, and the channels on a link.
  */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rmsg: links between rmsg kernels (Documentation/design.rst, "How the
- * module will carry links"), first step: the carriers.
+ * module carries links"), first step: the carriers.
  *
  * With link_port set, the module has an endpoint of its own in the initial
  * network namespace (rmsg_ep_create_kernel()), listening on link_port on
