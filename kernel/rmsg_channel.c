@@ -830,7 +830,8 @@ static int rmsg_chan_dial_link(struct rmsg_channel *ch,
 {
 	struct rmsg_carrier_conn cc;
 	u16 port = rmsg_sockaddr_port_of(&ch->repair.peer_addr);
-	int ret = port ? 0 : -EINVAL;
+	/* Port 0 fails as it would on a connection of its own. */
+	int ret = port ? 0 : -EOPNOTSUPP;
 
 	if (!ret)
 		ret = rmsg_carrier_attach(c, ch, &cc);
