@@ -719,6 +719,8 @@ int rmsg_carrier_dev_create(struct rmsg_channel *ch)
 		c->next_id = 1;
 		INIT_LIST_HEAD(&c->wanting);
 		rmsg_wr_share_init(&c->share, RMSG_CARRIER_CHAN_WRS);
+		/* Its posts and its channels' on one QP, one at a time. */
+		rmsg_wr_share_post(ch, &c->share);
 		WRITE_ONCE(ch->carrier, c);
 	}
 	ret = rmsg_carrier_map(ch, c->rx, RMSG_CARRIER_RECVS,
@@ -807,6 +809,7 @@ void rmsg_carrier_free(struct rmsg_channel *ch)
 	c->tx = NULL;
 	spin_unlock_bh(&c->lock);
 	WRITE_ONCE(ch->carrier, NULL);
+	rmsg_wr_share_post(ch, NULL);
 	kfree(rx);
 	kfree(tx);
 	rmsg_carrier_put(c);

@@ -622,6 +622,12 @@ struct rmsg_chan_flow {
  * @wq: woken when a channel's last work request in flight completes, when
  *	the carrier's connection ends, and when a channel's peer closes
  *	(rmsg_carrier.c's waits)
+ * @post_lock: held around every post on the carrier's QP, the carrier's
+ *	own and its channels' (rmsg_wr_post()), and by a channel across an
+ *	rxe fence and the REG_MRs behind it (rmsg_wr_fence_lock()), which no
+ *	other WR may come between (rmsg_rndv_move.c): on a shared QP,
+ *	another channel's WR would (a spinlock, bottom halves off;
+ *	innermost)
  *
  * rmsg_wr_room() looks at @free before a channel posts and the post takes
  * it, so two channels that looked at once may take a little more than
@@ -633,6 +639,7 @@ struct rmsg_wr_share {
 	spinlock_t lock;
 	struct list_head waiting;
 	wait_queue_head_t wq;
+	spinlock_t post_lock;
 };
 
 /**
@@ -658,6 +665,13 @@ struct rmsg_wr_share {
  * @share_node: in @share->waiting while it waits for room
  * @link_cqe: the completion of a work request that would have gone
  *	unsignalled on a QP of the channel's own
+ * @qp_lock: the carrier's QP is shared: its posts take this lock
+ *	(&@share->post_lock; the carrier's own too), NULL on a QP of the
+ *	channel's own. Set and cleared with @share (the carrier: with its
+ *	link's state).
+ * @fencing: the channel holds @qp_lock across a fence and its REG_MRs:
+ *	its posts meanwhile do not take it again (only the holder posts for
+ *	the channel then: its posts run under ep->lock)
  *
  * Record writes, rendezvous READs, WRITEs, registrations and
  * invalidations alike: rmsg_wr.c's slots and signalling.
@@ -675,6 +689,8 @@ struct rmsg_chan_wrs {
 	atomic_t in_flight;
 	struct list_head share_node;
 	struct ib_cqe link_cqe;
+	spinlock_t *qp_lock;
+	bool fencing;
 };
 
 /**

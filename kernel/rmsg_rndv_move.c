@@ -238,7 +238,8 @@ int rmsg_segs_map(struct rmsg_channel *ch, struct rmsg_rndv_segs *s,
  * registration can rewind to it: its completion comes before that of any
  * later WR. So on rxe each batch of REG_MRs follows a LOCAL_INV of the
  * device's fence_mr (never valid, so invalidating it is harmless), and no
- * other WR may be posted between the two: ch->dev.post_lock.
+ * other WR may be posted between the two: ch->dev.post_lock, or on a link
+ * the carrier's QP's (rmsg_wr_fence_lock()), which every post on it takes.
  */
 static int rmsg_segs_fence(struct rmsg_channel *ch)
 {
@@ -302,11 +303,13 @@ int rmsg_segs_post(struct rmsg_channel *ch, struct rmsg_rndv_segs *s,
 		return 0;
 	if (!rmsg_wr_room(ch, 2))
 		return -EAGAIN;
-	spin_lock_bh(&ch->dev.post_lock);
+	spin_lock_bh(rmsg_wr_fence_lock(ch));
+	ch->wrs.fencing = true;
 	ret = rmsg_segs_fence(ch);
 	if (!ret)
 		ret = rmsg_segs_post_unfenced(ch, s, false);
-	spin_unlock_bh(&ch->dev.post_lock);
+	ch->wrs.fencing = false;
+	spin_unlock_bh(rmsg_wr_fence_lock(ch));
 	return ret;
 }
 

@@ -495,12 +495,16 @@ static void rmsg_wr_link_cqe_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /**
- * rmsg_wr_post_link() - post a chain of a link channel's work requests
- * @ch: the channel, on a link (@ch->wrs.share set), with its QP
+ * rmsg_wr_post_link() - post a chain of work requests on a carrier's QP
+ * @ch: a channel on a link (@ch->wrs.share set), or the carrier itself,
+ *	with its QP
  * @wr: the chain; its unsignalled WRs are made signalled here, with a
  *	completion that only counts (@ch->wrs.link_cqe)
  *
- * For rmsg_wr_post(). On a link the QP is the carrier's: every WR is
+ * For rmsg_wr_post(). Every post on a shared QP takes its lock (but the
+ * fencing channel's, which holds it), so that another channel's WR cannot
+ * come between an rxe fence and its REG_MRs; the carrier's own posts only
+ * take the lock. On a link the QP is the carrier's: every WR is
  * signalled, so that the channel knows what it has in flight (its end
  * waits for none before its memory leaves the carrier's PD, since a WR
  * that outlived the channel would complete into freed memory), and so that
@@ -514,9 +518,19 @@ int rmsg_wr_post_link(struct rmsg_channel *ch, struct ib_send_wr *wr)
 {
 	struct rmsg_wr_share *share = ch->wrs.share;
 	const struct ib_send_wr *bad = NULL, *w;
+	bool lock = !ch->wrs.fencing;
 	struct ib_send_wr *m;
 	int n = 0, left = 0, ret;
 
+	/* The carrier's own posts: serialised with its channels' only. */
+	if (!share) {
+		if (lock)
+			spin_lock_bh(ch->wrs.qp_lock);
+		ret = ib_post_send(ch->conn->qp, wr, NULL);
+		if (lock)
+			spin_unlock_bh(ch->wrs.qp_lock);
+		return ret;
+	}
 	for (m = wr; m; m = m->next) {
 		if (!(m->send_flags & IB_SEND_SIGNALED)) {
 			m->send_flags |= IB_SEND_SIGNALED;
@@ -527,7 +541,11 @@ int rmsg_wr_post_link(struct rmsg_channel *ch, struct ib_send_wr *wr)
 	/* Counted before the post: a completion can come before it returns. */
 	atomic_add(n, &ch->wrs.in_flight);
 	atomic_sub(n, &share->free);
+	if (lock)
+		spin_lock_bh(ch->wrs.qp_lock);
 	ret = ib_post_send(ch->conn->qp, wr, &bad);
+	if (lock)
+		spin_unlock_bh(ch->wrs.qp_lock);
 	if (ret) {
 		for (w = bad ?: wr; w; w = w->next)
 			left++;
@@ -549,6 +567,19 @@ void rmsg_wr_share_init(struct rmsg_wr_share *share, u32 wrs)
 	spin_lock_init(&share->lock);
 	INIT_LIST_HEAD(&share->waiting);
 	init_waitqueue_head(&share->wq);
+	spin_lock_init(&share->post_lock);
+}
+
+/**
+ * rmsg_wr_share_post() - the carrier's own posts on its QP, serialised with
+ *	its channels' (or no longer)
+ * @ch: the carrier, posting nothing (before its first device, or at its
+ *	end)
+ * @share: its link's room, whose post lock it takes; NULL at its end
+ */
+void rmsg_wr_share_post(struct rmsg_channel *ch, struct rmsg_wr_share *share)
+{
+	ch->wrs.qp_lock = share ? &share->post_lock : NULL;
 }
 
 /**
@@ -567,6 +598,7 @@ void rmsg_wr_link_set(struct rmsg_channel *ch, struct rmsg_wr_share *share)
 		spin_unlock_bh(&old->lock);
 	}
 	ch->wrs.share = share;
+	ch->wrs.qp_lock = share ? &share->post_lock : NULL;
 }
 
 /**

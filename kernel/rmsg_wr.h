@@ -54,15 +54,26 @@ typedef int (*rmsg_ctrl_link_fn)(struct rmsg_channel *ch, unsigned int idx,
 int rmsg_wr_post_link(struct rmsg_channel *ch, struct ib_send_wr *wr);
 
 /*
- * Post a chain of @ch's work requests on its QP: on a link through
- * rmsg_wr_post_link(), which signals and counts them; the direct path's
- * cost is one test.
+ * Post a chain of @ch's work requests on its QP: on a carrier's shared QP
+ * through rmsg_wr_post_link(), which serialises the posts and, for a
+ * channel on the link, signals and counts them; the direct path's cost is
+ * one test.
  */
 static inline int rmsg_wr_post(struct rmsg_channel *ch, struct ib_send_wr *wr)
 {
-	if (likely(!ch->wrs.share))
+	if (likely(!ch->wrs.qp_lock))
 		return ib_post_send(ch->conn->qp, wr, NULL);
 	return rmsg_wr_post_link(ch, wr);
+}
+
+/*
+ * The lock a fence and its REG_MRs hold (rmsg_rndv_move.c): the channel's
+ * own post lock on its own QP; on a shared one the QP's, which every post
+ * on it takes. Set @ch->wrs.fencing while holding it.
+ */
+static inline spinlock_t *rmsg_wr_fence_lock(struct rmsg_channel *ch)
+{
+	return ch->wrs.qp_lock ?: &ch->dev.post_lock;
 }
 
 /* The bit of @ch->flags that says send buffer @idx is in use. */
@@ -135,6 +146,7 @@ struct rmsg_tx_slot *rmsg_wr_slot_fill(struct rmsg_channel *ch, u32 wr,
 bool rmsg_wr_room(struct rmsg_channel *ch, u32 wrs);
 void rmsg_wr_share_init(struct rmsg_wr_share *share, u32 wrs);
 void rmsg_wr_link_set(struct rmsg_channel *ch, struct rmsg_wr_share *share);
+void rmsg_wr_share_post(struct rmsg_channel *ch, struct rmsg_wr_share *share);
 void rmsg_wr_link_wait(struct rmsg_channel *ch);
 void rmsg_wr_link_done(struct rmsg_channel *ch);
 void rmsg_wr_slot(struct rmsg_channel *ch, struct ib_send_wr *wr,
