@@ -529,11 +529,18 @@ static int rmsg_carrier_take(struct rmsg_carrier *c, const struct rmsg_lmsg *m)
 	case RMSG_CTRL_REFUSE:
 		c->stats.refused_received++;
 		l = xa_load(&c->chans, m->chan);
-		if (l && rmsg_carrier_ops && rmsg_carrier_ops->refused)
+		if (!l)
+			return 0;
+		/*
+		 * The peer has no end for the channel (it refused our CONNECT,
+		 * or our ACCEPT came for a channel it no longer has): nothing
+		 * of it writes to us, nothing of ours is for it, and the
+		 * channel's end waits for no word of the peer's.
+		 */
+		l->peer_id = 0;
+		if (rmsg_carrier_ops && rmsg_carrier_ops->refused)
 			rmsg_carrier_ops->refused(l->ch, m->arg);
-		/* A channel's end may wait for the peer's word. */
-		if (l)
-			wake_up_all(&c->share.wq);
+		wake_up_all(&c->share.wq);
 		return 0;
 	default:
 		/* A channel's: its handlers, as on a direct connection. */
@@ -1139,9 +1146,9 @@ static bool rmsg_carrier_may_leave(struct rmsg_carrier *c,
  * CLOSE dropped by the detach would leave the peer waiting. A peer that
  * does not answer in RMSG_CARRIER_CLOSE_MS is not waited for longer: the
  * carrier's connection is ended (and repaired), which the other channels
- * on the link do not survive yet, but the link does. A channel the peer
- * refused, or that refused the peer, knows no peer end
- * (RMSG_CHAN_PEER_RESET) and waits only for its own work requests.
+ * on the link do not survive yet, but the link does. A channel that knows
+ * no peer end (refused by the peer, or refusing it, or never answered)
+ * waits only for its own work requests and what it queued on the link.
  */
 void rmsg_carrier_leave_wait(struct rmsg_channel *ch)
 {
@@ -1152,8 +1159,6 @@ void rmsg_carrier_leave_wait(struct rmsg_channel *ch)
 		return;
 	c = l->c;
 	rmsg_wr_link_wait(ch);
-	if (test_bit(RMSG_CHAN_PEER_RESET, &ch->flags))
-		return;
 	if (wait_event_timeout(c->share.wq, rmsg_carrier_may_leave(c, l),
 			       msecs_to_jiffies(RMSG_CARRIER_CLOSE_MS)))
 		return;

@@ -405,18 +405,18 @@ void rmsg_chan_free_work(struct work_struct *work)
 /*
  * The end of a channel on a link, its data path closed: a CLOSE (or a
  * RESET, for an end that is not orderly) tells the peer, whenever the
- * channel knows the peer's end, whatever it heard from it: on a link no
- * DREQ follows, and the peer keeps its block's MR until it hears from us.
- * Then wait until the channel's memory may leave the carrier's PD
- * (rmsg_carrier_leave_wait()). A peer that refused us, or that we
- * refused, has no end to tell (RMSG_CHAN_PEER_RESET).
+ * channel knows the peer's end, whatever it heard from it (its CLOSE or
+ * its RESET too): on a link no DREQ follows, and the peer keeps its
+ * block's MR until it hears from us. Then wait until the channel's memory
+ * may leave the carrier's PD (rmsg_carrier_leave_wait()). A channel that
+ * knows no peer end (refused, or never answered) sends nothing: the
+ * carrier refuses to (-ECONNRESET).
  */
 static void rmsg_chan_link_end(struct rmsg_channel *ch)
 {
 	u8 type = ch->error || ch->abort ? RMSG_CTRL_RESET : RMSG_CTRL_CLOSE;
 
-	if (!test_bit(RMSG_CHAN_PEER_RESET, &ch->flags) &&
-	    !rmsg_ctrl_send(ch, RMSG_CTRL_CLOSE_BUF, type, 0))
+	if (!rmsg_ctrl_send(ch, RMSG_CTRL_CLOSE_BUF, type, 0))
 		rmsg_data_close_sent(ch);
 	rmsg_carrier_leave_wait(ch);
 }

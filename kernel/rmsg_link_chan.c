@@ -107,12 +107,12 @@ static int rmsg_lc_hello(struct rmsg_carrier *c, struct rmsg_channel *ch,
 
 /*
  * The peer refused a HELLO of @ch's: our CONNECT (no listener, its
- * limits), or our ACCEPT (its dialling channel is gone). Its end has
- * nothing of ours and nothing to tell: the channel ends, with @err.
+ * limits), or our ACCEPT (its dialling channel is gone). It has no end
+ * for the channel (the carrier forgot the peer's id): the channel ends,
+ * with @err.
  */
 static void rmsg_lc_refused(struct rmsg_channel *ch, int err)
 {
-	set_bit(RMSG_CHAN_PEER_RESET, &ch->flags);
 	rmsg_chan_kill_soft(ch, -err);
 }
 
@@ -212,16 +212,19 @@ static int rmsg_lc_accept(struct rmsg_carrier *c, const struct rmsg_lmsg *m)
 	if (!ret)
 		ret = rmsg_chan_link_setup(ch, &cc);
 	if (!ret) {
-		rmsg_carrier_set_peer(ch, m->hello.channel);
 		rmsg_chan_open_by(ch);
 		/* Sized by the peer: made only once the request is taken. */
 		ret = rmsg_data_shadow_create(ch);
 	}
-	if (!ret)
+	/*
+	 * The peer's end is named only once nothing can fail but the send:
+	 * a channel refused knows no peer end, and its end waits for none
+	 * (the peer's channel, refused, never learns of ours).
+	 */
+	if (!ret) {
+		rmsg_carrier_set_peer(ch, m->hello.channel);
 		ret = rmsg_chan_link_hello(ch, RMSG_HELLO_ACCEPT, 0);
-	if (ret)
-		/* Refused: the peer's end never learns of ours. */
-		set_bit(RMSG_CHAN_PEER_RESET, &ch->flags);
+	}
 	rmsg_chan_setup_done(ch);
 	if (ret)
 		rmsg_chan_kill(ch, ret);
