@@ -229,7 +229,7 @@ static bool rmsg_link_check(struct rmsg_link *link)
 
 	lockdep_assert_held(&rmsg_links_lock);
 	if (link->chan == U32_MAX)
-		return false;
+		return !link->dialled;
 	mutex_lock(&ep->chan_lock);
 	ch = xa_load(&ep->channels, link->chan);
 	gone = !ch || ch->state == RMSG_CHAN_DYING;
@@ -434,6 +434,13 @@ struct rmsg_carrier *rmsg_link_carrier(struct net *net,
 		return NULL;
 	mutex_lock(&rmsg_links_lock);
 	link = rmsg_links.ep ? rmsg_link_find(&peer) : NULL;
+	/*
+	 * A carrier that opened and whose event rmsg_link_work() has not
+	 * taken yet (or lost) is held here: a channel dialled right after
+	 * the link opened goes on it.
+	 */
+	if (link && !link->carrier)
+		rmsg_link_check(link);
 	if (link && link->carrier && rmsg_carrier_up(link->carrier))
 		c = rmsg_carrier_get(link->carrier);
 	mutex_unlock(&rmsg_links_lock);
