@@ -50,7 +50,7 @@ struct rmsg_lc_req {
 static struct {
 	spinlock_t lock;
 	struct list_head reqs;
-	struct work_struct work;
+	struct delayed_work work;
 	bool dead;
 } rmsg_lc;
 
@@ -78,7 +78,7 @@ static int rmsg_lc_hello_take(struct rmsg_carrier *c, struct rmsg_channel *ch,
 		spin_lock(&rmsg_lc.lock);
 		list_add_tail(&r->entry, &rmsg_lc.reqs);
 		spin_unlock(&rmsg_lc.lock);
-		queue_work(rmsg_wq, &rmsg_lc.work);
+		queue_delayed_work(rmsg_wq, &rmsg_lc.work, 0);
 		return 0;
 	case RMSG_HELLO_ACCEPT:
 		/* Only a dialling channel waits for one, and only once. */
@@ -232,6 +232,14 @@ static int rmsg_lc_accept(struct rmsg_carrier *c, const struct rmsg_lmsg *m)
 	return ret;
 }
 
+/*
+ * The CONNECTs taken, in turn. A refusal goes into the carrier's ring of
+ * answers, whose half for later refusals may be full while the link's
+ * credits hold its answers back: the CONNECT then waits, and the work
+ * tries again a tick later (its place among RMSG_CARRIER_ACCEPTS stays
+ * taken meanwhile, so a peer that keeps its credits from us has more
+ * CONNECTs refused at once, from the ring's other half).
+ */
 static void rmsg_lc_work(struct work_struct *work)
 {
 	struct rmsg_lc_req *r;
@@ -246,14 +254,26 @@ static void rmsg_lc_work(struct work_struct *work)
 		spin_unlock_bh(&rmsg_lc.lock);
 		if (!r)
 			return;
-		err = READ_ONCE(rmsg_lc.dead) ? -ESHUTDOWN :
-		      rmsg_lc_accept(r->c, &r->m);
+		/* A CONNECT refused already (the ring was full) comes back. */
+		err = r->m.type ? (READ_ONCE(rmsg_lc.dead) ? -ESHUTDOWN :
+				   rmsg_lc_accept(r->c, &r->m)) :
+		      -(int)r->m.arg;
 		/*
 		 * Refused, on the wire as a positive errno; one the link's end
 		 * made moot goes nowhere (rmsg_carrier_answer() says so).
 		 */
-		if (err < 0 && err >= -255)
-			rmsg_carrier_answer(r->c, r->m.hello.channel, -err);
+		if (err < 0 && err >= -255 && !READ_ONCE(rmsg_lc.dead) &&
+		    rmsg_carrier_answer(r->c, r->m.hello.channel, -err) ==
+		    -EBUSY) {
+			/* Keep the errno, not the request: it was answered. */
+			r->m.type = 0;
+			r->m.arg = -err;
+			spin_lock_bh(&rmsg_lc.lock);
+			list_add(&r->entry, &rmsg_lc.reqs);
+			spin_unlock_bh(&rmsg_lc.lock);
+			queue_delayed_work(rmsg_wq, &rmsg_lc.work, 1);
+			return;
+		}
 		rmsg_carrier_accept_done(r->c);
 		rmsg_carrier_put(r->c);
 		kfree(r);
@@ -265,7 +285,7 @@ void __init rmsg_link_chan_init_module(void)
 {
 	spin_lock_init(&rmsg_lc.lock);
 	INIT_LIST_HEAD(&rmsg_lc.reqs);
-	INIT_WORK(&rmsg_lc.work, rmsg_lc_work);
+	INIT_DELAYED_WORK(&rmsg_lc.work, rmsg_lc_work);
 	rmsg_carrier_on_link(&rmsg_lc_ops);
 }
 
@@ -276,6 +296,6 @@ void __init rmsg_link_chan_init_module(void)
 void rmsg_link_chan_exit_module(void)
 {
 	WRITE_ONCE(rmsg_lc.dead, true);
-	flush_work(&rmsg_lc.work);
-	rmsg_lc_work(&rmsg_lc.work);
+	cancel_delayed_work_sync(&rmsg_lc.work);
+	rmsg_lc_work(&rmsg_lc.work.work);
 }
