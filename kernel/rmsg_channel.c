@@ -345,10 +345,8 @@ static void __rmsg_chan_progress(struct rmsg_channel *ch)
  */
 static void rmsg_chan_link_leave(struct rmsg_channel *ch)
 {
-	if (!ch->lchan)
-		return;
-	rmsg_wr_link_set(ch, NULL);
-	rmsg_carrier_detach(ch);
+	if (ch->lchan)
+		rmsg_carrier_detach(ch);
 }
 
 /*
@@ -366,6 +364,12 @@ static void rmsg_chan_free(struct rmsg_channel *ch, bool counted)
 	 */
 	mutex_lock(&ep->lock);
 	mutex_unlock(&ep->lock);
+	/*
+	 * Off the link's send queue first: another channel's completion
+	 * runs the data work of those waiting for room there, and must not
+	 * once the work is cancelled (it posts nothing any more: tx_live).
+	 */
+	rmsg_wr_link_set(ch, NULL);
 	cancel_work_sync(&ch->data_work);
 	/*
 	 * A setup that failed after its QP existed: the drain's flushed
