@@ -341,7 +341,9 @@ static void __rmsg_chan_progress(struct rmsg_channel *ch)
 /*
  * A channel on a link, with nothing on its QP or in its PD any more
  * (rmsg_chan_release_verbs() came first), and nothing that may still send
- * (the data path's users and the works waited for): off the link.
+ * (the data path's users waited for; its works, if the carrier queued
+ * them again, find it DYING or not sending yet): off the link, before
+ * the works are cancelled for the last time.
  */
 static void rmsg_chan_link_leave(struct rmsg_channel *ch)
 {
@@ -370,6 +372,15 @@ static void rmsg_chan_free(struct rmsg_channel *ch, bool counted)
 	 * once the work is cancelled (it posts nothing any more: tx_live).
 	 */
 	rmsg_wr_link_set(ch, NULL);
+	/*
+	 * Off the link before the works are cancelled: until the detach the
+	 * carrier's handlers (the link's end, a message or REFUSE of the
+	 * peer's for the channel, a completion of a message of its) queue
+	 * them, and a work queued after its cancel would run on a freed
+	 * channel. A run already under way sees the channel DYING, or not
+	 * yet sending (a dial taken back): it does not use the link.
+	 */
+	rmsg_chan_link_leave(ch);
 	cancel_work_sync(&ch->data_work);
 	/*
 	 * A setup that failed after its QP existed: the drain's flushed
@@ -378,7 +389,6 @@ static void rmsg_chan_free(struct rmsg_channel *ch, bool counted)
 	 * a cm handler lock, so this wait is never under one.
 	 */
 	cancel_work_sync(&ch->work);
-	rmsg_chan_link_leave(ch);
 	rmsg_data_free(ch);
 	rmsg_carrier_free(ch);
 	if (ch->net)
