@@ -494,6 +494,34 @@ static void rmsg_wr_link_cqe_done(struct ib_cq *cq, struct ib_wc *wc)
 	rmsg_wr_link_done(ch);
 }
 
+/*
+ * @n work requests' room in the shared send queue comes back: the data
+ * work of every channel that waited for room runs. Softirq, or bottom
+ * halves off.
+ */
+static void rmsg_wr_share_give(struct rmsg_wr_share *share, int n)
+{
+	struct rmsg_channel *w, *next;
+
+	atomic_add(n, &share->free);
+	/*
+	 * The room before the look at the list, as rmsg_wr_share_room()
+	 * puts itself on the list before its second look at the room:
+	 * atomic_add() orders nothing, and a waiter and this could each
+	 * miss the other's store (the channel then waits for a completion
+	 * that may never come).
+	 */
+	smp_mb__after_atomic();
+	if (list_empty_careful(&share->waiting))
+		return;
+	spin_lock(&share->lock);
+	list_for_each_entry_safe(w, next, &share->waiting, wrs.share_node) {
+		list_del_init(&w->wrs.share_node);
+		queue_work(rmsg_wq, &w->data_work);
+	}
+	spin_unlock(&share->lock);
+}
+
 /**
  * rmsg_wr_post_link() - post a chain of work requests on a carrier's QP
  * @ch: a channel on a link (@ch->wrs.share set), or the carrier itself,
@@ -549,7 +577,10 @@ int rmsg_wr_post_link(struct rmsg_channel *ch, struct ib_send_wr *wr)
 	if (ret) {
 		for (w = bad ?: wr; w; w = w->next)
 			left++;
-		atomic_add(left, &share->free);
+		/* Another channel may have found no room for ours meanwhile. */
+		local_bh_disable();
+		rmsg_wr_share_give(share, left);
+		local_bh_enable();
 		if (atomic_sub_and_test(left, &ch->wrs.in_flight))
 			wake_up_all(&share->wq);
 	}
@@ -629,20 +660,10 @@ void rmsg_wr_link_wait(struct rmsg_channel *ch)
 void rmsg_wr_link_done(struct rmsg_channel *ch)
 {
 	struct rmsg_wr_share *share = ch->wrs.share;
-	struct rmsg_channel *w, *next;
 
 	if (!share)
 		return;
-	atomic_inc(&share->free);
-	if (!list_empty_careful(&share->waiting)) {
-		spin_lock(&share->lock);
-		list_for_each_entry_safe(w, next, &share->waiting,
-					 wrs.share_node) {
-			list_del_init(&w->wrs.share_node);
-			queue_work(rmsg_wq, &w->data_work);
-		}
-		spin_unlock(&share->lock);
-	}
+	rmsg_wr_share_give(share, 1);
 	if (atomic_dec_and_test(&ch->wrs.in_flight))
 		wake_up_all(&share->wq);
 }
