@@ -238,11 +238,14 @@ static int rmsg_lc_accept(struct rmsg_carrier *c, const struct rmsg_lmsg *m)
  * credits hold its answers back: the CONNECT then waits, and the work
  * tries again a tick later (its place among RMSG_CARRIER_ACCEPTS stays
  * taken meanwhile, so a peer that keeps its credits from us has more
- * CONNECTs refused at once, from the ring's other half).
+ * CONNECTs refused at once, from the ring's other half). Those that wait
+ * are set aside until the others, of every carrier, are answered: a peer
+ * that holds its credits back delays only its own CONNECTs.
  */
 static void rmsg_lc_work(struct work_struct *work)
 {
 	struct rmsg_lc_req *r;
+	LIST_HEAD(later);
 	int err;
 
 	for (;;) {
@@ -253,7 +256,7 @@ static void rmsg_lc_work(struct work_struct *work)
 			list_del(&r->entry);
 		spin_unlock_bh(&rmsg_lc.lock);
 		if (!r)
-			return;
+			break;
 		/* A CONNECT refused already (the ring was full) comes back. */
 		err = r->m.type ? (READ_ONCE(rmsg_lc.dead) ? -ESHUTDOWN :
 				   rmsg_lc_accept(r->c, &r->m)) :
@@ -268,16 +271,19 @@ static void rmsg_lc_work(struct work_struct *work)
 			/* Keep the errno, not the request: it was answered. */
 			r->m.type = 0;
 			r->m.arg = -err;
-			spin_lock_bh(&rmsg_lc.lock);
-			list_add(&r->entry, &rmsg_lc.reqs);
-			spin_unlock_bh(&rmsg_lc.lock);
-			queue_delayed_work(rmsg_wq, &rmsg_lc.work, 1);
-			return;
+			list_add_tail(&r->entry, &later);
+			continue;
 		}
 		rmsg_carrier_accept_done(r->c);
 		rmsg_carrier_put(r->c);
 		kfree(r);
 	}
+	if (list_empty(&later))
+		return;
+	spin_lock_bh(&rmsg_lc.lock);
+	list_splice(&later, &rmsg_lc.reqs);
+	spin_unlock_bh(&rmsg_lc.lock);
+	queue_delayed_work(rmsg_wq, &rmsg_lc.work, 1);
 }
 
 /* At module load: the carriers hand HELLOs and REFUSEs here. */
