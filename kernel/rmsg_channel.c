@@ -37,6 +37,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/capability.h>
 #include <linux/dma-mapping.h>
 #include <linux/kref.h>
 #include <linux/mm.h>
@@ -190,7 +191,8 @@ int rmsg_chan_publish(struct rmsg_channel *ch)
  * handler.
  *
  * Return: 0, -ENOTCONN when the channel is not open, -EINVAL for an
- * unknown kind, -EOPNOTSUPP for a probe of a channel that is no carrier,
+ * unknown kind, -EPERM for a QP error on a link without CAP_NET_ADMIN,
+ * -EOPNOTSUPP for a probe of a channel that is no carrier,
  * what rmsg_carrier_probe() returns, or what ib_modify_qp() returns for a
  * QP error or a disconnect (which take effect before this returns).
  */
@@ -204,6 +206,13 @@ int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind, u64 arg)
 	lockdep_assert_held(&ch->ep->chan_lock);
 	switch (kind) {
 	case RMSG_FAULT_QP_ERROR:
+		/*
+		 * On a link the QP is the carrier's: its error ends every
+		 * channel on the link, of every user, as a device's fatal
+		 * error does (rmsg_ctl_fault()).
+		 */
+		if (ch->lchan && !capable(CAP_NET_ADMIN))
+			return -EPERM;
 		if (ch->state != RMSG_CHAN_OPEN || !rmsg_chan_qp(ch))
 			return -ENOTCONN;
 		return ib_modify_qp(ch->conn->qp, &attr, IB_QP_STATE);
