@@ -1303,25 +1303,46 @@ int rmsg_carrier_hello(struct rmsg_channel *ch, const struct rmsg_hello *h,
 }
 
 /**
+ * rmsg_carrier_seq() - which of the link's connections a HELLO came on
+ * @c: the link; under its lock (the hello op)
+ *
+ * For the answer that comes later (rmsg_carrier_answer(), and an ACCEPT's
+ * attach: struct rmsg_carrier_conn): the peer's link ids name its
+ * channels on that connection only. Its end ended them, and a later
+ * connection may have given an id to another channel of the peer's.
+ *
+ * Return: the connection's number.
+ */
+u32 rmsg_carrier_seq(struct rmsg_carrier *c)
+{
+	lockdep_assert_held(&c->lock);
+	return c->conn_seq;
+}
+
+/**
  * rmsg_carrier_answer() - refuse a HELLO of the peer's, later
  * @c: the link it came on
+ * @seq: the connection it came on (rmsg_carrier_seq())
  * @peer_chan: the peer's link id of the channel (the hello's channel)
  * @err: why, 1 to 255 (ECONNREFUSED, ENOENT, ...)
  *
  * For an op that took a HELLO (rmsg_carrier_ops.hello) and whose work
  * found it cannot be answered with an ACCEPT.
  *
- * Return: 0; -ENOTCONN while the link's connection is not up; -EBUSY
- * with half the ring of answers owed (the rest is the peer's); -EINVAL.
+ * Return: 0; -ENOTCONN while the link's connection is not up, or when it
+ * is not the one the HELLO came on (the refusal is moot: the peer's
+ * channel ended with that one); -EBUSY with half the ring of answers
+ * owed (the rest is the peer's); -EINVAL.
  */
-int rmsg_carrier_answer(struct rmsg_carrier *c, u32 peer_chan, int err)
+int rmsg_carrier_answer(struct rmsg_carrier *c, u32 seq, u32 peer_chan,
+			int err)
 {
 	int ret;
 
 	if (!rmsg_link_chan_valid(peer_chan) || err < 1 || err > 255)
 		return -EINVAL;
 	spin_lock_bh(&c->lock);
-	if (!c->up) {
+	if (!c->up || c->conn_seq != seq) {
 		ret = -ENOTCONN;
 	} else {
 		ret = rmsg_carrier_refuse(c, peer_chan, err,

@@ -157,7 +157,9 @@ u32 rmsg_carrier_chan_id(const struct rmsg_channel *ch);
 void rmsg_carrier_set_peer(struct rmsg_channel *ch, u32 peer_id);
 int rmsg_carrier_hello(struct rmsg_channel *ch, const struct rmsg_hello *h,
 		       u16 port);
-int rmsg_carrier_answer(struct rmsg_carrier *c, u32 peer_chan, int err);
+u32 rmsg_carrier_seq(struct rmsg_carrier *c);
+int rmsg_carrier_answer(struct rmsg_carrier *c, u32 seq, u32 peer_chan,
+			int err);
 
 void rmsg_carrier_on_link(const struct rmsg_carrier_ops *ops);
 void rmsg_carrier_init_module(void);

@@ -36,10 +36,15 @@
 #include "rmsg_link_chan.h"
 #include "core/rmsg_link.h"
 
-/* A HELLO CONNECT taken, for rmsg_lc_work(). */
+/*
+ * A HELLO CONNECT taken, for rmsg_lc_work(), and the carrier's connection
+ * it came on (@seq): the peer's link id in it names the peer's channel on
+ * that connection only.
+ */
 struct rmsg_lc_req {
 	struct list_head entry;
 	struct rmsg_carrier *c;
+	u32 seq;
 	struct rmsg_lmsg m;
 };
 
@@ -74,6 +79,7 @@ static int rmsg_lc_hello_take(struct rmsg_carrier *c, struct rmsg_channel *ch,
 			return -EBUSY;
 		}
 		r->c = rmsg_carrier_get(c);
+		r->seq = rmsg_carrier_seq(c);
 		r->m = *m;
 		spin_lock(&rmsg_lc.lock);
 		list_add_tail(&r->entry, &rmsg_lc.reqs);
@@ -179,11 +185,13 @@ static struct rmsg_channel *rmsg_lc_new(struct rmsg_listener *l,
 }
 
 /*
- * Answer the CONNECT @m that came on @c. Return: 0 when the channel's
- * ACCEPT is on its way (or the link's connection ended, and with it the
- * peer's channel), else the negative errno to refuse the CONNECT with.
+ * Answer the CONNECT @m that came on @c's connection @seq. Return: 0 when
+ * the channel's ACCEPT is on its way (or that connection ended, and with
+ * it the peer's channel), else the negative errno to refuse the CONNECT
+ * with.
  */
-static int rmsg_lc_accept(struct rmsg_carrier *c, const struct rmsg_lmsg *m)
+static int rmsg_lc_accept(struct rmsg_carrier *c, u32 seq,
+			  const struct rmsg_lmsg *m)
 {
 	struct rmsg_carrier_conn cc;
 	struct rmsg_listener *l;
@@ -209,6 +217,12 @@ static int rmsg_lc_accept(struct rmsg_carrier *c, const struct rmsg_lmsg *m)
 		return PTR_ERR(ch);
 	}
 	ret = rmsg_carrier_attach(c, ch, &cc);
+	/*
+	 * On a later connection than the CONNECT's the peer's channel is
+	 * gone, and its link id may be another's of the peer's by now.
+	 */
+	if (!ret && cc.seq != seq)
+		ret = -ENOTCONN;
 	if (!ret)
 		ret = rmsg_chan_link_setup(ch, &cc);
 	if (!ret) {
@@ -259,15 +273,15 @@ static void rmsg_lc_work(struct work_struct *work)
 			break;
 		/* A CONNECT refused already (the ring was full) comes back. */
 		err = r->m.type ? (READ_ONCE(rmsg_lc.dead) ? -ESHUTDOWN :
-				   rmsg_lc_accept(r->c, &r->m)) :
+				   rmsg_lc_accept(r->c, r->seq, &r->m)) :
 		      -(int)r->m.arg;
 		/*
 		 * Refused, on the wire as a positive errno; one the link's end
 		 * made moot goes nowhere (rmsg_carrier_answer() says so).
 		 */
 		if (err < 0 && err >= -255 && !READ_ONCE(rmsg_lc.dead) &&
-		    rmsg_carrier_answer(r->c, r->m.hello.channel, -err) ==
-		    -EBUSY) {
+		    rmsg_carrier_answer(r->c, r->seq, r->m.hello.channel,
+					-err) == -EBUSY) {
 			/* Keep the errno, not the request: it was answered. */
 			r->m.type = 0;
 			r->m.arg = -err;
