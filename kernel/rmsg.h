@@ -459,8 +459,17 @@ struct rmsg_listen_args {
 };
 int rmsg_listen_start(struct rmsg_endpoint *ep, struct rmsg_listen_args *la);
 void rmsg_chan_unlisten(struct rmsg_endpoint *ep);
+struct rmsg_listener;
+void rmsg_listen_registry_lock(void);
+void rmsg_listen_registry_unlock(void);
+struct rmsg_listener *rmsg_listen_find(const struct net *net, u16 port,
+				       const struct sockaddr *local);
+struct rmsg_carrier;
+/* Finds a link to a peer for a dial (rmsg_link_carrier()). */
+typedef struct rmsg_carrier *(*rmsg_link_find_fn)(struct net *net,
+				const struct sockaddr_storage *addr);
 long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg,
-		       struct sockaddr_storage *dst);
+		       struct sockaddr_storage *dst, rmsg_link_find_fn find);
 
 /**
  * struct rmsg_dial - what a channel is dialled with (rmsg_chan_dial())
@@ -470,6 +479,8 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg,
  * @timeout_ms: address and route resolution, 0 for resolve_timeout_ms
  * @user_data: for the channel's events
  * @opts: the channel's own settings, checked
+ * @carrier: a link whose connection is up to put the channel on, or NULL
+ *	for a connection of its own (then it has an rdma_cm id from the start)
  */
 struct rmsg_dial {
 	struct net *net;
@@ -478,6 +489,7 @@ struct rmsg_dial {
 	u32 timeout_ms;
 	u64 user_data;
 	struct rmsg_chan_opts opts;
+	struct rmsg_carrier *carrier;
 };
 struct rmsg_channel *rmsg_chan_dial(struct rmsg_endpoint *ep,
 				    const struct rmsg_dial *d);

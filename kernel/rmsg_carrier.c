@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rmsg: a carrier's link messages (Documentation/design.rst, "How the
- * module will carry links"; the wire and the credits in
+ * module carries links"; the wire and the credits in
  * Documentation/protocol.rst, "Links").
  *
  * A carrier is a channel of the module's own endpoint (rmsg_links.c); its
@@ -17,23 +17,45 @@
  * rmsg_ctrl_decode() takes only the channel's own (no channel named, a
  * channel's type), and everything else must pass rmsg_lmsg_decode().
  *
- * What the link carries so far: LCREDITs, and the answers to HELLOs, all
- * REFUSEs while no channel rides on a link; probes (RMSG_FAULT_LINK_PROBE)
- * are HELLO CONNECTs to port RMSG_CARRIER_PROBE_PORT that the peer
- * refuses, which drive the whole credit cycle through real connections.
+ * What the link carries: LCREDITs; the control messages and HELLOs of
+ * the channels on the link (struct rmsg_lchan: a link id each, in the
+ * carrier's xarray, from rmsg_carrier_attach() to rmsg_carrier_detach()),
+ * sent in turn within the credits, each send's completion reported to
+ * the channel (rmsg_ctrl_sent(), or the hello_sent op); the answers to
+ * HELLOs. What arrives for a channel goes to it: its control types to the
+ * handlers rmsg_wr.c keeps (rmsg_ctrl_recv_handle()), HELLOs and REFUSEs
+ * to the ops a higher layer registered at module load
+ * (rmsg_carrier_on_link()); with none registered every HELLO is refused.
+ * Probes (RMSG_FAULT_LINK_PROBE) are HELLO CONNECTs to port
+ * RMSG_CARRIER_PROBE_PORT that the peer refuses, which drive the whole
+ * credit cycle through real connections.
  *
- * Locking: struct rmsg_carrier's lock guards its credits, its send ring
- * and its queue of answers; completions take it in softirq, everything
- * else with bottom halves off. It nests inside the channel's chan_lock
- * (the probe) and takes nothing itself but the post: ib_post_send() of a
- * kernel QP, which rxe may follow by running its tasklet when bottom
- * halves come back on, after the lock is dropped.
+ * Locking: struct rmsg_carrier's lock guards its credits, its send ring,
+ * its queue of answers, its channels (the xarray is written under it too)
+ * and the copy of its connection (QP, PD, device); completions take it in
+ * softirq, everything else with bottom halves off. It nests inside any
+ * chan_lock (the probe, the ESTABLISHED handler) and takes nothing itself
+ * but the xarray's lock and the post: ib_post_send() of a kernel QP, which
+ * rxe may follow by running its tasklet when bottom halves come back on,
+ * after the lock is dropped. What it calls of a channel on the link runs
+ * under it (the handlers of rmsg_wr.c's tables, the registered ops): they
+ * may set bits, complete and queue work, never send or attach, and that
+ * is what keeps the channel alive while they run: rmsg_carrier_detach()
+ * takes the channel out under the lock.
  *
- * Lifetime: the struct comes with the channel's first device and goes
- * with the channel; its buffers are mapped for each device the channel
- * is on (rmsg_chan_dev_create() and _release()); its credits and send
- * ring start again with every connection, once the previous QP was
- * drained, so no completion of an earlier connection is still to come.
+ * Lifetime: the struct comes with the carrier's first device and is
+ * counted: the carrier holds a reference until its end
+ * (rmsg_carrier_free()), the links' entry one (rmsg_carrier_of()), each
+ * channel on the link one. Its buffers are mapped for each device the
+ * carrier is on (rmsg_chan_dev_create() and _release()) and freed at the
+ * carrier's end, after which the struct only answers that it has no
+ * connection. Its credits and send ring start again with every
+ * connection, once the previous QP was drained, so no completion of an
+ * earlier connection is still to come. The copy of the connection is set
+ * when the connection is established (rmsg_carrier_established()) and
+ * cleared at the first failed completion, which every connection's end
+ * brings (the drain flushes the receives, always posted) before its QP
+ * is destroyed, and when the carrier leaves its device.
  *
  * Layer (Documentation/design.rst, "Layers"): of the module's files it
  * calls only these, all below it: rmsg_wr.c.
@@ -49,64 +71,166 @@
 #include "rmsg_wr.h"
 #include "core/rmsg_link.h"
 
+/* A channel's kinds of control message are those of its send buffers. */
+static_assert(RMSG_CTRL_SENDS <= RMSG_LINK_CTRLQ_KINDS);
+/* The kind of a channel's HELLO in the send ring, beside its buffers. */
+#define RMSG_CARRIER_KIND_HELLO	0xff
+static_assert(RMSG_CTRL_BUFS < RMSG_CARRIER_KIND_HELLO);
+
+/*
+ * How long a channel's end waits for the peer's CLOSE before it ends the
+ * link's connection, rather than deregister memory the peer may write.
+ */
+#define RMSG_CARRIER_CLOSE_MS	30000
+
 /* The service port probes ask for: nothing listens on a link yet. */
 #define RMSG_CARRIER_PROBE_PORT	1
 /*
+ * The link id probes name as theirs, which no channel on the link takes:
+ * the peer's REFUSEs of probes reach no channel.
+ */
+#define RMSG_CARRIER_PROBE_CHAN	RMSG_LINK_CHAN_MAX
+/*
  * Answers owed to the peer's HELLOs. A peer within its credits has at
  * most RMSG_LINK_RECVS HELLOs unanswered while our answers wait for its
- * LCREDIT; twice that is a peer that keeps its credits from us.
+ * LCREDIT; twice that is a peer that keeps its credits from us. As many
+ * again for the refusals a higher layer gives later, of HELLOs it took
+ * (rmsg_carrier_answer()): one goes in only while fewer than half the
+ * ring is owed, so that they never leave a peer within its credits
+ * without room (which would end the carrier, the peer blamed).
  */
-#define RMSG_CARRIER_ANSWERS	(2 * RMSG_LINK_RECVS)
+#define RMSG_CARRIER_PEER_ANSWERS	(2 * RMSG_LINK_RECVS)
+#define RMSG_CARRIER_ANSWERS		(2 * RMSG_CARRIER_PEER_ANSWERS)
+/* Free-running u32 indexes, taken modulo the size. */
+static_assert((RMSG_CARRIER_ANSWERS & (RMSG_CARRIER_ANSWERS - 1)) == 0);
+/* An answer owed, in a u32: the peer's link id, and the errno above it. */
+#define RMSG_CARRIER_ANSWER_SHIFT	24
+static_assert(RMSG_LINK_CHAN_MAX < (1U << RMSG_CARRIER_ANSWER_SHIFT));
+
+struct rmsg_lchan;
 
 /**
  * struct rmsg_carrier_buf - one receive or send buffer of a carrier
  * @cqe: its completion handler
  * @ch: the carrier
  * @dma: its mapping for the carrier's device, 0 while on none
+ * @owner: a send buffer in flight with a channel's message: the channel,
+ *	told of its completion; NULL for the link's own, or once the
+ *	channel left the link (under the carrier's lock)
+ * @kind: the channel's send buffer (enum rmsg_ctrl_send_buf) the message
+ *	stands for, or RMSG_CARRIER_KIND_HELLO
  * @msg: the bytes, RMSG_WIRE_LMSG_MAX of them
  */
 struct rmsg_carrier_buf {
 	struct ib_cqe cqe;
 	struct rmsg_channel *ch;
 	u64 dma;
+	struct rmsg_lchan *owner;
+	u8 kind;
 	u8 msg[RMSG_WIRE_LMSG_MAX];
-};
-
-/* A REFUSE owed: the peer's channel, and why. */
-struct rmsg_carrier_answer {
-	u32 chan;
-	u8 err;
 };
 
 /**
  * struct rmsg_carrier - a carrier's link, this side
- * @lock: guards everything below but the buffers' mappings
+ * @lock: guards everything below but the buffers' mappings and @ref
+ * @ref: the carrier's, its links entry's, each channel's on the link
+ * @ch: the carrier; NULL once it ended
+ * @up: the connection is established (its QP sends): channels' messages
+ *	may go, and @qp, @pd and @rdev are its
+ * @qp: the carrier's QP while @up, else NULL
+ * @pd: the carrier's PD on @rdev while @up, else NULL
+ * @rdev: the carrier's device while @up, else NULL
+ * @conn_seq: connections that came up, so far (a channel tells a new
+ *	one from the one it set up with)
+ * @max_inline: bytes @qp takes inline, while @up
+ * @max_sge: SGEs per send WR of @qp, while @up
+ * @local: the carrier's address of the connection, while @up
+ * @peer: the peer's, while @up
+ * @share: the send queue room of the channels on the link; its wait
+ *	queue is where channels leaving the link and rmsg_carrier_quiesce()
+ *	wait
+ * @nr_chans: channels attached (they hold @qp, @pd and @rdev until they
+ *	detach)
+ * @accepts: HELLO CONNECTs taken and not answered yet
+ *	(rmsg_carrier_accept_take())
+ * @chans: the channels on the link (struct rmsg_lchan), by link id
+ * @next_id: the next link id to try (ids are taken in turn, so that a
+ *	late message for a channel gone finds no new one in its place)
+ * @wanting: channels with a message to send, in turn
  * @credit: the link's credits on the current connection
  * @live: a connection is there to post on (its receives were posted)
  * @tx_posted: link sends posted on the current connection
  * @tx_done: of those, completed (in order: all are signalled)
- * @answers: REFUSEs owed, a ring of RMSG_CARRIER_ANSWERS
+ * @answers: REFUSEs owed, a ring of RMSG_CARRIER_ANSWERS: the peer's
+ *	channel, and why above it (RMSG_CARRIER_ANSWER_SHIFT)
  * @ans_head: next to send
  * @ans_tail: next free
- * @probe_chan: the link id the next probe names as its channel
  * @stats: what the link carried
  * @rx: RMSG_CARRIER_RECVS receive buffers
  * @tx: RMSG_CARRIER_SENDS send buffers, used in turn
  */
 struct rmsg_carrier {
 	spinlock_t lock;
+	struct kref ref;
+	struct rmsg_channel *ch;
+	bool up;
+	struct ib_qp *qp;
+	struct ib_pd *pd;
+	struct rmsg_device *rdev;
+	u32 conn_seq;
+	u32 max_inline;
+	u32 max_sge;
+	union rmsg_sockaddr local;
+	union rmsg_sockaddr peer;
+	struct rmsg_wr_share share;
+	u32 nr_chans;
+	u32 accepts;
+	struct xarray chans;
+	u32 next_id;
+	struct list_head wanting;
 	struct rmsg_link_credit credit;
 	bool live;
 	u32 tx_posted;
 	u32 tx_done;
-	struct rmsg_carrier_answer answers[RMSG_CARRIER_ANSWERS];
+	u32 answers[RMSG_CARRIER_ANSWERS];
 	u32 ans_head;
 	u32 ans_tail;
-	u32 probe_chan;
 	struct rmsg_carrier_stats stats;
 	struct rmsg_carrier_buf *rx;
 	struct rmsg_carrier_buf *tx;
 };
+
+/**
+ * struct rmsg_lchan - a channel's place on a link
+ * @c: the carrier's link, referenced
+ * @ch: the channel
+ * @id: its link id, in @c->chans: what the peer names it by
+ * @peer_id: the peer's link id of its end, 0 until known
+ *	(rmsg_carrier_set_peer())
+ * @want_entry: in @c->wanting while it has a message waiting, else empty
+ * @q: its control messages waiting for the link
+ * @hello_due: @hello waits for the link, before anything in @q
+ * @hello: its HELLO, ready to encode
+ * @in_flight: its messages posted and not completed
+ * @seq: the carrier's connection it attached on (its QP is the channel's)
+ *
+ * All under @c->lock, but @ch, @id, @c and @seq, fixed from attach to
+ * detach.
+ */
+struct rmsg_lchan {
+	struct rmsg_carrier *c;
+	struct rmsg_channel *ch;
+	u32 id;
+	u32 peer_id;
+	struct list_head want_entry;
+	struct rmsg_link_ctrlq q;
+	bool hello_due;
+	struct rmsg_lmsg hello;
+	u32 in_flight;
+	u32 seq;
+};
+
+static const struct rmsg_carrier_ops *rmsg_carrier_ops __ro_after_init;
 
 static void rmsg_carrier_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 static void rmsg_carrier_send_done(struct ib_cq *cq, struct ib_wc *wc);
@@ -132,12 +256,58 @@ static int rmsg_carrier_repost(void *buf)
 	return rmsg_carrier_post_recv(buf);
 }
 
-/* The next link message to go, if one may: under the lock. */
-static bool rmsg_carrier_next(struct rmsg_channel *ch, struct rmsg_lmsg *m)
+/*
+ * The next message of the channels on the link, in turn: a channel's
+ * HELLO before its control messages, which go in the order it asked for
+ * them. Under the lock, with the connection up and a send credit.
+ */
+static bool rmsg_carrier_next_chan(struct rmsg_carrier *c, struct rmsg_lmsg *m,
+				   struct rmsg_lchan **owner, u8 *kind)
+{
+	struct rmsg_lchan *l;
+	u32 k;
+	u8 type;
+	u64 arg;
+
+	l = list_first_entry_or_null(&c->wanting, struct rmsg_lchan,
+				     want_entry);
+	if (!l)
+		return false;
+	if (l->hello_due) {
+		l->hello_due = false;
+		*m = l->hello;
+		*kind = RMSG_CARRIER_KIND_HELLO;
+	} else if (rmsg_link_ctrlq_pop(&l->q, &k, &type, &arg)) {
+		m->type = type;
+		m->chan = l->peer_id;
+		m->arg = arg;
+		*kind = RMSG_CTRL_RECVS + k;
+	} else {
+		/* Never on the list with nothing to send; all the same. */
+		list_del_init(&l->want_entry);
+		return false;
+	}
+	/* To the back of the line, if it has more. */
+	list_del_init(&l->want_entry);
+	if (l->hello_due || l->q.len)
+		list_add_tail(&l->want_entry, &c->wanting);
+	l->in_flight++;
+	*owner = l;
+	return true;
+}
+
+/*
+ * The next link message to go, if one may, and whose it is (@owner NULL
+ * for the link's own): under the lock.
+ */
+static bool rmsg_carrier_next(struct rmsg_channel *ch, struct rmsg_lmsg *m,
+			      struct rmsg_lchan **owner, u8 *kind)
 {
 	struct rmsg_carrier *c = ch->carrier;
 
 	memset(m, 0, sizeof(*m));
+	*owner = NULL;
+	*kind = 0;
 	if (rmsg_link_announce_due(&c->credit) &&
 	    rmsg_link_may_announce(&c->credit)) {
 		m->type = RMSG_CTRL_LCREDIT;
@@ -149,15 +319,16 @@ static bool rmsg_carrier_next(struct rmsg_channel *ch, struct rmsg_lmsg *m)
 	if (!rmsg_link_may_send(&c->credit))
 		return false;
 	if (c->ans_head != c->ans_tail) {
-		struct rmsg_carrier_answer *a =
-			&c->answers[c->ans_head++ % RMSG_CARRIER_ANSWERS];
+		u32 a = c->answers[c->ans_head++ % RMSG_CARRIER_ANSWERS];
 
 		m->type = RMSG_CTRL_REFUSE;
-		m->chan = a->chan;
-		m->arg = a->err;
+		m->chan = a & ((1U << RMSG_CARRIER_ANSWER_SHIFT) - 1);
+		m->arg = a >> RMSG_CARRIER_ANSWER_SHIFT;
 		c->stats.refused_sent++;
 		return true;
 	}
+	if (c->up && rmsg_carrier_next_chan(c, m, owner, kind))
+		return true;
 	if (c->stats.probes_left) {
 		c->stats.probes_left--;
 		m->type = RMSG_CTRL_HELLO;
@@ -165,29 +336,101 @@ static bool rmsg_carrier_next(struct rmsg_channel *ch, struct rmsg_lmsg *m)
 		m->arg = RMSG_CARRIER_PROBE_PORT;
 		m->hello.kind = RMSG_HELLO_CONNECT;
 		m->hello.incarnation = ch->ep->incarnation;
-		m->hello.channel = c->probe_chan;
+		m->hello.channel = RMSG_CARRIER_PROBE_CHAN;
 		m->hello.peer_channel = RMSG_WIRE_NO_CHANNEL;
 		m->hello.block_size = ch->block_size;
-		c->probe_chan = c->probe_chan % RMSG_LINK_CHAN_MAX + 1;
 		return true;
 	}
 	return false;
 }
 
 /*
+ * Tell a channel on the link how its message went. Under the lock, in
+ * softirq or with bottom halves off.
+ */
+static void rmsg_carrier_report(struct rmsg_lchan *l, u8 kind, bool ok)
+{
+	if (kind != RMSG_CARRIER_KIND_HELLO)
+		rmsg_ctrl_sent(l->ch, kind, ok);
+	else if (rmsg_carrier_ops && rmsg_carrier_ops->hello_sent)
+		rmsg_carrier_ops->hello_sent(l->ch, ok);
+}
+
+/*
+ * A channel's messages that wait for the link will not go on this
+ * connection: each is reported as a flushed send would be. Under the lock.
+ */
+static void rmsg_carrier_drop(struct rmsg_lchan *l)
+{
+	u32 kinds = rmsg_link_ctrlq_drop(&l->q);
+
+	list_del_init(&l->want_entry);
+	if (l->hello_due) {
+		l->hello_due = false;
+		rmsg_carrier_report(l, RMSG_CARRIER_KIND_HELLO, false);
+	}
+	while (kinds) {
+		u32 k = __ffs(kinds);
+
+		kinds &= kinds - 1;
+		rmsg_carrier_report(l, RMSG_CTRL_RECVS + k, false);
+	}
+}
+
+/*
+ * The connection is over, or about to be: nothing more is posted on it,
+ * nobody finds its QP, PD or device here any more, and what the channels
+ * have waiting is reported as not sent. As after a flushed send, the
+ * busy bits of those kinds stay set until the channel frees them between
+ * two connections (rmsg_ctrl_free_all()), and it sends them again on the
+ * next. Under the lock.
+ */
+static void rmsg_carrier_down(struct rmsg_carrier *c)
+{
+	struct rmsg_lchan *l, *next;
+	bool was_up = c->up;
+	unsigned long id;
+
+	lockdep_assert_held(&c->lock);
+	c->live = false;
+	WRITE_ONCE(c->up, false);
+	c->qp = NULL;
+	c->pd = NULL;
+	c->rdev = NULL;
+	list_for_each_entry_safe(l, next, &c->wanting, want_entry)
+		rmsg_carrier_drop(l);
+	if (!was_up)
+		return;
+	/*
+	 * Every channel on the link ends with the connection (their repair
+	 * with the link's is the next step): each is faulted, stops posting,
+	 * waits for its work requests to be flushed, and detaches, which
+	 * rmsg_carrier_quiesce() waits for before the QP goes. Only channels
+	 * attached while the connection was up are in the table (attach
+	 * takes none while it is down), so none escapes.
+	 */
+	xa_for_each(&c->chans, id, l)
+		rmsg_chan_kill_soft(l->ch, -ECONNRESET);
+	wake_up_all(&c->share.wq);
+}
+
+/*
  * Post what may go: LCREDITs first (they have a receive of the peer's to
- * themselves), then answers, then probes, while send buffers are free.
- * Under the lock. Return: 0, or the post's error (the connection failed).
+ * themselves), then answers, then the channels' messages, then probes,
+ * while send buffers are free. Under the lock. Return: 0, or the post's
+ * error (the connection failed).
  */
 static int rmsg_carrier_push(struct rmsg_channel *ch)
 {
 	struct rmsg_carrier *c = ch->carrier;
 	struct ib_device *ibdev = ch->dev.rdev->ibdev;
+	struct rmsg_lchan *owner;
 	struct rmsg_lmsg m;
+	u8 kind;
 
 	lockdep_assert_held(&c->lock);
 	while (c->live && c->tx_posted - c->tx_done < RMSG_CARRIER_SENDS &&
-	       rmsg_carrier_next(ch, &m)) {
+	       rmsg_carrier_next(ch, &m, &owner, &kind)) {
 		struct rmsg_carrier_buf *buf =
 			&c->tx[c->tx_posted % RMSG_CARRIER_SENDS];
 		u32 len = rmsg_lmsg_encode(buf->msg, &m);
@@ -195,52 +438,121 @@ static int rmsg_carrier_push(struct rmsg_channel *ch)
 
 		ib_dma_sync_single_for_device(ibdev, buf->dma, len,
 					      DMA_TO_DEVICE);
+		buf->owner = owner;
+		buf->kind = kind;
 		rmsg_link_sent(&c->credit);
 		c->tx_posted++;
 		c->stats.sent++;
 		ret = rmsg_send_buf(ch, &buf->cqe, buf->dma, len);
 		if (ret) {
-			c->live = false;
+			/*
+			 * Not posted: no completion will report it. It did
+			 * not leave, and neither will what waits behind it.
+			 */
+			buf->owner = NULL;
+			if (owner) {
+				owner->in_flight--;
+				rmsg_carrier_report(owner, kind, false);
+			}
+			rmsg_carrier_down(c);
 			return ret;
 		}
 	}
 	return 0;
 }
 
-/* Owe the peer's channel @chan a REFUSE: under the lock. */
-static int rmsg_carrier_refuse(struct rmsg_carrier *c, u32 chan, int err)
+/*
+ * Owe the peer's channel @chan (a valid link id) a REFUSE with @err (1 to
+ * 255), unless @room answers are owed already: under the lock.
+ */
+static int rmsg_carrier_refuse(struct rmsg_carrier *c, u32 chan, int err,
+			       u32 room)
 {
-	struct rmsg_carrier_answer *a;
-
-	if (c->ans_tail - c->ans_head == RMSG_CARRIER_ANSWERS)
+	if (c->ans_tail - c->ans_head >= room)
 		return -EPROTO;
-	a = &c->answers[c->ans_tail++ % RMSG_CARRIER_ANSWERS];
-	a->chan = chan;
-	a->err = err;
+	c->answers[c->ans_tail++ % RMSG_CARRIER_ANSWERS] =
+		chan | (u32)err << RMSG_CARRIER_ANSWER_SHIFT;
 	return 0;
+}
+
+/*
+ * A HELLO: a CONNECT names no channel of ours; a RECONNECT or an ACCEPT
+ * names one, which must be on the link. The registered op takes it or
+ * says why not; with none (nothing rides on links) every HELLO is
+ * refused. Under the lock.
+ */
+static int rmsg_carrier_hello_in(struct rmsg_carrier *c,
+				 const struct rmsg_lmsg *m)
+{
+	bool connect = m->hello.kind == RMSG_HELLO_CONNECT;
+	struct rmsg_lchan *l = NULL;
+	int err = connect ? ECONNREFUSED : ENOENT;
+
+	if (!connect)
+		l = xa_load(&c->chans, m->chan);
+	if ((connect || l) && rmsg_carrier_ops && rmsg_carrier_ops->hello) {
+		int ret = rmsg_carrier_ops->hello(c, l ? l->ch : NULL, m);
+
+		/*
+		 * An ACCEPT taken names the peer's end (a valid link id,
+		 * rmsg_lmsg_decode() checked): the channel's messages go
+		 * there from now on, its CLOSE included, whatever comes next.
+		 */
+		if (!ret && l && m->hello.kind == RMSG_HELLO_ACCEPT)
+			l->peer_id = m->hello.channel;
+		if (!ret)
+			return 0;
+		/*
+		 * A REFUSE's argument is 1 to 255 on the wire: a negative
+		 * errno's low byte could be 0, which the peer takes as a
+		 * broken link.
+		 */
+		if (!WARN_ON_ONCE(ret < 1 || ret > 255))
+			err = ret;
+	}
+	/* Past the whole ring, the peer went past its credits. */
+	return rmsg_carrier_refuse(c, m->hello.channel, err,
+				   RMSG_CARRIER_ANSWERS);
 }
 
 /* A link message, decoded and within its credits: under the lock. */
 static int rmsg_carrier_take(struct rmsg_carrier *c, const struct rmsg_lmsg *m)
 {
+	struct rmsg_lchan *l;
+
 	switch (m->type) {
 	case RMSG_CTRL_LCREDIT:
 		c->stats.lcredit_received++;
 		return rmsg_link_credit_in(&c->credit, m->arg);
 	case RMSG_CTRL_HELLO:
-		/*
-		 * No channel rides on a link yet: nothing listens on one, and
-		 * no channel of ours on it is there to resume or accept.
-		 */
-		return rmsg_carrier_refuse(c, m->hello.channel,
-					   m->hello.kind == RMSG_HELLO_CONNECT ?
-					   ECONNREFUSED : ENOENT);
+		return rmsg_carrier_hello_in(c, m);
 	case RMSG_CTRL_REFUSE:
 		c->stats.refused_received++;
+		l = xa_load(&c->chans, m->chan);
+		if (!l)
+			return 0;
+		/*
+		 * The peer has no end for the channel (it refused our CONNECT,
+		 * or our ACCEPT came for a channel it no longer has): nothing
+		 * of it writes to us, nothing of ours is for it, and the
+		 * channel's end waits for no word of the peer's.
+		 */
+		l->peer_id = 0;
+		if (rmsg_carrier_ops && rmsg_carrier_ops->refused)
+			rmsg_carrier_ops->refused(l->ch, m->arg);
+		wake_up_all(&c->share.wq);
 		return 0;
 	default:
-		/* A channel's message for a channel this side does not have. */
-		c->stats.dropped++;
+		/* A channel's: its handlers, as on a direct connection. */
+		l = xa_load(&c->chans, m->chan);
+		if (!l) {
+			c->stats.dropped++;
+			return 0;
+		}
+		rmsg_ctrl_recv_handle(l->ch, m->type, m->arg);
+		/* Its end may wait for the peer's (rmsg_carrier_leave_wait()). */
+		if (m->type == RMSG_CTRL_CLOSE || m->type == RMSG_CTRL_RESET)
+			wake_up_all(&c->share.wq);
 		return 0;
 	}
 }
@@ -281,7 +593,7 @@ static void rmsg_carrier_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->status != IB_WC_SUCCESS) {
 		/* The connection is over: nothing more is posted on it. */
 		spin_lock(&ch->carrier->lock);
-		ch->carrier->live = false;
+		rmsg_carrier_down(ch->carrier);
 		spin_unlock(&ch->carrier->lock);
 		rmsg_ctrl_recv_failed(ch, wc);
 		return;
@@ -316,17 +628,29 @@ static void rmsg_carrier_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		container_of(wc->wr_cqe, struct rmsg_carrier_buf, cqe);
 	struct rmsg_channel *ch = buf->ch;
 	struct rmsg_carrier *c = ch->carrier;
+	bool ok = wc->status == IB_WC_SUCCESS;
 	int ret = 0;
 
 	spin_lock(&c->lock);
 	c->tx_done++;
-	if (wc->status == IB_WC_SUCCESS)
+	/* Under the lock: a channel leaving the link clears @owner first. */
+	if (buf->owner) {
+		struct rmsg_lchan *l = buf->owner;
+
+		l->in_flight--;
+		rmsg_carrier_report(l, buf->kind, ok);
+		buf->owner = NULL;
+		/* Its end may wait for its last message (its CLOSE). */
+		if (!l->in_flight && list_empty(&l->want_entry))
+			wake_up_all(&c->share.wq);
+	}
+	if (ok)
 		ret = rmsg_carrier_push(ch);
 	else
-		c->live = false;
+		rmsg_carrier_down(c);
 	spin_unlock(&c->lock);
-	if (ret || (wc->status != IB_WC_SUCCESS &&
-		    wc->status != IB_WC_WR_FLUSH_ERR))
+	/* A failure of the shared QP is the carrier's, not a channel's. */
+	if (ret || (!ok && wc->status != IB_WC_WR_FLUSH_ERR))
 		rmsg_chan_kill_soft(ch, -ECONNRESET);
 }
 
@@ -396,8 +720,15 @@ int rmsg_carrier_dev_create(struct rmsg_channel *ch)
 			return -ENOMEM;
 		}
 		spin_lock_init(&c->lock);
-		c->probe_chan = 1;
-		ch->carrier = c;
+		kref_init(&c->ref);
+		c->ch = ch;
+		xa_init_flags(&c->chans, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
+		c->next_id = 1;
+		INIT_LIST_HEAD(&c->wanting);
+		rmsg_wr_share_init(&c->share, RMSG_CARRIER_CHAN_WRS);
+		/* Its posts and its channels' on one QP, one at a time. */
+		rmsg_wr_share_post(ch, &c->share);
+		WRITE_ONCE(ch->carrier, c);
 	}
 	ret = rmsg_carrier_map(ch, c->rx, RMSG_CARRIER_RECVS,
 			       DMA_FROM_DEVICE);
@@ -415,23 +746,80 @@ void rmsg_carrier_dev_release(struct rmsg_channel *ch)
 	if (!c)
 		return;
 	spin_lock_bh(&c->lock);
-	c->live = false;
+	rmsg_carrier_down(c);
 	spin_unlock_bh(&c->lock);
 	rmsg_carrier_unmap(ch, c->rx, RMSG_CARRIER_RECVS, DMA_FROM_DEVICE);
 	rmsg_carrier_unmap(ch, c->tx, RMSG_CARRIER_SENDS, DMA_TO_DEVICE);
 }
 
-/* The channel's end: it is on no device. */
+static void rmsg_carrier_release(struct kref *ref)
+{
+	struct rmsg_carrier *c = container_of(ref, struct rmsg_carrier, ref);
+
+	/* Every channel left: each held a reference. */
+	WARN_ON_ONCE(!xa_empty(&c->chans));
+	xa_destroy(&c->chans);
+	kfree(c);
+}
+
+/**
+ * rmsg_carrier_get() - one more reference to a carrier's link
+ * @c: referenced by the caller already (rmsg_carrier_of() gives one)
+ *
+ * Return: @c.
+ */
+struct rmsg_carrier *rmsg_carrier_get(struct rmsg_carrier *c)
+{
+	kref_get(&c->ref);
+	return c;
+}
+
+/* Drop a reference of rmsg_carrier_of(), _get() or _attach(). */
+void rmsg_carrier_put(struct rmsg_carrier *c)
+{
+	if (c)
+		kref_put(&c->ref, rmsg_carrier_release);
+}
+
+/**
+ * rmsg_carrier_of() - the link a carrier carries, referenced
+ * @ch: a channel of the module's endpoint, kept alive by the caller (its
+ *	endpoint's chan_lock, with the channel found in its table)
+ *
+ * Return: its struct rmsg_carrier, or NULL before its first device.
+ */
+struct rmsg_carrier *rmsg_carrier_of(struct rmsg_channel *ch)
+{
+	struct rmsg_carrier *c = READ_ONCE(ch->carrier);
+
+	return c ? rmsg_carrier_get(c) : NULL;
+}
+
+/*
+ * The carrier's end: it is on no device, its QP destroyed. Its buffers go;
+ * the struct stays while references remain, with no connection.
+ */
 void rmsg_carrier_free(struct rmsg_channel *ch)
 {
 	struct rmsg_carrier *c = ch->carrier;
+	struct rmsg_carrier_buf *rx, *tx;
 
 	if (!c)
 		return;
-	ch->carrier = NULL;
-	kfree(c->rx);
-	kfree(c->tx);
-	kfree(c);
+	spin_lock_bh(&c->lock);
+	rmsg_carrier_down(c);
+	c->ch = NULL;
+	/* Under the lock: a channel's detach looks at the send buffers. */
+	rx = c->rx;
+	tx = c->tx;
+	c->rx = NULL;
+	c->tx = NULL;
+	spin_unlock_bh(&c->lock);
+	WRITE_ONCE(ch->carrier, NULL);
+	rmsg_wr_share_post(ch, NULL);
+	kfree(rx);
+	kfree(tx);
+	rmsg_carrier_put(c);
 }
 
 /**
@@ -513,5 +901,507 @@ void rmsg_carrier_stats(struct rmsg_channel *ch,
 		return;
 	spin_lock_bh(&c->lock);
 	*stats = c->stats;
+	stats->chans = c->nr_chans;
 	spin_unlock_bh(&c->lock);
+}
+
+/**
+ * rmsg_carrier_established() - a carrier's connection sends
+ * @ch: the carrier, its QP in RTS (the rdma_cm's ESTABLISHED)
+ *
+ * From here until the connection's first failed completion, channels may
+ * send on the link, and a channel that dials finds the connection's QP,
+ * PD and device here (rmsg_carrier_up()). Callable under chan_lock.
+ */
+void rmsg_carrier_established(struct rmsg_channel *ch)
+{
+	struct rmsg_carrier *c = ch->carrier;
+	int ret = 0;
+
+	if (!c)
+		return;
+	spin_lock_bh(&c->lock);
+	/* A failure before now was this connection's: it stays down. */
+	if (c->live) {
+		c->qp = ch->conn->qp;
+		c->pd = ch->dev.pd;
+		c->rdev = ch->dev.rdev;
+		c->max_inline = ch->conn->max_inline;
+		c->max_sge = ch->conn->max_sge;
+		/* rmsg_chan_note_addrs() ran before, in the same handler. */
+		c->local = ch->conn_local;
+		c->peer = ch->conn_peer;
+		c->conn_seq++;
+		WRITE_ONCE(c->up, true);
+		ret = rmsg_carrier_push(ch);
+	}
+	spin_unlock_bh(&c->lock);
+	if (ret)
+		rmsg_chan_kill_soft(ch, -ECONNRESET);
+}
+
+/**
+ * rmsg_carrier_up() - is the link's connection up?
+ * @c: the link
+ *
+ * A hint, for a dial choosing between the link and a connection of its
+ * own: the connection may end right after. What the connection is (its
+ * QP, PD, device) a channel learns only by attaching
+ * (rmsg_carrier_attach()), which is what keeps those alive for it.
+ *
+ * Return: whether the connection is up.
+ */
+bool rmsg_carrier_up(struct rmsg_carrier *c)
+{
+	return READ_ONCE(c->up);
+}
+
+/**
+ * rmsg_carrier_quiesce() - a carrier's QP is about to go: wait for the
+ *	channels on the link to leave it
+ * @ch: the carrier, its QP in the error state and drained (so every work
+ *	request of a channel on the link completed, flushed), about to be
+ *	destroyed; with no lock held, since the channels' ends take theirs
+ *
+ * Every channel on the link was faulted when the connection went down
+ * (rmsg_carrier_down()); each one's end deregisters its memory from the
+ * carrier's PD and detaches. Once this returns none is attached, so the
+ * QP may be destroyed and the PD freed (rmsg_chan_dev_release()): the
+ * lifetime rule of struct rmsg_carrier_conn. Finite: a channel's end
+ * waits only for its own work requests, flushed by the drain, and for the
+ * connection's end, which is here.
+ */
+void rmsg_carrier_quiesce(struct rmsg_channel *ch)
+{
+	struct rmsg_carrier *c = ch->carrier;
+
+	if (!c)
+		return;
+	spin_lock_bh(&c->lock);
+	rmsg_carrier_down(c);
+	spin_unlock_bh(&c->lock);
+	wait_event(c->share.wq, !READ_ONCE(c->nr_chans));
+}
+
+/**
+ * rmsg_carrier_attach() - put a channel on a link: a link id of its own
+ * @c: the link, referenced by the caller
+ * @ch: a channel on no link, in its work or before it is published
+ * @conn: filled in with the link's connection
+ *
+ * The channel holds a reference of its own from here; messages the peer
+ * sends to the id reach it from just before this returns, under the
+ * carrier's lock (the peer learns the id from the channel's HELLO, but a
+ * hostile one may guess it: the channel's control handlers must be ready
+ * for any message before the call). Memory is charged as the caller's is
+ * (rmsg_ep_charge_begin()).
+ *
+ * Only while the connection is up, and @conn is taken under the same lock
+ * as the channel goes in: the carrier's QP, PD and device then stay until
+ * the channel detaches (struct rmsg_carrier_conn), and the connection's
+ * end faults it.
+ *
+ * Return: 0; -ENOMEM; -EBUSY when the link has RMSG_LINK_CHAN_MAX - 1
+ * channels (the last id is the probes'); -ENOTCONN when the carrier ended
+ * or its connection is down.
+ */
+int rmsg_carrier_attach(struct rmsg_carrier *c, struct rmsg_channel *ch,
+			struct rmsg_carrier_conn *conn)
+{
+	struct rmsg_lchan *l;
+	int ret;
+
+	if (WARN_ON_ONCE(ch->lchan))
+		return -EINVAL;
+	l = kzalloc(sizeof(*l), RMSG_GFP_CHARGED);
+	if (!l)
+		return -ENOMEM;
+	l->c = rmsg_carrier_get(c);
+	l->ch = ch;
+	INIT_LIST_HEAD(&l->want_entry);
+	rmsg_link_ctrlq_init(&l->q);
+	/*
+	 * The id is reserved (a NULL entry, which lookups do not find) where
+	 * memory may be allocated, out of the carrier's lock; the table's
+	 * lock with bottom halves off, as it is taken under the carrier's
+	 * lock, which completions take in softirq. The channel goes in under
+	 * the carrier's lock, only once the carrier is known not to have
+	 * ended: no completion finds it before, and none of a channel whose
+	 * attach fails.
+	 */
+	ret = xa_alloc_cyclic_bh(&c->chans, &l->id, NULL,
+				 XA_LIMIT(1, RMSG_CARRIER_PROBE_CHAN - 1),
+				 &c->next_id, RMSG_GFP_CHARGED);
+	if (ret < 0)
+		goto fail;
+	spin_lock_bh(&c->lock);
+	if (c->ch && c->up) {
+		/* Into the reserved slot: nothing to allocate. */
+		ret = xa_err(xa_store(&c->chans, l->id, l, GFP_NOWAIT));
+		WARN_ON_ONCE(ret);
+	} else {
+		ret = -ENOTCONN;
+	}
+	if (!ret) {
+		conn->qp = c->qp;
+		conn->pd = c->pd;
+		conn->rdev = c->rdev;
+		conn->share = &c->share;
+		conn->max_inline = c->max_inline;
+		conn->max_sge = c->max_sge;
+		conn->local = c->local;
+		conn->peer = c->peer;
+		conn->seq = c->conn_seq;
+		l->seq = c->conn_seq;
+		c->nr_chans++;
+		c->stats.chans_total++;
+	}
+	if (ret)
+		xa_erase(&c->chans, l->id);
+	spin_unlock_bh(&c->lock);
+	if (ret)
+		goto fail;
+	ch->lchan = l;
+	return 0;
+fail:
+	rmsg_carrier_put(c);
+	kfree(l);
+	return ret == -EBUSY || ret == -ENOTCONN ? ret : -ENOMEM;
+}
+
+/**
+ * rmsg_carrier_detach() - take a channel off its link
+ * @ch: a channel on a link, done with it, in its work (its teardown
+ *	waits for its own work requests on the carrier's QP; its control
+ *	messages may still be in flight)
+ *
+ * Its id goes, and with it every message for it: what waits for the link
+ * is dropped unreported, and a completion still to come of a message in
+ * flight is nobody's (its send buffer is disowned). Once this returns no
+ * handler of the carrier runs for the channel (they run under the
+ * carrier's lock, which the erase takes), and the channel's reference is
+ * dropped.
+ */
+void rmsg_carrier_detach(struct rmsg_channel *ch)
+{
+	struct rmsg_lchan *l = ch->lchan;
+	struct rmsg_carrier *c;
+	u32 i;
+
+	if (!l)
+		return;
+	c = l->c;
+	spin_lock_bh(&c->lock);
+	xa_erase(&c->chans, l->id);
+	rmsg_link_ctrlq_drop(&l->q);
+	l->hello_due = false;
+	list_del_init(&l->want_entry);
+	if (l->in_flight && c->tx)
+		for (i = 0; i < RMSG_CARRIER_SENDS; i++)
+			if (c->tx[i].owner == l)
+				c->tx[i].owner = NULL;
+	c->nr_chans--;
+	/* rmsg_carrier_quiesce() may wait for the last one. */
+	if (!c->nr_chans)
+		wake_up_all(&c->share.wq);
+	spin_unlock_bh(&c->lock);
+	ch->lchan = NULL;
+	rmsg_carrier_put(c);
+	kfree(l);
+}
+
+/*
+ * May @l's channel leave the link, as far as the link goes? Once the
+ * connection it attached on ended, yes (nothing of the peer's can
+ * arrive any more). Before that, once what it queued on the link (its
+ * CLOSE last) has gone and been acknowledged, so that the peer hears the
+ * end, and, when it knows the peer's end, once the peer's CLOSE or RESET
+ * came: until then the peer may write into its block.
+ */
+static bool rmsg_carrier_may_leave(struct rmsg_carrier *c,
+				   struct rmsg_lchan *l)
+{
+	struct rmsg_channel *ch = l->ch;
+	bool ok;
+
+	spin_lock_bh(&c->lock);
+	ok = !c->up || c->conn_seq != l->seq ||
+	     (!l->hello_due && !l->q.len && !l->in_flight &&
+	      (!rmsg_link_chan_valid(l->peer_id) ||
+	       test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags) ||
+	       test_bit(RMSG_CHAN_PEER_RESET, &ch->flags)));
+	spin_unlock_bh(&c->lock);
+	return ok;
+}
+
+/**
+ * rmsg_carrier_leave_wait() - wait until a channel's memory may leave the
+ *	carrier's PD
+ * @ch: a channel on a link, ending: its data path closed (it posts no
+ *	more), its CLOSE or RESET queued if it had a peer, no lock held
+ *
+ * Its own work requests first (each is signalled on the link,
+ * rmsg_wr_link_wait()); then rmsg_carrier_may_leave(): a write into a
+ * deregistered MR breaks the carrier's QP for every channel on it, and a
+ * CLOSE dropped by the detach would leave the peer waiting. A peer that
+ * does not answer in RMSG_CARRIER_CLOSE_MS is not waited for longer: the
+ * carrier's connection is ended (and repaired), which the other channels
+ * on the link do not survive yet, but the link does. A channel that knows
+ * no peer end (refused by the peer, or refusing it, or never answered)
+ * waits only for its own work requests and what it queued on the link.
+ */
+void rmsg_carrier_leave_wait(struct rmsg_channel *ch)
+{
+	struct rmsg_lchan *l = ch->lchan;
+	struct rmsg_carrier *c;
+
+	if (!l)
+		return;
+	c = l->c;
+	rmsg_wr_link_wait(ch);
+	if (wait_event_timeout(c->share.wq, rmsg_carrier_may_leave(c, l),
+			       msecs_to_jiffies(RMSG_CARRIER_CLOSE_MS)))
+		return;
+	pr_notice_ratelimited("link channel %u: no CLOSE from the peer in %u ms: the link's connection ends\n",
+			      ch->id, RMSG_CARRIER_CLOSE_MS);
+	spin_lock_bh(&c->lock);
+	if (c->ch && c->up && c->conn_seq == l->seq)
+		rmsg_chan_kill_soft(c->ch, -ETIMEDOUT);
+	spin_unlock_bh(&c->lock);
+	wait_event(c->share.wq, rmsg_carrier_may_leave(c, l));
+}
+
+/**
+ * rmsg_carrier_local() - the carrier's own address of its connection
+ * @c: the link
+ * @local: filled in while the connection is up
+ *
+ * For the listener a HELLO CONNECT is for (rmsg_listen_find()).
+ *
+ * Return: whether the connection is up.
+ */
+bool rmsg_carrier_local(struct rmsg_carrier *c, union rmsg_sockaddr *local)
+{
+	bool up;
+
+	spin_lock_bh(&c->lock);
+	up = c->up;
+	if (up)
+		*local = c->local;
+	spin_unlock_bh(&c->lock);
+	return up;
+}
+
+/**
+ * rmsg_carrier_accept_take() - may the peer's HELLO CONNECT be taken?
+ * @c: the link it came on; under its lock (the hello op)
+ *
+ * Return: true, and one of RMSG_CARRIER_ACCEPTS is taken until
+ * rmsg_carrier_accept_done(); false when all are.
+ */
+bool rmsg_carrier_accept_take(struct rmsg_carrier *c)
+{
+	lockdep_assert_held(&c->lock);
+	if (c->accepts >= RMSG_CARRIER_ACCEPTS) {
+		c->stats.accepts_refused++;
+		return false;
+	}
+	c->accepts++;
+	return true;
+}
+
+/* A CONNECT taken is answered (or will not be): its place is free. */
+void rmsg_carrier_accept_done(struct rmsg_carrier *c)
+{
+	spin_lock_bh(&c->lock);
+	if (!WARN_ON_ONCE(!c->accepts))
+		c->accepts--;
+	spin_unlock_bh(&c->lock);
+}
+
+/* The channel's link id on its link: what its hellos carry as channel. */
+u32 rmsg_carrier_chan_id(const struct rmsg_channel *ch)
+{
+	return ch->lchan->id;
+}
+
+/**
+ * rmsg_carrier_set_peer() - the peer's link id of a channel's other end
+ * @ch: a channel on a link
+ * @peer_id: from the peer's HELLO (CONNECT's or ACCEPT's channel), which
+ *	rmsg_lmsg_decode() checked: a valid link id
+ *
+ * Its control messages name it from here on; before, they are refused.
+ * Another id would make them messages the peer takes as a broken link,
+ * ending it for every channel on it: such an id is a bug, and ignored.
+ */
+void rmsg_carrier_set_peer(struct rmsg_channel *ch, u32 peer_id)
+{
+	struct rmsg_lchan *l = ch->lchan;
+
+	if (WARN_ON_ONCE(!rmsg_link_chan_valid(peer_id)))
+		return;
+	spin_lock_bh(&l->c->lock);
+	l->peer_id = peer_id;
+	spin_unlock_bh(&l->c->lock);
+}
+
+/*
+ * Queue @l's message or HELLO and post what may go: under the lock, with
+ * the connection up. A failed post ends the carrier's connection, which
+ * reports the rest.
+ */
+static void rmsg_carrier_want(struct rmsg_carrier *c, struct rmsg_lchan *l)
+{
+	if (list_empty(&l->want_entry))
+		list_add_tail(&l->want_entry, &c->wanting);
+	if (rmsg_carrier_push(c->ch))
+		rmsg_chan_kill_soft(c->ch, -ECONNRESET);
+}
+
+/**
+ * rmsg_carrier_hello() - a channel's HELLO on its link
+ * @ch: a channel on a link
+ * @h: its hello (rmsg_lmsg_decode()'s rules: no IMM_ARRIVAL or LINK flag,
+ *	its channel rmsg_carrier_chan_id(), a RECONNECT's and an ACCEPT's
+ *	peer_channel the peer's link id)
+ * @port: a CONNECT's service port, 1 to 65535; 0 for the other kinds
+ *
+ * A CONNECT goes to RMSG_LINK_NO_CHAN, the others to the peer's end. It
+ * goes before the channel's control messages; a newer HELLO that finds it
+ * still waiting takes its place. Its completion goes to the hello_sent op.
+ *
+ * Return: 0; -ENOTCONN while the link's connection is not up; -EINVAL
+ * for a hello the peer would take as a broken link.
+ */
+int rmsg_carrier_hello(struct rmsg_channel *ch, const struct rmsg_hello *h,
+		       u16 port)
+{
+	struct rmsg_lchan *l = ch->lchan;
+	struct rmsg_carrier *c = l->c;
+	bool connect = h->kind == RMSG_HELLO_CONNECT;
+	int ret = 0;
+
+	if (connect != !!port || h->channel != l->id ||
+	    (h->flags & (RMSG_HELLO_F_IMM_ARRIVAL | RMSG_HELLO_F_LINK)) ||
+	    (!connect && !rmsg_link_chan_valid(h->peer_channel)))
+		return -EINVAL;
+	spin_lock_bh(&c->lock);
+	if (!c->up) {
+		ret = -ENOTCONN;
+	} else {
+		memset(&l->hello, 0, sizeof(l->hello));
+		l->hello.type = RMSG_CTRL_HELLO;
+		l->hello.chan = connect ? RMSG_LINK_NO_CHAN : h->peer_channel;
+		l->hello.arg = port;
+		l->hello.hello = *h;
+		l->hello_due = true;
+		rmsg_carrier_want(c, l);
+	}
+	spin_unlock_bh(&c->lock);
+	return ret;
+}
+
+/**
+ * rmsg_carrier_seq() - which of the link's connections a HELLO came on
+ * @c: the link; under its lock (the hello op)
+ *
+ * For the answer that comes later (rmsg_carrier_answer(), and an ACCEPT's
+ * attach: struct rmsg_carrier_conn): the peer's link ids name its
+ * channels on that connection only. Its end ended them, and a later
+ * connection may have given an id to another channel of the peer's.
+ *
+ * Return: the connection's number.
+ */
+u32 rmsg_carrier_seq(struct rmsg_carrier *c)
+{
+	lockdep_assert_held(&c->lock);
+	return c->conn_seq;
+}
+
+/**
+ * rmsg_carrier_answer() - refuse a HELLO of the peer's, later
+ * @c: the link it came on
+ * @seq: the connection it came on (rmsg_carrier_seq())
+ * @peer_chan: the peer's link id of the channel (the hello's channel)
+ * @err: why, 1 to 255 (ECONNREFUSED, ENOENT, ...)
+ *
+ * For an op that took a HELLO (rmsg_carrier_ops.hello) and whose work
+ * found it cannot be answered with an ACCEPT.
+ *
+ * Return: 0; -ENOTCONN while the link's connection is not up, or when it
+ * is not the one the HELLO came on (the refusal is moot: the peer's
+ * channel ended with that one); -EBUSY with half the ring of answers
+ * owed (the rest is the peer's); -EINVAL.
+ */
+int rmsg_carrier_answer(struct rmsg_carrier *c, u32 seq, u32 peer_chan,
+			int err)
+{
+	int ret;
+
+	if (!rmsg_link_chan_valid(peer_chan) || err < 1 || err > 255)
+		return -EINVAL;
+	spin_lock_bh(&c->lock);
+	if (!c->up || c->conn_seq != seq) {
+		ret = -ENOTCONN;
+	} else {
+		ret = rmsg_carrier_refuse(c, peer_chan, err,
+					  RMSG_CARRIER_ANSWERS -
+					  RMSG_CARRIER_PEER_ANSWERS) ?
+		      -EBUSY : 0;
+		if (!ret && rmsg_carrier_push(c->ch))
+			rmsg_chan_kill_soft(c->ch, -ECONNRESET);
+	}
+	spin_unlock_bh(&c->lock);
+	return ret;
+}
+
+/*
+ * rmsg_wr.c's way to a channel on a link (rmsg_ctrl_link_fn): its control
+ * message waits on the carrier, one per kind, the newest value in the
+ * place of an older one still waiting. @once (READY, CLOSE, RESET) takes
+ * no busy bit, as on a direct connection; the other kinds take it while
+ * a message of theirs is waiting or in flight, and a kind in flight (its
+ * value out, not acknowledged) is -EAGAIN: its completion runs the data
+ * work, which sends the newest then.
+ */
+static int rmsg_carrier_ctrl_queue(struct rmsg_channel *ch, unsigned int idx,
+				   u8 type, u64 arg, bool once)
+{
+	struct rmsg_lchan *l = ch->lchan;
+	struct rmsg_carrier *c = l->c;
+	u32 kind = idx - RMSG_CTRL_RECVS;
+	int ret = 0;
+
+	/* The link's liveness is the carrier's: no channel has a heartbeat. */
+	if (type == RMSG_CTRL_HEARTBEAT || idx < RMSG_CTRL_RECVS ||
+	    idx >= RMSG_CTRL_BUFS)
+		return -EOPNOTSUPP;
+	spin_lock_bh(&c->lock);
+	if (!c->up || !rmsg_link_chan_valid(l->peer_id)) {
+		ret = -ECONNRESET;
+	} else if (!rmsg_link_ctrlq_queued(&l->q, kind) && !once &&
+		   test_and_set_bit(rmsg_ctrl_busy_bit(idx), &ch->flags)) {
+		ret = -EAGAIN;
+	} else {
+		rmsg_link_ctrlq_put(&l->q, kind, type, arg);
+		rmsg_carrier_want(c, l);
+	}
+	spin_unlock_bh(&c->lock);
+	return ret;
+}
+
+/**
+ * rmsg_carrier_on_link() - who hears of HELLOs and REFUSEs on links
+ * @ops: the higher layer's handlers; at module load only
+ */
+void __init rmsg_carrier_on_link(const struct rmsg_carrier_ops *ops)
+{
+	rmsg_carrier_ops = ops;
+}
+
+/* At module load: rmsg_wr.c sends link channels' messages through here. */
+void __init rmsg_carrier_init_module(void)
+{
+	rmsg_ctrl_on_link(rmsg_carrier_ctrl_queue);
 }

@@ -89,7 +89,7 @@ static long rmsg_cdev_connect(struct rmsg_endpoint *ep, void __user *uarg)
 	struct sockaddr_storage dst;
 	long ret;
 
-	ret = rmsg_chan_connect(ep, uarg, &dst);
+	ret = rmsg_chan_connect(ep, uarg, &dst, rmsg_link_carrier);
 	if (!ret)
 		rmsg_link_want(current->nsproxy->net_ns, &dst);
 	return ret;

@@ -180,6 +180,8 @@ enum {
 	RMSG_CHAN_STALL_DUE,	/* the repair's quiet period ended */
 	RMSG_CHAN_BEACON_DUE,	/* its node asks it for a HEARTBEAT */
 	RMSG_CHAN_SILENT,	/* its node found it (or the node) silent */
+	RMSG_CHAN_LINK_ANSWERED, /* on a link: the peer's ACCEPT came (once) */
+	RMSG_CHAN_LINK_UP,	/* on a link: connected, as ESTABLISHED says */
 	/* First bit of a send buffer in use: + (index - RMSG_CTRL_RECVS) */
 	RMSG_CHAN_CTRL_BUSY,
 };
@@ -193,6 +195,13 @@ enum rmsg_cm_kind {
 
 struct rmsg_cm_ctx {
 	enum rmsg_cm_kind kind;
+};
+
+/* An IPv4 or IPv6 address and port, in the size of the larger. */
+union rmsg_sockaddr {
+	struct sockaddr sa;
+	struct sockaddr_in in;
+	struct sockaddr_in6 in6;
 };
 
 /**
@@ -211,6 +220,14 @@ struct rmsg_cm_ctx {
  * @net: the network namespace it listens in
  * @rebind: listens again once a device has the address, after the one it
  *	was on went away: the peers of accepted channels dial back to it
+ * @port_node: in the registry of listeners by port, for channels that open
+ *	on a link (rmsg_listen_find()); unhashed while not in it
+ * @port: the port it is bound to: its key there
+ * @bound: the address it is bound to, as links are keyed (port 0)
+ * @any_family: the family of @bound when it is a wildcard address, else 0
+ *
+ * The last four are set before the listener enters the registry and not
+ * changed while it is there (under the registry's lock).
  */
 struct rmsg_listener {
 	struct rmsg_cm_ctx cm;
@@ -225,6 +242,10 @@ struct rmsg_listener {
 	int backlog;
 	struct net *net;
 	struct delayed_work rebind;
+	struct hlist_node port_node;
+	u16 port;
+	union rmsg_sockaddr bound;
+	sa_family_t any_family;
 };
 
 struct rmsg_ctrl_buf {
@@ -271,6 +292,7 @@ struct rmsg_rndv_rx;
 struct rmsg_rndv_segs;
 struct rmsg_rndv_move;
 struct rmsg_carrier;
+struct rmsg_lchan;
 struct rmsg_node;
 
 /**
@@ -391,13 +413,6 @@ struct rmsg_rndv {
 	u32 stale;
 };
 
-/* An IPv4 or IPv6 address and port, in the size of the larger. */
-union rmsg_sockaddr {
-	struct sockaddr sa;
-	struct sockaddr_in in;
-	struct sockaddr_in6 in6;
-};
-
 /*
  * @addr's host, its port 0 and the rest of @host zero, as nodes and links
  * are keyed: false (and @host all zero) for a family other than IPv4 and
@@ -435,6 +450,10 @@ static inline bool rmsg_sockaddr_host(union rmsg_sockaddr *host,
  *	this program or any other, can use their keys
  * @fence_mr: on rxe only, in @pd, a registration that is never valid,
  *	whose LOCAL_INV fences the REG_MRs that follow (rmsg_rndv_move.c)
+ * @borrowed: on a link: @pd is the carrier's (struct rmsg_carrier_conn),
+ *	not the channel's, and there is no @cq (completions come through the
+ *	carrier's) nor control buffers (its control messages go through the
+ *	carrier's)
  * @post_lock: held by posters that run outside ep->lock (control sends)
  *	and by a fence with its REG_MRs, which nothing may come between
  * @cq: completion queue from the device's pool
@@ -462,6 +481,7 @@ struct rmsg_chan_dev {
 	struct list_head dev_node;
 	u32 dev_id;
 	struct ib_pd *pd;
+	bool borrowed;
 	struct ib_mr *fence_mr;
 	spinlock_t post_lock;
 	struct ib_cq *cq;
@@ -591,6 +611,38 @@ struct rmsg_chan_flow {
 };
 
 /**
+ * struct rmsg_wr_share - the send queue room the channels on a link share
+ *	(one per carrier, in struct rmsg_carrier)
+ * @free: work requests the channels may still post on the carrier's QP:
+ *	taken at each post (rmsg_wr_post_link()), given back at each
+ *	completion
+ * @lock: guards @waiting
+ * @waiting: channels that found no room (struct rmsg_chan_wrs.share_node),
+ *	whose data work a completion runs once room came back
+ * @wq: woken when a channel's last work request in flight completes, when
+ *	the carrier's connection ends, and when a channel's peer closes
+ *	(rmsg_carrier.c's waits)
+ * @post_lock: held around every post on the carrier's QP, the carrier's
+ *	own and its channels' (rmsg_wr_post()), and by a channel across an
+ *	rxe fence and the REG_MRs behind it (rmsg_wr_fence_lock()), which no
+ *	other WR may come between (rmsg_rndv_move.c): on a shared QP,
+ *	another channel's WR would (a spinlock, bottom halves off;
+ *	innermost)
+ *
+ * rmsg_wr_room() looks at @free before a channel posts and the post takes
+ * it, so two channels that looked at once may take a little more than
+ * @free had: the carrier's QP has RMSG_CARRIER_SQ_SLACK entries more than
+ * the share for that.
+ */
+struct rmsg_wr_share {
+	atomic_t free;
+	spinlock_t lock;
+	struct list_head waiting;
+	wait_queue_head_t wq;
+	spinlock_t post_lock;
+};
+
+/**
  * struct rmsg_chan_wrs - a channel's data work requests on its send queue
  * @slots: RMSG_TX_SLOTS of them, by data WR index
  * @trailers: one per slot, DMA-mapped at the conn's trailers_dma, then
@@ -604,6 +656,22 @@ struct rmsg_chan_flow {
  *	completion to run the work item (rmsg_wr_room(); cleared by the
  *	work, under ep->lock)
  * @sig_node: entry in ep->sig_owed
+ * @share: on a link: the carrier's send queue room (NULL for a direct
+ *	channel); set before the channel posts anything, cleared after its
+ *	last completion
+ * @in_flight: on a link: its work requests posted on the carrier's QP
+ *	and not completed (every one is signalled there); the channel's end
+ *	waits for 0 before its memory leaves the carrier's PD
+ * @share_node: in @share->waiting while it waits for room
+ * @link_cqe: the completion of a work request that would have gone
+ *	unsignalled on a QP of the channel's own
+ * @qp_lock: the carrier's QP is shared: its posts take this lock
+ *	(&@share->post_lock; the carrier's own too), NULL on a QP of the
+ *	channel's own. Set and cleared with @share (the carrier: with its
+ *	link's state).
+ * @fencing: the channel holds @qp_lock across a fence and its REG_MRs:
+ *	its posts meanwhile do not take it again (only the holder posts for
+ *	the channel then: its posts run under ep->lock)
  *
  * Record writes, rendezvous READs, WRITEs, registrations and
  * invalidations alike: rmsg_wr.c's slots and signalling.
@@ -617,6 +685,12 @@ struct rmsg_chan_wrs {
 	bool sig_owed;
 	bool room_wanted;
 	struct list_head sig_node;
+	struct rmsg_wr_share *share;
+	atomic_t in_flight;
+	struct list_head share_node;
+	struct ib_cqe link_cqe;
+	spinlock_t *qp_lock;
+	bool fencing;
 };
 
 /**
@@ -729,6 +803,11 @@ struct rmsg_chan_retain {
  * @node_entry: in @node's members (the node's lock)
  * @carrier: a carrier's link (rmsg_carrier.c), from its first device on;
  *	NULL for every other channel (rmsg_chan_is_carrier())
+ * @lchan: the channel's place on a link (rmsg_carrier.c: its link id, its
+ *	control messages waiting for the link, the carrier it holds), from
+ *	rmsg_carrier_attach() to rmsg_carrier_detach(); NULL for a direct
+ *	channel. Written by the channel's work only, before the channel uses
+ *	the link and after it is done with it.
  */
 struct rmsg_channel {
 	struct rmsg_cm_ctx cm;
@@ -786,6 +865,7 @@ struct rmsg_channel {
 	struct rmsg_node *node;
 	struct list_head node_entry;
 	struct rmsg_carrier *carrier;
+	struct rmsg_lchan *lchan;
 };
 
 extern struct workqueue_struct *rmsg_wq;

@@ -37,6 +37,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/capability.h>
 #include <linux/dma-mapping.h>
 #include <linux/kref.h>
 #include <linux/mm.h>
@@ -110,6 +111,7 @@ void rmsg_chan_init(struct rmsg_channel *ch, struct rmsg_endpoint *ep,
 	init_waitqueue_head(&ch->tx_wq);
 	init_waitqueue_head(&ch->cm_wq);
 	INIT_LIST_HEAD(&ch->wrs.sig_node);
+	INIT_LIST_HEAD(&ch->wrs.share_node);
 }
 
 /* The oldest id held back is free for a new channel. Under chan_lock. */
@@ -189,7 +191,8 @@ int rmsg_chan_publish(struct rmsg_channel *ch)
  * handler.
  *
  * Return: 0, -ENOTCONN when the channel is not open, -EINVAL for an
- * unknown kind, -EOPNOTSUPP for a probe of a channel that is no carrier,
+ * unknown kind, -EPERM for a QP error on a link without CAP_NET_ADMIN,
+ * -EOPNOTSUPP for a probe of a channel that is no carrier,
  * what rmsg_carrier_probe() returns, or what ib_modify_qp() returns for a
  * QP error or a disconnect (which take effect before this returns).
  */
@@ -203,10 +206,20 @@ int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind, u64 arg)
 	lockdep_assert_held(&ch->ep->chan_lock);
 	switch (kind) {
 	case RMSG_FAULT_QP_ERROR:
+		/*
+		 * On a link the QP is the carrier's: its error ends every
+		 * channel on the link, of every user, as a device's fatal
+		 * error does (rmsg_ctl_fault()).
+		 */
+		if (ch->lchan && !capable(CAP_NET_ADMIN))
+			return -EPERM;
 		if (ch->state != RMSG_CHAN_OPEN || !rmsg_chan_qp(ch))
 			return -ENOTCONN;
 		return ib_modify_qp(ch->conn->qp, &attr, IB_QP_STATE);
 	case RMSG_FAULT_DISCONNECT:
+		/* On a link there is no connection of its own to drop. */
+		if (ch->lchan)
+			return -EOPNOTSUPP;
 		if (ch->state != RMSG_CHAN_OPEN || !rmsg_chan_qp(ch))
 			return -ENOTCONN;
 		/*
@@ -274,7 +287,7 @@ static void __rmsg_chan_progress(struct rmsg_channel *ch)
 		rmsg_chan_fault(ch, soft_error);
 	if (test_and_clear_bit(RMSG_CHAN_DISCONNECT_DUE, &ch->flags) &&
 	    READ_ONCE(ch->state) == RMSG_CHAN_OPEN &&
-	    test_bit(RMSG_CHAN_CONNECTED, &ch->flags))
+	    test_bit(RMSG_CHAN_CONNECTED, &ch->flags) && rmsg_chan_cm_id(ch))
 		rdma_disconnect(ch->conn->cm_id);
 	if (test_and_clear_bit(RMSG_CHAN_ACCEPT_DUE, &ch->flags))
 		rmsg_chan_do_accept(ch);
@@ -285,6 +298,15 @@ static void __rmsg_chan_progress(struct rmsg_channel *ch)
 		return;
 	}
 	rmsg_chan_liveness(ch);
+	/* On a link: what the rdma_cm's ESTABLISHED is to a channel's own. */
+	if (test_and_clear_bit(RMSG_CHAN_LINK_UP, &ch->flags) &&
+	    READ_ONCE(ch->state) != RMSG_CHAN_DYING) {
+		ret = rmsg_chan_link_up(ch);
+		if (ret) {
+			rmsg_chan_kill(ch, ret == -EPROTO ? ret : -ECONNRESET);
+			return;
+		}
+	}
 
 	if (!test_bit(RMSG_CHAN_CONNECTED, &ch->flags) ||
 	    !test_bit(RMSG_CHAN_REGISTERED, &ch->flags) ||
@@ -326,6 +348,19 @@ static void __rmsg_chan_progress(struct rmsg_channel *ch)
 /* --- the end of a channel --------------------------------------------- */
 
 /*
+ * A channel on a link, with nothing on its QP or in its PD any more
+ * (rmsg_chan_release_verbs() came first), and nothing that may still send
+ * (the data path's users waited for; its works, if the carrier queued
+ * them again, find it DYING or not sending yet): off the link, before
+ * the works are cancelled for the last time.
+ */
+static void rmsg_chan_link_leave(struct rmsg_channel *ch)
+{
+	if (ch->lchan)
+		rmsg_carrier_detach(ch);
+}
+
+/*
  * The channel is out of the endpoint's table already. @counted: it still
  * counts against its owner's max_channels_per_user (teardown gives that
  * back before the last event).
@@ -340,6 +375,21 @@ static void rmsg_chan_free(struct rmsg_channel *ch, bool counted)
 	 */
 	mutex_lock(&ep->lock);
 	mutex_unlock(&ep->lock);
+	/*
+	 * Off the link's send queue first: another channel's completion
+	 * runs the data work of those waiting for room there, and must not
+	 * once the work is cancelled (it posts nothing any more: tx_live).
+	 */
+	rmsg_wr_link_set(ch, NULL);
+	/*
+	 * Off the link before the works are cancelled: until the detach the
+	 * carrier's handlers (the link's end, a message or REFUSE of the
+	 * peer's for the channel, a completion of a message of its) queue
+	 * them, and a work queued after its cancel would run on a freed
+	 * channel. A run already under way sees the channel DYING, or not
+	 * yet sending (a dial taken back): it does not use the link.
+	 */
+	rmsg_chan_link_leave(ch);
 	cancel_work_sync(&ch->data_work);
 	/*
 	 * A setup that failed after its QP existed: the drain's flushed
@@ -373,6 +423,25 @@ void rmsg_chan_free_work(struct work_struct *work)
 {
 	rmsg_chan_free(container_of(work, struct rmsg_channel, teardown),
 		       true);
+}
+
+/*
+ * The end of a channel on a link, its data path closed: a CLOSE (or a
+ * RESET, for an end that is not orderly) tells the peer, whenever the
+ * channel knows the peer's end, whatever it heard from it (its CLOSE or
+ * its RESET too): on a link no DREQ follows, and the peer keeps its
+ * block's MR until it hears from us. Then wait until the channel's memory
+ * may leave the carrier's PD (rmsg_carrier_leave_wait()). A channel that
+ * knows no peer end (refused, or never answered) sends nothing: the
+ * carrier refuses to (-ECONNRESET).
+ */
+static void rmsg_chan_link_end(struct rmsg_channel *ch)
+{
+	u8 type = ch->error || ch->abort ? RMSG_CTRL_RESET : RMSG_CTRL_CLOSE;
+
+	if (!rmsg_ctrl_send(ch, RMSG_CTRL_CLOSE_BUF, type, 0))
+		rmsg_data_close_sent(ch);
+	rmsg_carrier_leave_wait(ch);
 }
 
 static void rmsg_chan_teardown(struct work_struct *work)
@@ -410,12 +479,18 @@ static void rmsg_chan_teardown(struct work_struct *work)
 	rmsg_cm_settle(ch, rmsg_chan_cm_id(ch));
 	/* Nothing takes it from the channel from here on. */
 	id = rmsg_chan_cm_id(ch);
-	connected = id && test_bit(RMSG_CHAN_CONNECTED, &ch->flags);
+	connected = (id || ch->lchan) &&
+		    test_bit(RMSG_CHAN_CONNECTED, &ch->flags);
 	orderly = connected && rmsg_chan_qp(ch) && !ch->error && !ch->abort &&
 		  !test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags);
 
 	/* Sends taken before the close are written first, if it is orderly. */
 	rmsg_data_close(ch, orderly);
+	if (ch->lchan) {
+		rmsg_chan_link_end(ch);
+		connected = false;
+		orderly = false;
+	}
 	/*
 	 * An orderly close tells the peer, and waits until the CLOSE has
 	 * left: the DREQ that follows travels another way and could
@@ -704,7 +779,9 @@ struct rmsg_channel *rmsg_chan_dial(struct rmsg_endpoint *ep,
 	ch->repair.peer_addr = d->dst;
 	ch->repair.resolve_ms = d->timeout_ms ?: resolve_timeout_ms;
 	ch->net = get_net(d->net);
-	cm_id = rdma_create_id(ch->net, rmsg_cm_handler, &ch->cm, RDMA_PS_TCP,
+	/* On a link the carrier's connection is the channel's: no id. */
+	cm_id = d->carrier ? NULL :
+		rdma_create_id(ch->net, rmsg_cm_handler, &ch->cm, RDMA_PS_TCP,
 			       IB_QPT_RC);
 	if (IS_ERR(cm_id)) {
 		put_net(ch->net);
@@ -721,7 +798,8 @@ struct rmsg_channel *rmsg_chan_dial(struct rmsg_endpoint *ep,
 	ch->setting_up = true;
 	ret = rmsg_chan_publish(ch);
 	if (ret) {
-		rdma_destroy_id(cm_id);
+		if (cm_id)
+			rdma_destroy_id(cm_id);
 		put_net(ch->net);
 		kfree(ch->conn);
 		kfree(ch);
@@ -743,8 +821,54 @@ void rmsg_chan_dial_abort(struct rmsg_channel *ch)
 	mutex_lock(&ep->chan_lock);
 	xa_erase(&ep->channels, ch->id);
 	mutex_unlock(&ep->chan_lock);
-	rdma_destroy_id(ch->conn->cm_id);
+	if (ch->conn->cm_id)
+		rdma_destroy_id(ch->conn->cm_id);
+	else
+		/*
+		 * A channel that went on a link and sent nothing: it posted
+		 * nothing on the carrier's QP, the peer knows nothing of it.
+		 */
+		rmsg_chan_release_verbs(ch, false);
 	rmsg_chan_free(ch, true);
+}
+
+/* The service port of @ss, an IPv4 or IPv6 address. */
+static u16 rmsg_sockaddr_port_of(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+	return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+}
+
+/*
+ * rmsg_chan_dial_start() for a channel on a link (@d->carrier): on the
+ * carrier's device and QP, a link id of its own, then the HELLO CONNECT.
+ * The ACCEPT, a REFUSE or the connect timeout decides the rest. On
+ * failure the channel is taken back; -ENOTCONN when the link's connection
+ * went down meanwhile, -EOPNOTSUPP when this channel cannot go on a link:
+ * the caller dials a connection of its own instead.
+ */
+static int rmsg_chan_dial_link(struct rmsg_channel *ch,
+			       struct rmsg_carrier *c)
+{
+	struct rmsg_carrier_conn cc;
+	u16 port = rmsg_sockaddr_port_of(&ch->repair.peer_addr);
+	/* Port 0 fails as it would on a connection of its own. */
+	int ret = port ? 0 : -EOPNOTSUPP;
+
+	if (!ret)
+		ret = rmsg_carrier_attach(c, ch, &cc);
+	if (!ret)
+		ret = rmsg_chan_link_setup(ch, &cc);
+	if (!ret)
+		ret = rmsg_chan_link_hello(ch, RMSG_HELLO_CONNECT, port);
+	if (ret) {
+		rmsg_chan_dial_abort(ch);
+		return ret;
+	}
+	rmsg_chan_open_by(ch);
+	rmsg_chan_setup_done(ch);
+	return 0;
 }
 
 /**
@@ -782,6 +906,10 @@ int rmsg_chan_dial_start(struct rmsg_channel *ch,
  * @ep: the endpoint, with rings
  * @uarg: struct rmsg_connect; its channel is filled in
  * @dst: set to the peer's address on success
+ * @find: finds a link to the peer whose connection is up
+ *	(rmsg_link_carrier()), or NULL: the channel then has a connection of
+ *	its own, as it has anyway when no link is up or it names a source
+ *	address
  *
  * The outcome arrives as an RMSG_CQE_CONNECTED event.
  *
@@ -791,7 +919,7 @@ int rmsg_chan_dial_start(struct rmsg_channel *ch,
  * source address that is not the node's).
  */
 long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg,
-		       struct sockaddr_storage *dst)
+		       struct sockaddr_storage *dst, rmsg_link_find_fn find)
 {
 	struct sockaddr_storage src;
 	struct rmsg_connect req;
@@ -821,16 +949,33 @@ long rmsg_chan_connect(struct rmsg_endpoint *ep, void __user *uarg,
 	d.block_size = req.block_size;
 	d.timeout_ms = req.timeout_ms;
 	d.user_data = req.user_data;
-
+	/*
+	 * On a link to the peer's node when one is up; a source address of
+	 * the program's choosing asks for a connection of its own.
+	 */
+	d.carrier = find && !req.src_addr_len ? find(d.net, &d.dst) : NULL;
+again:
 	ch = rmsg_chan_dial(ep, &d);
-	if (IS_ERR(ch))
+	if (IS_ERR(ch)) {
+		rmsg_carrier_put(d.carrier);
 		return PTR_ERR(ch);
+	}
 	req.channel = ch->id;
 	if (copy_to_user(uarg, &req, sizeof(req))) {
 		rmsg_chan_dial_abort(ch);
+		rmsg_carrier_put(d.carrier);
 		return -EFAULT;
 	}
-	ret = rmsg_chan_dial_start(ch, req.src_addr_len ? &src : NULL);
+	if (d.carrier) {
+		ret = rmsg_chan_dial_link(ch, d.carrier);
+		rmsg_carrier_put(d.carrier);
+		d.carrier = NULL;
+		/* The link went down, or cannot take it: on its own, then. */
+		if (ret == -ENOTCONN || ret == -EOPNOTSUPP)
+			goto again;
+	} else {
+		ret = rmsg_chan_dial_start(ch, req.src_addr_len ? &src : NULL);
+	}
 	if (!ret)
 		*dst = d.dst;
 	return ret;

@@ -5,8 +5,8 @@
  * repair's RECONNECT), accepting, and the addresses of a connection.
  *
  * Layer (Documentation/design.rst, "Layers"): of the module's files it
- * calls only these, all below it: rmsg_conn.c, rmsg_data.c,
- * rmsg_devices.c, rmsg_lifecycle.c and rmsg_wr.c.
+ * calls only these, all below it: rmsg_carrier.c, rmsg_conn.c,
+ * rmsg_data.c, rmsg_devices.c, rmsg_lifecycle.c and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -25,6 +25,7 @@
 
 #include "rmsg.h"
 #include "rmsg_compat.h"
+#include "rmsg_carrier.h"
 #include "rmsg_chan.h"
 #include "rmsg_wr.h"
 #include "rmsg_cm.h"
@@ -413,6 +414,9 @@ static int rmsg_cm_owned_event(struct rmsg_channel *ch,
 		}
 		set_bit(RMSG_CHAN_CONNECTED, &ch->flags);
 		rmsg_chan_note_addrs(ch, cm_id);
+		/* Its QP sends: the channels on its link may. */
+		if (rmsg_chan_is_carrier(ch))
+			rmsg_carrier_established(ch);
 		/*
 		 * The send queue runs REG_MR before the READY that follows. A
 		 * repair keeps the block's registration, unless the channel

@@ -68,10 +68,12 @@ static void rmsg_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
 			rmsg_chan_kill_soft(ch, -EIO);
-		return;
+	} else {
+		set_bit(RMSG_CHAN_REGISTERED, &ch->flags);
+		queue_work(rmsg_wq, &ch->work);
 	}
-	set_bit(RMSG_CHAN_REGISTERED, &ch->flags);
-	queue_work(rmsg_wq, &ch->work);
+	/* On a link, last: the channel's end may go on once it is counted. */
+	rmsg_wr_link_done(ch);
 }
 
 /* --- the connection ------------------------------------------------------ */
@@ -209,7 +211,7 @@ int rmsg_block_register(struct rmsg_channel *ch)
 	};
 
 	ch->dev.reg_cqe.done = rmsg_reg_done;
-	return ib_post_send(ch->conn->qp, &wr.wr, NULL);
+	return rmsg_wr_post(ch, &wr.wr);
 }
 
 /* RDMA READs in flight each way: enough to keep a rendezvous going. */
@@ -221,12 +223,15 @@ static u8 rmsg_rd_depth(struct ib_device *ibdev)
 
 /*
  * A connection's send queue: the data WRs, a control send per kind, the
- * drain's; a carrier's link messages on top.
+ * drain's; a carrier's link messages and its channels' work requests on
+ * top.
  */
 static u32 rmsg_chan_send_wrs(const struct rmsg_channel *ch)
 {
 	return RMSG_QP_SEND_WRS +
-	       (rmsg_chan_is_carrier(ch) ? RMSG_CARRIER_SENDS : 0);
+	       (rmsg_chan_is_carrier(ch) ?
+		RMSG_CARRIER_SENDS + RMSG_CARRIER_CHAN_WRS +
+		RMSG_CARRIER_SQ_SLACK : 0);
 }
 
 /* Its receive queue: the control receives (a carrier's all take links'). */
@@ -326,9 +331,11 @@ bool rmsg_chan_dev_release(struct rmsg_channel *ch)
 	if (ch->dev.fence_mr)
 		ib_dereg_mr(ch->dev.fence_mr);
 	ch->dev.fence_mr = NULL;
-	if (ch->dev.pd)
+	/* On a link the PD is the carrier's, which frees it after we left. */
+	if (ch->dev.pd && !ch->dev.borrowed)
 		ib_dealloc_pd(ch->dev.pd);
 	ch->dev.pd = NULL;
+	ch->dev.borrowed = false;
 	WRITE_ONCE(ch->dev.dev_id, 0);
 	return rmsg_device_detach(rdev, &ch->dev.dev_node);
 }
@@ -516,9 +523,22 @@ void rmsg_chan_release_verbs(struct rmsg_channel *ch, bool in_handler)
 	struct rmsg_conn *conn = ch->conn;
 	struct rmsg_pages *block;
 
-	if (conn && conn->qp) {
+	if (conn && conn->qp && ch->dev.borrowed) {
+		/*
+		 * On a link: the QP is the carrier's. The channel's end waited
+		 * for its work requests (rmsg_carrier_leave_wait()); it lets
+		 * go of the QP, under both locks as its readers hold either.
+		 */
+		mutex_lock(&ch->ep->chan_lock);
+		mutex_lock(&ch->ep->lock);
+		conn->qp = NULL;
+		mutex_unlock(&ch->ep->lock);
+		mutex_unlock(&ch->ep->chan_lock);
+	} else if (conn && conn->qp) {
 		/* Afterwards no completion can touch the channel. */
 		rmsg_qp_drain(conn->cm_id, conn->qp, in_handler);
+		/* A carrier's channels leave the QP before it goes. */
+		rmsg_carrier_quiesce(ch);
 		rdma_destroy_qp(conn->cm_id);
 		conn->qp = NULL;
 	}
@@ -533,12 +553,9 @@ void rmsg_chan_release_verbs(struct rmsg_channel *ch, bool in_handler)
 		rmsg_pages_put(block);
 }
 
-/*
- * The hello of a REQ or REP in @data; an ACCEPT lists the addresses the
- * peer's repairs may dial after it. Return: the bytes of @data to send.
- */
-u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
-			   struct rmsg_conn_data *data)
+/* The channel's hello of @kind, as a REQ, a REP or a link carries it. */
+static void rmsg_chan_hello_make(struct rmsg_channel *ch, u8 kind,
+				 struct rmsg_hello *h)
 {
 	struct rmsg_hello hello = {
 		.kind = kind,
@@ -554,7 +571,6 @@ u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
 			 ch->ep->summary ? RMSG_HELLO_F_SUMMARY : 0,
 		.epoch = ch->resil.epoch,
 	};
-	struct rmsg_addrs addrs;
 
 	if (ch->rndv.rekey_hello)
 		hello.flags |= RMSG_HELLO_F_REKEY;
@@ -567,7 +583,20 @@ u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
 		hello.rx_arrived = ch->repair.resume_arrived;
 		hello.rx_freed = ch->flow.credit;
 	}
+	*h = hello;
+}
 
+/*
+ * The hello of a REQ or REP in @data; an ACCEPT lists the addresses the
+ * peer's repairs may dial after it. Return: the bytes of @data to send.
+ */
+u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
+			   struct rmsg_conn_data *data)
+{
+	struct rmsg_hello hello;
+	struct rmsg_addrs addrs;
+
+	rmsg_chan_hello_make(ch, kind, &hello);
 	rmsg_hello_encode(&data->hello, &hello);
 	if (kind != RMSG_HELLO_ACCEPT)
 		return sizeof(data->hello);
@@ -582,6 +611,134 @@ u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
 		rmsg_local_addrs(rmsg_chan_cm_id(ch)->route.addr.dev_addr.net,
 				 ch->repair.adv_family == AF_INET6, &addrs);
 	return sizeof(data->hello) + rmsg_addrs_encode(&data->addrs, &addrs);
+}
+
+/* --- a channel on a link ---------------------------------------------- */
+
+/**
+ * rmsg_chan_link_setup() - put a channel on a link's connection
+ * @ch: a channel attached to the link (rmsg_carrier_attach()), on no
+ *	device, with no QP, in the call that makes it
+ * @cc: the connection, as the attach found it
+ *
+ * What rmsg_chan_create_qp() does for a channel of its own, on the
+ * carrier's device: the block's pages, the data path's memory, the block
+ * mapped and under a new MR (its key goes in the HELLO, its REG_MR once
+ * connected), all in the carrier's PD (borrowed: rmsg_chan_dev_release()
+ * leaves it). No CQ (the channel's work requests complete on the
+ * carrier's) and no control buffers (its control messages go in the
+ * carrier's). The QP is the carrier's, the channel's until it ends
+ * (struct rmsg_carrier_conn says why it stays). A device that places out
+ * of order would need receives of the channel's own for writes with
+ * immediate, which a shared QP has not: such a channel cannot go on a link.
+ *
+ * Return: 0; -EOPNOTSUPP (out of order placement, iWARP); -ENODEV;
+ * -ENOMEM. On failure the channel is on no device.
+ */
+int rmsg_chan_link_setup(struct rmsg_channel *ch,
+			 const struct rmsg_carrier_conn *cc)
+{
+	struct ib_device *ibdev = cc->rdev->ibdev;
+	struct rmsg_device *rdev;
+	int ret;
+
+	ret = rmsg_block_alloc(ch);
+	if (!ret)
+		ret = rmsg_data_create(ch, ibdev);
+	if (ret)
+		return ret;
+	if (ch->rx_imm)
+		return -EOPNOTSUPP;
+	rdev = rmsg_device_attach(ibdev, &ch->dev.dev_node);
+	if (!rdev)
+		return -ENODEV;
+	ch->dev.borrowed = true;
+	ch->dev.pd = cc->pd;
+	/* A fence of the channel's own, in the borrowed PD (rxe only). */
+	if (ibdev->ops.driver_id == RDMA_DRIVER_RXE) {
+		ch->dev.fence_mr = ib_alloc_mr(cc->pd, IB_MR_TYPE_MEM_REG, 1);
+		if (IS_ERR(ch->dev.fence_mr)) {
+			ret = PTR_ERR(ch->dev.fence_mr);
+			ch->dev.fence_mr = NULL;
+		}
+	}
+	mutex_lock(&ch->ep->lock);
+	ch->dev.rdev = rdev;
+	ch->rndv.released = false;
+	if (ib_uses_virt_dma(ibdev) && ch->ep->cq.flags)
+		WRITE_ONCE(*ch->ep->cq.flags,
+			   READ_ONCE(*ch->ep->cq.flags) | RMSG_CQ_SOFT_DEVICE);
+	mutex_unlock(&ch->ep->lock);
+	WRITE_ONCE(ch->dev.dev_id, ibdev->index + 1);
+	if (!ret)
+		ret = rmsg_block_map(ch);
+	if (!ret)
+		ret = rmsg_data_dev_create(ch);
+	if (ret) {
+		rmsg_chan_dev_release(ch);
+		return ret;
+	}
+	rmsg_rndv_init(ch, rmsg_rd_depth(ibdev));
+	rmsg_wr_link_set(ch, cc->share);
+	mutex_lock(&ch->ep->chan_lock);
+	ch->conn_local = cc->local;
+	ch->conn_peer = cc->peer;
+	/* Readers of the connection hold either lock (struct rmsg_conn). */
+	mutex_lock(&ch->ep->lock);
+	ch->conn->qp = cc->qp;
+	ch->conn->max_inline = cc->max_inline;
+	ch->conn->max_sge = cc->max_sge;
+	mutex_unlock(&ch->ep->lock);
+	mutex_unlock(&ch->ep->chan_lock);
+	return 0;
+}
+
+/**
+ * rmsg_chan_link_hello() - send a channel's HELLO on its link
+ * @ch: a channel on a link, set up (rmsg_chan_link_setup())
+ * @kind: RMSG_HELLO_CONNECT (the dialling side) or RMSG_HELLO_ACCEPT
+ * @port: a CONNECT's service port; 0 for an ACCEPT
+ *
+ * The hello a REQ or REP would carry, but for the ids: on a link a
+ * channel is named by its link id, and an ACCEPT names the peer's.
+ *
+ * Return: what rmsg_carrier_hello() returns.
+ */
+int rmsg_chan_link_hello(struct rmsg_channel *ch, u8 kind, u16 port)
+{
+	struct rmsg_hello h;
+
+	rmsg_chan_hello_make(ch, kind, &h);
+	h.channel = rmsg_carrier_chan_id(ch);
+	h.peer_channel = kind == RMSG_HELLO_CONNECT ? RMSG_WIRE_NO_CHANNEL :
+			 ch->peer.channel;
+	return rmsg_carrier_hello(ch, &h, port);
+}
+
+/**
+ * rmsg_chan_link_up() - a channel on a link is connected
+ * @ch: the channel, in its work: the dialling side once the peer's ACCEPT
+ *	arrived (in @ch->peer), the accepting side once its ACCEPT left
+ *
+ * What the rdma_cm's ESTABLISHED starts on a connection of the channel's
+ * own: the block's REG_MR on the (carrier's) QP, then READY, which the
+ * send queue runs after it; the channel opens by the same steps
+ * (rmsg_lifecycle.c) once both are done and the peer's READY came.
+ *
+ * Return: 0, -EPROTO for an ACCEPT that is not one, or the post's error.
+ */
+int rmsg_chan_link_up(struct rmsg_channel *ch)
+{
+	int ret;
+
+	if (ch->active && ch->peer.kind != RMSG_HELLO_ACCEPT)
+		return -EPROTO;
+	set_bit(RMSG_CHAN_CONNECTED, &ch->flags);
+	ret = rmsg_block_register(ch);
+	if (!ret)
+		ret = rmsg_ctrl_send(ch, RMSG_CTRL_READY_BUF, RMSG_CTRL_READY,
+				     0);
+	return ret;
 }
 
 /**

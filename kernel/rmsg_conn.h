@@ -9,6 +9,8 @@
 
 #include "rmsg_chan.h"
 
+struct rmsg_carrier_conn;
+
 /*
  * What a REQ or REP carries: the hello, and after an ACCEPT the accepting
  * side's addresses (the REP has room for them, the REQ has not).
@@ -33,6 +35,10 @@ int rmsg_conn_hello_decode(struct rmsg_hello *hello,
 			   const struct rmsg_endpoint *ep);
 u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
 		    struct rmsg_conn_data *data);
+int rmsg_chan_link_setup(struct rmsg_channel *ch,
+			 const struct rmsg_carrier_conn *cc);
+int rmsg_chan_link_hello(struct rmsg_channel *ch, u8 kind, u16 port);
+int rmsg_chan_link_up(struct rmsg_channel *ch);
 void rmsg_conn_param(struct rmsg_channel *ch, struct rdma_cm_id *id,
 		     struct rdma_conn_param *param,
 		     struct rmsg_conn_data *data, u32 len);

@@ -331,8 +331,8 @@ out:
  *
  * Return: 0, -EINVAL, -EFAULT, -ENOENT (no such endpoint or channel),
  * -EPERM (another user's endpoint, or RMSG_FAULT_DEVICE_FATAL, without
- * CAP_NET_ADMIN), or what
- * rmsg_chan_inject() returns (-ENOTCONN, -EOPNOTSUPP).
+ * CAP_NET_ADMIN), or what rmsg_chan_inject() returns (-ENOTCONN,
+ * -EOPNOTSUPP, -EPERM for a QP error on a link).
  */
 long rmsg_ctl_fault(struct rmsg_endpoint *self, void __user *uarg)
 {

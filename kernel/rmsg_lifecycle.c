@@ -214,6 +214,13 @@ void rmsg_hb_arm(struct rmsg_channel *ch)
 {
 	unsigned int ms;
 
+	/*
+	 * On a link: neither a node's member nor a timer of its own. The
+	 * carrier keeps the heartbeat for the link, and its end is every
+	 * channel's on it (rmsg_carrier.c).
+	 */
+	if (ch->lchan)
+		return;
 	if (!READ_ONCE(ch->opts.heartbeat_ms) &&
 	    !READ_ONCE(ch->opts.heartbeat_misses) && !rmsg_node_join(ch)) {
 		del_timer(&ch->repair.hb_timer);
@@ -444,6 +451,9 @@ void rmsg_chan_stalled(struct rmsg_channel *ch)
 /* Can a connection fault with @error be repaired on this channel? */
 static bool rmsg_chan_repairable(struct rmsg_channel *ch, int error)
 {
+	/* On a link the repair is the link's, which is not built yet. */
+	if (ch->lchan)
+		return false;
 	if (!ch->retain.shadow || !rmsg_chan_repair_ms(ch) ||
 	    test_bit(RMSG_CHAN_PEER_RESET, &ch->flags))
 		return false;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rmsg: links between rmsg kernels (Documentation/design.rst, "How the
- * module will carry links"), first step: the carriers.
+ * module carries links"), first step: the carriers.
  *
  * With link_port set, the module has an endpoint of its own in the initial
  * network namespace (rmsg_ep_create_kernel()), listening on link_port on
@@ -10,8 +10,9 @@
  * peer module's, dialled from a port below 1024 (which only a kernel or a
  * privileged program can bind, and which the peer's listener requires).
  * A carrier is a channel like any other: it repairs itself, fails over,
- * keeps its peer node's heartbeat. Nothing rides on it yet: the next steps
- * open channels on it (protocol.rst, "Links (planned)").
+ * keeps its peer node's heartbeat. Once it is open, programs' channels to
+ * the peer open on it (rmsg_link_carrier(), rmsg_link_chan.c); their
+ * repair with the link's is the next step.
  *
  * rmsg_links_lock guards all of it; it is taken with no endpoint lock
  * held, and the module endpoint's chan_lock only under it. The endpoint's
@@ -45,6 +46,8 @@
 #define RMSG_LINK_SPORT_MIN	600
 /* A peer whose carrier failed is dialled again after this. */
 #define RMSG_LINK_RETRY_MS	10000
+/* A link with no carrier up is looked at again at most this often. */
+#define RMSG_LINK_CHECK_MS	1000
 
 /**
  * struct rmsg_link - a carrier, or a peer we want one to
@@ -52,16 +55,23 @@
  * @hash: in rmsg_links_by_peer, by @peer
  * @peer: the peer's address, its port 0
  * @chan: the carrier's channel id in rmsg_links.ep; U32_MAX while none
+ * @carrier: the carrier's link, referenced, once the carrier opened; NULL
+ *	before, and once it ended: what a channel to @peer goes on
+ *	(rmsg_link_carrier())
  * @dialled: we dial it (else the peer did)
  * @retry_at: a failed dial: not before then (jiffies)
+ * @checked_at: rmsg_link_want() asks for rmsg_link_check() again not
+ *	before then (jiffies)
  */
 struct rmsg_link {
 	struct list_head entry;
 	struct hlist_node hash;
 	union rmsg_sockaddr peer;
 	u32 chan;
+	struct rmsg_carrier *carrier;
 	bool dialled;
 	unsigned long retry_at;
+	unsigned long checked_at;
 };
 
 /* An event of the module's endpoint, for rmsg_link_work(). */
@@ -141,6 +151,7 @@ static void rmsg_link_free(struct rmsg_link *link)
 	lockdep_assert_held(&rmsg_links_lock);
 	list_del(&link->entry);
 	hash_del(&link->hash);
+	rmsg_carrier_put(link->carrier);
 	kfree(link);
 }
 
@@ -197,13 +208,63 @@ static int rmsg_link_dial(struct rmsg_link *link)
 	return ret;
 }
 
-/* Dial every carrier wanted and not dialled, unless it failed lately. */
-static void rmsg_link_dial_wanted(void)
+static void rmsg_link_hold(struct rmsg_link *link, u32 id);
+
+/*
+ * What @link's carrier is now, from the module endpoint's table rather
+ * than from its events, one of which may have been lost (an event is
+ * queued with memory that may not be there): a carrier that opened is
+ * held, one that is gone (its id free, or another peer's) is forgotten,
+ * and dialled again when the link is ours to dial. Under rmsg_links_lock.
+ *
+ * Return: the link is the peer's to dial and its carrier is gone: the
+ * caller frees it, as the carrier's CLOSED event would have.
+ */
+static bool rmsg_link_check(struct rmsg_link *link)
 {
-	struct rmsg_link *link;
+	struct rmsg_endpoint *ep = rmsg_links.ep;
+	union rmsg_sockaddr peer;
+	struct rmsg_channel *ch;
+	bool gone, open = false;
 
 	lockdep_assert_held(&rmsg_links_lock);
-	list_for_each_entry(link, &rmsg_links.links, entry) {
+	if (link->chan == U32_MAX)
+		return !link->dialled;
+	mutex_lock(&ep->chan_lock);
+	ch = xa_load(&ep->channels, link->chan);
+	gone = !ch || ch->state == RMSG_CHAN_DYING;
+	/* Before it opened it has no peer address yet. */
+	if (!gone && ch->conn_peer.sa.sa_family != AF_UNSPEC)
+		gone = !rmsg_sockaddr_host(&peer, &ch->conn_peer.sa) ||
+		       memcmp(&peer, &link->peer, sizeof(peer));
+	if (!gone)
+		open = ch->state == RMSG_CHAN_OPEN;
+	mutex_unlock(&ep->chan_lock);
+	if (gone) {
+		link->chan = U32_MAX;
+		rmsg_carrier_put(link->carrier);
+		link->carrier = NULL;
+		link->retry_at = jiffies;
+	} else if (open && !link->carrier) {
+		rmsg_link_hold(link, link->chan);
+	}
+	return gone && !link->dialled;
+}
+
+/*
+ * Look at every link's carrier (rmsg_link_check()); dial every carrier
+ * wanted and not dialled, unless it failed lately.
+ */
+static void rmsg_link_dial_wanted(void)
+{
+	struct rmsg_link *link, *next;
+
+	lockdep_assert_held(&rmsg_links_lock);
+	list_for_each_entry_safe(link, next, &rmsg_links.links, entry) {
+		if (rmsg_link_check(link)) {
+			rmsg_link_free(link);
+			continue;
+		}
 		if (link->chan != U32_MAX || !link->dialled ||
 		    time_before(jiffies, link->retry_at))
 			continue;
@@ -236,10 +297,19 @@ void rmsg_link_want(struct net *net, const struct sockaddr_storage *addr)
 		goto out;
 	link = rmsg_link_find(&peer);
 	if (link) {
-		/* A dial that failed is due again. */
-		if (link->chan == U32_MAX &&
-		    !time_before(jiffies, link->retry_at))
+		/*
+		 * A dial that failed is due again; a link with no carrier
+		 * held is looked at again (rmsg_link_check()), at most once
+		 * a RMSG_LINK_CHECK_MS.
+		 */
+		if ((link->chan == U32_MAX &&
+		     !time_before(jiffies, link->retry_at)) ||
+		    ((!link->carrier || !rmsg_carrier_up(link->carrier)) &&
+		     !time_before(jiffies, link->checked_at))) {
+			link->checked_at = jiffies +
+				msecs_to_jiffies(RMSG_LINK_CHECK_MS);
 			queue_work(rmsg_wq, &rmsg_links.work);
+		}
 		goto out;
 	}
 	if (rmsg_link_new(&peer, true))
@@ -277,6 +347,9 @@ static void rmsg_link_info_fill(const struct rmsg_link *link,
 		info->refused_received = stats.refused_received;
 		info->probes_left = stats.probes_left;
 		info->dropped = stats.dropped;
+		info->channels = stats.chans;
+		info->channels_total = stats.chans_total;
+		info->accepts_refused = stats.accepts_refused;
 	}
 	mutex_unlock(&ep->chan_lock);
 }
@@ -335,6 +408,64 @@ out:
 	return 0;
 }
 
+/**
+ * rmsg_link_carrier() - the link a channel to @addr can go on
+ * @net: the channel's network namespace
+ * @addr: the peer's address (its port is the program's, not looked at)
+ *
+ * For the connect path: found under rmsg_links_lock and the carrier's
+ * lock, with no endpoint lock, so that the caller may go on to put its
+ * channel on the carrier's device (rmsg_devices_lock and rdev->lock come
+ * before any chan_lock, Documentation/design.rst "Lock order"). Links
+ * are only in the initial namespace for now.
+ *
+ * Return: the carrier's link, referenced (rmsg_carrier_put()), when its
+ * connection is up; else NULL.
+ */
+struct rmsg_carrier *rmsg_link_carrier(struct net *net,
+				       const struct sockaddr_storage *addr)
+{
+	struct rmsg_carrier *c = NULL;
+	union rmsg_sockaddr peer;
+	struct rmsg_link *link;
+
+	if (!net_eq(net, &init_net) ||
+	    !rmsg_sockaddr_host(&peer, (const struct sockaddr *)addr))
+		return NULL;
+	mutex_lock(&rmsg_links_lock);
+	link = rmsg_links.ep ? rmsg_link_find(&peer) : NULL;
+	/*
+	 * A carrier that opened and whose event rmsg_link_work() has not
+	 * taken yet (or lost) is held here: a channel dialled right after
+	 * the link opened goes on it.
+	 */
+	if (link && !link->carrier)
+		rmsg_link_check(link);
+	if (link && link->carrier && rmsg_carrier_up(link->carrier))
+		c = rmsg_carrier_get(link->carrier);
+	mutex_unlock(&rmsg_links_lock);
+	return c;
+}
+
+/*
+ * @link's carrier, channel @id of the module's endpoint, opened: hold its
+ * link. Under rmsg_links_lock.
+ */
+static void rmsg_link_hold(struct rmsg_link *link, u32 id)
+{
+	struct rmsg_endpoint *ep = rmsg_links.ep;
+	struct rmsg_channel *ch;
+
+	lockdep_assert_held(&rmsg_links_lock);
+	if (link->carrier)
+		return;
+	mutex_lock(&ep->chan_lock);
+	ch = xa_load(&ep->channels, id);
+	if (ch)
+		link->carrier = rmsg_carrier_of(ch);
+	mutex_unlock(&ep->chan_lock);
+}
+
 /* The peer's address of the module endpoint's channel @id. */
 static bool rmsg_link_chan_peer(u32 id, union rmsg_sockaddr *peer)
 {
@@ -360,8 +491,10 @@ static void rmsg_link_take(const struct rmsg_cqe *cqe)
 		link = rmsg_link_by_chan(cqe->channel);
 		if (!link)
 			return;
-		if (!cqe->res)
+		if (!cqe->res) {
+			rmsg_link_hold(link, cqe->channel);
 			return;
+		}
 		/* The peer has no links, or is not there: later, maybe. */
 		link->chan = U32_MAX;
 		link->retry_at = jiffies + msecs_to_jiffies(RMSG_LINK_RETRY_MS);
@@ -376,6 +509,7 @@ static void rmsg_link_take(const struct rmsg_cqe *cqe)
 		if (link->chan == U32_MAX) {
 			link->chan = cqe->channel;
 			link->dialled = false;
+			rmsg_link_hold(link, cqe->channel);
 		}
 		return;
 	case RMSG_CQE_CLOSED:
@@ -411,7 +545,7 @@ static void rmsg_link_event(struct rmsg_endpoint *ep,
 {
 	struct rmsg_link_event *ev = kmalloc(sizeof(*ev), GFP_KERNEL);
 
-	/* A lost event leaves an entry that the carrier's end removes. */
+	/* A lost event: rmsg_link_check() finds out at the next want. */
 	if (!ev)
 		return;
 	ev->cqe = *cqe;
@@ -501,7 +635,7 @@ static const struct kernel_param_ops link_port_ops = {
 };
 module_param_cb(link_port, &link_port_ops, &link_port, 0644);
 MODULE_PARM_DESC(link_port,
-		 "Port below 1024 of the module's own listener, for links between rmsg kernels in the initial network namespace (0: no links). First step: carriers only, nothing rides on them yet");
+		 "Port below 1024 of the module's own listener, for links between rmsg kernels in the initial network namespace (0: no links). Channels to a peer open on its link once it is up; they end with the link's connection (not repaired with it yet)");
 
 void rmsg_link_init_module(void)
 {

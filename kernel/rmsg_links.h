@@ -9,8 +9,11 @@
 #include <linux/socket.h>
 
 struct net;
+struct rmsg_carrier;
 
 void rmsg_link_want(struct net *net, const struct sockaddr_storage *addr);
+struct rmsg_carrier *rmsg_link_carrier(struct net *net,
+				       const struct sockaddr_storage *addr);
 long rmsg_link_list(void __user *uarg);
 void rmsg_link_init_module(void);
 void rmsg_link_exit_module(void);

@@ -2,7 +2,9 @@
 /*
  * rmsg: listeners: RMSG_IOC_LISTEN, the rdma_cm handler of every id a
  * listener makes, and the connection requests it hears (a new channel, or
- * a repair's RECONNECT for one it has).
+ * a repair's RECONNECT for one it has); and the registry of programs'
+ * listeners by port, in which a channel that opens on a link finds its
+ * listener (rmsg_listen_find()).
  *
  * Layer (Documentation/design.rst, "Layers"): of the module's files it
  * calls only these, all below it: rmsg_channel.c, rmsg_cm.c, rmsg_conn.c,
@@ -11,6 +13,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/dma-mapping.h>
+#include <linux/hashtable.h>
 #include <linux/kref.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -40,6 +43,22 @@ static unsigned int peer_block_max = 1 << 20;
 module_param(peer_block_max, uint, 0644);
 MODULE_PARM_DESC(peer_block_max,
 		 "Largest receive block a connecting peer may announce to a listener that sets no limit of its own, in bytes (default 1 MiB; at least the listener's own block)");
+
+/*
+ * Programs' listeners by port (struct rmsg_listener.port_node): a HELLO
+ * CONNECT on a link names a service port, and the carrier's network
+ * namespace and local address pick the listener. The module's own
+ * listener (links) is not in it: nothing opens on a link to it.
+ *
+ * rmsg_listeners_lock guards the table and is taken with no endpoint
+ * lock held; who holds it may take a listener's endpoint's chan_lock
+ * (rmsg_listeners_lock -> ep->chan_lock -> ep->lock). A listener found
+ * stays, with its endpoint, while the lock is held: rmsg_chan_unlisten()
+ * takes it out under the lock before it is freed, and an endpoint's
+ * release stops listening before it frees anything.
+ */
+static DEFINE_MUTEX(rmsg_listeners_lock);
+static DEFINE_HASHTABLE(rmsg_listeners_by_port, 8);
 
 /* The address family of a wildcard address @ss, else 0. */
 static sa_family_t rmsg_wildcard_family(const struct sockaddr_storage *ss)
@@ -208,6 +227,90 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 	INIT_WORK(&ch->teardown, rmsg_chan_free_work);
 	queue_work(rmsg_teardown_wq, &ch->teardown);
 	return ret;
+}
+
+/* Take and release the registry's lock, around rmsg_listen_find(). */
+void rmsg_listen_registry_lock(void)
+{
+	mutex_lock(&rmsg_listeners_lock);
+}
+
+void rmsg_listen_registry_unlock(void)
+{
+	mutex_unlock(&rmsg_listeners_lock);
+}
+
+/**
+ * rmsg_listen_find() - the listener a channel opening on a link is for
+ * @net: the carrier's network namespace
+ * @port: the service port its HELLO CONNECT names
+ * @local: the carrier's local address (its port is not looked at)
+ *
+ * A listener bound to one address takes only a carrier whose local
+ * address is that one; one bound to a wildcard address takes any of its
+ * family (an IPv6 one IPv4 too, as the rdma_cm listens). One bound to the
+ * very address comes first. Under rmsg_listen_registry_lock(), which
+ * keeps the listener and its endpoint alive until it is released; whether
+ * the endpoint still takes channels (ep->listener, ep->dying) is for the
+ * caller to check under its chan_lock.
+ *
+ * Return: the listener, or NULL.
+ */
+struct rmsg_listener *rmsg_listen_find(const struct net *net, u16 port,
+				       const struct sockaddr *local)
+{
+	struct rmsg_listener *l, *any = NULL;
+	union rmsg_sockaddr host;
+
+	lockdep_assert_held(&rmsg_listeners_lock);
+	if (!rmsg_sockaddr_host(&host, local))
+		return NULL;
+	hash_for_each_possible(rmsg_listeners_by_port, l, port_node, port) {
+		if (l->port != port || !net_eq(l->net, net))
+			continue;
+		if (!l->any_family) {
+			if (!memcmp(&l->bound, &host, sizeof(host)))
+				return l;
+		} else if (!any && (l->any_family == local->sa_family ||
+				    l->any_family == AF_INET6)) {
+			any = l;
+		}
+	}
+	return any;
+}
+
+/*
+ * A program's listener, bound to @addr: into the registry. No endpoint
+ * lock held.
+ */
+static void rmsg_listen_register(struct rmsg_listener *l,
+				 const struct sockaddr_storage *addr)
+{
+	const struct sockaddr *sa = (const struct sockaddr *)addr;
+
+	if (rmsg_ep_is_module(l->ep) || !rmsg_sockaddr_host(&l->bound, sa))
+		return;
+	l->port = sa->sa_family == AF_INET ?
+		  ntohs(((const struct sockaddr_in *)sa)->sin_port) :
+		  ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+	l->any_family = rmsg_wildcard_family(addr);
+	mutex_lock(&rmsg_listeners_lock);
+	hash_add(rmsg_listeners_by_port, &l->port_node, l->port);
+	mutex_unlock(&rmsg_listeners_lock);
+}
+
+/*
+ * Out of the registry, if it is there. No endpoint lock held; the module's
+ * listener is never there, and goes under rmsg_links_lock, which this
+ * lock does not nest in.
+ */
+static void rmsg_listen_unregister(struct rmsg_listener *l)
+{
+	if (rmsg_ep_is_module(l->ep))
+		return;
+	mutex_lock(&rmsg_listeners_lock);
+	hash_del(&l->port_node);
+	mutex_unlock(&rmsg_listeners_lock);
 }
 
 /* How often a deaf listener tries to listen again (a device's return). */
@@ -414,6 +517,7 @@ int rmsg_listen_start(struct rmsg_endpoint *ep, struct rmsg_listen_args *la)
 			     RMSG_LISTEN_BACKLOG_MAX);
 	l->net = get_net(la->net);
 	INIT_DELAYED_WORK(&l->rebind, rmsg_listener_rebind);
+	INIT_HLIST_NODE(&l->port_node);
 
 	mutex_lock(&ep->chan_lock);
 	if (ep->listener || ep->dying) {
@@ -439,6 +543,8 @@ int rmsg_listen_start(struct rmsg_endpoint *ep, struct rmsg_listen_args *la)
 	mutex_lock(&ep->chan_lock);
 	l->cm_id = cm_id;
 	mutex_unlock(&ep->chan_lock);
+	/* From the copy: a rebind may rewrite l->addr. */
+	rmsg_listen_register(l, &la->addr);
 	return 0;
 fail:
 	mutex_lock(&ep->chan_lock);
@@ -463,6 +569,8 @@ void rmsg_chan_unlisten(struct rmsg_endpoint *ep)
 	mutex_unlock(&ep->chan_lock);
 	if (!l)
 		return;
+	/* No channel opens on a link to it from here on. */
+	rmsg_listen_unregister(l);
 	if (cm_id)
 		rdma_destroy_id(cm_id);
 	/* It sees the listener gone, and destroys any id it made itself. */

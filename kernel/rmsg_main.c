@@ -5,18 +5,21 @@
  * Module entry and exit. Documentation/ describes the design.
  *
  * Layer (Documentation/design.rst, "Layers"): of the module's files it
- * calls only these, all below it: rmsg_cdev.c, rmsg_channel.c,
- * rmsg_ctl.c, rmsg_data.c, rmsg_devices.c, rmsg_lifecycle.c,
- * rmsg_links.c, rmsg_rndv.c, rmsg_user.c and rmsg_wr.c.
+ * calls only these, all below it: rmsg_carrier.c, rmsg_cdev.c,
+ * rmsg_channel.c, rmsg_ctl.c, rmsg_data.c, rmsg_devices.c,
+ * rmsg_lifecycle.c, rmsg_link_chan.c, rmsg_links.c, rmsg_rndv.c,
+ * rmsg_user.c and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
 
 #include "rmsg.h"
+#include "rmsg_carrier.h"
 #include "rmsg_links.h"
 #include "rmsg_chan.h"
 #include "rmsg_lifecycle.h"
+#include "rmsg_link_chan.h"
 #include "rmsg_wr.h"
 
 /* The device layer's calls up: channels and the endpoint registry. */
@@ -35,6 +38,8 @@ static int __init rmsg_init(void)
 	rmsg_lifecycle_init_module();
 	rmsg_data_init_module();
 	rmsg_rndv_init_module();
+	rmsg_carrier_init_module();
+	rmsg_link_chan_init_module();
 	rmsg_link_init_module();
 	ret = rmsg_wr_init_module();
 	if (ret)
@@ -66,6 +71,7 @@ static void __exit rmsg_exit(void)
 	rmsg_cdev_exit();
 	/* The carriers are channels on devices: before the devices go. */
 	rmsg_link_exit_module();
+	rmsg_link_chan_exit_module();
 	rmsg_devices_exit();
 	rmsg_wr_exit_module();
 	/* Last: everything it counts is gone by now, or leaked. */

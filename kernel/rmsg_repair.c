@@ -4,8 +4,9 @@
  * channel's work (the phases of rmsg_lifecycle.c).
  *
  * Layer (Documentation/design.rst, "Layers"): of the module's files it
- * calls only these, all below it: rmsg_cm.c, rmsg_conn.c, rmsg_cq.c,
- * rmsg_data.c, rmsg_devices.c and rmsg_lifecycle.c.
+ * calls only these, all below it: rmsg_carrier.c, rmsg_cm.c,
+ * rmsg_conn.c, rmsg_cq.c, rmsg_data.c, rmsg_devices.c and
+ * rmsg_lifecycle.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -24,6 +25,7 @@
 
 #include "rmsg.h"
 #include "rmsg_compat.h"
+#include "rmsg_carrier.h"
 #include "rmsg_cq.h"
 #include "rmsg_chan.h"
 #include "rmsg_cm.h"
@@ -77,6 +79,8 @@ int rmsg_repair_drop(struct rmsg_channel *ch)
 	if (conn && conn->qp) {
 		/* Afterwards no completion of it can touch the channel. */
 		rmsg_qp_drain(id, conn->qp, false);
+		/* A carrier's channels leave the QP before it goes. */
+		rmsg_carrier_quiesce(ch);
 		rdma_destroy_qp(id);
 		conn->qp = NULL;
 	}

@@ -722,7 +722,7 @@ static int rmsg_rndv_put_rx(struct rmsg_channel *ch, struct rmsg_rndv_rx *x)
 		wr.remote_addr = x->info.addr;
 		wr.rkey = le32_to_cpu(x->info.rkey[0]);
 		rmsg_wr_slot(ch, &wr.wr, NULL, false);
-		ret = ib_post_send(ch->conn->qp, &wr.wr, NULL);
+		ret = rmsg_wr_post(ch, &wr.wr);
 		if (ret)
 			return ret;
 		x->cts_written = true;

@@ -238,7 +238,8 @@ int rmsg_segs_map(struct rmsg_channel *ch, struct rmsg_rndv_segs *s,
  * registration can rewind to it: its completion comes before that of any
  * later WR. So on rxe each batch of REG_MRs follows a LOCAL_INV of the
  * device's fence_mr (never valid, so invalidating it is harmless), and no
- * other WR may be posted between the two: ch->dev.post_lock.
+ * other WR may be posted between the two: ch->dev.post_lock, or on a link
+ * the carrier's QP's (rmsg_wr_fence_lock()), which every post on it takes.
  */
 static int rmsg_segs_fence(struct rmsg_channel *ch)
 {
@@ -248,7 +249,7 @@ static int rmsg_segs_fence(struct rmsg_channel *ch)
 	};
 
 	rmsg_wr_slot(ch, &wr, NULL, false);
-	return ib_post_send(ch->conn->qp, &wr, NULL);
+	return rmsg_wr_post(ch, &wr);
 }
 
 /* Post what @s may still post of its REG_MRs (@inv: LOCAL_INVs), as room
@@ -282,7 +283,7 @@ static int rmsg_segs_post_unfenced(struct rmsg_channel *ch,
 		/* The last invalidation ends the transfer: it is signalled. */
 		rmsg_wr_slot(ch, wr, inv && last ? &s->inv_done : NULL,
 			       false);
-		ret = ib_post_send(ch->conn->qp, wr, NULL);
+		ret = rmsg_wr_post(ch, wr);
 		if (ret)
 			return ret;
 		(*posted)++;
@@ -302,11 +303,13 @@ int rmsg_segs_post(struct rmsg_channel *ch, struct rmsg_rndv_segs *s,
 		return 0;
 	if (!rmsg_wr_room(ch, 2))
 		return -EAGAIN;
-	spin_lock_bh(&ch->dev.post_lock);
+	spin_lock_bh(rmsg_wr_fence_lock(ch));
+	ch->wrs.fencing = true;
 	ret = rmsg_segs_fence(ch);
 	if (!ret)
 		ret = rmsg_segs_post_unfenced(ch, s, false);
-	spin_unlock_bh(&ch->dev.post_lock);
+	ch->wrs.fencing = false;
+	spin_unlock_bh(rmsg_wr_fence_lock(ch));
 	return ret;
 }
 
@@ -433,7 +436,7 @@ int rmsg_move(struct rmsg_channel *ch, struct rmsg_rndv_move *mv,
 		wr.remote_addr = remote->addr + mv->pos;
 		wr.rkey = le32_to_cpu(remote->rkey[i]);
 		rmsg_wr_slot(ch, &wr.wr, &mv->ops_done, read);
-		ret = ib_post_send(ch->conn->qp, &wr.wr, NULL);
+		ret = rmsg_wr_post(ch, &wr.wr);
 		if (ret)
 			return ret;
 		mv->pos += got;

@@ -43,6 +43,7 @@ static struct {
 } rmsg_ctrl_recv_tab[RMSG_CTRL_TYPES] __ro_after_init;
 static rmsg_ctrl_sent_fn rmsg_ctrl_sent_tab[RMSG_CTRL_BUFS] __ro_after_init;
 static rmsg_ctrl_imm_fn rmsg_ctrl_imm __ro_after_init;
+static rmsg_ctrl_link_fn rmsg_ctrl_link __ro_after_init;
 
 /**
  * rmsg_ctrl_on_recv() - who acts on a control message type that arrives
@@ -76,9 +77,10 @@ void __init rmsg_ctrl_on_imm(rmsg_ctrl_imm_fn fn)
 	rmsg_ctrl_imm = fn;
 }
 
-static unsigned int rmsg_ctrl_busy_bit(unsigned int idx)
+/* Who queues the control messages of channels on a link (module load). */
+void __init rmsg_ctrl_on_link(rmsg_ctrl_link_fn fn)
 {
-	return RMSG_CHAN_CTRL_BUSY + idx - RMSG_CTRL_RECVS;
+	rmsg_ctrl_link = fn;
 }
 
 static u32 rmsg_ctrl_lkey(struct rmsg_channel *ch)
@@ -138,9 +140,15 @@ int rmsg_send_buf(struct rmsg_channel *ch, struct ib_cqe *cqe, u64 dma,
 int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type, u64 arg)
 {
 	struct rmsg_ctrl_buf *buf = &ch->dev.ctrl[idx];
-	struct ib_device *ibdev = ch->dev.rdev->ibdev;
+	struct ib_device *ibdev;
 	int ret;
 
+	if (ch->lchan)
+		return rmsg_ctrl_link(ch, idx, type, arg, true);
+	/* A channel that left its link (or device) sends nothing more. */
+	if (unlikely(!ch->dev.rdev || !rmsg_chan_qp(ch)))
+		return -ECONNRESET;
+	ibdev = ch->dev.rdev->ibdev;
 	/* The buffer is free: its last message completed (or none left). */
 	rmsg_ctrl_encode(&buf->msg, type, arg);
 	ib_dma_sync_single_for_device(ibdev, buf->dma, sizeof(buf->msg),
@@ -158,15 +166,21 @@ int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type, u64 arg)
  * @type: enum rmsg_ctrl_type
  * @arg: its argument
  *
+ * On a link the message waits on the carrier for the link's credits; a
+ * newer one of the kind takes its place while it waits.
+ *
  * Return: 0; -EAGAIN while the buffer's last message is in flight (its
  * completion queues the channel's data work, which tries again); or
- * -ECONNRESET when the QP refused it.
+ * -ECONNRESET when the QP refused it (on a link: the carrier has no
+ * connection).
  */
 int rmsg_ctrl_try_send(struct rmsg_channel *ch, unsigned int idx, u8 type,
 		       u64 arg)
 {
 	unsigned int bit = rmsg_ctrl_busy_bit(idx);
 
+	if (ch->lchan)
+		return rmsg_ctrl_link(ch, idx, type, arg, false);
 	if (test_and_set_bit(bit, &ch->flags))
 		return -EAGAIN;
 	if (rmsg_ctrl_send(ch, idx, type, arg)) {
@@ -203,30 +217,46 @@ void rmsg_ctrl_free_all(struct rmsg_channel *ch)
 		clear_bit(rmsg_ctrl_busy_bit(i), &ch->flags);
 }
 
-static void rmsg_ctrl_send_done(struct ib_cq *cq, struct ib_wc *wc)
+/**
+ * rmsg_ctrl_sent() - a control message of @ch's left, or could not
+ * @ch: the channel
+ * @idx: its send buffer (enum rmsg_ctrl_send_buf)
+ * @ok: the peer acknowledged it; false for a flush or a failure, which
+ *	are the connection's to handle (the channel's, or on a link the
+ *	carrier's)
+ *
+ * Softirq; for a channel on a link, whose messages its carrier sends
+ * (rmsg_carrier.c), also with bottom halves off, under the carrier's lock
+ * (what waited when the carrier's connection ended). The handler
+ * registered for @idx hears of
+ * it; after a success the kind's buffer is free, and the channel's data
+ * work sends whatever newer value waits for it.
+ */
+void rmsg_ctrl_sent(struct rmsg_channel *ch, unsigned int idx, bool ok)
 {
-	struct rmsg_ctrl_buf *buf =
-		container_of(wc->wr_cqe, struct rmsg_ctrl_buf, cqe);
-	struct rmsg_channel *ch = buf->ch;
-	unsigned int idx = buf - ch->dev.ctrl;
-	bool ok = wc->status == IB_WC_SUCCESS;
-
 	/* The peer acknowledged it: it is there. */
 	if (ok)
 		set_bit(RMSG_CHAN_HEARD, &ch->flags);
 	if (rmsg_ctrl_sent_tab[idx])
 		rmsg_ctrl_sent_tab[idx](ch, idx, ok);
-	if (ok) {
-		/*
-		 * After the handler: a new send may take the buffer now, and
-		 * a newer value of the kind may be waiting for it. READY and
-		 * CLOSE never take the bit: nothing waits for them.
-		 */
-		if (test_and_clear_bit(rmsg_ctrl_busy_bit(idx), &ch->flags))
-			queue_work(rmsg_wq, &ch->data_work);
-	} else if (wc->status != IB_WC_WR_FLUSH_ERR) {
+	/*
+	 * After the handler: a new send may take the buffer now, and a
+	 * newer value of the kind may be waiting for it. READY and CLOSE
+	 * never take the bit: nothing waits for them.
+	 */
+	if (ok && test_and_clear_bit(rmsg_ctrl_busy_bit(idx), &ch->flags))
+		queue_work(rmsg_wq, &ch->data_work);
+}
+
+static void rmsg_ctrl_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rmsg_ctrl_buf *buf =
+		container_of(wc->wr_cqe, struct rmsg_ctrl_buf, cqe);
+	struct rmsg_channel *ch = buf->ch;
+
+	rmsg_ctrl_sent(ch, buf - ch->dev.ctrl, wc->status == IB_WC_SUCCESS);
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
 		rmsg_chan_kill_soft(ch, -ECONNRESET);
-	}
 }
 
 /*
@@ -287,6 +317,32 @@ void rmsg_ctrl_recv_take(struct rmsg_channel *ch, u8 type, u64 arg,
 	}
 	if (!rmsg_ctrl_recv_tab[type].last && repost(buf)) {
 		rmsg_chan_kill_soft(ch, -ECONNRESET);
+		return;
+	}
+	if (rmsg_ctrl_recv_tab[type].fn)
+		rmsg_ctrl_recv_tab[type].fn(ch, type, arg);
+}
+
+/**
+ * rmsg_ctrl_recv_handle() - a control message of a channel on a link
+ * @ch: the channel its link id named
+ * @type: decoded and checked by rmsg_lmsg_decode()
+ * @arg: likewise
+ *
+ * Softirq, under the carrier's lock (rmsg_carrier.c), which posted the
+ * link's receive again already: the handler registered for @type acts on
+ * it as on a direct connection. CLOSE and RESET are the channel's last
+ * here too, but the link's receive is not theirs to keep. Unlike on a
+ * direct connection, nothing orders these after the channel's handshake:
+ * the peer may name the channel from its attach on, before its HELLO was
+ * answered, and after a CLOSE; the handlers only set bits and queue work,
+ * which checks the channel's state.
+ */
+void rmsg_ctrl_recv_handle(struct rmsg_channel *ch, u8 type, u64 arg)
+{
+	/* Block leases are refused here as on a direct connection. */
+	if (type >= RMSG_CTRL_TYPES || (type == RMSG_CTRL_READY && arg)) {
+		rmsg_chan_kill_soft(ch, -EPROTO);
 		return;
 	}
 	if (rmsg_ctrl_recv_tab[type].fn)
@@ -402,6 +458,7 @@ static void rmsg_wr_data_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
 			rmsg_chan_kill_soft(ch, -ECONNRESET);
+		rmsg_wr_link_done(ch);
 		return;
 	}
 	/* The peer acknowledged it: it is there (see the heartbeat). */
@@ -432,6 +489,216 @@ static void rmsg_wr_data_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (slot->rndv_done || READ_ONCE(ch->wrs.room_wanted) ||
 	    (s32)(slot->pend_end - READ_ONCE(ch->pending.head)) > 0)
 		queue_work(rmsg_wq, &ch->data_work);
+	/* The last look at @ch: its end may go on once this is counted. */
+	rmsg_wr_link_done(ch);
+}
+
+/*
+ * On a link: a work request that would have gone unsignalled on a QP of
+ * the channel's own (softirq). It only counts.
+ */
+static void rmsg_wr_link_cqe_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rmsg_channel *ch =
+		container_of(wc->wr_cqe, struct rmsg_channel, wrs.link_cqe);
+
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		rmsg_chan_kill_soft(ch, -ECONNRESET);
+	rmsg_wr_link_done(ch);
+}
+
+/*
+ * @n work requests' room in the shared send queue comes back: the data
+ * work of every channel that waited for room runs. Softirq, or bottom
+ * halves off.
+ */
+static void rmsg_wr_share_give(struct rmsg_wr_share *share, int n)
+{
+	struct rmsg_channel *w, *next;
+
+	atomic_add(n, &share->free);
+	/*
+	 * The room before the look at the list, as rmsg_wr_share_room()
+	 * puts itself on the list before its second look at the room:
+	 * atomic_add() orders nothing, and a waiter and this could each
+	 * miss the other's store (the channel then waits for a completion
+	 * that may never come).
+	 */
+	smp_mb__after_atomic();
+	if (list_empty_careful(&share->waiting))
+		return;
+	spin_lock(&share->lock);
+	list_for_each_entry_safe(w, next, &share->waiting, wrs.share_node) {
+		list_del_init(&w->wrs.share_node);
+		queue_work(rmsg_wq, &w->data_work);
+	}
+	spin_unlock(&share->lock);
+}
+
+/**
+ * rmsg_wr_post_link() - post a chain of work requests on a carrier's QP
+ * @ch: a channel on a link (@ch->wrs.share set), or the carrier itself,
+ *	with its QP
+ * @wr: the chain; its unsignalled WRs are made signalled here, with a
+ *	completion that only counts (@ch->wrs.link_cqe)
+ *
+ * For rmsg_wr_post(). Every post on a shared QP takes its lock (but the
+ * fencing channel's, which holds it), so that another channel's WR cannot
+ * come between an rxe fence and its REG_MRs; the carrier's own posts only
+ * take the lock. On a link the QP is the carrier's: every WR is
+ * signalled, so that the channel knows what it has in flight (its end
+ * waits for none before its memory leaves the carrier's PD, since a WR
+ * that outlived the channel would complete into freed memory), and so that
+ * the room each takes in the shared send queue comes back with its own
+ * completion, not with a later one of another channel's. Only what the
+ * QP took is counted: a failed post stops at its bad WR.
+ *
+ * Return: what ib_post_send() returns.
+ */
+int rmsg_wr_post_link(struct rmsg_channel *ch, struct ib_send_wr *wr)
+{
+	struct rmsg_wr_share *share = ch->wrs.share;
+	const struct ib_send_wr *bad = NULL, *w;
+	bool lock = !ch->wrs.fencing;
+	struct ib_send_wr *m;
+	int n = 0, left = 0, ret;
+
+	/* The carrier's own posts: serialised with its channels' only. */
+	if (!share) {
+		if (lock)
+			spin_lock_bh(ch->wrs.qp_lock);
+		ret = ib_post_send(ch->conn->qp, wr, NULL);
+		if (lock)
+			spin_unlock_bh(ch->wrs.qp_lock);
+		return ret;
+	}
+	for (m = wr; m; m = m->next) {
+		if (!(m->send_flags & IB_SEND_SIGNALED)) {
+			m->send_flags |= IB_SEND_SIGNALED;
+			m->wr_cqe = &ch->wrs.link_cqe;
+		}
+		n++;
+	}
+	/* Counted before the post: a completion can come before it returns. */
+	atomic_add(n, &ch->wrs.in_flight);
+	atomic_sub(n, &share->free);
+	if (lock)
+		spin_lock_bh(ch->wrs.qp_lock);
+	ret = ib_post_send(ch->conn->qp, wr, &bad);
+	if (lock)
+		spin_unlock_bh(ch->wrs.qp_lock);
+	if (ret) {
+		for (w = bad ?: wr; w; w = w->next)
+			left++;
+		/* Another channel may have found no room for ours meanwhile. */
+		local_bh_disable();
+		rmsg_wr_share_give(share, left);
+		local_bh_enable();
+		if (atomic_sub_and_test(left, &ch->wrs.in_flight))
+			wake_up_all(&share->wq);
+	}
+	return ret;
+}
+
+/**
+ * rmsg_wr_share_init() - a carrier's send queue room for its channels
+ * @share: in the carrier
+ * @wrs: how many work requests they may have in flight in all
+ */
+void rmsg_wr_share_init(struct rmsg_wr_share *share, u32 wrs)
+{
+	atomic_set(&share->free, wrs);
+	spin_lock_init(&share->lock);
+	INIT_LIST_HEAD(&share->waiting);
+	init_waitqueue_head(&share->wq);
+	spin_lock_init(&share->post_lock);
+}
+
+/**
+ * rmsg_wr_share_post() - the carrier's own posts on its QP, serialised with
+ *	its channels' (or no longer)
+ * @ch: the carrier, posting nothing (before its first device, or at its
+ *	end)
+ * @share: its link's room, whose post lock it takes; NULL at its end
+ */
+void rmsg_wr_share_post(struct rmsg_channel *ch, struct rmsg_wr_share *share)
+{
+	ch->wrs.qp_lock = share ? &share->post_lock : NULL;
+}
+
+/**
+ * rmsg_wr_link_set() - a channel goes on a link's send queue, or leaves it
+ * @ch: the channel, in its work, posting nothing (before its first post on
+ *	the link, or after rmsg_wr_link_wait())
+ * @share: the carrier's room; NULL when the channel leaves
+ */
+void rmsg_wr_link_set(struct rmsg_channel *ch, struct rmsg_wr_share *share)
+{
+	struct rmsg_wr_share *old = ch->wrs.share;
+
+	if (old) {
+		spin_lock_bh(&old->lock);
+		list_del_init(&ch->wrs.share_node);
+		spin_unlock_bh(&old->lock);
+	}
+	ch->wrs.share = share;
+	ch->wrs.qp_lock = share ? &share->post_lock : NULL;
+}
+
+/**
+ * rmsg_wr_link_wait() - wait until no work request of @ch's is on the
+ *	carrier's QP
+ * @ch: a channel on a link that posts no more (its data path closed,
+ *	tx_live false, its work cancelled)
+ *
+ * Finite: every WR completes, or the QP fails and flushes it.
+ */
+void rmsg_wr_link_wait(struct rmsg_channel *ch)
+{
+	struct rmsg_wr_share *share = ch->wrs.share;
+
+	if (share)
+		wait_event(share->wq, !atomic_read(&ch->wrs.in_flight));
+}
+
+/**
+ * rmsg_wr_link_done() - a work request of @ch's on a link completed
+ * @ch: the channel; not looked at once the count reaches 0, when its end
+ *	may free it (the carrier's room and wait queue outlive every
+ *	completion on the carrier's QP)
+ *
+ * Gives the room back, runs the data work of channels that waited for it.
+ * Softirq. Nothing for a direct channel.
+ */
+void rmsg_wr_link_done(struct rmsg_channel *ch)
+{
+	struct rmsg_wr_share *share = ch->wrs.share;
+
+	if (!share)
+		return;
+	rmsg_wr_share_give(share, 1);
+	if (atomic_dec_and_test(&ch->wrs.in_flight))
+		wake_up_all(&share->wq);
+}
+
+/*
+ * On a link: is there room for @wrs more in the carrier's send queue? If
+ * not, the channel waits on the share's list, and the next completion of
+ * any channel on the link runs its data work. Under ep->lock.
+ */
+static bool rmsg_wr_share_room(struct rmsg_channel *ch, u32 wrs)
+{
+	struct rmsg_wr_share *share = ch->wrs.share;
+
+	if (atomic_read(&share->free) >= (int)wrs)
+		return true;
+	spin_lock_bh(&share->lock);
+	if (list_empty(&ch->wrs.share_node))
+		list_add_tail(&ch->wrs.share_node, &share->waiting);
+	spin_unlock_bh(&share->lock);
+	/* On the list before the second look; rmsg_wr_link_done() pairs. */
+	smp_mb();
+	return atomic_read(&share->free) >= (int)wrs;
 }
 
 /**
@@ -446,6 +713,7 @@ void rmsg_wr_slots_init(struct rmsg_channel *ch)
 		ch->wrs.slots[i].ch = ch;
 		ch->wrs.slots[i].cqe.done = rmsg_wr_data_done;
 	}
+	ch->wrs.link_cqe.done = rmsg_wr_link_cqe_done;
 }
 
 /**
@@ -481,6 +749,8 @@ struct rmsg_tx_slot *rmsg_wr_slot_fill(struct rmsg_channel *ch, u32 wr,
 bool rmsg_wr_room(struct rmsg_channel *ch, u32 wrs)
 {
 	if (!ch->tx_live)
+		return false;
+	if (ch->wrs.share && !rmsg_wr_share_room(ch, wrs))
 		return false;
 	if (ch->wrs.posted - READ_ONCE(ch->wrs.done) + wrs <= RMSG_SEND_WRS)
 		return true;

@@ -40,6 +40,48 @@ typedef void (*rmsg_ctrl_sent_fn)(struct rmsg_channel *ch, unsigned int idx,
 typedef int (*rmsg_ctrl_imm_fn)(struct rmsg_channel *ch,
 				const struct ib_wc *wc);
 
+/*
+ * A control message of a channel on a link (@ch->lchan set) goes to the
+ * link instead of a send buffer of its own: queued on the carrier, which
+ * sends it within the link's credits and reports its completion to the
+ * send buffer's handler (rmsg_ctrl_sent()). @once: rmsg_ctrl_send()'s
+ * (READY, CLOSE, RESET); else rmsg_ctrl_try_send()'s, and the same
+ * returns: 0, -EAGAIN, -ECONNRESET.
+ */
+typedef int (*rmsg_ctrl_link_fn)(struct rmsg_channel *ch, unsigned int idx,
+				 u8 type, u64 arg, bool once);
+
+int rmsg_wr_post_link(struct rmsg_channel *ch, struct ib_send_wr *wr);
+
+/*
+ * Post a chain of @ch's work requests on its QP: on a carrier's shared QP
+ * through rmsg_wr_post_link(), which serialises the posts and, for a
+ * channel on the link, signals and counts them; the direct path's cost is
+ * one test.
+ */
+static inline int rmsg_wr_post(struct rmsg_channel *ch, struct ib_send_wr *wr)
+{
+	if (likely(!ch->wrs.qp_lock))
+		return ib_post_send(ch->conn->qp, wr, NULL);
+	return rmsg_wr_post_link(ch, wr);
+}
+
+/*
+ * The lock a fence and its REG_MRs hold (rmsg_rndv_move.c): the channel's
+ * own post lock on its own QP; on a shared one the QP's, which every post
+ * on it takes. Set @ch->wrs.fencing while holding it.
+ */
+static inline spinlock_t *rmsg_wr_fence_lock(struct rmsg_channel *ch)
+{
+	return ch->wrs.qp_lock ?: &ch->dev.post_lock;
+}
+
+/* The bit of @ch->flags that says send buffer @idx is in use. */
+static inline unsigned int rmsg_ctrl_busy_bit(unsigned int idx)
+{
+	return RMSG_CHAN_CTRL_BUSY + idx - RMSG_CTRL_RECVS;
+}
+
 /**
  * rmsg_post_send() - post a small send with bottom halves off
  * @ch: the channel; its connection has a QP
@@ -62,12 +104,12 @@ typedef int (*rmsg_ctrl_imm_fn)(struct rmsg_channel *ch,
  * Return: what ib_post_send() returns.
  */
 static inline int rmsg_post_send(struct rmsg_channel *ch,
-				 const struct ib_send_wr *wr)
+				 struct ib_send_wr *wr)
 {
 	int ret;
 
 	local_bh_disable();
-	ret = ib_post_send(ch->conn->qp, wr, NULL);
+	ret = rmsg_wr_post(ch, wr);
 	local_bh_enable();
 	return ret;
 }
@@ -76,6 +118,7 @@ void rmsg_ctrl_on_recv(u8 type, rmsg_ctrl_recv_fn fn, bool last);
 void rmsg_ctrl_on_sent(unsigned int first, unsigned int count,
 		       rmsg_ctrl_sent_fn fn);
 void rmsg_ctrl_on_imm(rmsg_ctrl_imm_fn fn);
+void rmsg_ctrl_on_link(rmsg_ctrl_link_fn fn);
 
 int rmsg_ctrl_buf_init(struct rmsg_channel *ch, struct rmsg_ctrl_buf *buf,
 		       bool recv);
@@ -85,6 +128,8 @@ int rmsg_ctrl_post_recv(struct rmsg_ctrl_buf *buf);
 void rmsg_ctrl_recv_failed(struct rmsg_channel *ch, const struct ib_wc *wc);
 void rmsg_ctrl_recv_take(struct rmsg_channel *ch, u8 type, u64 arg,
 			 int (*repost)(void *buf), void *buf);
+void rmsg_ctrl_recv_handle(struct rmsg_channel *ch, u8 type, u64 arg);
+void rmsg_ctrl_sent(struct rmsg_channel *ch, unsigned int idx, bool ok);
 int rmsg_send_buf(struct rmsg_channel *ch, struct ib_cqe *cqe, u64 dma,
 		  u32 len);
 int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type,
@@ -99,6 +144,11 @@ struct rmsg_tx_slot *rmsg_wr_slot_fill(struct rmsg_channel *ch, u32 wr,
 				       u32 pend_end, atomic_t *rndv_done,
 				       bool read);
 bool rmsg_wr_room(struct rmsg_channel *ch, u32 wrs);
+void rmsg_wr_share_init(struct rmsg_wr_share *share, u32 wrs);
+void rmsg_wr_link_set(struct rmsg_channel *ch, struct rmsg_wr_share *share);
+void rmsg_wr_share_post(struct rmsg_channel *ch, struct rmsg_wr_share *share);
+void rmsg_wr_link_wait(struct rmsg_channel *ch);
+void rmsg_wr_link_done(struct rmsg_channel *ch);
 void rmsg_wr_slot(struct rmsg_channel *ch, struct ib_send_wr *wr,
 		  atomic_t *rndv_done, bool read);
 

@@ -18,6 +18,15 @@
  * 256 a side); the carrier is not repaired for them (no receiver-not-ready,
  * no protocol error), and the same holds on its next connection after a
  * forced QP error.
+ *
+ * Third step: programs' channels opened on a link. Once the link to a
+ * node is up, a channel dialled to it goes on the link (a HELLO CONNECT
+ * on the carrier, answered by the listener's kernel with an ACCEPT),
+ * not on a connection of its own: many channels open, each carries
+ * messages both ways, eager and rendezvous, byte for byte, and they close
+ * leaving the link up with no channel on it. A port nothing listens on is
+ * refused (ECONNREFUSED) through the link. The link's end ends the
+ * channels on it (their repair with the link is the next step).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -140,18 +149,25 @@ TEST_F_TIMEOUT(links, carrier_follows_a_channel, 180)
 	EXPECT_EQ(2, wait_carrier_ends(fd, 2, 10000));
 	EXPECT_EQ(0, rmsg_echo(self->b, b0, self->a, a0, 7, 100,
 			       EVENT_TIMEOUT_MS));
-	/* A second channel to the same node makes no second carrier. */
+	/*
+	 * A second channel to the same node makes no second carrier: it
+	 * goes on the link.
+	 */
 	ASSERT_EQ(0, lib_channel(self->a, self->b, &self->addr, &a1, &b1));
 	usleep(500000);
 	EXPECT_EQ(2, carrier_ends(fd));
-
-	/* Links off: the carriers end, the programs' channels go on. */
-	ASSERT_EQ(0, rmsg_write_param("link_port", "0"));
-	EXPECT_EQ(0, carrier_ends(fd));
 	EXPECT_EQ(0, rmsg_echo(self->b, b1, self->a, a1, 9, 100,
 			       EVENT_TIMEOUT_MS));
+
+	/*
+	 * Links off: the carriers end, and with them the channel on the
+	 * link (not repaired with it yet); the direct one goes on.
+	 */
+	ASSERT_EQ(0, rmsg_write_param("link_port", "0"));
+	EXPECT_EQ(0, carrier_ends(fd));
 	EXPECT_EQ(0, rmsg_echo(self->a, a0, self->b, b0, 11, 100,
 			       EVENT_TIMEOUT_MS));
+	EXPECT_NE(0, rmsg_echo(self->b, b1, self->a, a1, 13, 100, 2000));
 }
 
 /* The module's listener hears no program: a port of 1024 or above. */
@@ -441,6 +457,233 @@ TEST_F_TIMEOUT(links, probe_rules, 120)
 		_exit(nobody_child(fd, &link));
 	EXPECT_EQ(0, rmsg_child_status(pid));
 	EXPECT_EQ(0, rmsg_echo(self->b, b0, self->a, a0, 3, 100,
+			       EVENT_TIMEOUT_MS));
+}
+
+/* --- channels on a link ------------------------------------------------- */
+
+#define LINK_CHANS	64
+/* A message each way that goes by rendezvous (over the 16 KiB default). */
+#define RNDV_LEN	(256 * 1024)
+
+/* The link's entry (the carrier this side dialled): 0, or -ENOENT. */
+static int link_now(int fd, struct rmsg_link_info *link)
+{
+	return link_list(fd, link, 1) == 1 ? 0 : -ENOENT;
+}
+
+/* Until the link's carrier has @want channels on it: 0, or -ETIMEDOUT. */
+static int wait_link_chans(int fd, struct rmsg_link_info *link,
+			   unsigned int want, int ms)
+{
+	long deadline = rmsg_now_ms() + ms * rmsg_test_slow();
+
+	do {
+		if (!link_now(fd, link) && link->channels == want)
+			return 0;
+		usleep(50000);
+	} while (rmsg_now_ms() < deadline);
+	return -ETIMEDOUT;
+}
+
+/*
+ * @len bytes (any size: eager or rendezvous) from @tx's channel @ct to
+ * @rx's channel @cr, a pattern of @tag, checked byte for byte: 0, -EIO
+ * for other bytes or length, or a negative errno. Both sides' events are
+ * taken meanwhile (sends' completions among them).
+ */
+static int link_echo(struct rmsg_ep *tx, __u32 ct, struct rmsg_ep *rx,
+		     __u32 cr, unsigned char tag, size_t len, int timeout_ms)
+{
+	long deadline = rmsg_now_ms() + timeout_ms * rmsg_test_slow();
+	unsigned char *out = malloc(len + 1), *in = malloc(len + 1);
+	struct rmsg_event ev[16];
+	size_t i;
+	int ret;
+
+	if (!out || !in) {
+		free(out);
+		free(in);
+		return -ENOMEM;
+	}
+	for (i = 0; i < len; i++)
+		out[i] = (unsigned char)(tag + i * 13 + (i >> 12));
+	do {
+		ret = rmsg_msg_send(tx, ct, out, len, RMSG_SEND_COPY, tag);
+		if (ret == -EAGAIN) {
+			rmsg_ep_progress(tx, ev, 16);
+			rmsg_ep_wait(tx, 10);
+		}
+	} while (ret == -EAGAIN && rmsg_now_ms() < deadline);
+	if (ret)
+		goto out;
+	do {
+		rmsg_ep_progress(tx, ev, 16);
+		ret = rmsg_msg_recv(rx, cr, in, len + 1, 0);
+		if (ret == -EAGAIN) {
+			rmsg_ep_progress(rx, ev, 16);
+			rmsg_ep_wait(rx, 10);
+		}
+	} while (ret == -EAGAIN && rmsg_now_ms() < deadline);
+	if (ret >= 0)
+		ret = (size_t)ret == len && !memcmp(in, out, len) ? 0 : -EIO;
+out:
+	/* The send's completion (a rendezvous one frees the library's copy). */
+	rmsg_ep_progress(tx, ev, 16);
+	free(out);
+	free(in);
+	return ret;
+}
+
+/*
+ * With the link up, LINK_CHANS channels open on it (the link's carrier
+ * counts them; none of them is a carrier of its own), each carries a
+ * message each way checked byte for byte, the first a rendezvous one each
+ * way too; they all close, orderly on both sides, and the link stays up
+ * with no channel on it, never repaired for them.
+ */
+TEST_F_TIMEOUT(links, channels_open_on_the_link, 600)
+{
+	int fd = rmsg_ep_fd(self->a);
+	__u32 a[LINK_CHANS], b[LINK_CHANS], a0, b0;
+	struct rmsg_link_info link;
+	struct rmsg_event ev;
+	__u32 total, seen_a = 0, seen_b = 0;
+	int i, j;
+
+	/* A first channel brings the link (it is not on it itself). */
+	ASSERT_EQ(0, open_link(self->a, self->b, &self->addr, &link));
+	EXPECT_EQ(0, link.channels);
+	total = link.channels_total;
+	ASSERT_EQ(2, wait_carrier_ends(fd, 2, 10000));
+
+	for (i = 0; i < LINK_CHANS; i++)
+		ASSERT_EQ(0, lib_channel(self->a, self->b, &self->addr,
+					 &a[i], &b[i])) TH_LOG("channel %d", i);
+	/* On the link: the carrier counts them, and no carrier came. */
+	ASSERT_EQ(0, wait_link_chans(fd, &link, LINK_CHANS, 10000))
+		TH_LOG("%u channels on the link", link.channels);
+	EXPECT_EQ(total + LINK_CHANS, link.channels_total);
+	EXPECT_EQ(2, carrier_ends(fd));
+
+	for (i = 0; i < LINK_CHANS; i++) {
+		ASSERT_EQ(0, link_echo(self->b, b[i], self->a, a[i], 2 * i + 1,
+				       1 + (i * 997) % 4000, EVENT_TIMEOUT_MS))
+			TH_LOG("channel %d, b to a", i);
+		ASSERT_EQ(0, link_echo(self->a, a[i], self->b, b[i], 2 * i + 2,
+				       1 + (i * 1409) % 4000,
+				       EVENT_TIMEOUT_MS))
+			TH_LOG("channel %d, a to b", i);
+	}
+	ASSERT_EQ(0, link_echo(self->b, b[0], self->a, a[0], 0x5a, RNDV_LEN,
+			       60000)) TH_LOG("rendezvous, b to a");
+	ASSERT_EQ(0, link_echo(self->a, a[0], self->b, b[0], 0xa5, RNDV_LEN,
+			       60000)) TH_LOG("rendezvous, a to b");
+	/* And eager again after it, on the same channel. */
+	ASSERT_EQ(0, link_echo(self->b, b[0], self->a, a[0], 0x33, 1000,
+			       EVENT_TIMEOUT_MS));
+
+	for (i = 0; i < LINK_CHANS; i++)
+		ASSERT_EQ(0, rmsg_chan_close(self->b, b[i], 0));
+	/* Every one ends, orderly, on both sides. */
+	for (j = 0; j < LINK_CHANS; j++) {
+		if (rmsg_lib_event(self->b, RMSG_CQE_CLOSED, &ev,
+				   EVENT_TIMEOUT_MS))
+			break;
+		EXPECT_EQ(0, ev.res) TH_LOG("channel %u of b", ev.channel);
+		seen_b++;
+	}
+	for (j = 0; j < LINK_CHANS; j++) {
+		if (rmsg_lib_event(self->a, RMSG_CQE_CLOSED, &ev,
+				   EVENT_TIMEOUT_MS))
+			break;
+		EXPECT_EQ(0, ev.res) TH_LOG("channel %u of a", ev.channel);
+		seen_a++;
+	}
+	EXPECT_EQ(LINK_CHANS, seen_a);
+	EXPECT_EQ(LINK_CHANS, seen_b);
+	/* The link stays, with nothing on it, and was never repaired. */
+	EXPECT_EQ(0, wait_link_chans(fd, &link, 0, 10000))
+		TH_LOG("%u channels left on the link", link.channels);
+	EXPECT_EQ(RMSG_CHAN_INFO_OPEN, link.state);
+	EXPECT_EQ(0, chan_repairs(fd, link.ep_id, link.channel));
+	EXPECT_EQ(2, carrier_ends(fd));
+	/* A new channel still opens on it and carries. */
+	ASSERT_EQ(0, lib_channel(self->a, self->b, &self->addr, &a0, &b0));
+	EXPECT_EQ(0, wait_link_chans(fd, &link, 1, 10000));
+	EXPECT_EQ(0, link_echo(self->b, b0, self->a, a0, 7, 100,
+			       EVENT_TIMEOUT_MS));
+}
+
+/*
+ * A port nothing listens on, dialled while the link is up: the peer's
+ * kernel refuses the HELLO CONNECT, and the dial ends ECONNREFUSED, as a
+ * connection of its own would; the link goes on, with no channel left.
+ */
+TEST_F_TIMEOUT(links, no_listener_is_refused_on_the_link, 180)
+{
+	int fd = rmsg_ep_fd(self->a);
+	struct sockaddr_in to = self->addr;
+	struct rmsg_link_info link;
+	struct rmsg_event ev;
+	__u64 refused;
+	int id;
+
+	ASSERT_EQ(0, open_link(self->a, self->b, &self->addr, &link));
+	refused = link.refused_received;
+	to.sin_port = htons(ntohs(self->addr.sin_port) + 7);
+	id = rmsg_chan_connect(self->b, (struct sockaddr *)&to, sizeof(to),
+			       0xb7, 0);
+	ASSERT_LE(0, id);
+	ASSERT_EQ(0, rmsg_lib_event(self->b, RMSG_CQE_CONNECTED, &ev,
+				    EVENT_TIMEOUT_MS));
+	EXPECT_EQ((__u32)id, ev.channel);
+	EXPECT_EQ(-ECONNREFUSED, ev.res);
+	/* It was the link that refused it. */
+	ASSERT_EQ(0, link_now(fd, &link));
+	EXPECT_EQ(refused + 1, link.refused_received);
+	EXPECT_EQ(0, wait_link_chans(fd, &link, 0, 10000));
+	EXPECT_EQ(RMSG_CHAN_INFO_OPEN, link.state);
+	EXPECT_EQ(0, chan_repairs(fd, link.ep_id, link.channel));
+}
+
+/*
+ * The link's connection breaks (a QP error on it, through a channel on
+ * the link: their QP is the carrier's): every channel on it ends with an
+ * error, cleanly (no channel left on the link), and the link is repaired
+ * and takes new channels.
+ */
+TEST_F_TIMEOUT(links, channels_end_with_their_link, 240)
+{
+	int fd = rmsg_ep_fd(self->a);
+	struct rmsg_link_info link;
+	struct rmsg_fault f = { .kind = RMSG_FAULT_QP_ERROR };
+	struct rmsg_event ev;
+	__u32 a[4], b[4];
+	int i, ended = 0;
+
+	ASSERT_EQ(0, open_link(self->a, self->b, &self->addr, &link));
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, lib_channel(self->a, self->b, &self->addr,
+					 &a[i], &b[i]));
+	ASSERT_EQ(0, wait_link_chans(fd, &link, 4, 10000));
+	ASSERT_EQ(0, link_echo(self->b, b[1], self->a, a[1], 1, 500,
+			       EVENT_TIMEOUT_MS));
+	/* Endpoint 0: the caller's own, @b's. */
+	f.channel = b[1];
+	ASSERT_EQ(0, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_FAULT, &f));
+	for (i = 0; i < 4; i++) {
+		if (rmsg_lib_event(self->b, RMSG_CQE_CLOSED, &ev,
+				   30000 * rmsg_test_slow()))
+			break;
+		EXPECT_NE(0, ev.res);
+		ended++;
+	}
+	EXPECT_EQ(4, ended);
+	ASSERT_EQ(0, wait_link_open(fd, &link, 60000));
+	EXPECT_EQ(0, wait_link_chans(fd, &link, 0, 30000));
+	ASSERT_EQ(0, lib_channel(self->a, self->b, &self->addr, &a[0], &b[0]));
+	EXPECT_EQ(0, link_echo(self->b, b[0], self->a, a[0], 9, 300,
 			       EVENT_TIMEOUT_MS));
 }
 

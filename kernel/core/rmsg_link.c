@@ -145,3 +145,93 @@ u32 rmsg_link_announce(struct rmsg_link_credit *c)
 	c->announced = c->posted;
 	return c->posted;
 }
+
+/**
+ * rmsg_link_ctrlq_init() - an empty queue
+ * @q: set whole
+ */
+void rmsg_link_ctrlq_init(struct rmsg_link_ctrlq *q)
+{
+	memset(q, 0, sizeof(*q));
+}
+
+/**
+ * rmsg_link_ctrlq_put() - a channel's control message for the link
+ * @q: the channel's queue
+ * @kind: which of its kinds, below RMSG_LINK_CTRLQ_KINDS (the caller's
+ *	constant; others are ignored)
+ * @type: enum rmsg_ctrl_type
+ * @arg: its argument
+ *
+ * Return: true when the kind was not waiting and now is, at the end;
+ * false when it was and takes the new type and value in its place (or
+ * @kind is out of range).
+ */
+bool rmsg_link_ctrlq_put(struct rmsg_link_ctrlq *q, u32 kind, u8 type,
+			 u64 arg)
+{
+	if (kind >= RMSG_LINK_CTRLQ_KINDS)
+		return false;
+	q->type[kind] = type;
+	q->arg[kind] = arg;
+	if (q->queued & (1U << kind))
+		return false;
+	q->queued |= 1U << kind;
+	q->order[(q->head + q->len) % RMSG_LINK_CTRLQ_KINDS] = kind;
+	q->len++;
+	return true;
+}
+
+/**
+ * rmsg_link_ctrlq_queued() - is a message of @kind waiting?
+ * @q: the channel's queue
+ * @kind: the kind
+ *
+ * Return: whether it is.
+ */
+bool rmsg_link_ctrlq_queued(const struct rmsg_link_ctrlq *q, u32 kind)
+{
+	return kind < RMSG_LINK_CTRLQ_KINDS && (q->queued & (1U << kind));
+}
+
+/**
+ * rmsg_link_ctrlq_pop() - the oldest kind waiting, taken out
+ * @q: the channel's queue
+ * @kind: set to its kind
+ * @type: set to its type
+ * @arg: set to its newest argument
+ *
+ * Return: false when nothing waits (the outputs untouched).
+ */
+bool rmsg_link_ctrlq_pop(struct rmsg_link_ctrlq *q, u32 *kind, u8 *type,
+			 u64 *arg)
+{
+	u32 k;
+
+	if (!q->len)
+		return false;
+	k = q->order[q->head];
+	q->head = (q->head + 1) % RMSG_LINK_CTRLQ_KINDS;
+	q->len--;
+	q->queued &= ~(1U << k);
+	*kind = k;
+	*type = q->type[k];
+	*arg = q->arg[k];
+	return true;
+}
+
+/**
+ * rmsg_link_ctrlq_drop() - drop everything waiting
+ * @q: the channel's queue, empty afterwards
+ *
+ * Return: the kinds that were waiting, a bit each.
+ */
+u32 rmsg_link_ctrlq_drop(struct rmsg_link_ctrlq *q)
+{
+	u32 was = q->queued;
+
+	q->queued = 0;
+	q->head = 0;
+	q->len = 0;
+	return was;
+}

@@ -8,6 +8,7 @@
  * (does the incarnation match, is the epoch newer) is the caller's.
  */
 #include "rmsg_wire.h"
+#include "rmsg_link.h"
 #include "rmsg_vb.h"
 
 /* The wire struct must fill the REQ private data exactly, with no holes. */
@@ -294,12 +295,6 @@ u32 rmsg_lmsg_encode(void *buf, const struct rmsg_lmsg *msg)
 	return RMSG_WIRE_LMSG_MAX;
 }
 
-/* A channel id a link may carry (RMSG_WIRE_NO_CHANNEL is not one). */
-static bool rmsg_link_chan_ok(u32 chan)
-{
-	return chan && chan <= RMSG_LINK_CHAN_MAX;
-}
-
 /*
  * A HELLO on a link: a channel's hello of any kind, without
  * RMSG_HELLO_F_IMM_ARRIVAL (the link's receives carry no immediates) or
@@ -313,12 +308,12 @@ static int rmsg_lmsg_check_hello(const struct rmsg_lmsg *msg)
 	const struct rmsg_hello *h = &msg->hello;
 
 	if ((h->flags & (RMSG_HELLO_F_IMM_ARRIVAL | RMSG_HELLO_F_LINK)) ||
-	    !rmsg_link_chan_ok(h->channel))
+	    !rmsg_link_chan_valid(h->channel))
 		return -EPROTO;
 	if (h->kind == RMSG_HELLO_CONNECT)
 		return msg->chan != RMSG_LINK_NO_CHAN || !msg->arg ||
 		       msg->arg > 0xffff ? -EPROTO : 0;
-	return !rmsg_link_chan_ok(h->peer_channel) ||
+	return !rmsg_link_chan_valid(h->peer_channel) ||
 	       msg->chan != h->peer_channel || msg->arg ? -EPROTO : 0;
 }
 
@@ -367,7 +362,7 @@ int rmsg_lmsg_decode(struct rmsg_lmsg *msg, const void *data, u32 len)
 			return -EPROTO;
 		break;
 	case RMSG_CTRL_REFUSE:
-		if (!rmsg_link_chan_ok(m.chan) || !m.arg || m.arg > 255)
+		if (!rmsg_link_chan_valid(m.chan) || !m.arg || m.arg > 255)
 			return -EPROTO;
 		break;
 	case RMSG_CTRL_HELLO:
@@ -379,7 +374,7 @@ int rmsg_lmsg_decode(struct rmsg_lmsg *msg, const void *data, u32 len)
 			return -EPROTO;
 		break;
 	default:
-		if (!rmsg_link_chan_ok(m.chan) ||
+		if (!rmsg_link_chan_valid(m.chan) ||
 		    rmsg_ctrl_check_arg(m.type, m.arg))
 			return -EPROTO;
 	}

@@ -56,7 +56,7 @@ enum rmsg_hello_kind {
 #define RMSG_HELLO_F_SUMMARY		(1U << 2)
 /*
  * The sender's channel carries a link (a carrier, Documentation/design.rst,
- * "How the module will carry links (plan)"): its QP holds RMSG_LINK_RECVS
+ * "How the module carries links"): its QP holds RMSG_LINK_RECVS
  * more receives of RMSG_WIRE_LMSG_MAX bytes for the link's messages,
  * besides a channel's own, and the control messages it receives may name channels
  * on the link. Only between two rmsg kernels, never in a HELLO on a link.

@@ -444,10 +444,10 @@ static void print_links(const struct rmsg_link_info *l, int n)
 	int i;
 
 	if (!json)
-		printf("%-21s %5s %5s %-10s %-7s %9s %9s %8s %8s %8s %8s %7s\n",
+		printf("%-21s %5s %5s %-10s %-7s %9s %9s %8s %8s %8s %8s %7s %6s\n",
 		       "PEER", "EP", "CHAN", "STATE", "DIALLED", "SENT",
 		       "RECEIVED", "LCR_OUT", "LCR_IN", "REF_OUT", "REF_IN",
-		       "DROPPED");
+		       "DROPPED", "CHANS");
 	else
 		putchar('[');
 	for (i = 0; i < n; i++, l++) {
@@ -456,7 +456,7 @@ static void print_links(const struct rmsg_link_info *l, int n)
 
 		addr_name(&l->peer, pbuf, sizeof(pbuf));
 		if (!json) {
-			printf("%-21s %5u %5u %-10s %-7s %9llu %9llu %8llu %8llu %8llu %8llu %7llu\n",
+			printf("%-21s %5u %5u %-10s %-7s %9llu %9llu %8llu %8llu %8llu %8llu %7llu %6u\n",
 			       pbuf, l->ep_id, l->channel, state,
 			       l->flags & RMSG_LINK_INFO_F_DIALLED ? "yes" : "no",
 			       (unsigned long long)l->sent,
@@ -465,7 +465,7 @@ static void print_links(const struct rmsg_link_info *l, int n)
 			       (unsigned long long)l->lcredit_received,
 			       (unsigned long long)l->refused_sent,
 			       (unsigned long long)l->refused_received,
-			       (unsigned long long)l->dropped);
+			       (unsigned long long)l->dropped, l->channels);
 			continue;
 		}
 		printf("%s{", i ? "," : "");
@@ -482,6 +482,9 @@ static void print_links(const struct rmsg_link_info *l, int n)
 		json_uint("refused_sent", l->refused_sent, false);
 		json_uint("refused_received", l->refused_received, false);
 		json_uint("dropped", l->dropped, false);
+		json_uint("channels", l->channels, false);
+		json_uint("channels_total", l->channels_total, false);
+		json_uint("accepts_refused", l->accepts_refused, false);
 		putchar('}');
 	}
 	if (json)

@@ -1309,6 +1309,11 @@ struct rmsg_chan_set {
  * @refused_received: REFUSEs among @received
  * @probes_left: RMSG_FAULT_LINK_PROBE HELLOs not sent yet
  * @dropped: messages for a channel this side does not have
+ * @channels: channels on the link now, this side's ends: those opened on
+ *	this side's carrier of the link (the one @channel names)
+ * @channels_total: channels that were ever on it, over the carrier's life
+ * @accepts_refused: the peer's channel openings refused because the
+ *	carrier was already setting up as many as it takes at once
  * @resv: zero
  */
 struct rmsg_link_info {
@@ -1325,7 +1330,10 @@ struct rmsg_link_info {
 	__u64 refused_received;
 	__u64 probes_left;
 	__u64 dropped;
-	__u64 resv[4];
+	__u32 channels;
+	__u32 channels_total;
+	__u64 accepts_refused;
+	__u64 resv[2];
 };
 
 /**

@@ -232,4 +232,109 @@ TEST(both_ran_low)
 	EXPECT_EQ(1000, sd[0].delivered);
 }
 
+/* A channel's control messages: one per kind, newest value, first order. */
+TEST(ctrlq_order_and_newest)
+{
+	struct rmsg_link_ctrlq q;
+	u32 kind;
+	u8 type;
+	u64 arg;
+
+	rmsg_link_ctrlq_init(&q);
+	EXPECT_FALSE(rmsg_link_ctrlq_pop(&q, &kind, &type, &arg));
+	EXPECT_TRUE(rmsg_link_ctrlq_put(&q, 2, RMSG_CTRL_CREDIT, 100));
+	EXPECT_TRUE(rmsg_link_ctrlq_put(&q, 0, RMSG_CTRL_READY, 0));
+	EXPECT_TRUE(rmsg_link_ctrlq_put(&q, 5, RMSG_CTRL_NOTIFY, 7));
+	/* A newer CREDIT takes the waiting one's value, not its place. */
+	EXPECT_FALSE(rmsg_link_ctrlq_put(&q, 2, RMSG_CTRL_CREDIT, 300));
+	EXPECT_TRUE(rmsg_link_ctrlq_queued(&q, 2));
+	EXPECT_FALSE(rmsg_link_ctrlq_queued(&q, 3));
+	EXPECT_FALSE(rmsg_link_ctrlq_queued(&q, RMSG_LINK_CTRLQ_KINDS));
+	ASSERT_TRUE(rmsg_link_ctrlq_pop(&q, &kind, &type, &arg));
+	EXPECT_EQ(2, kind);
+	EXPECT_EQ(RMSG_CTRL_CREDIT, type);
+	EXPECT_EQ(300, arg);
+	/* Out again, a kind queues anew at the end. */
+	EXPECT_TRUE(rmsg_link_ctrlq_put(&q, 2, RMSG_CTRL_CREDIT, 400));
+	ASSERT_TRUE(rmsg_link_ctrlq_pop(&q, &kind, &type, &arg));
+	EXPECT_EQ(0, kind);
+	EXPECT_EQ(RMSG_CTRL_READY, type);
+	ASSERT_TRUE(rmsg_link_ctrlq_pop(&q, &kind, &type, &arg));
+	EXPECT_EQ(5, kind);
+	EXPECT_EQ(7, arg);
+	ASSERT_TRUE(rmsg_link_ctrlq_pop(&q, &kind, &type, &arg));
+	EXPECT_EQ(2, kind);
+	EXPECT_EQ(400, arg);
+	EXPECT_FALSE(rmsg_link_ctrlq_pop(&q, &kind, &type, &arg));
+	/* Out of range: ignored. */
+	EXPECT_FALSE(rmsg_link_ctrlq_put(&q, RMSG_LINK_CTRLQ_KINDS, 1, 1));
+	EXPECT_FALSE(rmsg_link_ctrlq_pop(&q, &kind, &type, &arg));
+}
+
+TEST(ctrlq_drop)
+{
+	struct rmsg_link_ctrlq q;
+	u32 kind;
+	u8 type;
+	u64 arg;
+
+	rmsg_link_ctrlq_init(&q);
+	rmsg_link_ctrlq_put(&q, 1, RMSG_CTRL_CLOSE, 0);
+	rmsg_link_ctrlq_put(&q, 15, RMSG_CTRL_FIN, 9);
+	EXPECT_EQ((1U << 1) | (1U << 15), rmsg_link_ctrlq_drop(&q));
+	EXPECT_FALSE(rmsg_link_ctrlq_pop(&q, &kind, &type, &arg));
+	EXPECT_EQ(0, rmsg_link_ctrlq_drop(&q));
+}
+
+/*
+ * Random puts and pops against a model: every kind at most once, the
+ * order of first puts kept, the newest value taken, the ring wrapping.
+ */
+TEST(ctrlq_random)
+{
+	struct rmsg_link_ctrlq q;
+	u64 want_arg[RMSG_LINK_CTRLQ_KINDS];
+	u32 model[RMSG_LINK_CTRLQ_KINDS], n = 0, i, j;
+
+	srandom(37);
+	rmsg_link_ctrlq_init(&q);
+	for (i = 0; i < 200000; i++) {
+		if (random() % 3) {
+			u32 k = random() % RMSG_LINK_CTRLQ_KINDS;
+			u64 a = ((u64)random() << 32) | (u32)random();
+			bool there = false;
+
+			for (j = 0; j < n; j++)
+				there |= model[j] == k;
+			ASSERT_EQ(!there, rmsg_link_ctrlq_put(&q, k, 3, a));
+			if (!there)
+				model[n++] = k;
+			want_arg[k] = a;
+		} else {
+			u32 kind;
+			u8 type;
+			u64 arg;
+
+			ASSERT_EQ(n != 0,
+				  rmsg_link_ctrlq_pop(&q, &kind, &type, &arg));
+			if (!n)
+				continue;
+			ASSERT_EQ(model[0], kind);
+			ASSERT_EQ(want_arg[kind], arg);
+			memmove(model, model + 1, --n * sizeof(model[0]));
+		}
+		ASSERT_EQ(n, q.len);
+	}
+}
+
+/* Link ids a peer may name. */
+TEST(chan_ids)
+{
+	EXPECT_FALSE(rmsg_link_chan_valid(RMSG_LINK_SELF));
+	EXPECT_TRUE(rmsg_link_chan_valid(1));
+	EXPECT_TRUE(rmsg_link_chan_valid(RMSG_LINK_CHAN_MAX));
+	EXPECT_FALSE(rmsg_link_chan_valid(RMSG_LINK_NO_CHAN));
+	EXPECT_FALSE(rmsg_link_chan_valid(0x1000000));
+}
+
 TEST_HARNESS_MAIN
