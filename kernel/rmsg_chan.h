@@ -872,6 +872,7 @@ extern struct workqueue_struct *rmsg_wq;
 extern struct workqueue_struct *rmsg_teardown_wq;
 
 /* rmsg_channel.c, for rmsg_listen.c: a channel's birth, and its end. */
+struct rmsg_channel *rmsg_chan_alloc(void);
 void rmsg_chan_init(struct rmsg_channel *ch, struct rmsg_endpoint *ep,
 		    enum rmsg_chan_state state, u64 user_data, u32 size);
 int rmsg_chan_publish(struct rmsg_channel *ch);

@@ -90,6 +90,30 @@ MODULE_PARM_DESC(max_channels,
 static void rmsg_chan_progress(struct work_struct *work);
 static void rmsg_chan_teardown(struct work_struct *work);
 
+/**
+ * rmsg_chan_alloc() - a channel and its first connection, zeroed
+ *
+ * For a dial and for an accept on a link, whose connection has no rdma_cm
+ * id yet (or never has one). Charged to the current memory cgroup; the
+ * caller goes on with rmsg_chan_init(), or frees ch->conn and the channel
+ * with kfree() before it is published.
+ *
+ * Return: the channel, or NULL.
+ */
+struct rmsg_channel *rmsg_chan_alloc(void)
+{
+	struct rmsg_channel *ch = kzalloc(sizeof(*ch), RMSG_GFP_CHARGED);
+
+	if (!ch)
+		return NULL;
+	ch->conn = rmsg_conn_new(NULL);
+	if (!ch->conn) {
+		kfree(ch);
+		return NULL;
+	}
+	return ch;
+}
+
 void rmsg_chan_init(struct rmsg_channel *ch, struct rmsg_endpoint *ep,
 			   enum rmsg_chan_state state, u64 user_data,
 			   u32 size)
@@ -764,14 +788,9 @@ struct rmsg_channel *rmsg_chan_dial(struct rmsg_endpoint *ep,
 	struct rdma_cm_id *cm_id;
 	int ret;
 
-	ch = kzalloc(sizeof(*ch), RMSG_GFP_CHARGED);
+	ch = rmsg_chan_alloc();
 	if (!ch)
 		return ERR_PTR(-ENOMEM);
-	ch->conn = rmsg_conn_new(NULL);
-	if (!ch->conn) {
-		kfree(ch);
-		return ERR_PTR(-ENOMEM);
-	}
 	rmsg_chan_init(ch, ep, RMSG_CHAN_CONNECTING, d->user_data,
 		       d->block_size);
 	ch->opts = d->opts;

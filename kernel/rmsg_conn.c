@@ -370,6 +370,26 @@ static int rmsg_chan_pd_alloc(struct rmsg_channel *ch,
 	return 0;
 }
 
+/*
+ * @ch is on @rdev from now on, for the endpoint's readers (under ep->lock)
+ * and for rmsgctl (dev_id). A software device: the program may lend it
+ * CPU (RMSG_ENTER_LEND).
+ */
+static void rmsg_chan_dev_publish(struct rmsg_channel *ch,
+				  struct rmsg_device *rdev)
+{
+	struct ib_device *ibdev = rdev->ibdev;
+
+	mutex_lock(&ch->ep->lock);
+	ch->dev.rdev = rdev;
+	ch->rndv.released = false;
+	if (ib_uses_virt_dma(ibdev) && ch->ep->cq.flags)
+		WRITE_ONCE(*ch->ep->cq.flags,
+			   READ_ONCE(*ch->ep->cq.flags) | RMSG_CQ_SOFT_DEVICE);
+	mutex_unlock(&ch->ep->lock);
+	WRITE_ONCE(ch->dev.dev_id, ibdev->index + 1);
+}
+
 /**
  * rmsg_chan_dev_create() - put a channel on a device
  * @ch: the channel, on no device, with its own memory
@@ -407,15 +427,7 @@ static int rmsg_chan_dev_create(struct rmsg_channel *ch,
 		rmsg_device_detach(rdev, &ch->dev.dev_node);
 		return ret;
 	}
-	mutex_lock(&ch->ep->lock);
-	ch->dev.rdev = rdev;
-	ch->rndv.released = false;
-	/* A software device: the program may lend it CPU (RMSG_ENTER_LEND). */
-	if (ib_uses_virt_dma(ibdev) && ch->ep->cq.flags)
-		WRITE_ONCE(*ch->ep->cq.flags,
-			   READ_ONCE(*ch->ep->cq.flags) | RMSG_CQ_SOFT_DEVICE);
-	mutex_unlock(&ch->ep->lock);
-	WRITE_ONCE(ch->dev.dev_id, ibdev->index + 1);
+	rmsg_chan_dev_publish(ch, rdev);
 
 	ret = rmsg_block_map(ch);
 	if (!ret)
@@ -662,14 +674,7 @@ int rmsg_chan_link_setup(struct rmsg_channel *ch,
 			ch->dev.fence_mr = NULL;
 		}
 	}
-	mutex_lock(&ch->ep->lock);
-	ch->dev.rdev = rdev;
-	ch->rndv.released = false;
-	if (ib_uses_virt_dma(ibdev) && ch->ep->cq.flags)
-		WRITE_ONCE(*ch->ep->cq.flags,
-			   READ_ONCE(*ch->ep->cq.flags) | RMSG_CQ_SOFT_DEVICE);
-	mutex_unlock(&ch->ep->lock);
-	WRITE_ONCE(ch->dev.dev_id, ibdev->index + 1);
+	rmsg_chan_dev_publish(ch, rdev);
 	if (!ret)
 		ret = rmsg_block_map(ch);
 	if (!ret)

@@ -161,14 +161,9 @@ static struct rmsg_channel *rmsg_lc_new(struct rmsg_listener *l,
 		return ERR_PTR(-EOPNOTSUPP);
 	if (m->hello.block_size > l->peer_block_max)
 		return ERR_PTR(-EMSGSIZE);
-	ch = kzalloc(sizeof(*ch), RMSG_GFP_CHARGED);
+	ch = rmsg_chan_alloc();
 	if (!ch)
 		return ERR_PTR(-ENOMEM);
-	ch->conn = rmsg_conn_new(NULL);
-	if (!ch->conn) {
-		kfree(ch);
-		return ERR_PTR(-ENOMEM);
-	}
 	rmsg_chan_init(ch, l->ep, RMSG_CHAN_ACCEPTING, l->user_data,
 		       l->block_size);
 	ch->opts = l->opts;
