@@ -27,6 +27,13 @@
  * leaving the link up with no channel on it. A port nothing listens on is
  * refused (ECONNREFUSED) through the link. The link's end ends the
  * channels on it (their repair with the link is the next step).
+ *
+ * Only a device that places a write's bytes in order carries channels on
+ * a link: one that does not (rxe on 6.12 under a CPU without FSRM, as in
+ * the TCG guest) has the peer write with immediates, whose receives a
+ * link's shared QP does not have, and a channel dialled to the node goes
+ * on a connection of its own. There the tests of channels on the link are
+ * skipped, saying so, and the others check that fallback.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -76,6 +83,7 @@ FIXTURE(links) {
 	struct sockaddr_in addr;
 	char saved[32];
 	bool opened;
+	bool ordered;
 };
 
 FIXTURE_SETUP(links)
@@ -88,7 +96,17 @@ FIXTURE_SETUP(links)
 	ASSERT_EQ(0, rmsg_ep_open(&self->a, 64, 1024));
 	ASSERT_EQ(0, rmsg_ep_open(&self->b, 64, 1024));
 	self->opened = true;
+	self->ordered = rmsg_rxe0_ordered();
 }
+
+#define NOT_ORDERED \
+	"rxe0 places out of order here (writes with immediate): channels do not go on a link"
+
+#define SKIP_UNLESS_ORDERED()					\
+	do {							\
+		if (!self->ordered)				\
+			SKIP(return, NOT_ORDERED);		\
+	} while (0)
 
 FIXTURE_TEARDOWN(links)
 {
@@ -135,6 +153,7 @@ TEST_F_TIMEOUT(links, carrier_follows_a_channel, 180)
 {
 	int fd = rmsg_ep_fd(self->a);
 	__u32 a0, b0, a1, b1;
+	int ret;
 
 	ASSERT_EQ(0, carrier_ends(fd));
 	ASSERT_EQ(0, rmsg_write_param("link_port", LINK_PORT));
@@ -161,13 +180,17 @@ TEST_F_TIMEOUT(links, carrier_follows_a_channel, 180)
 
 	/*
 	 * Links off: the carriers end, and with them the channel on the
-	 * link (not repaired with it yet); the direct one goes on.
+	 * link (not repaired with it yet); the direct one goes on. Where
+	 * the device places out of order the second channel went on a
+	 * connection of its own (the fallback) and goes on too.
 	 */
 	ASSERT_EQ(0, rmsg_write_param("link_port", "0"));
 	EXPECT_EQ(0, carrier_ends(fd));
 	EXPECT_EQ(0, rmsg_echo(self->a, a0, self->b, b0, 11, 100,
 			       EVENT_TIMEOUT_MS));
-	EXPECT_NE(0, rmsg_echo(self->b, b1, self->a, a1, 13, 100, 2000));
+	ret = rmsg_echo(self->b, b1, self->a, a1, 13, 100,
+			self->ordered ? 2000 : EVENT_TIMEOUT_MS);
+	EXPECT_EQ(self->ordered, ret != 0);
 }
 
 /* The module's listener hears no program: a port of 1024 or above. */
@@ -551,6 +574,7 @@ TEST_F_TIMEOUT(links, channels_open_on_the_link, 600)
 	__u32 total, seen_a = 0, seen_b = 0;
 	int i, j;
 
+	SKIP_UNLESS_ORDERED();
 	/* A first channel brings the link (it is not on it itself). */
 	ASSERT_EQ(0, open_link(self->a, self->b, &self->addr, &link));
 	EXPECT_EQ(0, link.channels);
@@ -639,9 +663,12 @@ TEST_F_TIMEOUT(links, no_listener_is_refused_on_the_link, 180)
 				    EVENT_TIMEOUT_MS));
 	EXPECT_EQ((__u32)id, ev.channel);
 	EXPECT_EQ(-ECONNREFUSED, ev.res);
-	/* It was the link that refused it. */
+	/*
+	 * It was the link that refused it (or, where channels do not go on
+	 * a link, the peer's rdma_cm: the link saw nothing).
+	 */
 	ASSERT_EQ(0, link_now(fd, &link));
-	EXPECT_EQ(refused + 1, link.refused_received);
+	EXPECT_EQ(refused + self->ordered, link.refused_received);
 	EXPECT_EQ(0, wait_link_chans(fd, &link, 0, 10000));
 	EXPECT_EQ(RMSG_CHAN_INFO_OPEN, link.state);
 	EXPECT_EQ(0, chan_repairs(fd, link.ep_id, link.channel));
@@ -662,6 +689,7 @@ TEST_F_TIMEOUT(links, channels_end_with_their_link, 240)
 	__u32 a[4], b[4];
 	int i, ended = 0;
 
+	SKIP_UNLESS_ORDERED();
 	ASSERT_EQ(0, open_link(self->a, self->b, &self->addr, &link));
 	for (i = 0; i < 4; i++)
 		ASSERT_EQ(0, lib_channel(self->a, self->b, &self->addr,
