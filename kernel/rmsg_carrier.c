@@ -1219,12 +1219,6 @@ void rmsg_carrier_accept_done(struct rmsg_carrier *c)
 	spin_unlock_bh(&c->lock);
 }
 
-/* The channel's link id on its link: what its hellos carry as channel. */
-u32 rmsg_carrier_chan_id(const struct rmsg_channel *ch)
-{
-	return ch->lchan->id;
-}
-
 /**
  * rmsg_carrier_set_peer() - the peer's link id of a channel's other end
  * @ch: a channel on a link
@@ -1262,17 +1256,25 @@ static void rmsg_carrier_want(struct rmsg_carrier *c, struct rmsg_lchan *l)
 /**
  * rmsg_carrier_hello() - a channel's HELLO on its link
  * @ch: a channel on a link
- * @h: its hello (rmsg_lmsg_decode()'s rules: no IMM_ARRIVAL or LINK flag,
- *	its channel rmsg_carrier_chan_id(), a RECONNECT's and an ACCEPT's
- *	peer_channel the peer's link id)
+ * @h: its hello as a REQ or REP would carry it (rmsg_lmsg_decode()'s
+ *	rules: no IMM_ARRIVAL or LINK flag); its channel ids are replaced
+ *	here by the link's
  * @port: a CONNECT's service port, 1 to 65535; 0 for the other kinds
+ *
+ * On the link the hello names the channel by link ids: its channel is
+ * @ch's link id, a RECONNECT's and an ACCEPT's peer_channel the peer's
+ * (rmsg_carrier_set_peer() first, or the ACCEPT that named it). The
+ * endpoint's id of the channel, @h's channel (@ch->id), goes beside them
+ * (struct rmsg_lmsg's ep_chan): the peer writes its arrival summary hints
+ * by it, as it would by a REQ's or REP's channel.
  *
  * A CONNECT goes to RMSG_LINK_NO_CHAN, the others to the peer's end. It
  * goes before the channel's control messages; a newer HELLO that finds it
  * still waiting takes its place. Its completion goes to the hello_sent op.
  *
  * Return: 0; -ENOTCONN while the link's connection is not up; -EINVAL
- * for a hello the peer would take as a broken link.
+ * for a hello the peer would take as a broken link (or one that is not
+ * a CONNECT before the peer's end is known).
  */
 int rmsg_carrier_hello(struct rmsg_channel *ch, const struct rmsg_hello *h,
 		       u16 port)
@@ -1282,19 +1284,24 @@ int rmsg_carrier_hello(struct rmsg_channel *ch, const struct rmsg_hello *h,
 	bool connect = h->kind == RMSG_HELLO_CONNECT;
 	int ret = 0;
 
-	if (connect != !!port || h->channel != l->id ||
-	    (h->flags & (RMSG_HELLO_F_IMM_ARRIVAL | RMSG_HELLO_F_LINK)) ||
-	    (!connect && !rmsg_link_chan_valid(h->peer_channel)))
+	if (connect != !!port || h->channel >= RMSG_MAX_CHANNELS ||
+	    (h->flags & (RMSG_HELLO_F_IMM_ARRIVAL | RMSG_HELLO_F_LINK)))
 		return -EINVAL;
 	spin_lock_bh(&c->lock);
-	if (!c->up) {
+	if (!connect && !rmsg_link_chan_valid(l->peer_id)) {
+		ret = -EINVAL;
+	} else if (!c->up) {
 		ret = -ENOTCONN;
 	} else {
 		memset(&l->hello, 0, sizeof(l->hello));
 		l->hello.type = RMSG_CTRL_HELLO;
-		l->hello.chan = connect ? RMSG_LINK_NO_CHAN : h->peer_channel;
+		l->hello.chan = connect ? RMSG_LINK_NO_CHAN : l->peer_id;
 		l->hello.arg = port;
 		l->hello.hello = *h;
+		l->hello.hello.channel = l->id;
+		l->hello.hello.peer_channel = connect ? RMSG_WIRE_NO_CHANNEL :
+						       l->peer_id;
+		l->hello.ep_chan = h->channel;
 		l->hello_due = true;
 		rmsg_carrier_want(c, l);
 	}

@@ -153,7 +153,6 @@ void rmsg_carrier_detach(struct rmsg_channel *ch);
 bool rmsg_carrier_local(struct rmsg_carrier *c, union rmsg_sockaddr *local);
 bool rmsg_carrier_accept_take(struct rmsg_carrier *c);
 void rmsg_carrier_accept_done(struct rmsg_carrier *c);
-u32 rmsg_carrier_chan_id(const struct rmsg_channel *ch);
 void rmsg_carrier_set_peer(struct rmsg_channel *ch, u32 peer_id);
 int rmsg_carrier_hello(struct rmsg_channel *ch, const struct rmsg_hello *h,
 		       u16 port);

@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <arpa/inet.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
@@ -713,6 +714,208 @@ TEST_F_TIMEOUT(links, channels_end_with_their_link, 240)
 	ASSERT_EQ(0, lib_channel(self->a, self->b, &self->addr, &a[0], &b[0]));
 	EXPECT_EQ(0, link_echo(self->b, b[0], self->a, a[0], 9, 300,
 			       EVENT_TIMEOUT_MS));
+}
+
+/* --- arrival summaries of channels on a link ----------------------------- */
+
+#define SUM_CHANS	8
+/*
+ * Channels put on the link before the summary endpoints' own, so that a
+ * channel's link id (taken in turn on each carrier, from 1) is not its
+ * endpoint id (the lowest free, from 0): a hint written by the one lands
+ * elsewhere than the other.
+ */
+#define SUM_SHIFT	5
+/* A byte of the summary, which the kernels write as the test reads. */
+#define SUM(sum, i)	__atomic_load_n(&(sum)[i], __ATOMIC_RELAXED)
+
+static int open_summary_ep(struct rmsg_ep **ep)
+{
+	struct rmsg_ep_setup p = {
+		.sq_entries = 256,
+		.cq_entries = 2048,
+		.flags = RMSG_EP_F_SUMMARY,
+		.send_area_size = RMSG_LIB_SEND_AREA,
+	};
+
+	return rmsg_ep_open_setup(ep, &p);
+}
+
+/* The endpoint's arrival summary, mapped a second time: NULL on failure. */
+static unsigned char *map_summary(struct rmsg_ep *ep)
+{
+	void *p = mmap(NULL, RMSG_SUMMARY_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, rmsg_ep_fd(ep), (off_t)RMSG_OFF_SUMMARY);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * The summary @sum marks exactly the channels @ids (@n of them): their
+ * channel bytes and their groups' set, every other byte clear. Return: -1
+ * when so, else the first byte that is not as it should be.
+ */
+static long summary_marks(const unsigned char *sum, const __u32 *ids, int n)
+{
+	long g;
+	int i;
+
+	for (g = 0; g < RMSG_SUMMARY_SIZE; g++) {
+		bool want = false;
+
+		for (i = 0; i < n; i++)
+			want |= g == RMSG_SUMMARY_CHANNEL(ids[i]) ||
+				g == RMSG_SUMMARY_GROUP(ids[i]);
+		if (want != (SUM(sum, g) != 0))
+			return g;
+	}
+	return -1;
+}
+
+/* Message @i of the summary test: its length and its bytes in @buf. */
+static size_t sum_msg(unsigned char *buf, int i, unsigned char tag)
+{
+	size_t len = 40 + 97 * i, k;
+
+	for (k = 0; k < len; k++)
+		buf[k] = (unsigned char)(tag + i * 31 + k * 7);
+	return len;
+}
+
+/*
+ * One message from each of @tx's @n channels @ct (message i on the i-th),
+ * every one's send completed: 0 or an error. Nothing of the receiving
+ * endpoint's is read or waited on, so its summary is as the peer wrote it.
+ */
+static int sum_send_all(struct rmsg_ep *tx, const __u32 *ct, int n,
+			unsigned char tag)
+{
+	unsigned char buf[2048];
+	struct rmsg_event ev;
+	int i, ret;
+
+	for (i = 0; i < n; i++) {
+		ret = rmsg_msg_send(tx, ct[i], buf, sum_msg(buf, i, tag),
+				    RMSG_SEND_COPY, tag + i);
+		if (ret)
+			return ret;
+	}
+	for (i = 0; i < n; i++) {
+		ret = rmsg_lib_event(tx, RMSG_CQE_OP, &ev,
+				     EVENT_TIMEOUT_MS * rmsg_test_slow());
+		if (ret)
+			return ret;
+		if (ev.res)
+			return ev.res;
+	}
+	/* The hints follow the records on the link's QP: let them land. */
+	usleep(300000 * rmsg_test_slow());
+	return 0;
+}
+
+/*
+ * Read the @n messages with rmsg_msg_peek_any() alone, all marked by the
+ * summary, so that each call finds one (an unmarked channel is found only
+ * by the look at one channel in 16 empty calls): each of @ids once, its
+ * bytes checked. Return: 0, or which step failed.
+ */
+static int sum_read_all(struct rmsg_ep *rx, const __u32 *ids, int n,
+			unsigned char tag)
+{
+	unsigned char want[2048];
+	bool seen[SUM_CHANS] = { false };
+	struct rmsg_msg msg;
+	int i, j, ret;
+
+	for (i = 0; i < n; i++) {
+		ret = rmsg_msg_peek_any(rx, &msg);
+		if (ret)
+			return 100 + i;
+		for (j = 0; j < n && ids[j] != msg.channel; j++)
+			;
+		if (j == n || seen[j])
+			return 200 + i;
+		seen[j] = true;
+		if (msg.len != sum_msg(want, j, tag) ||
+		    memcmp(msg.data, want, msg.len))
+			return 300 + j;
+		if (rmsg_msg_release(rx, &msg))
+			return 400 + j;
+	}
+	return rmsg_msg_peek_any(rx, &msg) == -EAGAIN ? 0 : 500;
+}
+
+/*
+ * Endpoints with an arrival summary (RMSG_EP_F_SUMMARY) whose channels
+ * are on the link: the peer's kernel marks, after each burst, the byte of
+ * the receiving endpoint's id of the channel and of its group, as on a
+ * direct connection, nothing else; rmsg_msg_peek_any() then finds every
+ * message at once, both ways (the accepting side, and the dialling side,
+ * which learns the peer's id from the ACCEPT). The ids differ from the
+ * link ids here (SUM_SHIFT channels on the link first): a hint written at
+ * a link id marks another channel, or none.
+ */
+TEST_F_TIMEOUT(links, summary_endpoint_on_the_link, 300)
+{
+	int fd = rmsg_ep_fd(self->a);
+	struct sockaddr_in sa = self->addr;
+	__u32 a[SUM_SHIFT], b[SUM_SHIFT], s[SUM_CHANS], t[SUM_CHANS];
+	unsigned char *sum_s, *sum_t;
+	struct rmsg_link_info link;
+	struct rmsg_ep *se = NULL, *te = NULL;
+	struct rmsg_msg msg;
+	long bad;
+	int i;
+
+	SKIP_UNLESS_ORDERED();
+	ASSERT_EQ(0, open_link(self->a, self->b, &self->addr, &link));
+	for (i = 0; i < SUM_SHIFT; i++)
+		ASSERT_EQ(0, lib_channel(self->a, self->b, &self->addr, &a[i],
+					 &b[i]));
+	ASSERT_EQ(0, wait_link_chans(fd, &link, SUM_SHIFT, 10000));
+
+	ASSERT_EQ(0, open_summary_ep(&se));
+	ASSERT_EQ(0, open_summary_ep(&te));
+	sa.sin_port = htons(ntohs(self->addr.sin_port) + 3);
+	ASSERT_EQ(0, rmsg_ep_listen(se, (struct sockaddr *)&sa, sizeof(sa),
+				    0x5e, 0));
+	for (i = 0; i < SUM_CHANS; i++)
+		ASSERT_EQ(0, lib_channel(se, te, &sa, &s[i], &t[i]))
+			TH_LOG("channel %d", i);
+	ASSERT_EQ(0, wait_link_chans(fd, &link, SUM_SHIFT + SUM_CHANS, 10000))
+		TH_LOG("%u channels on the link", link.channels);
+	sum_s = map_summary(se);
+	sum_t = map_summary(te);
+	ASSERT_NE(NULL, sum_s);
+	ASSERT_NE(NULL, sum_t);
+	/* The opens marked the channels in the library: look once, empty. */
+	EXPECT_EQ(-EAGAIN, rmsg_msg_peek_any(se, &msg));
+	EXPECT_EQ(-EAGAIN, rmsg_msg_peek_any(te, &msg));
+	EXPECT_EQ(-1, summary_marks(sum_s, s, 0));
+	EXPECT_EQ(-1, summary_marks(sum_t, t, 0));
+
+	/* To the accepting side. */
+	ASSERT_EQ(0, sum_send_all(te, t, SUM_CHANS, 0x11));
+	bad = summary_marks(sum_s, s, SUM_CHANS);
+	EXPECT_EQ(-1, bad) TH_LOG("summary byte %ld is %u", bad,
+				  bad < 0 ? 0 : SUM(sum_s, bad));
+	EXPECT_EQ(0, sum_read_all(se, s, SUM_CHANS, 0x11));
+
+	/* To the dialling side. */
+	ASSERT_EQ(0, sum_send_all(se, s, SUM_CHANS, 0x77));
+	bad = summary_marks(sum_t, t, SUM_CHANS);
+	EXPECT_EQ(-1, bad) TH_LOG("summary byte %ld is %u", bad,
+				  bad < 0 ? 0 : SUM(sum_t, bad));
+	EXPECT_EQ(0, sum_read_all(te, t, SUM_CHANS, 0x77));
+
+	/* They were on the link, which was never repaired for them. */
+	ASSERT_EQ(0, link_now(fd, &link));
+	EXPECT_EQ(SUM_SHIFT + SUM_CHANS, link.channels);
+	EXPECT_EQ(0, chan_repairs(fd, link.ep_id, link.channel));
+	munmap(sum_s, RMSG_SUMMARY_SIZE);
+	munmap(sum_t, RMSG_SUMMARY_SIZE);
+	rmsg_ep_drop(&te);
+	rmsg_ep_drop(&se);
 }
 
 /* Only ports a kernel binds: 1024 and above are refused. */
