@@ -725,7 +725,8 @@ int rmsg_carrier_dev_create(struct rmsg_channel *ch)
 		xa_init_flags(&c->chans, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
 		c->next_id = 1;
 		INIT_LIST_HEAD(&c->wanting);
-		rmsg_wr_share_init(&c->share, RMSG_CARRIER_CHAN_WRS);
+		rmsg_wr_share_init(&c->share, RMSG_CARRIER_CHAN_WRS,
+				   RMSG_CARRIER_SQ_SLACK);
 		/* Its posts and its channels' on one QP, one at a time. */
 		rmsg_wr_share_post(ch, &c->share);
 		WRITE_ONCE(ch->carrier, c);

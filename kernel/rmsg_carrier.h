@@ -21,8 +21,8 @@
 /*
  * Work requests the channels on a link may have on the carrier's QP in
  * all (struct rmsg_wr_share), on top of the carrier's own; the QP has room
- * for RMSG_CARRIER_SQ_SLACK more, for posts of channels that looked at
- * the room at the same time.
+ * for RMSG_CARRIER_SQ_SLACK more, for the posts that take their room only
+ * as they post (a channel's block registration as it connects).
  */
 #define RMSG_CARRIER_CHAN_WRS	512
 #define RMSG_CARRIER_SQ_SLACK	128

@@ -136,6 +136,7 @@ void rmsg_chan_init(struct rmsg_channel *ch, struct rmsg_endpoint *ep,
 	init_waitqueue_head(&ch->cm_wq);
 	INIT_LIST_HEAD(&ch->wrs.sig_node);
 	INIT_LIST_HEAD(&ch->wrs.share_node);
+	INIT_LIST_HEAD(&ch->wrs.held_node);
 }
 
 /* The oldest id held back is free for a new channel. Under chan_lock. */
@@ -398,6 +399,8 @@ static void rmsg_chan_free(struct rmsg_channel *ch, bool counted)
 	 * uses them until it drops the lock: wait for any such user.
 	 */
 	mutex_lock(&ep->lock);
+	/* Nothing was reserved after its data path closed; all the same. */
+	rmsg_wr_room_return(ch);
 	mutex_unlock(&ep->lock);
 	/*
 	 * Off the link's send queue first: another channel's completion
