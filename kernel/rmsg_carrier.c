@@ -82,6 +82,13 @@ static_assert(RMSG_CTRL_BUFS < RMSG_CARRIER_KIND_HELLO);
  * link's connection, rather than deregister memory the peer may write.
  */
 #define RMSG_CARRIER_CLOSE_MS	30000
+/*
+ * How long it then waits for the connection it ended to be over. Its
+ * drain and DOWN run on rmsg_wq (a repair) or rmsg_link_wq (the carrier's
+ * end), neither behind channels' teardowns, so this is the bound of a
+ * stuck device, not of a wait for ourselves.
+ */
+#define RMSG_CARRIER_END_MS	10000
 
 /* The service port probes ask for: nothing listens on a link yet. */
 #define RMSG_CARRIER_PROBE_PORT	1
@@ -1150,6 +1157,17 @@ static bool rmsg_carrier_may_leave(struct rmsg_carrier *c,
  * on the link do not survive yet, but the link does. A channel that knows
  * no peer end (refused by the peer, or refusing it, or never answered)
  * waits only for its own work requests and what it queued on the link.
+ *
+ * Bounded: RMSG_CARRIER_CLOSE_MS for the peer, then RMSG_CARRIER_END_MS
+ * for the connection ended for it. What ends the connection runs on
+ * queues that never wait behind a channel's teardown (rmsg_link_wq says
+ * why): this wait, in the channel's teardown, holds up no carrier. Past
+ * both the channel leaves all the same, saying so: its MR goes, and a
+ * write of the peer's that still comes fails on the dead key (the
+ * carrier's connection, being ended already, breaks; no memory is
+ * written). The first wait, for the channel's own work requests, stays
+ * whole: they name its memory and its completions, and each completes or
+ * is flushed in the QP's retry time.
  */
 void rmsg_carrier_leave_wait(struct rmsg_channel *ch)
 {
@@ -1169,7 +1187,11 @@ void rmsg_carrier_leave_wait(struct rmsg_channel *ch)
 	if (c->ch && c->up && c->conn_seq == l->seq)
 		rmsg_chan_kill_soft(c->ch, -ETIMEDOUT);
 	spin_unlock_bh(&c->lock);
-	wait_event(c->share.wq, rmsg_carrier_may_leave(c, l));
+	if (wait_event_timeout(c->share.wq, rmsg_carrier_may_leave(c, l),
+			       msecs_to_jiffies(RMSG_CARRIER_END_MS)))
+		return;
+	pr_warn_ratelimited("link channel %u: the link's connection did not end in %u ms: the channel leaves it all the same\n",
+			    ch->id, RMSG_CARRIER_END_MS);
 }
 
 /**

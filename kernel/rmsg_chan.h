@@ -885,6 +885,7 @@ struct rmsg_channel {
 
 extern struct workqueue_struct *rmsg_wq;
 extern struct workqueue_struct *rmsg_teardown_wq;
+extern struct workqueue_struct *rmsg_link_wq;
 
 /* rmsg_channel.c, for rmsg_listen.c: a channel's birth, and its end. */
 struct rmsg_channel *rmsg_chan_alloc(void);

@@ -36,6 +36,17 @@ struct workqueue_struct *rmsg_wq;
  * other endpoint, so they have a queue of their own.
  */
 struct workqueue_struct *rmsg_teardown_wq;
+/*
+ * A carrier's teardown has a queue of its own. Its end drains the link's
+ * QP and waits for the channels on the link to detach
+ * (rmsg_carrier_quiesce()), which their teardowns do; and their teardowns
+ * wait for the carrier's connection to end (rmsg_carrier_leave_wait()).
+ * Behind 256 of them on rmsg_teardown_wq (its max_active), or behind one
+ * when only its rescuer runs, the carrier's end would never start. On
+ * this queue it does not wait for any channel's teardown to finish first,
+ * and the channels' waits for it are bounded besides.
+ */
+struct workqueue_struct *rmsg_link_wq;
 
 static struct {
 	rmsg_ctrl_recv_fn fn;
@@ -426,15 +437,24 @@ int rmsg_wr_init_module(void)
 	if (!rmsg_wq)
 		return -ENOMEM;
 	rmsg_teardown_wq = alloc_workqueue("rmsg_teardown", WQ_MEM_RECLAIM, 0);
-	if (!rmsg_teardown_wq) {
-		destroy_workqueue(rmsg_wq);
-		return -ENOMEM;
-	}
+	if (!rmsg_teardown_wq)
+		goto fail;
+	rmsg_link_wq = alloc_workqueue("rmsg_link", WQ_MEM_RECLAIM, 0);
+	if (!rmsg_link_wq)
+		goto fail_teardown;
 	return 0;
+
+fail_teardown:
+	destroy_workqueue(rmsg_teardown_wq);
+fail:
+	destroy_workqueue(rmsg_wq);
+	return -ENOMEM;
 }
 
 void rmsg_wr_exit_module(void)
 {
+	/* Carriers first: their ends may wait for channels' teardowns. */
+	destroy_workqueue(rmsg_link_wq);
 	destroy_workqueue(rmsg_teardown_wq);
 	destroy_workqueue(rmsg_wq);
 }
