@@ -624,6 +624,9 @@ int rmsg_wr_post_link(struct rmsg_channel *ch, struct ib_send_wr *wr)
 	struct ib_send_wr *m;
 	int n = 0, left = 0, ret;
 
+	/* A fencing channel holds the QP's lock across its REG_MRs. */
+	if (!lock)
+		lockdep_assert_held(ch->wrs.qp_lock);
 	/* The carrier's own posts: serialised with its channels' only. */
 	if (!share) {
 		if (lock)
@@ -652,7 +655,11 @@ int rmsg_wr_post_link(struct rmsg_channel *ch, struct ib_send_wr *wr)
 	if (ret) {
 		for (w = bad ?: wr; w; w = w->next)
 			left++;
-		/* Another channel may have found no room for ours meanwhile. */
+		/*
+		 * Another channel may have found no room for ours meanwhile.
+		 * A fencing channel still holds the QP's post lock here: the
+		 * share's lock nests inside it (Documentation/hardening.rst).
+		 */
 		local_bh_disable();
 		rmsg_wr_share_give(share, left);
 		local_bh_enable();
