@@ -866,9 +866,8 @@ static u16 rmsg_sockaddr_port_of(const struct sockaddr_storage *ss)
  * rmsg_chan_dial_start() for a channel on a link (@d->carrier): on the
  * carrier's device and QP, a link id of its own, then the HELLO CONNECT.
  * The ACCEPT, a REFUSE or the connect timeout decides the rest. On
- * failure the channel is taken back; -ENOTCONN when the link's connection
- * went down meanwhile, -EOPNOTSUPP when this channel cannot go on a link:
- * the caller dials a connection of its own instead.
+ * failure the channel is taken back, and rmsg_dial_link_fallback() says
+ * whether the caller dials a connection of its own instead.
  */
 static int rmsg_chan_dial_link(struct rmsg_channel *ch,
 			       struct rmsg_carrier *c)
@@ -891,6 +890,40 @@ static int rmsg_chan_dial_link(struct rmsg_channel *ch,
 	rmsg_chan_open_by(ch);
 	rmsg_chan_setup_done(ch);
 	return 0;
+}
+
+/**
+ * rmsg_dial_link_fallback() - does a channel the link could not take get
+ *	a connection of its own?
+ * @err: what rmsg_chan_dial_link() returned
+ *
+ * Yes when the failure is the link's, which a connection of its own does
+ * not share: the link's connection went down meanwhile (-ENOTCONN, from
+ * the attach or the HELLO), the carrier's device is going away (-ENODEV:
+ * the dial resolves a route afresh, maybe to another device), the channel
+ * cannot go on a link (-EOPNOTSUPP: its device places out of order, or
+ * port 0, which then fails as it would on its own), or the link has no
+ * link id left (-EBUSY: a limit of the link's, not of the program's).
+ *
+ * No for what a connection of its own would meet as well, or worse: the
+ * program's memory (-ENOMEM: charged to its cgroup, and a connection of
+ * its own needs more, a QP and CQ besides; dialling again would only add
+ * to the pressure), its limits, and the other errors of the device the
+ * route leads to. The connect fails with them, as a direct one would.
+ *
+ * Return: whether to dial a connection of its own.
+ */
+static bool rmsg_dial_link_fallback(int err)
+{
+	switch (err) {
+	case -ENOTCONN:
+	case -ENODEV:
+	case -EOPNOTSUPP:
+	case -EBUSY:
+		return true;
+	default:
+		return false;
+	}
 }
 
 /**
@@ -992,8 +1025,8 @@ again:
 		ret = rmsg_chan_dial_link(ch, d.carrier);
 		rmsg_carrier_put(d.carrier);
 		d.carrier = NULL;
-		/* The link went down, or cannot take it: on its own, then. */
-		if (ret == -ENOTCONN || ret == -EOPNOTSUPP)
+		/* The link's failure, not the channel's: on its own, then. */
+		if (ret && rmsg_dial_link_fallback(ret))
 			goto again;
 	} else {
 		ret = rmsg_chan_dial_start(ch, req.src_addr_len ? &src : NULL);
