@@ -24,12 +24,13 @@
 # With the plugin's profile (rmsg-vm with RMSG_VM_INSN_PROFILE=1, which
 # sets RMSG_INSN_PROFILE_OUT here), for tools/testing/insn-profile: each
 # window's profile goes to OUT/profile/LABEL.gz, the kernel's symbols
-# (modules' included) once to OUT/kallsyms, and both tools run at fixed
-# addresses (setarch -R) under build/qemu/insn-mark maps, which writes
-# the address space of each as it exits to OUT/maps/LABEL.server and
-# .client. That costs each run the same fixed instructions (two ptrace
-# stops and a copy of its maps), which the difference of the two windows
-# takes out; without the profile nothing changes.
+# (modules' included) once to OUT/kallsyms, a copy of rmsg-perf to
+# OUT/bin, and both tools run at fixed addresses (setarch -R) under
+# build/qemu/insn-mark maps, which writes the address space of each as
+# it exits to OUT/maps/LABEL.server and .client. That costs each run the
+# same fixed instructions (two ptrace stops and a copy of its maps),
+# which the difference of the two windows takes out; without the
+# profile nothing changes.
 
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -47,9 +48,11 @@ server_cpu=0
 client_cpu=1
 prof=${RMSG_INSN_PROFILE_OUT:-}
 if [ -n "$prof" ]; then
-	mkdir -p "$out/profile" "$out/maps"
+	mkdir -p "$out/profile" "$out/maps" "$out/bin"
 	# Addresses in /proc/kallsyms, not zeros.
 	echo 0 >/proc/sys/kernel/kptr_restrict || exit 1
+	# The symbols of the rmsg-perf that ran, whatever is built later.
+	cp "$perf" "$out/bin/" || exit 1
 fi
 
 insn() { [ -z "${RMSG_INSN_OUT:-}" ] || "$mark" "$@"; }
