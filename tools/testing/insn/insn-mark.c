@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,7 @@ static int copy_maps(pid_t pid, const char *file)
 static int run_maps(const char *file, char **argv)
 {
 	int status, sig = 0, copied = -1;
+	bool armed = false;
 	siginfo_t si;
 	pid_t pid;
 
@@ -139,7 +141,7 @@ static int run_maps(const char *file, char **argv)
 		} else if (status >> 8 == (SIGTRAP | PTRACE_EVENT_EXEC << 8)) {
 			/* A further exec (COMMAND may be a script). */
 			sig = 0;
-		} else if (sig == SIGTRAP && copied == -1) {
+		} else if (sig == SIGTRAP && !armed) {
 			/*
 			 * The stop after the first exec: ask for the exit's,
 			 * and for further execs as events, not SIGTRAPs.
@@ -148,7 +150,7 @@ static int run_maps(const char *file, char **argv)
 			       (void *)(long)(PTRACE_O_TRACEEXIT |
 					      PTRACE_O_TRACEEXEC |
 					      PTRACE_O_EXITKILL));
-			copied = -2;
+			armed = true;
 			sig = 0;
 		} else if (ptrace(PTRACE_GETSIGINFO, pid, NULL, &si)) {
 			/* A group stop, not a signal to pass on. */
