@@ -55,6 +55,7 @@ int main(int argc, char **argv)
 N1, N2 = 10, 110
 KALLSYMS = """\
 ffffffff81000000 T _stext
+ffffffff81001000 t __entry_alias
 ffffffff81001000 T entry_SYSCALL_64
 ffffffff81002000 t do_syscall_64
 ffffffff81003000 D not_text
@@ -202,6 +203,7 @@ def main():
                              30 + 7 + 11 + 9 + 5))
     c = user.get("counters", {})
     check("user.counters", near(c.get("work"), 62 + 3 / (N2 - N1)), f"{c}")
+    # Of two names of one address, the one that is not reserved.
     f = find(kernel.get("functions", []), "entry_SYSCALL_64", "vmlinux")
     check("kernel.vmlinux", f and near(f["work"], 30), f"{f}")
     f = find(kernel.get("functions", []), "rmsg_poll", "rmsg")
