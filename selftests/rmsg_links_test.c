@@ -90,9 +90,11 @@ FIXTURE(links) {
 FIXTURE_SETUP(links)
 {
 	if (!rmsg_local_addr(&self->addr, 0))
-		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
 	if (rmsg_read_param("link_port", self->saved, sizeof(self->saved)))
-		SKIP(return, "no link_port parameter (not root, or an old rmsg)");
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "no link_port parameter (not root, or an old rmsg)");
 	ASSERT_EQ(0, rmsg_write_param("link_port", "0"));
 	ASSERT_EQ(0, rmsg_ep_open(&self->a, 64, 1024));
 	ASSERT_EQ(0, rmsg_ep_open(&self->b, 64, 1024));
