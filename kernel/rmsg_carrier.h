@@ -148,7 +148,7 @@ void rmsg_carrier_quiesce(struct rmsg_channel *ch);
 
 int rmsg_carrier_attach(struct rmsg_carrier *c, struct rmsg_channel *ch,
 			struct rmsg_carrier_conn *conn);
-void rmsg_carrier_leave_wait(struct rmsg_channel *ch);
+bool rmsg_carrier_leave(struct rmsg_channel *ch);
 void rmsg_carrier_detach(struct rmsg_channel *ch);
 bool rmsg_carrier_local(struct rmsg_carrier *c, union rmsg_sockaddr *local);
 bool rmsg_carrier_accept_take(struct rmsg_carrier *c);

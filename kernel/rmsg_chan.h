@@ -780,6 +780,9 @@ struct rmsg_chan_retain {
  * @close_sent: the CLOSE message left (or failed to)
  * @work: progress towards OPEN, in process context
  * @teardown: the end of the channel, in process context
+ * @link_leaving: the teardown sent its end on the link and waits for the
+ *	link to let it go (rmsg_carrier_leave()); its next run goes on from
+ *	there. The teardown's alone.
  * @peer: the peer's hello
  * @rx_imm: the peer writes our block with immediates (our device may place
  *	out of order); fixed before the hello goes out
@@ -850,6 +853,7 @@ struct rmsg_channel {
 	struct completion close_sent;
 	struct work_struct work;
 	struct work_struct teardown;
+	bool link_leaving;
 	struct rmsg_hello peer;
 	bool rx_imm;
 
@@ -922,6 +926,15 @@ static inline struct rdma_cm_id *rmsg_chan_cm_id(const struct rmsg_channel *ch)
 static inline struct ib_qp *rmsg_chan_qp(const struct rmsg_channel *ch)
 {
 	return ch->conn ? ch->conn->qp : NULL;
+}
+
+/*
+ * The link lets a channel's end go on (rmsg_carrier_leave()): its
+ * teardown runs again. Any context.
+ */
+static inline void rmsg_chan_teardown_resume(struct rmsg_channel *ch)
+{
+	queue_work(rmsg_teardown_wq, &ch->teardown);
 }
 
 static inline void rmsg_chan_kill_soft(struct rmsg_channel *ch, int error)

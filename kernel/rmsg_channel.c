@@ -457,19 +457,24 @@ void rmsg_chan_free_work(struct work_struct *work)
  * RESET, for an end that is not orderly) tells the peer, whenever the
  * channel knows the peer's end, whatever it heard from it (its CLOSE or
  * its RESET too): on a link no DREQ follows, and the peer keeps its
- * block's MR until it hears from us. Then wait until the channel's memory
- * may leave the carrier's PD (rmsg_carrier_leave_wait()). A channel that
- * knows no peer end (refused, or never answered) sends nothing: the
- * carrier refuses to (-ECONNRESET).
+ * block's MR until it hears from us. A channel that knows no peer end
+ * (refused, or never answered) sends nothing: the carrier refuses to
+ * (-ECONNRESET). Then may the channel's memory leave the carrier's PD?
+ * Not before the CLOSE has gone and the peer's came
+ * (rmsg_carrier_leave()), which takes no worker of the teardown queue:
+ * false, and the teardown runs again when the link lets it go.
  */
-static void rmsg_chan_link_end(struct rmsg_channel *ch)
+static bool rmsg_chan_link_end(struct rmsg_channel *ch)
 {
 	u8 type = ch->error || ch->abort ? RMSG_CTRL_RESET : RMSG_CTRL_CLOSE;
 
-	if (!rmsg_ctrl_send(ch, RMSG_CTRL_CLOSE_BUF, type, 0))
-		rmsg_data_close_sent(ch);
-	rmsg_carrier_leave_wait(ch);
+	rmsg_ctrl_send(ch, RMSG_CTRL_CLOSE_BUF, type, 0);
+	return rmsg_carrier_leave(ch);
 }
+
+static void rmsg_chan_teardown_end(struct rmsg_channel *ch,
+				   struct rdma_cm_id *id, bool connected,
+				   bool orderly);
 
 static void rmsg_chan_teardown(struct work_struct *work)
 {
@@ -478,9 +483,12 @@ static void rmsg_chan_teardown(struct work_struct *work)
 	struct rmsg_endpoint *ep = ch->ep;
 	struct rdma_cm_id *repair_id, *stale_id, *id;
 	bool connected, orderly;
-	u32 kind = 0;
-	int res;
 
+	/* The link let it go: the rest of its end, as a link's channel's. */
+	if (ch->link_leaving) {
+		rmsg_chan_teardown_end(ch, rmsg_chan_cm_id(ch), false, false);
+		return;
+	}
 	/*
 	 * A repair step under way finishes first; later runs of the work and
 	 * of the timer see the channel DYING and do nothing.
@@ -514,10 +522,28 @@ static void rmsg_chan_teardown(struct work_struct *work)
 	/* Sends taken before the close are written first, if it is orderly. */
 	rmsg_data_close(ch, orderly);
 	if (ch->lchan) {
-		rmsg_chan_link_end(ch);
+		ch->link_leaving = true;
+		if (!rmsg_chan_link_end(ch))
+			return;
 		connected = false;
 		orderly = false;
 	}
+	rmsg_chan_teardown_end(ch, id, connected, orderly);
+}
+
+/*
+ * The teardown from the CLOSE of a channel of its own on: what tells the
+ * peer, the connection's and the verbs' end, the program's last events,
+ * the free. @id, @connected, @orderly: rmsg_chan_teardown()'s findings.
+ */
+static void rmsg_chan_teardown_end(struct rmsg_channel *ch,
+				   struct rdma_cm_id *id, bool connected,
+				   bool orderly)
+{
+	struct rmsg_endpoint *ep = ch->ep;
+	u32 kind = 0;
+	int res;
+
 	/*
 	 * An orderly close tells the peer, and waits until the CLOSE has
 	 * left: the DREQ that follows travels another way and could

@@ -538,7 +538,7 @@ void rmsg_chan_release_verbs(struct rmsg_channel *ch, bool in_handler)
 	if (conn && conn->qp && ch->dev.borrowed) {
 		/*
 		 * On a link: the QP is the carrier's. The channel's end waited
-		 * for its work requests (rmsg_carrier_leave_wait()); it lets
+		 * for its work requests (rmsg_carrier_leave()); it lets
 		 * go of the QP, under both locks as its readers hold either.
 		 */
 		mutex_lock(&ch->ep->chan_lock);

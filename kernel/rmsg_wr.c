@@ -40,7 +40,7 @@ struct workqueue_struct *rmsg_teardown_wq;
  * A carrier's teardown has a queue of its own. Its end drains the link's
  * QP and waits for the channels on the link to detach
  * (rmsg_carrier_quiesce()), which their teardowns do; and their teardowns
- * wait for the carrier's connection to end (rmsg_carrier_leave_wait()).
+ * may need the carrier's connection to end (rmsg_carrier_leave()).
  * Behind 256 of them on rmsg_teardown_wq (its max_active), or behind one
  * when only its rescuer runs, the carrier's end would never start. On
  * this queue it does not wait for any channel's teardown to finish first,

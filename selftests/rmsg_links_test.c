@@ -1121,6 +1121,115 @@ TEST_F_TIMEOUT(links, connect_flood_is_refused_busy, 600)
  */
 
 /* Only ports a kernel binds: 1024 and above are refused. */
+/* Channels of many_channels_close_at_once: more than a queue's workers. */
+#define LINK_MANY	1024
+
+/*
+ * @n channels from @b to @a's listener, up to 64 dials at a time, their
+ * ids in @ib: 0, or the first error (an event's, or -ETIMEDOUT).
+ */
+static int many_channels(struct rmsg_ep *a, struct rmsg_ep *b,
+			 const struct sockaddr_in *addr, __u32 *ib, int n)
+{
+	long deadline = rmsg_now_ms() + 120000L * rmsg_test_slow();
+	int issued = 0, connected = 0, accepted = 0, i, got, id;
+	struct rmsg_event ev[64];
+
+	while (connected < n || accepted < n) {
+		while (issued < n && issued - connected < 64) {
+			id = rmsg_chan_connect(b, (const struct sockaddr *)addr,
+					       sizeof(*addr), issued, 0);
+			if (id < 0)
+				return id;
+			ib[issued++] = id;
+		}
+		got = rmsg_ep_progress(b, ev, 64);
+		for (i = 0; i < got; i++, connected++)
+			if (ev[i].kind != RMSG_CQE_CONNECTED || ev[i].res)
+				return ev[i].res ?: -EPROTO;
+		got = rmsg_ep_progress(a, ev, 64);
+		for (i = 0; i < got; i++, accepted++)
+			if (ev[i].kind != RMSG_CQE_ACCEPTED || ev[i].res)
+				return ev[i].res ?: -EPROTO;
+		if (rmsg_now_ms() > deadline)
+			return -ETIMEDOUT;
+		rmsg_ep_wait(b, 1);
+	}
+	return 0;
+}
+
+/*
+ * The CLOSED events of @n channels of @ep: how many said 0; a channel
+ * that ends otherwise is logged. Stops at the first quiet EVENT_TIMEOUT_MS.
+ */
+static int closed_orderly(struct __test_metadata *_metadata,
+			  struct rmsg_ep *ep, const char *side, int n)
+{
+	int i, orderly = 0;
+	struct rmsg_event ev;
+
+	for (i = 0; i < n; i++) {
+		if (rmsg_lib_event(ep, RMSG_CQE_CLOSED, &ev, EVENT_TIMEOUT_MS))
+			break;
+		if (ev.res)
+			TH_LOG("channel %u of %s ended %d", ev.channel, side,
+			       ev.res);
+		else
+			orderly++;
+	}
+	return orderly;
+}
+
+/*
+ * LINK_MANY channels on the link, closed at once from one side: each end
+ * waits for the peer's CLOSE, which the peer's teardown sends, both on
+ * this host's one teardown queue. A teardown that held its worker while
+ * it waited took the workers the peer's ends needed: the link's
+ * connection was ended after RMSG_CARRIER_CLOSE_MS (30 s) and every
+ * channel still on it ended ECONNRESET. Now every one ends orderly, on
+ * both sides, well within that, and the link is never repaired.
+ */
+TEST_F_TIMEOUT(links, many_channels_close_at_once, 900)
+{
+	int fd = rmsg_ep_fd(self->a);
+	struct rmsg_ep *a = NULL, *b = NULL;
+	struct sockaddr_in to = self->addr;
+	struct rmsg_link_info link;
+	long start, took;
+	__u32 *ib;
+	int i;
+
+	if (unordered_skip(_metadata, self->ordered))
+		return;
+	ASSERT_EQ(0, open_link(self->a, self->b, &self->addr, &link));
+	ASSERT_EQ(0, rmsg_ep_open(&a, 64, 4 * LINK_MANY));
+	ASSERT_EQ(0, rmsg_ep_open(&b, 64, 4 * LINK_MANY));
+	ib = calloc(LINK_MANY, sizeof(*ib));
+	ASSERT_NE(NULL, ib);
+	/* A listener of their own: the fixture's listens on port 0. */
+	to.sin_port = htons(0xa1a1);
+	ASSERT_EQ(0, rmsg_ep_listen(a, (const struct sockaddr *)&to,
+				    sizeof(to), 0xa1, 0));
+	ASSERT_EQ(0, many_channels(a, b, &to, ib, LINK_MANY));
+	ASSERT_EQ(0, wait_link_chans(fd, &link, LINK_MANY, 20000))
+		TH_LOG("%u channels on the link", link.channels);
+
+	start = rmsg_now_ms();
+	for (i = 0; i < LINK_MANY; i++)
+		ASSERT_EQ(0, rmsg_chan_close(b, ib[i], 0));
+	EXPECT_EQ(LINK_MANY, closed_orderly(_metadata, b, "b", LINK_MANY));
+	EXPECT_EQ(LINK_MANY, closed_orderly(_metadata, a, "a", LINK_MANY));
+	took = rmsg_now_ms() - start;
+	TH_LOG("%d channels closed in %ld ms", LINK_MANY, took);
+	EXPECT_EQ(0, wait_link_chans(fd, &link, 0, 20000))
+		TH_LOG("%u channels left on the link", link.channels);
+	EXPECT_EQ(RMSG_CHAN_INFO_OPEN, link.state);
+	EXPECT_EQ(0, chan_repairs(fd, link.ep_id, link.channel));
+	free(ib);
+	rmsg_ep_drop(&a);
+	rmsg_ep_drop(&b);
+}
+
 TEST_F(links, link_port_below_1024)
 {
 	EXPECT_EQ(-EIO, rmsg_write_param("link_port", "1024"));
