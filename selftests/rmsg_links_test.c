@@ -1237,4 +1237,7 @@ TEST_F(links, link_port_below_1024)
 	EXPECT_EQ(0, rmsg_write_param("link_port", "0"));
 }
 
-TEST_HARNESS_MAIN
+int main(int argc, char **argv)
+{
+	return rmsg_test_main(argc, argv);
+}
