@@ -1147,7 +1147,10 @@ TEST_F_TIMEOUT(lrndv, sendv, 600)
 /*
  * Any size from and into malloc() memory, both ways (64 MiB one way):
  * eager up to the eager maximum, zero copy from pages pinned for the
- * transfer above it; pinned memory goes back after each.
+ * transfer above it; pinned memory goes back after each. The imm variant
+ * leaves the 64 MiB out, as rndv.largest's does: with force_imm_arrival
+ * only the arrival of the request differs, not the pinning or the move,
+ * which the flag variant's 64 MiB covers (some 6 s of make check).
  */
 TEST_F_TIMEOUT(lrndv, plain_memory_sizes, 900)
 {
@@ -1171,6 +1174,8 @@ TEST_F_TIMEOUT(lrndv, plain_memory_sizes, 900)
 	 */
 	n = rmsg_test_slow() > 1 ? ARRAY_SIZE(sizes) - 1 : ARRAY_SIZE(sizes);
 	for (i = 0; i < n; i++) {
+		if (variant->imm && sizes[i] == 64U << 20)
+			break;
 		ASSERT_TRUE(xfer_plain(p, &p->b, &p->a, seq++, sizes[i], 0))
 			TH_LOG("b to a: %s", why);
 		/*
