@@ -417,7 +417,8 @@ FIXTURE_SETUP(lrndv)
 			SKIP(rmsg_setup_skipped(_metadata); return,
 			     "no writable %s", IMM_PARAM);
 	} else {
-		ASSERT_EQ(0, rmsg_sh("echo %d > " IMM_PARAM, variant->imm));
+		ASSERT_EQ(0, rmsg_write_param("force_imm_arrival",
+					      variant->imm ? "1" : "0"));
 		self->imm_set = true;
 	}
 	unsetenv("RMSG_RNDV_THRESH");
@@ -430,7 +431,7 @@ FIXTURE_TEARDOWN(lrndv)
 {
 	pair_close(&self->p);
 	if (self->imm_set)
-		rmsg_sh("echo 0 > " IMM_PARAM);
+		rmsg_write_param("force_imm_arrival", "0");
 }
 
 /* rmsg_msg_send() on both sides of the threshold, up to 16 MiB, unaligned. */

@@ -23,7 +23,6 @@
 #define XFER_TIMEOUT_MS		240000
 #define REGION			(80U << 20)	/* 64 MiB and room around */
 #define GUARD			4096
-#define IMM_PARAM		"/sys/module/rmsg/parameters/force_imm_arrival"
 
 struct side {
 	struct rmsg_ep *ep;
@@ -156,7 +155,8 @@ FIXTURE_SETUP(rndv)
 	if (!rmsg_local_addr(&self->addr, 0))
 		SKIP(rmsg_setup_skipped(_metadata); return,
 		     "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
-	ASSERT_EQ(0, rmsg_sh("echo %d > " IMM_PARAM, variant->imm));
+	ASSERT_EQ(0, rmsg_write_param("force_imm_arrival",
+				      variant->imm ? "1" : "0"));
 	self->imm_set = true;
 	ASSERT_EQ(0, open_side(&self->a));
 	ASSERT_EQ(0, open_side(&self->b));
@@ -179,7 +179,7 @@ FIXTURE_TEARDOWN(rndv)
 		munmap(self->b.mem, REGION);
 	}
 	if (self->imm_set)
-		rmsg_sh("echo 0 > " IMM_PARAM);
+		rmsg_write_param("force_imm_arrival", "0");
 }
 
 #define RX_TAG		(1ULL << 32)
