@@ -30,7 +30,13 @@
 #define EVENT_TIMEOUT_MS	((int)(20000 * rmsg_test_slow()))
 #define XFER_TIMEOUT_MS		((int)(120000 * rmsg_test_slow()))
 #define IMM_PARAM		"/sys/module/rmsg/parameters/force_imm_arrival"
-#define REGION			(40U << 20)	/* 16 MiB twice and room */
+/*
+ * Each endpoint's region: the largest transfer in one is 16 MiB, at a
+ * page and a few bytes in (send_picks_by_threshold), and room. 40 MiB
+ * each side before: pinning cost about 8 ms a MiB under emulation, and
+ * each lrndv test pins and unpins both in its set-up and teardown.
+ */
+#define REGION			(20U << 20)
 #define GUARD			4096
 #define THRESH			8192	/* below the eager maximum */
 #define LOG_MAX			512
