@@ -226,6 +226,24 @@ t_fi_info() {
 		fail "not 64 tag bits"
 }
 
+# Wait until fi_pingpong's server, pid $1, listens on its control port
+# (47592, which its pp_ctrl_init() opens first of all, before libfabric
+# is asked for anything), at most 3 s (scaled); then its client may
+# connect. The client does not retry a refused connect: this stands for
+# the second the tests slept before each client (most of it waiting on a
+# server that listened within a few tenths).
+pp_server_listens() {
+	local i
+
+	for ((i = 0; i < 30 * slow; i++)); do
+		grep -Eq ':B9E8 [0-9A-F]+:0000 0A ' /proc/net/tcp \
+			/proc/net/tcp6 2>/dev/null && return 0
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
 # fi_pingpong with its own data check, server and client: mode $1, the
 # largest size as it prints it $2, then more of its options. The endpoint
 # type is $pp_ep's (rdm unless the caller sets it: msg).
@@ -236,7 +254,7 @@ pingpong() {
 	timeout -k 5 "$limit" fi_pingpong -p rmsg -e "$ep" -m "$mode" -c "$@" \
 		>"$tmp/server.$mode" 2>&1 &
 	s=$!
-	sleep 1
+	pp_server_listens "$s"
 	timeout -k 5 "$limit" fi_pingpong -p rmsg -e "$ep" -m "$mode" -c "$@" \
 		"$addr" >"$tmp/client.$mode" 2>&1
 	c=$?
@@ -283,7 +301,7 @@ t_params() {
 	FI_LOG_LEVEL=warn FI_RMSG_BLOCK_SIZE=100 timeout -k 5 60 \
 		fi_pingpong -p rmsg -e rdm -m msg >"$tmp/bad_server" 2>&1 &
 	s=$!
-	sleep 1
+	pp_server_listens "$s"
 	FI_LOG_LEVEL=warn FI_RMSG_BLOCK_SIZE=100 timeout -k 5 60 \
 		fi_pingpong -p rmsg -e rdm -m msg "$addr" >"$tmp/bad_client" 2>&1 &&
 		fail "fi_pingpong with FI_RMSG_BLOCK_SIZE=100 exited 0"

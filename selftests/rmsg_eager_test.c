@@ -23,7 +23,6 @@
 #define AREA			(256 * 1024)
 #define SLOT			(20 * 1024)	/* above the largest message */
 #define SLOTS			(AREA / SLOT)
-#define IMM_PARAM		"/sys/module/rmsg/parameters/force_imm_arrival"
 
 struct side {
 	struct rmsg_ep *ep;
@@ -129,9 +128,10 @@ FIXTURE_VARIANT_ADD(eager, imm) {
 	.imm = true,
 };
 
+/* force_imm_arrival, written directly: a shell per test was a fork. */
 static int set_imm(bool on)
 {
-	return rmsg_sh("echo %d > " IMM_PARAM, on ? 1 : 0);
+	return rmsg_write_param("force_imm_arrival", on ? "1" : "0");
 }
 
 FIXTURE_SETUP(eager)

@@ -30,7 +30,13 @@
 #define EVENT_TIMEOUT_MS	((int)(20000 * rmsg_test_slow()))
 #define XFER_TIMEOUT_MS		((int)(120000 * rmsg_test_slow()))
 #define IMM_PARAM		"/sys/module/rmsg/parameters/force_imm_arrival"
-#define REGION			(40U << 20)	/* 16 MiB twice and room */
+/*
+ * Each endpoint's region: the largest transfer in one is 16 MiB, at a
+ * page and a few bytes in (send_picks_by_threshold), and room. 40 MiB
+ * each side before: pinning cost about 8 ms a MiB under emulation, and
+ * each lrndv test pins and unpins both in its set-up and teardown.
+ */
+#define REGION			(20U << 20)
 #define GUARD			4096
 #define THRESH			8192	/* below the eager maximum */
 #define LOG_MAX			512
@@ -417,7 +423,8 @@ FIXTURE_SETUP(lrndv)
 			SKIP(rmsg_setup_skipped(_metadata); return,
 			     "no writable %s", IMM_PARAM);
 	} else {
-		ASSERT_EQ(0, rmsg_sh("echo %d > " IMM_PARAM, variant->imm));
+		ASSERT_EQ(0, rmsg_write_param("force_imm_arrival",
+					      variant->imm ? "1" : "0"));
 		self->imm_set = true;
 	}
 	unsetenv("RMSG_RNDV_THRESH");
@@ -430,7 +437,7 @@ FIXTURE_TEARDOWN(lrndv)
 {
 	pair_close(&self->p);
 	if (self->imm_set)
-		rmsg_sh("echo 0 > " IMM_PARAM);
+		rmsg_write_param("force_imm_arrival", "0");
 }
 
 /* rmsg_msg_send() on both sides of the threshold, up to 16 MiB, unaligned. */
@@ -1147,7 +1154,10 @@ TEST_F_TIMEOUT(lrndv, sendv, 600)
 /*
  * Any size from and into malloc() memory, both ways (64 MiB one way):
  * eager up to the eager maximum, zero copy from pages pinned for the
- * transfer above it; pinned memory goes back after each.
+ * transfer above it; pinned memory goes back after each. The imm variant
+ * leaves the 64 MiB out, as rndv.largest's does: with force_imm_arrival
+ * only the arrival of the request differs, not the pinning or the move,
+ * which the flag variant's 64 MiB covers (some 6 s of make check).
  */
 TEST_F_TIMEOUT(lrndv, plain_memory_sizes, 900)
 {
@@ -1171,6 +1181,8 @@ TEST_F_TIMEOUT(lrndv, plain_memory_sizes, 900)
 	 */
 	n = rmsg_test_slow() > 1 ? ARRAY_SIZE(sizes) - 1 : ARRAY_SIZE(sizes);
 	for (i = 0; i < n; i++) {
+		if (variant->imm && sizes[i] == 64U << 20)
+			break;
 		ASSERT_TRUE(xfer_plain(p, &p->b, &p->a, seq++, sizes[i], 0))
 			TH_LOG("b to a: %s", why);
 		/*

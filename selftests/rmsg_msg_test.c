@@ -118,9 +118,10 @@ static bool check_seq(const unsigned char *p, unsigned int len,
 	return check(p, len, st, seq, size_of(seq, max));
 }
 
+/* force_imm_arrival, written directly: a shell per test was a fork. */
 static int set_imm(bool on)
 {
-	return rmsg_sh("echo %d > " IMM_PARAM, on ? 1 : 0);
+	return rmsg_write_param("force_imm_arrival", on ? "1" : "0");
 }
 
 /* ------------------------------------------------------------------ */

@@ -23,7 +23,6 @@
 #define PG			4096UL
 #define NOBODY			65534
 #define GUARD_BYTE		0xee
-#define IMM_PARAM		"/sys/module/rmsg/parameters/force_imm_arrival"
 
 /* --- rings, regions and bytes ------------------------------------------- */
 
@@ -535,7 +534,8 @@ FIXTURE_SETUP(stress)
 	if (!rmsg_local_addr(&self->addr, 0))
 		SKIP(rmsg_setup_skipped(_metadata); return,
 		     "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
-	ASSERT_EQ(0, rmsg_sh("echo %d > " IMM_PARAM, variant->imm));
+	ASSERT_EQ(0, rmsg_write_param("force_imm_arrival",
+				      variant->imm ? "1" : "0"));
 	self->imm_set = true;
 	s = calloc(1, sizeof(*s));
 	ASSERT_NE(NULL, s);
@@ -562,7 +562,7 @@ FIXTURE_TEARDOWN(stress)
 	unsigned int i;
 
 	if (self->imm_set)
-		rmsg_sh("echo 0 > " IMM_PARAM);
+		rmsg_write_param("force_imm_arrival", "0");
 	if (!self->s)
 		return;
 	for (i = 0; i < 2; i++) {

@@ -22,15 +22,22 @@
 #define EVENT_TIMEOUT_MS	20000
 #define XFER_TIMEOUT_MS		240000
 #define REGION			(80U << 20)	/* 64 MiB and room around */
+/*
+ * What every test but largest registers: what they use (many_in_flight's
+ * 40 transfers end below 12 MiB) and room. Pinning a region cost about
+ * 8 ms a MiB under emulation: 80 MiB each side was a second of every
+ * test's set-up. largest makes both REGION (grow_region()).
+ */
+#define REGION_SMALL		(16U << 20)
 #define GUARD			4096
-#define IMM_PARAM		"/sys/module/rmsg/parameters/force_imm_arrival"
 
 struct side {
 	struct rmsg_ep *ep;
 	const unsigned char *block;
 	struct rmsg_vb_rx rx;
 	unsigned int channel;
-	unsigned char *mem;	/* REGION bytes, registered */
+	unsigned char *mem;	/* len bytes, registered */
+	__u64 len;		/* REGION_SMALL, or REGION (largest) */
 	__u32 region;
 	__u8 send_flags;	/* of its SEND_RNDVs */
 };
@@ -86,6 +93,19 @@ static int dereg(struct rmsg_ep *ep, __u32 handle)
 	return ioctl(rmsg_ep_fd(ep), RMSG_IOC_DEREG, &d) ? -errno : 0;
 }
 
+/* Map @len bytes for @s and register them as its region. */
+static int map_region(struct side *s, __u64 len)
+{
+	s->mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s->mem == MAP_FAILED) {
+		s->mem = NULL;
+		return -errno;
+	}
+	s->len = len;
+	return reg(s->ep, s->mem, len, &s->region);
+}
+
 static int open_side(struct side *s)
 {
 	struct rmsg_ep_setup p = {
@@ -97,11 +117,19 @@ static int open_side(struct side *s)
 
 	if (ret)
 		return ret;
-	s->mem = mmap(NULL, REGION, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (s->mem == MAP_FAILED)
-		return -errno;
-	return reg(s->ep, s->mem, REGION, &s->region);
+	return map_region(s, REGION_SMALL);
+}
+
+/* @s's region, deregistered and unmapped, made again with @len bytes. */
+static int grow_region(struct side *s, __u64 len)
+{
+	int ret = dereg(s->ep, s->region);
+
+	if (ret)
+		return ret;
+	munmap(s->mem, s->len);
+	s->mem = NULL;
+	return map_region(s, len);
 }
 
 static int start_side(struct side *s, const struct rmsg_cqe *cqe)
@@ -156,7 +184,8 @@ FIXTURE_SETUP(rndv)
 	if (!rmsg_local_addr(&self->addr, 0))
 		SKIP(rmsg_setup_skipped(_metadata); return,
 		     "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
-	ASSERT_EQ(0, rmsg_sh("echo %d > " IMM_PARAM, variant->imm));
+	ASSERT_EQ(0, rmsg_write_param("force_imm_arrival",
+				      variant->imm ? "1" : "0"));
 	self->imm_set = true;
 	ASSERT_EQ(0, open_side(&self->a));
 	ASSERT_EQ(0, open_side(&self->b));
@@ -175,11 +204,13 @@ FIXTURE_TEARDOWN(rndv)
 	if (self->opened) {
 		rmsg_ep_drop(&self->a.ep);
 		rmsg_ep_drop(&self->b.ep);
-		munmap(self->a.mem, REGION);
-		munmap(self->b.mem, REGION);
+		if (self->a.mem)
+			munmap(self->a.mem, self->a.len);
+		if (self->b.mem)
+			munmap(self->b.mem, self->b.len);
 	}
 	if (self->imm_set)
-		rmsg_sh("echo 0 > " IMM_PARAM);
+		rmsg_write_param("force_imm_arrival", "0");
 }
 
 #define RX_TAG		(1ULL << 32)
@@ -368,6 +399,8 @@ TEST_F_TIMEOUT(rndv, largest, 900)
 	};
 	unsigned int seq = 0;
 
+	ASSERT_EQ(0, grow_region(&self->a, REGION));
+	ASSERT_EQ(0, grow_region(&self->b, REGION));
 	run(_metadata, &self->b, &self->a, &x, 1, &self->seq);
 	run(_metadata, &self->a, &self->b, &back, 1, &seq);
 }
@@ -432,8 +465,10 @@ TEST_F_TIMEOUT(rndv, dereg_while_busy, 300)
 		EXPECT_EQ(0, dereg(self->a.ep, self->a.region));
 	EXPECT_EQ(-ENOENT, dereg(self->b.ep, self->b.region));
 	/* Registered again, the channel goes on. */
-	ASSERT_EQ(0, reg(self->b.ep, self->b.mem, REGION, &self->b.region));
-	ASSERT_EQ(0, reg(self->a.ep, self->a.mem, REGION, &self->a.region));
+	ASSERT_EQ(0, reg(self->b.ep, self->b.mem, self->b.len,
+			 &self->b.region));
+	ASSERT_EQ(0, reg(self->a.ep, self->a.mem, self->a.len,
+			 &self->a.region));
 	self->seq = 1;
 	run(_metadata, &self->b, &self->a, &x, 1, &self->seq);
 }
@@ -444,7 +479,7 @@ TEST_F(rndv, bad_sqes)
 	struct rmsg_sqe *sqe;
 	struct rmsg_cqe cqe;
 	__u64 base = (__u64)(uintptr_t)self->b.mem;
-	static const struct {
+	const struct {
 		__u32 region_delta;
 		__u64 off;
 		__u32 len;
@@ -452,7 +487,7 @@ TEST_F(rndv, bad_sqes)
 		int res;
 	} cases[] = {
 		{ 77, 0, 100, 0, -ENOENT },
-		{ 0, REGION - 10, 100, 0, -EFAULT },
+		{ 0, self->b.len - 10, 100, 0, -EFAULT },
 		{ 0, 0, 0, 0, -EINVAL },
 		{ 0, 0, 100, RMSG_RNDV_F_DISCARD, -EINVAL },
 		{ 0, 0, 100, RMSG_RNDV_F_PUT | RMSG_RNDV_F_DISCARD, -EINVAL },
