@@ -322,6 +322,9 @@ static void __rmsg_chan_progress(struct rmsg_channel *ch)
 		return;
 	}
 	rmsg_chan_liveness(ch);
+	/* The peer's ASK wants our block (rmsg_leases.c): made here. */
+	if (test_and_clear_bit(RMSG_CHAN_LEASE_ALLOC, &ch->flags))
+		rmsg_block_lease_make(ch);
 	/* On a link: what the rdma_cm's ESTABLISHED is to a channel's own. */
 	if (test_and_clear_bit(RMSG_CHAN_LINK_UP, &ch->flags) &&
 	    READ_ONCE(ch->state) != RMSG_CHAN_DYING) {
@@ -1129,6 +1132,59 @@ void rmsg_chan_device_added(struct rmsg_endpoint *ep)
 	mutex_unlock(&ep->chan_lock);
 }
 
+/*
+ * A page of a leased block's mapping (rmsg_chan_mmap()): the page of the
+ * block the channel has now, or the module's zeroed page while it has
+ * none (a block where nothing arrived, at any lap). Under
+ * ep->block_map_lock for reading, with the page table entry made before
+ * it is dropped: rmsg_block_publish() changes the block and zaps the
+ * range under it for writing, so no entry of the old state survives.
+ * The entry holds its own reference to the page.
+ */
+static vm_fault_t rmsg_chan_block_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct rmsg_endpoint *ep = vma->vm_file->private_data;
+	u64 rel = ((u64)vmf->pgoff << PAGE_SHIFT) - RMSG_OFF_BLOCK_BASE;
+	u32 idx = (rel & ((1ULL << RMSG_OFF_BLOCK_SHIFT) - 1)) >> PAGE_SHIFT;
+	struct page *page = rmsg_pages_empty();
+	struct rmsg_channel *ch;
+	vm_fault_t ret;
+
+	down_read(&ep->block_map_lock);
+	xa_lock(&ep->channels);
+	ch = xa_load(&ep->channels, rel >> RMSG_OFF_BLOCK_SHIFT);
+	if (ch && ch->block && idx < ch->block->npages)
+		page = ch->block->pages[idx];
+	/* The block may go once the table's lock is dropped. */
+	get_page(page);
+	xa_unlock(&ep->channels);
+	ret = vmf_insert_page(vma, vmf->address, page);
+	put_page(page);
+	up_read(&ep->block_map_lock);
+	return ret;
+}
+
+static const struct vm_operations_struct rmsg_chan_block_vm_ops = {
+	.fault	= rmsg_chan_block_fault,
+};
+
+/*
+ * A leased block's mapping, of @npages at most: no pages now, each comes
+ * at its first touch (rmsg_chan_block_fault()), and goes when a lease
+ * starts. VM_MIXEDMAP lets the fault handler insert pages while it holds
+ * mmap_lock for reading. Read-only for good, fixed in size.
+ */
+static int rmsg_chan_mmap_leased(struct vm_area_struct *vma, u32 npages)
+{
+	if ((vma->vm_end - vma->vm_start) >> PAGE_SHIFT > npages)
+		return -EINVAL;
+	rmsg_vm_flags_mod(vma, VM_MIXEDMAP | VM_DONTEXPAND | VM_DONTDUMP,
+			  VM_MAYWRITE);
+	vma->vm_ops = &rmsg_chan_block_vm_ops;
+	return 0;
+}
+
 /**
  * rmsg_chan_mmap() - map a channel's receive block into the program
  * @ep: the endpoint
@@ -1150,6 +1206,7 @@ int rmsg_chan_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma)
 	struct rmsg_channel *ch;
 	u64 rel = off - RMSG_OFF_BLOCK_BASE;
 	enum rmsg_chan_state state;
+	u32 leased = 0;
 	int ret;
 
 	if (off < RMSG_OFF_BLOCK_BASE ||
@@ -1165,11 +1222,16 @@ int rmsg_chan_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma)
 	ch = xa_load(&ep->channels, rel >> RMSG_OFF_BLOCK_SHIFT);
 	state = ch ? READ_ONCE(ch->state) : RMSG_CHAN_DYING;
 	if ((state == RMSG_CHAN_OPEN || state == RMSG_CHAN_RECOVERING) &&
-	    ch->block) {
+	    ch->lease.on) {
+		leased = PAGE_ALIGN(ch->block_size) >> PAGE_SHIFT;
+	} else if ((state == RMSG_CHAN_OPEN ||
+		    state == RMSG_CHAN_RECOVERING) && ch->block) {
 		block = ch->block;
 		kref_get(&block->ref);
 	}
 	xa_unlock(&ep->channels);
+	if (leased)
+		return rmsg_chan_mmap_leased(vma, leased);
 	if (!block)
 		return -ENOENT;
 	ret = rmsg_pages_mmap(block, vma, false);

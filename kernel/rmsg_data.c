@@ -44,8 +44,8 @@
  *
  * Layer (Documentation/design.rst, "Layers"): of the module's files it
  * calls only these, all below it: rmsg_cq.c, rmsg_data_write.c,
- * rmsg_devices.c, rmsg_pages.c, rmsg_rndv.c, rmsg_rndv_repair.c and
- * rmsg_wr.c.
+ * rmsg_devices.c, rmsg_leases.c, rmsg_pages.c, rmsg_rndv.c,
+ * rmsg_rndv_repair.c and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -789,6 +789,12 @@ static int rmsg_data_push(struct rmsg_channel *ch, bool more, bool cqe_now)
 
 	while (ch->tx_live &&
 	       ch->pending.posted != rmsg_data_pend_end(ch)) {
+		/* A leased block: written only under a lease (ASK for one). */
+		if (!rmsg_lease_may_write(ch)) {
+			rmsg_lease_want(ch);
+			ret = -EAGAIN;
+			break;
+		}
 		ret = rmsg_data_write(ch, ch->pending.posted,
 				      more || ch->pending.posted + 1 !=
 						      ch->pending.tail,
@@ -879,6 +885,8 @@ static void rmsg_data_progress(struct rmsg_channel *ch)
 
 	/* This run looks for room: a request made before it is answered. */
 	WRITE_ONCE(ch->wrs.room_wanted, false);
+	/* Before the push: a GRANT may let what waits be written. */
+	rmsg_lease_progress(ch);
 	rmsg_data_take_credit(ch);
 	rmsg_data_post_done(ch);
 	rmsg_rndv_progress(ch);

@@ -7,8 +7,8 @@
  * Layer (Documentation/design.rst, "Layers"): of the module's files it
  * calls only these, all below it: rmsg_carrier.c, rmsg_cdev.c,
  * rmsg_channel.c, rmsg_ctl.c, rmsg_data.c, rmsg_devices.c,
- * rmsg_lifecycle.c, rmsg_link_chan.c, rmsg_links.c, rmsg_rndv.c,
- * rmsg_user.c and rmsg_wr.c.
+ * rmsg_leases.c, rmsg_lifecycle.c, rmsg_link_chan.c, rmsg_links.c,
+ * rmsg_pages.c, rmsg_rndv.c, rmsg_user.c and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -41,9 +41,13 @@ static int __init rmsg_init(void)
 	rmsg_carrier_init_module();
 	rmsg_link_chan_init_module();
 	rmsg_link_init_module();
-	ret = rmsg_wr_init_module();
+	rmsg_leases_init_module();
+	ret = rmsg_pages_init_module();
 	if (ret)
 		goto out_user;
+	ret = rmsg_wr_init_module();
+	if (ret)
+		goto out_pages;
 	ret = rmsg_devices_init(&rmsg_device_watch);
 	if (ret)
 		goto out_wr;
@@ -57,6 +61,8 @@ out_devices:
 	rmsg_devices_exit();
 out_wr:
 	rmsg_wr_exit_module();
+out_pages:
+	rmsg_pages_exit_module();
 out_user:
 	rmsg_user_exit();
 	return ret;
@@ -74,6 +80,7 @@ static void __exit rmsg_exit(void)
 	rmsg_link_chan_exit_module();
 	rmsg_devices_exit();
 	rmsg_wr_exit_module();
+	rmsg_pages_exit_module();
 	/* Last: everything it counts is gone by now, or leaked. */
 	rmsg_user_exit();
 	pr_info("unloaded\n");
