@@ -1196,6 +1196,9 @@ static int rmsg_chan_mmap_leased(struct vm_area_struct *vma, u32 npages)
  * table's spinlock, under which ch->block is set and cleared, and a
  * channel in the table is not freed.
  *
+ * A leased block (ch->lease.on) is mapped whether the channel has a block
+ * now or not: rmsg_chan_mmap_leased().
+ *
  * Return: 0, -EINVAL for a bad offset, size or sharing, -EPERM for a
  * writable mapping, -ENOENT when the channel is not open.
  */

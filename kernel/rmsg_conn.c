@@ -128,12 +128,13 @@ void rmsg_chan_set_conn(struct rmsg_channel *ch, struct rmsg_conn *conn)
  * @block: its pages, zeroed
  *
  * Under the table's lock, which rmsg_chan_mmap() and the fault handler of
- * a leased block take. A leased block is mapped by faults (rmsg_block.c
- * in rmsg_channel.c: rmsg_chan_block_fault()): what the program's page
+ * a leased block take. A leased block is mapped by faults
+ * (rmsg_chan_block_fault(), rmsg_channel.c): what the program's page
  * tables hold of the time before (the module's zeroed page) goes, under
  * ep->block_map_lock for writing, so that a fault that read the old
  * state has put its page in before the zap takes it away, and every
- * later one finds @block.
+ * later one finds @block. The caller holds no rmsg lock: faults take
+ * ep->block_map_lock under mmap_lock.
  */
 static void rmsg_block_publish(struct rmsg_channel *ch,
 			       struct rmsg_pages *block)
@@ -546,8 +547,10 @@ int rmsg_chan_create_qp(struct rmsg_channel *ch)
  *
  * A channel being repaired or ending makes nothing: a leased channel is
  * not repaired yet, and an ending one frees what it has. On failure the
- * channel ends (ENOMEM, or the device's error); what was made is freed
- * with the channel (rmsg_chan_release_verbs()).
+ * channel ends with the error (ENOMEM, EOPNOTSUPP for a device whose DMA
+ * needs syncs, the post's); what was made is freed with the channel
+ * (rmsg_chan_release_verbs()). A back-off and retry instead
+ * (rmsg_lease_rx_alloc_failed()) is still to come.
  */
 void rmsg_block_lease_make(struct rmsg_channel *ch)
 {
@@ -567,7 +570,7 @@ void rmsg_block_lease_make(struct rmsg_channel *ch)
 	if (!ret)
 		ret = rmsg_lease_made(ch, ch->dev.mr->rkey);
 	if (ret)
-		rmsg_chan_kill(ch, ret == -EOPNOTSUPP ? ret : -ENOMEM);
+		rmsg_chan_kill(ch, ret);
 }
 
 /**
