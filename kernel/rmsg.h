@@ -418,9 +418,6 @@ void rmsg_pages_put(struct rmsg_pages *p);
 void rmsg_summary_mark(struct rmsg_pages *summary, u32 channel);
 int rmsg_pages_mmap(struct rmsg_pages *p, struct vm_area_struct *vma,
 		    bool writable);
-struct page *rmsg_pages_empty(void);
-int rmsg_pages_init_module(void);
-void rmsg_pages_exit_module(void);
 
 int rmsg_cdev_init(void);
 void rmsg_cdev_exit(void);

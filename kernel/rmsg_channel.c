@@ -41,6 +41,8 @@
 #include <linux/dma-mapping.h>
 #include <linux/kref.h>
 #include <linux/mm.h>
+#include <linux/pfn_t.h>
+#include <linux/pgtable.h>
 #include <linux/module.h>
 #include <linux/random.h>
 #include <linux/scatterlist.h>
@@ -1134,12 +1136,18 @@ void rmsg_chan_device_added(struct rmsg_endpoint *ep)
 
 /*
  * A page of a leased block's mapping (rmsg_chan_mmap()): the page of the
- * block the channel has now, or the module's zeroed page while it has
- * none (a block where nothing arrived, at any lap). Under
+ * block the channel has now, or while it has none the kernel's shared
+ * zero page (a block where nothing arrived, at any lap). Under
  * ep->block_map_lock for reading, with the page table entry made before
  * it is dropped: rmsg_block_publish() changes the block and zaps the
  * range under it for writing, so no entry of the old state survives.
- * The entry holds its own reference to the page.
+ *
+ * A block's page is mapped with a reference of the entry's own
+ * (vm_insert_page()), so it stays while mapped even after its channel
+ * let go of it. The zero page goes in as a special entry that counts no
+ * reference (vmf_insert_mixed()): a page of the module's, shared by every
+ * program, would have its count raised by each mapping, which enough
+ * mappings could overflow.
  */
 static vm_fault_t rmsg_chan_block_fault(struct vm_fault *vmf)
 {
@@ -1147,20 +1155,26 @@ static vm_fault_t rmsg_chan_block_fault(struct vm_fault *vmf)
 	struct rmsg_endpoint *ep = vma->vm_file->private_data;
 	u64 rel = ((u64)vmf->pgoff << PAGE_SHIFT) - RMSG_OFF_BLOCK_BASE;
 	u32 idx = (rel & ((1ULL << RMSG_OFF_BLOCK_SHIFT) - 1)) >> PAGE_SHIFT;
-	struct page *page = rmsg_pages_empty();
+	struct page *page = NULL;
 	struct rmsg_channel *ch;
 	vm_fault_t ret;
 
 	down_read(&ep->block_map_lock);
 	xa_lock(&ep->channels);
 	ch = xa_load(&ep->channels, rel >> RMSG_OFF_BLOCK_SHIFT);
-	if (ch && ch->block && idx < ch->block->npages)
+	if (ch && ch->block && idx < ch->block->npages) {
 		page = ch->block->pages[idx];
-	/* The block may go once the table's lock is dropped. */
-	get_page(page);
+		/* The block may go once the table's lock is dropped. */
+		get_page(page);
+	}
 	xa_unlock(&ep->channels);
-	ret = vmf_insert_page(vma, vmf->address, page);
-	put_page(page);
+	if (page) {
+		ret = vmf_insert_page(vma, vmf->address, page);
+		put_page(page);
+	} else {
+		ret = vmf_insert_mixed(vma, vmf->address,
+				       pfn_to_pfn_t(my_zero_pfn(vmf->address)));
+	}
 	up_read(&ep->block_map_lock);
 	return ret;
 }
@@ -1173,7 +1187,8 @@ static const struct vm_operations_struct rmsg_chan_block_vm_ops = {
  * A leased block's mapping, of @npages at most: no pages now, each comes
  * at its first touch (rmsg_chan_block_fault()), and goes when a lease
  * starts. VM_MIXEDMAP lets the fault handler insert pages while it holds
- * mmap_lock for reading. Read-only for good, fixed in size.
+ * mmap_lock for reading, and the zero page without a reference. Read-only
+ * for good (the zero page is only ever mapped so), fixed in size.
  */
 static int rmsg_chan_mmap_leased(struct vm_area_struct *vma, u32 npages)
 {

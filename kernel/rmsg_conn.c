@@ -130,7 +130,7 @@ void rmsg_chan_set_conn(struct rmsg_channel *ch, struct rmsg_conn *conn)
  * Under the table's lock, which rmsg_chan_mmap() and the fault handler of
  * a leased block take. A leased block is mapped by faults
  * (rmsg_chan_block_fault(), rmsg_channel.c): what the program's page
- * tables hold of the time before (the module's zeroed page) goes, under
+ * tables hold of the time before (the zero page) goes, under
  * ep->block_map_lock for writing, so that a fault that read the old
  * state has put its page in before the zap takes it away, and every
  * later one finds @block. The caller holds no rmsg lock: faults take

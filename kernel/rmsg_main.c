@@ -42,12 +42,9 @@ static int __init rmsg_init(void)
 	rmsg_link_chan_init_module();
 	rmsg_link_init_module();
 	rmsg_leases_init_module();
-	ret = rmsg_pages_init_module();
-	if (ret)
-		goto out_user;
 	ret = rmsg_wr_init_module();
 	if (ret)
-		goto out_pages;
+		goto out_user;
 	ret = rmsg_devices_init(&rmsg_device_watch);
 	if (ret)
 		goto out_wr;
@@ -61,8 +58,6 @@ out_devices:
 	rmsg_devices_exit();
 out_wr:
 	rmsg_wr_exit_module();
-out_pages:
-	rmsg_pages_exit_module();
 out_user:
 	rmsg_user_exit();
 	return ret;
@@ -80,7 +75,6 @@ static void __exit rmsg_exit(void)
 	rmsg_link_chan_exit_module();
 	rmsg_devices_exit();
 	rmsg_wr_exit_module();
-	rmsg_pages_exit_module();
 	/* Last: everything it counts is gone by now, or leaked. */
 	rmsg_user_exit();
 	pr_info("unloaded\n");

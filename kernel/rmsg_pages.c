@@ -166,28 +166,3 @@ int rmsg_pages_mmap(struct rmsg_pages *p, struct vm_area_struct *vma,
 	vma->vm_ops = &rmsg_pages_vm_ops;
 	return 0;
 }
-
-/*
- * One zeroed page, which every leased block's mapping shows while its
- * channel has no block (rmsg_chan_mmap(), in rmsg_channel.c): a block
- * where nothing arrived. Only ever mapped read-only, and nothing writes
- * it; each mapping holds a reference of its own.
- */
-static struct page *rmsg_empty_page;
-
-struct page *rmsg_pages_empty(void)
-{
-	return rmsg_empty_page;
-}
-
-int __init rmsg_pages_init_module(void)
-{
-	rmsg_empty_page = alloc_page(GFP_KERNEL | __GFP_ZERO);
-	return rmsg_empty_page ? 0 : -ENOMEM;
-}
-
-/* Every mapping is gone: each holds the file, and the file the module. */
-void rmsg_pages_exit_module(void)
-{
-	put_page(rmsg_empty_page);
-}
