@@ -8,7 +8,7 @@
  * calls only these, all below it: rmsg_carrier.c, rmsg_cdev.c,
  * rmsg_channel.c, rmsg_ctl.c, rmsg_data.c, rmsg_devices.c,
  * rmsg_leases.c, rmsg_lifecycle.c, rmsg_link_chan.c, rmsg_links.c,
- * rmsg_pages.c, rmsg_rndv.c, rmsg_user.c and rmsg_wr.c.
+ * rmsg_rndv.c, rmsg_user.c and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
