@@ -182,7 +182,8 @@ static bool stream(struct rmsg_ep *tx, unsigned int tx_id, struct rmsg_ep *rx,
 	long deadline = rmsg_now_ms() + TIMEOUT_MS * 3;
 	static unsigned char out[BLOCK], in[BLOCK];
 	unsigned int sent = first, got = first, len, i;
-	int ret;
+	struct rmsg_event ev[16];
+	int ret, nev, k;
 
 	while (got != first + n) {
 		if (rmsg_now_ms() > deadline) {
@@ -195,7 +196,9 @@ static bool stream(struct rmsg_ep *tx, unsigned int tx_id, struct rmsg_ep *rx,
 			len = size_of(sent, max);
 			for (i = 0; i < len; i++)
 				out[i] = pattern(dir, sent, i);
-			ret = rmsg_msg_send(tx, tx_id, out, len, 0, sent);
+			/* Only a failed send has an event. */
+			ret = rmsg_msg_send(tx, tx_id, out, len,
+					    RMSG_SEND_SKIP_SUCCESS, sent);
 			if (ret == -EAGAIN || ret == -ENOBUFS)
 				break;
 			if (ret) {
@@ -205,7 +208,16 @@ static bool stream(struct rmsg_ep *tx, unsigned int tx_id, struct rmsg_ep *rx,
 			}
 			sent++;
 		}
-		rmsg_ep_progress(tx, NULL, 0);
+		nev = rmsg_ep_progress(tx, ev, 16);
+		for (k = 0; k < nev; k++) {
+			if (ev[k].kind == RMSG_CQE_OP && !ev[k].res)
+				continue;
+			snprintf(why, sizeof(why),
+				 "dir %u: event %u res %d on channel %u (message %llu)",
+				 dir, ev[k].kind, ev[k].res, ev[k].channel,
+				 (unsigned long long)ev[k].user_data);
+			return false;
+		}
 		ret = rmsg_msg_recv(rx, rx_id, in, sizeof(in), 0);
 		if (ret == -EAGAIN) {
 			usleep(200);
@@ -281,7 +293,8 @@ TEST_F(lease, fresh_channel_holds_no_block)
 TEST_F(lease, first_message_arrives)
 {
 	ASSERT_TRUE(connect_one(self)) TH_LOG("%s", why);
-	ASSERT_TRUE(stream(self->b, self->b_id, self->a, self->a_id, 0, 0, 1,
+	/* Message 5 of the sizes: 1000 bytes. */
+	ASSERT_TRUE(stream(self->b, self->b_id, self->a, self->a_id, 0, 5, 1,
 			   1000)) TH_LOG("%s", why);
 	EXPECT_TRUE(end_is(self->a, self->a_id, BLOCK, 1)) TH_LOG("%s", why);
 	EXPECT_TRUE(end_is(self->b, self->b_id, 0, 0)) TH_LOG("%s", why);
@@ -295,7 +308,7 @@ TEST_F(lease, first_message_arrives)
 TEST_F(lease, burst_before_the_grant)
 {
 	ASSERT_TRUE(connect_one(self)) TH_LOG("%s", why);
-	ASSERT_TRUE(stream(self->b, self->b_id, self->a, self->a_id, 1, 0, 40,
+	ASSERT_TRUE(stream(self->b, self->b_id, self->a, self->a_id, 1, 0, 80,
 			   2000)) TH_LOG("%s", why);
 	EXPECT_TRUE(end_is(self->a, self->a_id, BLOCK, 1)) TH_LOG("%s", why);
 }
