@@ -405,6 +405,25 @@ struct rmsg_pages {
 	struct page *pages[];
 };
 
+/**
+ * struct rmsg_block_view - what the mappings of a leased block show
+ * @ref: the channel's, until it ends, and one per mapping (vm_ops open
+ *	and close): a mapping keeps the view, and the view its block
+ * @block: the block of the lease out, with a reference of the view's;
+ *	after the channel ended, its last block, so that what arrived in it
+ *	can still be read through a mapping, as from a block that is not
+ *	leased; NULL while the channel has no block. Written under the
+ *	endpoint's block_map_lock for writing (rmsg_conn.c, with a zap of
+ *	the mappings), read by the fault handler under it for reading.
+ *
+ * One per leased channel, never shared: a mapping of a channel that
+ * ended never shows the block of another that took its id.
+ */
+struct rmsg_block_view {
+	struct kref ref;
+	struct rmsg_pages *block;
+};
+
 /*
  * The send area comes in physically contiguous 64 KiB chunks: a message,
  * at most RMSG_VB_MAX_PAYLOAD bytes, then spans at most two, and the
@@ -416,6 +435,8 @@ struct rmsg_pages {
 struct rmsg_pages *rmsg_pages_new(u32 size, unsigned int order);
 void rmsg_pages_put(struct rmsg_pages *p);
 void rmsg_summary_mark(struct rmsg_pages *summary, u32 channel);
+struct rmsg_block_view *rmsg_block_view_new(void);
+void rmsg_block_view_put(struct rmsg_block_view *v);
 int rmsg_pages_mmap(struct rmsg_pages *p, struct vm_area_struct *vma,
 		    bool writable);
 

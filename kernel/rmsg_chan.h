@@ -737,6 +737,10 @@ struct rmsg_lease_wire {
  * @on: both hellos said RMSG_HELLO_F_LEASE: our block is leased, and so
  *	is the peer's. Fixed before the hello goes out (rmsg_lease_setup())
  *	and never changed; read anywhere.
+ * @view: what the program's mappings of our block show (struct
+ *	rmsg_block_view), from rmsg_lease_setup() until the channel's end
+ *	drops it (set and cleared under the channel table's lock, which
+ *	rmsg_chan_mmap() takes)
  * @rx: our block's machine (ep->lock)
  * @tx: the peer's block's machine (ep->lock)
  * @in_lock: guards @in, @in_head and @in_len: the control receive
@@ -753,6 +757,7 @@ struct rmsg_lease_wire {
  */
 struct rmsg_chan_lease {
 	bool on;
+	struct rmsg_block_view *view;
 	struct rmsg_lease_rx rx;
 	struct rmsg_lease_tx tx;
 	spinlock_t in_lock;

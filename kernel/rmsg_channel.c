@@ -1136,15 +1136,17 @@ void rmsg_chan_device_added(struct rmsg_endpoint *ep)
 
 /*
  * A page of a leased block's mapping (rmsg_chan_mmap()): the page of the
- * block the channel has now, or while it has none the kernel's shared
- * zero page (a block where nothing arrived, at any lap). Under
+ * block its view shows (struct rmsg_block_view: the lease's, or the last
+ * one of a channel that ended), or while there is none the kernel's
+ * shared zero page (a block where nothing arrived, at any lap). Under
  * ep->block_map_lock for reading, with the page table entry made before
- * it is dropped: rmsg_block_publish() changes the block and zaps the
- * range under it for writing, so no entry of the old state survives.
+ * it is dropped: rmsg_block_publish() changes the view's block and zaps
+ * the range under it for writing, so no entry of the old state survives,
+ * and the view's block cannot go while it is held.
  *
  * A block's page is mapped with a reference of the entry's own
- * (vm_insert_page()), so it stays while mapped even after its channel
- * let go of it. The zero page goes in as a special entry that counts no
+ * (vm_insert_page()), so it stays while mapped whatever becomes of the
+ * block. The zero page goes in as a special entry that counts no
  * reference (vmf_insert_mixed()): a page of the module's, shared by every
  * program, would have its count raised by each mapping, which enough
  * mappings could overflow.
@@ -1153,49 +1155,61 @@ static vm_fault_t rmsg_chan_block_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	struct rmsg_endpoint *ep = vma->vm_file->private_data;
+	struct rmsg_block_view *view = vma->vm_private_data;
 	u64 rel = ((u64)vmf->pgoff << PAGE_SHIFT) - RMSG_OFF_BLOCK_BASE;
 	u32 idx = (rel & ((1ULL << RMSG_OFF_BLOCK_SHIFT) - 1)) >> PAGE_SHIFT;
-	struct page *page = NULL;
-	struct rmsg_channel *ch;
 	vm_fault_t ret;
 
 	down_read(&ep->block_map_lock);
-	xa_lock(&ep->channels);
-	ch = xa_load(&ep->channels, rel >> RMSG_OFF_BLOCK_SHIFT);
-	if (ch && ch->block && idx < ch->block->npages) {
-		page = ch->block->pages[idx];
-		/* The block may go once the table's lock is dropped. */
-		get_page(page);
-	}
-	xa_unlock(&ep->channels);
-	if (page) {
-		ret = vmf_insert_page(vma, vmf->address, page);
-		put_page(page);
-	} else {
+	if (view->block && idx < view->block->npages)
+		ret = vmf_insert_page(vma, vmf->address,
+				      view->block->pages[idx]);
+	else
 		ret = vmf_insert_mixed(vma, vmf->address,
 				       pfn_to_pfn_t(my_zero_pfn(vmf->address)));
-	}
 	up_read(&ep->block_map_lock);
 	return ret;
 }
 
+/* Each mapping holds the view (a split or a fork makes another). */
+static void rmsg_chan_block_vm_open(struct vm_area_struct *vma)
+{
+	struct rmsg_block_view *view = vma->vm_private_data;
+
+	kref_get(&view->ref);
+}
+
+static void rmsg_chan_block_vm_close(struct vm_area_struct *vma)
+{
+	rmsg_block_view_put(vma->vm_private_data);
+}
+
 static const struct vm_operations_struct rmsg_chan_block_vm_ops = {
+	.open	= rmsg_chan_block_vm_open,
+	.close	= rmsg_chan_block_vm_close,
 	.fault	= rmsg_chan_block_fault,
 };
 
 /*
- * A leased block's mapping, of @npages at most: no pages now, each comes
- * at its first touch (rmsg_chan_block_fault()), and goes when a lease
- * starts. VM_MIXEDMAP lets the fault handler insert pages while it holds
- * mmap_lock for reading, and the zero page without a reference. Read-only
- * for good (the zero page is only ever mapped so), fixed in size.
+ * A leased block's mapping, of @npages at most, showing @view (whose
+ * reference the caller took for it): no pages now, each comes at its
+ * first touch (rmsg_chan_block_fault()), and goes when a lease starts.
+ * VM_MIXEDMAP lets the fault handler insert pages while it holds
+ * mmap_lock for reading, and the zero page without a reference.
+ * Read-only for good (the zero page is only ever mapped so), fixed in
+ * size.
  */
-static int rmsg_chan_mmap_leased(struct vm_area_struct *vma, u32 npages)
+static int rmsg_chan_mmap_leased(struct vm_area_struct *vma,
+				 struct rmsg_block_view *view, u32 npages)
 {
-	if ((vma->vm_end - vma->vm_start) >> PAGE_SHIFT > npages)
+	if ((vma->vm_end - vma->vm_start) >> PAGE_SHIFT > npages) {
+		rmsg_block_view_put(view);
 		return -EINVAL;
+	}
 	rmsg_vm_flags_mod(vma, VM_MIXEDMAP | VM_DONTEXPAND | VM_DONTDUMP,
 			  VM_MAYWRITE);
+	/* Only now: a failed mmap() is torn down without ->close(). */
+	vma->vm_private_data = view;
 	vma->vm_ops = &rmsg_chan_block_vm_ops;
 	return 0;
 }
@@ -1212,7 +1226,7 @@ static int rmsg_chan_mmap_leased(struct vm_area_struct *vma, u32 npages)
  * channel in the table is not freed.
  *
  * A leased block (ch->lease.on) is mapped whether the channel has a block
- * now or not: rmsg_chan_mmap_leased().
+ * now or not, through its view: rmsg_chan_mmap_leased().
  *
  * Return: 0, -EINVAL for a bad offset, size or sharing, -EPERM for a
  * writable mapping, -ENOENT when the channel is not open.
@@ -1223,8 +1237,9 @@ int rmsg_chan_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma)
 	struct rmsg_pages *block = NULL;
 	struct rmsg_channel *ch;
 	u64 rel = off - RMSG_OFF_BLOCK_BASE;
+	struct rmsg_block_view *view = NULL;
 	enum rmsg_chan_state state;
-	u32 leased = 0;
+	u32 npages = 0;
 	int ret;
 
 	if (off < RMSG_OFF_BLOCK_BASE ||
@@ -1240,16 +1255,18 @@ int rmsg_chan_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma)
 	ch = xa_load(&ep->channels, rel >> RMSG_OFF_BLOCK_SHIFT);
 	state = ch ? READ_ONCE(ch->state) : RMSG_CHAN_DYING;
 	if ((state == RMSG_CHAN_OPEN || state == RMSG_CHAN_RECOVERING) &&
-	    ch->lease.on) {
-		leased = PAGE_ALIGN(ch->block_size) >> PAGE_SHIFT;
+	    ch->lease.view) {
+		view = ch->lease.view;
+		kref_get(&view->ref);
+		npages = PAGE_ALIGN(ch->block_size) >> PAGE_SHIFT;
 	} else if ((state == RMSG_CHAN_OPEN ||
 		    state == RMSG_CHAN_RECOVERING) && ch->block) {
 		block = ch->block;
 		kref_get(&block->ref);
 	}
 	xa_unlock(&ep->channels);
-	if (leased)
-		return rmsg_chan_mmap_leased(vma, leased);
+	if (view)
+		return rmsg_chan_mmap_leased(vma, view, npages);
 	if (!block)
 		return -ENOENT;
 	ret = rmsg_pages_mmap(block, vma, false);

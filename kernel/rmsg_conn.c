@@ -139,10 +139,17 @@ void rmsg_chan_set_conn(struct rmsg_channel *ch, struct rmsg_conn *conn)
 static void rmsg_block_publish(struct rmsg_channel *ch,
 			       struct rmsg_pages *block)
 {
+	struct rmsg_block_view *view = ch->lease.view;
 	struct rmsg_endpoint *ep = ch->ep;
+	struct rmsg_pages *old = NULL;
 
-	if (ch->lease.on)
+	if (ch->lease.on) {
 		down_write(&ep->block_map_lock);
+		old = view->block;
+		if (block)
+			kref_get(&block->ref);
+		view->block = block;
+	}
 	xa_lock(&ep->channels);
 	ch->block = block;
 	xa_unlock(&ep->channels);
@@ -150,6 +157,9 @@ static void rmsg_block_publish(struct rmsg_channel *ch,
 		unmap_mapping_range(&ep->block_mapping, RMSG_OFF_BLOCK(ch->id),
 				    PAGE_ALIGN(ch->block_size), 1);
 		up_write(&ep->block_map_lock);
+		/* Mapped pages have references of their page tables' own. */
+		if (old)
+			rmsg_pages_put(old);
 	}
 }
 
@@ -613,6 +623,7 @@ void rmsg_qp_drain(struct rdma_cm_id *id, struct ib_qp *qp,
 void rmsg_chan_release_verbs(struct rmsg_channel *ch, bool in_handler)
 {
 	struct rmsg_conn *conn = ch->conn;
+	struct rmsg_block_view *view;
 	struct rmsg_pages *block;
 
 	if (conn && conn->qp && ch->dev.borrowed) {
@@ -637,12 +648,20 @@ void rmsg_chan_release_verbs(struct rmsg_channel *ch, bool in_handler)
 	if (ch->dev.rdev)
 		ch->dev_gone = rmsg_chan_dev_release(ch);
 	sg_free_table(&ch->dev.block_sgt);
+	/*
+	 * A leased block's view keeps the last block for the mappings left:
+	 * what arrived before the end can still be read there.
+	 */
 	xa_lock(&ch->ep->channels);
 	block = ch->block;
 	ch->block = NULL;
+	view = ch->lease.view;
+	ch->lease.view = NULL;
 	xa_unlock(&ch->ep->channels);
 	if (block)
 		rmsg_pages_put(block);
+	if (view)
+		rmsg_block_view_put(view);
 }
 
 /* The channel's hello of @kind, as a REQ, a REP or a link carries it. */

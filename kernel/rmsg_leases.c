@@ -16,7 +16,7 @@
  * repairs are still to come (a leased channel is not repaired).
  *
  * Layer (Documentation/design.rst, "Layers"): of the module's files it
- * calls only these, all below it: rmsg_wr.c.
+ * calls only these, all below it: rmsg_pages.c and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -45,8 +45,9 @@ MODULE_PARM_DESC(lease_blocks,
  * only when the CONNECT said so: an old module would refuse the flag in
  * our ACCEPT.
  *
- * Return: 0, or -EPROTO for a CONNECT that asks for leases this channel
- * cannot give (the request is refused, as an old module refuses it).
+ * Return: 0, -ENOMEM, or -EPROTO for a CONNECT that asks for leases this
+ * channel cannot give (the request is refused, as an old module refuses
+ * it).
  */
 int rmsg_lease_setup(struct rmsg_channel *ch)
 {
@@ -65,6 +66,10 @@ int rmsg_lease_setup(struct rmsg_channel *ch)
 	}
 	if (rmsg_lease_rx_init(&ch->lease.rx, ch->block_size, 0, 0))
 		return -EPROTO;
+	/* Not published yet: the program cannot map it before it opens. */
+	ch->lease.view = rmsg_block_view_new();
+	if (!ch->lease.view)
+		return -ENOMEM;
 	ch->lease.on = true;
 	return ch->active ? 0 : rmsg_lease_peer(ch);
 }
