@@ -335,6 +335,45 @@ TEST_F(lease, many_both_ways)
 	EXPECT_TRUE(end_is(self->a, self->a_id, BLOCK, 1)) TH_LOG("%s", why);
 }
 
+/*
+ * A message sent just before the sender closes is still read after the
+ * receiver saw the channel end: the channel's last block stays behind
+ * its mapping (struct rmsg_block_view), though the channel freed it.
+ */
+TEST_F(lease, read_after_close)
+{
+	long deadline;
+	unsigned char out[1000], in[1000];
+	struct rmsg_event ev;
+	bool closed = false;
+	unsigned int i;
+	int ret;
+
+	ASSERT_TRUE(connect_one(self)) TH_LOG("%s", why);
+	for (i = 0; i < sizeof(out); i++)
+		out[i] = pattern(5, 0, i);
+	ASSERT_EQ(0, rmsg_msg_send(self->b, self->b_id, out, sizeof(out), 0,
+				   1));
+	/* Orderly: what was sent is written before the CLOSE. */
+	ASSERT_EQ(0, rmsg_chan_close(self->b, self->b_id, 0));
+	deadline = rmsg_now_ms() + TIMEOUT_MS;
+	while (!closed) {
+		ASSERT_LT(rmsg_now_ms(), deadline) TH_LOG("no CLOSED at a");
+		if (rmsg_ep_progress(self->a, &ev, 1) == 1 &&
+		    ev.kind == RMSG_CQE_CLOSED && ev.channel == self->a_id) {
+			EXPECT_EQ(0, ev.res);
+			closed = true;
+		}
+		rmsg_ep_progress(self->b, NULL, 0);
+		usleep(1000);
+	}
+	/* The channel's end has freed its block by now, or soon will. */
+	usleep(100 * 1000);
+	ret = rmsg_msg_recv(self->a, self->a_id, in, sizeof(in), 0);
+	ASSERT_EQ((int)sizeof(in), ret);
+	EXPECT_EQ(0, memcmp(in, out, sizeof(in)));
+}
+
 /* With the parameter off, a channel holds its block from the start. */
 TEST_F(lease, off_holds_the_block)
 {
