@@ -302,12 +302,20 @@ selftests/rmsg_isolation_test: selftests/rmsg_isolation_test.c \
 		kernel/core/rmsg_vb.c $(CHECK_OBJ) lib/librmsg.a -lrdmacm \
 		-libverbs -lpthread -o $@
 
-unit: $(UNIT_BINS) $(FUZZ_REPLAYS) build/unit/test_man build/unit/test_layers
+unit: $(UNIT_BINS) $(FUZZ_REPLAYS) build/unit/test_man build/unit/test_layers \
+      build/unit/test_insn_profile
 
 # The module's files form layers with no circle, and each says which files
 # it calls (Documentation/design.rst, "Layers"); read from the objects of
 # the last `make module`, which `make check` builds first.
 build/unit/test_layers: tools/testing/layers
+	@mkdir -p $(@D)
+	install -m 755 $< $@
+
+# The instruction profile's report names made-up counts at the real
+# addresses of a program it builds (tools/testing/insn-profile).
+build/unit/test_insn_profile: tools/testing/unit/test_insn_profile.py \
+			      tools/testing/insn-profile
 	@mkdir -p $(@D)
 	install -m 755 $< $@
 

@@ -290,6 +290,7 @@ struct rmsg_endpoint {
 	struct rmsg_pages *summary;
 	struct list_head area_maps;
 	struct list_head sig_owed;
+	struct list_head room_held;
 	atomic64_t stats[RMSG_STAT_NR];
 	struct xarray regions;
 	u32 id;

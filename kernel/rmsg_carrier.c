@@ -82,6 +82,13 @@ static_assert(RMSG_CTRL_BUFS < RMSG_CARRIER_KIND_HELLO);
  * link's connection, rather than deregister memory the peer may write.
  */
 #define RMSG_CARRIER_CLOSE_MS	30000
+/*
+ * How long it then waits for the connection it ended to be over. Its
+ * drain and DOWN run on rmsg_wq (a repair) or rmsg_link_wq (the carrier's
+ * end), neither behind channels' teardowns, so this is the bound of a
+ * stuck device, not of a wait for ourselves.
+ */
+#define RMSG_CARRIER_END_MS	10000
 
 /* The service port probes ask for: nothing listens on a link yet. */
 #define RMSG_CARRIER_PROBE_PORT	1
@@ -168,6 +175,9 @@ struct rmsg_carrier_buf {
  * @stats: what the link carried
  * @rx: RMSG_CARRIER_RECVS receive buffers
  * @tx: RMSG_CARRIER_SENDS send buffers, used in turn
+ * @leaving: channels whose end waits for the link (struct rmsg_lchan's
+ *	@leave_entry; rmsg_carrier_leave())
+ * @leave_timer: at the earliest @leave_by of @leaving
  */
 struct rmsg_carrier {
 	spinlock_t lock;
@@ -198,6 +208,8 @@ struct rmsg_carrier {
 	struct rmsg_carrier_stats stats;
 	struct rmsg_carrier_buf *rx;
 	struct rmsg_carrier_buf *tx;
+	struct list_head leaving;
+	struct timer_list leave_timer;
 };
 
 /**
@@ -213,6 +225,11 @@ struct rmsg_carrier {
  * @hello: its HELLO, ready to encode
  * @in_flight: its messages posted and not completed
  * @seq: the carrier's connection it attached on (its QP is the channel's)
+ * @leave_entry: in @c->leaving while the channel's end waits for the
+ *	link, else empty
+ * @leave_by: when that wait is over (jiffies)
+ * @leave_ended: it waited RMSG_CARRIER_CLOSE_MS for the peer and had
+ *	the connection ended; @leave_by is RMSG_CARRIER_END_MS later
  *
  * All under @c->lock, but @ch, @id, @c and @seq, fixed from attach to
  * detach.
@@ -228,11 +245,18 @@ struct rmsg_lchan {
 	struct rmsg_lmsg hello;
 	u32 in_flight;
 	u32 seq;
+	struct list_head leave_entry;
+	unsigned long leave_by;
+	bool leave_ended;
 };
 
 static const struct rmsg_carrier_ops *rmsg_carrier_ops __ro_after_init;
 
 static void rmsg_carrier_recv_done(struct ib_cq *cq, struct ib_wc *wc);
+static void rmsg_carrier_leave_check(struct rmsg_carrier *c,
+				     struct rmsg_lchan *l);
+static void rmsg_carrier_leave_check_all(struct rmsg_carrier *c);
+static void rmsg_carrier_leave_timeout(struct timer_list *t);
 static void rmsg_carrier_send_done(struct ib_cq *cq, struct ib_wc *wc);
 
 static int rmsg_carrier_post_recv(struct rmsg_carrier_buf *buf)
@@ -411,6 +435,7 @@ static void rmsg_carrier_down(struct rmsg_carrier *c)
 	 */
 	xa_for_each(&c->chans, id, l)
 		rmsg_chan_kill_soft(l->ch, -ECONNRESET);
+	rmsg_carrier_leave_check_all(c);
 	wake_up_all(&c->share.wq);
 }
 
@@ -540,7 +565,7 @@ static int rmsg_carrier_take(struct rmsg_carrier *c, const struct rmsg_lmsg *m)
 		l->peer_id = 0;
 		if (rmsg_carrier_ops && rmsg_carrier_ops->refused)
 			rmsg_carrier_ops->refused(l->ch, m->arg);
-		wake_up_all(&c->share.wq);
+		rmsg_carrier_leave_check(c, l);
 		return 0;
 	default:
 		/* A channel's: its handlers, as on a direct connection. */
@@ -550,9 +575,9 @@ static int rmsg_carrier_take(struct rmsg_carrier *c, const struct rmsg_lmsg *m)
 			return 0;
 		}
 		rmsg_ctrl_recv_handle(l->ch, m->type, m->arg);
-		/* Its end may wait for the peer's (rmsg_carrier_leave_wait()). */
+		/* Its end may wait for the peer's (rmsg_carrier_leave()). */
 		if (m->type == RMSG_CTRL_CLOSE || m->type == RMSG_CTRL_RESET)
-			wake_up_all(&c->share.wq);
+			rmsg_carrier_leave_check(c, l);
 		return 0;
 	}
 }
@@ -642,7 +667,7 @@ static void rmsg_carrier_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		buf->owner = NULL;
 		/* Its end may wait for its last message (its CLOSE). */
 		if (!l->in_flight && list_empty(&l->want_entry))
-			wake_up_all(&c->share.wq);
+			rmsg_carrier_leave_check(c, l);
 	}
 	if (ok)
 		ret = rmsg_carrier_push(ch);
@@ -725,7 +750,10 @@ int rmsg_carrier_dev_create(struct rmsg_channel *ch)
 		xa_init_flags(&c->chans, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
 		c->next_id = 1;
 		INIT_LIST_HEAD(&c->wanting);
-		rmsg_wr_share_init(&c->share, RMSG_CARRIER_CHAN_WRS);
+		INIT_LIST_HEAD(&c->leaving);
+		timer_setup(&c->leave_timer, rmsg_carrier_leave_timeout, 0);
+		rmsg_wr_share_init(&c->share, RMSG_CARRIER_CHAN_WRS,
+				   RMSG_CARRIER_SQ_SLACK);
 		/* Its posts and its channels' on one QP, one at a time. */
 		rmsg_wr_share_post(ch, &c->share);
 		WRITE_ONCE(ch->carrier, c);
@@ -758,6 +786,8 @@ static void rmsg_carrier_release(struct kref *ref)
 
 	/* Every channel left: each held a reference. */
 	WARN_ON_ONCE(!xa_empty(&c->chans));
+	/* None waits to leave, so the timer arms itself no more. */
+	del_timer_sync(&c->leave_timer);
 	xa_destroy(&c->chans);
 	kfree(c);
 }
@@ -1019,6 +1049,7 @@ int rmsg_carrier_attach(struct rmsg_carrier *c, struct rmsg_channel *ch,
 	l->c = rmsg_carrier_get(c);
 	l->ch = ch;
 	INIT_LIST_HEAD(&l->want_entry);
+	INIT_LIST_HEAD(&l->leave_entry);
 	rmsg_link_ctrlq_init(&l->q);
 	/*
 	 * The id is reserved (a NULL entry, which lookups do not find) where
@@ -1096,6 +1127,9 @@ void rmsg_carrier_detach(struct rmsg_channel *ch)
 	rmsg_link_ctrlq_drop(&l->q);
 	l->hello_due = false;
 	list_del_init(&l->want_entry);
+	/* Its end no longer waits: rmsg_carrier_leave() let it go. */
+	WARN_ON_ONCE(!list_empty(&l->leave_entry));
+	list_del_init(&l->leave_entry);
 	if (l->in_flight && c->tx)
 		for (i = 0; i < RMSG_CARRIER_SENDS; i++)
 			if (c->tx[i].owner == l)
@@ -1116,59 +1150,140 @@ void rmsg_carrier_detach(struct rmsg_channel *ch)
  * arrive any more). Before that, once what it queued on the link (its
  * CLOSE last) has gone and been acknowledged, so that the peer hears the
  * end, and, when it knows the peer's end, once the peer's CLOSE or RESET
- * came: until then the peer may write into its block.
+ * came: until then the peer may write into its block. Under the lock.
  */
 static bool rmsg_carrier_may_leave(struct rmsg_carrier *c,
 				   struct rmsg_lchan *l)
 {
 	struct rmsg_channel *ch = l->ch;
-	bool ok;
 
-	spin_lock_bh(&c->lock);
-	ok = !c->up || c->conn_seq != l->seq ||
-	     (!l->hello_due && !l->q.len && !l->in_flight &&
-	      (!rmsg_link_chan_valid(l->peer_id) ||
-	       test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags) ||
-	       test_bit(RMSG_CHAN_PEER_RESET, &ch->flags)));
-	spin_unlock_bh(&c->lock);
-	return ok;
+	lockdep_assert_held(&c->lock);
+	return !c->up || c->conn_seq != l->seq ||
+	       (!l->hello_due && !l->q.len && !l->in_flight &&
+		(!rmsg_link_chan_valid(l->peer_id) ||
+		 test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags) ||
+		 test_bit(RMSG_CHAN_PEER_RESET, &ch->flags)));
+}
+
+/* Under the lock: @l's end waits no more; its teardown goes on. */
+static void rmsg_carrier_let_go(struct rmsg_lchan *l)
+{
+	list_del_init(&l->leave_entry);
+	rmsg_chan_teardown_resume(l->ch);
+}
+
+/*
+ * Under the lock, after something @l's end may wait for happened (the
+ * peer's CLOSE, RESET or refusal came; its last message completed).
+ */
+static void rmsg_carrier_leave_check(struct rmsg_carrier *c,
+				     struct rmsg_lchan *l)
+{
+	if (!list_empty(&l->leave_entry) && rmsg_carrier_may_leave(c, l))
+		rmsg_carrier_let_go(l);
+}
+
+/* Under the lock: the connection ended, and every waiting end may go. */
+static void rmsg_carrier_leave_check_all(struct rmsg_carrier *c)
+{
+	struct rmsg_lchan *l, *next;
+
+	list_for_each_entry_safe(l, next, &c->leaving, leave_entry)
+		if (rmsg_carrier_may_leave(c, l))
+			rmsg_carrier_let_go(l);
+}
+
+/*
+ * The earliest end's wait is over. One that waited RMSG_CARRIER_CLOSE_MS
+ * for the peer ends the link's connection it attached on (the peer may
+ * still write into its block: its MR cannot go before the connection
+ * does) and waits RMSG_CARRIER_END_MS more; one that waited that too
+ * goes all the same.
+ */
+static void rmsg_carrier_leave_timeout(struct timer_list *t)
+{
+	struct rmsg_carrier *c = from_timer(c, t, leave_timer);
+	unsigned long now = jiffies, next_at = 0;
+	struct rmsg_lchan *l, *next;
+	bool end_conn = false, armed = false;
+
+	spin_lock(&c->lock);
+	list_for_each_entry_safe(l, next, &c->leaving, leave_entry) {
+		if (time_after_eq(now, l->leave_by) && l->leave_ended) {
+			pr_warn_ratelimited("link channel %u: the link's connection did not end in %u ms: the channel leaves it all the same\n",
+					    l->ch->id, RMSG_CARRIER_END_MS);
+			rmsg_carrier_let_go(l);
+			continue;
+		}
+		if (time_after_eq(now, l->leave_by)) {
+			pr_notice_ratelimited("link channel %u: no CLOSE from the peer in %u ms: the link's connection ends\n",
+					      l->ch->id, RMSG_CARRIER_CLOSE_MS);
+			l->leave_ended = true;
+			l->leave_by = now + msecs_to_jiffies(RMSG_CARRIER_END_MS);
+			if (c->ch && c->up && c->conn_seq == l->seq)
+				end_conn = true;
+		}
+		if (!armed || time_before(l->leave_by, next_at))
+			next_at = l->leave_by;
+		armed = true;
+	}
+	if (armed)
+		mod_timer(&c->leave_timer, next_at);
+	if (end_conn)
+		rmsg_chan_kill_soft(c->ch, -ETIMEDOUT);
+	spin_unlock(&c->lock);
 }
 
 /**
- * rmsg_carrier_leave_wait() - wait until a channel's memory may leave the
- *	carrier's PD
- * @ch: a channel on a link, ending: its data path closed (it posts no
- *	more), its CLOSE or RESET queued if it had a peer, no lock held
+ * rmsg_carrier_leave() - may a channel's memory leave the carrier's PD?
+ * @ch: a channel on a link, ending, in its teardown: its data path
+ *	closed (it posts no more), its CLOSE or RESET queued if it had a
+ *	peer, no lock held
  *
- * Its own work requests first (each is signalled on the link,
- * rmsg_wr_link_wait()); then rmsg_carrier_may_leave(): a write into a
- * deregistered MR breaks the carrier's QP for every channel on it, and a
- * CLOSE dropped by the detach would leave the peer waiting. A peer that
- * does not answer in RMSG_CARRIER_CLOSE_MS is not waited for longer: the
- * carrier's connection is ended (and repaired), which the other channels
- * on the link do not survive yet, but the link does. A channel that knows
- * no peer end (refused by the peer, or refusing it, or never answered)
- * waits only for its own work requests and what it queued on the link.
+ * Its own work requests first, waited for here (each is signalled on the
+ * link, rmsg_wr_link_wait()): they name its memory and its completions,
+ * and each completes or is flushed in the QP's retry time. Then
+ * rmsg_carrier_may_leave(): a write into a deregistered MR breaks the
+ * carrier's QP for every channel on it, and a CLOSE dropped by the detach
+ * would leave the peer waiting. That is not waited for here: the end of
+ * the peer's channel, which sends its CLOSE, may be a teardown on the
+ * same queue as this one (both ends on one host, or a thousand channels
+ * closing at once), so a teardown that slept until then would hold the
+ * worker the other needs. The channel joins @c->leaving instead, and
+ * whatever makes it free to go queues its teardown again
+ * (rmsg_chan_teardown_resume()).
+ *
+ * Bounded: a peer that does not answer in RMSG_CARRIER_CLOSE_MS has the
+ * carrier's connection ended (and repaired), which the other channels on
+ * the link do not survive yet, but the link does; past RMSG_CARRIER_END_MS
+ * more the channel leaves all the same (rmsg_carrier_leave_timeout()). A
+ * channel that knows no peer end (refused by the peer, or refusing it, or
+ * never answered) waits only for its own work requests and what it
+ * queued on the link.
+ *
+ * Return: true when it may leave now; false when its teardown is queued
+ * again once it may (it must return, and then go on from here).
  */
-void rmsg_carrier_leave_wait(struct rmsg_channel *ch)
+bool rmsg_carrier_leave(struct rmsg_channel *ch)
 {
 	struct rmsg_lchan *l = ch->lchan;
 	struct rmsg_carrier *c;
+	bool ok;
 
 	if (!l)
-		return;
+		return true;
 	c = l->c;
 	rmsg_wr_link_wait(ch);
-	if (wait_event_timeout(c->share.wq, rmsg_carrier_may_leave(c, l),
-			       msecs_to_jiffies(RMSG_CARRIER_CLOSE_MS)))
-		return;
-	pr_notice_ratelimited("link channel %u: no CLOSE from the peer in %u ms: the link's connection ends\n",
-			      ch->id, RMSG_CARRIER_CLOSE_MS);
 	spin_lock_bh(&c->lock);
-	if (c->ch && c->up && c->conn_seq == l->seq)
-		rmsg_chan_kill_soft(c->ch, -ETIMEDOUT);
+	ok = rmsg_carrier_may_leave(c, l);
+	if (!ok) {
+		l->leave_ended = false;
+		l->leave_by = jiffies + msecs_to_jiffies(RMSG_CARRIER_CLOSE_MS);
+		list_add_tail(&l->leave_entry, &c->leaving);
+		timer_reduce(&c->leave_timer, l->leave_by);
+	}
 	spin_unlock_bh(&c->lock);
-	wait_event(c->share.wq, rmsg_carrier_may_leave(c, l));
+	return ok;
 }
 
 /**
@@ -1219,12 +1334,6 @@ void rmsg_carrier_accept_done(struct rmsg_carrier *c)
 	spin_unlock_bh(&c->lock);
 }
 
-/* The channel's link id on its link: what its hellos carry as channel. */
-u32 rmsg_carrier_chan_id(const struct rmsg_channel *ch)
-{
-	return ch->lchan->id;
-}
-
 /**
  * rmsg_carrier_set_peer() - the peer's link id of a channel's other end
  * @ch: a channel on a link
@@ -1262,17 +1371,25 @@ static void rmsg_carrier_want(struct rmsg_carrier *c, struct rmsg_lchan *l)
 /**
  * rmsg_carrier_hello() - a channel's HELLO on its link
  * @ch: a channel on a link
- * @h: its hello (rmsg_lmsg_decode()'s rules: no IMM_ARRIVAL or LINK flag,
- *	its channel rmsg_carrier_chan_id(), a RECONNECT's and an ACCEPT's
- *	peer_channel the peer's link id)
+ * @h: its hello as a REQ or REP would carry it (rmsg_lmsg_decode()'s
+ *	rules: no IMM_ARRIVAL or LINK flag); its channel ids are replaced
+ *	here by the link's
  * @port: a CONNECT's service port, 1 to 65535; 0 for the other kinds
+ *
+ * On the link the hello names the channel by link ids: its channel is
+ * @ch's link id, a RECONNECT's and an ACCEPT's peer_channel the peer's
+ * (rmsg_carrier_set_peer() first, or the ACCEPT that named it). The
+ * endpoint's id of the channel, @h's channel (@ch->id), goes beside them
+ * (struct rmsg_lmsg's ep_chan): the peer writes its arrival summary hints
+ * by it, as it would by a REQ's or REP's channel.
  *
  * A CONNECT goes to RMSG_LINK_NO_CHAN, the others to the peer's end. It
  * goes before the channel's control messages; a newer HELLO that finds it
  * still waiting takes its place. Its completion goes to the hello_sent op.
  *
  * Return: 0; -ENOTCONN while the link's connection is not up; -EINVAL
- * for a hello the peer would take as a broken link.
+ * for a hello the peer would take as a broken link (or one that is not
+ * a CONNECT before the peer's end is known).
  */
 int rmsg_carrier_hello(struct rmsg_channel *ch, const struct rmsg_hello *h,
 		       u16 port)
@@ -1282,19 +1399,24 @@ int rmsg_carrier_hello(struct rmsg_channel *ch, const struct rmsg_hello *h,
 	bool connect = h->kind == RMSG_HELLO_CONNECT;
 	int ret = 0;
 
-	if (connect != !!port || h->channel != l->id ||
-	    (h->flags & (RMSG_HELLO_F_IMM_ARRIVAL | RMSG_HELLO_F_LINK)) ||
-	    (!connect && !rmsg_link_chan_valid(h->peer_channel)))
+	if (connect != !!port || h->channel >= RMSG_MAX_CHANNELS ||
+	    (h->flags & (RMSG_HELLO_F_IMM_ARRIVAL | RMSG_HELLO_F_LINK)))
 		return -EINVAL;
 	spin_lock_bh(&c->lock);
-	if (!c->up) {
+	if (!connect && !rmsg_link_chan_valid(l->peer_id)) {
+		ret = -EINVAL;
+	} else if (!c->up) {
 		ret = -ENOTCONN;
 	} else {
 		memset(&l->hello, 0, sizeof(l->hello));
 		l->hello.type = RMSG_CTRL_HELLO;
-		l->hello.chan = connect ? RMSG_LINK_NO_CHAN : h->peer_channel;
+		l->hello.chan = connect ? RMSG_LINK_NO_CHAN : l->peer_id;
 		l->hello.arg = port;
 		l->hello.hello = *h;
+		l->hello.hello.channel = l->id;
+		l->hello.hello.peer_channel = connect ? RMSG_WIRE_NO_CHANNEL :
+						       l->peer_id;
+		l->hello.ep_chan = h->channel;
 		l->hello_due = true;
 		rmsg_carrier_want(c, l);
 	}

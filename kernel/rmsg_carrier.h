@@ -21,8 +21,8 @@
 /*
  * Work requests the channels on a link may have on the carrier's QP in
  * all (struct rmsg_wr_share), on top of the carrier's own; the QP has room
- * for RMSG_CARRIER_SQ_SLACK more, for posts of channels that looked at
- * the room at the same time.
+ * for RMSG_CARRIER_SQ_SLACK more, for the posts that take their room only
+ * as they post (a channel's block registration as it connects).
  */
 #define RMSG_CARRIER_CHAN_WRS	512
 #define RMSG_CARRIER_SQ_SLACK	128
@@ -148,12 +148,11 @@ void rmsg_carrier_quiesce(struct rmsg_channel *ch);
 
 int rmsg_carrier_attach(struct rmsg_carrier *c, struct rmsg_channel *ch,
 			struct rmsg_carrier_conn *conn);
-void rmsg_carrier_leave_wait(struct rmsg_channel *ch);
+bool rmsg_carrier_leave(struct rmsg_channel *ch);
 void rmsg_carrier_detach(struct rmsg_channel *ch);
 bool rmsg_carrier_local(struct rmsg_carrier *c, union rmsg_sockaddr *local);
 bool rmsg_carrier_accept_take(struct rmsg_carrier *c);
 void rmsg_carrier_accept_done(struct rmsg_carrier *c);
-u32 rmsg_carrier_chan_id(const struct rmsg_channel *ch);
 void rmsg_carrier_set_peer(struct rmsg_channel *ch, u32 peer_id);
 int rmsg_carrier_hello(struct rmsg_channel *ch, const struct rmsg_hello *h,
 		       u16 port);

@@ -615,9 +615,14 @@ struct rmsg_chan_flow {
 /**
  * struct rmsg_wr_share - the send queue room the channels on a link share
  *	(one per carrier, in struct rmsg_carrier)
- * @free: work requests the channels may still post on the carrier's QP:
- *	taken at each post (rmsg_wr_post_link()), given back at each
- *	completion
+ * @free: work requests the channels may still post on the carrier's QP,
+ *	neither reserved by one (rmsg_wr_room()) nor in flight: taken by a
+ *	reservation (or, for a post that reserved none, at the post), given
+ *	back at each completion and with what a channel reserved and did
+ *	not post; never below -@slack
+ * @slack: entries of the carrier's QP beyond the share, for the posts
+ *	that take their room only as they post (a channel's block
+ *	registration as it connects, which has no work to wait in)
  * @lock: guards @waiting
  * @waiting: channels that found no room (struct rmsg_chan_wrs.share_node),
  *	whose data work a completion runs once room came back
@@ -631,13 +636,16 @@ struct rmsg_chan_flow {
  *	another channel's WR would (a spinlock, bottom halves off;
  *	innermost)
  *
- * rmsg_wr_room() looks at @free before a channel posts and the post takes
- * it, so two channels that looked at once may take a little more than
- * @free had: the carrier's QP has RMSG_CARRIER_SQ_SLACK entries more than
- * the share for that.
+ * rmsg_wr_room() takes the room from @free as it looks (a compare and
+ * exchange that never takes @free below 0), so channels that look at once
+ * cannot take more than the share between them; the post uses what its
+ * channel reserved. Work requests on the carrier's QP from channels are
+ * at most the share plus @slack, which the QP has room for: it is never
+ * overrun.
  */
 struct rmsg_wr_share {
 	atomic_t free;
+	int slack;
 	spinlock_t lock;
 	struct list_head waiting;
 	wait_queue_head_t wq;
@@ -665,6 +673,11 @@ struct rmsg_wr_share {
  *	and not completed (every one is signalled there); the channel's end
  *	waits for 0 before its memory leaves the carrier's PD
  * @share_node: in @share->waiting while it waits for room
+ * @share_held: on a link: room of @share reserved by rmsg_wr_room() and not
+ *	posted yet; under ep->lock, as the channel's posts are
+ * @held_node: in ep->room_held while @share_held is not 0, so that what
+ *	was reserved and not posted goes back at the end of the batch of
+ *	SQEs or of the data work (rmsg_wr_room_return())
  * @link_cqe: the completion of a work request that would have gone
  *	unsignalled on a QP of the channel's own
  * @qp_lock: the carrier's QP is shared: its posts take this lock
@@ -690,6 +703,8 @@ struct rmsg_chan_wrs {
 	struct rmsg_wr_share *share;
 	atomic_t in_flight;
 	struct list_head share_node;
+	u32 share_held;
+	struct list_head held_node;
 	struct ib_cqe link_cqe;
 	spinlock_t *qp_lock;
 	bool fencing;
@@ -819,6 +834,9 @@ struct rmsg_chan_retain {
  * @close_sent: the CLOSE message left (or failed to)
  * @work: progress towards OPEN, in process context
  * @teardown: the end of the channel, in process context
+ * @link_leaving: the teardown sent its end on the link and waits for the
+ *	link to let it go (rmsg_carrier_leave()); its next run goes on from
+ *	there. The teardown's alone.
  * @peer: the peer's hello
  * @rx_imm: the peer writes our block with immediates (our device may place
  *	out of order); fixed before the hello goes out
@@ -891,6 +909,7 @@ struct rmsg_channel {
 	struct completion close_sent;
 	struct work_struct work;
 	struct work_struct teardown;
+	bool link_leaving;
 	struct rmsg_hello peer;
 	bool rx_imm;
 
@@ -927,6 +946,7 @@ struct rmsg_channel {
 
 extern struct workqueue_struct *rmsg_wq;
 extern struct workqueue_struct *rmsg_teardown_wq;
+extern struct workqueue_struct *rmsg_link_wq;
 
 /* rmsg_channel.c, for rmsg_listen.c: a channel's birth, and its end. */
 struct rmsg_channel *rmsg_chan_alloc(void);
@@ -963,6 +983,15 @@ static inline struct rdma_cm_id *rmsg_chan_cm_id(const struct rmsg_channel *ch)
 static inline struct ib_qp *rmsg_chan_qp(const struct rmsg_channel *ch)
 {
 	return ch->conn ? ch->conn->qp : NULL;
+}
+
+/*
+ * The link lets a channel's end go on (rmsg_carrier_leave()): its
+ * teardown runs again. Any context.
+ */
+static inline void rmsg_chan_teardown_resume(struct rmsg_channel *ch)
+{
+	queue_work(rmsg_teardown_wq, &ch->teardown);
 }
 
 static inline void rmsg_chan_kill_soft(struct rmsg_channel *ch, int error)

@@ -138,6 +138,7 @@ void rmsg_chan_init(struct rmsg_channel *ch, struct rmsg_endpoint *ep,
 	init_waitqueue_head(&ch->cm_wq);
 	INIT_LIST_HEAD(&ch->wrs.sig_node);
 	INIT_LIST_HEAD(&ch->wrs.share_node);
+	INIT_LIST_HEAD(&ch->wrs.held_node);
 }
 
 /* The oldest id held back is free for a new channel. Under chan_lock. */
@@ -403,6 +404,8 @@ static void rmsg_chan_free(struct rmsg_channel *ch, bool counted)
 	 * uses them until it drops the lock: wait for any such user.
 	 */
 	mutex_lock(&ep->lock);
+	/* Nothing was reserved after its data path closed; all the same. */
+	rmsg_wr_room_return(ch);
 	mutex_unlock(&ep->lock);
 	/*
 	 * Off the link's send queue first: another channel's completion
@@ -459,19 +462,24 @@ void rmsg_chan_free_work(struct work_struct *work)
  * RESET, for an end that is not orderly) tells the peer, whenever the
  * channel knows the peer's end, whatever it heard from it (its CLOSE or
  * its RESET too): on a link no DREQ follows, and the peer keeps its
- * block's MR until it hears from us. Then wait until the channel's memory
- * may leave the carrier's PD (rmsg_carrier_leave_wait()). A channel that
- * knows no peer end (refused, or never answered) sends nothing: the
- * carrier refuses to (-ECONNRESET).
+ * block's MR until it hears from us. A channel that knows no peer end
+ * (refused, or never answered) sends nothing: the carrier refuses to
+ * (-ECONNRESET). Then may the channel's memory leave the carrier's PD?
+ * Not before the CLOSE has gone and the peer's came
+ * (rmsg_carrier_leave()), which takes no worker of the teardown queue:
+ * false, and the teardown runs again when the link lets it go.
  */
-static void rmsg_chan_link_end(struct rmsg_channel *ch)
+static bool rmsg_chan_link_end(struct rmsg_channel *ch)
 {
 	u8 type = ch->error || ch->abort ? RMSG_CTRL_RESET : RMSG_CTRL_CLOSE;
 
-	if (!rmsg_ctrl_send(ch, RMSG_CTRL_CLOSE_BUF, type, 0))
-		rmsg_data_close_sent(ch);
-	rmsg_carrier_leave_wait(ch);
+	rmsg_ctrl_send(ch, RMSG_CTRL_CLOSE_BUF, type, 0);
+	return rmsg_carrier_leave(ch);
 }
+
+static void rmsg_chan_teardown_end(struct rmsg_channel *ch,
+				   struct rdma_cm_id *id, bool connected,
+				   bool orderly);
 
 static void rmsg_chan_teardown(struct work_struct *work)
 {
@@ -480,9 +488,12 @@ static void rmsg_chan_teardown(struct work_struct *work)
 	struct rmsg_endpoint *ep = ch->ep;
 	struct rdma_cm_id *repair_id, *stale_id, *id;
 	bool connected, orderly;
-	u32 kind = 0;
-	int res;
 
+	/* The link let it go: the rest of its end, as a link's channel's. */
+	if (ch->link_leaving) {
+		rmsg_chan_teardown_end(ch, rmsg_chan_cm_id(ch), false, false);
+		return;
+	}
 	/*
 	 * A repair step under way finishes first; later runs of the work and
 	 * of the timer see the channel DYING and do nothing.
@@ -516,10 +527,28 @@ static void rmsg_chan_teardown(struct work_struct *work)
 	/* Sends taken before the close are written first, if it is orderly. */
 	rmsg_data_close(ch, orderly);
 	if (ch->lchan) {
-		rmsg_chan_link_end(ch);
+		ch->link_leaving = true;
+		if (!rmsg_chan_link_end(ch))
+			return;
 		connected = false;
 		orderly = false;
 	}
+	rmsg_chan_teardown_end(ch, id, connected, orderly);
+}
+
+/*
+ * The teardown from the CLOSE of a channel of its own on: what tells the
+ * peer, the connection's and the verbs' end, the program's last events,
+ * the free. @id, @connected, @orderly: rmsg_chan_teardown()'s findings.
+ */
+static void rmsg_chan_teardown_end(struct rmsg_channel *ch,
+				   struct rdma_cm_id *id, bool connected,
+				   bool orderly)
+{
+	struct rmsg_endpoint *ep = ch->ep;
+	u32 kind = 0;
+	int res;
+
 	/*
 	 * An orderly close tells the peer, and waits until the CLOSE has
 	 * left: the DREQ that follows travels another way and could
@@ -868,9 +897,8 @@ static u16 rmsg_sockaddr_port_of(const struct sockaddr_storage *ss)
  * rmsg_chan_dial_start() for a channel on a link (@d->carrier): on the
  * carrier's device and QP, a link id of its own, then the HELLO CONNECT.
  * The ACCEPT, a REFUSE or the connect timeout decides the rest. On
- * failure the channel is taken back; -ENOTCONN when the link's connection
- * went down meanwhile, -EOPNOTSUPP when this channel cannot go on a link:
- * the caller dials a connection of its own instead.
+ * failure the channel is taken back, and rmsg_dial_link_fallback() says
+ * whether the caller dials a connection of its own instead.
  */
 static int rmsg_chan_dial_link(struct rmsg_channel *ch,
 			       struct rmsg_carrier *c)
@@ -893,6 +921,40 @@ static int rmsg_chan_dial_link(struct rmsg_channel *ch,
 	rmsg_chan_open_by(ch);
 	rmsg_chan_setup_done(ch);
 	return 0;
+}
+
+/**
+ * rmsg_dial_link_fallback() - does a channel the link could not take get
+ *	a connection of its own?
+ * @err: what rmsg_chan_dial_link() returned
+ *
+ * Yes when the failure is the link's, which a connection of its own does
+ * not share: the link's connection went down meanwhile (-ENOTCONN, from
+ * the attach or the HELLO), the carrier's device is going away (-ENODEV:
+ * the dial resolves a route afresh, maybe to another device), the channel
+ * cannot go on a link (-EOPNOTSUPP: its device places out of order, or
+ * port 0, which then fails as it would on its own), or the link has no
+ * link id left (-EBUSY: a limit of the link's, not of the program's).
+ *
+ * No for what a connection of its own would meet as well, or worse: the
+ * program's memory (-ENOMEM: charged to its cgroup, and a connection of
+ * its own needs more, a QP and CQ besides; dialling again would only add
+ * to the pressure), its limits, and the other errors of the device the
+ * route leads to. The connect fails with them, as a direct one would.
+ *
+ * Return: whether to dial a connection of its own.
+ */
+static bool rmsg_dial_link_fallback(int err)
+{
+	switch (err) {
+	case -ENOTCONN:
+	case -ENODEV:
+	case -EOPNOTSUPP:
+	case -EBUSY:
+		return true;
+	default:
+		return false;
+	}
 }
 
 /**
@@ -994,8 +1056,8 @@ again:
 		ret = rmsg_chan_dial_link(ch, d.carrier);
 		rmsg_carrier_put(d.carrier);
 		d.carrier = NULL;
-		/* The link went down, or cannot take it: on its own, then. */
-		if (ret == -ENOTCONN || ret == -EOPNOTSUPP)
+		/* The link's failure, not the channel's: on its own, then. */
+		if (ret && rmsg_dial_link_fallback(ret))
 			goto again;
 	} else {
 		ret = rmsg_chan_dial_start(ch, req.src_addr_len ? &src : NULL);

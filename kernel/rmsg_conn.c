@@ -629,7 +629,7 @@ void rmsg_chan_release_verbs(struct rmsg_channel *ch, bool in_handler)
 	if (conn && conn->qp && ch->dev.borrowed) {
 		/*
 		 * On a link: the QP is the carrier's. The channel's end waited
-		 * for its work requests (rmsg_carrier_leave_wait()); it lets
+		 * for its work requests (rmsg_carrier_leave()); it lets
 		 * go of the QP, under both locks as its readers hold either.
 		 */
 		mutex_lock(&ch->ep->chan_lock);
@@ -809,8 +809,10 @@ int rmsg_chan_link_setup(struct rmsg_channel *ch,
  * @kind: RMSG_HELLO_CONNECT (the dialling side) or RMSG_HELLO_ACCEPT
  * @port: a CONNECT's service port; 0 for an ACCEPT
  *
- * The hello a REQ or REP would carry, but for the ids: on a link a
- * channel is named by its link id, and an ACCEPT names the peer's.
+ * The hello a REQ or REP would carry; the carrier names the channel on
+ * the wire by link ids and carries its endpoint id (the hello's channel)
+ * beside them, for the peer's summary hints (rmsg_carrier_hello()). An
+ * ACCEPT goes to the peer's end, which rmsg_carrier_set_peer() named.
  *
  * Return: what rmsg_carrier_hello() returns.
  */
@@ -819,9 +821,6 @@ int rmsg_chan_link_hello(struct rmsg_channel *ch, u8 kind, u16 port)
 	struct rmsg_hello h;
 
 	rmsg_chan_hello_make(ch, kind, &h);
-	h.channel = rmsg_carrier_chan_id(ch);
-	h.peer_channel = kind == RMSG_HELLO_CONNECT ? RMSG_WIRE_NO_CHANNEL :
-			 ch->peer.channel;
 	return rmsg_carrier_hello(ch, &h, port);
 }
 

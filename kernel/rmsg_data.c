@@ -436,6 +436,7 @@ int rmsg_data_suspend(struct rmsg_channel *ch)
 	mutex_lock(&ch->ep->lock);
 	ch->tx_live = false;
 	list_del_init(&ch->wrs.sig_node);
+	rmsg_wr_room_return(ch);
 	ch->wrs.done = ch->wrs.posted;
 	ch->wrs.signalled = ch->wrs.posted;
 	ch->wrs.sig_owed = false;
@@ -574,6 +575,8 @@ void rmsg_data_close(struct rmsg_channel *ch, bool drain)
 	mutex_lock(&ep->lock);
 	ch->tx_live = false;
 	list_del_init(&ch->wrs.sig_node);
+	/* It reserves no more (tx_live): what it holds goes back. */
+	rmsg_wr_room_return(ch);
 	mutex_unlock(&ep->lock);
 }
 
@@ -936,7 +939,8 @@ static void rmsg_data_progress(struct rmsg_channel *ch)
 }
 
 /**
- * rmsg_data_batch_end() - signal what a batch of SQEs left unsignalled
+ * rmsg_data_batch_end() - signal what a batch of SQEs left unsignalled, and
+ *	give back the link send queue room it reserved and did not post
  * @ep: the endpoint; the caller holds ep->lock
  */
 void rmsg_data_batch_end(struct rmsg_endpoint *ep)
@@ -947,6 +951,8 @@ void rmsg_data_batch_end(struct rmsg_endpoint *ep)
 		list_del_init(&ch->wrs.sig_node);
 		rmsg_data_flush_signal(ch);
 	}
+	/* On a link: the room the batch reserved and did not post. */
+	rmsg_wr_room_return_all(ep);
 }
 
 void rmsg_data_work(struct work_struct *work)
@@ -957,6 +963,7 @@ void rmsg_data_work(struct work_struct *work)
 
 	mutex_lock(&ch->ep->lock);
 	rmsg_data_progress(ch);
+	rmsg_wr_room_return(ch);
 	mutex_unlock(&ch->ep->lock);
 	rmsg_ep_charge_end(old);
 }

@@ -365,7 +365,12 @@ void rmsg_chan_kill_locked(struct rmsg_channel *ch, int error)
 	ch->reject = ch->state == RMSG_CHAN_REQUESTED;
 	ch->error = error;
 	rmsg_chan_set_state(ch, RMSG_CHAN_DYING, error);
-	queue_work(rmsg_teardown_wq, &ch->teardown);
+	/*
+	 * A carrier's end waits for its channels' teardowns, which wait for
+	 * it: never behind them on one queue (rmsg_link_wq says why).
+	 */
+	queue_work(rmsg_chan_is_carrier(ch) ? rmsg_link_wq : rmsg_teardown_wq,
+		   &ch->teardown);
 }
 
 /*

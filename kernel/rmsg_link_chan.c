@@ -60,6 +60,19 @@ static struct {
 } rmsg_lc;
 
 /*
+ * The peer's hello @m, as a REQ's or REP's would be kept: its channel the
+ * peer's endpoint id of the channel, which a REQ or REP carries there and
+ * the summary hints are written by (rmsg_data_hint()), not the peer's link
+ * id, which is the carrier's to keep (struct rmsg_lchan's peer_id).
+ */
+static void rmsg_lc_peer_hello(struct rmsg_channel *ch,
+			       const struct rmsg_lmsg *m)
+{
+	ch->peer = m->hello;
+	ch->peer.channel = m->ep_chan;
+}
+
+/*
  * A HELLO arrived on a link: a CONNECT for a listener of ours (@ch NULL),
  * or the ACCEPT of a channel of ours that dialled. Softirq, under the
  * carrier's lock. Return: 0 when taken, else why not (a negative errno).
@@ -92,7 +105,7 @@ static int rmsg_lc_hello_take(struct rmsg_carrier *c, struct rmsg_channel *ch,
 			return -ENOENT;
 		if (test_and_set_bit(RMSG_CHAN_LINK_ANSWERED, &ch->flags))
 			return -EPROTO;
-		ch->peer = m->hello;
+		rmsg_lc_peer_hello(ch, m);
 		/* The hello before the bit: the work reads it after. */
 		smp_mb__before_atomic();
 		set_bit(RMSG_CHAN_LINK_UP, &ch->flags);
@@ -167,7 +180,7 @@ static struct rmsg_channel *rmsg_lc_new(struct rmsg_listener *l,
 	rmsg_chan_init(ch, l->ep, RMSG_CHAN_ACCEPTING, l->user_data,
 		       l->block_size);
 	ch->opts = l->opts;
-	ch->peer = m->hello;
+	rmsg_lc_peer_hello(ch, m);
 	/* Published, it may be closed at once: the end waits for us. */
 	ch->setting_up = true;
 	ret = rmsg_chan_publish(ch);

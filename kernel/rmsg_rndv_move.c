@@ -265,6 +265,13 @@ static int rmsg_segs_post_unfenced(struct rmsg_channel *ch,
 	bool last;
 	int ret;
 
+	/*
+	 * REG_MRs behind an rxe fence: nothing may come between, so the
+	 * fence's lock is held, and rmsg_wr_room() takes the link's send
+	 * queue room (its lock) inside it.
+	 */
+	if (!inv && ch->dev.fence_mr)
+		lockdep_assert_held(rmsg_wr_fence_lock(ch));
 	while (*posted < s->nseg && rmsg_wr_room(ch, 1)) {
 		last = *posted + 1 == s->nseg;
 		if (inv) {

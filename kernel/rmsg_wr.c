@@ -36,6 +36,17 @@ struct workqueue_struct *rmsg_wq;
  * other endpoint, so they have a queue of their own.
  */
 struct workqueue_struct *rmsg_teardown_wq;
+/*
+ * A carrier's teardown has a queue of its own. Its end drains the link's
+ * QP and waits for the channels on the link to detach
+ * (rmsg_carrier_quiesce()), which their teardowns do; and their teardowns
+ * may need the carrier's connection to end (rmsg_carrier_leave()).
+ * Behind 256 of them on rmsg_teardown_wq (its max_active), or behind one
+ * when only its rescuer runs, the carrier's end would never start. On
+ * this queue it does not wait for any channel's teardown to finish first,
+ * and the channels' waits for it are bounded besides.
+ */
+struct workqueue_struct *rmsg_link_wq;
 
 static struct {
 	rmsg_ctrl_recv_fn fn;
@@ -438,15 +449,24 @@ int rmsg_wr_init_module(void)
 	if (!rmsg_wq)
 		return -ENOMEM;
 	rmsg_teardown_wq = alloc_workqueue("rmsg_teardown", WQ_MEM_RECLAIM, 0);
-	if (!rmsg_teardown_wq) {
-		destroy_workqueue(rmsg_wq);
-		return -ENOMEM;
-	}
+	if (!rmsg_teardown_wq)
+		goto fail;
+	rmsg_link_wq = alloc_workqueue("rmsg_link", WQ_MEM_RECLAIM, 0);
+	if (!rmsg_link_wq)
+		goto fail_teardown;
 	return 0;
+
+fail_teardown:
+	destroy_workqueue(rmsg_teardown_wq);
+fail:
+	destroy_workqueue(rmsg_wq);
+	return -ENOMEM;
 }
 
 void rmsg_wr_exit_module(void)
 {
+	/* Carriers first: their ends may wait for channels' teardowns. */
+	destroy_workqueue(rmsg_link_wq);
 	destroy_workqueue(rmsg_teardown_wq);
 	destroy_workqueue(rmsg_wq);
 }
@@ -547,6 +567,38 @@ static void rmsg_wr_share_give(struct rmsg_wr_share *share, int n)
 	spin_unlock(&share->lock);
 }
 
+/*
+ * Take @n of @share's room, leaving at least @floor: a compare and
+ * exchange, so that two channels that look at once never take more than
+ * there is between them. Return: whether it was taken.
+ */
+static bool rmsg_wr_share_take(struct rmsg_wr_share *share, int n, int floor)
+{
+	int old = atomic_read(&share->free);
+
+	do {
+		if (old - n < floor)
+			return false;
+	} while (!atomic_try_cmpxchg(&share->free, &old, old - n));
+	return true;
+}
+
+/*
+ * The room of @n work requests @ch is about to post: what it reserved
+ * first, then, for a post that reserved less, the share's, down into its
+ * slack. Under ep->lock. Return: false when even the slack is used up.
+ */
+static bool rmsg_wr_share_use(struct rmsg_channel *ch,
+			      struct rmsg_wr_share *share, int n)
+{
+	int mine = min_t(int, n, ch->wrs.share_held);
+
+	if (n > mine && !rmsg_wr_share_take(share, n - mine, -share->slack))
+		return false;
+	ch->wrs.share_held -= mine;
+	return true;
+}
+
 /**
  * rmsg_wr_post_link() - post a chain of work requests on a carrier's QP
  * @ch: a channel on a link (@ch->wrs.share set), or the carrier itself,
@@ -565,7 +617,16 @@ static void rmsg_wr_share_give(struct rmsg_wr_share *share, int n)
  * completion, not with a later one of another channel's. Only what the
  * QP took is counted: a failed post stops at its bad WR.
  *
- * Return: what ib_post_send() returns.
+ * The room is what rmsg_wr_room() reserved for the channel; a post that
+ * reserved none (or too little: a channel's block registration, which
+ * has no work to wait for room in) takes it here, from the share's slack
+ * if need be, and fails rather than go past the slack: the carrier's QP
+ * is never overrun, whatever its channels do at once. Under ep->lock, as
+ * rmsg_wr_room() is (or before the channel's data path opens: its block
+ * registration).
+ *
+ * Return: what ib_post_send() returns; -ENOSPC when the carrier's QP has
+ * no room even in its slack (nothing posted).
  */
 int rmsg_wr_post_link(struct rmsg_channel *ch, struct ib_send_wr *wr)
 {
@@ -575,6 +636,9 @@ int rmsg_wr_post_link(struct rmsg_channel *ch, struct ib_send_wr *wr)
 	struct ib_send_wr *m;
 	int n = 0, left = 0, ret;
 
+	/* A fencing channel holds the QP's lock across its REG_MRs. */
+	if (!lock)
+		lockdep_assert_held(ch->wrs.qp_lock);
 	/* The carrier's own posts: serialised with its channels' only. */
 	if (!share) {
 		if (lock)
@@ -591,9 +655,10 @@ int rmsg_wr_post_link(struct rmsg_channel *ch, struct ib_send_wr *wr)
 		}
 		n++;
 	}
+	if (!rmsg_wr_share_use(ch, share, n))
+		return -ENOSPC;
 	/* Counted before the post: a completion can come before it returns. */
 	atomic_add(n, &ch->wrs.in_flight);
-	atomic_sub(n, &share->free);
 	if (lock)
 		spin_lock_bh(ch->wrs.qp_lock);
 	ret = ib_post_send(ch->conn->qp, wr, &bad);
@@ -602,7 +667,11 @@ int rmsg_wr_post_link(struct rmsg_channel *ch, struct ib_send_wr *wr)
 	if (ret) {
 		for (w = bad ?: wr; w; w = w->next)
 			left++;
-		/* Another channel may have found no room for ours meanwhile. */
+		/*
+		 * Another channel may have found no room for ours meanwhile.
+		 * A fencing channel still holds the QP's post lock here: the
+		 * share's lock nests inside it (Documentation/hardening.rst).
+		 */
 		local_bh_disable();
 		rmsg_wr_share_give(share, left);
 		local_bh_enable();
@@ -616,10 +685,13 @@ int rmsg_wr_post_link(struct rmsg_channel *ch, struct ib_send_wr *wr)
  * rmsg_wr_share_init() - a carrier's send queue room for its channels
  * @share: in the carrier
  * @wrs: how many work requests they may have in flight in all
+ * @slack: how many more the carrier's QP has room for, for posts that
+ *	take their room only as they post
  */
-void rmsg_wr_share_init(struct rmsg_wr_share *share, u32 wrs)
+void rmsg_wr_share_init(struct rmsg_wr_share *share, u32 wrs, u32 slack)
 {
 	atomic_set(&share->free, wrs);
+	share->slack = slack;
 	spin_lock_init(&share->lock);
 	INIT_LIST_HEAD(&share->waiting);
 	init_waitqueue_head(&share->wq);
@@ -648,6 +720,8 @@ void rmsg_wr_link_set(struct rmsg_channel *ch, struct rmsg_wr_share *share)
 {
 	struct rmsg_wr_share *old = ch->wrs.share;
 
+	/* What it reserved went back as its data path closed. */
+	WARN_ON_ONCE(ch->wrs.share_held);
 	if (old) {
 		spin_lock_bh(&old->lock);
 		list_del_init(&ch->wrs.share_node);
@@ -694,23 +768,87 @@ void rmsg_wr_link_done(struct rmsg_channel *ch)
 }
 
 /*
- * On a link: is there room for @wrs more in the carrier's send queue? If
- * not, the channel waits on the share's list, and the next completion of
- * any channel on the link runs its data work. Under ep->lock.
+ * @ch reserved @n more of its share's room: it goes on its endpoint's list
+ * of channels holding some, which gives it back (rmsg_wr_room_return_all()).
+ */
+static void rmsg_wr_share_held(struct rmsg_channel *ch, u32 n)
+{
+	ch->wrs.share_held += n;
+	if (list_empty(&ch->wrs.held_node))
+		list_add_tail(&ch->wrs.held_node, &ch->ep->room_held);
+}
+
+/*
+ * On a link: reserve room for @wrs more in the carrier's send queue (what
+ * the channel holds already counts), taken from the share as it looks, so
+ * that channels that look at once cannot overshoot it together. Without
+ * room the channel waits on the share's list, and the next completion of
+ * any channel on the link runs its data work. Under ep->lock; also under
+ * the carrier's QP's post lock, from a fence's REG_MRs
+ * (rmsg_segs_post()): then the share's lock nests inside it.
  */
 static bool rmsg_wr_share_room(struct rmsg_channel *ch, u32 wrs)
 {
 	struct rmsg_wr_share *share = ch->wrs.share;
+	u32 need;
 
-	if (atomic_read(&share->free) >= (int)wrs)
+	lockdep_assert_held(&ch->ep->lock);
+	if (ch->wrs.share_held >= wrs)
 		return true;
+	need = wrs - ch->wrs.share_held;
+	if (rmsg_wr_share_take(share, need, 0))
+		goto held;
 	spin_lock_bh(&share->lock);
 	if (list_empty(&ch->wrs.share_node))
 		list_add_tail(&ch->wrs.share_node, &share->waiting);
 	spin_unlock_bh(&share->lock);
-	/* On the list before the second look; rmsg_wr_link_done() pairs. */
+	/* On the list before the second look; rmsg_wr_share_give() pairs. */
 	smp_mb();
-	return atomic_read(&share->free) >= (int)wrs;
+	if (!rmsg_wr_share_take(share, need, 0))
+		return false;
+held:
+	rmsg_wr_share_held(ch, need);
+	return true;
+}
+
+/**
+ * rmsg_wr_room_return() - give back the send queue room @ch reserved and
+ *	did not post
+ * @ch: a channel; under ep->lock, between two of its posting runs (a
+ *	reservation never spans a drop of ep->lock: the hint's, made by the
+ *	record writes of a burst, is used at its end, rmsg_data_push())
+ *
+ * On a link the share is the other channels' room too: a channel that
+ * reserved more than it posted (its writes stopped for credit, a transfer
+ * at its read depth) must not keep it while idle. Nothing for a direct
+ * channel, which reserves nothing.
+ */
+void rmsg_wr_room_return(struct rmsg_channel *ch)
+{
+	u32 n = ch->wrs.share_held;
+
+	lockdep_assert_held(&ch->ep->lock);
+	list_del_init(&ch->wrs.held_node);
+	if (!n)
+		return;
+	ch->wrs.share_held = 0;
+	local_bh_disable();
+	rmsg_wr_share_give(ch->wrs.share, n);
+	local_bh_enable();
+}
+
+/**
+ * rmsg_wr_room_return_all() - rmsg_wr_room_return() for every channel of
+ *	an endpoint that holds room
+ * @ep: the endpoint, its lock held: at the end of a batch of SQEs
+ */
+void rmsg_wr_room_return_all(struct rmsg_endpoint *ep)
+{
+	struct rmsg_channel *ch, *tmp;
+
+	lockdep_assert_held(&ep->lock);
+	list_for_each_entry_safe(ch, tmp, &ep->room_held, wrs.held_node)
+		rmsg_wr_room_return(ch);
 }
 
 /**
@@ -753,8 +891,12 @@ struct rmsg_tx_slot *rmsg_wr_slot_fill(struct rmsg_channel *ch, u32 wr,
 
 /**
  * rmsg_wr_room() - may @wrs more data WRs be posted?
- * @ch: the channel
+ * @ch: the channel, under ep->lock
  * @wrs: how many
+ *
+ * On a link the room in the carrier's shared send queue is reserved here,
+ * for the posts that follow under the same hold of ep->lock; what they do
+ * not use goes back (rmsg_wr_room_return()).
  *
  * Return: whether the send queue has room for them beside what is posted.
  */
@@ -762,20 +904,22 @@ bool rmsg_wr_room(struct rmsg_channel *ch, u32 wrs)
 {
 	if (!ch->tx_live)
 		return false;
-	if (ch->wrs.share && !rmsg_wr_share_room(ch, wrs))
-		return false;
-	if (ch->wrs.posted - READ_ONCE(ch->wrs.done) + wrs <= RMSG_SEND_WRS)
-		return true;
-	/*
-	 * Full: ask the next completion for the work item, then look
-	 * again. A completion stores done, then reads room_wanted (with a
-	 * full barrier between, as here): either it sees the request, or
-	 * this sees its room.
-	 */
-	WRITE_ONCE(ch->wrs.room_wanted, true);
-	/* The request before the second look; rmsg_wr_data_done() pairs. */
-	smp_mb();
-	return ch->wrs.posted - READ_ONCE(ch->wrs.done) + wrs <= RMSG_SEND_WRS;
+	if (ch->wrs.posted - READ_ONCE(ch->wrs.done) + wrs > RMSG_SEND_WRS) {
+		/*
+		 * Full: ask the next completion for the work item, then
+		 * look again. A completion stores done, then reads
+		 * room_wanted (with a full barrier between, as here):
+		 * either it sees the request, or this sees its room.
+		 */
+		WRITE_ONCE(ch->wrs.room_wanted, true);
+		/* The request before the second look; rmsg_wr_data_done() pairs. */
+		smp_mb();
+		if (ch->wrs.posted - READ_ONCE(ch->wrs.done) + wrs >
+		    RMSG_SEND_WRS)
+			return false;
+	}
+	/* Its own room first: a reservation it cannot use would idle. */
+	return !ch->wrs.share || rmsg_wr_share_room(ch, wrs);
 }
 
 /**

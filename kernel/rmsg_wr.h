@@ -144,7 +144,9 @@ struct rmsg_tx_slot *rmsg_wr_slot_fill(struct rmsg_channel *ch, u32 wr,
 				       u32 pend_end, atomic_t *rndv_done,
 				       bool read);
 bool rmsg_wr_room(struct rmsg_channel *ch, u32 wrs);
-void rmsg_wr_share_init(struct rmsg_wr_share *share, u32 wrs);
+void rmsg_wr_share_init(struct rmsg_wr_share *share, u32 wrs, u32 slack);
+void rmsg_wr_room_return(struct rmsg_channel *ch);
+void rmsg_wr_room_return_all(struct rmsg_endpoint *ep);
 void rmsg_wr_link_set(struct rmsg_channel *ch, struct rmsg_wr_share *share);
 void rmsg_wr_share_post(struct rmsg_channel *ch, struct rmsg_wr_share *share);
 void rmsg_wr_link_wait(struct rmsg_channel *ch);

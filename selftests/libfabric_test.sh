@@ -305,7 +305,7 @@ t_pingpong_msg_ep_qp_errors() {
 	alive=$!
 	tools/testing/qp-error-loop "$alive" >"$tmp/qp-loop.out" &
 	loop=$!
-	pp_ep=msg pingpong msg 6m -S all -I 5
+	pp_ep=msg pingpong msg 6m -S all -I 3
 	kill "$alive" 2>/dev/null
 	wait "$alive" "$loop" 2>/dev/null
 	forced=$(cat "$tmp/qp-loop.out")

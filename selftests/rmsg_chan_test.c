@@ -38,7 +38,8 @@ FIXTURE(chan) {
 FIXTURE_SETUP(chan)
 {
 	if (!rmsg_local_addr(&self->addr, 0))
-		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
 	ASSERT_EQ(0, rmsg_ep_open(&self->a, 64, 1024));
 	ASSERT_EQ(0, rmsg_ep_open(&self->b, 64, 1024));
 	self->opened = true;

@@ -140,7 +140,8 @@ FIXTURE_SETUP(eager)
 	int ret;
 
 	if (!rmsg_local_addr(&self->addr, 0))
-		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
 	ASSERT_EQ(0, set_imm(variant->imm));
 	self->imm_set = true;
 	ASSERT_EQ(0, open_side(&self->a, AREA));

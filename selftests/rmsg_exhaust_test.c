@@ -191,9 +191,11 @@ FIXTURE(chans) {
 FIXTURE_SETUP(chans)
 {
 	if (!rmsg_local_addr(&self->addr, 0))
-		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
 	if (read_param(MAX_CH_PARAM, &self->saved))
-		SKIP(return, "no %s", MAX_CH_PARAM);
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "no %s", MAX_CH_PARAM);
 	ASSERT_EQ(0, write_param(MAX_CH_PARAM, SMALL_MAX));
 	self->set = true;
 	ASSERT_EQ(0, rmsg_ep_open(&self->a, 64, 256));
@@ -568,10 +570,11 @@ FIXTURE_SETUP(memcg)
 	const char *why;
 
 	if (!rmsg_local_addr(&self->addr, 0))
-		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
 	why = cg_make();
 	if (why)
-		SKIP(return, "%s", why);
+		SKIP(rmsg_setup_skipped(_metadata); return, "%s", why);
 	self->made = true;
 }
 

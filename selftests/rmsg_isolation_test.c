@@ -290,7 +290,8 @@ FIXTURE(iso) {
 FIXTURE_SETUP(iso)
 {
 	if (!rmsg_local_addr(&self->addr, 0))
-		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
 	ASSERT_EQ(0, rmsg_ep_open(&self->a, 16, 64));
 	self->opened = true;
 	ASSERT_EQ(0, rmsg_ep_listen(self->a, (struct sockaddr *)&self->addr,

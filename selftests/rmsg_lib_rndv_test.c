@@ -407,12 +407,15 @@ FIXTURE_SETUP(lrndv)
 	struct sockaddr_in addr;
 
 	if (!rmsg_local_addr(&addr, 0))
-		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
 	if (!rndv_supported())
-		SKIP(return, "the module does not announce RMSG_FEAT_RNDV");
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "the module does not announce RMSG_FEAT_RNDV");
 	if (access(IMM_PARAM, W_OK)) {
 		if (variant->imm)
-			SKIP(return, "no writable %s", IMM_PARAM);
+			SKIP(rmsg_setup_skipped(_metadata); return,
+			     "no writable %s", IMM_PARAM);
 	} else {
 		ASSERT_EQ(0, rmsg_sh("echo %d > " IMM_PARAM, variant->imm));
 		self->imm_set = true;

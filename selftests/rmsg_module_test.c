@@ -64,7 +64,8 @@ FIXTURE_SETUP(module)
 	self->ko = getenv("RMSG_KO");
 	self->netdev = getenv("RMSG_NETDEV");
 	if (!self->ko || !self->netdev)
-		SKIP(return, "RMSG_KO or RMSG_NETDEV not set: not run by rmsg-vm");
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "RMSG_KO or RMSG_NETDEV not set: not run by rmsg-vm");
 	if (!rmsg_loaded())
 		ASSERT_EQ(0, rmsg_load(self->ko));
 }

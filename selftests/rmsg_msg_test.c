@@ -572,12 +572,15 @@ static bool eager_supported(void)
 FIXTURE_SETUP(msg)
 {
 	if (!rmsg_local_addr(&self->addr, 0))
-		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
 	if (!eager_supported())
-		SKIP(return, "the module does not announce RMSG_FEAT_EAGER");
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "the module does not announce RMSG_FEAT_EAGER");
 	if (access(IMM_PARAM, W_OK)) {
 		if (variant->imm)
-			SKIP(return, "no writable %s: module without the fallback switch",
+			SKIP(rmsg_setup_skipped(_metadata); return,
+			     "no writable %s: module without the fallback switch",
 			     IMM_PARAM);
 	} else {
 		ASSERT_EQ(0, set_imm(variant->imm));

@@ -154,9 +154,11 @@ FIXTURE_SETUP(perm)
 	unsigned int i;
 
 	if (geteuid())
-		SKIP(return, "needs root to become nobody and set parameters");
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "needs root to become nobody and set parameters");
 	if (objects("endpoints") < 0)
-		SKIP(return, "no " OBJECTS " (debugfs not mounted?)");
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "no " OBJECTS " (debugfs not mounted?)");
 	for (i = 0; i < 3; i++)
 		self->base[i] = objects(counted[i]);
 	self->endpoints_cap = param_get("max_endpoints_per_user");

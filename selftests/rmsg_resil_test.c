@@ -223,11 +223,14 @@ FIXTURE_SETUP(resil)
 	struct rmsg_chan_info *c;
 
 	if (!rmsg_local_addr(&self->addr, 0))
-		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
 	if (!module_has(RMSG_FEAT_EAGER))
-		SKIP(return, "the module does not announce RMSG_FEAT_EAGER");
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "the module does not announce RMSG_FEAT_EAGER");
 	if (!module_has(RMSG_FEAT_CHAN_LIST) || !module_has(RMSG_FEAT_FAULT))
-		SKIP(return, "the module does not announce RMSG_FEAT_CHAN_LIST and RMSG_FEAT_FAULT");
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "the module does not announce RMSG_FEAT_CHAN_LIST and RMSG_FEAT_FAULT");
 	ASSERT_EQ(0, rmsg_ep_open(&self->a, 256, 2048));
 	ASSERT_EQ(0, rmsg_ep_open(&self->b, 256, 2048));
 	self->opened = true;

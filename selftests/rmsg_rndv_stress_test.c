@@ -533,7 +533,8 @@ FIXTURE_SETUP(stress)
 	unsigned int i;
 
 	if (!rmsg_local_addr(&self->addr, 0))
-		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
 	ASSERT_EQ(0, rmsg_sh("echo %d > " IMM_PARAM, variant->imm));
 	self->imm_set = true;
 	s = calloc(1, sizeof(*s));
@@ -861,7 +862,8 @@ FIXTURE(pair) {
 FIXTURE_SETUP(pair)
 {
 	if (!rmsg_local_addr(&self->addr, 0))
-		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
 	ASSERT_EQ(0, open_ep(&self->a, 64, 256, 0, NULL));
 	ASSERT_EQ(0, open_ep(&self->b, 64, 256, 0, NULL));
 	self->opened = true;
@@ -1343,7 +1345,8 @@ FIXTURE_SETUP(peer)
 {
 	self->pid = -1;
 	if (!rmsg_local_addr(&self->addr, 0))
-		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
 	self->pin0 = rmsg_vmpin_kb();
 	self->pins0 = rmsg_pins();
 	ASSERT_EQ(0, open_ep(&self->a, 64, 256, 64 << 10, NULL));

@@ -154,7 +154,8 @@ FIXTURE_SETUP(rndv)
 	int ret;
 
 	if (!rmsg_local_addr(&self->addr, 0))
-		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
 	ASSERT_EQ(0, rmsg_sh("echo %d > " IMM_PARAM, variant->imm));
 	self->imm_set = true;
 	ASSERT_EQ(0, open_side(&self->a));

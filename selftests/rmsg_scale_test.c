@@ -75,7 +75,8 @@ FIXTURE_SETUP(scale)
 	char period[32];
 
 	if (!rmsg_local_addr(&self->addr, 0))
-		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
 	self->eps = calloc(2 * PAIRS, sizeof(*self->eps));
 	ASSERT_NE(NULL, self->eps);
 	/*

@@ -254,6 +254,17 @@ static inline bool rmsg_rxe_expect_ordered(void)
 }
 
 /*
+ * A FIXTURE_SETUP that skips: SKIP(rmsg_setup_skipped(_metadata); return,
+ * "why"). The 6.1 harness (kselftest_harness.h) runs a test's body after
+ * its setup unless the setup failed, a skip included; the body then ran
+ * without what the setup lacked. Marked failed as well, the setup stops
+ * the test, and the harness still reports it skipped, with the reason
+ * (it looks at the skip before the result). A macro: this header does
+ * not include the harness.
+ */
+#define rmsg_setup_skipped(metadata)	((metadata)->passed = 0)
+
+/*
  * Whether rxe0 says it places in order (RMSG_DEV_F_ORDERED): if not, the
  * module has every receive block on it written with immediates, whatever
  * force_imm_arrival says, and a test of the flag path runs that one.

@@ -283,7 +283,8 @@ u32 rmsg_lmsg_encode(void *buf, const struct rmsg_lmsg *msg)
 {
 	struct rmsg_wire_ctrl wire;
 
-	rmsg_ctrl_encode(&wire, msg->type, msg->arg);
+	rmsg_ctrl_encode(&wire, msg->type, msg->type != RMSG_CTRL_HELLO ?
+			 msg->arg : RMSG_LINK_HELLO_ARG(msg->arg, msg->ep_chan));
 	wire.chan[0] = (u8)msg->chan;
 	wire.chan[1] = (u8)(msg->chan >> 8);
 	wire.chan[2] = (u8)(msg->chan >> 16);
@@ -299,7 +300,8 @@ u32 rmsg_lmsg_encode(void *buf, const struct rmsg_lmsg *msg)
  * A HELLO on a link: a channel's hello of any kind, without
  * RMSG_HELLO_F_IMM_ARRIVAL (the link's receives carry no immediates) or
  * RMSG_HELLO_F_LINK (a channel on a link carries none), its channel ids
- * link ids. A CONNECT goes to RMSG_LINK_NO_CHAN with the
+ * link ids, the endpoint's id of the channel beside them (@ep_chan,
+ * below RMSG_MAX_CHANNELS). A CONNECT goes to RMSG_LINK_NO_CHAN with the
  * service port in @arg; a RECONNECT and an ACCEPT go to the channel their
  * hello names, with @arg zero.
  */
@@ -308,7 +310,8 @@ static int rmsg_lmsg_check_hello(const struct rmsg_lmsg *msg)
 	const struct rmsg_hello *h = &msg->hello;
 
 	if ((h->flags & (RMSG_HELLO_F_IMM_ARRIVAL | RMSG_HELLO_F_LINK)) ||
-	    !rmsg_link_chan_valid(h->channel))
+	    !rmsg_link_chan_valid(h->channel) ||
+	    msg->ep_chan >= RMSG_MAX_CHANNELS)
 		return -EPROTO;
 	if (h->kind == RMSG_HELLO_CONNECT)
 		return msg->chan != RMSG_LINK_NO_CHAN || !msg->arg ||
@@ -328,7 +331,9 @@ static int rmsg_lmsg_check_hello(const struct rmsg_lmsg *msg)
  * the argument rules of a direct connection, except HEARTBEAT, which is
  * the link's (RMSG_LINK_SELF); LCREDIT is the link's, with a 32-bit count; REFUSE
  * names a channel, with an errno of 1 to 255; a HELLO follows
- * rmsg_lmsg_check_hello(). Whether the channel exists, and is the
+ * rmsg_lmsg_check_hello(), its argument split into the port (@msg->arg)
+ * and the endpoint's id of the channel (@msg->ep_chan) by
+ * RMSG_LINK_HELLO_ARG()'s layout. Whether the channel exists, and is the
  * sender's, is the caller's to check.
  *
  * Return: 0; -EPROTONOSUPPORT for a HELLO of another protocol version;
@@ -370,6 +375,8 @@ int rmsg_lmsg_decode(struct rmsg_lmsg *msg, const void *data, u32 len)
 					sizeof(wire), len - sizeof(wire));
 		if (ret)
 			return ret;
+		m.ep_chan = RMSG_LINK_HELLO_EP_CHAN(m.arg);
+		m.arg = RMSG_LINK_HELLO_PORT(m.arg);
 		if (rmsg_lmsg_check_hello(&m))
 			return -EPROTO;
 		break;

@@ -378,7 +378,7 @@ int rmsg_lease_msg_decode(u8 type, u64 arg, struct rmsg_lease_msg *m);
  *	a direct channel's connection
  * @arg: meaning depends on @type: a free-running 32-bit byte counter for
  *	CREDIT and NOTIFY, RMSG_FIN_ARG() for FIN, RMSG_REKEY_ARG() for
- *	REKEY, the service port for a HELLO of kind CONNECT, the errno for
+ *	REKEY, RMSG_LINK_HELLO_ARG() for a HELLO, the errno for
  *	REFUSE, a free-running 32-bit count for LCREDIT, RMSG_ASK_ARG() and
  *	its siblings for the lease messages and for READY on a leased
  *	channel, zero for the others
@@ -400,19 +400,42 @@ int rmsg_ctrl_decode(const void *data, u32 len, u8 *type, u64 *arg);
  */
 #define RMSG_WIRE_LMSG_MAX	(RMSG_WIRE_CTRL_SIZE + RMSG_WIRE_HELLO_SIZE)
 
+/*
+ * The argument of a HELLO on a link: the service port of a CONNECT in the
+ * low 16 bits (0 in the other kinds), zero in the next 16, and the
+ * sender's endpoint's id of the channel in the upper 32 (below
+ * RMSG_MAX_CHANNELS: an id past the arrival summary would send the
+ * peer's hint writes outside the sender's MR and break the link's QP).
+ */
+#define RMSG_LINK_HELLO_ARG(port, ep_chan)	((u64)(u16)(port) | \
+						 (u64)(u32)(ep_chan) << 32)
+#define RMSG_LINK_HELLO_PORT(arg)		((u32)(arg))
+#define RMSG_LINK_HELLO_EP_CHAN(arg)		((u32)((arg) >> 32))
+
 /**
  * struct rmsg_lmsg - a link's message in host byte order
  * @type: enum rmsg_ctrl_type
  * @chan: the receiver's id of the channel, RMSG_LINK_SELF or
  *	RMSG_LINK_NO_CHAN
- * @arg: as in struct rmsg_wire_ctrl
+ * @arg: as in struct rmsg_wire_ctrl; for a HELLO only its low 32 bits
+ *	(RMSG_LINK_HELLO_PORT()), the service port of a CONNECT, 0 otherwise
  * @hello: a HELLO's hello; unused by other types
+ * @ep_chan: a HELLO's: the sender's endpoint's id of the channel, below
+ *	RMSG_MAX_CHANNELS (RMSG_LINK_HELLO_EP_CHAN()); unused by other types
+ *
+ * On a link a hello's @hello.channel and @hello.peer_channel are link ids,
+ * which name the channel to the carriers. The endpoint's id, which a
+ * hello in a REQ or REP carries as its channel, is what the peer writes
+ * its arrival summary hints by (RMSG_HELLO_F_SUMMARY,
+ * RMSG_SUMMARY_CHANNEL()), so it travels beside them, in the upper half
+ * of the HELLO's argument.
  */
 struct rmsg_lmsg {
 	u8 type;
 	u32 chan;
 	u64 arg;
 	struct rmsg_hello hello;
+	u32 ep_chan;
 };
 
 u32 rmsg_lmsg_encode(void *buf, const struct rmsg_lmsg *msg);

@@ -90,6 +90,81 @@ static bool read_meminfo(struct meminfo *mi)
 	return found == 3;
 }
 
+/*
+ * The pages each slab cache holds (num_slabs * pagesperslab of
+ * /proc/slabinfo, version 2.1), by name. The cache a kmalloc() of the
+ * module lands in is the one of its size class; SLUB shows merged caches
+ * under one of their names.
+ */
+#define SLAB_CACHES	512
+
+struct slab_snap {
+	int n;
+	struct {
+		char name[32];
+		long bytes;
+	} cache[SLAB_CACHES];
+};
+
+static bool read_slabinfo(struct slab_snap *snap)
+{
+	long pagesize = sysconf(_SC_PAGESIZE), pps, slabs;
+	char line[512], name[32];
+	FILE *f;
+
+	snap->n = 0;
+	f = fopen("/proc/slabinfo", "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f) && snap->n < SLAB_CACHES) {
+		if (sscanf(line, "%31s %*d %*d %*d %*d %ld : tunables %*d %*d %*d : slabdata %*d %ld",
+			   name, &pps, &slabs) != 3)
+			continue;
+		strcpy(snap->cache[snap->n].name, name);
+		snap->cache[snap->n].bytes = slabs * pps * pagesize;
+		snap->n++;
+	}
+	fclose(f);
+	return snap->n > 0;
+}
+
+/*
+ * The MEM_SLAB_TOP caches that grew most from @before to @after, per end
+ * of @ends, into @res (largest first; only caches that grew).
+ */
+static void slab_growth(const struct slab_snap *before,
+			const struct slab_snap *after, long ends,
+			struct mem_result *res)
+{
+	long grew;
+	int i, j, k;
+
+	res->nslab = 0;
+	for (i = 0; i < after->n; i++) {
+		grew = after->cache[i].bytes;
+		for (j = 0; j < before->n; j++)
+			if (!strcmp(before->cache[j].name,
+				    after->cache[i].name)) {
+				grew -= before->cache[j].bytes;
+				break;
+			}
+		grew /= ends;
+		if (grew <= 0)
+			continue;
+		/* Insertion into the sorted top list. */
+		for (k = res->nslab; k > 0 && res->slab[k - 1].per_end < grew;
+		     k--)
+			if (k < MEM_SLAB_TOP)
+				res->slab[k] = res->slab[k - 1];
+		if (k >= MEM_SLAB_TOP)
+			continue;
+		strcpy(res->slab[k].name, after->cache[i].name);
+		res->slab[k].per_end = grew;
+		if (res->nslab < MEM_SLAB_TOP)
+			res->nslab++;
+	}
+}
+
 /* Sample once a second until two samples agree within 256 KiB (15 s). */
 static bool settle(struct meminfo *mi)
 {
@@ -200,6 +275,8 @@ int mem_measure(const struct sockaddr *addr, unsigned int addrlen,
 		struct mem_result *res)
 {
 	long per_end[MEM_ROUNDS], slab[MEM_ROUNDS], vmal[MEM_ROUNDS];
+	static struct slab_snap slab_base, slab_opened;
+	static struct mem_result by_cache[MEM_ROUNDS];
 	struct sockaddr_storage laddr;
 	struct meminfo base, opened, closed;
 	struct rmsg_ep *a = NULL, *b = NULL;
@@ -232,6 +309,7 @@ int mem_measure(const struct sockaddr *addr, unsigned int addrlen,
 		ret = -EIO;
 		if (!settle(&base))
 			goto out_b;
+		read_slabinfo(&slab_base);
 		ret = mem_open(a, b, (struct sockaddr *)&laddr, addrlen,
 			       channels, block_size, timeout_s, ids);
 		if (ret)
@@ -239,6 +317,11 @@ int mem_measure(const struct sockaddr *addr, unsigned int addrlen,
 		ret = -EIO;
 		if (!settle(&opened))
 			goto out_b;
+		if (read_slabinfo(&slab_opened))
+			slab_growth(&slab_base, &slab_opened, ends,
+				    &by_cache[round]);
+		else
+			by_cache[round].nslab = 0;
 		ret = mem_close(a, b, channels, timeout_s, ids);
 		if (ret)
 			goto out_b;
@@ -268,6 +351,8 @@ int mem_measure(const struct sockaddr *addr, unsigned int addrlen,
 	res->per_end = per_end[round];
 	res->slab_per_end = slab[round];
 	res->vmalloc_per_end = vmal[round];
+	res->nslab = by_cache[round].nslab;
+	memcpy(res->slab, by_cache[round].slab, sizeof(res->slab));
 	ret = 0;
 out_b:
 	rmsg_ep_close(b);
@@ -285,7 +370,7 @@ int run_mem(void)
 	struct sockaddr_storage ss;
 	struct mem_result res;
 	socklen_t len;
-	int ret;
+	int ret, i;
 
 	resolve(opt.server, &ss, &len);
 	if (ss.ss_family == AF_INET)
@@ -297,10 +382,14 @@ int run_mem(void)
 	if (ret)
 		die(NULL, "mem: %s", strerror(-ret));
 	if (opt.json) {
-		printf("{\"test\": \"mem\", \"channels\": %d, \"block\": %u, \"rounds\": %d, \"bytes_per_channel\": %ld, \"warmup_bytes_per_channel\": %ld, \"slab_bytes_per_channel\": %ld, \"vmalloc_bytes_per_channel\": %ld}\n",
+		printf("{\"test\": \"mem\", \"channels\": %d, \"block\": %u, \"rounds\": %d, \"bytes_per_channel\": %ld, \"warmup_bytes_per_channel\": %ld, \"slab_bytes_per_channel\": %ld, \"vmalloc_bytes_per_channel\": %ld, \"slab_caches\": {",
 		       opt.channels, opt.block, res.rounds, res.per_end,
 		       res.warmup_per_end, res.slab_per_end,
 		       res.vmalloc_per_end);
+		for (i = 0; i < res.nslab; i++)
+			printf("%s\"%s\": %ld", i ? ", " : "",
+			       res.slab[i].name, res.slab[i].per_end);
+		printf("}}\n");
 	} else {
 		fputs(rule, stdout);
 		printf(" rmsg-perf mem: memory per idle channel end, %d channels, ",
@@ -313,6 +402,9 @@ int run_mem(void)
 		printf(" %ld bytes (median of %d rounds; slab %ld, vmalloc %ld; warm-up round %ld)\n",
 		       res.per_end, res.rounds, res.slab_per_end,
 		       res.vmalloc_per_end, res.warmup_per_end);
+		for (i = 0; i < res.nslab; i++)
+			printf("   slab %-24s %7ld bytes\n", res.slab[i].name,
+			       res.slab[i].per_end);
 		fputs(rule, stdout);
 	}
 	return 0;

@@ -107,12 +107,24 @@ const char *clock_name(void);
 uint64_t now_ns(void);
 
 /* Memory one idle channel costs (mem.c). */
+#define MEM_SLAB_TOP	10
+
 struct mem_result {
 	long per_end;		/* bytes, median of the measured rounds */
 	long warmup_per_end;	/* bytes, the warm-up round */
 	long slab_per_end;	/* of which SUnreclaim grew */
 	long vmalloc_per_end;	/* of which VmallocUsed grew */
 	int rounds;		/* measured rounds */
+	/*
+	 * The slab caches that grew most in the median round, bytes per
+	 * end (num_objs * objsize of /proc/slabinfo, root's to read): the
+	 * largest first, nslab of them (0 when slabinfo is not readable).
+	 */
+	struct {
+		char name[32];
+		long per_end;
+	} slab[MEM_SLAB_TOP];
+	int nslab;
 };
 
 /*

@@ -84,6 +84,10 @@ stream_msgs=2000
 window=64
 # rmsg-perf poll's channels (bench-report's POLL_CHANNELS).
 poll_channels=2048
+# The link runs (issue 37): the port the module's links listen on (below
+# 1024, a kernel's), and how many channels the memory run opens on one.
+link_port=1021
+mem_link_channels=1024
 
 # Rendezvous: TCG moves some 4-7 MB/s, so a 64 MiB message takes ten
 # seconds or more. Few messages each (perftest takes no fewer than 5), the
@@ -565,5 +569,30 @@ log "finding messages among $poll_channels channels"
 timeout 900 "$perf" --json -c "$poll_channels" poll "$addr" \
 	>"$out/poll-rmsg" 2>"$out/poll-rmsg.log" ||
 	{ log "rmsg-perf poll failed"; status=1; }
+
+# Issue 37: the same two with channels on a link (link_port set: a channel
+# dialled to a node whose link is up opens on the link's connection, with
+# no rdma_cm connection or QP of its own). The first channel of a run
+# brings the link and is a connection of its own. After each run the
+# module's links are listed (rmsgctl -j links): bench-report takes the
+# figures only if channels went on the link (on a device that places out
+# of order they do not, Documentation/testbed.rst).
+link_param=/sys/module/rmsg/parameters/link_port
+if [ -w "$link_param" ]; then
+	echo "$link_port" >"$link_param"
+	log "memory per idle channel on a link ($mem_link_channels channels)"
+	timeout 900 "$perf" --json -c "$mem_link_channels" mem "$addr" \
+		>"$out/mem-link-rmsg" 2>"$out/mem-link-rmsg.log" ||
+		{ log "rmsg-perf mem on a link failed"; status=1; }
+	tools/rmsgctl/rmsgctl -j links >"$out/mem-link-rmsg.links" 2>&1
+	log "finding messages among $poll_channels channels on a link"
+	timeout 900 "$perf" --json -c "$poll_channels" poll "$addr" \
+		>"$out/poll-link-rmsg" 2>"$out/poll-link-rmsg.log" ||
+		{ log "rmsg-perf poll on a link failed"; status=1; }
+	tools/rmsgctl/rmsgctl -j links >"$out/poll-link-rmsg.links" 2>&1
+	echo 0 >"$link_param"
+else
+	echo "the module has no link_port parameter" >"$out/link.skip"
+fi
 
 exit "$status"

@@ -20,6 +20,17 @@
 # the wall time of each run to OUT/insn-lat.time. Without the plugin
 # (RMSG_INSN_OUT unset) the same runs go without windows, for the
 # plugin's overhead.
+#
+# With the plugin's profile (rmsg-vm with RMSG_VM_INSN_PROFILE=1, which
+# sets RMSG_INSN_PROFILE_OUT here), for tools/testing/insn-profile: each
+# window's profile goes to OUT/profile/LABEL.gz, the kernel's symbols
+# (modules' included) once to OUT/kallsyms, a copy of rmsg-perf to
+# OUT/bin, and both tools run at fixed addresses (setarch -R) under
+# build/qemu/insn-mark maps, which writes the address space of each as
+# it exits to OUT/maps/LABEL.server and .client. That costs each run the
+# same fixed instructions (two ptrace stops and a copy of its maps),
+# which the difference of the two windows takes out; without the
+# profile nothing changes.
 
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -35,6 +46,14 @@ mark=build/qemu/insn-mark
 mkdir -p "$out"
 server_cpu=0
 client_cpu=1
+prof=${RMSG_INSN_PROFILE_OUT:-}
+if [ -n "$prof" ]; then
+	mkdir -p "$out/profile" "$out/maps" "$out/bin"
+	# Addresses in /proc/kallsyms, not zeros.
+	echo 0 >/proc/sys/kernel/kptr_restrict || exit 1
+	# The symbols of the rmsg-perf that ran, whatever is built later.
+	cp "$perf" "$out/bin/" || exit 1
+fi
 
 insn() { [ -z "${RMSG_INSN_OUT:-}" ] || "$mark" "$@"; }
 
@@ -53,13 +72,18 @@ wait_for() {
 # (bench.sh's perftest_pair): up to three attempts, each in a window of its
 # own, the last one's line kept.
 one() {
-	local tool=$1 n=$2 label=$3 spid st attempt t0 t1 line
-	local slog=/tmp/insn.server cmd=()
+	local tool=$1 n=$2 label=$3 spid st attempt t0 t1 line psize=0
+	local slog=/tmp/insn.server cmd=() ws=() wc=()
+	if [ -n "$prof" ]; then
+		ws=(setarch -R "$mark" maps "$out/maps/$label.server" --)
+		wc=(setarch -R "$mark" maps "$out/maps/$label.client" --)
+	fi
 	for attempt in 1 2 3; do
 		st=0
 		if [ "$tool" = rmsg ]; then
-			timeout 150 taskset -c "$server_cpu" "$perf" --json \
-				-s "$size" -n "$n" lat >"$slog" 2>&1 &
+			timeout 150 taskset -c "$server_cpu" "${ws[@]}" \
+				"$perf" --json -s "$size" -n "$n" lat \
+				>"$slog" 2>&1 &
 			spid=$!
 			# rmsg-perf's server says nothing until a client
 			# comes; its client would retry until it listens.
@@ -67,21 +91,29 @@ one() {
 			cmd=("$perf" --json -s "$size" -n "$n" lat "$addr")
 		else
 			timeout 150 taskset -c "$server_cpu" stdbuf -oL \
-				ib_write_lat -R -d rxe0 -F -s "$size" -n "$n" \
-				>"$slog" 2>&1 &
+				"${ws[@]}" ib_write_lat -R -d rxe0 -F \
+				-s "$size" -n "$n" >"$slog" 2>&1 &
 			spid=$!
 			wait_for "$slog" 'Waiting for client' || st=1
 			sleep 1
 			cmd=(ib_write_lat -R -d rxe0 -F -s "$size" -n "$n"
 			     "$addr")
 		fi
+		[ -z "$prof" ] || psize=$(stat -c %s "$prof") || st=1
 		t0=$(date +%s%N)
 		insn start
-		timeout 120 taskset -c "$client_cpu" "${cmd[@]}" \
+		timeout 120 taskset -c "$client_cpu" "${wc[@]}" "${cmd[@]}" \
 			>>"$out/$tool.log" 2>&1 || st=1
 		wait "$spid" || st=1
 		line=$(insn stop "$label") || st=1
 		t1=$(date +%s%N)
+		# This window's profile: what the plugin appended since.
+		if [ -n "$prof" ]; then
+			tail -c +"$((psize + 1))" "$prof" |
+				gzip -1 >"$out/profile/$label.gz" || st=1
+			[ -s "$out/kallsyms" ] ||
+				cat /proc/kallsyms >"$out/kallsyms" || st=1
+		fi
 		cat "$slog" >>"$out/$tool.server.log"
 		[ "$st" = 0 ] && break
 		echo "insn-lat: $label, attempt $attempt failed" >&2

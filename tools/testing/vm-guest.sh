@@ -17,6 +17,9 @@ export HOME=/tmp RMSG_NODE=$node
 export RMSG_VM_RUN=$run
 # rmsg-vm -I: the instruction counter's file (tools/testing/insn/insn-mark).
 [ -z "${RMSG_INSN:-}" ] || export RMSG_INSN_OUT=$run/insn.$node
+# RMSG_VM_INSN_PROFILE=1: its per-block profile (tools/testing/insn-lat.sh).
+[ -z "${RMSG_INSN_PROFILE:-}" ] ||
+	export RMSG_INSN_PROFILE_OUT=$run/insn-profile.$node
 
 finish() {
 	dmesg >"$run/dmesg.$node" 2>&1

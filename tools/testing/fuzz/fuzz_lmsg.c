@@ -30,6 +30,10 @@ static int model_hello(const u8 *b, size_t len, u32 chan, u64 arg)
 	/* No immediates on a link, and a channel on one carries none. */
 	if ((h.flags & (1U << 0 | 1U << 3)) || !chan_ok(h.channel))
 		return -EPROTO;
+	/* The endpoint's id of the channel, in the upper half: in a summary. */
+	if ((arg >> 32) >= 65536)
+		return -EPROTO;
+	arg &= 0xffffffffULL;
 	if (h.kind == RMSG_HELLO_CONNECT)
 		return chan == 0xffffff && arg >= 1 && arg <= 65535 ?
 		       0 : -EPROTO;

@@ -667,6 +667,85 @@ TEST(link_hello_msg)
 	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
 }
 
+/*
+ * A HELLO on a link carries the sender's endpoint id of the channel in
+ * the upper half of its argument: the peer writes its summary hints there.
+ */
+TEST(link_hello_ep_chan)
+{
+	unsigned char buf[RMSG_WIRE_LMSG_MAX];
+	struct rmsg_wire_ctrl *w = (struct rmsg_wire_ctrl *)buf;
+	struct rmsg_lmsg in = {
+		.type = RMSG_CTRL_HELLO, .chan = RMSG_LINK_NO_CHAN,
+		.arg = 7000, .hello = good_connect, .ep_chan = 0x1234,
+	}, out;
+
+	EXPECT_EQ(RMSG_LINK_HELLO_ARG(7000, 0x1234), 0x0000123400001b58ULL);
+	EXPECT_EQ(7000, RMSG_LINK_HELLO_PORT(0x0000123400001b58ULL));
+	EXPECT_EQ(0x1234, RMSG_LINK_HELLO_EP_CHAN(0x0000123400001b58ULL));
+	EXPECT_EQ(RMSG_WIRE_LMSG_MAX, rmsg_lmsg_encode(buf, &in));
+	/* On the wire: little-endian, the port low, the id high. */
+	EXPECT_EQ(0x58, buf[8]);
+	EXPECT_EQ(0x1b, buf[9]);
+	EXPECT_EQ(0, buf[10]);
+	EXPECT_EQ(0, buf[11]);
+	EXPECT_EQ(0x34, buf[12]);
+	EXPECT_EQ(0x12, buf[13]);
+	EXPECT_EQ(0, buf[14]);
+	EXPECT_EQ(0, buf[15]);
+	memset(&out, 0xa5, sizeof(out));
+	ASSERT_EQ(0, rmsg_lmsg_decode(&out, buf, sizeof(buf)));
+	EXPECT_EQ(7000, out.arg);
+	EXPECT_EQ(0x1234, out.ep_chan);
+	/* The link ids stay the hello's: the carriers name channels by them. */
+	EXPECT_EQ(good_connect.channel, out.hello.channel);
+
+	/* Every id an endpoint has fits a summary; none past it. */
+	in.ep_chan = 0;
+	ASSERT_EQ(0, lmsg_round_trip(&in, &out));
+	EXPECT_EQ(0, out.ep_chan);
+	in.ep_chan = RMSG_MAX_CHANNELS - 1;
+	ASSERT_EQ(0, lmsg_round_trip(&in, &out));
+	EXPECT_EQ(RMSG_MAX_CHANNELS - 1, out.ep_chan);
+	in.ep_chan = RMSG_MAX_CHANNELS;
+	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
+	in.ep_chan = 0xffffffff;
+	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
+
+	/* The 16 bits between port and id are zero. */
+	in.ep_chan = 5;
+	rmsg_lmsg_encode(buf, &in);
+	w->arg = cpu_to_le64(RMSG_LINK_HELLO_ARG(7000, 5) | 1ULL << 16);
+	EXPECT_EQ(-EPROTO, rmsg_lmsg_decode(&out, buf, sizeof(buf)));
+	w->arg = cpu_to_le64(RMSG_LINK_HELLO_ARG(7000, 5) | 1ULL << 31);
+	EXPECT_EQ(-EPROTO, rmsg_lmsg_decode(&out, buf, sizeof(buf)));
+	/* A CONNECT needs its port whatever the id. */
+	w->arg = cpu_to_le64(RMSG_LINK_HELLO_ARG(0, 5));
+	EXPECT_EQ(-EPROTO, rmsg_lmsg_decode(&out, buf, sizeof(buf)));
+
+	/* An ACCEPT: no port, the id all the same. */
+	in.hello.kind = RMSG_HELLO_ACCEPT;
+	in.hello.peer_channel = 42;
+	in.chan = 42;
+	in.arg = 0;
+	in.ep_chan = 300;
+	ASSERT_EQ(0, lmsg_round_trip(&in, &out));
+	EXPECT_EQ(300, out.ep_chan);
+	EXPECT_EQ(0, out.arg);
+	EXPECT_EQ(42, out.hello.peer_channel);
+	in.arg = 1;
+	EXPECT_EQ(-EPROTO, lmsg_round_trip(&in, &out));
+
+	/* Other types keep their argument rules: no id rides on them. */
+	in = (struct rmsg_lmsg){
+		.type = RMSG_CTRL_CLOSE, .chan = 9, .ep_chan = 300,
+	};
+	EXPECT_EQ(RMSG_WIRE_CTRL_SIZE, rmsg_lmsg_encode(buf, &in));
+	EXPECT_EQ(0, le64_to_cpu(w->arg));
+	ASSERT_EQ(0, rmsg_lmsg_decode(&out, buf, RMSG_WIRE_CTRL_SIZE));
+	EXPECT_EQ(0, out.ep_chan);
+}
+
 /* --- the accepting side's address list ---------------------------------- */
 
 static void v4(struct rmsg_addr *a, u8 b0, u8 b1, u8 b2, u8 b3)
