@@ -738,7 +738,8 @@ u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
  * What rmsg_chan_create_qp() does for a channel of its own, on the
  * carrier's device: the block's pages, the data path's memory, the block
  * mapped and under a new MR (its key goes in the HELLO, its REG_MR once
- * connected), all in the carrier's PD (borrowed: rmsg_chan_dev_release()
+ * connected), or for a leased block none of it until the peer's ASK
+ * (rmsg_block_lease_make()), all in the carrier's PD (borrowed: rmsg_chan_dev_release()
  * leaves it). No CQ (the channel's work requests complete on the
  * carrier's) and no control buffers (its control messages go in the
  * carrier's). The QP is the carrier's, the channel's until it ends
@@ -756,16 +757,17 @@ int rmsg_chan_link_setup(struct rmsg_channel *ch,
 	struct rmsg_device *rdev;
 	int ret;
 
-	/* No leases on a link yet: a CONNECT that asks is refused. */
-	if (ch->peer.flags & RMSG_HELLO_F_LEASE)
-		return -EPROTO;
-	ret = rmsg_block_alloc(ch);
-	if (!ret)
-		ret = rmsg_data_create(ch, ibdev);
+	ret = rmsg_data_create(ch, ibdev);
 	if (ret)
 		return ret;
 	if (ch->rx_imm)
 		return -EOPNOTSUPP;
+	/* As on a connection of its own: a leased block comes with an ASK. */
+	ret = rmsg_lease_setup(ch);
+	if (!ret && !ch->lease.on)
+		ret = rmsg_block_alloc(ch);
+	if (ret)
+		return ret;
 	rdev = rmsg_device_attach(ibdev, &ch->dev.dev_node);
 	if (!rdev)
 		return -ENODEV;
@@ -780,7 +782,7 @@ int rmsg_chan_link_setup(struct rmsg_channel *ch,
 		}
 	}
 	rmsg_chan_dev_publish(ch, rdev);
-	if (!ret)
+	if (!ret && ch->block)
 		ret = rmsg_block_map(ch);
 	if (!ret)
 		ret = rmsg_data_dev_create(ch);
@@ -840,14 +842,20 @@ int rmsg_chan_link_up(struct rmsg_channel *ch)
 {
 	int ret;
 
-	if (ch->active && (ch->peer.kind != RMSG_HELLO_ACCEPT ||
-			   ch->peer.flags & RMSG_HELLO_F_LEASE))
+	if (ch->active && ch->peer.kind != RMSG_HELLO_ACCEPT)
 		return -EPROTO;
+	/* Leases both ways or none (rmsg_lease_setup()). */
+	if (ch->active) {
+		ret = rmsg_lease_peer(ch);
+		if (ret)
+			return ret;
+	}
 	set_bit(RMSG_CHAN_CONNECTED, &ch->flags);
 	ret = rmsg_block_register(ch);
+	/* On a leased channel the lease messages follow the READY. */
 	if (!ret)
 		ret = rmsg_ctrl_send(ch, RMSG_CTRL_READY_BUF, RMSG_CTRL_READY,
-				     0);
+				     rmsg_lease_connected(ch));
 	return ret;
 }
 

@@ -38,8 +38,8 @@ MODULE_PARM_DESC(lease_blocks,
  *	(rmsg_data_create()); on the accepting side @ch->peer is the
  *	CONNECT
  *
- * Leases go both ways or not at all, and only on a channel of its own
- * (not on a link, not a carrier) whose peer writes without immediates
+ * Leases go both ways or not at all, on a channel of its own or on a
+ * link (a carrier's block takes nothing), whose peer writes without immediates
  * (the kernel would have to mark flags in a block that may not be
  * there), with a block size a lease can carry. The accepting side leases
  * only when the CONNECT said so: an old module would refuse the flag in
@@ -51,7 +51,7 @@ MODULE_PARM_DESC(lease_blocks,
  */
 int rmsg_lease_setup(struct rmsg_channel *ch)
 {
-	bool want = READ_ONCE(lease_blocks) && !ch->rx_imm && !ch->lchan &&
+	bool want = READ_ONCE(lease_blocks) && !ch->rx_imm &&
 		    !rmsg_chan_is_carrier(ch) &&
 		    !(ch->block_size % RMSG_LEASE_UNIT);
 

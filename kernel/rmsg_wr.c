@@ -363,7 +363,7 @@ void rmsg_ctrl_recv_take(struct rmsg_channel *ch, u8 type, u64 arg,
  */
 void rmsg_ctrl_recv_handle(struct rmsg_channel *ch, u8 type, u64 arg)
 {
-	/* No channel on a link leases its block (yet). */
+	/* Lease messages only on a channel that leases, as on its own. */
 	if (!rmsg_ctrl_type_ok(ch, type, arg)) {
 		rmsg_chan_kill_soft(ch, -EPROTO);
 		return;

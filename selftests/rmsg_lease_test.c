@@ -89,25 +89,95 @@ FIXTURE(lease) {
 	struct sockaddr_in addr;
 	unsigned int a_id, b_id;
 	char old[16];
+	char old_port[16];
 	bool param_set;
 	bool opened;
 };
 
+/* Each test on a channel of its own, and on a link between the nodes. */
+FIXTURE_VARIANT(lease) {
+	bool on_link;
+};
+
+FIXTURE_VARIANT_ADD(lease, direct) {
+	.on_link = false,
+};
+
+FIXTURE_VARIANT_ADD(lease, link) {
+	.on_link = true,
+};
+
+typedef FIXTURE_DATA(lease) lease_fixture;
+
+/* Why a helper failed, for the assertion that reports it. */
+static char why[256];
+
+/* The channels on the link to this node now, or -1 while it is not open. */
+static int link_channels(lease_fixture *self)
+{
+	struct rmsg_link_info link;
+	struct rmsg_link_list req = {
+		.links = (uintptr_t)&link,
+		.capacity = 1,
+	};
+
+	if (ioctl(rmsg_ep_fd(self->a), RMSG_IOC_LINK_LIST, &req) ||
+	    req.filled != 1 || link.state != RMSG_CHAN_INFO_OPEN)
+		return -1;
+	return link.channels;
+}
+
+static bool connect_one(lease_fixture *self);
+
+/*
+ * The link variant: a first channel brings the link up (it is a
+ * connection of its own), and the tests' channels go on the link.
+ */
+static bool bring_link(lease_fixture *self)
+{
+	long deadline;
+
+	if (!connect_one(self))
+		return false;
+	deadline = rmsg_now_ms() + TIMEOUT_MS * rmsg_test_slow();
+	while (link_channels(self) < 0) {
+		if (rmsg_now_ms() > deadline) {
+			snprintf(why, sizeof(why), "no link open in %d ms",
+				 TIMEOUT_MS);
+			return false;
+		}
+		usleep(20000);
+	}
+	return true;
+}
+
 FIXTURE_SETUP(lease)
 {
 	if (!rmsg_local_addr(&self->addr, 0))
-		SKIP(return, "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
 	if (!lease_supported())
-		SKIP(return, "the module does not announce RMSG_FEAT_LEASE");
-	if (rmsg_read_param("lease_blocks", self->old, sizeof(self->old)))
-		SKIP(return, "no lease_blocks parameter to read (root?)");
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "the module does not announce RMSG_FEAT_LEASE");
+	if (rmsg_read_param("lease_blocks", self->old, sizeof(self->old)) ||
+	    rmsg_read_param("link_port", self->old_port,
+			    sizeof(self->old_port)))
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "no lease_blocks or link_port parameter to read (root?)");
+	if (variant->on_link && !rmsg_rxe0_ordered())
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "rxe0 places out of order here: channels do not go on a link");
 	ASSERT_EQ(0, rmsg_write_param("lease_blocks", "1"));
 	self->param_set = true;
+	ASSERT_EQ(0, rmsg_write_param("link_port",
+				      variant->on_link ? "1021" : "0"));
 	ASSERT_EQ(0, rmsg_ep_open(&self->a, 256, 2048));
 	ASSERT_EQ(0, rmsg_ep_open(&self->b, 256, 2048));
 	self->opened = true;
 	ASSERT_EQ(0, rmsg_ep_listen(self->a, (struct sockaddr *)&self->addr,
 				    sizeof(self->addr), 0xa0, 0));
+	if (variant->on_link)
+		ASSERT_TRUE(bring_link(self)) TH_LOG("%s", why);
 }
 
 FIXTURE_TEARDOWN(lease)
@@ -116,14 +186,11 @@ FIXTURE_TEARDOWN(lease)
 		rmsg_ep_drop(&self->a);
 		rmsg_ep_drop(&self->b);
 	}
-	if (self->param_set)
+	if (self->param_set) {
 		rmsg_write_param("lease_blocks", self->old);
+		rmsg_write_param("link_port", self->old_port);
+	}
 }
-
-typedef FIXTURE_DATA(lease) lease_fixture;
-
-/* Why a helper failed, for the assertion that reports it. */
-static char why[256];
 
 /* One channel from b to a, open at both ends. */
 static bool connect_one(lease_fixture *self)
@@ -275,6 +342,9 @@ TEST_F(lease, fresh_channel_holds_no_block)
 	struct rmsg_chan_info info;
 
 	ASSERT_TRUE(connect_one(self)) TH_LOG("%s", why);
+	/* The link variant's channel is on the link (the first is not). */
+	if (variant->on_link)
+		EXPECT_EQ(1, link_channels(self));
 	ASSERT_TRUE(chan_info(self->a, self->a_id, &info));
 	EXPECT_EQ(RMSG_CHAN_INFO_OPEN, info.state);
 	EXPECT_EQ(BLOCK, info.block_size);
@@ -385,4 +455,7 @@ TEST_F(lease, off_holds_the_block)
 			   1000)) TH_LOG("%s", why);
 }
 
-TEST_HARNESS_MAIN
+int main(int argc, char **argv)
+{
+	return rmsg_test_main(argc, argv);
+}
