@@ -247,9 +247,15 @@ int rmsg_block_register(struct rmsg_channel *ch)
 		.access	= IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
 	};
 
-	/* A leased channel without a lease out has nothing to register. */
+	/*
+	 * A leased channel without a lease out has nothing to register: it
+	 * is as if the REG_MR completed (rmsg_reg_done()), and its work
+	 * looks again, since the peer's READY may have come first (the
+	 * channel then waited for this, and nothing else queues the work).
+	 */
 	if (ch->lease.on && !ch->dev.mr) {
 		set_bit(RMSG_CHAN_REGISTERED, &ch->flags);
+		queue_work(rmsg_wq, &ch->work);
 		return 0;
 	}
 	wr.mr = ch->dev.mr;
