@@ -6,6 +6,8 @@
 #define _RMSG_H
 
 #include <linux/types.h>
+#include <linux/fs.h>
+#include <linux/rwsem.h>
 #include <linux/list.h>
 #include <linux/atomic.h>
 #include <linux/kref.h>
@@ -101,7 +103,7 @@ int rmsg_devices_list(struct rmsg_dev_info *out, u32 capacity, u32 *total,
 				 RMSG_FEAT_SQPOLL_USER | \
 				 RMSG_FEAT_CONNECT_TIMEOUT | \
 				 RMSG_FEAT_ENTER_LEND | RMSG_FEAT_SUMMARY | \
-				 RMSG_FEAT_LINKS)
+				 RMSG_FEAT_LINKS | RMSG_FEAT_LEASE)
 
 /* Flags and reserved fields of the ABI must be zero. */
 static inline bool rmsg_all_zero(const void *p, size_t len)
@@ -230,6 +232,13 @@ struct rmsg_ep_kops {
  * @kops: a kernel endpoint's (rmsg_ep_create_kernel()): where its
  *	channels' events go; NULL for a program's
  * @kpriv: for @kops
+ * @block_mapping: the address space of the endpoint's file (its
+ *	f_mapping; the misc device's inode, and so its own, is every
+ *	endpoint's), so that a leased block can be taken out of the
+ *	program's mappings of this endpoint alone (unmap_mapping_range())
+ * @block_map_lock: the fault of a leased block's mapping holds it for
+ *	reading while it puts a page in; a new block is published, and the
+ *	range zapped, under it for writing (rmsg_conn.c)
  */
 struct rmsg_region;
 
@@ -297,6 +306,8 @@ struct rmsg_endpoint {
 	unsigned long pin_limit;
 	const struct rmsg_ep_kops *kops;
 	void *kpriv;
+	struct address_space block_mapping;
+	struct rw_semaphore block_map_lock;
 };
 
 /*
@@ -395,6 +406,25 @@ struct rmsg_pages {
 	struct page *pages[];
 };
 
+/**
+ * struct rmsg_block_view - what the mappings of a leased block show
+ * @ref: the channel's, until it ends, and one per mapping (vm_ops open
+ *	and close): a mapping keeps the view, and the view its block
+ * @block: the block of the lease out, with a reference of the view's;
+ *	after the channel ended, its last block, so that what arrived in it
+ *	can still be read through a mapping, as from a block that is not
+ *	leased; NULL while the channel has no block. Written under the
+ *	endpoint's block_map_lock for writing (rmsg_conn.c, with a zap of
+ *	the mappings), read by the fault handler under it for reading.
+ *
+ * One per leased channel, never shared: a mapping of a channel that
+ * ended never shows the block of another that took its id.
+ */
+struct rmsg_block_view {
+	struct kref ref;
+	struct rmsg_pages *block;
+};
+
 /*
  * The send area comes in physically contiguous 64 KiB chunks: a message,
  * at most RMSG_VB_MAX_PAYLOAD bytes, then spans at most two, and the
@@ -406,6 +436,8 @@ struct rmsg_pages {
 struct rmsg_pages *rmsg_pages_new(u32 size, unsigned int order);
 void rmsg_pages_put(struct rmsg_pages *p);
 void rmsg_summary_mark(struct rmsg_pages *summary, u32 channel);
+struct rmsg_block_view *rmsg_block_view_new(void);
+void rmsg_block_view_put(struct rmsg_block_view *v);
 int rmsg_pages_mmap(struct rmsg_pages *p, struct vm_area_struct *vma,
 		    bool writable);
 

@@ -1485,7 +1485,11 @@ int rmsg_carrier_answer(struct rmsg_carrier *c, u32 seq, u32 peer_chan,
  * no busy bit, as on a direct connection; the other kinds take it while
  * a message of theirs is waiting or in flight, and a kind in flight (its
  * value out, not acknowledged) is -EAGAIN: its completion runs the data
- * work, which sends the newest then.
+ * work, which sends the newest then. The READY's buffer is the exception:
+ * a leased channel's lease messages follow its READY there, one at a
+ * time, and each must arrive (an ASK, a GRANT is not superseded by the
+ * next), so a message of that kind waits for the last to complete, on
+ * the link as on a direct connection.
  */
 static int rmsg_carrier_ctrl_queue(struct rmsg_channel *ch, unsigned int idx,
 				   u8 type, u64 arg, bool once)
@@ -1493,6 +1497,7 @@ static int rmsg_carrier_ctrl_queue(struct rmsg_channel *ch, unsigned int idx,
 	struct rmsg_lchan *l = ch->lchan;
 	struct rmsg_carrier *c = l->c;
 	u32 kind = idx - RMSG_CTRL_RECVS;
+	bool replace;
 	int ret = 0;
 
 	/* The link's liveness is the carrier's: no channel has a heartbeat. */
@@ -1500,9 +1505,11 @@ static int rmsg_carrier_ctrl_queue(struct rmsg_channel *ch, unsigned int idx,
 	    idx >= RMSG_CTRL_BUFS)
 		return -EOPNOTSUPP;
 	spin_lock_bh(&c->lock);
+	replace = idx != RMSG_CTRL_READY_BUF &&
+		  rmsg_link_ctrlq_queued(&l->q, kind);
 	if (!c->up || !rmsg_link_chan_valid(l->peer_id)) {
 		ret = -ECONNRESET;
-	} else if (!rmsg_link_ctrlq_queued(&l->q, kind) && !once &&
+	} else if (!replace && !once &&
 		   test_and_set_bit(rmsg_ctrl_busy_bit(idx), &ch->flags)) {
 		ret = -EAGAIN;
 	} else {

@@ -151,6 +151,13 @@ static int rmsg_open(struct inode *inode, struct file *file)
 	if (IS_ERR(ep))
 		return PTR_ERR(ep);
 	file->private_data = ep;
+	/*
+	 * Mappings of this file are found in an address space of the
+	 * endpoint's own: zapping a leased block's range there reaches this
+	 * endpoint's mappings only (struct rmsg_endpoint).
+	 */
+	ep->block_mapping.host = inode;
+	file->f_mapping = &ep->block_mapping;
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #include "rmsg_vb.h"
 #include "rmsg_wire.h"
 #include "rmsg_resil.h"
+#include "rmsg_lease.h"
 
 /*
  * Control messages. Receives: enough for every send buffer the peer has
@@ -182,6 +183,7 @@ enum {
 	RMSG_CHAN_SILENT,	/* its node found it (or the node) silent */
 	RMSG_CHAN_LINK_ANSWERED, /* on a link: the peer's ACCEPT came (once) */
 	RMSG_CHAN_LINK_UP,	/* on a link: connected, as ESTABLISHED says */
+	RMSG_CHAN_LEASE_ALLOC,	/* the peer's ASK wants our block made */
 	/* First bit of a send buffer in use: + (index - RMSG_CTRL_RECVS) */
 	RMSG_CHAN_CTRL_BUSY,
 };
@@ -730,6 +732,58 @@ struct rmsg_chan_pending {
 	u32 close;
 };
 
+/* Lease messages a channel keeps in order, each way (struct rmsg_chan_lease). */
+#define RMSG_LEASE_RING		8
+
+/**
+ * struct rmsg_lease_wire - a lease message, as it goes or came
+ * @arg: its argument
+ * @type: RMSG_CTRL_READY (with its lease resume point), or
+ *	RMSG_CTRL_ASK to RMSG_CTRL_RETURN
+ */
+struct rmsg_lease_wire {
+	u64 arg;
+	u8 type;
+};
+
+/**
+ * struct rmsg_chan_lease - block leases of a channel (rmsg_leases.c;
+ *	Documentation/protocol.rst, "Block leases")
+ * @on: both hellos said RMSG_HELLO_F_LEASE: our block is leased, and so
+ *	is the peer's. Fixed before the hello goes out (rmsg_lease_setup())
+ *	and never changed; read anywhere.
+ * @view: what the program's mappings of our block show (struct
+ *	rmsg_block_view), from rmsg_lease_setup() until the channel's end
+ *	drops it (set and cleared under the channel table's lock, which
+ *	rmsg_chan_mmap() takes)
+ * @rx: our block's machine (ep->lock)
+ * @tx: the peer's block's machine (ep->lock)
+ * @in_lock: guards @in, @in_head and @in_len: the control receive
+ *	(softirq) pushes, the data work takes (bottom halves off)
+ * @in_head: the oldest message in @in
+ * @in_len: messages in @in
+ * @in: what arrived and the machines have not seen yet, in order: the
+ *	peer's READY first on each connection, then its lease messages
+ * @out_head: the oldest message in @out (ep->lock)
+ * @out_len: messages in @out (ep->lock)
+ * @out: what the machines asked to send and is not posted yet, in the
+ *	order asked (ep->lock). They go from the READY's send buffer once
+ *	the READY completed, one at a time (rmsg_lease_send_owed()).
+ */
+struct rmsg_chan_lease {
+	bool on;
+	struct rmsg_block_view *view;
+	struct rmsg_lease_rx rx;
+	struct rmsg_lease_tx tx;
+	spinlock_t in_lock;
+	u8 in_head;
+	u8 in_len;
+	struct rmsg_lease_wire in[RMSG_LEASE_RING];
+	u8 out_head;
+	u8 out_len;
+	struct rmsg_lease_wire out[RMSG_LEASE_RING];
+};
+
 /**
  * struct rmsg_chan_retain - what a channel keeps to write again after a repair
  * @shadow: what was written into the peer's block, kept for repairs;
@@ -801,6 +855,8 @@ struct rmsg_chan_retain {
  * @data_work: completions, credits and wake-ups, in process context
  * @rndv: rendezvous state (rmsg_rndv*.c)
  * @resil: repairs (Documentation/resilience.rst)
+ * @lease: block leases (struct rmsg_chan_lease); @block is NULL on a
+ *	leased channel while it has no lease out
  *
  * Settings, addresses and the rdma_cm ids (rmsg_channel.c, rmsg_cm.c), in
  * the channel's work unless said otherwise:
@@ -871,6 +927,7 @@ struct rmsg_channel {
 	struct work_struct data_work;
 	struct rmsg_rndv rndv;
 	struct rmsg_chan_resil resil;
+	struct rmsg_chan_lease lease;
 
 	struct rmsg_repair_state repair;
 	struct rmsg_chan_opts opts;
@@ -942,6 +999,26 @@ static inline void rmsg_chan_kill_soft(struct rmsg_channel *ch, int error)
 	cmpxchg(&ch->soft_error, 1, error);
 	queue_work(rmsg_wq, &ch->work);
 }
+
+/*
+ * May records go into the peer's block now? Always without leases; with
+ * them, under a lease held whose key this connection's GRANT gave.
+ * Under ep->lock.
+ */
+static inline bool rmsg_lease_may_write(const struct rmsg_channel *ch)
+{
+	return !ch->lease.on || rmsg_lease_tx_may_write(&ch->lease.tx);
+}
+
+/* rmsg_leases.c */
+int rmsg_lease_setup(struct rmsg_channel *ch);
+int rmsg_lease_peer(struct rmsg_channel *ch);
+u64 rmsg_lease_connected(struct rmsg_channel *ch);
+void rmsg_lease_in(struct rmsg_channel *ch, u8 type, u64 arg);
+void rmsg_lease_progress(struct rmsg_channel *ch);
+void rmsg_lease_want(struct rmsg_channel *ch);
+int rmsg_lease_made(struct rmsg_channel *ch, u32 rkey);
+void rmsg_leases_init_module(void);
 
 /* rmsg_lifecycle.c, for the data path and rendezvous too */
 void rmsg_chan_event(struct rmsg_channel *ch, u32 kind, int res);

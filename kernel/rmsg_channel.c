@@ -41,6 +41,8 @@
 #include <linux/dma-mapping.h>
 #include <linux/kref.h>
 #include <linux/mm.h>
+#include <linux/pfn_t.h>
+#include <linux/pgtable.h>
 #include <linux/module.h>
 #include <linux/random.h>
 #include <linux/scatterlist.h>
@@ -323,6 +325,9 @@ static void __rmsg_chan_progress(struct rmsg_channel *ch)
 		return;
 	}
 	rmsg_chan_liveness(ch);
+	/* The peer's ASK wants our block (rmsg_leases.c): made here. */
+	if (test_and_clear_bit(RMSG_CHAN_LEASE_ALLOC, &ch->flags))
+		rmsg_block_lease_make(ch);
 	/* On a link: what the rdma_cm's ESTABLISHED is to a channel's own. */
 	if (test_and_clear_bit(RMSG_CHAN_LINK_UP, &ch->flags) &&
 	    READ_ONCE(ch->state) != RMSG_CHAN_DYING) {
@@ -1191,6 +1196,86 @@ void rmsg_chan_device_added(struct rmsg_endpoint *ep)
 	mutex_unlock(&ep->chan_lock);
 }
 
+/*
+ * A page of a leased block's mapping (rmsg_chan_mmap()): the page of the
+ * block its view shows (struct rmsg_block_view: the lease's, or the last
+ * one of a channel that ended), or while there is none the kernel's
+ * shared zero page (a block where nothing arrived, at any lap). Under
+ * ep->block_map_lock for reading, with the page table entry made before
+ * it is dropped: rmsg_block_publish() changes the view's block and zaps
+ * the range under it for writing, so no entry of the old state survives,
+ * and the view's block cannot go while it is held.
+ *
+ * A block's page is mapped with a reference of the entry's own
+ * (vm_insert_page()), so it stays while mapped whatever becomes of the
+ * block. The zero page goes in as a special entry that counts no
+ * reference (vmf_insert_mixed()): a page of the module's, shared by every
+ * program, would have its count raised by each mapping, which enough
+ * mappings could overflow.
+ */
+static vm_fault_t rmsg_chan_block_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct rmsg_endpoint *ep = vma->vm_file->private_data;
+	struct rmsg_block_view *view = vma->vm_private_data;
+	u64 rel = ((u64)vmf->pgoff << PAGE_SHIFT) - RMSG_OFF_BLOCK_BASE;
+	u32 idx = (rel & ((1ULL << RMSG_OFF_BLOCK_SHIFT) - 1)) >> PAGE_SHIFT;
+	vm_fault_t ret;
+
+	down_read(&ep->block_map_lock);
+	if (view->block && idx < view->block->npages)
+		ret = vmf_insert_page(vma, vmf->address,
+				      view->block->pages[idx]);
+	else
+		ret = vmf_insert_mixed(vma, vmf->address,
+				       pfn_to_pfn_t(my_zero_pfn(vmf->address)));
+	up_read(&ep->block_map_lock);
+	return ret;
+}
+
+/* Each mapping holds the view (a split or a fork makes another). */
+static void rmsg_chan_block_vm_open(struct vm_area_struct *vma)
+{
+	struct rmsg_block_view *view = vma->vm_private_data;
+
+	kref_get(&view->ref);
+}
+
+static void rmsg_chan_block_vm_close(struct vm_area_struct *vma)
+{
+	rmsg_block_view_put(vma->vm_private_data);
+}
+
+static const struct vm_operations_struct rmsg_chan_block_vm_ops = {
+	.open	= rmsg_chan_block_vm_open,
+	.close	= rmsg_chan_block_vm_close,
+	.fault	= rmsg_chan_block_fault,
+};
+
+/*
+ * A leased block's mapping, of @npages at most, showing @view (whose
+ * reference the caller took for it): no pages now, each comes at its
+ * first touch (rmsg_chan_block_fault()), and goes when a lease starts.
+ * VM_MIXEDMAP lets the fault handler insert pages while it holds
+ * mmap_lock for reading, and the zero page without a reference.
+ * Read-only for good (the zero page is only ever mapped so), fixed in
+ * size.
+ */
+static int rmsg_chan_mmap_leased(struct vm_area_struct *vma,
+				 struct rmsg_block_view *view, u32 npages)
+{
+	if ((vma->vm_end - vma->vm_start) >> PAGE_SHIFT > npages) {
+		rmsg_block_view_put(view);
+		return -EINVAL;
+	}
+	rmsg_vm_flags_mod(vma, VM_MIXEDMAP | VM_DONTEXPAND | VM_DONTDUMP,
+			  VM_MAYWRITE);
+	/* Only now: a failed mmap() is torn down without ->close(). */
+	vma->vm_private_data = view;
+	vma->vm_ops = &rmsg_chan_block_vm_ops;
+	return 0;
+}
+
 /**
  * rmsg_chan_mmap() - map a channel's receive block into the program
  * @ep: the endpoint
@@ -1202,6 +1287,9 @@ void rmsg_chan_device_added(struct rmsg_endpoint *ep)
  * table's spinlock, under which ch->block is set and cleared, and a
  * channel in the table is not freed.
  *
+ * A leased block (ch->lease.on) is mapped whether the channel has a block
+ * now or not, through its view: rmsg_chan_mmap_leased().
+ *
  * Return: 0, -EINVAL for a bad offset, size or sharing, -EPERM for a
  * writable mapping, -ENOENT when the channel is not open.
  */
@@ -1211,7 +1299,9 @@ int rmsg_chan_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma)
 	struct rmsg_pages *block = NULL;
 	struct rmsg_channel *ch;
 	u64 rel = off - RMSG_OFF_BLOCK_BASE;
+	struct rmsg_block_view *view = NULL;
 	enum rmsg_chan_state state;
+	u32 npages = 0;
 	int ret;
 
 	if (off < RMSG_OFF_BLOCK_BASE ||
@@ -1227,11 +1317,18 @@ int rmsg_chan_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma)
 	ch = xa_load(&ep->channels, rel >> RMSG_OFF_BLOCK_SHIFT);
 	state = ch ? READ_ONCE(ch->state) : RMSG_CHAN_DYING;
 	if ((state == RMSG_CHAN_OPEN || state == RMSG_CHAN_RECOVERING) &&
-	    ch->block) {
+	    ch->lease.view) {
+		view = ch->lease.view;
+		kref_get(&view->ref);
+		npages = PAGE_ALIGN(ch->block_size) >> PAGE_SHIFT;
+	} else if ((state == RMSG_CHAN_OPEN ||
+		    state == RMSG_CHAN_RECOVERING) && ch->block) {
 		block = ch->block;
 		kref_get(&block->ref);
 	}
 	xa_unlock(&ep->channels);
+	if (view)
+		return rmsg_chan_mmap_leased(vma, view, npages);
 	if (!block)
 		return -ENOENT;
 	ret = rmsg_pages_mmap(block, vma, false);

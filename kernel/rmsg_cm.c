@@ -6,7 +6,8 @@
  *
  * Layer (Documentation/design.rst, "Layers"): of the module's files it
  * calls only these, all below it: rmsg_carrier.c, rmsg_conn.c,
- * rmsg_data.c, rmsg_devices.c, rmsg_lifecycle.c and rmsg_wr.c.
+ * rmsg_data.c, rmsg_devices.c, rmsg_leases.c, rmsg_lifecycle.c and
+ * rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -398,6 +399,9 @@ static int rmsg_cm_owned_event(struct rmsg_channel *ch,
 		} else if (ch->active) {
 			ret = rmsg_conn_hello_decode(&ch->peer, event,
 						     ch->ep);
+			/* Leases both ways or none (rmsg_lease_setup()). */
+			if (!ret)
+				ret = rmsg_lease_peer(ch);
 			if (!ret && ch->peer.kind != RMSG_HELLO_ACCEPT)
 				ret = -EPROTO;
 			/*
@@ -424,9 +428,11 @@ static int rmsg_cm_owned_event(struct rmsg_channel *ch,
 		 */
 		ret = test_bit(RMSG_CHAN_REGISTERED, &ch->flags) ? 0 :
 		      rmsg_block_register(ch);
+		/* On a leased channel the lease messages follow the READY. */
 		if (!ret)
 			ret = rmsg_ctrl_send(ch, RMSG_CTRL_READY_BUF,
-					     RMSG_CTRL_READY, 0);
+					     RMSG_CTRL_READY,
+					     rmsg_lease_connected(ch));
 		if (ret)
 			rmsg_chan_fault(ch, -ECONNRESET);
 		else if (repair)

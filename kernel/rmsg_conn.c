@@ -7,7 +7,8 @@
  *
  * Layer (Documentation/design.rst, "Layers"): of the module's files it
  * calls only these, all below it: rmsg_carrier.c, rmsg_data.c,
- * rmsg_devices.c, rmsg_pages.c, rmsg_rndv_repair.c and rmsg_wr.c.
+ * rmsg_devices.c, rmsg_leases.c, rmsg_lifecycle.c, rmsg_pages.c,
+ * rmsg_rndv_repair.c and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -121,6 +122,47 @@ void rmsg_chan_set_conn(struct rmsg_channel *ch, struct rmsg_conn *conn)
 
 /* --- verbs resources -------------------------------------------------- */
 
+/**
+ * rmsg_block_publish() - the channel's receive block is @block from now on
+ * @ch: the channel; in the call that makes it, or in its work
+ * @block: its pages, zeroed
+ *
+ * Under the table's lock, which rmsg_chan_mmap() and the fault handler of
+ * a leased block take. A leased block is mapped by faults
+ * (rmsg_chan_block_fault(), rmsg_channel.c): what the program's page
+ * tables hold of the time before (the zero page) goes, under
+ * ep->block_map_lock for writing, so that a fault that read the old
+ * state has put its page in before the zap takes it away, and every
+ * later one finds @block. The caller holds no rmsg lock: faults take
+ * ep->block_map_lock under mmap_lock.
+ */
+static void rmsg_block_publish(struct rmsg_channel *ch,
+			       struct rmsg_pages *block)
+{
+	struct rmsg_block_view *view = ch->lease.view;
+	struct rmsg_endpoint *ep = ch->ep;
+	struct rmsg_pages *old = NULL;
+
+	if (ch->lease.on) {
+		down_write(&ep->block_map_lock);
+		old = view->block;
+		if (block)
+			kref_get(&block->ref);
+		view->block = block;
+	}
+	xa_lock(&ep->channels);
+	ch->block = block;
+	xa_unlock(&ep->channels);
+	if (ch->lease.on) {
+		unmap_mapping_range(&ep->block_mapping, RMSG_OFF_BLOCK(ch->id),
+				    PAGE_ALIGN(ch->block_size), 1);
+		up_write(&ep->block_map_lock);
+		/* Mapped pages have references of their page tables' own. */
+		if (old)
+			rmsg_pages_put(old);
+	}
+}
+
 /*
  * The receive block's pages: the channel's own, mapped by the program.
  * The device sees the endpoint's arrival summary first, then the block
@@ -137,10 +179,7 @@ static int rmsg_block_alloc(struct rmsg_channel *ch)
 	block = rmsg_pages_new(ch->block_size, 0);
 	if (!block)
 		return -ENOMEM;
-	/* Under the table's lock, which rmsg_chan_mmap() takes. */
-	xa_lock(&ch->ep->channels);
-	ch->block = block;
-	xa_unlock(&ch->ep->channels);
+	rmsg_block_publish(ch, block);
 	ret = sg_alloc_table(&ch->dev.block_sgt, nsum + block->npages,
 			     RMSG_GFP_CHARGED);
 	if (ret)
@@ -204,12 +243,23 @@ int rmsg_block_register(struct rmsg_channel *ch)
 			.wr_cqe		= &ch->dev.reg_cqe,
 			.send_flags	= IB_SEND_SIGNALED,
 		},
-		.mr	= ch->dev.mr,
-		.key	= ch->dev.mr->rkey,
 		/* Not relaxed ordering: arrival is seen by the last byte. */
 		.access	= IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
 	};
 
+	/*
+	 * A leased channel without a lease out has nothing to register: it
+	 * is as if the REG_MR completed (rmsg_reg_done()), and its work
+	 * looks again, since the peer's READY may have come first (the
+	 * channel then waited for this, and nothing else queues the work).
+	 */
+	if (ch->lease.on && !ch->dev.mr) {
+		set_bit(RMSG_CHAN_REGISTERED, &ch->flags);
+		queue_work(rmsg_wq, &ch->work);
+		return 0;
+	}
+	wr.mr = ch->dev.mr;
+	wr.key = ch->dev.mr->rkey;
 	ch->dev.reg_cqe.done = rmsg_reg_done;
 	return rmsg_wr_post(ch, &wr.wr);
 }
@@ -429,7 +479,8 @@ static int rmsg_chan_dev_create(struct rmsg_channel *ch,
 	}
 	rmsg_chan_dev_publish(ch, rdev);
 
-	ret = rmsg_block_map(ch);
+	/* A leased channel has a block only while a lease is out. */
+	ret = ch->block ? rmsg_block_map(ch) : 0;
 	if (!ret)
 		ret = rmsg_data_dev_create(ch);
 	if (!ret && rmsg_chan_is_carrier(ch))
@@ -478,19 +529,64 @@ int rmsg_chan_connection(struct rmsg_channel *ch,
 }
 
 /*
- * What the channel keeps for its life (the block's pages, the data
- * path's memory), then its first connection's device and QP.
+ * What the channel keeps for its life (the data path's memory, the
+ * block's pages unless the block is leased), then its first connection's
+ * device and QP.
  */
 int rmsg_chan_create_qp(struct rmsg_channel *ch)
 {
 	int ret;
 
-	ret = rmsg_block_alloc(ch);
+	/* Whether the peer writes with immediates is fixed first. */
+	ret = rmsg_data_create(ch, ch->conn->cm_id->device);
 	if (!ret)
-		ret = rmsg_data_create(ch, ch->conn->cm_id->device);
+		ret = rmsg_lease_setup(ch);
+	if (!ret && !ch->lease.on)
+		ret = rmsg_block_alloc(ch);
 	if (!ret)
 		ret = rmsg_chan_connection(ch, ch->conn->cm_id);
 	return ret;
+}
+
+/**
+ * rmsg_block_lease_make() - make the block the peer's ASK asked for
+ * @ch: a leased channel, in its work (which owns ch->dev), between
+ *	rmsg_ep_charge_begin() and _end(): the pages and the tables are
+ *	charged to the endpoint's opener
+ *
+ * The block is made only from the receiver's IDLE (rmsg_lease_rx_ask()),
+ * once per channel in this slice: the ASK of a peer costs at most what
+ * every channel cost before leases. Pages (zeroed: lap 0 holds nothing),
+ * the DMA mapping and MR on the channel's device, the block published to
+ * the program's mapping, its REG_MR posted; then the machine queues the
+ * GRANT behind it on the same send queue (rmsg_lease_made()).
+ *
+ * A channel being repaired or ending makes nothing: a leased channel is
+ * not repaired yet, and an ending one frees what it has. On failure the
+ * channel ends with the error (ENOMEM, EOPNOTSUPP for a device whose DMA
+ * needs syncs, the post's); what was made is freed with the channel
+ * (rmsg_chan_release_verbs()). A back-off and retry instead
+ * (rmsg_lease_rx_alloc_failed()) is still to come.
+ */
+void rmsg_block_lease_make(struct rmsg_channel *ch)
+{
+	enum rmsg_chan_state state = READ_ONCE(ch->state);
+	int ret;
+
+	if (state == RMSG_CHAN_DYING || state == RMSG_CHAN_RECOVERING ||
+	    !ch->dev.rdev || !rmsg_chan_qp(ch))
+		return;
+	if (WARN_ON_ONCE(ch->block || ch->dev.mr))
+		return;
+	ret = rmsg_block_alloc(ch);
+	if (!ret)
+		ret = rmsg_block_map(ch);
+	if (!ret)
+		ret = rmsg_block_register(ch);
+	if (!ret)
+		ret = rmsg_lease_made(ch, ch->dev.mr->rkey);
+	if (ret)
+		rmsg_chan_kill(ch, ret);
 }
 
 /**
@@ -533,6 +629,7 @@ void rmsg_qp_drain(struct rdma_cm_id *id, struct ib_qp *qp,
 void rmsg_chan_release_verbs(struct rmsg_channel *ch, bool in_handler)
 {
 	struct rmsg_conn *conn = ch->conn;
+	struct rmsg_block_view *view;
 	struct rmsg_pages *block;
 
 	if (conn && conn->qp && ch->dev.borrowed) {
@@ -557,12 +654,20 @@ void rmsg_chan_release_verbs(struct rmsg_channel *ch, bool in_handler)
 	if (ch->dev.rdev)
 		ch->dev_gone = rmsg_chan_dev_release(ch);
 	sg_free_table(&ch->dev.block_sgt);
+	/*
+	 * A leased block's view keeps the last block for the mappings left:
+	 * what arrived before the end can still be read there.
+	 */
 	xa_lock(&ch->ep->channels);
 	block = ch->block;
 	ch->block = NULL;
+	view = ch->lease.view;
+	ch->lease.view = NULL;
 	xa_unlock(&ch->ep->channels);
 	if (block)
 		rmsg_pages_put(block);
+	if (view)
+		rmsg_block_view_put(view);
 }
 
 /* The channel's hello of @kind, as a REQ, a REP or a link carries it. */
@@ -572,12 +677,13 @@ static void rmsg_chan_hello_make(struct rmsg_channel *ch, u8 kind,
 	struct rmsg_hello hello = {
 		.kind = kind,
 		.incarnation = ch->ep->incarnation,
-		.block_addr = ch->dev.mr->iova + rmsg_block_addr(ch->ep),
+		/* The MR's iova is 0 (rmsg_block_map()); no MR without a lease. */
+		.block_addr = rmsg_block_addr(ch->ep),
 		.channel = ch->id,
 		.peer_channel = kind == RMSG_HELLO_CONNECT ?
 					RMSG_WIRE_NO_CHANNEL :
 					ch->peer.channel,
-		.block_rkey = ch->dev.mr->rkey,
+		.block_rkey = ch->dev.mr ? ch->dev.mr->rkey : 0,
 		.block_size = ch->block_size,
 		.flags = ch->rx_imm ? RMSG_HELLO_F_IMM_ARRIVAL :
 			 ch->ep->summary ? RMSG_HELLO_F_SUMMARY : 0,
@@ -588,6 +694,8 @@ static void rmsg_chan_hello_make(struct rmsg_channel *ch, u8 kind,
 		hello.flags |= RMSG_HELLO_F_REKEY;
 	if (rmsg_chan_is_carrier(ch))
 		hello.flags |= RMSG_HELLO_F_LINK;
+	if (ch->lease.on)
+		hello.flags |= RMSG_HELLO_F_LEASE;
 
 	/* A repair says where our stream stands: the peer resumes there. */
 	if (ch->state == RMSG_CHAN_RECOVERING) {
@@ -636,7 +744,8 @@ u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
  * What rmsg_chan_create_qp() does for a channel of its own, on the
  * carrier's device: the block's pages, the data path's memory, the block
  * mapped and under a new MR (its key goes in the HELLO, its REG_MR once
- * connected), all in the carrier's PD (borrowed: rmsg_chan_dev_release()
+ * connected), or for a leased block none of it until the peer's ASK
+ * (rmsg_block_lease_make()), all in the carrier's PD (borrowed: rmsg_chan_dev_release()
  * leaves it). No CQ (the channel's work requests complete on the
  * carrier's) and no control buffers (its control messages go in the
  * carrier's). The QP is the carrier's, the channel's until it ends
@@ -654,13 +763,17 @@ int rmsg_chan_link_setup(struct rmsg_channel *ch,
 	struct rmsg_device *rdev;
 	int ret;
 
-	ret = rmsg_block_alloc(ch);
-	if (!ret)
-		ret = rmsg_data_create(ch, ibdev);
+	ret = rmsg_data_create(ch, ibdev);
 	if (ret)
 		return ret;
 	if (ch->rx_imm)
 		return -EOPNOTSUPP;
+	/* As on a connection of its own: a leased block comes with an ASK. */
+	ret = rmsg_lease_setup(ch);
+	if (!ret && !ch->lease.on)
+		ret = rmsg_block_alloc(ch);
+	if (ret)
+		return ret;
 	rdev = rmsg_device_attach(ibdev, &ch->dev.dev_node);
 	if (!rdev)
 		return -ENODEV;
@@ -675,7 +788,7 @@ int rmsg_chan_link_setup(struct rmsg_channel *ch,
 		}
 	}
 	rmsg_chan_dev_publish(ch, rdev);
-	if (!ret)
+	if (!ret && ch->block)
 		ret = rmsg_block_map(ch);
 	if (!ret)
 		ret = rmsg_data_dev_create(ch);
@@ -737,11 +850,18 @@ int rmsg_chan_link_up(struct rmsg_channel *ch)
 
 	if (ch->active && ch->peer.kind != RMSG_HELLO_ACCEPT)
 		return -EPROTO;
+	/* Leases both ways or none (rmsg_lease_setup()). */
+	if (ch->active) {
+		ret = rmsg_lease_peer(ch);
+		if (ret)
+			return ret;
+	}
 	set_bit(RMSG_CHAN_CONNECTED, &ch->flags);
 	ret = rmsg_block_register(ch);
+	/* On a leased channel the lease messages follow the READY. */
 	if (!ret)
 		ret = rmsg_ctrl_send(ch, RMSG_CTRL_READY_BUF, RMSG_CTRL_READY,
-				     0);
+				     rmsg_lease_connected(ch));
 	return ret;
 }
 

@@ -27,6 +27,7 @@ void rmsg_chan_set_conn(struct rmsg_channel *ch, struct rmsg_conn *conn);
 int rmsg_block_register(struct rmsg_channel *ch);
 int rmsg_chan_connection(struct rmsg_channel *ch, struct rdma_cm_id *id);
 int rmsg_chan_create_qp(struct rmsg_channel *ch);
+void rmsg_block_lease_make(struct rmsg_channel *ch);
 void rmsg_qp_drain(struct rdma_cm_id *id, struct ib_qp *qp, bool handler_held);
 void rmsg_chan_release_verbs(struct rmsg_channel *ch, bool in_handler);
 bool rmsg_chan_dev_release(struct rmsg_channel *ch);

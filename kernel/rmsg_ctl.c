@@ -154,6 +154,11 @@ static void rmsg_ctl_info(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 		info->recover_ns += now - r->recover_start;
 	info->block_size = ch->block_size;
 	info->dev = READ_ONCE(ch->dev.dev_id);
+	/* Snapshots: set under the table's lock and ep->lock, not chan_lock. */
+	info->block_held = READ_ONCE(ch->block) ?
+				   PAGE_ALIGN(ch->block_size) : 0;
+	if (ch->lease.on)
+		info->lease = READ_ONCE(ch->lease.rx.lease);
 }
 
 /* rmsg_ctl_info() and the channel's addresses (zero before it had any). */

@@ -44,8 +44,8 @@
  *
  * Layer (Documentation/design.rst, "Layers"): of the module's files it
  * calls only these, all below it: rmsg_cq.c, rmsg_data_write.c,
- * rmsg_devices.c, rmsg_pages.c, rmsg_rndv.c, rmsg_rndv_repair.c and
- * rmsg_wr.c.
+ * rmsg_devices.c, rmsg_leases.c, rmsg_pages.c, rmsg_rndv.c,
+ * rmsg_rndv_repair.c and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -278,18 +278,12 @@ int rmsg_data_post_recvs(struct rmsg_channel *ch)
 	return 0;
 }
 
-/**
- * rmsg_data_shadow_create() - the copy of the peer's block, once its size
- *	is known
- * @ch: the channel, attached to its device, with the peer's hello
- *
- * Chunks are as large as the block, up to RMSG_AREA_CHUNK, so that a
- * record crosses at most two chunk boundaries.
- *
- * Return: 0 (also when the retain parameter is off: no shadow), or
- * -ENOMEM.
+/*
+ * The shadow itself. Chunks are as large as the block, up to
+ * RMSG_AREA_CHUNK, so that a record crosses at most two chunk boundaries.
+ * No shadow when the retain parameter is off. 0 or -ENOMEM.
  */
-int rmsg_data_shadow_create(struct rmsg_channel *ch)
+static int rmsg_data_shadow_make(struct rmsg_channel *ch)
 {
 	u32 size = ch->peer.block_size;
 	unsigned int order = min_t(unsigned int, get_order(size),
@@ -320,6 +314,23 @@ int rmsg_data_shadow_create(struct rmsg_channel *ch)
 fail:
 	rmsg_data_shadow_free(ch);
 	return -ENOMEM;
+}
+
+/**
+ * rmsg_data_shadow_create() - the copy of the peer's block, once its size
+ *	is known
+ * @ch: the channel, attached to its device, with the peer's hello
+ *
+ * On a leased channel nothing: its shadow is made with the first send
+ * that finds no lease (rmsg_data_push()), so that an idle channel holds
+ * none.
+ *
+ * Return: 0 (also when the retain parameter is off: no shadow), or
+ * -ENOMEM.
+ */
+int rmsg_data_shadow_create(struct rmsg_channel *ch)
+{
+	return ch->lease.on ? 0 : rmsg_data_shadow_make(ch);
 }
 
 /* The shadow's chunks, for the device to read; all or none. */
@@ -792,6 +803,21 @@ static int rmsg_data_push(struct rmsg_channel *ch, bool more, bool cqe_now)
 
 	while (ch->tx_live &&
 	       ch->pending.posted != rmsg_data_pend_end(ch)) {
+		/*
+		 * A leased block: written only under a lease. The shadow
+		 * first (no GRANT then waits for an allocation), then the ASK.
+		 */
+		if (!rmsg_lease_may_write(ch)) {
+			ret = rmsg_data_shadow_make(ch);
+			if (ret) {
+				ch->tx_live = false;
+				rmsg_chan_kill_soft(ch, ret);
+				break;
+			}
+			rmsg_lease_want(ch);
+			ret = -EAGAIN;
+			break;
+		}
 		ret = rmsg_data_write(ch, ch->pending.posted,
 				      more || ch->pending.posted + 1 !=
 						      ch->pending.tail,
@@ -882,6 +908,8 @@ static void rmsg_data_progress(struct rmsg_channel *ch)
 
 	/* This run looks for room: a request made before it is answered. */
 	WRITE_ONCE(ch->wrs.room_wanted, false);
+	/* Before the push: a GRANT may let what waits be written. */
+	rmsg_lease_progress(ch);
 	rmsg_data_take_credit(ch);
 	rmsg_data_post_done(ch);
 	rmsg_rndv_progress(ch);

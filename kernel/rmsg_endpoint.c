@@ -83,6 +83,8 @@ static void rmsg_ep_init(struct rmsg_endpoint *ep)
 	INIT_LIST_HEAD(&ep->sig_owed);
 	INIT_LIST_HEAD(&ep->room_held);
 	rmsg_regions_init(ep);
+	address_space_init_once(&ep->block_mapping);
+	init_rwsem(&ep->block_map_lock);
 	do {
 		ep->incarnation = get_random_u64();
 	} while (!ep->incarnation);

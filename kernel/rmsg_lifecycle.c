@@ -65,7 +65,8 @@
  * and the tracepoints of rmsg_trace.h see them all.
  *
  * Layer (Documentation/design.rst, "Layers"): of the module's files it
- * calls only these, all below it: rmsg_cq.c, rmsg_node.c and rmsg_wr.c.
+ * calls only these, all below it: rmsg_cq.c, rmsg_leases.c, rmsg_node.c
+ * and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -459,6 +460,9 @@ static bool rmsg_chan_repairable(struct rmsg_channel *ch, int error)
 	/* On a link the repair is the link's, which is not built yet. */
 	if (ch->lchan)
 		return false;
+	/* Nor is the lease resume point (Documentation/design.rst). */
+	if (ch->lease.on)
+		return false;
 	if (!ch->retain.shadow || !rmsg_chan_repair_ms(ch) ||
 	    test_bit(RMSG_CHAN_PEER_RESET, &ch->flags))
 		return false;
@@ -591,6 +595,9 @@ static void rmsg_chan_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg)
 {
 	switch (type) {
 	case RMSG_CTRL_READY:
+		/* Its lease resume point, in order with the lease messages. */
+		if (ch->lease.on)
+			rmsg_lease_in(ch, type, arg);
 		set_bit(RMSG_CHAN_PEER_READY, &ch->flags);
 		queue_work(rmsg_wq, &ch->work);
 		break;

@@ -7,8 +7,8 @@
  * Layer (Documentation/design.rst, "Layers"): of the module's files it
  * calls only these, all below it: rmsg_carrier.c, rmsg_cdev.c,
  * rmsg_channel.c, rmsg_ctl.c, rmsg_data.c, rmsg_devices.c,
- * rmsg_lifecycle.c, rmsg_link_chan.c, rmsg_links.c, rmsg_rndv.c,
- * rmsg_user.c and rmsg_wr.c.
+ * rmsg_leases.c, rmsg_lifecycle.c, rmsg_link_chan.c, rmsg_links.c,
+ * rmsg_rndv.c, rmsg_user.c and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -41,6 +41,7 @@ static int __init rmsg_init(void)
 	rmsg_carrier_init_module();
 	rmsg_link_chan_init_module();
 	rmsg_link_init_module();
+	rmsg_leases_init_module();
 	ret = rmsg_wr_init_module();
 	if (ret)
 		goto out_user;

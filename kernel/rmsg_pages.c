@@ -166,3 +166,33 @@ int rmsg_pages_mmap(struct rmsg_pages *p, struct vm_area_struct *vma,
 	vma->vm_ops = &rmsg_pages_vm_ops;
 	return 0;
 }
+
+/* A leased channel's view, with the channel's reference; no block yet. */
+struct rmsg_block_view *rmsg_block_view_new(void)
+{
+	struct rmsg_block_view *v = kzalloc(sizeof(*v), RMSG_GFP_CHARGED);
+
+	if (v)
+		kref_init(&v->ref);
+	return v;
+}
+
+static void rmsg_block_view_release(struct kref *ref)
+{
+	struct rmsg_block_view *v =
+		container_of(ref, struct rmsg_block_view, ref);
+
+	if (v->block)
+		rmsg_pages_put(v->block);
+	kfree(v);
+}
+
+/*
+ * The last reference (the channel ended and no mapping is left) frees
+ * the view and puts its block; the page tables' own references keep
+ * each page a program still maps.
+ */
+void rmsg_block_view_put(struct rmsg_block_view *v)
+{
+	kref_put(&v->ref, rmsg_block_view_release);
+}

@@ -557,6 +557,9 @@ int rmsg_rndv_walk(struct rmsg_channel *ch)
 	int ret;
 
 	if (!r->block_va) {
+		/* A leased block while no lease is out: nothing to walk. */
+		if (!ch->block)
+			return 0;
 		r->block_va = vmap(ch->block->pages, ch->block->npages, VM_MAP,
 				   PAGE_KERNEL);
 		if (!r->block_va)

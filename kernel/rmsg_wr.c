@@ -302,6 +302,22 @@ void rmsg_ctrl_recv_failed(struct rmsg_channel *ch, const struct ib_wc *wc)
 							  -ECONNRESET);
 }
 
+/*
+ * Is @type one @ch takes? Block leases (RMSG_CTRL_ASK to _RETURN, and
+ * READY's lease resume point) only on a channel whose hellos both said
+ * RMSG_HELLO_F_LEASE (ch->lease.on, never on a link).
+ */
+static bool rmsg_ctrl_type_ok(const struct rmsg_channel *ch, u8 type, u64 arg)
+{
+	/* HELLO, REFUSE and LCREDIT are the carrier's own, never a channel's. */
+	if (type >= RMSG_CTRL_TYPES ||
+	    (type > RMSG_CTRL_REKEY && type < RMSG_CTRL_ASK))
+		return false;
+	if (type >= RMSG_CTRL_ASK || (type == RMSG_CTRL_READY && arg))
+		return ch->lease.on;
+	return true;
+}
+
 /**
  * rmsg_ctrl_recv_take() - a control message of @ch's own arrived
  * @ch: the channel
@@ -318,11 +334,7 @@ void rmsg_ctrl_recv_failed(struct rmsg_channel *ch, const struct ib_wc *wc)
 void rmsg_ctrl_recv_take(struct rmsg_channel *ch, u8 type, u64 arg,
 			 int (*repost)(void *buf), void *buf)
 {
-	/*
-	 * The decoder knows block leases (RMSG_CTRL_ASK to _RETURN, READY's
-	 * lease resume point), which no channel of this module has yet.
-	 */
-	if (type >= RMSG_CTRL_TYPES || (type == RMSG_CTRL_READY && arg)) {
+	if (!rmsg_ctrl_type_ok(ch, type, arg)) {
 		rmsg_chan_kill_soft(ch, -EPROTO);
 		return;
 	}
@@ -351,8 +363,8 @@ void rmsg_ctrl_recv_take(struct rmsg_channel *ch, u8 type, u64 arg,
  */
 void rmsg_ctrl_recv_handle(struct rmsg_channel *ch, u8 type, u64 arg)
 {
-	/* Block leases are refused here as on a direct connection. */
-	if (type >= RMSG_CTRL_TYPES || (type == RMSG_CTRL_READY && arg)) {
+	/* Lease messages only on a channel that leases, as on its own. */
+	if (!rmsg_ctrl_type_ok(ch, type, arg)) {
 		rmsg_chan_kill_soft(ch, -EPROTO);
 		return;
 	}

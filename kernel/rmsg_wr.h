@@ -16,7 +16,7 @@
 #include "rmsg_chan.h"
 
 /* One more than the highest enum rmsg_ctrl_type. */
-#define RMSG_CTRL_TYPES		(RMSG_CTRL_REKEY + 1)
+#define RMSG_CTRL_TYPES		(RMSG_CTRL_RETURN + 1)
 
 /*
  * A control message of @type arrived on @ch, its @arg validated by

@@ -519,7 +519,10 @@ TEST_F(resil, chan_list_own)
 		EXPECT_EQ(0, e->recover_ns);
 		EXPECT_EQ((__u32)getpid(), e->pid);
 		EXPECT_EQ(geteuid(), e->uid);
-		EXPECT_EQ(0, e->resv[0] | e->resv[1]);
+		/* Not leased (lease_blocks off): the block is held whole. */
+		EXPECT_EQ((LISTEN_BLOCK + getpagesize() - 1) &
+			  ~(getpagesize() - 1), e->block_held);
+		EXPECT_EQ(0, e->lease);
 		/* An open channel is on a device. */
 		EXPECT_NE(0, e->dev);
 	}

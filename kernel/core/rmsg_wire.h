@@ -68,15 +68,17 @@ enum rmsg_hello_kind {
  * writes only under a GRANT it holds; the block is taken back after an
  * idle period (REVOKE, RETURN). Each READY then carries both directions'
  * lease state (RMSG_READY_ARG()). Only with a block size that is a
- * multiple of RMSG_LEASE_UNIT; fixed for the channel's life. Not in
- * RMSG_HELLO_F_ALL until the module carries leases: until then a hello
- * with it is refused, as a flag of a newer peer is.
+ * multiple of RMSG_LEASE_UNIT; fixed for the channel's life. The module
+ * leases only when both hellos say so (its lease_blocks parameter; a
+ * hello with it is refused on a channel that does not lease, as an older
+ * module refuses the unknown flag).
  */
 #define RMSG_HELLO_F_LEASE		(1U << 4)
 #define RMSG_HELLO_F_ALL		(RMSG_HELLO_F_IMM_ARRIVAL | \
 					 RMSG_HELLO_F_REKEY | \
 					 RMSG_HELLO_F_SUMMARY | \
-					 RMSG_HELLO_F_LINK)
+					 RMSG_HELLO_F_LINK | \
+					 RMSG_HELLO_F_LEASE)
 
 /*
  * The private data of the REJ that refuses a RECONNECT for good: the channel

@@ -62,6 +62,8 @@
 #define RMSG_FEAT_SUMMARY	(1ULL << 17)
 /* RMSG_IOC_LINK_LIST, RMSG_FAULT_LINK_PROBE */
 #define RMSG_FEAT_LINKS		(1ULL << 18)
+/* rmsg_chan_info.block_held and .lease (block leases, lease_blocks) */
+#define RMSG_FEAT_LEASE		(1ULL << 19)
 
 /**
  * struct rmsg_version - RMSG_IOC_VERSION argument
@@ -1115,7 +1117,12 @@ enum rmsg_chan_info_state {
  * @dev: the device the channel's connection is on: its RDMA core index
  *	(rmsg_dev_info.index) plus one; 0 while it is on none (a repair
  *	between devices) or on one the module does not know
- * @resv: zero
+ * @block_held: bytes of receive block the channel holds now: @block_size
+ *	(rounded up to pages), or 0 when its block is leased
+ *	(Documentation/protocol.rst, "Block leases") and no lease is out
+ *	(RMSG_FEAT_LEASE; zero before)
+ * @lease: a leased block's lease number, 0 before the first; 0 for a
+ *	block that is not leased (RMSG_FEAT_LEASE; zero before)
  */
 struct rmsg_chan_info {
 	__u32 ep_id;
@@ -1133,7 +1140,8 @@ struct rmsg_chan_info {
 	__u64 recover_ns;
 	__u32 block_size;
 	__u32 dev;
-	__u32 resv[2];
+	__u32 block_held;
+	__u32 lease;
 };
 
 /* rmsg_chan_list.flags: every endpoint the caller may see, not just its own */

@@ -127,6 +127,11 @@ TEST(rejects_bad_fields)
 	in.flags = RMSG_HELLO_F_REKEY | RMSG_HELLO_F_SUMMARY;
 	rmsg_hello_encode(&w, &in);
 	EXPECT_EQ(0, decode(&w, &h));
+	/* A leased block: decoded; whether to lease is the module's. */
+	in.flags = RMSG_HELLO_F_LEASE | RMSG_HELLO_F_SUMMARY;
+	rmsg_hello_encode(&w, &in);
+	ASSERT_EQ(0, decode(&w, &h));
+	EXPECT_EQ(RMSG_HELLO_F_LEASE | RMSG_HELLO_F_SUMMARY, h.flags);
 
 	/* A new channel's block holds nothing yet. */
 	rmsg_hello_encode(&w, &good_connect);

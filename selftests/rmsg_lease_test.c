@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Block leases, first slice (Documentation/design.rst, "Memory in
+ * proportion to traffic"): with the lease_blocks module parameter set,
+ * a new channel's ends hold no receive block (rmsg_chan_info.block_held
+ * 0, lease 0); the first message makes the receiver's block (lease 1)
+ * and arrives whole; many messages after it, both ways, wrap the leased
+ * block and arrive in order, byte for byte. With the parameter off a
+ * channel holds its block from the start, as before. Both endpoints live
+ * in this process and talk over the guest's rxe device.
+ */
+#include <poll.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+
+#include "kselftest_harness.h"
+#include "rmsg_test.h"
+
+#define TIMEOUT_MS	20000
+#define BLOCK		32768	/* the module's default block size */
+#define MANY		3000	/* each way: the block wraps many times */
+
+/* Byte @i of message @seq of direction @dir. */
+static unsigned char pattern(unsigned int dir, unsigned int seq,
+			     unsigned int i)
+{
+	return (unsigned char)(seq * 131 + dir * 29 + i * 7 + (i >> 8));
+}
+
+/* Sizes: the edges of the record granule, then a spread up to @max. */
+static unsigned int size_of(unsigned int seq, unsigned int max)
+{
+	static const unsigned int edge[] = { 0, 1, 15, 16, 17 };
+	unsigned int h = seq * 2654435761U;
+
+	if (seq % 16 < 5)
+		return edge[seq % 16];
+	if (seq % 16 == 5)
+		return max;
+	return (h >> 9) % (max < 3000 ? max + 1 : 3000);
+}
+
+static int chan_list(int fd, struct rmsg_chan_info *chans, __u32 capacity,
+		     struct rmsg_chan_list *req)
+{
+	memset(req, 0, sizeof(*req));
+	req->chans = (uintptr_t)chans;
+	req->capacity = capacity;
+	return ioctl(fd, RMSG_IOC_CHAN_LIST, req) ? -errno : 0;
+}
+
+/* Channel @id of @ep, as the channel list shows it; false if missing. */
+static bool chan_info(struct rmsg_ep *ep, unsigned int id,
+		      struct rmsg_chan_info *out)
+{
+	struct rmsg_chan_info c[16];
+	struct rmsg_chan_list req;
+	__u32 i;
+
+	if (chan_list(rmsg_ep_fd(ep), c, 16, &req))
+		return false;
+	for (i = 0; i < req.filled; i++) {
+		if (c[i].channel == id) {
+			*out = c[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool lease_supported(void)
+{
+	struct rmsg_version ver;
+	int fd = rmsg_node_open();
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = !rmsg_node_version(fd, &ver) &&
+	     (ver.features & RMSG_FEAT_LEASE) &&
+	     (ver.features & RMSG_FEAT_EAGER);
+	close(fd);
+	return ok;
+}
+
+FIXTURE(lease) {
+	struct rmsg_ep *a;	/* listens */
+	struct rmsg_ep *b;	/* connects */
+	struct sockaddr_in addr;
+	unsigned int a_id, b_id;
+	char old[16];
+	char old_port[16];
+	bool param_set;
+	bool opened;
+};
+
+/* Each test on a channel of its own, and on a link between the nodes. */
+FIXTURE_VARIANT(lease) {
+	bool on_link;
+};
+
+FIXTURE_VARIANT_ADD(lease, direct) {
+	.on_link = false,
+};
+
+FIXTURE_VARIANT_ADD(lease, link) {
+	.on_link = true,
+};
+
+typedef FIXTURE_DATA(lease) lease_fixture;
+
+/* Why a helper failed, for the assertion that reports it. */
+static char why[256];
+
+/* The channels on the link to this node now, or -1 while it is not open. */
+static int link_channels(lease_fixture *self)
+{
+	struct rmsg_link_info link;
+	struct rmsg_link_list req = {
+		.links = (uintptr_t)&link,
+		.capacity = 1,
+	};
+
+	if (ioctl(rmsg_ep_fd(self->a), RMSG_IOC_LINK_LIST, &req) ||
+	    req.filled != 1 || link.state != RMSG_CHAN_INFO_OPEN)
+		return -1;
+	return link.channels;
+}
+
+static bool connect_one(lease_fixture *self);
+
+/*
+ * The link variant: a first channel brings the link up (it is a
+ * connection of its own), and the tests' channels go on the link.
+ */
+static bool bring_link(lease_fixture *self)
+{
+	long deadline;
+
+	if (!connect_one(self))
+		return false;
+	deadline = rmsg_now_ms() + TIMEOUT_MS * rmsg_test_slow();
+	while (link_channels(self) < 0) {
+		if (rmsg_now_ms() > deadline) {
+			snprintf(why, sizeof(why), "no link open in %d ms",
+				 TIMEOUT_MS);
+			return false;
+		}
+		usleep(20000);
+	}
+	return true;
+}
+
+FIXTURE_SETUP(lease)
+{
+	if (!rmsg_local_addr(&self->addr, 0))
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
+	if (!lease_supported())
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "the module does not announce RMSG_FEAT_LEASE");
+	if (rmsg_read_param("lease_blocks", self->old, sizeof(self->old)) ||
+	    rmsg_read_param("link_port", self->old_port,
+			    sizeof(self->old_port)))
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "no lease_blocks or link_port parameter to read (root?)");
+	if (variant->on_link && !rmsg_rxe0_ordered())
+		SKIP(rmsg_setup_skipped(_metadata); return,
+		     "rxe0 places out of order here: channels do not go on a link");
+	ASSERT_EQ(0, rmsg_write_param("lease_blocks", "1"));
+	self->param_set = true;
+	ASSERT_EQ(0, rmsg_write_param("link_port",
+				      variant->on_link ? "1021" : "0"));
+	ASSERT_EQ(0, rmsg_ep_open(&self->a, 256, 2048));
+	ASSERT_EQ(0, rmsg_ep_open(&self->b, 256, 2048));
+	self->opened = true;
+	ASSERT_EQ(0, rmsg_ep_listen(self->a, (struct sockaddr *)&self->addr,
+				    sizeof(self->addr), 0xa0, 0));
+	if (variant->on_link)
+		ASSERT_TRUE(bring_link(self)) TH_LOG("%s", why);
+}
+
+FIXTURE_TEARDOWN(lease)
+{
+	if (self->opened) {
+		rmsg_ep_drop(&self->a);
+		rmsg_ep_drop(&self->b);
+	}
+	if (self->param_set) {
+		rmsg_write_param("lease_blocks", self->old);
+		rmsg_write_param("link_port", self->old_port);
+	}
+}
+
+/* One channel from b to a, open at both ends. */
+static bool connect_one(lease_fixture *self)
+{
+	long deadline = rmsg_now_ms() + TIMEOUT_MS;
+	bool connected = false, accepted = false;
+	struct rmsg_event ev;
+	int id, n;
+
+	id = rmsg_chan_connect(self->b, (struct sockaddr *)&self->addr,
+			       sizeof(self->addr), 0xb0, 0);
+	if (id < 0) {
+		snprintf(why, sizeof(why), "connect: %d", id);
+		return false;
+	}
+	self->b_id = id;
+	while (!(connected && accepted)) {
+		if (rmsg_now_ms() > deadline) {
+			snprintf(why, sizeof(why), "not open in %d ms (%d %d)",
+				 TIMEOUT_MS, connected, accepted);
+			return false;
+		}
+		n = rmsg_ep_progress(self->b, &ev, 1);
+		if (n == 1 && ev.kind == RMSG_CQE_CONNECTED) {
+			if (ev.res) {
+				snprintf(why, sizeof(why), "CONNECTED: %d",
+					 ev.res);
+				return false;
+			}
+			connected = true;
+		}
+		n = rmsg_ep_progress(self->a, &ev, 1);
+		if (n == 1 && ev.kind == RMSG_CQE_ACCEPTED) {
+			if (ev.res) {
+				snprintf(why, sizeof(why), "ACCEPTED: %d",
+					 ev.res);
+				return false;
+			}
+			self->a_id = ev.channel;
+			accepted = true;
+		}
+		usleep(1000);
+	}
+	return true;
+}
+
+/*
+ * @n messages from @tx's channel @tx_id to @rx's @rx_id, each checked
+ * byte for byte on arrival, in order; sends that find no room wait for
+ * the receiver to take what came (one thread does both).
+ */
+static bool stream(struct rmsg_ep *tx, unsigned int tx_id, struct rmsg_ep *rx,
+		   unsigned int rx_id, unsigned int dir, unsigned int first,
+		   unsigned int n, unsigned int max)
+{
+	long deadline = rmsg_now_ms() + TIMEOUT_MS * 3;
+	static unsigned char out[BLOCK], in[BLOCK];
+	unsigned int sent = first, got = first, len, i;
+	struct rmsg_event ev[16];
+	int ret, nev, k;
+
+	while (got != first + n) {
+		if (rmsg_now_ms() > deadline) {
+			snprintf(why, sizeof(why),
+				 "dir %u: %u sent, %u arrived, of %u", dir,
+				 sent - first, got - first, n);
+			return false;
+		}
+		while (sent != first + n) {
+			len = size_of(sent, max);
+			for (i = 0; i < len; i++)
+				out[i] = pattern(dir, sent, i);
+			/* Only a failed send has an event. */
+			ret = rmsg_msg_send(tx, tx_id, out, len,
+					    RMSG_SEND_SKIP_SUCCESS, sent);
+			if (ret == -EAGAIN || ret == -ENOBUFS)
+				break;
+			if (ret) {
+				snprintf(why, sizeof(why), "send %u: %d", sent,
+					 ret);
+				return false;
+			}
+			sent++;
+		}
+		nev = rmsg_ep_progress(tx, ev, 16);
+		for (k = 0; k < nev; k++) {
+			if (ev[k].kind == RMSG_CQE_OP && !ev[k].res)
+				continue;
+			snprintf(why, sizeof(why),
+				 "dir %u: event %u res %d on channel %u (message %llu)",
+				 dir, ev[k].kind, ev[k].res, ev[k].channel,
+				 (unsigned long long)ev[k].user_data);
+			return false;
+		}
+		ret = rmsg_msg_recv(rx, rx_id, in, sizeof(in), 0);
+		if (ret == -EAGAIN) {
+			usleep(200);
+			continue;
+		}
+		len = size_of(got, max);
+		if (ret != (int)len) {
+			snprintf(why, sizeof(why),
+				 "dir %u message %u: %d bytes, expected %u",
+				 dir, got, ret, len);
+			return false;
+		}
+		for (i = 0; i < len; i++) {
+			if (in[i] != pattern(dir, got, i)) {
+				snprintf(why, sizeof(why),
+					 "dir %u message %u: byte %u is 0x%02x, expected 0x%02x",
+					 dir, got, i, in[i],
+					 pattern(dir, got, i));
+				return false;
+			}
+		}
+		got++;
+	}
+	return true;
+}
+
+/* What the channel list says of one end: its block held, its lease. */
+static bool end_is(struct rmsg_ep *ep, unsigned int id, __u32 held,
+		   __u32 lease)
+{
+	long deadline = rmsg_now_ms() + TIMEOUT_MS;
+	struct rmsg_chan_info info;
+
+	/* The receiver's block and lease are made in a work item. */
+	for (;;) {
+		if (!chan_info(ep, id, &info)) {
+			snprintf(why, sizeof(why), "channel %u not listed", id);
+			return false;
+		}
+		if (info.block_held == held && info.lease == lease)
+			return true;
+		if (rmsg_now_ms() > deadline)
+			break;
+		usleep(1000);
+	}
+	snprintf(why, sizeof(why),
+		 "channel %u: block_held %u lease %u, expected %u and %u", id,
+		 info.block_held, info.lease, held, lease);
+	return false;
+}
+
+/* A new channel: neither end holds a block, no lease was granted. */
+TEST_F(lease, fresh_channel_holds_no_block)
+{
+	struct rmsg_chan_info info;
+
+	ASSERT_TRUE(connect_one(self)) TH_LOG("%s", why);
+	/* The link variant's channel is on the link (the first is not). */
+	if (variant->on_link)
+		EXPECT_EQ(1, link_channels(self));
+	ASSERT_TRUE(chan_info(self->a, self->a_id, &info));
+	EXPECT_EQ(RMSG_CHAN_INFO_OPEN, info.state);
+	EXPECT_EQ(BLOCK, info.block_size);
+	EXPECT_EQ(0, info.block_held);
+	EXPECT_EQ(0, info.lease);
+	ASSERT_TRUE(chan_info(self->b, self->b_id, &info));
+	EXPECT_EQ(0, info.block_held);
+	EXPECT_EQ(0, info.lease);
+}
+
+/*
+ * The first message makes the receiver's block (lease 1) and arrives
+ * whole, from lap 0 of the new block; the sender's own block is still
+ * not made, since nothing came its way.
+ */
+TEST_F(lease, first_message_arrives)
+{
+	ASSERT_TRUE(connect_one(self)) TH_LOG("%s", why);
+	/* Message 5 of the sizes: 1000 bytes. */
+	ASSERT_TRUE(stream(self->b, self->b_id, self->a, self->a_id, 0, 5, 1,
+			   1000)) TH_LOG("%s", why);
+	EXPECT_TRUE(end_is(self->a, self->a_id, BLOCK, 1)) TH_LOG("%s", why);
+	EXPECT_TRUE(end_is(self->b, self->b_id, 0, 0)) TH_LOG("%s", why);
+}
+
+/*
+ * Sends taken before any lease wait for it, and go in order: a burst of
+ * more than a block, all sent before the receiver looks (as far as the
+ * send queue and the send area take them), then checked in order.
+ */
+TEST_F(lease, burst_before_the_grant)
+{
+	ASSERT_TRUE(connect_one(self)) TH_LOG("%s", why);
+	ASSERT_TRUE(stream(self->b, self->b_id, self->a, self->a_id, 1, 0, 80,
+			   2000)) TH_LOG("%s", why);
+	EXPECT_TRUE(end_is(self->a, self->a_id, BLOCK, 1)) TH_LOG("%s", why);
+}
+
+/* Many messages each way: both blocks leased once, wrapped many times. */
+TEST_F(lease, many_both_ways)
+{
+	int max;
+
+	ASSERT_TRUE(connect_one(self)) TH_LOG("%s", why);
+	max = rmsg_chan_max_msg(self->b, self->b_id);
+	ASSERT_GT(max, 0);
+	if (max > BLOCK / 4)
+		max = BLOCK / 4;
+	ASSERT_TRUE(stream(self->b, self->b_id, self->a, self->a_id, 2, 0,
+			   MANY, max)) TH_LOG("%s", why);
+	ASSERT_TRUE(stream(self->a, self->a_id, self->b, self->b_id, 3, 0,
+			   MANY, max)) TH_LOG("%s", why);
+	EXPECT_TRUE(end_is(self->a, self->a_id, BLOCK, 1)) TH_LOG("%s", why);
+	EXPECT_TRUE(end_is(self->b, self->b_id, BLOCK, 1)) TH_LOG("%s", why);
+	/* And on, after both leases stand. */
+	ASSERT_TRUE(stream(self->b, self->b_id, self->a, self->a_id, 2, MANY,
+			   MANY, max)) TH_LOG("%s", why);
+	EXPECT_TRUE(end_is(self->a, self->a_id, BLOCK, 1)) TH_LOG("%s", why);
+}
+
+/*
+ * A message sent just before the sender closes is still read after the
+ * receiver saw the channel end: the channel's last block stays behind
+ * its mapping (struct rmsg_block_view), though the channel freed it.
+ */
+TEST_F(lease, read_after_close)
+{
+	long deadline;
+	unsigned char out[1000], in[1000];
+	struct rmsg_event ev;
+	bool closed = false;
+	unsigned int i;
+	int ret;
+
+	ASSERT_TRUE(connect_one(self)) TH_LOG("%s", why);
+	for (i = 0; i < sizeof(out); i++)
+		out[i] = pattern(5, 0, i);
+	ASSERT_EQ(0, rmsg_msg_send(self->b, self->b_id, out, sizeof(out), 0,
+				   1));
+	/* Orderly: what was sent is written before the CLOSE. */
+	ASSERT_EQ(0, rmsg_chan_close(self->b, self->b_id, 0));
+	deadline = rmsg_now_ms() + TIMEOUT_MS;
+	while (!closed) {
+		ASSERT_LT(rmsg_now_ms(), deadline) TH_LOG("no CLOSED at a");
+		if (rmsg_ep_progress(self->a, &ev, 1) == 1 &&
+		    ev.kind == RMSG_CQE_CLOSED && ev.channel == self->a_id) {
+			EXPECT_EQ(0, ev.res);
+			closed = true;
+		}
+		rmsg_ep_progress(self->b, NULL, 0);
+		usleep(1000);
+	}
+	/* The channel's end has freed its block by now, or soon will. */
+	usleep(100 * 1000);
+	ret = rmsg_msg_recv(self->a, self->a_id, in, sizeof(in), 0);
+	ASSERT_EQ((int)sizeof(in), ret);
+	EXPECT_EQ(0, memcmp(in, out, sizeof(in)));
+}
+
+/* With the parameter off, a channel holds its block from the start. */
+TEST_F(lease, off_holds_the_block)
+{
+	ASSERT_EQ(0, rmsg_write_param("lease_blocks", "0"));
+	ASSERT_TRUE(connect_one(self)) TH_LOG("%s", why);
+	EXPECT_TRUE(end_is(self->a, self->a_id, BLOCK, 0)) TH_LOG("%s", why);
+	EXPECT_TRUE(end_is(self->b, self->b_id, BLOCK, 0)) TH_LOG("%s", why);
+	ASSERT_TRUE(stream(self->b, self->b_id, self->a, self->a_id, 4, 0, 100,
+			   1000)) TH_LOG("%s", why);
+}
+
+int main(int argc, char **argv)
+{
+	return rmsg_test_main(argc, argv);
+}
