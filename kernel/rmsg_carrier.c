@@ -146,6 +146,7 @@ struct rmsg_carrier_buf {
  *	may go, and @qp, @pd and @rdev are its
  * @qp: the carrier's QP while @up, else NULL
  * @pd: the carrier's PD on @rdev while @up, else NULL
+ * @fence_mr: the carrier's fence MR in @pd while @up (rxe), else NULL
  * @rdev: the carrier's device while @up, else NULL
  * @conn_seq: connections that came up, so far (a channel tells a new
  *	one from the one it set up with)
@@ -186,6 +187,7 @@ struct rmsg_carrier {
 	bool up;
 	struct ib_qp *qp;
 	struct ib_pd *pd;
+	struct ib_mr *fence_mr;
 	struct rmsg_device *rdev;
 	u32 conn_seq;
 	u32 max_inline;
@@ -420,6 +422,7 @@ static void rmsg_carrier_down(struct rmsg_carrier *c)
 	WRITE_ONCE(c->up, false);
 	c->qp = NULL;
 	c->pd = NULL;
+	c->fence_mr = NULL;
 	c->rdev = NULL;
 	list_for_each_entry_safe(l, next, &c->wanting, want_entry)
 		rmsg_carrier_drop(l);
@@ -955,6 +958,7 @@ void rmsg_carrier_established(struct rmsg_channel *ch)
 	if (c->live) {
 		c->qp = ch->conn->qp;
 		c->pd = ch->dev.pd;
+		c->fence_mr = ch->dev.fence_mr;
 		c->rdev = ch->dev.rdev;
 		c->max_inline = ch->conn->max_inline;
 		c->max_sge = ch->conn->max_sge;
@@ -1076,6 +1080,7 @@ int rmsg_carrier_attach(struct rmsg_carrier *c, struct rmsg_channel *ch,
 	if (!ret) {
 		conn->qp = c->qp;
 		conn->pd = c->pd;
+		conn->fence_mr = c->fence_mr;
 		conn->rdev = c->rdev;
 		conn->share = &c->share;
 		conn->max_inline = c->max_inline;

@@ -73,6 +73,10 @@ struct rmsg_lmsg;
  *	it found it (rmsg_carrier_attach())
  * @qp: the carrier's QP
  * @pd: its PD, in which a channel on the link registers its memory
+ * @fence_mr: on rxe, the carrier's never-valid MR in @pd, whose
+ *	LOCAL_INV fences a channel's REG_MRs on @qp (rmsg_rndv_move.c) as
+ *	the carrier's own would; NULL elsewhere. One for the link, not one
+ *	per channel: an rxe MR is about 4 KiB of the driver's, uncharged
  * @rdev: its device
  * @share: the carrier's send queue room for the channels on the link
  * @max_inline: bytes @qp takes inline
@@ -82,7 +86,7 @@ struct rmsg_lmsg;
  * @seq: which of the link's connections it is
  *
  * Lifetime: valid while the channel stays attached. The carrier destroys
- * @qp, and leaves @rdev and frees @pd, only after every channel attached
+ * @qp, and leaves @rdev and frees @pd and @fence_mr, only after every channel attached
  * to it detached (rmsg_carrier_quiesce()), and a channel is attached only
  * while the connection is up: so a channel may use these, without a lock
  * or a reference of its own, from rmsg_carrier_attach() until it calls
@@ -92,6 +96,7 @@ struct rmsg_lmsg;
 struct rmsg_carrier_conn {
 	struct ib_qp *qp;
 	struct ib_pd *pd;
+	struct ib_mr *fence_mr;
 	struct rmsg_device *rdev;
 	struct rmsg_wr_share *share;
 	u32 max_inline;

@@ -451,7 +451,8 @@ static inline bool rmsg_sockaddr_host(union rmsg_sockaddr *host,
  *	QP, block MR and rendezvous MRs, so that no other channel's QP, of
  *	this program or any other, can use their keys
  * @fence_mr: on rxe only, in @pd, a registration that is never valid,
- *	whose LOCAL_INV fences the REG_MRs that follow (rmsg_rndv_move.c)
+ *	whose LOCAL_INV fences the REG_MRs that follow (rmsg_rndv_move.c);
+ *	on a link the carrier's, borrowed with @pd
  * @borrowed: on a link: @pd is the carrier's (struct rmsg_carrier_conn),
  *	not the channel's, and there is no @cq (completions come through the
  *	carrier's) nor control buffers (its control messages go through the

@@ -378,7 +378,7 @@ bool rmsg_chan_dev_release(struct rmsg_channel *ch)
 	ch->dev.rdev = NULL;
 	mutex_unlock(&ch->ep->lock);
 	/* Every MR in it is gone: the block's and rendezvous' above. */
-	if (ch->dev.fence_mr)
+	if (ch->dev.fence_mr && !ch->dev.borrowed)
 		ib_dereg_mr(ch->dev.fence_mr);
 	ch->dev.fence_mr = NULL;
 	/* On a link the PD is the carrier's, which frees it after we left. */
@@ -779,14 +779,8 @@ int rmsg_chan_link_setup(struct rmsg_channel *ch,
 		return -ENODEV;
 	ch->dev.borrowed = true;
 	ch->dev.pd = cc->pd;
-	/* A fence of the channel's own, in the borrowed PD (rxe only). */
-	if (ibdev->ops.driver_id == RDMA_DRIVER_RXE) {
-		ch->dev.fence_mr = ib_alloc_mr(cc->pd, IB_MR_TYPE_MEM_REG, 1);
-		if (IS_ERR(ch->dev.fence_mr)) {
-			ret = PTR_ERR(ch->dev.fence_mr);
-			ch->dev.fence_mr = NULL;
-		}
-	}
+	/* The carrier's fence (rxe only), borrowed with its PD. */
+	ch->dev.fence_mr = cc->fence_mr;
 	rmsg_chan_dev_publish(ch, rdev);
 	if (!ret && ch->block)
 		ret = rmsg_block_map(ch);

@@ -576,10 +576,20 @@ timeout 900 "$perf" --json -c "$poll_channels" poll "$addr" \
 # brings the link and is a connection of its own. After each run the
 # module's links are listed (rmsgctl -j links): bench-report takes the
 # figures only if channels went on the link (on a device that places out
-# of order they do not, Documentation/testbed.rst).
+# of order they do not, Documentation/testbed.rst). The channels lease
+# their blocks (lease_blocks, where the module has it): an idle one holds
+# none, which is what a node of many mostly idle peers runs with; the
+# setting is kept beside the figures (mem-link-rmsg.lease).
 link_param=/sys/module/rmsg/parameters/link_port
+lease_param=/sys/module/rmsg/parameters/lease_blocks
 if [ -w "$link_param" ]; then
 	echo "$link_port" >"$link_param"
+	if [ -w "$lease_param" ]; then
+		echo 1 >"$lease_param"
+		echo 1 >"$out/mem-link-rmsg.lease"
+	else
+		echo 0 >"$out/mem-link-rmsg.lease"
+	fi
 	log "memory per idle channel on a link ($mem_link_channels channels)"
 	timeout 900 "$perf" --json -c "$mem_link_channels" mem "$addr" \
 		>"$out/mem-link-rmsg" 2>"$out/mem-link-rmsg.log" ||
@@ -591,6 +601,7 @@ if [ -w "$link_param" ]; then
 		{ log "rmsg-perf poll on a link failed"; status=1; }
 	tools/rmsgctl/rmsgctl -j links >"$out/poll-link-rmsg.links" 2>&1
 	echo 0 >"$link_param"
+	[ -w "$lease_param" ] && echo 0 >"$lease_param"
 else
 	echo "the module has no link_port parameter" >"$out/link.skip"
 fi
