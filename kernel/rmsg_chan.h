@@ -1044,7 +1044,8 @@ void rmsg_data_close_sent(struct rmsg_channel *ch);
 void rmsg_data_finish(struct rmsg_channel *ch, int error, bool all_written);
 void rmsg_data_free(struct rmsg_channel *ch);
 void rmsg_data_work(struct work_struct *work);
-void rmsg_data_init_module(void);
+int rmsg_data_init_module(void);
+void rmsg_data_exit_module(void);
 
 /* rmsg_rndv.c and rmsg_rndv_repair.c */
 int rmsg_rndv_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,

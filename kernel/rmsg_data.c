@@ -60,6 +60,13 @@
 #include "rmsg_wr.h"
 #include "rmsg_data_write.h"
 
+/* A channel's pending ring, and its WR slots with the trailers after them. */
+#define RMSG_TX_MEM_SIZE	(RMSG_TX_SLOTS * sizeof(struct rmsg_tx_slot) + \
+				 RMSG_TRAILER_ENTRIES * \
+				 sizeof(struct rmsg_vb_trailer))
+static struct kmem_cache *rmsg_pending_cache __ro_after_init;
+static struct kmem_cache *rmsg_tx_cache __ro_after_init;
+
 static bool force_imm_arrival;
 module_param(force_imm_arrival, bool, 0644);
 MODULE_PARM_DESC(force_imm_arrival,
@@ -145,6 +152,7 @@ static void rmsg_area_map_put(struct rmsg_endpoint *ep,
 		rmsg_area_unmap(map, rmsg_area_chunks(ep));
 }
 
+
 /* --- receiving with immediates (devices that may place out of order) --- */
 
 /**
@@ -210,14 +218,18 @@ int rmsg_data_create(struct rmsg_channel *ch, struct ib_device *ibdev)
 			return -ENOMEM;
 	}
 
-	ch->pending.ring = kcalloc(RMSG_CHAN_MAX_PENDING,
-				   sizeof(*ch->pending.ring), RMSG_GFP_CHARGED);
-	ch->wrs.slots = kcalloc(RMSG_TX_SLOTS, sizeof(*ch->wrs.slots),
-				RMSG_GFP_CHARGED);
-	/* The trailers, then RMSG_VB_TRAILER_SIZE zeros, then as many ones. */
-	ch->wrs.trailers = kzalloc(tsize, RMSG_GFP_CHARGED);
-	if (!ch->pending.ring || !ch->wrs.slots || !ch->wrs.trailers)
+	ch->pending.ring = kmem_cache_zalloc(rmsg_pending_cache,
+					     RMSG_GFP_CHARGED);
+	ch->wrs.slots = kmem_cache_zalloc(rmsg_tx_cache, RMSG_GFP_CHARGED);
+	if (!ch->pending.ring || !ch->wrs.slots)
 		return -ENOMEM;
+	/*
+	 * The trailers, then RMSG_VB_TRAILER_SIZE zeros, then as many ones,
+	 * after the slots in the same object: only the device reads them.
+	 */
+	ch->wrs.trailers = (void *)&ch->wrs.slots[RMSG_TX_SLOTS];
+	BUILD_BUG_ON(RMSG_TX_MEM_SIZE - RMSG_TX_SLOTS *
+		     sizeof(struct rmsg_tx_slot) < tsize);
 	memset(&ch->wrs.trailers[RMSG_ONES], 0xff,
 	       sizeof(*ch->wrs.trailers));
 	rmsg_wr_slots_init(ch);
@@ -692,9 +704,14 @@ void rmsg_data_free(struct rmsg_channel *ch)
 {
 	rmsg_data_shadow_free(ch);
 	kfree(ch->dev.imm_bufs);
-	kfree(ch->pending.ring);
-	kfree(ch->wrs.slots);
-	kfree(ch->wrs.trailers);
+	if (ch->pending.ring)
+		kmem_cache_free(rmsg_pending_cache, ch->pending.ring);
+	ch->pending.ring = NULL;
+	/* The trailers are in the same object. */
+	if (ch->wrs.slots)
+		kmem_cache_free(rmsg_tx_cache, ch->wrs.slots);
+	ch->wrs.slots = NULL;
+	ch->wrs.trailers = NULL;
 }
 
 /* --- control messages --------------------------------------------------- */
@@ -762,13 +779,42 @@ static void rmsg_data_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg)
 	queue_work(rmsg_wq, &ch->data_work);
 }
 
-/* At module load: the control messages of the data path. */
-void __init rmsg_data_init_module(void)
+/**
+ * rmsg_data_init_module() - at module load: the control messages of the
+ *	data path, and the caches of every channel's send-side memory
+ *
+ * The pending ring (6 KiB) and the WR slots with the trailers (3.5 KiB)
+ * are each a cache of their own, sized to fit: as kmalloc()s they took
+ * 8 KiB, and 4 plus 2 KiB, of the 16 KiB issue 37 gives an idle channel
+ * end. Named, so that /proc/slabinfo says what the channels hold, and
+ * charged to the opener's memory cgroup as GFP_KERNEL_ACCOUNT was.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int __init rmsg_data_init_module(void)
 {
+	rmsg_pending_cache = kmem_cache_create("rmsg_pending",
+					       RMSG_CHAN_MAX_PENDING *
+					       sizeof(struct rmsg_pending),
+					       0, SLAB_ACCOUNT, NULL);
+	rmsg_tx_cache = kmem_cache_create("rmsg_tx", RMSG_TX_MEM_SIZE, 0,
+					  SLAB_ACCOUNT, NULL);
+	if (!rmsg_pending_cache || !rmsg_tx_cache) {
+		rmsg_data_exit_module();
+		return -ENOMEM;
+	}
 	rmsg_ctrl_on_recv(RMSG_CTRL_CREDIT, rmsg_data_ctrl_in, false);
 	rmsg_ctrl_on_recv(RMSG_CTRL_NOTIFY, rmsg_data_ctrl_in, false);
 	rmsg_ctrl_on_recv(RMSG_CTRL_WAKE, rmsg_data_ctrl_in, false);
 	rmsg_ctrl_on_imm(rmsg_data_imm_in);
+	return 0;
+}
+
+/* At module unload, every channel gone (or at a failed load). */
+void rmsg_data_exit_module(void)
+{
+	kmem_cache_destroy(rmsg_tx_cache);
+	kmem_cache_destroy(rmsg_pending_cache);
 }
 
 static u32 rmsg_data_pend_end(const struct rmsg_channel *ch)

@@ -34,9 +34,11 @@ static int __init rmsg_init(void)
 	int ret;
 
 	rmsg_user_init();
+	ret = rmsg_data_init_module();
+	if (ret)
+		goto out_user;
 	/* Who takes which control message: before any channel exists. */
 	rmsg_lifecycle_init_module();
-	rmsg_data_init_module();
 	rmsg_rndv_init_module();
 	rmsg_carrier_init_module();
 	rmsg_link_chan_init_module();
@@ -44,7 +46,7 @@ static int __init rmsg_init(void)
 	rmsg_leases_init_module();
 	ret = rmsg_wr_init_module();
 	if (ret)
-		goto out_user;
+		goto out_data;
 	ret = rmsg_devices_init(&rmsg_device_watch);
 	if (ret)
 		goto out_wr;
@@ -58,6 +60,8 @@ out_devices:
 	rmsg_devices_exit();
 out_wr:
 	rmsg_wr_exit_module();
+out_data:
+	rmsg_data_exit_module();
 out_user:
 	rmsg_user_exit();
 	return ret;
@@ -75,6 +79,7 @@ static void __exit rmsg_exit(void)
 	rmsg_link_chan_exit_module();
 	rmsg_devices_exit();
 	rmsg_wr_exit_module();
+	rmsg_data_exit_module();
 	/* Last: everything it counts is gone by now, or leaked. */
 	rmsg_user_exit();
 	pr_info("unloaded\n");
