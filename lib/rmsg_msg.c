@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "rmsg_priv.h"
+#include "rmsg_summary.h"
 
 /* -------------------------------------------------------------------- */
 /* Endpoint data, locking, the channel table                             */
@@ -156,6 +157,21 @@ static void rmsg_active_del(struct rmsg_ep_data *d, __u32 id)
 		d->next = 0;
 }
 
+/* Group @g has channels in @maybe: its bit, and its word's. */
+static inline void rmsg_maybe_group(struct rmsg_ep_data *d, __u32 g)
+{
+	d->maybe_groups[g >> 6] |= 1ULL << (g & 63);
+	d->maybe_words |= 1ULL << (g >> 6);
+}
+
+/* Group @g has no channel left in @maybe. */
+static inline void rmsg_maybe_group_clear(struct rmsg_ep_data *d, __u32 g)
+{
+	d->maybe_groups[g >> 6] &= ~(1ULL << (g & 63));
+	if (!d->maybe_groups[g >> 6])
+		d->maybe_words &= ~(1ULL << (g >> 6));
+}
+
 /*
  * Look at channel @id in the next search for a message, whatever the
  * summary says: the library learnt of news itself.
@@ -168,7 +184,7 @@ static void rmsg_mark(struct rmsg_ep_data *d, __u32 id)
 	if (!d->summary || id >= d->nchans)
 		return;
 	d->maybe[g] |= 1ULL << (id & 63);
-	d->maybe_groups[g >> 6] |= 1ULL << (g & 63);
+	rmsg_maybe_group(d, g);
 }
 
 /*
@@ -1335,10 +1351,11 @@ static int rmsg_peek_locked(struct rmsg_ep *ep, __u32 id, struct rmsg_msg *msg)
  * byte set before its clear is for records the look sees, one set later
  * stays set. A channel found with a message stays in @maybe until a look
  * finds it idle: the program may not read everything at once, and the
- * peer set its bytes only once. An empty search reads ngroups / 8 words
- * of summary and ngroups / 64 of @maybe_groups, and one in
- * RMSG_SWEEP_EVERY looks at one channel's block in turn, for a peer that
- * cleared bytes it should not have.
+ * peer set its bytes only once. An empty search reads one word of
+ * @maybe_words and the table's group bytes (ngroups bytes, whole cache
+ * lines ORed together: rmsg_summary_any()), and one in RMSG_SWEEP_EVERY
+ * looks at one channel's block in turn, for a peer that cleared bytes it
+ * should not have.
  */
 #define RMSG_SWEEP_EVERY	16
 
@@ -1351,29 +1368,13 @@ static inline __u32 rmsg_ngroups(const struct rmsg_ep_data *d)
 /* The group bytes of groups [8 @w, 8 @w + 8) as one word. */
 static inline __u64 rmsg_summary_word(const struct rmsg_ep_data *d, __u32 w)
 {
-	return __atomic_load_n((const __u64 *)d->summary + w,
-			       __ATOMIC_RELAXED);
+	return rmsg_summary_group_word(d->summary, w);
 }
 
-/*
- * Whether any group is marked, by the summary or by @maybe. Bytes past
- * the table (a channel the library has not seen open yet) do not count:
- * its open marks it.
- */
+/* Whether any group is marked, by @maybe or by the summary. */
 static bool rmsg_any_marked(const struct rmsg_ep_data *d, __u32 ngroups)
 {
-	__u32 w, nwords = (ngroups + 7) >> 3;
-
-	for (w = 0; w < (ngroups + 63) >> 6; w++)
-		if (d->maybe_groups[w])
-			return true;
-	for (w = 0; w + 1 < nwords; w++)
-		if (rmsg_summary_word(d, w))
-			return true;
-	if (ngroups & 7)
-		return rmsg_summary_word(d, w) &
-		       ((1ULL << (8 * (ngroups & 7))) - 1);
-	return rmsg_summary_word(d, w);
+	return d->maybe_words || rmsg_summary_any(d->summary, ngroups);
 }
 
 /* The groups among [8 @w, 8 @w + 8) that are marked, a bit each. */
@@ -1392,21 +1393,24 @@ static unsigned int rmsg_marked8(const struct rmsg_ep_data *d, __u32 w)
 
 /*
  * Every RMSG_SWEEP_EVERY empty searches: look at one channel's block
- * whatever the summary says, and mark it when it has something.
+ * whatever the summary says, and mark it when it has something. Returns
+ * whether it marked one.
  */
-static void rmsg_sweep(struct rmsg_ep_data *d)
+static bool rmsg_sweep(struct rmsg_ep_data *d)
 {
 	struct rmsg_chan *ch;
 	__u32 id;
 
 	if (!d->nactive || ++d->empty_polls % RMSG_SWEEP_EVERY)
-		return;
+		return false;
 	if (d->next >= d->nactive)
 		d->next = 0;
 	id = d->active[d->next++];
 	ch = &d->chans[id];
-	if (!ch->err && !rmsg_chan_idle(ch))
-		rmsg_mark(d, id);
+	if (ch->err || rmsg_chan_idle(ch))
+		return false;
+	rmsg_mark(d, id);
+	return true;
 }
 
 /*
@@ -1488,11 +1492,11 @@ static int rmsg_group_look(struct rmsg_ep *ep, __u32 g, struct rmsg_msg *msg)
 		}
 		/* The rest still to look at, and this one: it may have more. */
 		d->maybe[g] = look | 1ULL << bit;
-		d->maybe_groups[g >> 6] |= 1ULL << (g & 63);
+		rmsg_maybe_group(d, g);
 		return ret;
 	}
 	d->maybe[g] = 0;
-	d->maybe_groups[g >> 6] &= ~(1ULL << (g & 63));
+	rmsg_maybe_group_clear(d, g);
 	return -EAGAIN;
 }
 
@@ -1551,11 +1555,8 @@ static int rmsg_find(struct rmsg_ep *ep, struct rmsg_msg *msg)
 		return rmsg_walk(ep, msg);
 	if (!d->nactive)
 		return -EAGAIN;
-	if (!rmsg_any_marked(d, ngroups)) {
-		rmsg_sweep(d);
-		if (!rmsg_any_marked(d, ngroups))
-			return -EAGAIN;
-	}
+	if (!rmsg_any_marked(d, ngroups) && !rmsg_sweep(d))
+		return -EAGAIN;
 	if (d->group_start >= ngroups)
 		d->group_start = 0;
 	nwords = (ngroups + 7) >> 3;

@@ -213,6 +213,9 @@ struct rmsg_bounce {
  *	summary says: news the library learnt itself (an event, an unpeek)
  *	or a channel that had a message at its last look
  * @maybe_groups: a bit per group whose @maybe is not zero
+ * @maybe_words: a bit per word of @maybe_groups that is not zero, so that
+ *	an empty search learns there is nothing the library knows of in one
+ *	load, whatever the number of channels
  * @group_next: by group, the bit where its next look starts (turns)
  * @group_start: the group where the next look for a message starts
  * @empty_polls: searches that found nothing, for rmsg_sweep()
@@ -257,6 +260,7 @@ struct rmsg_ep_data {
 	__u8 *summary;
 	__u64 maybe[RMSG_MAX_CHANNELS >> RMSG_SUMMARY_SHIFT];
 	__u64 maybe_groups[RMSG_MAX_CHANNELS >> (2 * RMSG_SUMMARY_SHIFT)];
+	__u64 maybe_words;
 	__u8 group_next[RMSG_MAX_CHANNELS >> RMSG_SUMMARY_SHIFT];
 	__u32 group_start;
 	__u32 empty_polls;
@@ -308,6 +312,8 @@ struct rmsg_ep_data {
 	/* The limit of RMSG_MSG_WAIT calls: ms, -1 for none */
 	int wait_ms;
 };
+_Static_assert(sizeof(((struct rmsg_ep_data *)0)->maybe_groups) / 8 <= 64,
+	       "rmsg_ep_data.maybe_words has a bit per word of maybe_groups");
 
 static inline void rmsg_lock(struct rmsg_ep_data *d)
 {
