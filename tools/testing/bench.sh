@@ -85,9 +85,11 @@ window=64
 # rmsg-perf poll's channels (bench-report's POLL_CHANNELS).
 poll_channels=2048
 # The link runs (issue 37): the port the module's links listen on (below
-# 1024, a kernel's), and how many channels the memory run opens on one.
+# 1024, a kernel's), and how many channels their memory and poll runs open
+# on one: the count issue 37's goals are set at (bench-report takes the
+# count from the figures). The guest's memory is Makefile's BENCH_VM_MEM.
 link_port=1021
-mem_link_channels=1024
+link_channels=16384
 
 # Rendezvous: TCG moves some 4-7 MB/s, so a 64 MiB message takes ten
 # seconds or more. Few messages each (perftest takes no fewer than 5), the
@@ -590,13 +592,13 @@ if [ -w "$link_param" ]; then
 	else
 		echo 0 >"$out/mem-link-rmsg.lease"
 	fi
-	log "memory per idle channel on a link ($mem_link_channels channels)"
-	timeout 900 "$perf" --json -c "$mem_link_channels" mem "$addr" \
+	log "memory per idle channel on a link ($link_channels channels)"
+	timeout 900 "$perf" --json -c "$link_channels" mem "$addr" \
 		>"$out/mem-link-rmsg" 2>"$out/mem-link-rmsg.log" ||
 		{ log "rmsg-perf mem on a link failed"; status=1; }
 	tools/rmsgctl/rmsgctl -j links >"$out/mem-link-rmsg.links" 2>&1
-	log "finding messages among $poll_channels channels on a link"
-	timeout 900 "$perf" --json -c "$poll_channels" poll "$addr" \
+	log "finding messages among $link_channels channels on a link"
+	timeout 900 "$perf" --json -c "$link_channels" poll "$addr" \
 		>"$out/poll-link-rmsg" 2>"$out/poll-link-rmsg.log" ||
 		{ log "rmsg-perf poll on a link failed"; status=1; }
 	tools/rmsgctl/rmsgctl -j links >"$out/poll-link-rmsg.links" 2>&1
