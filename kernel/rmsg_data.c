@@ -600,15 +600,19 @@ void rmsg_data_close(struct rmsg_channel *ch, bool drain)
  * READs in flight, megabytes that a slow device (rxe under emulation)
  * answers in seconds, and a peer that never gets a RESET repairs the
  * channel until it gives up. So while the sends ahead still complete it
- * waits on, up to close_drain_ms; a QP that made no progress for a
- * second is given up on.
+ * waits on, up to close_drain_ms; a QP that completed nothing for a fifth
+ * of that (a second by default) is given up on. The window scales with
+ * the limit: a slower kernel (lockdep and KASAN under emulation took
+ * over a second for a megabyte's READ) is given a longer drain, and each
+ * work request ahead takes longer there too.
  */
 void rmsg_data_close_sent(struct rmsg_channel *ch)
 {
-	unsigned long end = jiffies + msecs_to_jiffies(close_drain_ms);
+	unsigned long limit = msecs_to_jiffies(close_drain_ms);
+	unsigned long end = jiffies + limit, window = max(limit / 5, 1UL);
 	u32 done = READ_ONCE(ch->wrs.done), now;
 
-	while (!wait_for_completion_timeout(&ch->close_sent, HZ)) {
+	while (!wait_for_completion_timeout(&ch->close_sent, window)) {
 		now = READ_ONCE(ch->wrs.done);
 		if (now == done || time_after(jiffies, end))
 			return;

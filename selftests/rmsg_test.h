@@ -137,13 +137,23 @@ static inline bool rmsg_test_wanted(const char *fixture, const char *name)
  * Before the harness runs: scale each test's limit (rmsg_test_slow()) and
  * keep only the tests RMSG_TEST_FILTER names. Registration is over (it
  * runs in constructors), so the lists are only walked by their next links
- * from here on.
+ * from here on. On a slower kernel the module's drain of a closing
+ * channel is scaled too (close_drain_ms, from its default 5000; set, not
+ * multiplied, since each program does it and a module reload resets it):
+ * a RESET queued behind megabytes of READs must still leave before the
+ * close gives up on it (rmsg_data_close_sent()).
  */
 static inline void rmsg_test_prepare(void)
 {
 	struct __fixture_metadata *f;
 	struct __test_metadata *t, **link;
 	long slow = rmsg_test_slow();
+	char drain[24];
+
+	if (slow > 1) {
+		snprintf(drain, sizeof(drain), "%ld", 5000 * slow);
+		rmsg_write_param("close_drain_ms", drain);
+	}
 
 	for (f = __fixture_list; f; f = f->next) {
 		link = &f->tests;
