@@ -26,8 +26,8 @@ static inline __u64 rmsg_summary_group_word(const __u8 *summary, __u32 w)
  * not count: its open marks it, and nothing would clear them. Whole
  * 64-byte lines (64 groups) are ORed together as they are, four 16-byte
  * accumulators and no branch per word: an empty search at 16,384 channels
- * reads its 256 bytes in about 30 instructions, a quarter of what the rest
- * of an empty rmsg_msg_peek_any() costs. The bytes are set by the peers'
+ * reads its 256 bytes in about 30 instructions, under a third of what the
+ * rest of an empty rmsg_msg_peek_any() costs. The bytes are set by the peers'
  * RDMA WRITEs and by the kernel, at any time: each is read once, after a
  * compiler barrier, and one set after its read is seen by the next call.
  *
