@@ -27,8 +27,9 @@ packages=(
 	python3 perl groff-base
 )
 # Debian's kbuild of 6.12 runs pahole (the BTF of modules); headers
-# fetched into the cache bring no dependencies, so it is named here.
-[ -z "${RMSG_KVER:-}" ] || packages+=(dwarves)
+# fetched into the cache bring no dependencies, so it is named here; its
+# vmlinuz is zstd-compressed (rmsg-vm boots the image inside).
+[ -z "${RMSG_KVER:-}" ] || packages+=(dwarves zstd)
 if [ "${1:-}" = --bench ]; then
 	packages+=(gnuplot-nox)
 elif [ "${1:-}" = --fuzz ]; then
