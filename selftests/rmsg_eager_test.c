@@ -528,7 +528,7 @@ TEST(send_area_setup)
 
 TEST(device_reports_ordering)
 {
-	struct rmsg_dev_info info;
+	struct rmsg_dev_info info = { 0 };
 	int fd = rmsg_node_open();
 
 	ASSERT_LE(0, fd);
