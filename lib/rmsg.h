@@ -1222,8 +1222,8 @@ int rmsg_msg_send_zc(struct rmsg_ep *ep, uint32_t channel, const void *buf,
  * @bytes: messages of this many bytes or more that lie in a region go
  *	rendezvous (and those too large for eager); SIZE_MAX: never
  *
- * The default is the environment's RMSG_RNDV_THRESH (bytes, optional K or
- * M suffix) when set at rmsg_ep_open(), else RMSG_RNDV_THRESH_DEFAULT.
+ * The default is the environment's RMSG_RNDV_THRESH (bytes, optional K,
+ * M or G suffix) when set at rmsg_ep_open(), else RMSG_RNDV_THRESH_DEFAULT.
  *
  * Return: 0 or a negative errno.
  *
