@@ -492,6 +492,10 @@ int rmsg_ep_accept(struct rmsg_ep *ep, struct sockaddr_storage *peer);
  * -ENOENT: the id names no channel the endpoint knows (one whose end the
  * program has taken in full, event and messages, is forgotten).
  * -EINVAL: bad @flags.
+ *
+ * Notes: Every send of the channel still owed a completion gets it: res
+ * 0 for those that reached the peer, the channel's error for the rest.
+ * Closing is the only way to end sends in flight; no call cancels one.
  */
 int rmsg_chan_close(struct rmsg_ep *ep, uint32_t channel,
 		    unsigned int flags);
@@ -899,6 +903,12 @@ int rmsg_msg_send(struct rmsg_ep *ep, uint32_t channel, const void *buf,
  * -EINVAL: @iovcnt out of range.
  * -EMSGSIZE: more than RMSG_RNDV_MAX_LEN bytes in all.
  * -ENOMEM: no memory to gather a rendezvous message of several pieces.
+ *
+ * Notes: Several pieces cost a copy of every byte, a large message's
+ * too: a header and a large value go zero copy only when they lie in one
+ * buffer given to rmsg_msg_send(), and that buffer then belongs to the
+ * transfer until the send's completion event (rmsg(7), "Who owns a
+ * buffer").
  */
 int rmsg_msg_sendv(struct rmsg_ep *ep, uint32_t channel,
 		   const struct iovec *iov,
@@ -1222,8 +1232,8 @@ int rmsg_msg_send_zc(struct rmsg_ep *ep, uint32_t channel, const void *buf,
  * @bytes: messages of this many bytes or more that lie in a region go
  *	rendezvous (and those too large for eager); SIZE_MAX: never
  *
- * The default is the environment's RMSG_RNDV_THRESH (bytes, optional K or
- * M suffix) when set at rmsg_ep_open(), else RMSG_RNDV_THRESH_DEFAULT.
+ * The default is the environment's RMSG_RNDV_THRESH (bytes, optional K,
+ * M or G suffix) when set at rmsg_ep_open(), else RMSG_RNDV_THRESH_DEFAULT.
  *
  * Return: 0 or a negative errno.
  *
