@@ -34,6 +34,10 @@ extern "C" {
  * -EACCES: the module's dev_mode and dev_gid do not let the caller open it.
  * -EMFILE: the process has no descriptor free, or the user holds
  * max_endpoints_per_user open files of /dev/rmsg already.
+ *
+ * Notes: Each call opens a new descriptor with open(2), which the kernel
+ * counts as one of the user's max_endpoints_per_user until it is closed. It
+ * has no rings: the calls that take a struct rmsg_ep cannot use it.
  */
 int rmsg_node_open(void);
 
@@ -48,6 +52,11 @@ int rmsg_node_open(void);
  * -EPROTO: the module's ABI is not the one this library was built for
  * (@ver is filled in all the same).
  * -EBADF, -ENOTTY: @fd is not a /dev/rmsg file descriptor.
+ *
+ * Notes: One ioctl(2) and no library state: safe from any thread.
+ * rmsg_ep_open() does not refuse a module of another ABI version (it then
+ * asks for no send area, so its sends would fail with -ENOBUFS): a program
+ * that wants a clear message calls this first.
  */
 int rmsg_node_version(int fd, struct rmsg_version *ver);
 
@@ -64,6 +73,11 @@ int rmsg_node_version(int fd, struct rmsg_version *ver);
  * Errors:
  * -ENOMEM: no memory for the array.
  * -EBADF, -ENOTTY: @fd is not a /dev/rmsg file descriptor.
+ *
+ * Notes: The array is the caller's only on success, and NULL when there is
+ * no device; on failure @devs is left alone. The call may ask the module
+ * more than once, growing the array until one snapshot fits; it takes no
+ * lock and is safe from any thread.
  */
 int rmsg_node_devices(int fd, struct rmsg_dev_info **devs,
 		      unsigned int *generation);
@@ -76,6 +90,9 @@ int rmsg_node_devices(int fd, struct rmsg_dev_info **devs,
  * know.
  *
  * Errors: none.
+ *
+ * Notes: The string is static: do not free or change it. A table lookup: no
+ * system call, no lock, safe from any thread.
  */
 const char *rmsg_port_state_name(unsigned int state);
 
@@ -86,6 +103,10 @@ const char *rmsg_port_state_name(unsigned int state);
  * Return: its name ("LinkUp", "Polling", ...), or "?".
  *
  * Errors: none.
+ *
+ * Notes: The string is static: do not free or change it. A table lookup: no
+ * system call, no lock, safe from any thread; 0 and values above 7 give
+ * "?".
  */
 const char *rmsg_port_phys_state_name(unsigned int phys_state);
 
@@ -96,6 +117,9 @@ const char *rmsg_port_phys_state_name(unsigned int phys_state);
  * Return: "IB", "RoCE" or "iWARP", or "?".
  *
  * Errors: none.
+ *
+ * Notes: The string is static: do not free or change it. No system call, no
+ * lock, safe from any thread.
  */
 const char *rmsg_port_protocol_name(unsigned int protocol);
 
@@ -163,6 +187,12 @@ struct rmsg_ep;
  * Return: its rings, valid until rmsg_ep_close().
  *
  * Errors: none.
+ *
+ * Notes: No system call and no lock. The helpers that use the rings
+ * (rmsg_sq_get_sqe() to rmsg_cq_advance()) never lock, even after
+ * rmsg_ep_set_locking(), and the message functions take SQEs from the same
+ * SQ and consume the CQ through rmsg_ep_progress(): a program that uses
+ * them must not consume CQEs itself.
  */
 static inline struct rmsg_rings *rmsg_ep_rings(struct rmsg_ep *ep)
 {
@@ -179,6 +209,12 @@ static inline struct rmsg_rings *rmsg_ep_rings(struct rmsg_ep *ep)
  * Return: the descriptor.
  *
  * Errors: none.
+ *
+ * Notes: Reads a field: no system call, no lock, safe from any thread.
+ * POLLIN means that CQEs wait on the ring, for as long as any is
+ * unconsumed, not that a message or an event for the program does: after a
+ * wake-up call rmsg_ep_progress() and peek. The descriptor is
+ * close-on-exec, and rmsg_ep_close() closes it.
  */
 int rmsg_ep_fd(const struct rmsg_ep *ep);
 
@@ -271,6 +307,11 @@ int rmsg_ep_open(struct rmsg_ep **ep, unsigned int sq_entries,
  * -EBUSY: RMSG_EP_F_SQPOLL beyond the user's sqpoll_per_user pollers.
  * -EPERM: RMSG_EP_F_SQPOLL without CAP_SYS_NICE while sqpoll_per_user is 0.
  * -ENOENT, -EACCES, -EMFILE, -ENOMEM: as for rmsg_ep_open().
+ *
+ * Notes: Unlike rmsg_ep_open() it asks for no send area by itself, whatever
+ * the module's features: only @p decides. Opening costs open(2), an
+ * ioctl(2) and an mmap(2) for each ring, and one more each for a send area
+ * and a summary: open endpoints once, not per request.
  */
 int rmsg_ep_open_setup(struct rmsg_ep **ep, struct rmsg_ep_setup *p);
 
@@ -288,6 +329,13 @@ int rmsg_ep_open_setup(struct rmsg_ep **ep, struct rmsg_ep_setup *p);
  * Return: nothing.
  *
  * Errors: none.
+ *
+ * Notes: It takes no lock, even after rmsg_ep_set_locking(), and frees the
+ * lock too: no other thread may be using @ep or call anything on it
+ * afterwards. Pointers the library handed out end with it: rmsg_msg.data of
+ * held messages, rmsg_msg_reserve()'s room and rmsg_ep_rings(). Memory of
+ * the library's that held a copied rendezvous send still in flight is freed
+ * at once; the kernel keeps its pages pinned until the transfer ends.
  */
 void rmsg_ep_close(struct rmsg_ep *ep);
 
@@ -307,6 +355,13 @@ void rmsg_ep_close(struct rmsg_ep *ep);
  * -EBUSY: the CQ is full: consume CQEs first.
  * -EINTR: a signal ended the wait.
  * -EINVAL: unknown @flags, or ring indices the kernel cannot take.
+ *
+ * Notes: It waits only with RMSG_ENTER_GETEVENTS and more @min_complete
+ * than CQEs are ready, or with RMSG_ENTER_LEND while a software device has
+ * work pending. An SQE that names memory in no region has that memory
+ * pinned as it is taken, so the cost of pinning is paid in this call (or by
+ * the poller of RMSG_EP_F_SQPOLL). It takes no lock of the library; when
+ * SQEs were taken it succeeds even if the wait is then interrupted.
  */
 int rmsg_ep_enter(struct rmsg_ep *ep, unsigned int to_submit,
 		  unsigned int min_complete, unsigned int flags);
@@ -332,6 +387,12 @@ int rmsg_ep_enter(struct rmsg_ep *ep, unsigned int to_submit,
  * -EINVAL: a bad @addrlen, or a @block_size that is not a multiple of 16
  * from RMSG_VB_MIN_BLOCK (4 KiB) to RMSG_VB_MAX_BLOCK (64 MiB).
  * -EAFNOSUPPORT: neither IPv4 nor IPv6.
+ *
+ * Notes: One ioctl(2) and no library state: safe from any thread. The
+ * library asks for the module's default backlog (128 requests waiting) and
+ * gives no struct rmsg_chan_opts; change an accepted channel's settings
+ * with rmsg_chan_set(). There is no call to stop listening but
+ * rmsg_ep_close().
  */
 int rmsg_ep_listen(struct rmsg_ep *ep, const struct sockaddr *addr,
 		   socklen_t addrlen, uint64_t user_data, uint32_t block_size);
@@ -349,6 +410,12 @@ int rmsg_ep_listen(struct rmsg_ep *ep, const struct sockaddr *addr,
  * Return: 0 or a negative errno.
  *
  * Errors: as for rmsg_ep_listen(); -EINVAL for unknown @flags too.
+ *
+ * Notes: With RMSG_LISTEN_F_ACCEPT nothing opens until the program answers:
+ * it must take each RMSG_CQE_REQUEST event through rmsg_ep_progress()
+ * (rmsg_ep_accept() sets them aside) and call rmsg_chan_accept(); a request
+ * nobody answers stays REQUESTED until it fails. Otherwise as
+ * rmsg_ep_listen().
  */
 int rmsg_ep_listen_flags(struct rmsg_ep *ep, const struct sockaddr *addr,
 			 socklen_t addrlen, uint64_t user_data,
@@ -368,6 +435,11 @@ int rmsg_ep_listen_flags(struct rmsg_ep *ep, const struct sockaddr *addr,
  * Errors:
  * -ENOENT: no such channel.
  * -EINVAL: the channel awaits no answer, or unknown @flags.
+ *
+ * Notes: One ioctl(2) that leaves the library's state alone: safe from any
+ * thread. The channel is readable only after rmsg_ep_progress(), or
+ * rmsg_ep_accept(), has taken its RMSG_CQE_ACCEPTED event; its later events
+ * carry @user_data.
  */
 int rmsg_chan_accept(struct rmsg_ep *ep, uint32_t channel, uint64_t user_data,
 		     unsigned int flags);
@@ -515,6 +587,10 @@ int rmsg_chan_close(struct rmsg_ep *ep, uint32_t channel,
  * Errors:
  * -ENOENT: no such channel.
  * -ENOTCONN: not connected yet.
+ *
+ * Notes: One ioctl(2) that leaves the library's state alone: safe from any
+ * thread, and cheap enough to ask again after a repair rather than keep the
+ * first answer. On failure @local and @peer are left as they were.
  */
 int rmsg_chan_addr(struct rmsg_ep *ep, uint32_t channel,
 		   struct sockaddr_storage *local,
@@ -538,6 +614,11 @@ int rmsg_chan_addr(struct rmsg_ep *ep, uint32_t channel,
  * -EALREADY: the channel is ending.
  * -EINVAL: a value out of range (struct rmsg_chan_opts), or a reserved
  * field not zero.
+ *
+ * Notes: One ioctl(2) that leaves the library's state alone: safe from any
+ * thread. A new heartbeat period takes effect at once (its timer restarts
+ * from now); a quiet period or a repair's deadline already running keeps
+ * its length.
  */
 int rmsg_chan_set(struct rmsg_ep *ep, uint32_t channel,
 		  const struct rmsg_chan_opts *opts);
@@ -719,6 +800,11 @@ int rmsg_ep_progress(struct rmsg_ep *ep, struct rmsg_event *ev,
  * Errors:
  * -EINTR: a signal ended the wait.
  * -EINVAL: @ep has no message state.
+ *
+ * Notes: It reports nothing itself: take events with rmsg_ep_progress() and
+ * messages with a peek after it returns, and expect a return of 1 that
+ * finds nothing. Even when it returns at once it may enter the kernel:
+ * queued RMSG_SEND_MORE sends go first, and arming submits SQEs.
  */
 int rmsg_ep_wait(struct rmsg_ep *ep, int timeout_ms);
 
@@ -760,6 +846,12 @@ int rmsg_ep_arm(struct rmsg_ep *ep);
  *
  * Errors:
  * -ENOTCONN: no such channel open.
+ *
+ * Notes: No system call; takes the endpoint's lock if there is one. The
+ * value is fixed while the channel is open (the peer's block at open, and
+ * the send area), so asking once per channel is enough. On an endpoint
+ * without a send area it still gives the peer's limit, though every send
+ * fails with -ENOBUFS.
  */
 int rmsg_chan_max_msg(struct rmsg_ep *ep, uint32_t channel);
 
@@ -923,6 +1015,11 @@ int rmsg_msg_sendv(struct rmsg_ep *ep, uint32_t channel,
  *
  * Errors:
  * -EINVAL: @ep has no message state.
+ *
+ * Notes: Takes the endpoint's lock if there is one. Only sends published
+ * but not yet taken cost a system call, and none while an RMSG_EP_F_SQPOLL
+ * poller is awake. rmsg_ep_progress() and rmsg_ep_wait() flush too, so a
+ * program that calls either next need not.
  */
 int rmsg_ep_flush(struct rmsg_ep *ep);
 
@@ -941,6 +1038,13 @@ int rmsg_ep_flush(struct rmsg_ep *ep);
  * Errors: those of rmsg_msg_send() for an eager message: -EAGAIN,
  * -EMSGSIZE (@len above rmsg_chan_max_msg(): no rendezvous here),
  * -ENOTCONN, -ENOBUFS, -EOPNOTSUPP.
+ *
+ * Notes: One reservation per endpoint, not per channel: rmsg_msg_send(),
+ * rmsg_msg_sendv() and rmsg_msg_reserve() on any channel of @ep, from any
+ * thread, drop it, and so does the channel's end; the room may then go to
+ * another message, so stop writing it. The room is in the send area, shared
+ * with the kernel: building there saves rmsg_msg_send()'s copy. No system
+ * call.
  */
 int rmsg_msg_reserve(struct rmsg_ep *ep, uint32_t channel, size_t len,
 		     void **buf);
@@ -962,6 +1066,12 @@ int rmsg_msg_reserve(struct rmsg_ep *ep, uint32_t channel, size_t len,
  * @flags.
  * -EAGAIN: the SQ is full; the reservation stays: commit again later.
  * -ENOTCONN: the channel closed; the reservation is dropped.
+ *
+ * Notes: After a success the room belongs to the send until its completion
+ * event: do not write it again. -EAGAIN also comes when
+ * RMSG_CHAN_MAX_PENDING sends of the channel await completion; the
+ * reservation stays either way. Without RMSG_SEND_MORE the commit makes one
+ * system call unless a poller runs.
  */
 int rmsg_msg_commit(struct rmsg_ep *ep, uint32_t channel, size_t len,
 		    unsigned int flags, uint64_t user_data);
@@ -987,6 +1097,12 @@ int rmsg_msg_commit(struct rmsg_ep *ep, uint32_t channel, size_t len,
  * there is no such channel.
  * -EPROTO: the block holds something the protocol forbids; the channel is
  * then closed, and later calls return -EPROTO too.
+ *
+ * Notes: No copy, and no system call while the channel is well: it reads
+ * the receive block, mapped read-only (writing to msg->data faults). A
+ * channel is readable only once rmsg_ep_progress() or a waiting call
+ * (RMSG_MSG_WAIT, rmsg_chan_dial(), rmsg_ep_accept()) has taken its
+ * CONNECTED or ACCEPTED event; before, peeking it gives -ENOTCONN.
  */
 int rmsg_msg_peek(struct rmsg_ep *ep, uint32_t channel, struct rmsg_msg *msg);
 
@@ -1014,6 +1130,12 @@ int rmsg_msg_peek(struct rmsg_ep *ep, uint32_t channel, struct rmsg_msg *msg);
  * Errors:
  * -EAGAIN: no channel has a message.
  * -EPROTO: msg->channel broke (as for rmsg_msg_peek()).
+ *
+ * Notes: As rmsg_msg_peek(): no copy, no system call while the channels are
+ * well, and only channels whose open event the library has taken are looked
+ * at. With threads sharing @ep (rmsg_ep_set_locking()) each call hands out
+ * a different message, but a release by one thread releases the earlier
+ * messages of that channel another thread may still hold.
  */
 int rmsg_msg_peek_any(struct rmsg_ep *ep, struct rmsg_msg *msg);
 
@@ -1034,6 +1156,11 @@ int rmsg_msg_peek_any(struct rmsg_ep *ep, struct rmsg_msg *msg);
  * -EINVAL: @msg is not the channel's last peek, was released or put back
  * already, or is a rendezvous message answered or discarded.
  * -ENOTCONN: the channel is gone.
+ *
+ * Notes: Only the reading position goes back: releases, credit and the held
+ * message's bytes stay as they were, and nothing is sent, so it makes no
+ * system call. A rendezvous message put back is answered after it is peeked
+ * again.
  */
 int rmsg_msg_unpeek(struct rmsg_ep *ep, const struct rmsg_msg *msg);
 
@@ -1057,6 +1184,14 @@ int rmsg_msg_unpeek(struct rmsg_ep *ep, const struct rmsg_msg *msg);
  * Errors:
  * -EINVAL: a message not peeked.
  * -ENOTCONN: the channel is gone.
+ *
+ * Notes: A release may enter the kernel: when enough bytes have gathered a
+ * credit update is submitted at once (unless a poller runs), and each
+ * unanswered rendezvous message released is declined with an SQE. With the
+ * SQ full those wait for the next rmsg_ep_progress() or waiting call: a
+ * program that releases but never progresses can leave its sender stalled.
+ * With threads, a release also frees earlier messages of the channel that
+ * another thread holds.
  */
 int rmsg_msg_release(struct rmsg_ep *ep, const struct rmsg_msg *msg);
 
@@ -1123,6 +1258,11 @@ int rmsg_msg_recv(struct rmsg_ep *ep, uint32_t channel, void *buf,
  *
  * Errors:
  * -EINVAL: @timeout_ms below -1, or @ep has no message state.
+ *
+ * Notes: The library's setting only: no system call. A waiting call reads
+ * it when it starts, so a change applies from the next call. It limits
+ * rmsg_chan_dial() and rmsg_ep_accept(), each call as a whole, but not
+ * rmsg_ep_wait(), which has its own @timeout_ms.
  */
 int rmsg_ep_set_timeout(struct rmsg_ep *ep, int timeout_ms);
 
@@ -1190,6 +1330,12 @@ int rmsg_msg_recv_into(struct rmsg_ep *ep, const struct rmsg_msg *msg,
  * Return: 0 or a negative errno.
  *
  * Errors: those of rmsg_msg_recv_into() but -EMSGSIZE and -EFAULT.
+ *
+ * Notes: Submits an SQE (a system call unless a poller runs), under the
+ * endpoint's lock if there is one; with the SQ full it returns -EAGAIN and
+ * the message is the program's again, to discard later. rmsg_msg_release()
+ * declines unanswered rendezvous messages the same way, so this call is for
+ * a program that keeps holding the message.
  */
 int rmsg_msg_discard(struct rmsg_ep *ep, const struct rmsg_msg *msg);
 
@@ -1239,6 +1385,12 @@ int rmsg_msg_send_zc(struct rmsg_ep *ep, uint32_t channel, const void *buf,
  *
  * Errors:
  * -EINVAL: @ep has no message state.
+ *
+ * Notes: The library's setting only: no system call, and the peer is not
+ * told; it applies from the next rmsg_msg_send(). Memory in no region goes
+ * zero copy only when too large for eager, whatever the threshold (SIZE_MAX
+ * stops that too): a lower threshold matters only for memory registered
+ * with rmsg_reg().
  */
 int rmsg_ep_set_rndv_threshold(struct rmsg_ep *ep, size_t bytes);
 
@@ -1258,6 +1410,10 @@ int rmsg_ep_set_rndv_threshold(struct rmsg_ep *ep, size_t bytes);
  * Errors:
  * -ENOTCONN: no such channel open.
  * -EINVAL: @ep has no message state.
+ *
+ * Notes: The library's setting only: no system call, and the peer is not
+ * told. It is forgotten with the channel: a new channel that gets the same
+ * id starts with the endpoint's threshold.
  */
 int rmsg_chan_set_rndv_threshold(struct rmsg_ep *ep, uint32_t channel,
 				 size_t bytes);
@@ -1269,6 +1425,10 @@ int rmsg_chan_set_rndv_threshold(struct rmsg_ep *ep, uint32_t channel,
  * Return: bytes, or SIZE_MAX for never.
  *
  * Errors: none.
+ *
+ * Notes: Reads the library's value: no system call. A channel given its own
+ * threshold with rmsg_chan_set_rndv_threshold() may differ;
+ * rmsg_chan_protocol_info() shows a channel's.
  */
 size_t rmsg_ep_rndv_threshold(struct rmsg_ep *ep);
 
@@ -1287,6 +1447,10 @@ size_t rmsg_ep_rndv_threshold(struct rmsg_ep *ep);
  * Errors:
  * -ENOTCONN: no such channel open.
  * -EIO: writing to @out failed.
+ *
+ * Notes: It only prints: nothing is sent, and the only system calls are
+ * @out's writes; @out is not flushed. The table holds for the thresholds at
+ * the call: print again after changing them.
  */
 int rmsg_chan_protocol_info(struct rmsg_ep *ep, uint32_t channel, FILE *out);
 
@@ -1336,6 +1500,11 @@ int rmsg_reg(struct rmsg_ep *ep, void *addr, size_t len, uint32_t *handle);
  * -ENOENT: no such region.
  * -EBUSY: a transfer on it has not completed; the region stays
  * registered.
+ *
+ * Notes: One ioctl(2), under the endpoint's lock if there is one. Until it
+ * returns 0 the pages stay pinned and counted in RLIMIT_MEMLOCK: on -EBUSY
+ * wait for the transfer's completion event and try again before freeing the
+ * memory. rmsg_ep_close() unregisters every region without this call.
  */
 int rmsg_dereg(struct rmsg_ep *ep, uint32_t handle);
 
@@ -1362,6 +1531,11 @@ int rmsg_dereg(struct rmsg_ep *ep, uint32_t handle);
  * -EINVAL: unknown @flags.
  * -ENOMEM: no memory for the array.
  * -EBADF, -ENOTTY: @fd is not a /dev/rmsg file descriptor.
+ *
+ * Notes: The array is a snapshot, the caller's only on success; on failure
+ * @chans and @ep_id are left alone. While channels come and go the call
+ * asks the module again, at most 17 times, then returns the last list as it
+ * is. It takes no lock of an endpoint: safe from any thread.
  */
 int rmsg_node_channels(int fd, unsigned int flags,
 		       struct rmsg_chan_info **chans,
@@ -1378,6 +1552,9 @@ int rmsg_node_channels(int fd, unsigned int flags,
  * Return: the number of channels (0 or more) or a negative errno.
  *
  * Errors: as for rmsg_node_channels().
+ *
+ * Notes: As rmsg_node_channels(): a snapshot, the caller's only on success,
+ * at most 17 asks; each entry is larger, with two addresses.
  */
 int rmsg_node_channel_addrs(int fd, unsigned int flags,
 			    struct rmsg_chan_info_addrs **chans, uint32_t *ep_id);
@@ -1397,6 +1574,14 @@ int rmsg_node_channel_addrs(int fd, unsigned int flags,
  * -ENOTCONN: the channel is not open.
  * -EPERM: another user's endpoint, without CAP_NET_ADMIN.
  * -EOPNOTSUPP: a kind the module cannot inject.
+ *
+ * Notes: The fault is real: the device-fatal kind acts on the channel's
+ * whole device, every channel on it of every user, and needs CAP_NET_ADMIN;
+ * a qp-error on a channel carried by a link hits every channel on that
+ * link. A qp-error or a disconnect has taken effect when the call returns;
+ * the repair, or the channel's end, follows and shows in the channel's
+ * events. RMSG_FAULT_LINK_PROBE needs an argument this call does not pass
+ * (-EINVAL).
  */
 int rmsg_node_fault(int fd, uint32_t ep_id, uint32_t channel,
 		    uint32_t kind);
@@ -1415,6 +1600,9 @@ int rmsg_node_fault(int fd, uint32_t ep_id, uint32_t channel,
  * -EPERM: without CAP_NET_ADMIN.
  * -ENOTTY: a module without links (RMSG_FEAT_LINKS).
  * -ENOMEM: no memory for the array.
+ *
+ * Notes: As rmsg_node_channels(): a snapshot, the caller's only on success,
+ * at most 17 asks while links come and go; safe from any thread.
  */
 int rmsg_node_links(int fd, struct rmsg_link_info **links);
 
@@ -1425,6 +1613,9 @@ int rmsg_node_links(int fd, struct rmsg_link_info **links);
  * Return: its name ("OPEN", "RECOVERING", ...), or "?".
  *
  * Errors: none.
+ *
+ * Notes: The string is static: do not free or change it. A table lookup: no
+ * system call, no lock, safe from any thread.
  */
 const char *rmsg_chan_state_name(unsigned int state);
 
@@ -1435,6 +1626,9 @@ const char *rmsg_chan_state_name(unsigned int state);
  * Return: its name ("qp-error", "disconnect", "device-fatal"), or "?".
  *
  * Errors: none.
+ *
+ * Notes: The string is static: do not free or change it. A table lookup: no
+ * system call, no lock, safe from any thread.
  */
 const char *rmsg_fault_kind_name(unsigned int kind);
 
@@ -1446,6 +1640,11 @@ const char *rmsg_fault_kind_name(unsigned int kind);
  * kernel with the next rmsg_sq_submit().
  *
  * Errors: none; NULL when the SQ is full.
+ *
+ * Notes: No system call, and no lock even after rmsg_ep_set_locking(): one
+ * thread at a time takes SQEs, and the message functions take theirs from
+ * the same SQ. An SQE handed out cannot be given back: it goes to the
+ * kernel with the next rmsg_sq_submit(), so fill it in before that.
  */
 static inline struct rmsg_sqe *rmsg_sq_get_sqe(struct rmsg_ep *ep)
 {
@@ -1472,6 +1671,10 @@ static inline struct rmsg_sqe *rmsg_sq_get_sqe(struct rmsg_ep *ep)
  * SQEs it has not taken yet: pass it as to_submit to rmsg_ep_enter().
  *
  * Errors: none.
+ *
+ * Notes: No system call and no lock: a release store and a full memory
+ * barrier. Without a poller (RMSG_EP_F_SQPOLL) the kernel takes nothing
+ * until rmsg_ep_enter(), so a non-zero return must be passed on.
  */
 static inline unsigned int rmsg_sq_submit(struct rmsg_ep *ep)
 {
@@ -1500,6 +1703,10 @@ static inline unsigned int rmsg_sq_submit(struct rmsg_ep *ep)
  * not consumed.
  *
  * Errors: none.
+ *
+ * Notes: One load of the kernel's index: no system call, no lock, one
+ * consumer at a time. It is for programs that consume the CQ themselves;
+ * with the message functions the CQ is rmsg_ep_progress()'s.
  */
 static inline unsigned int rmsg_cq_ready(struct rmsg_ep *ep)
 {
@@ -1518,6 +1725,10 @@ static inline unsigned int rmsg_cq_ready(struct rmsg_ep *ep)
  * rmsg_cq_advance() passes it.
  *
  * Errors: none; NULL when no CQE is ready.
+ *
+ * Notes: The CQE stays in the ring: read it before rmsg_cq_advance(), after
+ * which the kernel may overwrite its slot. Peeking again without advancing
+ * gives the same CQE. No system call, no lock.
  */
 static inline struct rmsg_cqe *rmsg_cq_peek(struct rmsg_ep *ep)
 {
@@ -1536,6 +1747,10 @@ static inline struct rmsg_cqe *rmsg_cq_peek(struct rmsg_ep *ep)
  * Return: nothing.
  *
  * Errors: none.
+ *
+ * Notes: A release store of the consumer index: no system call, no lock.
+ * Nothing checks @n: advancing past the CQEs ready corrupts the ring's
+ * indices, and the next rmsg_ep_enter() fails with -EINVAL.
  */
 static inline void rmsg_cq_advance(struct rmsg_ep *ep, unsigned int n)
 {

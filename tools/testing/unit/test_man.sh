@@ -5,7 +5,7 @@
 #  - man.NAME: every function librmsg exports (lib/librmsg.map) and every
 #    inline one of lib/rmsg.h has its page, with a NAME line that says what
 #    it does, a SYNOPSIS with #include <rmsg.h> and "Link with -lrmsg",
-#    RETURN VALUE, ERRORS and SEE ALSO;
+#    RETURN VALUE, ERRORS, NOTES and SEE ALSO;
 #  - man.struct_X, man.enum_X: every structure of lib/rmsg.h, those of
 #    <rdma/rmsg.h> the library's calls take, and the kinds of events have
 #    theirs (NAME, SYNOPSIS, SEE ALSO), the event page every RMSG_CQE_*;
@@ -89,7 +89,7 @@ synopsis_text() {
 
 for f in "${funcs[@]}"; do
 	p="$man/man3/$f.3"
-	why=$(missing "$p" SYNOPSIS "RETURN VALUE" ERRORS "SEE ALSO")
+	why=$(missing "$p" SYNOPSIS "RETURN VALUE" ERRORS NOTES "SEE ALSO")
 	if [ -z "$why" ]; then
 		synopsis_text "$p"
 		s=$syn
