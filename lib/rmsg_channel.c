@@ -79,6 +79,22 @@ int rmsg_chan_close(struct rmsg_ep *ep, uint32_t channel,
 				 ioctl(ep->fd, RMSG_IOC_CLOSE, &req) ? -errno : 0);
 }
 
+/*
+ * Channel @id ends at the library's own word (the peer broke the protocol
+ * in it, or the library could not take it on), from calls that hold the
+ * endpoint's lock: rmsg_chan_close() takes it, and it is not recursive.
+ */
+void rmsg_lib_abort_locked(struct rmsg_ep *ep, __u32 id)
+{
+	struct rmsg_close req;
+
+	memset(&req, 0, sizeof(req));
+	req.channel = id;
+	req.flags = RMSG_CLOSE_ABORT;
+	rmsg_chan_closing_locked(ep->data, id,
+				 ioctl(ep->fd, RMSG_IOC_CLOSE, &req) ? -errno : 0);
+}
+
 int rmsg_chan_addr(struct rmsg_ep *ep, uint32_t channel,
 		   struct sockaddr_storage *local,
 		   struct sockaddr_storage *peer)

@@ -76,7 +76,7 @@ void rmsg_lib_broken(struct rmsg_ep *ep, __u32 id, int err)
 
 	ch->err = err;
 	if (ch->state == RMSG_CH_OPEN)
-		rmsg_chan_close(ep, id, RMSG_CLOSE_ABORT);
+		rmsg_lib_abort_locked(ep, id);
 }
 
 /* The largest eager message of channel @id, or -ENOTCONN. */

@@ -414,15 +414,14 @@ static int rmsg_chan_open(struct rmsg_ep *ep, const struct rmsg_cqe *cqe)
  * no longer has, or has ending already, that the library saw open ended
  * either by the program's earlier close (-EALREADY) or by itself
  * (-ENOTCONN: its CLOSED says how). Returns what rmsg_chan_close() says.
+ * The caller holds the endpoint's lock, if it has one.
  */
-int rmsg_chan_closing(struct rmsg_ep *ep, __u32 id, int err)
+int rmsg_chan_closing_locked(struct rmsg_ep_data *d, __u32 id, int err)
 {
-	struct rmsg_ep_data *d = ep->data;
 	struct rmsg_chan *ch;
 
-	if (!d || (err && err != -ENOENT && err != -EALREADY))
+	if (err && err != -ENOENT && err != -EALREADY)
 		return err;
-	rmsg_lock(d);
 	ch = rmsg_chan_get(d, id);
 	/* One the library never saw open: the kernel's word stands. */
 	if (ch && ch->state != RMSG_CH_FREE) {
@@ -433,6 +432,17 @@ int rmsg_chan_closing(struct rmsg_ep *ep, __u32 id, int err)
 		else if (ch->state != RMSG_CH_DEAD)
 			err = -ENOTCONN;
 	}
+	return err;
+}
+
+int rmsg_chan_closing(struct rmsg_ep *ep, __u32 id, int err)
+{
+	struct rmsg_ep_data *d = ep->data;
+
+	if (!d)
+		return err;
+	rmsg_lock(d);
+	err = rmsg_chan_closing_locked(d, id, err);
 	rmsg_unlock(d);
 	return err;
 }
@@ -466,7 +476,7 @@ static void rmsg_chan_abort(struct rmsg_ep *ep, __u32 id)
 		memset(&d->chans[id].rx, 0, sizeof(d->chans[id].rx));
 		d->chans[id].state = RMSG_CH_DEAD;
 	}
-	rmsg_chan_close(ep, id, RMSG_CLOSE_ABORT);
+	rmsg_lib_abort_locked(ep, id);
 }
 
 static void rmsg_chan_closed(struct rmsg_ep_data *d, __u32 id)

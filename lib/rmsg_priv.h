@@ -335,6 +335,8 @@ static inline struct rmsg_chan *rmsg_chan_get(struct rmsg_ep_data *d,
 
 int rmsg_ep_data_init(struct rmsg_ep *ep, const struct rmsg_ep_setup *p);
 int rmsg_chan_closing(struct rmsg_ep *ep, __u32 id, int err);
+int rmsg_chan_closing_locked(struct rmsg_ep_data *d, __u32 id, int err);
+void rmsg_lib_abort_locked(struct rmsg_ep *ep, __u32 id);
 void rmsg_chan_dialed(struct rmsg_ep_data *d, __u32 id, __u64 user_data);
 void rmsg_ep_data_free(struct rmsg_ep *ep);
 

@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 
 #include "kselftest_harness.h"
@@ -2221,6 +2222,88 @@ TEST_F_TIMEOUT(msg, dial_tries_each_address, 120)
 	ASSERT_EQ(0, rmsg_msg_send(self->b, dialed, "two", 3, 0, 1));
 	ASSERT_EQ(3, recv_wait(self->a, x, buf, sizeof(buf), EVENT_TIMEOUT_MS));
 	EXPECT_EQ(0, memcmp(buf, "two", 3));
+}
+
+/*
+ * The child of locked_endpoint_ends_a_channel_it_cannot_map: with no
+ * address space left, its endpoint (locking on) cannot map the block of
+ * the channel it dials. Returns 0 when the CONNECTED came with that
+ * error, the channel ended, and nothing hung; else a step's number.
+ */
+static int unmappable_child(const struct sockaddr_in *sin, long limit_s)
+{
+	struct rmsg_event ev;
+	struct rmsg_ep *b = NULL;
+	unsigned long pages;
+	struct rlimit as;
+	long deadline;
+	FILE *f;
+	int id, n;
+
+	alarm(limit_s);		/* a hang ends the child by SIGALRM */
+	if (rmsg_ep_open(&b, 64, 256) || rmsg_ep_set_locking(b))
+		return 1;
+	f = fopen("/proc/self/statm", "r");
+	if (!f || fscanf(f, "%lu", &pages) != 1)
+		return 2;
+	fclose(f);
+	/* Room for the heap to grow a little, none for a 32 KiB block. */
+	as.rlim_cur = as.rlim_max = pages * sysconf(_SC_PAGESIZE) + 16384;
+	if (setrlimit(RLIMIT_AS, &as))
+		return 3;
+	id = rmsg_chan_connect(b, (const struct sockaddr *)sin, sizeof(*sin),
+			       0x7, 0);
+	if (id < 0)
+		return 4;
+	deadline = rmsg_now_ms() + 30000 * rmsg_test_slow();
+	for (;;) {
+		n = rmsg_ep_progress(b, &ev, 1);
+		if (n < 0)
+			return 5;
+		if (n == 1)
+			break;
+		if (rmsg_now_ms() > deadline)
+			return 6;
+		rmsg_ep_wait(b, 100);
+	}
+	if (ev.kind != RMSG_CQE_CONNECTED || ev.channel != (__u32)id ||
+	    ev.res != -ENOMEM)
+		return 7;
+	/* Ended by the library already: nothing of it is the program's. */
+	if (rmsg_msg_send(b, id, "x", 1, 0, 1) != -ENOTCONN)
+		return 8;
+	rmsg_ep_drop(&b);
+	return 0;
+}
+
+/*
+ * An endpoint shared by threads (rmsg_ep_set_locking()) whose library
+ * cannot take on a channel that opened ends it while rmsg_ep_progress()
+ * holds the endpoint's lock: the end must not take that lock again (it
+ * hung there, the lock not being recursive).
+ */
+TEST_F_TIMEOUT(msg, locked_endpoint_ends_a_channel_it_cannot_map, 300)
+{
+	struct sockaddr_in sin;
+	struct rmsg_ep *l = NULL;
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, rmsg_ep_open(&l, 64, 256));
+	ASSERT_TRUE(rmsg_local_addr(&sin, 0));
+	ASSERT_EQ(0, rmsg_ep_listen(l, (struct sockaddr *)&sin, sizeof(sin),
+				    0x1, 0));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(unmappable_child(&sin, 60 * rmsg_test_slow()));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_FALSE(WIFSIGNALED(status))
+		TH_LOG("the child died of signal %d (SIGALRM: it hung)",
+		       WTERMSIG(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("step %d failed",
+						 WEXITSTATUS(status));
+	rmsg_ep_drop(&l);
 }
 
 int main(int argc, char **argv)
