@@ -72,12 +72,14 @@ int rmsg_node_version(int fd, struct rmsg_version *ver);
  *
  * Errors:
  * -ENOMEM: no memory for the array.
+ * -EAGAIN: devices came and went through 17 snapshots in a row, none of
+ *	which fitted the array the one before had sized; try again.
  * -EBADF, -ENOTTY: @fd is not a /dev/rmsg file descriptor.
  *
  * Notes: The array is the caller's only on success, and NULL when there is
  * no device; on failure @devs is left alone. The call may ask the module
- * more than once, growing the array until one snapshot fits; it takes no
- * lock and is safe from any thread.
+ * more than once, growing the array until one snapshot fits, at most 17
+ * times; it takes no lock and is safe from any thread.
  */
 int rmsg_node_devices(int fd, struct rmsg_dev_info **devs,
 		      unsigned int *generation);

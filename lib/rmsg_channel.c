@@ -67,16 +67,22 @@ int rmsg_chan_connect(struct rmsg_ep *ep, const struct sockaddr *addr,
 	return ret;
 }
 
-int rmsg_chan_close(struct rmsg_ep *ep, uint32_t channel,
-		    unsigned int flags)
+/* RMSG_IOC_CLOSE of channel @id: 0 or a negative errno. */
+static int rmsg_close_ioctl(struct rmsg_ep *ep, __u32 id, unsigned int flags)
 {
 	struct rmsg_close req;
 
 	memset(&req, 0, sizeof(req));
-	req.channel = channel;
+	req.channel = id;
 	req.flags = flags;
+	return ioctl(ep->fd, RMSG_IOC_CLOSE, &req) ? -errno : 0;
+}
+
+int rmsg_chan_close(struct rmsg_ep *ep, uint32_t channel,
+		    unsigned int flags)
+{
 	return rmsg_chan_closing(ep, channel,
-				 ioctl(ep->fd, RMSG_IOC_CLOSE, &req) ? -errno : 0);
+				 rmsg_close_ioctl(ep, channel, flags));
 }
 
 /*
@@ -86,13 +92,8 @@ int rmsg_chan_close(struct rmsg_ep *ep, uint32_t channel,
  */
 void rmsg_lib_abort_locked(struct rmsg_ep *ep, __u32 id)
 {
-	struct rmsg_close req;
-
-	memset(&req, 0, sizeof(req));
-	req.channel = id;
-	req.flags = RMSG_CLOSE_ABORT;
 	rmsg_chan_closing_locked(ep->data, id,
-				 ioctl(ep->fd, RMSG_IOC_CLOSE, &req) ? -errno : 0);
+				 rmsg_close_ioctl(ep, id, RMSG_CLOSE_ABORT));
 }
 
 int rmsg_chan_addr(struct rmsg_ep *ep, uint32_t channel,

@@ -13,6 +13,9 @@
 #include "rmsg.h"
 #include "rmsg_util.h"
 
+/* Snapshots asked for at most, beyond the first, before giving up. */
+#define RMSG_DEV_LIST_TRIES	16
+
 int rmsg_node_open(void)
 {
 	int fd = open(RMSG_DEVICE_PATH, O_RDWR | O_CLOEXEC);
@@ -42,19 +45,25 @@ int rmsg_node_devices(int fd, struct rmsg_dev_info **devs,
 {
 	struct rmsg_dev_info *buf = NULL, *bigger;
 	struct rmsg_dev_list req;
-	unsigned int cap = 0;
+	unsigned int cap = 0, tries;
 	int ret;
 
 	/*
 	 * Each call returns one consistent snapshot; grow until a snapshot
-	 * fits whole (devices may come between calls).
+	 * fits whole (devices may come between calls), a bounded number of
+	 * times: devices that keep coming faster than we ask do not keep
+	 * the caller here.
 	 */
-	for (;;) {
+	for (tries = 0;; tries++) {
 		ret = rmsg_dev_list(fd, buf, cap, &req);
 		if (ret)
 			goto fail;
 		if (req.filled == req.count)
 			break;
+		if (tries == RMSG_DEV_LIST_TRIES) {
+			ret = -EAGAIN;
+			goto fail;
+		}
 		cap = req.count + 4;
 		bigger = realloc(buf, (size_t)cap * sizeof(*buf));
 		if (!bigger) {
