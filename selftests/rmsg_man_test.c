@@ -20,7 +20,7 @@
 #define MAN_WAIT_MS	60000
 
 /* rmsg(7), "A server's loop", verbatim. */
-static void __attribute__((noreturn)) man_server(void)
+static void man_server(void)
 {
 #include "rmsg7_server.inc"
 }
@@ -44,7 +44,7 @@ FIXTURE_SETUP(man)
 	ASSERT_LE(0, self->server);
 	if (!self->server) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		man_server();
+		man_server();	/* never returns */
 	}
 	ASSERT_EQ(0, rmsg_ep_open(&self->ep, 64, 0));
 	rmsg_ep_set_timeout(self->ep, MAN_WAIT_MS);
