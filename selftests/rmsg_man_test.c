@@ -45,6 +45,7 @@ FIXTURE_SETUP(man)
 	if (!self->server) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		man_server();	/* never returns */
+		_exit(1);
 	}
 	ASSERT_EQ(0, rmsg_ep_open(&self->ep, 64, 0));
 	rmsg_ep_set_timeout(self->ep, MAN_WAIT_MS);
