@@ -307,6 +307,19 @@ $(CORE_READERS): selftests/%: selftests/%.c selftests/rmsg_test.h \
 	$(CC) $(TEST_PROG_CFLAGS) -Ikernel/core $< kernel/core/rmsg_vb.c \
 		$(CHECK_OBJ) lib/librmsg.a -lpthread -o $@
 
+# rmsg(7)'s server loop as the page prints it.
+build/man/rmsg7_server.inc: Documentation/man/rmsg.7 tools/man-example.sh
+	@mkdir -p $(@D)
+	tools/man-example.sh $< "A server's loop" > $@.tmp && \
+		grep -q rmsg_ep_progress $@.tmp && mv $@.tmp $@
+
+selftests/rmsg_man_test: selftests/rmsg_man_test.c selftests/rmsg_test.h \
+			 build/man/rmsg7_server.inc lib/librmsg.a $(CHECK_OBJ) \
+			 $(CHECK_HDRS) $(UAPI) \
+			 | $(KSELFTEST_DIR)/kselftest_harness.h
+	$(CC) $(TEST_PROG_CFLAGS) -Ibuild/man $< $(CHECK_OBJ) lib/librmsg.a \
+		-lpthread -o $@
+
 # A raw verbs peer (rdma-core's libraries) that speaks the hello itself.
 selftests/rmsg_isolation_test: selftests/rmsg_isolation_test.c \
 			       selftests/rmsg_test.h lib/librmsg.a $(CHECK_OBJ) \

@@ -39,7 +39,7 @@ pages=("$man"/man3/*.3 "$man"/man7/*.7)
 
 funcs=("${syms[@]}" "${inline[@]}")
 echo "TAP version 13"
-echo "1..$(( ${#funcs[@]} + ${#types[@]} + 2 + ${#pages[@]} + 2 ))"
+echo "1..$(( ${#funcs[@]} + ${#types[@]} + 3 + ${#pages[@]} + 2 ))"
 n=0 status=0
 
 result() {	# NAME OK WHY
@@ -123,6 +123,22 @@ result man.rmsg.7 "$([ -z "$why" ] && echo 1)" "$(echo $why)"
 p="$man/man3/librmsg.3"
 ok=$([ -s "$p" ] && grep -qx '\.so man7/rmsg\.7' "$p" && echo 1)
 result man.librmsg.3 "$ok" "no $p leading to rmsg(7)"
+
+# The overview's server loop compiles as it is printed
+# (tools/man-example.sh), in a function of its own; selftests/rmsg_man_test
+# runs it.
+c="$tmp/rmsg7-server.c"
+{
+	printf '#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n'
+	printf '#include <arpa/inet.h>\n#include <rmsg.h>\n\n'
+	printf 'void server(void);\nvoid server(void)\n{\n'
+	tools/man-example.sh "$man/man7/rmsg.7" "A server's loop"
+	printf '}\n'
+} >"$c"
+err=$(grep -q 'rmsg_ep_progress' "$c" || echo "no server loop in rmsg.7")
+[ -n "$err" ] || err=$($cc -std=gnu11 -fsyntax-only -Wall -Werror \
+	-Iinclude/uapi -Ilib -x c "$c" 2>&1 | head -3 | tr '\n' ' ')
+result rmsg.7.server_loop "$([ -z "$err" ] && echo 1)" "$err"
 
 # Every SYNOPSIS compiles: a function's prototype must match the header's,
 # a structure (renamed) must have the header's size. The sources are
