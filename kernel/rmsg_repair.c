@@ -260,12 +260,25 @@ static void rmsg_repair_done(struct rmsg_channel *ch)
  */
 void rmsg_chan_repair(struct rmsg_channel *ch)
 {
-	unsigned long now = jiffies;
+	unsigned long now, deadline;
 	bool failed;
 	u32 delay;
 	int ret;
 
-	if (time_after_eq(now, ch->repair.deadline)) {
+	/*
+	 * The state that sent us here was read without chan_lock, and
+	 * rmsg_chan_fault_locked() makes a channel RECOVERING before it sets
+	 * the repair's deadline and counters, in a section that can last
+	 * (it waits for ep->lock), on the rdma_cm's thread while this work
+	 * runs. Taking chan_lock once shows what it set whole: not the
+	 * deadline of the channel's last repair (or 0), which ended a
+	 * channel with ETIMEDOUT before its first attempt.
+	 */
+	mutex_lock(&ch->ep->chan_lock);
+	deadline = ch->repair.deadline;
+	mutex_unlock(&ch->ep->chan_lock);
+	now = jiffies;
+	if (time_after_eq(now, deadline)) {
 		rmsg_chan_kill(ch, -ETIMEDOUT);
 		return;
 	}
