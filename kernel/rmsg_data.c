@@ -218,10 +218,9 @@ int rmsg_data_create(struct rmsg_channel *ch, struct ib_device *ibdev)
 			return -ENOMEM;
 	}
 
-	ch->pending.ring = kmem_cache_zalloc(rmsg_pending_cache,
-					     RMSG_GFP_CHARGED);
+	/* The pending ring comes with the first send: rmsg_data_pending_make(). */
 	ch->wrs.slots = kmem_cache_zalloc(rmsg_tx_cache, RMSG_GFP_CHARGED);
-	if (!ch->pending.ring || !ch->wrs.slots)
+	if (!ch->wrs.slots)
 		return -ENOMEM;
 	/*
 	 * The trailers, then RMSG_VB_TRAILER_SIZE zeros, then as many ones,
@@ -1020,6 +1019,31 @@ void rmsg_data_work(struct work_struct *work)
 
 /* --- the program's operations -------------------------------------------- */
 
+/*
+ * A channel's pending ring (6 KiB) is made by its first SEND or SEND_RNDV,
+ * not at open: an idle end keeps that much less, and an open allocates,
+ * so zeroes, that much less (Debian's kernels zero every allocation).
+ * Until then head, posted, done and tail are equal, so no loop over the
+ * ring reads it. Made and freed under ep->lock, which its readers hold;
+ * charged to the opener's memory cgroup, as the channel is, whoever
+ * submits (the kernel poller too).
+ *
+ * Return: 0 or -ENOMEM.
+ */
+static int rmsg_data_pending_make(struct rmsg_channel *ch)
+{
+	struct mem_cgroup *old;
+
+	lockdep_assert_held(&ch->ep->lock);
+	if (likely(ch->pending.ring))
+		return 0;
+	old = rmsg_ep_charge_begin(ch->ep);
+	ch->pending.ring = kmem_cache_zalloc(rmsg_pending_cache,
+					     RMSG_GFP_CHARGED);
+	rmsg_ep_charge_end(old);
+	return ch->pending.ring ? 0 : -ENOMEM;
+}
+
 static int rmsg_data_send(struct rmsg_endpoint *ep, struct rmsg_channel *ch,
 			  const struct rmsg_sqe *sqe,
 			  const struct rmsg_sqe *next, struct rmsg_cqe *cqe)
@@ -1111,6 +1135,13 @@ bool rmsg_data_exec(struct rmsg_endpoint *ep, const struct rmsg_sqe *sqe,
 	int ret = 0;
 
 	lockdep_assert_held(&ep->lock);
+	if (ch && ch->tx_state != RMSG_TX_CLOSED &&
+	    (sqe->opcode == RMSG_OP_SEND ||
+	     sqe->opcode == RMSG_OP_SEND_RNDV)) {
+		ret = rmsg_data_pending_make(ch);
+		if (ret)
+			goto out;
+	}
 	/*
 	 * A send, eager or rendezvous, on a channel that is ending completes,
 	 * with the channel's error, behind the sends it took before: CQEs of
