@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later OR BSD-2-Clause
 /*
- * librmsg: looking at channels and injecting faults (resilience).
+ * librmsg: the module's lists (channels, links, devices) and injecting
+ * faults (resilience).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +13,12 @@
 #include "rmsg.h"
 #include "rmsg_util.h"
 
-/* Channels come and go between calls: give up growing after this many. */
-#define RMSG_CHAN_LIST_TRIES	16
+/*
+ * Entries come and go between calls: snapshots asked for at most, beyond
+ * the first, so that entries that keep coming faster than we ask do not
+ * keep the caller here.
+ */
+#define RMSG_LIST_TRIES	16
 
 /*
  * A list ioctl's request: @req (zeroed by the caller) asks for @cap
@@ -23,12 +29,14 @@ struct list_ask {
 	void (*fill)(void *req, void *buf, unsigned int cap, unsigned int flags);
 	void (*counts)(const void *req, uint32_t *filled, uint32_t *total);
 	size_t req_size;
+	bool whole;
 };
 
 /*
  * @ask's list into a malloc()ed array of @esize entries: ask for the
  * count, make room for it and a few more, and ask again until the list
- * fits (or, with entries coming fast, take the last list as it is).
+ * fits. With entries coming fast, after RMSG_LIST_TRIES more asks, take
+ * the last list as it is, or fail with -EAGAIN if @ask wants it @whole.
  * @req is left with the last answer. Return: the entries, or -errno.
  */
 static int list_grow(int fd, const struct list_ask *ask, unsigned int flags,
@@ -48,8 +56,14 @@ static int list_grow(int fd, const struct list_ask *ask, unsigned int flags,
 			return ret;
 		}
 		ask->counts(req, &filled, &total);
-		if (filled == total || tries == RMSG_CHAN_LIST_TRIES)
+		if (filled == total)
 			break;
+		if (tries == RMSG_LIST_TRIES) {
+			if (!ask->whole)
+				break;
+			free(buf);
+			return -EAGAIN;
+		}
 		cap = total + 8;
 		bigger = realloc(buf, (size_t)cap * esize);
 		if (!bigger) {
@@ -165,6 +179,46 @@ int rmsg_node_links(int fd, struct rmsg_link_info **links)
 
 	return list_grow(fd, &link_list_ask, 0, sizeof(**links), &req,
 			 (void **)links);
+}
+
+static void dev_list_fill(void *req, void *buf, unsigned int cap,
+			  unsigned int flags)
+{
+	struct rmsg_dev_list *r = req;
+
+	r->devs = (uintptr_t)buf;
+	r->count = cap;
+}
+
+static void dev_list_counts(const void *req, uint32_t *filled,
+			    uint32_t *total)
+{
+	const struct rmsg_dev_list *r = req;
+
+	*filled = r->filled;
+	*total = r->count;
+}
+
+/* Each answer is one consistent snapshot: only a whole one will do. */
+static const struct list_ask dev_list_ask = {
+	.cmd = RMSG_IOC_DEV_LIST,
+	.fill = dev_list_fill,
+	.counts = dev_list_counts,
+	.req_size = sizeof(struct rmsg_dev_list),
+	.whole = true,
+};
+
+int rmsg_node_devices(int fd, struct rmsg_dev_info **devs,
+		      unsigned int *generation)
+{
+	struct rmsg_dev_list req;
+	int n;
+
+	n = list_grow(fd, &dev_list_ask, 0, sizeof(**devs), &req,
+		      (void **)devs);
+	if (n >= 0 && generation)
+		*generation = req.generation;
+	return n;
 }
 
 const char *rmsg_chan_state_name(unsigned int state)

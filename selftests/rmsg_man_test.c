@@ -16,6 +16,8 @@
 #include "rmsg_test.h"
 
 #define MAN_PORT	7471	/* the page's */
+#define MAN_QUOTE(x)	#x
+#define MAN_STR(x)	MAN_QUOTE(x)
 #define MAN_CHANNELS	3
 #define MAN_WAIT_MS	60000
 
@@ -87,7 +89,8 @@ TEST_F_TIMEOUT(man, rmsg7_server_echoes_every_size, 300)
 		/* The server may not listen yet: dial until it does. */
 		stop = rmsg_now_ms() + MAN_WAIT_MS;
 		do {
-			ret = rmsg_chan_dial(self->ep, addr, "7471", c, 0);
+			ret = rmsg_chan_dial(self->ep, addr, MAN_STR(MAN_PORT), c,
+					     0);
 			if (ret == -ECONNREFUSED)
 				usleep(100000);
 		} while (ret == -ECONNREFUSED && rmsg_now_ms() < stop);
