@@ -57,6 +57,8 @@
 #   insn-S/insn-lat           instructions per round trip at S bytes
 #                             (8, 64, 4096): insn-lat.sh's windows, ROUNDS
 #                             pairs of each tool
+#   insn-rate-64/insn-lat     per message of a 64-byte stream (ib_write_bw)
+#   insn-rndv-1m/insn-lat     per 1 MiB rendezvous message (ib_read_bw)
 #   env                       what ran where
 #   host.start, host.end      the host's load (written by make bench)
 #   *.log                     every program's own output, for when one fails
@@ -536,6 +538,12 @@ if want insn; then
 			tools/testing/insn-lat.sh "$out/insn-$s" "$rounds" "$s" ||
 				status=1
 		done
+		log "instructions per message of a 64-byte stream"
+		tools/testing/insn-lat.sh "$out/insn-rate-64" "$rounds" 64 \
+			rate || status=1
+		log "instructions per 1 MiB rendezvous message"
+		tools/testing/insn-lat.sh "$out/insn-rndv-1m" "$rounds" \
+			1048576 rndv || status=1
 	fi
 fi
 

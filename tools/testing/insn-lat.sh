@@ -5,7 +5,16 @@
 # in one boot (rmsg-vm -b -I; Documentation/bench.rst, "Instructions per
 # message"):
 #
-#   tools/testing/insn-lat.sh OUT [PAIRS [SIZE]]
+#   tools/testing/insn-lat.sh OUT [PAIRS [SIZE [KIND]]]
+#
+# KIND lat (the default) is that; rate is per message of a one-way
+# stream, rmsg-perf rate (64 in flight) against ib_write_bw (-t 64), and
+# rndv per message of a stream of rendezvous messages, rmsg-perf bw (RGet,
+# 16 in flight) against ib_read_bw (-t 16): what make bench times as
+# msg_rate_64 and rndv_bw_1m. INSN_N1 and INSN_N2 are the counts of
+# round trips or messages (1,000 and 11,000; rate 2,000 and 12,000; rndv
+# 16 and 80); OUT/insn-lat.what names the unit and OUT/insn-lat.base the
+# baseline for insn-lat-report.
 #
 # Each tool runs twice per pair, with N1 and N2 round trips (after its own
 # warm-up), the order of the tools alternating from pair to pair. The
@@ -35,15 +44,28 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 
-out=${1:?usage: insn-lat.sh OUT [PAIRS [SIZE]]}
+out=${1:?usage: insn-lat.sh OUT [PAIRS [SIZE [KIND]]]}
 pairs=${2:-3}
 size=${3:-8}
-n1=${INSN_N1:-1000}
-n2=${INSN_N2:-11000}
+kind=${4:-lat}
+case $kind in
+lat)	n1=${INSN_N1:-1000} n2=${INSN_N2:-11000} what="round trip"
+	base=ib_write_lat ;;
+rate)	n1=${INSN_N1:-2000} n2=${INSN_N2:-12000} what=message
+	base=ib_write_bw ;;
+rndv)	n1=${INSN_N1:-16} n2=${INSN_N2:-80} what=message base=ib_read_bw ;;
+*)	echo "insn-lat: KIND is lat, rate or rndv" >&2; exit 2 ;;
+esac
 addr=${RMSG_LOCAL_ADDR:?not in an rmsg-vm guest}
 perf=tools/rmsg-perf/rmsg-perf
+# rmsg-perf counts its system calls with the raw_syscalls tracepoint,
+# which would add the perf event's work to each of its calls and to none
+# of perftest's: not here.
+export RMSG_PERF_SYSCOUNT=none
 mark=build/qemu/insn-mark
 mkdir -p "$out"
+echo "$what" >"$out/insn-lat.what"
+echo "$base" >"$out/insn-lat.base"
 server_cpu=0
 client_cpu=1
 prof=${RMSG_INSN_PROFILE_OUT:-}
@@ -73,7 +95,7 @@ wait_for() {
 # own, the last one's line kept.
 one() {
 	local tool=$1 n=$2 label=$3 spid st attempt t0 t1 line psize=0
-	local slog=/tmp/insn.server cmd=() ws=() wc=()
+	local slog=/tmp/insn.server cmd=() ws=() wc=() sargs=() cargs=() ib=()
 	if [ -n "$prof" ]; then
 		ws=(setarch -R "$mark" maps "$out/maps/$label.server" --)
 		wc=(setarch -R "$mark" maps "$out/maps/$label.client" --)
@@ -81,22 +103,35 @@ one() {
 	for attempt in 1 2 3; do
 		st=0
 		if [ "$tool" = rmsg ]; then
+			case $kind in
+			lat)	sargs=(--json -s "$size" -n "$n" lat)
+				cargs=("${sargs[@]}") ;;
+			rate)	sargs=(rate)
+				cargs=(--json -s "$size" -n "$n" -W 64 rate) ;;
+			rndv)	sargs=(bw -T 120)
+				cargs=(--json -T 120 -s "$size" -n "$n" -w 0
+				       -W 16 bw) ;;
+			esac
 			timeout 150 taskset -c "$server_cpu" "${ws[@]}" \
-				"$perf" --json -s "$size" -n "$n" lat \
-				>"$slog" 2>&1 &
+				"$perf" "${sargs[@]}" >"$slog" 2>&1 &
 			spid=$!
 			# rmsg-perf's server says nothing until a client
 			# comes; its client would retry until it listens.
 			sleep 2
-			cmd=("$perf" --json -s "$size" -n "$n" lat "$addr")
+			cmd=("$perf" "${cargs[@]}" "$addr")
 		else
+			case $kind in
+			lat)	ib=(ib_write_lat) ;;
+			rate)	ib=(ib_write_bw -t 64) ;;
+			rndv)	ib=(ib_read_bw -t 16) ;;
+			esac
 			timeout 150 taskset -c "$server_cpu" stdbuf -oL \
-				"${ws[@]}" ib_write_lat -R -d rxe0 -F \
+				"${ws[@]}" "${ib[@]}" -R -d rxe0 -F \
 				-s "$size" -n "$n" >"$slog" 2>&1 &
 			spid=$!
 			wait_for "$slog" 'Waiting for client' || st=1
 			sleep 1
-			cmd=(ib_write_lat -R -d rxe0 -F -s "$size" -n "$n"
+			cmd=("${ib[@]}" -R -d rxe0 -F -s "$size" -n "$n"
 			     "$addr")
 		fi
 		[ -z "$prof" ] || psize=$(stat -c %s "$prof") || st=1

@@ -34,6 +34,10 @@ n2=${4:-1536}
 rounds=4	# rmsg-perf mem's MEM_ROUNDS
 addr=${RMSG_LOCAL_ADDR:?not in an rmsg-vm guest}
 perf=tools/rmsg-perf/rmsg-perf
+# rmsg-perf counts its system calls with the raw_syscalls tracepoint,
+# which would add the perf event's work to each of its calls and to none
+# of perftest's: not here.
+export RMSG_PERF_SYSCOUNT=none
 mark=build/qemu/insn-mark
 params=/sys/module/rmsg/parameters
 [ -n "${RMSG_INSN_OUT:-}" ] ||
