@@ -69,13 +69,8 @@ echo "$base" >"$out/insn-lat.base"
 server_cpu=0
 client_cpu=1
 prof=${RMSG_INSN_PROFILE_OUT:-}
-if [ -n "$prof" ]; then
-	mkdir -p "$out/profile" "$out/maps" "$out/bin"
-	# Addresses in /proc/kallsyms, not zeros.
-	echo 0 >/proc/sys/kernel/kptr_restrict || exit 1
-	# The symbols of the rmsg-perf that ran, whatever is built later.
-	cp "$perf" "$out/bin/" || exit 1
-fi
+. tools/testing/insn-lib.sh
+[ -z "$prof" ] || insn_profile_setup "$out" "$perf" || exit 1
 
 insn() { [ -z "${RMSG_INSN_OUT:-}" ] || "$mark" "$@"; }
 
@@ -143,12 +138,8 @@ one() {
 		line=$(insn stop "$label") || st=1
 		t1=$(date +%s%N)
 		# This window's profile: what the plugin appended since.
-		if [ -n "$prof" ]; then
-			tail -c +"$((psize + 1))" "$prof" |
-				gzip -1 >"$out/profile/$label.gz" || st=1
-			[ -s "$out/kallsyms" ] ||
-				cat /proc/kallsyms >"$out/kallsyms" || st=1
-		fi
+		[ -z "$prof" ] || insn_profile_keep "$out" "$label" "$psize" ||
+			st=1
 		cat "$slog" >>"$out/$tool.server.log"
 		[ "$st" = 0 ] && break
 		echo "insn-lat: $label, attempt $attempt failed" >&2

@@ -46,11 +46,8 @@ params=/sys/module/rmsg/parameters
 	{ echo "insn-open: rmsg is not loaded, or has no links" >&2; exit 1; }
 mkdir -p "$out"
 prof=${RMSG_INSN_PROFILE_OUT:-}
-if [ -n "$prof" ]; then
-	mkdir -p "$out/profile" "$out/maps" "$out/bin"
-	echo 0 >/proc/sys/kernel/kptr_restrict || exit 1
-	cp "$perf" "$out/bin/" || exit 1
-fi
+. tools/testing/insn-lib.sh
+[ -z "$prof" ] || insn_profile_setup "$out" "$perf" || exit 1
 echo "open+close" >"$out/insn-lat.what"
 
 # one N LABEL: rmsg-perf mem with N channels in a window.
@@ -70,12 +67,7 @@ one() {
 		>>"$out/mem.json" 2>>"$out/mem.log" || st=1
 	line=$("$mark" stop "$label") || st=1
 	t1=$(date +%s%N)
-	if [ -n "$prof" ]; then
-		tail -c +"$((psize + 1))" "$prof" |
-			gzip -1 >"$out/profile/$label.gz" || st=1
-		[ -s "$out/kallsyms" ] ||
-			cat /proc/kallsyms >"$out/kallsyms" || st=1
-	fi
+	[ -z "$prof" ] || insn_profile_keep "$out" "$label" "$psize" || st=1
 	[ "$st" = 0 ] || echo "insn-open: $label failed" >&2
 	[ -z "$line" ] || echo "$line" >>"$out/insn-lat"
 	echo "$label $(((t1 - t0) / 1000000))" >>"$out/insn-lat.time"
