@@ -125,6 +125,23 @@ int rmsg_cq_flush_locked(struct rmsg_endpoint *ep)
 }
 
 /**
+ * rmsg_ep_wake() - wake the endpoint's waiters after CQEs were published
+ * @ep: the endpoint
+ *
+ * A busy-polling program never sleeps, and most completions find nobody
+ * waiting: the wait queue's lock is then not taken at all. The full
+ * barrier of wq_has_sleeper() orders the producer index, stored before,
+ * against a waiter's look at it after it joined the queue: wait_event's
+ * set_current_state(), and the barrier after poll_wait() in
+ * rmsg_ep_poll().
+ */
+void rmsg_ep_wake(struct rmsg_endpoint *ep)
+{
+	if (wq_has_sleeper(&ep->wq))
+		wake_up_interruptible_poll(&ep->wq, EPOLLIN | EPOLLRDNORM);
+}
+
+/**
  * rmsg_ep_flush_events() - post kept events the completion ring has room for
  * @ep: the endpoint
  *
@@ -141,7 +158,7 @@ int rmsg_ep_flush_events(struct rmsg_endpoint *ep)
 	posted = rmsg_cq_flush_locked(ep);
 	mutex_unlock(&ep->lock);
 	if (posted > 0)
-		wake_up_interruptible_poll(&ep->wq, EPOLLIN | EPOLLRDNORM);
+		rmsg_ep_wake(ep);
 	return min(posted, 0);
 }
 
@@ -206,7 +223,7 @@ void rmsg_ep_post_event(struct rmsg_endpoint *ep, const struct rmsg_cqe *cqe)
 	rmsg_cq_flush_locked(ep);
 	mutex_unlock(&ep->lock);
 	/* Also wakes a waiter whose ring was full: it may flush later. */
-	wake_up_interruptible_poll(&ep->wq, EPOLLIN | EPOLLRDNORM);
+	rmsg_ep_wake(ep);
 }
 
 /**
@@ -241,7 +258,7 @@ void rmsg_ep_post_cqe_locked(struct rmsg_endpoint *ep,
 	} else {
 		rmsg_ep_keep_locked(ep, cqe, reserved);
 	}
-	wake_up_interruptible_poll(&ep->wq, EPOLLIN | EPOLLRDNORM);
+	rmsg_ep_wake(ep);
 }
 
 /**

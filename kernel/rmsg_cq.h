@@ -13,6 +13,7 @@ struct rmsg_cqe;
 
 u32 rmsg_cq_ready(struct rmsg_endpoint *ep);
 int rmsg_cq_flush_locked(struct rmsg_endpoint *ep);
+void rmsg_ep_wake(struct rmsg_endpoint *ep);
 int rmsg_ep_flush_events(struct rmsg_endpoint *ep);
 int rmsg_cq_wait(struct rmsg_endpoint *ep, u32 min);
 void rmsg_ep_post_event(struct rmsg_endpoint *ep, const struct rmsg_cqe *cqe);

@@ -892,7 +892,12 @@ static int rmsg_data_push(struct rmsg_channel *ch, bool more, bool cqe_now)
 	 */
 	if (rewritten || ch->tx.written != written)
 		rmsg_data_hint(ch);
-	if (ch->pending.posted == rmsg_data_pend_end(ch))
+	/*
+	 * Only a draining close waits here; wq_has_sleeper()'s barrier
+	 * orders the index above against its look after it queued.
+	 */
+	if (ch->pending.posted == rmsg_data_pend_end(ch) &&
+	    wq_has_sleeper(&ch->tx_wq))
 		wake_up(&ch->tx_wq);
 	if (ch->flow.wake_due)
 		rmsg_data_send_ctrls(ch);

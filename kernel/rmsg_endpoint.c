@@ -418,6 +418,8 @@ __poll_t rmsg_ep_poll(struct rmsg_endpoint *ep, struct file *file,
 		      poll_table *wait)
 {
 	poll_wait(file, &ep->wq, wait);
+	/* Pairs with rmsg_ep_wake(): queued before the ring is read. */
+	smp_mb();
 	if (!rmsg_ep_ready(ep))
 		return 0;
 	rmsg_ep_flush_events(ep);

@@ -101,7 +101,7 @@ static void rmsg_ep_submit_publish(struct rmsg_endpoint *ep, u32 sq_cons,
 	smp_store_release(ep->sq.consumer, sq_cons);
 	/* C: the CQEs are written before the producer publishes them. */
 	smp_store_release(ep->cq.producer, cq_prod);
-	wake_up_interruptible_poll(&ep->wq, EPOLLIN | EPOLLRDNORM);
+	rmsg_ep_wake(ep);
 }
 
 /*
