@@ -1276,8 +1276,11 @@ int rmsg_msg_commit(struct rmsg_ep *ep, uint32_t channel, size_t len,
 	}
 	if (ret)
 		goto out;	/* keep the reservation for a retry */
-	rmsg_area_shrink(&d->area, d->resv_off, (__u32)len);
-	d->resv_len = (__u32)len;
+	/* Building what was reserved is the common case: nothing to give. */
+	if (len < d->resv_len) {
+		rmsg_area_shrink(&d->area, d->resv_off, (__u32)len);
+		d->resv_len = (__u32)len;
+	}
 	ret = rmsg_send_submit(ep, channel, d->resv_off, (__u32)len,
 			       user_data, flags);
 	if (!ret)

@@ -319,6 +319,15 @@ void rmsg_rv_released(struct rmsg_ep *ep, __u32 id, __u32 end)
 	struct rmsg_bounce *b = &d->bounce;
 	__u32 c;
 
+	/*
+	 * The eager stream's case: every rendezvous message peeked is
+	 * answered and no discard is owed, so none can be released here.
+	 */
+	if (ch->rv_seen == ch->rv_answer && !ch->rv_owed &&
+	    !(b->busy && b->channel == id)) {
+		ch->rv_drop = ch->rv_answer;
+		return;
+	}
 	if (b->busy && b->channel == id && (__s32)(end - b->end) >= 0)
 		rmsg_rv_bounce_abandon(b);
 	c = (__s32)(ch->rv_drop - ch->rv_answer) > 0 ? ch->rv_drop :
