@@ -197,8 +197,10 @@ void close_ep(struct worker *w, bool initiate)
 	do {
 		for (i = 0, open = 0; i < w->nch; i++)
 			open += w->ch[i].open;
-		if (open)
+		if (open) {
+			pump(w);
 			tick(w, &wt);
+		}
 	} while (open);
 	rmsg_ep_close(w->ep);
 	w->ep = NULL;

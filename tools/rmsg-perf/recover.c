@@ -97,6 +97,7 @@ static void count_repairs(struct worker *w, struct repair_count *rc)
 			break;
 		free(info);
 		info = NULL;
+		pump(w);
 		tick(w, &wt);
 		usleep(1000);
 	}
@@ -268,18 +269,17 @@ static void recover_client(struct worker *w)
 			       mix_can_send(w, c))
 				mix_send(w, c);
 		}
-		/* Answers and zero-copy sends complete through events. */
-		if (w->rndv_every)
-			pump(w);
+		/* Sends complete, and free their room, through events. */
+		pump(w);
 		if (mix_rx(w, NULL)) {
-			wt.deadline = now_ns() + opt.timeout_s * 1000000000ULL;
+			wait_renew(&wt);
 			continue;
 		}
 		faults = rec.faults;
 		if (!opt.no_fault)
 			recover_fault(w);
 		if (rec.faults != faults)
-			wt.deadline = now_ns() + opt.timeout_s * 1000000000ULL;
+			wait_renew(&wt);
 		tick(w, &wt);
 	}
 	/* Every ping must come back, whole. */
@@ -290,8 +290,7 @@ static void recover_client(struct worker *w)
 				w->ch[i].mix_pending;
 		if (!more)
 			break;
-		if (w->rndv_every)
-			pump(w);
+		pump(w);
 		if (!mix_rx(w, NULL))
 			tick(w, &wt);
 	}
@@ -335,10 +334,10 @@ static void recover_server(struct worker *w, struct ctl *res)
 		}
 		if (stop)
 			break;
-		if (w->rndv_every)
-			pump(w);
+		/* Sends complete, and free their room, through events. */
+		pump(w);
 		if (mix_rx(w, &stop)) {
-			wt.deadline = now_ns() + opt.timeout_s * 1000000000ULL;
+			wait_renew(&wt);
 			continue;
 		}
 		tick(w, &wt);

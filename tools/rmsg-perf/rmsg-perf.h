@@ -419,10 +419,16 @@ struct worker {
 
 /*
  * Busy-waiting with a deadline: every spin of a wait loop calls tick(),
- * which takes events now and then (a send area or a window may be waiting
- * for completions, and a closed channel must end the wait) and fails the
- * run when nothing has happened for opt.timeout_s seconds.
+ * which every TICK_EVERY spins takes events (a send area or a window may
+ * be waiting for completions, and a closed channel must end the wait) and
+ * reads the clock, failing the run when nothing has happened for
+ * opt.timeout_s seconds. The deadline is set at the first such read (0
+ * until then, and again after wait_renew(); UINT64_MAX is never): a wait
+ * that ends within a few spins, as a round trip's does, costs no clock
+ * read. Loops that need completions to go on pump() themselves.
  */
+#define TICK_EVERY	4096
+
 struct waiter {
 	uint64_t deadline;
 	unsigned int spins;
@@ -520,6 +526,7 @@ double ratio(uint64_t a, uint64_t b);
 
 /* event.c */
 void wait_init(struct waiter *wt, const char *what);
+void wait_renew(struct waiter *wt);
 void tick(struct worker *w, struct waiter *wt);
 int pump(struct worker *w);
 void drain_sends(struct worker *w);

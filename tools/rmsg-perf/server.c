@@ -97,6 +97,8 @@ static void srv_accept(struct worker *w)
 		/* Before the first channel: wait for a client, forever. */
 		if (!any)
 			wt.deadline = UINT64_MAX;
+		/* Channels come as ACCEPTED events. */
+		pump(w);
 		tick(w, &wt);
 		any |= w->nunplaced > 0;
 		for (i = 0; i < w->nunplaced; i++) {
@@ -117,8 +119,7 @@ static void srv_accept(struct worker *w)
 				die(w, "rmsg_msg_release: %s", strerror(-ret));
 			srv_place(w, id, &hello, &ack);
 			w->unplaced[i--] = w->unplaced[--w->nunplaced];
-			wt.deadline = now_ns() +
-				      opt.timeout_s * 1000000000ULL;
+			wait_renew(&wt);
 			if (ack.error)
 				break;
 		}
