@@ -184,6 +184,7 @@ enum {
 	RMSG_CHAN_LINK_ANSWERED, /* on a link: the peer's ACCEPT came (once) */
 	RMSG_CHAN_LINK_UP,	/* on a link: connected, as ESTABLISHED says */
 	RMSG_CHAN_LEASE_ALLOC,	/* the peer's ASK wants our block made */
+	RMSG_CHAN_HELLO_READY,	/* on a link: the hellos were the READYs */
 	/* First bit of a send buffer in use: + (index - RMSG_CTRL_RECVS) */
 	RMSG_CHAN_CTRL_BUSY,
 };
@@ -1014,7 +1015,7 @@ static inline bool rmsg_lease_may_write(const struct rmsg_channel *ch)
 /* rmsg_leases.c */
 int rmsg_lease_setup(struct rmsg_channel *ch);
 int rmsg_lease_peer(struct rmsg_channel *ch);
-u64 rmsg_lease_connected(struct rmsg_channel *ch);
+u64 rmsg_lease_connected(struct rmsg_channel *ch, bool ready);
 void rmsg_lease_in(struct rmsg_channel *ch, u8 type, u64 arg);
 void rmsg_lease_progress(struct rmsg_channel *ch);
 void rmsg_lease_want(struct rmsg_channel *ch);

@@ -432,7 +432,7 @@ static int rmsg_cm_owned_event(struct rmsg_channel *ch,
 		if (!ret)
 			ret = rmsg_ctrl_send(ch, RMSG_CTRL_READY_BUF,
 					     RMSG_CTRL_READY,
-					     rmsg_lease_connected(ch));
+					     rmsg_lease_connected(ch, true));
 		if (ret)
 			rmsg_chan_fault(ch, -ECONNRESET);
 		else if (repair)

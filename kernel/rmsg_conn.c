@@ -823,6 +823,14 @@ int rmsg_chan_link_hello(struct rmsg_channel *ch, u8 kind, u16 port)
 	struct rmsg_hello h;
 
 	rmsg_chan_hello_make(ch, kind, &h);
+	/*
+	 * A leased channel's hello stands for its READY: a CONNECT offers
+	 * it, an ACCEPT takes the offer (rmsg_link_chan.c set the bit).
+	 */
+	if (ch->lease.on &&
+	    (kind == RMSG_HELLO_CONNECT ||
+	     test_bit(RMSG_CHAN_HELLO_READY, &ch->flags)))
+		h.flags |= RMSG_HELLO_F_READY;
 	return rmsg_carrier_hello(ch, &h, port);
 }
 
@@ -834,12 +842,17 @@ int rmsg_chan_link_hello(struct rmsg_channel *ch, u8 kind, u16 port)
  * What the rdma_cm's ESTABLISHED starts on a connection of the channel's
  * own: the block's REG_MR on the (carrier's) QP, then READY, which the
  * send queue runs after it; the channel opens by the same steps
- * (rmsg_lifecycle.c) once both are done and the peer's READY came.
+ * (rmsg_lifecycle.c) once both are done and the peer's READY came. When
+ * the hellos stood for the READYs (RMSG_CHAN_HELLO_READY: a leased
+ * channel, which registers nothing at open), none goes: the peer's came
+ * with its hello (rmsg_link_chan.c), ours went with ours.
  *
  * Return: 0, -EPROTO for an ACCEPT that is not one, or the post's error.
  */
 int rmsg_chan_link_up(struct rmsg_channel *ch)
 {
+	bool ready = !test_bit(RMSG_CHAN_HELLO_READY, &ch->flags);
+	u64 arg;
 	int ret;
 
 	if (ch->active && ch->peer.kind != RMSG_HELLO_ACCEPT)
@@ -852,11 +865,15 @@ int rmsg_chan_link_up(struct rmsg_channel *ch)
 	}
 	set_bit(RMSG_CHAN_CONNECTED, &ch->flags);
 	ret = rmsg_block_register(ch);
+	if (ret)
+		return ret;
 	/* On a leased channel the lease messages follow the READY. */
-	if (!ret)
-		ret = rmsg_ctrl_send(ch, RMSG_CTRL_READY_BUF, RMSG_CTRL_READY,
-				     rmsg_lease_connected(ch));
-	return ret;
+	arg = rmsg_lease_connected(ch, ready);
+	if (ready)
+		return rmsg_ctrl_send(ch, RMSG_CTRL_READY_BUF,
+				      RMSG_CTRL_READY, arg);
+	/* A first connection's: what the hello said. */
+	return arg ? -EPROTO : 0;
 }
 
 /**
@@ -866,10 +883,11 @@ int rmsg_chan_link_up(struct rmsg_channel *ch)
  *	data comes from the network)
  * @ep: the endpoint of the channel the hello is for
  *
- * rmsg_hello_decode()'s checks, and one of the module's: a carrier's hello
+ * rmsg_hello_decode()'s checks, and the module's: a carrier's hello
  * (RMSG_HELLO_F_LINK) is for the module's own endpoint and no other, and
  * that endpoint takes nothing else: a program's channel never carries a
- * link, and a carrier's peer is a carrier.
+ * link, and a carrier's peer is a carrier; and only a hello on a link
+ * stands for a READY (RMSG_HELLO_F_READY).
  *
  * Return: 0, -EPROTONOSUPPORT or -EPROTO.
  */
@@ -885,6 +903,9 @@ int rmsg_conn_hello_decode(struct rmsg_hello *hello,
 	if (ret)
 		return ret;
 	if (!(h.flags & RMSG_HELLO_F_LINK) != !rmsg_ep_is_module(ep))
+		return -EPROTO;
+	/* Only a hello on a link stands for a READY. */
+	if (h.flags & RMSG_HELLO_F_READY)
 		return -EPROTO;
 	*hello = h;
 	return 0;

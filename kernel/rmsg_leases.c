@@ -149,18 +149,21 @@ static void rmsg_lease_send_owed(struct rmsg_channel *ch)
 /**
  * rmsg_lease_connected() - a connection is up: its READY goes now
  * @ch: the channel; in its id's ESTABLISHED handler, which holds no
- *	rmsg lock (ep->lock comes after the handler's)
+ *	rmsg lock (ep->lock comes after the handler's), or in its work on
+ *	a link
+ * @ready: a READY goes; false when the hello was it (RMSG_HELLO_F_READY)
  *
  * Both machines learn of the connection, and the READY's send buffer is
  * taken until the READY completed, so that the lease messages the
  * machines ask for from now on go after it, from that buffer
  * (rmsg_lease_send_owed()). What they owe the connection (a GRANT or an
- * ASK again, after a repair) is queued behind the READY.
+ * ASK again, after a repair) is queued behind the READY. Without a READY
+ * the buffer is free at once: the hello, which stood for it, went first.
  *
  * Return: the READY's argument, RMSG_READY_ARG() of both machines; 0 on
  * a channel without leases, and at the first connection of one.
  */
-u64 rmsg_lease_connected(struct rmsg_channel *ch)
+u64 rmsg_lease_connected(struct rmsg_channel *ch, bool ready)
 {
 	struct rmsg_chan_lease *l = &ch->lease;
 	struct rmsg_lease_act act;
@@ -170,7 +173,8 @@ u64 rmsg_lease_connected(struct rmsg_channel *ch)
 	if (!l->on)
 		return 0;
 	mutex_lock(&ch->ep->lock);
-	set_bit(rmsg_ctrl_busy_bit(RMSG_CTRL_READY_BUF), &ch->flags);
+	if (ready)
+		set_bit(rmsg_ctrl_busy_bit(RMSG_CTRL_READY_BUF), &ch->flags);
 	rmsg_lease_rx_connected(&l->rx, ch->dev.mr ? ch->dev.mr->rkey : 0,
 				&act);
 	ret = rmsg_lease_queue(ch, &act);

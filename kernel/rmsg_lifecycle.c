@@ -590,16 +590,31 @@ void rmsg_chan_liveness(struct rmsg_channel *ch)
 		rmsg_chan_heartbeat(ch);
 }
 
+/**
+ * rmsg_chan_peer_ready() - the peer's READY came, or the hello that stood
+ *	for it (RMSG_HELLO_F_READY)
+ * @ch: the channel
+ * @arg: the READY's argument: its lease resume point, checked by
+ *	rmsg_ctrl_decode(); 0 for a hello's
+ *
+ * Softirq, or bottom halves off: the lease machines take it in order
+ * with the lease messages after it, which therefore must not have come
+ * yet (the link's order gives that for a hello).
+ */
+void rmsg_chan_peer_ready(struct rmsg_channel *ch, u64 arg)
+{
+	if (ch->lease.on)
+		rmsg_lease_in(ch, RMSG_CTRL_READY, arg);
+	set_bit(RMSG_CHAN_PEER_READY, &ch->flags);
+	queue_work(rmsg_wq, &ch->work);
+}
+
 /* What arrives for the life cycle: READY, CLOSE, RESET (softirq). */
 static void rmsg_chan_ctrl_in(struct rmsg_channel *ch, u8 type, u64 arg)
 {
 	switch (type) {
 	case RMSG_CTRL_READY:
-		/* Its lease resume point, in order with the lease messages. */
-		if (ch->lease.on)
-			rmsg_lease_in(ch, type, arg);
-		set_bit(RMSG_CHAN_PEER_READY, &ch->flags);
-		queue_work(rmsg_wq, &ch->work);
+		rmsg_chan_peer_ready(ch, arg);
 		break;
 	case RMSG_CTRL_CLOSE:
 		set_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags);

@@ -29,6 +29,7 @@ void rmsg_chan_fault_locked(struct rmsg_channel *ch, int error);
 void rmsg_chan_fault(struct rmsg_channel *ch, int error);
 void rmsg_chan_stalled(struct rmsg_channel *ch);
 void rmsg_chan_liveness(struct rmsg_channel *ch);
+void rmsg_chan_peer_ready(struct rmsg_channel *ch, u64 arg);
 void rmsg_lifecycle_init_module(void);
 
 #endif

@@ -106,6 +106,16 @@ static int rmsg_lc_hello_take(struct rmsg_carrier *c, struct rmsg_channel *ch,
 		if (test_and_set_bit(RMSG_CHAN_LINK_ANSWERED, &ch->flags))
 			return -EPROTO;
 		rmsg_lc_peer_hello(ch, m);
+		/*
+		 * It took our CONNECT's offer: it is the peer's READY, taken
+		 * here, before whatever the peer sends after it on the link.
+		 * (An ACCEPT that says so to a CONNECT that did not fails
+		 * rmsg_lease_peer() in the work: RMSG_HELLO_F_LEASE.)
+		 */
+		if (ch->lease.on && (m->hello.flags & RMSG_HELLO_F_READY)) {
+			set_bit(RMSG_CHAN_HELLO_READY, &ch->flags);
+			rmsg_chan_peer_ready(ch, 0);
+		}
 		/* The hello before the bit: the work reads it after. */
 		smp_mb__before_atomic();
 		set_bit(RMSG_CHAN_LINK_UP, &ch->flags);
@@ -245,6 +255,17 @@ static int rmsg_lc_accept(struct rmsg_carrier *c, u32 seq,
 	 */
 	if (!ret) {
 		rmsg_carrier_set_peer(ch, m->hello.channel);
+		/*
+		 * A CONNECT that stands for the peer's READY, on a channel
+		 * that leases as it asked: our ACCEPT stands for ours. The
+		 * peer sends nothing more for the channel before our ACCEPT.
+		 */
+		if (ch->lease.on && (m->hello.flags & RMSG_HELLO_F_READY)) {
+			set_bit(RMSG_CHAN_HELLO_READY, &ch->flags);
+			local_bh_disable();
+			rmsg_chan_peer_ready(ch, 0);
+			local_bh_enable();
+		}
 		ret = rmsg_chan_link_hello(ch, RMSG_HELLO_ACCEPT, 0);
 	}
 	rmsg_chan_setup_done(ch);

@@ -92,6 +92,8 @@ int rmsg_repair_drop(struct rmsg_channel *ch)
 	mutex_unlock(&ch->ep->chan_lock);
 	clear_bit(RMSG_CHAN_CONNECTED, &ch->flags);
 	clear_bit(RMSG_CHAN_PEER_READY, &ch->flags);
+	/* Only a first connection's hellos stand for READYs. */
+	clear_bit(RMSG_CHAN_HELLO_READY, &ch->flags);
 	clear_bit(RMSG_CHAN_ATTEMPT_FAILED, &ch->flags);
 	/* Errors from here on are the next attempt's. */
 	WRITE_ONCE(ch->soft_error, 1);

@@ -19,6 +19,7 @@
 #define TIMEOUT_MS	20000
 #define BLOCK		32768	/* the module's default block size */
 #define MANY		3000	/* each way: the block wraps many times */
+#define OPENS		8	/* channels link_open_is_two_messages opens */
 
 /* Byte @i of message @seq of direction @dir. */
 static unsigned char pattern(unsigned int dir, unsigned int seq,
@@ -359,6 +360,54 @@ TEST_F(lease, fresh_channel_holds_no_block)
 	ASSERT_TRUE(chan_info(self->b, self->b_id, &info));
 	EXPECT_EQ(0, info.block_held);
 	EXPECT_EQ(0, info.lease);
+}
+
+/*
+ * Link messages through the carrier end the link list shows first, each
+ * counted once (sent by it or received by it), the link's own LCREDITs
+ * and REFUSEs left out; -1 while there is no link.
+ */
+static long link_msgs(lease_fixture *self)
+{
+	struct rmsg_link_info link;
+	struct rmsg_link_list req = {
+		.links = (uintptr_t)&link,
+		.capacity = 1,
+	};
+
+	if (ioctl(rmsg_ep_fd(self->a), RMSG_IOC_LINK_LIST, &req) ||
+	    req.filled != 1)
+		return -1;
+	return (long)(link.sent - link.lcredit_sent - link.refused_sent +
+		      link.received - link.lcredit_received -
+		      link.refused_received);
+}
+
+/*
+ * On a link, a leased channel's hellos stand for its READYs
+ * (RMSG_HELLO_F_READY): opening it is its HELLO CONNECT and the ACCEPT,
+ * two link messages, where a READY each way after them made four. The
+ * channels then carry both ways.
+ */
+TEST_F(lease, link_open_is_two_messages)
+{
+	long before, after;
+	unsigned int n;
+
+	if (!variant->on_link)
+		SKIP(return, "a channel of its own sends no link messages");
+	before = link_msgs(self);
+	ASSERT_LE(0, before);
+	for (n = 0; n < OPENS; n++)
+		ASSERT_TRUE(connect_one(self)) TH_LOG("channel %u: %s", n, why);
+	after = link_msgs(self);
+	EXPECT_EQ(2 * OPENS, after - before);
+	ASSERT_TRUE(stream(self->b, self->b_id, self->a, self->a_id, 4, 0, 20,
+			   3000)) TH_LOG("%s", why);
+	ASSERT_TRUE(stream(self->a, self->a_id, self->b, self->b_id, 5, 0, 20,
+			   3000)) TH_LOG("%s", why);
+	EXPECT_TRUE(end_is(self->a, self->a_id, BLOCK, 1)) TH_LOG("%s", why);
+	EXPECT_TRUE(end_is(self->b, self->b_id, BLOCK, 1)) TH_LOG("%s", why);
 }
 
 /*

@@ -124,6 +124,11 @@ int rmsg_hello_decode(struct rmsg_hello *hello, const void *data, u32 len)
 	if ((le16_to_cpu(wire.flags) & ~RMSG_HELLO_F_ALL) || !wire.incarnation ||
 	    le32_to_cpu(wire.channel) == RMSG_WIRE_NO_CHANNEL)
 		return -EPROTO;
+	/* A READY in the hello: a leased channel's first connection. */
+	if ((le16_to_cpu(wire.flags) & RMSG_HELLO_F_READY) &&
+	    (!(le16_to_cpu(wire.flags) & RMSG_HELLO_F_LEASE) ||
+	     wire.kind == RMSG_HELLO_RECONNECT))
+		return -EPROTO;
 	ret = rmsg_hello_check_chan(&wire);
 	if (ret)
 		return ret;

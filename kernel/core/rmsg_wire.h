@@ -74,11 +74,23 @@ enum rmsg_hello_kind {
  * module refuses the unknown flag).
  */
 #define RMSG_HELLO_F_LEASE		(1U << 4)
+/*
+ * This hello stands for the sender's READY of the connection it opens,
+ * with RMSG_READY_ARG() 0 (no lease granted or held yet), and no READY
+ * follows it (Documentation/protocol.rst, "Channels on a link"). Only
+ * in a CONNECT or an ACCEPT on a link, with RMSG_HELLO_F_LEASE: a leased
+ * channel registers no block at open, so its READY would say nothing
+ * but that the hello's sender is connected, which its hello says
+ * already. An ACCEPT has it only when its CONNECT had it; a CONNECT's
+ * sender that gets an ACCEPT without it sends its READY as before.
+ */
+#define RMSG_HELLO_F_READY		(1U << 5)
 #define RMSG_HELLO_F_ALL		(RMSG_HELLO_F_IMM_ARRIVAL | \
 					 RMSG_HELLO_F_REKEY | \
 					 RMSG_HELLO_F_SUMMARY | \
 					 RMSG_HELLO_F_LINK | \
-					 RMSG_HELLO_F_LEASE)
+					 RMSG_HELLO_F_LEASE | \
+					 RMSG_HELLO_F_READY)
 
 /*
  * The private data of the REJ that refuses a RECONNECT for good: the channel

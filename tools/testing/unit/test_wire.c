@@ -165,6 +165,43 @@ TEST(rejects_bad_fields)
 	EXPECT_EQ(-EPROTO, decode(&w, &h));
 }
 
+/*
+ * A hello that stands for its sender's READY (RMSG_HELLO_F_READY): only a
+ * leased channel's, and only a first connection's (a RECONNECT's READY
+ * carries where the leases stand).
+ */
+TEST(ready_in_hello_needs_a_lease)
+{
+	struct rmsg_wire_hello w;
+	struct rmsg_hello h, in = good_connect;
+
+	in.flags = RMSG_HELLO_F_LEASE | RMSG_HELLO_F_READY;
+	rmsg_hello_encode(&w, &in);
+	ASSERT_EQ(0, decode(&w, &h));
+	EXPECT_EQ(RMSG_HELLO_F_LEASE | RMSG_HELLO_F_READY, h.flags);
+
+	in.flags = RMSG_HELLO_F_READY;
+	rmsg_hello_encode(&w, &in);
+	EXPECT_EQ(-EPROTO, decode(&w, &h));
+	in.flags = RMSG_HELLO_F_READY | RMSG_HELLO_F_SUMMARY;
+	rmsg_hello_encode(&w, &in);
+	EXPECT_EQ(-EPROTO, decode(&w, &h));
+
+	in.kind = RMSG_HELLO_ACCEPT;
+	in.peer_channel = 9;
+	in.flags = RMSG_HELLO_F_LEASE | RMSG_HELLO_F_READY;
+	rmsg_hello_encode(&w, &in);
+	EXPECT_EQ(0, decode(&w, &h));
+
+	in.kind = RMSG_HELLO_RECONNECT;
+	in.epoch = 1;
+	rmsg_hello_encode(&w, &in);
+	EXPECT_EQ(-EPROTO, decode(&w, &h));
+	in.flags = RMSG_HELLO_F_LEASE;
+	rmsg_hello_encode(&w, &in);
+	EXPECT_EQ(0, decode(&w, &h));
+}
+
 /* The receive block a peer offers must be one rmsg could have made. */
 TEST(rejects_bad_block_size)
 {
