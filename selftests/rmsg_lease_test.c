@@ -113,17 +113,24 @@ typedef FIXTURE_DATA(lease) lease_fixture;
 /* Why a helper failed, for the assertion that reports it. */
 static char why[256];
 
+/* The first link the module lists, in @link; false when there is none. */
+static bool first_link(lease_fixture *self, struct rmsg_link_info *link)
+{
+	struct rmsg_link_list req = {
+		.links = (uintptr_t)link,
+		.capacity = 1,
+	};
+
+	return !ioctl(rmsg_ep_fd(self->a), RMSG_IOC_LINK_LIST, &req) &&
+	       req.filled == 1;
+}
+
 /* The channels on the link to this node now, or -1 while it is not open. */
 static int link_channels(lease_fixture *self)
 {
 	struct rmsg_link_info link;
-	struct rmsg_link_list req = {
-		.links = (uintptr_t)&link,
-		.capacity = 1,
-	};
 
-	if (ioctl(rmsg_ep_fd(self->a), RMSG_IOC_LINK_LIST, &req) ||
-	    req.filled != 1 || link.state != RMSG_CHAN_INFO_OPEN)
+	if (!first_link(self, &link) || link.state != RMSG_CHAN_INFO_OPEN)
 		return -1;
 	return link.channels;
 }
@@ -370,13 +377,8 @@ TEST_F(lease, fresh_channel_holds_no_block)
 static long link_msgs(lease_fixture *self)
 {
 	struct rmsg_link_info link;
-	struct rmsg_link_list req = {
-		.links = (uintptr_t)&link,
-		.capacity = 1,
-	};
 
-	if (ioctl(rmsg_ep_fd(self->a), RMSG_IOC_LINK_LIST, &req) ||
-	    req.filled != 1)
+	if (!first_link(self, &link))
 		return -1;
 	return (long)(link.sent - link.lcredit_sent - link.refused_sent +
 		      link.received - link.lcredit_received -
