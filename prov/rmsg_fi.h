@@ -349,11 +349,13 @@ struct rfi_unexp {
 	 * message unanswered (rfi_chan.held of channel @chan); @retry: a
 	 * receive in @waiting found the send queue full, progress tries
 	 * again; @lost: the bytes will never come (its channel went, or no
-	 * memory for them), the receive that takes it fails.
+	 * memory for them), the receive that takes it fails, with
+	 * @lost_errno (an errno) as its prov_errno.
 	 */
 	bool held;
 	bool retry;
 	bool lost;
+	int lost_errno;
 	uint32_t chan;
 };
 

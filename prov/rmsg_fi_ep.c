@@ -435,12 +435,13 @@ static void rfi_send_end(struct rfi_ep *ep, struct rfi_op *op)
  * Fail @op's send, off its peer's queue: it ends now, or with the last
  * completion of what librmsg has of it.
  */
-static void rfi_send_fail(struct rfi_ep *ep, struct rfi_op *op, int err)
+static void rfi_send_fail(struct rfi_ep *ep, struct rfi_op *op, int err,
+			  int why)
 {
 	op->queued = false;
 	if (!op->err) {
 		op->err = rfi_fi_errno(err);
-		op->prov_err = err > 0 ? err : -err;
+		op->prov_err = why > 0 ? why : -why;
 	}
 	if (op->done == op->sent)
 		rfi_send_end(ep, op);
@@ -508,7 +509,7 @@ static void rfi_peer_flush(struct rfi_ep *ep, struct rfi_peer *peer)
 		op->next = NULL;
 		op->queued = false;
 		if (ret)
-			rfi_send_fail(ep, op, ret);
+			rfi_send_fail(ep, op, ret, ret);
 		else if (op->done == op->sent)
 			rfi_send_end(ep, op);	/* completed meanwhile */
 	}
@@ -815,14 +816,17 @@ static void rfi_held_done(struct rfi_ep *ep, uint32_t id)
 }
 
 /*
- * @u's bytes will never come: the receive waiting for it fails, and @u
- * goes with it; one still listed fails the receive that takes it.
+ * @u's bytes will never come (@cause, a negative errno, says why): the
+ * receive waiting for it fails, and @u goes with it; one still listed
+ * fails the receive that takes it.
  */
-static void rfi_unexp_lost(struct rfi_ep *ep, struct rfi_unexp *u)
+static void rfi_unexp_lost(struct rfi_ep *ep, struct rfi_unexp *u, int cause)
 {
 	u->lost = true;
+	u->lost_errno = cause < 0 ? -cause : EIO;
 	if (!u->waiting)
 		return;
+	u->waiting->prov_err = u->lost_errno;
 	rfi_complete(ep, u->waiting, 0, u->hdr.tag, u->hdr.data, 0, u->src,
 		     FI_EIO, 0);
 	rfi_op_free(ep, u->waiting);
@@ -863,7 +867,7 @@ static int rfi_held_bounce(struct rfi_ep *ep, uint32_t id)
 	if (ret) {
 		free(u->buf);
 		u->buf = NULL;
-		rfi_unexp_lost(ep, u);
+		rfi_unexp_lost(ep, u, ret);
 		return 0;
 	}
 	ep->rndv_bounced++;
@@ -901,6 +905,7 @@ static int rfi_held_answer(struct rfi_ep *ep, uint32_t id)
 	free(u);
 	if (ret) {
 		rfi_slot_put(ep, idx);
+		op->prov_err = -ret;
 		rfi_complete(ep, op, 0, op->hdr.tag, op->hdr.data, 0, op->addr,
 			     FI_EIO, 0);
 		rfi_op_free(ep, op);
@@ -1359,7 +1364,7 @@ static void rfi_op_done(struct rfi_ep *ep, const struct rmsg_event *ev)
 			/* The receive that takes it fails: no bytes came. */
 			free(u->buf);
 			u->buf = NULL;
-			rfi_unexp_lost(ep, u);
+			rfi_unexp_lost(ep, u, ev->res);
 			return;
 		}
 		if (u->waiting || u->discarded) {
@@ -1374,13 +1379,15 @@ static void rfi_op_done(struct rfi_ep *ep, const struct rmsg_event *ev)
 	op = ep->slots[idx].op;
 	if (RFI_UD_KIND(ev->user_data) == RFI_UD_RECV) {
 		rfi_slot_put(ep, idx);
-		if (ev->res)
+		if (ev->res) {
+			op->prov_err = -ev->res;
 			rfi_complete(ep, op, 0, op->hdr.tag, op->hdr.data, 0,
 				     op->addr, FI_EIO, 0);
-		else
+		} else {
 			rfi_complete(ep, op, op->hdr.len, op->hdr.tag,
 				     op->hdr.data, rfi_rx_flags(&op->hdr),
 				     op->addr, 0, 0);
+		}
 		rfi_op_free(ep, op);
 		return;
 	}
@@ -1395,6 +1402,7 @@ static void rfi_op_done(struct rfi_ep *ep, const struct rmsg_event *ev)
 		RFI_DBG("channel %u: a send failed (%d)\n", ev->channel,
 			ev->res);
 		op->err = FI_EIO;
+		op->prov_err = -ev->res;
 	}
 	if (op->done < op->sent || op->queued)
 		return;
@@ -1410,10 +1418,12 @@ static void rfi_op_done(struct rfi_ep *ep, const struct rmsg_event *ev)
  * program waiting for a message learns of the failure instead of waiting
  * for ever: an MPI job then aborts, as it does over any transport that
  * loses a peer. A peer that leaves does not fail another's receives.
- * @err: their completions' error, FI_EIO but for a connected endpoint.
+ * @err: their completions' error, FI_EIO but for a connected endpoint;
+ * @why: the errno behind it (negative, or 0 for @err's own), their
+ * prov_errno.
  */
 static void rfi_fail_recvs(struct rfi_ep *ep, fi_addr_t src, bool any,
-			   int err)
+			   int err, int why)
 {
 	struct rfi_op *op, *next;
 	int q;
@@ -1425,6 +1435,7 @@ static void rfi_fail_recvs(struct rfi_ep *ep, fi_addr_t src, bool any,
 			if (op->addr == FI_ADDR_UNSPEC ? !any : op->addr != src)
 				continue;
 			TAILQ_REMOVE(&ep->posted[q], op, link);
+			op->prov_err = -why;
 			rfi_complete(ep, op, 0, op->tag, 0, 0, FI_ADDR_NOTAVAIL,
 				     err, 0);
 			rfi_op_free(ep, op);
@@ -1480,7 +1491,7 @@ static void rfi_chan_gone(struct rfi_ep *ep, uint32_t id, int res)
 		while ((op = peer->queue)) {
 			peer->queue = op->next;
 			op->next = NULL;
-			rfi_send_fail(ep, op, FI_EIO);
+			rfi_send_fail(ep, op, FI_EIO, failed ? res : -EIO);
 		}
 		peer->queue_tail = NULL;
 		if (failed)
@@ -1490,12 +1501,12 @@ static void rfi_chan_gone(struct rfi_ep *ep, uint32_t id, int res)
 		struct rfi_unexp *u = ep->chans[id].held;
 
 		rfi_held_done(ep, id);
-		rfi_unexp_lost(ep, u);
+		rfi_unexp_lost(ep, u, res);
 	}
 	if (id < ep->nchans)
 		memset(&ep->chans[id], 0, sizeof(ep->chans[id]));
 	if (failed)
-		rfi_fail_recvs(ep, src, res != -ECONNRESET, FI_EIO);
+		rfi_fail_recvs(ep, src, res != -ECONNRESET, FI_EIO, res);
 }
 
 /* How long an endpoint holds its hello back for the peer's. */
@@ -1650,7 +1661,7 @@ static void rfi_msg_ended(struct rfi_ep *ep, uint32_t id, int res,
 		return;
 	rfi_chan_gone(ep, id, res);
 	rfi_fail_recvs(ep, FI_ADDR_NOTAVAIL, true,
-		       res ? rfi_fi_errno(res) : FI_ECANCELED);
+		       res ? rfi_fi_errno(res) : FI_ECANCELED, res);
 	ep->peers[0].chan = -1;
 	ep->conn = RFI_CONN_ENDED;
 	if (!local)
@@ -1677,7 +1688,7 @@ static void rfi_msg_event(struct rfi_ep *ep, const struct rmsg_event *ev,
 			/* Nothing will come: receives posted early fail. */
 			rfi_chan_gone(ep, ev->channel, 0);
 			rfi_fail_recvs(ep, FI_ADDR_NOTAVAIL, true,
-				       rfi_fi_errno(ev->res));
+				       rfi_fi_errno(ev->res), ev->res);
 			peer->chan = -1;
 			ep->conn = RFI_CONN_ENDED;
 			rfi_eq_report(ep->eq, FI_CONNECTED, &ep->ep.fid,
@@ -1967,6 +1978,7 @@ ssize_t rfi_recv(struct rfi_ep *ep, const struct iovec *iov, size_t count,
 			return 0;
 		}
 		if (u->lost) {
+			op->prov_err = u->lost_errno;
 			rfi_complete(ep, op, 0, u->hdr.tag, u->hdr.data, 0,
 				     u->src, flags & FI_DISCARD ? 0 : FI_EIO,
 				     0);

@@ -33,7 +33,8 @@
  *      before b looks, so that b's progress finds the channel's end
  *      together with what came before it: the receive posted for the
  *      small one gets it whole, the one posted later for the large one
- *      fails (its bytes went with a) rather than waiting for ever, and a
+ *      fails (its bytes went with a) rather than waiting for ever, with
+ *      the channel's end (ECONNRESET) as its prov_errno, and a
  *      receive from any source stays posted (a peer leaving fails nobody
  *      else's receives) until fi_cancel() takes it.
  *
@@ -43,6 +44,7 @@
  * messages straight into the posted buffer (1, 2's second, 3, 4's
  * second, 7's three), 2 through the provider's memory (2's first, 5).
  */
+#include <errno.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -59,6 +61,7 @@
 struct op {
 	int done;
 	int err;
+	int prov_errno;
 	size_t len;
 	uint64_t tag;
 };
@@ -83,6 +86,7 @@ static void drain(struct side *s)
 			op = err.op_context;
 			op->done = 1;
 			op->err = err.err;
+			op->prov_errno = err.prov_errno;
 			op->len = err.len;
 			op->tag = err.tag;
 		}
@@ -342,6 +346,10 @@ int main(void)
 	recv_msg(in[3], BIG, 61, 0, &r[3]);
 	wait_op(&r[3], "receive 61");
 	check(r[3].err == FI_EIO, "6: the large one fails: its sender left");
+	printf("# its prov_errno: %d (%s)\n", r[3].prov_errno,
+	       strerror(r[3].prov_errno));
+	check(r[3].prov_errno == ECONNRESET,
+	      "6: its prov_errno says why: ECONNRESET, the channel's end");
 	for (i = 0; i < 100; i++)
 		drain(&b);
 	if (sr[1].done) {

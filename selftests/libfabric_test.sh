@@ -383,7 +383,7 @@ fi_program() {
 t_unexpected_rndv() {
 	local out=$tmp/fi_unexp.out stats
 
-	fi_program fi_unexp 21 || return
+	fi_program fi_unexp 22 || return
 	# b closes second: its counters are the last ones logged.
 	stats=$(grep 'rendezvous receives' "$out" | tail -n 1 |
 		sed 's/.*rendezvous receives //')
