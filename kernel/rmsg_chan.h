@@ -371,6 +371,12 @@ struct rmsg_shadow {
  * @rekey_end: transfers before this cookie may be in it: until they are
  *	over, every connection sends REKEY again
  * @rekey_due: a REKEY is owed on this connection
+ * @rekey_sure: the keys in the area are registered: a REKEY naming them
+ *	left (its send completed, so the REG_MRs posted before it ran).
+ *	Set in softirq, read once the connection is drained
+ * @rekey_again: the connection broke before that: the keys in the area
+ *	may name REG_MRs that never ran, so the next resume registers those
+ *	transfers afresh, as after a move
  * The receiving side's:
  * @rekey_in: the newest REKEY's argument + 1, or 0 (set in softirq)
  * @rekey_mv: the READ of the peer's area into @rekey_page
@@ -409,6 +415,8 @@ struct rmsg_rndv {
 	u32 rekey_bytes;
 	u32 rekey_end;
 	bool rekey_due;
+	bool rekey_sure;
+	bool rekey_again;
 	atomic64_t rekey_in;
 	struct rmsg_rndv_move *rekey_mv;
 	void *rekey_page;

@@ -300,6 +300,18 @@ static void rmsg_rndv_fin_sent(struct rmsg_channel *ch, unsigned int idx,
 		atomic64_set(&ch->rndv.fin_sent[idx - RMSG_CTRL_FIN_BUF], 0);
 }
 
+/*
+ * Our REKEY left (softirq): the REG_MRs posted before it on the same
+ * queue ran, so the keys its area names are registered
+ * (rmsg_rndv_suspend()). A flushed one says nothing.
+ */
+static void rmsg_rndv_rekey_sent(struct rmsg_channel *ch, unsigned int idx,
+				 bool ok)
+{
+	if (ok)
+		WRITE_ONCE(ch->rndv.rekey_sure, true);
+}
+
 /* At module load: the control messages of rendezvous transfers. */
 void __init rmsg_rndv_init_module(void)
 {
@@ -309,6 +321,7 @@ void __init rmsg_rndv_init_module(void)
 	rmsg_ctrl_on_recv(RMSG_CTRL_REKEY, rmsg_rndv_ctrl_in, false);
 	rmsg_ctrl_on_sent(RMSG_CTRL_FIN_BUF, RMSG_RNDV_WINDOW,
 			  rmsg_rndv_fin_sent);
+	rmsg_ctrl_on_sent(RMSG_CTRL_REKEY_BUF, 1, rmsg_rndv_rekey_sent);
 }
 
 /*

@@ -30,6 +30,16 @@
 
 /* --- repairs ------------------------------------------------------------ */
 
+/*
+ * Fault injection, for tests: the next REKEY's connection breaks after
+ * the REG_MRs and the REKEY were posted and before they ran, as a QP error
+ * can: none of them runs, and every one counts as posted.
+ */
+static unsigned int fault_rekey_flush;
+module_param(fault_rekey_flush, uint, 0644);
+MODULE_PARM_DESC(fault_rekey_flush,
+		 "Test only: rekeys whose REG_MRs and REKEY are lost with their connection (counts down)");
+
 /* Move @mv's bytes again from the first: its WRs went with the old QP. */
 static void rmsg_move_rewind(struct rmsg_rndv_move *mv)
 {
@@ -111,8 +121,12 @@ int rmsg_rndv_tx_rewind(struct rmsg_channel *ch, struct rmsg_rndv_tx *t)
  * its sender forgets the old CTS and waits; FINs whose sends did not
  * complete go again; and sends whose RTS the peer lacks are registered
  * afresh once its resume point is known (rmsg_rndv_resume()). A key the
- * peer holds stays valid: its REG_MR ran before the record naming it was
- * written.
+ * peer holds from a record stays valid: its REG_MR ran before the record
+ * naming it was written. A key it may hold from the rekey area is only
+ * known to be valid once a REKEY naming it left: until then the REG_MR
+ * may have been flushed with the connection, and a peer that reads with
+ * the key would break every connection after it. Those transfers are
+ * registered afresh again (@rekey_again), and the hellos say so.
  */
 void rmsg_rndv_suspend(struct rmsg_channel *ch)
 {
@@ -122,6 +136,11 @@ void rmsg_rndv_suspend(struct rmsg_channel *ch)
 	u64 fin;
 	u32 i;
 
+	if (r->rekey_bytes && (s32)(r->tx_oldest - r->rekey_end) < 0 &&
+	    !READ_ONCE(r->rekey_sure)) {
+		r->rekey_again = true;
+		r->rekey_hello = true;
+	}
 	r->rd_posted = 0;
 	r->rd_done = 0;
 	/* A REKEY names an area of its connection: the next one sends its own. */
@@ -252,8 +271,10 @@ static void rmsg_rndv_rx_moved(struct rmsg_channel *ch, struct rmsg_rndv_rx *x)
  * came to another device, every registration went with the old one: all
  * transfers under way are registered afresh, those whose RTS the peer has
  * go into the rekey area, and the peer's transfers map their destinations
- * again. The new REG_MRs, and the REKEY after them, go before anything is
- * written again (rmsg_rndv_rereg()).
+ * again. So too, without the move, when the last rekey's keys are not
+ * known to be registered (@rekey_again, rmsg_rndv_suspend()). The new
+ * REG_MRs, and the REKEY after them, go before anything is written again
+ * (rmsg_rndv_rereg()).
  *
  * Return: 0, or the errno of mapping a transfer again (-ENOSPC: the rekey
  * area cannot hold the records, -EPROTO: a record the peer lacks would
@@ -263,14 +284,17 @@ int rmsg_rndv_resume(struct rmsg_channel *ch, u32 arrived, void *shadow)
 {
 	struct rmsg_rndv *r = &ch->rndv;
 	bool moved = r->moved;
+	bool rekey = moved || r->rekey_again;
 	struct rmsg_rndv_tx *t;
 	bool peer_has;
 	u32 c, i, nseg;
 	int ret;
 
-	if (moved) {
+	if (rekey) {
 		r->rekey_bytes = 0;
 		r->rekey_end = r->tx_next;
+		r->rekey_sure = false;
+		r->rekey_again = false;
 	}
 	for (c = r->tx_oldest; c != r->tx_next; c++) {
 		t = r->tx[c & RMSG_RNDV_MASK];
@@ -283,7 +307,7 @@ int rmsg_rndv_resume(struct rmsg_channel *ch, u32 arrived, void *shadow)
 			continue;
 		}
 		peer_has = (s32)(arrived - t->rts_end) >= 0;
-		if (peer_has && !moved)
+		if (peer_has && !rekey)
 			continue;
 		nseg = t->segs.nseg;
 		ret = rmsg_rndv_tx_remap(ch, t, true);
@@ -379,9 +403,21 @@ int rmsg_rndv_rereg(struct rmsg_channel *ch)
 {
 	struct rmsg_rndv *r = &ch->rndv;
 	struct rmsg_rndv_tx *t;
-	u32 c;
+	u32 c, n;
 	int ret;
 
+	n = READ_ONCE(fault_rekey_flush);
+	if (r->rekey_due && n && cmpxchg(&fault_rekey_flush, n, n - 1) == n) {
+		for (c = r->tx_oldest; c != r->tx_next; c++) {
+			t = r->tx[c & RMSG_RNDV_MASK];
+			if (t && !t->fin)
+				t->segs.reg_posted = t->segs.nseg;
+		}
+		r->rekey->reg_posted = r->rekey->nseg;
+		r->rekey_due = false;
+		r->rereg_due = false;
+		return -ECONNRESET;
+	}
 	for (c = r->tx_oldest; c != r->tx_next; c++) {
 		t = r->tx[c & RMSG_RNDV_MASK];
 		if (!t || t->fin)

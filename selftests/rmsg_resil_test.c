@@ -2467,6 +2467,93 @@ TEST_F_TIMEOUT(resil, hca_readd_rndv_held, 300)
 }
 
 /*
+ * As hca_readd_rndv_held, but the connection that carries the sender's
+ * first REKEY breaks before the REKEY and the REG_MRs ahead of it run
+ * (fault_rekey_flush: they are lost as a QP error loses them), after the
+ * receiver's kernel learned from the hello that new keys are coming. The
+ * keys that area named were never registered: the next connection must
+ * not name them again (a receiver that read with them would break that
+ * connection and every one after it, a repair without end), but register
+ * the transfers afresh and say so. Every byte must arrive, with few
+ * repairs, and the fault must have been taken.
+ */
+TEST_F_TIMEOUT(resil, hca_readd_rekey_lost, 300)
+{
+	struct rmsg_chan_info e;
+	struct rmsg_msg m[2];
+	__u32 hsrc, hdst;
+	__u8 *src, *dst;
+	char left[16];
+	int i, res;
+
+	if (!module_has(RMSG_FEAT_REPAIR) || !module_has(RMSG_FEAT_RNDV))
+		SKIP(return, "the module does not announce RMSG_FEAT_REPAIR and RMSG_FEAT_RNDV");
+	if (!self->netdev)
+		SKIP(return, "RMSG_NETDEV not set: not run by rmsg-vm");
+	ASSERT_EQ(0, connect_n(self, 1));
+	src = aligned_alloc(4096, 2 * HELD_LEN);
+	dst = aligned_alloc(4096, 2 * HELD_LEN);
+	ASSERT_TRUE(src && dst);
+	for (i = 0; i < 2 * HELD_LEN; i++)
+		src[i] = (__u8)(i * 11 + i / 4091);
+	memset(dst, 0, 2 * HELD_LEN);
+	ASSERT_EQ(0, rmsg_reg(self->a, src, 2 * HELD_LEN, &hsrc));
+	ASSERT_EQ(0, rmsg_reg(self->b, dst, 2 * HELD_LEN, &hdst));
+	ASSERT_EQ(0, rmsg_msg_send_zc(self->a, self->a_ch[0], src, HELD_LEN, 0,
+				      1));
+	ASSERT_EQ(0, rmsg_msg_send_zc(self->a, self->a_ch[0], src + HELD_LEN,
+				      HELD_LEN, RMSG_ZC_PUT, 2));
+	for (i = 0; i < 2; i++) {
+		long deadline = rmsg_now_ms() + 10000;
+		int ret;
+
+		while ((ret = rmsg_msg_peek(self->b, self->b_ch[0], &m[i])) ==
+		       -EAGAIN && rmsg_now_ms() < deadline) {
+			rmsg_ep_progress(self->a, NULL, 0);
+			rmsg_ep_progress(self->b, NULL, 0);
+			usleep(1000);
+		}
+		ASSERT_EQ(0, ret);
+		ASSERT_EQ(RMSG_MSG_RNDV, m[i].kind);
+	}
+
+	ASSERT_EQ(0, set_param(self, "fault_rekey_flush", "1"));
+	ASSERT_EQ(0, rxe_delete(self));
+	ASSERT_TRUE(wait_all(self, RMSG_CHAN_INFO_RECOVERING, 2000));
+	ASSERT_TRUE(rxe_add(self));
+	ASSERT_TRUE(wait_all(self, RMSG_CHAN_INFO_OPEN, 30000));
+
+	ASSERT_EQ(0, rmsg_msg_recv_into(self->b, &m[0], dst, HELD_LEN, 11));
+	ASSERT_EQ(0, rmsg_msg_recv_into(self->b, &m[1], dst + HELD_LEN,
+					HELD_LEN, 12));
+	ASSERT_EQ(0, rmsg_msg_release(self->b, &m[1]));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, op_result(self->b, 11 + i, &res))
+			TH_LOG("receive %d never completed", i);
+		EXPECT_EQ(0, res) TH_LOG("receive %d", i);
+		ASSERT_EQ(0, op_result(self->a, 1 + i, &res));
+		EXPECT_EQ(0, res) TH_LOG("send %d", i);
+	}
+	EXPECT_EQ(0, memcmp(src, dst, 2 * HELD_LEN));
+	/* The fault was taken: the REKEY's connection did break. */
+	ASSERT_EQ(0, rmsg_read_param("fault_rekey_flush", left, sizeof(left)));
+	EXPECT_STREQ("0", left);
+	check_repaired(_metadata, self);
+	/*
+	 * The device's return, the lost REKEY's connection, and at most a
+	 * few attempts more: not one repair after another.
+	 */
+	ASSERT_EQ(0, chan_get(rmsg_ep_fd(self->a), self->a_ep, self->a_ch[0],
+			      &e));
+	EXPECT_LE(2, e.repairs);
+	EXPECT_GE(4, e.repairs);
+	ASSERT_EQ(0, rmsg_dereg(self->a, hsrc));
+	ASSERT_EQ(0, rmsg_dereg(self->b, hdst));
+	free(src);
+	free(dst);
+}
+
+/*
  * rxe0 deleted, and not made again within repair_timeout_ms: every
  * channel ends with ETIMEDOUT at both ends, every send gets its
  * completion, and what arrived is an exact prefix.
