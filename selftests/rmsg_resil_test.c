@@ -2387,6 +2387,80 @@ static int op_result(struct rmsg_ep *ep, __u64 user_data, int *res)
 
 #define HELD_LEN	(100 * 1024)
 
+/* Two rendezvous messages, RGet then RPut, that a sent and b holds. */
+struct held_rndv {
+	__u8 *src, *dst;
+	__u32 hsrc, hdst;
+	struct rmsg_msg m[2];
+};
+
+/* Send them on the first channel, bytes from @seed; b peeks both. */
+static void held_rndv_send(struct __test_metadata *_metadata,
+			   resil_fixture *self, struct held_rndv *h,
+			   unsigned int seed)
+{
+	int i;
+
+	h->src = aligned_alloc(4096, 2 * HELD_LEN);
+	h->dst = aligned_alloc(4096, 2 * HELD_LEN);
+	ASSERT_TRUE(h->src && h->dst);
+	for (i = 0; i < 2 * HELD_LEN; i++)
+		h->src[i] = (__u8)(i * seed + i / 4093);
+	memset(h->dst, 0, 2 * HELD_LEN);
+	ASSERT_EQ(0, rmsg_reg(self->a, h->src, 2 * HELD_LEN, &h->hsrc));
+	ASSERT_EQ(0, rmsg_reg(self->b, h->dst, 2 * HELD_LEN, &h->hdst));
+	ASSERT_EQ(0, rmsg_msg_send_zc(self->a, self->a_ch[0], h->src,
+				      HELD_LEN, 0, 1));
+	ASSERT_EQ(0, rmsg_msg_send_zc(self->a, self->a_ch[0],
+				      h->src + HELD_LEN, HELD_LEN,
+				      RMSG_ZC_PUT, 2));
+	for (i = 0; i < 2; i++) {
+		long deadline = rmsg_now_ms() + 10000;
+		int ret;
+
+		while ((ret = rmsg_msg_peek(self->b, self->b_ch[0],
+					    &h->m[i])) == -EAGAIN &&
+		       rmsg_now_ms() < deadline) {
+			rmsg_ep_progress(self->a, NULL, 0);
+			rmsg_ep_progress(self->b, NULL, 0);
+			usleep(1000);
+		}
+		ASSERT_EQ(0, ret);
+		ASSERT_EQ(RMSG_MSG_RNDV, h->m[i].kind);
+		ASSERT_EQ(HELD_LEN, h->m[i].len);
+	}
+}
+
+/* b answers both now: every byte must arrive, both sends complete. */
+static void held_rndv_take(struct __test_metadata *_metadata,
+			   resil_fixture *self, struct held_rndv *h)
+{
+	int i, res;
+
+	ASSERT_EQ(0, rmsg_msg_recv_into(self->b, &h->m[0], h->dst, HELD_LEN,
+					11));
+	ASSERT_EQ(0, rmsg_msg_recv_into(self->b, &h->m[1],
+					h->dst + HELD_LEN, HELD_LEN, 12));
+	ASSERT_EQ(0, rmsg_msg_release(self->b, &h->m[1]));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, op_result(self->b, 11 + i, &res))
+			TH_LOG("receive %d never completed", i);
+		EXPECT_EQ(0, res) TH_LOG("receive %d", i);
+		ASSERT_EQ(0, op_result(self->a, 1 + i, &res));
+		EXPECT_EQ(0, res) TH_LOG("send %d", i);
+	}
+	EXPECT_EQ(0, memcmp(h->src, h->dst, 2 * HELD_LEN));
+}
+
+static void held_rndv_free(struct __test_metadata *_metadata,
+			   resil_fixture *self, struct held_rndv *h)
+{
+	ASSERT_EQ(0, rmsg_dereg(self->a, h->hsrc));
+	ASSERT_EQ(0, rmsg_dereg(self->b, h->hdst));
+	free(h->src);
+	free(h->dst);
+}
+
 /*
  * Two rendezvous messages (RGet, then RPut) whose RTS records arrived but
  * which the receiver holds unanswered while rxe0 goes and comes back: the
@@ -2399,59 +2473,21 @@ static int op_result(struct rmsg_ep *ep, __u64 user_data, int *res)
 TEST_F_TIMEOUT(resil, hca_readd_rndv_held, 300)
 {
 	struct rmsg_ep_stats sa, sb;
-	struct rmsg_msg m[2];
-	__u32 hsrc, hdst;
-	__u8 *src, *dst;
-	int i, res;
+	struct held_rndv h;
 
 	if (!module_has(RMSG_FEAT_REPAIR) || !module_has(RMSG_FEAT_RNDV))
 		SKIP(return, "the module does not announce RMSG_FEAT_REPAIR and RMSG_FEAT_RNDV");
 	if (!self->netdev)
 		SKIP(return, "RMSG_NETDEV not set: not run by rmsg-vm");
 	ASSERT_EQ(0, connect_n(self, 1));
-	src = aligned_alloc(4096, 2 * HELD_LEN);
-	dst = aligned_alloc(4096, 2 * HELD_LEN);
-	ASSERT_TRUE(src && dst);
-	for (i = 0; i < 2 * HELD_LEN; i++)
-		src[i] = (__u8)(i * 7 + i / 4093);
-	memset(dst, 0, 2 * HELD_LEN);
-	ASSERT_EQ(0, rmsg_reg(self->a, src, 2 * HELD_LEN, &hsrc));
-	ASSERT_EQ(0, rmsg_reg(self->b, dst, 2 * HELD_LEN, &hdst));
-	ASSERT_EQ(0, rmsg_msg_send_zc(self->a, self->a_ch[0], src, HELD_LEN, 0,
-				      1));
-	ASSERT_EQ(0, rmsg_msg_send_zc(self->a, self->a_ch[0], src + HELD_LEN,
-				      HELD_LEN, RMSG_ZC_PUT, 2));
-	for (i = 0; i < 2; i++) {
-		long deadline = rmsg_now_ms() + 10000;
-		int ret;
-
-		while ((ret = rmsg_msg_peek(self->b, self->b_ch[0], &m[i])) ==
-		       -EAGAIN && rmsg_now_ms() < deadline) {
-			rmsg_ep_progress(self->a, NULL, 0);
-			rmsg_ep_progress(self->b, NULL, 0);
-			usleep(1000);
-		}
-		ASSERT_EQ(0, ret);
-		ASSERT_EQ(RMSG_MSG_RNDV, m[i].kind);
-		ASSERT_EQ(HELD_LEN, m[i].len);
-	}
+	held_rndv_send(_metadata, self, &h, 7);
 
 	ASSERT_EQ(0, rxe_delete(self));
 	ASSERT_TRUE(wait_all(self, RMSG_CHAN_INFO_RECOVERING, 2000));
 	ASSERT_TRUE(rxe_add(self));
 	ASSERT_TRUE(wait_all(self, RMSG_CHAN_INFO_OPEN, 30000));
 
-	ASSERT_EQ(0, rmsg_msg_recv_into(self->b, &m[0], dst, HELD_LEN, 11));
-	ASSERT_EQ(0, rmsg_msg_recv_into(self->b, &m[1], dst + HELD_LEN,
-					HELD_LEN, 12));
-	ASSERT_EQ(0, rmsg_msg_release(self->b, &m[1]));
-	for (i = 0; i < 2; i++) {
-		ASSERT_EQ(0, op_result(self->b, 11 + i, &res));
-		EXPECT_EQ(0, res) TH_LOG("receive %d", i);
-		ASSERT_EQ(0, op_result(self->a, 1 + i, &res));
-		EXPECT_EQ(0, res) TH_LOG("send %d", i);
-	}
-	EXPECT_EQ(0, memcmp(src, dst, 2 * HELD_LEN));
+	held_rndv_take(_metadata, self, &h);
 	ASSERT_EQ(0, ioctl(rmsg_ep_fd(self->a), RMSG_IOC_EP_STATS, &sa));
 	ASSERT_EQ(0, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_EP_STATS, &sb));
 	ksft_print_msg("a: %llu REKEY sent; b: %llu transfers rekeyed\n",
@@ -2460,10 +2496,7 @@ TEST_F_TIMEOUT(resil, hca_readd_rndv_held, 300)
 	EXPECT_LE(1, sa.rekeys_out);
 	EXPECT_EQ(2, sb.rekeyed_in);
 	check_repaired(_metadata, self);
-	ASSERT_EQ(0, rmsg_dereg(self->a, hsrc));
-	ASSERT_EQ(0, rmsg_dereg(self->b, hdst));
-	free(src);
-	free(dst);
+	held_rndv_free(_metadata, self, &h);
 }
 
 /*
@@ -2480,42 +2513,15 @@ TEST_F_TIMEOUT(resil, hca_readd_rndv_held, 300)
 TEST_F_TIMEOUT(resil, hca_readd_rekey_lost, 300)
 {
 	struct rmsg_chan_info e;
-	struct rmsg_msg m[2];
-	__u32 hsrc, hdst;
-	__u8 *src, *dst;
+	struct held_rndv h;
 	char left[16];
-	int i, res;
 
 	if (!module_has(RMSG_FEAT_REPAIR) || !module_has(RMSG_FEAT_RNDV))
 		SKIP(return, "the module does not announce RMSG_FEAT_REPAIR and RMSG_FEAT_RNDV");
 	if (!self->netdev)
 		SKIP(return, "RMSG_NETDEV not set: not run by rmsg-vm");
 	ASSERT_EQ(0, connect_n(self, 1));
-	src = aligned_alloc(4096, 2 * HELD_LEN);
-	dst = aligned_alloc(4096, 2 * HELD_LEN);
-	ASSERT_TRUE(src && dst);
-	for (i = 0; i < 2 * HELD_LEN; i++)
-		src[i] = (__u8)(i * 11 + i / 4091);
-	memset(dst, 0, 2 * HELD_LEN);
-	ASSERT_EQ(0, rmsg_reg(self->a, src, 2 * HELD_LEN, &hsrc));
-	ASSERT_EQ(0, rmsg_reg(self->b, dst, 2 * HELD_LEN, &hdst));
-	ASSERT_EQ(0, rmsg_msg_send_zc(self->a, self->a_ch[0], src, HELD_LEN, 0,
-				      1));
-	ASSERT_EQ(0, rmsg_msg_send_zc(self->a, self->a_ch[0], src + HELD_LEN,
-				      HELD_LEN, RMSG_ZC_PUT, 2));
-	for (i = 0; i < 2; i++) {
-		long deadline = rmsg_now_ms() + 10000;
-		int ret;
-
-		while ((ret = rmsg_msg_peek(self->b, self->b_ch[0], &m[i])) ==
-		       -EAGAIN && rmsg_now_ms() < deadline) {
-			rmsg_ep_progress(self->a, NULL, 0);
-			rmsg_ep_progress(self->b, NULL, 0);
-			usleep(1000);
-		}
-		ASSERT_EQ(0, ret);
-		ASSERT_EQ(RMSG_MSG_RNDV, m[i].kind);
-	}
+	held_rndv_send(_metadata, self, &h, 11);
 
 	ASSERT_EQ(0, set_param(self, "fault_rekey_flush", "1"));
 	ASSERT_EQ(0, rxe_delete(self));
@@ -2523,18 +2529,7 @@ TEST_F_TIMEOUT(resil, hca_readd_rekey_lost, 300)
 	ASSERT_TRUE(rxe_add(self));
 	ASSERT_TRUE(wait_all(self, RMSG_CHAN_INFO_OPEN, 30000));
 
-	ASSERT_EQ(0, rmsg_msg_recv_into(self->b, &m[0], dst, HELD_LEN, 11));
-	ASSERT_EQ(0, rmsg_msg_recv_into(self->b, &m[1], dst + HELD_LEN,
-					HELD_LEN, 12));
-	ASSERT_EQ(0, rmsg_msg_release(self->b, &m[1]));
-	for (i = 0; i < 2; i++) {
-		ASSERT_EQ(0, op_result(self->b, 11 + i, &res))
-			TH_LOG("receive %d never completed", i);
-		EXPECT_EQ(0, res) TH_LOG("receive %d", i);
-		ASSERT_EQ(0, op_result(self->a, 1 + i, &res));
-		EXPECT_EQ(0, res) TH_LOG("send %d", i);
-	}
-	EXPECT_EQ(0, memcmp(src, dst, 2 * HELD_LEN));
+	held_rndv_take(_metadata, self, &h);
 	/* The fault was taken: the REKEY's connection did break. */
 	ASSERT_EQ(0, rmsg_read_param("fault_rekey_flush", left, sizeof(left)));
 	EXPECT_STREQ("0", left);
@@ -2547,10 +2542,7 @@ TEST_F_TIMEOUT(resil, hca_readd_rekey_lost, 300)
 			      &e));
 	EXPECT_LE(2, e.repairs);
 	EXPECT_GE(4, e.repairs);
-	ASSERT_EQ(0, rmsg_dereg(self->a, hsrc));
-	ASSERT_EQ(0, rmsg_dereg(self->b, hdst));
-	free(src);
-	free(dst);
+	held_rndv_free(_metadata, self, &h);
 }
 
 /*
