@@ -962,6 +962,7 @@ extern struct workqueue_struct *rmsg_teardown_wq;
 extern struct workqueue_struct *rmsg_link_wq;
 
 /* rmsg_channel.c, for rmsg_listen.c: a channel's birth, and its end. */
+struct rmsg_channel *rmsg_chan_zalloc(void);
 struct rmsg_channel *rmsg_chan_alloc(void);
 void rmsg_chan_alloc_undo(struct rmsg_channel *ch);
 int rmsg_chan_init_module(void);

@@ -100,6 +100,20 @@ static void rmsg_chan_teardown(struct work_struct *work);
 static struct kmem_cache *rmsg_chan_cache;
 
 /**
+ * rmsg_chan_zalloc() - a channel, zeroed, without a connection
+ *
+ * Charged to the current memory cgroup. For an accept, whose connection
+ * comes with its rdma_cm id once the request is read; rmsg_chan_alloc()
+ * for the rest.
+ *
+ * Return: the channel, or NULL.
+ */
+struct rmsg_channel *rmsg_chan_zalloc(void)
+{
+	return kmem_cache_zalloc(rmsg_chan_cache, RMSG_GFP_CHARGED);
+}
+
+/**
  * rmsg_chan_alloc() - a channel and its first connection, zeroed
  *
  * For a dial and for an accept on a link, whose connection has no rdma_cm
@@ -111,8 +125,7 @@ static struct kmem_cache *rmsg_chan_cache;
  */
 struct rmsg_channel *rmsg_chan_alloc(void)
 {
-	struct rmsg_channel *ch = kmem_cache_zalloc(rmsg_chan_cache,
-						    RMSG_GFP_CHARGED);
+	struct rmsg_channel *ch = rmsg_chan_zalloc();
 
 	if (!ch)
 		return NULL;
@@ -124,7 +137,7 @@ struct rmsg_channel *rmsg_chan_alloc(void)
 	return ch;
 }
 
-/* A channel never published: its connection and itself go. */
+/* A channel never published: its connection (if any) and itself go. */
 void rmsg_chan_alloc_undo(struct rmsg_channel *ch)
 {
 	kfree(ch->conn);
