@@ -475,7 +475,10 @@ static inline bool rmsg_sockaddr_host(union rmsg_sockaddr *host,
  * @mr: fast registration of the receive block for remote write
  * @reg_cqe: completion of the REG_MR
  * @ctrl: control message buffers: RMSG_CTRL_RECVS receives, then one send
- *	buffer per kind (enum rmsg_ctrl_send_buf)
+ *	buffer per kind (enum rmsg_ctrl_send_buf), RMSG_CTRL_BUFS in all;
+ *	made with the channel's first device (rmsg_chan_dev_create()), kept
+ *	across devices, freed with the channel. A channel on a link never
+ *	has them: its control messages go through the carrier
  * @imm_bufs: RMSG_IMM_RECVS more receive buffers when the channel's
  *	@rx_imm is set
  * @area_map: the endpoint's send area as this channel's device sees it
@@ -502,7 +505,7 @@ struct rmsg_chan_dev {
 	bool block_mapped;
 	struct ib_mr *mr;
 	struct ib_cqe reg_cqe;
-	struct rmsg_ctrl_buf ctrl[RMSG_CTRL_BUFS];
+	struct rmsg_ctrl_buf *ctrl;
 	struct rmsg_ctrl_buf *imm_bufs;
 	struct rmsg_area_map *area_map;
 	u64 trailers_dma;
@@ -959,7 +962,11 @@ extern struct workqueue_struct *rmsg_teardown_wq;
 extern struct workqueue_struct *rmsg_link_wq;
 
 /* rmsg_channel.c, for rmsg_listen.c: a channel's birth, and its end. */
+struct rmsg_channel *rmsg_chan_zalloc(void);
 struct rmsg_channel *rmsg_chan_alloc(void);
+void rmsg_chan_alloc_undo(struct rmsg_channel *ch);
+int rmsg_chan_init_module(void);
+void rmsg_chan_exit_module(void);
 void rmsg_chan_init(struct rmsg_channel *ch, struct rmsg_endpoint *ep,
 		    enum rmsg_chan_state state, u64 user_data, u32 size);
 int rmsg_chan_publish(struct rmsg_channel *ch);

@@ -92,28 +92,68 @@ MODULE_PARM_DESC(max_channels,
 static void rmsg_chan_progress(struct work_struct *work);
 static void rmsg_chan_teardown(struct work_struct *work);
 
+/*
+ * Channels come from a cache of their own: an idle channel on a link is
+ * mostly this structure, which kmalloc would round up to 4 KiB (and
+ * Debian's kernels zero whole, init_on_alloc).
+ */
+static struct kmem_cache *rmsg_chan_cache;
+
+/**
+ * rmsg_chan_zalloc() - a channel, zeroed, without a connection
+ *
+ * Charged to the current memory cgroup. For an accept, whose connection
+ * comes with its rdma_cm id once the request is read; rmsg_chan_alloc()
+ * for the rest.
+ *
+ * Return: the channel, or NULL.
+ */
+struct rmsg_channel *rmsg_chan_zalloc(void)
+{
+	return kmem_cache_zalloc(rmsg_chan_cache, RMSG_GFP_CHARGED);
+}
+
 /**
  * rmsg_chan_alloc() - a channel and its first connection, zeroed
  *
  * For a dial and for an accept on a link, whose connection has no rdma_cm
  * id yet (or never has one). Charged to the current memory cgroup; the
- * caller goes on with rmsg_chan_init(), or frees ch->conn and the channel
- * with kfree() before it is published.
+ * caller goes on with rmsg_chan_init(), or gives both back with
+ * rmsg_chan_alloc_undo() before it is published.
  *
  * Return: the channel, or NULL.
  */
 struct rmsg_channel *rmsg_chan_alloc(void)
 {
-	struct rmsg_channel *ch = kzalloc(sizeof(*ch), RMSG_GFP_CHARGED);
+	struct rmsg_channel *ch = rmsg_chan_zalloc();
 
 	if (!ch)
 		return NULL;
 	ch->conn = rmsg_conn_new(NULL);
 	if (!ch->conn) {
-		kfree(ch);
+		kmem_cache_free(rmsg_chan_cache, ch);
 		return NULL;
 	}
 	return ch;
+}
+
+/* A channel never published: its connection (if any) and itself go. */
+void rmsg_chan_alloc_undo(struct rmsg_channel *ch)
+{
+	kfree(ch->conn);
+	kmem_cache_free(rmsg_chan_cache, ch);
+}
+
+int __init rmsg_chan_init_module(void)
+{
+	rmsg_chan_cache = KMEM_CACHE(rmsg_channel, SLAB_ACCOUNT);
+	return rmsg_chan_cache ? 0 : -ENOMEM;
+}
+
+/* At module unload, every channel gone (or at a failed load). */
+void rmsg_chan_exit_module(void)
+{
+	kmem_cache_destroy(rmsg_chan_cache);
 }
 
 void rmsg_chan_init(struct rmsg_channel *ch, struct rmsg_endpoint *ep,
@@ -435,8 +475,8 @@ static void rmsg_chan_free(struct rmsg_channel *ch, bool counted)
 	if (ch->net)
 		put_net(ch->net);
 	/* Its last connection, whose id and QP are gone. */
-	kfree(ch->conn);
-	kfree(ch);
+	kfree(ch->dev.ctrl);
+	rmsg_chan_alloc_undo(ch);
 	if (counted)
 		rmsg_user_chan_del(ep);
 	/*
@@ -838,8 +878,7 @@ struct rmsg_channel *rmsg_chan_dial(struct rmsg_endpoint *ep,
 			       IB_QPT_RC);
 	if (IS_ERR(cm_id)) {
 		put_net(ch->net);
-		kfree(ch->conn);
-		kfree(ch);
+		rmsg_chan_alloc_undo(ch);
 		return ERR_CAST(cm_id);
 	}
 	ch->conn->cm_id = cm_id;
@@ -854,8 +893,7 @@ struct rmsg_channel *rmsg_chan_dial(struct rmsg_endpoint *ep,
 		if (cm_id)
 			rdma_destroy_id(cm_id);
 		put_net(ch->net);
-		kfree(ch->conn);
-		kfree(ch);
+		rmsg_chan_alloc_undo(ch);
 		return ERR_PTR(ret);
 	}
 	return ch;

@@ -363,7 +363,7 @@ bool rmsg_chan_dev_release(struct rmsg_channel *ch)
 	if (ch->dev.cq)
 		ib_cq_pool_put(ch->dev.cq, ch->dev.cq_size);
 	ch->dev.cq = NULL;
-	for (i = 0; i < ARRAY_SIZE(ch->dev.ctrl); i++)
+	for (i = 0; ch->dev.ctrl && i < RMSG_CTRL_BUFS; i++)
 		rmsg_ctrl_buf_exit(ch, &ch->dev.ctrl[i], i < RMSG_CTRL_RECVS);
 	if (ch->dev.mr)
 		ib_dereg_mr(ch->dev.mr);
@@ -496,7 +496,14 @@ static int rmsg_chan_dev_create(struct rmsg_channel *ch,
 		ch->dev.cq = NULL;
 		goto fail;
 	}
-	for (i = 0; i < ARRAY_SIZE(ch->dev.ctrl); i++) {
+	if (!ch->dev.ctrl)
+		ch->dev.ctrl = kcalloc(RMSG_CTRL_BUFS, sizeof(*ch->dev.ctrl),
+				       RMSG_GFP_CHARGED);
+	if (!ch->dev.ctrl) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < RMSG_CTRL_BUFS; i++) {
 		ret = rmsg_ctrl_buf_init(ch, &ch->dev.ctrl[i],
 					 i < RMSG_CTRL_RECVS);
 		if (ret)

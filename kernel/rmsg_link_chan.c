@@ -195,8 +195,7 @@ static struct rmsg_channel *rmsg_lc_new(struct rmsg_listener *l,
 	ch->setting_up = true;
 	ret = rmsg_chan_publish(ch);
 	if (ret) {
-		kfree(ch->conn);
-		kfree(ch);
+		rmsg_chan_alloc_undo(ch);
 		return ERR_PTR(ret);
 	}
 	return ch;

@@ -150,13 +150,13 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 	struct rmsg_channel *ch;
 	int ret;
 
-	ch = kzalloc(sizeof(*ch), RMSG_GFP_CHARGED);
+	ch = rmsg_chan_zalloc();
 	if (!ch)
 		return -ENOMEM;
 	ret = rmsg_conn_hello_decode(&ch->peer, event, ep);
 	if (!ret && ch->peer.kind == RMSG_HELLO_RECONNECT) {
 		ret = rmsg_cm_repair_request(ep, cm_id, &ch->peer);
-		kfree(ch);
+		rmsg_chan_alloc_undo(ch);
 		return ret;
 	}
 	if (!ret && ch->peer.kind != RMSG_HELLO_CONNECT)
@@ -176,7 +176,7 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 			ret = -ENOMEM;
 	}
 	if (ret) {
-		kfree(ch);
+		rmsg_chan_alloc_undo(ch);
 		return ret;
 	}
 	rmsg_chan_init(ch, ep, l->manual ? RMSG_CHAN_REQUESTED :
@@ -192,8 +192,7 @@ static int rmsg_cm_request(struct rmsg_listener *l, struct rdma_cm_id *cm_id,
 	ch->setting_up = true;
 	ret = rmsg_chan_publish(ch);
 	if (ret) {
-		kfree(ch->conn);
-		kfree(ch);
+		rmsg_chan_alloc_undo(ch);
 		return ret;
 	}
 	cm_id->context = &ch->cm;

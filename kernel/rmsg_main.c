@@ -34,9 +34,12 @@ static int __init rmsg_init(void)
 	int ret;
 
 	rmsg_user_init();
-	ret = rmsg_data_init_module();
+	ret = rmsg_chan_init_module();
 	if (ret)
 		goto out_user;
+	ret = rmsg_data_init_module();
+	if (ret)
+		goto out_chan;
 	/* Who takes which control message: before any channel exists. */
 	rmsg_lifecycle_init_module();
 	rmsg_rndv_init_module();
@@ -62,6 +65,8 @@ out_wr:
 	rmsg_wr_exit_module();
 out_data:
 	rmsg_data_exit_module();
+out_chan:
+	rmsg_chan_exit_module();
 out_user:
 	rmsg_user_exit();
 	return ret;
@@ -80,6 +85,7 @@ static void __exit rmsg_exit(void)
 	rmsg_devices_exit();
 	rmsg_wr_exit_module();
 	rmsg_data_exit_module();
+	rmsg_chan_exit_module();
 	/* Last: everything it counts is gone by now, or leaked. */
 	rmsg_user_exit();
 	pr_info("unloaded\n");

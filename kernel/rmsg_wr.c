@@ -150,15 +150,19 @@ int rmsg_send_buf(struct rmsg_channel *ch, struct ib_cqe *cqe, u64 dma,
  */
 int rmsg_ctrl_send(struct rmsg_channel *ch, unsigned int idx, u8 type, u64 arg)
 {
-	struct rmsg_ctrl_buf *buf = &ch->dev.ctrl[idx];
+	struct rmsg_ctrl_buf *buf;
 	struct ib_device *ibdev;
 	int ret;
 
 	if (ch->lchan)
 		return rmsg_ctrl_link(ch, idx, type, arg, true);
-	/* A channel that left its link (or device) sends nothing more. */
+	/*
+	 * A channel that left its link (or device) sends nothing more; one
+	 * with a device has its buffers (rmsg_chan_dev_create()).
+	 */
 	if (unlikely(!ch->dev.rdev || !rmsg_chan_qp(ch)))
 		return -ECONNRESET;
+	buf = &ch->dev.ctrl[idx];
 	ibdev = ch->dev.rdev->ibdev;
 	/* The buffer is free: its last message completed (or none left). */
 	rmsg_ctrl_encode(&buf->msg, type, arg);
