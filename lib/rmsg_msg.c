@@ -74,7 +74,7 @@ void rmsg_ep_data_free(struct rmsg_ep *ep)
 	if (!d)
 		return;
 	for (i = 0; i < d->nchans; i++)
-		if (d->chans[i].block && !d->chans[i].in_window)
+		if (d->chans[i].block && d->chans[i].map_len)
 			munmap((void *)d->chans[i].block, d->chans[i].map_len);
 	if (d->win)
 		munmap((void *)d->win, (size_t)RMSG_MAX_CHANNELS << d->win_shift);
@@ -314,9 +314,10 @@ static void rmsg_chan_drop(struct rmsg_ep_data *d, __u32 id)
 	if (ch->in_window) {
 		rmsg_drop_queue(d, id);
 		ch->in_window = false;
-	} else if (ch->block) {
-		munmap((void *)ch->block, ch->map_len);
 	}
+	/* A block in the window has no mapping of its own (map_len 0). */
+	if (ch->block && ch->map_len)
+		munmap((void *)ch->block, ch->map_len);
 	if (ch->block)
 		rmsg_active_del(d, id);
 	if (ch->to_arm)
