@@ -103,7 +103,8 @@ int rmsg_devices_list(struct rmsg_dev_info *out, u32 capacity, u32 *total,
 				 RMSG_FEAT_SQPOLL_USER | \
 				 RMSG_FEAT_CONNECT_TIMEOUT | \
 				 RMSG_FEAT_ENTER_LEND | RMSG_FEAT_SUMMARY | \
-				 RMSG_FEAT_LINKS | RMSG_FEAT_LEASE)
+				 RMSG_FEAT_LINKS | RMSG_FEAT_LEASE | \
+				 RMSG_FEAT_BLOCK_WINDOW)
 
 /*
  * Flags and reserved fields of the ABI must be zero. Those checked per
@@ -253,9 +254,15 @@ struct rmsg_ep_kops {
  *	program's mappings of this endpoint alone (unmap_mapping_range())
  * @block_map_lock: the fault of a leased block's mapping holds it for
  *	reading while it puts a page in; a new block is published, and the
- *	range zapped, under it for writing (rmsg_conn.c)
+ *	range zapped, under it for writing (rmsg_conn.c); so are the block
+ *	window's slots (rmsg_window.c). Taken under chan_lock, never the
+ *	other way round.
+ * @window: the block window (rmsg_window.c), made by its first mapping,
+ *	NULL before; read with smp_load_acquire(), never changed again
+ *	until the endpoint is destroyed
  */
 struct rmsg_region;
+struct rmsg_block_window;
 
 /*
  * How many ended channels' ids an endpoint holds back (struct
@@ -323,6 +330,7 @@ struct rmsg_endpoint {
 	void *kpriv;
 	struct address_space block_mapping;
 	struct rw_semaphore block_map_lock;
+	struct rmsg_block_window *window;
 };
 
 /*
@@ -456,6 +464,18 @@ void rmsg_block_view_put(struct rmsg_block_view *v);
 int rmsg_pages_mmap(struct rmsg_pages *p, struct vm_area_struct *vma,
 		    bool writable);
 
+/* rmsg_window.c: the block window (RMSG_OFF_WINDOW) */
+int rmsg_window_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma);
+bool rmsg_window_fits(struct rmsg_endpoint *ep, u32 block_size);
+int rmsg_window_reserve(struct rmsg_endpoint *ep, u32 id);
+struct rmsg_pages *rmsg_window_set(struct rmsg_endpoint *ep, u32 id,
+				   struct rmsg_pages *block);
+struct rmsg_pages *rmsg_window_clear(struct rmsg_endpoint *ep, u32 id);
+bool rmsg_window_held(struct rmsg_endpoint *ep, u32 id);
+void rmsg_window_hold(struct rmsg_endpoint *ep, u32 id);
+void rmsg_window_unhold(struct rmsg_endpoint *ep, u32 id);
+void rmsg_window_free(struct rmsg_endpoint *ep);
+
 int rmsg_cdev_init(void);
 void rmsg_cdev_exit(void);
 
@@ -548,6 +568,7 @@ long rmsg_chan_close(struct rmsg_endpoint *ep, void __user *uarg);
 long rmsg_chan_accept(struct rmsg_endpoint *ep, void __user *uarg);
 long rmsg_chan_addr(struct rmsg_endpoint *ep, void __user *uarg);
 long rmsg_chan_set(struct rmsg_endpoint *ep, void __user *uarg);
+long rmsg_chan_drop(struct rmsg_endpoint *ep, void __user *uarg);
 int rmsg_chan_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma);
 void rmsg_chan_release_all(struct rmsg_endpoint *ep);
 void rmsg_chan_device_removed(struct rmsg_device *rdev);

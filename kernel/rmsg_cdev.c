@@ -133,6 +133,8 @@ static long rmsg_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return rmsg_chan_set(ep, uarg);
 	case RMSG_IOC_LINK_LIST:
 		return rmsg_link_list(uarg);
+	case RMSG_IOC_CHAN_DROP:
+		return rmsg_chan_drop(ep, uarg);
 	default:
 		return -ENOTTY;
 	}

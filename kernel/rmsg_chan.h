@@ -919,6 +919,15 @@ struct rmsg_channel {
 	bool reported;
 	/* Its REQUEST event was posted: the program knows its id. */
 	bool requested;
+	/*
+	 * Its block is in the endpoint's block window (rmsg_window.c) and
+	 * its open event said so (RMSG_CQE_F_WINDOW): set once, under
+	 * chan_lock and block_map_lock, before that event. @drop_at_end:
+	 * the program let go of it already (RMSG_IOC_CHAN_DROP), its end
+	 * holds nothing (chan_lock).
+	 */
+	bool in_window;
+	bool drop_at_end;
 	struct completion close_sent;
 	struct work_struct work;
 	struct work_struct teardown;

@@ -33,7 +33,8 @@
  * Layer (Documentation/design.rst, "Layers"): of the module's files it
  * calls only these, all below it: rmsg_carrier.c, rmsg_cm.c,
  * rmsg_conn.c, rmsg_data.c, rmsg_devices.c, rmsg_lifecycle.c,
- * rmsg_pages.c, rmsg_repair.c, rmsg_user.c and rmsg_wr.c.
+ * rmsg_pages.c, rmsg_repair.c, rmsg_user.c, rmsg_window.c and
+ * rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -181,14 +182,31 @@ void rmsg_chan_init(struct rmsg_channel *ch, struct rmsg_endpoint *ep,
 	INIT_LIST_HEAD(&ch->wrs.held_node);
 }
 
-/* The oldest id held back is free for a new channel. Under chan_lock. */
+/*
+ * The oldest id held back is free for a new channel, unless the block
+ * window holds it (rmsg_window_held()): then it stays reserved until
+ * RMSG_IOC_CHAN_DROP lets it go (rmsg_chan_drop_one()). Under chan_lock.
+ */
 static void rmsg_id_unquarantine(struct rmsg_endpoint *ep)
 {
 	u32 id = ep->quarantine[ep->quarantine_head];
 
 	ep->quarantine_head = (ep->quarantine_head + 1) % RMSG_ID_QUARANTINE;
 	ep->quarantine_len--;
-	xa_release(&ep->channels, id);
+	if (!rmsg_window_held(ep, id))
+		xa_release(&ep->channels, id);
+}
+
+/* Is @id among those held back? Under chan_lock. */
+static bool rmsg_id_quarantined(struct rmsg_endpoint *ep, u32 id)
+{
+	u32 i;
+
+	for (i = 0; i < ep->quarantine_len; i++)
+		if (ep->quarantine[(ep->quarantine_head + i) %
+				   RMSG_ID_QUARANTINE] == id)
+			return true;
+	return false;
 }
 
 /*
@@ -218,8 +236,9 @@ static void rmsg_id_quarantine(struct rmsg_endpoint *ep, u32 id)
  * Give the channel its id; refused once the endpoint is being released,
  * when the endpoint has max_channels (-ENOSPC) or its user
  * max_channels_per_user (-EDQUOT). Ids held back (rmsg_id_quarantine())
- * are given again, oldest first, only when no other is free. From here
- * on rmsg_chan_free() undoes it.
+ * are given again, oldest first, only when no other is free; ids the
+ * block window holds never are (-ENOSPC when only those are left). From
+ * here on rmsg_chan_free() undoes it.
  */
 int rmsg_chan_publish(struct rmsg_channel *ch)
 {
@@ -320,6 +339,65 @@ int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind, u64 arg)
 }
 
 /*
+ * rmsg_chan_window_enter() - the opening channel's block goes into the
+ * endpoint's block window, if the window is mapped and the block fits
+ * @ch: the channel, about to be reported open; chan_lock held
+ *
+ * Before the open event, which then carries RMSG_CQE_F_WINDOW: from that
+ * event on the program may read the block there, and the id is held at
+ * the channel's end (rmsg_chan_window_leave()). A leased block not
+ * granted yet enters as an empty slot; rmsg_block_publish() fills it. A
+ * failed reservation leaves the channel out: the program maps its block
+ * by itself, as without a window.
+ */
+static void rmsg_chan_window_enter(struct rmsg_channel *ch)
+{
+	struct rmsg_endpoint *ep = ch->ep;
+	struct rmsg_pages *old;
+
+	lockdep_assert_held(&ep->chan_lock);
+	if (!rmsg_window_fits(ep, ch->block_size) ||
+	    rmsg_window_reserve(ep, ch->id))
+		return;
+	/* ch->block of a leased channel changes under this lock only. */
+	down_write(&ep->block_map_lock);
+	old = rmsg_window_set(ep, ch->id, ch->block);
+	ch->in_window = true;
+	up_write(&ep->block_map_lock);
+	/* A held id's slot was emptied before the id came free. */
+	if (WARN_ON_ONCE(old))
+		rmsg_pages_put(old);
+}
+
+/*
+ * rmsg_chan_window_leave() - the ending channel's slot of the window
+ * @ch: the channel, at its end, before its id is held back or freed;
+ *	chan_lock held
+ *
+ * A channel reported open into the window, that the program did not let
+ * go of meanwhile (RMSG_IOC_CHAN_DROP), leaves its last block in its slot
+ * and its id held: the program may still read what arrived, and no other
+ * channel takes the id until it drops it. Else the slot is emptied (and
+ * zapped) before the id can go to another channel.
+ *
+ * Return: the slot's block, for the caller to put once it dropped
+ * chan_lock, or NULL.
+ */
+static struct rmsg_pages *rmsg_chan_window_leave(struct rmsg_channel *ch)
+{
+	struct rmsg_endpoint *ep = ch->ep;
+
+	lockdep_assert_held(&ep->chan_lock);
+	if (!ch->in_window)
+		return NULL;
+	if (ch->reported && !ch->drop_at_end) {
+		rmsg_window_hold(ep, ch->id);
+		return NULL;
+	}
+	return rmsg_window_clear(ep, ch->id);
+}
+
+/*
  * Act on a completion's rmsg_chan_kill_soft(), an injected fault, a
  * repair under way; else open once connected, registered, and told by
  * the peer that it is too.
@@ -400,6 +478,7 @@ static void __rmsg_chan_progress(struct rmsg_channel *ch)
 	if (was == RMSG_CHAN_CONNECTING || was == RMSG_CHAN_ACCEPTING) {
 		rmsg_chan_set_state(ch, RMSG_CHAN_OPEN, 0);
 		ch->reported = true;
+		rmsg_chan_window_enter(ch);
 		/* Under chan_lock: teardown cannot have stopped it yet. */
 		rmsg_data_open(ch);
 		ch->repair.hb_misses = 0;
@@ -586,6 +665,7 @@ static void rmsg_chan_teardown_end(struct rmsg_channel *ch,
 				   bool orderly)
 {
 	struct rmsg_endpoint *ep = ch->ep;
+	struct rmsg_pages *slot;
 	u32 kind = 0;
 	int res;
 
@@ -643,13 +723,19 @@ static void rmsg_chan_teardown_end(struct rmsg_channel *ch,
 			res = -ECONNABORTED;
 	}
 
-	/* An id the program knows is held back; one it never saw is free. */
+	/*
+	 * An id the program knows is held back; one it never saw is free.
+	 * Its window slot first: emptied before the id can go to another.
+	 */
 	mutex_lock(&ep->chan_lock);
+	slot = rmsg_chan_window_leave(ch);
 	if (kind || ch->requested)
 		rmsg_id_quarantine(ep, ch->id);
 	else
 		xa_erase(&ep->channels, ch->id);
 	mutex_unlock(&ep->chan_lock);
+	if (slot)
+		rmsg_pages_put(slot);
 	/*
 	 * A program that hears of the end may open another channel at once:
 	 * its room under max_channels_per_user is free before it does.
@@ -1371,6 +1457,89 @@ int rmsg_chan_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma)
 		return -ENOENT;
 	ret = rmsg_pages_mmap(block, vma, false);
 	rmsg_pages_put(block);
+	return ret;
+}
+
+/*
+ * RMSG_IOC_CHAN_DROP for one id, chan_lock held: a held id is let go of
+ * (its slot emptied, then held back as any ended channel's id, or free
+ * at once if its time there is over); a live channel in the window
+ * holds nothing at its end. Returns whether it acted, and in *@old a
+ * block for the caller to put once it dropped chan_lock.
+ */
+static bool rmsg_chan_drop_one(struct rmsg_endpoint *ep, u32 id,
+			       struct rmsg_pages **old)
+{
+	struct rmsg_channel *ch;
+
+	lockdep_assert_held(&ep->chan_lock);
+	*old = NULL;
+	if (id >= RMSG_MAX_CHANNELS)
+		return false;
+	if (rmsg_window_held(ep, id)) {
+		rmsg_window_unhold(ep, id);
+		*old = rmsg_window_clear(ep, id);
+		if (!rmsg_id_quarantined(ep, id))
+			xa_release(&ep->channels, id);
+		return true;
+	}
+	ch = xa_load(&ep->channels, id);
+	if (!ch || !ch->in_window || ch->drop_at_end)
+		return false;
+	ch->drop_at_end = true;
+	return true;
+}
+
+/**
+ * rmsg_chan_drop() - RMSG_IOC_CHAN_DROP: let go of channels' ids in the
+ *	block window
+ * @ep: the endpoint
+ * @uarg: struct rmsg_chan_drop
+ *
+ * The ids are copied in first: no user memory is touched under chan_lock
+ * (a fault there could wait on a fault of the window, which takes
+ * block_map_lock, taken under chan_lock). The blocks let go of are put
+ * after chan_lock is dropped.
+ *
+ * Return: 0 (done says how many ids acted), -EINVAL for nonzero flags or
+ * resv or a count above RMSG_CHAN_DROP_MAX, -EFAULT, -ENOMEM.
+ */
+long rmsg_chan_drop(struct rmsg_endpoint *ep, void __user *uarg)
+{
+	struct rmsg_chan_drop req;
+	struct rmsg_pages **old;
+	u32 *ids, i, n = 0;
+	long ret = 0;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.flags || req.resv || req.count > RMSG_CHAN_DROP_MAX)
+		return -EINVAL;
+	req.done = 0;
+	if (req.count) {
+		ids = memdup_user(u64_to_user_ptr(req.ids),
+				  array_size(req.count, sizeof(*ids)));
+		if (IS_ERR(ids))
+			return PTR_ERR(ids);
+		old = kcalloc(req.count, sizeof(*old), GFP_KERNEL);
+		if (!old) {
+			kfree(ids);
+			return -ENOMEM;
+		}
+		mutex_lock(&ep->chan_lock);
+		for (i = 0; i < req.count; i++)
+			if (rmsg_chan_drop_one(ep, ids[i], &old[n]))
+				n++;
+		mutex_unlock(&ep->chan_lock);
+		req.done = n;
+		for (i = 0; i < n; i++)
+			if (old[i])
+				rmsg_pages_put(old[i]);
+		kfree(old);
+		kfree(ids);
+	}
+	if (copy_to_user(uarg, &req, sizeof(req)))
+		ret = -EFAULT;
 	return ret;
 }
 

@@ -8,7 +8,7 @@
  * Layer (Documentation/design.rst, "Layers"): of the module's files it
  * calls only these, all below it: rmsg_carrier.c, rmsg_data.c,
  * rmsg_devices.c, rmsg_leases.c, rmsg_lifecycle.c, rmsg_pages.c,
- * rmsg_rndv_repair.c and rmsg_wr.c.
+ * rmsg_rndv_repair.c, rmsg_window.c and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -135,13 +135,19 @@ void rmsg_chan_set_conn(struct rmsg_channel *ch, struct rmsg_conn *conn)
  * state has put its page in before the zap takes it away, and every
  * later one finds @block. The caller holds no rmsg lock: faults take
  * ep->block_map_lock under mmap_lock.
+ *
+ * A leased channel in the block window (ch->in_window, which only
+ * changes under the same lock) has its slot there changed beside its
+ * view, and zapped the same way (rmsg_window_set()). A block that is not
+ * leased is published before the channel opens, so before it can enter
+ * the window.
  */
 static void rmsg_block_publish(struct rmsg_channel *ch,
 			       struct rmsg_pages *block)
 {
 	struct rmsg_block_view *view = ch->lease.view;
 	struct rmsg_endpoint *ep = ch->ep;
-	struct rmsg_pages *old = NULL;
+	struct rmsg_pages *old = NULL, *old_slot = NULL;
 
 	if (ch->lease.on) {
 		down_write(&ep->block_map_lock);
@@ -149,6 +155,8 @@ static void rmsg_block_publish(struct rmsg_channel *ch,
 		if (block)
 			kref_get(&block->ref);
 		view->block = block;
+		if (ch->in_window)
+			old_slot = rmsg_window_set(ep, ch->id, block);
 	}
 	xa_lock(&ep->channels);
 	ch->block = block;
@@ -160,6 +168,8 @@ static void rmsg_block_publish(struct rmsg_channel *ch,
 		/* Mapped pages have references of their page tables' own. */
 		if (old)
 			rmsg_pages_put(old);
+		if (old_slot)
+			rmsg_pages_put(old_slot);
 	}
 }
 

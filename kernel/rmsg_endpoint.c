@@ -19,8 +19,8 @@
  *
  * Layer (Documentation/design.rst, "Layers"): of the module's files it
  * calls only these, all below it: rmsg_channel.c, rmsg_cq.c, rmsg_ctl.c,
- * rmsg_listen.c, rmsg_pages.c, rmsg_region.c, rmsg_sq.c, rmsg_sqpoll.c and
- * rmsg_user.c.
+ * rmsg_listen.c, rmsg_pages.c, rmsg_region.c, rmsg_sq.c, rmsg_sqpoll.c,
+ * rmsg_user.c and rmsg_window.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -180,6 +180,8 @@ void rmsg_ep_destroy(struct rmsg_endpoint *ep)
 	/* Transfers still holding a region keep it; the table lets go. */
 	rmsg_regions_release(ep);
 	rmsg_cq_drop_kept(ep);
+	/* After the channels, whose ends may leave blocks in their slots. */
+	rmsg_window_free(ep);
 	xa_destroy(&ep->channels);
 	mutex_destroy(&ep->chan_lock);
 	rmsg_ep_ring_free(&ep->sq);
@@ -342,6 +344,8 @@ int rmsg_ep_mmap(struct rmsg_endpoint *ep, struct vm_area_struct *vma)
 
 	if (!rmsg_ep_ready(ep))
 		return -EINVAL;
+	if (off >= RMSG_OFF_WINDOW_BASE)
+		return rmsg_window_mmap(ep, vma);
 	if (off >= RMSG_OFF_BLOCK_BASE)
 		return rmsg_chan_mmap(ep, vma);
 	if (off == RMSG_OFF_SEND_AREA)

@@ -249,6 +249,9 @@ void rmsg_chan_event(struct rmsg_channel *ch, u32 kind, int res)
 	if ((kind == RMSG_CQE_CONNECTED || kind == RMSG_CQE_ACCEPTED) && !res) {
 		cqe.len = ch->block_size;
 		cqe.aux = ch->max_msg;
+		/* Set before, in the same work (rmsg_chan_window_enter()). */
+		if (ch->in_window)
+			cqe.flags |= RMSG_CQE_F_WINDOW;
 	} else if (kind == RMSG_CQE_REQUEST) {
 		cqe.len = ch->peer.block_size;
 	}

@@ -24,6 +24,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +43,7 @@ int rmsg_ep_data_init(struct rmsg_ep *ep, const struct rmsg_ep_setup *p)
 	if (!d)
 		return -ENOMEM;
 	ep->data = d;
+	d->fd = ep->fd;
 	d->features = p->features;
 	d->page_size = (size_t)sysconf(_SC_PAGESIZE);
 	d->wait_ms = -1;
@@ -72,8 +74,11 @@ void rmsg_ep_data_free(struct rmsg_ep *ep)
 	if (!d)
 		return;
 	for (i = 0; i < d->nchans; i++)
-		if (d->chans[i].block)
+		if (d->chans[i].block && d->chans[i].map_len)
 			munmap((void *)d->chans[i].block, d->chans[i].map_len);
+	if (d->win)
+		munmap((void *)d->win, (size_t)RMSG_MAX_CHANNELS << d->win_shift);
+	free(d->drops);
 	if (d->area_map)
 		munmap(d->area_map, d->area_len);
 	if (d->summary)
@@ -234,17 +239,87 @@ static void rmsg_resv_drop(struct rmsg_ep_data *d)
 	d->resv = false;
 }
 
-/* Forget channel @id: unmap its block, free its slot in the table. */
+/*
+ * Let the kernel have @count ids of the window back (RMSG_IOC_CHAN_DROP).
+ * A failure can only be the library's own mistake (the ids are checked,
+ * the pointer is ours): counted, the ids stay held.
+ */
+static void rmsg_drop_ids(struct rmsg_ep_data *d, const __u32 *ids,
+			  __u32 count)
+{
+	struct rmsg_chan_drop req = {
+		.ids = (__u64)(uintptr_t)ids,
+		.count = count,
+	};
+
+	if (ioctl(d->fd, RMSG_IOC_CHAN_DROP, &req))
+		d->lib_errors++;
+}
+
+/*
+ * Give the kernel back the ids of the window's channels the library
+ * forgot since the last time, RMSG_CHAN_DROP_MAX at a time: one system
+ * call for all the channels that ended in a rmsg_lib_progress().
+ */
+static void rmsg_drops_flush(struct rmsg_ep_data *d)
+{
+	__u32 ids[RMSG_CHAN_DROP_MAX], n = 0, w;
+	__u64 bits;
+
+	for (w = 0; d->ndrops && w < RMSG_MAX_CHANNELS / 64; w++) {
+		bits = d->drops[w];
+		d->drops[w] = 0;
+		while (bits) {
+			ids[n++] = w * 64 + (__u32)__builtin_ctzll(bits);
+			bits &= bits - 1;
+			d->ndrops--;
+			if (n == RMSG_CHAN_DROP_MAX) {
+				rmsg_drop_ids(d, ids, n);
+				n = 0;
+			}
+		}
+	}
+	if (n)
+		rmsg_drop_ids(d, ids, n);
+}
+
+/*
+ * The library forgets channel @id of the window: its id goes back to the
+ * kernel with the next flush, or at once when the queue cannot be made.
+ */
+static void rmsg_drop_queue(struct rmsg_ep_data *d, __u32 id)
+{
+	if (!d->drops)
+		d->drops = calloc(RMSG_MAX_CHANNELS / 64, sizeof(*d->drops));
+	if (!d->drops) {
+		rmsg_drop_ids(d, &id, 1);
+		return;
+	}
+	if (!(d->drops[id / 64] & (1ULL << (id % 64)))) {
+		d->drops[id / 64] |= 1ULL << (id % 64);
+		d->ndrops++;
+	}
+}
+
+/*
+ * Forget channel @id: unmap its block (or, in the window, queue its id
+ * to be dropped), free its slot in the table.
+ */
 static void rmsg_chan_drop(struct rmsg_ep_data *d, __u32 id)
 {
 	struct rmsg_chan *ch = &d->chans[id];
 	__u64 dial_ud = ch->dial_ud;
 	bool dialing = ch->dialing;
 
-	if (ch->block) {
-		munmap((void *)ch->block, ch->map_len);
-		rmsg_active_del(d, id);
+	if (ch->in_window) {
+		rmsg_drop_queue(d, id);
+		ch->in_window = false;
 	}
+	/* A block in the window has no mapping of its own (map_len 0). */
+	if (ch->block && ch->map_len)
+		munmap((void *)ch->block, ch->map_len);
+	if (ch->block)
+		rmsg_active_del(d, id);
 	if (ch->to_arm)
 		rmsg_unarmed_del(d, id);
 	if (ch->credit_owed)
@@ -353,8 +428,45 @@ static void rmsg_flush(struct rmsg_ep *ep)
 /* Completions and events                                                */
 
 /*
- * A channel opened (CONNECTED or ACCEPTED with res 0): map its receive
- * block and start reading it at the beginning of the stream.
+ * Map the block window, once, at the first rmsg_lib_progress(): a program
+ * on the rings alone never gets here, and so never has an id held
+ * (RMSG_CQE_F_WINDOW comes only once a window is mapped). Without the
+ * features, with RMSG_WINDOW_SHIFT=0 or a shift out of range, or when the
+ * mapping fails (a 32-bit address space, a small RLIMIT_AS), the library
+ * maps each channel's block alone, as before the window.
+ */
+static void rmsg_win_try(struct rmsg_ep_data *d)
+{
+	const __u64 need = RMSG_FEAT_EAGER | RMSG_FEAT_BLOCK_WINDOW;
+	const char *env = getenv("RMSG_WINDOW_SHIFT");
+	unsigned long shift = 16;
+	char *end;
+	void *map;
+
+	d->win_tried = true;
+	if ((d->features & need) != need)
+		return;
+	if (env) {
+		shift = strtoul(env, &end, 10);
+		if (*env == '\0' || *end != '\0')
+			return;
+	}
+	if (shift < RMSG_WINDOW_SHIFT_MIN || shift > RMSG_WINDOW_SHIFT_MAX ||
+	    shift + 16 >= sizeof(size_t) * 8 || (1UL << shift) < d->page_size)
+		return;
+	map = mmap(NULL, (size_t)RMSG_MAX_CHANNELS << shift, PROT_READ,
+		   MAP_SHARED | MAP_NORESERVE, d->fd,
+		   (off_t)RMSG_OFF_WINDOW(shift));
+	if (map == MAP_FAILED)
+		return;
+	d->win = map;
+	d->win_shift = (unsigned int)shift;
+}
+
+/*
+ * A channel opened (CONNECTED or ACCEPTED with res 0): find its receive
+ * block (in the window, or mapped alone) and start reading it at the
+ * beginning of the stream.
  */
 static int rmsg_chan_open(struct rmsg_ep *ep, const struct rmsg_cqe *cqe)
 {
@@ -375,16 +487,33 @@ static int rmsg_chan_open(struct rmsg_ep *ep, const struct rmsg_cqe *cqe)
 	 * The id's previous channel closed (its CLOSED came first) but the
 	 * program left messages in it; the id now names the new channel.
 	 */
-	if (ch->state != RMSG_CH_FREE)
+	if (ch->state != RMSG_CH_FREE) {
+		/* The kernel gave the id again: it holds it no more. */
+		ch->in_window = false;
 		rmsg_chan_drop(d, id);
+	}
+	/*
+	 * First: whatever fails below, the id is held until the library
+	 * drops it with the channel (rmsg_chan_drop()).
+	 */
+	if (cqe->flags & RMSG_CQE_F_WINDOW)
+		ch->in_window = true;
 	ret = rmsg_vb_rx_init(&ch->rx, cqe->len, 0, 0);
 	if (ret)
 		return ret;
-	len = (cqe->len + d->page_size - 1) & ~(d->page_size - 1);
-	map = mmap(NULL, len, PROT_READ, MAP_SHARED, ep->fd,
-		   (off_t)RMSG_OFF_BLOCK(id));
-	if (map == MAP_FAILED)
-		return -errno;
+	if (ch->in_window) {
+		/* The window's slots are never unmapped one by one. */
+		if (!d->win)
+			return -EPROTO;
+		len = 0;
+		map = (void *)(d->win + ((size_t)id << d->win_shift));
+	} else {
+		len = (cqe->len + d->page_size - 1) & ~(d->page_size - 1);
+		map = mmap(NULL, len, PROT_READ, MAP_SHARED, ep->fd,
+			   (off_t)RMSG_OFF_BLOCK(id));
+		if (map == MAP_FAILED)
+			return -errno;
+	}
 	ret = rmsg_active_add(d, id);
 	if (!ret) {
 		ret = rmsg_unarmed_reserve(d);
@@ -392,7 +521,8 @@ static int rmsg_chan_open(struct rmsg_ep *ep, const struct rmsg_cqe *cqe)
 			rmsg_active_del(d, id);
 	}
 	if (ret) {
-		munmap(map, len);
+		if (len)
+			munmap(map, len);
 		return ret;
 	}
 	ch->block = map;
@@ -624,11 +754,14 @@ int rmsg_lib_progress(struct rmsg_ep *ep, struct rmsg_event *ev,
 	const struct rmsg_cqe *cqe;
 	int r;
 
+	if (!d->win_tried)
+		rmsg_win_try(d);
 	/*
 	 * A busy poll's common case: no CQE, nothing owed, and no SQE the
 	 * kernel has not taken (rmsg_flush() would find nothing to do).
 	 */
-	if (!ready && !d->owed && !d->rv_owed && !d->more && rmsg_sq_taken(ep))
+	if (!ready && !d->owed && !d->rv_owed && !d->more && !d->ndrops &&
+	    rmsg_sq_taken(ep))
 		return 0;
 
 	for (done = 0; done < ready; done++) {
@@ -642,6 +775,8 @@ int rmsg_lib_progress(struct rmsg_ep *ep, struct rmsg_event *ev,
 	if (done)
 		rmsg_cq_advance(ep, done);
 	rmsg_flush(ep);
+	if (d->ndrops)
+		rmsg_drops_flush(d);
 	return (int)n;
 }
 
@@ -1709,6 +1844,9 @@ int rmsg_msg_release(struct rmsg_ep *ep, const struct rmsg_msg *msg)
 		return -EINVAL;
 	rmsg_lock(d);
 	ret = rmsg_lib_release(ep, msg);
+	/* The release may have let a closed channel of the window go. */
+	if (d->ndrops)
+		rmsg_drops_flush(d);
 	rmsg_unlock(d);
 	return ret;
 }

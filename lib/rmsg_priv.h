@@ -78,7 +78,10 @@ enum rmsg_chan_state {
  * @peeked_from: @rx's reading position before the last message peeked,
  *	which rmsg_msg_unpeek() goes back to
  * @block: the receive block, mapped read-only, or NULL
- * @map_len: length of that mapping
+ * @map_len: length of that mapping; 0 for a block in the window
+ * @in_window: the kernel put the channel's block in the endpoint's block
+ *	window (RMSG_CQE_F_WINDOW): @block points there, and the id is held
+ *	after the channel's end until the library drops it (RMSG_IOC_CHAN_DROP)
  * @max_msg: the largest message this side may send (the event's aux)
  * @inflight: SENDs submitted whose completion has not been seen
  * @err: the error that stops reading (-EPROTO), else 0
@@ -107,6 +110,7 @@ struct rmsg_chan {
 	struct rmsg_vb_rx peeked_from;
 	const unsigned char *block;
 	size_t map_len;
+	bool in_window;
 	__u32 max_msg;
 	__u32 inflight;
 	int err;
@@ -248,6 +252,16 @@ struct rmsg_bounce {
  * @ops_free: index + 1 of the first free entry of @ops, 0 for none
  * @ops_busy: entries of @ops in use: rendezvous transfers in flight
  * @bounce: rmsg_msg_recv()'s region for rendezvous messages
+ * @fd: the endpoint's file descriptor, for RMSG_IOC_CHAN_DROP
+ * @win: the block window (RMSG_OFF_WINDOW), mapped at the first
+ *	rmsg_lib_progress(), or NULL: each channel's block is mapped alone
+ * @win_shift: log2 of a window slot's bytes
+ * @win_tried: the window was tried (mapped or not): not again
+ * @drops: by id, the ids of channels in the window the library forgot
+ *	and the kernel still holds: one RMSG_IOC_CHAN_DROP lets them go at
+ *	the end of rmsg_lib_progress() or in rmsg_msg_release(); allocated
+ *	at the first, NULL before
+ * @ndrops: bits set in @drops
  */
 struct rmsg_ep_data {
 	struct rmsg_chan *chans;
@@ -311,6 +325,12 @@ struct rmsg_ep_data {
 	__u64 aside_taken;
 	/* The limit of RMSG_MSG_WAIT calls: ms, -1 for none */
 	int wait_ms;
+	int fd;
+	const unsigned char *win;
+	unsigned int win_shift;
+	bool win_tried;
+	__u64 *drops;
+	__u32 ndrops;
 };
 _Static_assert(sizeof(((struct rmsg_ep_data *)0)->maybe_groups) / 8 <= 64,
 	       "rmsg_ep_data.maybe_words has a bit per word of maybe_groups");

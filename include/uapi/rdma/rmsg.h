@@ -64,6 +64,8 @@
 #define RMSG_FEAT_LINKS		(1ULL << 18)
 /* rmsg_chan_info.block_held and .lease (block leases, lease_blocks) */
 #define RMSG_FEAT_LEASE		(1ULL << 19)
+/* The block window (RMSG_OFF_WINDOW), RMSG_CQE_F_WINDOW, RMSG_IOC_CHAN_DROP */
+#define RMSG_FEAT_BLOCK_WINDOW	(1ULL << 20)
 
 /**
  * struct rmsg_version - RMSG_IOC_VERSION argument
@@ -689,6 +691,13 @@ enum rmsg_cqe_kind {
 	RMSG_CQE_RESUMED	= 7,	/* a STALLED channel is open again */
 };
 #define RMSG_CQE_KIND(flags)	((flags) & 0xff)
+/*
+ * Above the kind, rmsg_cqe.flags carries these bits. RMSG_CQE_F_WINDOW: on
+ * a CONNECTED or ACCEPTED with res 0, the channel's receive block is in
+ * the endpoint's block window and its id is held after the channel's end
+ * until RMSG_IOC_CHAN_DROP lets it go (see RMSG_OFF_WINDOW_BASE).
+ */
+#define RMSG_CQE_F_WINDOW	(1U << 8)
 
 /* Channels per endpoint at most; a module parameter may lower it. */
 #define RMSG_MAX_CHANNELS	65536
@@ -836,6 +845,38 @@ struct rmsg_close {
 #define RMSG_OFF_BLOCK_SHIFT	26	/* room for RMSG_VB_MAX_BLOCK */
 #define RMSG_OFF_BLOCK(channel)	\
 	(RMSG_OFF_BLOCK_BASE + ((__u64)(channel) << RMSG_OFF_BLOCK_SHIFT))
+
+/*
+ * The block window (RMSG_FEAT_BLOCK_WINDOW): every channel's receive block
+ * in one read-only mapping of the endpoint, so that a program with
+ * thousands of channels needs no mapping per channel. It is mapped
+ * PROT_READ and MAP_SHARED (EPERM for a writable mapping, EINVAL for a
+ * private one) at RMSG_OFF_WINDOW(shift), for at most RMSG_MAX_CHANNELS
+ * slots of 1 << shift bytes (EINVAL for more, for a shift out of
+ * RMSG_WINDOW_SHIFT_MIN..RMSG_WINDOW_SHIFT_MAX or below the page size's,
+ * for an offset that is not a window's start, before RMSG_IOC_EP_SETUP).
+ * An endpoint has one shift: the first window mapping fixes it, a
+ * mapping with another fails with EINVAL.
+ *
+ * Channel id's block is at the window's start + (id << shift). A slot
+ * with no block, and the bytes of a slot past its block, read as zero. A
+ * channel whose block is in the window is told so by RMSG_CQE_F_WINDOW
+ * in its CONNECTED or ACCEPTED: a channel opens into the window only
+ * once the window is mapped, and only when its block, rounded up to
+ * pages, fits in a slot. Its slot then keeps its block after its end, and
+ * its id is held: no new channel takes it (RMSG_IOC_CONNECT and accepts
+ * fail with ENOSPC when held ids are all that is left under
+ * max_channels) until the program lets it go with RMSG_IOC_CHAN_DROP,
+ * after which it is held back as any ended channel's is (above). A
+ * program that never maps the window (one on the rings alone) never has
+ * an id held. RMSG_OFF_BLOCK(id) mappings work as before, in the window
+ * or not.
+ */
+#define RMSG_OFF_WINDOW_BASE	(1ULL << 43)
+#define RMSG_WINDOW_SHIFT_MIN	12
+#define RMSG_WINDOW_SHIFT_MAX	20
+#define RMSG_OFF_WINDOW(shift)	\
+	(RMSG_OFF_WINDOW_BASE + ((__u64)(shift) << 37))
 
 #define RMSG_IOC_LISTEN		_IOWR(RMSG_IOC_MAGIC, 0x04, struct rmsg_listen)
 #define RMSG_IOC_CONNECT	_IOWR(RMSG_IOC_MAGIC, 0x05, struct rmsg_connect)
@@ -1369,5 +1410,34 @@ struct rmsg_link_list {
 };
 
 #define RMSG_IOC_LINK_LIST	_IOWR(RMSG_IOC_MAGIC, 0x0f, struct rmsg_link_list)
+
+/* Ids one RMSG_IOC_CHAN_DROP takes at most */
+#define RMSG_CHAN_DROP_MAX	1024
+
+/**
+ * struct rmsg_chan_drop - RMSG_IOC_CHAN_DROP argument: let go of channels
+ *	in the block window (RMSG_FEAT_BLOCK_WINDOW)
+ * @ids: in: user pointer to @count __u32 channel ids
+ * @count: in: ids at @ids, at most RMSG_CHAN_DROP_MAX
+ * @flags: in: zero
+ * @done: out: ids the call acted on
+ * @resv: in: zero
+ *
+ * For each id: one held after its channel's end (RMSG_CQE_F_WINDOW) is
+ * let go of, its slot reads as zero from now on, and the id is held back
+ * as any ended channel's is; a channel that is still alive, with its
+ * block in the window, holds nothing at its end (its slot is cleared
+ * then). Other ids are skipped. Errors: EINVAL for nonzero @flags or
+ * @resv or @count too large, EFAULT for a bad pointer (nothing done).
+ */
+struct rmsg_chan_drop {
+	__u64 ids;
+	__u32 count;
+	__u32 flags;
+	__u32 done;
+	__u32 resv;
+};
+
+#define RMSG_IOC_CHAN_DROP	_IOWR(RMSG_IOC_MAGIC, 0x10, struct rmsg_chan_drop)
 
 #endif /* _UAPI_RDMA_RMSG_H */
