@@ -299,9 +299,19 @@ static bool rmsg_ctrl_peer_broke(const struct ib_wc *wc)
  * and those drain the QP on purpose. A request our side found invalid is
  * no fault of the link but of the peer, which is not one to reconnect to:
  * the channel ends.
+ *
+ * Before the rdma_cm's ESTABLISHED, though, a flush is not the reason:
+ * the rdma_cm moves the QP to the error state when the attempt ends (a
+ * reject, a timeout) before it reports why, and every attempt ends with
+ * an event of its (rmsg_cm.c), which may come after the flush. Taken as
+ * a fault, the flush would end a refused dial with ECONNRESET instead of
+ * ECONNREFUSED (seen once on 6.12, in msg.flag.explicit_accept).
  */
 void rmsg_ctrl_recv_failed(struct rmsg_channel *ch, const struct ib_wc *wc)
 {
+	if (wc->status == IB_WC_WR_FLUSH_ERR &&
+	    !test_bit(RMSG_CHAN_CONNECTED, &ch->flags))
+		return;
 	rmsg_chan_kill_soft(ch, rmsg_ctrl_peer_broke(wc) ? -EPROTO :
 							  -ECONNRESET);
 }

@@ -63,12 +63,12 @@ setup() {
 	mount -t debugfs debugfs /sys/kernel/debug
 	mountpoint -q /sys/kernel/tracing ||
 		mount -t tracefs nodev /sys/kernel/tracing
-	# Under TCG, patching kernel text while both vCPUs run it has left
-	# them spinning in syscall_trace_enter() for minutes: hold the
-	# system-call counter rmsg-perf opens from boot, so that no test
-	# turns its static keys on and off (Documentation/testbed.rst). The
-	# one patch left happens while this shell sleeps in read(): nothing
-	# else enters a system call then.
+	# Under TCG, patching kernel text while another vCPU runs it can
+	# leave that vCPU running the patch's int3 for good (an oops, or a
+	# spin): hold the system-call counter rmsg-perf opens from boot, so
+	# that no test turns its static keys on and off, and make that
+	# patch, like the boot's, while this is the only CPU up (rmsg-vm
+	# boots with maxcpus=1; Documentation/testbed.rst, "Text patching").
 	if [ -x tools/rmsg-perf/rmsg-perf ]; then
 		mkfifo /tmp/syscount-held
 		setsid tools/rmsg-perf/rmsg-perf hold-syscount </dev/null \
@@ -76,6 +76,11 @@ setup() {
 		read -r -t 60 _ </tmp/syscount-held
 		rm -f /tmp/syscount-held
 	fi
+	# A one-vCPU guest has no such file (the boot CPU has none).
+	for cpu in /sys/devices/system/cpu/cpu[0-9]*/online; do
+		[ -e "$cpu" ] || continue
+		[ "$(cat "$cpu")" = 1 ] || echo 1 >"$cpu" || return 1
+	done
 	mkdir -p /dev/pts && mount -t devpts devpts /dev/pts
 	# rdma_rxe needs crc32_generic but does not declare it.
 	for m in crc32_generic rdma_rxe rdma_ucm veth sch_netem; do
