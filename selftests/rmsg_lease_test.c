@@ -69,21 +69,6 @@ static bool chan_info(struct rmsg_ep *ep, unsigned int id,
 	return false;
 }
 
-static bool lease_supported(void)
-{
-	struct rmsg_version ver;
-	int fd = rmsg_node_open();
-	bool ok;
-
-	if (fd < 0)
-		return false;
-	ok = !rmsg_node_version(fd, &ver) &&
-	     (ver.features & RMSG_FEAT_LEASE) &&
-	     (ver.features & RMSG_FEAT_EAGER);
-	close(fd);
-	return ok;
-}
-
 FIXTURE(lease) {
 	struct rmsg_ep *a;	/* listens */
 	struct rmsg_ep *b;	/* connects */
@@ -164,7 +149,7 @@ FIXTURE_SETUP(lease)
 	if (!rmsg_local_addr(&self->addr, 0))
 		SKIP(rmsg_setup_skipped(_metadata); return,
 		     "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
-	if (!lease_supported())
+	if (!rmsg_have_features(RMSG_FEAT_LEASE | RMSG_FEAT_EAGER))
 		SKIP(rmsg_setup_skipped(_metadata); return,
 		     "the module does not announce RMSG_FEAT_LEASE");
 	if (rmsg_read_param("lease_blocks", self->old, sizeof(self->old)) ||

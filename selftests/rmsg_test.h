@@ -96,6 +96,32 @@ static inline long long rmsg_read_number(const char *path)
 	return v;
 }
 
+/* Write @val to a sysfs or procfs file: 0, or -errno, or -EIO. */
+static inline int rmsg_write_number(const char *path, long long val)
+{
+	FILE *f = fopen(path, "we");
+	int ok;
+
+	if (!f)
+		return -errno;
+	ok = fprintf(f, "%lld\n", val) > 0;
+	return fclose(f) || !ok ? -EIO : 0;
+}
+
+/* Does the module announce every feature of @mask (RMSG_FEAT_*)? */
+static inline bool rmsg_have_features(__u64 mask)
+{
+	struct rmsg_version ver;
+	int fd = rmsg_node_open();
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = !rmsg_node_version(fd, &ver) && (ver.features & mask) == mask;
+	close(fd);
+	return ok;
+}
+
 static inline int rmsg_write_param(const char *name, const char *val)
 {
 	int fd = rmsg_open_param(name, O_WRONLY);

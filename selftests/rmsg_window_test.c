@@ -31,44 +31,6 @@
 #define BATCH		64
 #define PG		4096
 
-static bool window_supported(void)
-{
-	struct rmsg_version ver;
-	int fd = rmsg_node_open();
-	bool ok;
-
-	if (fd < 0)
-		return false;
-	ok = !rmsg_node_version(fd, &ver) &&
-	     (ver.features & RMSG_FEAT_EAGER) &&
-	     (ver.features & RMSG_FEAT_BLOCK_WINDOW);
-	close(fd);
-	return ok;
-}
-
-static int read_uint(const char *path, unsigned long *val)
-{
-	FILE *f = fopen(path, "r");
-	int ok;
-
-	if (!f)
-		return -errno;
-	ok = fscanf(f, "%lu", val) == 1;
-	fclose(f);
-	return ok ? 0 : -EIO;
-}
-
-static int write_uint(const char *path, unsigned long val)
-{
-	FILE *f = fopen(path, "w");
-	int ok;
-
-	if (!f)
-		return -errno;
-	ok = fprintf(f, "%lu\n", val) > 0;
-	return fclose(f) || !ok ? -EIO : 0;
-}
-
 /* Lines of /proc/self/maps: the process's mappings. */
 static long map_lines(void)
 {
@@ -129,7 +91,7 @@ static int chan_drop(int fd, const __u32 *ids, __u32 count, __u32 flags,
 FIXTURE(win) {
 	struct sockaddr_in addr;
 	struct rmsg_ep *a, *b;
-	unsigned long saved_max, saved_maps;
+	long long saved_max, saved_maps;
 	bool max_set, maps_set, opened;
 };
 
@@ -138,11 +100,12 @@ FIXTURE_SETUP(win)
 	if (!rmsg_local_addr(&self->addr, 0))
 		SKIP(rmsg_setup_skipped(_metadata); return,
 		     "RMSG_LOCAL_ADDR not set: not run by rmsg-vm");
-	if (!window_supported())
+	if (!rmsg_have_features(RMSG_FEAT_EAGER | RMSG_FEAT_BLOCK_WINDOW))
 		SKIP(rmsg_setup_skipped(_metadata); return,
 		     "the module does not announce RMSG_FEAT_BLOCK_WINDOW");
-	if (read_uint(MAX_CH_PARAM, &self->saved_max) ||
-	    read_uint(MAP_COUNT, &self->saved_maps))
+	self->saved_max = rmsg_read_number(MAX_CH_PARAM);
+	self->saved_maps = rmsg_read_number(MAP_COUNT);
+	if (self->saved_max < 0 || self->saved_maps < 0)
 		SKIP(rmsg_setup_skipped(_metadata); return,
 		     "no %s or %s", MAX_CH_PARAM, MAP_COUNT);
 	/* The library's default shift, whatever the environment says. */
@@ -159,9 +122,9 @@ FIXTURE_TEARDOWN(win)
 		rmsg_ep_drop(&self->b);
 	}
 	if (self->max_set)
-		write_uint(MAX_CH_PARAM, self->saved_max);
+		rmsg_write_number(MAX_CH_PARAM, self->saved_max);
 	if (self->maps_set)
-		write_uint(MAP_COUNT, self->saved_maps);
+		rmsg_write_number(MAP_COUNT, self->saved_maps);
 }
 
 typedef FIXTURE_DATA(win) win_fixture;
@@ -169,7 +132,7 @@ typedef FIXTURE_DATA(win) win_fixture;
 static int set_max_channels(win_fixture *self, unsigned long n)
 {
 	self->max_set = true;
-	return write_uint(MAX_CH_PARAM, n);
+	return rmsg_write_number(MAX_CH_PARAM, n);
 }
 
 /* Both endpoints through librmsg: its first progress maps the window. */
@@ -239,7 +202,7 @@ TEST_F_TIMEOUT(win, beyond_max_map_count, 900)
 	base = map_lines();
 	ASSERT_LT(0, base);
 	self->maps_set = true;
-	ASSERT_EQ(0, write_uint(MAP_COUNT, base + 256));
+	ASSERT_EQ(0, rmsg_write_number(MAP_COUNT, base + 256));
 	ASSERT_EQ(0, open_many(self, MANY, ids));
 	for (i = 0; i < MANY; i++) {
 		v = i;
