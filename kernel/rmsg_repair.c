@@ -350,6 +350,27 @@ static int rmsg_repair_link_accepted(struct rmsg_channel *ch)
 }
 
 /*
+ * Can the repair of a channel on a link not go on? Its device is lost (a
+ * channel cannot follow its carrier to another: its memory is in the
+ * carrier's PD), the carrier ends or leaves its device, the peer reset or
+ * closed the channel. Return: true, with what the channel ends with in
+ * @why.
+ */
+static bool rmsg_repair_link_over(struct rmsg_channel *ch, int *why)
+{
+	if (test_bit(RMSG_CHAN_DEV_LOST, &ch->flags))
+		*why = -ENODEV;
+	else if (test_bit(RMSG_CHAN_PEER_RESET, &ch->flags) ||
+		 !rmsg_carrier_may_repair(ch))
+		*why = -ECONNRESET;
+	else if (test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags))
+		*why = 0;
+	else
+		return false;
+	return true;
+}
+
+/*
  * A step of the repair of a channel on a link. The link is repaired as a
  * whole by its carrier, a channel of its own with a connection of its
  * own (the steps below, rmsg_chan_repair()); each channel on it waits
@@ -358,9 +379,7 @@ static int rmsg_repair_link_accepted(struct rmsg_channel *ch)
  * the link: a RECONNECT from the dialling side, an ACCEPT back. Attempts
  * have no time of their own: an attempt ends with the carrier's
  * connection, or with the peer's refusal, and the repair's deadline is
- * the one bound. A channel cannot follow its carrier to another device
- * (its memory is in the carrier's PD): it ends, as it does when the peer
- * reset it.
+ * the one bound.
  */
 static void rmsg_repair_link(struct rmsg_channel *ch)
 {
@@ -368,23 +387,25 @@ static void rmsg_repair_link(struct rmsg_channel *ch)
 	int ret;
 
 	if (ch->repair.phase == RMSG_REPAIR_DOWN || failed) {
+		/*
+		 * Before the drop, which ends the connection the channel is
+		 * on if it faulted alone: a channel that ends anyway leaves
+		 * the link's other channels alone (its end says so to the
+		 * peer's, rmsg_chan_link_end()).
+		 */
+		if (rmsg_repair_link_over(ch, &ret)) {
+			rmsg_chan_kill(ch, ret);
+			return;
+		}
 		ret = rmsg_repair_link_drop(ch);
 		if (ret) {
 			rmsg_chan_kill(ch, ret == -EBUSY ? ch->resil.last_error :
 					   ret);
 			return;
 		}
-		if (test_bit(RMSG_CHAN_DEV_LOST, &ch->flags)) {
-			rmsg_chan_kill(ch, -ENODEV);
-			return;
-		}
-		if (test_bit(RMSG_CHAN_PEER_RESET, &ch->flags) ||
-		    !rmsg_carrier_may_repair(ch)) {
-			rmsg_chan_kill(ch, -ECONNRESET);
-			return;
-		}
-		if (test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags)) {
-			rmsg_chan_kill(ch, 0);
+		/* What came while it waited for the link. */
+		if (rmsg_repair_link_over(ch, &ret)) {
+			rmsg_chan_kill(ch, ret);
 			return;
 		}
 		rmsg_repair_set_phase(ch, ch->active ? RMSG_REPAIR_BACKOFF :
