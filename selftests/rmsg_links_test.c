@@ -846,6 +846,67 @@ TEST_F_TIMEOUT(links, channels_repair_with_their_link, 600)
 	EXPECT_EQ(0, wait_link_chans(fd, &link, RPR_CHANS + 1, 10000));
 }
 
+/*
+ * The CLOSED event of @ep's channel @id within @ms: 0 with its result in
+ * @res, or -ETIMEDOUT. Other events met meanwhile are dropped.
+ */
+static int closed_of(struct rmsg_ep *ep, __u32 id, int *res, int ms)
+{
+	long deadline = rmsg_now_ms() + ms * rmsg_test_slow();
+	struct rmsg_event ev;
+
+	while (rmsg_now_ms() < deadline) {
+		if (rmsg_lib_event(ep, RMSG_CQE_CLOSED, &ev, 1000))
+			continue;
+		if (ev.channel == id) {
+			*res = ev.res;
+			return 0;
+		}
+	}
+	return -ETIMEDOUT;
+}
+
+/*
+ * A channel closed by its accepting side while the link is repaired:
+ * its end there tells nobody (the link is down) and leaves the link, so
+ * the dialling side's RECONNECT finds no channel and is refused, and
+ * that side ends too (ECONNRESET, or 0 had the close come after the
+ * repair), well before the repair's deadline (repair_timeout_ms, 30 s:
+ * ETIMEDOUT would say the refusal was lost). The link's other channel is
+ * repaired and carries messages both ways.
+ */
+TEST_F_TIMEOUT(links, channel_closed_during_link_repair, 300)
+{
+	int fd = rmsg_ep_fd(self->a);
+	struct rmsg_link_info link;
+	struct rmsg_fault f = { .kind = RMSG_FAULT_QP_ERROR };
+	__u32 a[2], b[2];
+	int k, res = 1;
+
+	if (unordered_skip(_metadata, self->ordered))
+		return;
+	ASSERT_EQ(0, open_link(self->a, self->b, &self->addr, &link));
+	for (k = 0; k < 2; k++)
+		ASSERT_EQ(0, lib_channel(self->a, self->b, &self->addr,
+					 &a[k], &b[k]));
+	ASSERT_EQ(0, wait_link_chans(fd, &link, 2, 10000));
+	f.channel = b[1];
+	ASSERT_EQ(0, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_FAULT, &f));
+	ASSERT_EQ(0, rmsg_chan_close(self->a, a[0], 0));
+	ASSERT_EQ(0, closed_of(self->b, b[0], &res, 20000));
+	EXPECT_TRUE(res == 0 || res == -ECONNRESET) {
+		TH_LOG("the dialling side ended with %d", res);
+	}
+	ASSERT_EQ(0, closed_of(self->a, a[0], &res, 20000));
+	EXPECT_EQ(0, link_echo(self->b, b[1], self->a, a[1], 5, 900,
+			       EVENT_TIMEOUT_MS));
+	EXPECT_EQ(0, link_echo(self->a, a[1], self->b, b[1], 6,
+			       RPR_RNDV_LEN, EVENT_TIMEOUT_MS));
+	EXPECT_EQ(1, all_repaired(self->a, &a[1], 1));
+	EXPECT_EQ(1, all_repaired(self->b, &b[1], 1));
+	EXPECT_EQ(0, wait_link_chans(fd, &link, 1, 10000));
+}
+
 /* --- arrival summaries of channels on a link ----------------------------- */
 
 #define SUM_CHANS	8
