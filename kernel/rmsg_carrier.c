@@ -148,8 +148,10 @@ struct rmsg_carrier_buf {
  * @pd: the carrier's PD on @rdev while @up, else NULL
  * @fence_mr: the carrier's fence MR in @pd while @up (rxe), else NULL
  * @rdev: the carrier's device while @up, else NULL
- * @conn_seq: connections that came up, so far (a channel tells a new
- *	one from the one it set up with)
+ * @conn_seq: the link's connections so far, each counted as its
+ *	receives are posted, before anything arrives on it (a channel tells
+ *	a new one from the one it set up with, and a message from the peer
+ *	is for the connection it came on)
  * @max_inline: bytes @qp takes inline, while @up
  * @max_sge: SGEs per send WR of @qp, while @up
  * @local: the carrier's address of the connection, while @up
@@ -954,6 +956,12 @@ int rmsg_carrier_post_recvs(struct rmsg_channel *ch)
 	c->tx_done = 0;
 	c->ans_head = 0;
 	c->ans_tail = 0;
+	/*
+	 * Counted here, not when the connection comes up: the peer's first
+	 * messages may arrive before our ESTABLISHED (its RTU is handled
+	 * after them), and what they ask is for this connection.
+	 */
+	c->conn_seq++;
 	c->live = true;
 	spin_unlock_bh(&c->lock);
 	for (i = 0; i < RMSG_CARRIER_RECVS; i++) {
@@ -1044,7 +1052,6 @@ void rmsg_carrier_established(struct rmsg_channel *ch)
 		/* rmsg_chan_note_addrs() ran before, in the same handler. */
 		c->local = ch->conn_local;
 		c->peer = ch->conn_peer;
-		c->conn_seq++;
 		WRITE_ONCE(c->up, true);
 		/* Channels being repaired may rejoin (rmsg_carrier_rejoin()). */
 		xa_for_each(&c->chans, id, l)
