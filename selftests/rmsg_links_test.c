@@ -907,6 +907,51 @@ TEST_F_TIMEOUT(links, channel_closed_during_link_repair, 300)
 	EXPECT_EQ(0, wait_link_chans(fd, &link, 1, 10000));
 }
 
+/*
+ * rxe0 removed under channels on the link: they cannot follow the
+ * carrier to another device (their memory is registered in its PD), so
+ * both ends of each end, with an error, within the removal (not at the
+ * repair's deadline), and none stays on the link; once rxe0 is back the
+ * link is repaired and takes a new channel, which carries messages.
+ */
+TEST_F_TIMEOUT(links, channels_end_when_the_link_leaves_its_device, 300)
+{
+	const char *netdev = getenv("RMSG_NETDEV");
+	int fd = rmsg_ep_fd(self->a);
+	struct rmsg_link_info link;
+	__u32 a[2], b[2], a0, b0;
+	int k, res;
+
+	if (!netdev)
+		SKIP(return, "RMSG_NETDEV not set: not run by rmsg-vm");
+	if (unordered_skip(_metadata, self->ordered))
+		return;
+	ASSERT_EQ(0, open_link(self->a, self->b, &self->addr, &link));
+	for (k = 0; k < 2; k++)
+		ASSERT_EQ(0, lib_channel(self->a, self->b, &self->addr,
+					 &a[k], &b[k]));
+	ASSERT_EQ(0, wait_link_chans(fd, &link, 2, 10000));
+	ASSERT_EQ(0, rmsg_sh("rdma link delete rxe0"));
+	for (k = 0; k < 2; k++) {
+		res = 0;
+		EXPECT_EQ(0, closed_of(self->a, a[k], &res, 20000));
+		EXPECT_NE(0, res);
+		EXPECT_NE(-ETIMEDOUT, res);
+		res = 0;
+		EXPECT_EQ(0, closed_of(self->b, b[k], &res, 20000));
+		EXPECT_NE(0, res);
+		EXPECT_NE(-ETIMEDOUT, res);
+	}
+	usleep(500000);
+	ASSERT_EQ(0, rmsg_sh("rdma link add rxe0 type rxe netdev %s", netdev));
+	ASSERT_EQ(0, wait_link_open(fd, &link, 60000));
+	EXPECT_EQ(0, wait_link_chans(fd, &link, 0, 10000));
+	ASSERT_EQ(0, lib_channel(self->a, self->b, &self->addr, &a0, &b0));
+	EXPECT_EQ(0, link_echo(self->b, b0, self->a, a0, 7, 300,
+			       EVENT_TIMEOUT_MS));
+	EXPECT_EQ(0, wait_link_chans(fd, &link, 1, 10000));
+}
+
 /* --- arrival summaries of channels on a link ----------------------------- */
 
 #define SUM_CHANS	8
