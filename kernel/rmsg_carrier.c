@@ -148,8 +148,10 @@ struct rmsg_carrier_buf {
  * @pd: the carrier's PD on @rdev while @up, else NULL
  * @fence_mr: the carrier's fence MR in @pd while @up (rxe), else NULL
  * @rdev: the carrier's device while @up, else NULL
- * @conn_seq: connections that came up, so far (a channel tells a new
- *	one from the one it set up with)
+ * @conn_seq: the link's connections so far, each counted as its
+ *	receives are posted, before anything arrives on it (a channel tells
+ *	a new one from the one it set up with, and a message from the peer
+ *	is for the connection it came on)
  * @max_inline: bytes @qp takes inline, while @up
  * @max_sge: SGEs per send WR of @qp, while @up
  * @local: the carrier's address of the connection, while @up
@@ -157,8 +159,13 @@ struct rmsg_carrier_buf {
  * @share: the send queue room of the channels on the link; its wait
  *	queue is where channels leaving the link and rmsg_carrier_quiesce()
  *	wait
- * @nr_chans: channels attached (they hold @qp, @pd and @rdev until they
+ * @nr_chans: channels attached (they hold @pd and @rdev until they
  *	detach)
+ * @on_qp: of those, channels on @qp (or on the last QP, while the
+ *	connection is down): rmsg_carrier_quiesce() waits for none to be
+ * @evicting: the carrier leaves its device or ends: channels on the link
+ *	are not repaired, and none attaches, until a connection comes up on
+ *	a device again
  * @accepts: HELLO CONNECTs taken and not answered yet
  *	(rmsg_carrier_accept_take())
  * @chans: the channels on the link (struct rmsg_lchan), by link id
@@ -196,6 +203,8 @@ struct rmsg_carrier {
 	union rmsg_sockaddr peer;
 	struct rmsg_wr_share share;
 	u32 nr_chans;
+	u32 on_qp;
+	bool evicting;
 	u32 accepts;
 	struct xarray chans;
 	u32 next_id;
@@ -226,15 +235,20 @@ struct rmsg_carrier {
  * @hello_due: @hello waits for the link, before anything in @q
  * @hello: its HELLO, ready to encode
  * @in_flight: its messages posted and not completed
- * @seq: the carrier's connection it attached on (its QP is the channel's)
+ * @seq: the carrier's connection it attached or last rejoined on
+ * @on_qp: it uses that connection's QP (counted in @c->on_qp)
+ * @answer: the peer's HELLO its repair waits for, kept by the op that
+ *	took it (a RECONNECT to the accepting side, an ACCEPT to the
+ *	dialling side; rmsg_carrier_answer_put())
+ * @answer_due: @answer is there and not taken yet
+ * @answer_seq: the connection @answer came on
  * @leave_entry: in @c->leaving while the channel's end waits for the
  *	link, else empty
  * @leave_by: when that wait is over (jiffies)
  * @leave_ended: it waited RMSG_CARRIER_CLOSE_MS for the peer and had
  *	the connection ended; @leave_by is RMSG_CARRIER_END_MS later
  *
- * All under @c->lock, but @ch, @id, @c and @seq, fixed from attach to
- * detach.
+ * All under @c->lock, but @ch, @id and @c, fixed from attach to detach.
  */
 struct rmsg_lchan {
 	struct rmsg_carrier *c;
@@ -247,6 +261,10 @@ struct rmsg_lchan {
 	struct rmsg_lmsg hello;
 	u32 in_flight;
 	u32 seq;
+	bool on_qp;
+	struct rmsg_hello answer;
+	bool answer_due;
+	u32 answer_seq;
 	struct list_head leave_entry;
 	unsigned long leave_by;
 	bool leave_ended;
@@ -260,6 +278,24 @@ static void rmsg_carrier_leave_check(struct rmsg_carrier *c,
 static void rmsg_carrier_leave_check_all(struct rmsg_carrier *c);
 static void rmsg_carrier_leave_timeout(struct timer_list *t);
 static void rmsg_carrier_send_done(struct ib_cq *cq, struct ib_wc *wc);
+
+/*
+ * Is @l's channel on the connection that is up now (attached or rejoined
+ * on it, and not let go of its QP)? Under the lock. Only then may its
+ * messages go, and the peer's reach it, but for the last word of a
+ * channel's end (its CLOSE or RESET): that one goes and comes on any
+ * connection, so that an end is heard while the other side repairs.
+ */
+static bool rmsg_carrier_joined(const struct rmsg_carrier *c,
+				const struct rmsg_lchan *l)
+{
+	return c->up && l->on_qp && l->seq == c->conn_seq;
+}
+
+static bool rmsg_carrier_last_word(u8 type)
+{
+	return type == RMSG_CTRL_CLOSE || type == RMSG_CTRL_RESET;
+}
 
 static int rmsg_carrier_post_recv(struct rmsg_carrier_buf *buf)
 {
@@ -429,15 +465,16 @@ static void rmsg_carrier_down(struct rmsg_carrier *c)
 	if (!was_up)
 		return;
 	/*
-	 * Every channel on the link ends with the connection (their repair
-	 * with the link's is the next step): each is faulted, stops posting,
-	 * waits for its work requests to be flushed, and detaches, which
-	 * rmsg_carrier_quiesce() waits for before the QP goes. Only channels
-	 * attached while the connection was up are in the table (attach
-	 * takes none while it is down), so none escapes.
+	 * Every channel on the link is faulted with the connection: each
+	 * stops posting, waits for its work requests to be flushed, and
+	 * lets go of the QP (a repair, rmsg_repair.c) or detaches (its end),
+	 * which rmsg_carrier_quiesce() waits for before the QP goes. Only
+	 * channels attached or rejoined while the connection was up use it
+	 * (neither happens while it is down), so none escapes.
 	 */
 	xa_for_each(&c->chans, id, l)
-		rmsg_chan_kill_soft(l->ch, -ECONNRESET);
+		if (l->on_qp)
+			rmsg_chan_kill_soft(l->ch, -ECONNRESET);
 	rmsg_carrier_leave_check_all(c);
 	wake_up_all(&c->share.wq);
 }
@@ -518,6 +555,14 @@ static int rmsg_carrier_hello_in(struct rmsg_carrier *c,
 
 	if (!connect)
 		l = xa_load(&c->chans, m->chan);
+	/*
+	 * A RECONNECT, and an ACCEPT once the peer's end is known, come from
+	 * that end: any other is for a channel we do not have.
+	 */
+	if (l && (m->hello.kind == RMSG_HELLO_RECONNECT ||
+		  rmsg_link_chan_valid(l->peer_id)) &&
+	    m->hello.channel != l->peer_id)
+		l = NULL;
 	if ((connect || l) && rmsg_carrier_ops && rmsg_carrier_ops->hello) {
 		int ret = rmsg_carrier_ops->hello(c, l ? l->ch : NULL, m);
 
@@ -573,7 +618,13 @@ static int rmsg_carrier_take(struct rmsg_carrier *c, const struct rmsg_lmsg *m)
 	default:
 		/* A channel's: its handlers, as on a direct connection. */
 		l = xa_load(&c->chans, m->chan);
-		if (!l) {
+		/*
+		 * A channel being repaired hears only HELLOs until it is on
+		 * this connection; the peer's end sends nothing else before
+		 * (rmsg_repair.c), but for its last word.
+		 */
+		if (!l || (!rmsg_carrier_joined(c, l) &&
+			   !rmsg_carrier_last_word(m->type))) {
 			c->stats.dropped++;
 			return 0;
 		}
@@ -671,6 +722,9 @@ static void rmsg_carrier_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		/* Its end may wait for its last message (its CLOSE). */
 		if (!l->in_flight && list_empty(&l->want_entry))
 			rmsg_carrier_leave_check(c, l);
+		/* A repair letting go of the QP waits for its last one. */
+		if (!l->in_flight)
+			wake_up_all(&c->share.wq);
 	}
 	if (ok)
 		ret = rmsg_carrier_push(ch);
@@ -769,16 +823,39 @@ int rmsg_carrier_dev_create(struct rmsg_channel *ch)
 	return ret;
 }
 
-/* Off its device: the buffers' mappings go (no QP uses them any more). */
+/*
+ * The carrier leaves its device, or ends: the channels on the link cannot
+ * go with it (their memory is registered in its PD on the device), so
+ * each is ended, and this waits until all detached, their memory out of
+ * the PD. No lock held: their ends run on rmsg_teardown_wq and wait for
+ * nothing of the carrier's but its lock. Until a connection comes up on
+ * a device again, no channel attaches or is repaired.
+ */
+static void rmsg_carrier_evict(struct rmsg_carrier *c)
+{
+	struct rmsg_lchan *l;
+	unsigned long id;
+
+	spin_lock_bh(&c->lock);
+	c->evicting = true;
+	rmsg_carrier_down(c);
+	xa_for_each(&c->chans, id, l)
+		rmsg_chan_kill_soft(l->ch, -ECONNRESET);
+	spin_unlock_bh(&c->lock);
+	wait_event(c->share.wq, !READ_ONCE(c->nr_chans));
+}
+
+/*
+ * Off its device: the channels on the link end (rmsg_carrier_evict()),
+ * and the buffers' mappings go (no QP uses them any more).
+ */
 void rmsg_carrier_dev_release(struct rmsg_channel *ch)
 {
 	struct rmsg_carrier *c = ch->carrier;
 
 	if (!c)
 		return;
-	spin_lock_bh(&c->lock);
-	rmsg_carrier_down(c);
-	spin_unlock_bh(&c->lock);
+	rmsg_carrier_evict(c);
 	rmsg_carrier_unmap(ch, c->rx, RMSG_CARRIER_RECVS, DMA_FROM_DEVICE);
 	rmsg_carrier_unmap(ch, c->tx, RMSG_CARRIER_SENDS, DMA_TO_DEVICE);
 }
@@ -879,6 +956,12 @@ int rmsg_carrier_post_recvs(struct rmsg_channel *ch)
 	c->tx_done = 0;
 	c->ans_head = 0;
 	c->ans_tail = 0;
+	/*
+	 * Counted here, not when the connection comes up: the peer's first
+	 * messages may arrive before our ESTABLISHED (its RTU is handled
+	 * after them), and what they ask is for this connection.
+	 */
+	c->conn_seq++;
 	c->live = true;
 	spin_unlock_bh(&c->lock);
 	for (i = 0; i < RMSG_CARRIER_RECVS; i++) {
@@ -944,11 +1027,14 @@ void rmsg_carrier_stats(struct rmsg_channel *ch,
  *
  * From here until the connection's first failed completion, channels may
  * send on the link, and a channel that dials finds the connection's QP,
- * PD and device here (rmsg_carrier_up()). Callable under chan_lock.
+ * PD and device here (rmsg_carrier_up()), and the channels being
+ * repaired are told to rejoin it. Callable under chan_lock.
  */
 void rmsg_carrier_established(struct rmsg_channel *ch)
 {
 	struct rmsg_carrier *c = ch->carrier;
+	struct rmsg_lchan *l;
+	unsigned long id;
 	int ret = 0;
 
 	if (!c)
@@ -956,6 +1042,7 @@ void rmsg_carrier_established(struct rmsg_channel *ch)
 	spin_lock_bh(&c->lock);
 	/* A failure before now was this connection's: it stays down. */
 	if (c->live) {
+		c->evicting = false;
 		c->qp = ch->conn->qp;
 		c->pd = ch->dev.pd;
 		c->fence_mr = ch->dev.fence_mr;
@@ -965,8 +1052,11 @@ void rmsg_carrier_established(struct rmsg_channel *ch)
 		/* rmsg_chan_note_addrs() ran before, in the same handler. */
 		c->local = ch->conn_local;
 		c->peer = ch->conn_peer;
-		c->conn_seq++;
 		WRITE_ONCE(c->up, true);
+		/* Channels being repaired may rejoin (rmsg_carrier_rejoin()). */
+		xa_for_each(&c->chans, id, l)
+			if (!l->on_qp)
+				queue_work(rmsg_wq, &l->ch->work);
 		ret = rmsg_carrier_push(ch);
 	}
 	spin_unlock_bh(&c->lock);
@@ -998,12 +1088,16 @@ bool rmsg_carrier_up(struct rmsg_carrier *c)
  *	destroyed; with no lock held, since the channels' ends take theirs
  *
  * Every channel on the link was faulted when the connection went down
- * (rmsg_carrier_down()); each one's end deregisters its memory from the
- * carrier's PD and detaches. Once this returns none is attached, so the
- * QP may be destroyed and the PD freed (rmsg_chan_dev_release()): the
- * lifetime rule of struct rmsg_carrier_conn. Finite: a channel's end
- * waits only for its own work requests, flushed by the drain, and for the
- * connection's end, which is here.
+ * (rmsg_carrier_down()); each one's repair lets go of the QP
+ * (rmsg_carrier_qp_release()), and each one's end detaches. Once this
+ * returns none uses the QP, so it may be destroyed: the lifetime rule of
+ * struct rmsg_carrier_conn. The channels being repaired keep their
+ * memory in the carrier's PD, which stays while the carrier stays on its
+ * device. A carrier that ends or leaves its device (@ch DYING, or its
+ * device lost) ends the channels on the link instead and waits until
+ * all detached (rmsg_carrier_evict()), so that the PD may go too. Finite:
+ * a channel waits only for its own work requests, flushed by the drain,
+ * and for the connection's end, which is here.
  */
 void rmsg_carrier_quiesce(struct rmsg_channel *ch)
 {
@@ -1011,10 +1105,37 @@ void rmsg_carrier_quiesce(struct rmsg_channel *ch)
 
 	if (!c)
 		return;
+	if (READ_ONCE(ch->state) == RMSG_CHAN_DYING ||
+	    test_bit(RMSG_CHAN_DEV_LOST, &ch->flags)) {
+		rmsg_carrier_evict(c);
+		return;
+	}
 	spin_lock_bh(&c->lock);
 	rmsg_carrier_down(c);
 	spin_unlock_bh(&c->lock);
-	wait_event(c->share.wq, !READ_ONCE(c->nr_chans));
+	wait_event(c->share.wq, !READ_ONCE(c->on_qp));
+}
+
+/*
+ * @l's channel goes on the connection that is up: @conn is filled in with
+ * it. Under the lock.
+ */
+static void rmsg_carrier_join(struct rmsg_carrier *c, struct rmsg_lchan *l,
+			      struct rmsg_carrier_conn *conn)
+{
+	conn->qp = c->qp;
+	conn->pd = c->pd;
+	conn->fence_mr = c->fence_mr;
+	conn->rdev = c->rdev;
+	conn->share = &c->share;
+	conn->max_inline = c->max_inline;
+	conn->max_sge = c->max_sge;
+	conn->local = c->local;
+	conn->peer = c->peer;
+	conn->seq = c->conn_seq;
+	l->seq = c->conn_seq;
+	l->on_qp = true;
+	c->on_qp++;
 }
 
 /**
@@ -1037,7 +1158,7 @@ void rmsg_carrier_quiesce(struct rmsg_channel *ch)
  *
  * Return: 0; -ENOMEM; -EBUSY when the link has RMSG_LINK_CHAN_MAX - 1
  * channels (the last id is the probes'); -ENOTCONN when the carrier ended
- * or its connection is down.
+ * or its connection is down, or it leaves its device.
  */
 int rmsg_carrier_attach(struct rmsg_carrier *c, struct rmsg_channel *ch,
 			struct rmsg_carrier_conn *conn)
@@ -1070,7 +1191,7 @@ int rmsg_carrier_attach(struct rmsg_carrier *c, struct rmsg_channel *ch,
 	if (ret < 0)
 		goto fail;
 	spin_lock_bh(&c->lock);
-	if (c->ch && c->up) {
+	if (c->ch && c->up && !c->evicting) {
 		/* Into the reserved slot: nothing to allocate. */
 		ret = xa_err(xa_store(&c->chans, l->id, l, GFP_NOWAIT));
 		WARN_ON_ONCE(ret);
@@ -1078,17 +1199,7 @@ int rmsg_carrier_attach(struct rmsg_carrier *c, struct rmsg_channel *ch,
 		ret = -ENOTCONN;
 	}
 	if (!ret) {
-		conn->qp = c->qp;
-		conn->pd = c->pd;
-		conn->fence_mr = c->fence_mr;
-		conn->rdev = c->rdev;
-		conn->share = &c->share;
-		conn->max_inline = c->max_inline;
-		conn->max_sge = c->max_sge;
-		conn->local = c->local;
-		conn->peer = c->peer;
-		conn->seq = c->conn_seq;
-		l->seq = c->conn_seq;
+		rmsg_carrier_join(c, l, conn);
 		c->nr_chans++;
 		c->stats.chans_total++;
 	}
@@ -1139,9 +1250,11 @@ void rmsg_carrier_detach(struct rmsg_channel *ch)
 		for (i = 0; i < RMSG_CARRIER_SENDS; i++)
 			if (c->tx[i].owner == l)
 				c->tx[i].owner = NULL;
+	if (l->on_qp)
+		c->on_qp--;
 	c->nr_chans--;
 	/* rmsg_carrier_quiesce() may wait for the last one. */
-	if (!c->nr_chans)
+	if (!c->nr_chans || !c->on_qp)
 		wake_up_all(&c->share.wq);
 	spin_unlock_bh(&c->lock);
 	ch->lchan = NULL;
@@ -1392,9 +1505,10 @@ static void rmsg_carrier_want(struct rmsg_carrier *c, struct rmsg_lchan *l)
  * goes before the channel's control messages; a newer HELLO that finds it
  * still waiting takes its place. Its completion goes to the hello_sent op.
  *
- * Return: 0; -ENOTCONN while the link's connection is not up; -EINVAL
- * for a hello the peer would take as a broken link (or one that is not
- * a CONNECT before the peer's end is known).
+ * Return: 0; -ENOTCONN while the channel is not on the connection that
+ * is up (rmsg_carrier_rejoin()); -EINVAL for a hello the peer would take
+ * as a broken link (or one that is not a CONNECT before the peer's end is
+ * known).
  */
 int rmsg_carrier_hello(struct rmsg_channel *ch, const struct rmsg_hello *h,
 		       u16 port)
@@ -1410,7 +1524,7 @@ int rmsg_carrier_hello(struct rmsg_channel *ch, const struct rmsg_hello *h,
 	spin_lock_bh(&c->lock);
 	if (!connect && !rmsg_link_chan_valid(l->peer_id)) {
 		ret = -EINVAL;
-	} else if (!c->up) {
+	} else if (!rmsg_carrier_joined(c, l)) {
 		ret = -ENOTCONN;
 	} else {
 		memset(&l->hello, 0, sizeof(l->hello));
@@ -1512,7 +1626,8 @@ static int rmsg_carrier_ctrl_queue(struct rmsg_channel *ch, unsigned int idx,
 	spin_lock_bh(&c->lock);
 	replace = idx != RMSG_CTRL_READY_BUF &&
 		  rmsg_link_ctrlq_queued(&l->q, kind);
-	if (!c->up || !rmsg_link_chan_valid(l->peer_id)) {
+	if (!c->up || !rmsg_link_chan_valid(l->peer_id) ||
+	    (!rmsg_carrier_joined(c, l) && !rmsg_carrier_last_word(type))) {
 		ret = -ECONNRESET;
 	} else if (!replace && !once &&
 		   test_and_set_bit(rmsg_ctrl_busy_bit(idx), &ch->flags)) {
@@ -1523,6 +1638,174 @@ static int rmsg_carrier_ctrl_queue(struct rmsg_channel *ch, unsigned int idx,
 	}
 	spin_unlock_bh(&c->lock);
 	return ret;
+}
+
+/**
+ * rmsg_carrier_may_repair() - may a channel on a link be repaired?
+ * @ch: a channel on a link
+ *
+ * Return: false once the carrier ended or leaves its device
+ * (rmsg_carrier_evict()): the channel's memory is in the carrier's PD
+ * there, and its repair would need the link on the same device.
+ */
+bool rmsg_carrier_may_repair(struct rmsg_channel *ch)
+{
+	struct rmsg_carrier *c = ch->lchan->c;
+	bool ok;
+
+	spin_lock_bh(&c->lock);
+	ok = c->ch && !c->evicting;
+	spin_unlock_bh(&c->lock);
+	return ok;
+}
+
+/**
+ * rmsg_carrier_break() - end the link's connection a channel is on
+ * @ch: a channel on a link, faulted (its repair's first step)
+ *
+ * A channel that faulted alone, while the connection it is on is up,
+ * cannot be repaired by itself: the peer may still be writing into its
+ * block, and only the connection's end stops that. So the connection
+ * ends, and every channel on the link is repaired with it. Nothing when
+ * the channel is not on the connection that is up (it ended already).
+ */
+void rmsg_carrier_break(struct rmsg_channel *ch)
+{
+	struct rmsg_lchan *l = ch->lchan;
+	struct rmsg_carrier *c = l->c;
+
+	spin_lock_bh(&c->lock);
+	if (c->ch && rmsg_carrier_joined(c, l))
+		rmsg_chan_kill_soft(c->ch, -ECONNRESET);
+	spin_unlock_bh(&c->lock);
+}
+
+/**
+ * rmsg_carrier_qp_release() - a channel on a link lets go of the QP
+ * @ch: a channel on a link, faulted, posting no more (tx_live false)
+ *
+ * What it has waiting for the link is dropped (reported as not sent), and
+ * rmsg_carrier_quiesce() no longer waits for it. It stays attached: its
+ * link id, its peer's, and its memory in the carrier's PD stay, until it
+ * rejoins a later connection (rmsg_carrier_rejoin()) or ends.
+ */
+void rmsg_carrier_qp_release(struct rmsg_channel *ch)
+{
+	struct rmsg_lchan *l = ch->lchan;
+	struct rmsg_carrier *c = l->c;
+
+	spin_lock_bh(&c->lock);
+	rmsg_carrier_drop(l);
+	if (l->on_qp) {
+		l->on_qp = false;
+		if (!--c->on_qp)
+			wake_up_all(&c->share.wq);
+	}
+	spin_unlock_bh(&c->lock);
+}
+
+/**
+ * rmsg_carrier_link_idle() - wait until no link message of a channel's
+ *	is in flight
+ * @ch: a channel on a link that let go of the QP (rmsg_carrier_qp_release())
+ *
+ * Each completes, or is flushed once the connection ended; its report
+ * (rmsg_ctrl_sent()) then comes before the channel frees its control
+ * buffers for the next connection. Finite, as rmsg_wr_link_wait().
+ */
+void rmsg_carrier_link_idle(struct rmsg_channel *ch)
+{
+	struct rmsg_lchan *l = ch->lchan;
+	struct rmsg_carrier *c = l->c;
+
+	wait_event(c->share.wq, !READ_ONCE(l->in_flight));
+}
+
+/**
+ * rmsg_carrier_rejoin() - a channel being repaired goes on the link's
+ *	new connection
+ * @ch: a channel on a link that let go of the QP, in its work
+ * @conn: filled in with the connection, as rmsg_carrier_attach() does
+ * @answer: for the accepting side, the RECONNECT to answer, taken here
+ *	(it must have come on this connection); NULL for the dialling side
+ *
+ * Only a connection newer than the one the channel left: that one ended,
+ * or ends (rmsg_carrier_break()). From here the channel's messages go on
+ * it, and the peer's reach the channel.
+ *
+ * Return: 0; -ENOTCONN while no newer connection is up, or the carrier
+ * leaves its device; -EAGAIN when @answer is asked for and no RECONNECT
+ * came on this connection yet.
+ */
+int rmsg_carrier_rejoin(struct rmsg_channel *ch, struct rmsg_carrier_conn *conn,
+			struct rmsg_hello *answer)
+{
+	struct rmsg_lchan *l = ch->lchan;
+	struct rmsg_carrier *c = l->c;
+	int ret = 0;
+
+	spin_lock_bh(&c->lock);
+	if (!c->ch || !c->up || c->evicting || l->on_qp ||
+	    l->seq == c->conn_seq)
+		ret = -ENOTCONN;
+	else if (answer && (!l->answer_due || l->answer_seq != c->conn_seq))
+		ret = -EAGAIN;
+	if (!ret) {
+		if (answer) {
+			*answer = l->answer;
+			l->answer_due = false;
+		}
+		rmsg_carrier_join(c, l, conn);
+	}
+	spin_unlock_bh(&c->lock);
+	return ret;
+}
+
+/**
+ * rmsg_carrier_answer_put() - keep the peer's HELLO for a channel's repair
+ * @ch: the channel it names, on a link
+ * @m: a RECONNECT (for the accepting side) or a repair's ACCEPT (for the
+ *	dialling side); its channel becomes the peer's endpoint id of the
+ *	channel, as in a REQ or REP
+ *
+ * For the hello op, in softirq under the carrier's lock: the channel's
+ * work takes it (rmsg_carrier_rejoin(), rmsg_carrier_answer_take()). A
+ * newer one takes the place of one not taken.
+ */
+void rmsg_carrier_answer_put(struct rmsg_channel *ch, const struct rmsg_lmsg *m)
+{
+	struct rmsg_lchan *l = ch->lchan;
+
+	lockdep_assert_held(&l->c->lock);
+	l->answer = m->hello;
+	l->answer.channel = m->ep_chan;
+	l->answer_due = true;
+	l->answer_seq = l->c->conn_seq;
+}
+
+/**
+ * rmsg_carrier_answer_take() - the peer's ACCEPT of a channel's repair
+ * @ch: the dialling side, rejoined, in its work
+ * @answer: filled in
+ *
+ * Return: whether one came on the connection the channel rejoined.
+ */
+bool rmsg_carrier_answer_take(struct rmsg_channel *ch,
+			      struct rmsg_hello *answer)
+{
+	struct rmsg_lchan *l = ch->lchan;
+	struct rmsg_carrier *c = l->c;
+	bool ok;
+
+	spin_lock_bh(&c->lock);
+	ok = l->answer_due && l->answer_seq == l->seq &&
+	     rmsg_carrier_joined(c, l);
+	if (ok) {
+		*answer = l->answer;
+		l->answer_due = false;
+	}
+	spin_unlock_bh(&c->lock);
+	return ok;
 }
 
 /**

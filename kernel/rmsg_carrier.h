@@ -85,13 +85,16 @@ struct rmsg_lmsg;
  * @peer: the peer's
  * @seq: which of the link's connections it is
  *
- * Lifetime: valid while the channel stays attached. The carrier destroys
- * @qp, and leaves @rdev and frees @pd and @fence_mr, only after every channel attached
- * to it detached (rmsg_carrier_quiesce()), and a channel is attached only
- * while the connection is up: so a channel may use these, without a lock
- * or a reference of its own, from rmsg_carrier_attach() until it calls
- * rmsg_carrier_detach(), provided it posts nothing once the connection
- * ended (it is faulted then, and stops).
+ * Lifetime: @qp is valid while the channel is on it: from
+ * rmsg_carrier_attach() or rmsg_carrier_rejoin() until it lets go
+ * (rmsg_carrier_qp_release(), or its detach), since the carrier destroys
+ * a QP only once no channel is on it (rmsg_carrier_quiesce()), and a
+ * channel goes on it only while the connection is up; the channel posts
+ * nothing once the connection ended (it is faulted then, and stops). @pd,
+ * @fence_mr and @rdev are valid while the channel stays attached: the
+ * carrier leaves its device, freeing them, only after every channel on
+ * the link detached (rmsg_carrier_evict()). So a channel uses these
+ * without a lock or a reference of its own.
  */
 struct rmsg_carrier_conn {
 	struct ib_qp *qp;
@@ -164,6 +167,17 @@ int rmsg_carrier_hello(struct rmsg_channel *ch, const struct rmsg_hello *h,
 u32 rmsg_carrier_seq(struct rmsg_carrier *c);
 int rmsg_carrier_answer(struct rmsg_carrier *c, u32 seq, u32 peer_chan,
 			int err);
+
+bool rmsg_carrier_may_repair(struct rmsg_channel *ch);
+void rmsg_carrier_break(struct rmsg_channel *ch);
+void rmsg_carrier_qp_release(struct rmsg_channel *ch);
+void rmsg_carrier_link_idle(struct rmsg_channel *ch);
+int rmsg_carrier_rejoin(struct rmsg_channel *ch, struct rmsg_carrier_conn *conn,
+			struct rmsg_hello *answer);
+void rmsg_carrier_answer_put(struct rmsg_channel *ch,
+			     const struct rmsg_lmsg *m);
+bool rmsg_carrier_answer_take(struct rmsg_channel *ch,
+			      struct rmsg_hello *answer);
 
 void rmsg_carrier_on_link(const struct rmsg_carrier_ops *ops);
 void rmsg_carrier_init_module(void);

@@ -293,9 +293,10 @@ int rmsg_chan_inject(struct rmsg_channel *ch, u32 kind, u64 arg)
 	switch (kind) {
 	case RMSG_FAULT_QP_ERROR:
 		/*
-		 * On a link the QP is the carrier's: its error ends every
-		 * channel on the link, of every user, as a device's fatal
-		 * error does (rmsg_ctl_fault()).
+		 * On a link the QP is the carrier's: its error breaks the
+		 * connection of every channel on the link, of every user, as
+		 * a device's fatal error does (rmsg_ctl_fault()); all are
+		 * repaired with the link.
 		 */
 		if (ch->lchan && !capable(CAP_NET_ADMIN))
 			return -EPERM;

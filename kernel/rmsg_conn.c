@@ -652,14 +652,9 @@ void rmsg_chan_release_verbs(struct rmsg_channel *ch, bool in_handler)
 	if (conn && conn->qp && ch->dev.borrowed) {
 		/*
 		 * On a link: the QP is the carrier's. The channel's end waited
-		 * for its work requests (rmsg_carrier_leave()); it lets
-		 * go of the QP, under both locks as its readers hold either.
+		 * for its work requests (rmsg_carrier_leave()).
 		 */
-		mutex_lock(&ch->ep->chan_lock);
-		mutex_lock(&ch->ep->lock);
-		conn->qp = NULL;
-		mutex_unlock(&ch->ep->lock);
-		mutex_unlock(&ch->ep->chan_lock);
+		rmsg_chan_link_let_go(ch);
 	} else if (conn && conn->qp) {
 		/* Afterwards no completion can touch the channel. */
 		rmsg_qp_drain(conn->cm_id, conn->qp, in_handler);
@@ -752,6 +747,25 @@ u32 rmsg_chan_hello(struct rmsg_channel *ch, u8 kind,
 
 /* --- a channel on a link ---------------------------------------------- */
 
+/*
+ * @ch uses the link's connection @cc from here: its QP, and what the
+ * channel shows of its addresses.
+ */
+static void rmsg_chan_link_conn_set(struct rmsg_channel *ch,
+				    const struct rmsg_carrier_conn *cc)
+{
+	mutex_lock(&ch->ep->chan_lock);
+	ch->conn_local = cc->local;
+	ch->conn_peer = cc->peer;
+	/* Readers of the connection hold either lock (struct rmsg_conn). */
+	mutex_lock(&ch->ep->lock);
+	ch->conn->qp = cc->qp;
+	ch->conn->max_inline = cc->max_inline;
+	ch->conn->max_sge = cc->max_sge;
+	mutex_unlock(&ch->ep->lock);
+	mutex_unlock(&ch->ep->chan_lock);
+}
+
 /**
  * rmsg_chan_link_setup() - put a channel on a link's connection
  * @ch: a channel attached to the link (rmsg_carrier_attach()), on no
@@ -809,16 +823,54 @@ int rmsg_chan_link_setup(struct rmsg_channel *ch,
 	}
 	rmsg_rndv_init(ch, rmsg_rd_depth(ibdev));
 	rmsg_wr_link_set(ch, cc->share);
+	rmsg_chan_link_conn_set(ch, cc);
+	return 0;
+}
+
+/**
+ * rmsg_chan_link_let_go() - a channel on a link leaves the carrier's QP
+ * @ch: a channel on a link, posting no more: faulted (a repair's first
+ *	step) or ending
+ *
+ * Its connection has no QP from here (under both locks, as its readers
+ * hold either), and the carrier no longer waits for it before the QP
+ * goes (rmsg_carrier_qp_release()). The block, its MR and the carrier's
+ * PD stay: a repair on the same device keeps them.
+ */
+void rmsg_chan_link_let_go(struct rmsg_channel *ch)
+{
 	mutex_lock(&ch->ep->chan_lock);
-	ch->conn_local = cc->local;
-	ch->conn_peer = cc->peer;
-	/* Readers of the connection hold either lock (struct rmsg_conn). */
 	mutex_lock(&ch->ep->lock);
-	ch->conn->qp = cc->qp;
-	ch->conn->max_inline = cc->max_inline;
-	ch->conn->max_sge = cc->max_sge;
+	if (ch->conn)
+		ch->conn->qp = NULL;
 	mutex_unlock(&ch->ep->lock);
 	mutex_unlock(&ch->ep->chan_lock);
+	rmsg_carrier_qp_release(ch);
+}
+
+/**
+ * rmsg_chan_link_rejoin() - a channel being repaired goes on the link's
+ *	new connection
+ * @ch: a channel on a link that let go of the QP, in its work
+ * @answer: for the accepting side, the peer's RECONNECT, taken here; NULL
+ *	for the dialling side
+ *
+ * The carrier is on the device the channel's memory is registered on:
+ * a carrier that leaves its device ends the channels on its link first.
+ *
+ * Return: what rmsg_carrier_rejoin() returns.
+ */
+int rmsg_chan_link_rejoin(struct rmsg_channel *ch, struct rmsg_hello *answer)
+{
+	struct rmsg_carrier_conn cc;
+	int ret;
+
+	ret = rmsg_carrier_rejoin(ch, &cc, answer);
+	if (ret)
+		return ret;
+	if (WARN_ON_ONCE(cc.pd != ch->dev.pd))
+		return -ENODEV;
+	rmsg_chan_link_conn_set(ch, &cc);
 	return 0;
 }
 
@@ -864,24 +916,30 @@ int rmsg_chan_link_hello(struct rmsg_channel *ch, u8 kind, u16 port)
  * channel, which registers nothing at open), none goes: the peer's came
  * with its hello (rmsg_link_chan.c), ours went with ours.
  *
+ * A repair (the channel RECOVERING, the peer's hello of the repair taken
+ * by rmsg_data_resume()) goes the same way, but keeps the block's
+ * registration: on the same device, in the same PD, its MR stays valid.
+ *
  * Return: 0, -EPROTO for an ACCEPT that is not one, or the post's error.
  */
 int rmsg_chan_link_up(struct rmsg_channel *ch)
 {
 	bool ready = !test_bit(RMSG_CHAN_HELLO_READY, &ch->flags);
+	bool repair = READ_ONCE(ch->state) == RMSG_CHAN_RECOVERING;
 	u64 arg;
 	int ret;
 
 	if (ch->active && ch->peer.kind != RMSG_HELLO_ACCEPT)
 		return -EPROTO;
 	/* Leases both ways or none (rmsg_lease_setup()). */
-	if (ch->active) {
+	if (ch->active && !repair) {
 		ret = rmsg_lease_peer(ch);
 		if (ret)
 			return ret;
 	}
 	set_bit(RMSG_CHAN_CONNECTED, &ch->flags);
-	ret = rmsg_block_register(ch);
+	ret = test_bit(RMSG_CHAN_REGISTERED, &ch->flags) ? 0 :
+	      rmsg_block_register(ch);
 	if (ret)
 		return ret;
 	/* On a leased channel the lease messages follow the READY. */

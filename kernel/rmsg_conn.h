@@ -40,6 +40,8 @@ int rmsg_chan_link_setup(struct rmsg_channel *ch,
 			 const struct rmsg_carrier_conn *cc);
 int rmsg_chan_link_hello(struct rmsg_channel *ch, u8 kind, u16 port);
 int rmsg_chan_link_up(struct rmsg_channel *ch);
+void rmsg_chan_link_let_go(struct rmsg_channel *ch);
+int rmsg_chan_link_rejoin(struct rmsg_channel *ch, struct rmsg_hello *answer);
 void rmsg_conn_param(struct rmsg_channel *ch, struct rdma_cm_id *id,
 		     struct rdma_conn_param *param,
 		     struct rmsg_conn_data *data, u32 len);

@@ -460,10 +460,10 @@ void rmsg_chan_stalled(struct rmsg_channel *ch)
 /* Can a connection fault with @error be repaired on this channel? */
 static bool rmsg_chan_repairable(struct rmsg_channel *ch, int error)
 {
-	/* On a link the repair is the link's, which is not built yet. */
-	if (ch->lchan)
-		return false;
-	/* Nor is the lease resume point (Documentation/design.rst). */
+	/*
+	 * The lease resume point is not built yet (Documentation/design.rst),
+	 * on a link or not.
+	 */
 	if (ch->lease.on)
 		return false;
 	if (!ch->retain.shadow || !rmsg_chan_repair_ms(ch) ||

@@ -12,7 +12,9 @@
  * (rmsg_cm_request(): charged to the listener's owner, the same limits),
  * puts it on the carrier's connection and answers with its HELLO ACCEPT,
  * or refuses the CONNECT with the errno the connection request would have
- * been rejected with. A carrier takes at most RMSG_CARRIER_ACCEPTS
+ * been rejected with. A RECONNECT or a repair's ACCEPT is kept for the
+ * repair of the channel it names (rmsg_repair.c). A carrier takes at
+ * most RMSG_CARRIER_ACCEPTS
  * CONNECTs at a time (the rest are refused, EBUSY), so that a peer's
  * flood of them costs bounded memory. An ACCEPT for a dialling channel
  * is its ESTABLISHED; the ACCEPT's send is the accepting side's.
@@ -73,6 +75,72 @@ static void rmsg_lc_peer_hello(struct rmsg_channel *ch,
 }
 
 /*
+ * A RECONNECT for @ch, the accepting side of a channel on the link, from
+ * the peer's end of it (the carrier checked the link ids): the peer
+ * repairs the channel, and its hello says where its stream stands. Kept
+ * for the channel's work, which answers it once the channel is off the
+ * last connection and on this one (rmsg_repair.c). A channel still OPEN
+ * is faulted (the peer saw the connection's end first); one whose repair
+ * answered an earlier RECONNECT already gives that attempt up: the peer
+ * dials again only when its attempt failed. Softirq, under the carrier's
+ * lock. Return: 0, or why not (a negative errno).
+ */
+static int rmsg_lc_reconnect_take(struct rmsg_channel *ch,
+				  const struct rmsg_lmsg *m)
+{
+	enum rmsg_chan_state state = READ_ONCE(ch->state);
+	struct rmsg_hello h = m->hello;
+
+	/* As a listener judges a RECONNECT (rmsg_cm_repair_request()). */
+	if (ch->active || !ch->retain.shadow || ch->lease.on ||
+	    (state != RMSG_CHAN_OPEN && state != RMSG_CHAN_RECOVERING))
+		return -ENOENT;
+	h.channel = m->ep_chan;
+	switch (rmsg_repair_match(ch->peer.incarnation, ch->peer.channel,
+				  READ_ONCE(ch->resil.epoch), &h)) {
+	case RMSG_REPAIR_ACCEPT:
+		break;
+	case RMSG_REPAIR_STALE:
+		return -ESTALE;
+	default:
+		return -ENOENT;
+	}
+	rmsg_carrier_answer_put(ch, m);
+	if (state == RMSG_CHAN_OPEN ||
+	    test_bit(RMSG_CHAN_LINK_ANSWERED, &ch->flags))
+		rmsg_chan_kill_soft(ch, -ECONNRESET);
+	else
+		queue_work(rmsg_wq, &ch->work);
+	return 0;
+}
+
+/*
+ * The ACCEPT of @ch's repair, the dialling side's (the carrier checked
+ * the link ids): for the attempt under way, its RECONNECT's epoch, from
+ * the same peer endpoint, once. Kept for the channel's work, which
+ * resumes from it (rmsg_repair.c). Softirq, under the carrier's lock.
+ * Return: 0, or why not (a negative errno).
+ */
+static int rmsg_lc_reaccept_take(struct rmsg_channel *ch,
+				 const struct rmsg_lmsg *m)
+{
+	if (READ_ONCE(ch->repair.phase) != RMSG_REPAIR_DIALING ||
+	    m->hello.epoch != READ_ONCE(ch->resil.epoch))
+		return -ENOENT;
+	/* A stranger now: the peer's endpoint restarted. */
+	if (m->hello.incarnation != ch->peer.incarnation)
+		return -ECONNRESET;
+	if (test_and_set_bit(RMSG_CHAN_LINK_ANSWERED, &ch->flags))
+		return -EPROTO;
+	rmsg_carrier_answer_put(ch, m);
+	/* The answer before the bit: the work reads it after. */
+	smp_mb__before_atomic();
+	set_bit(RMSG_CHAN_LINK_UP, &ch->flags);
+	queue_work(rmsg_wq, &ch->work);
+	return 0;
+}
+
+/*
  * A HELLO arrived on a link: a CONNECT for a listener of ours (@ch NULL),
  * or the ACCEPT of a channel of ours that dialled. Softirq, under the
  * carrier's lock. Return: 0 when taken, else why not (a negative errno).
@@ -100,6 +168,9 @@ static int rmsg_lc_hello_take(struct rmsg_carrier *c, struct rmsg_channel *ch,
 		queue_delayed_work(rmsg_wq, &rmsg_lc.work, 0);
 		return 0;
 	case RMSG_HELLO_ACCEPT:
+		if (ch->active &&
+		    READ_ONCE(ch->state) == RMSG_CHAN_RECOVERING)
+			return rmsg_lc_reaccept_take(ch, m);
 		/* Only a dialling channel waits for one, and only once. */
 		if (!ch->active || READ_ONCE(ch->state) != RMSG_CHAN_CONNECTING)
 			return -ENOENT;
@@ -121,9 +192,10 @@ static int rmsg_lc_hello_take(struct rmsg_carrier *c, struct rmsg_channel *ch,
 		set_bit(RMSG_CHAN_LINK_UP, &ch->flags);
 		queue_work(rmsg_wq, &ch->work);
 		return 0;
+	case RMSG_HELLO_RECONNECT:
+		return rmsg_lc_reconnect_take(ch, m);
 	default:
-		/* A RECONNECT: channels on a link are not repaired yet. */
-		return -EOPNOTSUPP;
+		return -EPROTO;
 	}
 }
 
@@ -136,12 +208,18 @@ static int rmsg_lc_hello(struct rmsg_carrier *c, struct rmsg_channel *ch,
 
 /*
  * The peer refused a HELLO of @ch's: our CONNECT (no listener, its
- * limits), or our ACCEPT (its dialling channel is gone). It has no end
+ * limits), our ACCEPT (its dialling channel is gone), or our RECONNECT
+ * (its end of the channel is gone, or cannot be repaired). It has no end
  * for the channel (the carrier forgot the peer's id): the channel ends,
- * with @err.
+ * with @err; a repair ends as a reset by the peer would end it.
  */
 static void rmsg_lc_refused(struct rmsg_channel *ch, int err)
 {
+	if (READ_ONCE(ch->state) == RMSG_CHAN_RECOVERING) {
+		set_bit(RMSG_CHAN_PEER_RESET, &ch->flags);
+		rmsg_chan_kill_soft(ch, -ECONNRESET);
+		return;
+	}
 	rmsg_chan_kill_soft(ch, -err);
 }
 

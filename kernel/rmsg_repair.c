@@ -5,8 +5,8 @@
  *
  * Layer (Documentation/design.rst, "Layers"): of the module's files it
  * calls only these, all below it: rmsg_carrier.c, rmsg_cm.c,
- * rmsg_conn.c, rmsg_cq.c, rmsg_data.c, rmsg_devices.c and
- * rmsg_lifecycle.c.
+ * rmsg_conn.c, rmsg_cq.c, rmsg_data.c, rmsg_devices.c, rmsg_lifecycle.c
+ * and rmsg_wr.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -33,6 +33,7 @@
 #include "rmsg_lifecycle.h"
 #include "rmsg_repair.h"
 #include "rmsg_trace.h"
+#include "rmsg_wr.h"
 
 static unsigned int repair_attempt_ms = 5000;
 module_param(repair_attempt_ms, uint, 0644);
@@ -255,6 +256,197 @@ static void rmsg_repair_done(struct rmsg_channel *ch)
 	}
 }
 
+/* --- repair on a link ------------------------------------------------- */
+
+/*
+ * DOWN on a link: off the carrier's QP, once nothing of ours is on it,
+ * keeping everything that outlives connections; on a link that is the
+ * device too (the block's MR in the carrier's PD). A channel that faulted
+ * alone ends the connection it is on first: only that stops the peer's
+ * writes into its block (rmsg_carrier_break()).
+ */
+static int rmsg_repair_link_drop(struct rmsg_channel *ch)
+{
+	rmsg_carrier_break(ch);
+	rmsg_chan_link_let_go(ch);
+	/* Their completions, flushed or not, come before the next ones. */
+	rmsg_wr_link_wait(ch);
+	rmsg_carrier_link_idle(ch);
+	clear_bit(RMSG_CHAN_CONNECTED, &ch->flags);
+	clear_bit(RMSG_CHAN_PEER_READY, &ch->flags);
+	clear_bit(RMSG_CHAN_HELLO_READY, &ch->flags);
+	clear_bit(RMSG_CHAN_ATTEMPT_FAILED, &ch->flags);
+	clear_bit(RMSG_CHAN_LINK_UP, &ch->flags);
+	clear_bit(RMSG_CHAN_LINK_ANSWERED, &ch->flags);
+	/* Errors from here on are the next attempt's. */
+	WRITE_ONCE(ch->soft_error, 1);
+	return rmsg_data_suspend(ch);
+}
+
+/*
+ * BACKOFF on a link, the dialling side: as soon as the carrier has a new
+ * connection, rejoin it and send the RECONNECT there (DIALING). Until
+ * then the channel waits: rmsg_carrier_established() runs its work.
+ */
+static int rmsg_repair_link_dial(struct rmsg_channel *ch)
+{
+	int ret;
+
+	ret = rmsg_chan_link_rejoin(ch, NULL);
+	if (ret)
+		return ret == -ENOTCONN ? 0 : ret;
+	mutex_lock(&ch->ep->chan_lock);
+	ch->resil.epoch++;
+	ch->resil.attempts++;
+	mutex_unlock(&ch->ep->chan_lock);
+	rmsg_repair_set_phase(ch, RMSG_REPAIR_DIALING);
+	return rmsg_chan_link_hello(ch, RMSG_HELLO_RECONNECT, 0);
+}
+
+/*
+ * WAITING on a link, the accepting side: once the peer's RECONNECT came
+ * on the carrier's new connection, rejoin it, resume where the peer's
+ * stream stands and answer with our ACCEPT (ACCEPTING), which says where
+ * ours stands. Until then the channel waits: the RECONNECT's arrival
+ * runs its work (rmsg_link_chan.c).
+ */
+static int rmsg_repair_link_adopt(struct rmsg_channel *ch)
+{
+	struct rmsg_hello peer;
+	int ret;
+
+	ret = rmsg_chan_link_rejoin(ch, &peer);
+	if (ret)
+		return ret == -ENOTCONN || ret == -EAGAIN ? 0 : ret;
+	mutex_lock(&ch->ep->chan_lock);
+	/* The dialling side's attempt: the ACCEPT answers it. */
+	ch->resil.epoch = peer.epoch;
+	ch->resil.attempts++;
+	mutex_unlock(&ch->ep->chan_lock);
+	set_bit(RMSG_CHAN_LINK_ANSWERED, &ch->flags);
+	rmsg_repair_set_phase(ch, RMSG_REPAIR_ACCEPTING);
+	ret = rmsg_data_resume(ch, &peer);
+	if (!ret)
+		ret = rmsg_chan_link_hello(ch, RMSG_HELLO_ACCEPT, 0);
+	return ret;
+}
+
+/*
+ * DIALING on a link, the peer's ACCEPT arrived: resume where its stream
+ * stands, then register and send READY as a first connection does.
+ */
+static int rmsg_repair_link_accepted(struct rmsg_channel *ch)
+{
+	struct rmsg_hello peer;
+	int ret;
+
+	/* It came on a connection that ended since: the next one. */
+	if (!rmsg_carrier_answer_take(ch, &peer))
+		return -ECONNRESET;
+	ret = rmsg_data_resume(ch, &peer);
+	if (!ret)
+		ret = rmsg_chan_link_up(ch);
+	return ret;
+}
+
+/*
+ * Can the repair of a channel on a link not go on? Its device is lost (a
+ * channel cannot follow its carrier to another: its memory is in the
+ * carrier's PD), the carrier ends or leaves its device, the peer reset or
+ * closed the channel. Return: true, with what the channel ends with in
+ * @why.
+ */
+static bool rmsg_repair_link_over(struct rmsg_channel *ch, int *why)
+{
+	if (test_bit(RMSG_CHAN_DEV_LOST, &ch->flags))
+		*why = -ENODEV;
+	else if (test_bit(RMSG_CHAN_PEER_RESET, &ch->flags) ||
+		 !rmsg_carrier_may_repair(ch))
+		*why = -ECONNRESET;
+	else if (test_bit(RMSG_CHAN_PEER_CLOSED, &ch->flags))
+		*why = 0;
+	else
+		return false;
+	return true;
+}
+
+/*
+ * A step of the repair of a channel on a link. The link is repaired as a
+ * whole by its carrier, a channel of its own with a connection of its
+ * own (the steps below, rmsg_chan_repair()); each channel on it waits
+ * for the carrier's next connection, rejoins it, and resumes by the
+ * hellos a connection of its own would carry in its REQ and REP, sent on
+ * the link: a RECONNECT from the dialling side, an ACCEPT back. Attempts
+ * have no time of their own: an attempt ends with the carrier's
+ * connection, or with the peer's refusal, and the repair's deadline is
+ * the one bound.
+ */
+static void rmsg_repair_link(struct rmsg_channel *ch)
+{
+	bool failed = test_and_clear_bit(RMSG_CHAN_ATTEMPT_FAILED, &ch->flags);
+	int ret;
+
+	if (ch->repair.phase == RMSG_REPAIR_DOWN || failed) {
+		/*
+		 * Before the drop, which ends the connection the channel is
+		 * on if it faulted alone: a channel that ends anyway leaves
+		 * the link's other channels alone (its end says so to the
+		 * peer's, rmsg_chan_link_end()).
+		 */
+		if (rmsg_repair_link_over(ch, &ret)) {
+			rmsg_chan_kill(ch, ret);
+			return;
+		}
+		ret = rmsg_repair_link_drop(ch);
+		if (ret) {
+			rmsg_chan_kill(ch, ret == -EBUSY ? ch->resil.last_error :
+					   ret);
+			return;
+		}
+		/* What came while it waited for the link. */
+		if (rmsg_repair_link_over(ch, &ret)) {
+			rmsg_chan_kill(ch, ret);
+			return;
+		}
+		rmsg_repair_set_phase(ch, ch->active ? RMSG_REPAIR_BACKOFF :
+						       RMSG_REPAIR_WAITING);
+		rmsg_repair_wake_at(ch, ch->repair.deadline);
+	}
+
+	switch (ch->repair.phase) {
+	case RMSG_REPAIR_BACKOFF:
+		ret = rmsg_repair_link_dial(ch);
+		break;
+	case RMSG_REPAIR_WAITING:
+		ret = rmsg_repair_link_adopt(ch);
+		break;
+	case RMSG_REPAIR_DIALING:
+		ret = test_and_clear_bit(RMSG_CHAN_LINK_UP, &ch->flags) ?
+		      rmsg_repair_link_accepted(ch) : 0;
+		break;
+	case RMSG_REPAIR_ACCEPTING:
+		ret = test_and_clear_bit(RMSG_CHAN_LINK_UP, &ch->flags) ?
+		      rmsg_chan_link_up(ch) : 0;
+		break;
+	default:
+		return;
+	}
+	if (ret == -EPROTO) {
+		rmsg_chan_kill(ch, ret);
+		return;
+	}
+	if (ret) {
+		rmsg_chan_fault(ch, ret);
+		return;
+	}
+	if ((ch->repair.phase == RMSG_REPAIR_DIALING ||
+	     ch->repair.phase == RMSG_REPAIR_ACCEPTING) &&
+	    test_bit(RMSG_CHAN_CONNECTED, &ch->flags) &&
+	    test_bit(RMSG_CHAN_REGISTERED, &ch->flags) &&
+	    test_bit(RMSG_CHAN_PEER_READY, &ch->flags))
+		rmsg_repair_done(ch);
+}
+
 /*
  * One step of a repair (the life cycle at the top of rmsg_lifecycle.c). Runs in
  * the channel's work, so steps never overlap; rdma_cm handlers, the timer
@@ -282,6 +474,10 @@ void rmsg_chan_repair(struct rmsg_channel *ch)
 	now = jiffies;
 	if (time_after_eq(now, deadline)) {
 		rmsg_chan_kill(ch, -ETIMEDOUT);
+		return;
+	}
+	if (ch->lchan) {
+		rmsg_repair_link(ch);
 		return;
 	}
 	failed = test_and_clear_bit(RMSG_CHAN_ATTEMPT_FAILED, &ch->flags) ||

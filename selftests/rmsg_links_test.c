@@ -25,8 +25,9 @@
  * not on a connection of its own: many channels open, each carries
  * messages both ways, eager and rendezvous, byte for byte, and they close
  * leaving the link up with no channel on it. A port nothing listens on is
- * refused (ECONNREFUSED) through the link. The link's end ends the
- * channels on it (their repair with the link is the next step).
+ * refused (ECONNREFUSED) through the link. When the link's connection
+ * breaks, the channels on it are repaired with it, every message
+ * delivered once and in order.
  *
  * Only a device that places a write's bytes in order carries channels on
  * a link: one that does not (rxe on 6.12 under a CPU without FSRM, as in
@@ -684,46 +685,271 @@ TEST_F_TIMEOUT(links, no_listener_is_refused_on_the_link, 180)
 	EXPECT_EQ(0, chan_repairs(fd, link.ep_id, link.channel));
 }
 
+/* --- channels repaired with their link ----------------------------------- */
+
+#define RPR_CHANS	4
+/* Messages per channel before the fault, and as many during the repair. */
+#define RPR_MSGS	6
+/* Message 3 of each batch goes by rendezvous (above the eager limit). */
+#define RPR_RNDV_LEN	70000
+
+static unsigned char rpr_out[RPR_RNDV_LEN], rpr_in[RPR_RNDV_LEN + 1];
+
+/* Message @i of channel @k: its length, its bytes in @buf. */
+static size_t rpr_msg(unsigned char *buf, int k, int i)
+{
+	size_t len = i % RPR_MSGS == 3 ? RPR_RNDV_LEN : 24 + 211 * i + k, j;
+
+	for (j = 0; j < len; j++)
+		buf[j] = (unsigned char)(k * 41 + i * 17 + j * 5 + (j >> 9));
+	return len;
+}
+
+/*
+ * Message @i of channel @k from @tx's channel @ct, the send retried while
+ * the channel has no room (a repair holds sends back): 0 or the error.
+ */
+static int rpr_send(struct rmsg_ep *tx, __u32 ct, int k, int i)
+{
+	long deadline = rmsg_now_ms() + EVENT_TIMEOUT_MS * rmsg_test_slow();
+	size_t len = rpr_msg(rpr_out, k, i);
+	struct rmsg_event ev[16];
+	int ret;
+
+	do {
+		ret = rmsg_msg_send(tx, ct, rpr_out, len, RMSG_SEND_COPY, i);
+		if (ret == -EAGAIN) {
+			rmsg_ep_progress(tx, ev, 16);
+			rmsg_ep_wait(tx, 10);
+		}
+	} while (ret == -EAGAIN && rmsg_now_ms() < deadline);
+	return ret;
+}
+
+/*
+ * The next message on @rx's channel @cr must be message @i of channel
+ * @k, byte for byte: 0, -EIO for other bytes or length, or the error.
+ * @tx's events (its sends' completions) are taken meanwhile.
+ */
+static int rpr_recv(struct rmsg_ep *rx, __u32 cr, struct rmsg_ep *tx,
+		    int k, int i, int timeout_ms)
+{
+	long deadline = rmsg_now_ms() + timeout_ms * rmsg_test_slow();
+	size_t len = rpr_msg(rpr_out, k, i);
+	struct rmsg_event ev[16];
+	int ret;
+
+	do {
+		rmsg_ep_progress(tx, ev, 16);
+		ret = rmsg_msg_recv(rx, cr, rpr_in, sizeof(rpr_in), 0);
+		if (ret == -EAGAIN) {
+			rmsg_ep_progress(rx, ev, 16);
+			rmsg_ep_wait(rx, 10);
+		}
+	} while (ret == -EAGAIN && rmsg_now_ms() < deadline);
+	if (ret < 0)
+		return ret;
+	return (size_t)ret == len && !memcmp(rpr_in, rpr_out, len) ? 0 : -EIO;
+}
+
+/*
+ * How many of @ids (@n of them) of the endpoint @ep are OPEN with at least
+ * one repair, or a negative errno.
+ */
+static int all_repaired(struct rmsg_ep *ep, const __u32 *ids, int n)
+{
+	struct rmsg_chan_info *chans = NULL;
+	int i, j, cnt, good = 0;
+	__u32 ep_id;
+
+	cnt = rmsg_node_channels(rmsg_ep_fd(ep), 0, &chans, &ep_id);
+	if (cnt < 0)
+		return cnt;
+	for (i = 0; i < n; i++)
+		for (j = 0; j < cnt; j++)
+			if (chans[j].ep_id == ep_id && chans[j].channel == ids[i] &&
+			    chans[j].state == RMSG_CHAN_INFO_OPEN &&
+			    chans[j].repairs >= 1)
+				good++;
+	free(chans);
+	return good;
+}
+
 /*
  * The link's connection breaks (a QP error on it, through a channel on
- * the link: their QP is the carrier's): every channel on it ends with an
- * error, cleanly (no channel left on the link), and the link is repaired
- * and takes new channels.
+ * the link: their QP is the carrier's): the carrier is repaired, and
+ * every channel on it with it, each resuming where its stream stood.
+ * Messages sent before the fault and not read yet, and messages sent
+ * while the link is down, eager and rendezvous, all arrive once, in
+ * order, byte for byte; the channels carry messages both ways after, all
+ * OPEN with a repair counted at both ends; the link keeps its channels
+ * and takes new ones.
  */
-TEST_F_TIMEOUT(links, channels_end_with_their_link, 240)
+TEST_F_TIMEOUT(links, channels_repair_with_their_link, 600)
 {
 	int fd = rmsg_ep_fd(self->a);
 	struct rmsg_link_info link;
 	struct rmsg_fault f = { .kind = RMSG_FAULT_QP_ERROR };
-	struct rmsg_event ev;
-	__u32 a[4], b[4];
-	int i, ended = 0;
+	__u32 a[RPR_CHANS], b[RPR_CHANS], a0, b0;
+	long deadline;
+	int i, k, good;
 
 	if (unordered_skip(_metadata, self->ordered))
 		return;
 	ASSERT_EQ(0, open_link(self->a, self->b, &self->addr, &link));
-	for (i = 0; i < 4; i++)
+	for (k = 0; k < RPR_CHANS; k++)
 		ASSERT_EQ(0, lib_channel(self->a, self->b, &self->addr,
-					 &a[i], &b[i]));
-	ASSERT_EQ(0, wait_link_chans(fd, &link, 4, 10000));
+					 &a[k], &b[k]));
+	ASSERT_EQ(0, wait_link_chans(fd, &link, RPR_CHANS, 10000));
 	ASSERT_EQ(0, link_echo(self->b, b[1], self->a, a[1], 1, 500,
 			       EVENT_TIMEOUT_MS));
+	/* Sent, and left unread in the receive blocks across the fault. */
+	for (k = 0; k < RPR_CHANS; k++)
+		for (i = 0; i < RPR_MSGS; i++)
+			ASSERT_EQ(0, rpr_send(self->b, b[k], k, i));
 	/* Endpoint 0: the caller's own, @b's. */
 	f.channel = b[1];
 	ASSERT_EQ(0, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_FAULT, &f));
-	for (i = 0; i < 4; i++) {
-		if (rmsg_lib_event(self->b, RMSG_CQE_CLOSED, &ev,
-				   30000 * rmsg_test_slow()))
-			break;
-		EXPECT_NE(0, ev.res);
-		ended++;
+	/* Sent while the link is repaired (held back, or sent again). */
+	for (k = 0; k < RPR_CHANS; k++)
+		for (i = RPR_MSGS; i < 2 * RPR_MSGS; i++)
+			ASSERT_EQ(0, rpr_send(self->b, b[k], k, i));
+	for (k = 0; k < RPR_CHANS; k++)
+		for (i = 0; i < 2 * RPR_MSGS; i++)
+			ASSERT_EQ(0, rpr_recv(self->a, a[k], self->b, k, i,
+					      60000)) {
+				TH_LOG("channel %d, message %d", k, i);
+			}
+	for (k = 0; k < RPR_CHANS; k++) {
+		EXPECT_EQ(0, link_echo(self->b, b[k], self->a, a[k], 20 + k,
+				       300 + k, EVENT_TIMEOUT_MS));
+		EXPECT_EQ(0, link_echo(self->a, a[k], self->b, b[k], 40 + k,
+				       RPR_RNDV_LEN + k, EVENT_TIMEOUT_MS));
 	}
-	EXPECT_EQ(4, ended);
+	/* Both ends of every channel: OPEN again, a repair counted. */
+	deadline = rmsg_now_ms() + 30000 * rmsg_test_slow();
+	do {
+		good = all_repaired(self->a, a, RPR_CHANS) +
+		       all_repaired(self->b, b, RPR_CHANS);
+		if (good == 2 * RPR_CHANS)
+			break;
+		usleep(50000);
+	} while (rmsg_now_ms() < deadline);
+	EXPECT_EQ(2 * RPR_CHANS, good);
+	/* The link is up with the same channels, its carrier repaired. */
 	ASSERT_EQ(0, wait_link_open(fd, &link, 60000));
-	EXPECT_EQ(0, wait_link_chans(fd, &link, 0, 30000));
-	ASSERT_EQ(0, lib_channel(self->a, self->b, &self->addr, &a[0], &b[0]));
-	EXPECT_EQ(0, link_echo(self->b, b[0], self->a, a[0], 9, 300,
+	EXPECT_EQ(0, wait_link_chans(fd, &link, RPR_CHANS, 30000));
+	EXPECT_LE(1, chan_repairs(fd, link.ep_id, link.channel));
+	ASSERT_EQ(0, lib_channel(self->a, self->b, &self->addr, &a0, &b0));
+	EXPECT_EQ(0, link_echo(self->b, b0, self->a, a0, 9, 300,
 			       EVENT_TIMEOUT_MS));
+	EXPECT_EQ(0, wait_link_chans(fd, &link, RPR_CHANS + 1, 10000));
+}
+
+/*
+ * The CLOSED event of @ep's channel @id within @ms: 0 with its result in
+ * @res, or -ETIMEDOUT. Other events met meanwhile are dropped.
+ */
+static int closed_of(struct rmsg_ep *ep, __u32 id, int *res, int ms)
+{
+	long deadline = rmsg_now_ms() + ms * rmsg_test_slow();
+	struct rmsg_event ev;
+
+	while (rmsg_now_ms() < deadline) {
+		if (rmsg_lib_event(ep, RMSG_CQE_CLOSED, &ev, 1000))
+			continue;
+		if (ev.channel == id) {
+			*res = ev.res;
+			return 0;
+		}
+	}
+	return -ETIMEDOUT;
+}
+
+/*
+ * A channel closed by its accepting side while the link is repaired:
+ * its end there tells nobody (the link is down) and leaves the link, so
+ * the dialling side's RECONNECT finds no channel and is refused, and
+ * that side ends too (ECONNRESET, or 0 had the close come after the
+ * repair), well before the repair's deadline (repair_timeout_ms, 30 s:
+ * ETIMEDOUT would say the refusal was lost). The link's other channel is
+ * repaired and carries messages both ways.
+ */
+TEST_F_TIMEOUT(links, channel_closed_during_link_repair, 300)
+{
+	int fd = rmsg_ep_fd(self->a);
+	struct rmsg_link_info link;
+	struct rmsg_fault f = { .kind = RMSG_FAULT_QP_ERROR };
+	__u32 a[2], b[2];
+	int k, res = 1;
+
+	if (unordered_skip(_metadata, self->ordered))
+		return;
+	ASSERT_EQ(0, open_link(self->a, self->b, &self->addr, &link));
+	for (k = 0; k < 2; k++)
+		ASSERT_EQ(0, lib_channel(self->a, self->b, &self->addr,
+					 &a[k], &b[k]));
+	ASSERT_EQ(0, wait_link_chans(fd, &link, 2, 10000));
+	f.channel = b[1];
+	ASSERT_EQ(0, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_FAULT, &f));
+	ASSERT_EQ(0, rmsg_chan_close(self->a, a[0], 0));
+	ASSERT_EQ(0, closed_of(self->b, b[0], &res, 20000));
+	EXPECT_TRUE(res == 0 || res == -ECONNRESET) {
+		TH_LOG("the dialling side ended with %d", res);
+	}
+	ASSERT_EQ(0, closed_of(self->a, a[0], &res, 20000));
+	EXPECT_EQ(0, link_echo(self->b, b[1], self->a, a[1], 5, 900,
+			       EVENT_TIMEOUT_MS));
+	EXPECT_EQ(0, link_echo(self->a, a[1], self->b, b[1], 6,
+			       RPR_RNDV_LEN, EVENT_TIMEOUT_MS));
+	EXPECT_EQ(1, all_repaired(self->a, &a[1], 1));
+	EXPECT_EQ(1, all_repaired(self->b, &b[1], 1));
+	EXPECT_EQ(0, wait_link_chans(fd, &link, 1, 10000));
+}
+
+/*
+ * rxe0 removed under channels on the link: they cannot follow the
+ * carrier to another device (their memory is registered in its PD), so
+ * both ends of each end, with an error, within the removal (not at the
+ * repair's deadline), and none stays on the link; once rxe0 is back the
+ * link is repaired and takes a new channel, which carries messages.
+ */
+TEST_F_TIMEOUT(links, channels_end_when_the_link_leaves_its_device, 300)
+{
+	const char *netdev = getenv("RMSG_NETDEV");
+	int fd = rmsg_ep_fd(self->a);
+	struct rmsg_link_info link;
+	__u32 a[2], b[2], a0, b0;
+	int k, res;
+
+	if (!netdev)
+		SKIP(return, "RMSG_NETDEV not set: not run by rmsg-vm");
+	if (unordered_skip(_metadata, self->ordered))
+		return;
+	ASSERT_EQ(0, open_link(self->a, self->b, &self->addr, &link));
+	for (k = 0; k < 2; k++)
+		ASSERT_EQ(0, lib_channel(self->a, self->b, &self->addr,
+					 &a[k], &b[k]));
+	ASSERT_EQ(0, wait_link_chans(fd, &link, 2, 10000));
+	ASSERT_EQ(0, rmsg_sh("rdma link delete rxe0"));
+	for (k = 0; k < 2; k++) {
+		res = 0;
+		EXPECT_EQ(0, closed_of(self->a, a[k], &res, 20000));
+		EXPECT_NE(0, res);
+		EXPECT_NE(-ETIMEDOUT, res);
+		res = 0;
+		EXPECT_EQ(0, closed_of(self->b, b[k], &res, 20000));
+		EXPECT_NE(0, res);
+		EXPECT_NE(-ETIMEDOUT, res);
+	}
+	usleep(500000);
+	ASSERT_EQ(0, rmsg_sh("rdma link add rxe0 type rxe netdev %s", netdev));
+	ASSERT_EQ(0, wait_link_open(fd, &link, 60000));
+	EXPECT_EQ(0, wait_link_chans(fd, &link, 0, 10000));
+	ASSERT_EQ(0, lib_channel(self->a, self->b, &self->addr, &a0, &b0));
+	EXPECT_EQ(0, link_echo(self->b, b0, self->a, a0, 7, 300,
+			       EVENT_TIMEOUT_MS));
+	EXPECT_EQ(0, wait_link_chans(fd, &link, 1, 10000));
 }
 
 /* --- arrival summaries of channels on a link ----------------------------- */
