@@ -847,23 +847,26 @@ TEST_F_TIMEOUT(links, channels_repair_with_their_link, 600)
 }
 
 /*
- * The CLOSED event of @ep's channel @id within @ms: 0 with its result in
- * @res, or -ETIMEDOUT. Other events met meanwhile are dropped.
+ * The CLOSED events of @ep's @n channels @ids, in any order, within @ms:
+ * 0 with their results in @res, or -ETIMEDOUT.
  */
-static int closed_of(struct rmsg_ep *ep, __u32 id, int *res, int ms)
+static int closed_all(struct rmsg_ep *ep, const __u32 *ids, int *res, int n,
+		      int ms)
 {
 	long deadline = rmsg_now_ms() + ms * rmsg_test_slow();
 	struct rmsg_event ev;
+	int i, left = n;
 
-	while (rmsg_now_ms() < deadline) {
+	while (left && rmsg_now_ms() < deadline) {
 		if (rmsg_lib_event(ep, RMSG_CQE_CLOSED, &ev, 1000))
 			continue;
-		if (ev.channel == id) {
-			*res = ev.res;
-			return 0;
-		}
+		for (i = 0; i < n; i++)
+			if (ev.channel == ids[i]) {
+				res[i] = ev.res;
+				left--;
+			}
 	}
-	return -ETIMEDOUT;
+	return left ? -ETIMEDOUT : 0;
 }
 
 /*
@@ -893,11 +896,11 @@ TEST_F_TIMEOUT(links, channel_closed_during_link_repair, 300)
 	f.channel = b[1];
 	ASSERT_EQ(0, ioctl(rmsg_ep_fd(self->b), RMSG_IOC_FAULT, &f));
 	ASSERT_EQ(0, rmsg_chan_close(self->a, a[0], 0));
-	ASSERT_EQ(0, closed_of(self->b, b[0], &res, 20000));
+	ASSERT_EQ(0, closed_all(self->b, &b[0], &res, 1, 20000));
 	EXPECT_TRUE(res == 0 || res == -ECONNRESET) {
 		TH_LOG("the dialling side ended with %d", res);
 	}
-	ASSERT_EQ(0, closed_of(self->a, a[0], &res, 20000));
+	ASSERT_EQ(0, closed_all(self->a, &a[0], &res, 1, 20000));
 	EXPECT_EQ(0, link_echo(self->b, b[1], self->a, a[1], 5, 900,
 			       EVENT_TIMEOUT_MS));
 	EXPECT_EQ(0, link_echo(self->a, a[1], self->b, b[1], 6,
@@ -920,7 +923,7 @@ TEST_F_TIMEOUT(links, channels_end_when_the_link_leaves_its_device, 300)
 	int fd = rmsg_ep_fd(self->a);
 	struct rmsg_link_info link;
 	__u32 a[2], b[2], a0, b0;
-	int k, res;
+	int k, res[4] = { 0 };
 
 	if (!netdev)
 		SKIP(return, "RMSG_NETDEV not set: not run by rmsg-vm");
@@ -932,15 +935,12 @@ TEST_F_TIMEOUT(links, channels_end_when_the_link_leaves_its_device, 300)
 					 &a[k], &b[k]));
 	ASSERT_EQ(0, wait_link_chans(fd, &link, 2, 10000));
 	ASSERT_EQ(0, rmsg_sh("rdma link delete rxe0"));
-	for (k = 0; k < 2; k++) {
-		res = 0;
-		EXPECT_EQ(0, closed_of(self->a, a[k], &res, 20000));
-		EXPECT_NE(0, res);
-		EXPECT_NE(-ETIMEDOUT, res);
-		res = 0;
-		EXPECT_EQ(0, closed_of(self->b, b[k], &res, 20000));
-		EXPECT_NE(0, res);
-		EXPECT_NE(-ETIMEDOUT, res);
+	/* Both ends of both, in whatever order their CLOSED events come. */
+	EXPECT_EQ(0, closed_all(self->a, a, res, 2, 20000));
+	EXPECT_EQ(0, closed_all(self->b, b, res + 2, 2, 20000));
+	for (k = 0; k < 4; k++) {
+		EXPECT_NE(0, res[k]);
+		EXPECT_NE(-ETIMEDOUT, res[k]);
 	}
 	usleep(500000);
 	ASSERT_EQ(0, rmsg_sh("rdma link add rxe0 type rxe netdev %s", netdev));
