@@ -31,14 +31,17 @@
  * liveness per peer node that is a heartbeat a period each way, whatever
  * the number of channels; with a heartbeat per channel it grew with them.
  *
- * Last, a repair: a QP error forced on the first of the -c channels, and
+ * Last, a repair: a QP error forced on the last of the -c channels, and
  * the time until no channel of the process is being repaired (every one
- * OPEN) with that channel's two ends repaired. Channels of their own see
- * only that channel repaired; channels on a link (link_port) share its
+ * OPEN) with that channel's two ends repaired, and how many ends of the
+ * -c channels and of the single one were repaired. Channels of their own
+ * see only that channel repaired; channels on a link (link_port) share its
  * connection, which the fault breaks, so every one of them is repaired
- * with it. Then a message on each of the -c channels, each read once with
- * rmsg_msg_peek_any() and checked: every channel carries after the
- * repair.
+ * with it. (With link_port set the single channel brought the link, a
+ * connection of its own, and the idle count's seconds let the link come
+ * up before the -c channels open on it.) Then a message on each of the -c
+ * channels, each read once with rmsg_msg_peek_any() and checked: every
+ * channel carries after the repair.
  *
  * Calls common.c, clock.c and mem.c.
  */
@@ -289,11 +292,12 @@ struct repair_base {
 	uint32_t ids;
 };
 
-/* What the fault did: channels of the process, and how many repaired. */
+/* What the fault did: channel ends of the process, how many repaired. */
 struct repair_result {
 	int chans;		/* of the four endpoints, when it settled */
 	int repaired;		/* OPEN with a repair more than before */
-	int faulted;		/* of those, the faulted channel's ends */
+	int repaired_1;		/* of those, the single pair's */
+	int faulted;		/* of those, the faulted channel's end */
 	double ms;		/* from the fault to the last repair seen */
 	int carried;		/* of the -c channels, a message each after */
 };
@@ -404,7 +408,7 @@ fail:
 }
 
 /*
- * The fault on @multi's first channel, then the repair watched until no
+ * The fault on @multi's last channel, then the repair watched until no
  * channel of the four endpoints is being repaired and the faulted one's
  * two ends are repaired, then @multi's channels carry a message each.
  */
@@ -412,7 +416,7 @@ static int poll_repair(struct poll_pair *single, struct poll_pair *multi,
 		       struct repair_result *res)
 {
 	struct rmsg_ep *eps[] = { single->a, single->b, multi->a, multi->b };
-	uint32_t faulted_b = (uint32_t)multi->b_ids[0];
+	uint32_t faulted_b = (uint32_t)multi->b_ids[multi->n - 1];
 	struct repair_base rb[ARRAY_SIZE(eps)] = { 0 };
 	struct repair_result now;
 	uint64_t t0, deadline;
@@ -438,9 +442,12 @@ static int poll_repair(struct poll_pair *single, struct poll_pair *multi,
 		}
 		memset(&now, 0, sizeof(now));
 		unsettled = 0;
-		for (i = 0; i < ARRAY_SIZE(eps) && !ret; i++)
+		for (i = 0; i < ARRAY_SIZE(eps) && !ret; i++) {
 			ret = repair_count(&rb[i], i == 3 ? faulted_b :
 					   UINT32_MAX, &now, &unsettled);
+			if (i == 1)
+				now.repaired_1 = now.repaired;
+		}
 		if (ret)
 			goto out;
 		if (now.repaired != last) {
@@ -455,6 +462,7 @@ static int poll_repair(struct poll_pair *single, struct poll_pair *multi,
 	}
 	res->chans = now.chans;
 	res->repaired = now.repaired;
+	res->repaired_1 = now.repaired_1;
 	res->faulted = now.faulted;
 	res->carried = carry_all(multi);
 out:
@@ -539,8 +547,9 @@ int run_poll(void)
 		if (idle_1 > 0 && idle_n >= 0)
 			printf(", \"idle_pkts_s_1\": %.1f, \"idle_pkts_s_n\": %.1f, \"idle_ratio\": %.3f",
 			       idle_1, idle_n, idle_n / idle_1);
-		printf(", \"repair_chans\": %d, \"repair_repaired\": %d, \"repair_ms\": %.1f, \"repair_carried\": %d",
-		       rep.chans, rep.repaired, rep.ms, rep.carried);
+		printf(", \"repair_ends\": %d, \"repair_ends_n\": %d, \"repair_ends_1\": %d, \"repair_ms\": %.1f, \"repair_carried\": %d",
+		       rep.chans, rep.repaired - rep.repaired_1,
+		       rep.repaired_1, rep.ms, rep.carried);
 		printf("}\n");
 	} else {
 		fputs(rule, stdout);
@@ -560,9 +569,9 @@ int run_poll(void)
 			       idle_1, idle_n, opt.channels, idle_n / idle_1);
 		else
 			printf(" idle: no packet counter of the RDMA ports\n");
-		printf(" repair: %d of %d channel ends repaired in %.1f ms; %d of %d channels carried after\n",
-		       rep.repaired, rep.chans, rep.ms, rep.carried,
-		       opt.channels);
+		printf(" repair: %d ends of the %d channels and %d of the 1 repaired in %.1f ms; %d of %d carried after\n",
+		       rep.repaired - rep.repaired_1, opt.channels,
+		       rep.repaired_1, rep.ms, rep.carried, opt.channels);
 		fputs(rule, stdout);
 	}
 	pair_close(&multi);
