@@ -298,6 +298,7 @@ struct repair_result {
 	int repaired;		/* OPEN with a repair more than before */
 	int repaired_1;		/* of those, the single pair's */
 	int faulted;		/* of those, the faulted channel's end */
+	int faulted_listed;	/* the faulted end, whatever its state */
 	double ms;		/* from the fault to the last repair seen */
 	int carried;		/* of the -c channels, a message each after */
 };
@@ -329,8 +330,9 @@ static int repair_base_take(struct repair_base *rb, struct rmsg_ep *ep)
 
 /*
  * @rb's endpoint's channels now: added to @chans, to @repaired those OPEN
- * with more repairs than in @rb, to @unsettled those not OPEN, and to
- * @faulted the repaired ones that are @channel (UINT32_MAX: none).
+ * with more repairs than in @rb, to @unsettled those not OPEN, to
+ * @faulted_listed @channel (UINT32_MAX: none) if listed, and to @faulted
+ * if it is also repaired.
  */
 static int repair_count(const struct repair_base *rb, uint32_t channel,
 			struct repair_result *res, int *unsettled)
@@ -344,6 +346,7 @@ static int repair_count(const struct repair_base *rb, uint32_t channel,
 		return n;
 	for (i = 0; i < n; i++) {
 		res->chans++;
+		res->faulted_listed += info[i].channel == channel;
 		if (info[i].state != RMSG_CHAN_INFO_OPEN) {
 			(*unsettled)++;
 			continue;
@@ -454,8 +457,13 @@ static int poll_repair(struct poll_pair *single, struct poll_pair *multi,
 			last = now.repaired;
 			res->ms = (now_ns() - t0) / 1e6;
 		}
-		/* The faulted end on b, and its peer on a (any repaired). */
-		if ((!unsettled && now.faulted && now.repaired >= 2) ||
+		/*
+		 * Settled: the faulted end on b repaired, and its peer on a
+		 * (any end repaired), or the faulted end gone (a channel that
+		 * is not repaired ends).
+		 */
+		if ((!unsettled && (now.faulted ? now.repaired >= 2 :
+				    !now.faulted_listed)) ||
 		    now_ns() > deadline)
 			break;
 		usleep(10000);
