@@ -502,7 +502,12 @@ bench-ab:
 # each class (Documentation/resilience.rst, "Soak"). Never part of `make
 # check`: it takes a long time.
 SOAK_FAULTS	?= 1000
-SOAK_KINDS	?= qp-error,disconnect,device-fatal,hca-readd
+# SOAK_LINK=PORT: the channels on a link (soak.sh), where only qp-error
+# applies; SOAK_CHANNELS: how many (soak.sh's default 4).
+SOAK_LINK	?=
+SOAK_CHANNELS	?=
+SOAK_ALL_KINDS	:= qp-error,disconnect,device-fatal,hca-readd
+SOAK_KINDS	?= $(if $(SOAK_LINK),qp-error,$(SOAK_ALL_KINDS))
 # Empty: soak.sh's default (every 7th message by rendezvous, in every
 # class); 0: none at all.
 SOAK_RNDV_EVERY	?=
@@ -511,6 +516,8 @@ soak: deps
 	$(MAKE) WERROR=1 all
 	tools/testing/rmsg-vm -T 7200 env SOAK_KINDS=$(SOAK_KINDS) \
 		$(if $(SOAK_RNDV_EVERY),SOAK_RNDV_EVERY=$(SOAK_RNDV_EVERY)) \
+		$(if $(SOAK_LINK),SOAK_LINK=$(SOAK_LINK)) \
+		$(if $(SOAK_CHANNELS),SOAK_CHANNELS=$(SOAK_CHANNELS)) \
 		tools/testing/soak.sh $(SOAK_FAULTS)
 
 # Unmodified MPI programs (NetPIPE, HPCC) under faults over rmsg's

@@ -761,7 +761,10 @@ int rmsg_ep_set_locking(struct rmsg_ep *ep);
  * flight on a software device (Soft-RoCE: RMSG_CQ_SOFT_DEVICE) lends the
  * CPU to the device (RMSG_ENTER_LEND): the call then moves the transfer's
  * bytes itself for as long as the device has work pending on that CPU,
- * instead of busy-polling beside the kernel thread that would.
+ * instead of busy-polling beside the kernel thread that would. With
+ * RMSG_LEND=0 in the environment when the endpoint was opened, it never
+ * lends: the call busy-polls, and the device's work runs in its kernel
+ * thread (for counting a transfer's instructions apart from the wait).
  *
  * If the library cannot take an open channel on (no memory for its
  * mapping), the CONNECTED or ACCEPTED event carries that error, the

@@ -832,7 +832,7 @@ static bool rmsg_lend_due(struct rmsg_ep *ep)
 	struct rmsg_ep_data *d = ep->data;
 
 	/* Only a kernel with RMSG_FEAT_ENTER_LEND sets the flag. */
-	return d->ops_busy &&
+	return d->ops_busy && !d->no_lend &&
 	       (__atomic_load_n(ep->rings.cq.flags, __ATOMIC_RELAXED) &
 		RMSG_CQ_SOFT_DEVICE);
 }

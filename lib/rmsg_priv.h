@@ -300,6 +300,8 @@ struct rmsg_ep_data {
 	__u64 readables;
 	__u64 bad_cqes;
 	size_t rv_thresh;
+	/* RMSG_LEND=0: never lend the CPU to a software device. */
+	bool no_lend;
 	__u32 rv_owed;
 	struct rmsg_rv_region *regs;
 	__u32 nregs;

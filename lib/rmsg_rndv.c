@@ -87,8 +87,11 @@ static bool rmsg_rv_parse_size(const char *s, size_t *out)
 
 void rmsg_rv_init(struct rmsg_ep_data *d)
 {
+	const char *lend = getenv("RMSG_LEND");
+
 	if (!rmsg_rv_parse_size(getenv("RMSG_RNDV_THRESH"), &d->rv_thresh))
 		d->rv_thresh = RMSG_RNDV_THRESH_DEFAULT;
+	d->no_lend = lend && !strcmp(lend, "0");
 }
 
 void rmsg_rv_free(struct rmsg_ep *ep)

@@ -520,6 +520,49 @@ static int wait_link_chans(int fd, struct rmsg_link_info *link,
 }
 
 /*
+ * rmsg_msg_send() of @len bytes of @buf on @tx's channel @ct, retried
+ * while the channel has no room (a repair holds sends back, or the block
+ * is full) until @deadline (rmsg_now_ms()); @tx's events are taken
+ * meanwhile, so that completions make room: 0 or the send's error.
+ */
+static int send_retry(struct rmsg_ep *tx, __u32 ct, const void *buf,
+		      size_t len, __u64 user_data, long deadline)
+{
+	struct rmsg_event ev[16];
+	int ret;
+
+	for (;;) {
+		ret = rmsg_msg_send(tx, ct, buf, len, RMSG_SEND_COPY,
+				    user_data);
+		if (ret != -EAGAIN || rmsg_now_ms() >= deadline)
+			return ret;
+		rmsg_ep_progress(tx, ev, 16);
+		rmsg_ep_wait(tx, 10);
+	}
+}
+
+/*
+ * The next message on @rx's channel @cr into @buf (@cap bytes), waited
+ * for until @deadline; @tx's events (its sends' completions) and @rx's
+ * are taken meanwhile: the message's length or a negative errno.
+ */
+static int recv_wait(struct rmsg_ep *rx, __u32 cr, struct rmsg_ep *tx,
+		     void *buf, size_t cap, long deadline)
+{
+	struct rmsg_event ev[16];
+	int ret;
+
+	for (;;) {
+		rmsg_ep_progress(tx, ev, 16);
+		ret = rmsg_msg_recv(rx, cr, buf, cap, 0);
+		if (ret != -EAGAIN || rmsg_now_ms() >= deadline)
+			return ret;
+		rmsg_ep_progress(rx, ev, 16);
+		rmsg_ep_wait(rx, 10);
+	}
+}
+
+/*
  * @len bytes (any size: eager or rendezvous) from @tx's channel @ct to
  * @rx's channel @cr, a pattern of @tag, checked byte for byte: 0, -EIO
  * for other bytes or length, or a negative errno. Both sides' events are
@@ -541,26 +584,11 @@ static int link_echo(struct rmsg_ep *tx, __u32 ct, struct rmsg_ep *rx,
 	}
 	for (i = 0; i < len; i++)
 		out[i] = (unsigned char)(tag + i * 13 + (i >> 12));
-	do {
-		ret = rmsg_msg_send(tx, ct, out, len, RMSG_SEND_COPY, tag);
-		if (ret == -EAGAIN) {
-			rmsg_ep_progress(tx, ev, 16);
-			rmsg_ep_wait(tx, 10);
-		}
-	} while (ret == -EAGAIN && rmsg_now_ms() < deadline);
-	if (ret)
-		goto out;
-	do {
-		rmsg_ep_progress(tx, ev, 16);
-		ret = rmsg_msg_recv(rx, cr, in, len + 1, 0);
-		if (ret == -EAGAIN) {
-			rmsg_ep_progress(rx, ev, 16);
-			rmsg_ep_wait(rx, 10);
-		}
-	} while (ret == -EAGAIN && rmsg_now_ms() < deadline);
+	ret = send_retry(tx, ct, out, len, tag, deadline);
+	if (!ret)
+		ret = recv_wait(rx, cr, tx, in, len + 1, deadline);
 	if (ret >= 0)
 		ret = (size_t)ret == len && !memcmp(in, out, len) ? 0 : -EIO;
-out:
 	/* The send's completion (a rendezvous one frees the library's copy). */
 	rmsg_ep_progress(tx, ev, 16);
 	free(out);
@@ -712,18 +740,9 @@ static size_t rpr_msg(unsigned char *buf, int k, int i)
 static int rpr_send(struct rmsg_ep *tx, __u32 ct, int k, int i)
 {
 	long deadline = rmsg_now_ms() + EVENT_TIMEOUT_MS * rmsg_test_slow();
-	size_t len = rpr_msg(rpr_out, k, i);
-	struct rmsg_event ev[16];
-	int ret;
 
-	do {
-		ret = rmsg_msg_send(tx, ct, rpr_out, len, RMSG_SEND_COPY, i);
-		if (ret == -EAGAIN) {
-			rmsg_ep_progress(tx, ev, 16);
-			rmsg_ep_wait(tx, 10);
-		}
-	} while (ret == -EAGAIN && rmsg_now_ms() < deadline);
-	return ret;
+	return send_retry(tx, ct, rpr_out, rpr_msg(rpr_out, k, i), i,
+			  deadline);
 }
 
 /*
@@ -736,17 +755,9 @@ static int rpr_recv(struct rmsg_ep *rx, __u32 cr, struct rmsg_ep *tx,
 {
 	long deadline = rmsg_now_ms() + timeout_ms * rmsg_test_slow();
 	size_t len = rpr_msg(rpr_out, k, i);
-	struct rmsg_event ev[16];
 	int ret;
 
-	do {
-		rmsg_ep_progress(tx, ev, 16);
-		ret = rmsg_msg_recv(rx, cr, rpr_in, sizeof(rpr_in), 0);
-		if (ret == -EAGAIN) {
-			rmsg_ep_progress(rx, ev, 16);
-			rmsg_ep_wait(rx, 10);
-		}
-	} while (ret == -EAGAIN && rmsg_now_ms() < deadline);
+	ret = recv_wait(rx, cr, tx, rpr_in, sizeof(rpr_in), deadline);
 	if (ret < 0)
 		return ret;
 	return (size_t)ret == len && !memcmp(rpr_in, rpr_out, len) ? 0 : -EIO;

@@ -31,6 +31,18 @@
  * liveness per peer node that is a heartbeat a period each way, whatever
  * the number of channels; with a heartbeat per channel it grew with them.
  *
+ * Last, a repair: a QP error forced on the last of the -c channels, and
+ * the time until no channel of the process is being repaired (every one
+ * OPEN) with that channel's two ends repaired, and how many ends of the
+ * -c channels and of the single one were repaired. Channels of their own
+ * see only that channel repaired; channels on a link (link_port) share its
+ * connection, which the fault breaks, so every one of them is repaired
+ * with it. (With link_port set the single channel brought the link, a
+ * connection of its own, and the idle count's seconds let the link come
+ * up before the -c channels open on it.) Then a message on each of the -c
+ * channels, each read once with rmsg_msg_peek_any() and checked: every
+ * channel carries after the repair.
+ *
  * Calls common.c, clock.c and mem.c.
  */
 #include <errno.h>
@@ -53,6 +65,7 @@
 #define POLL_LISTEN	(~0ULL)
 #define POLL_IDLE_S	5	/* seconds of idle packets counted */
 #define POLL_SETTLE_US	1000000	/* the last packets of what went before */
+#define POLL_REPAIR_S	300	/* the most a repair of every channel may take */
 
 struct poll_pair {
 	struct rmsg_ep *a;	/* listens, and is polled */
@@ -272,6 +285,200 @@ static double idle_packets_per_s(void)
 	return (double)(after - before) / POLL_IDLE_S;
 }
 
+/* An endpoint's repair counters before the fault, by channel id. */
+struct repair_base {
+	struct rmsg_ep *ep;
+	uint32_t *repairs;
+	uint32_t ids;
+};
+
+/* What the fault did: channel ends of the process, how many repaired. */
+struct repair_result {
+	int chans;		/* of the four endpoints, when it settled */
+	int repaired;		/* OPEN with a repair more than before */
+	int repaired_1;		/* of those, the single pair's */
+	int faulted;		/* of those, the faulted channel's end */
+	int faulted_listed;	/* the faulted end, whatever its state */
+	double ms;		/* from the fault to the last repair seen */
+	int carried;		/* of the -c channels, a message each after */
+};
+
+static int repair_base_take(struct repair_base *rb, struct rmsg_ep *ep)
+{
+	struct rmsg_chan_info *info = NULL;
+	uint32_t max = 0;
+	int n, i;
+
+	n = rmsg_node_channels(rmsg_ep_fd(ep), 0, &info, NULL);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++)
+		if (info[i].channel > max)
+			max = info[i].channel;
+	rb->ep = ep;
+	rb->ids = max + 1;
+	rb->repairs = calloc(rb->ids, sizeof(*rb->repairs));
+	if (!rb->repairs) {
+		free(info);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		rb->repairs[info[i].channel] = info[i].repairs;
+	free(info);
+	return 0;
+}
+
+/*
+ * @rb's endpoint's channels now: added to @chans, to @repaired those OPEN
+ * with more repairs than in @rb, to @unsettled those not OPEN, to
+ * @faulted_listed @channel (UINT32_MAX: none) if listed, and to @faulted
+ * if it is also repaired.
+ */
+static int repair_count(const struct repair_base *rb, uint32_t channel,
+			struct repair_result *res, int *unsettled)
+{
+	struct rmsg_chan_info *info = NULL;
+	int n, i;
+	bool again;
+
+	n = rmsg_node_channels(rmsg_ep_fd(rb->ep), 0, &info, NULL);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++) {
+		res->chans++;
+		res->faulted_listed += info[i].channel == channel;
+		if (info[i].state != RMSG_CHAN_INFO_OPEN) {
+			(*unsettled)++;
+			continue;
+		}
+		again = info[i].channel >= rb->ids ||
+			info[i].repairs > rb->repairs[info[i].channel];
+		res->repaired += again;
+		res->faulted += again && info[i].channel == channel;
+	}
+	free(info);
+	return 0;
+}
+
+/*
+ * A message on each of @p's channels, read with rmsg_msg_peek_any() and
+ * checked: how many arrived, each once, or -1.
+ */
+static int carry_all(struct poll_pair *p)
+{
+	uint64_t deadline = now_ns() + (uint64_t)opt.timeout_s * 1000000000ULL;
+	unsigned char *seen = calloc(p->n, 1);
+	struct rmsg_msg msg;
+	int i, got = 0, ret;
+	uint32_t word;
+
+	if (!seen)
+		return -1;
+	for (i = 0; i < p->n; i++) {
+		word = (uint32_t)i;
+		do {
+			ret = rmsg_msg_send(p->b, p->b_ids[i], &word,
+					    sizeof(word), 0, i);
+			if (ret == -EAGAIN && pair_drain(p))
+				goto fail;
+		} while (ret == -EAGAIN && now_ns() < deadline);
+		if (ret)
+			goto fail;
+		if (i % 32 == 31 && pair_drain(p))
+			goto fail;
+	}
+	while (got < p->n && now_ns() < deadline) {
+		ret = rmsg_msg_peek_any(p->a, &msg);
+		if (ret == -EAGAIN) {
+			if (pair_drain(p))
+				goto fail;
+			continue;
+		}
+		if (ret || msg.len != sizeof(word))
+			goto fail;
+		memcpy(&word, msg.data, sizeof(word));
+		if (word >= (uint32_t)p->n || seen[word] ||
+		    rmsg_msg_release(p->a, &msg))
+			goto fail;
+		seen[word] = 1;
+		got++;
+	}
+	free(seen);
+	return pair_drain(p) ? -1 : got;
+fail:
+	free(seen);
+	return -1;
+}
+
+/*
+ * The fault on @multi's last channel, then the repair watched until no
+ * channel of the four endpoints is being repaired and the faulted one's
+ * two ends are repaired, then @multi's channels carry a message each.
+ */
+static int poll_repair(struct poll_pair *single, struct poll_pair *multi,
+		       struct repair_result *res)
+{
+	struct rmsg_ep *eps[] = { single->a, single->b, multi->a, multi->b };
+	uint32_t faulted_b = (uint32_t)multi->b_ids[multi->n - 1];
+	struct repair_base rb[ARRAY_SIZE(eps)] = { 0 };
+	struct repair_result now;
+	uint64_t t0, deadline;
+	int ret = 0, unsettled, last = -1;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(eps) && !ret; i++)
+		ret = repair_base_take(&rb[i], eps[i]);
+	if (ret)
+		goto out;
+	memset(res, 0, sizeof(*res));
+	t0 = now_ns();
+	deadline = t0 + (uint64_t)POLL_REPAIR_S * 1000000000ULL;
+	ret = rmsg_node_fault(rmsg_ep_fd(multi->b), 0, faulted_b,
+			      RMSG_FAULT_QP_ERROR);
+	if (ret)
+		goto out;
+	for (;;) {
+		/* Channel ends' events (CLOSED of one that gave up) too. */
+		if (pair_drain(single) || pair_drain(multi)) {
+			ret = -EIO;
+			goto out;
+		}
+		memset(&now, 0, sizeof(now));
+		unsettled = 0;
+		for (i = 0; i < ARRAY_SIZE(eps) && !ret; i++) {
+			ret = repair_count(&rb[i], i == 3 ? faulted_b :
+					   UINT32_MAX, &now, &unsettled);
+			if (i == 1)
+				now.repaired_1 = now.repaired;
+		}
+		if (ret)
+			goto out;
+		if (now.repaired != last) {
+			last = now.repaired;
+			res->ms = (now_ns() - t0) / 1e6;
+		}
+		/*
+		 * Settled: the faulted end on b repaired, and its peer on a
+		 * (any end repaired), or the faulted end gone (a channel that
+		 * is not repaired ends).
+		 */
+		if ((!unsettled && (now.faulted ? now.repaired >= 2 :
+				    !now.faulted_listed)) ||
+		    now_ns() > deadline)
+			break;
+		usleep(10000);
+	}
+	res->chans = now.chans;
+	res->repaired = now.repaired;
+	res->repaired_1 = now.repaired_1;
+	res->faulted = now.faulted;
+	res->carried = carry_all(multi);
+out:
+	for (i = 0; i < ARRAY_SIZE(eps); i++)
+		free(rb[i].repairs);
+	return ret;
+}
+
 static int cmp_double(const void *x, const void *y)
 {
 	double a = *(const double *)x, b = *(const double *)y;
@@ -293,6 +500,7 @@ int run_poll(void)
 	double one[POLL_FIGURES][POLL_ROUNDS], many[POLL_FIGURES][POLL_ROUNDS];
 	double ratio[POLL_FIGURES][POLL_ROUNDS], med[3][POLL_FIGURES];
 	struct poll_pair single = { 0 }, multi = { 0 };
+	struct repair_result rep;
 	struct sockaddr_storage ss;
 	int ret, r, f, first;
 	double idle_1, idle_n;
@@ -328,6 +536,9 @@ int run_poll(void)
 	if (ret)
 		die(NULL, "poll: %s", strerror(-ret));
 	idle_n = idle_packets_per_s();
+	ret = poll_repair(&single, &multi, &rep);
+	if (ret)
+		die(NULL, "poll: the repair: %s", strerror(-ret));
 	for (f = 0; f < POLL_FIGURES; f++) {
 		med[0][f] = median(one[f], POLL_ROUNDS);
 		med[1][f] = median(many[f], POLL_ROUNDS);
@@ -344,6 +555,9 @@ int run_poll(void)
 		if (idle_1 > 0 && idle_n >= 0)
 			printf(", \"idle_pkts_s_1\": %.1f, \"idle_pkts_s_n\": %.1f, \"idle_ratio\": %.3f",
 			       idle_1, idle_n, idle_n / idle_1);
+		printf(", \"repair_ends\": %d, \"repair_ends_n\": %d, \"repair_ends_1\": %d, \"repair_ms\": %.1f, \"repair_carried\": %d",
+		       rep.chans, rep.repaired - rep.repaired_1,
+		       rep.repaired_1, rep.ms, rep.carried);
 		printf("}\n");
 	} else {
 		fputs(rule, stdout);
@@ -363,6 +577,9 @@ int run_poll(void)
 			       idle_1, idle_n, opt.channels, idle_n / idle_1);
 		else
 			printf(" idle: no packet counter of the RDMA ports\n");
+		printf(" repair: %d ends of the %d channels and %d of the 1 repaired in %.1f ms; %d of %d carried after\n",
+		       rep.repaired - rep.repaired_1, opt.channels,
+		       rep.repaired_1, rep.ms, rep.carried, opt.channels);
 		fputs(rule, stdout);
 	}
 	pair_close(&multi);

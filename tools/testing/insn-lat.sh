@@ -62,6 +62,12 @@ perf=tools/rmsg-perf/rmsg-perf
 # which would add the perf event's work to each of its calls and to none
 # of perftest's: not here.
 export RMSG_PERF_SYSCOUNT=none
+# A rendezvous client's wait lends the CPU to rxe (librmsg's
+# RMSG_ENTER_LEND): system calls whose number grows with the time waited,
+# which the plugin counts as work. Off here (RMSG_LEND=0): the wait is a
+# busy-poll, counted as a loop, and rxe's work runs in its kernel thread,
+# as it does for perftest's reads, so the window holds the transfer's cost.
+[ "$kind" != rndv ] || export RMSG_LEND=0
 mark=build/qemu/insn-mark
 mkdir -p "$out"
 echo "$what" >"$out/insn-lat.what"
