@@ -1661,23 +1661,38 @@ bool rmsg_carrier_may_repair(struct rmsg_channel *ch)
 
 /**
  * rmsg_carrier_break() - end the link's connection a channel is on
- * @ch: a channel on a link, faulted (its repair's first step)
+ * @ch: a channel on a link, faulted (its repair's first step), in its work
  *
  * A channel that faulted alone, while the connection it is on is up,
  * cannot be repaired by itself: the peer may still be writing into its
  * block, and only the connection's end stops that. So the connection
- * ends, and every channel on the link is repaired with it. Nothing when
- * the channel is not on the connection that is up (it ended already).
+ * ends, and every channel on the link is repaired with it.
+ *
+ * Until the carrier has drained that connection the channel stays on it
+ * and hears what the peer sent there: a message the peer's transport saw
+ * acknowledged is one the peer counts as delivered (a FIN is not sent
+ * again), so it must reach the channel, as a completion already in a
+ * direct channel's CQ does. The caller does not sleep for that (the
+ * carrier's repair may need the worker it would hold): it comes back
+ * once the connection is down, which queues the work of every channel
+ * still on it (rmsg_carrier_down()).
+ *
+ * Return: true while the channel is still on the connection that is up
+ * (its end was asked for here or before); false once it is not, and the
+ * channel may let go of the QP.
  */
-void rmsg_carrier_break(struct rmsg_channel *ch)
+bool rmsg_carrier_break(struct rmsg_channel *ch)
 {
 	struct rmsg_lchan *l = ch->lchan;
 	struct rmsg_carrier *c = l->c;
+	bool joined;
 
 	spin_lock_bh(&c->lock);
-	if (c->ch && rmsg_carrier_joined(c, l))
+	joined = c->ch && rmsg_carrier_joined(c, l);
+	if (joined)
 		rmsg_chan_kill_soft(c->ch, -ECONNRESET);
 	spin_unlock_bh(&c->lock);
+	return joined;
 }
 
 /**

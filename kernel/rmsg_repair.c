@@ -261,13 +261,11 @@ static void rmsg_repair_done(struct rmsg_channel *ch)
 /*
  * DOWN on a link: off the carrier's QP, once nothing of ours is on it,
  * keeping everything that outlives connections; on a link that is the
- * device too (the block's MR in the carrier's PD). A channel that faulted
- * alone ends the connection it is on first: only that stops the peer's
- * writes into its block (rmsg_carrier_break()).
+ * device too (the block's MR in the carrier's PD). The connection the
+ * channel was on is down (rmsg_carrier_break() said so).
  */
 static int rmsg_repair_link_drop(struct rmsg_channel *ch)
 {
-	rmsg_carrier_break(ch);
 	rmsg_chan_link_let_go(ch);
 	/* Their completions, flushed or not, come before the next ones. */
 	rmsg_wr_link_wait(ch);
@@ -395,6 +393,18 @@ static void rmsg_repair_link(struct rmsg_channel *ch)
 		 */
 		if (rmsg_repair_link_over(ch, &ret)) {
 			rmsg_chan_kill(ch, ret);
+			return;
+		}
+		/*
+		 * A channel that faulted alone ends the connection it is on:
+		 * only that stops the peer's writes into its block. It hears
+		 * that connection until it is down, and comes back here then
+		 * (or at the deadline, should it never go down).
+		 */
+		if (rmsg_carrier_break(ch)) {
+			if (failed)
+				set_bit(RMSG_CHAN_ATTEMPT_FAILED, &ch->flags);
+			rmsg_repair_wake_at(ch, ch->repair.deadline);
 			return;
 		}
 		ret = rmsg_repair_link_drop(ch);
