@@ -397,9 +397,10 @@ static void rmsg_repair_link(struct rmsg_channel *ch)
 		}
 		/*
 		 * A channel that faulted alone ends the connection it is on:
-		 * only that stops the peer's writes into its block. It hears
-		 * that connection until it is down, and comes back here then
-		 * (or at the deadline, should it never go down).
+		 * only that stops the peer's writes into its block. Every
+		 * channel on that connection hears it until the carrier
+		 * drained it, and comes back here then (or at the deadline,
+		 * should that never happen).
 		 */
 		if (rmsg_carrier_break(ch)) {
 			if (failed)
