@@ -282,6 +282,25 @@ static int rmsg_repair_link_drop(struct rmsg_channel *ch)
 }
 
 /*
+ * DOWN on a link waits for the carrier's drain (rmsg_carrier_break()):
+ * the step comes back when rmsg_carrier_quiesce() queues the work, or at
+ * the deadline. The fault that brought the channel here is taken: one
+ * still in soft_error would fault it again on every run of the work, and
+ * each such fault queues the work anew (a busy loop until the drain).
+ * @failed: the attempt under way failed, which the next run must see.
+ */
+static void rmsg_repair_link_hold(struct rmsg_channel *ch, bool failed)
+{
+	int err = READ_ONCE(ch->soft_error);
+
+	if (err < 0)
+		cmpxchg(&ch->soft_error, err, 1);
+	if (failed)
+		set_bit(RMSG_CHAN_ATTEMPT_FAILED, &ch->flags);
+	rmsg_repair_wake_at(ch, ch->repair.deadline);
+}
+
+/*
  * BACKOFF on a link, the dialling side: as soon as the carrier has a new
  * connection, rejoin it and send the RECONNECT there (DIALING). Until
  * then the channel waits: rmsg_carrier_established() runs its work.
@@ -403,9 +422,7 @@ static void rmsg_repair_link(struct rmsg_channel *ch)
 		 * should that never happen).
 		 */
 		if (rmsg_carrier_break(ch)) {
-			if (failed)
-				set_bit(RMSG_CHAN_ATTEMPT_FAILED, &ch->flags);
-			rmsg_repair_wake_at(ch, ch->repair.deadline);
+			rmsg_repair_link_hold(ch, failed);
 			return;
 		}
 		ret = rmsg_repair_link_drop(ch);
