@@ -152,6 +152,8 @@ struct rmsg_carrier_buf {
  *	receives are posted, before anything arrives on it (a channel tells
  *	a new one from the one it set up with, and a message from the peer
  *	is for the connection it came on)
+ * @drained_seq: the last connection whose every completion was handled
+ *	(rmsg_carrier_quiesce()): its channels may let go of it from then on
  * @max_inline: bytes @qp takes inline, while @up
  * @max_sge: SGEs per send WR of @qp, while @up
  * @local: the carrier's address of the connection, while @up
@@ -197,6 +199,7 @@ struct rmsg_carrier {
 	struct ib_mr *fence_mr;
 	struct rmsg_device *rdev;
 	u32 conn_seq;
+	u32 drained_seq;
 	u32 max_inline;
 	u32 max_sge;
 	union rmsg_sockaddr local;
@@ -290,6 +293,20 @@ static bool rmsg_carrier_joined(const struct rmsg_carrier *c,
 				const struct rmsg_lchan *l)
 {
 	return c->up && l->on_qp && l->seq == c->conn_seq;
+}
+
+/*
+ * Does @l's channel hear the peer on the link's last connection? From its
+ * attach or rejoin until it lets go of the QP, which it does only once
+ * that connection was drained (rmsg_carrier_break()): a message that
+ * arrived whole on it was acknowledged to the peer, which counts it as
+ * delivered, so it must reach the channel, even after the connection's
+ * first failed completion. Under the lock.
+ */
+static bool rmsg_carrier_hears(const struct rmsg_carrier *c,
+			       const struct rmsg_lchan *l)
+{
+	return l->on_qp && l->seq == c->conn_seq;
 }
 
 static bool rmsg_carrier_last_word(u8 type)
@@ -623,7 +640,7 @@ static int rmsg_carrier_take(struct rmsg_carrier *c, const struct rmsg_lmsg *m)
 		 * this connection; the peer's end sends nothing else before
 		 * (rmsg_repair.c), but for its last word.
 		 */
-		if (!l || (!rmsg_carrier_joined(c, l) &&
+		if (!l || (!rmsg_carrier_hears(c, l) &&
 			   !rmsg_carrier_last_word(m->type))) {
 			c->stats.dropped++;
 			return 0;
@@ -1102,6 +1119,8 @@ bool rmsg_carrier_up(struct rmsg_carrier *c)
 void rmsg_carrier_quiesce(struct rmsg_channel *ch)
 {
 	struct rmsg_carrier *c = ch->carrier;
+	struct rmsg_lchan *l;
+	unsigned long id;
 
 	if (!c)
 		return;
@@ -1112,6 +1131,15 @@ void rmsg_carrier_quiesce(struct rmsg_channel *ch)
 	}
 	spin_lock_bh(&c->lock);
 	rmsg_carrier_down(c);
+	/*
+	 * Every completion of the connection was handled: the channels still
+	 * on it may let go now, and their repairs, which wait for that
+	 * (rmsg_carrier_break()), go on.
+	 */
+	c->drained_seq = c->conn_seq;
+	xa_for_each(&c->chans, id, l)
+		if (l->on_qp)
+			queue_work(rmsg_wq, &l->ch->work);
 	spin_unlock_bh(&c->lock);
 	wait_event(c->share.wq, !READ_ONCE(c->on_qp));
 }
@@ -1660,24 +1688,37 @@ bool rmsg_carrier_may_repair(struct rmsg_channel *ch)
 }
 
 /**
- * rmsg_carrier_break() - end the link's connection a channel is on
- * @ch: a channel on a link, faulted (its repair's first step)
+ * rmsg_carrier_break() - may a faulted channel let go of the link's
+ *	connection yet?
+ * @ch: a channel on a link, faulted (its repair's first step), in its work
  *
  * A channel that faulted alone, while the connection it is on is up,
  * cannot be repaired by itself: the peer may still be writing into its
  * block, and only the connection's end stops that. So the connection
- * ends, and every channel on the link is repaired with it. Nothing when
- * the channel is not on the connection that is up (it ended already).
+ * ends here, and every channel on the link is repaired with it.
+ *
+ * Until the carrier has drained that connection the channel stays on it
+ * and hears what the peer sent there (rmsg_carrier_hears()), as a direct
+ * channel's drain hands it every message its QP took. The caller does
+ * not sleep for that (the carrier's repair may need the worker it would
+ * hold): it comes back when rmsg_carrier_quiesce() queues its work.
+ *
+ * Return: true while the channel must stay on the connection (its end
+ * was asked for here or before); false once it may let go of the QP.
  */
-void rmsg_carrier_break(struct rmsg_channel *ch)
+bool rmsg_carrier_break(struct rmsg_channel *ch)
 {
 	struct rmsg_lchan *l = ch->lchan;
 	struct rmsg_carrier *c = l->c;
+	bool stay;
 
 	spin_lock_bh(&c->lock);
 	if (c->ch && rmsg_carrier_joined(c, l))
 		rmsg_chan_kill_soft(c->ch, -ECONNRESET);
+	stay = c->ch && !c->evicting && rmsg_carrier_hears(c, l) &&
+	       c->drained_seq != c->conn_seq;
 	spin_unlock_bh(&c->lock);
+	return stay;
 }
 
 /**

@@ -132,15 +132,19 @@ struct rmsg_channel *rmsg_chan_alloc(void)
 		return NULL;
 	ch->conn = rmsg_conn_new(NULL);
 	if (!ch->conn) {
-		kmem_cache_free(rmsg_chan_cache, ch);
+		rmsg_chan_alloc_undo(ch);
 		return NULL;
 	}
 	return ch;
 }
 
-/* A channel never published: its connection (if any) and itself go. */
+/*
+ * A channel never published, or at its end: its connection (if any), its
+ * control buffers (if any) and itself go.
+ */
 void rmsg_chan_alloc_undo(struct rmsg_channel *ch)
 {
+	kfree(ch->dev.ctrl);
 	kfree(ch->conn);
 	kmem_cache_free(rmsg_chan_cache, ch);
 }
@@ -555,7 +559,6 @@ static void rmsg_chan_free(struct rmsg_channel *ch, bool counted)
 	if (ch->net)
 		put_net(ch->net);
 	/* Its last connection, whose id and QP are gone. */
-	kfree(ch->dev.ctrl);
 	rmsg_chan_alloc_undo(ch);
 	if (counted)
 		rmsg_user_chan_del(ep);

@@ -485,7 +485,7 @@ int rmsg_data_rewrite(struct rmsg_channel *ch)
 	struct rmsg_vb_retx next;
 	struct ib_rdma_wr wr;
 	u32 bytes, nsge;
-	bool inl;
+	bool inl, signal;
 	int ret;
 
 	while (ch->retain.retx_due) {
@@ -516,8 +516,16 @@ int rmsg_data_rewrite(struct rmsg_channel *ch)
 		wr.wr.sg_list = sge;
 		wr.wr.num_sge = nsge;
 		wr.wr.send_flags = inl ? IB_SEND_INLINE : 0;
-		if (ch->wrs.posted + 1 - ch->wrs.signalled >=
-		    RMSG_SIGNAL_EVERY)
+		/*
+		 * Decided here, not read back from the WR after the post: on a
+		 * link every WR goes signalled (rmsg_wr_post_link()), but only
+		 * the slot's completion gives the queue back. Counting every
+		 * rewritten record as signalled left the window to fill with
+		 * WRs none of whose completions reclaimed it.
+		 */
+		signal = ch->wrs.posted + 1 - ch->wrs.signalled >=
+			 RMSG_SIGNAL_EVERY;
+		if (signal)
 			wr.wr.send_flags |= IB_SEND_SIGNALED;
 		rmsg_wr_slot_fill(ch, ch->wrs.posted,
 				  ch->pending.posted, NULL, false);
@@ -525,7 +533,7 @@ int rmsg_data_rewrite(struct rmsg_channel *ch)
 		if (ret)
 			return ret;
 		ch->wrs.posted++;
-		if (wr.wr.send_flags & IB_SEND_SIGNALED)
+		if (signal)
 			ch->wrs.signalled = ch->wrs.posted;
 		ch->retain.retx = next;
 		if (w.type != RMSG_VB_WRAP)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rmsg: links between rmsg kernels (Documentation/design.rst, "How the
- * module carries links"), first step: the carriers.
+ * module carries links"): the carriers.
  *
  * With link_port set, the module has an endpoint of its own in the initial
  * network namespace (rmsg_ep_create_kernel()), listening on link_port on
@@ -11,8 +11,9 @@
  * privileged program can bind, and which the peer's listener requires).
  * A carrier is a channel like any other: it repairs itself, fails over,
  * keeps its peer node's heartbeat. Once it is open, programs' channels to
- * the peer open on it (rmsg_link_carrier(), rmsg_link_chan.c); their
- * repair with the link's is the next step.
+ * the peer open on it (rmsg_link_carrier(), rmsg_link_chan.c), and are
+ * repaired with it on the same device (rmsg_repair.c, "repair on a
+ * link").
  *
  * rmsg_links_lock guards all of it; it is taken with no endpoint lock
  * held, and the module endpoint's chan_lock only under it. The endpoint's
@@ -635,7 +636,7 @@ static const struct kernel_param_ops link_port_ops = {
 };
 module_param_cb(link_port, &link_port_ops, &link_port, 0644);
 MODULE_PARM_DESC(link_port,
-		 "Port below 1024 of the module's own listener, for links between rmsg kernels in the initial network namespace (0: no links). Channels to a peer open on its link once it is up; they end with the link's connection (not repaired with it yet)");
+		 "Port below 1024 of the module's own listener, for links between rmsg kernels in the initial network namespace (0: no links). Channels to a peer open on its link once it is up, and are repaired with the link's connection on the same device");
 
 void rmsg_link_init_module(void)
 {

@@ -261,13 +261,11 @@ static void rmsg_repair_done(struct rmsg_channel *ch)
 /*
  * DOWN on a link: off the carrier's QP, once nothing of ours is on it,
  * keeping everything that outlives connections; on a link that is the
- * device too (the block's MR in the carrier's PD). A channel that faulted
- * alone ends the connection it is on first: only that stops the peer's
- * writes into its block (rmsg_carrier_break()).
+ * device too (the block's MR in the carrier's PD). The connection the
+ * channel was on is down (rmsg_carrier_break() said so).
  */
 static int rmsg_repair_link_drop(struct rmsg_channel *ch)
 {
-	rmsg_carrier_break(ch);
 	rmsg_chan_link_let_go(ch);
 	/* Their completions, flushed or not, come before the next ones. */
 	rmsg_wr_link_wait(ch);
@@ -281,6 +279,25 @@ static int rmsg_repair_link_drop(struct rmsg_channel *ch)
 	/* Errors from here on are the next attempt's. */
 	WRITE_ONCE(ch->soft_error, 1);
 	return rmsg_data_suspend(ch);
+}
+
+/*
+ * DOWN on a link waits for the carrier's drain (rmsg_carrier_break()):
+ * the step comes back when rmsg_carrier_quiesce() queues the work, or at
+ * the deadline. The fault that brought the channel here is taken: one
+ * still in soft_error would fault it again on every run of the work, and
+ * each such fault queues the work anew (a busy loop until the drain).
+ * @failed: the attempt under way failed, which the next run must see.
+ */
+static void rmsg_repair_link_hold(struct rmsg_channel *ch, bool failed)
+{
+	int err = READ_ONCE(ch->soft_error);
+
+	if (err < 0)
+		cmpxchg(&ch->soft_error, err, 1);
+	if (failed)
+		set_bit(RMSG_CHAN_ATTEMPT_FAILED, &ch->flags);
+	rmsg_repair_wake_at(ch, ch->repair.deadline);
 }
 
 /*
@@ -395,6 +412,17 @@ static void rmsg_repair_link(struct rmsg_channel *ch)
 		 */
 		if (rmsg_repair_link_over(ch, &ret)) {
 			rmsg_chan_kill(ch, ret);
+			return;
+		}
+		/*
+		 * A channel that faulted alone ends the connection it is on:
+		 * only that stops the peer's writes into its block. Every
+		 * channel on that connection hears it until the carrier
+		 * drained it, and comes back here then (or at the deadline,
+		 * should that never happen).
+		 */
+		if (rmsg_carrier_break(ch)) {
+			rmsg_repair_link_hold(ch, failed);
 			return;
 		}
 		ret = rmsg_repair_link_drop(ch);

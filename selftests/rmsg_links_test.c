@@ -787,6 +787,23 @@ static int all_repaired(struct rmsg_ep *ep, const __u32 *ids, int n)
 }
 
 /*
+ * Until both ends of @n channels (@ea's @a, @eb's @b) are OPEN with a
+ * repair counted, within @ms: 0, or -ETIMEDOUT.
+ */
+static int wait_repaired(struct rmsg_ep *ea, const __u32 *a,
+			 struct rmsg_ep *eb, const __u32 *b, int n, int ms)
+{
+	long deadline = rmsg_now_ms() + ms * rmsg_test_slow();
+
+	do {
+		if (all_repaired(ea, a, n) + all_repaired(eb, b, n) == 2 * n)
+			return 0;
+		usleep(50000);
+	} while (rmsg_now_ms() < deadline);
+	return -ETIMEDOUT;
+}
+
+/*
  * The link's connection breaks (a QP error on it, through a channel on
  * the link: their QP is the carrier's): the carrier is repaired, and
  * every channel on it with it, each resuming where its stream stood.
@@ -802,8 +819,7 @@ TEST_F_TIMEOUT(links, channels_repair_with_their_link, 600)
 	struct rmsg_link_info link;
 	struct rmsg_fault f = { .kind = RMSG_FAULT_QP_ERROR };
 	__u32 a[RPR_CHANS], b[RPR_CHANS], a0, b0;
-	long deadline;
-	int i, k, good;
+	int i, k;
 
 	if (unordered_skip(_metadata, self->ordered))
 		return;
@@ -838,15 +854,7 @@ TEST_F_TIMEOUT(links, channels_repair_with_their_link, 600)
 				       RPR_RNDV_LEN + k, EVENT_TIMEOUT_MS));
 	}
 	/* Both ends of every channel: OPEN again, a repair counted. */
-	deadline = rmsg_now_ms() + 30000 * rmsg_test_slow();
-	do {
-		good = all_repaired(self->a, a, RPR_CHANS) +
-		       all_repaired(self->b, b, RPR_CHANS);
-		if (good == 2 * RPR_CHANS)
-			break;
-		usleep(50000);
-	} while (rmsg_now_ms() < deadline);
-	EXPECT_EQ(2 * RPR_CHANS, good);
+	EXPECT_EQ(0, wait_repaired(self->a, a, self->b, b, RPR_CHANS, 30000));
 	/* The link is up with the same channels, its carrier repaired. */
 	ASSERT_EQ(0, wait_link_open(fd, &link, 60000));
 	EXPECT_EQ(0, wait_link_chans(fd, &link, RPR_CHANS, 30000));
@@ -855,6 +863,220 @@ TEST_F_TIMEOUT(links, channels_repair_with_their_link, 600)
 	EXPECT_EQ(0, link_echo(self->b, b0, self->a, a0, 9, 300,
 			       EVENT_TIMEOUT_MS));
 	EXPECT_EQ(0, wait_link_chans(fd, &link, RPR_CHANS + 1, 10000));
+}
+
+/* Rendezvous rounds across link repairs (the test below). */
+#define RTR_CHANS	8
+#define RTR_ROUNDS	24
+/*
+ * Small messages a round sends ahead of its rendezvous one, one way:
+ * more than a signalling period of WRs (RMSG_SIGNAL_EVERY) a channel.
+ */
+#define RTR_BURST	40
+/* A send's user_data from here up is the test's, counted by rtr_take(). */
+#define RTR_TAG		(1ULL << 40)
+
+/* One side of the rounds: its endpoint, channels, sends completed. */
+struct rtr_side {
+	struct rmsg_ep *ep;
+	__u32 ch[RTR_CHANS];
+	long done;
+	int failed;
+};
+
+/*
+ * Message @k of round @r from side @dir: its length, its bytes in @buf.
+ * @i from 0 to RTR_BURST - 1: the round's small (eager) ones of @b; @i
+ * RTR_BURST: its rendezvous one.
+ */
+static size_t rtr_msg(unsigned char *buf, int r, int k, int dir, int i)
+{
+	size_t len = i < RTR_BURST ? 40 + (size_t)(i * 13 + k) % 90 :
+		     RPR_RNDV_LEN - (size_t)(r * RTR_CHANS + k) * 7;
+	size_t j;
+
+	for (j = 0; j < len; j++)
+		buf[j] = (unsigned char)(r * 29 + k * 11 + dir * 101 + i * 7 +
+					 j * 3 + (j >> 10));
+	return len;
+}
+
+/*
+ * @s's events: each of the test's sends that completed is counted in
+ * @s->done, a failed one in @s->failed.
+ */
+static void rtr_take(struct rtr_side *s)
+{
+	struct rmsg_event ev[16];
+	int n, i;
+
+	while ((n = rmsg_ep_progress(s->ep, ev, 16)) > 0)
+		for (i = 0; i < n; i++) {
+			if (ev[i].kind != RMSG_CQE_OP ||
+			    ev[i].user_data < RTR_TAG)
+				continue;
+			if (ev[i].res)
+				s->failed = ev[i].res;
+			else
+				s->done++;
+		}
+}
+
+/*
+ * Message @i for channel @k of round @r from @tx to @rx, retried while
+ * there is no room.
+ */
+static int rtr_send(struct rtr_side *tx, struct rtr_side *rx, int r, int k,
+		    int dir, int i)
+{
+	long deadline = rmsg_now_ms() + EVENT_TIMEOUT_MS * rmsg_test_slow();
+	size_t len = rtr_msg(rpr_out, r, k, dir, i);
+	int ret;
+
+	for (;;) {
+		ret = rmsg_msg_send(tx->ep, tx->ch[k], rpr_out, len,
+				    RMSG_SEND_COPY, RTR_TAG + r);
+		if (ret != -EAGAIN || rmsg_now_ms() >= deadline)
+			return ret;
+		rtr_take(tx);
+		rtr_take(rx);
+		rmsg_ep_wait(tx->ep, 10);
+	}
+}
+
+/* The next message on @rx's channel @k must be rtr_msg(@r, @k, @dir, @i). */
+static int rtr_recv(struct rtr_side *rx, struct rtr_side *tx, int r, int k,
+		    int dir, int i)
+{
+	long deadline = rmsg_now_ms() + 60000 * rmsg_test_slow();
+	size_t len = rtr_msg(rpr_out, r, k, dir, i);
+	int ret;
+
+	for (;;) {
+		rtr_take(tx);
+		ret = rmsg_msg_recv(rx->ep, rx->ch[k], rpr_in, sizeof(rpr_in),
+				    0);
+		if (ret != -EAGAIN || rmsg_now_ms() >= deadline)
+			break;
+		rtr_take(rx);
+		rmsg_ep_wait(rx->ep, 10);
+	}
+	if (ret < 0)
+		return ret;
+	return (size_t)ret == len && !memcmp(rpr_in, rpr_out, len) ? 0 : -EIO;
+}
+
+/*
+ * A QP error forced through @s's channel @k (the link's QP), once the
+ * channel is OPEN (the last round's repair may still be under way): 0 or
+ * the fault's error.
+ */
+static int rtr_fault(struct rtr_side *s, int k)
+{
+	long deadline = rmsg_now_ms() + 60000 * rmsg_test_slow();
+	/* Endpoint 0: the caller's own. */
+	struct rmsg_fault f = {
+		.kind = RMSG_FAULT_QP_ERROR,
+		.channel = s->ch[k],
+	};
+	int ret;
+
+	for (;;) {
+		ret = ioctl(rmsg_ep_fd(s->ep), RMSG_IOC_FAULT, &f) ? -errno : 0;
+		if (ret != -ENOTCONN || rmsg_now_ms() >= deadline)
+			return ret;
+		rtr_take(s);
+		usleep(5000);
+	}
+}
+
+/*
+ * Until both sides' sends of @rounds rounds all completed (@b's bursts
+ * too): 0 or -ETIMEDOUT.
+ */
+static int rtr_all_done(struct rtr_side *a, struct rtr_side *b, int rounds)
+{
+	long deadline = rmsg_now_ms() + 60000 * rmsg_test_slow();
+	long want = (long)rounds * RTR_CHANS;
+
+	do {
+		rtr_take(a);
+		rtr_take(b);
+		if (a->done >= want && b->done >= want * (RTR_BURST + 1))
+			return 0;
+		rmsg_ep_wait(a->ep, 10);
+	} while (rmsg_now_ms() < deadline);
+	return -ETIMEDOUT;
+}
+
+/*
+ * Rendezvous transfers both ways on channels of a link, each round broken
+ * by a QP error forced through one of them (the link's QP: its connection
+ * ends, and every channel is repaired with it): in even rounds on b's
+ * side just before a burst of small messages of b's (those written
+ * before its channels noticed are written again by the repair; the
+ * others wait for it); in odd ones, a's side and b's in turn, just after
+ * a transfer was read, while its FIN may be on the wire. Every message arrives once, in
+ * order, byte for byte, and every send completes: the queue a rewrite
+ * fills is given back, and a FIN the peer's transport acknowledged
+ * reaches its channel even when the receive's completion is handled
+ * after the connection's first failed one (the sender does not send it
+ * again).
+ */
+TEST_F_TIMEOUT(links, rendezvous_through_link_repairs, 900)
+{
+	struct rtr_side sa = { .ep = self->a }, sb = { .ep = self->b };
+	struct rmsg_link_info link;
+	int fd = rmsg_ep_fd(self->a);
+	int r, k, i, hit;
+
+	if (unordered_skip(_metadata, self->ordered))
+		return;
+	ASSERT_EQ(0, open_link(self->a, self->b, &self->addr, &link));
+	for (k = 0; k < RTR_CHANS; k++)
+		ASSERT_EQ(0, lib_channel(self->a, self->b, &self->addr,
+					 &sa.ch[k], &sb.ch[k]));
+	ASSERT_EQ(0, wait_link_chans(fd, &link, RTR_CHANS, 10000));
+	for (r = 0; r < RTR_ROUNDS; r++) {
+		struct rtr_side *faulty = r % 4 < 2 ? &sb : &sa;
+
+		hit = r % RTR_CHANS;
+		/*
+		 * b's QP in error before its burst: what it writes until its
+		 * channels notice is flushed, and written again after.
+		 */
+		if (r % 2 == 0)
+			ASSERT_EQ(0, rtr_fault(&sb, hit));
+		for (k = 0; k < RTR_CHANS; k++) {
+			for (i = 0; i <= RTR_BURST; i++)
+				ASSERT_EQ(0, rtr_send(&sb, &sa, r, k, 0, i));
+			ASSERT_EQ(0, rtr_send(&sa, &sb, r, k, 1, RTR_BURST));
+		}
+		for (k = 0; k < RTR_CHANS; k++) {
+			for (i = 0; i <= RTR_BURST; i++)
+				ASSERT_EQ(0, rtr_recv(&sa, &sb, r, k, 0, i)) {
+					TH_LOG("round %d, channel %d, message %d to a",
+					       r, k, i);
+				}
+			ASSERT_EQ(0, rtr_recv(&sb, &sa, r, k, 1, RTR_BURST)) {
+				TH_LOG("round %d, channel %d, to b", r, k);
+			}
+			if (r % 2 && k == hit)
+				ASSERT_EQ(0, rtr_fault(faulty, k));
+		}
+		ASSERT_EQ(0, rtr_all_done(&sa, &sb, r + 1)) {
+			TH_LOG("round %d: sends completed %ld and %ld", r,
+			       sa.done, sb.done);
+		}
+		EXPECT_EQ(0, sa.failed);
+		EXPECT_EQ(0, sb.failed);
+	}
+	/* Every channel repaired at both ends (the last repair may still
+	 * be under way), and still on the link.
+	 */
+	EXPECT_EQ(0, wait_repaired(self->a, sa.ch, self->b, sb.ch, RTR_CHANS,
+				   30000));
+	EXPECT_EQ(0, wait_link_chans(fd, &link, RTR_CHANS, 30000));
 }
 
 /*
