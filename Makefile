@@ -290,7 +290,8 @@ examples: $(EXAMPLE_BINS)
 $(EXAMPLE_BINS): examples/%: examples/%.c lib/librmsg.a lib/rmsg.h $(UAPI)
 	$(CC) $(USER_CFLAGS) $< lib/librmsg.a -o $@
 
-selftests: $(SELFTEST_BINS)
+# The selftests run rmsgctl (the channel and link listings they check).
+selftests: $(SELFTEST_BINS) tools/rmsgctl/rmsgctl
 
 selftests/%_test: selftests/%_test.c selftests/rmsg_test.h lib/librmsg.a \
 		  $(CHECK_OBJ) $(CHECK_HDRS) $(UAPI) \
