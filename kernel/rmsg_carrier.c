@@ -89,6 +89,12 @@ static_assert(RMSG_CTRL_BUFS < RMSG_CARRIER_KIND_HELLO);
  * stuck device, not of a wait for ourselves.
  */
 #define RMSG_CARRIER_END_MS	10000
+/*
+ * rmsg_carrier_quiesce() names the channels still on the QP after this
+ * long, and again each time as long again; at most this many each time.
+ */
+#define RMSG_CARRIER_QUIESCE_REPORT_MS	10000
+#define RMSG_CARRIER_QUIESCE_REPORT_MAX	8
 
 /* The service port probes ask for: nothing listens on a link yet. */
 #define RMSG_CARRIER_PROBE_PORT	1
@@ -283,6 +289,20 @@ static void rmsg_carrier_leave_timeout(struct timer_list *t);
 static void rmsg_carrier_send_done(struct ib_cq *cq, struct ib_wc *wc);
 
 /*
+ * Does @l's channel hear the peer on the link's last connection? From its
+ * attach or rejoin until it lets go of the QP, which it does only once
+ * that connection was drained (rmsg_carrier_drain_wait()): a message that
+ * arrived whole on it was acknowledged to the peer, which counts it as
+ * delivered, so it must reach the channel, even after the connection's
+ * first failed completion. Under the lock.
+ */
+static bool rmsg_carrier_hears(const struct rmsg_carrier *c,
+			       const struct rmsg_lchan *l)
+{
+	return l->on_qp && l->seq == c->conn_seq;
+}
+
+/*
  * Is @l's channel on the connection that is up now (attached or rejoined
  * on it, and not let go of its QP)? Under the lock. Only then may its
  * messages go, and the peer's reach it, but for the last word of a
@@ -292,21 +312,7 @@ static void rmsg_carrier_send_done(struct ib_cq *cq, struct ib_wc *wc);
 static bool rmsg_carrier_joined(const struct rmsg_carrier *c,
 				const struct rmsg_lchan *l)
 {
-	return c->up && l->on_qp && l->seq == c->conn_seq;
-}
-
-/*
- * Does @l's channel hear the peer on the link's last connection? From its
- * attach or rejoin until it lets go of the QP, which it does only once
- * that connection was drained (rmsg_carrier_break()): a message that
- * arrived whole on it was acknowledged to the peer, which counts it as
- * delivered, so it must reach the channel, even after the connection's
- * first failed completion. Under the lock.
- */
-static bool rmsg_carrier_hears(const struct rmsg_carrier *c,
-			       const struct rmsg_lchan *l)
-{
-	return l->on_qp && l->seq == c->conn_seq;
+	return c->up && rmsg_carrier_hears(c, l);
 }
 
 static bool rmsg_carrier_last_word(u8 type)
@@ -1097,6 +1103,39 @@ bool rmsg_carrier_up(struct rmsg_carrier *c)
 	return READ_ONCE(c->up);
 }
 
+/*
+ * rmsg_carrier_quiesce() has waited long for the channels still on the QP
+ * (each should let go as soon as its work runs): name them, with where
+ * their repair stands and whether their work is queued or running, so
+ * that a repair that stalls there is read from the kernel log. Their
+ * state, phase and flags are read without their locks: a report, not a
+ * decision.
+ */
+static void rmsg_carrier_quiesce_report(struct rmsg_carrier *c)
+{
+	struct rmsg_channel *ch;
+	struct rmsg_lchan *l;
+	unsigned long id;
+	u32 named = 0;
+
+	spin_lock_bh(&c->lock);
+	xa_for_each(&c->chans, id, l) {
+		if (!l->on_qp || named++ >= RMSG_CARRIER_QUIESCE_REPORT_MAX)
+			continue;
+		ch = l->ch;
+		pr_notice("carrier %u: channel %u of endpoint %u still on the QP after %u ms: state %d, repair phase %d, flags %#lx, soft_error %d, work %#x, connection %u (now %u, drained %u), %u link messages in flight\n",
+			  c->ch ? c->ch->id : U32_MAX, ch->id, ch->ep->id,
+			  RMSG_CARRIER_QUIESCE_REPORT_MS, READ_ONCE(ch->state),
+			  READ_ONCE(ch->repair.phase), READ_ONCE(ch->flags),
+			  READ_ONCE(ch->soft_error), work_busy(&ch->work),
+			  l->seq, c->conn_seq, c->drained_seq, l->in_flight);
+	}
+	if (named > RMSG_CARRIER_QUIESCE_REPORT_MAX)
+		pr_notice("carrier: %u more channels still on the QP\n",
+			  named - RMSG_CARRIER_QUIESCE_REPORT_MAX);
+	spin_unlock_bh(&c->lock);
+}
+
 /**
  * rmsg_carrier_quiesce() - a carrier's QP is about to go: wait for the
  *	channels on the link to leave it
@@ -1114,7 +1153,9 @@ bool rmsg_carrier_up(struct rmsg_carrier *c)
  * device lost) ends the channels on the link instead and waits until
  * all detached (rmsg_carrier_evict()), so that the PD may go too. Finite:
  * a channel waits only for its own work requests, flushed by the drain,
- * and for the connection's end, which is here.
+ * and for the connection's end, which is here. Should a channel stay on
+ * the QP all the same, the wait names it in the log every
+ * RMSG_CARRIER_QUIESCE_REPORT_MS (rmsg_carrier_quiesce_report()).
  */
 void rmsg_carrier_quiesce(struct rmsg_channel *ch)
 {
@@ -1134,14 +1175,16 @@ void rmsg_carrier_quiesce(struct rmsg_channel *ch)
 	/*
 	 * Every completion of the connection was handled: the channels still
 	 * on it may let go now, and their repairs, which wait for that
-	 * (rmsg_carrier_break()), go on.
+	 * (rmsg_carrier_drain_wait()), go on.
 	 */
 	c->drained_seq = c->conn_seq;
 	xa_for_each(&c->chans, id, l)
 		if (l->on_qp)
 			queue_work(rmsg_wq, &l->ch->work);
 	spin_unlock_bh(&c->lock);
-	wait_event(c->share.wq, !READ_ONCE(c->on_qp));
+	while (!wait_event_timeout(c->share.wq, !READ_ONCE(c->on_qp),
+				   msecs_to_jiffies(RMSG_CARRIER_QUIESCE_REPORT_MS)))
+		rmsg_carrier_quiesce_report(c);
 }
 
 /*
@@ -1688,8 +1731,8 @@ bool rmsg_carrier_may_repair(struct rmsg_channel *ch)
 }
 
 /**
- * rmsg_carrier_break() - may a faulted channel let go of the link's
- *	connection yet?
+ * rmsg_carrier_drain_wait() - end the link's connection a faulted channel
+ *	is on, and tell whether the channel must wait for its drain
  * @ch: a channel on a link, faulted (its repair's first step), in its work
  *
  * A channel that faulted alone, while the connection it is on is up,
@@ -1704,9 +1747,10 @@ bool rmsg_carrier_may_repair(struct rmsg_channel *ch)
  * hold): it comes back when rmsg_carrier_quiesce() queues its work.
  *
  * Return: true while the channel must stay on the connection (its end
- * was asked for here or before); false once it may let go of the QP.
+ * was asked for here or before, and the carrier has not drained it yet);
+ * false once it may let go of the QP.
  */
-bool rmsg_carrier_break(struct rmsg_channel *ch)
+bool rmsg_carrier_drain_wait(struct rmsg_channel *ch)
 {
 	struct rmsg_lchan *l = ch->lchan;
 	struct rmsg_carrier *c = l->c;
@@ -1771,7 +1815,7 @@ void rmsg_carrier_link_idle(struct rmsg_channel *ch)
  *	(it must have come on this connection); NULL for the dialling side
  *
  * Only a connection newer than the one the channel left: that one ended,
- * or ends (rmsg_carrier_break()). From here the channel's messages go on
+ * or ends (rmsg_carrier_drain_wait()). From here the channel's messages go on
  * it, and the peer's reach the channel.
  *
  * Return: 0; -ENOTCONN while no newer connection is up, or the carrier

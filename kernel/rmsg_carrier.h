@@ -169,7 +169,7 @@ int rmsg_carrier_answer(struct rmsg_carrier *c, u32 seq, u32 peer_chan,
 			int err);
 
 bool rmsg_carrier_may_repair(struct rmsg_channel *ch);
-bool rmsg_carrier_break(struct rmsg_channel *ch);
+bool rmsg_carrier_drain_wait(struct rmsg_channel *ch);
 void rmsg_carrier_qp_release(struct rmsg_channel *ch);
 void rmsg_carrier_link_idle(struct rmsg_channel *ch);
 int rmsg_carrier_rejoin(struct rmsg_channel *ch, struct rmsg_carrier_conn *conn,

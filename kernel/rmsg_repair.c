@@ -262,7 +262,7 @@ static void rmsg_repair_done(struct rmsg_channel *ch)
  * DOWN on a link: off the carrier's QP, once nothing of ours is on it,
  * keeping everything that outlives connections; on a link that is the
  * device too (the block's MR in the carrier's PD). The connection the
- * channel was on is down (rmsg_carrier_break() said so).
+ * channel was on is down (rmsg_carrier_drain_wait() said so).
  */
 static int rmsg_repair_link_drop(struct rmsg_channel *ch)
 {
@@ -282,7 +282,7 @@ static int rmsg_repair_link_drop(struct rmsg_channel *ch)
 }
 
 /*
- * DOWN on a link waits for the carrier's drain (rmsg_carrier_break()):
+ * DOWN on a link waits for the carrier's drain (rmsg_carrier_drain_wait()):
  * the step comes back when rmsg_carrier_quiesce() queues the work, or at
  * the deadline. The fault that brought the channel here is taken: one
  * still in soft_error would fault it again on every run of the work, and
@@ -421,7 +421,7 @@ static void rmsg_repair_link(struct rmsg_channel *ch)
 		 * drained it, and comes back here then (or at the deadline,
 		 * should that never happen).
 		 */
-		if (rmsg_carrier_break(ch)) {
+		if (rmsg_carrier_drain_wait(ch)) {
 			rmsg_repair_link_hold(ch, failed);
 			return;
 		}

@@ -139,6 +139,9 @@ for spec in ${kinds//,/ }; do
 	if [ "$st" != 0 ] || [ -z "$json" ]; then
 		log "FAILED: $kind (status $st)"
 		cat "$out/$kind.log" "$out/$kind.server.log" >&2
+		# A carrier's repair that waited for channels to let go of
+		# its QP names them (rmsg_carrier_quiesce()).
+		since_mark | grep -E 'still on the QP' | head -n 20 >&2
 		status=1
 		continue
 	fi
