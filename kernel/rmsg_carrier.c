@@ -1111,7 +1111,8 @@ bool rmsg_carrier_up(struct rmsg_carrier *c)
  * state, phase and flags are read without their locks: a report, not a
  * decision.
  */
-static void rmsg_carrier_quiesce_report(struct rmsg_carrier *c)
+static void rmsg_carrier_quiesce_report(struct rmsg_carrier *c,
+					unsigned int waited_ms)
 {
 	struct rmsg_channel *ch;
 	struct rmsg_lchan *l;
@@ -1125,13 +1126,14 @@ static void rmsg_carrier_quiesce_report(struct rmsg_carrier *c)
 		ch = l->ch;
 		pr_notice("carrier %u: channel %u of endpoint %u still on the QP after %u ms: state %d, repair phase %d, flags %#lx, soft_error %d, work %#x, connection %u (now %u, drained %u), %u link messages in flight\n",
 			  c->ch ? c->ch->id : U32_MAX, ch->id, ch->ep->id,
-			  RMSG_CARRIER_QUIESCE_REPORT_MS, READ_ONCE(ch->state),
+			  waited_ms, READ_ONCE(ch->state),
 			  READ_ONCE(ch->repair.phase), READ_ONCE(ch->flags),
 			  READ_ONCE(ch->soft_error), work_busy(&ch->work),
 			  l->seq, c->conn_seq, c->drained_seq, l->in_flight);
 	}
 	if (named > RMSG_CARRIER_QUIESCE_REPORT_MAX)
-		pr_notice("carrier: %u more channels still on the QP\n",
+		pr_notice("carrier %u: %u more channels still on the QP\n",
+			  c->ch ? c->ch->id : U32_MAX,
 			  named - RMSG_CARRIER_QUIESCE_REPORT_MAX);
 	spin_unlock_bh(&c->lock);
 }
@@ -1160,6 +1162,7 @@ static void rmsg_carrier_quiesce_report(struct rmsg_carrier *c)
 void rmsg_carrier_quiesce(struct rmsg_channel *ch)
 {
 	struct rmsg_carrier *c = ch->carrier;
+	unsigned int waited_ms = 0;
 	struct rmsg_lchan *l;
 	unsigned long id;
 
@@ -1183,8 +1186,10 @@ void rmsg_carrier_quiesce(struct rmsg_channel *ch)
 			queue_work(rmsg_wq, &l->ch->work);
 	spin_unlock_bh(&c->lock);
 	while (!wait_event_timeout(c->share.wq, !READ_ONCE(c->on_qp),
-				   msecs_to_jiffies(RMSG_CARRIER_QUIESCE_REPORT_MS)))
-		rmsg_carrier_quiesce_report(c);
+				   msecs_to_jiffies(RMSG_CARRIER_QUIESCE_REPORT_MS))) {
+		waited_ms += RMSG_CARRIER_QUIESCE_REPORT_MS;
+		rmsg_carrier_quiesce_report(c, waited_ms);
+	}
 }
 
 /*

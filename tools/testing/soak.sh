@@ -67,6 +67,12 @@ hung=/proc/sys/kernel/hung_task_timeout_secs
 hung_was=$(cat "$hung" 2>/dev/null)
 hung_s=${SOAK_HUNG_TASK_S:-${SOAK_LINK:+15}}
 [ -z "$hung_was" ] || [ -z "$hung_s" ] || echo "$hung_s" >"$hung"
+# What the soak changed goes back however it ends.
+restore() {
+	[ -z "$hung_was" ] || echo "$hung_was" >"$hung"
+	[ -z "${link_set:-}" ] || echo 0 >"$link_param"
+}
+trap restore EXIT
 # The kernel log is judged from here on: what a test before the soak
 # logged in the same boot (an OOM report of rmsg_exhaust_test's memory
 # cgroup, with its Call Trace) is that test's to judge.
@@ -90,7 +96,7 @@ if [ -n "$link" ]; then
 	fi
 	kinds=${SOAK_KINDS:-qp-error}
 	echo "$link" >"$link_param" || exit 1
-	trap 'echo 0 >"$link_param"; [ -z "$hung_was" ] || echo "$hung_was" >"$hung"' EXIT
+	link_set=1
 fi
 
 # The channels that went on links so far (every link's channels_total).
@@ -193,5 +199,4 @@ printf 'total      faults %s, repairs %s (server %s), written again %s msgs/%s b
 	"${sum[msgs_sent]:-0}" "${sum[rndv_sent]:-0}" "${sum[lost]:-0}" "${sum[dups]:-0}" \
 	"${sum[failures]:-0}" "$(($(date +%s) - start))"
 [ "$status" = 0 ] && log "passed" || log "FAILED"
-[ -z "$hung_was" ] || echo "$hung_was" >"$hung"
 exit "$status"
