@@ -799,12 +799,17 @@ struct rmsg_chan_lease {
 
 /**
  * struct rmsg_chan_retain - what a channel keeps to write again after a repair
+ * @on: the module's retain parameter was on when the channel opened: it
+ *	keeps a shadow, and a broken connection is repaired. Fixed at open
+ *	(rmsg_data_shadow_create()), before the channel can fault
  * @shadow: what was written into the peer's block, kept for repairs;
- *	NULL when the module's retain parameter was off at open
+ *	NULL without @on, and on a leased channel until its first send
+ *	that found no lease (rmsg_data_push())
  * @retx: after a repair: the records the peer's block lacks
  * @retx_due: some of them are still to be written, before any new send
  */
 struct rmsg_chan_retain {
+	bool on;
 	struct rmsg_shadow *shadow;
 	struct rmsg_vb_retx retx;
 	bool retx_due;
@@ -1040,6 +1045,8 @@ static inline bool rmsg_lease_may_write(const struct rmsg_channel *ch)
 int rmsg_lease_setup(struct rmsg_channel *ch);
 int rmsg_lease_peer(struct rmsg_channel *ch);
 u64 rmsg_lease_connected(struct rmsg_channel *ch, bool ready);
+void rmsg_lease_down(struct rmsg_channel *ch);
+int rmsg_lease_resume(struct rmsg_channel *ch, const struct rmsg_hello *peer);
 void rmsg_lease_in(struct rmsg_channel *ch, u8 type, u64 arg);
 void rmsg_lease_progress(struct rmsg_channel *ch);
 void rmsg_lease_want(struct rmsg_channel *ch);

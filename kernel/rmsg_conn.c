@@ -578,8 +578,10 @@ int rmsg_chan_create_qp(struct rmsg_channel *ch)
  * the program's mapping, its REG_MR posted; then the machine queues the
  * GRANT behind it on the same send queue (rmsg_lease_made()).
  *
- * A channel being repaired or ending makes nothing: a leased channel is
- * not repaired yet, and an ending one frees what it has. On failure the
+ * A channel being repaired makes it once open again: its machine stays
+ * ALLOCATING across the repair, so the peer's ASK sent again is ignored
+ * and our GRANT goes on the new connection. An ending channel makes
+ * nothing (it frees what it has). On failure the
  * channel ends with the error (ENOMEM, EOPNOTSUPP for a device whose DMA
  * needs syncs, the post's); what was made is freed with the channel
  * (rmsg_chan_release_verbs()). A back-off and retry instead
@@ -590,9 +592,14 @@ void rmsg_block_lease_make(struct rmsg_channel *ch)
 	enum rmsg_chan_state state = READ_ONCE(ch->state);
 	int ret;
 
-	if (state == RMSG_CHAN_DYING || state == RMSG_CHAN_RECOVERING ||
-	    !ch->dev.rdev || !rmsg_chan_qp(ch))
+	if (state == RMSG_CHAN_DYING)
 		return;
+	/* The repair's end runs the work again (rmsg_repair_done()). */
+	if (state == RMSG_CHAN_RECOVERING || !ch->dev.rdev ||
+	    !rmsg_chan_qp(ch)) {
+		set_bit(RMSG_CHAN_LEASE_ALLOC, &ch->flags);
+		return;
+	}
 	if (WARN_ON_ONCE(ch->block || ch->dev.mr))
 		return;
 	ret = rmsg_block_alloc(ch);

@@ -302,7 +302,7 @@ static int rmsg_data_shadow_make(struct rmsg_channel *ch)
 	struct rmsg_shadow *sh;
 	int ret;
 
-	if (ch->retain.shadow || !READ_ONCE(retain))
+	if (ch->retain.shadow || !ch->retain.on)
 		return 0;
 	sh = kzalloc(struct_size(sh, dma, DIV_ROUND_UP(size,
 						       PAGE_SIZE << order)),
@@ -341,6 +341,7 @@ fail:
  */
 int rmsg_data_shadow_create(struct rmsg_channel *ch)
 {
+	ch->retain.on = READ_ONCE(retain);
 	return ch->lease.on ? 0 : rmsg_data_shadow_make(ch);
 }
 
@@ -452,6 +453,7 @@ int rmsg_data_suspend(struct rmsg_channel *ch)
 	ch->wrs.signalled = ch->wrs.posted;
 	ch->wrs.sig_owed = false;
 	rmsg_ctrl_free_all(ch);
+	rmsg_lease_down(ch);
 	/*
 	 * The hello of the next connection brings the peer's release counter;
 	 * an older one from this connection would look like it went back.
@@ -497,8 +499,14 @@ int rmsg_data_resume(struct rmsg_channel *ch, const struct rmsg_hello *peer)
 	u32 idx;
 	int ret = 0;
 
+	/*
+	 * The first hellos on a link may have stood for the READYs; a
+	 * repair's never do (a READY follows it).
+	 */
 	if (peer->block_size != ch->peer.block_size ||
-	    (peer->flags ^ ch->peer.flags) & ~RMSG_HELLO_F_REKEY) {
+	    (peer->flags ^ ch->peer.flags) &
+		    ~(RMSG_HELLO_F_REKEY | RMSG_HELLO_F_READY) ||
+	    peer->flags & RMSG_HELLO_F_READY) {
 		pr_notice_ratelimited("channel %u: the peer's block changed across a repair\n",
 				      ch->id);
 		return -EPROTO;
@@ -519,26 +527,37 @@ int rmsg_data_resume(struct rmsg_channel *ch, const struct rmsg_hello *peer)
 		mutex_unlock(&ch->ep->lock);
 		return ret;
 	}
-	ret = rmsg_vb_tx_resume(&ch->tx, ch->retain.shadow->va, peer->rx_freed,
-				peer->rx_arrived, peer->rx_seq,
-				&ch->retain.retx);
-	if (ret)
-		pr_notice_ratelimited("channel %u: the peer's resume point (released %u, arrived %u, seq %u) does not fit what was written (released %u, written %u, seq %u)\n",
-				      ch->id, peer->rx_freed, peer->rx_arrived,
-				      peer->rx_seq, ch->tx.freed, ch->tx.written,
-				      ch->tx.seq);
+	/* Leased: checked by the shadow only while a lease is held. */
+	ret = ch->lease.on ? rmsg_lease_resume(ch, peer) : 1;
+	if (!ret) {
+		memset(&ch->retain.retx, 0, sizeof(ch->retain.retx));
+	} else if (ret > 0) {
+		ret = rmsg_vb_tx_resume(&ch->tx, ch->retain.shadow->va,
+					peer->rx_freed, peer->rx_arrived,
+					peer->rx_seq, &ch->retain.retx);
+		if (ret)
+			pr_notice_ratelimited("channel %u: the peer's resume point (released %u, arrived %u, seq %u) does not fit what was written (released %u, written %u, seq %u)\n",
+					      ch->id, peer->rx_freed,
+					      peer->rx_arrived, peer->rx_seq,
+					      ch->tx.freed, ch->tx.written,
+					      ch->tx.seq);
+	}
 	if (!ret) {
 		pr_debug("channel %u: resumes at %u (seq %u), written %u (seq %u), released %u\n",
 			 ch->id, peer->rx_arrived, peer->rx_seq, ch->tx.written,
 			 ch->tx.seq, ch->tx.freed);
+		/* No shadow: a leased end that never wrote has no RTS out. */
 		ret = rmsg_rndv_resume(ch, peer->rx_arrived,
-				       ch->retain.shadow->va);
+				       ch->retain.shadow ?
+				       ch->retain.shadow->va : NULL);
 	}
 	if (!ret) {
 		ch->retain.retx_due = ch->retain.retx.counter !=
 				      ch->retain.retx.end;
 		ch->peer.block_addr = peer->block_addr;
-		ch->peer.block_rkey = peer->block_rkey;
+		/* A leased block's key comes with its GRANT, on every connection. */
+		if (!ch->lease.on)
+			ch->peer.block_rkey = peer->block_rkey;
 		ch->peer.epoch = peer->epoch;
 	}
 	mutex_unlock(&ch->ep->lock);
@@ -839,8 +858,10 @@ static int rmsg_data_push(struct rmsg_channel *ch, bool more, bool cqe_now)
 
 	if (ch->tx_live && (ch->retain.retx_due || rmsg_rndv_rereg_due(ch))) {
 		ret = rmsg_rndv_rereg(ch);
+		/* A leased block: the new connection's GRANT gives its key. */
 		if (!ret && ch->retain.retx_due)
-			ret = rmsg_data_rewrite(ch);
+			ret = rmsg_lease_may_write(ch) ? rmsg_data_rewrite(ch) :
+							 -EAGAIN;
 		if (ret && ret != -EAGAIN) {
 			ch->tx_live = false;
 			rmsg_chan_kill_soft(ch, ret);

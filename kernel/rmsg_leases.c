@@ -11,9 +11,11 @@
  * the channel's work makes that (rmsg_conn.c, rmsg_block_lease_make())
  * and tells the machine here (rmsg_lease_made()).
  *
- * First slice: a block is made on the first ASK and kept for the
- * channel's life; the REVOKE, the free, the library's later leases and
- * repairs are still to come (a leased channel is not repaired).
+ * A block is made on the first ASK and kept for the channel's life; a
+ * leased channel is repaired as any other, each side's READY on the new
+ * connection saying where its leases stand (rmsg_lease_down(),
+ * rmsg_lease_resume(), rmsg_lease_connected()). The REVOKE, the free and
+ * the library's later leases are still to come.
  *
  * Layer (Documentation/design.rst, "Layers"): of the module's files it
  * calls only these, all below it: rmsg_pages.c and rmsg_wr.c.
@@ -30,7 +32,7 @@
 static bool lease_blocks;
 module_param(lease_blocks, bool, 0644);
 MODULE_PARM_DESC(lease_blocks,
-		 "New channels lease their receive blocks when the peer does too: no block until the peer has data (default off; first slice, no repair)");
+		 "New channels lease their receive blocks when the peer does too: no block until the peer has data (default off; blocks are not taken back yet)");
 
 /**
  * rmsg_lease_setup() - does a new channel lease its block?
@@ -188,6 +190,71 @@ u64 rmsg_lease_connected(struct rmsg_channel *ch, bool ready)
 	/* The peer's READY may be waiting for the machines to be up. */
 	queue_work(rmsg_wq, &ch->data_work);
 	return arg;
+}
+
+/**
+ * rmsg_lease_down() - the channel's connection is gone (a repair's DOWN)
+ * @ch: the channel; in its work, under ep->lock, after the connection's
+ *	last completion (the QP drained, or on a link the carrier's drain
+ *	and this channel's work requests waited for): no receive of the old
+ *	connection can push a message after this
+ *
+ * Both machines learn it, and the messages of the old connection go:
+ * those that arrived and were not taken yet, and those asked for and not
+ * posted. Either is as good as lost in flight, which the protocol
+ * settles from the READYs of the next connection (a GRANT and an ASK are
+ * asked for again by rmsg_lease_connected(); a REVOKE is forgotten).
+ * Taken later, a message of the old connection would meet machines of
+ * the new one that did not send it their READY yet.
+ */
+void rmsg_lease_down(struct rmsg_channel *ch)
+{
+	struct rmsg_chan_lease *l = &ch->lease;
+
+	lockdep_assert_held(&ch->ep->lock);
+	if (!l->on)
+		return;
+	rmsg_lease_rx_down(&l->rx);
+	rmsg_lease_tx_down(&l->tx);
+	l->out_head = 0;
+	l->out_len = 0;
+	spin_lock_bh(&l->in_lock);
+	l->in_head = 0;
+	l->in_len = 0;
+	spin_unlock_bh(&l->in_lock);
+}
+
+/**
+ * rmsg_lease_resume() - check the peer's resume point of our stream
+ * @ch: the channel, leased, suspended; under ep->lock
+ * @peer: the peer's hello on the new connection
+ *
+ * While we hold a lease the peer's block stands where our writes into it
+ * left it, and the shadow tells what it lacks (rmsg_vb_tx_resume(), as on
+ * any channel): rmsg_lease_tx_resume_check() lets it through. Without
+ * one nothing is written, nothing is owed again and there may be no
+ * shadow: the peer's point must be exactly where the last lease ended
+ * (the first: 0, 0, 0).
+ *
+ * Return: 1 when the caller checks the point against the shadow, 0 when
+ * it stands where it must (nothing to write again), or -EPROTO.
+ */
+int rmsg_lease_resume(struct rmsg_channel *ch, const struct rmsg_hello *peer)
+{
+	struct rmsg_lease_tx *tx = &ch->lease.tx;
+	int ret;
+
+	lockdep_assert_held(&ch->ep->lock);
+	if (tx->state == RMSG_LEASE_TX_HELD)
+		return 1;
+	ret = rmsg_lease_tx_resume_check(tx, peer->rx_freed, peer->rx_arrived,
+					 peer->rx_seq);
+	if (ret)
+		pr_notice_ratelimited("channel %u: the peer's resume point (released %u, arrived %u, seq %u) is not where lease %u ended (%u, seq %u)\n",
+				      ch->id, peer->rx_freed, peer->rx_arrived,
+				      peer->rx_seq, tx->lease, tx->bytes,
+				      tx->seq);
+	return ret;
 }
 
 /**

@@ -460,13 +460,8 @@ void rmsg_chan_stalled(struct rmsg_channel *ch)
 /* Can a connection fault with @error be repaired on this channel? */
 static bool rmsg_chan_repairable(struct rmsg_channel *ch, int error)
 {
-	/*
-	 * The lease resume point is not built yet (Documentation/design.rst),
-	 * on a link or not.
-	 */
-	if (ch->lease.on)
-		return false;
-	if (!ch->retain.shadow || !rmsg_chan_repair_ms(ch) ||
+	/* A leased channel's shadow comes with its first send. */
+	if (!ch->retain.on || !rmsg_chan_repair_ms(ch) ||
 	    test_bit(RMSG_CHAN_PEER_RESET, &ch->flags))
 		return false;
 	switch (error) {

@@ -92,7 +92,7 @@ static int rmsg_lc_reconnect_take(struct rmsg_channel *ch,
 	struct rmsg_hello h = m->hello;
 
 	/* As a listener judges a RECONNECT (rmsg_cm_repair_request()). */
-	if (ch->active || !ch->retain.shadow || ch->lease.on ||
+	if (ch->active || !ch->retain.on ||
 	    (state != RMSG_CHAN_OPEN && state != RMSG_CHAN_RECOVERING))
 		return -ENOENT;
 	h.channel = m->ep_chan;

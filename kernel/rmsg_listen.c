@@ -89,8 +89,7 @@ static int rmsg_cm_repair_request(struct rmsg_endpoint *ep,
 
 	mutex_lock(&ep->chan_lock);
 	ch = xa_load(&ep->channels, h->peer_channel);
-	/* A leased channel is not repaired yet (rmsg_chan_repairable()). */
-	if (ch && !ch->active && ch->retain.shadow && !ch->lease.on &&
+	if (ch && !ch->active && ch->retain.on &&
 	    (ch->state == RMSG_CHAN_OPEN || ch->state == RMSG_CHAN_RECOVERING))
 		verdict = rmsg_repair_match(ch->peer.incarnation,
 					    ch->peer.channel, ch->resil.epoch,

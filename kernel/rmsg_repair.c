@@ -246,6 +246,9 @@ static void rmsg_repair_done(struct rmsg_channel *ch)
 	del_timer(&ch->repair.timer);
 	if (!opened)
 		return;
+	/* A block the peer asked for while the connection was down. */
+	if (test_bit(RMSG_CHAN_LEASE_ALLOC, &ch->flags))
+		queue_work(rmsg_wq, &ch->work);
 	if (late) {
 		trace_rmsg_chan_stall(ch->ep->id, ch->id, false, stalled.len);
 		rmsg_ep_post_event(ch->ep, &stalled);

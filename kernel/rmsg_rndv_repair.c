@@ -265,7 +265,8 @@ static void rmsg_rndv_rx_moved(struct rmsg_channel *ch, struct rmsg_rndv_rx *x)
  * @ch: the channel, suspended; the caller holds ep->lock
  * @arrived: the peer's resume point, checked against what was written
  * @shadow: the shadow of the peer's block, from which the RTS records go
- *	again: they get the new keys
+ *	again: they get the new keys; NULL on a leased channel that never
+ *	wrote (it has no RTS the peer lacks)
  *
  * Sends whose RTS the peer lacks are registered afresh. When the channel
  * came to another device, every registration went with the old one: all
@@ -318,7 +319,7 @@ int rmsg_rndv_resume(struct rmsg_channel *ch, u32 arrived, void *shadow)
 		if (peer_has)
 			continue;
 		/* The record keeps its place and size in the stream. */
-		if (t->segs.nseg != nseg)
+		if (t->segs.nseg != nseg || WARN_ON_ONCE(!shadow))
 			return -EPROTO;
 		memcpy(shadow + t->rts_off, t->segs.rts,
 		       rmsg_rts_size(t->segs.nseg));

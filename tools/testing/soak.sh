@@ -41,6 +41,11 @@
 # it to another device is not built). After each class the links are
 # listed (OUT/KIND.links, rmsgctl -j links); a class whose channels did
 # not all go on the link fails.
+#
+# SOAK_LEASE=1 has the channels lease their receive blocks (the module's
+# lease_blocks, 1 for the soak and as it was after; design.rst, "Memory
+# in proportion to traffic"): each repair then also settles where both
+# leases of every channel stand, from the READYs of the new connection.
 
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -71,6 +76,7 @@ hung_s=${SOAK_HUNG_TASK_S:-${SOAK_LINK:+15}}
 restore() {
 	[ -z "$hung_was" ] || echo "$hung_was" >"$hung"
 	[ -z "${link_set:-}" ] || echo 0 >"$link_param"
+	[ -z "${lease_was:-}" ] || echo "$lease_was" >"$lease_param"
 }
 trap restore EXIT
 # The kernel log is judged from here on: what a test before the soak
@@ -97,6 +103,15 @@ if [ -n "$link" ]; then
 	kinds=${SOAK_KINDS:-qp-error}
 	echo "$link" >"$link_param" || exit 1
 	link_set=1
+fi
+lease_param=/sys/module/rmsg/parameters/lease_blocks
+if [ -n "${SOAK_LEASE:-}" ]; then
+	if [ ! -w "$lease_param" ]; then
+		log "FAILED: SOAK_LEASE: the module has no lease_blocks parameter"
+		exit 1
+	fi
+	lease_was=$(cat "$lease_param")
+	echo 1 >"$lease_param" || exit 1
 fi
 
 # The channels that went on links so far (every link's channels_total).
@@ -126,7 +141,7 @@ for spec in ${kinds//,/ }; do
 	fi
 	mix=
 	[ "$every" = 0 ] || mix=", every $every by rendezvous"
-	log "$n $kind faults, $channels channels x $window messages of $size bytes$mix${link:+, on a link}"
+	log "$n $kind faults, $channels channels x $window messages of $size bytes$mix${link:+, on a link}${SOAK_LEASE:+, blocks leased}"
 	if [ -n "$link" ]; then
 		before=$(link_channels "$out/$kind.links-before")
 		if ! link_warm "$before"; then
