@@ -451,13 +451,20 @@ static void rmsg_hint_wr(struct rmsg_channel *ch, struct ib_rdma_wr *wr,
  * writers left the two WRs free (rmsg_data_place(), rmsg_data_rewrite()).
  * Bytes the peer never sees (the connection broke first) are written
  * again after the repair's rewrite.
+ *
+ * A leased block's MR exists only while we hold its lease, under the key
+ * of this connection's GRANT: without that, no record of ours is there to
+ * hint at (after a repair, the rewrite's hint of a channel that never
+ * wrote), and a write would be a remote access error that breaks the
+ * connection. Under ep->lock.
  */
 void rmsg_data_hint(struct rmsg_channel *ch)
 {
 	struct ib_rdma_wr wr[RMSG_HINT_WRS];
 	struct ib_sge sge[RMSG_HINT_WRS];
 
-	if (!ch->tx_hint || !rmsg_wr_room(ch, RMSG_HINT_WRS))
+	if (!ch->tx_hint || !rmsg_lease_may_write(ch) ||
+	    !rmsg_wr_room(ch, RMSG_HINT_WRS))
 		return;
 	rmsg_hint_wr(ch, &wr[0], &sge[0],
 		     RMSG_SUMMARY_CHANNEL(ch->peer.channel));

@@ -710,6 +710,62 @@ TEST_F(lease, repaired_while_the_lease_is_asked)
 	}
 }
 
+/* @ch's repairs at @ep, as the channel list counts them; -1 if missing. */
+static long repairs_of(struct rmsg_ep *ep, unsigned int ch)
+{
+	struct rmsg_chan_info info;
+
+	return chan_info(ep, ch, &info) ? (long)info.repairs : -1;
+}
+
+/*
+ * Endpoints with an arrival summary, whose peers set their channel's
+ * bytes in it after records (rmsg_data_hint(), through the block's MR),
+ * and messages one way only: b holds a lease on a's block, a none on
+ * b's, which has none. A fault then repairs each end once; the end
+ * without a lease writes no hint into the block it has no key for (a
+ * remote access error there broke the new connection, and the link's
+ * with it, again and again), and both ways carry after.
+ */
+TEST_F(lease, one_way_with_a_summary_repaired_once)
+{
+	struct rmsg_ep_setup p = {
+		.sq_entries = 256,
+		.cq_entries = 2048,
+		.flags = RMSG_EP_F_SUMMARY,
+		.send_area_size = RMSG_LIB_SEND_AREA,
+	};
+	long a_was, b_was;
+
+	rmsg_ep_drop(&self->a);
+	rmsg_ep_drop(&self->b);
+	ASSERT_EQ(0, rmsg_ep_open_setup(&self->a, &p));
+	p.flags = RMSG_EP_F_SUMMARY;
+	ASSERT_EQ(0, rmsg_ep_open_setup(&self->b, &p));
+	ASSERT_EQ(0, rmsg_ep_listen(self->a, (struct sockaddr *)&self->addr,
+				    sizeof(self->addr), 0xa0, 0));
+	ASSERT_TRUE(connect_one(self)) TH_LOG("%s", why);
+	ASSERT_TRUE(stream(self->b, self->b_id, self->a, self->a_id, 16, 0, 30,
+			   1000)) TH_LOG("%s", why);
+	EXPECT_TRUE(end_is(self->b, self->b_id, 0, 0)) TH_LOG("%s", why);
+	a_was = repairs_of(self->a, self->a_id);
+	b_was = repairs_of(self->b, self->b_id);
+	ASSERT_LE(0, a_was);
+	ASSERT_LE(0, b_was);
+	ASSERT_EQ(0, break_and_wait(self, self->b, self->b_id))
+		TH_LOG("%s", why);
+	ASSERT_TRUE(stream(self->b, self->b_id, self->a, self->a_id, 16, 30,
+			   30, 1000)) TH_LOG("%s", why);
+	ASSERT_TRUE(stream(self->a, self->a_id, self->b, self->b_id, 17, 0, 30,
+			   1000)) TH_LOG("%s", why);
+	/* Quiet for a while: no repair after the one the fault asked for. */
+	usleep(500 * 1000);
+	rmsg_ep_progress(self->a, NULL, 0);
+	rmsg_ep_progress(self->b, NULL, 0);
+	EXPECT_EQ(a_was + 1, repairs_of(self->a, self->a_id));
+	EXPECT_EQ(b_was + 1, repairs_of(self->b, self->b_id));
+}
+
 /* With the parameter off, a channel holds its block from the start. */
 TEST_F(lease, off_holds_the_block)
 {
