@@ -504,9 +504,11 @@ bench-ab:
 # check`: it takes a long time.
 SOAK_FAULTS	?= 1000
 # SOAK_LINK=PORT: the channels on a link (soak.sh), where only qp-error
-# applies; SOAK_CHANNELS: how many (soak.sh's default 4).
+# applies; SOAK_CHANNELS: how many (soak.sh's default 4); SOAK_LEASE=1:
+# their receive blocks leased (lease_blocks).
 SOAK_LINK	?=
 SOAK_CHANNELS	?=
+SOAK_LEASE	?=
 SOAK_ALL_KINDS	:= qp-error,disconnect,device-fatal,hca-readd
 SOAK_KINDS	?= $(if $(SOAK_LINK),qp-error,$(SOAK_ALL_KINDS))
 # Empty: soak.sh's default (every 7th message by rendezvous, in every
@@ -519,6 +521,7 @@ soak: deps
 		$(if $(SOAK_RNDV_EVERY),SOAK_RNDV_EVERY=$(SOAK_RNDV_EVERY)) \
 		$(if $(SOAK_LINK),SOAK_LINK=$(SOAK_LINK)) \
 		$(if $(SOAK_CHANNELS),SOAK_CHANNELS=$(SOAK_CHANNELS)) \
+		$(if $(SOAK_LEASE),SOAK_LEASE=$(SOAK_LEASE)) \
 		tools/testing/soak.sh $(SOAK_FAULTS)
 
 # Unmodified MPI programs (NetPIPE, HPCC) under faults over rmsg's

@@ -610,12 +610,10 @@ if [ -w "$link_param" ]; then
 		>"$out/poll-link-rmsg" 2>"$out/poll-link-rmsg.log" ||
 		{ log "rmsg-perf poll on a link failed"; status=1; }
 	tools/rmsgctl/rmsgctl -j links >"$out/poll-link-rmsg.links" 2>&1
-	# The repair of a link's channels (bench-report's link_repair_ms):
-	# leased channels are not repaired yet (Documentation/design.rst,
-	# "Block leases"), so this run's poll_channels channels hold their
-	# blocks; the QP error poll forces on one of them breaks the link's
-	# connection, and every channel on it must be repaired and carry.
-	[ -w "$lease_param" ] && echo 0 >"$lease_param"
+	# The repair of a link's channels (bench-report's link_repair_ms),
+	# blocks leased as above: the QP error poll forces on one of them
+	# breaks the link's connection, and every channel on it must be
+	# repaired, each settling its leases, and carry.
 	log "the repair of $poll_channels channels on a link"
 	timeout 900 "$perf" --json -c "$poll_channels" poll "$addr" \
 		>"$out/poll-link-repair-rmsg" \
