@@ -240,6 +240,29 @@ static bool connect_one(lease_fixture *self)
 	return true;
 }
 
+/* Is @in (@ret bytes read) message @seq of direction @dir, byte for byte? */
+static bool message_is(const unsigned char *in, int ret, unsigned int dir,
+		       unsigned int seq, unsigned int max)
+{
+	unsigned int len = size_of(seq, max), i;
+
+	if (ret != (int)len) {
+		snprintf(why, sizeof(why),
+			 "dir %u message %u: %d bytes, expected %u", dir, seq,
+			 ret, len);
+		return false;
+	}
+	for (i = 0; i < len; i++) {
+		if (in[i] != pattern(dir, seq, i)) {
+			snprintf(why, sizeof(why),
+				 "dir %u message %u: byte %u is 0x%02x, expected 0x%02x",
+				 dir, seq, i, in[i], pattern(dir, seq, i));
+			return false;
+		}
+	}
+	return true;
+}
+
 /*
  * @n messages from @tx's channel @tx_id to @rx's @rx_id, each checked
  * byte for byte on arrival, in order; sends that find no room wait for
@@ -293,22 +316,8 @@ static bool stream(struct rmsg_ep *tx, unsigned int tx_id, struct rmsg_ep *rx,
 			usleep(200);
 			continue;
 		}
-		len = size_of(got, max);
-		if (ret != (int)len) {
-			snprintf(why, sizeof(why),
-				 "dir %u message %u: %d bytes, expected %u",
-				 dir, got, ret, len);
+		if (!message_is(in, ret, dir, got, max))
 			return false;
-		}
-		for (i = 0; i < len; i++) {
-			if (in[i] != pattern(dir, got, i)) {
-				snprintf(why, sizeof(why),
-					 "dir %u message %u: byte %u is 0x%02x, expected 0x%02x",
-					 dir, got, i, in[i],
-					 pattern(dir, got, i));
-				return false;
-			}
-		}
 		got++;
 	}
 	return true;
@@ -500,7 +509,7 @@ static bool recv_checked(struct rmsg_ep *rx, unsigned int rx_id,
 {
 	long deadline = rmsg_now_ms() + TIMEOUT_MS * 3 * rmsg_test_slow();
 	static unsigned char in[BLOCK];
-	unsigned int seq, i, len;
+	unsigned int seq;
 	int ret;
 
 	for (seq = first; seq != first + n; seq++) {
@@ -509,22 +518,8 @@ static bool recv_checked(struct rmsg_ep *rx, unsigned int rx_id,
 			if (ret == -EAGAIN)
 				usleep(500);
 		} while (ret == -EAGAIN && rmsg_now_ms() < deadline);
-		len = size_of(seq, max);
-		if (ret != (int)len) {
-			snprintf(why, sizeof(why),
-				 "dir %u message %u: %d, expected %u bytes",
-				 dir, seq, ret, len);
+		if (!message_is(in, ret, dir, seq, max))
 			return false;
-		}
-		for (i = 0; i < len; i++) {
-			if (in[i] != pattern(dir, seq, i)) {
-				snprintf(why, sizeof(why),
-					 "dir %u message %u: byte %u is 0x%02x, expected 0x%02x",
-					 dir, seq, i, in[i],
-					 pattern(dir, seq, i));
-				return false;
-			}
-		}
 	}
 	return true;
 }

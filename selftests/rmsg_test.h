@@ -122,6 +122,15 @@ static inline bool rmsg_have_features(__u64 mask)
 	return ok;
 }
 
+/* Is the module's lease_blocks on? (New channels lease their blocks.) */
+static inline bool rmsg_leases_on(void)
+{
+	char val[8];
+
+	return !rmsg_read_param("lease_blocks", val, sizeof(val)) &&
+	       (val[0] == 'Y' || val[0] == '1');
+}
+
 static inline int rmsg_write_param(const char *name, const char *val)
 {
 	int fd = rmsg_open_param(name, O_WRONLY);
